@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+// Quire: a collaborative document store. Layers (see Specs/ and README.md):
+// tool (quire, quire-bench) -> API (Quire) -> sync (QuireSync) -> store (QuireStore) -> core (QuireCore) -> C libraries.
+import PackageDescription
+
+let package = Package(
+    name: "Quire",
+    products: [
+        .library(name: "QuireCore", targets: ["QuireCore"]),
+        .executable(name: "quire-bench", targets: ["quire-bench"]),
+    ],
+    targets: [
+        // C libraries from Debian's -dev packages.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // Pure Swift CRDT core: no I/O, no clock, no randomness.
+        .target(name: "QuireCore"),
+
+        .executableTarget(
+            name: "quire-bench",
+            dependencies: ["QuireCore", "CZlib"],
+            path: "Benchmarks/quire-bench"
+        ),
+
+        .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,2 @@
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
