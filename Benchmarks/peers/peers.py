@@ -14,7 +14,9 @@ script measures:
                `with doc.transaction()`; Loro: one `doc.commit()`).
                Concurrent traces: one doc per agent; before a txn, the
                updates of the parent txns its agent has not seen yet are
-               applied (each txn's own update is captured when it commits:
+               applied as one message (Yrs: `apply_update(merge_updates(...))`;
+               Loro: `import_batch([...])`; each txn's own update is captured
+               when it commits:
                Yrs `Doc.observe` -> `TransactionEvent.update`, Loro
                `subscribe_local_update`). At the end agent 0's doc receives
                every txn it has not seen and its text is checked. Which txns
@@ -40,7 +42,7 @@ script measures:
                the merge, and the loaded snapshot holds endContent too.
 
 Concurrent traces: agent a's doc gets the fixed Yrs client id / Loro peer id
-a + 1. This matters for Yrs: on friendsforever, when one agent deletes a
+2**52 + a (as large as the random ids, so sizes stay realistic). This matters for Yrs: on friendsforever, when one agent deletes a
 character and types where it was while the other agent types right after
 it, Yrs (YATA) gives both inserts the deleted character as left origin and
 orders them by client id; only ascending ids reproduce endContent (random
@@ -81,6 +83,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 TEXT = "text"  # name of the root text in both peers
+# Concurrent replay: agent a uses Yrs client id / Loro peer id ID_BASE + a.
+# Ascending ids (see docstring); large like the random ids the libraries pick
+# themselves, so encoded sizes are not flattered by 1-byte varint ids.
+ID_BASE = 1 << 52
 
 
 # --------------------------------------------------------------------------
@@ -205,16 +211,16 @@ def empty_loop_concurrent(tr: Trace, txns: list) -> None:
     n = 0
     for i, patches in enumerate(txns):
         doc = docs[tr.agents[i]]
-        for p in tr.plan[i]:
-            n += updates[p] is None
+        if tr.plan[i]:
+            n += len([updates[p] for p in tr.plan[i]])
         for pos, nd, ins in patches:
             if nd:
                 n += pos
             if ins:
                 n += pos
         updates[i] = doc
-    for p in tr.final_plan:
-        n += updates[p] is None
+    if tr.final_plan:
+        n += len([updates[p] for p in tr.final_plan])
 
 
 # --------------------------------------------------------------------------
@@ -249,7 +255,7 @@ def yrs_replay_concurrent(tr: Trace):
         last[0] = event.update
 
     for agent in range(tr.num_agents):
-        d = pycrdt.Doc(client_id=agent + 1)  # see "Concurrent traces" in the docstring
+        d = pycrdt.Doc(client_id=ID_BASE + agent)  # see "Concurrent traces" in the docstring
         texts.append(d.get(TEXT, type=pycrdt.Text))
         subs.append(d.observe(capture))
         docs.append(d)
@@ -257,8 +263,8 @@ def yrs_replay_concurrent(tr: Trace):
     for i, patches in enumerate(tr.utf8_txns):
         a = tr.agents[i]
         doc, text = docs[a], texts[a]
-        for p in tr.plan[i]:
-            doc.apply_update(updates[p])
+        if tr.plan[i]:
+            doc.apply_update(yrs_message([updates[p] for p in tr.plan[i]]))
         last[0] = None
         with doc.transaction():
             for pos, nd, ins in patches:
@@ -269,11 +275,17 @@ def yrs_replay_concurrent(tr: Trace):
         if last[0] is None:
             raise RuntimeError(f"{tr.name}: yrs emitted no update for txn {i}")
         updates[i] = last[0]
-    for p in tr.final_plan:
-        docs[0].apply_update(updates[p])
+    if tr.final_plan:
+        docs[0].apply_update(yrs_message([updates[p] for p in tr.final_plan]))
     for d, s in zip(docs, subs):
         d.unobserve(s)
     return docs[0]
+
+
+def yrs_message(updates: list) -> bytes:
+    """One message carrying several txn updates (Yrs applies one update per call)."""
+    import pycrdt
+    return updates[0] if len(updates) == 1 else pycrdt.merge_updates(*updates)
 
 
 def yrs_text(doc) -> str:
@@ -339,7 +351,7 @@ def loro_replay_concurrent(tr: Trace):
 
     for agent in range(tr.num_agents):
         d = loro.LoroDoc()
-        d.peer_id = agent + 1
+        d.peer_id = ID_BASE + agent
         texts.append(d.get_text(TEXT))
         subs.append(d.subscribe_local_update(capture))
         docs.append(d)
@@ -347,8 +359,8 @@ def loro_replay_concurrent(tr: Trace):
     for i, patches in enumerate(tr.txns):
         a = tr.agents[i]
         doc, text = docs[a], texts[a]
-        for p in tr.plan[i]:
-            doc.import_(updates[p])
+        if tr.plan[i]:
+            doc.import_batch([updates[p] for p in tr.plan[i]])
         last[0] = None
         for pos, nd, ins in patches:
             if nd:
@@ -359,8 +371,8 @@ def loro_replay_concurrent(tr: Trace):
         if last[0] is None:
             raise RuntimeError(f"{tr.name}: loro emitted no update for txn {i}")
         updates[i] = last[0]
-    for p in tr.final_plan:
-        docs[0].import_(updates[p])
+    if tr.final_plan:
+        docs[0].import_batch([updates[p] for p in tr.final_plan])
     for s in subs:
         s.unsubscribe()
     return docs[0]
