@@ -64,7 +64,8 @@ traces only pure-ASCII traces are supported (identity), others are refused.
 Output: a table by default; with `--json` one JSON object per line with keys
 peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,
 emptyLoopMs, mergeMs, encodedBytes, snapshotBytes, loadMs, runs (the key names
-of Quire's quire-bench) plus the Min/Max keys and snapshotFormat.
+of Quire's quire-bench) plus the Min/Max keys and snapshotFormat (and
+okDetail when ok is false). Exit status 1 if any row is not ok.
 """
 
 from __future__ import annotations
