@@ -15,6 +15,8 @@ public enum CompressionError: Error, Equatable, CustomStringConvertible, Sendabl
     case unknownContentSize
     /// The frame says its content is larger than the caller allows.
     case contentTooLarge(declared: UInt64, limit: Int)
+    /// The frame needs a larger window (history buffer) than `Zstd.windowLogMax` allows.
+    case windowTooLarge(windowSize: UInt64, limit: UInt64)
     /// Bytes follow the end of the frame (garbage, or a second frame).
     case trailingData(byteCount: Int)
     /// The frame is cut short or damaged; the reason is zstd's.
@@ -34,6 +36,8 @@ public enum CompressionError: Error, Equatable, CustomStringConvertible, Sendabl
             "the zstd frame does not declare its content size, so it cannot be decompressed safely"
         case .contentTooLarge(let declared, let limit):
             "the zstd frame declares \(declared) bytes of content, more than the limit of \(limit) bytes"
+        case .windowTooLarge(let windowSize, let limit):
+            "the zstd frame needs a window of \(windowSize) bytes, more than the limit of \(limit) bytes"
         case .trailingData(let byteCount):
             "\(byteCount) unexpected bytes follow the zstd frame"
         case .corruptFrame(let reason):

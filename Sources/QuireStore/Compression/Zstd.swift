@@ -18,9 +18,8 @@ public enum Zstd {
 
     /// The four bytes that start every zstd frame (little-endian ZSTD_MAGICNUMBER).
     private static let magic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
-    /// Results of `ZSTD_getFrameContentSize`; the C macros are not imported.
+    /// ZSTD_CONTENTSIZE_UNKNOWN; the C macro is an expression Swift does not import.
     private static let contentSizeUnknown = UInt64.max
-    private static let contentSizeError = UInt64.max - 1
 
     /// Compresses `bytes` into one frame. Level 3 is zstd's default;
     /// higher levels are slower and smaller, negative ones faster.
@@ -56,17 +55,24 @@ public enum Zstd {
     /// mismatch, or bytes after the frame.
     public static func decompress(_ frame: [UInt8], maxSize: Int) throws -> [UInt8] {
         precondition(maxSize >= 0, "maxSize must not be negative")
-        // Skippable frames and other formats also have a content size of
-        // sorts; only a real zstd frame is acceptable.
+        // Rules out other formats, and skippable frames, which hold no content.
         guard frame.starts(with: magic) else { throw CompressionError.notAFrame }
         return try frame.withUnsafeBytes { input in
-            // 1. The size the header declares, checked before any allocation.
-            let declared = ZSTD_getFrameContentSize(input.baseAddress, input.count)
-            switch declared {
-            case contentSizeError: throw CompressionError.notAFrame
-            case contentSizeUnknown: throw CompressionError.unknownContentSize
-            case UInt64(maxSize) + 1 ... UInt64.max: throw CompressionError.contentTooLarge(declared: declared, limit: maxSize)
-            default: break
+            // 1. The header, checked before any allocation.
+            var header = ZSTD_frameHeader()
+            let status = ZSTD_getFrameHeader(&header, input.baseAddress, input.count)
+            if ZSTD_isError(status) != 0 { throw CompressionError.corruptFrame(errorName(status)) }
+            // A positive status is the header size zstd would need to read it all.
+            guard status == 0 else { throw CompressionError.corruptFrame("the frame header is truncated") }
+            guard header.frameContentSize != contentSizeUnknown else { throw CompressionError.unknownContentSize }
+            guard header.frameContentSize <= UInt64(maxSize) else {
+                throw CompressionError.contentTooLarge(declared: header.frameContentSize, limit: maxSize)
+            }
+            // The one-shot decoder below writes straight into the output and
+            // so ignores the window limit; check it here, so that what is
+            // accepted does not depend on which decoding API is used.
+            guard header.windowSize <= 1 << windowLogMax else {
+                throw CompressionError.windowTooLarge(windowSize: header.windowSize, limit: 1 << windowLogMax)
             }
             // 2. Exactly one frame: its end must be the end of the input.
             let frameLength = ZSTD_findFrameCompressedSize(input.baseAddress, input.count)
@@ -80,8 +86,9 @@ public enum Zstd {
                 throw CompressionError.zstdFailed("cannot allocate a decompression context")
             }
             defer { ZSTD_freeDCtx(context) }
+            // Set as well, so that the limit holds if decoding ever streams.
             try check(ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, windowLogMax))
-            let size = Int(declared)
+            let size = Int(header.frameContentSize)
             return try [UInt8](unsafeUninitializedCapacity: size) { output, count in
                 let produced = ZSTD_decompressDCtx(context, output.baseAddress, size, input.baseAddress, input.count)
                 if ZSTD_isError(produced) != 0 { throw CompressionError.corruptFrame(errorName(produced)) }
