@@ -9,7 +9,7 @@ private func migrator(upTo latest: Int) -> DatabaseMigrator {
         migrator.register(version: version) { db in
             if version == 1 { try db.execute(sql: "CREATE TABLE log(version INTEGER)") }
             try db.execute(sql: "CREATE TABLE t\(version)(x)")
-            try db.execute(sql: "INSERT INTO log VALUES (?)", arguments: [.integer(Int64(version))])
+            try db.execute(sql: "INSERT INTO log VALUES (?)", arguments: [.integer(version)])
         }
     }
     return migrator

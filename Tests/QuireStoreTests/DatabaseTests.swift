@@ -112,7 +112,7 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
             let insert = try db.statement(sql: "INSERT INTO t(n) VALUES (?)")
             #expect(try db.statement(sql: "INSERT INTO t(n) VALUES (?)") === insert)
             #expect(try db.statement(sql: "INSERT INTO t(n) VALUES (?) ") !== insert)
-            for n in 1...3 { try insert.execute(arguments: [.integer(Int64(n))]) }
+            for n in 1...3 { try insert.execute(arguments: [.integer(n)]) }
             // execute(sql:) goes through the same cache.
             try db.execute(sql: "INSERT INTO t(n) VALUES (?)", arguments: [4])
         }
@@ -137,8 +137,8 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
         try db.execute(sql: "CREATE TABLE t(i, r, s, b, n)")
         let text = "nul\u{0}inside, é, 😀"
         let bytes: [UInt8] = [0, 1, 2, 255]
-        try db.execute(sql: "INSERT INTO t VALUES (?, ?, ?, ?, ?)", arguments: [.integer(.min), 2.5, .text(text), .blob(bytes), nil])
-        try db.execute(sql: "INSERT INTO t VALUES (?, ?, ?, ?, ?)", arguments: [.integer(.max), 7, "", .blob([]), nil])
+        try db.execute(sql: "INSERT INTO t VALUES (?, ?, ?, ?, ?)", arguments: [.integer(Int64.min), 2.5, .text(text), .blob(bytes), nil])
+        try db.execute(sql: "INSERT INTO t VALUES (?, ?, ?, ?, ?)", arguments: [.integer(Int64.max), 7, "", .blob([]), nil])
         let rows = try db.query(sql: "SELECT i, r, s, b, n FROM t ORDER BY rowid")
         #expect(try rows[0].int64(0) == .min)
         #expect(try rows[0].double(1) == 2.5)

@@ -4,8 +4,7 @@
 /// Literals work for the common cases:
 ///
 ///     let arguments: [DatabaseValue] = [42, 1.5, "title", nil, .blob([0xCA, 0xFE])]
-///
-/// For a variable of type `Int`, write `.integer(Int64(count))`.
+///     let more: [DatabaseValue] = [.integer(count), .text(name)]  // from variables
 public enum DatabaseValue: Hashable, Sendable {
     case null
     case integer(Int64)
@@ -23,6 +22,11 @@ public enum DatabaseValue: Hashable, Sendable {
         case .blob: "BLOB"
         }
     }
+}
+
+extension DatabaseValue {
+    /// An `Int` variable as an INTEGER; `Int` and `Int64` are the same size here.
+    public static func integer(_ value: Int) -> DatabaseValue { .integer(Int64(value)) }
 }
 
 extension DatabaseValue: ExpressibleByNilLiteral, ExpressibleByIntegerLiteral,
