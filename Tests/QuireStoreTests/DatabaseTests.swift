@@ -281,3 +281,62 @@ private final class Failures: @unchecked Sendable {
     func record(_ error: any Error) { lock.withLock { collected.append(error) } }
     var errors: [any Error] { lock.withLock { collected } }
 }
+
+@Suite struct DatabaseFileTests {
+    @Test func readersSeeTheLastCommitWhileAWriteIsOpen() throws {
+        try withNotesDatabase { writer, path throws in
+            let reader = try Database(path: path)
+            defer { reader.close() }
+            try writer.write { db in
+                try db.execute(sql: "INSERT INTO notes(title) VALUES ('draft')")
+                // WAL: another connection reads without waiting, and sees
+                // only committed data.
+                #expect(try noteCount(reader) == 0)
+            }
+            #expect(try noteCount(reader) == 1)
+        }
+    }
+
+    @Test func aDamagedFileFailsTheIntegrityCheck() throws {
+        try withNotesDatabase { db, path throws in
+            try db.write { db in
+                for index in 0..<200 {
+                    try db.execute(sql: "INSERT INTO notes(title, body) VALUES (?, ?)",
+                                   arguments: [.text("note \(index)"), .blob([UInt8](repeating: 1, count: 100))])
+                }
+            }
+            db.close()  // checkpoints the WAL into the main file
+            // Overwrite the third page (of 4096 bytes): part of a b-tree.
+            let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+            try file.seek(toOffset: 2 * 4096)
+            try file.write(contentsOf: Data(repeating: 0xA5, count: 4096))
+            try file.close()
+
+            let damaged = try Database(path: path)
+            defer { damaged.close() }
+            do {
+                #expect(try damaged.integrityCheck() == false)
+            } catch let error as DatabaseError {
+                // Damage can also be too bad to check at all.
+                #expect(error.primaryCode == SQLITE_CORRUPT)
+            }
+        }
+    }
+
+    /// chmod does not stop root, so this only runs as another user.
+    @Test(.enabled(if: geteuid() != 0)) func aWriteProtectedFileRefusesWritesButReads() throws {
+        try withNotesDatabase { db, path throws in
+            try db.execute(sql: "INSERT INTO notes(title) VALUES ('kept')")
+            db.close()
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+            // SQLite opens a write-protected file read-only, without an error.
+            let reopened = try Database(path: path)
+            defer { reopened.close() }
+            let error = databaseError {
+                try reopened.write { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('lost')") }
+            }
+            #expect(error?.primaryCode == SQLITE_READONLY)
+            #expect(try reopened.query(sql: "SELECT title FROM notes")[0].text(0) == "kept")
+        }
+    }
+}

@@ -51,8 +51,10 @@ public enum Zstd {
     /// declares the content size), refusing content larger than `maxSize`.
     ///
     /// Throws a `CompressionError` for anything else: no declared size,
-    /// a size above `maxSize`, a truncated or damaged frame, a checksum
-    /// mismatch, or bytes after the frame.
+    /// a size above `maxSize`, a window above `windowLogMax`, a truncated or
+    /// damaged frame, a checksum mismatch, or bytes after the frame. The
+    /// checks on the header come before any allocation, so the work done on
+    /// a hostile input is bounded by its own length and `maxSize`.
     public static func decompress(_ frame: [UInt8], maxSize: Int) throws -> [UInt8] {
         precondition(maxSize >= 0, "maxSize must not be negative")
         // Rules out other formats, and skippable frames, which hold no content.
