@@ -16,7 +16,9 @@ import CSQLite
 ///
 /// Each `execute` and `fetchAll` starts from a clean state (reset, bindings
 /// cleared) and leaves the statement reset, so a statement never holds a
-/// read lock between uses.
+/// read lock between uses. The cache has one statement per SQL text: while
+/// stepping through one with `step()`, do not run the same SQL elsewhere,
+/// or it restarts under you.
 public final class Statement {
     public let sql: String
     private let handle: OpaquePointer
