@@ -7,6 +7,7 @@ let package = Package(
     name: "Quire",
     products: [
         .library(name: "QuireCore", targets: ["QuireCore"]),
+        .library(name: "QuireStore", targets: ["QuireStore"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
     ],
     targets: [
@@ -18,6 +19,9 @@ let package = Package(
         // Pure Swift CRDT core: no I/O, no clock, no randomness.
         .target(name: "QuireCore"),
 
+        // Storage: a small SQLite layer and bounded zstd compression.
+        .target(name: "QuireStore", dependencies: ["QuireCore", "CSQLite", "CZstd"]),
+
         .executableTarget(
             name: "quire-bench",
             dependencies: ["QuireCore", "CZlib"],
@@ -25,6 +29,7 @@ let package = Package(
         ),
 
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
+        .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "CSQLite", "CZstd"]),
     ],
     swiftLanguageModes: [.v6]
 )
