@@ -44,6 +44,8 @@ public struct ByteReader: Sendable {
     }
 
     public var isAtEnd: Bool { offset >= end }
+    /// The bytes not read yet.
+    public var remainingBytes: ArraySlice<UInt8> { bytes[offset..<end] }
     public var remaining: Int { end - offset }
 
     public mutating func readVarint(_ what: @autoclosure () -> String = "a number") throws(DecodingError) -> UInt64 {
