@@ -40,7 +40,7 @@ import Testing
         for _ in 0..<2 {
             for source in 0..<replicaCount {
                 for target in 0..<replicaCount where target != source {
-                    let bytes = replicas[source].encodeChanges(since: replicas[target].versionVector)
+                    let bytes = try replicas[source].encodeChanges(since: replicas[target].versionVector)
                     try replicas[target].applyEncoded(bytes)
                 }
             }
@@ -62,7 +62,7 @@ import Testing
     /// Sends what `target` lacks, with some changes dropped, some twice, in shuffled order.
     static func deliverLossy(from source: Document, to target: inout Document, using rng: inout SeededGenerator) throws {
         var batch: [Change] = []
-        for change in source.changes(since: target.versionVector) {
+        for change in try source.changes(since: target.versionVector) {
             switch Int.random(in: 0..<10, using: &rng) {
             case 0..<2: continue
             case 2: batch += [change, change]

@@ -87,7 +87,7 @@ import Testing
         #expect(throws: DocumentError.wrongKind(text, expected: .list, actual: .text)) {
             try doc.transact { tx in try tx.insert(text, at: 0, .null) }
         }
-        #expect(doc.changes.count == 1)
+        #expect((try doc.allChanges()).count == 1)
     }
 
     @Test func theReadmeExampleWorks() throws {

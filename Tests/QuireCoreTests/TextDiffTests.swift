@@ -45,7 +45,7 @@ import Testing
             return body
         }
         var b = Document(replica: ReplicaID(2))
-        try b.apply(a.changes)
+        try b.apply((try a.allChanges()))
         try a.transact { tx in try tx.setText(body, to: "first line, edited\nsecond line\n") }
         try b.transact { tx in try tx.insertText(body, at: 23, "third line\n") }
         try a.apply(b.changes(since: a.versionVector))

@@ -49,7 +49,7 @@ extension Document {
         }
         let seen = versionVector[change.replica]
         if change.lastID.counter <= seen {
-            if let existing = self.change(containing: change.id), existing != change {
+            if let existing = try? history.change(containing: change.id), existing != change {
                 throw .conflictingChange(change.id)
             }
             return .duplicate
@@ -84,8 +84,9 @@ extension Document {
         return applied
     }
 
-    /// Checks and applies a change that is causally ready.
-    mutating func integrate(_ change: Change) throws(DocumentError) {
+    /// Checks and applies a change that is causally ready, and records it
+    /// in the history unless the caller keeps it encoded.
+    mutating func integrate(_ change: Change, recordingHistory: Bool = true) throws(DocumentError) {
         try validate(change)
         var id = change.id
         var lamport = change.lamport
@@ -95,41 +96,20 @@ extension Document {
             id = id.advanced(by: width)
             lamport += width
         }
-        record(change)
-    }
-
-    /// The Lamport value of an operation this document holds.
-    func lamport(of id: OpID) -> UInt64? {
-        guard let change = change(containing: id) else { return nil }
-        return change.lamport + (id.counter - change.id.counter)
+        if recordingHistory { record(change) } else { noteApplied(change) }
     }
 
     /// The applied change that contains operation `id`.
-    public func change(containing id: OpID) -> Change? {
-        guard let positions = changesByReplica[id.replica] else { return nil }
-        var low = 0, high = positions.count
-        while low < high {
-            let mid = (low + high) / 2
-            let change = history[positions[mid]]
-            if change.lastID.counter < id.counter { low = mid + 1 }
-            else if change.id.counter > id.counter { high = mid }
-            else { return change }
-        }
-        return nil
+    public func change(containing id: OpID) throws(DecodingError) -> Change? {
+        try history.change(containing: id)
     }
 
     /// Checks every rule a ready change must meet, before anything of it is applied.
     func validate(_ change: Change) throws(DocumentError) {
         func invalid(_ reason: String) -> DocumentError { .invalidChange(change.id, reason: reason) }
-        // Lamport: greater than everything the change's author had seen.
-        for parent in change.parents {
-            if let parentLamport = lamport(of: parent), change.lamport <= parentLamport {
-                throw invalid("its Lamport value \(change.lamport) is not above its parent \(parent)'s \(parentLamport)")
-            }
-        }
-        if change.id.counter > 1, let previous = lamport(of: OpID(replica: change.replica, counter: change.id.counter - 1)),
-           change.lamport <= previous {
-            throw invalid("its Lamport value does not advance on its replica's previous change")
+        // Stamps are unique: a replica's Lamport values only go up.
+        if let previous = replicaLamports[change.replica], change.lamport <= previous {
+            throw invalid("its Lamport value \(change.lamport) does not advance on its replica's previous \(previous)")
         }
         guard change.parents == change.parents.sorted(), Set(change.parents).count == change.parents.count else {
             throw invalid("its parents are not sorted and distinct")
@@ -147,16 +127,25 @@ extension Document {
             case .map, .counter: return false
             }
         }
+        // A write's stamp is above the stamps of the entries it replaces.
+        func checkAbove(_ pred: [OpID], _ object: ObjectID, _ key: String, lamport: UInt64) throws(DocumentError) {
+            guard let slot = objects.slots[object], slot.kind == .map, let register = objects.maps[slot.index][key] else { return }
+            for entry in register.entries where pred.contains(entry.id) && entry.lamport >= lamport {
+                throw invalid("it replaces \(entry.id) at key \(key) without a greater Lamport value")
+            }
+        }
         var id = change.id
         for operation in change.operations {
             let object = operation.object
             guard let objectKind = kind(object) else { throw invalid("it edits object \(object), which does not exist") }
             switch operation {
-            case .put(_, _, let value, _):
+            case .put(_, let key, let value, let pred):
                 guard objectKind == .map else { throw invalid("it puts a key into \(object), a \(objectKind)") }
+                try checkAbove(pred, object, key, lamport: change.lamport + id.counter - change.id.counter)
                 if case .object(let newKind) = value { created[ObjectID(id)] = newKind }
-            case .remove:
+            case .remove(_, let key, let pred):
                 guard objectKind == .map else { throw invalid("it removes a key from \(object), a \(objectKind)") }
+                try checkAbove(pred, object, key, lamport: change.lamport + id.counter - change.id.counter)
             case let .insert(_, origin, content):
                 switch (objectKind, content) {
                 case (.text, .text): break
@@ -167,7 +156,13 @@ extension Document {
                 default: throw invalid("its insert does not match \(object), a \(objectKind)")
                 }
                 guard content.count > 0 else { throw invalid("it inserts nothing") }
-                if let origin, !holds(object, origin) { throw invalid("it inserts after \(origin), which \(object) does not hold") }
+                if let origin {
+                    guard holds(object, origin) else { throw invalid("it inserts after \(origin), which \(object) does not hold") }
+                    // An element's stamp is above its origin's: the RGA ordering rule depends on it.
+                    if let originLamport = objects.lamport(of: origin, in: object), change.lamport + id.counter - change.id.counter <= originLamport {
+                        throw invalid("its insert's Lamport value is not above its origin \(origin)'s")
+                    }
+                }
                 inserted[object, default: []].append(IDRun(start: id, length: content.count))
             case let .delete(_, target):
                 guard objectKind == .text || objectKind == .list else { throw invalid("it deletes from \(object), a \(objectKind)") }
@@ -193,6 +188,16 @@ extension IDRun {
 }
 
 extension ObjectTable {
+    /// The Lamport value of a list or text element, if `object` holds it.
+    func lamport(of element: OpID, in object: ObjectID) -> UInt64? {
+        guard let slot = slots[object] else { return nil }
+        switch slot.kind {
+        case .text: return texts[slot.index].lamport(of: element)
+        case .list: return lists[slot.index].lamport(of: element)
+        case .map, .counter: return nil
+        }
+    }
+
     /// Applies an operation that `Document.validate` accepted.
     mutating func applyChecked(_ operation: Operation, id: OpID, lamport: UInt64) {
         do {

@@ -87,16 +87,21 @@ extension Document {
     // MARK: History
 
     /// Every applied change, in the order applied (a causal order).
-    public var changes: [Change] { history }
+    ///
+    /// Throws only if history kept encoded in memory was damaged.
+    public func allChanges() throws(DecodingError) -> [Change] { try history.all() }
+
+    /// The number of applied changes.
+    public var changeCount: Int { history.count }
 
     /// The applied changes that `version` lacks, in causal order.
-    public func changes(since version: VersionVector) -> [Change] {
-        history.filter { !version.contains($0.lastID) }
+    public func changes(since version: VersionVector) throws(DecodingError) -> [Change] {
+        try history.changes(from: version)
     }
 
     /// The applied changes in `to` but not in `from`, in causal order.
-    public func changes(from: VersionVector, to: VersionVector) -> [Change] {
-        history.filter { to.contains($0.lastID) && !from.contains($0.lastID) }
+    public func changes(from: VersionVector, to: VersionVector) throws(DecodingError) -> [Change] {
+        try history.changes(from: from, to: to)
     }
 
     /// Where a nested object was created: its parent and, in a map, its key.

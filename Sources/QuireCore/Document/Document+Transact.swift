@@ -21,16 +21,25 @@ extension Document {
         do {
             result = try body(&transaction)
         } catch {
-            self = try transaction.document.rebuiltWithoutUncommittedEdits()
+            if let rebuilt = transaction.document.rebuiltWithoutUncommittedEdits() {
+                self = rebuilt
+            } else {
+                // The history kept in memory cannot be read back (damaged
+                // bytes from a loaded snapshot), so the state cannot be rolled
+                // back: commit what was done, keeping state and history in step.
+                commit(transaction, time: time)
+            }
             throw error
         }
-        self = transaction.document
-        if !transaction.operations.isEmpty {
-            let change = Change(id: transaction.start, lamport: transaction.startLamport,
-                                parents: heads, time: time, operations: transaction.operations)
-            record(change)
-        }
+        commit(transaction, time: time)
         return result
+    }
+
+    private mutating func commit(_ transaction: Transaction, time: Int64) {
+        self = transaction.document
+        guard !transaction.operations.isEmpty else { return }
+        record(Change(id: transaction.start, lamport: transaction.startLamport,
+                      parents: heads, time: time, operations: transaction.operations))
     }
 
     /// Stands in for a document while its state is inside a transaction;
@@ -39,10 +48,15 @@ extension Document {
 
     /// Adds an applied change to the history, version vector and heads.
     mutating func record(_ change: Change) {
-        let last = change.lastID
-        changesByReplica[change.replica, default: []].append(history.count)
         history.append(change)
+        noteApplied(change)
+    }
+
+    /// Moves the version vector, heads and clocks past an applied change.
+    mutating func noteApplied(_ change: Change) {
+        let last = change.lastID
         versionVector[change.replica] = last.counter
+        replicaLamports[change.replica] = change.lastLamport
         maxLamport = max(maxLamport, change.lastLamport)
         if heads.count == 1, change.parents.count == 1, heads[0] == change.parents[0] {
             heads[0] = last  // the common case: a change on top of the only head
@@ -55,10 +69,14 @@ extension Document {
 
     /// The same document rebuilt from its committed history, dropping edits
     /// a failed transaction made. Costs a replay; only errors take this path.
-    func rebuiltWithoutUncommittedEdits() throws -> Document {
+    func rebuiltWithoutUncommittedEdits() -> Document? {
         var rebuilt = Document(replica: replica)
         rebuilt.pendingLimit = pendingLimit
-        for change in history { try rebuilt.integrate(change) }
+        do {
+            for change in try history.all() { try rebuilt.integrate(change) }
+        } catch {
+            return nil
+        }
         rebuilt.pending = pending
         return rebuilt
     }

@@ -25,10 +25,11 @@ public struct Document: Sendable {
     /// The highest Lamport value seen; a local operation takes the next one.
     public internal(set) var maxLamport: UInt64 = 0
 
-    /// Every applied change, in the order applied (a causal order).
-    var history: [Change] = []
-    /// For each replica, the positions in `history` of its changes, in counter order.
-    var changesByReplica: [ReplicaID: [Int]] = [:]
+    /// For each replica, the Lamport value of its last applied operation:
+    /// its next change must start above it, so no two operations share a stamp.
+    var replicaLamports: [ReplicaID: UInt64] = [:]
+    /// Every applied change, in the order applied.
+    var history = ChangeHistory()
     /// Changes received before the changes they depend on.
     var pending: [Change] = []
     /// How many changes may wait in `pending`.

@@ -149,10 +149,15 @@ public enum ChangeEncoding {
 
     // MARK: Decoding
 
-    /// Decodes what `encode` wrote. Damaged or hostile input gives a
-    /// `DecodingError`, in time and memory bounded by the input and `limits`.
-    public static func decode(_ bytes: [UInt8], limits: DecodingLimits = .default) throws(DecodingError) -> [Change] {
+    /// The number of changes a bundle holds, read from its header after
+    /// checking its frame and checksum, without decoding the changes.
+    public static func changeCount(of bytes: [UInt8], limits: DecodingLimits = .default) throws(DecodingError) -> Int {
         var body = try Envelope.open(bytes, magic: magic, name: "a Quire change bundle", version: version)
+        _ = try readTables(&body)
+        return try readChangeCount(&body, limits: limits)
+    }
+
+    private static func readTables(_ body: inout ByteReader) throws(DecodingError) -> (replicas: [ReplicaID], keys: [String]) {
         let replicaCount = try body.readCount("replicas", minimumItemSize: 8)
         var replicaTable: [ReplicaID] = []
         replicaTable.reserveCapacity(replicaCount)
@@ -165,10 +170,23 @@ public enum ChangeEncoding {
         var keyTable: [String] = []
         keyTable.reserveCapacity(keyCount)
         for _ in 0..<keyCount { keyTable.append(try body.readString("a map key")) }
+        return (replicaTable, keyTable)
+    }
+
+    private static func readChangeCount(_ body: inout ByteReader, limits: DecodingLimits) throws(DecodingError) -> Int {
         let changeCount = try body.readVarint("the number of changes")
         guard changeCount <= UInt64(limits.maxChanges) else {
             throw .invalid("it holds \(changeCount) changes, more than the limit of \(limits.maxChanges)")
         }
+        return Int(changeCount)
+    }
+
+    /// Decodes what `encode` wrote. Damaged or hostile input gives a
+    /// `DecodingError`, in time and memory bounded by the input and `limits`.
+    public static func decode(_ bytes: [UInt8], limits: DecodingLimits = .default) throws(DecodingError) -> [Change] {
+        var body = try Envelope.open(bytes, magic: magic, name: "a Quire change bundle", version: version)
+        let (replicaTable, keyTable) = try readTables(&body)
+        let changeCount = try readChangeCount(&body, limits: limits)
         var columns: [ColumnReader] = []
         for column in Column.allCases {
             let data = try body.readData("column \(column)")
@@ -317,13 +335,41 @@ public enum ChangeEncoding {
 
 extension Document {
     /// The changes `version` lacks, encoded (see `ChangeEncoding`).
-    public func encodeChanges(since version: VersionVector = VersionVector()) -> [UInt8] {
-        ChangeEncoding.encode(changes(since: version))
+    public func encodeChanges(since version: VersionVector = VersionVector()) throws(DecodingError) -> [UInt8] {
+        if version.isEmpty, history.recent.isEmpty, history.bundles.count == 1 {
+            return history.bundles[0]  // the whole history arrived as one bundle: send it as it is
+        }
+        return ChangeEncoding.encode(try changes(since: version))
     }
 
     /// Decodes a change bundle and applies it (see `apply(_:)`).
+    ///
+    /// When every change of the bundle is new and ready in the order given,
+    /// as when a fresh replica catches up, the history keeps the bundle
+    /// encoded instead of holding each change decoded.
     @discardableResult
     public mutating func applyEncoded(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> Int {
-        try apply(ChangeEncoding.decode(bytes, limits: limits))
+        let changes = try ChangeEncoding.decode(bytes, limits: limits)
+        guard history.canAppendBundle, pending.isEmpty, appliesInOrder(changes) else { return try apply(changes) }
+        let before = self
+        do {
+            for change in changes { try integrate(change, recordingHistory: false) }
+        } catch {
+            self = before
+            throw error
+        }
+        history.append(bundle: bytes, count: changes.count, version: versionVector)
+        return changes.count
+    }
+
+    /// Whether each change is ready once the ones before it are applied, none already held.
+    private func appliesInOrder(_ changes: [Change]) -> Bool {
+        var version = versionVector
+        for change in changes {
+            guard change.id.counter == version[change.replica] + 1,
+                  change.parents.allSatisfy(version.contains) else { return false }
+            version[change.replica] = change.lastID.counter
+        }
+        return true
     }
 }

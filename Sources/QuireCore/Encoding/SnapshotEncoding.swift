@@ -30,7 +30,10 @@ extension Document {
         for replica in replicaTable { body.writeUInt64(replica.rawValue) }
         body.writeVarint(maxLamport)
         body.writeVarint(versionVector.replicas.count)
-        for replica in versionVector.replicas { writeID(OpID(replica: replica, counter: versionVector[replica])) }
+        for replica in versionVector.replicas {
+            writeID(OpID(replica: replica, counter: versionVector[replica]))
+            body.writeVarint(replicaLamports[replica] ?? 0)
+        }
         body.writeVarint(heads.count)
         for head in heads { writeID(head) }
 
@@ -93,8 +96,10 @@ extension Document {
             body.writeVarint(count)
         }
         if includeHistory {
+            let bundles = history.bundles + (history.recent.isEmpty ? [] : [ChangeEncoding.encode(history.recent)])
             body.writeByte(1)
-            body.writeData(ChangeEncoding.encode(history))
+            body.writeVarint(bundles.count)
+            for bundle in bundles { body.writeData(bundle) }
         } else {
             body.writeByte(0)
         }
@@ -105,6 +110,9 @@ extension Document {
     ///
     /// A snapshot without history loads a document that can be read, edited
     /// and merged with, but `changes(since:)` only knows changes made after.
+    /// The history is checked (framing, checksum) now and decoded when first
+    /// read, so damage inside it surfaces as a `DecodingError` from the
+    /// methods that read it.
     public init(snapshot bytes: [UInt8], replica: ReplicaID, limits: DecodingLimits = .default) throws(DecodingError) {
         self.init(replica: replica)
         var body = try Envelope.open(bytes, magic: SnapshotEncoding.magic, name: "a Quire document snapshot", version: SnapshotEncoding.version)
@@ -126,6 +134,9 @@ extension Document {
             let entry = try readID("a version vector entry")
             guard versionVector[entry.replica] == 0 else { throw .invalid("the version vector names \(entry.replica) twice") }
             versionVector[entry.replica] = entry.counter
+            let lamport = try body.readVarint("a replica's last Lamport value")
+            guard lamport >= entry.counter, lamport <= maxLamport else { throw .invalid("replica \(entry.replica)'s last Lamport value \(lamport) is out of range") }
+            replicaLamports[entry.replica] = lamport
         }
         for _ in 0..<(try body.readCount("heads", minimumItemSize: 2)) {
             let head = try readID("a head")
@@ -245,16 +256,17 @@ extension Document {
         switch try body.readByte("the history flag") {
         case 0: break
         case 1:
-            let bundle = Array(try body.readData("the history"))
-            let changes = try ChangeEncoding.decode(bundle, limits: limits)
-            var covered = VersionVector()
-            for change in changes {
-                guard change.id.counter == covered[change.replica] + 1 else { throw .invalid("the history skips or repeats counters of \(change.replica)") }
-                covered[change.replica] = change.lastID.counter
-                changesByReplica[change.replica, default: []].append(history.count)
-                history.append(change)
+            // The bundles are checked (frame, checksum, header) but decoded
+            // only when someone reads the history: loading stays fast and small.
+            let bundleCount = try body.readCount("history bundles", minimumItemSize: 8)
+            var changeCount = 0
+            for _ in 0..<bundleCount {
+                let bundle = Array(try body.readData("the history"))
+                let count = try ChangeEncoding.changeCount(of: bundle, limits: limits)
+                guard count <= limits.maxChanges - changeCount else { throw .invalid("the history holds more changes than the limit of \(limits.maxChanges)") }
+                changeCount += count
+                history.append(bundle: bundle, count: count, version: versionVector)
             }
-            guard covered == versionVector else { throw .invalid("the history does not match the version vector") }
         case let flag: throw .invalid("the history flag is \(flag)")
         }
         guard body.isAtEnd else { throw .invalid("bytes follow the history") }

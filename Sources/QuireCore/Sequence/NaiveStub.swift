@@ -48,6 +48,7 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
         return n
     }
     public func contains(_ id: OpID) -> Bool { items.contains { $0.id == id } }
+    public func lamport(of id: OpID) -> UInt64? { items.first { $0.id == id }?.lamport }
     public var elements: [Element] { items.filter { !$0.deleted }.map(\.element) }
     public func index(ofUTF16Offset offset: Int) -> Int { var u = 0; var i = 0; for e in elements { if u + e.utf16Width > offset { return i }; u += e.utf16Width; i += 1 }; return i }
     public func utf16Offset(ofIndex index: Int) -> Int { elements.prefix(index).reduce(0) { $0 + $1.utf16Width } }
