@@ -7,8 +7,12 @@
 /// pool. Counters are dense per replica (they have no gaps, and most of a
 /// replica's counters in a text go to that text), so this costs 4 bytes per
 /// element, while a replica whose counters are spread over many objects only
-/// pays for the pages it touches. Lookups are O(1) when a replica's pages are
-/// contiguous (the usual case) and a binary search over its pages otherwise.
+/// pays for the pages it touches.
+///
+/// The page table is flat: all replicas' page numbers in one sorted array,
+/// each replica owning a contiguous segment. Lookups are O(1) when a
+/// replica's pages have no holes (the usual case) and a binary search within
+/// its segment otherwise; nothing in a lookup touches a reference count.
 @usableFromInline
 struct ElementIndex: Sendable {
     static let pageBits: UInt64 = 8
@@ -17,27 +21,35 @@ struct ElementIndex: Sendable {
     /// The replica ids that spans refer to by index.
     private(set) var replicas: [ReplicaID] = []
     private var replicaIndices: [ReplicaID: UInt32] = [:]
-    private var pages: [ReplicaPages] = []
+    /// Per replica: its segment of `pageNumbers` / `pageStarts`, and its
+    /// highest counter present, which makes the duplicate check of a fresh
+    /// insert O(1).
+    private var segments: [Segment] = []
+    /// Page numbers (counter >> pageBits), sorted within each segment.
+    private var pageNumbers: [UInt64] = []
+    /// Where each page starts in `pool`.
+    private var pageStarts: [Int] = []
     private var pool: [Int32] = []
 
-    private struct ReplicaPages: Sendable {
-        /// Sorted page numbers (counter >> pageBits) that have a page.
-        var numbers: [UInt64] = []
-        /// Where each of those pages starts in `pool`.
-        var starts: [Int] = []
+    private struct Segment: Sendable {
+        var start = 0
+        var count = 0
+        var highestCounter: UInt64 = 0
     }
 
     init() {}
 
     /// The memory the index holds, for statistics.
-    var byteCount: Int {
-        pool.capacity * 4 + pages.reduce(0) { $0 + $1.numbers.capacity * 8 + $1.starts.capacity * 8 }
-    }
+    var byteCount: Int { pool.capacity * 4 + pageNumbers.capacity * 8 + pageStarts.capacity * 8 }
 
     func replicaIndex(of replica: ReplicaID) -> UInt32? {
         // Documents have few writers: a scan beats hashing for the common case.
         if replicas.count <= 8 {
-            for (i, r) in replicas.enumerated() where r == replica { return UInt32(i) }
+            var i = 0
+            while i < replicas.count {
+                if replicas[i] == replica { return UInt32(i) }
+                i += 1
+            }
             return nil
         }
         return replicaIndices[replica]
@@ -48,7 +60,7 @@ struct ElementIndex: Sendable {
         let index = UInt32(replicas.count)
         replicas.append(replica)
         replicaIndices[replica] = index
-        pages.append(ReplicaPages())
+        segments.append(Segment(start: pageNumbers.count))
         return index
     }
 
@@ -58,13 +70,10 @@ struct ElementIndex: Sendable {
         return pool[start + Int(counter & UInt64(Self.pageSize - 1))]
     }
 
-    func contains(replica: UInt32, counter: UInt64) -> Bool {
-        leaf(replica: replica, counter: counter) >= 0
-    }
-
     /// The first counter of `counters` that is present (`present == true`)
     /// or absent (`present == false`), or nil if there is none.
     func first(present: Bool, replica: UInt32, counters: Range<UInt64>) -> UInt64? {
+        if present && counters.lowerBound > segments[Int(replica)].highestCounter { return nil }
         var c = counters.lowerBound
         while c < counters.upperBound {
             let pageEnd = min(((c >> Self.pageBits) + 1) << Self.pageBits, counters.upperBound)
@@ -90,43 +99,62 @@ struct ElementIndex: Sendable {
             for k in c..<pageEnd { pool[start + Int(k & mask)] = leaf }
             c = pageEnd
         }
+        if counters.upperBound - 1 > segments[Int(replica)].highestCounter {
+            segments[Int(replica)].highestCounter = counters.upperBound - 1
+        }
     }
 
     private func pageStart(_ replica: UInt32, _ page: UInt64) -> Int? {
-        let entry = pages[Int(replica)]
-        guard let first = entry.numbers.first, page >= first else { return nil }
-        // Page numbers are distinct and sorted, so page p sits at index <= p - first;
-        // for a replica without holes it sits exactly there.
+        let segment = segments[Int(replica)]
+        guard segment.count > 0 else { return nil }
+        let first = pageNumbers[segment.start]
+        guard page >= first else { return nil }
+        // Page numbers are distinct and sorted, so page p sits at most
+        // p - first places into the segment; without holes, exactly there.
         let guess = page - first
-        if guess < UInt64(entry.numbers.count), entry.numbers[Int(guess)] == page {
-            return entry.starts[Int(guess)]
+        if guess < UInt64(segment.count), pageNumbers[segment.start + Int(guess)] == page {
+            return pageStarts[segment.start + Int(guess)]
         }
-        var low = 0
-        var high = Int(min(guess, UInt64(entry.numbers.count)))
+        var low = segment.start
+        var high = segment.start + Int(min(guess, UInt64(segment.count)))
         while low < high {
             let mid = (low + high) / 2
-            if entry.numbers[mid] < page { low = mid + 1 } else { high = mid }
+            if pageNumbers[mid] < page { low = mid + 1 } else { high = mid }
         }
-        return low < entry.numbers.count && entry.numbers[low] == page ? entry.starts[low] : nil
+        return low < segment.start + segment.count && pageNumbers[low] == page ? pageStarts[low] : nil
     }
 
+    /// Adds the page `page` of `replica` and returns its start in `pool`.
+    /// A short gap after the replica's last page (counters that went to
+    /// other objects or were deletes) is filled with empty pages, so that the
+    /// segment stays without holes and lookups stay O(1).
     private mutating func addPage(_ replica: UInt32, _ page: UInt64) -> Int {
-        let start = pool.count
-        pool.append(contentsOf: repeatElement(-1, count: Self.pageSize))
-        // Pages are mostly added in counter order, so this usually appends.
-        var at = pages[Int(replica)].numbers.count
-        while at > 0 && pages[Int(replica)].numbers[at - 1] > page { at -= 1 }
-        pages[Int(replica)].numbers.insert(page, at: at)
-        pages[Int(replica)].starts.insert(start, at: at)
-        return start
+        let segment = segments[Int(replica)]
+        var at = segment.start + segment.count
+        var first = page
+        if segment.count > 0, page > pageNumbers[at - 1], page - pageNumbers[at - 1] <= Self.maxFilledGap {
+            first = pageNumbers[at - 1] + 1
+        }
+        // Otherwise pages mostly come in counter order: this usually appends.
+        while at > segment.start && pageNumbers[at - 1] > page { at -= 1 }
+        let added = Int(page - first) + 1
+        pageNumbers.insert(contentsOf: first...page, at: at)
+        pageStarts.insert(contentsOf: (0..<added).map { pool.count + $0 * Self.pageSize }, at: at)
+        pool.append(contentsOf: repeatElement(-1, count: added * Self.pageSize))
+        segments[Int(replica)].count += added
+        for r in (Int(replica) + 1)..<segments.count { segments[r].start += added }
+        return pageStarts[at + added - 1]
     }
+
+    /// The most empty pages `addPage` adds to keep a segment without holes.
+    static let maxFilledGap: UInt64 = 8
 
     /// Every recorded (replica, counter) -> leaf entry, for invariant checks.
     func forEachEntry(_ body: (UInt32, UInt64, Int32) -> Void) {
-        for (r, entry) in pages.enumerated() {
-            for (number, start) in zip(entry.numbers, entry.starts) {
-                for k in 0..<Self.pageSize where pool[start + k] >= 0 {
-                    body(UInt32(r), number << Self.pageBits + UInt64(k), pool[start + k])
+        for (r, segment) in segments.enumerated() {
+            for i in segment.start..<segment.start + segment.count {
+                for k in 0..<Self.pageSize where pool[pageStarts[i] + k] >= 0 {
+                    body(UInt32(r), pageNumbers[i] << Self.pageBits + UInt64(k), pool[pageStarts[i] + k])
                 }
             }
         }

@@ -4,6 +4,7 @@ extension SpanTree {
     @usableFromInline
     mutating func deleteLocal(_ range: Range<Int>, measure: Measure) -> [IDRun] {
         guard !range.isEmpty else { return [] }
+        typingPoint = nil
         let location = locateForEdit(range.lowerBound)
         var (leaf, slot) = (location.leaf, location.slot)
         var offset = range.lowerBound - location.before.count
@@ -43,6 +44,7 @@ extension SpanTree {
             throw .unknownElement(OpID(replica: run.start.replica, counter: missing))
         }
         cursor = nil
+        typingPoint = nil
         var counter = run.start.counter
         var newlyDeleted = 0
         while counter < end {

@@ -43,17 +43,26 @@ extension SpanTree {
     @usableFromInline
     mutating func insertLocal(at index: Int, _ run: NewRun, measure: Measure) throws(SequenceError) -> OpID? {
         let span = try makeSpan(run)
-        if index == 0 {
+        let origin: OpID?
+        let placed: (leaf: Int32, slot: Int)
+        if let point = typingPoint, point.index == index {
+            let originSpan = self.span(point.leaf, point.slot)
+            origin = OpID(replica: replicaID(originSpan.replica), counter: originSpan.counterEnd - 1)
+            placed = insert(span, at: point.leaf, point.slot + 1, offset: 0, measure: measure)
+        } else if index == 0 {
             // Everything after the head moves, so no remembered leaf stays valid.
             cursor = nil
-            insert(span, at: firstLeaf, 0, offset: 0, measure: measure)
-            return nil
+            origin = nil
+            placed = insert(span, at: firstLeaf, 0, offset: 0, measure: measure)
+        } else {
+            let location = locateForEdit(index - 1)
+            let originSpan = self.span(location.leaf, location.slot)
+            let offset = index - 1 - location.before.count
+            origin = OpID(replica: replicaID(originSpan.replica), counter: originSpan.counter + UInt64(offset))
+            placed = insert(span, after: location.leaf, location.slot, offset: offset, measure: measure)
         }
-        let location = locateForEdit(index - 1)
-        let originSpan = self.span(location.leaf, location.slot)
-        let offset = index - 1 - location.before.count
-        insert(span, after: location.leaf, location.slot, offset: offset, measure: measure)
-        return OpID(replica: replicaID(originSpan.replica), counter: originSpan.counter + UInt64(offset))
+        typingPoint = TypingPoint(leaf: placed.leaf, slot: placed.slot, index: index + run.length)
+        return origin
     }
 
     /// Remote insert: integrates `run` after `origin` (nil: the head) by the
@@ -70,6 +79,7 @@ extension SpanTree {
         }
         let span = try makeSpan(run)
         cursor = nil
+        typingPoint = nil
         let stamp = Stamp(lamport: run.lamport, replica: run.id.replica)
         if let offset = originOffset {
             let originSpan = self.span(leaf, slot)
@@ -97,17 +107,18 @@ extension SpanTree {
     mutating func append(_ run: NewRun, isDeleted: Bool, after last: (leaf: Int32, slot: Int)?) throws(SequenceError) -> (leaf: Int32, slot: Int) {
         let span = try makeSpan(run, isDeleted: isDeleted)
         cursor = nil
+        typingPoint = nil
         let (leaf, slot) = last.map { ($0.leaf, $0.slot + 1) } ?? (firstLeaf, 0)
         return insert(span, at: leaf, slot, offset: 0, measure: { _, _ in (0, 0) })
     }
 
-    /// Inserts `span` right after element `offset` of the span at (`leaf`, `slot`).
-    private mutating func insert(_ span: Span, after leaf: Int32, _ slot: Int, offset: Int, measure: Measure) {
+    /// Inserts `span` right after element `offset` of the span at (`leaf`,
+    /// `slot`). Returns where the new elements are.
+    private mutating func insert(_ span: Span, after leaf: Int32, _ slot: Int, offset: Int, measure: Measure) -> (leaf: Int32, slot: Int) {
         if offset + 1 < Int(self.span(leaf, slot).length) {
-            insert(span, at: leaf, slot, offset: offset + 1, measure: measure)
-        } else {
-            insert(span, at: leaf, slot + 1, offset: 0, measure: measure)
+            return insert(span, at: leaf, slot, offset: offset + 1, measure: measure)
         }
+        return insert(span, at: leaf, slot + 1, offset: 0, measure: measure)
     }
 
     /// Inserts a new `span` before element `offset` of the span at (`leaf`,

@@ -42,6 +42,16 @@ struct SpanTree: Sendable {
         var before: Summary
     }
 
+    /// Where the last local insert ended: its last element is the last one
+    /// of the span at (`leaf`, `slot`) and has visible index `index - 1`.
+    /// An insert at `index` (typing on) goes right there without a lookup.
+    /// Any other change clears it.
+    struct TypingPoint: Sendable {
+        var leaf: Int32
+        var slot: Int
+        var index: Int
+    }
+
     /// A span in the tree, with the summary of everything before it.
     @usableFromInline
     struct Location: Sendable {
@@ -60,6 +70,7 @@ struct SpanTree: Sendable {
     var firstLeaf: Int32 = 0
     var ids = ElementIndex()
     var cursor: Cursor?
+    var typingPoint: TypingPoint?
 
     @usableFromInline
     init() {
@@ -248,6 +259,7 @@ struct SpanTree: Sendable {
         let count = Int(leaves[Int(leaf)].count)
         guard count + extra > Self.leafCapacity else { return (leaf, slot) }
         cursor = nil
+        typingPoint = nil
         let mid = slot == count ? count : count / 2
         let base = Int(leaf) * Self.leafCapacity
         var leftElements = 0
