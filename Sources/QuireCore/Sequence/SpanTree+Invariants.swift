@@ -14,16 +14,8 @@ extension SpanTree {
             precondition(leaves[Int(leaf)].next == (i + 1 < leafOrder.count ? leafOrder[i + 1] : -1), "next link")
         }
         precondition(leafOrder.count == leaves.count, "unreachable leaves")
-        var indexed = 0
-        ids.forEachEntry { replica, counter, leaf in
-            indexed += 1
-            let base = Int(leaf) * Self.leafCapacity
-            let holds = (0..<Int(leaves[Int(leaf)].count)).contains {
-                spans[base + $0].contains(replica: replica, counter: counter)
-            }
-            precondition(holds, "id index entry points at a leaf without the id")
-        }
-        precondition(indexed == elements, "id index covers exactly the elements")
+        // Every element maps to its leaf (checked per span) and nothing else is indexed.
+        precondition(ids.entryCount == elements, "id index covers exactly the elements")
     }
 
     private func checkNode(_ node: Int32, level: Int, parent: Int32, leafOrder: inout [Int32],
@@ -42,6 +34,9 @@ extension SpanTree {
                 precondition(Int(s.replica) < ids.replicas.count, "span replica")
                 sum += s.summary
                 elements += Int(s.length)
+                for counter in s.counter..<s.counterEnd {
+                    precondition(ids.leaf(replica: s.replica, counter: counter) == node, "id index entry")
+                }
             }
             precondition(leaf.summary == sum, "leaf summary")
             return sum
