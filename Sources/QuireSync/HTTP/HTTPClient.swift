@@ -76,7 +76,7 @@ public final class HTTPClient: Sendable {
             let failure: HTTPError
             var retryAfter: TimeInterval?
             do {
-                let (data, urlResponse) = try await session.data(for: urlRequest)
+                let (data, urlResponse) = try await data(for: urlRequest)
                 let response = Self.response(data, urlResponse)
                 guard response.status >= 400 else { return response }
                 let message = Self.message(fromBody: response.body, status: response.status)
@@ -100,6 +100,22 @@ public final class HTTPClient: Sendable {
                 throw .cancelled
             }
             retry += 1
+        }
+    }
+
+    /// Fetches within `urlRequest.timeoutInterval` in total. URLSession on
+    /// Linux does not enforce that interval (a silent server kept a request
+    /// waiting 30 s with a 1 s timeout), so the deadline is kept here.
+    private func data(for urlRequest: URLRequest) async throws -> (Data, URLResponse) {
+        try await withThrowingTaskGroup(of: (Data, URLResponse).self) { group in
+            group.addTask { [session] in try await session.data(for: urlRequest) }
+            group.addTask {
+                try await Task.sleep(for: .seconds(urlRequest.timeoutInterval))
+                throw URLError(.timedOut)
+            }
+            // The first to finish wins; cancelling the other ends the fetch or the timer.
+            defer { group.cancelAll() }
+            return try await group.next()!
         }
     }
 

@@ -52,9 +52,9 @@ public final class HTTPServer: Sendable {
 
     public let host: String
     public let limits: Limits
-    let handler: Handler
+    private let handler: Handler
     private let requestedPort: UInt16
-    let state = Mutex(State())
+    private let state = Mutex(State())
 
     struct State {
         var daemon: Daemon?
