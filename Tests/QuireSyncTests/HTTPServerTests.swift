@@ -90,6 +90,20 @@ struct HTTPServerTests {
         }
     }
 
+    /// Headers must fit libmicrohttpd's per-connection memory (32 KiB).
+    @Test func oversizedHeadersGet431() async throws {
+        try await withServer(handler: Self.echo) { server in
+            var headers = HTTPHeaders()
+            headers["X-Padding"] = String(repeating: "a", count: 64 * 1024)
+            await #expect {
+                try await onceClient.send(.init(method: "GET", url: url(server, "/"), headers: headers))
+            } throws: { error in
+                guard case .permanent(let status, _) = error as? HTTPError else { return false }
+                return status == 431
+            }
+        }
+    }
+
     @Test func throwingHandlerGives500AndServerKeepsServing() async throws {
         struct Boom: Error {}
         try await withServer(handler: { request in
