@@ -174,6 +174,31 @@ struct HTTPServerTests {
         server.stop()  // a second stop is harmless
     }
 
+    /// A waiting long-poll must not hold up `stop()` for its whole wait.
+    @Test func stopCancelsWaitingHandlers() async throws {
+        let entered = Counter()
+        let server = HTTPServer(port: 0, handler: { _ in
+            _ = entered.next()
+            try await Task.sleep(for: .seconds(30))
+            return .text(200, "too late")
+        })
+        try server.start()
+        let poll = Task { try await onceClient.send(.init(method: "GET", url: url(server, "/poll"), timeout: 20)) }
+        while entered.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        let start = ContinuousClock.now
+        server.stop()
+        #expect(ContinuousClock.now - start < .seconds(10))
+        // The 503 may or may not get out before the connection closes.
+        await #expect {
+            try await poll.value
+        } throws: { error in
+            switch error as? HTTPError {
+            case .transient(503, "server is stopping"), .unreachable: true
+            default: false
+            }
+        }
+    }
+
     @Test func portInUseGivesAClearError() async throws {
         try await withServer(handler: Self.echo) { first in
             let second = HTTPServer(port: first.port, handler: Self.echo)

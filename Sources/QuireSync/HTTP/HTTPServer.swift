@@ -55,6 +55,10 @@ public final class HTTPServer: Sendable {
     private let handler: Handler
     private let requestedPort: UInt16
     private let state = Mutex(State())
+    /// Held for the whole of `start()` and `stop()` so that they run one at
+    /// a time. It cannot be `state`: MHD calls back into `log`, which takes
+    /// `state`, while starting.
+    private let lifecycle = Mutex(())
 
     struct State {
         var daemon: Daemon?
@@ -91,6 +95,10 @@ public final class HTTPServer: Sendable {
     /// - Throws: `HTTPServerError` if the address is not numeric, the port is
     ///   taken, or the server already runs.
     public func start() throws {
+        try lifecycle.withLock { _ in try startDaemon() }
+    }
+
+    private func startDaemon() throws {
         try state.withLock { state in
             guard state.daemon == nil else { throw HTTPServerError.alreadyRunning }
             state.stopping = false
@@ -133,15 +141,16 @@ public final class HTTPServer: Sendable {
     /// and waits for MHD's threads to end. A handler that ignores
     /// cancellation delays `stop()` until it returns. Safe to call twice.
     public func stop() {
-        // Taking the daemon out under the lock makes a second stop() a no-op.
-        let (daemon, running) = state.withLock { state in
-            defer { (state.daemon, state.boundPort, state.stopping) = (nil, 0, true) }
-            return (state.daemon, Array(state.running.values))
+        lifecycle.withLock { _ in
+            let (daemon, running) = state.withLock { state in
+                defer { (state.daemon, state.boundPort, state.stopping) = (nil, 0, true) }
+                return (state.daemon, Array(state.running.values))
+            }
+            guard let daemon else { return }
+            for task in running { task.cancel() }
+            MHD_stop_daemon(daemon.pointer)
+            Unmanaged.passUnretained(self).release()
         }
-        guard let daemon else { return }
-        for task in running { task.cancel() }
-        MHD_stop_daemon(daemon.pointer)
-        Unmanaged.passUnretained(self).release()
     }
 
     /// Runs the handler for a complete request and waits for its answer.
@@ -152,6 +161,9 @@ public final class HTTPServer: Sendable {
             let response: HTTPResponse
             do {
                 response = try await handler(request)
+            } catch is CancellationError {
+                // Only stop() cancels handlers.
+                response = .text(503, "server is stopping")
             } catch {
                 // The client gets no internals; the operator gets the error.
                 logLine("handler for \(request.method) \(request.path) threw: \(error)")
