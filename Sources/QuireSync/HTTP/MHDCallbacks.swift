@@ -17,10 +17,12 @@ enum MHDCallbacks {
             // First call: headers are complete, no body has been read yet.
             let context = RequestContext(head: readRequestHead(connection, url: url, method: method))
             requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
-            if let declared = context.head.headers["Content-Length"].flatMap(Int.init), declared > maxBodyBytes {
+            guard let declared = context.head.headers["Content-Length"].flatMap(Int.init) else { return .YES }
+            if declared > maxBodyBytes {
                 // Answering now makes MHD skip the body and close the connection.
                 return queue(payloadTooLarge(maxBodyBytes), on: connection)
             }
+            context.body.reserveCapacity(declared)
             return .YES
         }
         let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
