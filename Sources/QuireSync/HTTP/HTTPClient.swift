@@ -73,23 +73,29 @@ public final class HTTPClient: Sendable {
         let urlRequest = makeURLRequest(request)
         var retry = 0
         while true {
-            let failure: HTTPError
-            var retryAfter: TimeInterval?
+            let outcome: Result<Response, any Error>
             do {
                 let (data, urlResponse) = try await data(for: urlRequest)
-                let response = Self.response(data, urlResponse)
-                guard response.status >= 400 else { return response }
+                outcome = .success(Self.response(data, urlResponse))
+            } catch {
+                outcome = .failure(error)
+            }
+
+            let failure: HTTPError
+            var retryAfter: TimeInterval?
+            switch outcome {
+            case .success(let response) where response.status < 400:
+                return response
+            case .success(let response):
                 let message = Self.message(fromBody: response.body, status: response.status)
                 guard Self.isTransient(response.status) else {
-                    throw HTTPError.permanent(status: response.status, message: message)
+                    throw .permanent(status: response.status, message: message)
                 }
                 failure = .transient(status: response.status, message: message)
                 if response.status == 429 || response.status == 503 {
                     retryAfter = response.headers["Retry-After"].flatMap { TimeInterval($0) }
                 }
-            } catch let error as HTTPError {
-                throw error
-            } catch {
+            case .failure(let error):
                 if Task.isCancelled { throw .cancelled }
                 failure = .unreachable(Self.describe(error, request: urlRequest))
             }
