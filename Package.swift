@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "QuireCore", targets: ["QuireCore"]),
         .library(name: "QuireStore", targets: ["QuireStore"]),
+        .library(name: "QuireSync", targets: ["QuireSync"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
     ],
     targets: [
@@ -15,12 +16,16 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // Pure Swift CRDT core: no I/O, no clock, no randomness.
         .target(name: "QuireCore"),
 
         // Storage: a small SQLite layer and bounded zstd compression.
         .target(name: "QuireStore", dependencies: ["QuireCore", "CSQLite", "CZstd"]),
+
+        // Sync: messages, sessions and transports (HTTP over libmicrohttpd and URLSession).
+        .target(name: "QuireSync", dependencies: ["QuireCore", "QuireStore", "CMicroHTTPD", "CZstd"]),
 
         .executableTarget(
             name: "quire-bench",
@@ -30,6 +35,7 @@ let package = Package(
 
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
         .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "CSQLite", "CZstd"]),
+        .testTarget(name: "QuireSyncTests", dependencies: ["QuireSync"]),
     ],
     swiftLanguageModes: [.v6]
 )

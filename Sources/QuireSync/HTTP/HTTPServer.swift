@@ -1,0 +1,253 @@
+import CMicroHTTPD
+import Dispatch
+import Foundation
+import Synchronization
+
+/// An HTTP/1.1 server over GNU libmicrohttpd (MHD), which does all the HTTP
+/// parsing. Each request is handed, body complete, to an async `handler`.
+///
+/// ```swift
+/// let server = HTTPServer(port: 0, limits: .init()) { request in
+///     .text(200, "hello \(request.path)")
+/// }
+/// try server.start()
+/// print("listening on 127.0.0.1:\(server.port)")
+/// // ...
+/// server.stop()
+/// ```
+///
+/// Threading: MHD runs one thread per connection (plus one that accepts).
+/// A handler may wait for seconds (sync long-polls wait up to ~30 s): it
+/// holds only its own connection's thread, so every other connection is
+/// still served. A thread pool would not do: each pool thread multiplexes
+/// many connections, and one waiting handler would stall all of them.
+/// `limits.maxConnections` bounds the number of threads.
+///
+/// Lifetime: a started server keeps itself alive until `stop()` is called,
+/// because MHD's threads hold a pointer to it.
+public final class HTTPServer: Sendable {
+    /// Bounds on what clients may make the server do.
+    public struct Limits: Sendable {
+        /// Largest request body accepted; a larger one gets 413.
+        public var maxBodyBytes: Int
+        /// Connections served at once (each one is a thread); MHD refuses more.
+        public var maxConnections: Int
+        /// A connection idle this long is closed. Keep it above the longest
+        /// time a handler may wait (long-polls), or MHD may drop the
+        /// connection before the answer is sent.
+        public var connectionTimeoutSeconds: Int
+
+        public init(maxBodyBytes: Int = 16 << 20, maxConnections: Int = 64, connectionTimeoutSeconds: Int = 60) {
+            self.maxBodyBytes = maxBodyBytes
+            self.maxConnections = maxConnections
+            self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        }
+    }
+
+    /// Answers one request. A thrown error becomes a 500 (see Specs/sync.md).
+    /// Long waits should `await` (e.g. `Task.sleep`), not block the thread:
+    /// handlers run on Swift's shared cooperative pool. On `stop()` running
+    /// handlers are cancelled.
+    public typealias Handler = @Sendable (HTTPRequest) async throws -> HTTPResponse
+
+    public let host: String
+    public let limits: Limits
+    private let handler: Handler
+    private let requestedPort: UInt16
+    private let state = Mutex(State())
+    /// Held for the whole of `start()` and `stop()` so that they run one at
+    /// a time. It cannot be `state`: MHD calls back into `log`, which takes
+    /// `state`, while starting.
+    private let lifecycle = Mutex(())
+
+    struct State {
+        var daemon: Daemon?
+        var boundPort: UInt16 = 0
+        var stopping = false
+        /// Handlers running now, so that `stop()` can cancel them.
+        var running: [UInt64: Task<Void, Never>] = [:]
+        var nextHandlerID: UInt64 = 0
+        /// The last message MHD logged; explains a failed `start()`.
+        var lastLogMessage: String?
+    }
+
+    /// An MHD daemon handle. It is `@unchecked Sendable` because MHD allows
+    /// the calls made on it (reading the bound port, stopping) from any
+    /// thread; Quire never touches it concurrently anyway (the state lock).
+    struct Daemon: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    /// - Parameters:
+    ///   - host: a numeric IPv4 or IPv6 address to listen on; loopback by default.
+    ///   - port: the TCP port; 0 picks a free one (read it back from `port`).
+    public init(host: String = "127.0.0.1", port: UInt16, limits: Limits = Limits(), handler: @escaping Handler) {
+        self.host = host
+        self.requestedPort = port
+        self.limits = limits
+        self.handler = handler
+    }
+
+    /// The port the server listens on; 0 while it is not running.
+    public var port: UInt16 { state.withLock { $0.boundPort } }
+
+    /// Binds `host:port` and starts serving.
+    /// - Throws: `HTTPServerError` if the address is not numeric, the port is
+    ///   taken, or the server already runs.
+    public func start() throws {
+        try lifecycle.withLock { _ in try startDaemon() }
+    }
+
+    private func startDaemon() throws {
+        try state.withLock { state in
+            guard state.daemon == nil else { throw HTTPServerError.alreadyRunning }
+            state.stopping = false
+            state.lastLogMessage = nil
+        }
+        var (address, isIPv6) = try socketAddress(host: host, port: requestedPort)
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
+            | MHD_USE_AUTO.rawValue | MHD_USE_ERROR_LOG.rawValue
+        if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+
+        // Balanced by `release()` in stop(): MHD's threads use `self`.
+        let unmanagedSelf = Unmanaged.passRetained(self)
+        let context = OpaquePointer(unmanagedSelf.toOpaque())
+        let pointer = withUnsafePointer(to: &address) { address in
+            let options: [CVarArg] = [
+                // The logger first, so that it receives the errors about the other options too.
+                MHD_OPTION.EXTERNAL_LOGGER.rawValue, MHDCallbacks.logPointer, context,
+                MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnections),
+                MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(clamping: limits.connectionTimeoutSeconds),
+                MHD_OPTION.NOTIFY_COMPLETED.rawValue, MHDCallbacks.completedPointer, context,
+                MHD_OPTION.SOCK_ADDR.rawValue, OpaquePointer(address),
+                MHD_OPTION.END.rawValue,
+            ]
+            return withVaList(options) { arguments in
+                MHD_start_daemon_va(flags, requestedPort, nil, nil, MHDCallbacks.access, UnsafeMutableRawPointer(context), arguments)
+            }
+        }
+        guard let pointer else {
+            unmanagedSelf.release()
+            let reason = state.withLock { $0.lastLogMessage } ?? "libmicrohttpd could not start"
+            throw HTTPServerError.cannotListen(host: host, port: requestedPort, reason: reason)
+        }
+        state.withLock { state in
+            state.daemon = Daemon(pointer: pointer)
+            state.boundPort = quire_mhd_bind_port(pointer)
+        }
+    }
+
+    /// Stops listening, cancels running handlers, closes every connection
+    /// and waits for MHD's threads to end. A handler that ignores
+    /// cancellation delays `stop()` until it returns. Safe to call twice.
+    public func stop() {
+        lifecycle.withLock { _ in
+            let (daemon, running) = state.withLock { state in
+                defer { (state.daemon, state.boundPort, state.stopping) = (nil, 0, true) }
+                return (state.daemon, Array(state.running.values))
+            }
+            guard let daemon else { return }
+            for task in running { task.cancel() }
+            MHD_stop_daemon(daemon.pointer)
+            Unmanaged.passUnretained(self).release()
+        }
+    }
+
+    /// Runs the handler for a complete request and waits for its answer.
+    /// Called on the connection's own MHD thread, which may block.
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        let outcome = HandlerOutcome()
+        let task = Task.detached { [handler] in
+            let response: HTTPResponse
+            do {
+                response = try await handler(request)
+            } catch is CancellationError {
+                // Only stop() cancels handlers.
+                response = .text(503, "server is stopping")
+            } catch {
+                // The client gets no internals; the operator gets the error.
+                logLine("handler for \(request.method) \(request.path) threw: \(error)")
+                response = .text(500, "internal server error")
+            }
+            outcome.finish(response)
+        }
+        let id: UInt64? = state.withLock { state in
+            if state.stopping { return nil }
+            state.nextHandlerID += 1
+            state.running[state.nextHandlerID] = task
+            return state.nextHandlerID
+        }
+        if id == nil { task.cancel() }
+        let response = outcome.wait()
+        if let id { _ = state.withLock { $0.running.removeValue(forKey: id) } }
+        return response
+    }
+
+    /// Records what MHD logged and shows it on stderr.
+    func log(_ message: String) {
+        state.withLock { $0.lastLogMessage = message }
+        logLine(message)
+    }
+}
+
+/// Why a server could not start.
+public enum HTTPServerError: Error, CustomStringConvertible, Equatable {
+    case alreadyRunning
+    case invalidAddress(String)
+    case cannotListen(host: String, port: UInt16, reason: String)
+
+    public var description: String {
+        switch self {
+        case .alreadyRunning:
+            "the HTTP server is already running"
+        case .invalidAddress(let host):
+            "cannot listen on \"\(host)\": give a numeric IPv4 or IPv6 address"
+        case .cannotListen(let host, let port, let reason):
+            "cannot listen on \(host):\(port) (is the port already in use?): \(reason)"
+        }
+    }
+}
+
+/// The handler's answer, handed from its task to the waiting MHD thread.
+private final class HandlerOutcome: Sendable {
+    private let response = Mutex<HTTPResponse?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    func finish(_ value: HTTPResponse) {
+        response.withLock { $0 = value }
+        done.signal()
+    }
+
+    func wait() -> HTTPResponse {
+        done.wait()
+        return response.withLock { $0! }
+    }
+}
+
+/// `host:port` as a socket address for MHD_OPTION_SOCK_ADDR.
+private func socketAddress(host: String, port: UInt16) throws -> (sockaddr_storage, isIPv6: Bool) {
+    var storage = sockaddr_storage()
+    var v4 = sockaddr_in()
+    if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+        v4.sin_family = sa_family_t(AF_INET)
+        v4.sin_port = port.bigEndian
+        withUnsafeBytes(of: v4) { bytes in
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+        }
+        return (storage, false)
+    }
+    var v6 = sockaddr_in6()
+    if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
+        v6.sin6_family = sa_family_t(AF_INET6)
+        v6.sin6_port = port.bigEndian
+        withUnsafeBytes(of: v6) { bytes in
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+        }
+        return (storage, true)
+    }
+    throw HTTPServerError.invalidAddress(host)
+}
+
+func logLine(_ message: String) {
+    FileHandle.standardError.write(Data("quire http: \(message)\n".utf8))
+}

@@ -1,0 +1,155 @@
+import CMicroHTTPD
+import Foundation
+
+/// The C callbacks given to libmicrohttpd. They are static members of a
+/// plain enum, not closures in top-level code: MHD calls them on its own
+/// threads, and a main-actor isolated closure would trap there. The `cls`
+/// argument is always the `HTTPServer`, passed as an unmanaged pointer.
+enum MHDCallbacks {
+    /// Called by MHD several times per request: once when the headers are
+    /// in, once per piece of body, and once when the request is complete.
+    static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, requestContext in
+        guard let cls, let connection, let requestContext, let uploadDataSize else { return .NO }
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        let maxBodyBytes = server.limits.maxBodyBytes
+
+        guard let existing = requestContext.pointee else {
+            // First call: headers are complete, no body has been read yet.
+            let context = RequestContext(head: readRequestHead(connection, url: url, method: method))
+            requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
+            guard let declared = context.head.headers["Content-Length"].flatMap(Int.init) else { return .YES }
+            if declared > maxBodyBytes {
+                // Answering now makes MHD skip the body and close the connection.
+                return queue(payloadTooLarge(maxBodyBytes), on: connection)
+            }
+            context.body.reserveCapacity(declared)
+            return .YES
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
+
+        let count = uploadDataSize.pointee
+        if count > 0, let uploadData {
+            // MHD cannot answer in the middle of an upload (e.g. chunked,
+            // with no Content-Length), so past the limit the rest is read
+            // and dropped, and the 413 goes out once the request ends.
+            if !context.bodyTooLarge {
+                if context.body.count + count > maxBodyBytes {
+                    context.bodyTooLarge = true
+                    context.body = []
+                } else {
+                    context.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: count))
+                }
+            }
+            uploadDataSize.pointee = 0
+            return .YES
+        }
+
+        // The request is complete.
+        if context.bodyTooLarge { return queue(payloadTooLarge(maxBodyBytes), on: connection) }
+        var request = context.head
+        request.body = context.body
+        return queue(server.respond(to: request), on: connection)
+    }
+
+    /// Frees the per-request context once MHD is done with the request.
+    static let completed: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+        guard let requestContext, let context = requestContext.pointee else { return }
+        Unmanaged<RequestContext>.fromOpaque(context).release()
+        requestContext.pointee = nil
+    }
+
+    /// Receives MHD's error messages (printf-style format plus arguments).
+    static let log: MHD_LogCallback = { cls, format, arguments in
+        guard let cls, let format, let arguments else { return }
+        var buffer = [CChar](repeating: 0, count: 512)
+        _ = vsnprintf(&buffer, buffer.count, format, arguments)
+        let message = string(fromNulTerminated: buffer).trimmingCharacters(in: .whitespacesAndNewlines)
+        Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().log(message)
+    }
+
+    // Options given through C varargs need plain pointers, not Swift function values.
+    static var completedPointer: OpaquePointer { unsafeBitCast(completed, to: OpaquePointer.self) }
+    static var logPointer: OpaquePointer { unsafeBitCast(log, to: OpaquePointer.self) }
+
+    /// Everything about a request except its body, read while MHD still
+    /// holds the headers.
+    private static func readRequestHead(
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?
+    ) -> HTTPRequest {
+        HTTPRequest(
+            method: method.map { String(cString: $0) } ?? "",
+            path: url.map { String(cString: $0) } ?? "/",
+            query: Dictionary(connectionValues(connection, kind: .GET_ARGUMENT_KIND), uniquingKeysWith: { $1 }),
+            headers: HTTPHeaders(connectionValues(connection, kind: .HEADER_KIND)),
+            clientAddress: quire_mhd_client_address(connection).flatMap(numericHost)
+        )
+    }
+
+    /// The `(key, value)` pairs MHD parsed of one kind (headers or query).
+    private static func connectionValues(_ connection: OpaquePointer, kind: MHD_ValueKind) -> [(String, String)] {
+        var pairs: [(String, String)] = []
+        withUnsafeMutablePointer(to: &pairs) { pairsPointer in
+            _ = MHD_get_connection_values(connection, kind, { cls, _, key, value in
+                guard let cls, let key else { return .YES }
+                let pairs = cls.assumingMemoryBound(to: [(String, String)].self)
+                pairs.pointee.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+                return .YES
+            }, pairsPointer)
+        }
+        return pairs
+    }
+
+    /// "127.0.0.1" or "::1" for a socket address.
+    private static func numericHost(_ address: UnsafePointer<sockaddr>) -> String? {
+        let length = address.pointee.sa_family == sa_family_t(AF_INET6)
+            ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size
+        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        guard getnameinfo(address, socklen_t(length), &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else {
+            return nil
+        }
+        return string(fromNulTerminated: host)
+    }
+
+    private static func string(fromNulTerminated buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func payloadTooLarge(_ limit: Int) -> HTTPResponse {
+        .text(413, "request body larger than \(limit) bytes")
+    }
+
+    /// Hands `response` to MHD, which copies it and sends it when it can.
+    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        guard let mhdResponse = makeMHDResponse(response) ?? makeMHDResponse(
+            .text(500, "internal server error: the handler produced an invalid header")
+        ) else { return .NO }
+        defer { MHD_destroy_response(mhdResponse) }
+        return MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
+    }
+
+    /// An MHD response with a copy of the body, or nil if MHD rejects a
+    /// header (for example one holding a line break).
+    private static func makeMHDResponse(_ response: HTTPResponse) -> OpaquePointer? {
+        let mhdResponse = response.body.withUnsafeBytes { body in
+            MHD_create_response_from_buffer(body.count, UnsafeMutableRawPointer(mutating: body.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse else { return nil }
+        // MHD refuses empty values; such a header says nothing, so it is left out.
+        for (name, value) in response.headers where !value.isEmpty
+            && MHD_add_response_header(mhdResponse, name, value) != .YES {
+            MHD_destroy_response(mhdResponse)
+            return nil
+        }
+        return mhdResponse
+    }
+}
+
+/// What the access handler keeps between its calls for one request.
+/// Created on the first call, freed in `MHDCallbacks.completed`.
+final class RequestContext {
+    let head: HTTPRequest
+    var body: [UInt8] = []
+    var bodyTooLarge = false
+
+    init(head: HTTPRequest) { self.head = head }
+}

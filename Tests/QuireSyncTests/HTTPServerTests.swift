@@ -1,0 +1,219 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import QuireSync
+import Testing
+
+@Suite("HTTP server")
+struct HTTPServerTests {
+    /// Echoes the request: method, path and query in headers, body as is.
+    static let echo: HTTPServer.Handler = { request in
+        var headers = HTTPHeaders()
+        headers["X-Method"] = request.method
+        headers["X-Path"] = request.path
+        headers["X-Query"] = request.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+        headers["X-Authorization"] = request.headers["authorization"] ?? "none"
+        headers["X-Client"] = request.clientAddress ?? "unknown"
+        return .bytes(200, request.body, contentType: "application/octet-stream", headers: headers)
+    }
+
+    @Test func getWithQueryAndHeaders() async throws {
+        try await withServer(handler: Self.echo) { server in
+            let client = HTTPClient(bearerToken: "s3cret", defaultTimeout: 5, retryPolicy: .never)
+            let response = try await client.send(.init(method: "GET", url: url(server, "/docs/42?since=7&flag&name=a%20b")))
+            #expect(response.status == 200)
+            #expect(response.headers["x-method"] == "GET")
+            #expect(response.headers["X-Path"] == "/docs/42")
+            #expect(response.headers["X-Query"] == "flag=&name=a b&since=7")
+            #expect(response.headers["X-Authorization"] == "Bearer s3cret")
+            #expect(response.headers["X-Client"] == "127.0.0.1")
+            #expect(response.body.isEmpty)
+        }
+    }
+
+    @Test(arguments: [0, 1, 256, 1 << 20])
+    func postRoundTripsBinaryBodies(size: Int) async throws {
+        let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        try await withServer(handler: Self.echo) { server in
+            let response = try await onceClient.send(.init(method: "POST", url: url(server, "/up"), body: body))
+            #expect(response.status == 200)
+            #expect(response.headers["X-Method"] == "POST")
+            #expect(response.headers["Content-Type"] == "application/octet-stream")
+            #expect(response.body == body)
+        }
+    }
+
+    @Test func oversizedBodyGets413AndServerKeepsServing() async throws {
+        let limits = HTTPServer.Limits(maxBodyBytes: 1000)
+        try await withServer(limits: limits, handler: Self.echo) { server in
+            let exact = [UInt8](repeating: 1, count: 1000)
+            let accepted = try await onceClient.send(.init(method: "POST", url: url(server, "/"), body: exact))
+            #expect(accepted.body == exact)
+            await #expect(throws: HTTPError.permanent(status: 413, message: "request body larger than 1000 bytes")) {
+                try await onceClient.send(.init(method: "POST", url: url(server, "/"), body: [UInt8](repeating: 1, count: 1001)))
+            }
+            let after = try await onceClient.send(.init(method: "GET", url: url(server, "/after")))
+            #expect(after.status == 200)
+        }
+    }
+
+    @Test func declaredBodyFarOverTheLimitGets413() async throws {
+        try await withServer(limits: HTTPServer.Limits(maxBodyBytes: 1000), handler: Self.echo) { server in
+            // The server answers before reading the body and closes; the
+            // client must still see the 413, not a broken connection.
+            await #expect(throws: HTTPError.permanent(status: 413, message: "request body larger than 1000 bytes")) {
+                try await onceClient.send(.init(method: "POST", url: url(server, "/"), body: [UInt8](repeating: 2, count: 4 << 20)))
+            }
+        }
+    }
+
+    /// A chunked upload has no Content-Length, so the limit is found while
+    /// receiving: the excess is dropped and the 413 sent at the end.
+    @Test func chunkedBodiesAreReceivedAndLimited() async throws {
+        try await withServer(limits: HTTPServer.Limits(maxBodyBytes: 100_000), handler: { request in
+            .text(200, "\(request.headers["Transfer-Encoding"] ?? "-") \(request.body.count)")
+        }) { server in
+            func postStream(_ count: Int) async throws -> (status: Int?, text: String) {
+                var request = URLRequest(url: url(server, "/"), timeoutInterval: 5)
+                request.httpMethod = "POST"
+                request.httpBodyStream = InputStream(data: Data(repeating: 3, count: count))
+                let (body, response) = try await URLSession.shared.data(for: request)
+                return ((response as? HTTPURLResponse)?.statusCode, String(decoding: body, as: UTF8.self))
+            }
+            let within = try await postStream(100_000)
+            #expect(within.status == 200)
+            #expect(within.text == "chunked 100000")
+            let over = try await postStream(300_000)
+            #expect(over.status == 413)
+            #expect(over.text == "request body larger than 100000 bytes")
+        }
+    }
+
+    /// Headers must fit libmicrohttpd's per-connection memory (32 KiB).
+    @Test func oversizedHeadersGet431() async throws {
+        try await withServer(handler: Self.echo) { server in
+            var headers = HTTPHeaders()
+            headers["X-Padding"] = String(repeating: "a", count: 64 * 1024)
+            await #expect {
+                try await onceClient.send(.init(method: "GET", url: url(server, "/"), headers: headers))
+            } throws: { error in
+                guard case .permanent(let status, _) = error as? HTTPError else { return false }
+                return status == 431
+            }
+        }
+    }
+
+    @Test func throwingHandlerGives500AndServerKeepsServing() async throws {
+        struct Boom: Error {}
+        try await withServer(handler: { request in
+            if request.path == "/boom" { throw Boom() }
+            return .text(200, "fine")
+        }) { server in
+            // A 500 is transient; with a single attempt it is reported at once.
+            await #expect(throws: HTTPError.transient(status: 500, message: "internal server error")) {
+                try await onceClient.send(.init(method: "GET", url: url(server, "/boom")))
+            }
+            let after = try await onceClient.send(.init(method: "GET", url: url(server, "/ok")))
+            #expect(after.body == Array("fine".utf8))
+        }
+    }
+
+    @Test func answersTwentyConcurrentRequests() async throws {
+        try await withServer(handler: { request in
+            try await Task.sleep(for: .milliseconds(50))
+            return .text(200, request.path)
+        }) { server in
+            let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        let response = try await onceClient.send(.init(method: "GET", url: url(server, "/\(index)")))
+                        return String(decoding: response.body, as: UTF8.self)
+                    }
+                }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(bodies == Set((0..<20).map { "/\($0)" }))
+        }
+    }
+
+    /// A handler waiting (as a long-poll does) must not hold up other connections.
+    @Test func slowHandlerDoesNotBlockOtherConnections() async throws {
+        try await withServer(handler: { request in
+            if request.path == "/slow" { try await Task.sleep(for: .seconds(2)) }
+            return .text(200, request.path)
+        }) { server in
+            let slow = Task { try await onceClient.send(.init(method: "GET", url: url(server, "/slow"))) }
+            try await Task.sleep(for: .milliseconds(200))  // let the slow request reach its handler
+            let start = ContinuousClock.now
+            let fast = try await onceClient.send(.init(method: "GET", url: url(server, "/fast")))
+            let fastTook = ContinuousClock.now - start
+            #expect(fast.body == Array("/fast".utf8))
+            // Generous margin for a loaded machine; what matters is that it
+            // did not wait for the slow one's remaining ~1.8 s.
+            #expect(fastTook < .seconds(1.5))
+            let slowResponse = try await slow.value
+            #expect(slowResponse.body == Array("/slow".utf8))
+        }
+    }
+
+    @Test func stoppedServerRefusesConnections() async throws {
+        let server = HTTPServer(port: 0, handler: Self.echo)
+        try server.start()
+        let address = url(server, "/")
+        let before = try await onceClient.send(.init(method: "GET", url: address))
+        #expect(before.status == 200)
+        server.stop()
+        #expect(server.port == 0)
+        await #expect {
+            try await onceClient.send(.init(method: "GET", url: address))
+        } throws: { error in
+            guard case .unreachable(let message) = error as? HTTPError else { return false }
+            return message.contains("connection refused")
+        }
+        server.stop()  // a second stop is harmless
+    }
+
+    /// A waiting long-poll must not hold up `stop()` for its whole wait.
+    @Test func stopCancelsWaitingHandlers() async throws {
+        let entered = Counter()
+        let server = HTTPServer(port: 0, handler: { _ in
+            _ = entered.next()
+            try await Task.sleep(for: .seconds(30))
+            return .text(200, "too late")
+        })
+        try server.start()
+        let poll = Task { try await onceClient.send(.init(method: "GET", url: url(server, "/poll"), timeout: 20)) }
+        while entered.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        let start = ContinuousClock.now
+        server.stop()
+        #expect(ContinuousClock.now - start < .seconds(10))
+        // The 503 may or may not get out before the connection closes.
+        await #expect {
+            try await poll.value
+        } throws: { error in
+            switch error as? HTTPError {
+            case .transient(503, "server is stopping"), .unreachable: true
+            default: false
+            }
+        }
+    }
+
+    @Test func portInUseGivesAClearError() async throws {
+        try await withServer(handler: Self.echo) { first in
+            let second = HTTPServer(port: first.port, handler: Self.echo)
+            #expect {
+                try second.start()
+            } throws: { error in
+                guard case .cannotListen(_, let port, let reason) = error as? HTTPServerError else { return false }
+                return port == first.port && "\(error)".contains("in use") && !reason.isEmpty
+            }
+        }
+    }
+
+    @Test func rejectsANonNumericHost() {
+        #expect(throws: HTTPServerError.invalidAddress("localhost")) {
+            try HTTPServer(host: "localhost", port: 0, handler: Self.echo).start()
+        }
+    }
+}
