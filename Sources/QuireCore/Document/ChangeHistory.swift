@@ -14,6 +14,10 @@ struct ChangeHistory: Sendable {
     /// For each replica, the positions in `recent` of its changes, in counter order.
     private var recentByReplica: [ReplicaID: [Int]] = [:]
 
+    /// The version before the first change held: empty unless the document
+    /// was loaded from a snapshot without history.
+    var start = VersionVector()
+
     /// How many changes the history holds.
     var count: Int { bundleCount + recent.count }
 
@@ -35,20 +39,25 @@ struct ChangeHistory: Sendable {
 
     /// Decodes the bundles. They were checked when they came in, so a
     /// failure here means the bytes were damaged in memory.
-    private func decodedBundles() throws(DecodingError) -> [Change] {
+    private func decodedBundles() throws(DocumentError) -> [Change] {
         var changes: [Change] = []
         changes.reserveCapacity(bundleCount)
-        for bundle in bundles { changes += try ChangeEncoding.decode(bundle, limits: .unlimited) }
+        do {
+            for bundle in bundles { changes += try ChangeEncoding.decode(bundle, limits: .unlimited) }
+        } catch {
+            throw .damagedHistory(error)
+        }
         return changes
     }
 
-    /// All changes, in the order applied.
-    func all() throws(DecodingError) -> [Change] {
+    /// All changes held, in the order applied.
+    func all() throws(DocumentError) -> [Change] {
         bundles.isEmpty ? recent : try decodedBundles() + recent
     }
 
     /// The changes `from` lacks (and, if given, `to` holds), in the order applied.
-    func changes(from: VersionVector, to: VersionVector? = nil) throws(DecodingError) -> [Change] {
+    func changes(from: VersionVector, to: VersionVector? = nil) throws(DocumentError) -> [Change] {
+        guard from.includes(start) else { throw .historyUnavailable(start: start) }
         func wanted(_ change: Change) -> Bool {
             !from.contains(change.lastID) && (to?.contains(change.lastID) ?? true)
         }
@@ -77,7 +86,7 @@ struct ChangeHistory: Sendable {
     }
 
     /// The change that holds operation `id`, if any.
-    func change(containing id: OpID) throws(DecodingError) -> Change? {
+    func change(containing id: OpID) throws(DocumentError) -> Change? {
         if let indices = recentByReplica[id.replica] {
             var low = 0, high = indices.count
             while low < high {

@@ -100,7 +100,7 @@ extension Document {
     }
 
     /// The applied change that contains operation `id`.
-    public func change(containing id: OpID) throws(DecodingError) -> Change? {
+    public func change(containing id: OpID) throws(DocumentError) -> Change? {
         try history.change(containing: id)
     }
 

@@ -88,19 +88,20 @@ extension Document {
 
     /// Every applied change, in the order applied (a causal order).
     ///
-    /// Throws only if history kept encoded in memory was damaged.
-    public func allChanges() throws(DecodingError) -> [Change] { try history.all() }
+    /// Throws `historyUnavailable` for a document loaded from a snapshot
+    /// without history, `damagedHistory` if history kept encoded was damaged.
+    public func allChanges() throws(DocumentError) -> [Change] { try history.all() }
 
     /// The number of applied changes.
     public var changeCount: Int { history.count }
 
     /// The applied changes that `version` lacks, in causal order.
-    public func changes(since version: VersionVector) throws(DecodingError) -> [Change] {
+    public func changes(since version: VersionVector) throws(DocumentError) -> [Change] {
         try history.changes(from: version)
     }
 
     /// The applied changes in `to` but not in `from`, in causal order.
-    public func changes(from: VersionVector, to: VersionVector) throws(DecodingError) -> [Change] {
+    public func changes(from: VersionVector, to: VersionVector) throws(DocumentError) -> [Change] {
         try history.changes(from: from, to: to)
     }
 

@@ -27,16 +27,18 @@ extension Document {
                 // The history kept in memory cannot be read back (damaged
                 // bytes from a loaded snapshot), so the state cannot be rolled
                 // back: commit what was done, keeping state and history in step.
-                commit(transaction, time: time)
+                commit(&transaction, time: time)
             }
             throw error
         }
-        commit(transaction, time: time)
+        commit(&transaction, time: time)
         return result
     }
 
-    private mutating func commit(_ transaction: Transaction, time: Int64) {
-        self = transaction.document
+    private mutating func commit(_ transaction: inout Transaction, time: Int64) {
+        // Swap rather than copy, so that `self` holds the only reference to
+        // each buffer and recording the change does not copy the history.
+        swap(&self, &transaction.document)
         guard !transaction.operations.isEmpty else { return }
         record(Change(id: transaction.start, lamport: transaction.startLamport,
                       parents: heads, time: time, operations: transaction.operations))
@@ -71,8 +73,9 @@ extension Document {
     /// a failed transaction made. Costs a replay; only errors take this path.
     func rebuiltWithoutUncommittedEdits() -> Document? {
         var rebuilt = Document(replica: replica)
-        rebuilt.pendingLimit = pendingLimit
         do {
+            if let base { rebuilt = try Document(snapshot: base, replica: replica) }
+            rebuilt.pendingLimit = pendingLimit
             for change in try history.all() { try rebuilt.integrate(change) }
         } catch {
             return nil

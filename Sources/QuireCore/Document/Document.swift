@@ -30,6 +30,9 @@ public struct Document: Sendable {
     var replicaLamports: [ReplicaID: UInt64] = [:]
     /// Every applied change, in the order applied.
     var history = ChangeHistory()
+    /// The snapshot this document was loaded from, when that snapshot held
+    /// no history: with `history`, what it takes to rebuild the document.
+    var base: [UInt8]?
     /// Changes received before the changes they depend on.
     var pending: [Change] = []
     /// How many changes may wait in `pending`.

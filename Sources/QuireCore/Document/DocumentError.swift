@@ -12,6 +12,11 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
     case conflictingChange(OpID)
     /// More changes are waiting for missing parents than the limit allows.
     case tooManyPendingChanges(limit: Int)
+    /// The document was loaded from a snapshot without history, which holds
+    /// none of the changes before `start`.
+    case historyUnavailable(start: VersionVector)
+    /// History kept encoded in memory could not be decoded.
+    case damagedHistory(DecodingError)
 
     public var description: String {
         switch self {
@@ -27,6 +32,10 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
             "change \(id) was already applied with different content (a replica id used twice?)"
         case .tooManyPendingChanges(let limit):
             "more than \(limit) changes are waiting for changes they depend on; fetch the missing ones first"
+        case .historyUnavailable(let start):
+            "the changes before version \(start) are not kept here (the document was loaded from a snapshot without history)"
+        case .damagedHistory(let error):
+            "the document's history is damaged: \(error)"
         }
     }
 }

@@ -335,7 +335,7 @@ public enum ChangeEncoding {
 
 extension Document {
     /// The changes `version` lacks, encoded (see `ChangeEncoding`).
-    public func encodeChanges(since version: VersionVector = VersionVector()) throws(DecodingError) -> [UInt8] {
+    public func encodeChanges(since version: VersionVector = VersionVector()) throws(DocumentError) -> [UInt8] {
         if version.isEmpty, history.recent.isEmpty, history.bundles.count == 1 {
             return history.bundles[0]  // the whole history arrived as one bundle: send it as it is
         }
@@ -351,12 +351,14 @@ extension Document {
     public mutating func applyEncoded(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> Int {
         let changes = try ChangeEncoding.decode(bytes, limits: limits)
         guard history.canAppendBundle, pending.isEmpty, appliesInOrder(changes) else { return try apply(changes) }
-        let before = self
-        do {
-            for change in changes { try integrate(change, recordingHistory: false) }
-        } catch {
-            self = before
-            throw error
+        for (index, change) in changes.enumerated() {
+            do {
+                try integrate(change, recordingHistory: false)
+            } catch {
+                // Keep the changes applied so far, as `apply` would, decoded.
+                for applied in changes[..<index] { history.append(applied) }
+                throw error
+            }
         }
         history.append(bundle: bytes, count: changes.count, version: versionVector)
         return changes.count

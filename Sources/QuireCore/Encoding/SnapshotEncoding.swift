@@ -12,7 +12,8 @@ public enum SnapshotEncoding {
 
 extension Document {
     /// The document's state and, unless `includeHistory` is false, its
-    /// history as a change bundle. The state part is canonical: equal for
+    /// history as change bundles. A document loaded from a snapshot without
+    /// history has no full history to write, so it writes none. The state part is canonical: equal for
     /// every replica that applied the same changes. Pending changes are not
     /// included.
     public func encodeSnapshot(includeHistory: Bool = true) -> [UInt8] {
@@ -95,7 +96,7 @@ extension Document {
             body.writeByte(isDeleted ? 1 : 0)
             body.writeVarint(count)
         }
-        if includeHistory {
+        if includeHistory && base == nil {
             let bundles = history.bundles + (history.recent.isEmpty ? [] : [ChangeEncoding.encode(history.recent)])
             body.writeByte(1)
             body.writeVarint(bundles.count)
@@ -254,7 +255,9 @@ extension Document {
             return (id, lamport, flag == 1, Int(count))
         }
         switch try body.readByte("the history flag") {
-        case 0: break
+        case 0:
+            base = bytes
+            history.start = versionVector
         case 1:
             // The bundles are checked (frame, checksum, header) but decoded
             // only when someone reads the history: loading stays fast and small.
