@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "QuireCore", targets: ["QuireCore"]),
         .library(name: "QuireStore", targets: ["QuireStore"]),
+        .library(name: "Quire", targets: ["Quire"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
     ],
     targets: [
@@ -22,6 +23,9 @@ let package = Package(
         // Storage: a small SQLite layer and bounded zstd compression.
         .target(name: "QuireStore", dependencies: ["QuireCore", "CSQLite", "CZstd"]),
 
+        // The public API: DocumentStore over the store and the core.
+        .target(name: "Quire", dependencies: ["QuireCore", "QuireStore"]),
+
         .executableTarget(
             name: "quire-bench",
             dependencies: ["QuireCore", "CZlib"],
@@ -30,6 +34,10 @@ let package = Package(
 
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
         .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "CSQLite", "CZstd"]),
+        // A real process for the kill tests of QuireTests: writes edits in a
+        // loop and reports each acknowledged one.
+        .executableTarget(name: "quire-store-writer", dependencies: ["Quire"], path: "Tests/StoreWriter"),
+        .testTarget(name: "QuireTests", dependencies: ["Quire", "QuireStore", "CSQLite", "quire-store-writer"]),
     ],
     swiftLanguageModes: [.v6]
 )

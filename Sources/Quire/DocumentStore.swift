@@ -1,0 +1,409 @@
+@_exported import QuireCore
+@_exported import QuireStore
+import Foundation
+
+/// Many documents in one local SQLite file, the source of truth: an edit is
+/// acknowledged (the call returns) only once it is committed to disk.
+///
+/// ```swift
+/// let store = try DocumentStore(path: "notes.quire")
+/// let id = try store.createDocument()
+/// try store.edit(id) { tx in
+///     try tx.put(.root, key: "title", .string("Groceries"))
+/// }
+/// let title = try store.read(id) { doc in try doc.get(.root, key: "title") }
+/// ```
+///
+/// Safe to use from several threads: calls run one at a time. A closure
+/// passed to `read` or `edit` runs while the store is locked, so it must
+/// not call the store itself (that deadlocks).
+///
+/// One process at a time should open a file for writing: loaded documents
+/// are cached, and the cache does not see another process's writes.
+/// `Specs/storage.md` states the schema, the formats and the durability
+/// promise.
+public final class DocumentStore: @unchecked Sendable {
+    /// The id this store's local edits are made under.
+    public let replicaID: ReplicaID
+    /// A snapshot is written after this many changes to a document.
+    public let snapshotInterval: Int
+
+    let database: Database
+    private let warn: @Sendable (String) -> Void
+    /// Guards `cache`, and keeps each call's SQLite transaction and its
+    /// in-memory effect together.
+    private let lock = NSLock()
+    private var cache: [DocumentID: LoadedDocument] = [:]
+
+    /// A document as loaded, with what the store needs to know about it.
+    private struct LoadedDocument {
+        var document: Document
+        var isRemoved: Bool
+        /// Changes logged since the newest snapshot (or since loading).
+        var changesSinceSnapshot: Int
+    }
+
+    /// Opens the store file at `path`, creating it if needed, and brings its
+    /// schema up to date. A file copied from another store gets a new
+    /// replica id here, before anything is written.
+    ///
+    /// With `readOnly`, the file is opened with SQLite's read-only flag:
+    /// documents can be read, and every write fails with a `DatabaseError`
+    /// (`SQLITE_READONLY`). The schema must be current.
+    ///
+    /// - Parameter onWarning: receives a message for each damaged snapshot
+    ///   skipped while loading; by default, standard error.
+    public init(path: String, readOnly: Bool = false, snapshotInterval: Int = 1000,
+                onWarning: @escaping @Sendable (String) -> Void = DocumentStore.printWarning) throws {
+        precondition(snapshotInterval > 0, "snapshotInterval must be positive")
+        let database = try Database(path: path, readOnly: readOnly)
+        if readOnly {
+            let version = try database.query(sql: "PRAGMA user_version")[0].int64(0)
+            guard version == StoreSchema.latestVersion, let replica = try database.read(ReplicaIdentity.recorded) else {
+                throw StoreError.unsupportedSchema(found: Int(version), expected: StoreSchema.latestVersion)
+            }
+            replicaID = replica
+        } else {
+            try StoreSchema.migrator.migrate(database)
+            let fingerprint = try ReplicaIdentity.fingerprint(ofFile: path)
+            replicaID = try database.write { db in
+                try ReplicaIdentity.establish(db, fingerprint: fingerprint, now: Self.milliseconds(Date()))
+            }
+        }
+        self.database = database
+        self.snapshotInterval = snapshotInterval
+        warn = onWarning
+    }
+
+    private init(inMemory database: Database, snapshotInterval: Int) throws {
+        try StoreSchema.migrator.migrate(database)
+        replicaID = try database.write { db in
+            try ReplicaIdentity.establish(db, fingerprint: "memory", now: Self.milliseconds(Date()))
+        }
+        self.database = database
+        self.snapshotInterval = snapshotInterval
+        warn = Self.printWarning
+    }
+
+    /// A store that lives in memory until it is released; for tests.
+    public static func inMemory(snapshotInterval: Int = 1000) throws -> DocumentStore {
+        try DocumentStore(inMemory: Database.inMemory(), snapshotInterval: snapshotInterval)
+    }
+
+    /// Writes a warning to standard error.
+    public static func printWarning(_ message: String) {
+        FileHandle.standardError.write(Data("quire: warning: \(message)\n".utf8))
+    }
+
+    // MARK: Documents
+
+    /// Creates an empty document with a client-made id.
+    ///
+    ///     try store.create(id: "groceries")
+    public func create(id: DocumentID) throws {
+        try locked {
+            try database.write { db in
+                guard try db.query(sql: "SELECT 1 FROM documents WHERE id = ?", arguments: [.text(id.rawValue)]).isEmpty else {
+                    throw StoreError.documentExists(id.rawValue)
+                }
+                try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
+                               arguments: [.text(id.rawValue), .integer(Self.milliseconds(Date()))])
+            }
+            cache[id] = LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
+        }
+    }
+
+    /// Creates an empty document with a new UUIDv7 id and returns the id.
+    public func createDocument() throws -> DocumentID {
+        let id = DocumentID.generate()
+        try create(id: id)
+        return id
+    }
+
+    /// Every document, in id order (creation order for UUIDv7 ids).
+    public func documents(includeRemoved: Bool = false) throws -> [DocumentInfo] {
+        try database.query(sql: "SELECT id, created_at, removed_at FROM documents ORDER BY id").compactMap { row in
+            let info = DocumentInfo(
+                id: DocumentID(rawValue: try row.text(0))!,
+                createdAt: Self.date(try row.int64(1)),
+                removedAt: row.isNull(2) ? nil : Self.date(try row.int64(2)))
+            return includeRemoved || !info.isRemoved ? info : nil
+        }
+    }
+
+    /// Marks a document removed. Its history stays; `restore` brings it back.
+    /// Remote changes to it are still applied and kept.
+    public func remove(_ id: DocumentID) throws {
+        try setRemoved(id, at: Self.milliseconds(Date()))
+    }
+
+    /// Clears a document's removed mark.
+    public func restore(_ id: DocumentID) throws {
+        try setRemoved(id, at: nil)
+    }
+
+    private func setRemoved(_ id: DocumentID, at time: Int64?) throws {
+        try locked {
+            try database.write { db in
+                guard try !db.query(sql: "SELECT 1 FROM documents WHERE id = ?", arguments: [.text(id.rawValue)]).isEmpty else {
+                    throw StoreError.noSuchDocument(id.rawValue)
+                }
+                try db.execute(sql: "UPDATE documents SET removed_at = ? WHERE id = ?",
+                               arguments: [time.map(DatabaseValue.integer) ?? .null, .text(id.rawValue)])
+            }
+            cache[id]?.isRemoved = time != nil
+        }
+    }
+
+    // MARK: Reading and editing
+
+    /// Runs `body` with the document's current state.
+    ///
+    ///     let text = try store.read(id) { doc in try doc.text(body) }
+    public func read<Result>(_ id: DocumentID, _ body: (Document) throws -> Result) throws -> Result {
+        try locked { try body(loaded(id).document) }
+    }
+
+    /// Runs `body` as one local transaction and commits the change it makes
+    /// in one SQLite transaction before returning: once `edit` returns, the
+    /// edit survives a crash of the process or the machine.
+    ///
+    /// If `body` throws, or the commit fails (disk full, read-only file),
+    /// nothing is saved, the document is as it was, and the error is rethrown.
+    ///
+    ///     try store.edit(id) { tx in
+    ///         let list = try tx.putObject(.root, key: "items", kind: .list)
+    ///         try tx.insert(list, at: 0, .string("milk"))
+    ///     }
+    ///
+    /// - Parameter time: the wall-clock time recorded with the change, for
+    ///   people reading the history; never used for ordering.
+    @discardableResult
+    public func edit<Result>(_ id: DocumentID, time: Date = Date(), _ body: (inout Transaction) throws -> Result) throws -> Result {
+        try locked {
+            var entry = try takeLoaded(id)
+            guard !entry.isRemoved else {
+                cache[id] = entry
+                throw StoreError.documentRemoved(id.rawValue)
+            }
+            let before = entry.document.versionVector[replicaID]
+            // On a throw, `entry` is dropped: the next access reloads from disk.
+            // `transact` undoes a failed body by replaying the history it holds,
+            // which after a snapshot load is not all of it and can fail with an
+            // error of its own; the caller gets the body's error all the same.
+            var bodyError: (any Error)?
+            let result: Result
+            do {
+                result = try entry.document.transact(time: Self.milliseconds(time)) { tx in
+                    do { return try body(&tx) } catch { bodyError = error; throw error }
+                }
+            } catch {
+                throw bodyError ?? error
+            }
+            guard entry.document.versionVector[replicaID] != before, let change = entry.document.changes.last else {
+                cache[id] = entry
+                return result
+            }
+            try commit(id, entry, newChanges: [change], isLocal: true, parked: [])
+            return result
+        }
+    }
+
+    /// Applies remote changes, in any order, all or nothing: either every
+    /// change is applied (or parked, or ignored as a duplicate) and saved in
+    /// one SQLite transaction, or nothing is and the error is rethrown.
+    ///
+    /// Changes whose dependencies are missing are parked, on disk too, and
+    /// applied when those arrive. Returns how many changes were applied.
+    ///
+    ///     let changes = try other.changes(id, since: store.read(id) { $0.versionVector })
+    ///     try store.apply(id, changes)
+    @discardableResult
+    public func apply(_ id: DocumentID, _ changes: [Change]) throws -> Int {
+        try locked {
+            var entry = try takeLoaded(id)
+            let before = entry.document.versionVector
+            // On a throw, `entry` (maybe half-applied) is dropped and reloaded from disk later.
+            let applied = try entry.document.apply(changes)
+            let after = entry.document.versionVector
+            let newChanges = applied == 0 ? [] : entry.document.changes(since: before)
+            let parked = changes.filter { !after.contains($0.lastID) }
+            try commit(id, entry, newChanges: newChanges, isLocal: false, parked: parked)
+            return applied
+        }
+    }
+
+    /// The one place every committed change passes: it saves the changes
+    /// (and parks the waiting ones) in one SQLite transaction, then puts the
+    /// document back in the cache and writes a snapshot when one is due.
+    /// Observation of committed changes belongs here. Called with the lock held.
+    private func commit(_ id: DocumentID, _ entry: LoadedDocument, newChanges: [Change], isLocal: Bool, parked: [Change]) throws {
+        var entry = entry
+        try database.write { db in
+            try ChangeLog.append(newChanges, document: id.rawValue, isLocal: isLocal, db)
+            if !isLocal {
+                try ParkedChanges.removeCovered(by: entry.document.versionVector, document: id.rawValue, db)
+                try ParkedChanges.park(parked, document: id.rawValue, db)
+            }
+        }
+        entry.changesSinceSnapshot += newChanges.count
+        if entry.changesSinceSnapshot >= snapshotInterval {
+            // The changes are already safe in the log; a snapshot that cannot
+            // be written now (say, the disk is full) is tried again later.
+            do { try writeSnapshot(id, &entry) }
+            catch { warn("document \(id): could not write a snapshot: \(error)") }
+        }
+        cache[id] = entry
+    }
+
+    // MARK: History and sync
+
+    /// The logged changes of a document that `version` lacks, in a causal
+    /// order. Throws `StoreError.historyCompacted` if compaction removed
+    /// some of them (the peer then needs a snapshot).
+    public func changes(_ id: DocumentID, since version: VersionVector = VersionVector()) throws -> [Change] {
+        try locked {
+            let current = try loaded(id).document.versionVector
+            let changes = try database.read { db in try ChangeLog.changes(document: id.rawValue, since: version, db) }
+            // Each replica's changes must follow on from `version` without a gap.
+            var covered = version
+            for change in changes {
+                guard change.id.counter == covered[change.replica] + 1 else { throw StoreError.historyCompacted(id.rawValue) }
+                covered[change.replica] = change.lastID.counter
+            }
+            guard covered.includes(current) else { throw StoreError.historyCompacted(id.rawValue) }
+            return changes
+        }
+    }
+
+    /// The local changes `peer` has not acknowledged, per document.
+    public func outbox(peer: String) throws -> [DocumentID: [Change]] {
+        let entries = try database.read { db in try ChangeLog.outbox(peer: peer, db) }
+        return Dictionary(uniqueKeysWithValues: entries.map { (DocumentID(rawValue: $0.document)!, $0.changes) })
+    }
+
+    /// Records that `peer` holds `version` of a document: the outbox for
+    /// that peer no longer offers the changes it covers.
+    public func acknowledge(peer: String, id: DocumentID, version: VersionVector) throws {
+        try database.write { db in
+            try PeerAcknowledgements.acknowledge(peer: peer, document: id.rawValue, version: version, db)
+        }
+    }
+
+    // MARK: Snapshots and compaction
+
+    /// Writes a snapshot of the document now.
+    public func snapshot(_ id: DocumentID) throws {
+        try locked {
+            var entry = try takeLoaded(id)
+            try writeSnapshot(id, &entry)
+            cache[id] = entry
+        }
+    }
+
+    /// Writes a snapshot and deletes what it makes unnecessary: older
+    /// snapshots and, unless `keepHistory`, the logged changes it covers.
+    ///
+    /// Never deleted: the merge state (the snapshot holds every tombstone,
+    /// the version vector and the heads), parked changes, and local changes
+    /// some peer of the document has not acknowledged (or, when no peer has
+    /// acknowledged anything of it yet, every local change).
+    public func compact(_ id: DocumentID, keepHistory: Bool) throws {
+        try locked {
+            var entry = try takeLoaded(id)
+            try writeSnapshot(id, &entry, compacting: keepHistory ? .keepHistory : .dropHistory)
+            cache[id] = entry
+        }
+    }
+
+    private enum Compaction { case none, keepHistory, dropHistory }
+
+    /// Writes a snapshot in its own transaction, which also prunes older
+    /// snapshots: two are kept (one to fall back on if the newest is
+    /// damaged), or one when compacting. Called with the lock held.
+    private func writeSnapshot(_ id: DocumentID, _ entry: inout LoadedDocument, compacting: Compaction = .none) throws {
+        let document = entry.document
+        try database.write { db in
+            let coversSeq = try ChangeLog.lastSeq(document: id.rawValue, db)
+            let stored = try SnapshotStore.write(document, id: id.rawValue, coversSeq: coversSeq, now: Self.milliseconds(Date()), db)
+            if compacting == .none {
+                try SnapshotStore.prune(document: id.rawValue, keepingNewest: 2, db)
+                return
+            }
+            // Deleting what the new snapshot replaces: first make sure it
+            // really holds the document.
+            let reloaded = try SnapshotStore.decode(stored, replica: replicaID)
+            guard reloaded.encodeSnapshot(includeHistory: false) == document.encodeSnapshot(includeHistory: false) else {
+                throw StoreError.unrecoverableDocument(id.rawValue, reason: "a new snapshot does not reload to the same state")
+            }
+            try SnapshotStore.prune(document: id.rawValue, keepingNewest: 1, db)
+            if compacting == .dropHistory {
+                try ChangeLog.deleteCompacted(document: id.rawValue, through: coversSeq, db)
+                try db.execute(sql: "UPDATE documents SET log_start_seq = ? WHERE id = ?",
+                               arguments: [.integer(coversSeq), .text(id.rawValue)])
+            }
+        }
+        entry.changesSinceSnapshot = 0
+    }
+
+    // MARK: Loading
+
+    /// The loaded document, from the cache or from disk. Called with the lock held.
+    private func loaded(_ id: DocumentID) throws -> LoadedDocument {
+        if let entry = cache[id] { return entry }
+        let entry = try load(id)
+        cache[id] = entry
+        return entry
+    }
+
+    /// The loaded document, taken out of the cache so that editing it does
+    /// not copy its buffers. The caller puts it back when it is consistent
+    /// with disk, or drops it so that it is reloaded. Called with the lock held.
+    private func takeLoaded(_ id: DocumentID) throws -> LoadedDocument {
+        if let entry = cache.removeValue(forKey: id) { return entry }
+        return try load(id)
+    }
+
+    /// Loads a document: the newest valid snapshot, then the logged changes
+    /// after it, then the parked changes. A snapshot that fails any check is
+    /// reported and skipped in favour of an older one or a full replay.
+    private func load(_ id: DocumentID) throws -> LoadedDocument {
+        try database.read { db in
+            let rows = try db.query(sql: "SELECT removed_at, log_start_seq FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
+            guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
+            let logStartSeq = try row.int64(1)
+            var document = Document(replica: replicaID)
+            var coversSeq: Int64 = 0
+            for stored in try SnapshotStore.newestFirst(document: id.rawValue, db) where stored.coversSeq >= logStartSeq {
+                do {
+                    document = try SnapshotStore.decode(stored, replica: replicaID)
+                    coversSeq = stored.coversSeq
+                    break
+                } catch {
+                    warn("document \(id): snapshot \(stored.id) is damaged and was skipped: \(error)")
+                }
+            }
+            guard coversSeq >= logStartSeq else {
+                throw StoreError.unrecoverableDocument(
+                    id.rawValue, reason: "its only snapshot since compaction is damaged, and the log before it was compacted")
+            }
+            let tail = try ChangeLog.changes(document: id.rawValue, after: coversSeq, db)
+            do {
+                try document.apply(tail)
+                try document.apply(ParkedChanges.all(document: id.rawValue, db))
+            } catch let error as DocumentError {
+                throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
+            }
+            return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count)
+        }
+    }
+
+    private func locked<T>(_ body: () throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+}
