@@ -33,7 +33,7 @@ let package = Package(
         ),
 
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
-        .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "CSQLite", "CZstd"]),
+        .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "QuireCore", "CSQLite", "CZstd"]),
         // A real process for the kill tests of QuireTests: writes edits in a
         // loop and reports each acknowledged one.
         .executableTarget(name: "quire-store-writer", dependencies: ["Quire"], path: "Tests/StoreWriter"),

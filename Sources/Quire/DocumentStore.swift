@@ -223,6 +223,13 @@ public final class DocumentStore: @unchecked Sendable {
         try locked {
             var entry = try takeLoaded(id)
             let before = entry.document.versionVector
+            // The document only checks duplicates against the history it holds
+            // in memory, which after a snapshot load is not all of it; the log is.
+            let duplicates = changes.filter { before.contains($0.lastID) }
+            if let conflict = try database.read({ db in try ChangeLog.firstConflict(among: duplicates, document: id.rawValue, db) }) {
+                cache[id] = entry
+                throw DocumentError.conflictingChange(conflict.id)
+            }
             // On a throw, `entry` (maybe half-applied) is dropped and reloaded from disk later.
             let applied = try entry.document.apply(changes)
             let after = entry.document.versionVector

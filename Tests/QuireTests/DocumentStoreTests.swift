@@ -97,6 +97,31 @@ import Testing
         #expect(try target.apply(id, changes) == 0)  // duplicates are no-ops
     }
 
+    @Test func aChangeClashingWithOneInTheLogIsRefusedAfterASnapshotLoad() throws {
+        try withTemporaryDirectory { directory in
+            let source = try DocumentStore.inMemory()
+            let id: DocumentID = "doc"
+            try source.create(id: id)
+            try source.edit(id) { tx in try tx.put(.root, key: "title", .string("real")) }
+            let genuine = try source.changes(id)[0]
+            var forged = genuine
+            forged.operations = [.put(object: .root, key: "title", value: .scalar(.string("forged")), pred: [])]
+
+            let path = directory + "/store.quire"
+            do {
+                let target = try DocumentStore(path: path, snapshotInterval: 1)
+                try target.create(id: id)
+                try target.apply(id, [genuine])
+            }
+            // Loaded from the snapshot: the in-memory history no longer holds `genuine`.
+            let target = try DocumentStore(path: path)
+            #expect(try target.read(id) { $0.changes.isEmpty })
+            #expect(throws: DocumentError.conflictingChange(genuine.id)) { try target.apply(id, [forged]) }
+            #expect(try target.apply(id, [genuine]) == 0)
+            #expect(try target.state(id) == source.state(id))
+        }
+    }
+
     @Test func parkedChangesSurviveARestart() throws {
         try withTemporaryDirectory { directory in
             let source = try DocumentStore.inMemory()

@@ -51,6 +51,25 @@ public enum ChangeLog {
             .map { row in try decode(row, document: document) }
     }
 
+    /// The first of `changes` that clashes with a logged change: same
+    /// replica and overlapping counters, but not the same change. Such a
+    /// change means a replica id was used twice. A change whose counters
+    /// compaction removed from the log cannot be checked and passes.
+    public static func firstConflict(among changes: some Sequence<Change>, document: String, _ db: DatabaseConnection) throws -> Change? {
+        for change in changes {
+            let rows = try db.query(
+                sql: """
+                    SELECT first_counter, data FROM changes
+                    WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?
+                    """,
+                arguments: [.text(document), .replica(change.replica), .unsigned(change.lastID.counter), .unsigned(change.id.counter)])
+            for row in rows where try row.unsigned(0) != change.id.counter || row.blob(1) != ChangeEncoding.encode([change]) {
+                return change
+            }
+        }
+        return nil
+    }
+
     /// The highest `seq` of a document's log, or 0 for an empty log.
     public static func lastSeq(document: String, _ db: DatabaseConnection) throws -> Int64 {
         let row = try db.query(sql: "SELECT max(seq) FROM changes WHERE document_id = ?", arguments: [.text(document)])[0]
