@@ -15,8 +15,8 @@ import Foundation
 /// ```
 ///
 /// Safe to use from several threads: calls run one at a time. A closure
-/// passed to `read` or `edit` runs while the store is locked, so it must
-/// not call the store itself (that deadlocks).
+/// passed to `read` or `edit` runs while the store is locked; a call on the
+/// store from inside it throws `StoreError.nestedCall` instead of deadlocking.
 ///
 /// One process at a time should open a file for writing: loaded documents
 /// are cached, and the cache does not see another process's writes.
@@ -30,10 +30,12 @@ public final class DocumentStore: @unchecked Sendable {
 
     let database: Database
     private let warn: @Sendable (String) -> Void
-    /// Guards `cache`, and keeps each call's SQLite transaction and its
-    /// in-memory effect together.
-    private let lock = NSLock()
+    /// Guards `cache` and `isInUse`, and keeps each call's SQLite transaction
+    /// and its in-memory effect together. Recursive, so that a nested call
+    /// from a `read` or `edit` closure gets in and finds `isInUse` set.
+    private let lock = NSRecursiveLock()
     private var cache: [DocumentID: LoadedDocument] = [:]
+    private var isInUse = false
 
     /// A document as loaded, with what the store needs to know about it.
     private struct LoadedDocument {
@@ -408,6 +410,9 @@ public final class DocumentStore: @unchecked Sendable {
     private func locked<T>(_ body: () throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
+        guard !isInUse else { throw StoreError.nestedCall }
+        isInUse = true
+        defer { isInUse = false }
         return try body()
     }
 

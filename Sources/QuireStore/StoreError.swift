@@ -17,6 +17,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A read-only open of a file whose schema is not the one this program
     /// writes (opening it for writing would migrate or refuse it).
     case unsupportedSchema(found: Int, expected: Int)
+    /// A call on a `DocumentStore` from inside one of its own `read` or
+    /// `edit` closures; use the document or transaction the closure got.
+    case nestedCall
     /// The peer asked for changes that compaction removed; it needs a snapshot.
     case historyCompacted(String)
 
@@ -29,6 +32,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .unrecoverableDocument(id, reason): "document \(id) cannot be loaded: \(reason)"
         case let .unsupportedSchema(found, expected):
             "the store's schema version is \(found); this program reads version \(expected) (open it for writing to migrate it)"
+        case .nestedCall: "the document store was called from inside its own read or edit closure"
         case .historyCompacted(let id): "the history of document \(id) asked for was compacted away"
         }
     }

@@ -203,6 +203,18 @@ import Testing
         }
     }
 
+    @Test func aNestedCallIsAnErrorNotADeadlock() throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        #expect(throws: StoreError.nestedCall) {
+            try store.edit(id) { tx in
+                try tx.put(.root, key: "a", .int(1))
+                try store.read(id) { _ in }
+            }
+        }
+        #expect(try store.changes(id).isEmpty)
+    }
+
     @Test func usableFromSeveralThreads() throws {
         let store = try DocumentStore.inMemory()
         let id = try store.createDocument()
