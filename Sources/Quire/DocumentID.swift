@@ -1,4 +1,5 @@
 import Foundation
+import QuireStore
 
 /// The id of a document: a string the client makes, unique across every
 /// replica, such as a UUIDv7 from `generate()`.
@@ -36,6 +37,15 @@ public struct DocumentID: RawRepresentable, Hashable, Comparable, Sendable, Cust
             hex.dropFirst(range.lowerBound).prefix(range.count)
         }
         return DocumentID(rawValue: groups.joined(separator: "-"))!
+    }
+
+    /// An id read from a store file, which may be damaged: an invalid one
+    /// is an error, not a trap.
+    init(stored rawValue: String) throws {
+        guard let id = DocumentID(rawValue: rawValue) else {
+            throw StoreError.unrecoverableDocument(rawValue, reason: "the store holds an invalid document id")
+        }
+        self = id
     }
 
     public static func < (a: DocumentID, b: DocumentID) -> Bool { a.rawValue < b.rawValue }

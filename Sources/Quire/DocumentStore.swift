@@ -126,7 +126,7 @@ public final class DocumentStore: @unchecked Sendable {
     public func documents(includeRemoved: Bool = false) throws -> [DocumentInfo] {
         try database.query(sql: "SELECT id, created_at, removed_at FROM documents ORDER BY id").compactMap { row in
             let info = DocumentInfo(
-                id: DocumentID(rawValue: try row.text(0))!,
+                id: try DocumentID(stored: row.text(0)),
                 createdAt: Self.date(try row.int64(1)),
                 removedAt: row.isNull(2) ? nil : Self.date(try row.int64(2)))
             return includeRemoved || !info.isRemoved ? info : nil
@@ -288,7 +288,7 @@ public final class DocumentStore: @unchecked Sendable {
     /// The local changes `peer` has not acknowledged, per document.
     public func outbox(peer: String) throws -> [DocumentID: [Change]] {
         let entries = try database.read { db in try ChangeLog.outbox(peer: peer, db) }
-        return Dictionary(uniqueKeysWithValues: entries.map { (DocumentID(rawValue: $0.document)!, $0.changes) })
+        return Dictionary(uniqueKeysWithValues: try entries.map { (try DocumentID(stored: $0.document), $0.changes) })
     }
 
     /// Records that `peer` holds `version` of a document: the outbox for
