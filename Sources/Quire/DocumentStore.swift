@@ -14,9 +14,11 @@ import Foundation
 /// let title = try store.read(id) { doc in try doc.get(.root, key: "title") }
 /// ```
 ///
-/// Safe to use from several threads: calls run one at a time. A closure
-/// passed to `read` or `edit` runs while the store is locked; a call on the
-/// store from inside it throws `StoreError.nestedCall` instead of deadlocking.
+/// Safe to use from several threads. Calls on one document run one at a
+/// time; edits of different documents made at the same time share one
+/// SQLite commit (group commit), so they share the cost of its disk sync.
+/// A closure passed to `read` or `edit` runs while the store is locked; a
+/// call on the store from inside it throws `StoreError.nestedCall`.
 ///
 /// One process at a time should open a file for writing: loaded documents
 /// are cached, and the cache does not see another process's writes.
@@ -29,16 +31,27 @@ public final class DocumentStore: @unchecked Sendable {
     public let snapshotInterval: Int
 
     let database: Database
-    private let warn: @Sendable (String) -> Void
-    /// Guards `cache` and `isInUse`, and keeps each call's SQLite transaction
-    /// and its in-memory effect together. Recursive, so that a nested call
-    /// from a `read` or `edit` closure gets in and finds `isInUse` set.
-    private let lock = NSRecursiveLock()
-    private var cache: [DocumentID: LoadedDocument] = [:]
-    private var isInUse = false
+    let warn: @Sendable (String) -> Void
+
+    /// Guards every `var` below. Threads wait on it for a busy document
+    /// or for their commit to be written.
+    let condition = NSCondition()
+    /// Loaded documents that match the file. A document being edited or
+    /// committed is not here but in `busy`.
+    var cache: [DocumentID: LoadedDocument] = [:]
+    /// Documents with an edit in progress or a commit not yet written:
+    /// other calls on them wait, so nobody sees an unwritten change.
+    var busy: Set<DocumentID> = []
+    /// Commits waiting for the next SQLite transaction.
+    var queue: [QueuedCommit] = []
+    /// True while a thread writes a batch of commits (without the lock).
+    var isWriting = false
+    var nextTicket = 0
+    /// How each written commit ended, by ticket, until its caller takes it.
+    var outcomes: [Int: Result<Void, any Error>] = [:]
 
     /// A document as loaded, with what the store needs to know about it.
-    private struct LoadedDocument {
+    struct LoadedDocument {
         var document: Document
         var isRemoved: Bool
         /// Changes logged since the newest snapshot (or since loading).
@@ -146,6 +159,7 @@ public final class DocumentStore: @unchecked Sendable {
 
     private func setRemoved(_ id: DocumentID, at time: Int64?) throws {
         try locked {
+            waitUntilIdle(id)
             try database.write { db in
                 guard try !db.query(sql: "SELECT 1 FROM documents WHERE id = ?", arguments: [.text(id.rawValue)]).isEmpty else {
                     throw StoreError.noSuchDocument(id.rawValue)
@@ -163,7 +177,10 @@ public final class DocumentStore: @unchecked Sendable {
     ///
     ///     let text = try store.read(id) { doc in try doc.text(body) }
     public func read<Result>(_ id: DocumentID, _ body: (Document) throws -> Result) throws -> Result {
-        try locked { try body(loaded(id).document) }
+        try locked {
+            let document = try loadedIdle(id).document
+            return try runningClosure { try body(document) }
+        }
     }
 
     /// Runs `body` as one local transaction and commits the change it makes
@@ -183,9 +200,9 @@ public final class DocumentStore: @unchecked Sendable {
     @discardableResult
     public func edit<Result>(_ id: DocumentID, time: Date = Date(), _ body: (inout Transaction) throws -> Result) throws -> Result {
         try locked {
-            var entry = try takeLoaded(id)
+            var entry = try takeIdle(id)
             guard !entry.isRemoved else {
-                cache[id] = entry
+                release(id, entry)
                 throw StoreError.documentRemoved(id.rawValue)
             }
             let before = entry.document.versionVector[replicaID]
@@ -196,17 +213,20 @@ public final class DocumentStore: @unchecked Sendable {
             var bodyError: (any Error)?
             let result: Result
             do {
-                result = try entry.document.transact(time: Self.milliseconds(time)) { tx in
-                    do { return try body(&tx) } catch { bodyError = error; throw error }
+                result = try runningClosure {
+                    try entry.document.transact(time: Self.milliseconds(time)) { tx in
+                        do { return try body(&tx) } catch { bodyError = error; throw error }
+                    }
                 }
             } catch {
+                release(id, nil)
                 throw bodyError ?? error
             }
             guard entry.document.versionVector[replicaID] != before, let change = entry.document.changes.last else {
-                cache[id] = entry
+                release(id, entry)
                 return result
             }
-            try commit(id, entry, newChanges: [change], isLocal: true, parked: [])
+            try commit(QueuedCommit(id: id, entry: entry, newChanges: [change], isLocal: true, parked: []))
             return result
         }
     }
@@ -223,46 +243,28 @@ public final class DocumentStore: @unchecked Sendable {
     @discardableResult
     public func apply(_ id: DocumentID, _ changes: [Change]) throws -> Int {
         try locked {
-            var entry = try takeLoaded(id)
+            var entry = try takeIdle(id)
             let before = entry.document.versionVector
-            // The document only checks duplicates against the history it holds
-            // in memory, which after a snapshot load is not all of it; the log is.
-            let duplicates = changes.filter { before.contains($0.lastID) }
-            if let conflict = try database.read({ db in try ChangeLog.firstConflict(among: duplicates, document: id.rawValue, db) }) {
-                cache[id] = entry
-                throw DocumentError.conflictingChange(conflict.id)
+            let applied: Int
+            do {
+                // The document only checks duplicates against the history it holds
+                // in memory, which after a snapshot load is not all of it; the log is.
+                let duplicates = changes.filter { before.contains($0.lastID) }
+                if let conflict = try database.read({ db in try ChangeLog.firstConflict(among: duplicates, document: id.rawValue, db) }) {
+                    throw DocumentError.conflictingChange(conflict.id)
+                }
+                applied = try entry.document.apply(changes)
+            } catch {
+                // `entry` may be half-applied: drop it, to be reloaded from disk.
+                release(id, nil)
+                throw error
             }
-            // On a throw, `entry` (maybe half-applied) is dropped and reloaded from disk later.
-            let applied = try entry.document.apply(changes)
             let after = entry.document.versionVector
             let newChanges = applied == 0 ? [] : entry.document.changes(since: before)
             let parked = changes.filter { !after.contains($0.lastID) }
-            try commit(id, entry, newChanges: newChanges, isLocal: false, parked: parked)
+            try commit(QueuedCommit(id: id, entry: entry, newChanges: newChanges, isLocal: false, parked: parked))
             return applied
         }
-    }
-
-    /// The one place every committed change passes: it saves the changes
-    /// (and parks the waiting ones) in one SQLite transaction, then puts the
-    /// document back in the cache and writes a snapshot when one is due.
-    /// Observation of committed changes belongs here. Called with the lock held.
-    private func commit(_ id: DocumentID, _ entry: LoadedDocument, newChanges: [Change], isLocal: Bool, parked: [Change]) throws {
-        var entry = entry
-        try database.write { db in
-            try ChangeLog.append(newChanges, document: id.rawValue, isLocal: isLocal, db)
-            if !isLocal {
-                try ParkedChanges.removeCovered(by: entry.document.versionVector, document: id.rawValue, db)
-                try ParkedChanges.park(parked, document: id.rawValue, db)
-            }
-        }
-        entry.changesSinceSnapshot += newChanges.count
-        if entry.changesSinceSnapshot >= snapshotInterval {
-            // The changes are already safe in the log; a snapshot that cannot
-            // be written now (say, the disk is full) is tried again later.
-            do { try writeSnapshot(id, &entry) }
-            catch { warn("document \(id): could not write a snapshot: \(error)") }
-        }
-        cache[id] = entry
     }
 
     // MARK: History and sync
@@ -272,7 +274,7 @@ public final class DocumentStore: @unchecked Sendable {
     /// some of them (the peer then needs a snapshot).
     public func changes(_ id: DocumentID, since version: VersionVector = VersionVector()) throws -> [Change] {
         try locked {
-            let current = try loaded(id).document.versionVector
+            let current = try loadedIdle(id).document.versionVector
             let changes = try database.read { db in try ChangeLog.changes(document: id.rawValue, since: version, db) }
             // Each replica's changes must follow on from `version` without a gap.
             var covered = version
@@ -304,9 +306,9 @@ public final class DocumentStore: @unchecked Sendable {
     /// Writes a snapshot of the document now.
     public func snapshot(_ id: DocumentID) throws {
         try locked {
-            var entry = try takeLoaded(id)
+            var entry = try takeIdle(id)
+            defer { release(id, entry) }
             try writeSnapshot(id, &entry)
-            cache[id] = entry
         }
     }
 
@@ -319,101 +321,10 @@ public final class DocumentStore: @unchecked Sendable {
     /// acknowledged anything of it yet, every local change).
     public func compact(_ id: DocumentID, keepHistory: Bool) throws {
         try locked {
-            var entry = try takeLoaded(id)
+            var entry = try takeIdle(id)
+            defer { release(id, entry) }
             try writeSnapshot(id, &entry, compacting: keepHistory ? .keepHistory : .dropHistory)
-            cache[id] = entry
         }
-    }
-
-    private enum Compaction { case none, keepHistory, dropHistory }
-
-    /// Writes a snapshot in its own transaction, which also prunes older
-    /// snapshots: two are kept (one to fall back on if the newest is
-    /// damaged), or one when compacting. Called with the lock held.
-    private func writeSnapshot(_ id: DocumentID, _ entry: inout LoadedDocument, compacting: Compaction = .none) throws {
-        let document = entry.document
-        try database.write { db in
-            let coversSeq = try ChangeLog.lastSeq(document: id.rawValue, db)
-            let stored = try SnapshotStore.write(document, id: id.rawValue, coversSeq: coversSeq, now: Self.milliseconds(Date()), db)
-            if compacting == .none {
-                try SnapshotStore.prune(document: id.rawValue, keepingNewest: 2, db)
-                return
-            }
-            // Deleting what the new snapshot replaces: first make sure it
-            // really holds the document.
-            let reloaded = try SnapshotStore.decode(stored, replica: replicaID)
-            guard reloaded.encodeSnapshot(includeHistory: false) == document.encodeSnapshot(includeHistory: false) else {
-                throw StoreError.unrecoverableDocument(id.rawValue, reason: "a new snapshot does not reload to the same state")
-            }
-            try SnapshotStore.prune(document: id.rawValue, keepingNewest: 1, db)
-            if compacting == .dropHistory {
-                try ChangeLog.deleteCompacted(document: id.rawValue, through: coversSeq, db)
-                try db.execute(sql: "UPDATE documents SET log_start_seq = ? WHERE id = ?",
-                               arguments: [.integer(coversSeq), .text(id.rawValue)])
-            }
-        }
-        entry.changesSinceSnapshot = 0
-    }
-
-    // MARK: Loading
-
-    /// The loaded document, from the cache or from disk. Called with the lock held.
-    private func loaded(_ id: DocumentID) throws -> LoadedDocument {
-        if let entry = cache[id] { return entry }
-        let entry = try load(id)
-        cache[id] = entry
-        return entry
-    }
-
-    /// The loaded document, taken out of the cache so that editing it does
-    /// not copy its buffers. The caller puts it back when it is consistent
-    /// with disk, or drops it so that it is reloaded. Called with the lock held.
-    private func takeLoaded(_ id: DocumentID) throws -> LoadedDocument {
-        if let entry = cache.removeValue(forKey: id) { return entry }
-        return try load(id)
-    }
-
-    /// Loads a document: the newest valid snapshot, then the logged changes
-    /// after it, then the parked changes. A snapshot that fails any check is
-    /// reported and skipped in favour of an older one or a full replay.
-    private func load(_ id: DocumentID) throws -> LoadedDocument {
-        try database.read { db in
-            let rows = try db.query(sql: "SELECT removed_at, log_start_seq FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
-            guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
-            let logStartSeq = try row.int64(1)
-            var document = Document(replica: replicaID)
-            var coversSeq: Int64 = 0
-            for stored in try SnapshotStore.newestFirst(document: id.rawValue, db) where stored.coversSeq >= logStartSeq {
-                do {
-                    document = try SnapshotStore.decode(stored, replica: replicaID)
-                    coversSeq = stored.coversSeq
-                    break
-                } catch {
-                    warn("document \(id): snapshot \(stored.id) is damaged and was skipped: \(error)")
-                }
-            }
-            guard coversSeq >= logStartSeq else {
-                throw StoreError.unrecoverableDocument(
-                    id.rawValue, reason: "its only snapshot since compaction is damaged, and the log before it was compacted")
-            }
-            let tail = try ChangeLog.changes(document: id.rawValue, after: coversSeq, db)
-            do {
-                try document.apply(tail)
-                try document.apply(ParkedChanges.all(document: id.rawValue, db))
-            } catch let error as DocumentError {
-                throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
-            }
-            return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count)
-        }
-    }
-
-    private func locked<T>(_ body: () throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !isInUse else { throw StoreError.nestedCall }
-        isInUse = true
-        defer { isInUse = false }
-        return try body()
     }
 
     static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
