@@ -34,6 +34,44 @@ import Testing
         }
     }
 
+    /// Threads edit their own documents while the disk fills up: commits
+    /// share transactions, and whichever fail, every edit that returned is
+    /// on disk and no other is, in memory or in the file.
+    @Test func concurrentEditsOnAFillingDiskKeepExactlyTheAcknowledgedOnes() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let store = try DocumentStore(path: path)
+            let ids = try (0..<4).map { _ in try store.createDocument() }
+            let texts = try ids.map { id in try store.edit(id) { tx in try tx.putObject(.root, key: "body", kind: .text) } }
+            let pages = try store.database.query(sql: "PRAGMA page_count")[0].int64(0)
+            try store.database.execute(sql: "PRAGMA max_page_count = \(pages + 10)")
+            let chunk = String(repeating: "x", count: 500)
+            let acknowledged = Acknowledged()
+            DispatchQueue.concurrentPerform(iterations: ids.count) { thread in
+                for _ in 0..<20 {
+                    if (try? store.edit(ids[thread]) { tx in try tx.insertText(texts[thread], at: 0, chunk) }) != nil {
+                        acknowledged.add(thread)
+                    }
+                }
+            }
+            #expect(acknowledged.total < 80, "the disk never filled up")
+            let reopened = try DocumentStore(path: path)
+            for (thread, id) in ids.enumerated() {
+                let expected = acknowledged.count(thread) * chunk.count
+                #expect(try store.read(id) { try $0.textCount(texts[thread]) } == expected)
+                #expect(try reopened.read(id) { try $0.textCount(texts[thread]) } == expected)
+            }
+        }
+    }
+
+    final class Acknowledged: @unchecked Sendable {
+        private let lock = NSLock()
+        private var counts: [Int: Int] = [:]
+        func add(_ thread: Int) { lock.withLock { counts[thread, default: 0] += 1 } }
+        func count(_ thread: Int) -> Int { lock.withLock { counts[thread, default: 0] } }
+        var total: Int { lock.withLock { counts.values.reduce(0, +) } }
+    }
+
     @Test func aReadOnlyStoreReadsAndRefusesWrites() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"
