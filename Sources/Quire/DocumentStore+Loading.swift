@@ -2,6 +2,9 @@ import Foundation
 
 // Loading documents from the file and writing their snapshots.
 extension DocumentStore {
+    /// What `writeSnapshot` deletes besides writing: nothing but snapshots
+    /// beyond the newest two, or (compacting) all other snapshots and maybe
+    /// the log rows the new one covers.
     enum Compaction { case none, keepHistory, dropHistory }
 
     /// Writes a snapshot in its own transaction, which also prunes older
