@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "QuireCore", targets: ["QuireCore"]),
         .library(name: "QuireStore", targets: ["QuireStore"]),
         .library(name: "QuireSync", targets: ["QuireSync"]),
+        .library(name: "Quire", targets: ["Quire"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
     ],
     targets: [
@@ -26,6 +27,8 @@ let package = Package(
 
         // Sync: messages, sessions and transports (HTTP over libmicrohttpd and URLSession).
         .target(name: "QuireSync", dependencies: ["QuireCore", "QuireStore", "CMicroHTTPD", "CZstd"]),
+        // The public API: DocumentStore over the store and the core.
+        .target(name: "Quire", dependencies: ["QuireCore", "QuireStore"]),
 
         .executableTarget(
             name: "quire-bench",
@@ -34,8 +37,12 @@ let package = Package(
         ),
 
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
-        .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "CSQLite", "CZstd"]),
         .testTarget(name: "QuireSyncTests", dependencies: ["QuireSync"]),
+        .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "QuireCore", "CSQLite", "CZstd"]),
+        // A real process for the kill tests of QuireTests: writes edits in a
+        // loop and reports each acknowledged one.
+        .executableTarget(name: "quire-store-writer", dependencies: ["Quire"], path: "Tests/StoreWriter"),
+        .testTarget(name: "QuireTests", dependencies: ["Quire", "QuireStore", "CSQLite", "quire-store-writer"]),
     ],
     swiftLanguageModes: [.v6]
 )

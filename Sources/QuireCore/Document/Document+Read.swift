@@ -92,8 +92,11 @@ extension Document {
     /// without history, `damagedHistory` if history kept encoded was damaged.
     public func allChanges() throws(DocumentError) -> [Change] { try history.all() }
 
-    /// The number of applied changes.
+    /// The number of applied changes held in the history.
     public var changeCount: Int { history.count }
+
+    /// The change applied or made last, unless it arrived inside an encoded bundle.
+    public var lastChange: Change? { history.recent.last }
 
     /// The applied changes that `version` lacks, in causal order.
     public func changes(since version: VersionVector) throws(DocumentError) -> [Change] {

@@ -1,0 +1,137 @@
+import Foundation
+
+// How DocumentStore keeps the in-memory documents and the file together,
+// and how concurrent edits share one SQLite commit.
+//
+// A call takes the document it works on out of `cache` and marks it busy;
+// other calls on that document wait. An edit or apply then queues its
+// changes as a `QueuedCommit` and waits until they are written. Whichever
+// waiting thread finds no batch being written becomes the writer: it takes
+// the whole queue, writes it in one SQLite transaction without holding the
+// lock (so more commits can queue meanwhile), and then finishes every
+// commit of the batch. Edits of different documents made at the same time
+// so share one disk sync. If the transaction fails, every commit of the
+// batch fails and its document is dropped from the cache, to be reloaded
+// from the file: memory never runs ahead of the disk.
+
+extension DocumentStore {
+    /// Changes of one document made in memory, waiting to be written.
+    struct QueuedCommit {
+        let id: DocumentID
+        /// The document with the changes applied.
+        var entry: LoadedDocument
+        let newChanges: [Change]
+        let isLocal: Bool
+        /// Remote changes that wait for their dependencies.
+        let parked: [Change]
+        var ticket = 0
+
+        /// Writes the commit's rows; runs inside the batch's transaction.
+        func save(_ db: DatabaseConnection) throws {
+            try ChangeLog.append(newChanges, document: id.rawValue, isLocal: isLocal, db)
+            if !isLocal {
+                try ParkedChanges.removeCovered(by: entry.document.versionVector, document: id.rawValue, db)
+                try ParkedChanges.park(parked, document: id.rawValue, db)
+            }
+        }
+    }
+
+    /// Queues a commit of a busy document and returns once it is written
+    /// (or throws the error that kept it from being written). Lock held.
+    func commit(_ commit: QueuedCommit) throws {
+        var commit = commit
+        nextTicket += 1
+        commit.ticket = nextTicket
+        queue.append(commit)
+        while true {
+            if let outcome = outcomes.removeValue(forKey: commit.ticket) { return try outcome.get() }
+            if isWriting { condition.wait() } else { writeQueuedBatch() }
+        }
+    }
+
+    /// Writes every queued commit in one SQLite transaction. Lock held on
+    /// entry and exit, released while writing.
+    private func writeQueuedBatch() {
+        isWriting = true
+        let batch = queue
+        queue = []
+        condition.unlock()
+        let outcome = Result { try database.write { db in for commit in batch { try commit.save(db) } } }
+        condition.lock()
+        isWriting = false
+        for commit in batch {
+            if case .success = outcome { didCommit(commit) } else { release(commit.id, nil) }
+            outcomes[commit.ticket] = outcome
+        }
+        condition.broadcast()
+    }
+
+    /// The one place every committed change, local or remote, passes once it
+    /// is on disk: observation of changes belongs here. Puts the document
+    /// back in the cache and writes a snapshot when one is due. Lock held.
+    private func didCommit(_ commit: QueuedCommit) {
+        var entry = commit.entry
+        entry.changesSinceSnapshot += commit.newChanges.count
+        if entry.changesSinceSnapshot >= snapshotInterval {
+            // The changes are already safe in the log; a snapshot that cannot
+            // be written now (say, the disk is full) is tried again later.
+            do { try writeSnapshot(commit.id, &entry) }
+            catch { warn("document \(commit.id): could not write a snapshot: \(error)") }
+        }
+        release(commit.id, entry)
+    }
+
+    // MARK: Locking
+
+    /// Runs `body` with the lock held. Throws `StoreError.nestedCall` when
+    /// called from inside a `read` or `edit` closure of this store.
+    func locked<T>(_ body: () throws -> T) throws -> T {
+        guard Thread.current.threadDictionary[closureMarker] == nil else { throw StoreError.nestedCall }
+        condition.lock()
+        defer { condition.unlock() }
+        return try body()
+    }
+
+    /// Runs a caller's closure, marked so that a call back into this store
+    /// from it is recognised (waiting for the lock it holds would deadlock).
+    func runningClosure<T>(_ body: () throws -> T) rethrows -> T {
+        Thread.current.threadDictionary[closureMarker] = true
+        defer { Thread.current.threadDictionary.removeObject(forKey: closureMarker) }
+        return try body()
+    }
+
+    private var closureMarker: String { "quire.DocumentStore.\(ObjectIdentifier(self))" }
+
+    /// Waits until no call is working on the document. Lock held.
+    func waitUntilIdle(_ id: DocumentID) {
+        while busy.contains(id) { condition.wait() }
+    }
+
+    /// The document, loaded if needed, once no call is working on it. Lock held.
+    func loadedIdle(_ id: DocumentID) throws -> LoadedDocument {
+        waitUntilIdle(id)
+        if let entry = cache[id] { return entry }
+        let entry = try load(id)
+        cache[id] = entry
+        return entry
+    }
+
+    /// The document, taken out of the cache (so that editing it does not
+    /// copy its buffers) and marked busy. The caller ends with `release`.
+    /// Lock held.
+    func takeIdle(_ id: DocumentID) throws -> LoadedDocument {
+        waitUntilIdle(id)
+        let entry = try cache.removeValue(forKey: id) ?? load(id)
+        busy.insert(id)
+        return entry
+    }
+
+    /// Ends a call's work on a document: puts `entry` back in the cache, or
+    /// with `nil` drops it so that the next call reloads it from the file,
+    /// and wakes the calls waiting for it. Lock held.
+    func release(_ id: DocumentID, _ entry: LoadedDocument?) {
+        cache[id] = entry
+        busy.remove(id)
+        condition.broadcast()
+    }
+}

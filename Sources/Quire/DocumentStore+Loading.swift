@@ -1,0 +1,71 @@
+import Foundation
+
+// Loading documents from the file and writing their snapshots.
+extension DocumentStore {
+    /// What `writeSnapshot` deletes besides writing: nothing but snapshots
+    /// beyond the newest two, or (compacting) all other snapshots and maybe
+    /// the log rows the new one covers.
+    enum Compaction { case none, keepHistory, dropHistory }
+
+    /// Writes a snapshot in its own transaction, which also prunes older
+    /// snapshots: two are kept (one to fall back on if the newest is
+    /// damaged), or one when compacting. Called with the lock held.
+    func writeSnapshot(_ id: DocumentID, _ entry: inout LoadedDocument, compacting: Compaction = .none) throws {
+        let document = entry.document
+        try database.write { db in
+            let coversSeq = try ChangeLog.lastSeq(document: id.rawValue, db)
+            let stored = try SnapshotStore.write(document, id: id.rawValue, coversSeq: coversSeq, now: Self.milliseconds(Date()), db)
+            if compacting == .none {
+                try SnapshotStore.prune(document: id.rawValue, keepingNewest: 2, db)
+                return
+            }
+            // Deleting what the new snapshot replaces: first make sure it
+            // really holds the document.
+            let reloaded = try SnapshotStore.decode(stored, replica: replicaID)
+            guard reloaded.encodeSnapshot(includeHistory: false) == document.encodeSnapshot(includeHistory: false) else {
+                throw StoreError.unrecoverableDocument(id.rawValue, reason: "a new snapshot does not reload to the same state")
+            }
+            try SnapshotStore.prune(document: id.rawValue, keepingNewest: 1, db)
+            if compacting == .dropHistory {
+                try ChangeLog.deleteCompacted(document: id.rawValue, through: coversSeq, db)
+                try db.execute(sql: "UPDATE documents SET log_start_seq = ? WHERE id = ?",
+                               arguments: [.integer(coversSeq), .text(id.rawValue)])
+            }
+        }
+        entry.changesSinceSnapshot = 0
+    }
+
+    /// Loads a document: the newest valid snapshot, then the logged changes
+    /// after it, then the parked changes. A snapshot that fails any check is
+    /// reported and skipped in favour of an older one or a full replay.
+    func load(_ id: DocumentID) throws -> LoadedDocument {
+        try database.read { db in
+            let rows = try db.query(sql: "SELECT removed_at, log_start_seq FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
+            guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
+            let logStartSeq = try row.int64(1)
+            var document = Document(replica: replicaID)
+            var coversSeq: Int64 = 0
+            for stored in try SnapshotStore.newestFirst(document: id.rawValue, db) where stored.coversSeq >= logStartSeq {
+                do {
+                    document = try SnapshotStore.decode(stored, replica: replicaID)
+                    coversSeq = stored.coversSeq
+                    break
+                } catch {
+                    warn("document \(id): snapshot \(stored.id) is damaged and was skipped: \(error)")
+                }
+            }
+            guard coversSeq >= logStartSeq else {
+                throw StoreError.unrecoverableDocument(
+                    id.rawValue, reason: "its only snapshot since compaction is damaged, and the log before it was compacted")
+            }
+            let tail = try ChangeLog.changes(document: id.rawValue, after: coversSeq, db)
+            do {
+                try document.apply(tail)
+                try document.apply(ParkedChanges.all(document: id.rawValue, db))
+            } catch let error as DocumentError {
+                throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
+            }
+            return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count)
+        }
+    }
+}

@@ -1,0 +1,332 @@
+@_exported import QuireCore
+@_exported import QuireStore
+import Foundation
+
+/// Many documents in one local SQLite file, the source of truth: an edit is
+/// acknowledged (the call returns) only once it is committed to disk.
+///
+/// ```swift
+/// let store = try DocumentStore(path: "notes.quire")
+/// let id = try store.createDocument()
+/// try store.edit(id) { tx in
+///     try tx.put(.root, key: "title", .string("Groceries"))
+/// }
+/// let title = try store.read(id) { doc in try doc.get(.root, key: "title") }
+/// ```
+///
+/// Safe to use from several threads. Calls on one document run one at a
+/// time; edits of different documents made at the same time share one
+/// SQLite commit (group commit), so they share the cost of its disk sync.
+/// A closure passed to `read` or `edit` runs while the store is locked; a
+/// call on the store from inside it throws `StoreError.nestedCall`.
+///
+/// One process at a time should open a file for writing: loaded documents
+/// are cached, and the cache does not see another process's writes.
+/// `Specs/storage.md` states the schema, the formats and the durability
+/// promise.
+public final class DocumentStore: @unchecked Sendable {
+    /// The id this store's local edits are made under.
+    public let replicaID: ReplicaID
+    /// A snapshot is written after this many changes to a document.
+    public let snapshotInterval: Int
+
+    let database: Database
+    let warn: @Sendable (String) -> Void
+
+    /// Guards every `var` below. Threads wait on it for a busy document
+    /// or for their commit to be written.
+    let condition = NSCondition()
+    /// Loaded documents that match the file. A document being edited or
+    /// committed is not here but in `busy`.
+    var cache: [DocumentID: LoadedDocument] = [:]
+    /// Documents with an edit in progress or a commit not yet written:
+    /// other calls on them wait, so nobody sees an unwritten change.
+    var busy: Set<DocumentID> = []
+    /// Commits waiting for the next SQLite transaction.
+    var queue: [QueuedCommit] = []
+    /// True while a thread writes a batch of commits (without the lock).
+    var isWriting = false
+    var nextTicket = 0
+    /// How each written commit ended, by ticket, until its caller takes it.
+    var outcomes: [Int: Result<Void, any Error>] = [:]
+
+    /// A document as loaded, with what the store needs to know about it.
+    struct LoadedDocument {
+        var document: Document
+        var isRemoved: Bool
+        /// Changes logged since the newest snapshot (or since loading).
+        var changesSinceSnapshot: Int
+    }
+
+    /// Opens the store file at `path`, creating it if needed, and brings its
+    /// schema up to date. A file copied from another store gets a new
+    /// replica id here, before anything is written.
+    ///
+    /// With `readOnly`, the file is opened with SQLite's read-only flag:
+    /// documents can be read, and every write fails with a `DatabaseError`
+    /// (`SQLITE_READONLY`). The schema must be current.
+    ///
+    /// - Parameter onWarning: receives a message for each damaged snapshot
+    ///   skipped while loading; by default, standard error.
+    public init(path: String, readOnly: Bool = false, snapshotInterval: Int = 1000,
+                onWarning: @escaping @Sendable (String) -> Void = DocumentStore.printWarning) throws {
+        precondition(snapshotInterval > 0, "snapshotInterval must be positive")
+        let database = try Database(path: path, readOnly: readOnly)
+        if readOnly {
+            let version = try database.query(sql: "PRAGMA user_version")[0].int64(0)
+            guard version == StoreSchema.latestVersion, let replica = try database.read(ReplicaIdentity.recorded) else {
+                throw StoreError.unsupportedSchema(found: Int(version), expected: StoreSchema.latestVersion)
+            }
+            replicaID = replica
+        } else {
+            try StoreSchema.migrator.migrate(database)
+            let fingerprint = try ReplicaIdentity.fingerprint(ofFile: path)
+            replicaID = try database.write { db in
+                try ReplicaIdentity.establish(db, fingerprint: fingerprint, now: Self.milliseconds(Date()))
+            }
+        }
+        self.database = database
+        self.snapshotInterval = snapshotInterval
+        warn = onWarning
+    }
+
+    private init(inMemory database: Database, snapshotInterval: Int) throws {
+        try StoreSchema.migrator.migrate(database)
+        replicaID = try database.write { db in
+            try ReplicaIdentity.establish(db, fingerprint: "memory", now: Self.milliseconds(Date()))
+        }
+        self.database = database
+        self.snapshotInterval = snapshotInterval
+        warn = Self.printWarning
+    }
+
+    /// A store that lives in memory until it is released; for tests.
+    public static func inMemory(snapshotInterval: Int = 1000) throws -> DocumentStore {
+        try DocumentStore(inMemory: Database.inMemory(), snapshotInterval: snapshotInterval)
+    }
+
+    /// Writes a warning to standard error.
+    public static func printWarning(_ message: String) {
+        FileHandle.standardError.write(Data("quire: warning: \(message)\n".utf8))
+    }
+
+    // MARK: Documents
+
+    /// Creates an empty document with a client-made id.
+    ///
+    ///     try store.create(id: "groceries")
+    public func create(id: DocumentID) throws {
+        try locked {
+            try database.write { db in
+                guard try db.query(sql: "SELECT 1 FROM documents WHERE id = ?", arguments: [.text(id.rawValue)]).isEmpty else {
+                    throw StoreError.documentExists(id.rawValue)
+                }
+                try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
+                               arguments: [.text(id.rawValue), .integer(Self.milliseconds(Date()))])
+            }
+            cache[id] = LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
+        }
+    }
+
+    /// Creates an empty document with a new UUIDv7 id and returns the id.
+    public func createDocument() throws -> DocumentID {
+        let id = DocumentID.generate()
+        try create(id: id)
+        return id
+    }
+
+    /// Every document, in id order (creation order for UUIDv7 ids).
+    public func documents(includeRemoved: Bool = false) throws -> [DocumentInfo] {
+        try database.query(sql: "SELECT id, created_at, removed_at FROM documents ORDER BY id").compactMap { row in
+            let info = DocumentInfo(
+                id: try DocumentID(stored: row.text(0)),
+                createdAt: Self.date(try row.int64(1)),
+                removedAt: row.isNull(2) ? nil : Self.date(try row.int64(2)))
+            return includeRemoved || !info.isRemoved ? info : nil
+        }
+    }
+
+    /// Marks a document removed. Its history stays; `restore` brings it back.
+    /// Remote changes to it are still applied and kept.
+    public func remove(_ id: DocumentID) throws {
+        try setRemoved(id, at: Self.milliseconds(Date()))
+    }
+
+    /// Clears a document's removed mark.
+    public func restore(_ id: DocumentID) throws {
+        try setRemoved(id, at: nil)
+    }
+
+    private func setRemoved(_ id: DocumentID, at time: Int64?) throws {
+        try locked {
+            waitUntilIdle(id)
+            try database.write { db in
+                guard try !db.query(sql: "SELECT 1 FROM documents WHERE id = ?", arguments: [.text(id.rawValue)]).isEmpty else {
+                    throw StoreError.noSuchDocument(id.rawValue)
+                }
+                try db.execute(sql: "UPDATE documents SET removed_at = ? WHERE id = ?",
+                               arguments: [time.map(DatabaseValue.integer) ?? .null, .text(id.rawValue)])
+            }
+            cache[id]?.isRemoved = time != nil
+        }
+    }
+
+    // MARK: Reading and editing
+
+    /// Runs `body` with the document's current state.
+    ///
+    ///     let text = try store.read(id) { doc in try doc.text(body) }
+    public func read<Result>(_ id: DocumentID, _ body: (Document) throws -> Result) throws -> Result {
+        try locked {
+            let document = try loadedIdle(id).document
+            return try runningClosure { try body(document) }
+        }
+    }
+
+    /// Runs `body` as one local transaction and commits the change it makes
+    /// in one SQLite transaction before returning: once `edit` returns, the
+    /// edit survives a crash of the process or the machine.
+    ///
+    /// If `body` throws, or the commit fails (disk full, read-only file),
+    /// nothing is saved, the document is as it was, and the error is rethrown.
+    ///
+    ///     try store.edit(id) { tx in
+    ///         let list = try tx.putObject(.root, key: "items", kind: .list)
+    ///         try tx.insert(list, at: 0, .string("milk"))
+    ///     }
+    ///
+    /// - Parameter time: the wall-clock time recorded with the change, for
+    ///   people reading the history; never used for ordering.
+    @discardableResult
+    public func edit<Result>(_ id: DocumentID, time: Date = Date(), _ body: (inout Transaction) throws -> Result) throws -> Result {
+        try locked {
+            var entry = try takeIdle(id)
+            guard !entry.isRemoved else {
+                release(id, entry)
+                throw StoreError.documentRemoved(id.rawValue)
+            }
+            let before = entry.document.versionVector[replicaID]
+            // On a throw, `entry` is dropped: the next access reloads from disk.
+            // `transact` undoes a failed body by replaying the history it holds,
+            // which after a snapshot load is not all of it and can fail with an
+            // error of its own; the caller gets the body's error all the same.
+            var bodyError: (any Error)?
+            let result: Result
+            do {
+                result = try runningClosure {
+                    try entry.document.transact(time: Self.milliseconds(time)) { tx in
+                        do { return try body(&tx) } catch { bodyError = error; throw error }
+                    }
+                }
+            } catch {
+                release(id, nil)
+                throw bodyError ?? error
+            }
+            guard entry.document.versionVector[replicaID] != before, let change = entry.document.lastChange else {
+                release(id, entry)
+                return result
+            }
+            try commit(QueuedCommit(id: id, entry: entry, newChanges: [change], isLocal: true, parked: []))
+            return result
+        }
+    }
+
+    /// Applies remote changes, in any order, all or nothing: either every
+    /// change is applied (or parked, or ignored as a duplicate) and saved in
+    /// one SQLite transaction, or nothing is and the error is rethrown.
+    ///
+    /// Changes whose dependencies are missing are parked, on disk too, and
+    /// applied when those arrive. Returns how many changes were applied.
+    ///
+    ///     let changes = try other.changes(id, since: store.read(id) { $0.versionVector })
+    ///     try store.apply(id, changes)
+    @discardableResult
+    public func apply(_ id: DocumentID, _ changes: [Change]) throws -> Int {
+        try locked {
+            var entry = try takeIdle(id)
+            let before = entry.document.versionVector
+            let applied: Int
+            do {
+                // The document only checks duplicates against the history it holds
+                // in memory, which after a snapshot load is not all of it; the log is.
+                let duplicates = changes.filter { before.contains($0.lastID) }
+                if let conflict = try database.read({ db in try ChangeLog.firstConflict(among: duplicates, document: id.rawValue, db) }) {
+                    throw DocumentError.conflictingChange(conflict.id)
+                }
+                applied = try entry.document.apply(changes)
+            } catch {
+                // `entry` may be half-applied: drop it, to be reloaded from disk.
+                release(id, nil)
+                throw error
+            }
+            let after = entry.document.versionVector
+            let newChanges = applied == 0 ? [] : try entry.document.changes(since: before)
+            let parked = changes.filter { !after.contains($0.lastID) }
+            try commit(QueuedCommit(id: id, entry: entry, newChanges: newChanges, isLocal: false, parked: parked))
+            return applied
+        }
+    }
+
+    // MARK: History and sync
+
+    /// The logged changes of a document that `version` lacks, in a causal
+    /// order. Throws `StoreError.historyCompacted` if compaction removed
+    /// some of them (the peer then needs a snapshot).
+    public func changes(_ id: DocumentID, since version: VersionVector = VersionVector()) throws -> [Change] {
+        try locked {
+            let current = try loadedIdle(id).document.versionVector
+            let changes = try database.read { db in try ChangeLog.changes(document: id.rawValue, since: version, db) }
+            // Each replica's changes must follow on from `version` without a gap.
+            var covered = version
+            for change in changes {
+                guard change.id.counter == covered[change.replica] + 1 else { throw StoreError.historyCompacted(id.rawValue) }
+                covered[change.replica] = change.lastID.counter
+            }
+            guard covered.includes(current) else { throw StoreError.historyCompacted(id.rawValue) }
+            return changes
+        }
+    }
+
+    /// The local changes `peer` has not acknowledged, per document.
+    public func outbox(peer: String) throws -> [DocumentID: [Change]] {
+        let entries = try database.read { db in try ChangeLog.outbox(peer: peer, db) }
+        return Dictionary(uniqueKeysWithValues: try entries.map { (try DocumentID(stored: $0.document), $0.changes) })
+    }
+
+    /// Records that `peer` holds `version` of a document: the outbox for
+    /// that peer no longer offers the changes it covers.
+    public func acknowledge(peer: String, id: DocumentID, version: VersionVector) throws {
+        try database.write { db in
+            try PeerAcknowledgements.acknowledge(peer: peer, document: id.rawValue, version: version, db)
+        }
+    }
+
+    // MARK: Snapshots and compaction
+
+    /// Writes a snapshot of the document now.
+    public func snapshot(_ id: DocumentID) throws {
+        try locked {
+            var entry = try takeIdle(id)
+            defer { release(id, entry) }
+            try writeSnapshot(id, &entry)
+        }
+    }
+
+    /// Writes a snapshot and deletes what it makes unnecessary: older
+    /// snapshots and, unless `keepHistory`, the logged changes it covers.
+    ///
+    /// Never deleted: the merge state (the snapshot holds every tombstone,
+    /// the version vector and the heads), parked changes, and local changes
+    /// some peer of the document has not acknowledged (or, when no peer has
+    /// acknowledged anything of it yet, every local change).
+    public func compact(_ id: DocumentID, keepHistory: Bool) throws {
+        try locked {
+            var entry = try takeIdle(id)
+            defer { release(id, entry) }
+            try writeSnapshot(id, &entry, compacting: keepHistory ? .keepHistory : .dropHistory)
+        }
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+}

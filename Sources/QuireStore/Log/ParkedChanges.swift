@@ -1,0 +1,38 @@
+import QuireCore
+
+/// Remote changes that arrived before the changes they depend on.
+///
+/// `Document` keeps them in memory until they are ready; the store keeps
+/// them here too, so that a restart never drops one. A parked change leaves
+/// this table in the transaction that logs it as applied.
+public enum ParkedChanges {
+    /// Records changes as waiting; a change already parked is kept once.
+    public static func park(_ changes: some Sequence<Change>, document: String, _ db: DatabaseConnection) throws {
+        for change in changes {
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO parked_changes(document_id, replica, first_counter, last_counter, data)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                arguments: [.text(document), .replica(change.replica), .unsigned(change.id.counter),
+                            .unsigned(change.lastID.counter), .blob(ChangeEncoding.encode([change]))])
+        }
+    }
+
+    /// Forgets the parked changes `version` now covers (they were applied).
+    public static func removeCovered(by version: VersionVector, document: String, _ db: DatabaseConnection) throws {
+        for replica in version.replicas {
+            try db.execute(
+                sql: "DELETE FROM parked_changes WHERE document_id = ? AND replica = ? AND last_counter <= ?",
+                arguments: [.text(document), .replica(replica), .unsigned(version[replica])])
+        }
+    }
+
+    /// Every parked change of a document. One that no longer decodes is
+    /// dropped from the answer: a peer sends it again, as it would any
+    /// change the store lacks.
+    public static func all(document: String, _ db: DatabaseConnection) throws -> [Change] {
+        let rows = try db.query(sql: "SELECT data FROM parked_changes WHERE document_id = ?", arguments: [.text(document)])
+        return rows.compactMap { row in try? ChangeEncoding.decode(row.blob(0)).first }
+    }
+}

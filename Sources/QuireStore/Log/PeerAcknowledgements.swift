@@ -1,0 +1,29 @@
+import QuireCore
+
+/// What each peer has acknowledged, per document: a version vector kept as
+/// one row per replica. The outbox (`ChangeLog.outbox`) is the local changes
+/// beyond it.
+public enum PeerAcknowledgements {
+    /// Records that `peer` holds `version` of `document`. Acknowledgements
+    /// only grow: an older one arriving late changes nothing.
+    public static func acknowledge(peer: String, document: String, version: VersionVector, _ db: DatabaseConnection) throws {
+        for replica in version.replicas {
+            try db.execute(
+                sql: """
+                    INSERT INTO peer_acknowledgements(peer, document_id, replica, counter) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(peer, document_id, replica) DO UPDATE SET counter = max(counter, excluded.counter)
+                    """,
+                arguments: [.text(peer), .text(document), .replica(replica), .unsigned(version[replica])])
+        }
+    }
+
+    /// The version vector `peer` has acknowledged for `document`.
+    public static func version(peer: String, document: String, _ db: DatabaseConnection) throws -> VersionVector {
+        let rows = try db.query(
+            sql: "SELECT replica, counter FROM peer_acknowledgements WHERE peer = ? AND document_id = ?",
+            arguments: [.text(peer), .text(document)])
+        var version = VersionVector()
+        for row in rows { version[try row.replica(0)] = try row.unsigned(1) }
+        return version
+    }
+}

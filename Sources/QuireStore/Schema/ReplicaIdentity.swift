@@ -1,0 +1,62 @@
+import Foundation
+import QuireCore
+
+/// The replica id a store writes under, and the rule that keeps two copies
+/// of one store file from ever writing under the same id.
+///
+/// The id is made once, at random, and kept in the `replica` table together
+/// with the *fingerprint* of the file it was made for: host name, device and
+/// inode. Copying the file (to another path, another disk or another
+/// machine) changes the fingerprint; the copy then mints a new id before it
+/// writes anything. Renaming the file keeps its inode and so its id. A new
+/// id is always safe, only a shared one is not, so a false alarm costs
+/// nothing but a wider version vector.
+///
+///     let replica = try db.write { db in try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path)) }
+public enum ReplicaIdentity {
+    /// The fingerprint of the file at `path`: `host:device:inode`.
+    public static func fingerprint(ofFile path: String) throws -> String {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        let device = (attributes[.systemNumber] as? NSNumber)?.uint64Value ?? 0
+        let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
+        return "\(ProcessInfo.processInfo.hostName):\(device):\(inode)"
+    }
+
+    /// The store's replica id, made now if the store has none or if
+    /// `fingerprint` differs from the one recorded (a copied file).
+    ///
+    /// Run it inside a write transaction before any other write, so that a
+    /// copy never appends a change under the original's id.
+    public static func establish(_ db: DatabaseConnection, fingerprint: String, now: Int64) throws -> ReplicaID {
+        let rows = try db.query(sql: "SELECT replica_id, file_fingerprint FROM replica WHERE singleton = 1")
+        if let row = rows.first, try row.text(1) == fingerprint {
+            return try row.replica(0)
+        }
+        let replica = try newReplicaID(db)
+        try db.execute(
+            sql: """
+                INSERT INTO replica(singleton, replica_id, file_fingerprint) VALUES (1, ?, ?)
+                ON CONFLICT(singleton) DO UPDATE SET replica_id = excluded.replica_id, file_fingerprint = excluded.file_fingerprint
+                """,
+            arguments: [.replica(replica), .text(fingerprint)])
+        try db.execute(sql: "INSERT INTO local_replicas(replica_id, created_at) VALUES (?, ?)",
+                       arguments: [.replica(replica), .integer(now)])
+        return replica
+    }
+
+    /// The store's replica id as recorded, without checking the fingerprint;
+    /// for read-only access, which never writes under it.
+    public static func recorded(_ db: DatabaseConnection) throws -> ReplicaID? {
+        try db.query(sql: "SELECT replica_id FROM replica WHERE singleton = 1").first?.replica(0)
+    }
+
+    /// A random id this store has never used. 0 is left out because
+    /// `Document` uses it as a placeholder.
+    private static func newReplicaID(_ db: DatabaseConnection) throws -> ReplicaID {
+        while true {
+            let candidate = ReplicaID(UInt64.random(in: 1...UInt64.max))
+            let used = try db.query(sql: "SELECT 1 FROM local_replicas WHERE replica_id = ?", arguments: [.replica(candidate)])
+            if used.isEmpty { return candidate }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+/// The tables of a Quire store file and the migrations that make them.
+///
+/// `Specs/storage.md`, "Store schema", describes every table and column.
+/// Version 1 is the first released schema. Released migrations never
+/// change; a new schema version is a new migration appended here, tested on
+/// a file made by the previous version with a non-empty outbox.
+///
+///     let db = try Database(path: path)
+///     try StoreSchema.migrator.migrate(db)
+public enum StoreSchema {
+    /// Every migration, from an empty file (version 0) to `latestVersion`.
+    public static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.register(version: 1, createVersion1)
+        return migrator
+    }()
+
+    /// The schema version this program writes.
+    public static var latestVersion: Int { migrator.latestVersion }
+
+    /// Version 1: replica identity, documents, the op log, parked changes,
+    /// snapshots and peer acknowledgements.
+    @Sendable static func createVersion1(_ db: DatabaseConnection) throws {
+        try db.executeScript("""
+            CREATE TABLE replica(
+                singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                replica_id INTEGER NOT NULL,
+                file_fingerprint TEXT NOT NULL
+            );
+            CREATE TABLE local_replicas(
+                replica_id INTEGER PRIMARY KEY,
+                created_at INTEGER NOT NULL
+            );
+            CREATE TABLE documents(
+                id TEXT PRIMARY KEY,
+                created_at INTEGER NOT NULL,
+                removed_at INTEGER,
+                log_start_seq INTEGER NOT NULL DEFAULT 0
+            );
+            CREATE TABLE changes(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                document_id TEXT NOT NULL REFERENCES documents(id),
+                replica INTEGER NOT NULL,
+                first_counter INTEGER NOT NULL,
+                last_counter INTEGER NOT NULL,
+                first_lamport INTEGER NOT NULL,
+                last_lamport INTEGER NOT NULL,
+                parents TEXT NOT NULL,
+                time INTEGER NOT NULL,
+                is_local INTEGER NOT NULL,
+                data BLOB NOT NULL,
+                UNIQUE (document_id, replica, first_counter)
+            );
+            CREATE INDEX changes_document ON changes(document_id, seq);
+            CREATE INDEX changes_local ON changes(is_local, document_id) WHERE is_local = 1;
+            CREATE TABLE parked_changes(
+                document_id TEXT NOT NULL REFERENCES documents(id),
+                replica INTEGER NOT NULL,
+                first_counter INTEGER NOT NULL,
+                last_counter INTEGER NOT NULL,
+                data BLOB NOT NULL,
+                PRIMARY KEY (document_id, replica, first_counter)
+            ) WITHOUT ROWID;
+            CREATE TABLE snapshots(
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                document_id TEXT NOT NULL REFERENCES documents(id),
+                covers_seq INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                frame BLOB NOT NULL
+            );
+            CREATE INDEX snapshots_document ON snapshots(document_id, id);
+            CREATE TABLE peer_acknowledgements(
+                peer TEXT NOT NULL,
+                document_id TEXT NOT NULL REFERENCES documents(id),
+                replica INTEGER NOT NULL,
+                counter INTEGER NOT NULL,
+                PRIMARY KEY (peer, document_id, replica)
+            ) WITHOUT ROWID;
+            """)
+    }
+}

@@ -1,0 +1,79 @@
+import QuireCore
+
+/// The stored form of a document snapshot: a small header, a checksum, and
+/// the zstd-compressed `Document.encodeSnapshot(includeHistory: false)`.
+///
+/// `Specs/storage.md`, "Snapshot frame", gives the layout byte by byte:
+///
+///     offset  size  field
+///     0       4     magic "QSNP"
+///     4       2     format version, u16 little-endian (1)
+///     6       8     change count: changes the snapshot covers, u64 LE (informational)
+///     14      8     uncompressed size of the QDOC encoding, u64 LE
+///     22      4     CRC-32 of bytes 0..<22 and of the payload, u32 LE
+///     26      ...   payload: one zstd frame
+///
+/// `open` refuses anything else with a `SnapshotFrame.Error`; it never traps.
+public enum SnapshotFrame {
+    public static let magic = Array("QSNP".utf8)
+    public static let formatVersion: UInt16 = 1
+    static let headerSize = 26
+    /// The largest uncompressed snapshot accepted: 512 MiB. A frame may not
+    /// declare more, so a damaged or hostile frame cannot make the store
+    /// allocate more than this.
+    public static let maxUncompressedSize = 512 << 20
+
+    public struct Error: Swift.Error, Hashable, Sendable, CustomStringConvertible {
+        public let reason: String
+        public var description: String { "invalid snapshot frame: \(reason)" }
+    }
+
+    /// Frames a document encoding (`Document.encodeSnapshot`).
+    public static func seal(_ encoding: [UInt8], changeCount: UInt64) throws -> [UInt8] {
+        let payload = try Zstd.compress(encoding)
+        var frame = ByteWriter()
+        frame.writeBytes(magic)
+        frame.writeBytes([UInt8(formatVersion & 0xFF), UInt8(formatVersion >> 8)])
+        frame.writeUInt64(changeCount)
+        frame.writeUInt64(UInt64(encoding.count))
+        var bytes = frame.bytes
+        let checksum = CRC32.checksum(bytes + payload)
+        bytes += withUnsafeBytes(of: checksum.littleEndian, Array.init)
+        return bytes + payload
+    }
+
+    /// The document encoding inside a frame, after checking the magic, the
+    /// version, the checksum and the declared size, and decompressing with
+    /// that size as the bound.
+    public static func open(_ frame: [UInt8]) throws(Error) -> (encoding: [UInt8], changeCount: UInt64) {
+        guard frame.count > headerSize else { throw Error(reason: "\(frame.count) bytes, shorter than a frame") }
+        guard Array(frame[0..<4]) == magic else { throw Error(reason: "wrong magic number") }
+        var reader = ByteReader(Array(frame[4..<headerSize]))
+        let version: UInt16
+        let changeCount: UInt64
+        let size: UInt64
+        let checksum: UInt32
+        do {
+            let low = try reader.readByte(), high = try reader.readByte()
+            version = UInt16(low) | UInt16(high) << 8
+            changeCount = try reader.readUInt64("the change count")
+            size = try reader.readUInt64("the uncompressed size")
+            checksum = try reader.readUInt32("the checksum")
+        } catch {
+            throw Error(reason: error.description)
+        }
+        guard version == formatVersion else { throw Error(reason: "format version \(version), expected \(formatVersion)") }
+        let payload = Array(frame[headerSize...])
+        guard CRC32.checksum(Array(frame[0..<22]) + payload) == checksum else { throw Error(reason: "checksum mismatch") }
+        guard size <= UInt64(maxUncompressedSize) else { throw Error(reason: "declares \(size) bytes, above the limit") }
+        do {
+            let encoding = try Zstd.decompress(payload, maxSize: Int(size))
+            guard encoding.count == Int(size) else { throw Error(reason: "holds \(encoding.count) bytes, declares \(size)") }
+            return (encoding, changeCount)
+        } catch let error as Error {
+            throw error
+        } catch {
+            throw Error(reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import QuireCore
+
+/// The `snapshots` table: framed document states (`SnapshotFrame`), each
+/// covering a document's log up to a `seq`.
+///
+/// Loading a document is "newest valid snapshot + the logged changes after
+/// it": `load` tries the snapshots newest first and skips any that fails
+/// its checks, reporting each one skipped, never using it.
+public enum SnapshotStore {
+    /// A stored snapshot, not yet checked.
+    public struct Stored: Sendable {
+        public let id: Int64
+        /// Every change of the document with `seq <= coversSeq` is in it.
+        public let coversSeq: Int64
+        public let frame: [UInt8]
+    }
+
+    /// Frames and stores a snapshot of `document` covering its log up to
+    /// `coversSeq`, and returns it as stored.
+    @discardableResult
+    public static func write(_ document: Document, id: String, coversSeq: Int64, now: Int64, _ db: DatabaseConnection) throws -> Stored {
+        let frame = try SnapshotFrame.seal(document.encodeSnapshot(includeHistory: false),
+                                           changeCount: UInt64(document.changeCount))
+        try db.execute(
+            sql: "INSERT INTO snapshots(document_id, covers_seq, created_at, frame) VALUES (?, ?, ?, ?)",
+            arguments: [.text(id), .integer(coversSeq), .integer(now), .blob(frame)])
+        return Stored(id: db.lastInsertedRowID, coversSeq: coversSeq, frame: frame)
+    }
+
+    /// A document's snapshots, newest first.
+    public static func newestFirst(document: String, _ db: DatabaseConnection) throws -> [Stored] {
+        try db.query(
+            sql: "SELECT id, covers_seq, frame FROM snapshots WHERE document_id = ? ORDER BY id DESC",
+            arguments: [.text(document)]
+        ).map { row in Stored(id: try row.int64(0), coversSeq: try row.int64(1), frame: try row.blob(2)) }
+    }
+
+    /// Decodes a stored snapshot into a document editing as `replica`.
+    public static func decode(_ stored: Stored, replica: ReplicaID) throws -> Document {
+        let (encoding, _) = try SnapshotFrame.open(stored.frame)
+        return try Document(snapshot: encoding, replica: replica)
+    }
+
+    /// Deletes all but the `count` newest snapshots of a document.
+    public static func prune(document: String, keepingNewest count: Int, _ db: DatabaseConnection) throws {
+        try db.execute(
+            sql: """
+                DELETE FROM snapshots WHERE document_id = ?1 AND id NOT IN (
+                    SELECT id FROM snapshots WHERE document_id = ?1 ORDER BY id DESC LIMIT ?2)
+                """,
+            arguments: [.text(document), .integer(count)])
+    }
+}

@@ -1,0 +1,39 @@
+import QuireCore
+
+/// What can go wrong in a Quire store above the SQLite layer. SQLite's own
+/// failures (disk full, read-only file...) stay `DatabaseError`s.
+public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// No document with this id is in the store.
+    case noSuchDocument(String)
+    /// `create` with an id that is already taken.
+    case documentExists(String)
+    /// A local edit of a removed document; `restore` it first.
+    case documentRemoved(String)
+    /// A stored change failed its checksum or does not decode.
+    case corruptChange(document: String, seq: Int64, reason: String)
+    /// The changes after the newest usable snapshot are not all in the log
+    /// any more (they were compacted away), so the document cannot be rebuilt.
+    case unrecoverableDocument(String, reason: String)
+    /// A read-only open of a file whose schema is not the one this program
+    /// writes (opening it for writing would migrate or refuse it).
+    case unsupportedSchema(found: Int, expected: Int)
+    /// A call on a `DocumentStore` from inside one of its own `read` or
+    /// `edit` closures; use the document or transaction the closure got.
+    case nestedCall
+    /// The peer asked for changes that compaction removed; it needs a snapshot.
+    case historyCompacted(String)
+
+    public var description: String {
+        switch self {
+        case .noSuchDocument(let id): "no document \(id) in this store"
+        case .documentExists(let id): "a document \(id) already exists"
+        case .documentRemoved(let id): "document \(id) is removed; restore it to edit it"
+        case let .corruptChange(document, seq, reason): "change \(seq) of document \(document) is corrupt: \(reason)"
+        case let .unrecoverableDocument(id, reason): "document \(id) cannot be loaded: \(reason)"
+        case let .unsupportedSchema(found, expected):
+            "the store's schema version is \(found); this program reads version \(expected) (open it for writing to migrate it)"
+        case .nestedCall: "the document store was called from inside its own read or edit closure"
+        case .historyCompacted(let id): "the history of document \(id) asked for was compacted away"
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import QuireCore
+import Testing
+@testable import QuireStore
+
+@Suite struct SnapshotFrameTests {
+    static func sampleDocument() throws -> Document {
+        var document = Document(replica: ReplicaID(3))
+        try document.transact { tx in
+            let text = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(text, at: 0, "Hello, wörld 😀")
+            try tx.put(.root, key: "title", .string("greeting"))
+        }
+        try document.transact { tx in try tx.remove(.root, key: "title") }
+        return document
+    }
+
+    @Test func roundTrip() throws {
+        let encoding = try Self.sampleDocument().encodeSnapshot(includeHistory: false)
+        let frame = try SnapshotFrame.seal(encoding, changeCount: 2)
+        #expect(Array(frame[0..<4]) == Array("QSNP".utf8))
+        let opened = try SnapshotFrame.open(frame)
+        #expect(opened.encoding == encoding)
+        #expect(opened.changeCount == 2)
+    }
+
+    @Test func everyBitFlipAndEveryTruncationIsRejected() throws {
+        let frame = try SnapshotFrame.seal(Self.sampleDocument().encodeSnapshot(includeHistory: false), changeCount: 2)
+        for bit in 0..<(frame.count * 8) {
+            var damaged = frame
+            damaged[bit / 8] ^= 1 << (bit % 8)
+            #expect(throws: SnapshotFrame.Error.self) { try SnapshotFrame.open(damaged) }
+        }
+        for length in 0..<frame.count {
+            #expect(throws: SnapshotFrame.Error.self) { try SnapshotFrame.open(Array(frame[0..<length])) }
+        }
+        #expect(throws: SnapshotFrame.Error.self) { try SnapshotFrame.open(frame + [0]) }
+    }
+
+    /// A frame whose checksum is right but which declares more than the cap
+    /// is refused before anything is decompressed or allocated.
+    @Test func anOversizedDeclarationIsRefused() throws {
+        var frame = try SnapshotFrame.seal([1, 2, 3], changeCount: 0)
+        let size = UInt64(SnapshotFrame.maxUncompressedSize + 1)
+        for index in 0..<8 { frame[14 + index] = UInt8(truncatingIfNeeded: size >> (8 * index)) }
+        let checksum = CRC32.checksum(Array(frame[0..<22]) + Array(frame[26...]))
+        for index in 0..<4 { frame[22 + index] = UInt8(truncatingIfNeeded: checksum >> (8 * index)) }
+        #expect(throws: SnapshotFrame.Error(reason: "declares \(size) bytes, above the limit")) { try SnapshotFrame.open(frame) }
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+@testable import Quire
+
+@Suite struct DocumentStoreTests {
+    struct Oops: Error {}
+
+    @Test func createListEditReadRemoveRestore() throws {
+        let store = try DocumentStore.inMemory()
+        let named: DocumentID = "groceries"
+        try store.create(id: named)
+        let generated = try store.createDocument()
+        #expect(throws: StoreError.documentExists("groceries")) { try store.create(id: named) }
+        #expect(try Set(store.documents().map(\.id)) == [named, generated])
+
+        try store.edit(named) { tx in try tx.put(.root, key: "title", .string("Milk")) }
+        #expect(try store.read(named) { try $0.get(.root, key: "title") } == .scalar(.string("Milk")))
+
+        try store.remove(named)
+        #expect(try store.documents().map(\.id) == [generated])
+        #expect(try store.documents(includeRemoved: true).count == 2)
+        #expect(throws: StoreError.documentRemoved("groceries")) {
+            try store.edit(named) { tx in try tx.put(.root, key: "title", .string("Eggs")) }
+        }
+        try store.restore(named)
+        try store.edit(named) { tx in try tx.put(.root, key: "title", .string("Eggs")) }
+        #expect(try store.read(named) { $0.changeCount } == 2)
+        #expect(throws: StoreError.noSuchDocument("nope")) { try store.read("nope") { _ in } }
+    }
+
+    @Test func generatedIDsAreUUIDv7InCreationOrder() {
+        let first = DocumentID.generate(now: Date(timeIntervalSince1970: 1_700_000_000))
+        let second = DocumentID.generate(now: Date(timeIntervalSince1970: 1_700_000_001))
+        #expect(first < second)
+        #expect(first.rawValue.count == 36)
+        #expect(Array(first.rawValue)[14] == "7")
+    }
+
+    @Test func editsSurviveReopening() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let id: DocumentID = "note"
+            let replica: ReplicaID
+            do {
+                let store = try DocumentStore(path: path, snapshotInterval: 3)
+                replica = store.replicaID
+                try store.create(id: id)
+                for index in 0..<10 {
+                    try store.edit(id) { tx in try tx.put(.root, key: "k\(index)", .int(Int64(index))) }
+                }
+            }
+            let reopened = try DocumentStore(path: path)
+            #expect(reopened.replicaID == replica)
+            #expect(try reopened.read(id) { try $0.keys(.root).count } == 10)
+            try reopened.edit(id) { tx in try tx.put(.root, key: "k10", .int(10)) }
+            #expect(try reopened.read(id) { $0.versionVector[replica] } == 11)
+        }
+    }
+
+    @Test func aThrowingEditSavesNothing() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let store = try DocumentStore(path: path, snapshotInterval: 2)
+            let id = try store.createDocument()
+            for index in 0..<5 { try store.edit(id) { tx in try tx.put(.root, key: "k\(index)", .int(1)) } }
+            let before = try store.state(id)
+            #expect(throws: Oops.self) {
+                try store.edit(id) { tx in
+                    try tx.put(.root, key: "half", .int(1))
+                    throw Oops()
+                }
+            }
+            #expect(try store.state(id) == before)
+            #expect(try DocumentStore(path: path).state(id) == before)
+        }
+    }
+
+    @Test func applyIsAllOrNothing() throws {
+        let source = try DocumentStore.inMemory()
+        let target = try DocumentStore.inMemory()
+        let id: DocumentID = "shared"
+        try source.create(id: id)
+        try target.create(id: id)
+        for index in 0..<3 { try source.edit(id) { tx in try tx.put(.root, key: "k\(index)", .int(1)) } }
+        var changes = try source.changes(id)
+        // A change that edits an object nobody created: invalid.
+        let bogus = Change(id: OpID(replica: ReplicaID(99), counter: 1), lamport: 1, parents: [],
+                           operations: [.increment(object: ObjectID(OpID(replica: ReplicaID(5), counter: 5)), delta: 1)])
+        changes.append(bogus)
+        #expect(throws: DocumentError.self) { try target.apply(id, changes) }
+        #expect(try target.read(id) { $0.versionVector.isEmpty })
+        #expect(try target.changes(id).isEmpty)
+
+        changes.removeLast()
+        #expect(try target.apply(id, changes) == 3)
+        #expect(try target.state(id) == source.state(id))
+        #expect(try target.apply(id, changes) == 0)  // duplicates are no-ops
+    }
+
+    @Test func aChangeClashingWithOneInTheLogIsRefusedAfterASnapshotLoad() throws {
+        try withTemporaryDirectory { directory in
+            let source = try DocumentStore.inMemory()
+            let id: DocumentID = "doc"
+            try source.create(id: id)
+            try source.edit(id) { tx in try tx.put(.root, key: "title", .string("real")) }
+            let genuine = try source.changes(id)[0]
+            var forged = genuine
+            forged.operations = [.put(object: .root, key: "title", value: .scalar(.string("forged")), pred: [])]
+
+            let path = directory + "/store.quire"
+            do {
+                let target = try DocumentStore(path: path, snapshotInterval: 1)
+                try target.create(id: id)
+                try target.apply(id, [genuine])
+            }
+            // Loaded from the snapshot: the in-memory history no longer holds `genuine`.
+            let target = try DocumentStore(path: path)
+            #expect(try target.read(id) { $0.changeCount == 0 })
+            #expect(throws: DocumentError.conflictingChange(genuine.id)) { try target.apply(id, [forged]) }
+            #expect(try target.apply(id, [genuine]) == 0)
+            #expect(try target.state(id) == source.state(id))
+        }
+    }
+
+    @Test func parkedChangesSurviveARestart() throws {
+        try withTemporaryDirectory { directory in
+            let source = try DocumentStore.inMemory()
+            let id: DocumentID = "doc"
+            try source.create(id: id)
+            for index in 0..<3 { try source.edit(id) { tx in try tx.put(.root, key: "k\(index)", .int(1)) } }
+            let changes = try source.changes(id)
+            let path = directory + "/store.quire"
+            do {
+                let target = try DocumentStore(path: path)
+                try target.create(id: id)
+                #expect(try target.apply(id, Array(changes[1...])) == 0)
+                #expect(try target.read(id) { $0.pendingCount } == 2)
+            }
+            let target = try DocumentStore(path: path)
+            #expect(try target.read(id) { $0.pendingCount } == 2)
+            #expect(try target.apply(id, [changes[0]]) == 3)
+            #expect(try target.state(id) == source.state(id))
+            let parkedRows = try target.database.query(sql: "SELECT count(*) FROM parked_changes")[0].int64(0)
+            #expect(parkedRows == 0)
+        }
+    }
+
+    @Test func outboxListsWhatAPeerHasNotAcknowledged() throws {
+        let store = try DocumentStore.inMemory()
+        let a = try store.createDocument(), b = try store.createDocument()
+        for index in 0..<3 {
+            try store.edit(a) { tx in try tx.put(.root, key: "k\(index)", .int(1)) }
+            try store.edit(b) { tx in try tx.put(.root, key: "k\(index)", .int(1)) }
+        }
+        #expect(try store.outbox(peer: "server").mapValues(\.count) == [a: 3, b: 3])
+        let version = try store.read(a) { $0.versionVector }
+        try store.acknowledge(peer: "server", id: a, version: version)
+        #expect(try store.outbox(peer: "server").mapValues(\.count) == [b: 3])
+        #expect(try store.outbox(peer: "laptop").mapValues(\.count) == [a: 3, b: 3])
+        // Remote changes are never in the outbox.
+        let other = try DocumentStore.inMemory()
+        try other.create(id: a)
+        try other.apply(a, store.changes(a))
+        #expect(try other.outbox(peer: "server").isEmpty)
+    }
+
+    @Test func changesSinceAVersion() throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        for index in 0..<4 { try store.edit(id) { tx in try tx.put(.root, key: "k\(index)", .int(1)) } }
+        let all = try store.changes(id)
+        #expect(all.count == 4)
+        let version: VersionVector = [store.replicaID: 2]
+        #expect(try store.changes(id, since: version) == Array(all[2...]))
+    }
+
+    @Test func compactionKeepsUnsentChangesAndHistoryOnRequest() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let store = try DocumentStore(path: path)
+            let id = try store.createDocument()
+            for index in 0..<6 { try store.edit(id) { tx in try tx.put(.root, key: "k\(index)", .int(1)) } }
+            let state = try store.state(id)
+
+            try store.compact(id, keepHistory: true)
+            #expect(try store.changes(id).count == 6)
+
+            // Nothing acknowledged: every local change is still unsent and stays.
+            try store.compact(id, keepHistory: false)
+            #expect(try store.changes(id).count == 6)
+
+            let acknowledged: VersionVector = [store.replicaID: 4]
+            try store.acknowledge(peer: "server", id: id, version: acknowledged)
+            try store.compact(id, keepHistory: false)
+            #expect(try store.outbox(peer: "server")[id]?.count == 2)
+            #expect(try store.changes(id, since: acknowledged).count == 2)
+            #expect(throws: StoreError.historyCompacted(id.rawValue)) { try store.changes(id) }
+
+            let reopened = try DocumentStore(path: path)
+            #expect(try reopened.state(id) == state)
+            try reopened.edit(id) { tx in try tx.put(.root, key: "after", .int(1)) }
+            #expect(try reopened.read(id) { $0.versionVector[reopened.replicaID] } == 7)
+        }
+    }
+
+    @Test func aNestedCallIsAnErrorNotADeadlock() throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        #expect(throws: StoreError.nestedCall) {
+            try store.edit(id) { tx in
+                try tx.put(.root, key: "a", .int(1))
+                try store.read(id) { _ in }
+            }
+        }
+        #expect(try store.changes(id).isEmpty)
+    }
+
+    @Test func usableFromSeveralThreads() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let store = try DocumentStore(path: path, snapshotInterval: 7)
+            let shared = try store.createDocument()
+            let own = try (0..<4).map { _ in try store.createDocument() }
+            // Threads edit one shared document and one each of their own at
+            // the same time, so commits of several documents share batches.
+            DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                for index in 0..<25 {
+                    try! store.edit(shared) { tx in try tx.put(.root, key: "t\(thread)-\(index)", .int(1)) }
+                    try! store.edit(own[thread]) { tx in try tx.put(.root, key: "k\(index)", .int(1)) }
+                    _ = try! store.read(shared) { try $0.keys(.root).count }
+                }
+            }
+            let reopened = try DocumentStore(path: path)
+            #expect(try reopened.read(shared) { try $0.keys(.root).count } == 100)
+            #expect(try reopened.changes(shared).count == 100)
+            for id in own { #expect(try reopened.changes(id).count == 25) }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+@testable import Quire
+
+/// A real writer process (`quire-store-writer`) is killed with SIGKILL at
+/// random moments while it edits, snapshots, compacts, or creates (migrates)
+/// a new store file. After every kill the store must open, pass
+/// `PRAGMA integrity_check`, and hold every acknowledged edit exactly once.
+@Suite(.serialized) struct KillTests {
+    /// The writer binary, built by `swift build --build-tests` beside the test bundle.
+    static var writerURL: URL {
+        let candidates = [
+            Bundle.main.bundleURL.appendingPathComponent("quire-store-writer"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("quire-store-writer"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+
+    @Test(arguments: [("plain", 30), ("snapshot", 30), ("compact", 30)])
+    func killsWhileWriting(mode: String, kills: Int) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            var acknowledged: [Int64] = []
+            var rng = SeededGenerator(seed: UInt64(mode.utf8.count) &* 7919)
+            for _ in 0..<kills {
+                acknowledged += try runAndKill(path: path, mode: mode, afterMilliseconds: Int.random(in: 5...120, using: &rng))
+                try checkStore(path: path, acknowledged: acknowledged)
+            }
+            // Edits were really made, not just kills during start-up.
+            #expect(acknowledged.count > kills)
+        }
+    }
+
+    /// Kills during the creation of a new store file, where the schema
+    /// migration runs. Each run starts from a new path.
+    @Test func killsWhileCreatingAStore() throws {
+        try withTemporaryDirectory { directory in
+            var rng = SeededGenerator(seed: 42)
+            for run in 0..<20 {
+                let path = directory + "/store-\(run).quire"
+                let acknowledged = try runAndKill(path: path, mode: "plain", afterMilliseconds: Int.random(in: 0...25, using: &rng))
+                guard FileManager.default.fileExists(atPath: path) else { continue }
+                try checkStore(path: path, acknowledged: acknowledged)
+            }
+        }
+    }
+
+    /// Starts the writer, kills it after `afterMilliseconds`, and returns
+    /// the numbers it acknowledged (complete lines only).
+    func runAndKill(path: String, mode: String, afterMilliseconds delay: Int) throws -> [Int64] {
+        let process = Process()
+        process.executableURL = Self.writerURL
+        process.arguments = [path, mode]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        usleep(UInt32(delay * 1000))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().compactMap { Int64($0) }
+    }
+
+    func checkStore(path: String, acknowledged: [Int64]) throws {
+        let store = try DocumentStore(path: path)
+        #expect(try store.database.integrityCheck())
+        guard try store.documents().contains(where: { $0.id == "kill-test" }) else {
+            #expect(acknowledged.isEmpty)
+            return
+        }
+        let numbers: [Int64] = try store.read("kill-test") { doc in
+            guard case .object(.list, let list)? = try doc.get(.root, key: "numbers") else { return [] }
+            return try doc.list(list).compactMap { value in
+                if case .scalar(.int(let number)) = value { return number }
+                return nil
+            }
+        }
+        try #require(Set(numbers).count == numbers.count, "an edit is present twice")
+        let missing = Set(acknowledged).subtracting(numbers)
+        try #require(missing.isEmpty, "acknowledged edits lost: \(missing.sorted())")
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import Quire
+
+@Suite struct SnapshotTests {
+    /// Builds a random document in a file store that snapshots every few
+    /// changes, and returns the store's path and the document id.
+    func randomDocument(seed: UInt64, directory: String, edits: Int = 40) throws -> (path: String, id: DocumentID) {
+        var rng = SeededGenerator(seed: seed)
+        let path = directory + "/store-\(seed).quire"
+        let store = try DocumentStore(path: path, snapshotInterval: Int.random(in: 3...15, using: &rng))
+        let id: DocumentID = "doc"
+        try store.create(id: id)
+        try store.edit(id) { tx in try RandomEdits.setUp(&tx) }
+        for _ in 0..<edits { try store.edit(id) { tx in try RandomEdits.edit(&tx, using: &rng) } }
+        return (path, id)
+    }
+
+    /// The document replayed from every logged change, without snapshots.
+    func replay(_ store: DocumentStore, _ id: DocumentID) throws -> [UInt8] {
+        var document = Document(replica: store.replicaID)
+        try document.apply(store.changes(id))
+        return document.encodeSnapshot(includeHistory: false)
+    }
+
+    @Test func snapshotEqualsReplayAndSaveThenLoadIsStable() throws {
+        try withTemporaryDirectory { directory in
+            for seed in UInt64(1)...10 {
+                let (path, id) = try randomDocument(seed: seed, directory: directory)
+                let warnings = WarningLog()
+                let loaded = try DocumentStore(path: path, onWarning: warnings.handler)
+                let snapshots = try loaded.database.query(sql: "SELECT count(*) FROM snapshots")[0].int64(0)
+                try #require(snapshots > 0, "seed \(seed): no snapshot was written")
+                let state = try loaded.state(id)
+                let replayed = try replay(loaded, id)
+                try #require(state == replayed, "seed \(seed): snapshot + tail differs from a full replay")
+                try loaded.snapshot(id)
+                let reloaded = try DocumentStore(path: path)
+                let stateAfterReload = try reloaded.state(id)
+                try #require(stateAfterReload == state, "seed \(seed): save then load changed the document")
+                #expect(warnings.all.isEmpty)
+            }
+        }
+    }
+
+    /// Damages the newest snapshot in `damage` ways; loading must skip it
+    /// with a warning and still produce the right document.
+    @Test(arguments: ["flip", "truncate", "empty", "garbage"])
+    func aDamagedSnapshotIsSkippedWithAWarning(damage: String) throws {
+        try withTemporaryDirectory { directory in
+            let (path, id) = try randomDocument(seed: 7, directory: directory)
+            let expected = try DocumentStore(path: path).state(id)
+            let database = try Database(path: path)
+            let newest = try database.query(sql: "SELECT id, frame FROM snapshots ORDER BY id DESC LIMIT 1")[0]
+            var frame = try newest.blob(1)
+            switch damage {
+            case "flip": for offset in stride(from: 0, to: frame.count, by: max(1, frame.count / 5)) { frame[offset] ^= 0x10 }
+            case "truncate": frame.removeLast(frame.count / 3)
+            case "empty": frame = []
+            default: frame = Array(repeating: 0xAB, count: 64)
+            }
+            try database.execute(sql: "UPDATE snapshots SET frame = ? WHERE id = ?", arguments: [.blob(frame), newest[0]])
+            database.close()
+
+            let warnings = WarningLog()
+            let store = try DocumentStore(path: path, onWarning: warnings.handler)
+            #expect(try store.state(id) == expected)
+            #expect(warnings.all.count == 1)
+            #expect(warnings.all.first?.contains("damaged") == true)
+        }
+    }
+
+    @Test func aCorruptChangeIsAClearErrorAndOtherDocumentsStayUsable() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            do {
+                let store = try DocumentStore(path: path)
+                try store.create(id: "damaged")
+                try store.create(id: "fine")
+                for id: DocumentID in ["damaged", "fine"] {
+                    try store.edit(id) { tx in try tx.put(.root, key: "title", .string("hello")) }
+                }
+            }
+            let database = try Database(path: path)
+            let row = try database.query(sql: "SELECT seq, data FROM changes WHERE document_id = 'damaged'")[0]
+            var data = try row.blob(1)
+            data[data.count / 2] ^= 0x01
+            try database.execute(sql: "UPDATE changes SET data = ? WHERE seq = ?", arguments: [.blob(data), row[0]])
+            database.close()
+
+            let store = try DocumentStore(path: path)
+            #expect {
+                try store.read("damaged") { _ in }
+            } throws: { error in
+                guard case StoreError.corruptChange(document: "damaged", _, _)? = error as? StoreError else { return false }
+                return true
+            }
+            #expect(try store.read("fine") { try $0.get(.root, key: "title") } == .scalar(.string("hello")))
+            try store.edit("fine") { tx in try tx.put(.root, key: "title", .string("still writable")) }
+        }
+    }
+}
