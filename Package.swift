@@ -18,13 +18,20 @@ let package = Package(
         // Pure Swift CRDT core: no I/O, no clock, no randomness.
         .target(name: "QuireCore"),
 
+        // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
+        .target(
+            name: "QuireBenchKit",
+            dependencies: ["QuireCore", "CZlib"],
+            path: "Benchmarks/QuireBenchKit"
+        ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireCore", "CZlib"],
+            dependencies: ["QuireBenchKit"],
             path: "Benchmarks/quire-bench"
         ),
 
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
+        .testTarget(name: "QuireBenchKitTests", dependencies: ["QuireBenchKit"]),
     ],
     swiftLanguageModes: [.v6]
 )
