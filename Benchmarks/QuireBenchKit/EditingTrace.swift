@@ -105,6 +105,9 @@ extension EditingTrace {
         do {
             file = try JSONDecoder().decode(TraceJSON.self, from: Data(json))
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                throw TraceFormatError(description: "invalid JSON (\(syntaxErrorDetail(json) ?? context.debugDescription))")
+            }
             throw TraceFormatError(describing: error)
         } catch {
             throw TraceFormatError(description: "invalid JSON (\(error))")
@@ -113,20 +116,30 @@ extension EditingTrace {
     }
 }
 
+/// What is wrong with text that is not JSON, with its position. `JSONDecoder`
+/// only says "not valid JSON"; `JSONSerialization` says where, so ask it,
+/// on this error path only.
+private func syntaxErrorDetail(_ json: [UInt8]) -> String? {
+    do {
+        _ = try JSONSerialization.jsonObject(with: Data(json), options: .fragmentsAllowed)
+        return nil
+    } catch {
+        return (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+    }
+}
+
 /// Why a trace's JSON is not a valid trace.
 public struct TraceFormatError: Error, CustomStringConvertible {
     public var description: String
 
-    /// Turns a decoder error into one line that says where in the file the problem is.
+    /// Turns a decoder error about the JSON's shape into one line that says
+    /// where in the file the problem is.
     init(describing error: DecodingError) {
         func path(_ context: DecodingError.Context) -> String {
             let components = context.codingPath.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }
             return components.isEmpty ? "the top level" : String(components.joined().drop { $0 == "." })
         }
         switch error {
-        case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            let cause = (context.underlyingError.map { "\($0)" }) ?? context.debugDescription
-            description = "invalid JSON (\(cause))"
         case .dataCorrupted(let context):
             description = "bad value at \(path(context)): \(context.debugDescription)"
         case .keyNotFound(let key, let context):

@@ -35,7 +35,8 @@ import Testing
     }
 
     @Test func namesWhatIsWrong() {
-        #expect(formatError("{\"endContent\": ")?.hasPrefix("invalid JSON") == true)
+        #expect(formatError("{\"endContent\": ") == "invalid JSON (Unexpected end of file during JSON parse.)")
+        #expect(formatError("{\"endContent\" 1}") == "invalid JSON (Invalid value around character 14.)")
         #expect(formatError(#"{"txns": []}"#) == #"missing key "endContent" at the top level"#)
         #expect(formatError(#"{"endContent": "", "txns": [{"patches": [[0, "x", ""]]}]}"#)
             == "wrong type at txns[0].patches[0][1]: expected Int")
