@@ -7,6 +7,7 @@ let package = Package(
     name: "Quire",
     products: [
         .library(name: "QuireCore", targets: ["QuireCore"]),
+        .library(name: "QuireStore", targets: ["QuireStore"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
     ],
     targets: [
@@ -17,6 +18,9 @@ let package = Package(
 
         // Pure Swift CRDT core: no I/O, no clock, no randomness.
         .target(name: "QuireCore"),
+
+        // Storage: a small SQLite layer and bounded zstd compression.
+        .target(name: "QuireStore", dependencies: ["QuireCore", "CSQLite", "CZstd"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
         .target(
@@ -31,6 +35,7 @@ let package = Package(
         ),
 
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
+        .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "CSQLite", "CZstd"]),
         .testTarget(name: "QuireBenchKitTests", dependencies: ["QuireBenchKit"]),
     ],
     swiftLanguageModes: [.v6]

@@ -42,7 +42,7 @@ public enum TraceReplay {
         let start = now()
         var replicas = (1...trace.numAgents).map { Document(replica: ReplicaID(UInt64($0))) }
         let text = try createText(in: &replicas[0])
-        let setup = replicas[0].changes(since: VersionVector())
+        let setup = try replicas[0].changes(since: VersionVector())
         for agent in replicas.indices.dropFirst() { try replicas[agent].apply(setup) }
 
         // The version vector of each transaction's replica right after it.
@@ -50,7 +50,7 @@ public enum TraceReplay {
         versionAfter.reserveCapacity(trace.txns.count)
         for (txn, pulls) in zip(trace.txns, plan.pulls) {
             for pull in pulls {
-                let missing = replicas[pull.agent].changes(from: replicas[txn.agent].versionVector, to: versionAfter[pull.upTo])
+                let missing = try replicas[pull.agent].changes(from: replicas[txn.agent].versionVector, to: versionAfter[pull.upTo])
                 try replicas[txn.agent].apply(missing)
             }
             try apply(txn.patches, to: text, in: &replicas[txn.agent])
@@ -92,7 +92,7 @@ public enum TraceReplay {
         of doc: Document, text: ObjectID, endContent: String, localNanos: UInt64, failures: [String]
     ) throws -> ReplayResult {
         var failures = failures
-        let encoded = doc.encodeChanges()
+        let encoded = try doc.encodeChanges()
         let start = now()
         var fresh = Document(replica: ReplicaID(999))
         try fresh.applyEncoded(encoded)

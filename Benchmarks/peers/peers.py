@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""peers.py: measure Yrs (pycrdt) and Loro (loro) on Quire's editing traces.
+
+Usage (normally through run.sh, which provides the pinned virtualenv):
+
+    Benchmarks/peers/run.sh trace FILE... [--runs N] [--json] [--peer yrs|loro]
+
+Trace files use the format of /work/shared/traces/README.md (`.json` or
+`.json.gz`, sequential or concurrent). For every trace and every peer the
+script measures:
+
+  localMs      replay of the trace edit by edit through the peer's local text
+               API, one library transaction per trace txn (Yrs: one
+               `with doc.transaction()`; Loro: one `doc.commit()`).
+               Concurrent traces: one doc per agent; before a txn, the
+               updates of the parent txns its agent has not seen yet are
+               applied as one message (Yrs: `apply_update(merge_updates(...))`;
+               Loro: `import_batch([...])`; each txn's own update is captured
+               when it commits:
+               Yrs `Doc.observe` -> `TransactionEvent.update`, Loro
+               `subscribe_local_update`). At the end agent 0's doc receives
+               every txn it has not seen and its text is checked. Which txns
+               to exchange is planned from the `parents` fields before timing
+               starts (pure trace bookkeeping, no CRDT work).
+  emptyLoopMs  the same Python iteration over the (converted) patches and the
+               same exchange plan with every library call removed: the share
+               of localMs that is Python interpreter overhead of the loop
+               itself. The rest of localMs is binding overhead + native work.
+  mergeMs      a fresh doc applies the whole encoded history in one call and
+               its text length is read (Yrs: `Doc().apply_update(
+               doc.get_update())`; Loro: `LoroDoc().import_(
+               doc.export(ExportMode.Updates(VersionVector())))`). The fair
+               native comparison: one Python call, no per-edit overhead.
+  encodedBytes size of that update (Yrs: lib0 v1 update; Loro: Updates).
+  snapshotBytes Loro: `ExportMode.Snapshot()`. Yrs has no separate snapshot
+               format, so it is the same uncompressed v1 update as
+               encodedBytes (`snapshotFormat` says which one was used).
+  loadMs       a fresh doc loads the snapshot, gets the text, reads its length
+               and inserts one character at position 0 ("ready to edit";
+               this also forces Loro's lazily decoded state).
+  ok           the final text equals endContent after the replay and after
+               the merge, and the loaded snapshot holds endContent too.
+
+Concurrent traces: agent a's doc gets the fixed Yrs client id / Loro peer id
+2**52 + a (as large as the random ids, so sizes stay realistic). This matters for Yrs: on friendsforever, when one agent deletes a
+character and types where it was while the other agent types right after
+it, Yrs (YATA) gives both inserts the deleted character as left origin and
+orders them by client id; only ascending ids reproduce endContent (random
+ids failed about half the time). Loro (Fugue) reproduces it with any ids.
+
+Statistics: each timed workload runs once as warm-up, then `--runs` times
+(default 5); we report the median under the plain key and the minimum and
+maximum beside it as flat keys with `Min`/`Max` suffixes, e.g. `localMs`,
+`localMsMin`, `localMsMax` (same for emptyLoopMs, mergeMs, loadMs). The
+garbage collector is run before and disabled during each timed run.
+
+Text positions: traces count Unicode code points. Loro's `insert`/`delete`
+take code points, so patches go in unchanged. pycrdt 0.14 (Yrs with its
+default OffsetKind::Bytes) indexes text in UTF-8 bytes, so for Yrs the loader
+converts every patch to byte offsets before timing: exactly for sequential
+traces (it tracks the positions of non-ASCII characters); for concurrent
+traces only pure-ASCII traces are supported (identity), others are refused.
+
+Output: a table by default; with `--json` one JSON object per line with keys
+peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,
+emptyLoopMs, mergeMs, encodedBytes, snapshotBytes, loadMs, runs (the key names
+of Quire's quire-bench) plus the Min/Max keys and snapshotFormat (and
+okDetail when ok is false). Exit status 1 if any row is not ok.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import gc
+import gzip
+import importlib.metadata
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+TEXT = "text"  # name of the root text in both peers
+# Concurrent replay: agent a uses Yrs client id / Loro peer id ID_BASE + a.
+# Ascending ids (see docstring); large like the random ids the libraries pick
+# themselves, so encoded sizes are not flattered by 1-byte varint ids.
+ID_BASE = 1 << 52
+
+
+# --------------------------------------------------------------------------
+# Trace loading (shared by every peer)
+
+@dataclass
+class Trace:
+    name: str
+    kind: str                      # "sequential" | "concurrent"
+    end: str                       # endContent
+    txns: list                     # list of patch lists [(pos, nDel, text)], code points
+    agents: list                   # agent of each txn (concurrent) or []
+    parents: list                  # parents of each txn (concurrent) or []
+    num_agents: int = 1
+    ops: int = 0                   # inserted + deleted characters
+    ascii: bool = True             # every inserted character is ASCII
+    utf8_txns: list | None = None  # txns with UTF-8 byte positions (for Yrs)
+    plan: list = field(default_factory=list)   # concurrent: txns to merge before each txn
+    final_plan: list = field(default_factory=list)  # concurrent: txns agent 0 lacks at the end
+
+
+def load_trace(path: str) -> Trace:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    name = os.path.basename(path)
+    for suffix in (".gz", ".json"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    kind = data.get("kind", "sequential")
+    if kind == "sequential" and data.get("startContent", ""):
+        raise SystemExit(f"{path}: non-empty startContent is not supported")
+    txns = [[(p[0], p[1], p[2]) for p in t["patches"]] for t in data["txns"]]
+    ops = sum(nd + len(ins) for ps in txns for _, nd, ins in ps)
+    is_ascii = all(ins.isascii() for ps in txns for _, _, ins in ps)
+    tr = Trace(name=name, kind=kind, end=data["endContent"], txns=txns,
+               agents=[t.get("agent", 0) for t in data["txns"]],
+               parents=[t.get("parents", []) for t in data["txns"]],
+               num_agents=data.get("numAgents", 1), ops=ops, ascii=is_ascii)
+    if kind == "concurrent":
+        tr.plan, tr.final_plan = plan_exchanges(tr)
+    if is_ascii:
+        tr.utf8_txns = txns
+    elif kind == "sequential":
+        tr.utf8_txns = to_utf8_positions(txns)
+    return tr
+
+
+def plan_exchanges(tr: Trace) -> tuple[list, list]:
+    """For each txn, the txns (ascending) that its agent's doc must receive
+    first: the ancestors of the txn not yet seen by that agent. Trace txns
+    are in causal order (parents < index), so ascending order is causal."""
+    known = [set() for _ in range(tr.num_agents)]
+    plan = []
+    for i, parents in enumerate(tr.parents):
+        seen = known[tr.agents[i]]
+        need, stack = [], list(parents)
+        while stack:
+            p = stack.pop()
+            if p in seen:
+                continue
+            if p >= i:
+                raise SystemExit(f"{tr.name}: txn {i} has parent {p} >= {i}")
+            seen.add(p)
+            need.append(p)
+            stack.extend(tr.parents[p])
+        need.sort()
+        plan.append(need)
+        seen.add(i)
+    final = sorted(set(range(len(tr.txns))) - known[0])
+    return plan, final
+
+
+def to_utf8_positions(txns: list) -> list:
+    """Sequential trace: code point positions -> UTF-8 byte positions.
+    Tracks the code point positions of the non-ASCII characters present in
+    the text (`wide`, sorted) and their extra bytes (`extra`), so each patch
+    costs O(number of non-ASCII characters), not O(text length)."""
+    wide: list[int] = []
+    extra: list[int] = []
+
+    def byte_pos(cp: int) -> int:
+        k = bisect.bisect_left(wide, cp)
+        return cp + sum(extra[:k])
+
+    out = []
+    for patches in txns:
+        conv = []
+        for pos, nd, ins in patches:
+            b0 = byte_pos(pos)
+            b1 = byte_pos(pos + nd)
+            lo = bisect.bisect_left(wide, pos)
+            hi = bisect.bisect_left(wide, pos + nd)
+            del wide[lo:hi], extra[lo:hi]
+            shift = len(ins) - nd
+            for k in range(lo, len(wide)):
+                wide[k] += shift
+            new_w = [(pos + j, len(c.encode()) - 1) for j, c in enumerate(ins) if not c.isascii()]
+            wide[lo:lo] = [w for w, _ in new_w]
+            extra[lo:lo] = [e for _, e in new_w]
+            conv.append((b0, b1 - b0, ins))
+        out.append(conv)
+    return out
+
+
+# --------------------------------------------------------------------------
+# Empty loops (no library calls): Python overhead of the replay loops
+
+def empty_loop_sequential(txns: list) -> None:
+    n = 0
+    for patches in txns:
+        for pos, nd, ins in patches:
+            if nd:
+                n += pos
+            if ins:
+                n += pos
+
+
+def empty_loop_concurrent(tr: Trace, txns: list) -> None:
+    updates = [None] * len(txns)
+    docs = [[] for _ in range(tr.num_agents)]
+    n = 0
+    for i, patches in enumerate(txns):
+        doc = docs[tr.agents[i]]
+        if tr.plan[i]:
+            n += len([updates[p] for p in tr.plan[i]])
+        for pos, nd, ins in patches:
+            if nd:
+                n += pos
+            if ins:
+                n += pos
+        updates[i] = doc
+    if tr.final_plan:
+        n += len([updates[p] for p in tr.final_plan])
+
+
+# --------------------------------------------------------------------------
+# Yrs (pycrdt)
+
+def yrs_version() -> str:
+    return importlib.metadata.version("pycrdt")
+
+
+def yrs_replay_sequential(tr: Trace):
+    import pycrdt
+    doc = pycrdt.Doc()
+    text = doc.get(TEXT, type=pycrdt.Text)
+    for patches in tr.utf8_txns:
+        with doc.transaction():
+            for pos, nd, ins in patches:
+                if nd:
+                    del text[pos:pos + nd]
+                if ins:
+                    text.insert(pos, ins)
+    return doc
+
+
+def yrs_replay_concurrent(tr: Trace):
+    import pycrdt
+    if tr.utf8_txns is None:
+        raise SystemExit(f"{tr.name}: non-ASCII concurrent traces are not supported for yrs")
+    docs, texts, subs = [], [], []
+    last = [None]
+
+    def capture(event):
+        last[0] = event.update
+
+    for agent in range(tr.num_agents):
+        d = pycrdt.Doc(client_id=ID_BASE + agent)  # see "Concurrent traces" in the docstring
+        texts.append(d.get(TEXT, type=pycrdt.Text))
+        subs.append(d.observe(capture))
+        docs.append(d)
+    updates = [None] * len(tr.txns)
+    for i, patches in enumerate(tr.utf8_txns):
+        a = tr.agents[i]
+        doc, text = docs[a], texts[a]
+        if tr.plan[i]:
+            doc.apply_update(yrs_message([updates[p] for p in tr.plan[i]]))
+        last[0] = None
+        with doc.transaction():
+            for pos, nd, ins in patches:
+                if nd:
+                    del text[pos:pos + nd]
+                if ins:
+                    text.insert(pos, ins)
+        if last[0] is None:
+            raise RuntimeError(f"{tr.name}: yrs emitted no update for txn {i}")
+        updates[i] = last[0]
+    if tr.final_plan:
+        docs[0].apply_update(yrs_message([updates[p] for p in tr.final_plan]))
+    for d, s in zip(docs, subs):
+        d.unobserve(s)
+    return docs[0]
+
+
+def yrs_message(updates: list) -> bytes:
+    """One message carrying several txn updates (Yrs applies one update per call)."""
+    import pycrdt
+    return updates[0] if len(updates) == 1 else pycrdt.merge_updates(*updates)
+
+
+def yrs_text(doc) -> str:
+    import pycrdt
+    return str(doc.get(TEXT, type=pycrdt.Text))
+
+
+def yrs_encode(doc) -> bytes:
+    return doc.get_update()
+
+
+def yrs_merge(update: bytes):
+    import pycrdt
+    doc = pycrdt.Doc()
+    doc.apply_update(update)
+    len(doc.get(TEXT, type=pycrdt.Text))
+    return doc
+
+
+def yrs_snapshot(doc) -> bytes:
+    return doc.get_update()  # v1 update, uncompressed
+
+
+def yrs_load(snapshot: bytes):
+    import pycrdt
+    doc = pycrdt.Doc()
+    doc.apply_update(snapshot)
+    text = doc.get(TEXT, type=pycrdt.Text)
+    len(text)
+    text.insert(0, "x")
+    return doc
+
+
+# --------------------------------------------------------------------------
+# Loro
+
+def loro_version() -> str:
+    return importlib.metadata.version("loro")
+
+
+def loro_replay_sequential(tr: Trace):
+    import loro
+    doc = loro.LoroDoc()
+    text = doc.get_text(TEXT)
+    for patches in tr.txns:
+        for pos, nd, ins in patches:
+            if nd:
+                text.delete(pos, nd)
+            if ins:
+                text.insert(pos, ins)
+        doc.commit()
+    return doc
+
+
+def loro_replay_concurrent(tr: Trace):
+    import loro
+    docs, texts, subs = [], [], []
+    last = [None]
+
+    def capture(update: bytes) -> bool:
+        last[0] = update
+        return True
+
+    for agent in range(tr.num_agents):
+        d = loro.LoroDoc()
+        d.peer_id = ID_BASE + agent
+        texts.append(d.get_text(TEXT))
+        subs.append(d.subscribe_local_update(capture))
+        docs.append(d)
+    updates = [None] * len(tr.txns)
+    for i, patches in enumerate(tr.txns):
+        a = tr.agents[i]
+        doc, text = docs[a], texts[a]
+        if tr.plan[i]:
+            doc.import_batch([updates[p] for p in tr.plan[i]])
+        last[0] = None
+        for pos, nd, ins in patches:
+            if nd:
+                text.delete(pos, nd)
+            if ins:
+                text.insert(pos, ins)
+        doc.commit()
+        if last[0] is None:
+            raise RuntimeError(f"{tr.name}: loro emitted no update for txn {i}")
+        updates[i] = last[0]
+    if tr.final_plan:
+        docs[0].import_batch([updates[p] for p in tr.final_plan])
+    for s in subs:
+        s.unsubscribe()
+    return docs[0]
+
+
+def loro_text(doc) -> str:
+    return doc.get_text(TEXT).to_string()
+
+
+def loro_encode(doc) -> bytes:
+    import loro
+    return doc.export(loro.ExportMode.Updates(loro.VersionVector()))
+
+
+def loro_merge(update: bytes):
+    import loro
+    doc = loro.LoroDoc()
+    doc.import_(update)
+    doc.get_text(TEXT).len_unicode
+    return doc
+
+
+def loro_snapshot(doc) -> bytes:
+    import loro
+    return doc.export(loro.ExportMode.Snapshot())
+
+
+def loro_load(snapshot: bytes):
+    import loro
+    doc = loro.LoroDoc()
+    doc.import_(snapshot)
+    text = doc.get_text(TEXT)
+    text.len_unicode
+    text.insert(0, "x")
+    doc.commit()
+    return doc
+
+
+# --------------------------------------------------------------------------
+# Harness
+
+PEERS = {
+    "yrs": dict(version=yrs_version, seq=yrs_replay_sequential, conc=yrs_replay_concurrent,
+                text=yrs_text, encode=yrs_encode, merge=yrs_merge,
+                snapshot=yrs_snapshot, load=yrs_load, snapshot_format="v1 update (uncompressed)",
+                loop_txns=lambda tr: tr.utf8_txns),
+    "loro": dict(version=loro_version, seq=loro_replay_sequential, conc=loro_replay_concurrent,
+                 text=loro_text, encode=loro_encode, merge=loro_merge,
+                 snapshot=loro_snapshot, load=loro_load, snapshot_format="loro Snapshot",
+                 loop_txns=lambda tr: tr.txns),
+}
+
+
+def timed(fn: Callable, runs: int):
+    """Warm-up once, then `runs` timed calls. Returns (median, min, max) in ms
+    and the result of the last call."""
+    result = fn()
+    times = []
+    for _ in range(runs):
+        result = None
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            result = fn()
+            times.append((time.perf_counter() - t0) * 1000.0)
+        finally:
+            gc.enable()
+    return (statistics.median(times), min(times), max(times)), result
+
+
+def measure(peer: str, tr: Trace, runs: int) -> dict:
+    p = PEERS[peer]
+    replay = p["seq"] if tr.kind == "sequential" else p["conc"]
+    loop_txns = p["loop_txns"](tr)
+    if tr.kind == "sequential":
+        def empty():
+            empty_loop_sequential(loop_txns)
+    else:
+        def empty():
+            empty_loop_concurrent(tr, loop_txns)
+
+    local, doc = timed(lambda: replay(tr), runs)
+    ok_local = p["text"](doc) == tr.end
+    loop, _ = timed(empty, runs)
+    update = p["encode"](doc)
+    merge, merged = timed(lambda: p["merge"](update), runs)
+    ok_merge = p["text"](merged) == tr.end
+    snap = p["snapshot"](doc)
+    load, loaded = timed(lambda: p["load"](snap), runs)
+    ok_load = p["text"](loaded) == "x" + tr.end
+
+    row = {"peer": peer, "version": p["version"](), "trace": tr.name, "kind": tr.kind,
+           "ops": tr.ops, "ok": ok_local and ok_merge and ok_load}
+    for key, (med, lo, hi) in (("localMs", local), ("emptyLoopMs", loop),
+                               ("mergeMs", merge), ("loadMs", load)):
+        row[key], row[key + "Min"], row[key + "Max"] = round(med, 3), round(lo, 3), round(hi, 3)
+    row.update(encodedBytes=len(update), snapshotBytes=len(snap),
+               snapshotFormat=p["snapshot_format"], runs=runs)
+    if not row["ok"]:
+        row["okDetail"] = {"replay": ok_local, "merge": ok_merge, "load": ok_load}
+    return row
+
+
+COLUMNS = [("trace", "trace", "<"), ("peer", "peer", "<"), ("kind", "kind", "<"),
+           ("ops", "ops", ">"), ("ok", "ok", "<"), ("localMs", "localMs", ">"),
+           ("emptyLoopMs", "emptyLoopMs", ">"), ("mergeMs", "mergeMs", ">"),
+           ("encodedBytes", "encodedBytes", ">"), ("snapshotBytes", "snapshotBytes", ">"),
+           ("loadMs", "loadMs", ">"), ("runs", "runs", ">")]
+
+
+def fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.1f}" if v >= 10 else f"{v:.2f}"
+    return str(v)
+
+
+def print_table(rows: list) -> None:
+    cells = [[fmt(r[k]) for k, _, _ in COLUMNS] for r in rows]
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, (_, h, _) in enumerate(COLUMNS)]
+    print("  ".join(f"{h:{a}{w}}" for (_, h, a), w in zip(COLUMNS, widths)))
+    for c in cells:
+        print("  ".join(f"{v:{a}{w}}" for v, (_, _, a), w in zip(c, COLUMNS, widths)))
+    print("(medians in ms; min/max in --json as <key>Min/<key>Max; "
+          + "; ".join(f"{r['peer']} {r['version']}" for r in {r['peer']: r for r in rows}.values())
+          + ")")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        description="Measure Yrs (pycrdt) and Loro on editing traces, "
+                    "with the workloads and key names of quire-bench.",
+        epilog="See the module docstring (python3 peers.py --help-long) for what each figure means.")
+    ap.add_argument("--help-long", action="store_true", help="print the full description and exit")
+    sub = ap.add_subparsers(dest="command")
+    t = sub.add_parser("trace", help="replay, merge and load editing traces")
+    t.add_argument("files", nargs="+", metavar="FILE", help="trace (.json or .json.gz)")
+    t.add_argument("--runs", type=int, default=5, help="timed runs after one warm-up (default 5)")
+    t.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
+    t.add_argument("--peer", action="append", choices=sorted(PEERS),
+                   help="only this peer (repeatable; default: all)")
+    args = ap.parse_args(argv)
+    if args.help_long:
+        print(__doc__)
+        return 0
+    if args.command != "trace":
+        ap.print_help()
+        return 2
+    if args.runs < 1:
+        ap.error("--runs must be >= 1")
+    peers = args.peer or ["yrs", "loro"]
+    rows, all_ok = [], True
+    for path in args.files:
+        tr = load_trace(path)
+        for peer in peers:
+            row = measure(peer, tr, args.runs)
+            all_ok &= row["ok"]
+            rows.append(row)
+            if args.json:
+                print(json.dumps(row), flush=True)
+            else:
+                print(f"# {tr.name} {peer}: done", file=sys.stderr, flush=True)
+    if not args.json:
+        print_table(rows)
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

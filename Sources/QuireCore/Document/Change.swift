@@ -1,0 +1,46 @@
+/// One local transaction: a run of consecutive counters of one replica,
+/// its operations, and the heads of the document when it was made.
+///
+/// Changes are the unit of history, of storage and of sync. A change is
+/// applied only when its parents and its replica's previous change are
+/// present (causal readiness); applying it twice is a no-op.
+public struct Change: Hashable, Sendable, CustomStringConvertible {
+    /// The id of its first operation.
+    public var id: OpID
+    /// The Lamport value of its first operation; each next counter adds 1.
+    public var lamport: UInt64
+    /// The heads of the document when the change was made (the ids of the
+    /// last operations of those changes), sorted. Empty for the first change.
+    public var parents: [OpID]
+    /// Informational wall-clock time, milliseconds since 1970 (0 if unknown).
+    /// Never used to order anything.
+    public var time: Int64
+    public var operations: [Operation]
+
+    public init(id: OpID, lamport: UInt64, parents: [OpID], time: Int64 = 0, operations: [Operation]) {
+        self.id = id
+        self.lamport = lamport
+        self.parents = parents
+        self.time = time
+        self.operations = operations
+    }
+
+    /// How many counters the change takes: the sum of its operations' widths.
+    public var width: UInt64 { operations.reduce(0) { $0 + UInt64($1.width) } }
+
+    /// The id of its last operation: how heads and parents name this change.
+    public var lastID: OpID { id.advanced(by: width - 1) }
+
+    /// The Lamport value of its last operation.
+    public var lastLamport: UInt64 { lamport + width - 1 }
+
+    /// The replica that made it.
+    public var replica: ReplicaID { id.replica }
+
+    /// The counters it covers.
+    public var counters: ClosedRange<UInt64> { id.counter...(id.counter + width - 1) }
+
+    public var description: String {
+        "change \(id)...\(lastID.counter) lamport \(lamport) parents \(parents) ops \(operations.count)"
+    }
+}

@@ -1,0 +1,111 @@
+extension Document {
+    // MARK: Maps
+
+    /// The value at `key` of a map, or `nil` if the key is absent or removed.
+    public func get(_ map: ObjectID, key: String) throws(DocumentError) -> Value? {
+        try objects.maps[objects.slot(map, .map)][key]?.winner?.value
+    }
+
+    /// The keys of a map that hold a value, sorted.
+    public func keys(_ map: ObjectID) throws(DocumentError) -> [String] {
+        try objects.maps[objects.slot(map, .map)].compactMap { $0.value.winner?.value == nil ? nil : $0.key }.sorted()
+    }
+
+    /// Every entry at `key`, winner first: the values concurrent writes left
+    /// there, with their stamps. More than one entry means a conflict;
+    /// an entry whose value is `nil` is a removal.
+    public func entries(_ map: ObjectID, key: String) throws(DocumentError) -> [RegisterEntry] {
+        try objects.maps[objects.slot(map, .map)][key]?.entries ?? []
+    }
+
+    /// The keys of a map where concurrent writes left more than one entry, sorted.
+    public func conflictedKeys(_ map: ObjectID) throws(DocumentError) -> [String] {
+        try objects.maps[objects.slot(map, .map)].filter { $0.value.entries.count > 1 }.map(\.key).sorted()
+    }
+
+    // MARK: Text
+
+    /// The visible content of a text object.
+    public func text(_ text: ObjectID) throws(DocumentError) -> String {
+        let sequence = try objects.texts[objects.slot(text, .text)]
+        var result = String.UnicodeScalarView()
+        result.append(contentsOf: sequence.elements)
+        return String(result)
+    }
+
+    /// The number of Unicode scalars in a text object.
+    public func textCount(_ text: ObjectID) throws(DocumentError) -> Int {
+        try objects.texts[objects.slot(text, .text)].count
+    }
+
+    /// The scalar index at a UTF-16 offset (inside a surrogate pair: the pair's index).
+    public func textIndex(_ text: ObjectID, utf16Offset: Int) throws(DocumentError) -> Int {
+        let sequence = try objects.texts[objects.slot(text, .text)]
+        guard utf16Offset >= 0, utf16Offset <= sequence.utf16Count else {
+            throw .indexOutOfRange(index: utf16Offset, count: sequence.utf16Count)
+        }
+        return sequence.index(ofUTF16Offset: utf16Offset)
+    }
+
+    /// The UTF-16 offset of a scalar index.
+    public func utf16Offset(_ text: ObjectID, index: Int) throws(DocumentError) -> Int {
+        let sequence = try objects.texts[objects.slot(text, .text)]
+        guard index >= 0, index <= sequence.count else { throw .indexOutOfRange(index: index, count: sequence.count) }
+        return sequence.utf16Offset(ofIndex: index)
+    }
+
+    /// The scalar index at a UTF-8 offset (inside a scalar: that scalar's index).
+    public func textIndex(_ text: ObjectID, utf8Offset: Int) throws(DocumentError) -> Int {
+        let sequence = try objects.texts[objects.slot(text, .text)]
+        guard utf8Offset >= 0, utf8Offset <= sequence.utf8Count else {
+            throw .indexOutOfRange(index: utf8Offset, count: sequence.utf8Count)
+        }
+        return sequence.index(ofUTF8Offset: utf8Offset)
+    }
+
+    /// The UTF-8 offset of a scalar index.
+    public func utf8Offset(_ text: ObjectID, index: Int) throws(DocumentError) -> Int {
+        let sequence = try objects.texts[objects.slot(text, .text)]
+        guard index >= 0, index <= sequence.count else { throw .indexOutOfRange(index: index, count: sequence.count) }
+        return sequence.utf8Offset(ofIndex: index)
+    }
+
+    // MARK: Lists
+
+    /// The visible elements of a list.
+    public func list(_ list: ObjectID) throws(DocumentError) -> [Value] {
+        Array(try objects.lists[objects.slot(list, .list)].elements)
+    }
+
+    // MARK: Counters
+
+    /// The sum of a counter's increments.
+    public func counter(_ counter: ObjectID) throws(DocumentError) -> Int64 {
+        try objects.counters[objects.slot(counter, .counter)]
+    }
+
+    // MARK: History
+
+    /// Every applied change, in the order applied (a causal order).
+    ///
+    /// Throws only if history kept encoded in memory was damaged.
+    public func allChanges() throws(DecodingError) -> [Change] { try history.all() }
+
+    /// The number of applied changes.
+    public var changeCount: Int { history.count }
+
+    /// The applied changes that `version` lacks, in causal order.
+    public func changes(since version: VersionVector) throws(DecodingError) -> [Change] {
+        try history.changes(from: version)
+    }
+
+    /// The applied changes in `to` but not in `from`, in causal order.
+    public func changes(from: VersionVector, to: VersionVector) throws(DecodingError) -> [Change] {
+        try history.changes(from: from, to: to)
+    }
+
+    /// Where a nested object was created: its parent and, in a map, its key.
+    public func parent(of object: ObjectID) -> (object: ObjectID, key: String?)? {
+        objects.parents[object].map { ($0.parent, $0.key) }
+    }
+}

@@ -1,0 +1,83 @@
+extension Document {
+    /// Runs `body` as one local transaction and records its edits as one change.
+    ///
+    /// The change takes the next counters of this replica and the next
+    /// Lamport values, and names the current heads as its parents. A
+    /// transaction that makes no edit makes no change. If `body` throws, the
+    /// document is left as it was before the call.
+    ///
+    /// - Parameter time: informational wall-clock time for people reading the
+    ///   history (milliseconds since 1970); never used for ordering.
+    @discardableResult
+    public mutating func transact<Result>(
+        time: Int64 = 0,
+        _ body: (inout Transaction) throws -> Result
+    ) throws -> Result {
+        // Move the state into the transaction rather than copying it, so
+        // that edits mutate the only reference to each buffer.
+        var transaction = Transaction(document: self)
+        self = Document.placeholder
+        let result: Result
+        do {
+            result = try body(&transaction)
+        } catch {
+            if let rebuilt = transaction.document.rebuiltWithoutUncommittedEdits() {
+                self = rebuilt
+            } else {
+                // The history kept in memory cannot be read back (damaged
+                // bytes from a loaded snapshot), so the state cannot be rolled
+                // back: commit what was done, keeping state and history in step.
+                commit(transaction, time: time)
+            }
+            throw error
+        }
+        commit(transaction, time: time)
+        return result
+    }
+
+    private mutating func commit(_ transaction: Transaction, time: Int64) {
+        self = transaction.document
+        guard !transaction.operations.isEmpty else { return }
+        record(Change(id: transaction.start, lamport: transaction.startLamport,
+                      parents: heads, time: time, operations: transaction.operations))
+    }
+
+    /// Stands in for a document while its state is inside a transaction;
+    /// assigning it allocates nothing.
+    private static let placeholder = Document(replica: ReplicaID(0))
+
+    /// Adds an applied change to the history, version vector and heads.
+    mutating func record(_ change: Change) {
+        history.append(change)
+        noteApplied(change)
+    }
+
+    /// Moves the version vector, heads and clocks past an applied change.
+    mutating func noteApplied(_ change: Change) {
+        let last = change.lastID
+        versionVector[change.replica] = last.counter
+        replicaLamports[change.replica] = change.lastLamport
+        maxLamport = max(maxLamport, change.lastLamport)
+        if heads.count == 1, change.parents.count == 1, heads[0] == change.parents[0] {
+            heads[0] = last  // the common case: a change on top of the only head
+        } else {
+            heads.removeAll { change.parents.contains($0) || $0.replica == change.replica }
+            heads.append(last)
+            heads.sort()
+        }
+    }
+
+    /// The same document rebuilt from its committed history, dropping edits
+    /// a failed transaction made. Costs a replay; only errors take this path.
+    func rebuiltWithoutUncommittedEdits() -> Document? {
+        var rebuilt = Document(replica: replica)
+        rebuilt.pendingLimit = pendingLimit
+        do {
+            for change in try history.all() { try rebuilt.integrate(change) }
+        } catch {
+            return nil
+        }
+        rebuilt.pending = pending
+        return rebuilt
+    }
+}

@@ -1,0 +1,99 @@
+/// A collaborative document: a tree of maps, lists, texts and counters,
+/// and the history of changes that made it.
+///
+/// `Document` is a value type. It is edited locally in transactions, each of
+/// which becomes one `Change`, and merges remote changes with `apply(_:)`.
+/// Replicas that have applied the same set of changes have the same state,
+/// whatever the order they received them in.
+///
+/// ```swift
+/// var doc = Document(replica: ReplicaID(1))
+/// let body = try doc.transact { tx in
+///     let body = try tx.putObject(.root, key: "body", kind: .text)
+///     try tx.insertText(body, at: 0, "Hello")
+///     return body
+/// }
+/// try doc.text(body)   // "Hello"
+/// ```
+public struct Document: Sendable {
+    /// The replica local edits are made as.
+    public let replica: ReplicaID
+    /// The operations this document holds.
+    public internal(set) var versionVector = VersionVector()
+    /// The changes no other change builds on, named by their last operation id, sorted.
+    public internal(set) var heads: [OpID] = []
+    /// The highest Lamport value seen; a local operation takes the next one.
+    public internal(set) var maxLamport: UInt64 = 0
+
+    /// For each replica, the Lamport value of its last applied operation:
+    /// its next change must start above it, so no two operations share a stamp.
+    var replicaLamports: [ReplicaID: UInt64] = [:]
+    /// Every applied change, in the order applied.
+    var history = ChangeHistory()
+    /// Changes received before the changes they depend on.
+    var pending: [Change] = []
+    /// How many changes may wait in `pending`.
+    public var pendingLimit = 100_000
+
+    var objects: ObjectTable
+
+    public init(replica: ReplicaID) {
+        self.replica = replica
+        objects = ObjectTable()
+    }
+
+    /// The number of changes waiting for changes they depend on.
+    public var pendingCount: Int { pending.count }
+
+    /// The kind of an object, or `nil` if the document has no such object.
+    public func kind(of object: ObjectID) -> ObjectKind? { objects.slots[object]?.kind }
+}
+
+/// Where each object's state lives: one array per kind, so that editing an
+/// object mutates its state in place without copying it.
+struct ObjectTable: Sendable {
+    struct Slot: Hashable, Sendable {
+        var kind: ObjectKind
+        var index: Int
+    }
+
+    var slots: [ObjectID: Slot] = [.root: Slot(kind: .map, index: 0)]
+    var maps: [[String: MapRegister]] = [[:]]
+    var texts: [RGASequence<Unicode.Scalar>] = []
+    var lists: [RGASequence<Value>] = []
+    var counters: [Int64] = []
+    /// Where each nested object was created: its parent object and, for maps, the key.
+    var parents: [ObjectID: (parent: ObjectID, key: String?)] = [:]
+
+    func slot(_ object: ObjectID, _ kind: ObjectKind) throws(DocumentError) -> Int {
+        guard let slot = slots[object] else { throw .unknownObject(object) }
+        guard slot.kind == kind else { throw .wrongKind(object, expected: kind, actual: slot.kind) }
+        return slot.index
+    }
+
+    /// Creates an empty object of `kind`, made by operation `id` inside `parent`.
+    mutating func create(_ kind: ObjectKind, id: OpID, parent: ObjectID, key: String?) {
+        let object = ObjectID(id)
+        let index: Int
+        switch kind {
+        case .map: index = maps.count; maps.append([:])
+        case .text: index = texts.count; texts.append(RGASequence())
+        case .list: index = lists.count; lists.append(RGASequence())
+        case .counter: index = counters.count; counters.append(0)
+        }
+        slots[object] = Slot(kind: kind, index: index)
+        parents[object] = (parent, key)
+    }
+
+    /// The value a list element or register holds once written by operation `id`,
+    /// creating the nested object if the value is one.
+    mutating func materialize(_ value: NewValue, id: OpID, parent: ObjectID, key: String?) -> Value {
+        switch value {
+        case .scalar(let scalar):
+            return .scalar(scalar)
+        case .object(let kind):
+            create(kind, id: id, parent: parent, key: key)
+            return .object(kind, ObjectID(id))
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/// Everything that can go wrong editing or merging a document.
+public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// No object with this id is in the document.
+    case unknownObject(ObjectID)
+    /// The object exists but is of another kind.
+    case wrongKind(ObjectID, expected: ObjectKind, actual: ObjectKind)
+    /// An index or range outside the object's visible elements.
+    case indexOutOfRange(index: Int, count: Int)
+    /// A remote change that breaks a rule of `Specs/crdt.md`; nothing of it was applied.
+    case invalidChange(OpID, reason: String)
+    /// A change whose id was already applied with different content.
+    case conflictingChange(OpID)
+    /// More changes are waiting for missing parents than the limit allows.
+    case tooManyPendingChanges(limit: Int)
+
+    public var description: String {
+        switch self {
+        case .unknownObject(let id):
+            "no object \(id) in this document"
+        case let .wrongKind(id, expected, actual):
+            "object \(id) is a \(actual), not a \(expected)"
+        case let .indexOutOfRange(index, count):
+            "index \(index) is out of range for \(count) elements"
+        case let .invalidChange(id, reason):
+            "change \(id) is invalid: \(reason)"
+        case .conflictingChange(let id):
+            "change \(id) was already applied with different content (a replica id used twice?)"
+        case .tooManyPendingChanges(let limit):
+            "more than \(limit) changes are waiting for changes they depend on; fetch the missing ones first"
+        }
+    }
+}

@@ -1,0 +1,60 @@
+/// A value an operation writes: a scalar, or a new nested object whose id
+/// will be the id of the operation (or list element) that wrote it.
+public enum NewValue: Hashable, Sendable {
+    case scalar(ScalarValue)
+    case object(ObjectKind)
+}
+
+/// What a list or text insert carries: Unicode scalars for text, values for lists.
+public enum InsertContent: Hashable, Sendable {
+    /// Text content; each Unicode scalar is one element.
+    case text(String)
+    /// List content; each value is one element.
+    case values([NewValue])
+
+    /// The number of elements, and so of counters, the insert takes.
+    public var count: Int {
+        switch self {
+        case .text(let string): string.unicodeScalars.count
+        case .values(let values): values.count
+        }
+    }
+}
+
+/// One operation of a change. See `Specs/crdt.md`, "Operations".
+///
+/// An operation takes as many consecutive counters (and Lamport values) as
+/// it has elements: an insert of n scalars or a delete of n elements takes n,
+/// every other operation takes 1.
+public enum Operation: Hashable, Sendable {
+    /// Writes `value` at `key` of a map, replacing the register's values
+    /// whose ids are in `pred` (the values the writer had seen there).
+    case put(object: ObjectID, key: String, value: NewValue, pred: [OpID])
+    /// Removes `key` from a map: a write of a tombstone, replacing `pred`.
+    case remove(object: ObjectID, key: String, pred: [OpID])
+    /// Inserts a run of elements into a list or text after `origin`
+    /// (`nil` for the head); each next element's origin is the previous one.
+    case insert(object: ObjectID, origin: OpID?, content: InsertContent)
+    /// Marks the elements `target` (consecutive ids of one replica) deleted.
+    case delete(object: ObjectID, target: IDRun)
+    /// Adds `delta` to a counter object.
+    case increment(object: ObjectID, delta: Int64)
+
+    /// The object the operation acts on.
+    public var object: ObjectID {
+        switch self {
+        case .put(let object, _, _, _), .remove(let object, _, _), .insert(let object, _, _),
+             .delete(let object, _), .increment(let object, _):
+            object
+        }
+    }
+
+    /// How many counters the operation takes.
+    public var width: Int {
+        switch self {
+        case .insert(_, _, let content): content.count
+        case .delete(_, let target): target.length
+        case .put, .remove, .increment: 1
+        }
+    }
+}

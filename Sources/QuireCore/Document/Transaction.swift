@@ -1,0 +1,163 @@
+/// Local edits that become one `Change` when the transaction's closure returns.
+///
+/// Get one from `Document.transact(time:_:)`. Every method checks its
+/// arguments before it changes anything and throws `DocumentError` on a bad
+/// object id or index. Reads inside the closure see the edits made so far.
+public struct Transaction: Sendable {
+    /// The document as edited so far.
+    public internal(set) var document: Document
+    /// The first counter and Lamport value of the change being built.
+    let start: OpID
+    let startLamport: UInt64
+    var operations: [Operation] = []
+    /// Counters taken so far.
+    var width: UInt64 = 0
+
+    init(document: Document) {
+        self.document = document
+        start = OpID(replica: document.replica, counter: document.versionVector[document.replica] + 1)
+        startLamport = document.maxLamport + 1
+    }
+
+    /// The id and Lamport value the next operation gets.
+    var nextID: OpID { start.advanced(by: width) }
+    var nextLamport: UInt64 { startLamport + width }
+
+    mutating func record(_ operation: Operation, width operationWidth: Int) {
+        operations.append(operation)
+        width += UInt64(operationWidth)
+    }
+
+    // MARK: Maps
+
+    /// Sets `key` of a map to a scalar value.
+    public mutating func put(_ map: ObjectID, key: String, _ value: ScalarValue) throws(DocumentError) {
+        _ = try write(map, key: key, value: .scalar(value))
+    }
+
+    /// Sets `key` of a map to a new, empty object and returns its id.
+    public mutating func putObject(_ map: ObjectID, key: String, kind: ObjectKind) throws(DocumentError) -> ObjectID {
+        try write(map, key: key, value: .object(kind))
+    }
+
+    /// Removes `key` from a map (a tombstone write; see `Specs/crdt.md`).
+    public mutating func remove(_ map: ObjectID, key: String) throws(DocumentError) {
+        let slot = try document.objects.slot(map, .map)
+        let pred = document.objects.maps[slot][key]?.ids ?? []
+        let id = nextID
+        document.objects.maps[slot][key, default: MapRegister()]
+            .write(RegisterEntry(id: id, lamport: nextLamport, value: nil), replacing: pred)
+        record(.remove(object: map, key: key, pred: pred), width: 1)
+    }
+
+    @discardableResult
+    mutating func write(_ map: ObjectID, key: String, value: NewValue) throws(DocumentError) -> ObjectID {
+        let slot = try document.objects.slot(map, .map)
+        let pred = document.objects.maps[slot][key]?.ids ?? []
+        let id = nextID
+        let stored = document.objects.materialize(value, id: id, parent: map, key: key)
+        document.objects.maps[slot][key, default: MapRegister()]
+            .write(RegisterEntry(id: id, lamport: nextLamport, value: stored), replacing: pred)
+        record(.put(object: map, key: key, value: value, pred: pred), width: 1)
+        return ObjectID(id)
+    }
+
+    // MARK: Text
+
+    /// Inserts `string` into a text object before the scalar at `index`.
+    public mutating func insertText(_ text: ObjectID, at index: Int, _ string: some StringProtocol) throws(DocumentError) {
+        let slot = try document.objects.slot(text, .text)
+        let scalars = string.unicodeScalars
+        if scalars.isEmpty { return }
+        let origin: OpID?
+        do {
+            origin = try document.objects.texts[slot].insertLocal(at: index, id: nextID, lamport: nextLamport, contentsOf: scalars)
+        } catch {
+            throw .indexOutOfRange(index: index, count: document.objects.texts[slot].count)
+        }
+        record(.insert(object: text, origin: origin, content: .text(String(string))), width: scalars.count)
+    }
+
+    /// Deletes `count` scalars of a text object from `index` on.
+    public mutating func deleteText(_ text: ObjectID, at index: Int, count: Int) throws(DocumentError) {
+        let slot = try document.objects.slot(text, .text)
+        let length = document.objects.texts[slot].count
+        guard index >= 0, count >= 0, index <= length - count else {
+            throw .indexOutOfRange(index: index + count, count: length)
+        }
+        if count == 0 { return }
+        let runs: [IDRun]
+        do { runs = try document.objects.texts[slot].deleteLocal(index..<(index + count)) }
+        catch { throw .indexOutOfRange(index: index + count, count: length) }
+        for run in runs { record(.delete(object: text, target: run), width: run.length) }
+    }
+
+    /// Replaces the scalars in `range` of a text object with `string`.
+    public mutating func replaceText(_ text: ObjectID, range: Range<Int>, with string: some StringProtocol) throws(DocumentError) {
+        try deleteText(text, at: range.lowerBound, count: range.count)
+        try insertText(text, at: range.lowerBound, string)
+    }
+
+    /// Inserts `string` at a UTF-16 offset, as Apple text views count.
+    public mutating func insertText(_ text: ObjectID, utf16Offset: Int, _ string: some StringProtocol) throws(DocumentError) {
+        try insertText(text, at: document.textIndex(text, utf16Offset: utf16Offset), string)
+    }
+
+    /// Deletes the scalars covering a UTF-16 range.
+    public mutating func deleteText(_ text: ObjectID, utf16Range: Range<Int>) throws(DocumentError) {
+        let start = try document.textIndex(text, utf16Offset: utf16Range.lowerBound)
+        let end = try document.textIndex(text, utf16Offset: utf16Range.upperBound)
+        try deleteText(text, at: start, count: end - start)
+    }
+
+    // MARK: Lists
+
+    /// Inserts a scalar value into a list before the element at `index`.
+    public mutating func insert(_ list: ObjectID, at index: Int, _ value: ScalarValue) throws(DocumentError) {
+        _ = try insertValue(list, at: index, .scalar(value))
+    }
+
+    /// Inserts a new, empty object into a list and returns its id.
+    public mutating func insertObject(_ list: ObjectID, at index: Int, kind: ObjectKind) throws(DocumentError) -> ObjectID {
+        try insertValue(list, at: index, .object(kind))
+    }
+
+    mutating func insertValue(_ list: ObjectID, at index: Int, _ value: NewValue) throws(DocumentError) -> ObjectID {
+        let slot = try document.objects.slot(list, .list)
+        let count = document.objects.lists[slot].count
+        guard index >= 0, index <= count else { throw .indexOutOfRange(index: index, count: count) }
+        let id = nextID
+        let stored = document.objects.materialize(value, id: id, parent: list, key: nil)
+        let origin: OpID?
+        do {
+            origin = try document.objects.lists[slot].insertLocal(at: index, id: id, lamport: nextLamport, contentsOf: CollectionOfOne(stored))
+        } catch {
+            throw .indexOutOfRange(index: index, count: count)
+        }
+        record(.insert(object: list, origin: origin, content: .values([value])), width: 1)
+        return ObjectID(id)
+    }
+
+    /// Deletes `count` elements of a list from `index` on.
+    public mutating func delete(_ list: ObjectID, at index: Int, count: Int = 1) throws(DocumentError) {
+        let slot = try document.objects.slot(list, .list)
+        let length = document.objects.lists[slot].count
+        guard index >= 0, count >= 0, index <= length - count else {
+            throw .indexOutOfRange(index: index + count, count: length)
+        }
+        if count == 0 { return }
+        let runs: [IDRun]
+        do { runs = try document.objects.lists[slot].deleteLocal(index..<(index + count)) }
+        catch { throw .indexOutOfRange(index: index + count, count: length) }
+        for run in runs { record(.delete(object: list, target: run), width: run.length) }
+    }
+
+    // MARK: Counters
+
+    /// Adds `delta` (which may be negative) to a counter.
+    public mutating func increment(_ counter: ObjectID, by delta: Int64) throws(DocumentError) {
+        let slot = try document.objects.slot(counter, .counter)
+        document.objects.counters[slot] &+= delta
+        record(.increment(object: counter, delta: delta), width: 1)
+    }
+}

@@ -1,0 +1,122 @@
+/// Why bytes could not be decoded. Every decoder in Quire reports one of
+/// these instead of trapping, whatever the input.
+public enum DecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The input ended in the middle of `what`.
+    case truncated(String)
+    /// The input does not start with the expected magic number.
+    case badMagic(expected: String)
+    /// A format version this code cannot read.
+    case unsupportedVersion(UInt64)
+    /// The stored checksum does not match the content.
+    case checksumMismatch
+    /// A value that breaks the format's rules.
+    case invalid(String)
+
+    public var description: String {
+        switch self {
+        case .truncated(let what): "the data ends in the middle of \(what)"
+        case .badMagic(let expected): "not \(expected) (wrong magic number)"
+        case .unsupportedVersion(let version): "format version \(version) is not supported by this version of Quire"
+        case .checksumMismatch: "the checksum does not match: the data is damaged"
+        case .invalid(let reason): "invalid data: \(reason)"
+        }
+    }
+}
+
+/// Reads the primitives `ByteWriter` writes, checking every length against
+/// the bytes that remain, so that hostile input fails fast without large
+/// allocations.
+public struct ByteReader: Sendable {
+    public let bytes: [UInt8]
+    public private(set) var offset: Int
+    let end: Int
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        offset = 0
+        end = bytes.count
+    }
+
+    init(_ bytes: [UInt8], range: Range<Int>) {
+        self.bytes = bytes
+        offset = range.lowerBound
+        end = range.upperBound
+    }
+
+    public var isAtEnd: Bool { offset >= end }
+    /// The bytes not read yet.
+    public var remainingBytes: ArraySlice<UInt8> { bytes[offset..<end] }
+    public var remaining: Int { end - offset }
+
+    public mutating func readVarint(_ what: @autoclosure () -> String = "a number") throws(DecodingError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard offset < end else { throw .truncated(what()) }
+            let byte = bytes[offset]
+            offset += 1
+            if shift == 63 && byte > 1 { throw .invalid("\(what()) does not fit in 64 bits") }
+            result |= UInt64(byte & 0x7f) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+            if shift > 63 { throw .invalid("\(what()) does not fit in 64 bits") }
+        }
+    }
+
+    public mutating func readSigned(_ what: @autoclosure () -> String = "a number") throws(DecodingError) -> Int64 {
+        let raw = try readVarint(what())
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    /// A count of items that each take at least `minimumItemSize` bytes:
+    /// rejected if the remaining input cannot hold that many.
+    public mutating func readCount(_ what: String, minimumItemSize: Int = 1) throws(DecodingError) -> Int {
+        let count = try readVarint("the number of \(what)")
+        guard count <= UInt64(remaining / max(minimumItemSize, 1)) else {
+            throw .invalid("it claims \(count) \(what) but only \(remaining) bytes remain")
+        }
+        return Int(count)
+    }
+
+    /// A varint that must be below `limit`.
+    public mutating func readIndex(_ what: String, below limit: Int) throws(DecodingError) -> Int {
+        let value = try readVarint(what)
+        guard value < UInt64(limit) else { throw .invalid("\(what) \(value) is out of range (0..<\(limit))") }
+        return Int(value)
+    }
+
+    public mutating func readByte(_ what: String = "a byte") throws(DecodingError) -> UInt8 {
+        guard offset < end else { throw .truncated(what) }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    public mutating func readBytes(_ count: Int, _ what: String) throws(DecodingError) -> ArraySlice<UInt8> {
+        guard count >= 0, count <= remaining else { throw .truncated(what) }
+        defer { offset += count }
+        return bytes[offset..<(offset + count)]
+    }
+
+    /// A length-prefixed byte string.
+    public mutating func readData(_ what: String) throws(DecodingError) -> ArraySlice<UInt8> {
+        let count = try readCount("bytes of \(what)")
+        return try readBytes(count, what)
+    }
+
+    /// A length-prefixed UTF-8 string; invalid UTF-8 is an error.
+    public mutating func readString(_ what: String) throws(DecodingError) -> String {
+        let data = try readData(what)
+        guard let string = String(validating: data, as: UTF8.self) else { throw .invalid("\(what) is not valid UTF-8") }
+        return string
+    }
+
+    public mutating func readUInt32(_ what: String) throws(DecodingError) -> UInt32 {
+        let data = try readBytes(4, what)
+        return data.reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    public mutating func readUInt64(_ what: String) throws(DecodingError) -> UInt64 {
+        let data = try readBytes(8, what)
+        return data.reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}

@@ -1,0 +1,46 @@
+/// Appends the primitives of Quire's binary formats to a byte buffer.
+///
+/// Integers are LEB128 varints (7 bits a byte, low bits first); signed
+/// integers are zigzag-encoded first so that small negatives stay short.
+/// `Specs/encoding.md` describes every format built from these.
+public struct ByteWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init() {}
+
+    public mutating func writeVarint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    public mutating func writeVarint(_ value: Int) { writeVarint(UInt64(value)) }
+
+    public mutating func writeSigned(_ value: Int64) {
+        writeVarint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    public mutating func writeByte(_ byte: UInt8) { bytes.append(byte) }
+
+    public mutating func writeBytes(_ data: some Sequence<UInt8>) { bytes.append(contentsOf: data) }
+
+    /// A length-prefixed byte string.
+    public mutating func writeData(_ data: some Collection<UInt8>) {
+        writeVarint(data.count)
+        bytes.append(contentsOf: data)
+    }
+
+    /// A length-prefixed UTF-8 string.
+    public mutating func writeString(_ string: String) { writeData(Array(string.utf8)) }
+
+    public mutating func writeUInt32(_ value: UInt32) {
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+    }
+
+    public mutating func writeUInt64(_ value: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+}

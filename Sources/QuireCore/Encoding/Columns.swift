@@ -1,0 +1,113 @@
+/// A column of unsigned integers, run-length encoded as `(run length, value)`
+/// varint pairs. Columns are why a history of ordinary typing, where most
+/// fields repeat from one change to the next, encodes in a few bytes per change.
+struct ColumnWriter {
+    private var writer = ByteWriter()
+    private var value: UInt64 = 0
+    private var run: UInt64 = 0
+
+    mutating func append(_ next: UInt64) {
+        if run > 0 && next == value {
+            run += 1
+        } else {
+            flush()
+            value = next
+            run = 1
+        }
+    }
+
+    mutating func append(signed next: Int64) {
+        append(UInt64(bitPattern: (next << 1) ^ (next >> 63)))
+    }
+
+    private mutating func flush() {
+        guard run > 0 else { return }
+        writer.writeVarint(run)
+        writer.writeVarint(value)
+    }
+
+    /// The encoded column.
+    mutating func finish() -> [UInt8] {
+        flush()
+        run = 0
+        return writer.bytes
+    }
+}
+
+/// Reads a column written by `ColumnWriter`.
+struct ColumnReader {
+    private var reader: ByteReader
+    private let name: String
+    private var value: UInt64 = 0
+    private var run: UInt64 = 0
+
+    init(_ reader: ByteReader, name: String) {
+        self.reader = reader
+        self.name = name
+    }
+
+    mutating func next() throws(DecodingError) -> UInt64 {
+        if run == 0 {
+            run = try reader.readVarint("the run length of column \(name)")
+            guard run > 0 else { throw .invalid("column \(name) has an empty run") }
+            value = try reader.readVarint("a value of column \(name)")
+        }
+        run -= 1
+        return value
+    }
+
+    mutating func nextSigned() throws(DecodingError) -> Int64 {
+        let raw = try next()
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    /// A value that must be below `limit`.
+    mutating func nextIndex(below limit: Int) throws(DecodingError) -> Int {
+        let value = try next()
+        guard value < UInt64(limit) else { throw .invalid("column \(name) holds \(value), out of range 0..<\(limit)") }
+        return Int(value)
+    }
+
+    /// Every value was read: no run is left half used and no bytes remain.
+    func checkFinished() throws(DecodingError) {
+        guard run == 0, reader.isAtEnd else { throw .invalid("column \(name) has values left over") }
+    }
+}
+
+extension ByteWriter {
+    /// A value of a map register or list element; see `Specs/encoding.md`, "Values".
+    mutating func writeValue(_ value: NewValue?) {
+        switch value {
+        case nil: writeByte(0)
+        case .scalar(.null): writeByte(1)
+        case .scalar(.bool(false)): writeByte(2)
+        case .scalar(.bool(true)): writeByte(3)
+        case .scalar(.int(let x)): writeByte(4); writeSigned(x)
+        case .scalar(.double(let x)): writeByte(5); writeUInt64(x.bitPattern)
+        case .scalar(.string(let x)): writeByte(6); writeString(x)
+        case .scalar(.bytes(let x)): writeByte(7); writeData(x)
+        case .object(let kind): writeByte(8); writeByte(kind.rawValue)
+        }
+    }
+}
+
+extension ByteReader {
+    /// Reads what `writeValue` wrote; `nil` is a removal.
+    mutating func readValue() throws(DecodingError) -> NewValue? {
+        switch try readByte("a value tag") {
+        case 0: return nil
+        case 1: return .scalar(.null)
+        case 2: return .scalar(.bool(false))
+        case 3: return .scalar(.bool(true))
+        case 4: return .scalar(.int(try readSigned("an integer value")))
+        case 5: return .scalar(.double(Double(bitPattern: try readUInt64("a double value"))))
+        case 6: return .scalar(.string(try readString("a string value")))
+        case 7: return .scalar(.bytes(Array(try readData("a bytes value"))))
+        case 8:
+            let raw = try readByte("an object kind")
+            guard let kind = ObjectKind(rawValue: raw) else { throw .invalid("unknown object kind \(raw)") }
+            return .object(kind)
+        case let tag: throw .invalid("unknown value tag \(tag)")
+        }
+    }
+}

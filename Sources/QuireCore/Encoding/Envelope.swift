@@ -1,0 +1,52 @@
+/// The frame around every Quire binary format:
+/// `magic (4 bytes) | version (varint) | body length (varint) | body | CRC-32 (4 bytes, little-endian)`,
+/// the checksum covering everything before it.
+enum Envelope {
+    static func seal(magic: [UInt8], version: UInt64, body: [UInt8]) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.writeBytes(magic)
+        writer.writeVarint(version)
+        writer.writeData(body)
+        writer.writeUInt32(CRC32.checksum(writer.bytes))
+        return writer.bytes
+    }
+
+    /// Checks the frame and returns a reader over the body.
+    static func open(_ bytes: [UInt8], magic: [UInt8], name: String, version: UInt64) throws(DecodingError) -> ByteReader {
+        guard bytes.count >= magic.count, bytes.prefix(magic.count).elementsEqual(magic) else {
+            throw .badMagic(expected: name)
+        }
+        var reader = ByteReader(bytes)
+        _ = try reader.readBytes(magic.count, "the magic number")
+        let found = try reader.readVarint("the format version")
+        guard found == version else { throw .unsupportedVersion(found) }
+        let length = try reader.readVarint("the body length")
+        guard length <= UInt64(reader.remaining), reader.remaining - Int(length) >= 4 else {
+            throw .truncated("the \(name) body")
+        }
+        let bodyStart = reader.offset
+        let bodyEnd = bodyStart + Int(length)
+        guard bytes.count == bodyEnd + 4 else { throw .invalid("\(bytes.count - bodyEnd - 4) bytes follow the \(name)") }
+        var tail = ByteReader(bytes, range: bodyEnd..<bytes.count)
+        let stored = try tail.readUInt32("the checksum")
+        guard stored == CRC32.checksum(bytes[..<bodyEnd]) else { throw .checksumMismatch }
+        return ByteReader(bytes, range: bodyStart..<bodyEnd)
+    }
+}
+
+/// Caps on what a decoder accepts, so that a small hostile input cannot make
+/// it build a huge history. Raise them for large trusted inputs.
+public struct DecodingLimits: Sendable {
+    public var maxChanges: Int
+    public var maxOperations: Int
+    /// The most counters (elements) one operation may take.
+    public var maxOperationWidth: Int
+
+    public init(maxChanges: Int = 1 << 22, maxOperations: Int = 1 << 23, maxOperationWidth: Int = 1 << 24) {
+        self.maxChanges = maxChanges
+        self.maxOperations = maxOperations
+        self.maxOperationWidth = maxOperationWidth
+    }
+
+    public static let `default` = DecodingLimits()
+}

@@ -1,0 +1,284 @@
+/// The binary form of a whole document: its state (tombstones included)
+/// and its history. Two replicas that applied the same changes encode the
+/// same state bytes, whatever order the changes came in.
+/// `Specs/encoding.md`, "Document snapshots", gives the layout byte by byte.
+public enum SnapshotEncoding {
+    static let magic = Array("QDOC".utf8)
+    static let version: UInt64 = 1
+    /// Objects may not nest deeper than this many levels, so that walking
+    /// the tree of a hostile snapshot stays bounded.
+    public static let maxDepth = 512
+}
+
+extension Document {
+    /// The document's state and, unless `includeHistory` is false, its
+    /// history as a change bundle. The state part is canonical: equal for
+    /// every replica that applied the same changes. Pending changes are not
+    /// included.
+    public func encodeSnapshot(includeHistory: Bool = true) -> [UInt8] {
+        var replicas = Set(versionVector.replicas)
+        for object in objects.slots.keys { if let creator = object.creator { replicas.insert(creator.replica) } }
+        let replicaTable = replicas.sorted()
+        let replicaIndex = Dictionary(uniqueKeysWithValues: replicaTable.enumerated().map { ($1, $0) })
+
+        var body = ByteWriter()
+        func writeID(_ id: OpID) {
+            body.writeVarint(replicaIndex[id.replica]!)
+            body.writeVarint(id.counter)
+        }
+        body.writeVarint(replicaTable.count)
+        for replica in replicaTable { body.writeUInt64(replica.rawValue) }
+        body.writeVarint(maxLamport)
+        body.writeVarint(versionVector.replicas.count)
+        for replica in versionVector.replicas {
+            writeID(OpID(replica: replica, counter: versionVector[replica]))
+            body.writeVarint(replicaLamports[replica] ?? 0)
+        }
+        body.writeVarint(heads.count)
+        for head in heads { writeID(head) }
+
+        let nested = objects.slots.keys.compactMap(\.creator).sorted()
+        body.writeVarint(nested.count)
+        for creator in nested {
+            let object = ObjectID(creator)
+            writeID(creator)
+            body.writeByte(objects.slots[object]!.kind.rawValue)
+            let (parent, key) = objects.parents[object]!
+            if let parentCreator = parent.creator {
+                body.writeVarint(replicaIndex[parentCreator.replica]! + 1)
+                body.writeVarint(parentCreator.counter)
+            } else {
+                body.writeVarint(0)
+            }
+            if let key { body.writeByte(1); body.writeString(key) } else { body.writeByte(0) }
+        }
+        for object in [ObjectID.root] + nested.map(ObjectID.init) {
+            let slot = objects.slots[object]!
+            switch slot.kind {
+            case .map:
+                let registers = objects.maps[slot.index].sorted { $0.key < $1.key }
+                body.writeVarint(registers.count)
+                for (key, register) in registers {
+                    body.writeString(key)
+                    body.writeVarint(register.entries.count)
+                    for entry in register.entries {
+                        writeID(entry.id)
+                        body.writeVarint(entry.lamport)
+                        body.writeValue(entry.value.map(NewValue.init))
+                    }
+                }
+            case .text:
+                var runs: [SequenceRun<Unicode.Scalar>] = []
+                objects.texts[slot.index].forEachRun { runs.append($0) }
+                body.writeVarint(runs.count)
+                for run in runs {
+                    writeRunHeader(run.id, run.lamport, run.isDeleted, run.elements.count)
+                    var utf8 = String.UnicodeScalarView()
+                    utf8.append(contentsOf: run.elements)
+                    body.writeData(Array(String(utf8).utf8))
+                }
+            case .list:
+                var runs: [SequenceRun<Value>] = []
+                objects.lists[slot.index].forEachRun { runs.append($0) }
+                body.writeVarint(runs.count)
+                for run in runs {
+                    writeRunHeader(run.id, run.lamport, run.isDeleted, run.elements.count)
+                    for value in run.elements { body.writeValue(NewValue(value)) }
+                }
+            case .counter:
+                body.writeSigned(objects.counters[slot.index])
+            }
+        }
+        func writeRunHeader(_ id: OpID, _ lamport: UInt64, _ isDeleted: Bool, _ count: Int) {
+            writeID(id)
+            body.writeVarint(lamport)
+            body.writeByte(isDeleted ? 1 : 0)
+            body.writeVarint(count)
+        }
+        if includeHistory {
+            let bundles = history.bundles + (history.recent.isEmpty ? [] : [ChangeEncoding.encode(history.recent)])
+            body.writeByte(1)
+            body.writeVarint(bundles.count)
+            for bundle in bundles { body.writeData(bundle) }
+        } else {
+            body.writeByte(0)
+        }
+        return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body.bytes)
+    }
+
+    /// Loads a document from `encodeSnapshot()` output, to be edited as `replica`.
+    ///
+    /// A snapshot without history loads a document that can be read, edited
+    /// and merged with, but `changes(since:)` only knows changes made after.
+    /// The history is checked (framing, checksum) now and decoded when first
+    /// read, so damage inside it surfaces as a `DecodingError` from the
+    /// methods that read it.
+    public init(snapshot bytes: [UInt8], replica: ReplicaID, limits: DecodingLimits = .default) throws(DecodingError) {
+        self.init(replica: replica)
+        var body = try Envelope.open(bytes, magic: SnapshotEncoding.magic, name: "a Quire document snapshot", version: SnapshotEncoding.version)
+        let replicaCount = try body.readCount("replicas", minimumItemSize: 8)
+        var replicaTable: [ReplicaID] = []
+        for _ in 0..<replicaCount {
+            let replica = ReplicaID(try body.readUInt64("a replica id"))
+            guard replicaTable.last.map({ $0 < replica }) ?? true else { throw .invalid("the replica table is not sorted") }
+            replicaTable.append(replica)
+        }
+        func readID(_ what: String) throws(DecodingError) -> OpID {
+            let replica = replicaTable[try body.readIndex("the replica of \(what)", below: replicaTable.count)]
+            let counter = try body.readVarint("the counter of \(what)")
+            guard counter > 0 else { throw .invalid("\(what) has counter 0") }
+            return OpID(replica: replica, counter: counter)
+        }
+        maxLamport = try body.readVarint("the Lamport clock")
+        for _ in 0..<(try body.readCount("version vector entries", minimumItemSize: 2)) {
+            let entry = try readID("a version vector entry")
+            guard versionVector[entry.replica] == 0 else { throw .invalid("the version vector names \(entry.replica) twice") }
+            versionVector[entry.replica] = entry.counter
+            let lamport = try body.readVarint("a replica's last Lamport value")
+            guard lamport >= entry.counter, lamport <= maxLamport else { throw .invalid("replica \(entry.replica)'s last Lamport value \(lamport) is out of range") }
+            replicaLamports[entry.replica] = lamport
+        }
+        for _ in 0..<(try body.readCount("heads", minimumItemSize: 2)) {
+            let head = try readID("a head")
+            guard versionVector.contains(head) else { throw .invalid("head \(head) is not in the version vector") }
+            heads.append(head)
+        }
+        guard heads == heads.sorted(), Set(heads).count == heads.count else { throw .invalid("the heads are not sorted and distinct") }
+
+        var order: [ObjectID] = [.root]
+        var depth: [ObjectID: Int] = [.root: 0]
+        for _ in 0..<(try body.readCount("objects", minimumItemSize: 4)) {
+            let creator = try readID("an object id")
+            guard versionVector.contains(creator) else { throw .invalid("object \(creator) is not in the version vector") }
+            let object = ObjectID(creator)
+            guard objects.slots[object] == nil, order.last.map({ $0 < object }) ?? true else { throw .invalid("object \(creator) is listed twice or out of order") }
+            let rawKind = try body.readByte("an object kind")
+            guard let kind = ObjectKind(rawValue: rawKind) else { throw .invalid("unknown object kind \(rawKind)") }
+            let parentCode = try body.readIndex("the parent of \(creator)", below: replicaTable.count + 1)
+            let parent = parentCode == 0 ? ObjectID.root
+                : ObjectID(OpID(replica: replicaTable[parentCode - 1], counter: try body.readVarint("a parent counter")))
+            let key: String? = try body.readByte("a key flag") == 1 ? try body.readString("a key") : nil
+            objects.create(kind, id: creator, parent: parent, key: key)
+            order.append(object)
+        }
+        // Parents are checked once every object is known: a tree rooted at the root, of bounded depth.
+        for object in order.dropFirst() {
+            var chain: [ObjectID] = []
+            var current = object
+            while depth[current] == nil {
+                guard let parent = objects.parents[current]?.parent, objects.slots[parent] != nil else {
+                    throw .invalid("object \(object) has no parent in the document")
+                }
+                guard chain.count < SnapshotEncoding.maxDepth else { throw .invalid("objects nest deeper than \(SnapshotEncoding.maxDepth) levels or form a cycle") }
+                chain.append(current)
+                current = parent
+            }
+            var level = depth[current]!
+            for child in chain.reversed() {
+                level += 1
+                guard level <= SnapshotEncoding.maxDepth else { throw .invalid("objects nest deeper than \(SnapshotEncoding.maxDepth) levels") }
+                depth[child] = level
+            }
+        }
+        for object in order {
+            let slot = objects.slots[object]!
+            switch slot.kind {
+            case .map:
+                var map: [String: MapRegister] = [:]
+                for _ in 0..<(try body.readCount("map keys", minimumItemSize: 2)) {
+                    let key = try body.readString("a map key")
+                    guard map[key] == nil else { throw .invalid("key \(key) appears twice") }
+                    var register = MapRegister()
+                    for _ in 0..<(try body.readCount("register entries", minimumItemSize: 4)) {
+                        let id = try readID("a register entry")
+                        let lamport = try body.readVarint("a Lamport value")
+                        let value = try body.readValue()
+                        let stored: Value?
+                        switch value {
+                        case nil: stored = nil
+                        case .scalar(let scalar): stored = .scalar(scalar)
+                        case .object(let kind):
+                            guard objects.slots[ObjectID(id)]?.kind == kind else { throw .invalid("key \(key) names a missing object \(id)") }
+                            stored = .object(kind, ObjectID(id))
+                        }
+                        register.write(RegisterEntry(id: id, lamport: lamport, value: stored), replacing: [])
+                    }
+                    map[key] = register
+                }
+                objects.maps[slot.index] = map
+            case .text:
+                var runs: [SequenceRun<Unicode.Scalar>] = []
+                for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
+                    let (id, lamport, isDeleted, count) = try readRunHeader()
+                    let utf8 = try body.readData("text content")
+                    guard let string = String(validating: utf8, as: UTF8.self) else { throw .invalid("text content is not valid UTF-8") }
+                    let scalars = Array(string.unicodeScalars)
+                    guard scalars.count == count else { throw .invalid("a text run claims \(count) scalars but holds \(scalars.count)") }
+                    runs.append(SequenceRun(id: id, lamport: lamport, isDeleted: isDeleted, elements: scalars[...]))
+                }
+                do { objects.texts[slot.index] = try RGASequence(runs: runs) }
+                catch { throw .invalid("text \(object): \(error)") }
+            case .list:
+                var runs: [SequenceRun<Value>] = []
+                for _ in 0..<(try body.readCount("list runs", minimumItemSize: 4)) {
+                    let (id, lamport, isDeleted, count) = try readRunHeader()
+                    guard count <= body.remaining else { throw .truncated("a list run") }
+                    var values: [Value] = []
+                    for offset in 0..<count {
+                        switch try body.readValue() {
+                        case nil: throw .invalid("a list holds a removal")
+                        case .scalar(let scalar): values.append(.scalar(scalar))
+                        case .object(let kind):
+                            let element = ObjectID(id.advanced(by: UInt64(offset)))
+                            guard objects.slots[element]?.kind == kind else { throw .invalid("list element \(element) names a missing object") }
+                            values.append(.object(kind, element))
+                        }
+                    }
+                    runs.append(SequenceRun(id: id, lamport: lamport, isDeleted: isDeleted, elements: values[...]))
+                }
+                do { objects.lists[slot.index] = try RGASequence(runs: runs) }
+                catch { throw .invalid("list \(object): \(error)") }
+            case .counter:
+                objects.counters[slot.index] = try body.readSigned("a counter value")
+            }
+        }
+        func readRunHeader() throws(DecodingError) -> (OpID, UInt64, Bool, Int) {
+            let id = try readID("a run")
+            let lamport = try body.readVarint("a run's Lamport value")
+            let flag = try body.readByte("a deleted flag")
+            guard flag <= 1 else { throw .invalid("a deleted flag is \(flag)") }
+            let count = try body.readVarint("a run length")
+            guard count > 0, count <= UInt64(limits.maxOperationWidth),
+                  !id.counter.addingReportingOverflow(count).overflow else { throw .invalid("a run has length \(count)") }
+            guard versionVector.contains(id.advanced(by: count - 1)) else { throw .invalid("run \(id) is not in the version vector") }
+            return (id, lamport, flag == 1, Int(count))
+        }
+        switch try body.readByte("the history flag") {
+        case 0: break
+        case 1:
+            // The bundles are checked (frame, checksum, header) but decoded
+            // only when someone reads the history: loading stays fast and small.
+            let bundleCount = try body.readCount("history bundles", minimumItemSize: 8)
+            var changeCount = 0
+            for _ in 0..<bundleCount {
+                let bundle = Array(try body.readData("the history"))
+                let count = try ChangeEncoding.changeCount(of: bundle, limits: limits)
+                guard count <= limits.maxChanges - changeCount else { throw .invalid("the history holds more changes than the limit of \(limits.maxChanges)") }
+                changeCount += count
+                history.append(bundle: bundle, count: count, version: versionVector)
+            }
+        case let flag: throw .invalid("the history flag is \(flag)")
+        }
+        guard body.isAtEnd else { throw .invalid("bytes follow the history") }
+    }
+}
+
+extension NewValue {
+    /// The value as an operation writes it; an object becomes "a new object of its kind".
+    init(_ value: Value) {
+        switch value {
+        case .scalar(let scalar): self = .scalar(scalar)
+        case .object(let kind, _): self = .object(kind)
+        }
+    }
+}

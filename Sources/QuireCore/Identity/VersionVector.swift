@@ -1,0 +1,104 @@
+/// For each replica, the highest counter seen from it.
+///
+/// Because counters are gap-free and changes are applied in causal order, a
+/// version vector names exactly the set of operations a replica holds: every
+/// `(replica, counter)` with `counter <= vector[replica]`. Sync compares
+/// vectors to find what each side lacks.
+///
+/// ```swift
+/// var mine = VersionVector()
+/// mine[ReplicaID(1)] = 10
+/// let theirs: VersionVector = [ReplicaID(1): 4, ReplicaID(2): 7]
+/// mine.includes(theirs)        // false: they have 7 operations of replica 2
+/// mine.merged(with: theirs)    // [1: 10, 2: 7]
+/// ```
+public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// Counters per replica; replicas at 0 are not stored, so equal sets of
+    /// operations give equal values.
+    public private(set) var counters: [ReplicaID: UInt64]
+
+    public init() { counters = [:] }
+
+    public init(dictionaryLiteral elements: (ReplicaID, UInt64)...) {
+        counters = [:]
+        for (replica, counter) in elements { self[replica] = counter }
+    }
+
+    public init(_ counters: [ReplicaID: UInt64]) {
+        self.counters = counters.filter { $0.value > 0 }
+    }
+
+    /// The highest counter seen from `replica`, 0 if none.
+    public subscript(replica: ReplicaID) -> UInt64 {
+        get { counters[replica] ?? 0 }
+        set { counters[replica] = newValue == 0 ? nil : newValue }
+    }
+
+    public var isEmpty: Bool { counters.isEmpty }
+
+    /// The replicas with at least one operation, sorted.
+    public var replicas: [ReplicaID] { counters.keys.sorted() }
+
+    /// The total number of operations named.
+    public var operationCount: UInt64 { counters.values.reduce(0, +) }
+
+    /// Whether the operation `id` is among those named.
+    public func contains(_ id: OpID) -> Bool { id.counter <= self[id.replica] }
+
+    /// Whether every operation `other` names is named here too.
+    public func includes(_ other: VersionVector) -> Bool {
+        other.counters.allSatisfy { self[$0.key] >= $0.value }
+    }
+
+    /// How two sets of operations relate.
+    public enum Ordering: Sendable { case equal, before, after, concurrent }
+
+    /// `.before` when `self` names a strict subset of `other`'s operations.
+    public func compare(to other: VersionVector) -> Ordering {
+        switch (other.includes(self), includes(other)) {
+        case (true, true): return .equal
+        case (true, false): return .before
+        case (false, true): return .after
+        case (false, false): return .concurrent
+        }
+    }
+
+    /// The union: the highest counter of each replica.
+    public func merged(with other: VersionVector) -> VersionVector {
+        var result = self
+        result.merge(other)
+        return result
+    }
+
+    public mutating func merge(_ other: VersionVector) {
+        for (replica, counter) in other.counters where counter > self[replica] {
+            counters[replica] = counter
+        }
+    }
+
+    /// The operations named here but not in `other`, as counter ranges per replica.
+    public func difference(_ other: VersionVector) -> [ReplicaID: ClosedRange<UInt64>] {
+        var missing: [ReplicaID: ClosedRange<UInt64>] = [:]
+        for (replica, counter) in counters where counter > other[replica] {
+            missing[replica] = (other[replica] + 1)...counter
+        }
+        return missing
+    }
+
+    /// `replica:counter` pairs sorted by replica and joined by commas, the
+    /// form the command-line tool prints; `init?(_:)` parses it back.
+    public var description: String {
+        replicas.map { "\($0):\(self[$0])" }.joined(separator: ",")
+    }
+
+    /// Parses the form printed by `description` (an empty string is the empty vector).
+    public init?(_ text: some StringProtocol) {
+        counters = [:]
+        for pair in text.split(separator: ",") {
+            let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let replica = ReplicaID(hex: parts[0]),
+                  let counter = UInt64(parts[1]), self[replica] == 0 else { return nil }
+            self[replica] = counter
+        }
+    }
+}

@@ -1,0 +1,154 @@
+/// Finds the leaf that holds an element id, for remote operations and
+/// `position(of:)`.
+///
+/// Replicas are interned: spans store a small index into `replicas`. Per
+/// replica, counters map to leaves through pages of `pageSize` entries
+/// (leaf index, or -1 where the sequence has no such element) kept in one
+/// pool. Counters are dense per replica (they have no gaps, and most of a
+/// replica's counters in a text go to that text), so this costs 4 bytes per
+/// element, while a replica whose counters are spread over many objects only
+/// pays for the pages it touches.
+///
+/// The page table is flat: all replicas' page numbers in one sorted array,
+/// each replica owning a contiguous segment. Lookups are O(1) when a
+/// replica's pages have no holes (the usual case) and a binary search within
+/// its segment otherwise; nothing in a lookup touches a reference count.
+@usableFromInline
+struct ElementIndex: Sendable {
+    static let pageBits: UInt64 = 8
+    static let pageSize = 1 << pageBits
+
+    /// The replica ids that spans refer to by index.
+    private(set) var replicas: [ReplicaID] = []
+    private var replicaIndices: [ReplicaID: UInt32] = [:]
+    /// Per replica: its segment of `pageNumbers` / `pageStarts`, and its
+    /// highest counter present, which makes the duplicate check of a fresh
+    /// insert O(1).
+    private var segments: [Segment] = []
+    /// Page numbers (counter >> pageBits), sorted within each segment.
+    private var pageNumbers: [UInt64] = []
+    /// Where each page starts in `pool`.
+    private var pageStarts: [Int] = []
+    private var pool: [Int32] = []
+
+    private struct Segment: Sendable {
+        var start = 0
+        var count = 0
+        var highestCounter: UInt64 = 0
+    }
+
+    init() {}
+
+    /// The memory the index holds, for statistics.
+    var byteCount: Int { pool.capacity * 4 + pageNumbers.capacity * 8 + pageStarts.capacity * 8 }
+
+    func replicaIndex(of replica: ReplicaID) -> UInt32? {
+        // Documents have few writers: a scan beats hashing for the common case.
+        if replicas.count <= 8 {
+            var i = 0
+            while i < replicas.count {
+                if replicas[i] == replica { return UInt32(i) }
+                i += 1
+            }
+            return nil
+        }
+        return replicaIndices[replica]
+    }
+
+    mutating func intern(_ replica: ReplicaID) -> UInt32 {
+        if let index = replicaIndex(of: replica) { return index }
+        let index = UInt32(replicas.count)
+        replicas.append(replica)
+        replicaIndices[replica] = index
+        segments.append(Segment(start: pageNumbers.count))
+        return index
+    }
+
+    /// The leaf holding `counter` of `replica`, or -1.
+    func leaf(replica: UInt32, counter: UInt64) -> Int32 {
+        guard let start = pageStart(replica, counter >> Self.pageBits) else { return -1 }
+        return pool[start + Int(counter & UInt64(Self.pageSize - 1))]
+    }
+
+    /// The first counter of `counters` that is present (`present == true`)
+    /// or absent (`present == false`), or nil if there is none.
+    func first(present: Bool, replica: UInt32, counters: Range<UInt64>) -> UInt64? {
+        if present && counters.lowerBound > segments[Int(replica)].highestCounter { return nil }
+        var c = counters.lowerBound
+        while c < counters.upperBound {
+            let pageEnd = min(((c >> Self.pageBits) + 1) << Self.pageBits, counters.upperBound)
+            if let start = pageStart(replica, c >> Self.pageBits) {
+                let mask = UInt64(Self.pageSize - 1)
+                for k in c..<pageEnd where (pool[start + Int(k & mask)] >= 0) == present { return k }
+            } else if !present {
+                return c
+            }
+            c = pageEnd
+        }
+        return nil
+    }
+
+    /// Records that `counters` of `replica` live in `leaf`.
+    mutating func setLeaf(_ leaf: Int32, replica: UInt32, counters: Range<UInt64>) {
+        let mask = UInt64(Self.pageSize - 1)
+        var c = counters.lowerBound
+        while c < counters.upperBound {
+            let page = c >> Self.pageBits
+            let start = pageStart(replica, page) ?? addPage(replica, page)
+            let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
+            for k in c..<pageEnd { pool[start + Int(k & mask)] = leaf }
+            c = pageEnd
+        }
+        if counters.upperBound - 1 > segments[Int(replica)].highestCounter {
+            segments[Int(replica)].highestCounter = counters.upperBound - 1
+        }
+    }
+
+    private func pageStart(_ replica: UInt32, _ page: UInt64) -> Int? {
+        let segment = segments[Int(replica)]
+        guard segment.count > 0 else { return nil }
+        let first = pageNumbers[segment.start]
+        guard page >= first else { return nil }
+        // Page numbers are distinct and sorted, so page p sits at most
+        // p - first places into the segment; without holes, exactly there.
+        let guess = page - first
+        if guess < UInt64(segment.count), pageNumbers[segment.start + Int(guess)] == page {
+            return pageStarts[segment.start + Int(guess)]
+        }
+        var low = segment.start
+        var high = segment.start + Int(min(guess, UInt64(segment.count)))
+        while low < high {
+            let mid = (low + high) / 2
+            if pageNumbers[mid] < page { low = mid + 1 } else { high = mid }
+        }
+        return low < segment.start + segment.count && pageNumbers[low] == page ? pageStarts[low] : nil
+    }
+
+    /// Adds the page `page` of `replica` and returns its start in `pool`.
+    /// A short gap after the replica's last page (counters that went to
+    /// other objects or were deletes) is filled with empty pages, so that the
+    /// segment stays without holes and lookups stay O(1).
+    private mutating func addPage(_ replica: UInt32, _ page: UInt64) -> Int {
+        let segment = segments[Int(replica)]
+        var at = segment.start + segment.count
+        var first = page
+        if segment.count > 0, page > pageNumbers[at - 1], page - pageNumbers[at - 1] <= Self.maxFilledGap {
+            first = pageNumbers[at - 1] + 1
+        }
+        // Otherwise pages mostly come in counter order: this usually appends.
+        while at > segment.start && pageNumbers[at - 1] > page { at -= 1 }
+        let added = Int(page - first) + 1
+        pageNumbers.insert(contentsOf: first...page, at: at)
+        pageStarts.insert(contentsOf: (0..<added).map { pool.count + $0 * Self.pageSize }, at: at)
+        pool.append(contentsOf: repeatElement(-1, count: added * Self.pageSize))
+        segments[Int(replica)].count += added
+        for r in (Int(replica) + 1)..<segments.count { segments[r].start += added }
+        return pageStarts[at + added - 1]
+    }
+
+    /// The most empty pages `addPage` adds to keep a segment without holes.
+    static let maxFilledGap: UInt64 = 8
+
+    /// How many ids are recorded, for invariant checks.
+    var entryCount: Int { pool.reduce(0) { $0 + ($1 >= 0 ? 1 : 0) } }
+}

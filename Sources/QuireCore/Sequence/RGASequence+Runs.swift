@@ -1,0 +1,99 @@
+/// Walking the sequence span by span: visible elements, and the runs that
+/// snapshots store.
+extension RGASequence {
+    /// All visible elements in order, read span by span.
+    @inlinable
+    public var elements: Elements { Elements(sequence: self) }
+
+    public struct Elements: Sequence {
+        @usableFromInline let sequence: RGASequence
+
+        @inlinable
+        init(sequence: RGASequence) { self.sequence = sequence }
+
+        @inlinable
+        public func makeIterator() -> Iterator {
+            Iterator(sequence: sequence, upcoming: sequence.tree.firstSpan)
+        }
+
+        @inlinable
+        public var underestimatedCount: Int { sequence.count }
+    }
+
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline let sequence: RGASequence
+        /// The span to read after the current one.
+        @usableFromInline var upcoming: (leaf: Int32, slot: Int)?
+        @usableFromInline var position = 0
+        @usableFromInline var end = 0
+
+        @inlinable
+        init(sequence: RGASequence, upcoming: (leaf: Int32, slot: Int)?) {
+            self.sequence = sequence
+            self.upcoming = upcoming
+        }
+
+        @inlinable
+        public mutating func next() -> Element? {
+            while position == end {
+                guard let (leaf, slot) = upcoming else { return nil }
+                let span = sequence.tree.span(leaf, slot)
+                if !span.isDeleted {
+                    position = Int(span.contentStart)
+                    end = position + Int(span.length)
+                }
+                upcoming = sequence.tree.nextSpan(after: leaf, slot)
+            }
+            defer { position += 1 }
+            return sequence.content[position]
+        }
+    }
+
+    /// Every run in document order, tombstones included (with their
+    /// values). Adjacent spans that continue each other (same replica,
+    /// consecutive counters and lamports, same deleted flag) are reported as
+    /// one run, whatever the storage looks like, so replicas with the same
+    /// logical content report exactly the same runs (byte-identical snapshots).
+    @inlinable
+    public func forEachRun(_ body: (SequenceRun<Element>) throws -> Void) rethrows {
+        var pending: SequenceRun<Element>?
+        var replica: UInt32 = 0
+        var next = tree.firstSpan
+        while let (leaf, slot) = next {
+            let span = tree.span(leaf, slot)
+            let start = Int(span.contentStart)
+            let elements = content[start..<start + Int(span.length)]
+            if let run = pending, run.isDeleted == span.isDeleted, replica == span.replica,
+               run.id.counter + UInt64(run.elements.count) == span.counter,
+               run.lamport + UInt64(run.elements.count) == span.lamport {
+                if run.elements.endIndex == start {
+                    pending!.elements = content[run.elements.startIndex..<start + Int(span.length)]
+                } else {
+                    pending!.elements = ArraySlice(run.elements + elements)
+                }
+            } else {
+                if let run = pending { try body(run) }
+                replica = span.replica
+                pending = SequenceRun(id: OpID(replica: tree.replicaID(span.replica), counter: span.counter),
+                                      lamport: span.lamport, isDeleted: span.isDeleted, elements: elements)
+            }
+            next = tree.nextSpan(after: leaf, slot)
+        }
+        if let run = pending { try body(run) }
+    }
+
+    /// Rebuilds a sequence from runs as `forEachRun` reports them (loading a
+    /// snapshot). Throws `invalidRun` for an empty or overflowing run and
+    /// `duplicateElement` for an id that occurs twice.
+    @inlinable
+    public init(runs: some Sequence<SequenceRun<Element>>) throws(SequenceError) {
+        self.init()
+        var last: (leaf: Int32, slot: Int)?
+        for run in runs {
+            guard let newRun = appendContent(run.elements, id: run.id, lamport: run.lamport) else {
+                throw .invalidRun(run.id)
+            }
+            last = try tree.append(newRun, isDeleted: run.isDeleted, after: last)
+        }
+    }
+}

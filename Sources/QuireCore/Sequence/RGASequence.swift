@@ -1,0 +1,157 @@
+/// A replicated sequence (text, lists) with RGA semantics: see
+/// `Specs/` and DESIGN.md, "RGA sequence".
+///
+/// Every element has an id `OpID` and a Lamport stamp. A remote insert goes
+/// right after its origin, after any elements there with a greater stamp;
+/// deletes leave tombstones in place forever, so late concurrent inserts
+/// still find their origin.
+///
+/// This is a thin generic layer: the element values live in one contiguous,
+/// append-only buffer (`content`, deleted values stay), and everything else
+/// (spans, the B-tree, the id index) is the non-generic `SpanTree`. The
+/// public entry points are `@inlinable` so that client modules specialise
+/// them for their element type; the tree work behind them is compiled once.
+public struct RGASequence<Element: SequenceElement>: Sendable {
+    @usableFromInline var tree: SpanTree
+    @usableFromInline var content: [Element]
+
+    @inlinable
+    public init() {
+        tree = SpanTree()
+        content = []
+    }
+
+    /// Visible elements.
+    @inlinable public var count: Int { tree.summary.count }
+    @inlinable public var utf16Count: Int { tree.summary.utf16 }
+    @inlinable public var utf8Count: Int { tree.summary.utf8 }
+    @inlinable public var tombstoneCount: Int { tree.summary.total - tree.summary.count }
+    /// Stored spans, for statistics (`forEachRun` coalesces further).
+    @inlinable public var spanCount: Int { tree.spanCount }
+    /// Approximate bytes held, content included, for statistics.
+    @inlinable public var byteCount: Int {
+        tree.byteCount + content.capacity * MemoryLayout<Element>.stride
+    }
+
+    /// Local insert at a visible index: the new elements go right after the
+    /// visible element at `index - 1` (before any tombstones that follow
+    /// it), or at the very start when `index == 0`. Returns the origin the
+    /// operation must record (nil for the head). `id` and `lamport` are the
+    /// first element's; the caller guarantees they are greater than
+    /// everything known. Inserting nothing changes nothing.
+    @inlinable
+    public mutating func insertLocal(at index: Int, id: OpID, lamport: UInt64,
+                                     contentsOf elements: some Collection<Element>) throws(SequenceError) -> OpID? {
+        guard index >= 0 && index <= count else { throw .indexOutOfRange(index) }
+        guard let run = appendContent(elements, id: id, lamport: lamport) else {
+            return index == 0 ? nil : self.id(at: index - 1)
+        }
+        do {
+            return try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
+                try tree.insertLocal(at: index, run, measure: { Self.widths(buffer[$0..<$0 + $1]) })
+            }
+        } catch {
+            content.removeSubrange(run.contentStart...)
+            throw error
+        }
+    }
+
+    /// Remote insert after `origin` (nil: the head) by the RGA rule. Throws
+    /// `unknownElement` if the origin is missing and `duplicateElement` if
+    /// an id is already present; nothing changes on throw.
+    @inlinable
+    public mutating func insertRemote(origin: OpID?, id: OpID, lamport: UInt64,
+                                      contentsOf elements: some Collection<Element>) throws(SequenceError) {
+        guard let run = appendContent(elements, id: id, lamport: lamport) else { return }
+        do {
+            try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
+                try tree.insertRemote(origin: origin, run, measure: { Self.widths(buffer[$0..<$0 + $1]) })
+            }
+        } catch {
+            content.removeSubrange(run.contentStart...)
+            throw error
+        }
+    }
+
+    /// Local delete of the visible elements `range`. Returns the deleted ids
+    /// as runs in document order (each run: consecutive counters of one
+    /// replica), which become delete operations.
+    @inlinable
+    public mutating func deleteLocal(_ range: Range<Int>) throws(SequenceError) -> [IDRun] {
+        guard range.lowerBound >= 0 else { throw .indexOutOfRange(range.lowerBound) }
+        guard range.upperBound <= count else { throw .indexOutOfRange(range.upperBound) }
+        return content.withUnsafeBufferPointer { buffer in
+            tree.deleteLocal(range, measure: { Self.widths(buffer[$0..<$0 + $1]) })
+        }
+    }
+
+    /// Remote delete of `run`'s ids (one replica). Throws `unknownElement`,
+    /// before changing anything, if one is missing. Deleting a tombstone
+    /// again is a no-op. Returns how many elements became newly deleted.
+    @inlinable @discardableResult
+    public mutating func deleteRemote(_ run: IDRun) throws(SequenceError) -> Int {
+        try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
+            try tree.deleteRemote(run, measure: { Self.widths(buffer[$0..<$0 + $1]) })
+        }
+    }
+
+    @inlinable
+    public func contains(_ id: OpID) -> Bool { tree.find(id) != nil }
+
+    /// The visible element at `index`.
+    @inlinable
+    public subscript(index: Int) -> Element {
+        precondition(index >= 0 && index < count, "RGASequence index out of range")
+        let location = tree.locate(.visible, index)
+        let span = tree.span(location.leaf, location.slot)
+        return content[Int(span.contentStart) + index - location.before.count]
+    }
+
+    /// The id of the visible element at `index`.
+    @inlinable
+    public func id(at index: Int) -> OpID {
+        precondition(index >= 0 && index < count, "RGASequence index out of range")
+        let location = tree.locate(.visible, index)
+        let span = tree.span(location.leaf, location.slot)
+        return OpID(replica: tree.replicaID(span.replica),
+                    counter: span.counter + UInt64(index - location.before.count))
+    }
+
+    /// The visible index of an element; for a tombstone, the index where it
+    /// sits (the number of visible elements before it) and `isDeleted`.
+    /// Nil if the sequence has no such element.
+    @inlinable
+    public func position(of id: OpID) -> (index: Int, isDeleted: Bool)? {
+        guard let found = tree.find(id) else { return nil }
+        let before = tree.summary(before: found.leaf, found.slot).count
+        return tree.span(found.leaf, found.slot).isDeleted ? (before, true) : (before + found.offset, false)
+    }
+
+    /// Appends `elements` to the content buffer and describes them as a run.
+    /// Nil if there are none.
+    @inlinable
+    mutating func appendContent(_ elements: some Collection<Element>, id: OpID, lamport: UInt64) -> SpanTree.NewRun? {
+        let start = content.count
+        content.append(contentsOf: elements)
+        guard content.count > start else { return nil }
+        let (utf16, utf8) = Self.widths(content[start...])
+        return SpanTree.NewRun(id: id, lamport: lamport, contentStart: start, length: content.count - start,
+                               utf16: utf16, utf8: utf8)
+    }
+
+    @inlinable
+    static func widths(_ elements: some Sequence<Element>) -> (utf16: Int, utf8: Int) {
+        var utf16 = 0
+        var utf8 = 0
+        for element in elements {
+            utf16 += element.utf16Width
+            utf8 += element.utf8Width
+        }
+        return (utf16, utf8)
+    }
+
+    /// Traps unless the internal structure is consistent (tests).
+    func checkInvariants() {
+        tree.checkInvariants(contentCount: content.count)
+    }
+}

@@ -1,0 +1,115 @@
+extension SpanTree {
+    /// Local delete of the visible elements `range`. Returns the deleted ids
+    /// in document order, as runs of consecutive counters of one replica.
+    @usableFromInline
+    mutating func deleteLocal(_ range: Range<Int>, measure: Measure) -> [IDRun] {
+        guard !range.isEmpty else { return [] }
+        typingPoint = nil
+        let location = locateForEdit(range.lowerBound)
+        var (leaf, slot) = (location.leaf, location.slot)
+        var offset = range.lowerBound - location.before.count
+        var remaining = range.count
+        var runs: [IDRun] = []
+        while true {
+            let span = self.span(leaf, slot)
+            if !span.isDeleted {
+                let n = min(Int(span.length) - offset, remaining)
+                let start = OpID(replica: replicaID(span.replica), counter: span.counter + UInt64(offset))
+                if let last = runs.last, last.start.replica == start.replica,
+                   last.start.counter + UInt64(last.length) == start.counter {
+                    runs[runs.count - 1].length += n
+                } else {
+                    runs.append(IDRun(start: start, length: n))
+                }
+                (leaf, slot) = markDeleted(leaf, slot, offset: offset, count: n, measure: measure)
+                remaining -= n
+                if remaining == 0 { return runs }
+            }
+            guard let next = nextSpan(after: leaf, slot) else {
+                preconditionFailure("SpanTree: summaries disagree with spans")
+            }
+            (leaf, slot, offset) = (next.leaf, next.slot, 0)
+        }
+    }
+
+    /// Remote delete of `run`'s ids. Throws, before changing anything, if one
+    /// is missing. Returns how many were visible until now.
+    @usableFromInline
+    mutating func deleteRemote(_ run: IDRun, measure: Measure) throws(SequenceError) -> Int {
+        guard run.length > 0 else { return 0 }
+        guard run.start.counter <= UInt64.max - UInt64(run.length) else { throw .invalidRun(run.start) }
+        let end = run.start.counter + UInt64(run.length)
+        guard let replica = ids.replicaIndex(of: run.start.replica) else { throw .unknownElement(run.start) }
+        if let missing = ids.first(present: false, replica: replica, counters: run.start.counter..<end) {
+            throw .unknownElement(OpID(replica: run.start.replica, counter: missing))
+        }
+        cursor = nil
+        typingPoint = nil
+        var counter = run.start.counter
+        var newlyDeleted = 0
+        while counter < end {
+            let leaf = ids.leaf(replica: replica, counter: counter)
+            let slot = slot(of: replica, counter, in: leaf)
+            let span = self.span(leaf, slot)
+            let offset = Int(counter - span.counter)
+            let n = min(Int(span.length) - offset, Int(end - counter))
+            if !span.isDeleted {
+                markDeleted(leaf, slot, offset: offset, count: n, measure: measure)
+                newlyDeleted += n
+            }
+            counter += UInt64(n)
+        }
+        return newlyDeleted
+    }
+
+    /// Turns elements `offset ..< offset + count` of the visible span at
+    /// (`leaf`, `slot`) into a tombstone, splitting off the parts that stay
+    /// visible and merging the tombstone with tombstone neighbours that
+    /// continue it (deleting characters one by one yields one span again).
+    /// Returns where the tombstone span is.
+    @discardableResult
+    private mutating func markDeleted(_ leaf: Int32, _ slot: Int, offset: Int, count: Int, measure: Measure) -> (leaf: Int32, slot: Int) {
+        let original = span(leaf, slot)
+        let keepsTail = offset + count < Int(original.length)
+        var (leaf, slot) = makeRoom(leaf, slot, extra: (offset > 0 ? 1 : 0) + (keepsTail ? 1 : 0))
+        var deleted = original
+        if offset > 0 {
+            let (head, rest) = split(deleted, at: offset, measure: measure)
+            spans[Int(leaf) * Self.leafCapacity + slot] = head
+            place(rest, leaf, slot + 1)
+            slot += 1
+            deleted = rest
+        }
+        if keepsTail {
+            let (middle, tail) = split(deleted, at: count, measure: measure)
+            place(tail, leaf, slot + 1)
+            deleted = middle
+        }
+        var delta = deleted.summary
+        delta.total = 0
+        delta.count = -delta.count
+        delta.utf16 = -delta.utf16
+        delta.utf8 = -delta.utf8
+        add(delta, to: leaf)
+        deleted.isDeleted = true
+        spans[Int(leaf) * Self.leafCapacity + slot] = deleted
+        return (leaf, mergeNeighbours(leaf, slot))
+    }
+
+    /// Merges the span at `slot` with neighbours in the same leaf that it
+    /// continues or that continue it. Returns the merged span's slot.
+    private mutating func mergeNeighbours(_ leaf: Int32, _ slot: Int) -> Int {
+        let base = Int(leaf) * Self.leafCapacity
+        var slot = slot
+        if slot + 1 < Int(leaves[Int(leaf)].count), spans[base + slot].canAbsorb(spans[base + slot + 1]) {
+            spans[base + slot].absorb(spans[base + slot + 1])
+            remove(leaf, slot + 1)
+        }
+        if slot > 0, spans[base + slot - 1].canAbsorb(spans[base + slot]) {
+            spans[base + slot - 1].absorb(spans[base + slot])
+            remove(leaf, slot)
+            slot -= 1
+        }
+        return slot
+    }
+}

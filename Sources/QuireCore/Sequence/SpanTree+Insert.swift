@@ -1,0 +1,172 @@
+extension SpanTree {
+    /// A run of new elements whose content is already in the content buffer.
+    @usableFromInline
+    struct NewRun: Sendable {
+        @usableFromInline var id: OpID
+        @usableFromInline var lamport: UInt64
+        @usableFromInline var contentStart: Int
+        @usableFromInline var length: Int
+        @usableFromInline var utf16: Int
+        @usableFromInline var utf8: Int
+
+        @inlinable
+        init(id: OpID, lamport: UInt64, contentStart: Int, length: Int, utf16: Int, utf8: Int) {
+            self.id = id
+            self.lamport = lamport
+            self.contentStart = contentStart
+            self.length = length
+            self.utf16 = utf16
+            self.utf8 = utf8
+        }
+    }
+
+    /// Checks that `run` can be added (ids and lamports do not overflow, no
+    /// id is present yet) and makes its span.
+    mutating func makeSpan(_ run: NewRun, isDeleted: Bool = false) throws(SequenceError) -> Span {
+        let length = UInt64(run.length)
+        guard run.length > 0, run.length < Int(Int32.max),
+              run.id.counter <= UInt64.max - length, run.lamport <= UInt64.max - length,
+              run.contentStart + run.length < Int(Int32.max), run.utf8 < Int(Int32.max)
+        else { throw .invalidRun(run.id) }
+        if let replica = ids.replicaIndex(of: run.id.replica),
+           let present = ids.first(present: true, replica: replica, counters: run.id.counter..<run.id.counter + length) {
+            throw .duplicateElement(OpID(replica: run.id.replica, counter: present))
+        }
+        return Span(counter: run.id.counter, lamport: run.lamport, contentStart: Int32(run.contentStart),
+                    length: Int32(run.length), utf16: Int32(run.utf16), utf8: Int32(run.utf8),
+                    replica: ids.intern(run.id.replica), isDeleted: isDeleted)
+    }
+
+    /// Local insert before visible index `index`, right after the visible
+    /// element `index - 1` (before any tombstones after it). Returns the
+    /// origin: the id of that element, nil at the head.
+    @usableFromInline
+    mutating func insertLocal(at index: Int, _ run: NewRun, measure: Measure) throws(SequenceError) -> OpID? {
+        let span = try makeSpan(run)
+        let origin: OpID?
+        let placed: (leaf: Int32, slot: Int)
+        if let point = typingPoint, point.index == index {
+            let originSpan = self.span(point.leaf, point.slot)
+            origin = OpID(replica: replicaID(originSpan.replica), counter: originSpan.counterEnd - 1)
+            placed = insert(span, at: point.leaf, point.slot + 1, offset: 0, measure: measure)
+        } else if index == 0 {
+            // Everything after the head moves, so no remembered leaf stays valid.
+            cursor = nil
+            origin = nil
+            placed = insert(span, at: firstLeaf, 0, offset: 0, measure: measure)
+        } else {
+            let location = locateForEdit(index - 1)
+            let originSpan = self.span(location.leaf, location.slot)
+            let offset = index - 1 - location.before.count
+            origin = OpID(replica: replicaID(originSpan.replica), counter: originSpan.counter + UInt64(offset))
+            placed = insert(span, after: location.leaf, location.slot, offset: offset, measure: measure)
+        }
+        typingPoint = TypingPoint(leaf: placed.leaf, slot: placed.slot, index: index + run.length)
+        return origin
+    }
+
+    /// Remote insert: integrates `run` after `origin` (nil: the head) by the
+    /// RGA rule, skipping what follows the origin while its stamp is greater.
+    /// Nothing changes if it throws.
+    @usableFromInline
+    mutating func insertRemote(origin: OpID?, _ run: NewRun, measure: Measure) throws(SequenceError) {
+        var leaf = firstLeaf
+        var slot = 0
+        var originOffset: Int?
+        if let origin {
+            guard let found = find(origin) else { throw .unknownElement(origin) }
+            (leaf, slot, originOffset) = (found.leaf, found.slot, found.offset)
+        }
+        let span = try makeSpan(run)
+        cursor = nil
+        typingPoint = nil
+        let stamp = Stamp(lamport: run.lamport, replica: run.id.replica)
+        if let offset = originOffset {
+            let originSpan = self.span(leaf, slot)
+            // Stamps rise along a span, so if the element after the origin is
+            // greater than the new one, all the rest of its span is too.
+            if offset + 1 < Int(originSpan.length), !(stamp < Stamp(
+                lamport: originSpan.lamport + UInt64(offset) + 1, replica: replicaID(originSpan.replica))) {
+                insert(span, at: leaf, slot, offset: offset + 1, measure: measure)
+                return
+            }
+            slot += 1
+        }
+        // At a span boundary: skip whole spans whose first (smallest) stamp is greater.
+        while let next = nextSpan(after: leaf, slot - 1) {
+            let candidate = self.span(next.leaf, next.slot)
+            guard stamp < Stamp(lamport: candidate.lamport, replica: replicaID(candidate.replica)) else { break }
+            (leaf, slot) = (next.leaf, next.slot + 1)
+        }
+        insert(span, at: leaf, slot, offset: 0, measure: measure)
+    }
+
+    /// Appends `run` at the end of the sequence (loading a snapshot), with its
+    /// deleted flag. Returns where it went, to append the next one there.
+    @usableFromInline
+    mutating func append(_ run: NewRun, isDeleted: Bool, after last: (leaf: Int32, slot: Int)?) throws(SequenceError) -> (leaf: Int32, slot: Int) {
+        let span = try makeSpan(run, isDeleted: isDeleted)
+        cursor = nil
+        typingPoint = nil
+        let (leaf, slot) = last.map { ($0.leaf, $0.slot + 1) } ?? (firstLeaf, 0)
+        return insert(span, at: leaf, slot, offset: 0, measure: { _, _ in (0, 0) })
+    }
+
+    /// Inserts `span` right after element `offset` of the span at (`leaf`,
+    /// `slot`). Returns where the new elements are.
+    private mutating func insert(_ span: Span, after leaf: Int32, _ slot: Int, offset: Int, measure: Measure) -> (leaf: Int32, slot: Int) {
+        if offset + 1 < Int(self.span(leaf, slot).length) {
+            return insert(span, at: leaf, slot, offset: offset + 1, measure: measure)
+        }
+        return insert(span, at: leaf, slot + 1, offset: 0, measure: measure)
+    }
+
+    /// Inserts a new `span` before element `offset` of the span at (`leaf`,
+    /// `slot`), splitting that span if `offset > 0`; with `offset == 0`,
+    /// `slot` may be the leaf's count (the end of the leaf). Extends the
+    /// previous span instead when the new one continues it (typing).
+    /// Returns where the new elements are.
+    @discardableResult
+    private mutating func insert(_ span: Span, at leaf: Int32, _ slot: Int, offset: Int, measure: Measure) -> (leaf: Int32, slot: Int) {
+        let base = Int(leaf) * Self.leafCapacity
+        if offset == 0, slot > 0, spans[base + slot - 1].canAbsorb(span) {
+            spans[base + slot - 1].absorb(span)
+            ids.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
+            add(span.summary, to: leaf)
+            return (leaf, slot - 1)
+        }
+        var (leaf, slot) = makeRoom(leaf, slot, extra: offset == 0 ? 1 : 2)
+        if offset > 0 {
+            let (left, right) = split(self.span(leaf, slot), at: offset, measure: measure)
+            spans[Int(leaf) * Self.leafCapacity + slot] = left
+            place(right, leaf, slot + 1)
+            slot += 1
+        }
+        place(span, leaf, slot)
+        ids.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
+        add(span.summary, to: leaf)
+        return (leaf, slot)
+    }
+
+    /// The first `offset` elements of `span` and the rest.
+    func split(_ span: Span, at offset: Int, measure: Measure) -> (Span, Span) {
+        var left = span
+        var right = span
+        left.length = Int32(offset)
+        right.length = span.length - Int32(offset)
+        right.counter += UInt64(offset)
+        right.lamport += UInt64(offset)
+        right.contentStart += Int32(offset)
+        if span.isUniform {
+            left.utf16 = left.length
+            left.utf8 = left.length
+        } else {
+            let widths = measure(Int(span.contentStart), offset)
+            left.utf16 = Int32(widths.utf16)
+            left.utf8 = Int32(widths.utf8)
+        }
+        right.utf16 = span.utf16 - left.utf16
+        right.utf8 = span.utf8 - left.utf8
+        return (left, right)
+    }
+}

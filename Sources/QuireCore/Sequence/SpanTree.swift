@@ -1,0 +1,400 @@
+/// The structure behind `RGASequence`: spans in document order, kept in a
+/// B-tree whose nodes carry `Summary`s, plus the id index.
+///
+/// It is not generic: it never looks at element values (only at their
+/// widths, through `Measure`), so it is compiled once, fully optimised, in
+/// this module, and only `RGASequence`'s thin generic layer gets specialised
+/// in client modules.
+///
+/// Nodes live in arenas (flat arrays addressed by `Int32`), not in objects,
+/// so there is no ARC traffic per node or per span and copying the tree is
+/// copying a few arrays (copy-on-write). Leaf `l` owns the slots
+/// `spans[l * leafCapacity ..< l * leafCapacity + leaves[l].count]`; inner
+/// node `n` owns `children[n * fanout ...]` in the same way. Each node stores
+/// its own summary, so an edit updates its leaf and walks parent links up.
+/// Spans are never removed from the tree except by merging with a neighbour
+/// in the same leaf, so nodes never underflow and are never freed.
+@usableFromInline
+struct SpanTree: Sendable {
+    static let leafCapacity = 32
+    static let fanout = 32
+
+    struct Leaf: Sendable {
+        var summary = Summary.zero
+        var parent: Int32 = -1
+        var count: Int32 = 0
+        var previous: Int32 = -1
+        var next: Int32 = -1
+    }
+
+    struct Inner: Sendable {
+        var summary = Summary.zero
+        var parent: Int32 = -1
+        var count: Int32 = 0
+    }
+
+    /// Where a local edit happened last: a leaf and the summary of everything
+    /// before it. The next edit nearby (typing, backspacing) scans that leaf
+    /// instead of descending from the root. Edits in or after the leaf keep
+    /// it valid; splitting a leaf and remote operations clear it.
+    struct Cursor: Sendable {
+        var leaf: Int32
+        var before: Summary
+    }
+
+    /// Where the last local insert ended: its last element is the last one
+    /// of the span at (`leaf`, `slot`) and has visible index `index - 1`.
+    /// An insert at `index` (typing on) goes right there without a lookup.
+    /// Any other change clears it.
+    struct TypingPoint: Sendable {
+        var leaf: Int32
+        var slot: Int
+        var index: Int
+    }
+
+    /// A span in the tree, with the summary of everything before it.
+    @usableFromInline
+    struct Location: Sendable {
+        @usableFromInline var leaf: Int32
+        @usableFromInline var slot: Int
+        @usableFromInline var before: Summary
+    }
+
+    var spans: [Span] = []
+    var leaves: [Leaf] = []
+    var children: [Int32] = []
+    var inners: [Inner] = []
+    /// A leaf while `height == 0`, else an inner node.
+    var root: Int32 = 0
+    var height = 0
+    var firstLeaf: Int32 = 0
+    var ids = ElementIndex()
+    var cursor: Cursor?
+    var typingPoint: TypingPoint?
+
+    @usableFromInline
+    init() {
+        root = allocateLeaf()
+        firstLeaf = root
+    }
+
+    @usableFromInline
+    var summary: Summary { height == 0 ? leaves[Int(root)].summary : inners[Int(root)].summary }
+
+    @usableFromInline
+    var spanCount: Int { leaves.reduce(0) { $0 + Int($1.count) } }
+
+    /// Bytes held by spans, nodes and the id index (not the content), for statistics.
+    @usableFromInline
+    var byteCount: Int {
+        spans.capacity * MemoryLayout<Span>.stride + leaves.capacity * MemoryLayout<Leaf>.stride
+            + children.capacity * 4 + inners.capacity * MemoryLayout<Inner>.stride + ids.byteCount
+    }
+
+    @usableFromInline
+    func span(_ leaf: Int32, _ slot: Int) -> Span {
+        spans[Int(leaf) * Self.leafCapacity + slot]
+    }
+
+    @usableFromInline
+    func replicaID(_ index: UInt32) -> ReplicaID { ids.replicas[Int(index)] }
+
+    // MARK: Finding positions
+
+    /// The span holding unit `target` (counted in `metric`) of the visible
+    /// content; `target` must be less than the total.
+    @usableFromInline
+    func locate(_ metric: Metric, _ target: Int) -> Location {
+        let (leaf, before) = leafHolding(metric, target)
+        return locate(metric, target, inLeaf: leaf, before: before)
+    }
+
+    /// `locate`, remembering the leaf for the next local edit.
+    mutating func locateForEdit(_ target: Int) -> Location {
+        let (leaf, before) = leafHolding(.visible, target)
+        cursor = Cursor(leaf: leaf, before: before)
+        return locate(.visible, target, inLeaf: leaf, before: before)
+    }
+
+    private func leafHolding(_ metric: Metric, _ target: Int) -> (Int32, Summary) {
+        if let cursor, cursor.before[metric] <= target,
+           target < cursor.before[metric] + leaves[Int(cursor.leaf)].summary[metric] {
+            return (cursor.leaf, cursor.before)
+        }
+        var node = root
+        var before = Summary.zero
+        var level = height
+        while level > 0 {
+            let base = Int(node) * Self.fanout
+            let last = base + Int(inners[Int(node)].count) - 1
+            var i = base
+            while i < last {
+                let child = children[i]
+                let s = level == 1 ? leaves[Int(child)].summary : inners[Int(child)].summary
+                if before[metric] + s[metric] > target { break }
+                before += s
+                i += 1
+            }
+            node = children[i]
+            level -= 1
+        }
+        return (node, before)
+    }
+
+    private func locate(_ metric: Metric, _ target: Int, inLeaf leaf: Int32, before: Summary) -> Location {
+        var before = before
+        let base = Int(leaf) * Self.leafCapacity
+        let count = Int(leaves[Int(leaf)].count)
+        for slot in 0..<count {
+            let s = spans[base + slot].summary
+            if before[metric] + s[metric] > target { return Location(leaf: leaf, slot: slot, before: before) }
+            before += s
+        }
+        preconditionFailure("SpanTree: summaries disagree with spans")
+    }
+
+    /// The slot of the span holding `counter` of `replica` in `leaf`.
+    func slot(of replica: UInt32, _ counter: UInt64, in leaf: Int32) -> Int {
+        let base = Int(leaf) * Self.leafCapacity
+        for slot in 0..<Int(leaves[Int(leaf)].count) where spans[base + slot].contains(replica: replica, counter: counter) {
+            return slot
+        }
+        preconditionFailure("SpanTree: id index points at the wrong leaf")
+    }
+
+    /// The span holding an id, if present.
+    @usableFromInline
+    func find(_ id: OpID) -> (leaf: Int32, slot: Int, offset: Int)? {
+        guard let replica = ids.replicaIndex(of: id.replica) else { return nil }
+        let leaf = ids.leaf(replica: replica, counter: id.counter)
+        guard leaf >= 0 else { return nil }
+        let slot = slot(of: replica, id.counter, in: leaf)
+        return (leaf, slot, Int(id.counter - span(leaf, slot).counter))
+    }
+
+    /// The summary of everything before the span at (`leaf`, `slot`).
+    @usableFromInline
+    func summary(before leaf: Int32, _ slot: Int) -> Summary {
+        var before = Summary.zero
+        let base = Int(leaf) * Self.leafCapacity
+        for i in 0..<slot { before += spans[base + i].summary }
+        var child = leaf
+        var parent = leaves[Int(leaf)].parent
+        var childIsLeaf = true
+        while parent >= 0 {
+            let base = Int(parent) * Self.fanout
+            var i = base
+            while children[i] != child {
+                before += childIsLeaf ? leaves[Int(children[i])].summary : inners[Int(children[i])].summary
+                i += 1
+            }
+            child = parent
+            parent = inners[Int(parent)].parent
+            childIsLeaf = false
+        }
+        return before
+    }
+
+    /// The span after (`leaf`, `slot`) in document order, crossing leaves.
+    @usableFromInline
+    func nextSpan(after leaf: Int32, _ slot: Int) -> (leaf: Int32, slot: Int)? {
+        var leaf = leaf
+        var slot = slot + 1
+        while slot >= Int(leaves[Int(leaf)].count) {
+            leaf = leaves[Int(leaf)].next
+            if leaf < 0 { return nil }
+            slot = 0
+        }
+        return (leaf, slot)
+    }
+
+    /// The first span in document order, if any.
+    @usableFromInline
+    var firstSpan: (leaf: Int32, slot: Int)? {
+        leaves[Int(firstLeaf)].count > 0 ? (firstLeaf, 0) : nextSpan(after: firstLeaf, 0)
+    }
+
+    // MARK: Changing the tree
+
+    /// Adds `delta` to the summaries of `leaf` and its ancestors.
+    mutating func add(_ delta: Summary, to leaf: Int32) {
+        leaves[Int(leaf)].summary += delta
+        var node = leaves[Int(leaf)].parent
+        while node >= 0 {
+            inners[Int(node)].summary += delta
+            node = inners[Int(node)].parent
+        }
+    }
+
+    /// Puts `span` into `slot` of `leaf`, which has room, shifting later spans right.
+    mutating func place(_ span: Span, _ leaf: Int32, _ slot: Int) {
+        let base = Int(leaf) * Self.leafCapacity
+        let count = Int(leaves[Int(leaf)].count)
+        var i = base + count
+        while i > base + slot {
+            spans[i] = spans[i - 1]
+            i -= 1
+        }
+        spans[base + slot] = span
+        leaves[Int(leaf)].count += 1
+    }
+
+    /// Removes the span in `slot` of `leaf`, shifting later spans left.
+    mutating func remove(_ leaf: Int32, _ slot: Int) {
+        let base = Int(leaf) * Self.leafCapacity
+        let end = base + Int(leaves[Int(leaf)].count) - 1
+        for i in (base + slot)..<end { spans[i] = spans[i + 1] }
+        leaves[Int(leaf)].count -= 1
+    }
+
+    /// Makes room for `extra` more spans in `leaf`, splitting it if full.
+    /// Returns where the span that was at `slot` (or the gap at `slot`) is now.
+    ///
+    /// A split at the end of a leaf (appending) leaves the full leaf alone
+    /// and starts an empty one, so text written front to back packs leaves
+    /// full. Otherwise the leaf splits in half and the half with fewer
+    /// elements moves to the new leaf, because every moved element costs an
+    /// id-index update.
+    mutating func makeRoom(_ leaf: Int32, _ slot: Int, extra: Int) -> (leaf: Int32, slot: Int) {
+        let count = Int(leaves[Int(leaf)].count)
+        guard count + extra > Self.leafCapacity else { return (leaf, slot) }
+        cursor = nil
+        typingPoint = nil
+        let mid = slot == count ? count : count / 2
+        let base = Int(leaf) * Self.leafCapacity
+        var leftElements = 0
+        for i in 0..<mid { leftElements += Int(spans[base + i].length) }
+        let moveLeft = 2 * leftElements < leaves[Int(leaf)].summary.total
+        let moved = moveLeft ? 0..<mid : mid..<count
+        let newLeaf = allocateLeaf()
+        let newBase = Int(newLeaf) * Self.leafCapacity
+        var movedSummary = Summary.zero
+        for (k, i) in moved.enumerated() {
+            let span = spans[base + i]
+            spans[newBase + k] = span
+            movedSummary += span.summary
+            ids.setLeaf(newLeaf, replica: span.replica, counters: span.counter..<span.counterEnd)
+        }
+        if moveLeft {
+            for i in mid..<count { spans[base + i - mid] = spans[base + i] }
+        }
+        leaves[Int(newLeaf)].count = Int32(moved.count)
+        leaves[Int(leaf)].count = Int32(count - moved.count)
+        leaves[Int(newLeaf)].summary = movedSummary
+        leaves[Int(leaf)].summary -= movedSummary
+        if moveLeft {
+            link(newLeaf, before: leaf)
+        } else {
+            link(newLeaf, after: leaf)
+        }
+        insertChild(newLeaf, beside: leaf, after: !moveLeft, level: 0)
+        if moveLeft {
+            return slot < mid ? (newLeaf, slot) : (leaf, slot - mid)
+        }
+        return slot < mid ? (leaf, slot) : (newLeaf, slot - mid)
+    }
+
+    private mutating func link(_ newLeaf: Int32, before leaf: Int32) {
+        let previous = leaves[Int(leaf)].previous
+        leaves[Int(newLeaf)].previous = previous
+        leaves[Int(newLeaf)].next = leaf
+        leaves[Int(leaf)].previous = newLeaf
+        if previous >= 0 { leaves[Int(previous)].next = newLeaf } else { firstLeaf = newLeaf }
+    }
+
+    private mutating func link(_ newLeaf: Int32, after leaf: Int32) {
+        let next = leaves[Int(leaf)].next
+        leaves[Int(newLeaf)].next = next
+        leaves[Int(newLeaf)].previous = leaf
+        leaves[Int(leaf)].next = newLeaf
+        if next >= 0 { leaves[Int(next)].previous = newLeaf }
+    }
+
+    private func parent(of node: Int32, level: Int) -> Int32 {
+        level == 0 ? leaves[Int(node)].parent : inners[Int(node)].parent
+    }
+
+    private mutating func setParent(_ parent: Int32, of node: Int32, level: Int) {
+        if level == 0 { leaves[Int(node)].parent = parent } else { inners[Int(node)].parent = parent }
+    }
+
+    private func summary(of node: Int32, level: Int) -> Summary {
+        level == 0 ? leaves[Int(node)].summary : inners[Int(node)].summary
+    }
+
+    /// Inserts `child` (a node at `level`, 0 = leaves) next to its sibling in
+    /// the sibling's parent, splitting ancestors as needed. The child's
+    /// elements came out of the sibling, so they are already counted in the
+    /// ancestors' summaries.
+    private mutating func insertChild(_ child: Int32, beside sibling: Int32, after: Bool, level: Int) {
+        var parent = parent(of: sibling, level: level)
+        if parent < 0 {
+            let newRoot = allocateInner()
+            let base = Int(newRoot) * Self.fanout
+            children[base] = after ? sibling : child
+            children[base + 1] = after ? child : sibling
+            inners[Int(newRoot)].count = 2
+            inners[Int(newRoot)].summary = summary(of: sibling, level: level)
+            inners[Int(newRoot)].summary += summary(of: child, level: level)
+            setParent(newRoot, of: sibling, level: level)
+            setParent(newRoot, of: child, level: level)
+            root = newRoot
+            height += 1
+            return
+        }
+        var base = Int(parent) * Self.fanout
+        var position = 0
+        while children[base + position] != sibling { position += 1 }
+        if after { position += 1 }
+        var count = Int(inners[Int(parent)].count)
+        if count == Self.fanout {
+            // Split like leaves: at the end when appending, else in half. The
+            // new node takes the right part; summaries move with the children
+            // (and with `child` if it lands there) before the new node is
+            // itself inserted, so every ancestor stays correct.
+            let mid = position == count ? count : count / 2
+            let newNode = allocateInner()
+            let newBase = Int(newNode) * Self.fanout
+            var movedSummary = Summary.zero
+            for i in mid..<count {
+                let moving = children[base + i]
+                children[newBase + i - mid] = moving
+                setParent(newNode, of: moving, level: level)
+                movedSummary += summary(of: moving, level: level)
+            }
+            inners[Int(newNode)].count = Int32(count - mid)
+            inners[Int(parent)].count = Int32(mid)
+            if position >= mid { movedSummary += summary(of: child, level: level) }
+            inners[Int(newNode)].summary = movedSummary
+            inners[Int(parent)].summary -= movedSummary
+            insertChild(newNode, beside: parent, after: true, level: level + 1)
+            if position >= mid {
+                parent = newNode
+                base = newBase
+                position -= mid
+            }
+            count = Int(inners[Int(parent)].count)
+        }
+        var i = base + count
+        while i > base + position {
+            children[i] = children[i - 1]
+            i -= 1
+        }
+        children[base + position] = child
+        inners[Int(parent)].count += 1
+        setParent(parent, of: child, level: level)
+    }
+
+    private mutating func allocateLeaf() -> Int32 {
+        precondition(leaves.count < Int(Int32.max) / Self.leafCapacity, "SpanTree: too many leaves")
+        leaves.append(Leaf())
+        spans.append(contentsOf: repeatElement(Span.empty, count: Self.leafCapacity))
+        return Int32(leaves.count - 1)
+    }
+
+    private mutating func allocateInner() -> Int32 {
+        inners.append(Inner())
+        children.append(contentsOf: repeatElement(-1, count: Self.fanout))
+        return Int32(inners.count - 1)
+    }
+}

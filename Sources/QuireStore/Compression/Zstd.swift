@@ -1,0 +1,110 @@
+import CZstd
+
+/// Single-frame zstd compression with bounded decompression.
+///
+/// `compress` makes one frame that declares its content size and carries a
+/// checksum of the content. `decompress` accepts exactly one such frame and
+/// never allocates more than `maxSize` bytes for the output, whatever the
+/// input claims: a few hostile bytes cannot expand into gigabytes.
+///
+///     let frame = try Zstd.compress(snapshotBytes)
+///     let bytes = try Zstd.decompress(frame, maxSize: 64 << 20)
+public enum Zstd {
+    /// The largest window, as a power of two (128 MiB), that a frame may
+    /// require. zstd's own default limit is the same; setting it explicitly
+    /// keeps the bound when the library's default changes. Frames made by
+    /// `compress` stay below it at every level.
+    public static let windowLogMax: Int32 = 27
+
+    /// The four bytes that start every zstd frame (little-endian ZSTD_MAGICNUMBER).
+    private static let magic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
+    /// ZSTD_CONTENTSIZE_UNKNOWN; the C macro is an expression Swift does not import.
+    private static let contentSizeUnknown = UInt64.max
+
+    /// Compresses `bytes` into one frame. Level 3 is zstd's default;
+    /// higher levels are slower and smaller, negative ones faster.
+    public static func compress(_ bytes: [UInt8], level: Int = 3) throws -> [UInt8] {
+        guard (Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel())).contains(level) else {
+            throw CompressionError.invalidLevel(level)
+        }
+        guard let context = ZSTD_createCCtx() else {
+            throw CompressionError.zstdFailed("cannot allocate a compression context")
+        }
+        defer { ZSTD_freeCCtx(context) }
+        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, Int32(level)))
+        // The declared size is what lets `decompress` bound its allocation.
+        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 1))
+        // A checksum of the content catches damage that still decodes.
+        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1))
+
+        let capacity = ZSTD_compressBound(bytes.count)
+        return try [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+            let written = bytes.withUnsafeBytes { input in
+                ZSTD_compress2(context, output.baseAddress, capacity, input.baseAddress, input.count)
+            }
+            try check(written)
+            count = written
+        }
+    }
+
+    /// Decompresses one frame made by `compress` (or any zstd encoder that
+    /// declares the content size), refusing content larger than `maxSize`.
+    ///
+    /// Throws a `CompressionError` for anything else: no declared size,
+    /// a size above `maxSize`, a window above `windowLogMax`, a truncated or
+    /// damaged frame, a checksum mismatch, or bytes after the frame. The
+    /// checks on the header come before any allocation, so the work done on
+    /// a hostile input is bounded by its own length and `maxSize`.
+    public static func decompress(_ frame: [UInt8], maxSize: Int) throws -> [UInt8] {
+        precondition(maxSize >= 0, "maxSize must not be negative")
+        // Rules out other formats, and skippable frames, which hold no content.
+        guard frame.starts(with: magic) else { throw CompressionError.notAFrame }
+        return try frame.withUnsafeBytes { input in
+            // 1. The header, checked before any allocation.
+            var header = ZSTD_frameHeader()
+            let status = ZSTD_getFrameHeader(&header, input.baseAddress, input.count)
+            if ZSTD_isError(status) != 0 { throw CompressionError.corruptFrame(errorName(status)) }
+            // A positive status is the header size zstd would need to read it all.
+            guard status == 0 else { throw CompressionError.corruptFrame("the frame header is truncated") }
+            guard header.frameContentSize != contentSizeUnknown else { throw CompressionError.unknownContentSize }
+            guard header.frameContentSize <= UInt64(maxSize) else {
+                throw CompressionError.contentTooLarge(declared: header.frameContentSize, limit: maxSize)
+            }
+            // The one-shot decoder below writes straight into the output and
+            // so ignores the window limit; check it here, so that what is
+            // accepted does not depend on which decoding API is used.
+            guard header.windowSize <= 1 << windowLogMax else {
+                throw CompressionError.windowTooLarge(windowSize: header.windowSize, limit: 1 << windowLogMax)
+            }
+            // 2. Exactly one frame: its end must be the end of the input.
+            let frameLength = ZSTD_findFrameCompressedSize(input.baseAddress, input.count)
+            if ZSTD_isError(frameLength) != 0 { throw CompressionError.corruptFrame(errorName(frameLength)) }
+            guard frameLength == input.count else {
+                throw CompressionError.trailingData(byteCount: input.count - frameLength)
+            }
+            // 3. Decode into a buffer of exactly the declared size; zstd fails
+            // rather than write past it if the frame lies about its size.
+            guard let context = ZSTD_createDCtx() else {
+                throw CompressionError.zstdFailed("cannot allocate a decompression context")
+            }
+            defer { ZSTD_freeDCtx(context) }
+            // Set as well, so that the limit holds if decoding ever streams.
+            try check(ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, windowLogMax))
+            let size = Int(header.frameContentSize)
+            return try [UInt8](unsafeUninitializedCapacity: size) { output, count in
+                let produced = ZSTD_decompressDCtx(context, output.baseAddress, size, input.baseAddress, input.count)
+                if ZSTD_isError(produced) != 0 { throw CompressionError.corruptFrame(errorName(produced)) }
+                guard produced == size else { throw CompressionError.sizeMismatch(declared: size, produced: produced) }
+                count = produced
+            }
+        }
+    }
+
+    private static func check(_ result: Int) throws {
+        if ZSTD_isError(result) != 0 { throw CompressionError.zstdFailed(errorName(result)) }
+    }
+
+    private static func errorName(_ result: Int) -> String {
+        String(cString: ZSTD_getErrorName(result))
+    }
+}

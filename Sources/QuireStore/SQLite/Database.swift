@@ -1,0 +1,182 @@
+import CSQLite
+import Foundation
+
+/// One SQLite database file, safe to use from several threads.
+///
+/// All work goes through one connection guarded by a lock, so calls from
+/// different threads run one after the other. Group statements that belong
+/// together in `write` (or `read`): they run in one transaction.
+///
+///     let db = try Database(path: "/tmp/notes.sqlite")
+///     try db.write { db in
+///         try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id INTEGER PRIMARY KEY, body BLOB)")
+///         try db.execute(sql: "INSERT INTO notes(body) VALUES (?)", arguments: [.blob([1, 2, 3])])
+///     }
+///     let rows = try db.query(sql: "SELECT id, body FROM notes")
+///
+/// **Transactions do not nest.** Calling any method of the `Database` from
+/// inside a `read` or `write` closure on the same thread throws a
+/// `DatabaseError` with `SQLITE_MISUSE`, instead of deadlocking or quietly
+/// joining the outer transaction. Use the connection passed to the closure.
+/// (Savepoints would give nesting, but no caller needs it yet, and an inner
+/// "commit" that is not one is easy to misread.)
+public final class Database: @unchecked Sendable {
+    // @unchecked: every access to `connection` and `isInUse` holds `lock`.
+
+    /// The file path, or ":memory:".
+    public let path: String
+
+    /// Milliseconds to wait for a lock held by another process before
+    /// failing with SQLITE_BUSY.
+    public static let busyTimeout: Int32 = 5_000
+
+    /// Recursive, so that a nested call on the same thread gets in and finds
+    /// `isInUse` set (a clear error) instead of deadlocking.
+    private let lock = NSRecursiveLock()
+    /// nil once closed.
+    private var connection: DatabaseConnection?
+    /// True while a closure runs on the connection. As only the lock holder
+    /// reads it, seeing it set means a nested call from that same thread.
+    private var isInUse = false
+
+    /// Opens the database at `path`, creating the file if needed.
+    ///
+    /// With `readOnly`, the file must exist and every write fails with
+    /// `SQLITE_READONLY`; nothing is set up, so it opens files of any schema
+    /// version for inspection.
+    public convenience init(path: String, readOnly: Bool = false) throws {
+        try self.init(
+            path: path,
+            flags: readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+            writeAheadLog: !readOnly)
+    }
+
+    /// A private database that lives in memory until it is closed; for tests
+    /// and scratch work. It cannot use WAL, which needs a file.
+    public static func inMemory() throws -> Database {
+        try Database(path: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, writeAheadLog: false)
+    }
+
+    private init(path: String, flags: Int32, writeAheadLog: Bool) throws {
+        self.path = path
+        var handle: OpaquePointer?
+        // FULLMUTEX makes SQLite lock internally too. Our own lock is what
+        // keeps a transaction's statements together; SQLite's guards the calls
+        // that can happen outside it, such as a Statement finalized by
+        // whichever thread releases it last.
+        let code = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_FULLMUTEX, nil)
+        guard code == SQLITE_OK, let handle else {
+            let error = handle.map { DatabaseError(handle: $0, sql: nil) }
+                ?? DatabaseError(extendedCode: code, message: String(cString: sqlite3_errstr(code)))
+            sqlite3_close_v2(handle)
+            throw DatabaseError(extendedCode: error.extendedCode, message: "\(error.message): \(path)")
+        }
+        // From here on, `connection` owns the handle and closes it if setup throws.
+        let connection = DatabaseConnection(handle: handle)
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, Self.busyTimeout)
+        if writeAheadLog {
+            // WAL: readers do not block the writer and a commit appends to the
+            // log instead of rewriting pages in place. The mode is stored in
+            // the file; SQLite answers with the mode actually in effect.
+            let mode = try connection.query(sql: "PRAGMA journal_mode = WAL").first?.text(0)
+            guard mode == "wal" else {
+                throw DatabaseError(
+                    extendedCode: SQLITE_ERROR,
+                    message: "could not switch to WAL mode (still \(mode ?? "unknown")): \(path)")
+            }
+        }
+        // FULL: with WAL, each commit syncs the log to disk, so an
+        // acknowledged edit survives an OS crash or power loss. NORMAL only
+        // syncs at checkpoints: it survives the process crashing but may lose
+        // the last commits if the machine goes down.
+        try connection.execute(sql: "PRAGMA synchronous = FULL")
+        // Off by default in SQLite, per connection.
+        try connection.execute(sql: "PRAGMA foreign_keys = ON")
+        self.connection = connection
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Closes the connection. Later calls throw; closing twice is harmless.
+    /// Called from inside a `read` or `write` closure, the connection closes
+    /// when that closure's transaction has ended.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        connection = nil
+    }
+
+    /// Runs `body` in a write transaction and returns its result.
+    ///
+    /// The transaction commits when `body` returns and rolls back if it
+    /// throws (the error is rethrown). It starts with `BEGIN IMMEDIATE`,
+    /// which takes the file's write lock at once: a deferred transaction that
+    /// reads first and writes later can fail halfway with SQLITE_BUSY when
+    /// another process writes in between.
+    ///
+    ///     let id = try db.write { db in
+    ///         try db.execute(sql: "INSERT INTO notes(body) VALUES (?)", arguments: [.blob(bytes)])
+    ///         return db.lastInsertedRowID
+    ///     }
+    public func write<T>(_ body: (DatabaseConnection) throws -> T) throws -> T {
+        try withConnection { connection in
+            try connection.transaction(begin: "BEGIN IMMEDIATE", body)
+        }
+    }
+
+    /// Runs `body` in a read transaction: all its queries see the same
+    /// snapshot of the file. Writing inside it fails with SQLITE_READONLY.
+    ///
+    ///     let total = try db.read { db in
+    ///         try db.query(sql: "SELECT count(*) FROM notes")[0].int64(0)
+    ///     }
+    public func read<T>(_ body: (DatabaseConnection) throws -> T) throws -> T {
+        try withConnection { connection in
+            try connection.execute(sql: "PRAGMA query_only = ON")
+            // Setting a pragma on an open connection cannot fail in practice;
+            // if it did, the next statement would report the broken connection.
+            defer { try? connection.execute(sql: "PRAGMA query_only = OFF") }
+            return try connection.transaction(begin: "BEGIN DEFERRED", body)
+        }
+    }
+
+    /// Runs one statement in its own transaction; see `DatabaseConnection.execute`.
+    public func execute(sql: String, arguments: [DatabaseValue] = []) throws {
+        try withConnection { try $0.execute(sql: sql, arguments: arguments) }
+    }
+
+    /// Runs one query in its own transaction; see `DatabaseConnection.query`.
+    public func query(sql: String, arguments: [DatabaseValue] = []) throws -> [Row] {
+        try withConnection { try $0.query(sql: sql, arguments: arguments) }
+    }
+
+    /// True when `PRAGMA integrity_check` finds nothing wrong.
+    ///
+    /// It reads the whole file, so it is slow on large stores. A file too
+    /// damaged to check makes it throw (`SQLITE_CORRUPT` or `SQLITE_NOTADB`).
+    public func integrityCheck() throws -> Bool {
+        let rows = try query(sql: "PRAGMA integrity_check")
+        return try rows.count == 1 && rows[0].text(0) == "ok"
+    }
+
+    /// Runs `body` with the connection while holding the lock.
+    private func withConnection<T>(_ body: (DatabaseConnection) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isInUse else {
+            throw DatabaseError(
+                extendedCode: SQLITE_MISUSE,
+                message: "the Database was used from inside its own read/write closure; "
+                    + "use the connection passed to the closure (transactions do not nest)")
+        }
+        guard let connection else {
+            throw DatabaseError(extendedCode: SQLITE_MISUSE, message: "the database is closed: \(path)")
+        }
+        isInUse = true
+        defer { isInUse = false }
+        return try body(connection)
+    }
+}

@@ -1,0 +1,127 @@
+import CSQLite
+
+/// The SQLite connection as seen inside `Database.read` and `Database.write`.
+///
+/// You never create one: the closure receives it while the database's lock
+/// is held and a transaction is open. It is not `Sendable`, so it cannot be
+/// handed to another thread, and it must not be kept after the closure
+/// returns.
+///
+///     let count = try db.read { db in
+///         try db.query(sql: "SELECT count(*) FROM notes")[0].int64(0)
+///     }
+public final class DatabaseConnection {
+    let handle: OpaquePointer
+    /// Prepared statements by SQL text; see `statement(sql:)`.
+    private var statements: [String: Statement] = [:]
+
+    init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        statements.removeAll()
+        // close_v2 rather than close: if a statement is still alive somewhere,
+        // the connection closes when that statement is finalized instead of
+        // failing with SQLITE_BUSY.
+        sqlite3_close_v2(handle)
+    }
+
+    /// The prepared statement for `sql`, from the cache or prepared now.
+    ///
+    /// `sql` must hold exactly one statement; use `executeScript` for several.
+    /// Use parameters (`?`) rather than building SQL from values, both for
+    /// safety and because every distinct text gets its own cache entry.
+    public func statement(sql: String) throws -> Statement {
+        if let cached = statements[sql] { return cached }
+        let statement = try prepare(sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs one statement, ignoring any rows it returns.
+    ///
+    ///     try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, ?)", arguments: [1, "Groceries"])
+    public func execute(sql: String, arguments: [DatabaseValue] = []) throws {
+        try statement(sql: sql).execute(arguments: arguments)
+    }
+
+    /// Runs one statement and returns all its rows.
+    ///
+    ///     let titles = try db.query(sql: "SELECT title FROM notes WHERE id > ?", arguments: [10])
+    public func query(sql: String, arguments: [DatabaseValue] = []) throws -> [Row] {
+        try statement(sql: sql).fetchAll(arguments: arguments)
+    }
+
+    /// Runs several `;`-separated statements without arguments, such as a
+    /// migration's `CREATE TABLE` and `CREATE INDEX`. Nothing is cached.
+    public func executeScript(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard code == SQLITE_OK else {
+            throw DatabaseError(
+                extendedCode: sqlite3_extended_errcode(handle),
+                message: message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code)),
+                sql: sql)
+        }
+    }
+
+    /// The rowid of the last row inserted on this connection.
+    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Runs `body` between `begin` and `COMMIT`, or rolls back if it throws.
+    func transaction<T>(begin: String, _ body: (DatabaseConnection) throws -> T) throws -> T {
+        try execute(sql: begin)
+        do {
+            let result = try body(self)
+            guard !isAutocommit else {
+                throw DatabaseError(
+                    extendedCode: SQLITE_MISUSE,
+                    message: "the transaction was ended inside the closure; let read/write commit or roll back")
+            }
+            try execute(sql: "COMMIT")
+            return result
+        } catch {
+            // SQLite may already have rolled back on its own (after SQLITE_FULL,
+            // for example); otherwise roll back here. A failing ROLLBACK tells
+            // less than the error that caused it, so that one is thrown.
+            if !isAutocommit { try? execute(sql: "ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// True when no transaction is open.
+    private var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
+    private func prepare(sql: String) throws -> Statement {
+        var prepared: OpaquePointer?
+        var hasMoreStatements = false
+        let code = sql.withCString { start in
+            var tail: UnsafePointer<CChar>?
+            // PERSISTENT: a hint that the statement is cached and reused for long.
+            let code = sqlite3_prepare_v3(handle, start, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, &tail)
+            if code == SQLITE_OK, let tail {
+                // sqlite3_prepare silently ignores everything after the first
+                // statement; make that an error rather than lose statements.
+                // A tail of blanks and comments prepares to no statement.
+                var next: OpaquePointer?
+                hasMoreStatements = sqlite3_prepare_v2(handle, tail, -1, &next, nil) != SQLITE_OK || next != nil
+                sqlite3_finalize(next)
+            }
+            return code
+        }
+        guard code == SQLITE_OK else { throw DatabaseError(handle: handle, sql: sql) }
+        guard let prepared else {
+            throw DatabaseError(extendedCode: SQLITE_MISUSE, message: "the SQL holds no statement", sql: sql)
+        }
+        guard !hasMoreStatements else {
+            sqlite3_finalize(prepared)
+            throw DatabaseError(
+                extendedCode: SQLITE_MISUSE,
+                message: "the SQL holds more than one statement; use executeScript",
+                sql: sql)
+        }
+        return Statement(handle: prepared, connection: handle, sql: sql)
+    }
+}

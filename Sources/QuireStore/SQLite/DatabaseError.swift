@@ -1,0 +1,75 @@
+import CSQLite
+
+/// The one error type of the SQLite layer.
+///
+/// It keeps SQLite's *extended* result code (for example
+/// `SQLITE_CONSTRAINT_UNIQUE`, 2067), SQLite's own message, and the SQL that
+/// failed, and adds a plain-language explanation for the codes a person can
+/// do something about (disk full, read-only file, corrupt file...).
+///
+///     do {
+///         try db.execute(sql: "INSERT INTO notes(id) VALUES (?)", arguments: [1])
+///     } catch let error as DatabaseError where error.primaryCode == SQLITE_CONSTRAINT {
+///         print(error)  // "constraint violation: UNIQUE constraint failed: notes.id (SQLite code 2067) in `INSERT ...`"
+///     }
+///
+/// Errors that the layer itself detects (a nested transaction, a column of
+/// the wrong type, a schema newer than the code) use the closest SQLite code:
+/// `SQLITE_MISUSE`, `SQLITE_MISMATCH` or `SQLITE_ERROR`.
+public struct DatabaseError: Error, CustomStringConvertible, Sendable {
+    /// SQLite's extended result code; `primaryCode` is its low byte.
+    public let extendedCode: Int32
+    /// SQLite's message (`sqlite3_errmsg`) or the layer's own.
+    public let message: String
+    /// The SQL being prepared or run, if any.
+    public let sql: String?
+
+    public init(extendedCode: Int32, message: String, sql: String? = nil) {
+        self.extendedCode = extendedCode
+        self.message = message
+        self.sql = sql
+    }
+
+    /// The primary result code, such as `SQLITE_CONSTRAINT` or `SQLITE_FULL`.
+    public var primaryCode: Int32 { extendedCode & 0xFF }
+
+    public var description: String {
+        var text = "\(explanation): \(message) (SQLite code \(extendedCode))"
+        if let sql { text += " in `\(sql)`" }
+        return text
+    }
+
+    /// What the primary code means for the person running the program.
+    private var explanation: String {
+        switch primaryCode {
+        case SQLITE_FULL: "the disk is full, nothing was saved"
+        case SQLITE_READONLY: "the database is read-only (file permissions, read-only mount, or opened read-only)"
+        case SQLITE_CORRUPT: "the database file is corrupt"
+        case SQLITE_NOTADB: "the file is not a SQLite database (or is encrypted)"
+        case SQLITE_CANTOPEN: "the database file cannot be opened (missing directory or no permission)"
+        case SQLITE_PERM: "permission denied"
+        case SQLITE_IOERR: "disk I/O error"
+        case SQLITE_BUSY, SQLITE_LOCKED: "the database is locked by another connection or process"
+        case SQLITE_CONSTRAINT: "constraint violation"
+        case SQLITE_MISMATCH: "type mismatch"
+        case SQLITE_MISUSE: "misuse of the database API"
+        case SQLITE_NOMEM: "out of memory"
+        case SQLITE_TOOBIG: "value too big"
+        case SQLITE_RANGE: "parameter index out of range"
+        default: "SQLite error"
+        }
+    }
+}
+
+extension DatabaseError {
+    /// The error SQLite reports for the last failed call on `handle`.
+    ///
+    /// Read it right after the failing call and while holding the
+    /// connection's lock: the next call on the connection replaces it.
+    init(handle: OpaquePointer?, sql: String?) {
+        self.init(
+            extendedCode: sqlite3_extended_errcode(handle),
+            message: String(cString: sqlite3_errmsg(handle)),
+            sql: sql)
+    }
+}

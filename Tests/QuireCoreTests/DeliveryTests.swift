@@ -1,0 +1,96 @@
+import Testing
+@testable import QuireCore
+
+/// Causal readiness, duplicates, parking and the checks of Specs/crdt.md, "Causal readiness and delivery".
+@Suite struct DeliveryTests {
+    let alice = ReplicaID(0xA)
+    let bob = ReplicaID(0xB)
+
+    /// Three changes by Alice, each depending on the one before.
+    func threeChanges() throws -> (Document, ObjectID) {
+        var doc = Document(replica: alice)
+        let body = try doc.transact { tx in try tx.putObject(.root, key: "body", kind: .text) }
+        try doc.transact { tx in try tx.insertText(body, at: 0, "one ") }
+        try doc.transact { tx in try tx.insertText(body, at: 4, "two") }
+        return (doc, body)
+    }
+
+    @Test func changesArrivingEarlyWaitForTheirParents() throws {
+        let (source, body) = try threeChanges()
+        var doc = Document(replica: bob)
+        let changes = (try source.allChanges())
+        #expect(try doc.apply(changes[2]) == 0)
+        #expect(try doc.apply(changes[1]) == 0)
+        #expect(doc.pendingCount == 2)
+        #expect(doc.versionVector.isEmpty)
+        #expect(try doc.apply(changes[0]) == 3)
+        #expect(doc.pendingCount == 0)
+        #expect(try doc.text(body) == "one two")
+    }
+
+    @Test func applyingAChangeTwiceChangesNothing() throws {
+        let (source, body) = try threeChanges()
+        var doc = Document(replica: bob)
+        try doc.apply((try source.allChanges()))
+        let before = doc.encodeSnapshot()
+        #expect(try doc.apply((try source.allChanges()) + (try source.allChanges())) == 0)
+        #expect(doc.encodeSnapshot() == before)
+        #expect(try doc.text(body) == "one two")
+    }
+
+    @Test func theParkingLimitIsAClearError() throws {
+        let (source, _) = try threeChanges()
+        var doc = Document(replica: bob)
+        doc.pendingLimit = 1
+        try doc.apply((try source.allChanges())[2])
+        #expect(throws: DocumentError.tooManyPendingChanges(limit: 1)) { try doc.apply((try source.allChanges())[1]) }
+        #expect(doc.pendingCount == 1)
+        // Nothing parked was dropped: the rest arrives and everything applies.
+        try doc.apply((try source.allChanges())[0])
+        try doc.apply((try source.allChanges())[1])
+        #expect(doc.versionVector == source.versionVector)
+    }
+
+    @Test func aReusedChangeIDWithOtherContentIsRejected() throws {
+        let (source, _) = try threeChanges()
+        var doc = Document(replica: bob)
+        try doc.apply((try source.allChanges()))
+        var forged = (try source.allChanges())[2]
+        forged.operations = [.insert(object: forged.operations[0].object, origin: nil, content: .text("evil"))]
+        #expect(throws: DocumentError.conflictingChange(forged.id)) { try doc.apply(forged) }
+    }
+
+    /// A ready change that breaks a rule is rejected whole, leaving the document unchanged.
+    @Test(arguments: [
+        "unknown object", "wrong kind", "unknown origin", "unknown delete target",
+        "lamport not above parent", "empty", "unsorted parents",
+    ])
+    func invalidChangesAreRejectedWhole(_ defect: String) throws {
+        let (source, body) = try threeChanges()
+        var doc = Document(replica: bob)
+        try doc.apply((try source.allChanges()))
+        let before = doc.encodeSnapshot()
+        let next = OpID(replica: alice, counter: source.versionVector[alice] + 1)
+        let good: [Operation] = [.put(object: .root, key: "ok", value: .scalar(.int(1)), pred: [])]
+        var change = Change(id: next, lamport: source.maxLamport + 1, parents: source.heads, operations: good)
+        switch defect {
+        case "unknown object":
+            change.operations += [.increment(object: ObjectID(OpID(replica: bob, counter: 99)), delta: 1)]
+        case "wrong kind":
+            change.operations += [.increment(object: body, delta: 1)]
+        case "unknown origin":
+            change.operations += [.insert(object: body, origin: OpID(replica: bob, counter: 5), content: .text("x"))]
+        case "unknown delete target":
+            change.operations += [.delete(object: body, target: IDRun(start: OpID(replica: alice, counter: 2), length: 50))]
+        case "lamport not above parent":
+            change.lamport = source.maxLamport
+        case "empty":
+            change.operations = []
+        default:
+            change.parents = [OpID(replica: bob, counter: 0), OpID(replica: alice, counter: 1)].reversed()
+            change.parents = [source.heads[0], OpID(replica: alice, counter: 1)]
+        }
+        #expect(throws: DocumentError.self) { try doc.apply(change) }
+        #expect(doc.encodeSnapshot() == before)
+    }
+}

@@ -1,0 +1,155 @@
+import Testing
+@testable import QuireCore
+
+/// Every decoder gets truncated, bit-flipped, oversized and hand-crafted
+/// hostile input: it must answer with a `DecodingError`, never trap, and
+/// never allocate in proportion to what the input merely claims.
+@Suite struct HostileInputTests {
+    /// A document with every kind of object and some history.
+    static func sample() throws -> Document {
+        var doc = Document(replica: ReplicaID(0x51))
+        try doc.transact(time: 1_700_000_000_123) { tx in
+            let body = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(body, at: 0, "Grüße 👋 world")
+            try tx.deleteText(body, at: 2, count: 3)
+            let tags = try tx.putObject(.root, key: "tags", kind: .list)
+            try tx.insert(tags, at: 0, .string("x"))
+            let nested = try tx.insertObject(tags, at: 1, kind: .map)
+            try tx.put(nested, key: "n", .double(1.5))
+            let views = try tx.putObject(.root, key: "views", kind: .counter)
+            try tx.increment(views, by: 7)
+            try tx.put(.root, key: "raw", .bytes([0, 1, 2]))
+            try tx.remove(.root, key: "raw")
+        }
+        return doc
+    }
+
+    @Test func everyTruncationOfAChangeBundleIsAnError() throws {
+        let bytes = try Self.sample().encodeChanges()
+        for length in 0..<bytes.count {
+            #expect(throws: DecodingError.self) { try ChangeEncoding.decode(Array(bytes.prefix(length))) }
+        }
+    }
+
+    @Test func everyTruncationOfASnapshotIsAnError() throws {
+        let bytes = try Self.sample().encodeSnapshot()
+        for length in 0..<bytes.count {
+            #expect(throws: DecodingError.self) { try Document(snapshot: Array(bytes.prefix(length)), replica: ReplicaID(1)) }
+        }
+    }
+
+    @Test func everySingleBitFlipIsDetected() throws {
+        let doc = try Self.sample()
+        let bundle = try doc.encodeChanges()
+        for bytes in [bundle, doc.encodeSnapshot()] {
+            for index in bytes.indices {
+                for bit in [0, 3, 7] {
+                    var damaged = bytes
+                    damaged[index] ^= 1 << bit
+                    // CRC-32 detects every single-bit error.
+                    #expect(throws: DecodingError.self) {
+                        if bytes == bundle { _ = try ChangeEncoding.decode(damaged) }
+                        else { _ = try Document(snapshot: damaged, replica: ReplicaID(1)) }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func trailingBytesAndWrongMagicAreRejected() throws {
+        let bytes = try Self.sample().encodeChanges()
+        #expect(throws: DecodingError.self) { try ChangeEncoding.decode(bytes + [0]) }
+        #expect(throws: DecodingError.badMagic(expected: "a Quire change bundle")) {
+            try ChangeEncoding.decode(try Self.sample().encodeSnapshot())
+        }
+        #expect(throws: DecodingError.unsupportedVersion(9)) {
+            try ChangeEncoding.decode(Envelope.seal(magic: ChangeEncoding.magic, version: 9, body: []))
+        }
+    }
+
+    /// Well-framed bodies (valid checksum) whose content lies.
+    @Test(arguments: ["a replica count of 2^62", "a varint longer than 64 bits", "2^63 changes", "a key length beyond the input"])
+    func liesInABundleBodyAreCaught(_ lie: String) {
+        var body = ByteWriter()
+        switch lie {
+        case "a replica count of 2^62": body.writeVarint(UInt64(1) << 62)
+        case "a varint longer than 64 bits": body.writeBytes([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f])
+        case "2^63 changes": body.writeVarint(0); body.writeVarint(0); body.writeVarint(UInt64(1) << 63)
+        default: body.writeVarint(0); body.writeVarint(1); body.writeVarint(1 << 40)
+        }
+        let bytes = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version, body: body.bytes)
+        #expect(throws: DecodingError.self, "\(lie)") { try ChangeEncoding.decode(bytes) }
+    }
+
+    /// A run-length column can claim billions of values in a few bytes; the
+    /// decoder must stop at its limits instead of building them.
+    @Test func aHugeRunLengthClaimStopsAtTheLimits() throws {
+        var body = ByteWriter()
+        body.writeVarint(1); body.writeUInt64(7)        // one replica
+        body.writeVarint(0)                             // no keys
+        body.writeVarint(UInt64(1) << 40)               // 2^40 changes
+        for _ in ChangeEncoding.Column.allCases {
+            var column = ByteWriter()
+            column.writeVarint(UInt64(1) << 40); column.writeVarint(0)
+            body.writeData(column.bytes)
+        }
+        body.writeData([]); body.writeData([])
+        let bytes = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version, body: body.bytes)
+        #expect(throws: DecodingError.self) { try ChangeEncoding.decode(bytes) }
+        #expect(throws: DecodingError.self) {
+            try ChangeEncoding.decode(bytes, limits: DecodingLimits(maxChanges: 1 << 41, maxOperations: 1000))
+        }
+    }
+
+    @Test func deeplyNestedObjectsInASnapshotAreRefused() throws {
+        var doc = Document(replica: ReplicaID(3))
+        try doc.transact { tx in
+            var parent = ObjectID.root
+            for _ in 0..<(SnapshotEncoding.maxDepth + 5) { parent = try tx.putObject(parent, key: "k", kind: .map) }
+        }
+        let bytes = doc.encodeSnapshot(includeHistory: false)
+        #expect(throws: DecodingError.self) { try Document(snapshot: bytes, replica: ReplicaID(4)) }
+    }
+
+    @Test func randomBytesNeverTrap() {
+        var rng = SeededGenerator(seed: 99)
+        for _ in 0..<2000 {
+            let count = Int.random(in: 0..<200, using: &rng)
+            var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            if Bool.random(using: &rng) { bytes = ChangeEncoding.magic + bytes }
+            _ = try? ChangeEncoding.decode(bytes)
+            _ = try? Document(snapshot: bytes, replica: ReplicaID(1))
+        }
+    }
+
+    /// Damage inside a correctly checksummed frame reaches the decoders'
+    /// own checks, and whatever they accept must apply without trapping.
+    @Test func damagedBodiesWithValidChecksumsNeverTrap() throws {
+        let doc = try Self.sample()
+        var rng = SeededGenerator(seed: 7)
+        let formats: [([UInt8], [UInt8], UInt64)] = [
+            (try doc.encodeChanges(), ChangeEncoding.magic, ChangeEncoding.version),
+            (doc.encodeSnapshot(), SnapshotEncoding.magic, SnapshotEncoding.version),
+        ]
+        for (bytes, magic, version) in formats {
+            let body = Array(try Envelope.open(bytes, magic: magic, name: "sample", version: version).remainingBytes)
+            for _ in 0..<3000 {
+                var damaged = body
+                for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                    let index = Int.random(in: 0..<damaged.count, using: &rng)
+                    damaged[index] = UInt8.random(in: 0...255, using: &rng)
+                }
+                let framed = Envelope.seal(magic: magic, version: version, body: damaged)
+                if magic == ChangeEncoding.magic {
+                    if let changes = try? ChangeEncoding.decode(framed) {
+                        var fresh = Document(replica: ReplicaID(2))
+                        _ = try? fresh.apply(changes)
+                    }
+                } else if var loaded = try? Document(snapshot: framed, replica: ReplicaID(2)) {
+                    _ = loaded.encodeSnapshot()
+                    _ = try? loaded.transact { tx in try tx.put(.root, key: "after", .null) }
+                }
+            }
+        }
+    }
+}

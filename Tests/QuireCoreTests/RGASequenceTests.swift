@@ -1,0 +1,324 @@
+import Testing
+@testable import QuireCore
+
+/// A small deterministic PRNG, so that failures reproduce from the printed seed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+typealias Text = RGASequence<Unicode.Scalar>
+
+private let a = ReplicaID(0xA)
+private let b = ReplicaID(0xB)
+private let c = ReplicaID(0xC)
+
+private func scalars(_ s: String) -> [Unicode.Scalar] { Array(s.unicodeScalars) }
+
+private extension RGASequence where Element == Unicode.Scalar {
+    var string: String { String(String.UnicodeScalarView(elements)) }
+
+    var runs: [SequenceRun<Unicode.Scalar>] {
+        var runs: [SequenceRun<Unicode.Scalar>] = []
+        forEachRun { runs.append($0) }
+        return runs
+    }
+}
+
+/// Random text with some multi-byte and non-BMP scalars.
+private func randomScalars(_ count: Int, _ rng: inout SplitMix64) -> [Unicode.Scalar] {
+    let pool = scalars("abcdefgh ijklm\néü€😀𝄞中")
+    return (0..<count).map { _ in pool[Int(rng.next() % UInt64(pool.count))] }
+}
+
+@Suite struct RGASequenceTests {
+    @Test func localInsertAndDelete() throws {
+        var text = Text()
+        #expect(try text.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("hello")) == nil)
+        let origin = try text.insertLocal(at: 5, id: OpID(replica: a, counter: 6), lamport: 6, contentsOf: scalars(" world"))
+        #expect(origin == OpID(replica: a, counter: 5))
+        #expect(text.string == "hello world")
+        #expect(text.spanCount == 1, "typing on extends one span")
+        let deleted = try text.deleteLocal(0..<1)
+        #expect(deleted == [IDRun(start: OpID(replica: a, counter: 1), length: 1)])
+        #expect(text.string == "ello world")
+        #expect(text.count == 10 && text.tombstoneCount == 1)
+        #expect(try text.deleteLocal(3..<6) == [IDRun(start: OpID(replica: a, counter: 5), length: 3)])
+        #expect(text.string == "ellorld")
+        #expect(text.id(at: 3) == OpID(replica: a, counter: 8))
+        #expect(text[3] == "o")
+        #expect(throws: SequenceError.indexOutOfRange(9)) { try text.deleteLocal(2..<9) }
+        #expect(throws: SequenceError.indexOutOfRange(8)) {
+            try text.insertLocal(at: 8, id: OpID(replica: a, counter: 20), lamport: 20, contentsOf: scalars("x"))
+        }
+        text.checkInvariants()
+    }
+
+    @Test func tombstonesKeepTheirPlaceAndLocalInsertsGoBeforeThem() throws {
+        var text = Text()
+        _ = try text.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("abc"))
+        _ = try text.deleteLocal(1..<2)
+        #expect(text.position(of: OpID(replica: a, counter: 2))! == (1, true))
+        #expect(text.position(of: OpID(replica: a, counter: 3))! == (1, false))
+        // Inserting at 1 goes right after "a", before the tombstone "b".
+        let origin = try text.insertLocal(at: 1, id: OpID(replica: a, counter: 4), lamport: 4, contentsOf: scalars("X"))
+        #expect(origin == OpID(replica: a, counter: 1))
+        #expect(text.runs.map { String(String.UnicodeScalarView($0.elements)) } == ["a", "X", "b", "c"])
+        #expect(text.runs.map(\.isDeleted) == [false, false, true, false])
+        // A late remote insert after the tombstone still finds its origin.
+        try text.insertRemote(origin: OpID(replica: a, counter: 2), id: OpID(replica: b, counter: 1), lamport: 3, contentsOf: scalars("Y"))
+        #expect(text.string == "aXYc")
+        text.checkInvariants()
+    }
+
+    /// Worked example: after "ab" (a1, a2 with lamports 1, 2), b and c both
+    /// insert after "a" with lamport 3. Stamps (3, c) > (3, b), so c's text
+    /// comes first, and an insert with a smaller stamp after the same origin
+    /// goes after both: "a" "y" "x" "b" on every delivery order.
+    @Test func concurrentInsertsAtOneOriginOrderByDescendingStamp() throws {
+        var base = Text()
+        _ = try base.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("ab"))
+        let origin = OpID(replica: a, counter: 1)
+        let ops: [(OpID, UInt64, String)] = [
+            (OpID(replica: b, counter: 1), 3, "x"),
+            (OpID(replica: c, counter: 1), 3, "y"),
+        ]
+        for order in [[0, 1], [1, 0]] {
+            var text = base
+            for i in order {
+                try text.insertRemote(origin: origin, id: ops[i].0, lamport: ops[i].1, contentsOf: scalars(ops[i].2))
+            }
+            #expect(text.string == "ayxb")
+            text.checkInvariants()
+        }
+        // b's run "xz" typed into the middle of a's span: splits it.
+        var text = base
+        try text.insertRemote(origin: origin, id: OpID(replica: b, counter: 1), lamport: 3, contentsOf: scalars("xz"))
+        #expect(text.string == "axzb")
+        // A concurrent insert with a greater stamp than "xz" after "a" goes first; one with a smaller one
+        // skips the whole run (and what was typed after it).
+        try text.insertRemote(origin: OpID(replica: b, counter: 2), id: OpID(replica: b, counter: 3), lamport: 5, contentsOf: scalars("!"))
+        try text.insertRemote(origin: origin, id: OpID(replica: c, counter: 1), lamport: 2, contentsOf: scalars("s"))
+        try text.insertRemote(origin: origin, id: OpID(replica: c, counter: 2), lamport: 9, contentsOf: scalars("g"))
+        #expect(text.string == "agxz!sb")
+        text.checkInvariants()
+    }
+
+    @Test func remoteDeleteIsIdempotent() throws {
+        var text = Text()
+        try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 10), lamport: 4, contentsOf: scalars("hello"))
+        #expect(try text.deleteRemote(IDRun(start: OpID(replica: b, counter: 11), length: 2)) == 2)
+        #expect(try text.deleteRemote(IDRun(start: OpID(replica: b, counter: 11), length: 2)) == 0)
+        #expect(try text.deleteRemote(IDRun(start: OpID(replica: b, counter: 10), length: 5)) == 3)
+        #expect(text.count == 0 && text.tombstoneCount == 5)
+        #expect(text.spanCount == 1, "adjacent tombstones merge back into one span")
+        text.checkInvariants()
+    }
+
+    @Test func errorsLeaveTheSequenceUnchanged() throws {
+        var text = Text()
+        _ = try text.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("abc"))
+        let before = text.runs
+        #expect(throws: SequenceError.unknownElement(OpID(replica: b, counter: 7))) {
+            try text.insertRemote(origin: OpID(replica: b, counter: 7), id: OpID(replica: b, counter: 8), lamport: 9, contentsOf: scalars("x"))
+        }
+        #expect(throws: SequenceError.duplicateElement(OpID(replica: a, counter: 3))) {
+            try text.insertRemote(origin: nil, id: OpID(replica: a, counter: 3), lamport: 9, contentsOf: scalars("xy"))
+        }
+        #expect(throws: SequenceError.unknownElement(OpID(replica: a, counter: 4))) {
+            try text.deleteRemote(IDRun(start: OpID(replica: a, counter: 2), length: 3))
+        }
+        #expect(throws: SequenceError.unknownElement(OpID(replica: c, counter: 1))) {
+            try text.deleteRemote(IDRun(start: OpID(replica: c, counter: 1), length: 1))
+        }
+        #expect(text.runs == before)
+        #expect(text.string == "abc" && !text.contains(OpID(replica: b, counter: 8)))
+        text.checkInvariants()
+    }
+
+    @Test func nonBMPScalarsConvertUTF16AndUTF8Offsets() throws {
+        var text = Text()
+        let string = "a😀b€𝄞"
+        _ = try text.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars(string))
+        #expect(text.count == 5)
+        #expect(text.utf16Count == string.utf16.count && text.utf8Count == string.utf8.count)
+        #expect((0...5).map(text.utf16Offset(ofIndex:)) == [0, 1, 3, 4, 5, 7])
+        #expect((0...7).map(text.index(ofUTF16Offset:)) == [0, 1, 1, 2, 3, 4, 4, 5])
+        #expect((0...5).map(text.utf8Offset(ofIndex:)) == [0, 1, 5, 6, 9, 13])
+        #expect(text.index(ofUTF8Offset: 3) == 1 && text.index(ofUTF8Offset: 5) == 2 && text.index(ofUTF8Offset: 8) == 3)
+        // Deleting the emoji splits a span that is not one unit per element.
+        _ = try text.deleteLocal(1..<2)
+        #expect(text.utf16Count == 5 && text.utf8Count == 9)
+        #expect(text.utf16Offset(ofIndex: 3) == 3 && text.index(ofUTF16Offset: 4) == 3)
+        text.checkInvariants()
+    }
+
+    @Test func forEachRunCoalescesAndRoundTrips() throws {
+        // Typed one scalar at a time, locally.
+        var typed = Text()
+        for (i, s) in scalars("hello world").enumerated() {
+            _ = try typed.insertLocal(at: i, id: OpID(replica: a, counter: UInt64(i + 1)), lamport: UInt64(i + 1), contentsOf: [s])
+        }
+        // The same content arriving as two remote runs, the second first
+        // inserted at the head and then deleted and re-added elsewhere.
+        var received = Text()
+        try received.insertRemote(origin: nil, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("hello"))
+        try received.insertRemote(origin: OpID(replica: a, counter: 5), id: OpID(replica: a, counter: 6), lamport: 6, contentsOf: scalars(" world"))
+        for text in [typed, received] {
+            var copy = text
+            try copy.deleteRemote(IDRun(start: OpID(replica: a, counter: 3), length: 4))
+            try copy.insertRemote(origin: OpID(replica: a, counter: 2), id: OpID(replica: b, counter: 1), lamport: 20, contentsOf: scalars("Y"))
+            #expect(copy.runs.count == 4)
+            #expect(copy.runs[2].isDeleted && copy.runs[2].elements.elementsEqual(scalars("llo ")))
+            let loaded = try Text(runs: copy.runs)
+            #expect(loaded.runs == copy.runs)
+            #expect(loaded.string == "heYworld" && loaded.tombstoneCount == 4)
+            loaded.checkInvariants()
+        }
+        #expect(typed.runs == received.runs)
+        #expect(typed.runs == [SequenceRun(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("hello world")))])
+    }
+
+    @Test func invalidRunsAreRejected() {
+        let empty = SequenceRun<Unicode.Scalar>(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: [])
+        #expect(throws: SequenceError.invalidRun(OpID(replica: a, counter: 1))) { try Text(runs: [empty]) }
+        let first = SequenceRun(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("abc")))
+        let overlapping = SequenceRun(id: OpID(replica: a, counter: 3), lamport: 7, isDeleted: true, elements: ArraySlice(scalars("xy")))
+        #expect(throws: SequenceError.duplicateElement(OpID(replica: a, counter: 3))) { try Text(runs: [first, overlapping]) }
+        let overflowing = SequenceRun(id: OpID(replica: a, counter: .max), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("xy")))
+        #expect(throws: SequenceError.invalidRun(OpID(replica: a, counter: .max))) { try Text(runs: [overflowing]) }
+    }
+
+    /// Random local edits against a plain array of scalars, checking contents,
+    /// offsets, ids and the invariants after every step.
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func matchesAReferenceModel(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        var text = Text()
+        var model: [Unicode.Scalar] = []
+        var ids: [OpID] = []
+        var counter: UInt64 = 1
+        for step in 0..<1500 {
+            if model.isEmpty || rng.next() % 100 < 60 {
+                let index = Int(rng.next() % UInt64(model.count + 1))
+                let new = randomScalars(rng.next() % 4 == 0 ? Int(rng.next() % 20) + 1 : 1, &rng)
+                let id = OpID(replica: a, counter: counter)
+                let origin = try text.insertLocal(at: index, id: id, lamport: counter, contentsOf: new)
+                #expect(origin == (index == 0 ? nil : ids[index - 1]), "seed \(seed) step \(step)")
+                model.insert(contentsOf: new, at: index)
+                ids.insert(contentsOf: (0..<new.count).map { id.advanced(by: UInt64($0)) }, at: index)
+                counter += UInt64(new.count)
+            } else {
+                let start = Int(rng.next() % UInt64(model.count))
+                let end = min(model.count, start + 1 + Int(rng.next() % (rng.next() % 3 == 0 ? 30 : 3)))
+                let runs = try text.deleteLocal(start..<end)
+                #expect(runs.flatMap { run in (0..<run.length).map { run.start.advanced(by: UInt64($0)) } } == Array(ids[start..<end]),
+                        "seed \(seed) step \(step)")
+                model.removeSubrange(start..<end)
+                ids.removeSubrange(start..<end)
+                counter += UInt64(end - start)
+            }
+            text.checkInvariants()
+            #expect(Array(text.elements) == model, "seed \(seed) step \(step)")
+            if step % 10 == 0 {
+                let string = String(String.UnicodeScalarView(model))
+                #expect(text.utf16Count == string.utf16.count && text.utf8Count == string.utf8.count, "seed \(seed) step \(step)")
+                if !model.isEmpty {
+                    let i = Int(rng.next() % UInt64(model.count))
+                    let prefix = String(String.UnicodeScalarView(model[..<i]))
+                    #expect(text[i] == model[i] && text.id(at: i) == ids[i], "seed \(seed) step \(step)")
+                    #expect(text.position(of: ids[i])! == (i, false), "seed \(seed) step \(step)")
+                    #expect(text.utf16Offset(ofIndex: i) == prefix.utf16.count, "seed \(seed) step \(step)")
+                    #expect(text.utf8Offset(ofIndex: i) == prefix.utf8.count, "seed \(seed) step \(step)")
+                    #expect(text.index(ofUTF16Offset: prefix.utf16.count) == i, "seed \(seed) step \(step)")
+                    #expect(text.index(ofUTF8Offset: prefix.utf8.count + (model[i].utf8Width > 1 ? 1 : 0)) == i,
+                            "seed \(seed) step \(step)")
+                }
+            }
+        }
+        #expect(text.spanCount > 1000, "the tree grew past one level of inner nodes")
+    }
+
+    /// Three replicas edit at random and exchange their operations in random
+    /// causally valid orders; in the end all have the same elements and the
+    /// same runs.
+    @Test(arguments: [11, 12, 13, 14, 15] as [UInt64])
+    func replicasConverge(seed: UInt64) throws {
+        enum Operation {
+            case insert(origin: OpID?, id: OpID, lamport: UInt64, elements: [Unicode.Scalar])
+            case delete([IDRun])
+        }
+        struct Replica {
+            var id: ReplicaID
+            var text = Text()
+            var clock: UInt64 = 0
+            var counter: UInt64 = 1
+            /// How many operations of each replica this one has applied.
+            var applied: [Int]
+        }
+        var rng = SplitMix64(seed: seed)
+        let ids = [a, b, c]
+        var replicas = ids.map { Replica(id: $0, applied: [0, 0, 0]) }
+        /// Each replica's operations, with the `applied` vector they depend on.
+        var logs: [[(operation: Operation, dependencies: [Int])]] = [[], [], []]
+
+        func deliver(_ from: Int, to: Int) throws {
+            let next = replicas[to].applied[from]
+            guard next < logs[from].count,
+                  zip(logs[from][next].dependencies, replicas[to].applied).allSatisfy({ $0 <= $1 }) else { return }
+            switch logs[from][next].operation {
+            case let .insert(origin, id, lamport, elements):
+                try replicas[to].text.insertRemote(origin: origin, id: id, lamport: lamport, contentsOf: elements)
+                replicas[to].clock = max(replicas[to].clock, lamport + UInt64(elements.count) - 1)
+            case let .delete(runs):
+                for run in runs { try replicas[to].text.deleteRemote(run) }
+            }
+            replicas[to].applied[from] += 1
+        }
+
+        for _ in 0..<600 {
+            let r = Int(rng.next() % 3)
+            if rng.next() % 100 < 55 {
+                var replica = replicas[r]
+                let dependencies = replica.applied
+                let operation: Operation
+                if replica.text.count == 0 || rng.next() % 100 < 65 {
+                    let elements = randomScalars(rng.next() % 3 == 0 ? Int(rng.next() % 8) + 1 : 1, &rng)
+                    let id = OpID(replica: replica.id, counter: replica.counter)
+                    let index = Int(rng.next() % UInt64(replica.text.count + 1))
+                    let origin = try replica.text.insertLocal(at: index, id: id, lamport: replica.clock + 1, contentsOf: elements)
+                    operation = .insert(origin: origin, id: id, lamport: replica.clock + 1, elements: elements)
+                    replica.clock += UInt64(elements.count)
+                    replica.counter += UInt64(elements.count)
+                } else {
+                    let start = Int(rng.next() % UInt64(replica.text.count))
+                    let end = min(replica.text.count, start + 1 + Int(rng.next() % 4))
+                    operation = .delete(try replica.text.deleteLocal(start..<end))
+                    replica.counter += UInt64(end - start)
+                }
+                replica.applied[r] += 1
+                logs[r].append((operation, dependencies))
+                replicas[r] = replica
+            } else {
+                for _ in 0..<Int(rng.next() % 6) { try deliver(Int(rng.next() % 3), to: r) }
+            }
+        }
+        // Deliver everything that is left, in random ready order.
+        while replicas.contains(where: { $0.applied != logs.map(\.count) }) {
+            try deliver(Int(rng.next() % 3), to: Int(rng.next() % 3))
+        }
+        for replica in replicas {
+            replica.text.checkInvariants()
+            #expect(Array(replica.text.elements) == Array(replicas[0].text.elements), "seed \(seed)")
+            #expect(replica.text.runs == replicas[0].text.runs, "seed \(seed)")
+        }
+        #expect(replicas[0].text.count > 0, "seed \(seed)")
+    }
+}
