@@ -30,9 +30,15 @@ let package = Package(
         // The public API: DocumentStore over the store and the core.
         .target(name: "Quire", dependencies: ["QuireCore", "QuireStore"]),
 
+        // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
+        .target(
+            name: "QuireBenchKit",
+            dependencies: ["QuireCore", "CZlib"],
+            path: "Benchmarks/QuireBenchKit"
+        ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireCore", "CZlib"],
+            dependencies: ["QuireBenchKit"],
             path: "Benchmarks/quire-bench"
         ),
 
@@ -43,6 +49,7 @@ let package = Package(
         // loop and reports each acknowledged one.
         .executableTarget(name: "quire-store-writer", dependencies: ["Quire"], path: "Tests/StoreWriter"),
         .testTarget(name: "QuireTests", dependencies: ["Quire", "QuireStore", "CSQLite", "quire-store-writer"]),
+        .testTarget(name: "QuireBenchKitTests", dependencies: ["QuireBenchKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

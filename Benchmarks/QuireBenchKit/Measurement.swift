@@ -1,0 +1,86 @@
+/// Median, fastest and slowest of a set of timings, in milliseconds.
+public struct Spread: Sendable, Equatable {
+    public var median: Double
+    public var min: Double
+    public var max: Double
+
+    /// nil for no samples.
+    public init?(nanoseconds samples: [UInt64]) {
+        guard !samples.isEmpty else { return nil }
+        let sorted = samples.sorted().map { Double($0) / 1e6 }
+        let middle = sorted.count / 2
+        median = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+        min = sorted[0]
+        max = sorted[sorted.count - 1]
+    }
+}
+
+/// Everything measured and checked for one trace file.
+public struct TraceMeasurement: Sendable {
+    public var trace: String
+    public var kind: String
+    public var ops: Int
+    public var txns: Int
+    /// Timed runs completed (the warm-up not counted).
+    public var runs: Int
+    public var local: Spread?
+    public var merge: Spread?
+    public var encodedBytes: Int?
+    /// Every failed check, in the order found; empty means ok.
+    public var failures: [String]
+
+    public var ok: Bool { failures.isEmpty }
+}
+
+extension TraceMeasurement {
+    /// Checks the trace with the reference replay (sequential traces), then
+    /// replays it through `Document` once to warm up and `runs` times timed.
+    /// Stops at the first run that fails: later ones would fail the same way.
+    public static func measure(trace: EditingTrace, named name: String, runs: Int) -> TraceMeasurement {
+        var result = TraceMeasurement(
+            trace: name, kind: trace.kind, ops: trace.opCount, txns: trace.txnCount, runs: 0, failures: [])
+        // Checks and planning happen once, before any run.
+        let replayOnce: () throws -> ReplayResult
+        switch trace {
+        case .sequential(let sequential):
+            do {
+                let reference = try sequential.referenceReplay()
+                if let difference = scalarDifference(reference, sequential.endContent.unicodeScalars) {
+                    result.failures.append("reference replay: \(difference)")
+                }
+            } catch {
+                result.failures.append("reference replay: \(error)")
+                return result
+            }
+            replayOnce = { try TraceReplay.replay(sequential) }
+        case .concurrent(let concurrent):
+            do {
+                let plan = try ConcurrentPlan(concurrent)
+                replayOnce = { try TraceReplay.replay(concurrent, plan: plan) }
+            } catch {
+                result.failures.append("\(error)")
+                return result
+            }
+        }
+
+        var local: [UInt64] = [], merge: [UInt64] = []
+        for run in 0...runs {
+            let replay: ReplayResult
+            do { replay = try replayOnce() } catch {
+                result.failures.append("document replay threw: \(error)")
+                break
+            }
+            result.encodedBytes = replay.encodedBytes
+            result.failures += replay.failures
+            guard replay.failures.isEmpty else { break }
+            if run > 0 {  // run 0 is the warm-up
+                local.append(replay.localNanos)
+                merge.append(replay.mergeNanos)
+            }
+        }
+        result.runs = local.count
+        result.local = Spread(nanoseconds: local)
+        result.merge = Spread(nanoseconds: merge)
+        return result
+    }
+}

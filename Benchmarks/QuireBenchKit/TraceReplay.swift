@@ -1,0 +1,111 @@
+import Dispatch
+import QuireCore
+
+/// What one replay of a trace through Quire's `Document` took and found.
+public struct ReplayResult: Sendable {
+    /// The edits, from an empty document to the final text (all replicas merged).
+    public var localNanos: UInt64
+    /// A fresh document applying the whole encoded history.
+    public var mergeNanos: UInt64
+    /// Size of the whole encoded history.
+    public var encodedBytes: Int
+    /// One line per failed check; empty when the replay is correct.
+    public var failures: [String]
+}
+
+/// Replays editing traces against `QuireCore.Document`.
+///
+/// Only the document work is inside the timed regions: traces are parsed,
+/// converted and planned before, texts are checked after. Both replays throw
+/// what the document API throws; wrong results are `failures`.
+public enum TraceReplay {
+    /// One document, one transaction per trace transaction.
+    public static func replay(_ trace: SequentialTrace) throws -> ReplayResult {
+        let start = now()
+        var doc = Document(replica: ReplicaID(1))
+        let text = try createText(in: &doc)
+        for patches in trace.txns {
+            try apply(patches, to: text, in: &doc)
+        }
+        let localNanos = now() - start
+
+        var failures: [String] = []
+        check(try doc.text(text), equals: trace.endContent, "final text", &failures)
+        return try measureMerge(of: doc, text: text, endContent: trace.endContent, localNanos: localNanos, failures: failures)
+    }
+
+    /// One replica per agent (replica ids 1...numAgents); replica 1 makes the
+    /// text object in a setup change that every replica applies first. Before
+    /// each transaction its agent's replica pulls, from the other replicas,
+    /// exactly what the transaction's parents had (see `ConcurrentPlan`).
+    public static func replay(_ trace: ConcurrentTrace, plan: ConcurrentPlan) throws -> ReplayResult {
+        let start = now()
+        var replicas = (1...trace.numAgents).map { Document(replica: ReplicaID(UInt64($0))) }
+        let text = try createText(in: &replicas[0])
+        let setup = try replicas[0].changes(since: VersionVector())
+        for agent in replicas.indices.dropFirst() { try replicas[agent].apply(setup) }
+
+        // The version vector of each transaction's replica right after it.
+        var versionAfter: [VersionVector] = []
+        versionAfter.reserveCapacity(trace.txns.count)
+        for (txn, pulls) in zip(trace.txns, plan.pulls) {
+            for pull in pulls {
+                let missing = try replicas[pull.agent].changes(from: replicas[txn.agent].versionVector, to: versionAfter[pull.upTo])
+                try replicas[txn.agent].apply(missing)
+            }
+            try apply(txn.patches, to: text, in: &replicas[txn.agent])
+            versionAfter.append(replicas[txn.agent].versionVector)
+        }
+        for agent in replicas.indices.dropFirst() {
+            try replicas[0].apply(replicas[agent].changes(since: replicas[0].versionVector))
+        }
+        let localNanos = now() - start
+
+        var failures: [String] = []
+        let merged = try replicas[0].text(text)
+        check(merged, equals: trace.endContent, "merged text", &failures)
+        // A full exchange: every other replica takes what the merged one has.
+        for agent in replicas.indices.dropFirst() {
+            try replicas[agent].apply(replicas[0].changes(since: replicas[agent].versionVector))
+            check(try replicas[agent].text(text), equals: merged, "replica \(agent + 1) after a full exchange", &failures)
+        }
+        return try measureMerge(of: replicas[0], text: text, endContent: trace.endContent, localNanos: localNanos, failures: failures)
+    }
+
+    private static func createText(in doc: inout Document) throws -> ObjectID {
+        try doc.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+    }
+
+    /// One trace transaction as one document transaction. Each patch deletes
+    /// then inserts; an empty part is no operation, so it is not sent.
+    private static func apply(_ patches: [Patch], to text: ObjectID, in doc: inout Document) throws {
+        try doc.transact { tx in
+            for patch in patches {
+                if patch.deleteCount > 0 { try tx.deleteText(text, at: patch.position, count: patch.deleteCount) }
+                if !patch.inserted.isEmpty { try tx.insertText(text, at: patch.position, patch.insertedText) }
+            }
+        }
+    }
+
+    /// Times a fresh replica loading `doc`'s whole encoded history, and checks its text.
+    private static func measureMerge(
+        of doc: Document, text: ObjectID, endContent: String, localNanos: UInt64, failures: [String]
+    ) throws -> ReplayResult {
+        var failures = failures
+        let encoded = try doc.encodeChanges()
+        let start = now()
+        var fresh = Document(replica: ReplicaID(999))
+        try fresh.applyEncoded(encoded)
+        let mergeNanos = now() - start
+        check(try fresh.text(text), equals: endContent, "text decoded from the encoded history", &failures)
+        return ReplayResult(localNanos: localNanos, mergeNanos: mergeNanos, encodedBytes: encoded.count, failures: failures)
+    }
+
+    private static func check(_ actual: String, equals expected: String, _ what: String, _ failures: inout [String]) {
+        if let difference = scalarDifference(actual.unicodeScalars, expected.unicodeScalars) {
+            failures.append("\(what): \(difference)")
+        }
+    }
+
+    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}

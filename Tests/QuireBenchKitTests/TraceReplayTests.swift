@@ -1,0 +1,43 @@
+import Testing
+@testable import QuireBenchKit
+
+/// Small traces through the real `Document`; timings are not checked.
+@Suite struct TraceReplayTests {
+    func measure(_ json: String) throws -> TraceMeasurement {
+        TraceMeasurement.measure(trace: try EditingTrace.parse(json: Array(json.utf8)), named: "t.json", runs: 2)
+    }
+
+    @Test func sequentialTraceReproducesItsEndContent() throws {
+        let result = try measure(#"""
+            {"startContent": "", "endContent": "héllo wörld", "txns": [
+              {"patches": [[0, 0, "hello"]]},
+              {"patches": [[1, 1, "é"], [5, 0, " world"]]},
+              {"patches": [[7, 1, "ö"]]}]}
+            """#)
+        #expect(result.failures == [])
+        #expect(result.runs == 2 && result.local != nil && result.merge != nil)
+        #expect((result.encodedBytes ?? 0) > 0)
+        #expect(result.ops == 5 + 2 + 6 + 2)
+    }
+
+    @Test func concurrentTraceMergesToItsEndContent() throws {
+        // Agent 1 appends while agent 0 capitalises, concurrently; then agent 1 sees both.
+        let result = try measure(#"""
+            {"kind": "concurrent", "endContent": "Hello world!", "numAgents": 2, "txns": [
+              {"parents": [], "agent": 0, "patches": [[0, 0, "hello"]]},
+              {"parents": [0], "agent": 1, "patches": [[5, 0, " world"]]},
+              {"parents": [0], "agent": 0, "patches": [[0, 1, "H"]]},
+              {"parents": [1, 2], "agent": 1, "patches": [[11, 0, "!"]]}]}
+            """#)
+        #expect(result.failures == [])
+        #expect(result.kind == "concurrent" && result.runs == 2)
+    }
+
+    @Test func aWrongEndContentFailsEveryCheck() throws {
+        let result = try measure(#"{"endContent": "abd", "txns": [{"patches": [[0, 0, "abc"]]}]}"#)
+        #expect(!result.ok)
+        #expect(result.failures.first == "reference replay: differs from the expected text at scalar 2 (3 scalars, expected 3)")
+        #expect(result.failures.contains { $0.hasPrefix("final text: differs") })
+        #expect(result.runs == 0)
+    }
+}
