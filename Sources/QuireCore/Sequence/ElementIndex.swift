@@ -107,21 +107,24 @@ struct ElementIndex: Sendable {
     private func pageStart(_ replica: UInt32, _ page: UInt64) -> Int? {
         let segment = segments[Int(replica)]
         guard segment.count > 0 else { return nil }
+        let end = segment.start + segment.count
         let first = pageNumbers[segment.start]
-        guard page >= first else { return nil }
-        // Page numbers are distinct and sorted, so page p sits at most
-        // p - first places into the segment; without holes, exactly there.
-        let guess = page - first
-        if guess < UInt64(segment.count), pageNumbers[segment.start + Int(guess)] == page {
-            return pageStarts[segment.start + Int(guess)]
-        }
-        var low = segment.start
-        var high = segment.start + Int(min(guess, UInt64(segment.count)))
+        let last = pageNumbers[end - 1]
+        guard page >= first && page <= last else { return nil }
+        // Page numbers are distinct and sorted, so page p sits at least
+        // last - p places before the end and at most p - first places after
+        // the start; where the segment has no holes, exactly there. Checking
+        // from the end first makes the pages after the last hole (recent
+        // typing) O(1), and those before the first hole too.
+        var low = max(segment.start, end - 1 - Int(last - page))
+        var high = min(end - 1, segment.start + Int(page - first))
+        if pageNumbers[low] == page { return pageStarts[low] }
+        if pageNumbers[high] == page { return pageStarts[high] }
         while low < high {
             let mid = (low + high) / 2
             if pageNumbers[mid] < page { low = mid + 1 } else { high = mid }
         }
-        return low < segment.start + segment.count && pageNumbers[low] == page ? pageStarts[low] : nil
+        return pageNumbers[low] == page ? pageStarts[low] : nil
     }
 
     /// Adds the page `page` of `replica` and returns its start in `pool`.

@@ -42,8 +42,8 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     @inlinable
     public mutating func insertLocal(at index: Int, id: OpID, lamport: UInt64,
                                      contentsOf elements: some Collection<Element>) throws(SequenceError) -> OpID? {
-        guard index >= 0 && index <= count else { throw .indexOutOfRange(index) }
         guard let run = appendContent(elements, id: id, lamport: lamport) else {
+            guard index >= 0 && index <= count else { throw .indexOutOfRange(index) }
             return index == 0 ? nil : self.id(at: index - 1)
         }
         do {
@@ -78,10 +78,8 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     /// replica), which become delete operations.
     @inlinable
     public mutating func deleteLocal(_ range: Range<Int>) throws(SequenceError) -> [IDRun] {
-        guard range.lowerBound >= 0 else { throw .indexOutOfRange(range.lowerBound) }
-        guard range.upperBound <= count else { throw .indexOutOfRange(range.upperBound) }
-        return content.withUnsafeBufferPointer { buffer in
-            tree.deleteLocal(range, measure: { Self.widths(buffer[$0..<$0 + $1]) })
+        try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
+            try tree.deleteLocal(range, measure: { Self.widths(buffer[$0..<$0 + $1]) })
         }
     }
 

@@ -2,7 +2,9 @@ extension SpanTree {
     /// Local delete of the visible elements `range`. Returns the deleted ids
     /// in document order, as runs of consecutive counters of one replica.
     @usableFromInline
-    mutating func deleteLocal(_ range: Range<Int>, measure: Measure) -> [IDRun] {
+    mutating func deleteLocal(_ range: Range<Int>, measure: Measure) throws(SequenceError) -> [IDRun] {
+        guard range.lowerBound >= 0 else { throw .indexOutOfRange(range.lowerBound) }
+        guard range.upperBound <= summary.count else { throw .indexOutOfRange(range.upperBound) }
         guard !range.isEmpty else { return [] }
         typingPoint = nil
         let location = locateForEdit(range.lowerBound)

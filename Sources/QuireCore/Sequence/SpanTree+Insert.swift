@@ -28,13 +28,18 @@ extension SpanTree {
               run.id.counter <= UInt64.max - length, run.lamport <= UInt64.max - length,
               run.contentStart + run.length < Int(Int32.max), run.utf8 < Int(Int32.max)
         else { throw .invalidRun(run.id) }
-        if let replica = ids.replicaIndex(of: run.id.replica),
-           let present = ids.first(present: true, replica: replica, counters: run.id.counter..<run.id.counter + length) {
-            throw .duplicateElement(OpID(replica: run.id.replica, counter: present))
+        let replica: UInt32
+        if let known = ids.replicaIndex(of: run.id.replica) {
+            if let present = ids.first(present: true, replica: known, counters: run.id.counter..<run.id.counter + length) {
+                throw .duplicateElement(OpID(replica: run.id.replica, counter: present))
+            }
+            replica = known
+        } else {
+            replica = ids.intern(run.id.replica)
         }
         return Span(counter: run.id.counter, lamport: run.lamport, contentStart: Int32(run.contentStart),
                     length: Int32(run.length), utf16: Int32(run.utf16), utf8: Int32(run.utf8),
-                    replica: ids.intern(run.id.replica), isDeleted: isDeleted)
+                    replica: replica, isDeleted: isDeleted)
     }
 
     /// Local insert before visible index `index`, right after the visible
@@ -42,6 +47,7 @@ extension SpanTree {
     /// origin: the id of that element, nil at the head.
     @usableFromInline
     mutating func insertLocal(at index: Int, _ run: NewRun, measure: Measure) throws(SequenceError) -> OpID? {
+        guard index >= 0 && index <= summary.count else { throw .indexOutOfRange(index) }
         let span = try makeSpan(run)
         let origin: OpID?
         let placed: (leaf: Int32, slot: Int)
