@@ -73,6 +73,9 @@ extension SpanTree {
     private mutating func markDeleted(_ leaf: Int32, _ slot: Int, offset: Int, count: Int, measure: Measure) -> (leaf: Int32, slot: Int) {
         let original = span(leaf, slot)
         let keepsTail = offset + count < Int(original.length)
+        if (offset > 0) != keepsTail, let moved = moveBoundary(leaf, slot, offset: offset, count: count, measure: measure) {
+            return (leaf, moved)
+        }
         var (leaf, slot) = makeRoom(leaf, slot, extra: (offset > 0 ? 1 : 0) + (keepsTail ? 1 : 0))
         var deleted = original
         if offset > 0 {
@@ -87,15 +90,44 @@ extension SpanTree {
             place(tail, leaf, slot + 1)
             deleted = middle
         }
-        var delta = deleted.summary
-        delta.total = 0
-        delta.count = -delta.count
-        delta.utf16 = -delta.utf16
-        delta.utf8 = -delta.utf8
-        add(delta, to: leaf)
+        add(Self.hiding(deleted), to: leaf)
         deleted.isDeleted = true
         spans[Int(leaf) * Self.leafCapacity + slot] = deleted
         return (leaf, mergeNeighbours(leaf, slot))
+    }
+
+    /// The fast path of `markDeleted` for backspacing and deleting forwards:
+    /// when the elements to delete are the tail of their span and the
+    /// tombstone right after it continues them (or the head, continuing the
+    /// tombstone right before), they move over to that tombstone: no split,
+    /// no shifting. Returns the tombstone's slot, or nil if this does not apply.
+    private mutating func moveBoundary(_ leaf: Int32, _ slot: Int, offset: Int, count: Int, measure: Measure) -> Int? {
+        let base = Int(leaf) * Self.leafCapacity
+        let original = spans[base + slot]
+        if offset > 0 {
+            guard slot + 1 < Int(leaves[Int(leaf)].count) else { return nil }
+            var (kept, deleted) = split(original, at: offset, measure: measure)
+            deleted.isDeleted = true
+            guard deleted.canAbsorb(spans[base + slot + 1]) else { return nil }
+            add(Self.hiding(deleted), to: leaf)
+            deleted.absorb(spans[base + slot + 1])
+            spans[base + slot] = kept
+            spans[base + slot + 1] = deleted
+            return slot + 1
+        }
+        guard slot > 0, spans[base + slot - 1].isDeleted else { return nil }
+        var (deleted, kept) = split(original, at: count, measure: measure)
+        deleted.isDeleted = true
+        guard spans[base + slot - 1].canAbsorb(deleted) else { return nil }
+        spans[base + slot - 1].absorb(deleted)
+        spans[base + slot] = kept
+        add(Self.hiding(deleted), to: leaf)
+        return slot - 1
+    }
+
+    /// The summary change when `span`'s elements stop being visible.
+    private static func hiding(_ span: Span) -> Summary {
+        Summary(count: -Int(span.length), utf16: -Int(span.utf16), utf8: -Int(span.utf8), total: 0)
     }
 
     /// Merges the span at `slot` with neighbours in the same leaf that it

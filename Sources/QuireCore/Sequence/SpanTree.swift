@@ -16,7 +16,7 @@
 /// in the same leaf, so nodes never underflow and are never freed.
 @usableFromInline
 struct SpanTree: Sendable {
-    static let leafCapacity = 32
+    static let leafCapacity = 24
     static let fanout = 32
 
     struct Leaf: Sendable {
@@ -142,24 +142,29 @@ struct SpanTree: Sendable {
     }
 
     private func locate(_ metric: Metric, _ target: Int, inLeaf leaf: Int32, before: Summary) -> Location {
-        var before = before
         let base = Int(leaf) * Self.leafCapacity
         let count = Int(leaves[Int(leaf)].count)
-        for slot in 0..<count {
-            let s = spans[base + slot].summary
-            if before[metric] + s[metric] > target { return Location(leaf: leaf, slot: slot, before: before) }
-            before += s
+        return spans.withUnsafeBufferPointer { buffer in
+            var before = before
+            for slot in 0..<count {
+                let s = buffer[base + slot].summary
+                if before[metric] + s[metric] > target { return Location(leaf: leaf, slot: slot, before: before) }
+                before += s
+            }
+            preconditionFailure("SpanTree: summaries disagree with spans")
         }
-        preconditionFailure("SpanTree: summaries disagree with spans")
     }
 
     /// The slot of the span holding `counter` of `replica` in `leaf`.
     func slot(of replica: UInt32, _ counter: UInt64, in leaf: Int32) -> Int {
         let base = Int(leaf) * Self.leafCapacity
-        for slot in 0..<Int(leaves[Int(leaf)].count) where spans[base + slot].contains(replica: replica, counter: counter) {
-            return slot
+        let count = Int(leaves[Int(leaf)].count)
+        return spans.withUnsafeBufferPointer { buffer in
+            for slot in 0..<count where buffer[base + slot].contains(replica: replica, counter: counter) {
+                return slot
+            }
+            preconditionFailure("SpanTree: id index points at the wrong leaf")
         }
-        preconditionFailure("SpanTree: id index points at the wrong leaf")
     }
 
     /// The span holding an id, if present.
@@ -228,22 +233,26 @@ struct SpanTree: Sendable {
 
     /// Puts `span` into `slot` of `leaf`, which has room, shifting later spans right.
     mutating func place(_ span: Span, _ leaf: Int32, _ slot: Int) {
-        let base = Int(leaf) * Self.leafCapacity
-        let count = Int(leaves[Int(leaf)].count)
-        var i = base + count
-        while i > base + slot {
-            spans[i] = spans[i - 1]
-            i -= 1
+        let start = Int(leaf) * Self.leafCapacity + slot
+        let moving = Int(leaves[Int(leaf)].count) - slot
+        precondition(slot >= 0 && moving >= 0 && start + moving < (Int(leaf) + 1) * Self.leafCapacity)
+        spans.withUnsafeMutableBufferPointer { buffer in
+            let at = buffer.baseAddress! + start
+            (at + 1).moveInitialize(from: at, count: moving)
+            at.initialize(to: span)
         }
-        spans[base + slot] = span
         leaves[Int(leaf)].count += 1
     }
 
     /// Removes the span in `slot` of `leaf`, shifting later spans left.
     mutating func remove(_ leaf: Int32, _ slot: Int) {
-        let base = Int(leaf) * Self.leafCapacity
-        let end = base + Int(leaves[Int(leaf)].count) - 1
-        for i in (base + slot)..<end { spans[i] = spans[i + 1] }
+        let start = Int(leaf) * Self.leafCapacity + slot
+        let moving = Int(leaves[Int(leaf)].count) - slot - 1
+        precondition(slot >= 0 && moving >= 0)
+        spans.withUnsafeMutableBufferPointer { buffer in
+            let at = buffer.baseAddress! + start
+            at.moveInitialize(from: at + 1, count: moving)
+        }
         leaves[Int(leaf)].count -= 1
     }
 
