@@ -205,7 +205,7 @@ private func randomScalars(_ count: Int, _ rng: inout SplitMix64) -> [Unicode.Sc
         var model: [Unicode.Scalar] = []
         var ids: [OpID] = []
         var counter: UInt64 = 1
-        for step in 0..<1500 {
+        for step in 0..<1200 {
             if model.isEmpty || rng.next() % 100 < 60 {
                 let index = Int(rng.next() % UInt64(model.count + 1))
                 let new = randomScalars(rng.next() % 4 == 0 ? Int(rng.next() % 20) + 1 : 1, &rng)
@@ -215,6 +215,17 @@ private func randomScalars(_ count: Int, _ rng: inout SplitMix64) -> [Unicode.Sc
                 model.insert(contentsOf: new, at: index)
                 ids.insert(contentsOf: (0..<new.count).map { id.advanced(by: UInt64($0)) }, at: index)
                 counter += UInt64(new.count)
+            } else if rng.next() % 4 == 0 {
+                // A streak of backspaces or forward deletes, one scalar at a time.
+                let backwards = rng.next() % 2 == 0
+                var index = Int(rng.next() % UInt64(model.count))
+                for _ in 0..<Int(rng.next() % 8) + 1 where index >= 0 && index < model.count {
+                    #expect(try text.deleteLocal(index..<index + 1) == [IDRun(start: ids[index], length: 1)], "seed \(seed) step \(step)")
+                    model.remove(at: index)
+                    ids.remove(at: index)
+                    counter += 1
+                    if backwards { index -= 1 }
+                }
             } else {
                 let start = Int(rng.next() % UInt64(model.count))
                 let end = min(model.count, start + 1 + Int(rng.next() % (rng.next() % 3 == 0 ? 30 : 3)))
