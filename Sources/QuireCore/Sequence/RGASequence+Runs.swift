@@ -90,10 +90,11 @@ extension RGASequence {
         self.init()
         var last: (leaf: Int32, slot: Int)?
         for run in runs {
-            guard let newRun = appendContent(run.elements, id: run.id, lamport: run.lamport) else {
-                throw .invalidRun(run.id)
+            let appended = try withAppended(run.elements, id: run.id, lamport: run.lamport) { tree, newRun, _ throws(SequenceError) in
+                try tree.append(newRun, isDeleted: run.isDeleted, after: last)
             }
-            last = try tree.append(newRun, isDeleted: run.isDeleted, after: last)
+            guard let appended else { throw .invalidRun(run.id) }
+            last = appended
         }
     }
 }

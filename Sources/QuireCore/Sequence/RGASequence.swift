@@ -42,18 +42,14 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     @inlinable
     public mutating func insertLocal(at index: Int, id: OpID, lamport: UInt64,
                                      contentsOf elements: some Collection<Element>) throws(SequenceError) -> OpID? {
-        guard let run = appendContent(elements, id: id, lamport: lamport) else {
+        let origin = try withAppended(elements, id: id, lamport: lamport) { tree, run, measure throws(SequenceError) in
+            try tree.insertLocal(at: index, run, measure: measure)
+        }
+        guard let origin else {
             guard index >= 0 && index <= count else { throw .indexOutOfRange(index) }
             return index == 0 ? nil : self.id(at: index - 1)
         }
-        do {
-            return try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
-                try tree.insertLocal(at: index, run, measure: { Self.widths(buffer[$0..<$0 + $1]) })
-            }
-        } catch {
-            content.removeSubrange(run.contentStart...)
-            throw error
-        }
+        return origin
     }
 
     /// Remote insert after `origin` (nil: the head) by the RGA rule. Throws
@@ -62,14 +58,8 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     @inlinable
     public mutating func insertRemote(origin: OpID?, id: OpID, lamport: UInt64,
                                       contentsOf elements: some Collection<Element>) throws(SequenceError) {
-        guard let run = appendContent(elements, id: id, lamport: lamport) else { return }
-        do {
-            try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
-                try tree.insertRemote(origin: origin, run, measure: { Self.widths(buffer[$0..<$0 + $1]) })
-            }
-        } catch {
-            content.removeSubrange(run.contentStart...)
-            throw error
+        try withAppended(elements, id: id, lamport: lamport) { tree, run, measure throws(SequenceError) in
+            try tree.insertRemote(origin: origin, run, measure: measure)
         }
     }
 
@@ -125,16 +115,33 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
         return tree.span(found.leaf, found.slot).isDeleted ? (before, true) : (before + found.offset, false)
     }
 
-    /// Appends `elements` to the content buffer and describes them as a run.
-    /// Nil if there are none.
+    /// Appends `elements` to the content buffer and hands them, described as
+    /// a run, to `body` (which adds them to the tree); takes them back out if
+    /// `body` throws. Returns nil, doing nothing, if there are no elements.
+    ///
+    /// The run's widths are counted through a buffer pointer, and `body`
+    /// gets the tree and a `Measure` over the same pointer, so that an insert
+    /// costs no reference counting.
     @inlinable
-    mutating func appendContent(_ elements: some Collection<Element>, id: OpID, lamport: UInt64) -> SpanTree.NewRun? {
+    mutating func withAppended<Result>(
+        _ elements: some Collection<Element>, id: OpID, lamport: UInt64,
+        _ body: (inout SpanTree, SpanTree.NewRun, Measure) throws(SequenceError) -> Result
+    ) throws(SequenceError) -> Result? {
         let start = content.count
         content.append(contentsOf: elements)
-        guard content.count > start else { return nil }
-        let (utf16, utf8) = Self.widths(content[start...])
-        return SpanTree.NewRun(id: id, lamport: lamport, contentStart: start, length: content.count - start,
-                               utf16: utf16, utf8: utf8)
+        let end = content.count
+        guard end > start else { return nil }
+        do {
+            return try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
+                let (utf16, utf8) = Self.widths(buffer[start..<end])
+                let run = SpanTree.NewRun(id: id, lamport: lamport, contentStart: start, length: end - start,
+                                          utf16: utf16, utf8: utf8)
+                return try body(&tree, run, { Self.widths(buffer[$0..<$0 + $1]) })
+            }
+        } catch {
+            content.removeSubrange(start...)
+            throw error
+        }
     }
 
     @inlinable
