@@ -42,6 +42,12 @@ struct ElementIndex: Sendable {
     /// The memory the index holds, for statistics.
     var byteCount: Int { pool.capacity * 4 + pageNumbers.capacity * 8 + pageStarts.capacity * 8 }
 
+    mutating func shrinkToFit() {
+        pool = compacted(pool)
+        pageNumbers = compacted(pageNumbers)
+        pageStarts = compacted(pageStarts)
+    }
+
     func replicaIndex(of replica: ReplicaID) -> UInt32? {
         // Documents have few writers: a scan beats hashing for the common case.
         if replicas.count <= 8 {

@@ -96,5 +96,9 @@ extension RGASequence {
             guard let appended else { throw .invalidRun(run.id) }
             last = appended
         }
+        // A loaded document is mostly read and edited a little: drop the
+        // slack that growing the arrays left behind.
+        content = compacted(content)
+        tree.shrinkToFit()
     }
 }

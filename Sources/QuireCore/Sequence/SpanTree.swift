@@ -91,6 +91,16 @@ struct SpanTree: Sendable {
             + children.capacity * 4 + inners.capacity * MemoryLayout<Inner>.stride + ids.byteCount
     }
 
+    /// Releases the arrays' spare capacity (after loading a snapshot).
+    @usableFromInline
+    mutating func shrinkToFit() {
+        spans = compacted(spans)
+        leaves = compacted(leaves)
+        children = compacted(children)
+        inners = compacted(inners)
+        ids.shrinkToFit()
+    }
+
     @usableFromInline
     func span(_ leaf: Int32, _ slot: Int) -> Span {
         spans[Int(leaf) * Self.leafCapacity + slot]
@@ -405,5 +415,14 @@ struct SpanTree: Sendable {
         inners.append(Inner())
         children.append(contentsOf: repeatElement(-1, count: Self.fanout))
         return Int32(inners.count - 1)
+    }
+}
+
+/// A copy of `array` without spare capacity.
+@usableFromInline
+func compacted<T>(_ array: [T]) -> [T] {
+    guard array.capacity > array.count else { return array }
+    return Array(unsafeUninitializedCapacity: array.count) { buffer, initialized in
+        initialized = buffer.initialize(fromContentsOf: array)
     }
 }
