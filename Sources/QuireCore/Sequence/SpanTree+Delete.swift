@@ -42,16 +42,17 @@ extension SpanTree {
         guard run.start.counter <= UInt64.max - UInt64(run.length) else { throw .invalidRun(run.start) }
         let end = run.start.counter + UInt64(run.length)
         guard let replica = ids.replicaIndex(of: run.start.replica) else { throw .unknownElement(run.start) }
-        if let missing = ids.first(present: false, replica: replica, counters: run.start.counter..<end) {
+        var leaf = ids.leaf(replica: replica, counter: run.start.counter)
+        guard leaf >= 0 else { throw .unknownElement(run.start) }
+        if run.length > 1, let missing = ids.first(present: false, replica: replica, counters: run.start.counter + 1..<end) {
             throw .unknownElement(OpID(replica: run.start.replica, counter: missing))
         }
         cursor = nil
         typingPoint = nil
         var counter = run.start.counter
         var newlyDeleted = 0
-        while counter < end {
-            let leaf = ids.leaf(replica: replica, counter: counter)
-            let slot = slot(of: replica, counter, in: leaf)
+        while true {
+            let slot = slotNearHint(of: replica, counter, in: leaf)
             let span = self.span(leaf, slot)
             let offset = Int(counter - span.counter)
             let n = min(Int(span.length) - offset, Int(end - counter))
@@ -60,6 +61,8 @@ extension SpanTree {
                 newlyDeleted += n
             }
             counter += UInt64(n)
+            guard counter < end else { break }
+            leaf = ids.leaf(replica: replica, counter: counter)
         }
         return newlyDeleted
     }

@@ -80,8 +80,11 @@ extension SpanTree {
         var slot = 0
         var originOffset: Int?
         if let origin {
-            guard let found = find(origin) else { throw .unknownElement(origin) }
-            (leaf, slot, originOffset) = (found.leaf, found.slot, found.offset)
+            guard let replica = ids.replicaIndex(of: origin.replica) else { throw .unknownElement(origin) }
+            leaf = ids.leaf(replica: replica, counter: origin.counter)
+            guard leaf >= 0 else { throw .unknownElement(origin) }
+            slot = slotNearHint(of: replica, origin.counter, in: leaf)
+            originOffset = Int(origin.counter - span(leaf, slot).counter)
         }
         let span = try makeSpan(run)
         cursor = nil

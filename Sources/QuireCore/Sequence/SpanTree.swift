@@ -71,6 +71,11 @@ struct SpanTree: Sendable {
     var ids = ElementIndex()
     var cursor: Cursor?
     var typingPoint: TypingPoint?
+    /// The span the last remote operation found by id. Remote operations
+    /// mostly follow each other through the document (typing, backspacing),
+    /// so the next one usually lands in that span or a neighbour: checking
+    /// there first saves scanning the leaf. A stale hint only costs the check.
+    var foundHint = (leaf: Int32(-1), slot: 0)
 
     @usableFromInline
     init() {
@@ -175,6 +180,25 @@ struct SpanTree: Sendable {
             }
             preconditionFailure("SpanTree: id index points at the wrong leaf")
         }
+    }
+
+    /// `slot(of:_:in:)`, trying the neighbourhood of `foundHint` first.
+    mutating func slotNearHint(of replica: UInt32, _ counter: UInt64, in leaf: Int32) -> Int {
+        if foundHint.leaf == leaf {
+            let base = Int(leaf) * Self.leafCapacity
+            let last = Int(leaves[Int(leaf)].count) - 1
+            var slot = max(0, foundHint.slot - 1)
+            while slot <= min(last, foundHint.slot + 1) {
+                if spans[base + slot].contains(replica: replica, counter: counter) {
+                    foundHint.slot = slot
+                    return slot
+                }
+                slot += 1
+            }
+        }
+        let slot = slot(of: replica, counter, in: leaf)
+        foundHint = (leaf, slot)
+        return slot
     }
 
     /// The span holding an id, if present.
