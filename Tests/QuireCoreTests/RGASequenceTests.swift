@@ -183,6 +183,18 @@ private func randomScalars(_ count: Int, _ rng: inout SplitMix64) -> [Unicode.Sc
             loaded.checkInvariants()
         }
         #expect(typed.runs == received.runs)
+        // Parts of one run whose content arrived apart (b's insert came in
+        // between) are still reported as one run.
+        var interleaved = Text()
+        try interleaved.insertRemote(origin: nil, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("hel"))
+        try interleaved.insertRemote(origin: nil, id: OpID(replica: b, counter: 1), lamport: 9, contentsOf: scalars(">"))
+        try interleaved.insertRemote(origin: OpID(replica: a, counter: 3), id: OpID(replica: a, counter: 4), lamport: 4, contentsOf: scalars("lo"))
+        try interleaved.insertRemote(origin: OpID(replica: a, counter: 5), id: OpID(replica: a, counter: 6), lamport: 6, contentsOf: scalars(" world"))
+        var direct = Text()
+        try direct.insertRemote(origin: nil, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("hello world"))
+        try direct.insertRemote(origin: nil, id: OpID(replica: b, counter: 1), lamport: 9, contentsOf: scalars(">"))
+        #expect(interleaved.runs == direct.runs && interleaved.runs.count == 2)
+        #expect(interleaved.string == ">hello world")
         #expect(typed.runs == [SequenceRun(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("hello world")))])
     }
 

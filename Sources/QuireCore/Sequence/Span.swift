@@ -112,6 +112,7 @@ struct Span: Sendable {
         next.replica == replica && next.isDeleted == isDeleted
             && next.counter == counterEnd && next.lamport == lamport + UInt64(length)
             && next.contentStart == contentStart + length
+            && Int(utf8) + Int(next.utf8) < Int(Int32.max)
     }
 
     /// Appends `next`, which `canAbsorb` accepted.
