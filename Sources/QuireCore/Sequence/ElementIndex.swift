@@ -30,6 +30,11 @@ struct ElementIndex: Sendable {
     /// Where each page starts in `pool`.
     private var pageStarts: [Int] = []
     private var pool: [Int32] = []
+    /// The page `setLeaf` wrote last, with its start in `pool`: typing
+    /// writes one page many times in a row. Pages never move in `pool`, so
+    /// this never goes stale.
+    private var lastWritten = (replica: UInt32.max, page: UInt64.max, start: 0)
+    private var lastLookedUp = (replica: ReplicaID(0), index: UInt32.max)
 
     private struct Segment: Sendable {
         var start = 0
@@ -59,6 +64,15 @@ struct ElementIndex: Sendable {
             return nil
         }
         return replicaIndices[replica]
+    }
+
+    /// `replicaIndex(of:)`, remembering the answer: operations come in runs
+    /// from one writer.
+    mutating func cachedReplicaIndex(of replica: ReplicaID) -> UInt32? {
+        if lastLookedUp.index != .max && lastLookedUp.replica == replica { return lastLookedUp.index }
+        guard let index = replicaIndex(of: replica) else { return nil }
+        lastLookedUp = (replica, index)
+        return index
     }
 
     mutating func intern(_ replica: ReplicaID) -> UInt32 {
@@ -100,9 +114,17 @@ struct ElementIndex: Sendable {
         var c = counters.lowerBound
         while c < counters.upperBound {
             let page = c >> Self.pageBits
-            let start = pageStart(replica, page) ?? addPage(replica, page)
+            let start: Int
+            if lastWritten.replica == replica && lastWritten.page == page {
+                start = lastWritten.start
+            } else {
+                start = pageStart(replica, page) ?? addPage(replica, page)
+                lastWritten = (replica, page, start)
+            }
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
-            for k in c..<pageEnd { pool[start + Int(k & mask)] = leaf }
+            pool.withUnsafeMutableBufferPointer { entries in
+                for k in c..<pageEnd { entries[start + Int(k & mask)] = leaf }
+            }
             c = pageEnd
         }
         if counters.upperBound - 1 > segments[Int(replica)].highestCounter {

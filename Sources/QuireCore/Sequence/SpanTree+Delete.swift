@@ -11,21 +11,29 @@ extension SpanTree {
         var (leaf, slot) = (location.leaf, location.slot)
         var offset = range.lowerBound - location.before.count
         var remaining = range.count
-        var runs: [IDRun] = []
+        // Most deletes make one run: it is kept aside and the array made at
+        // the end, in one allocation.
+        var finished: [IDRun] = []
+        var current: IDRun?
         while true {
             let span = self.span(leaf, slot)
             if !span.isDeleted {
                 let n = min(Int(span.length) - offset, remaining)
                 let start = OpID(replica: replicaID(span.replica), counter: span.counter + UInt64(offset))
-                if let last = runs.last, last.start.replica == start.replica,
-                   last.start.counter + UInt64(last.length) == start.counter {
-                    runs[runs.count - 1].length += n
+                if let run = current, run.start.replica == start.replica,
+                   run.start.counter + UInt64(run.length) == start.counter {
+                    current!.length += n
                 } else {
-                    runs.append(IDRun(start: start, length: n))
+                    if let run = current { finished.append(run) }
+                    current = IDRun(start: start, length: n)
                 }
                 (leaf, slot) = markDeleted(leaf, slot, offset: offset, count: n, measure: measure)
                 remaining -= n
-                if remaining == 0 { return runs }
+                if remaining == 0 {
+                    if finished.isEmpty { return [current!] }
+                    finished.append(current!)
+                    return finished
+                }
             }
             guard let next = nextSpan(after: leaf, slot) else {
                 preconditionFailure("SpanTree: summaries disagree with spans")
@@ -41,7 +49,7 @@ extension SpanTree {
         guard run.length > 0 else { return 0 }
         guard run.start.counter <= UInt64.max - UInt64(run.length) else { throw .invalidRun(run.start) }
         let end = run.start.counter + UInt64(run.length)
-        guard let replica = ids.replicaIndex(of: run.start.replica) else { throw .unknownElement(run.start) }
+        guard let replica = ids.cachedReplicaIndex(of: run.start.replica) else { throw .unknownElement(run.start) }
         var leaf = ids.leaf(replica: replica, counter: run.start.counter)
         guard leaf >= 0 else { throw .unknownElement(run.start) }
         if run.length > 1, let missing = ids.first(present: false, replica: replica, counters: run.start.counter + 1..<end) {

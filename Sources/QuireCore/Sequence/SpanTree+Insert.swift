@@ -29,7 +29,7 @@ extension SpanTree {
               run.contentStart + run.length < Int(Int32.max), run.utf8 < Int(Int32.max)
         else { throw .invalidRun(run.id) }
         let replica: UInt32
-        if let known = ids.replicaIndex(of: run.id.replica) {
+        if let known = ids.cachedReplicaIndex(of: run.id.replica) {
             if let present = ids.first(present: true, replica: known, counters: run.id.counter..<run.id.counter + length) {
                 throw .duplicateElement(OpID(replica: run.id.replica, counter: present))
             }
@@ -80,7 +80,7 @@ extension SpanTree {
         var slot = 0
         var originOffset: Int?
         if let origin {
-            guard let replica = ids.replicaIndex(of: origin.replica) else { throw .unknownElement(origin) }
+            guard let replica = ids.cachedReplicaIndex(of: origin.replica) else { throw .unknownElement(origin) }
             leaf = ids.leaf(replica: replica, counter: origin.counter)
             guard leaf >= 0 else { throw .unknownElement(origin) }
             slot = slotNearHint(of: replica, origin.counter, in: leaf)

@@ -259,9 +259,12 @@ struct SpanTree: Sendable {
     mutating func add(_ delta: Summary, to leaf: Int32) {
         leaves[Int(leaf)].summary += delta
         var node = leaves[Int(leaf)].parent
-        while node >= 0 {
-            inners[Int(node)].summary += delta
-            node = inners[Int(node)].parent
+        // Every edit comes through here: one uniqueness check for the whole walk.
+        inners.withUnsafeMutableBufferPointer { inners in
+            while node >= 0 {
+                inners[Int(node)].summary += delta
+                node = inners[Int(node)].parent
+            }
         }
     }
 
