@@ -1,5 +1,5 @@
-/// A replicated sequence (text, lists) with RGA semantics: see
-/// `Specs/` and DESIGN.md, "RGA sequence".
+/// A replicated sequence (text, lists) with RGA semantics (DESIGN.md,
+/// "Semantics", "RGA sequence").
 ///
 /// Every element has an id `OpID` and a Lamport stamp. A remote insert goes
 /// right after its origin, after any elements there with a greater stamp;
@@ -42,14 +42,13 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     @inlinable
     public mutating func insertLocal(at index: Int, id: OpID, lamport: UInt64,
                                      contentsOf elements: some Collection<Element>) throws(SequenceError) -> OpID? {
-        let origin = try withAppended(elements, id: id, lamport: lamport) { tree, run, measure throws(SequenceError) in
+        let inserted = try withAppended(elements, id: id, lamport: lamport) { tree, run, measure throws(SequenceError) in
             try tree.insertLocal(at: index, run, measure: measure)
         }
-        guard let origin else {
-            guard index >= 0 && index <= count else { throw .indexOutOfRange(index) }
-            return index == 0 ? nil : self.id(at: index - 1)
-        }
-        return origin
+        if let origin = inserted { return origin }
+        // Nothing to insert: still answer with the origin an insert there would have.
+        guard index >= 0 && index <= count else { throw .indexOutOfRange(index) }
+        return index == 0 ? nil : self.id(at: index - 1)
     }
 
     /// Remote insert after `origin` (nil: the head) by the RGA rule. Throws
@@ -68,9 +67,7 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     /// replica), which become delete operations.
     @inlinable
     public mutating func deleteLocal(_ range: Range<Int>) throws(SequenceError) -> [IDRun] {
-        try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
-            try tree.deleteLocal(range, measure: { Self.widths(buffer[$0..<$0 + $1]) })
-        }
+        try withTree { tree, measure throws(SequenceError) in try tree.deleteLocal(range, measure: measure) }
     }
 
     /// Remote delete of `run`'s ids (one replica). Throws `unknownElement`,
@@ -78,9 +75,7 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     /// again is a no-op. Returns how many elements became newly deleted.
     @inlinable @discardableResult
     public mutating func deleteRemote(_ run: IDRun) throws(SequenceError) -> Int {
-        try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
-            try tree.deleteRemote(run, measure: { Self.widths(buffer[$0..<$0 + $1]) })
-        }
+        try withTree { tree, measure throws(SequenceError) in try tree.deleteRemote(run, measure: measure) }
     }
 
     @inlinable
@@ -118,10 +113,8 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     /// Appends `elements` to the content buffer and hands them, described as
     /// a run, to `body` (which adds them to the tree); takes them back out if
     /// `body` throws. Returns nil, doing nothing, if there are no elements.
-    ///
-    /// The run's widths are counted through a buffer pointer, and `body`
-    /// gets the tree and a `Measure` over the same pointer, so that an insert
-    /// costs no reference counting.
+    /// Widths are counted through a buffer pointer: no array slices, so no
+    /// reference counting per call.
     @inlinable
     mutating func withAppended<Result>(
         _ elements: some Collection<Element>, id: OpID, lamport: UInt64,
@@ -141,6 +134,17 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
         } catch {
             content.removeSubrange(start...)
             throw error
+        }
+    }
+
+    /// Runs `body` on the tree with a `Measure` that reads the content
+    /// through a buffer pointer, like `withAppended`.
+    @inlinable
+    mutating func withTree<Result>(
+        _ body: (inout SpanTree, Measure) throws(SequenceError) -> Result
+    ) throws(SequenceError) -> Result {
+        try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
+            try body(&tree, { Self.widths(buffer[$0..<$0 + $1]) })
         }
     }
 
