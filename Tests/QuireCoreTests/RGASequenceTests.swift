@@ -183,6 +183,18 @@ private func randomScalars(_ count: Int, _ rng: inout SplitMix64) -> [Unicode.Sc
             loaded.checkInvariants()
         }
         #expect(typed.runs == received.runs)
+        // Parts of one run whose content arrived apart (b's insert came in
+        // between) are still reported as one run.
+        var interleaved = Text()
+        try interleaved.insertRemote(origin: nil, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("hel"))
+        try interleaved.insertRemote(origin: nil, id: OpID(replica: b, counter: 1), lamport: 9, contentsOf: scalars(">"))
+        try interleaved.insertRemote(origin: OpID(replica: a, counter: 3), id: OpID(replica: a, counter: 4), lamport: 4, contentsOf: scalars("lo"))
+        try interleaved.insertRemote(origin: OpID(replica: a, counter: 5), id: OpID(replica: a, counter: 6), lamport: 6, contentsOf: scalars(" world"))
+        var direct = Text()
+        try direct.insertRemote(origin: nil, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("hello world"))
+        try direct.insertRemote(origin: nil, id: OpID(replica: b, counter: 1), lamport: 9, contentsOf: scalars(">"))
+        #expect(interleaved.runs == direct.runs && interleaved.runs.count == 2)
+        #expect(interleaved.string == ">hello world")
         #expect(typed.runs == [SequenceRun(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("hello world")))])
     }
 
@@ -205,7 +217,7 @@ private func randomScalars(_ count: Int, _ rng: inout SplitMix64) -> [Unicode.Sc
         var model: [Unicode.Scalar] = []
         var ids: [OpID] = []
         var counter: UInt64 = 1
-        for step in 0..<1500 {
+        for step in 0..<1200 {
             if model.isEmpty || rng.next() % 100 < 60 {
                 let index = Int(rng.next() % UInt64(model.count + 1))
                 let new = randomScalars(rng.next() % 4 == 0 ? Int(rng.next() % 20) + 1 : 1, &rng)
@@ -215,6 +227,17 @@ private func randomScalars(_ count: Int, _ rng: inout SplitMix64) -> [Unicode.Sc
                 model.insert(contentsOf: new, at: index)
                 ids.insert(contentsOf: (0..<new.count).map { id.advanced(by: UInt64($0)) }, at: index)
                 counter += UInt64(new.count)
+            } else if rng.next() % 4 == 0 {
+                // A streak of backspaces or forward deletes, one scalar at a time.
+                let backwards = rng.next() % 2 == 0
+                var index = Int(rng.next() % UInt64(model.count))
+                for _ in 0..<Int(rng.next() % 8) + 1 where index >= 0 && index < model.count {
+                    #expect(try text.deleteLocal(index..<index + 1) == [IDRun(start: ids[index], length: 1)], "seed \(seed) step \(step)")
+                    model.remove(at: index)
+                    ids.remove(at: index)
+                    counter += 1
+                    if backwards { index -= 1 }
+                }
             } else {
                 let start = Int(rng.next() % UInt64(model.count))
                 let end = min(model.count, start + 1 + Int(rng.next() % (rng.next() % 3 == 0 ? 30 : 3)))

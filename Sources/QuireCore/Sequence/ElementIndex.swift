@@ -30,6 +30,11 @@ struct ElementIndex: Sendable {
     /// Where each page starts in `pool`.
     private var pageStarts: [Int] = []
     private var pool: [Int32] = []
+    /// The page `setLeaf` wrote last, with its start in `pool`: typing
+    /// writes one page many times in a row. Pages never move in `pool`, so
+    /// this never goes stale.
+    private var lastWritten = (replica: UInt32.max, page: UInt64.max, start: 0)
+    private var lastLookedUp = (replica: ReplicaID(0), index: UInt32.max)
 
     private struct Segment: Sendable {
         var start = 0
@@ -42,6 +47,12 @@ struct ElementIndex: Sendable {
     /// The memory the index holds, for statistics.
     var byteCount: Int { pool.capacity * 4 + pageNumbers.capacity * 8 + pageStarts.capacity * 8 }
 
+    mutating func shrinkToFit() {
+        pool = compacted(pool)
+        pageNumbers = compacted(pageNumbers)
+        pageStarts = compacted(pageStarts)
+    }
+
     func replicaIndex(of replica: ReplicaID) -> UInt32? {
         // Documents have few writers: a scan beats hashing for the common case.
         if replicas.count <= 8 {
@@ -53,6 +64,15 @@ struct ElementIndex: Sendable {
             return nil
         }
         return replicaIndices[replica]
+    }
+
+    /// `replicaIndex(of:)`, remembering the answer: operations come in runs
+    /// from one writer.
+    mutating func cachedReplicaIndex(of replica: ReplicaID) -> UInt32? {
+        if lastLookedUp.index != .max && lastLookedUp.replica == replica { return lastLookedUp.index }
+        guard let index = replicaIndex(of: replica) else { return nil }
+        lastLookedUp = (replica, index)
+        return index
     }
 
     mutating func intern(_ replica: ReplicaID) -> UInt32 {
@@ -94,9 +114,17 @@ struct ElementIndex: Sendable {
         var c = counters.lowerBound
         while c < counters.upperBound {
             let page = c >> Self.pageBits
-            let start = pageStart(replica, page) ?? addPage(replica, page)
+            let start: Int
+            if lastWritten.replica == replica && lastWritten.page == page {
+                start = lastWritten.start
+            } else {
+                start = pageStart(replica, page) ?? addPage(replica, page)
+                lastWritten = (replica, page, start)
+            }
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
-            for k in c..<pageEnd { pool[start + Int(k & mask)] = leaf }
+            pool.withUnsafeMutableBufferPointer { entries in
+                for k in c..<pageEnd { entries[start + Int(k & mask)] = leaf }
+            }
             c = pageEnd
         }
         if counters.upperBound - 1 > segments[Int(replica)].highestCounter {
@@ -107,21 +135,24 @@ struct ElementIndex: Sendable {
     private func pageStart(_ replica: UInt32, _ page: UInt64) -> Int? {
         let segment = segments[Int(replica)]
         guard segment.count > 0 else { return nil }
+        let end = segment.start + segment.count
         let first = pageNumbers[segment.start]
-        guard page >= first else { return nil }
-        // Page numbers are distinct and sorted, so page p sits at most
-        // p - first places into the segment; without holes, exactly there.
-        let guess = page - first
-        if guess < UInt64(segment.count), pageNumbers[segment.start + Int(guess)] == page {
-            return pageStarts[segment.start + Int(guess)]
-        }
-        var low = segment.start
-        var high = segment.start + Int(min(guess, UInt64(segment.count)))
+        let last = pageNumbers[end - 1]
+        guard page >= first && page <= last else { return nil }
+        // Page numbers are distinct and sorted, so page p sits at least
+        // last - p places before the end and at most p - first places after
+        // the start; where the segment has no holes, exactly there. Checking
+        // from the end first makes the pages after the last hole (recent
+        // typing) O(1), and those before the first hole too.
+        var low = max(segment.start, end - 1 - Int(last - page))
+        var high = min(end - 1, segment.start + Int(page - first))
+        if pageNumbers[low] == page { return pageStarts[low] }
+        if pageNumbers[high] == page { return pageStarts[high] }
         while low < high {
             let mid = (low + high) / 2
             if pageNumbers[mid] < page { low = mid + 1 } else { high = mid }
         }
-        return low < segment.start + segment.count && pageNumbers[low] == page ? pageStarts[low] : nil
+        return pageNumbers[low] == page ? pageStarts[low] : nil
     }
 
     /// Adds the page `page` of `replica` and returns its start in `pool`.

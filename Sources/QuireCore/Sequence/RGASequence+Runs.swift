@@ -57,29 +57,41 @@ extension RGASequence {
     @inlinable
     public func forEachRun(_ body: (SequenceRun<Element>) throws -> Void) rethrows {
         var pending: SequenceRun<Element>?
-        var replica: UInt32 = 0
+        var pendingReplica: UInt32 = 0
+        var pendingLength = 0
+        // A run whose spans are not contiguous in `content` (parts that
+        // arrived at different times) is gathered here instead.
+        var gathered: [Element]?
         var next = tree.firstSpan
-        while let (leaf, slot) = next {
-            let span = tree.span(leaf, slot)
-            let start = Int(span.contentStart)
-            let elements = content[start..<start + Int(span.length)]
-            if let run = pending, run.isDeleted == span.isDeleted, replica == span.replica,
-               run.id.counter + UInt64(run.elements.count) == span.counter,
-               run.lamport + UInt64(run.elements.count) == span.lamport {
-                if run.elements.endIndex == start {
+        while true {
+            let span = next.map { tree.span($0.leaf, $0.slot) }
+            if let span, let run = pending, run.isDeleted == span.isDeleted, pendingReplica == span.replica,
+               run.id.counter + UInt64(pendingLength) == span.counter,
+               run.lamport + UInt64(pendingLength) == span.lamport {
+                let start = Int(span.contentStart)
+                if gathered == nil && run.elements.endIndex == start {
                     pending!.elements = content[run.elements.startIndex..<start + Int(span.length)]
                 } else {
-                    pending!.elements = ArraySlice(run.elements + elements)
+                    if gathered == nil { gathered = Array(run.elements) }
+                    gathered!.append(contentsOf: content[start..<start + Int(span.length)])
                 }
+                pendingLength += Int(span.length)
             } else {
-                if let run = pending { try body(run) }
-                replica = span.replica
+                if var run = pending {
+                    if let gathered { run.elements = gathered[...] }
+                    try body(run)
+                }
+                guard let span else { return }
+                let start = Int(span.contentStart)
+                gathered = nil
                 pending = SequenceRun(id: OpID(replica: tree.replicaID(span.replica), counter: span.counter),
-                                      lamport: span.lamport, isDeleted: span.isDeleted, elements: elements)
+                                      lamport: span.lamport, isDeleted: span.isDeleted,
+                                      elements: content[start..<start + Int(span.length)])
+                pendingReplica = span.replica
+                pendingLength = Int(span.length)
             }
-            next = tree.nextSpan(after: leaf, slot)
+            next = next.flatMap { tree.nextSpan(after: $0.leaf, $0.slot) }
         }
-        if let run = pending { try body(run) }
     }
 
     /// Rebuilds a sequence from runs as `forEachRun` reports them (loading a
@@ -90,10 +102,15 @@ extension RGASequence {
         self.init()
         var last: (leaf: Int32, slot: Int)?
         for run in runs {
-            guard let newRun = appendContent(run.elements, id: run.id, lamport: run.lamport) else {
-                throw .invalidRun(run.id)
+            let appended = try withAppended(run.elements, id: run.id, lamport: run.lamport) { tree, newRun, _ throws(SequenceError) in
+                try tree.append(newRun, isDeleted: run.isDeleted, after: last)
             }
-            last = try tree.append(newRun, isDeleted: run.isDeleted, after: last)
+            guard let appended else { throw .invalidRun(run.id) }
+            last = appended
         }
+        // A loaded document is mostly read and edited a little: drop the
+        // slack that growing the arrays left behind.
+        content = compacted(content)
+        tree.shrinkToFit()
     }
 }

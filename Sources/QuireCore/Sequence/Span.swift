@@ -23,14 +23,16 @@ struct Summary: Equatable, Sendable {
         self.total = total
     }
 
+    // Sums are bounded by the content buffer (Int32 positions), so they
+    // cannot overflow an Int: wrapping arithmetic saves the checks.
     @inlinable
     static func += (a: inout Summary, b: Summary) {
-        a.count += b.count; a.utf16 += b.utf16; a.utf8 += b.utf8; a.total += b.total
+        a.count &+= b.count; a.utf16 &+= b.utf16; a.utf8 &+= b.utf8; a.total &+= b.total
     }
 
     @inlinable
     static func -= (a: inout Summary, b: Summary) {
-        a.count -= b.count; a.utf16 -= b.utf16; a.utf8 -= b.utf8; a.total -= b.total
+        a.count &-= b.count; a.utf16 &-= b.utf16; a.utf8 &-= b.utf8; a.total &-= b.total
     }
 
     @inlinable
@@ -112,6 +114,7 @@ struct Span: Sendable {
         next.replica == replica && next.isDeleted == isDeleted
             && next.counter == counterEnd && next.lamport == lamport + UInt64(length)
             && next.contentStart == contentStart + length
+            && Int(utf8) + Int(next.utf8) < Int(Int32.max)
     }
 
     /// Appends `next`, which `canAbsorb` accepted.

@@ -2,28 +2,38 @@ extension SpanTree {
     /// Local delete of the visible elements `range`. Returns the deleted ids
     /// in document order, as runs of consecutive counters of one replica.
     @usableFromInline
-    mutating func deleteLocal(_ range: Range<Int>, measure: Measure) -> [IDRun] {
+    mutating func deleteLocal(_ range: Range<Int>, measure: Measure) throws(SequenceError) -> [IDRun] {
+        guard range.lowerBound >= 0 else { throw .indexOutOfRange(range.lowerBound) }
+        guard range.upperBound <= summary.count else { throw .indexOutOfRange(range.upperBound) }
         guard !range.isEmpty else { return [] }
         typingPoint = nil
         let location = locateForEdit(range.lowerBound)
         var (leaf, slot) = (location.leaf, location.slot)
         var offset = range.lowerBound - location.before.count
         var remaining = range.count
-        var runs: [IDRun] = []
+        // Most deletes make one run: it is kept aside and the array made at
+        // the end, in one allocation.
+        var finished: [IDRun] = []
+        var current: IDRun?
         while true {
             let span = self.span(leaf, slot)
             if !span.isDeleted {
                 let n = min(Int(span.length) - offset, remaining)
                 let start = OpID(replica: replicaID(span.replica), counter: span.counter + UInt64(offset))
-                if let last = runs.last, last.start.replica == start.replica,
-                   last.start.counter + UInt64(last.length) == start.counter {
-                    runs[runs.count - 1].length += n
+                if let run = current, run.start.replica == start.replica,
+                   run.start.counter + UInt64(run.length) == start.counter {
+                    current!.length += n
                 } else {
-                    runs.append(IDRun(start: start, length: n))
+                    if let run = current { finished.append(run) }
+                    current = IDRun(start: start, length: n)
                 }
                 (leaf, slot) = markDeleted(leaf, slot, offset: offset, count: n, measure: measure)
                 remaining -= n
-                if remaining == 0 { return runs }
+                if remaining == 0 {
+                    if finished.isEmpty { return [current!] }
+                    finished.append(current!)
+                    return finished
+                }
             }
             guard let next = nextSpan(after: leaf, slot) else {
                 preconditionFailure("SpanTree: summaries disagree with spans")
@@ -39,17 +49,18 @@ extension SpanTree {
         guard run.length > 0 else { return 0 }
         guard run.start.counter <= UInt64.max - UInt64(run.length) else { throw .invalidRun(run.start) }
         let end = run.start.counter + UInt64(run.length)
-        guard let replica = ids.replicaIndex(of: run.start.replica) else { throw .unknownElement(run.start) }
-        if let missing = ids.first(present: false, replica: replica, counters: run.start.counter..<end) {
+        guard let replica = ids.cachedReplicaIndex(of: run.start.replica) else { throw .unknownElement(run.start) }
+        var leaf = ids.leaf(replica: replica, counter: run.start.counter)
+        guard leaf >= 0 else { throw .unknownElement(run.start) }
+        if run.length > 1, let missing = ids.first(present: false, replica: replica, counters: run.start.counter + 1..<end) {
             throw .unknownElement(OpID(replica: run.start.replica, counter: missing))
         }
         cursor = nil
         typingPoint = nil
         var counter = run.start.counter
         var newlyDeleted = 0
-        while counter < end {
-            let leaf = ids.leaf(replica: replica, counter: counter)
-            let slot = slot(of: replica, counter, in: leaf)
+        while true {
+            let slot = slotNearHint(of: replica, counter, in: leaf)
             let span = self.span(leaf, slot)
             let offset = Int(counter - span.counter)
             let n = min(Int(span.length) - offset, Int(end - counter))
@@ -58,6 +69,8 @@ extension SpanTree {
                 newlyDeleted += n
             }
             counter += UInt64(n)
+            guard counter < end else { break }
+            leaf = ids.leaf(replica: replica, counter: counter)
         }
         return newlyDeleted
     }
@@ -71,6 +84,9 @@ extension SpanTree {
     private mutating func markDeleted(_ leaf: Int32, _ slot: Int, offset: Int, count: Int, measure: Measure) -> (leaf: Int32, slot: Int) {
         let original = span(leaf, slot)
         let keepsTail = offset + count < Int(original.length)
+        if (offset > 0) != keepsTail, let moved = moveBoundary(leaf, slot, offset: offset, count: count, measure: measure) {
+            return (leaf, moved)
+        }
         var (leaf, slot) = makeRoom(leaf, slot, extra: (offset > 0 ? 1 : 0) + (keepsTail ? 1 : 0))
         var deleted = original
         if offset > 0 {
@@ -85,15 +101,44 @@ extension SpanTree {
             place(tail, leaf, slot + 1)
             deleted = middle
         }
-        var delta = deleted.summary
-        delta.total = 0
-        delta.count = -delta.count
-        delta.utf16 = -delta.utf16
-        delta.utf8 = -delta.utf8
-        add(delta, to: leaf)
+        add(Self.hiding(deleted), to: leaf)
         deleted.isDeleted = true
         spans[Int(leaf) * Self.leafCapacity + slot] = deleted
         return (leaf, mergeNeighbours(leaf, slot))
+    }
+
+    /// The fast path of `markDeleted` for backspacing and deleting forwards:
+    /// when the elements to delete are the tail of their span and the
+    /// tombstone right after it continues them (or the head, continuing the
+    /// tombstone right before), they move over to that tombstone: no split,
+    /// no shifting. Returns the tombstone's slot, or nil if this does not apply.
+    private mutating func moveBoundary(_ leaf: Int32, _ slot: Int, offset: Int, count: Int, measure: Measure) -> Int? {
+        let base = Int(leaf) * Self.leafCapacity
+        let original = spans[base + slot]
+        if offset > 0 {
+            guard slot + 1 < Int(leaves[Int(leaf)].count) else { return nil }
+            var (kept, deleted) = split(original, at: offset, measure: measure)
+            deleted.isDeleted = true
+            guard deleted.canAbsorb(spans[base + slot + 1]) else { return nil }
+            add(Self.hiding(deleted), to: leaf)
+            deleted.absorb(spans[base + slot + 1])
+            spans[base + slot] = kept
+            spans[base + slot + 1] = deleted
+            return slot + 1
+        }
+        guard slot > 0, spans[base + slot - 1].isDeleted else { return nil }
+        var (deleted, kept) = split(original, at: count, measure: measure)
+        deleted.isDeleted = true
+        guard spans[base + slot - 1].canAbsorb(deleted) else { return nil }
+        spans[base + slot - 1].absorb(deleted)
+        spans[base + slot] = kept
+        add(Self.hiding(deleted), to: leaf)
+        return slot - 1
+    }
+
+    /// The summary change when `span`'s elements stop being visible.
+    private static func hiding(_ span: Span) -> Summary {
+        Summary(count: -Int(span.length), utf16: -Int(span.utf16), utf8: -Int(span.utf8), total: 0)
     }
 
     /// Merges the span at `slot` with neighbours in the same leaf that it

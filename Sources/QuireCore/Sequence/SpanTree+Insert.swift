@@ -28,13 +28,18 @@ extension SpanTree {
               run.id.counter <= UInt64.max - length, run.lamport <= UInt64.max - length,
               run.contentStart + run.length < Int(Int32.max), run.utf8 < Int(Int32.max)
         else { throw .invalidRun(run.id) }
-        if let replica = ids.replicaIndex(of: run.id.replica),
-           let present = ids.first(present: true, replica: replica, counters: run.id.counter..<run.id.counter + length) {
-            throw .duplicateElement(OpID(replica: run.id.replica, counter: present))
+        let replica: UInt32
+        if let known = ids.cachedReplicaIndex(of: run.id.replica) {
+            if let present = ids.first(present: true, replica: known, counters: run.id.counter..<run.id.counter + length) {
+                throw .duplicateElement(OpID(replica: run.id.replica, counter: present))
+            }
+            replica = known
+        } else {
+            replica = ids.intern(run.id.replica)
         }
         return Span(counter: run.id.counter, lamport: run.lamport, contentStart: Int32(run.contentStart),
                     length: Int32(run.length), utf16: Int32(run.utf16), utf8: Int32(run.utf8),
-                    replica: ids.intern(run.id.replica), isDeleted: isDeleted)
+                    replica: replica, isDeleted: isDeleted)
     }
 
     /// Local insert before visible index `index`, right after the visible
@@ -42,6 +47,7 @@ extension SpanTree {
     /// origin: the id of that element, nil at the head.
     @usableFromInline
     mutating func insertLocal(at index: Int, _ run: NewRun, measure: Measure) throws(SequenceError) -> OpID? {
+        guard index >= 0 && index <= summary.count else { throw .indexOutOfRange(index) }
         let span = try makeSpan(run)
         let origin: OpID?
         let placed: (leaf: Int32, slot: Int)
@@ -74,8 +80,11 @@ extension SpanTree {
         var slot = 0
         var originOffset: Int?
         if let origin {
-            guard let found = find(origin) else { throw .unknownElement(origin) }
-            (leaf, slot, originOffset) = (found.leaf, found.slot, found.offset)
+            guard let replica = ids.cachedReplicaIndex(of: origin.replica) else { throw .unknownElement(origin) }
+            leaf = ids.leaf(replica: replica, counter: origin.counter)
+            guard leaf >= 0 else { throw .unknownElement(origin) }
+            slot = slotNearHint(of: replica, origin.counter, in: leaf)
+            originOffset = Int(origin.counter - span(leaf, slot).counter)
         }
         let span = try makeSpan(run)
         cursor = nil

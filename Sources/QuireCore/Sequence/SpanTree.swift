@@ -16,7 +16,7 @@
 /// in the same leaf, so nodes never underflow and are never freed.
 @usableFromInline
 struct SpanTree: Sendable {
-    static let leafCapacity = 32
+    static let leafCapacity = 24
     static let fanout = 32
 
     struct Leaf: Sendable {
@@ -71,6 +71,11 @@ struct SpanTree: Sendable {
     var ids = ElementIndex()
     var cursor: Cursor?
     var typingPoint: TypingPoint?
+    /// The span the last remote operation found by id. Remote operations
+    /// mostly follow each other through the document (typing, backspacing),
+    /// so the next one usually lands in that span or a neighbour: checking
+    /// there first saves scanning the leaf. A stale hint only costs the check.
+    var foundHint = (leaf: Int32(-1), slot: 0)
 
     @usableFromInline
     init() {
@@ -89,6 +94,16 @@ struct SpanTree: Sendable {
     var byteCount: Int {
         spans.capacity * MemoryLayout<Span>.stride + leaves.capacity * MemoryLayout<Leaf>.stride
             + children.capacity * 4 + inners.capacity * MemoryLayout<Inner>.stride + ids.byteCount
+    }
+
+    /// Releases the arrays' spare capacity (after loading a snapshot).
+    @usableFromInline
+    mutating func shrinkToFit() {
+        spans = compacted(spans)
+        leaves = compacted(leaves)
+        children = compacted(children)
+        inners = compacted(inners)
+        ids.shrinkToFit()
     }
 
     @usableFromInline
@@ -142,24 +157,48 @@ struct SpanTree: Sendable {
     }
 
     private func locate(_ metric: Metric, _ target: Int, inLeaf leaf: Int32, before: Summary) -> Location {
-        var before = before
         let base = Int(leaf) * Self.leafCapacity
         let count = Int(leaves[Int(leaf)].count)
-        for slot in 0..<count {
-            let s = spans[base + slot].summary
-            if before[metric] + s[metric] > target { return Location(leaf: leaf, slot: slot, before: before) }
-            before += s
+        return spans.withUnsafeBufferPointer { buffer in
+            var before = before
+            for slot in 0..<count {
+                let s = buffer[base + slot].summary
+                if before[metric] + s[metric] > target { return Location(leaf: leaf, slot: slot, before: before) }
+                before += s
+            }
+            preconditionFailure("SpanTree: summaries disagree with spans")
         }
-        preconditionFailure("SpanTree: summaries disagree with spans")
     }
 
     /// The slot of the span holding `counter` of `replica` in `leaf`.
     func slot(of replica: UInt32, _ counter: UInt64, in leaf: Int32) -> Int {
         let base = Int(leaf) * Self.leafCapacity
-        for slot in 0..<Int(leaves[Int(leaf)].count) where spans[base + slot].contains(replica: replica, counter: counter) {
-            return slot
+        let count = Int(leaves[Int(leaf)].count)
+        return spans.withUnsafeBufferPointer { buffer in
+            for slot in 0..<count where buffer[base + slot].contains(replica: replica, counter: counter) {
+                return slot
+            }
+            preconditionFailure("SpanTree: id index points at the wrong leaf")
         }
-        preconditionFailure("SpanTree: id index points at the wrong leaf")
+    }
+
+    /// `slot(of:_:in:)`, trying the neighbourhood of `foundHint` first.
+    mutating func slotNearHint(of replica: UInt32, _ counter: UInt64, in leaf: Int32) -> Int {
+        if foundHint.leaf == leaf {
+            let base = Int(leaf) * Self.leafCapacity
+            let last = Int(leaves[Int(leaf)].count) - 1
+            var slot = max(0, foundHint.slot - 1)
+            while slot <= min(last, foundHint.slot + 1) {
+                if spans[base + slot].contains(replica: replica, counter: counter) {
+                    foundHint.slot = slot
+                    return slot
+                }
+                slot += 1
+            }
+        }
+        let slot = slot(of: replica, counter, in: leaf)
+        foundHint = (leaf, slot)
+        return slot
     }
 
     /// The span holding an id, if present.
@@ -220,30 +259,37 @@ struct SpanTree: Sendable {
     mutating func add(_ delta: Summary, to leaf: Int32) {
         leaves[Int(leaf)].summary += delta
         var node = leaves[Int(leaf)].parent
-        while node >= 0 {
-            inners[Int(node)].summary += delta
-            node = inners[Int(node)].parent
+        // Every edit comes through here: one uniqueness check for the whole walk.
+        inners.withUnsafeMutableBufferPointer { inners in
+            while node >= 0 {
+                inners[Int(node)].summary += delta
+                node = inners[Int(node)].parent
+            }
         }
     }
 
     /// Puts `span` into `slot` of `leaf`, which has room, shifting later spans right.
     mutating func place(_ span: Span, _ leaf: Int32, _ slot: Int) {
-        let base = Int(leaf) * Self.leafCapacity
-        let count = Int(leaves[Int(leaf)].count)
-        var i = base + count
-        while i > base + slot {
-            spans[i] = spans[i - 1]
-            i -= 1
+        let start = Int(leaf) * Self.leafCapacity + slot
+        let moving = Int(leaves[Int(leaf)].count) - slot
+        precondition(slot >= 0 && moving >= 0 && start + moving < (Int(leaf) + 1) * Self.leafCapacity)
+        spans.withUnsafeMutableBufferPointer { buffer in
+            let at = buffer.baseAddress! + start
+            (at + 1).moveInitialize(from: at, count: moving)
+            at.initialize(to: span)
         }
-        spans[base + slot] = span
         leaves[Int(leaf)].count += 1
     }
 
     /// Removes the span in `slot` of `leaf`, shifting later spans left.
     mutating func remove(_ leaf: Int32, _ slot: Int) {
-        let base = Int(leaf) * Self.leafCapacity
-        let end = base + Int(leaves[Int(leaf)].count) - 1
-        for i in (base + slot)..<end { spans[i] = spans[i + 1] }
+        let start = Int(leaf) * Self.leafCapacity + slot
+        let moving = Int(leaves[Int(leaf)].count) - slot - 1
+        precondition(slot >= 0 && moving >= 0)
+        spans.withUnsafeMutableBufferPointer { buffer in
+            let at = buffer.baseAddress! + start
+            at.moveInitialize(from: at + 1, count: moving)
+        }
         leaves[Int(leaf)].count -= 1
     }
 
@@ -396,5 +442,14 @@ struct SpanTree: Sendable {
         inners.append(Inner())
         children.append(contentsOf: repeatElement(-1, count: Self.fanout))
         return Int32(inners.count - 1)
+    }
+}
+
+/// A copy of `array` without spare capacity.
+@usableFromInline
+func compacted<T>(_ array: [T]) -> [T] {
+    guard array.capacity > array.count else { return array }
+    return Array(unsafeUninitializedCapacity: array.count) { buffer, initialized in
+        initialized = buffer.initialize(fromContentsOf: array)
     }
 }
