@@ -31,8 +31,8 @@ struct ElementIndex: Sendable {
     private var pageStarts: [Int] = []
     private var pool: [Int32] = []
     /// The page `setLeaf` wrote last, with its start in `pool`: typing
-    /// writes one page many times in a row. Pages never move in `pool`, so
-    /// this never goes stale.
+    /// writes one page many times in a row, and operations on what was just
+    /// typed read it. Pages never move in `pool`, so this never goes stale.
     private var lastWritten = (replica: UInt32.max, page: UInt64.max, start: 0)
     private var lastLookedUp = (replica: ReplicaID(0), index: UInt32.max)
 
@@ -86,7 +86,14 @@ struct ElementIndex: Sendable {
 
     /// The leaf holding `counter` of `replica`, or -1.
     func leaf(replica: UInt32, counter: UInt64) -> Int32 {
-        guard let start = pageStart(replica, counter >> Self.pageBits) else { return -1 }
+        let page = counter >> Self.pageBits
+        let start: Int
+        if lastWritten.replica == replica && lastWritten.page == page {
+            start = lastWritten.start
+        } else {
+            guard let found = pageStart(replica, page) else { return -1 }
+            start = found
+        }
         return pool[start + Int(counter & UInt64(Self.pageSize - 1))]
     }
 

@@ -96,6 +96,9 @@ struct Span: Sendable {
             : Summary(count: Int(length), utf16: Int(utf16), utf8: Int(utf8), total: Int(length))
     }
 
+    @inlinable
+    var visibleCount: Int { isDeleted ? 0 : Int(length) }
+
     /// Every element is one UTF-16 unit and one UTF-8 byte (ASCII text, list
     /// values), so offsets inside the span need no look at the content.
     @inlinable

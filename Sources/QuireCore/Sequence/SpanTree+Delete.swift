@@ -6,10 +6,7 @@ extension SpanTree {
         guard range.lowerBound >= 0 else { throw .indexOutOfRange(range.lowerBound) }
         guard range.upperBound <= summary.count else { throw .indexOutOfRange(range.upperBound) }
         guard !range.isEmpty else { return [] }
-        typingPoint = nil
-        let location = locateForEdit(range.lowerBound)
-        var (leaf, slot) = (location.leaf, location.slot)
-        var offset = range.lowerBound - location.before.count
+        var (leaf, slot, offset) = locateForEdit(range.lowerBound)
         var remaining = range.count
         // Most deletes make one run: it is kept aside and the array made at
         // the end, in one allocation.
@@ -30,6 +27,9 @@ extension SpanTree {
                 (leaf, slot) = markDeleted(leaf, slot, offset: offset, count: n, measure: measure)
                 remaining -= n
                 if remaining == 0 {
+                    // Every visible element between the start and this
+                    // tombstone is gone: `range.lowerBound` are before it.
+                    editPoint = EditPoint(leaf: leaf, slot: slot, before: range.lowerBound)
                     if finished.isEmpty { return [current!] }
                     finished.append(current!)
                     return finished
@@ -56,7 +56,7 @@ extension SpanTree {
             throw .unknownElement(OpID(replica: run.start.replica, counter: missing))
         }
         cursor = nil
-        typingPoint = nil
+        editPoint = nil
         var counter = run.start.counter
         var newlyDeleted = 0
         while true {

@@ -51,23 +51,26 @@ extension SpanTree {
         let span = try makeSpan(run)
         let origin: OpID?
         let placed: (leaf: Int32, slot: Int)
-        if let point = typingPoint, point.index == index {
-            let originSpan = self.span(point.leaf, point.slot)
-            origin = OpID(replica: replicaID(originSpan.replica), counter: originSpan.counterEnd - 1)
-            placed = insert(span, at: point.leaf, point.slot + 1, offset: 0, measure: measure)
-        } else if index == 0 {
+        if index == 0 {
             // Everything after the head moves, so no remembered leaf stays valid.
             cursor = nil
             origin = nil
             placed = insert(span, at: firstLeaf, 0, offset: 0, measure: measure)
+        } else if let point = editPoint, point.slot < Int(leaves[Int(point.leaf)].count),
+                  case let last = self.span(point.leaf, point.slot), !last.isDeleted,
+                  point.before + Int(last.length) == index {
+            // Typing on: the new elements go right after the edit point's span.
+            origin = OpID(replica: replicaID(last.replica), counter: last.counterEnd - 1)
+            placed = insert(span, at: point.leaf, point.slot + 1, offset: 0, measure: measure)
         } else {
-            let location = locateForEdit(index - 1)
-            let originSpan = self.span(location.leaf, location.slot)
-            let offset = index - 1 - location.before.count
+            let (leaf, slot, offset) = locateForEdit(index - 1)
+            let originSpan = self.span(leaf, slot)
             origin = OpID(replica: replicaID(originSpan.replica), counter: originSpan.counter + UInt64(offset))
-            placed = insert(span, after: location.leaf, location.slot, offset: offset, measure: measure)
+            placed = insert(span, after: leaf, slot, offset: offset, measure: measure)
         }
-        typingPoint = TypingPoint(leaf: placed.leaf, slot: placed.slot, index: index + run.length)
+        // The new elements end their span (a new one, or one they extended).
+        let length = Int(self.span(placed.leaf, placed.slot).length)
+        editPoint = EditPoint(leaf: placed.leaf, slot: placed.slot, before: index + run.length - length)
         return origin
     }
 
@@ -88,7 +91,7 @@ extension SpanTree {
         }
         let span = try makeSpan(run)
         cursor = nil
-        typingPoint = nil
+        editPoint = nil
         let stamp = Stamp(lamport: run.lamport, replica: run.id.replica)
         if let offset = originOffset {
             let originSpan = self.span(leaf, slot)
@@ -116,7 +119,7 @@ extension SpanTree {
     mutating func append(_ run: NewRun, isDeleted: Bool, after last: (leaf: Int32, slot: Int)?) throws(SequenceError) -> (leaf: Int32, slot: Int) {
         let span = try makeSpan(run, isDeleted: isDeleted)
         cursor = nil
-        typingPoint = nil
+        editPoint = nil
         let (leaf, slot) = last.map { ($0.leaf, $0.slot + 1) } ?? (firstLeaf, 0)
         return insert(span, at: leaf, slot, offset: 0, measure: { _, _ in (0, 0) })
     }

@@ -42,14 +42,16 @@ struct SpanTree: Sendable {
         var before: Summary
     }
 
-    /// Where the last local insert ended: its last element is the last one
-    /// of the span at (`leaf`, `slot`) and has visible index `index - 1`.
-    /// An insert at `index` (typing on) goes right there without a lookup.
-    /// Any other change clears it.
-    struct TypingPoint: Sendable {
+    /// Where the last local edit left off: the span at (`leaf`, `slot`)
+    /// and the number of visible elements before it. The next local edit is
+    /// usually in that span or a neighbour (typing on, backspacing, deleting
+    /// forwards, typing after a deletion) and is found there without a
+    /// lookup. Every local edit sets it when it is done; any other change
+    /// clears it.
+    struct EditPoint: Sendable {
         var leaf: Int32
         var slot: Int
-        var index: Int
+        var before: Int
     }
 
     /// A span in the tree, with the summary of everything before it.
@@ -70,7 +72,7 @@ struct SpanTree: Sendable {
     var firstLeaf: Int32 = 0
     var ids = ElementIndex()
     var cursor: Cursor?
-    var typingPoint: TypingPoint?
+    var editPoint: EditPoint?
     /// The span the last remote operation found by id. Remote operations
     /// mostly follow each other through the document (typing, backspacing),
     /// so the next one usually lands in that span or a neighbour: checking
@@ -124,11 +126,36 @@ struct SpanTree: Sendable {
         return locate(metric, target, inLeaf: leaf, before: before)
     }
 
-    /// `locate`, remembering the leaf for the next local edit.
-    mutating func locateForEdit(_ target: Int) -> Location {
+    /// The span holding visible element `target` and the element's offset in
+    /// it, for a local edit: near the edit point if it is there, else by
+    /// `locate`, remembering the leaf for the next edit.
+    mutating func locateForEdit(_ target: Int) -> (leaf: Int32, slot: Int, offset: Int) {
+        if let point = editPoint, let found = locate(target, near: point) { return found }
         let (leaf, before) = leafHolding(.visible, target)
         cursor = Cursor(leaf: leaf, before: before)
-        return locate(.visible, target, inLeaf: leaf, before: before)
+        let location = locate(.visible, target, inLeaf: leaf, before: before)
+        return (location.leaf, location.slot, target - location.before.count)
+    }
+
+    /// Looks for visible element `target` in the span at `point` and its
+    /// two neighbours.
+    @inline(__always)
+    private func locate(_ target: Int, near point: EditPoint) -> (leaf: Int32, slot: Int, offset: Int)? {
+        let count = Int(leaves[Int(point.leaf)].count)
+        guard point.slot < count else { return nil }
+        return spans.withUnsafeBufferPointer { buffer in
+            let at = Int(point.leaf) * Self.leafCapacity + point.slot
+            let visible = buffer[at].visibleCount
+            if target >= point.before {
+                if target < point.before + visible { return (point.leaf, point.slot, target - point.before) }
+                let after = point.before + visible
+                guard point.slot + 1 < count, target < after + buffer[at + 1].visibleCount else { return nil }
+                return (point.leaf, point.slot + 1, target - after)
+            }
+            guard point.slot > 0 else { return nil }
+            let start = point.before - buffer[at - 1].visibleCount
+            return target >= start ? (point.leaf, point.slot - 1, target - start) : nil
+        }
     }
 
     private func leafHolding(_ metric: Metric, _ target: Int) -> (Int32, Summary) {
@@ -305,7 +332,7 @@ struct SpanTree: Sendable {
         let count = Int(leaves[Int(leaf)].count)
         guard count + extra > Self.leafCapacity else { return (leaf, slot) }
         cursor = nil
-        typingPoint = nil
+        editPoint = nil
         let mid = slot == count ? count : count / 2
         let base = Int(leaf) * Self.leafCapacity
         var leftElements = 0
