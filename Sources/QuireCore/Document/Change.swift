@@ -15,18 +15,31 @@ public struct Change: Hashable, Sendable, CustomStringConvertible {
     /// Informational wall-clock time, milliseconds since 1970 (0 if unknown).
     /// Never used to order anything.
     public var time: Int64
-    public var operations: [Operation]
+    public var operations: [Operation] {
+        didSet { width = Self.width(of: operations) }
+    }
+    /// How many counters the change takes: the sum of its operations'
+    /// widths. Stored, because every step of applying a change reads it.
+    public private(set) var width: UInt64
 
     public init(id: OpID, lamport: UInt64, parents: [OpID], time: Int64 = 0, operations: [Operation]) {
+        self.init(id: id, lamport: lamport, parents: parents, time: time, operations: operations,
+                  width: Self.width(of: operations))
+    }
+
+    /// For callers that counted the width while building the operations.
+    init(id: OpID, lamport: UInt64, parents: [OpID], time: Int64, operations: [Operation], width: UInt64) {
         self.id = id
         self.lamport = lamport
         self.parents = parents
         self.time = time
         self.operations = operations
+        self.width = width
     }
 
-    /// How many counters the change takes: the sum of its operations' widths.
-    public var width: UInt64 { operations.reduce(0) { $0 + UInt64($1.width) } }
+    private static func width(of operations: [Operation]) -> UInt64 {
+        operations.reduce(0) { $0 + UInt64($1.width) }
+    }
 
     /// The id of its last operation: how heads and parents name this change.
     public var lastID: OpID { id.advanced(by: width - 1) }

@@ -61,6 +61,7 @@ struct ChangeHistory: Sendable {
         func wanted(_ change: Change) -> Bool {
             !from.contains(change.lastID) && (to?.contains(change.lastID) ?? true)
         }
+        if from == start && to == nil { return try all() }
         var result: [Change] = []
         if !bundles.isEmpty && !from.includes(bundleVersion) {
             result = try decodedBundles().filter(wanted)

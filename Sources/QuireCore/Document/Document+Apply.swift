@@ -108,7 +108,7 @@ extension Document {
     func validate(_ change: Change) throws(DocumentError) {
         func invalid(_ reason: String) -> DocumentError { .invalidChange(change.id, reason: reason) }
         // Stamps are unique: a replica's Lamport values only go up.
-        if let previous = replicaLamports[change.replica], change.lamport <= previous {
+        if case let previous = replicaLamports[change.replica], previous > 0, change.lamport <= previous {
             throw invalid("its Lamport value \(change.lamport) does not advance on its replica's previous \(previous)")
         }
         guard change.parents == change.parents.sorted(), Set(change.parents).count == change.parents.count else {

@@ -40,8 +40,8 @@ extension Document {
         // each buffer and recording the change does not copy the history.
         swap(&self, &transaction.document)
         guard !transaction.operations.isEmpty else { return }
-        record(Change(id: transaction.start, lamport: transaction.startLamport,
-                      parents: heads, time: time, operations: transaction.operations))
+        record(Change(id: transaction.start, lamport: transaction.startLamport, parents: heads,
+                      time: time, operations: transaction.operations, width: transaction.width))
     }
 
     /// Stands in for a document while its state is inside a transaction;

@@ -27,7 +27,8 @@ public struct Document: Sendable {
 
     /// For each replica, the Lamport value of its last applied operation:
     /// its next change must start above it, so no two operations share a stamp.
-    var replicaLamports: [ReplicaID: UInt64] = [:]
+    /// (A replica-to-number map: `VersionVector`'s compact storage, holding Lamport values.)
+    var replicaLamports = VersionVector()
     /// Every applied change, in the order applied.
     var history = ChangeHistory()
     /// The snapshot this document was loaded from, when that snapshot held

@@ -23,25 +23,24 @@ public enum ChangeEncoding {
     /// Encodes changes in the order given (which must be a causal order for
     /// the receiver to apply them without waiting).
     public static func encode(_ changes: some Collection<Change>) -> [UInt8] {
-        var replicas = Set<ReplicaID>()
+        var table = ReplicaTable()
         var keys = Set<String>()
         for change in changes {
-            replicas.insert(change.replica)
-            for parent in change.parents { replicas.insert(parent.replica) }
+            table.insert(change.replica)
+            for parent in change.parents { table.insert(parent.replica) }
             for operation in change.operations {
-                if let creator = operation.object.creator { replicas.insert(creator.replica) }
+                if let creator = operation.object.creator { table.insert(creator.replica) }
                 switch operation {
                 case .put(_, let key, _, let pred), .remove(_, let key, let pred):
                     keys.insert(key)
-                    for id in pred { replicas.insert(id.replica) }
-                case .insert(_, let origin?, _): replicas.insert(origin.replica)
-                case .delete(_, let target): replicas.insert(target.start.replica)
+                    for id in pred { table.insert(id.replica) }
+                case .insert(_, let origin?, _): table.insert(origin.replica)
+                case .delete(_, let target): table.insert(target.start.replica)
                 default: break
                 }
             }
         }
-        let replicaTable = replicas.sorted()
-        let replicaIndex = Dictionary(uniqueKeysWithValues: replicaTable.enumerated().map { ($1, UInt64($0)) })
+        func replicaIndex(_ replica: ReplicaID) -> UInt64 { UInt64(table.index(of: replica)) }
         let keyTable = keys.sorted()
         let keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { ($1, UInt64($0)) })
 
@@ -51,21 +50,21 @@ public enum ChangeEncoding {
         var text = ByteWriter()
         var values = ByteWriter()
 
-        var nextCounter: [ReplicaID: UInt64] = [:]
+        var lastCounters = VersionVector()  // the last counter of each replica so far
         var previousLast: OpID?
         var previousLastLamport: UInt64 = 0
         var previousTime: Int64 = 0
         var previousDelete: UInt64 = 0
         for change in changes {
-            put(.changeReplica, replicaIndex[change.replica]!)
-            put(.changeCounter, signed: Int64(bitPattern: change.id.counter &- nextCounter[change.replica, default: 1]))
+            put(.changeReplica, replicaIndex(change.replica))
+            put(.changeCounter, signed: Int64(bitPattern: change.id.counter &- (lastCounters[change.replica] &+ 1)))
             put(.changeLamport, signed: Int64(bitPattern: change.lamport &- (previousLastLamport &+ 1)))
             if let previousLast, change.parents == [previousLast] {
                 put(.parentCount, 0)
             } else {
                 put(.parentCount, UInt64(change.parents.count) + 1)
                 for parent in change.parents {
-                    put(.parentReplica, replicaIndex[parent.replica]!)
+                    put(.parentReplica, replicaIndex(parent.replica))
                     put(.parentCounter, parent.counter)
                 }
             }
@@ -74,7 +73,7 @@ public enum ChangeEncoding {
             var id = change.id
             for operation in change.operations {
                 let object = operation.object.creator
-                put(.objectReplica, object.map { replicaIndex[$0.replica]! + 1 } ?? 0)
+                put(.objectReplica, object.map { replicaIndex($0.replica) + 1 } ?? 0)
                 put(.objectCounter, object?.counter ?? 0)
                 switch operation {
                 case let .put(_, key, value, pred):
@@ -92,7 +91,7 @@ public enum ChangeEncoding {
                             put(.originMode, OriginMode.previousElement.rawValue)
                         } else {
                             put(.originMode, OriginMode.explicit.rawValue)
-                            put(.originReplica, replicaIndex[origin.replica]!)
+                            put(.originReplica, replicaIndex(origin.replica))
                             put(.originCounter, origin.counter)
                         }
                     } else {
@@ -111,7 +110,7 @@ public enum ChangeEncoding {
                     }
                 case let .delete(_, target):
                     put(.operationKind, Kind.delete.rawValue)
-                    put(.deleteReplica, replicaIndex[target.start.replica]!)
+                    put(.deleteReplica, replicaIndex(target.start.replica))
                     put(.deleteCounter, signed: Int64(bitPattern: target.start.counter &- previousDelete))
                     put(.deleteLength, UInt64(target.length))
                     previousDelete = target.start.counter
@@ -121,7 +120,7 @@ public enum ChangeEncoding {
                 }
                 id = id.advanced(by: UInt64(operation.width))
             }
-            nextCounter[change.replica] = change.lastID.counter + 1
+            lastCounters[change.replica] = change.lastID.counter
             previousLast = change.lastID
             previousLastLamport = change.lastLamport
             previousTime = change.time
@@ -130,14 +129,14 @@ public enum ChangeEncoding {
         func putPred(_ pred: [OpID]) {
             put(.predCount, UInt64(pred.count))
             for id in pred {
-                put(.predReplica, replicaIndex[id.replica]!)
+                put(.predReplica, replicaIndex(id.replica))
                 put(.predCounter, id.counter)
             }
         }
 
         var body = ByteWriter()
-        body.writeVarint(replicaTable.count)
-        for replica in replicaTable { body.writeUInt64(replica.rawValue) }
+        body.writeVarint(table.replicas.count)
+        for replica in table.replicas { body.writeUInt64(replica.rawValue) }
         body.writeVarint(keyTable.count)
         for key in keyTable { body.writeString(key) }
         body.writeVarint(changes.count)
@@ -219,14 +218,14 @@ public enum ChangeEncoding {
         changes.reserveCapacity(Int(min(changeCount, 1 << 16)))
         var textOffset = textBytes.startIndex
         var operationTotal = 0
-        var nextCounter: [ReplicaID: UInt64] = [:]
+        var lastCounters = VersionVector()  // the last counter of each replica so far
         var previousLast: OpID?
         var previousLastLamport: UInt64 = 0
         var previousTime: Int64 = 0
         var previousDelete: UInt64 = 0
         for _ in 0..<changeCount {
             let replica = try nextReplica(.changeReplica)
-            let counter = nextCounter[replica, default: 1] &+ UInt64(bitPattern: try nextSigned(.changeCounter))
+            let counter = (lastCounters[replica] &+ 1) &+ UInt64(bitPattern: try nextSigned(.changeCounter))
             let lamport = previousLastLamport &+ 1 &+ UInt64(bitPattern: try nextSigned(.changeLamport))
             guard counter > 0, lamport > 0 else { throw .invalid("a change has counter or Lamport value 0") }
             let parents: [OpID]
@@ -322,7 +321,7 @@ public enum ChangeEncoding {
                                 parents: parents, time: time, operations: operations)
             guard !change.lamport.addingReportingOverflow(change.width).overflow else { throw .invalid("a change's Lamport values overflow") }
             changes.append(change)
-            nextCounter[replica] = change.lastID.counter + 1
+            lastCounters[replica] = change.lastID.counter
             previousLast = change.lastID
             previousLastLamport = change.lastLamport
             previousTime = time

@@ -13,41 +13,79 @@
 /// mine.merged(with: theirs)    // [1: 10, 2: 7]
 /// ```
 public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral, CustomStringConvertible {
-    /// Counters per replica; replicas at 0 are not stored, so equal sets of
-    /// operations give equal values.
-    public private(set) var counters: [ReplicaID: UInt64]
+    /// `(replica, counter)` pairs sorted by replica, counters above 0 only,
+    /// so equal sets of operations give equal values. A document has few
+    /// replicas, and searching a short sorted array beats hashing on the
+    /// paths that update a vector for every change.
+    private var entries: [(replica: ReplicaID, counter: UInt64)] = []
 
-    public init() { counters = [:] }
+    public init() {}
 
     public init(dictionaryLiteral elements: (ReplicaID, UInt64)...) {
-        counters = [:]
         for (replica, counter) in elements { self[replica] = counter }
     }
 
     public init(_ counters: [ReplicaID: UInt64]) {
-        self.counters = counters.filter { $0.value > 0 }
+        for (replica, counter) in counters { self[replica] = counter }
+    }
+
+    public static func == (a: VersionVector, b: VersionVector) -> Bool {
+        a.entries.elementsEqual(b.entries) { $0.replica == $1.replica && $0.counter == $1.counter }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for entry in entries {
+            hasher.combine(entry.replica)
+            hasher.combine(entry.counter)
+        }
+    }
+
+    /// Where `replica` is, or would be inserted.
+    private func position(of replica: ReplicaID) -> (index: Int, found: Bool) {
+        var low = 0, high = entries.count
+        while low < high {
+            let mid = (low + high) / 2
+            if entries[mid].replica < replica { low = mid + 1 } else { high = mid }
+        }
+        return (low, low < entries.count && entries[low].replica == replica)
     }
 
     /// The highest counter seen from `replica`, 0 if none.
     public subscript(replica: ReplicaID) -> UInt64 {
-        get { counters[replica] ?? 0 }
-        set { counters[replica] = newValue == 0 ? nil : newValue }
+        get {
+            let (index, found) = position(of: replica)
+            return found ? entries[index].counter : 0
+        }
+        set {
+            let (index, found) = position(of: replica)
+            switch (found, newValue) {
+            case (true, 0): entries.remove(at: index)
+            case (true, _): entries[index].counter = newValue
+            case (false, 0): break
+            case (false, _): entries.insert((replica, newValue), at: index)
+            }
+        }
     }
 
-    public var isEmpty: Bool { counters.isEmpty }
+    /// The counters per replica.
+    public var counters: [ReplicaID: UInt64] {
+        Dictionary(uniqueKeysWithValues: entries.map { ($0.replica, $0.counter) })
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
 
     /// The replicas with at least one operation, sorted.
-    public var replicas: [ReplicaID] { counters.keys.sorted() }
+    public var replicas: [ReplicaID] { entries.map(\.replica) }
 
     /// The total number of operations named.
-    public var operationCount: UInt64 { counters.values.reduce(0, +) }
+    public var operationCount: UInt64 { entries.reduce(0) { $0 + $1.counter } }
 
     /// Whether the operation `id` is among those named.
     public func contains(_ id: OpID) -> Bool { id.counter <= self[id.replica] }
 
     /// Whether every operation `other` names is named here too.
     public func includes(_ other: VersionVector) -> Bool {
-        other.counters.allSatisfy { self[$0.key] >= $0.value }
+        other.entries.allSatisfy { self[$0.replica] >= $0.counter }
     }
 
     /// How two sets of operations relate.
@@ -71,15 +109,15 @@ public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral,
     }
 
     public mutating func merge(_ other: VersionVector) {
-        for (replica, counter) in other.counters where counter > self[replica] {
-            counters[replica] = counter
+        for (replica, counter) in other.entries where counter > self[replica] {
+            self[replica] = counter
         }
     }
 
     /// The operations named here but not in `other`, as counter ranges per replica.
     public func difference(_ other: VersionVector) -> [ReplicaID: ClosedRange<UInt64>] {
         var missing: [ReplicaID: ClosedRange<UInt64>] = [:]
-        for (replica, counter) in counters where counter > other[replica] {
+        for (replica, counter) in entries where counter > other[replica] {
             missing[replica] = (other[replica] + 1)...counter
         }
         return missing
@@ -93,7 +131,6 @@ public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral,
 
     /// Parses the form printed by `description` (an empty string is the empty vector).
     public init?(_ text: some StringProtocol) {
-        counters = [:]
         for pair in text.split(separator: ",") {
             let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count == 2, let replica = ReplicaID(hex: parts[0]),
