@@ -3,39 +3,103 @@
 /// Changes that arrived as encoded bundles (a loaded snapshot, a full
 /// catch-up) stay encoded until someone reads them, so a loaded document
 /// holds its history in a few bytes per change. Changes made or applied one
-/// by one afterwards are kept decoded, indexed by replica.
+/// by one afterwards are kept decoded in flat arrays (one record per change,
+/// operations and parents side by side), so recording a change allocates
+/// nothing; `Change` values are built only when someone asks for them.
 struct ChangeHistory: Sendable {
+    /// What the flat arrays hold for one change.
+    struct Record: Sendable {
+        var id: OpID
+        var lamport: UInt64
+        var time: Int64
+        var width: UInt64
+        /// The change's operations end here in `operations`; they start
+        /// where the previous record's end.
+        var operationsEnd: Int32
+        /// Likewise in `parentIDs`. Unused when `parentIsPrevious`.
+        var parentsEnd: Int32
+        /// The parents are exactly the previous record's last id: the
+        /// common case of a replica editing on its own, stored for free.
+        var parentIsPrevious: Bool
+
+        var lastID: OpID { id.advanced(by: width - 1) }
+    }
+
     /// The oldest changes, as encoded bundles, with the version vector they bring a document to.
     private(set) var bundles: [[UInt8]] = []
     private(set) var bundleCount = 0
     private var bundleVersion = VersionVector()
-    /// The changes after the bundles, decoded.
-    private(set) var recent: [Change] = []
-    /// For each replica, the positions in `recent` of its changes, in counter order.
-    private var recentByReplica: [ReplicaID: [Int]] = [:]
+
+    private(set) var records: [Record] = []
+    /// The operations of the recorded changes, and of a transaction being
+    /// built (past the last record's end).
+    var operations: [Operation] = []
+    private var parentIDs: [OpID] = []
+    /// For each replica, the positions in `records` of its changes, in counter order.
+    private var recordsByReplica = ReplicaMap<[Int32]>()
 
     /// The version before the first change held: empty unless the document
     /// was loaded from a snapshot without history.
     var start = VersionVector()
 
     /// How many changes the history holds.
-    var count: Int { bundleCount + recent.count }
+    var count: Int { bundleCount + records.count }
+
+    var hasRecords: Bool { !records.isEmpty }
+
+    /// Where the operations of the next record start.
+    var recordedOperationCount: Int { records.last.map { Int($0.operationsEnd) } ?? 0 }
+
+    /// Records a change whose operations are already at the end of `operations`.
+    mutating func recordAppendedOperations(id: OpID, lamport: UInt64, time: Int64, width: UInt64, parents: [OpID]) {
+        let position = Int32(records.count)
+        let parentIsPrevious = parents.count == 1 && records.last?.lastID == parents[0]
+        if !parentIsPrevious { parentIDs.append(contentsOf: parents) }
+        records.append(Record(id: id, lamport: lamport, time: time, width: width,
+                              operationsEnd: Int32(operations.count), parentsEnd: Int32(parentIDs.count),
+                              parentIsPrevious: parentIsPrevious))
+        recordsByReplica.modify(id.replica, default: []) { $0.append(position) }
+    }
 
     mutating func append(_ change: Change) {
-        recentByReplica[change.replica, default: []].append(recent.count)
-        recent.append(change)
+        operations.removeSubrange(recordedOperationCount...)
+        operations.append(contentsOf: change.operations)
+        recordAppendedOperations(id: change.id, lamport: change.lamport, time: change.time,
+                                 width: change.width, parents: change.parents)
+    }
+
+    /// Drops operations of a transaction that was not recorded.
+    mutating func discardUnrecordedOperations() {
+        operations.removeSubrange(recordedOperationCount...)
     }
 
     /// Appends changes still encoded. Only valid while no decoded change
     /// follows the bundles (so that the order stays the order applied).
     mutating func append(bundle: [UInt8], count: Int, version: VersionVector) {
-        precondition(recent.isEmpty, "encoded history must come before decoded changes")
+        precondition(records.isEmpty, "encoded history must come before decoded changes")
         bundles.append(bundle)
         bundleCount += count
         bundleVersion = version
     }
 
-    var canAppendBundle: Bool { recent.isEmpty }
+    var canAppendBundle: Bool { records.isEmpty }
+
+    /// The change recorded at `position` of `records`.
+    func change(at position: Int) -> Change {
+        let record = records[position]
+        let previous = position > 0 ? records[position - 1] : nil
+        let operationsStart = previous.map { Int($0.operationsEnd) } ?? 0
+        let parentsStart = previous.map { Int($0.parentsEnd) } ?? 0
+        let parents = record.parentIsPrevious ? [previous!.lastID] : Array(parentIDs[parentsStart..<Int(record.parentsEnd)])
+        return Change(id: record.id, lamport: record.lamport, parents: parents, time: record.time,
+                      operations: Array(operations[operationsStart..<Int(record.operationsEnd)]), width: record.width)
+    }
+
+    /// The last change recorded decoded, if any.
+    var lastRecorded: Change? { records.isEmpty ? nil : change(at: records.count - 1) }
+
+    /// The changes recorded decoded (after the bundles).
+    var recordedChanges: [Change] { records.indices.map(change(at:)) }
 
     /// Decodes the bundles. They were checked when they came in, so a
     /// failure here means the bytes were damaged in memory.
@@ -52,50 +116,50 @@ struct ChangeHistory: Sendable {
 
     /// All changes held, in the order applied.
     func all() throws(DocumentError) -> [Change] {
-        bundles.isEmpty ? recent : try decodedBundles() + recent
+        bundles.isEmpty ? recordedChanges : try decodedBundles() + recordedChanges
     }
 
     /// The changes `from` lacks (and, if given, `to` holds), in the order applied.
     func changes(from: VersionVector, to: VersionVector? = nil) throws(DocumentError) -> [Change] {
         guard from.includes(start) else { throw .historyUnavailable(start: start) }
+        if from == start && to == nil { return try all() }
         func wanted(_ change: Change) -> Bool {
             !from.contains(change.lastID) && (to?.contains(change.lastID) ?? true)
         }
-        if from == start && to == nil { return try all() }
         var result: [Change] = []
         if !bundles.isEmpty && !from.includes(bundleVersion) {
             result = try decodedBundles().filter(wanted)
         }
-        // In `recent`, each replica's changes are in counter order: find the
-        // first one `from` lacks by binary search, then merge by position.
+        // Each replica's records are in counter order: find the first one
+        // `from` lacks by binary search, then merge by position.
         var positions: [Int] = []
-        for (replica, indices) in recentByReplica {
+        for (replica, indices) in recordsByReplica.entries {
             let seen = from[replica]
             var low = 0, high = indices.count
             while low < high {
                 let mid = (low + high) / 2
-                if recent[indices[mid]].lastID.counter <= seen { low = mid + 1 } else { high = mid }
+                if records[Int(indices[mid])].lastID.counter <= seen { low = mid + 1 } else { high = mid }
             }
             for index in indices[low...] {
-                if let to, !to.contains(recent[index].lastID) { break }
-                positions.append(index)
+                if let to, !to.contains(records[Int(index)].lastID) { break }
+                positions.append(Int(index))
             }
         }
         positions.sort()
-        result += positions.map { recent[$0] }
+        result += positions.map(change(at:))
         return result
     }
 
     /// The change that holds operation `id`, if any.
     func change(containing id: OpID) throws(DocumentError) -> Change? {
-        if let indices = recentByReplica[id.replica] {
+        if let indices = recordsByReplica[id.replica] {
             var low = 0, high = indices.count
             while low < high {
                 let mid = (low + high) / 2
-                let change = recent[indices[mid]]
-                if change.lastID.counter < id.counter { low = mid + 1 }
-                else if change.id.counter > id.counter { high = mid }
-                else { return change }
+                let record = records[Int(indices[mid])]
+                if record.lastID.counter < id.counter { low = mid + 1 }
+                else if record.id.counter > id.counter { high = mid }
+                else { return change(at: Int(indices[mid])) }
             }
         }
         guard bundleVersion.contains(id) else { return nil }

@@ -96,7 +96,7 @@ extension Document {
     public var changeCount: Int { history.count }
 
     /// The change applied or made last, unless it arrived inside an encoded bundle.
-    public var lastChange: Change? { history.recent.last }
+    public var lastChange: Change? { history.lastRecorded }
 
     /// The applied changes that `version` lacks, in causal order.
     public func changes(since version: VersionVector) throws(DocumentError) -> [Change] {

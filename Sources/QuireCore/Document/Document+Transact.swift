@@ -39,9 +39,11 @@ extension Document {
         // Swap rather than copy, so that `self` holds the only reference to
         // each buffer and recording the change does not copy the history.
         swap(&self, &transaction.document)
-        guard !transaction.operations.isEmpty else { return }
-        record(Change(id: transaction.start, lamport: transaction.startLamport, parents: heads,
-                      time: time, operations: transaction.operations, width: transaction.width))
+        guard transaction.width > 0 else { return }
+        // The transaction appended its operations to the history already.
+        history.recordAppendedOperations(id: transaction.start, lamport: transaction.startLamport,
+                                         time: time, width: transaction.width, parents: heads)
+        noteApplied(id: transaction.start, lamport: transaction.startLamport, width: transaction.width, parents: heads)
     }
 
     /// Stands in for a document while its state is inside a transaction;
@@ -54,16 +56,21 @@ extension Document {
         noteApplied(change)
     }
 
-    /// Moves the version vector, heads and clocks past an applied change.
     mutating func noteApplied(_ change: Change) {
-        let last = change.lastID
-        versionVector[change.replica] = last.counter
-        replicaLamports[change.replica] = change.lastLamport
-        maxLamport = max(maxLamport, change.lastLamport)
-        if heads.count == 1, change.parents.count == 1, heads[0] == change.parents[0] {
+        noteApplied(id: change.id, lamport: change.lamport, width: change.width, parents: change.parents)
+    }
+
+    /// Moves the version vector, heads and clocks past an applied change.
+    mutating func noteApplied(id: OpID, lamport: UInt64, width: UInt64, parents: [OpID]) {
+        let last = id.advanced(by: width - 1)
+        let lastLamport = lamport + width - 1
+        versionVector[id.replica] = last.counter
+        replicaLamports[id.replica] = lastLamport
+        maxLamport = max(maxLamport, lastLamport)
+        if heads.count == 1, parents.count == 1, heads[0] == parents[0] {
             heads[0] = last  // the common case: a change on top of the only head
         } else {
-            heads.removeAll { change.parents.contains($0) || $0.replica == change.replica }
+            heads.removeAll { parents.contains($0) || $0.replica == id.replica }
             heads.append(last)
             heads.sort()
         }

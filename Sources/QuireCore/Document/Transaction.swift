@@ -9,8 +9,9 @@ public struct Transaction: Sendable {
     /// The first counter and Lamport value of the change being built.
     let start: OpID
     let startLamport: UInt64
-    var operations: [Operation] = []
-    /// Counters taken so far.
+    /// Counters taken so far; 0 while the transaction has made no operation.
+    /// (The operations themselves go straight into the history's buffer,
+    /// and become a change when the transaction commits.)
     var width: UInt64 = 0
 
     init(document: Document) {
@@ -24,7 +25,7 @@ public struct Transaction: Sendable {
     var nextLamport: UInt64 { startLamport + width }
 
     mutating func record(_ operation: Operation, width operationWidth: Int) {
-        operations.append(operation)
+        document.history.operations.append(operation)
         width += UInt64(operationWidth)
     }
 

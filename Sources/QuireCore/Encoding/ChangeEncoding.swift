@@ -335,7 +335,7 @@ public enum ChangeEncoding {
 extension Document {
     /// The changes `version` lacks, encoded (see `ChangeEncoding`).
     public func encodeChanges(since version: VersionVector = VersionVector()) throws(DocumentError) -> [UInt8] {
-        if version.isEmpty, history.recent.isEmpty, history.bundles.count == 1 {
+        if version.isEmpty, !history.hasRecords, history.bundles.count == 1 {
             return history.bundles[0]  // the whole history arrived as one bundle: send it as it is
         }
         return ChangeEncoding.encode(try changes(since: version))

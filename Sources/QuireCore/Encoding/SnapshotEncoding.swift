@@ -97,7 +97,7 @@ extension Document {
             body.writeVarint(count)
         }
         if includeHistory && base == nil {
-            let bundles = history.bundles + (history.recent.isEmpty ? [] : [ChangeEncoding.encode(history.recent)])
+            let bundles = history.bundles + (history.hasRecords ? [ChangeEncoding.encode(history.recordedChanges)] : [])
             body.writeByte(1)
             body.writeVarint(bundles.count)
             for bundle in bundles { body.writeData(bundle) }

@@ -13,11 +13,8 @@
 /// mine.merged(with: theirs)    // [1: 10, 2: 7]
 /// ```
 public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral, CustomStringConvertible {
-    /// `(replica, counter)` pairs sorted by replica, counters above 0 only,
-    /// so equal sets of operations give equal values. A document has few
-    /// replicas, and searching a short sorted array beats hashing on the
-    /// paths that update a vector for every change.
-    private var entries: [(replica: ReplicaID, counter: UInt64)] = []
+    /// Counters above 0 only, so equal sets of operations give equal values.
+    private var entries = ReplicaMap<UInt64>()
 
     public init() {}
 
@@ -30,62 +27,41 @@ public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral,
     }
 
     public static func == (a: VersionVector, b: VersionVector) -> Bool {
-        a.entries.elementsEqual(b.entries) { $0.replica == $1.replica && $0.counter == $1.counter }
+        a.entries.entries.elementsEqual(b.entries.entries) { $0.replica == $1.replica && $0.value == $1.value }
     }
 
     public func hash(into hasher: inout Hasher) {
-        for entry in entries {
+        for entry in entries.entries {
             hasher.combine(entry.replica)
-            hasher.combine(entry.counter)
+            hasher.combine(entry.value)
         }
-    }
-
-    /// Where `replica` is, or would be inserted.
-    private func position(of replica: ReplicaID) -> (index: Int, found: Bool) {
-        var low = 0, high = entries.count
-        while low < high {
-            let mid = (low + high) / 2
-            if entries[mid].replica < replica { low = mid + 1 } else { high = mid }
-        }
-        return (low, low < entries.count && entries[low].replica == replica)
     }
 
     /// The highest counter seen from `replica`, 0 if none.
     public subscript(replica: ReplicaID) -> UInt64 {
-        get {
-            let (index, found) = position(of: replica)
-            return found ? entries[index].counter : 0
-        }
-        set {
-            let (index, found) = position(of: replica)
-            switch (found, newValue) {
-            case (true, 0): entries.remove(at: index)
-            case (true, _): entries[index].counter = newValue
-            case (false, 0): break
-            case (false, _): entries.insert((replica, newValue), at: index)
-            }
-        }
+        get { entries[replica] ?? 0 }
+        set { entries[replica] = newValue == 0 ? nil : newValue }
     }
 
     /// The counters per replica.
     public var counters: [ReplicaID: UInt64] {
-        Dictionary(uniqueKeysWithValues: entries.map { ($0.replica, $0.counter) })
+        Dictionary(uniqueKeysWithValues: entries.entries.map { ($0.replica, $0.value) })
     }
 
     public var isEmpty: Bool { entries.isEmpty }
 
     /// The replicas with at least one operation, sorted.
-    public var replicas: [ReplicaID] { entries.map(\.replica) }
+    public var replicas: [ReplicaID] { entries.replicas }
 
     /// The total number of operations named.
-    public var operationCount: UInt64 { entries.reduce(0) { $0 + $1.counter } }
+    public var operationCount: UInt64 { entries.entries.reduce(0) { $0 + $1.value } }
 
     /// Whether the operation `id` is among those named.
     public func contains(_ id: OpID) -> Bool { id.counter <= self[id.replica] }
 
     /// Whether every operation `other` names is named here too.
     public func includes(_ other: VersionVector) -> Bool {
-        other.entries.allSatisfy { self[$0.replica] >= $0.counter }
+        other.entries.entries.allSatisfy { self[$0.replica] >= $0.value }
     }
 
     /// How two sets of operations relate.
@@ -109,7 +85,7 @@ public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral,
     }
 
     public mutating func merge(_ other: VersionVector) {
-        for (replica, counter) in other.entries where counter > self[replica] {
+        for (replica, counter) in other.entries.entries where counter > self[replica] {
             self[replica] = counter
         }
     }
@@ -117,7 +93,7 @@ public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral,
     /// The operations named here but not in `other`, as counter ranges per replica.
     public func difference(_ other: VersionVector) -> [ReplicaID: ClosedRange<UInt64>] {
         var missing: [ReplicaID: ClosedRange<UInt64>] = [:]
-        for (replica, counter) in entries where counter > other[replica] {
+        for (replica, counter) in entries.entries where counter > other[replica] {
             missing[replica] = (other[replica] + 1)...counter
         }
         return missing

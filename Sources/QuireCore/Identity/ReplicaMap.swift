@@ -1,0 +1,51 @@
+/// A map keyed by replica, kept as a short array sorted by replica.
+///
+/// Documents have few replicas, and the paths that touch these maps run once
+/// per change or per operation: binary search in a small array costs a few
+/// comparisons where a `Dictionary` would hash.
+struct ReplicaMap<Value> {
+    private(set) var entries: [(replica: ReplicaID, value: Value)] = []
+
+    /// Where `replica` is, or would be inserted.
+    func position(of replica: ReplicaID) -> (index: Int, found: Bool) {
+        var low = 0, high = entries.count
+        while low < high {
+            let mid = (low + high) / 2
+            if entries[mid].replica < replica { low = mid + 1 } else { high = mid }
+        }
+        return (low, low < entries.count && entries[low].replica == replica)
+    }
+
+    subscript(replica: ReplicaID) -> Value? {
+        get {
+            let (index, found) = position(of: replica)
+            return found ? entries[index].value : nil
+        }
+        set {
+            let (index, found) = position(of: replica)
+            switch (found, newValue) {
+            case (true, nil): entries.remove(at: index)
+            case (true, let value?): entries[index].value = value
+            case (false, nil): break
+            case (false, let value?): entries.insert((replica, value), at: index)
+            }
+        }
+    }
+
+    /// Mutates the value of `replica` in place, inserting `defaultValue` first if absent.
+    mutating func modify<Result>(_ replica: ReplicaID, default defaultValue: @autoclosure () -> Value,
+                                 _ body: (inout Value) -> Result) -> Result {
+        var (index, found) = position(of: replica)
+        if !found {
+            entries.insert((replica, defaultValue()), at: index)
+            found = true
+        }
+        return body(&entries[index].value)
+    }
+
+    var isEmpty: Bool { entries.isEmpty }
+    var count: Int { entries.count }
+    var replicas: [ReplicaID] { entries.map(\.replica) }
+}
+
+extension ReplicaMap: Sendable where Value: Sendable {}
