@@ -2,6 +2,6 @@
 /// command group is a new file in this folder and one entry here.
 enum Commands {
     static let all: [Command] = [
-        StoreCommands.initialize, StoreCommands.status,
+        StoreCommands.initialize, StoreCommands.status, NoteCommands.group,
     ]
 }
