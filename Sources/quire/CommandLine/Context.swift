@@ -47,3 +47,13 @@ extension Context {
     /// place that names it (sync will make it the server's URL).
     var serverPeer: String { "server" }
 }
+
+extension Context {
+    /// The version of a document `peer` has acknowledged, read from the
+    /// store's `peer_acknowledgements` table (Specs/storage.md).
+    func acknowledgedVersion(peer: String, id: DocumentID) throws -> VersionVector {
+        let database = try Database(path: storePath, readOnly: true)
+        defer { database.close() }
+        return try database.read { db in try PeerAcknowledgements.version(peer: peer, document: id.rawValue, db) }
+    }
+}

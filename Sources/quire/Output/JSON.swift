@@ -29,6 +29,15 @@ indirect enum JSON: Equatable {
         }
     }
 
+    /// On one line, for values inside text output: `["a", "b"]`.
+    var compact: String {
+        switch self {
+        case .array(let values): "[" + values.map(\.compact).joined(separator: ", ") + "]"
+        case .object(let members): "{" + members.keys.sorted().map { "\(Self.quoted($0)): \(members[$0]!.compact)" }.joined(separator: ", ") + "}"
+        default: rendered()
+        }
+    }
+
     static func quoted(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
