@@ -4,6 +4,7 @@ enum Commands {
     static let all: [Command] = [
         StoreCommands.initialize, StoreCommands.status, NoteCommands.group,
         HistoryCommands.log, HistoryCommands.heads, HistoryCommands.versionVector, HistoryCommands.show,
-        HistoryCommands.diff, HistoryCommands.blame,
+        HistoryCommands.diff, HistoryCommands.blame, ConflictsCommand.command,
+        MergeCommand.command,
     ]
 }
