@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "QuireTests", dependencies: ["Quire", "QuireStore", "CSQLite", "quire-store-writer"]),
         .testTarget(name: "QuireBenchKitTests", dependencies: ["QuireBenchKit"]),
         // End-to-end tests that run the built `quire` binary.
-        .testTarget(name: "quireTests", dependencies: ["quire"]),
+        .testTarget(name: "quireTests", dependencies: ["quire", "Quire"]),
     ],
     swiftLanguageModes: [.v6]
 )
