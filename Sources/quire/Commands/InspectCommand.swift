@@ -104,9 +104,8 @@ struct FileReport {
     /// every change and snapshot checked.
     private mutating func inspectStore(_ path: String) throws {
         add("kind", .string("store"))
-        let database: Database
         do {
-            database = try Database(path: path, readOnly: true)
+            let database = try Database(path: path, readOnly: true)
             defer { database.close() }
             guard try database.integrityCheck() else { throw CLIError.failure("\(path) is damaged: SQLite's integrity check failed") }
             try database.read { db in try inspectTables(db) }
