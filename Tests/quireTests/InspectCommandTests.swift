@@ -1,0 +1,75 @@
+import Foundation
+import Quire
+import Testing
+
+/// `quire inspect` on each kind of file, and on damaged ones.
+@Suite struct InspectCommandTests {
+    /// A small document: a text typed, then partly deleted (4 tombstones).
+    static func sampleDocument() throws -> Document {
+        var document = Document(replica: ReplicaID(0x1111))
+        let body = try document.transact { tx in
+            let body = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(body, at: 0, "Buy milk")
+            return body
+        }
+        try document.transact { tx in try tx.deleteText(body, at: 0, count: 4) }
+        return document
+    }
+
+    func inspect(_ quire: QuireRunner, _ name: String, _ bytes: [UInt8]) throws -> QuireRunner.Result {
+        let path = quire.directory + "/" + name
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return try quire.run(["inspect", path, "--json"])
+    }
+
+    @Test func eachKindOfFile() throws {
+        try withRunner { quire in
+            let document = try Self.sampleDocument()
+            let changes = try inspect(quire, "changes.qchg", document.encodeChanges())
+            let bundle = try #require(try changes.json() as? [String: Any])
+            #expect(bundle["kind"] as? String == "changes")
+            #expect(bundle["changes"] as? Int == 2)
+            #expect(bundle["operations"] as? Int == 3)
+            #expect(bundle["replicas"] as? Int == 1)
+
+            let snapshot = try #require(try inspect(quire, "doc.qdoc", document.encodeSnapshot()).json() as? [String: Any])
+            #expect(snapshot["kind"] as? String == "snapshot")
+            #expect(snapshot["tombstones"] as? Int == 4)
+            #expect(snapshot["changes"] as? Int == 2)
+
+            let frame = try SnapshotFrame.seal(document.encodeSnapshot(includeHistory: false), changeCount: 2)
+            let framed = try #require(try inspect(quire, "doc.qsnp", frame).json() as? [String: Any])
+            #expect(framed["kind"] as? String == "snapshot-frame")
+            #expect(framed["declaredChanges"] as? Int == 2)
+            #expect(framed["tombstones"] as? Int == 4)
+
+            try quire.ok(["init"])
+            try quire.ok(["note", "new", "--title", "One", "--body", "two"])
+            let store = try #require(try quire.run(["inspect", quire.store, "--json"]).json() as? [String: Any])
+            #expect(store["kind"] as? String == "store")
+            #expect(store["schemaVersion"] as? Int == 1)
+            #expect(store["documents"] as? Int == 1)
+            #expect(store["changes"] as? Int == 1)
+            #expect(store["damage"] as? [String] == [])
+        }
+    }
+
+    @Test func damagedFilesAreReportedPrecisely() throws {
+        try withRunner { quire in
+            let bundle = try Self.sampleDocument().encodeChanges()
+            let truncated = try inspect(quire, "cut.qchg", Array(bundle.dropLast(3)))
+            #expect(truncated.status == 1)
+            #expect(truncated.stderr.hasPrefix("error: \(quire.directory)/cut.qchg is damaged: "))
+
+            var flipped = try SnapshotFrame.seal(Self.sampleDocument().encodeSnapshot(), changeCount: 2)
+            flipped[flipped.count - 2] ^= 0xFF
+            let frame = try inspect(quire, "bad.qsnp", flipped)
+            #expect(frame.status == 1)
+            #expect(frame.stderr == "error: \(quire.directory)/bad.qsnp is damaged: invalid snapshot frame: checksum mismatch\n")
+
+            let unknown = try inspect(quire, "notes.txt", Array("hello".utf8))
+            #expect(unknown.status == 1)
+            #expect(unknown.stderr.contains("is not a Quire file"))
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+
+/// Two stores edited offline, then merged with `quire merge`; the history
+/// commands on the result.
+@Suite struct MergeStoryTests {
+    /// A laptop and a phone store; the note made on the laptop and merged into the phone.
+    struct TwoStores {
+        let quire: QuireRunner
+        let laptop: String, phone: String
+        let laptopReplica: String, phoneReplica: String
+        let id: String
+
+        init(_ quire: QuireRunner) throws {
+            self.quire = quire
+            laptop = quire.directory + "/laptop.quire"
+            phone = quire.directory + "/phone.quire"
+            try quire.ok(["init"], store: laptop)
+            try quire.ok(["init"], store: phone)
+            laptopReplica = try Self.replica(quire, laptop)
+            phoneReplica = try Self.replica(quire, phone)
+            id = try quire.ok(["note", "new", "--title", "Groceries", "--body", "milk"], store: laptop).trimmingCharacters(in: .newlines)
+            try quire.ok(["merge", laptop], store: phone)
+        }
+
+        static func replica(_ quire: QuireRunner, _ store: String) throws -> String {
+            let status = try #require(try quire.run(["status", "--json"], store: store).json() as? [String: Any])
+            return try #require(status["replica"] as? String)
+        }
+    }
+
+    @Test func offlineEditsMergeAndConcurrentWritesShowAsConflicts() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            // Offline on both: concurrent body and title edits, opposite pins.
+            try quire.ok(["note", "edit", id, "--append", " and eggs", "--title", "Groceries list", "--pin"], store: laptop)
+            try quire.ok(["note", "edit", id, "--insert", "0", "Buy ", "--title", "Shopping", "--unpin"], store: phone)
+
+            let dryRun = try quire.ok(["merge", "--dry-run", laptop, "--json"], store: phone)
+            let plan = try #require(try JSONSerialization.jsonObject(with: Data(dryRun.utf8)) as? [String: Any])
+            #expect(plan["dryRun"] as? Bool == true)
+            #expect(plan["incoming"] as? Int == 1)
+            #expect(plan["outgoing"] as? Int == 1)
+            let planned = try #require((plan["documents"] as? [[String: Any]])?.first)
+            #expect(planned["conflicts"] as? [String] == ["pinned"])
+            #expect(try quire.ok(["conflicts", id], store: phone) == "No conflicts.\n")  // nothing written
+
+            try quire.ok(["merge", laptop], store: phone)
+            try quire.ok(["merge", phone], store: laptop)
+            // Both now hold the same note: the text edits merged, nothing lost.
+            let onPhone = try quire.ok(["note", "show", id, "--json"], store: phone)
+            #expect(try quire.ok(["note", "show", id, "--json"], store: laptop) == onPhone)
+            let note = try #require(try JSONSerialization.jsonObject(with: Data(onPhone.utf8)) as? [String: Any])
+            #expect(note["body"] as? String == "Buy milk and eggs")
+            #expect(note["title"] as? String == "Shopping list")
+
+            // The phone's pin write has the higher Lamport value: it saw more operations (its edit is longer).
+            let conflicts = try #require(try quire.run(["conflicts", id, "--json"], store: phone).json() as? [[String: Any]])
+            #expect(conflicts.count == 1)
+            let conflict = try #require(conflicts.first)
+            #expect(conflict["key"] as? String == "pinned")
+            let winner = try #require(conflict["winner"] as? [String: Any])
+            let loser = try #require((conflict["losers"] as? [[String: Any]])?.first)
+            #expect(winner["value"] as? Bool == false)
+            #expect(winner["replica"] as? String == stores.phoneReplica)
+            #expect(loser["value"] as? Bool == true)
+            #expect(loser["replica"] as? String == stores.laptopReplica)
+            let (winnerLamport, loserLamport) = (try #require(winner["lamport"] as? Int), try #require(loser["lamport"] as? Int))
+            #expect(try quire.ok(["conflicts", id], store: phone) == """
+                pinned (higher Lamport value (\(winnerLamport) > \(loserLamport)))
+                  winner  false  lamport \(winnerLamport)  replica \(stores.phoneReplica)  \(winner["id"]!)
+                  loser   true   lamport \(loserLamport)  replica \(stores.laptopReplica)  \(loser["id"]!)
+
+                """)
+            // Merging again brings nothing.
+            #expect(try quire.ok(["merge", laptop], store: phone) == "Nothing to merge: both stores hold the same changes.\n")
+        }
+    }
+
+    @Test func logHeadsVersionVectorShowAtDiffAndBlame() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            let (l, p) = (stores.laptopReplica, stores.phoneReplica)
+            // "Groceries" (9) + "milk" (4) + title, body, tags, pinned, removed writes (5) = 18 counters.
+            try quire.ok(["note", "edit", id, "--append", " and eggs"], store: phone)  // 9 counters: 1@p ... 9@p
+            try quire.ok(["merge", phone], store: laptop)
+            try quire.ok(["note", "edit", id, "--delete", "0", "4", "--insert", "0", "oat milk"], store: laptop)
+
+            #expect(try quire.ok(["heads", id], store: laptop) == "\(30)@\(l)\n")  // 18 + 4 deleted + 8 inserted
+            #expect(try quire.ok(["vv", id], store: laptop) == [l < p ? "\(l):30,\(p):9" : "\(p):9,\(l):30"].joined() + "\n")
+
+            let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(log.map { $0["id"] as? String } == ["19@\(l)", "1@\(p)", "1@\(l)"])
+            #expect(log.map { $0["parents"] as? [String] } == [["9@\(p)"], ["18@\(l)"], []])
+            #expect(log.map { $0["operations"] as? Int } == [2, 1, 7])
+            let afterAppend = try #require(log[1]["version"] as? String)
+            let afterCreate = try #require(log[2]["version"] as? String)
+            #expect(afterCreate == "\(l):18")
+
+            let lines = try quire.ok(["log", id], store: laptop).split(separator: "\n")
+            #expect(lines.count == 4)
+            #expect(lines[0].split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+                == ["CHANGE", "COUNTERS", "LAMPORT", "PARENTS", "OPS", "TIME", "SERVER", "VERSION"])
+            #expect(lines[3].split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+                == ["1@\(l)", "1-18", "1-18", "-", "7", "just", "now", "no", "\(l):18"])
+
+            // The same version, as a version vector or as heads.
+            #expect(try quire.ok(["show", id, "--at", afterAppend], store: laptop).hasSuffix("\n\nmilk and eggs\n"))
+            #expect(try quire.ok(["show", id, "--at", "9@\(p)"], store: laptop).hasSuffix("\n\nmilk and eggs\n"))
+            #expect(try quire.ok(["note", "show", id, "--at", afterCreate], store: laptop).hasSuffix("\n\nmilk\n"))
+
+            #expect(try quire.ok(["diff", id, "--from", afterCreate, "--to", afterAppend], store: laptop) == "body @4 +\" and eggs\"\n")
+            #expect(try quire.ok(["diff", id, "--from", afterAppend], store: laptop) == "body @0 +\"oat \"\n")
+            let diff = try #require(try quire.run(["diff", id, "--from", afterCreate, "--json"], store: laptop).json() as? [String: Any])
+            let edits = try #require(diff["text"] as? [[String: Any]])
+            #expect(edits.map { $0["kind"] as? String } == ["insert", "insert"])
+            #expect(edits.map { $0["offset"] as? Int } == [0, 4])
+            #expect(edits.map { $0["text"] as? String } == ["oat ", " and eggs"])
+
+            // "milk" was deleted and typed again by change 19: blame names the retyping.
+            // The CHANGE column is as wide as its widest id, "19@" and 16 hex digits.
+            func pad(_ text: String) -> String { text + String(repeating: " ", count: 19 - text.count) }
+            #expect(try quire.ok(["blame", id], store: laptop) == """
+                \(pad("CHANGE"))  TIME      OFFSET  TEXT
+                \(pad("19@\(l)"))  just now  0       "oat milk"
+                \(pad("1@\(p)"))  just now  8       " and eggs"
+
+                """)
+
+            // A version the note does not have, and one that is not a version.
+            #expect(try quire.run(["show", id, "--at", "\(l):99"], store: laptop).status == 1)
+            #expect(try quire.run(["show", id, "--at", "yesterday"], store: laptop).status == 64)
+        }
+    }
+}
