@@ -50,6 +50,10 @@ public final class HTTPServer: Sendable {
     /// handlers are cancelled.
     public typealias Handler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
+    /// How far past `maxBodyBytes` a declared body may go and still be read
+    /// (and dropped) so that the client gets its 413 cleanly.
+    static let drainableExcess = 64 << 20
+
     public let host: String
     public let limits: Limits
     private let handler: Handler
@@ -155,9 +159,14 @@ public final class HTTPServer: Sendable {
 
     /// Runs the handler for a complete request and waits for its answer.
     /// Called on the connection's own MHD thread, which may block.
+    ///
+    /// The handler's task prefers a `ConnectionExecutor` that runs its jobs
+    /// on this very thread: handlers then never wait for a thread of Swift's
+    /// shared cooperative pool (two on this machine), which anything else in
+    /// the process (tests running in parallel, say) may keep busy.
     func respond(to request: HTTPRequest) -> HTTPResponse {
-        let outcome = HandlerOutcome()
-        let task = Task.detached { [handler] in
+        let executor = ConnectionExecutor()
+        let task = Task(executorPreference: executor) { [handler] in
             let response: HTTPResponse
             do {
                 response = try await handler(request)
@@ -169,7 +178,7 @@ public final class HTTPServer: Sendable {
                 logLine("handler for \(request.method) \(request.path) threw: \(error)")
                 response = .text(500, "internal server error")
             }
-            outcome.finish(response)
+            executor.finish(response)
         }
         let id: UInt64? = state.withLock { state in
             if state.stopping { return nil }
@@ -178,7 +187,7 @@ public final class HTTPServer: Sendable {
             return state.nextHandlerID
         }
         if id == nil { task.cancel() }
-        let response = outcome.wait()
+        let response = executor.runUntilFinished()
         if let id { _ = state.withLock { $0.running.removeValue(forKey: id) } }
         return response
     }
@@ -208,19 +217,42 @@ public enum HTTPServerError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// The handler's answer, handed from its task to the waiting MHD thread.
-private final class HandlerOutcome: Sendable {
-    private let response = Mutex<HTTPResponse?>(nil)
-    private let done = DispatchSemaphore(value: 0)
+/// Runs one handler's jobs on the MHD connection thread that waits for
+/// its answer, and hands the answer over.
+private final class ConnectionExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked: `jobs` and `response` are only touched with `condition` locked.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var response: HTTPResponse?
 
-    func finish(_ value: HTTPResponse) {
-        response.withLock { $0 = value }
-        done.signal()
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
     }
 
-    func wait() -> HTTPResponse {
-        done.wait()
-        return response.withLock { $0! }
+    func finish(_ value: HTTPResponse) {
+        condition.lock()
+        response = value
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Runs the handler's jobs on the calling thread until it has answered.
+    func runUntilFinished() -> HTTPResponse {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && response == nil { condition.wait() }
+            if jobs.isEmpty, let response {
+                condition.unlock()
+                return response
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
     }
 }
 

@@ -19,8 +19,16 @@ enum MHDCallbacks {
             requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
             guard let declared = context.head.headers["Content-Length"].flatMap(Int.init) else { return .YES }
             if declared > maxBodyBytes {
-                // Answering now makes MHD skip the body and close the connection.
-                return queue(payloadTooLarge(maxBodyBytes), on: connection)
+                // Answering now makes MHD skip the body and close the
+                // connection, and a client still sending then sees a broken
+                // pipe instead of the 413. So a body within `drainableExcess`
+                // of the limit is read and dropped, and answered at its end;
+                // only an absurd one is cut off at once.
+                guard declared - maxBodyBytes <= HTTPServer.drainableExcess else {
+                    return queue(payloadTooLarge(maxBodyBytes), on: connection)
+                }
+                context.bodyTooLarge = true
+                return .YES
             }
             context.body.reserveCapacity(declared)
             return .YES
