@@ -87,11 +87,20 @@ extension Document {
     /// Checks and applies a change that is causally ready, and records it
     /// in the history unless the caller keeps it encoded.
     mutating func integrate(_ change: Change, recordingHistory: Bool = true) throws(DocumentError) {
-        try validate(change)
+        // A change of one operation (most of them) needs no separate pass
+        // over its elements: applying an operation checks them first and
+        // changes nothing if they are missing.
+        let single = change.operations.count == 1
+        try validate(change, checkingElements: !single)
         var id = change.id
         var lamport = change.lamport
         for operation in change.operations {
-            objects.applyChecked(operation, id: id, lamport: lamport)
+            do {
+                try objects.apply(operation, id: id, lamport: lamport)
+            } catch {
+                guard single else { preconditionFailure("a validated operation failed: \(error)") }
+                throw .invalidChange(change.id, reason: "\(error)")
+            }
             let width = UInt64(operation.width)
             id = id.advanced(by: width)
             lamport += width
@@ -104,73 +113,73 @@ extension Document {
         try history.change(containing: id)
     }
 
-    /// Checks every rule a ready change must meet, before anything of it is applied.
-    func validate(_ change: Change) throws(DocumentError) {
+    /// Checks the rules a ready change must meet before anything of it is
+    /// applied. With `checkingElements` false, the operations' objects and
+    /// elements are left for `ObjectTable.apply` to check.
+    mutating func validate(_ change: Change, checkingElements: Bool) throws(DocumentError) {
         func invalid(_ reason: String) -> DocumentError { .invalidChange(change.id, reason: reason) }
         // Stamps are unique: a replica's Lamport values only go up.
         if case let previous = replicaLamports[change.replica], previous > 0, change.lamport <= previous {
             throw invalid("its Lamport value \(change.lamport) does not advance on its replica's previous \(previous)")
         }
-        guard change.parents == change.parents.sorted(), Set(change.parents).count == change.parents.count else {
+        for (parent, next) in zip(change.parents, change.parents.dropFirst()) where !(parent < next) {
             throw invalid("its parents are not sorted and distinct")
         }
-        // Operations: objects exist with the right kind, referenced elements exist.
-        var created: [ObjectID: ObjectKind] = [:]
-        var inserted: [ObjectID: [IDRun]] = [:]
-        func kind(_ object: ObjectID) -> ObjectKind? { created[object] ?? objects.slots[object]?.kind }
-        func holds(_ object: ObjectID, _ element: OpID) -> Bool {
-            if inserted[object]?.contains(where: { $0.contains(element) }) == true { return true }
-            guard let slot = objects.slots[object] else { return false }
-            switch slot.kind {
-            case .text: return objects.texts[slot.index].contains(element)
-            case .list: return objects.lists[slot.index].contains(element)
-            case .map, .counter: return false
-            }
-        }
-        // A write's stamp is above the stamps of the entries it replaces.
-        func checkAbove(_ pred: [OpID], _ object: ObjectID, _ key: String, lamport: UInt64) throws(DocumentError) {
-            guard let slot = objects.slots[object], slot.kind == .map, let register = objects.maps[slot.index][key] else { return }
-            for entry in register.entries where pred.contains(entry.id) && entry.lamport >= lamport {
-                throw invalid("it replaces \(entry.id) at key \(key) without a greater Lamport value")
-            }
-        }
+        // Objects and elements made earlier in this change, which later operations may use.
+        var created: [(object: ObjectID, kind: ObjectKind)] = []
+        var inserted: [(object: ObjectID, run: IDRun)] = []
         var id = change.id
-        for operation in change.operations {
+        for (position, operation) in change.operations.enumerated() {
             let object = operation.object
-            guard let objectKind = kind(object) else { throw invalid("it edits object \(object), which does not exist") }
+            let lamport = change.lamport + (id.counter - change.id.counter)
+            let isLast = position == change.operations.count - 1
+            let slot = objects.find(object)
+            guard let objectKind = slot?.kind ?? created.first(where: { $0.object == object })?.kind else {
+                throw invalid("it edits object \(object), which does not exist")
+            }
+            func holds(_ element: OpID) -> Bool {
+                if inserted.contains(where: { $0.object == object && $0.run.contains(element) }) { return true }
+                return objects.lamport(of: element, in: object) != nil
+            }
             switch operation {
-            case .put(_, let key, let value, let pred):
-                guard objectKind == .map else { throw invalid("it puts a key into \(object), a \(objectKind)") }
-                try checkAbove(pred, object, key, lamport: change.lamport + id.counter - change.id.counter)
-                if case .object(let newKind) = value { created[ObjectID(id)] = newKind }
-            case .remove(_, let key, let pred):
-                guard objectKind == .map else { throw invalid("it removes a key from \(object), a \(objectKind)") }
-                try checkAbove(pred, object, key, lamport: change.lamport + id.counter - change.id.counter)
+            case .put(_, let key, _, let pred), .remove(_, let key, let pred):
+                guard objectKind == .map else { throw invalid("it writes key \(key) of \(object), a \(objectKind)") }
+                // A write's stamp is above the stamps of the entries it replaces.
+                if let slot, let register = objects.maps[slot.index][key] {
+                    for entry in register.entries where pred.contains(entry.id) && entry.lamport >= lamport {
+                        throw invalid("it replaces \(entry.id) at key \(key) without a greater Lamport value")
+                    }
+                }
+                if case .put(_, _, .object(let newKind), _) = operation, !isLast { created.append((ObjectID(id), newKind)) }
             case let .insert(_, origin, content):
+                let count: Int
                 switch (objectKind, content) {
-                case (.text, .text): break
+                case (.text, .text(let string)): count = string.unicodeScalars.count
                 case (.list, .values(let values)):
-                    for (offset, value) in values.enumerated() {
-                        if case .object(let newKind) = value { created[ObjectID(id.advanced(by: UInt64(offset)))] = newKind }
+                    count = values.count
+                    for (offset, value) in values.enumerated() where !isLast {
+                        if case .object(let newKind) = value { created.append((ObjectID(id.advanced(by: UInt64(offset))), newKind)) }
                     }
                 default: throw invalid("its insert does not match \(object), a \(objectKind)")
                 }
-                guard content.count > 0 else { throw invalid("it inserts nothing") }
+                guard count > 0 else { throw invalid("it inserts nothing") }
                 if let origin {
-                    guard holds(object, origin) else { throw invalid("it inserts after \(origin), which \(object) does not hold") }
+                    if checkingElements, !holds(origin) { throw invalid("it inserts after \(origin), which \(object) does not hold") }
                     // An element's stamp is above its origin's: the RGA ordering rule depends on it.
-                    if let originLamport = objects.lamport(of: origin, in: object), change.lamport + id.counter - change.id.counter <= originLamport {
+                    if let originLamport = objects.lamport(of: origin, in: object), lamport <= originLamport {
                         throw invalid("its insert's Lamport value is not above its origin \(origin)'s")
                     }
                 }
-                inserted[object, default: []].append(IDRun(start: id, length: content.count))
+                if !isLast { inserted.append((object, IDRun(start: id, length: count))) }
             case let .delete(_, target):
                 guard objectKind == .text || objectKind == .list else { throw invalid("it deletes from \(object), a \(objectKind)") }
                 guard target.length > 0, !target.start.counter.addingReportingOverflow(UInt64(target.length)).overflow else {
                     throw invalid("its delete range is empty or overflows")
                 }
-                for offset in 0..<UInt64(target.length) where !holds(object, target.start.advanced(by: offset)) {
-                    throw invalid("it deletes \(target.start.advanced(by: offset)), which \(object) does not hold")
+                if checkingElements {
+                    for offset in 0..<UInt64(target.length) where !holds(target.start.advanced(by: offset)) {
+                        throw invalid("it deletes \(target.start.advanced(by: offset)), which \(object) does not hold")
+                    }
                 }
             case .increment:
                 guard objectKind == .counter else { throw invalid("it increments \(object), a \(objectKind)") }
@@ -198,28 +207,23 @@ extension ObjectTable {
         }
     }
 
-    /// Applies an operation that `Document.validate` accepted.
-    mutating func applyChecked(_ operation: Operation, id: OpID, lamport: UInt64) {
-        do {
-            try apply(operation, id: id, lamport: lamport)
-        } catch {
-            preconditionFailure("a validated operation failed: \(error)")
-        }
-    }
-
+    /// Applies a remote operation. It throws, changing nothing, if its
+    /// object or the elements it names are missing.
     mutating func apply(_ operation: Operation, id: OpID, lamport: UInt64) throws {
         switch operation {
         case let .put(object, key, value, pred):
-            let slot = try slot(object, .map)
+            let slot = try editableSlot(object, .map)
             let stored = materialize(value, id: id, parent: object, key: key)
             maps[slot][key, default: MapRegister()].write(RegisterEntry(id: id, lamport: lamport, value: stored), replacing: pred)
         case let .remove(object, key, pred):
-            let slot = try slot(object, .map)
+            let slot = try editableSlot(object, .map)
             maps[slot][key, default: MapRegister()].write(RegisterEntry(id: id, lamport: lamport, value: nil), replacing: pred)
         case let .insert(object, origin, .text(string)):
-            try texts[slot(object, .text)].insertRemote(origin: origin, id: id, lamport: lamport, contentsOf: string.unicodeScalars)
+            try texts[editableSlot(object, .text)].insertRemote(origin: origin, id: id, lamport: lamport, contentsOf: string.unicodeScalars)
         case let .insert(object, origin, .values(values)):
-            let slot = try slot(object, .list)
+            let slot = try editableSlot(object, .list)
+            // Check before creating nested objects, so a failure leaves none behind.
+            if let origin, !lists[slot].contains(origin) { throw SequenceError.unknownElement(origin) }
             var stored: [Value] = []
             stored.reserveCapacity(values.count)
             for (offset, value) in values.enumerated() {
@@ -227,11 +231,11 @@ extension ObjectTable {
             }
             try lists[slot].insertRemote(origin: origin, id: id, lamport: lamport, contentsOf: stored)
         case let .delete(object, target):
-            guard let slot = slots[object] else { throw DocumentError.unknownObject(object) }
+            guard let slot = find(object) else { throw DocumentError.unknownObject(object) }
             if slot.kind == .text { try texts[slot.index].deleteRemote(target) }
             else { try lists[try self.slot(object, .list)].deleteRemote(target) }
         case let .increment(object, delta):
-            counters[try slot(object, .counter)] &+= delta
+            counters[try editableSlot(object, .counter)] &+= delta
         }
     }
 }

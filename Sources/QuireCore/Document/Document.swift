@@ -69,8 +69,29 @@ struct ObjectTable: Sendable {
     /// Where each nested object was created: its parent object and, for maps, the key.
     var parents: [ObjectID: (parent: ObjectID, key: String?)] = [:]
 
+    /// The object found last: edits come in runs on one object, and
+    /// comparing ids is cheaper than hashing them.
+    private var lastFound: (object: ObjectID, slot: Slot)?
+
     func slot(_ object: ObjectID, _ kind: ObjectKind) throws(DocumentError) -> Int {
-        guard let slot = slots[object] else { throw .unknownObject(object) }
+        try Self.check(object, slots[object], kind)
+    }
+
+    /// `slot(_:_:)` through the one-entry cache, for the paths that edit.
+    mutating func editableSlot(_ object: ObjectID, _ kind: ObjectKind) throws(DocumentError) -> Int {
+        try Self.check(object, find(object), kind)
+    }
+
+    /// Where an object lives, through the one-entry cache.
+    mutating func find(_ object: ObjectID) -> Slot? {
+        if let lastFound, lastFound.object == object { return lastFound.slot }
+        guard let slot = slots[object] else { return nil }
+        lastFound = (object, slot)
+        return slot
+    }
+
+    private static func check(_ object: ObjectID, _ slot: Slot?, _ kind: ObjectKind) throws(DocumentError) -> Int {
+        guard let slot else { throw .unknownObject(object) }
         guard slot.kind == kind else { throw .wrongKind(object, expected: kind, actual: slot.kind) }
         return slot.index
     }

@@ -43,7 +43,7 @@ public struct Transaction: Sendable {
 
     /// Removes `key` from a map (a tombstone write; see `Specs/crdt.md`).
     public mutating func remove(_ map: ObjectID, key: String) throws(DocumentError) {
-        let slot = try document.objects.slot(map, .map)
+        let slot = try document.objects.editableSlot(map, .map)
         let pred = document.objects.maps[slot][key]?.ids ?? []
         let id = nextID
         document.objects.maps[slot][key, default: MapRegister()]
@@ -53,7 +53,7 @@ public struct Transaction: Sendable {
 
     @discardableResult
     mutating func write(_ map: ObjectID, key: String, value: NewValue) throws(DocumentError) -> ObjectID {
-        let slot = try document.objects.slot(map, .map)
+        let slot = try document.objects.editableSlot(map, .map)
         let pred = document.objects.maps[slot][key]?.ids ?? []
         let id = nextID
         let stored = document.objects.materialize(value, id: id, parent: map, key: key)
@@ -67,7 +67,9 @@ public struct Transaction: Sendable {
 
     /// Inserts `string` into a text object before the scalar at `index`.
     public mutating func insertText(_ text: ObjectID, at index: Int, _ string: some StringProtocol) throws(DocumentError) {
-        let slot = try document.objects.slot(text, .text)
+        let slot = try document.objects.editableSlot(text, .text)
+        // One concrete type from here on, so the sequence code is specialised for it.
+        let string = String(string)
         let scalars = string.unicodeScalars
         if scalars.isEmpty { return }
         let origin: OpID?
@@ -76,12 +78,12 @@ public struct Transaction: Sendable {
         } catch {
             throw .indexOutOfRange(index: index, count: document.objects.texts[slot].count)
         }
-        record(.insert(object: text, origin: origin, content: .text(String(string))), width: scalars.count)
+        record(.insert(object: text, origin: origin, content: .text(string)), width: scalars.count)
     }
 
     /// Deletes `count` scalars of a text object from `index` on.
     public mutating func deleteText(_ text: ObjectID, at index: Int, count: Int) throws(DocumentError) {
-        let slot = try document.objects.slot(text, .text)
+        let slot = try document.objects.editableSlot(text, .text)
         let length = document.objects.texts[slot].count
         guard index >= 0, count >= 0, index <= length - count else {
             throw .indexOutOfRange(index: index + count, count: length)
@@ -124,7 +126,7 @@ public struct Transaction: Sendable {
     }
 
     mutating func insertValue(_ list: ObjectID, at index: Int, _ value: NewValue) throws(DocumentError) -> ObjectID {
-        let slot = try document.objects.slot(list, .list)
+        let slot = try document.objects.editableSlot(list, .list)
         let count = document.objects.lists[slot].count
         guard index >= 0, index <= count else { throw .indexOutOfRange(index: index, count: count) }
         let id = nextID
@@ -141,7 +143,7 @@ public struct Transaction: Sendable {
 
     /// Deletes `count` elements of a list from `index` on.
     public mutating func delete(_ list: ObjectID, at index: Int, count: Int = 1) throws(DocumentError) {
-        let slot = try document.objects.slot(list, .list)
+        let slot = try document.objects.editableSlot(list, .list)
         let length = document.objects.lists[slot].count
         guard index >= 0, count >= 0, index <= length - count else {
             throw .indexOutOfRange(index: index + count, count: length)
@@ -157,7 +159,7 @@ public struct Transaction: Sendable {
 
     /// Adds `delta` (which may be negative) to a counter.
     public mutating func increment(_ counter: ObjectID, by delta: Int64) throws(DocumentError) {
-        let slot = try document.objects.slot(counter, .counter)
+        let slot = try document.objects.editableSlot(counter, .counter)
         document.objects.counters[slot] &+= delta
         record(.increment(object: counter, delta: delta), width: 1)
     }
