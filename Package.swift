@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // Quire: a collaborative document store. Layers (see Specs/ and README.md):
-// tool (quire, quire-bench) -> API (Quire) -> sync (QuireSync) -> store (QuireStore) -> core (QuireCore) -> C libraries.
+// tool (quire, quire-bench) -> sync (QuireSync) -> API (Quire) -> store (QuireStore) -> core (QuireCore) -> C libraries.
 import PackageDescription
 
 let package = Package(
@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "QuireStore", dependencies: ["QuireCore", "CSQLite", "CZstd"]),
 
         // Sync: messages, sessions and transports (HTTP over libmicrohttpd and URLSession).
-        .target(name: "QuireSync", dependencies: ["QuireCore", "QuireStore", "CMicroHTTPD", "CZstd"]),
+        .target(name: "QuireSync", dependencies: ["Quire", "QuireCore", "QuireStore", "CMicroHTTPD", "CZstd"]),
         // The public API: DocumentStore over the store and the core.
         .target(name: "Quire", dependencies: ["QuireCore", "QuireStore"]),
 
@@ -43,7 +43,7 @@ let package = Package(
         ),
 
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
-        .testTarget(name: "QuireSyncTests", dependencies: ["QuireSync"]),
+        .testTarget(name: "QuireSyncTests", dependencies: ["QuireSync", "Quire"]),
         .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "QuireCore", "CSQLite", "CZstd"]),
         // A real process for the kill tests of QuireTests: writes edits in a
         // loop and reports each acknowledged one.
