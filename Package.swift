@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "QuireStore", targets: ["QuireStore"]),
         .library(name: "QuireSync", targets: ["QuireSync"]),
         .library(name: "Quire", targets: ["Quire"]),
+        .executable(name: "quire", targets: ["quire"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
     ],
     targets: [
@@ -29,6 +30,9 @@ let package = Package(
         .target(name: "QuireSync", dependencies: ["Quire", "QuireCore", "QuireStore", "CMicroHTTPD", "CZstd"]),
         // The public API: DocumentStore over the store and the core.
         .target(name: "Quire", dependencies: ["QuireCore", "QuireStore"]),
+
+        // The command-line tool: notes, merge inspection, file inspection.
+        .executableTarget(name: "quire", dependencies: ["Quire"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
         .target(
@@ -50,6 +54,8 @@ let package = Package(
         .executableTarget(name: "quire-store-writer", dependencies: ["Quire"], path: "Tests/StoreWriter"),
         .testTarget(name: "QuireTests", dependencies: ["Quire", "QuireStore", "CSQLite", "quire-store-writer"]),
         .testTarget(name: "QuireBenchKitTests", dependencies: ["QuireBenchKit"]),
+        // End-to-end tests that run the built `quire` binary.
+        .testTarget(name: "quireTests", dependencies: ["quire", "Quire"]),
     ],
     swiftLanguageModes: [.v6]
 )

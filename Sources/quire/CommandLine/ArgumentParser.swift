@@ -1,0 +1,82 @@
+/// Turns the words of the command line into an `Invocation`.
+///
+/// Grammar: `quire [--store PATH] [--version] [--help] COMMAND [SUBCOMMAND] [ARGUMENTS AND OPTIONS]`.
+/// Options may come before, between or after positional arguments; `--`
+/// ends the options (every later word is positional, even `-x`); an option
+/// with one value also accepts `--name=value`. `--store PATH` is accepted
+/// anywhere. An unknown option is a usage error.
+struct ArgumentParser {
+    let root: Command
+
+    /// What the command line asks for.
+    enum Outcome {
+        case run(Invocation)
+        /// `--help` on a command: print its help.
+        case help(Command, path: [String])
+        case version
+    }
+
+    func parse(_ words: [String], environment: [String: String]) throws -> Outcome {
+        var command = root
+        var path: [String] = []
+        var arguments: [String] = []
+        var options: [(name: String, values: [String])] = []
+        var storePath: String?
+        var remaining = words[...]
+        var optionsEnded = false
+
+        func usageError(_ message: String) -> CLIError { .usage(message, command: command, path: path) }
+
+        while let word = remaining.popFirst() {
+            if optionsEnded || !word.hasPrefix("-") || word == "-" {
+                // A word naming a subcommand is one only before any positional argument.
+                if !optionsEnded, arguments.isEmpty, let subcommand = command.subcommand(named: word) {
+                    command = subcommand
+                    path.append(word)
+                } else if command.run == nil {
+                    throw usageError(path.isEmpty ? "unknown command \"\(word)\"" : "unknown subcommand \"\(word)\"")
+                } else {
+                    arguments.append(word)
+                }
+                continue
+            }
+            if word == "--" { optionsEnded = true; continue }
+            var name = word
+            var inlineValue: String?
+            if let equals = word.firstIndex(of: "=") {
+                name = String(word[..<equals])
+                inlineValue = String(word[word.index(after: equals)...])
+            }
+            if name == "--version" && path.isEmpty { return .version }
+            if name == "--help" { return .help(command, path: path) }
+            let option: Option
+            if name == "--store" {
+                option = Context.storeOption
+            } else if let known = command.option(named: name) {
+                option = known
+            } else {
+                throw usageError("unknown option \"\(name)\"")
+            }
+            var values: [String] = []
+            if let inlineValue {
+                guard option.values.count == 1 else { throw usageError("\(name) does not take \"=value\"") }
+                values = [inlineValue]
+            } else {
+                for valueName in option.values {
+                    guard let value = remaining.popFirst() else { throw usageError("\(name) needs a value for \(valueName)") }
+                    values.append(value)
+                }
+            }
+            if name == "--store" { storePath = values[0]; continue }
+            if !option.repeatable, options.contains(where: { $0.name == name }) {
+                throw usageError("\(name) may be given only once")
+            }
+            options.append((name, values))
+        }
+        guard command.run != nil else {
+            throw usageError(path.isEmpty ? "missing command" : "missing subcommand")
+        }
+        let context = Context(storePath: storePath ?? Context.defaultStorePath(environment: environment), environment: environment)
+        return .run(Invocation(command: command, path: path, arguments: arguments, options: options, context: context))
+    }
+}

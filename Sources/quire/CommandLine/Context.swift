@@ -1,0 +1,59 @@
+import Foundation
+import Quire
+
+/// What every command runs with: the store path, the environment, and
+/// where output goes.
+struct Context {
+    /// The store file the command works on.
+    let storePath: String
+    let environment: [String: String]
+    let output = Output()
+
+    static let storeOption = Option(
+        name: "--store", values: ["PATH"],
+        help: "The store file (default: $QUIRE_STORE, else $XDG_DATA_HOME/quire/notes.quire, else ~/.local/share/quire/notes.quire).")
+
+    /// `$QUIRE_STORE`, else `$XDG_DATA_HOME/quire/notes.quire`, else
+    /// `~/.local/share/quire/notes.quire` (the XDG default data directory).
+    static func defaultStorePath(environment: [String: String]) -> String {
+        if let path = environment["QUIRE_STORE"], !path.isEmpty { return path }
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/quire/notes.quire" }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/share/quire/notes.quire"
+    }
+
+    /// Opens the existing store for reading and writing.
+    func openStore() throws -> DocumentStore {
+        try Self.open(storePath, readOnly: false, missingAdvice: "run `quire init` to create it, or pass --store PATH")
+    }
+
+    /// Opens a store file; a missing or unreadable file is a failure that
+    /// says what to do.
+    static func open(_ path: String, readOnly: Bool, missingAdvice: String) throws -> DocumentStore {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CLIError.failure("no store at \(path): \(missingAdvice)")
+        }
+        do {
+            return try DocumentStore(path: path, readOnly: readOnly)
+        } catch {
+            throw CLIError.failure("cannot open the store \(path): \(error)\n`quire inspect \(path)` reports what is wrong with the file")
+        }
+    }
+}
+
+extension Context {
+    /// The peer name under which the server's acknowledgements are kept:
+    /// `status` counts the local changes it has not acknowledged. The one
+    /// place that names it (sync will make it the server's URL).
+    var serverPeer: String { "server" }
+}
+
+extension Context {
+    /// The version of a document `peer` has acknowledged, read from the
+    /// store's `peer_acknowledgements` table (Specs/storage.md).
+    func acknowledgedVersion(peer: String, id: DocumentID) throws -> VersionVector {
+        let database = try Database(path: storePath, readOnly: true)
+        defer { database.close() }
+        return try database.read { db in try PeerAcknowledgements.version(peer: peer, document: id.rawValue, db) }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// Parses the command line, runs the command, and turns its outcome into
+/// an exit code: 0 success, 1 failure, 64 usage error (Specs/cli.md).
+enum QuireTool {
+    static let version = "0.1.0"
+
+    static let root = Command(
+        name: "quire",
+        summary: "Notes that you edit offline on several machines and merge without losing anything.",
+        usage: ["[--store PATH] COMMAND [ARGUMENTS] [OPTIONS]"],
+        examples: ["quire init", "quire note new --title \"Groceries\" --body \"milk\"", "quire note list", "quire log 0190f1c2"],
+        subcommands: Commands.all)
+
+    static func run(_ words: [String], environment: [String: String]) -> Int32 {
+        do {
+            switch try ArgumentParser(root: root).parse(words, environment: environment) {
+            case .version:
+                print("quire \(version)")
+            case let .help(command, path):
+                print(Help.text(for: command, path: path), terminator: "")
+            case .run(let invocation):
+                try invocation.command.run!(invocation)
+            }
+            return 0
+        } catch CLIError.usage(let message, let command, let path) {
+            writeError("error: \(message)\n" + Help.usage(for: command, path: path))
+            return CLIError.usageExitCode
+        } catch CLIError.failure(let message) {
+            writeError("error: \(message)\n")
+            return CLIError.failureExitCode
+        } catch {
+            writeError("error: \(error)\n")
+            return CLIError.failureExitCode
+        }
+    }
+
+    private static func writeError(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,10 @@
+/// Every top-level command, in the order `quire --help` lists them. A new
+/// command group is a new file in this folder and one entry here.
+enum Commands {
+    static let all: [Command] = [
+        StoreCommands.initialize, StoreCommands.status, NoteCommands.group,
+        HistoryCommands.log, HistoryCommands.heads, HistoryCommands.versionVector, HistoryCommands.show,
+        HistoryCommands.diff, HistoryCommands.blame, ConflictsCommand.command,
+        MergeCommand.command, InspectCommand.command,
+    ]
+}

@@ -1,0 +1,34 @@
+import Quire
+
+/// `quire conflicts ID`.
+enum ConflictsCommand {
+    static let command = Command(
+        name: "conflicts",
+        summary: "List every field of a note where concurrent writes met: the winner, the losers, and why the winner won.",
+        usage: ["ID [--json]"],
+        arguments: [NoteCommands.noteArgument],
+        options: [.json],
+        examples: ["quire conflicts 0190f1c2", "quire conflicts 0190f1c2 --json"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 1)
+            let output = invocation.context.output
+            let store = try invocation.context.openStore()
+            let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+            let conflicts = try store.read(id) { try Conflict.all(in: $0) }
+            if invocation.flag("--json") {
+                output.print(json: .array(conflicts.map(\.json)))
+                return
+            }
+            guard !conflicts.isEmpty else {
+                output.print("No conflicts.")
+                return
+            }
+            output.print(conflicts.map { conflict in
+                let rows = conflict.entries.enumerated().map { index, entry in
+                    [index == 0 ? output.styled("winner", .green) : output.styled("loser", .red),
+                     conflict.json(entry.value).compact, "lamport \(entry.lamport)", "replica \(entry.id.replica)", entry.id.description]
+                }
+                return output.styled(conflict.key, .bold) + " (" + conflict.reason + ")\n" + Table(rows: rows, indent: 2).render()
+            }.joined(separator: "\n\n"))
+        })
+}

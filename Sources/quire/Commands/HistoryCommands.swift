@@ -1,0 +1,140 @@
+import Foundation
+import Quire
+
+/// Merge inspection: `quire log`, `heads`, `vv`, `show`, `diff` and `blame`.
+enum HistoryCommands {
+    static let log = Command(
+        name: "log",
+        summary: "List a note's changes, newest first, with the version right after each.",
+        usage: ["ID [--json]"],
+        arguments: [NoteCommands.noteArgument],
+        options: [.json],
+        examples: ["quire log 0190f1c2", "quire log 0190f1c2 --json"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 1)
+            let context = invocation.context
+            let store = try context.openStore()
+            let history = try DocumentHistory(NoteIDs.resolve(invocation.argument(0, "ID"), in: store), in: store)
+            let acknowledged = try context.acknowledgedVersion(peer: context.serverPeer, id: history.id)
+            let entries = zip(history.changes, history.versionsAfterEachChange).reversed()
+            if invocation.flag("--json") {
+                context.output.print(json: .array(entries.map { change, version in
+                    .object([
+                        "id": .string(change.id.description), "replica": .string(change.replica.description),
+                        "counters": .object(["first": .int(change.id.counter), "last": .int(change.lastID.counter)]),
+                        "lamport": .object(["first": .int(change.lamport), "last": .int(change.lastLamport)]),
+                        "parents": .array(change.parents.map { .string($0.description) }),
+                        "operations": .int(change.operations.count),
+                        "time": change.time > 0 ? .string(RelativeTime.isoDate(milliseconds: change.time)) : .null,
+                        "acknowledged": .bool(acknowledged.contains(change.lastID)),
+                        "version": .string(version.description),
+                    ])
+                }))
+                return
+            }
+            let rows = entries.map { change, version in
+                [context.output.styled(change.id.description, .yellow), "\(change.id.counter)-\(change.lastID.counter)",
+                 "\(change.lamport)-\(change.lastLamport)", change.parents.isEmpty ? "-" : change.parents.map(\.description).joined(separator: ","),
+                 "\(change.operations.count)", RelativeTime.describe(milliseconds: change.time),
+                 acknowledged.contains(change.lastID) ? "yes" : "no", version.description]
+            }
+            context.output.print(Table(header: ["CHANGE", "COUNTERS", "LAMPORT", "PARENTS", "OPS", "TIME", "SERVER", "VERSION"], rows: rows).render())
+        })
+
+    static let heads = Command(
+        name: "heads",
+        summary: "Print a note's heads: the changes no other change builds on.",
+        usage: ["ID [--json]"],
+        arguments: [NoteCommands.noteArgument],
+        options: [.json],
+        examples: ["quire heads 0190f1c2"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 1)
+            let store = try invocation.context.openStore()
+            let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+            let heads = try store.read(id) { $0.heads }
+            if invocation.flag("--json") {
+                invocation.context.output.print(json: .array(heads.map { .string($0.description) }))
+            } else {
+                invocation.context.output.print(heads.map(\.description).joined(separator: ","))
+            }
+        })
+
+    static let versionVector = Command(
+        name: "vv",
+        summary: "Print a note's version vector: the highest counter it holds from each replica.",
+        usage: ["ID [--json]"],
+        arguments: [NoteCommands.noteArgument],
+        options: [.json],
+        examples: ["quire vv 0190f1c2"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 1)
+            let store = try invocation.context.openStore()
+            let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+            let version = try store.read(id) { $0.versionVector }
+            if invocation.flag("--json") {
+                invocation.context.output.print(json: .object(Dictionary(uniqueKeysWithValues: version.replicas.map {
+                    ($0.description, JSON.int(version[$0]))
+                })))
+            } else {
+                invocation.context.output.print(version.description)
+            }
+        })
+
+    /// `quire show` is `quire note show`, at the top level beside the other
+    /// history commands.
+    static let show = Command(
+        name: "show", summary: NoteCommands.show.summary, usage: NoteCommands.show.usage,
+        arguments: NoteCommands.show.arguments, options: NoteCommands.show.options,
+        examples: ["quire show 0190f1c2 --at 7c0c5e135634e4e8:3"], run: NoteCommands.show.run)
+
+    static let diff = Command(
+        name: "diff",
+        summary: "Show what changed in a note between two versions: text insertions and deletions, field changes.",
+        usage: ["ID --from VERSION [--to VERSION] [--json]"],
+        arguments: [NoteCommands.noteArgument],
+        options: [.from, .to, .json],
+        examples: ["quire diff 0190f1c2 --from 7c0c5e135634e4e8:3", "quire diff 0190f1c2 --from 3@7c0c5e135634e4e8 --to 9@7c0c5e135634e4e8 --json"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 1)
+            guard let fromText = invocation.value("--from") else { throw invocation.usageError("missing --from VERSION") }
+            let store = try invocation.context.openStore()
+            let history = try DocumentHistory(NoteIDs.resolve(invocation.argument(0, "ID"), in: store), in: store)
+            let from = try history.version(fromText, invocation: invocation)
+            let to = try invocation.value("--to").map { try history.version($0, invocation: invocation) } ?? history.current
+            let old = try Note(id: history.id, document: history.document(at: from))
+            let new = try Note(id: history.id, document: history.document(at: to))
+            NoteDiff(old: old, new: new).print(from: from, to: to, json: invocation.flag("--json"), to: invocation.context.output)
+        })
+
+    static let blame = Command(
+        name: "blame",
+        summary: "Show a note's body with each run of characters attributed to the replica and change that inserted it.",
+        usage: ["ID [--json]"],
+        arguments: [NoteCommands.noteArgument],
+        options: [.json],
+        examples: ["quire blame 0190f1c2"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 1)
+            let context = invocation.context
+            let store = try context.openStore()
+            let history = try DocumentHistory(NoteIDs.resolve(invocation.argument(0, "ID"), in: store), in: store)
+            let pieces = try store.read(history.id) { try Blame.pieces(of: $0, history: history) }
+            if invocation.flag("--json") {
+                context.output.print(json: .array(pieces.map { piece in
+                    .object([
+                        "offset": .int(piece.offset), "text": .string(piece.text),
+                        "change": .string(piece.change.id.description), "replica": .string(piece.change.replica.description),
+                        "lamport": .int(piece.lamport),
+                        "time": piece.change.time > 0 ? .string(RelativeTime.isoDate(milliseconds: piece.change.time)) : .null,
+                    ])
+                }))
+                return
+            }
+            let rows = pieces.map { piece in
+                [context.output.styled(piece.change.id.description, .yellow), RelativeTime.describe(milliseconds: piece.change.time),
+                 "\(piece.offset)", JSON.quoted(piece.text)]
+            }
+            context.output.print(Table(header: ["CHANGE", "TIME", "OFFSET", "TEXT"], rows: rows).render())
+        })
+}

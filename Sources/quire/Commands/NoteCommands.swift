@@ -1,0 +1,192 @@
+import Foundation
+import Quire
+
+/// `quire note new|list|show|edit|rm|restore`.
+enum NoteCommands {
+    static let group = Command(
+        name: "note",
+        summary: "Create, list, show, edit, remove and restore notes.",
+        usage: ["COMMAND [ARGUMENTS] [OPTIONS]"],
+        examples: ["quire note new --title \"Groceries\" --body \"milk\"", "quire note edit 0190f1c2 --append \", eggs\""],
+        subcommands: [new, list, show, edit, remove, restore])
+
+    static let new = Command(
+        name: "new",
+        summary: "Create a note and print its id.",
+        usage: ["--title TEXT [--body TEXT] [--tag TAG]... [--pin]"],
+        options: [
+            Option(name: "--title", values: ["TEXT"], help: "The title (required)."),
+            Option(name: "--body", values: ["TEXT"], help: "The body (default: empty)."),
+            Option(name: "--tag", values: ["TAG"], help: "Add a tag; may be repeated.", repeatable: true),
+            Option(name: "--pin", help: "Pin the note."),
+        ],
+        examples: ["quire note new --title \"Groceries\" --body \"milk\" --tag home --pin"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 0)
+            guard let title = invocation.value("--title") else { throw invocation.usageError("missing --title") }
+            let store = try invocation.context.openStore()
+            let id = try store.createDocument()
+            try store.edit(id) { tx in
+                try tx.createNote(title: title, body: invocation.value("--body") ?? "",
+                                  tags: invocation.values("--tag").map { $0[0] }, pinned: invocation.flag("--pin"))
+            }
+            invocation.context.output.print(id.rawValue)
+        })
+
+    static let list = Command(
+        name: "list",
+        summary: "List the notes: pinned first, then in creation order.",
+        usage: ["[--all] [--json]"],
+        options: [Option(name: "--all", help: "Include removed notes."), .json],
+        examples: ["quire note list", "quire note list --all --json"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 0)
+            let context = invocation.context
+            let store = try context.openStore()
+            let ids = try store.documents(includeRemoved: true).map(\.id)
+            let notes = try ids.map { id in try store.read(id) { try Note(id: id, document: $0) } }
+                .filter { invocation.flag("--all") || !$0.removed }
+                .enumerated().sorted { ($0.element.pinned ? 0 : 1, $0.offset) < ($1.element.pinned ? 0 : 1, $1.offset) }
+                .map(\.element)
+            if invocation.flag("--json") {
+                context.output.print(json: .array(notes.map(\.json)))
+                return
+            }
+            guard !notes.isEmpty else {
+                context.output.print("No notes. Create one with `quire note new --title TEXT`.")
+                return
+            }
+            let length = NoteIDs.abbreviationLength(ids)
+            let rows = try notes.map { note in
+                let updated = try store.changes(note.id).map(\.time).max() ?? 0
+                return [String(note.id.rawValue.prefix(length)),
+                        note.title + (note.removed ? " " + context.output.styled("(removed)", .red) : ""),
+                        note.tags.joined(separator: ", "), note.pinned ? "yes" : "",
+                        RelativeTime.describe(milliseconds: updated)]
+            }
+            context.output.print(Table(header: ["ID", "TITLE", "TAGS", "PINNED", "UPDATED"].map { context.output.styled($0, .bold) },
+                                       rows: rows).render())
+        })
+
+    static let show = Command(
+        name: "show",
+        summary: "Show a note: its fields, then its body. With --at, as it was at a version.",
+        usage: ["ID [--at VERSION] [--json]"],
+        arguments: [noteArgument],
+        options: [.at, .json],
+        examples: ["quire note show 0190f1c2", "quire note show 0190f1c2 --at 3@7c0c5e135634e4e8 --json"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 1)
+            let store = try invocation.context.openStore()
+            let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+            let note: Note
+            if let at = invocation.value("--at") {
+                let history = try DocumentHistory(id, in: store)
+                note = try Note(id: id, document: history.document(at: history.version(at, invocation: invocation)))
+            } else {
+                note = try store.read(id) { try Note(id: id, document: $0) }
+            }
+            print(note, invocation.flag("--json"), to: invocation.context.output)
+        })
+
+    /// Prints a note as `note show` does.
+    static func print(_ note: Note, _ json: Bool, to output: Output) {
+        if json { output.print(json: note.json); return }
+        var fields = [["id", note.id.rawValue], ["title", output.styled(note.title, .bold)],
+                      ["tags", note.tags.joined(separator: ", ")], ["pinned", note.pinned ? "yes" : "no"]]
+        if note.removed { fields.append(["removed", output.styled("yes", .red)]) }
+        output.print(Table(rows: fields).render() + "\n\n" + note.body)
+    }
+
+    static let edit = Command(
+        name: "edit",
+        summary: "Edit a note; with no option, open its title and body in $EDITOR.",
+        usage: ["ID [--title TEXT] [--body TEXT] [--append TEXT] [--insert POS TEXT] [--delete POS COUNT] [--tag TAG]... [--untag TAG]... [--pin | --unpin]",
+                "ID    (no option: edit the title and body in $EDITOR)"],
+        arguments: [noteArgument],
+        options: [
+            Option(name: "--title", values: ["TEXT"], help: "Set the title (recorded as the minimal text edit)."),
+            Option(name: "--body", values: ["TEXT"], help: "Set the body (recorded as the minimal text edit)."),
+            Option(name: "--append", values: ["TEXT"], help: "Add TEXT at the end of the body."),
+            Option(name: "--insert", values: ["POS", "TEXT"], help: "Insert TEXT before character POS of the body (0 = start)."),
+            Option(name: "--delete", values: ["POS", "COUNT"], help: "Delete COUNT characters of the body from POS on."),
+            Option(name: "--tag", values: ["TAG"], help: "Add a tag; may be repeated.", repeatable: true),
+            Option(name: "--untag", values: ["TAG"], help: "Remove a tag; may be repeated.", repeatable: true),
+            Option(name: "--pin", help: "Pin the note."),
+            Option(name: "--unpin", help: "Unpin the note."),
+        ],
+        examples: ["quire note edit 0190f1c2 --append \"\\neggs\"", "quire note edit 0190f1c2 --insert 0 \"TODO: \" --tag todo",
+                   "EDITOR=nano quire note edit 0190f1c2"],
+        run: runEdit)
+
+    /// Positions count characters as Unicode scalars (Specs/cli.md).
+    private static func runEdit(_ invocation: Invocation) throws {
+        try invocation.expectArguments(atMost: 1)
+        let store = try invocation.context.openStore()
+        let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+        if invocation.flag("--pin") && invocation.flag("--unpin") { throw invocation.usageError("--pin and --unpin exclude each other") }
+        let insert = try invocation.values("--insert").first.map { (try invocation.integer($0[0], "POS"), $0[1]) }
+        let delete = try invocation.values("--delete").first.map { (try invocation.integer($0[0], "POS"), try invocation.integer($0[1], "COUNT")) }
+        let current = try store.read(id) { try Note(id: id, document: $0) }
+        guard !current.removed else {
+            throw CLIError.failure("note \(id) is removed; `quire note restore \(id)` brings it back")
+        }
+        var newTitle = invocation.value("--title")
+        var newBody = invocation.value("--body")
+        if invocation.options.isEmpty {
+            (newTitle, newBody) = try EditorSession(environment: invocation.context.environment).edit(title: current.title, body: current.body)
+        }
+        try store.edit(id) { tx in
+            if let newTitle { try tx.setNoteText(Note.Key.title, to: newTitle) }
+            if let newBody { try tx.setNoteText(Note.Key.body, to: newBody) }
+            let body = try tx.noteText(Note.Key.body)
+            if let (position, count) = delete {
+                let length = try tx.document.textCount(body)
+                guard position + count <= length else {
+                    throw CLIError.failure("cannot delete \(count) characters at \(position): the body has \(length) characters")
+                }
+                try tx.deleteText(body, at: position, count: count)
+            }
+            if let (position, text) = insert {
+                let length = try tx.document.textCount(body)
+                guard position <= length else {
+                    throw CLIError.failure("cannot insert at \(position): the body has \(length) characters")
+                }
+                try tx.insertText(body, at: position, text)
+            }
+            if let text = invocation.value("--append") { try tx.insertText(body, at: tx.document.textCount(body), text) }
+            for tag in invocation.values("--tag") { try tx.addTag(tag[0]) }
+            for tag in invocation.values("--untag") { try tx.removeTag(tag[0]) }
+            if invocation.flag("--pin") { try tx.put(.root, key: Note.Key.pinned, .bool(true)) }
+            if invocation.flag("--unpin") { try tx.put(.root, key: Note.Key.pinned, .bool(false)) }
+        }
+    }
+
+    static let remove = Command(
+        name: "rm",
+        summary: "Remove a note. Its history stays; `quire note restore` brings it back.",
+        usage: ["ID"],
+        arguments: [noteArgument],
+        examples: ["quire note rm 0190f1c2"],
+        run: { invocation in try setRemoved(true, invocation) })
+
+    static let restore = Command(
+        name: "restore",
+        summary: "Bring back a removed note, with every edit made to it meanwhile.",
+        usage: ["ID"],
+        arguments: [noteArgument],
+        examples: ["quire note restore 0190f1c2"],
+        run: { invocation in try setRemoved(false, invocation) })
+
+    /// `rm` and `restore` write the note's `removed` field, so the removal
+    /// syncs like any edit (Specs/cli.md, "Notes").
+    private static func setRemoved(_ removed: Bool, _ invocation: Invocation) throws {
+        try invocation.expectArguments(atMost: 1)
+        let store = try invocation.context.openStore()
+        let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+        try store.edit(id) { tx in try tx.put(.root, key: Note.Key.removed, .bool(removed)) }
+        invocation.context.output.print(removed ? "Removed note \(id); `quire note restore \(id)` brings it back." : "Restored note \(id).")
+    }
+
+    static let noteArgument = Command.Argument(name: "ID", help: "The note's id, or any prefix of it that no other note's id starts with.")
+}

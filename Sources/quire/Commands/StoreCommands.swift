@@ -1,0 +1,51 @@
+import Foundation
+import Quire
+
+/// `quire init` and `quire status`: the store itself.
+enum StoreCommands {
+    static let initialize = Command(
+        name: "init",
+        summary: "Create an empty store.",
+        usage: ["[--store PATH]"],
+        examples: ["quire init", "quire --store ~/work.quire init"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 0)
+            let path = invocation.context.storePath
+            guard !FileManager.default.fileExists(atPath: path) else {
+                throw CLIError.failure("a store already exists at \(path); use it as it is, or pass --store PATH for a new one")
+            }
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            let store = try DocumentStore(path: path)
+            invocation.context.output.print("Initialized an empty Quire store in \(path) (replica \(store.replicaID))")
+        })
+
+    static let status = Command(
+        name: "status",
+        summary: "Show the store's replica, its number of documents, and the local changes the server has not acknowledged.",
+        usage: ["[--json]"],
+        options: [.json],
+        examples: ["quire status", "quire status --json"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 0)
+            let context = invocation.context
+            let store = try context.openStore()
+            let documents = try store.documents(includeRemoved: true).count
+            let pending = try store.outbox(peer: context.serverPeer).values.reduce(0) { $0 + $1.count }
+            if invocation.flag("--json") {
+                context.output.print(json: .object([
+                    "store": .string(context.storePath), "replica": .string(store.replicaID.description),
+                    "documents": .int(documents), "pending": .int(pending),
+                ]))
+            } else {
+                context.output.print(Table(rows: [
+                    ["store", context.storePath],
+                    ["replica", store.replicaID.description],
+                    ["documents", "\(documents)"],
+                    ["pending", "\(pending) local change\(pending == 1 ? "" : "s") not acknowledged by the server"],
+                ]).render())
+            }
+        })
+}

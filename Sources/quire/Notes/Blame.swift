@@ -1,0 +1,38 @@
+import Quire
+
+/// `quire blame`: the visible body cut into pieces, each inserted by one change.
+enum Blame {
+    struct Piece {
+        /// Where the piece starts in the body, in characters (Unicode scalars).
+        let offset: Int
+        let text: String
+        let change: Change
+        /// The Lamport stamp of the piece's first character.
+        let lamport: UInt64
+    }
+
+    static func pieces(of document: Document, history: DocumentHistory) throws -> [Piece] {
+        guard case .object(.text, let body)? = try document.get(.root, key: Note.Key.body) else { return [] }
+        var pieces: [Piece] = []
+        var offset = 0
+        for run in try document.textRuns(body) where !run.isDeleted {
+            // A run is consecutive ids of one replica, which several changes
+            // (say, two appends) may have typed: cut it at change boundaries.
+            var start = run.elements.startIndex
+            while start < run.elements.endIndex {
+                let id = run.id.advanced(by: UInt64(start - run.elements.startIndex))
+                guard let change = history.change(containing: id) else {
+                    throw CLIError.failure("document \(history.id) has no logged change holding \(id); its history may have been compacted")
+                }
+                let end = min(run.elements.endIndex, start + Int(change.lastID.counter - id.counter) + 1)
+                var text = String.UnicodeScalarView()
+                text.append(contentsOf: run.elements[start..<end])
+                pieces.append(Piece(offset: offset, text: String(text), change: change,
+                                    lamport: run.lamport + UInt64(start - run.elements.startIndex)))
+                offset += end - start
+                start = end
+            }
+        }
+        return pieces
+    }
+}

@@ -1,0 +1,59 @@
+import Quire
+
+/// Where concurrent writes met at a map key: the winner and the losers, as
+/// the register keeps them (Specs/crdt.md, "Maps").
+struct Conflict {
+    /// The key, with the keys of enclosing maps: `title`, or `meta.color`.
+    let key: String
+    /// Winner first, then the losers by descending stamp.
+    let entries: [RegisterEntry]
+    let document: Document
+
+    /// Every conflict of a document, in the root map and the maps nested in it.
+    static func all(in document: Document) throws -> [Conflict] {
+        var conflicts: [Conflict] = []
+        var maps: [(ObjectID, String)] = [(.root, "")]
+        while let (map, path) = maps.popLast() {
+            for key in try document.keys(map) {
+                if case .object(.map, let nested)? = try document.get(map, key: key) { maps.append((nested, path + key + ".")) }
+            }
+            for key in try document.conflictedKeys(map) {
+                conflicts.append(Conflict(key: path + key, entries: try document.entries(map, key: key), document: document))
+            }
+        }
+        return conflicts.sorted { $0.key < $1.key }
+    }
+
+    /// Why the winner won: stamps order by Lamport value, then replica id.
+    var reason: String {
+        let winner = entries[0].stamp, runnerUp = entries[1].stamp
+        return winner.lamport > runnerUp.lamport
+            ? "higher Lamport value (\(winner.lamport) > \(runnerUp.lamport))"
+            : "same Lamport value \(winner.lamport), higher replica id"
+    }
+
+    /// An entry's value as JSON: scalars as themselves, a text as its
+    /// content, a list as its values, a removal as null.
+    func json(_ value: Value?) -> JSON {
+        switch value {
+        case nil, .scalar(.null)?: return .null
+        case .scalar(.bool(let bool))?: return .bool(bool)
+        case .scalar(.int(let int))?: return .int(int)
+        case .scalar(.string(let string))?: return .string(string)
+        case .scalar(let other)?: return .string(other.description)
+        case .object(.text, let text)?: return .string((try? document.text(text)) ?? "")
+        case .object(.list, let list)?: return .array(((try? document.list(list)) ?? []).map { json($0) })
+        case .object(let kind, let id)?: return .string("\(kind)(\(id))")
+        }
+    }
+
+    func json(_ entry: RegisterEntry) -> JSON {
+        .object(["value": json(entry.value), "replica": .string(entry.id.replica.description),
+                 "lamport": .int(entry.lamport), "id": .string(entry.id.description)])
+    }
+
+    var json: JSON {
+        .object(["key": .string(key), "winner": json(entries[0]), "losers": .array(entries.dropFirst().map(json)),
+                 "reason": .string(reason)])
+    }
+}

@@ -1,0 +1,100 @@
+import Quire
+
+/// A document's logged changes, and the document as it was at any version
+/// of it: the basis of `log`, `show --at`, `diff` and `blame`.
+///
+/// A version on the command line is either a version vector as
+/// `VersionVector.description` prints it (`replica:counter,...`) or heads
+/// as `OpID.description` prints them (`counter@replica,...`).
+struct DocumentHistory {
+    let id: DocumentID
+    /// In the order this store applied them, a causal order.
+    let changes: [Change]
+    /// The replica the store edits as; replayed documents take it too.
+    let replica: ReplicaID
+
+    init(_ id: DocumentID, in store: DocumentStore) throws {
+        self.id = id
+        changes = try store.changes(id)
+        replica = store.replicaID
+    }
+
+    /// The version vector of the whole history.
+    var current: VersionVector {
+        changes.reduce(into: VersionVector()) { version, change in
+            version[change.replica] = max(version[change.replica], change.lastID.counter)
+        }
+    }
+
+    /// For each change (in log order), the version right after it in this
+    /// store: every change logged up to and including it.
+    var versionsAfterEachChange: [VersionVector] {
+        var version = VersionVector()
+        return changes.map { change in
+            version[change.replica] = max(version[change.replica], change.lastID.counter)
+            return version
+        }
+    }
+
+    /// The change that holds the operation `id`.
+    func change(containing id: OpID) -> Change? {
+        changes.first { $0.replica == id.replica && $0.counters.contains(id.counter) }
+    }
+
+    /// Parses a version given on the command line into the version vector it
+    /// names; heads name their changes and everything those build on.
+    /// Throws a usage error for text that is neither form, a failure for a
+    /// version naming operations this document does not have.
+    func version(_ text: String, invocation: Invocation) throws -> VersionVector {
+        let version: VersionVector
+        if text.contains("@") {
+            var heads: [OpID] = []
+            for part in text.split(separator: ",") {
+                guard let head = OpID(part) else { throw invocation.usageError("\"\(part)\" is not an operation id (counter@replica)") }
+                heads.append(head)
+            }
+            version = try causalPast(of: heads)
+        } else {
+            guard let vector = VersionVector(text) else {
+                throw invocation.usageError("\"\(text)\" is not a version: give replica:counter,... or counter@replica,...")
+            }
+            version = vector
+        }
+        guard current.includes(version) else {
+            throw CLIError.failure("version \(text) names operations document \(id) does not have; `quire log \(id)` lists its versions")
+        }
+        return version
+    }
+
+    /// The smallest version vector holding `heads` and every change they build on.
+    private func causalPast(of heads: [OpID]) throws -> VersionVector {
+        var version = VersionVector()
+        var pending = heads
+        while let head = pending.popLast() {
+            guard !version.contains(head) else { continue }
+            guard let change = change(containing: head) else {
+                throw CLIError.failure("document \(id) has no operation \(head); `quire log \(id)` lists its changes")
+            }
+            // A change includes every earlier change of its replica, and its parents.
+            version[head.replica] = change.lastID.counter
+            pending += change.parents
+            pending += changes.filter { $0.replica == head.replica && $0.lastID.counter < change.id.counter }.map(\.lastID)
+        }
+        return version
+    }
+
+    /// The document as it was at `version`: a fresh replay of the changes it covers.
+    func document(at version: VersionVector) throws -> Document {
+        var document = Document(replica: replica)
+        try document.apply(changes.filter { version.contains($0.lastID) })
+        return document
+    }
+}
+
+/// The options that pick versions of a document, shared by the commands
+/// that travel in time, so they read and document them the same way.
+extension Option {
+    static let at = Option(name: "--at", values: ["VERSION"], help: "As it was at VERSION: replica:counter,... (a version vector) or counter@replica,... (heads), as `quire log` prints them.")
+    static let from = Option(name: "--from", values: ["VERSION"], help: "The older version (as `quire log` prints them).")
+    static let to = Option(name: "--to", values: ["VERSION"], help: "The newer version (default: the current one).")
+}

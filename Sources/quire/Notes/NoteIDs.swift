@@ -1,0 +1,36 @@
+import Quire
+
+/// Note ids on the command line: any unique prefix names a note, as git
+/// abbreviates commits; listings print the shortest prefix that stays
+/// unique among the store's notes, at least `minimumLength` characters.
+enum NoteIDs {
+    static let minimumLength = 8
+
+    /// The one note whose id is `prefix` or starts with it, among every
+    /// document of the store (removed notes included).
+    static func resolve(_ prefix: String, in store: DocumentStore) throws -> DocumentID {
+        let ids = try store.documents(includeRemoved: true).map(\.id)
+        if let exact = ids.first(where: { $0.rawValue == prefix }) { return exact }
+        let matches = ids.filter { $0.rawValue.hasPrefix(prefix) }
+        switch matches.count {
+        case 1:
+            return matches[0]
+        case 0:
+            throw CLIError.failure("no note matches \"\(prefix)\"; `quire note list --all` lists every note")
+        default:
+            let listed = matches.prefix(5).map(\.rawValue).joined(separator: ", ")
+            throw CLIError.failure("\"\(prefix)\" matches \(matches.count) notes: \(listed)\(matches.count > 5 ? ", ..." : ""); type more of the id")
+        }
+    }
+
+    /// How many leading characters keep every one of `ids` unique.
+    static func abbreviationLength(_ ids: [DocumentID]) -> Int {
+        let sorted = ids.map { Array($0.rawValue) }.sorted { $0.lexicographicallyPrecedes($1) }
+        var length = minimumLength
+        for (a, b) in zip(sorted, sorted.dropFirst()) {
+            let common = zip(a, b).prefix { $0 == $1 }.count
+            length = max(length, common + 1)
+        }
+        return length
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// Standard output and standard error, and whether output is for a
+/// terminal (colour only then, and only when `NO_COLOR` is unset).
+struct Output {
+    let isColorEnabled: Bool
+
+    init() {
+        isColorEnabled = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+    }
+
+    /// Writes `text` and a newline to standard output.
+    func print(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Writes a JSON value to standard output.
+    func print(json: JSON) {
+        print(json.rendered())
+    }
+
+    /// Writes a progress or warning line to standard error.
+    func progress(_ text: String) {
+        FileHandle.standardError.write(Data("\(text)\n".utf8))
+    }
+
+    /// `text` in a colour (an ANSI SGR code) when colour is enabled.
+    func styled(_ text: String, _ style: Style) -> String {
+        isColorEnabled ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+    }
+
+    enum Style: String {
+        case bold = "1", dim = "2", red = "31", green = "32", yellow = "33", cyan = "36"
+    }
+}

@@ -1,0 +1,39 @@
+/// Rows of cells printed in aligned columns, two spaces apart; the last
+/// column is not padded. Widths count characters as people see them, and
+/// ignore colour codes.
+struct Table {
+    var header: [String]?
+    var rows: [[String]]
+    var indent = 0
+
+    init(header: [String]? = nil, rows: [[String]], indent: Int = 0) {
+        self.header = header
+        self.rows = rows
+        self.indent = indent
+    }
+
+    func render() -> String {
+        let all = (header.map { [$0] } ?? []) + rows
+        let columnCount = all.map(\.count).max() ?? 0
+        var widths = [Int](repeating: 0, count: columnCount)
+        for row in all {
+            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], Self.visibleWidth(cell)) }
+        }
+        return all.map { row in
+            let cells = row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - Self.visibleWidth(cell))
+            }
+            return String(repeating: " ", count: indent) + cells.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    /// The width of a cell without the ANSI escape sequences of colours.
+    static func visibleWidth(_ text: String) -> Int {
+        var width = 0
+        var inEscape = false
+        for character in text {
+            if character == "\u{1B}" { inEscape = true } else if inEscape { if character == "m" { inEscape = false } } else { width += 1 }
+        }
+        return width
+    }
+}

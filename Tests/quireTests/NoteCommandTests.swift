@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+/// `quire note ...` end to end: exact output, JSON, exit codes.
+@Suite struct NoteCommandTests {
+    @Test func createListShowEditRemoveRestore() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Groceries", "--body", "milk", "--tag", "home"])
+                .trimmingCharacters(in: .newlines)
+            #expect(id.count == 36)
+            try quire.ok(["note", "edit", id, "--append", " and eggs", "--insert", "0", "Buy ", "--tag", "food", "--untag", "home", "--pin"])
+            #expect(try quire.ok(["note", "show", id]) == """
+                id      \(id)
+                title   Groceries
+                tags    food
+                pinned  yes
+
+                Buy milk and eggs
+
+                """)
+            let shown = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(shown["id"] as? String == id)
+            #expect(shown["title"] as? String == "Groceries")
+            #expect(shown["body"] as? String == "Buy milk and eggs")
+            #expect(shown["tags"] as? [String] == ["food"])
+            #expect(shown["pinned"] as? Bool == true)
+
+            try quire.ok(["note", "edit", id, "--delete", "0", "4", "--title", "Shopping", "--unpin"])
+            let listed = try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]])
+            #expect(listed.count == 1)
+            #expect(listed.first?["title"] as? String == "Shopping")
+            #expect(listed.first?["body"] as? String == "milk and eggs")
+            #expect(try quire.ok(["note", "list"]) == """
+                ID        TITLE     TAGS  PINNED  UPDATED
+                \(id.prefix(8))  Shopping  food          just now
+
+                """)
+
+            #expect(try quire.ok(["note", "rm", id]) == "Removed note \(id); `quire note restore \(id)` brings it back.\n")
+            #expect(try quire.ok(["note", "list", "--json"]) == "[]\n")
+            #expect(try quire.ok(["note", "list", "--all"]).contains("Shopping (removed)"))
+            let refused = try quire.run(["note", "edit", id, "--pin"])
+            #expect(refused.status == 1)
+            #expect(refused.stderr == "error: note \(id) is removed; `quire note restore \(id)` brings it back\n")
+            #expect(try quire.ok(["note", "restore", id]) == "Restored note \(id).\n")
+            #expect(try quire.ok(["note", "show", id]).contains("milk and eggs"))
+        }
+    }
+
+    @Test func idsAbbreviateToAnyUniquePrefix() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let first = try quire.ok(["note", "new", "--title", "One"]).trimmingCharacters(in: .newlines)
+            let second = try quire.ok(["note", "new", "--title", "Two"]).trimmingCharacters(in: .newlines)
+            let common = zip(first, second).prefix { $0 == $1 }.count
+            #expect(try quire.ok(["note", "show", String(first.prefix(common + 1))]).contains("title   One"))
+
+            let ambiguous = try quire.run(["note", "show", String(first.prefix(common))])
+            #expect(ambiguous.status == 1)
+            #expect(ambiguous.stderr == "error: \"\(first.prefix(common))\" matches 2 notes: \(first), \(second); type more of the id\n")
+
+            let unknown = try quire.run(["note", "show", "zzzz"])
+            #expect(unknown.status == 1)
+            #expect(unknown.stderr == "error: no note matches \"zzzz\"; `quire note list --all` lists every note\n")
+        }
+    }
+
+    @Test func editorEditsApplyAsMinimalTextEdits() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Old title", "--body", "old body"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i s/old/new/g"])
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["title"] as? String == "Old title")
+            #expect(note["body"] as? String == "new body")
+            // Replacing "old" by "new" touched three characters, not the whole body.
+            let log = try #require(try quire.run(["log", id, "--json"]).json() as? [[String: Any]])
+            let counters = try #require(log.first?["counters"] as? [String: Int])
+            #expect(counters["last"]! - counters["first"]! + 1 == 6)  // 3 deleted + 3 inserted
+        }
+    }
+
+    @Test func usageErrorsAndFailures() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "abc"]).trimmingCharacters(in: .newlines)
+            for arguments in [["note"], ["note", "new"], ["note", "new", "--title"], ["note", "edit", id, "--delete", "x", "1"],
+                              ["note", "show"], ["note", "frob"], ["note", "list", "--title", "x"], ["note", "edit", id, "--pin", "--unpin"]] {
+                let result = try quire.run(arguments)
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr.hasPrefix("error: "))
+                #expect(result.stderr.contains("usage: quire"))
+            }
+            let past = try quire.run(["note", "edit", id, "--insert", "9", "x"])
+            #expect(past.status == 1)
+            #expect(past.stderr == "error: cannot insert at 9: the body has 3 characters\n")
+            // `--` ends the options: a body may start with a dash.
+            try quire.ok(["note", "edit", "--append", "-x", "--", id])
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("abc-x\n"))
+        }
+    }
+
+    @Test func aDamagedStoreFileGivesAClearError() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            for index in 0..<20 { try quire.ok(["note", "new", "--title", "Note \(index)", "--body", String(repeating: "x", count: 500)]) }
+            // Overwrite everything after the first page (the SQLite header) with garbage.
+            let handle = try #require(FileHandle(forUpdatingAtPath: quire.store))
+            let size = try handle.seekToEnd()
+            try handle.seek(toOffset: 4096)
+            try handle.write(contentsOf: Data(repeating: 0xA5, count: Int(size) - 4096))
+            try handle.close()
+            let result = try quire.run(["note", "list"])
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("error: "))
+            #expect(result.stderr.contains("corrupt") || result.stderr.contains("malformed"))
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+/// `init`, `status`, `--help`, `--version` and the exit codes of the command line itself.
+@Suite struct StoreCommandTests {
+    @Test func initThenStatus() throws {
+        try withRunner { quire in
+            let created = try quire.ok(["init"])
+            #expect(created.hasPrefix("Initialized an empty Quire store in \(quire.store) (replica "))
+            let status = try #require(try quire.run(["status", "--json"]).json() as? [String: Any])
+            #expect(status["documents"] as? Int == 0)
+            #expect(status["pending"] as? Int == 0)
+            #expect((status["replica"] as? String)?.count == 16)
+            #expect(try quire.run(["init"]).status == 1)
+        }
+    }
+
+    @Test func missingStoreSaysToRunInit() throws {
+        try withRunner { quire in
+            let result = try quire.run(["status"])
+            #expect(result.status == 1)
+            #expect(result.stderr == "error: no store at \(quire.store): run `quire init` to create it, or pass --store PATH\n")
+        }
+    }
+
+    @Test func usageErrorsExit64WithTheUsage() throws {
+        try withRunner { quire in
+            let unknownOption = try quire.run(["status", "--bogus"])
+            #expect(unknownOption.status == 64)
+            #expect(unknownOption.stderr == "error: unknown option \"--bogus\"\nusage: quire status [--json]\nSee 'quire status --help'.\n")
+            #expect(try quire.run(["frobnicate"]).status == 64)
+            #expect(try quire.run([]).status == 64)
+            #expect(try quire.run(["status", "extra"]).status == 64)
+        }
+    }
+
+    @Test func helpAndVersion() throws {
+        try withRunner { quire in
+            #expect(try quire.ok(["--version"]) == "quire 0.1.0\n")
+            let help = try quire.ok(["status", "--help"])
+            #expect(help.hasPrefix("OVERVIEW: "))
+            #expect(help.contains("USAGE: quire status [--json]"))
+            #expect(help.contains("EXAMPLES:"))
+        }
+    }
+}

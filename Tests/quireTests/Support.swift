@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// Runs the built `quire` binary, as a person would, on temporary stores.
+struct QuireRunner {
+    /// The binary, built beside the test bundle (as QuireTests finds `quire-store-writer`).
+    static var binaryURL: URL {
+        let candidates = [
+            Bundle.main.bundleURL.appendingPathComponent("quire"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("quire"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+
+    struct Result {
+        let stdout: String
+        let stderr: String
+        let status: Int32
+
+        /// Standard output parsed as JSON.
+        func json() throws -> Any {
+            try JSONSerialization.jsonObject(with: Data(stdout.utf8), options: [.fragmentsAllowed])
+        }
+    }
+
+    /// A fresh directory, removed when the runner is.
+    let directory: String
+    /// The store every `run` uses unless the arguments name another.
+    var store: String { directory + "/notes.quire" }
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "quire-cli-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// Runs `quire --store STORE ARGUMENTS`, with `environment` added.
+    @discardableResult
+    func run(_ arguments: [String], store: String? = nil, environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.binaryURL
+        process.arguments = ["--store", store ?? self.store] + arguments
+        var fullEnvironment = ProcessInfo.processInfo.environment
+        fullEnvironment["NO_COLOR"] = "1"
+        fullEnvironment.merge(environment) { $1 }
+        process.environment = fullEnvironment
+        let output = Pipe(), error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        // Read both pipes before waiting, so a large output cannot block the process.
+        let errorData = Captured()
+        let reader = Thread { errorData.data = error.fileHandleForReading.readDataToEndOfFile() }
+        reader.start()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errorData.isSet { usleep(1000) }
+        return Result(stdout: String(decoding: outputData, as: UTF8.self),
+                      stderr: String(decoding: errorData.data ?? Data(), as: UTF8.self),
+                      status: process.terminationStatus)
+    }
+
+    /// Runs a command that must succeed, and returns its standard output.
+    @discardableResult
+    func ok(_ arguments: [String], store: String? = nil, environment: [String: String] = [:],
+            sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try run(arguments, store: store, environment: environment)
+        #expect(result.status == 0, "quire \(arguments.joined(separator: " ")) failed: \(result.stderr)", sourceLocation: sourceLocation)
+        return result.stdout
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Data handed from the reader thread to the test thread.
+final class Captured: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: Data?
+    var data: Data? {
+        get { lock.withLock { storage } }
+        set { lock.withLock { storage = newValue } }
+    }
+    var isSet: Bool { data != nil }
+}
+
+/// Runs `body` with a runner whose directory is removed afterwards.
+func withRunner(_ body: (QuireRunner) throws -> Void) throws {
+    let runner = try QuireRunner()
+    defer { runner.remove() }
+    try body(runner)
+}
