@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "Quire", dependencies: ["QuireCore", "QuireStore"]),
 
         // The command-line tool: notes, merge inspection, file inspection.
-        .executableTarget(name: "quire", dependencies: ["Quire"]),
+        .executableTarget(name: "quire", dependencies: ["Quire", "QuireSync"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
         .target(

@@ -32,7 +32,7 @@ extension DocumentStore {
     }
 
     public func setSyncCursor(_ cursor: SyncCursor, peer: String) throws {
-        try database.write { db in try SyncState.setCursor(cursor, peer: peer, db) }
+        try database.write { db in try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db) }
     }
 
     /// Forgets what `peer` was known to hold (cursor and acknowledgements):

@@ -5,7 +5,7 @@ import QuireCore
 /// refused for good (a permanent error such as 403), which stay in the log
 /// and are shown to the user instead of being retried at every sync.
 ///
-///     try db.write { db in try SyncState.setCursor(SyncCursor(logID: 7, seq: 42), peer: url, db) }
+///     try db.write { db in try SyncState.setCursor(SyncCursor(logID: 7, seq: 42), peer: url, now: 0, db) }
 ///     let cursor = try db.read { db in try SyncState.cursor(peer: url, db) }
 public enum SyncState {
     public static func cursor(peer: String, _ db: DatabaseConnection) throws -> SyncCursor? {
@@ -13,10 +13,19 @@ public enum SyncState {
         return try rows.first.map { row in SyncCursor(logID: try row.unsigned(0), seq: try row.unsigned(1)) }
     }
 
-    public static func setCursor(_ cursor: SyncCursor, peer: String, _ db: DatabaseConnection) throws {
+    public static func setCursor(_ cursor: SyncCursor, peer: String, now: Int64, _ db: DatabaseConnection) throws {
         try db.execute(
-            sql: "INSERT OR REPLACE INTO sync_cursors(peer, log_id, seq) VALUES (?, ?, ?)",
-            arguments: [.text(peer), .unsigned(cursor.logID), .unsigned(cursor.seq)])
+            sql: "INSERT OR REPLACE INTO sync_cursors(peer, log_id, seq, synced_at) VALUES (?, ?, ?, ?)",
+            arguments: [.text(peer), .unsigned(cursor.logID), .unsigned(cursor.seq), .integer(now)])
+    }
+
+    /// The peer synced with most recently whose name starts with `prefix`
+    /// (say `http`, for servers rather than stdio peers), or nil.
+    public static func mostRecentPeer(prefix: String, _ db: DatabaseConnection) throws -> String? {
+        let rows = try db.query(
+            sql: "SELECT peer FROM sync_cursors WHERE substr(peer, 1, length(?1)) = ?1 ORDER BY synced_at DESC, peer LIMIT 1",
+            arguments: [.text(prefix)])
+        return try rows.first?.text(0)
     }
 
     /// Forgets the cursor and every acknowledgement of `peer`: what to send

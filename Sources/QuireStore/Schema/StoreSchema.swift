@@ -95,7 +95,8 @@ public enum StoreSchema {
             CREATE TABLE sync_cursors(
                 peer TEXT PRIMARY KEY,
                 log_id INTEGER NOT NULL,
-                seq INTEGER NOT NULL
+                seq INTEGER NOT NULL,
+                synced_at INTEGER NOT NULL
             );
             CREATE TABLE rejected_changes(
                 peer TEXT NOT NULL,
