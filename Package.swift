@@ -42,7 +42,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireBenchKit"],
+            dependencies: ["QuireBenchKit", "QuireSync"],
             path: "Benchmarks/quire-bench"
         ),
 
