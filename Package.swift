@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // Quire: a collaborative document store. Layers (see Specs/ and README.md):
-// tool (quire, quire-bench) -> API (Quire) -> sync (QuireSync) -> store (QuireStore) -> core (QuireCore) -> C libraries.
+// tool (quire, quire-bench) -> sync (QuireSync) -> API (Quire) -> store (QuireStore) -> core (QuireCore) -> C libraries.
 import PackageDescription
 
 let package = Package(
@@ -27,12 +27,12 @@ let package = Package(
         .target(name: "QuireStore", dependencies: ["QuireCore", "CSQLite", "CZstd"]),
 
         // Sync: messages, sessions and transports (HTTP over libmicrohttpd and URLSession).
-        .target(name: "QuireSync", dependencies: ["QuireCore", "QuireStore", "CMicroHTTPD", "CZstd"]),
+        .target(name: "QuireSync", dependencies: ["Quire", "QuireCore", "QuireStore", "CMicroHTTPD", "CZstd"]),
         // The public API: DocumentStore over the store and the core.
         .target(name: "Quire", dependencies: ["QuireCore", "QuireStore"]),
 
         // The command-line tool: notes, merge inspection, file inspection.
-        .executableTarget(name: "quire", dependencies: ["Quire"]),
+        .executableTarget(name: "quire", dependencies: ["Quire", "QuireSync"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
         .target(
@@ -42,12 +42,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireBenchKit"],
+            dependencies: ["QuireBenchKit", "QuireSync"],
             path: "Benchmarks/quire-bench"
         ),
 
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
-        .testTarget(name: "QuireSyncTests", dependencies: ["QuireSync"]),
+        .testTarget(name: "QuireSyncTests", dependencies: ["QuireSync", "Quire"]),
         .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "QuireCore", "CSQLite", "CZstd"]),
         // A real process for the kill tests of QuireTests: writes edits in a
         // loop and reports each acknowledged one.

@@ -40,6 +40,22 @@ let subcommands = [
             return runTrace(files: parsed.positional, runs: runs, json: parsed.flags.contains("--json"))
         }
     ),
+    Subcommand(
+        name: "sync",
+        usage: """
+            sync TRACE [--runs N] [--json]
+                Time and bytes for a fresh replica to catch up with TRACE's document (one change
+                per trace transaction) through the HTTP sync server on 127.0.0.1, and the changes
+                per second the server accepts from 4 concurrent clients.
+            """,
+        run: { arguments throws(UsageError) in
+            let parsed = try parse(arguments, flags: ["--json"], options: ["--runs"])
+            guard parsed.positional.count == 1 else { throw UsageError(message: "sync needs one TRACE") }
+            let runs = Int(parsed.options["--runs"] ?? "5") ?? 0
+            guard runs > 0 else { throw UsageError(message: "--runs needs a positive integer") }
+            return runSyncBenchmark(tracePath: parsed.positional[0], runs: runs, json: parsed.flags.contains("--json"))
+        }
+    ),
 ]
 
 let usage = "usage: quire-bench SUBCOMMAND [ARGUMENTS]\n       quire-bench --help\n\nsubcommands:\n"

@@ -7,20 +7,31 @@ import Testing
 /// migration gets a test here on a file made by the version before it, with
 /// unsent changes in the outbox.
 @Suite struct MigrationTests {
-    /// A store file as schema version 1 writes it: two documents with local
-    /// changes no peer has acknowledged, and a parked remote change.
+    /// A store file exactly as schema version 1 writes it (made with the
+    /// version 1 migration only): two documents with local changes no peer
+    /// has acknowledged, and a parked remote change.
     static func makeVersion1Store(path: String) throws -> [DocumentID: [Change]] {
-        let store = try DocumentStore(path: path, snapshotInterval: 2)
-        for id: DocumentID in ["first", "second"] {
-            try store.create(id: id)
-            for index in 0..<3 { try store.edit(id) { tx in try tx.put(.root, key: "k\(index)", .int(Int64(index))) } }
+        let database = try Database(path: path)
+        defer { database.close() }
+        try StoreSchema.migrator(upTo: 1).migrate(database)
+        try database.write { db in
+            let replica = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
+            for id in ["first", "second"] {
+                try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, 0)", arguments: [.text(id)])
+                var document = Document(replica: replica)
+                for index in 0..<3 {
+                    try document.transact { tx in try tx.put(.root, key: "k\(index)", .int(Int64(index))) }
+                    try ChangeLog.append([document.lastChange!], document: id, isLocal: true, db)
+                }
+            }
+            let early = Change(id: OpID(replica: ReplicaID(77), counter: 2), lamport: 9, parents: [],
+                               operations: [.put(object: .root, key: "remote", value: .scalar(.null), pred: [])])
+            try ParkedChanges.park([early], document: "first", db)
         }
-        let early = Change(id: OpID(replica: ReplicaID(77), counter: 2), lamport: 9, parents: [],
-                           operations: [.put(object: .root, key: "remote", value: .scalar(.null), pred: [])])
-        try store.apply("first", [early])
-        let version = try store.database.query(sql: "PRAGMA user_version")[0].int64(0)
-        precondition(version == 1, "the fixture must be made by schema version 1")
-        return try store.outbox(peer: "server")
+        let version = try database.query(sql: "PRAGMA user_version")[0].int64(0)
+        precondition(version == 1, "the fixture must be schema version 1")
+        return Dictionary(uniqueKeysWithValues: try database.read { db in try ChangeLog.outbox(peer: "server", db) }
+            .map { (DocumentID(rawValue: $0.document)!, $0.changes) })
     }
 
     @Test func aVersion1StoreOpensWithItsOutboxAndParkedChanges() throws {
@@ -31,6 +42,11 @@ import Testing
             let store = try DocumentStore(path: path)
             #expect(try store.outbox(peer: "server") == outbox)
             #expect(try store.read("first") { $0.pendingCount } == 1)
+            // Version 2's sync state starts empty and works.
+            #expect(try store.syncCursor(peer: "server") == nil)
+            try store.setSyncCursor(SyncCursor(logID: 1, seq: 5), peer: "server")
+            #expect(try store.syncCursor(peer: "server") == SyncCursor(logID: 1, seq: 5))
+            #expect(try store.rejectedChanges(peer: "server").isEmpty)
             #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == Int64(StoreSchema.latestVersion))
         }
     }

@@ -1,8 +1,11 @@
 /// The frame around every Quire binary format:
 /// `magic (4 bytes) | version (varint) | body length (varint) | body | CRC-32 (4 bytes, little-endian)`,
 /// the checksum covering everything before it.
-enum Envelope {
-    static func seal(magic: [UInt8], version: UInt64, body: [UInt8]) -> [UInt8] {
+///
+///     let bytes = Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: body)
+///     var reader = try Envelope.open(bytes, magic: Array("QSYN".utf8), name: "a sync message", version: 1)
+public enum Envelope {
+    public static func seal(magic: [UInt8], version: UInt64, body: [UInt8]) -> [UInt8] {
         var writer = ByteWriter()
         writer.writeBytes(magic)
         writer.writeVarint(version)
@@ -12,7 +15,7 @@ enum Envelope {
     }
 
     /// Checks the frame and returns a reader over the body.
-    static func open(_ bytes: [UInt8], magic: [UInt8], name: String, version: UInt64) throws(DecodingError) -> ByteReader {
+    public static func open(_ bytes: [UInt8], magic: [UInt8], name: String, version: UInt64) throws(DecodingError) -> ByteReader {
         guard bytes.count >= magic.count, bytes.prefix(magic.count).elementsEqual(magic) else {
             throw .badMagic(expected: name)
         }

@@ -9,11 +9,20 @@
 ///     try StoreSchema.migrator.migrate(db)
 public enum StoreSchema {
     /// Every migration, from an empty file (version 0) to `latestVersion`.
-    public static let migrator: DatabaseMigrator = {
+    public static let migrator = migrator(upTo: migrations.count)
+
+    /// Every migration in order: migration `n` makes version `n + 1`.
+    private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState]
+
+    /// The migrations up to `version` only: how a test makes a file exactly
+    /// as an older release wrote it.
+    public static func migrator(upTo version: Int) -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.register(version: 1, createVersion1)
+        for (index, migration) in migrations.prefix(version).enumerated() {
+            migrator.register(version: index + 1, migration)
+        }
         return migrator
-    }()
+    }
 
     /// The schema version this program writes.
     public static var latestVersion: Int { migrator.latestVersion }
@@ -75,6 +84,30 @@ public enum StoreSchema {
                 replica INTEGER NOT NULL,
                 counter INTEGER NOT NULL,
                 PRIMARY KEY (peer, document_id, replica)
+            ) WITHOUT ROWID;
+            """)
+    }
+
+    /// Version 2: what a client keeps per sync server: its cursor in the
+    /// server's log, and the local changes the server refused for good.
+    @Sendable static func addSyncState(_ db: DatabaseConnection) throws {
+        try db.executeScript("""
+            CREATE TABLE sync_cursors(
+                peer TEXT PRIMARY KEY,
+                log_id INTEGER NOT NULL,
+                seq INTEGER NOT NULL,
+                synced_at INTEGER NOT NULL
+            );
+            CREATE TABLE rejected_changes(
+                peer TEXT NOT NULL,
+                document_id TEXT NOT NULL REFERENCES documents(id),
+                replica INTEGER NOT NULL,
+                first_counter INTEGER NOT NULL,
+                last_counter INTEGER NOT NULL,
+                status INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                rejected_at INTEGER NOT NULL,
+                PRIMARY KEY (peer, document_id, replica, first_counter)
             ) WITHOUT ROWID;
             """)
     }

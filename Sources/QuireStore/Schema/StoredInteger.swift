@@ -5,12 +5,12 @@ import QuireCore
 
 extension DatabaseValue {
     /// A replica id as an INTEGER (its bit pattern).
-    static func replica(_ replica: ReplicaID) -> DatabaseValue { .integer(Int64(bitPattern: replica.rawValue)) }
+    public static func replica(_ replica: ReplicaID) -> DatabaseValue { .integer(Int64(bitPattern: replica.rawValue)) }
     /// A counter or Lamport value as an INTEGER (its bit pattern).
-    static func unsigned(_ value: UInt64) -> DatabaseValue { .integer(Int64(bitPattern: value)) }
+    public static func unsigned(_ value: UInt64) -> DatabaseValue { .integer(Int64(bitPattern: value)) }
 }
 
 extension Row {
-    func replica(_ index: Int) throws -> ReplicaID { ReplicaID(UInt64(bitPattern: try int64(index))) }
-    func unsigned(_ index: Int) throws -> UInt64 { UInt64(bitPattern: try int64(index)) }
+    public func replica(_ index: Int) throws -> ReplicaID { ReplicaID(UInt64(bitPattern: try int64(index))) }
+    public func unsigned(_ index: Int) throws -> UInt64 { UInt64(bitPattern: try int64(index)) }
 }

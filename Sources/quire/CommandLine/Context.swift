@@ -43,9 +43,15 @@ struct Context {
 
 extension Context {
     /// The peer name under which the server's acknowledgements are kept:
-    /// `status` counts the local changes it has not acknowledged. The one
-    /// place that names it (sync will make it the server's URL).
-    var serverPeer: String { "server" }
+    /// `status` counts the local changes it has not acknowledged. It is the
+    /// URL of the server `quire sync` last synced with ("server" before any
+    /// sync: then nothing is acknowledged and every local change is pending).
+    var serverPeer: String {
+        let database = try? Database(path: storePath, readOnly: true)
+        defer { database?.close() }
+        let peer = try? database?.read { db in try SyncState.mostRecentPeer(prefix: "http", db) }
+        return (peer ?? nil) ?? "server"
+    }
 }
 
 extension Context {

@@ -5,6 +5,6 @@ enum Commands {
         StoreCommands.initialize, StoreCommands.status, NoteCommands.group,
         HistoryCommands.log, HistoryCommands.heads, HistoryCommands.versionVector, HistoryCommands.show,
         HistoryCommands.diff, HistoryCommands.blame, ConflictsCommand.command,
-        MergeCommand.command, InspectCommand.command,
+        MergeCommand.command, InspectCommand.command, SyncCommands.serve, SyncCommands.sync,
     ]
 }

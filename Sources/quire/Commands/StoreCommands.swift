@@ -33,11 +33,13 @@ enum StoreCommands {
             let context = invocation.context
             let store = try context.openStore()
             let documents = try store.documents(includeRemoved: true).count
-            let pending = try store.outbox(peer: context.serverPeer).values.reduce(0) { $0 + $1.count }
+            let server = context.serverPeer
+            let pending = try store.outbox(peer: server).values.reduce(0) { $0 + $1.count }
+            let rejected = try store.rejectedChanges(peer: server)
             if invocation.flag("--json") {
                 context.output.print(json: .object([
                     "store": .string(context.storePath), "replica": .string(store.replicaID.description),
-                    "documents": .int(documents), "pending": .int(pending),
+                    "documents": .int(documents), "pending": .int(pending), "rejected": .int(rejected.count),
                 ]))
             } else {
                 context.output.print(Table(rows: [
@@ -46,6 +48,10 @@ enum StoreCommands {
                     ["documents", "\(documents)"],
                     ["pending", "\(pending) local change\(pending == 1 ? "" : "s") not acknowledged by the server"],
                 ]).render())
+                // Refused changes are part of `pending`: shown one by one, as they need the user.
+                for change in rejected {
+                    context.output.print("rejected by \(server): \(change.document) \(change.id): \(change.status) \(change.reason)")
+                }
             }
         })
 }

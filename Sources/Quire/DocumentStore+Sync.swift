@@ -1,0 +1,62 @@
+import Foundation
+
+// What a sync client keeps in the store about each sync server (peer):
+// see `SyncState` and Specs/sync.md, "Client state".
+extension DocumentStore {
+    /// Creates the document unless it exists (removed or not); returns
+    /// whether it was created. For changes arriving from a peer for a
+    /// document this store has not seen yet.
+    @discardableResult
+    public func createIfMissing(_ id: DocumentID) throws -> Bool {
+        do {
+            try create(id: id)
+            return true
+        } catch StoreError.documentExists {
+            return false
+        }
+    }
+
+    /// The operations this store holds of a document.
+    public func versionVector(_ id: DocumentID) throws -> VersionVector {
+        try read(id) { $0.versionVector }
+    }
+
+    /// The version of a document `peer` has acknowledged holding.
+    public func acknowledgedVersion(peer: String, id: DocumentID) throws -> VersionVector {
+        try database.read { db in try PeerAcknowledgements.version(peer: peer, document: id.rawValue, db) }
+    }
+
+    /// This store's position in `peer`'s log, or nil before the first sync.
+    public func syncCursor(peer: String) throws -> SyncCursor? {
+        try database.read { db in try SyncState.cursor(peer: peer, db) }
+    }
+
+    public func setSyncCursor(_ cursor: SyncCursor, peer: String) throws {
+        try database.write { db in try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db) }
+    }
+
+    /// Forgets what `peer` was known to hold (cursor and acknowledgements):
+    /// the next sync works it out again from version vectors. Unsent
+    /// changes stay in the log and become pending again.
+    public func forgetSyncState(peer: String) throws {
+        try database.write { db in try SyncState.forget(peer: peer, db) }
+    }
+
+    /// Records that `peer` refused `changes` for good: they stay in the log,
+    /// are shown by `rejectedChanges`, and are not offered to `peer` again
+    /// until `clearRejectedChanges`.
+    public func rejectChanges(_ changes: [Change], of id: DocumentID, peer: String, status: Int, reason: String) throws {
+        try database.write { db in
+            try SyncState.reject(changes, document: id.rawValue, peer: peer, status: status, reason: reason,
+                                 now: Self.milliseconds(Date()), db)
+        }
+    }
+
+    public func rejectedChanges(peer: String) throws -> [RejectedChange] {
+        try database.read { db in try SyncState.rejected(peer: peer, db) }
+    }
+
+    public func clearRejectedChanges(peer: String) throws {
+        try database.write { db in try SyncState.clearRejected(peer: peer, db) }
+    }
+}

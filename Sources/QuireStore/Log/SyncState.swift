@@ -1,0 +1,102 @@
+import QuireCore
+
+/// Where a client stands with each sync server (a "peer", named by its
+/// URL): its cursor in the server's log, and the local changes the server
+/// refused for good (a permanent error such as 403), which stay in the log
+/// and are shown to the user instead of being retried at every sync.
+///
+///     try db.write { db in try SyncState.setCursor(SyncCursor(logID: 7, seq: 42), peer: url, now: 0, db) }
+///     let cursor = try db.read { db in try SyncState.cursor(peer: url, db) }
+public enum SyncState {
+    public static func cursor(peer: String, _ db: DatabaseConnection) throws -> SyncCursor? {
+        let rows = try db.query(sql: "SELECT log_id, seq FROM sync_cursors WHERE peer = ?", arguments: [.text(peer)])
+        return try rows.first.map { row in SyncCursor(logID: try row.unsigned(0), seq: try row.unsigned(1)) }
+    }
+
+    public static func setCursor(_ cursor: SyncCursor, peer: String, now: Int64, _ db: DatabaseConnection) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO sync_cursors(peer, log_id, seq, synced_at) VALUES (?, ?, ?, ?)",
+            arguments: [.text(peer), .unsigned(cursor.logID), .unsigned(cursor.seq), .integer(now)])
+    }
+
+    /// The peer synced with most recently whose name starts with `prefix`
+    /// (say `http`, for servers rather than stdio peers), or nil.
+    public static func mostRecentPeer(prefix: String, _ db: DatabaseConnection) throws -> String? {
+        let rows = try db.query(
+            sql: "SELECT peer FROM sync_cursors WHERE substr(peer, 1, length(?1)) = ?1 ORDER BY synced_at DESC, peer LIMIT 1",
+            arguments: [.text(prefix)])
+        return try rows.first?.text(0)
+    }
+
+    /// Forgets the cursor and every acknowledgement of `peer`: what to send
+    /// it is then worked out again from its version vectors. For a server
+    /// that lost its log or was replaced.
+    public static func forget(peer: String, _ db: DatabaseConnection) throws {
+        try db.execute(sql: "DELETE FROM sync_cursors WHERE peer = ?", arguments: [.text(peer)])
+        try db.execute(sql: "DELETE FROM peer_acknowledgements WHERE peer = ?", arguments: [.text(peer)])
+    }
+
+    /// Records that `peer` refused `changes` of `document` with `status`.
+    /// Recording the same change again keeps the newest reason.
+    public static func reject(_ changes: some Sequence<Change>, document: String, peer: String,
+                              status: Int, reason: String, now: Int64, _ db: DatabaseConnection) throws {
+        for change in changes {
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO rejected_changes(peer, document_id, replica, first_counter, last_counter,
+                                                            status, reason, rejected_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [.text(peer), .text(document), .replica(change.replica), .unsigned(change.id.counter),
+                            .unsigned(change.lastID.counter), .integer(status), .text(reason), .integer(now)])
+        }
+    }
+
+    /// The changes `peer` refused, by document and first id.
+    public static func rejected(peer: String, _ db: DatabaseConnection) throws -> [RejectedChange] {
+        let rows = try db.query(
+            sql: """
+                SELECT document_id, replica, first_counter, last_counter, status, reason, rejected_at
+                FROM rejected_changes WHERE peer = ? ORDER BY document_id, replica, first_counter
+                """,
+            arguments: [.text(peer)])
+        return try rows.map { row in
+            RejectedChange(document: try row.text(0), id: OpID(replica: try row.replica(1), counter: try row.unsigned(2)),
+                           lastCounter: try row.unsigned(3), status: Int(try row.int64(4)), reason: try row.text(5),
+                           rejectedAt: try row.int64(6))
+        }
+    }
+
+    /// Forgets every refusal by `peer`, so that the next sync offers those
+    /// changes again.
+    public static func clearRejected(peer: String, _ db: DatabaseConnection) throws {
+        try db.execute(sql: "DELETE FROM rejected_changes WHERE peer = ?", arguments: [.text(peer)])
+    }
+}
+
+/// A position in a sync server's log: the client holds every change the
+/// server committed up to `seq` (of the documents it may read). `logID`
+/// names the log, so that a cursor into a replaced server's log is noticed.
+public struct SyncCursor: Hashable, Sendable {
+    public var logID: UInt64
+    public var seq: UInt64
+
+    public init(logID: UInt64, seq: UInt64) {
+        self.logID = logID
+        self.seq = seq
+    }
+}
+
+/// A local change a sync server refused with a permanent error.
+public struct RejectedChange: Hashable, Sendable {
+    public var document: String
+    /// The id of its first operation.
+    public var id: OpID
+    public var lastCounter: UInt64
+    /// The HTTP status of the refusal (400, 401, 403, 409, 413).
+    public var status: Int
+    /// What the server said.
+    public var reason: String
+    /// Milliseconds since 1970.
+    public var rejectedAt: Int64
+}

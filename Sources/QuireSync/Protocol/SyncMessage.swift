@@ -1,0 +1,114 @@
+import Quire
+
+/// One document in a sync message: a version vector and changes.
+///
+/// In a request, `version` is what the client holds and `bundles` the
+/// changes it pushes. In a response, `version` is what the server holds
+/// after applying the push (the acknowledgement) and `bundles` the changes
+/// the client lacks. Changes travel as `QCHG` change bundles, in causal
+/// order; a message may carry several bundles per document.
+public struct SyncDocument: Hashable, Sendable {
+    public var id: DocumentID
+    public var version: VersionVector
+    public var bundles: [[UInt8]]
+
+    public init(id: DocumentID, version: VersionVector, bundles: [[UInt8]] = []) {
+        self.id = id
+        self.version = version
+        self.bundles = bundles
+    }
+
+    /// One document carrying `changes` as one bundle (none when empty).
+    public init(id: DocumentID, version: VersionVector, changes: [Change]) {
+        self.init(id: id, version: version, bundles: changes.isEmpty ? [] : [ChangeEncoding.encode(changes)])
+    }
+
+    /// The changes of every bundle, in order, at most `limits.maxChanges`
+    /// in all.
+    public func changes(limits: DecodingLimits) throws(DecodingError) -> [Change] {
+        var changes: [Change] = []
+        var limits = limits
+        for bundle in bundles {
+            let decoded = try ChangeEncoding.decode(bundle, limits: limits)
+            changes += decoded
+            limits.maxChanges -= decoded.count
+        }
+        return changes
+    }
+
+    /// The bytes of its bundles.
+    public var byteCount: Int { bundles.reduce(0) { $0 + $1.count } }
+}
+
+/// What a client sends: where it stands, per document and in the server's
+/// log, and the changes it believes the server lacks.
+///
+///     let request = SyncRequest(cursor: nil, documents: [
+///         SyncDocument(id: "groceries", version: mine, changes: unsent),
+///     ])
+public struct SyncRequest: Hashable, Sendable {
+    /// The client's position in the server's log; nil for a first sync
+    /// (or a resync): the server then sends every change the stated
+    /// version vectors lack.
+    public var cursor: SyncCursor?
+    /// Long-poll: when the server has nothing to send, it waits up to this
+    /// long for a new change before answering. 0 answers at once.
+    public var waitMilliseconds: UInt64
+    /// Every document the client holds, with its version vector; those with
+    /// changes to push carry them.
+    public var documents: [SyncDocument]
+
+    public init(cursor: SyncCursor?, waitMilliseconds: UInt64 = 0, documents: [SyncDocument]) {
+        self.cursor = cursor
+        self.waitMilliseconds = waitMilliseconds
+        self.documents = documents
+    }
+}
+
+/// What the server answers: one page of what the client lacks.
+public struct SyncResponse: Hashable, Sendable {
+    /// The client's new position: it holds every change up to here once it
+    /// has applied this page.
+    public var cursor: SyncCursor
+    /// True when the page was cut short by its size limit: ask again with
+    /// the new cursor for the rest.
+    public var more: Bool
+    /// True when the request's cursor could not be served (another log, or
+    /// a position the log never reached): the client must forget what it
+    /// believed the server holds and go by the version vectors here.
+    public var cursorReset: Bool
+    /// Every document of the request the client may read, with the server's
+    /// version vector, plus the documents with changes the client lacks.
+    public var documents: [SyncDocument]
+
+    public init(cursor: SyncCursor, more: Bool = false, cursorReset: Bool = false, documents: [SyncDocument]) {
+        self.cursor = cursor
+        self.more = more
+        self.cursorReset = cursorReset
+        self.documents = documents
+    }
+}
+
+/// A refusal: an HTTP status and the reason in words. Over HTTP it is the
+/// response's status line and body; over stdio it is a message of its own.
+///
+/// 400 malformed, 401 no or unknown token, 403 not allowed, 409 a change
+/// clashes with a stored one, 413 too large, 429 too many requests
+/// (`retryAfterSeconds` says when to come back), 503 stopping.
+public struct SyncFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    public var status: Int
+    public var message: String
+    public var retryAfterSeconds: Int?
+
+    public init(status: Int, _ message: String, retryAfterSeconds: Int? = nil) {
+        self.status = status
+        self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// Whether trying again later can succeed (429, 5xx); otherwise the
+    /// request must change first.
+    public var isTransient: Bool { status == 408 || status == 429 || status >= 500 }
+
+    public var description: String { "\(status): \(message)" }
+}

@@ -1,0 +1,195 @@
+import Quire
+
+/// The binary form of sync messages (`Specs/sync.md`, "Messages"): an
+/// `Envelope` with magic `QSYN`, version 1, whose body is
+/// `kind (byte) | flags (byte) | payload`, the payload zstd-compressed when
+/// flag bit 0 is set.
+///
+///     let bytes = SyncMessage.request(request).encoded()
+///     guard case .request(let received) = try SyncMessage.decode(bytes, limits: .init()) else { ... }
+public enum SyncMessage: Hashable, Sendable {
+    case request(SyncRequest)
+    case response(SyncResponse)
+    case failure(SyncFailure)
+
+    static let magic = Array("QSYN".utf8)
+    static let version: UInt64 = 1
+    /// Payloads smaller than this are sent as they are: compressing them
+    /// saves too little to pay for the work.
+    static let compressionThreshold = 1024
+
+    private enum Kind: UInt8 { case request = 1, response = 2, failure = 3 }
+    private static let compressedFlag: UInt8 = 1
+
+    /// Caps on what `decode` accepts: a hostile message is refused before
+    /// it costs more than this.
+    public struct Limits: Sendable {
+        /// The largest payload after decompression (a zstd bomb stops here).
+        public var maxPayloadBytes: Int
+        /// The most documents in one message.
+        public var maxDocuments: Int
+
+        public init(maxPayloadBytes: Int = 64 << 20, maxDocuments: Int = 100_000) {
+            self.maxPayloadBytes = maxPayloadBytes
+            self.maxDocuments = maxDocuments
+        }
+    }
+
+    /// Why a message could not be decoded: `tooLarge` is a 413, the rest 400.
+    public enum DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
+        case malformed(String)
+        case tooLarge(String)
+
+        public var description: String {
+            switch self {
+            case .malformed(let reason): "malformed sync message: \(reason)"
+            case .tooLarge(let reason): "sync message too large: \(reason)"
+            }
+        }
+    }
+
+    // MARK: Encoding
+
+    public func encoded() -> [UInt8] {
+        var payload = ByteWriter()
+        let kind: Kind
+        switch self {
+        case .request(let request):
+            kind = .request
+            Self.write(request.cursor ?? SyncCursor(logID: 0, seq: 0), to: &payload)
+            payload.writeVarint(request.waitMilliseconds)
+            Self.write(request.documents, to: &payload)
+        case .response(let response):
+            kind = .response
+            Self.write(response.cursor, to: &payload)
+            payload.writeByte((response.more ? 1 : 0) | (response.cursorReset ? 2 : 0))
+            Self.write(response.documents, to: &payload)
+        case .failure(let failure):
+            kind = .failure
+            payload.writeVarint(failure.status)
+            payload.writeString(failure.message)
+            payload.writeVarint(failure.retryAfterSeconds.map { $0 + 1 } ?? 0)
+        }
+        var body = [kind.rawValue, 0]
+        if payload.bytes.count >= Self.compressionThreshold,
+           let compressed = try? Zstd.compress(payload.bytes, level: 1), compressed.count < payload.bytes.count {
+            body[1] = Self.compressedFlag
+            body += compressed
+        } else {
+            body += payload.bytes
+        }
+        return Envelope.seal(magic: Self.magic, version: Self.version, body: body)
+    }
+
+    private static func write(_ cursor: SyncCursor, to writer: inout ByteWriter) {
+        writer.writeUInt64(cursor.logID)
+        writer.writeVarint(cursor.seq)
+    }
+
+    private static func write(_ documents: [SyncDocument], to writer: inout ByteWriter) {
+        writer.writeVarint(documents.count)
+        for document in documents {
+            writer.writeString(document.id.rawValue)
+            let replicas = document.version.replicas
+            writer.writeVarint(replicas.count)
+            for replica in replicas {
+                writer.writeUInt64(replica.rawValue)
+                writer.writeVarint(document.version[replica])
+            }
+            writer.writeVarint(document.bundles.count)
+            for bundle in document.bundles { writer.writeData(bundle) }
+        }
+    }
+
+    // MARK: Decoding
+
+    /// Checks the frame, decompresses within `limits` and decodes. The
+    /// change bundles inside are checked when their changes are decoded
+    /// (`SyncDocument.changes(limits:)`).
+    public static func decode(_ bytes: [UInt8], limits: Limits = Limits()) throws(DecodeError) -> SyncMessage {
+        do {
+            var frame = try Envelope.open(bytes, magic: magic, name: "a sync message", version: version)
+            guard let kind = Kind(rawValue: try frame.readByte("the message kind")) else {
+                throw DecodingError.invalid("unknown message kind")
+            }
+            let flags = try frame.readByte("the message flags")
+            guard flags & ~compressedFlag == 0 else { throw DecodingError.invalid("unknown message flags \(flags)") }
+            var payload = Array(frame.remainingBytes)
+            if flags & compressedFlag != 0 {
+                do {
+                    payload = try Zstd.decompress(payload, maxSize: limits.maxPayloadBytes)
+                } catch CompressionError.contentTooLarge(let declared, let limit) {
+                    throw DecodeError.tooLarge("it expands to \(declared) bytes, above the limit of \(limit)")
+                } catch {
+                    throw DecodeError.malformed("\(error)")
+                }
+            }
+            guard payload.count <= limits.maxPayloadBytes else {
+                throw DecodeError.tooLarge("\(payload.count) bytes, above the limit of \(limits.maxPayloadBytes)")
+            }
+            var reader = ByteReader(payload)
+            let message: SyncMessage
+            switch kind {
+            case .request:
+                let cursor = try readCursor(&reader)
+                let wait = try reader.readVarint("the wait")
+                let documents = try readDocuments(&reader, limits: limits)
+                message = .request(SyncRequest(cursor: cursor, waitMilliseconds: wait, documents: documents))
+            case .response:
+                let cursor = try readCursor(&reader) ?? SyncCursor(logID: 0, seq: 0)
+                let flags = try reader.readByte("the response flags")
+                let documents = try readDocuments(&reader, limits: limits)
+                message = .response(SyncResponse(cursor: cursor, more: flags & 1 != 0, cursorReset: flags & 2 != 0,
+                                                  documents: documents))
+            case .failure:
+                let status = try reader.readIndex("the status", below: 1000)
+                let text = try reader.readString("the failure message")
+                let retryAfter = try reader.readVarint("the retry delay")
+                message = .failure(SyncFailure(status: status, text,
+                                               retryAfterSeconds: retryAfter == 0 ? nil : Int(clamping: retryAfter - 1)))
+            }
+            guard reader.isAtEnd else { throw DecodingError.invalid("\(reader.remaining) bytes follow the message") }
+            return message
+        } catch let error as DecodeError {
+            throw error
+        } catch let error as DecodingError {
+            throw .malformed(error.description)
+        } catch {
+            throw .malformed("\(error)")
+        }
+    }
+
+    /// nil for the all-zero cursor, which means "none".
+    private static func readCursor(_ reader: inout ByteReader) throws(DecodingError) -> SyncCursor? {
+        let cursor = SyncCursor(logID: try reader.readUInt64("the log id"), seq: try reader.readVarint("the cursor"))
+        return cursor.logID == 0 && cursor.seq == 0 ? nil : cursor
+    }
+
+    private static func readDocuments(_ reader: inout ByteReader, limits: Limits) throws -> [SyncDocument] {
+        let count = try reader.readCount("documents", minimumItemSize: 3)
+        guard count <= limits.maxDocuments else {
+            throw DecodeError.tooLarge("\(count) documents, above the limit of \(limits.maxDocuments)")
+        }
+        var documents: [SyncDocument] = []
+        documents.reserveCapacity(count)
+        var seen = Set<DocumentID>()
+        for _ in 0..<count {
+            let text = try reader.readString("a document id")
+            guard let id = DocumentID(rawValue: text), seen.insert(id).inserted else {
+                throw DecodingError.invalid("document id \"\(text.prefix(300))\" is empty, too long or repeated")
+            }
+            var version = VersionVector()
+            for _ in 0..<(try reader.readCount("version vector entries", minimumItemSize: 9)) {
+                let replica = ReplicaID(try reader.readUInt64("a replica id"))
+                guard version[replica] == 0 else { throw DecodingError.invalid("replica \(replica) is repeated") }
+                version[replica] = try reader.readVarint("a counter")
+            }
+            var bundles: [[UInt8]] = []
+            for _ in 0..<(try reader.readCount("change bundles")) {
+                bundles.append(Array(try reader.readData("a change bundle")))
+            }
+            documents.append(SyncDocument(id: id, version: version, bundles: bundles))
+        }
+        return documents
+    }
+}

@@ -1,0 +1,64 @@
+import Quire
+
+/// Answers sync requests from a replica's own store, for peer-to-peer sync
+/// without a server (`quire serve --stdio`).
+///
+/// A store has no server log, so there is no cursor to serve: every answer
+/// goes by the version vectors the client states (its cursor is this
+/// store's replica id and seq 0, and is never trusted). The client states
+/// every document it has, so what it lacks is exactly, per document of
+/// this store, the changes beyond its version.
+///
+///     let peer = PeerSyncService(store: try DocumentStore(path: "notes.quire"))
+///     let answer = try await peer.respond(to: request, access: .unrestricted)
+public struct PeerSyncService: SyncService {
+    public let store: DocumentStore
+    /// The bundle bytes of one response page, about.
+    public var maxPageBytes = 4 << 20
+
+    public init(store: DocumentStore) {
+        self.store = store
+    }
+
+    public func respond(to request: SyncRequest, access: Access) async throws(SyncFailure) -> SyncResponse {
+        do {
+            for document in request.documents where !document.bundles.isEmpty {
+                guard access.mayWrite(document.id) else { throw SyncFailure(status: 403, "this peer may not write \(document.id)") }
+                let changes = try document.decodedChanges(limits: .default)
+                try store.createIfMissing(document.id)
+                try store.apply(document.id, changes)
+            }
+            var known: [DocumentID: VersionVector] = [:]
+            for document in request.documents { known[document.id] = document.version }
+            var response = SyncResponse(cursor: SyncCursor(logID: store.replicaID.rawValue, seq: 0), documents: [])
+            var bytes = 0
+            for info in try store.documents(includeRemoved: true) where access.mayRead(info.id) {
+                let theirs = known[info.id] ?? VersionVector()
+                let mine = try store.versionVector(info.id)
+                var document = SyncDocument(id: info.id, version: mine)
+                if !theirs.includes(mine) && !response.more {
+                    var changes = try store.changes(info.id, since: theirs)
+                    // Keep whole causal prefixes: cut the list, never reorder it.
+                    var size = 0
+                    if let cut = changes.indices.first(where: { index in
+                        size += ChangeEncoding.encode([changes[index]]).count
+                        return bytes > 0 && bytes + size > maxPageBytes
+                    }) {
+                        changes = Array(changes[..<cut])
+                        response.more = true
+                    }
+                    bytes += size
+                    document = SyncDocument(id: info.id, version: mine, changes: changes)
+                }
+                if known[info.id] != nil || !document.bundles.isEmpty { response.documents.append(document) }
+            }
+            return response
+        } catch let failure as SyncFailure {
+            throw failure
+        } catch let error as DocumentError {
+            throw SyncFailure(status: 409, "the changes do not apply: \(error)")
+        } catch {
+            throw SyncFailure(status: 500, "the peer's store failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,312 @@
+import Foundation
+import Quire
+import Synchronization
+
+/// The sync server's store: every change it accepted, once, numbered by
+/// `seq` in commit order without gaps; the changes waiting for their
+/// dependencies; and which token owns each replica id.
+///
+/// It keeps no documents, only changes: causality is checked with version
+/// vectors (a change is logged once its replica's previous change and its
+/// parents are logged), and each change's content is checked by decoding it.
+/// What a change does to a document is the clients' business.
+///
+///     let log = try ServerLog(path: "server.db")
+///     let versions = try log.push([("groceries", changes)], by: access, limits: .init())
+///     let page = try log.page(after: 0, access: access, known: [:], maxBytes: 1 << 20)
+public final class ServerLog: Sendable {
+    /// The server store's tables (`Specs/sync.md`, "Server store").
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.register(version: 1) { db in
+            try db.executeScript("""
+                CREATE TABLE server(
+                    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                    log_id INTEGER NOT NULL
+                );
+                CREATE TABLE log(
+                    seq INTEGER PRIMARY KEY,
+                    document_id TEXT NOT NULL,
+                    replica INTEGER NOT NULL,
+                    first_counter INTEGER NOT NULL,
+                    last_counter INTEGER NOT NULL,
+                    last_lamport INTEGER NOT NULL,
+                    data BLOB NOT NULL,
+                    UNIQUE (document_id, replica, first_counter)
+                );
+                CREATE INDEX log_replica ON log(document_id, replica, last_counter);
+                CREATE TABLE parked(
+                    document_id TEXT NOT NULL,
+                    replica INTEGER NOT NULL,
+                    first_counter INTEGER NOT NULL,
+                    data BLOB NOT NULL,
+                    PRIMARY KEY (document_id, replica, first_counter)
+                ) WITHOUT ROWID;
+                CREATE TABLE replica_owners(
+                    replica INTEGER PRIMARY KEY,
+                    token TEXT NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }()
+
+    /// Bounds on what one push may do.
+    public struct Limits: Sendable {
+        /// Changes in one request; more get 413.
+        public var maxChangesPerRequest: Int
+        /// Changes of one document waiting for their dependencies; more get 413.
+        public var maxParkedPerDocument: Int
+        /// How far a change's Lamport value may lie beyond the highest the
+        /// server holds; further gets 400. Someone's clock pushed near the top
+        /// of 64 bits would make every later write lose or overflow.
+        public var maxLamportLead: UInt64
+
+        public init(maxChangesPerRequest: Int = 100_000, maxParkedPerDocument: Int = 10_000, maxLamportLead: UInt64 = 1 << 32) {
+            self.maxChangesPerRequest = maxChangesPerRequest
+            self.maxParkedPerDocument = maxParkedPerDocument
+            self.maxLamportLead = maxLamportLead
+        }
+    }
+
+    /// A random number made with the store: it tells a cursor into this
+    /// log from one into a log that was replaced.
+    public let logID: UInt64
+    private let database: Database
+    /// What the tables say, kept in memory; changed only after a commit.
+    private let state: Mutex<State>
+    /// Held through a whole push: each push numbers its changes from the
+    /// `lastSeq` the one before it left.
+    private let pushLock = Mutex(())
+
+    private struct State {
+        var lastSeq: UInt64
+        var maxLamport: UInt64
+        var versions: [DocumentID: VersionVector] = [:]
+    }
+
+    /// Opens (or creates) the server store at `path`; ":memory:" for tests.
+    public init(path: String) throws {
+        database = path == ":memory:" ? try Database.inMemory() : try Database(path: path)
+        try Self.migrator.migrate(database)
+        logID = try database.write { db in
+            if let row = try db.query(sql: "SELECT log_id FROM server").first { return try row.unsigned(0) }
+            let id = UInt64.random(in: 1...UInt64.max)
+            try db.execute(sql: "INSERT INTO server(singleton, log_id) VALUES (1, ?)", arguments: [.unsigned(id)])
+            return id
+        }
+        let row = try database.query(sql: "SELECT coalesce(max(seq), 0), coalesce(max(last_lamport), 0) FROM log")[0]
+        state = Mutex(State(lastSeq: try row.unsigned(0), maxLamport: try row.unsigned(1)))
+    }
+
+    /// The `seq` of the newest change, 0 for an empty log.
+    public var lastSeq: UInt64 { state.withLock { $0.lastSeq } }
+
+    /// The operations the server holds of a document.
+    public func version(_ id: DocumentID) throws -> VersionVector {
+        if let cached = state.withLock({ $0.versions[id] }) { return cached }
+        let version = try database.read { db in try Self.version(id, db) }
+        state.withLock { $0.versions[id] = version }
+        return version
+    }
+
+    private static func version(_ id: DocumentID, _ db: DatabaseConnection) throws -> VersionVector {
+        var version = VersionVector()
+        let rows = try db.query(sql: "SELECT replica, max(last_counter) FROM log WHERE document_id = ? GROUP BY replica",
+                                arguments: [.text(id.rawValue)])
+        for row in rows { version[try row.replica(0)] = try row.unsigned(1) }
+        return version
+    }
+
+    // MARK: Pushing
+
+    /// Stores the changes of every document in one transaction: each one
+    /// is logged with the next `seq` once its dependencies are logged,
+    /// parked until then, ignored if already logged. Either all of them
+    /// are taken or, on any refusal, none.
+    ///
+    /// Refusals: 403 when `access` may not write a document or a replica id
+    /// belongs to another token; 409 when a change has the id of a stored
+    /// change but other content; 400 for a Lamport value too far ahead;
+    /// 413 past `limits`.
+    ///
+    /// - Returns: each pushed document's version after the push.
+    public func push(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> [DocumentID: VersionVector] {
+        let total = pushes.reduce(0) { $0 + $1.changes.count }
+        guard total > 0 else { return [:] }
+        guard total <= limits.maxChangesPerRequest else {
+            throw SyncFailure(status: 413, "\(total) changes in one request, above the limit of \(limits.maxChangesPerRequest)")
+        }
+        for push in pushes where !access.mayWrite(push.id) {
+            throw SyncFailure(status: 403, access.canWrite ? "this token may not write document \(push.id)" : "this token is read-only")
+        }
+        return try pushLock.withLock { _ throws(SyncFailure) in try pushLocked(pushes, by: access, limits: limits) }
+    }
+
+    private func pushLocked(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> [DocumentID: VersionVector] {
+        let start = state.withLock { ($0.lastSeq, $0.maxLamport) }
+        var versions: [DocumentID: VersionVector] = [:]
+        for push in pushes { versions[push.id] = try failure(500) { try version(push.id) } }
+        var batch = PushBatch(lastSeq: start.0, maxLamport: start.1, versions: versions, access: access, limits: limits)
+        try failure(500) {
+            try database.write { db in
+                for push in pushes { try batch.store(push.changes, of: push.id, db) }
+            }
+        }
+        state.withLock { state in
+            state.lastSeq = batch.lastSeq
+            state.maxLamport = batch.maxLamport
+            state.versions.merge(batch.versions) { $1 }
+        }
+        return batch.versions
+    }
+
+    /// The work of one push, inside its transaction.
+    private struct PushBatch {
+        var lastSeq: UInt64
+        var maxLamport: UInt64
+        var versions: [DocumentID: VersionVector]
+        let access: Access
+        let limits: Limits
+        /// Replica owners already checked in this batch.
+        var owned: Set<ReplicaID> = []
+
+        mutating func store(_ changes: [Change], of id: DocumentID, _ db: DatabaseConnection) throws {
+            let lamportCeiling = maxLamport.addingReportingOverflow(limits.maxLamportLead)
+            var parkedAny = false
+            for change in changes {
+                try checkOwner(of: change.replica, db)
+                guard lamportCeiling.overflow || change.lastLamport <= lamportCeiling.partialValue else {
+                    throw SyncFailure(status: 400, "change \(change.id) has Lamport value \(change.lastLamport), "
+                        + "more than \(limits.maxLamportLead) beyond the server's \(maxLamport)")
+                }
+                let held = versions[id, default: VersionVector()][change.replica]
+                if change.lastID.counter <= held {
+                    try checkDuplicate(change, of: id, db)
+                } else if change.id.counter <= held {
+                    throw SyncFailure(status: 409, "change \(change.id) overlaps changes the server holds: its replica id was used twice")
+                } else if isReady(change, id) {
+                    try append(change, of: id, db)
+                } else {
+                    try db.execute(sql: "INSERT OR IGNORE INTO parked(document_id, replica, first_counter, data) VALUES (?, ?, ?, ?)",
+                                   arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter),
+                                               .blob(ChangeEncoding.encode([change]))])
+                    parkedAny = true
+                }
+            }
+            try unparkReady(of: id, db, checkLimit: parkedAny)
+        }
+
+        private func isReady(_ change: Change, _ id: DocumentID) -> Bool {
+            let version = versions[id, default: VersionVector()]
+            return change.id.counter == version[change.replica] + 1 && change.parents.allSatisfy(version.contains)
+        }
+
+        private mutating func append(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
+            lastSeq += 1
+            try db.execute(
+                sql: """
+                    INSERT INTO log(seq, document_id, replica, first_counter, last_counter, last_lamport, data)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [.unsigned(lastSeq), .text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter),
+                            .unsigned(change.lastID.counter), .unsigned(change.lastLamport), .blob(ChangeEncoding.encode([change]))])
+            versions[id, default: VersionVector()][change.replica] = change.lastID.counter
+            maxLamport = max(maxLamport, change.lastLamport)
+        }
+
+        /// Logs the parked changes that have become ready, in turn.
+        private mutating func unparkReady(of id: DocumentID, _ db: DatabaseConnection, checkLimit: Bool) throws {
+            let rows = try db.query(sql: "SELECT data FROM parked WHERE document_id = ?", arguments: [.text(id.rawValue)])
+            guard !rows.isEmpty else { return }
+            var waiting = try rows.map { row in try ChangeEncoding.decode(try row.blob(0))[0] }
+            while let index = waiting.firstIndex(where: { isReady($0, id) }) {
+                let change = waiting.remove(at: index)
+                try append(change, of: id, db)
+                try db.execute(sql: "DELETE FROM parked WHERE document_id = ? AND replica = ? AND first_counter = ?",
+                               arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter)])
+            }
+            guard !checkLimit || waiting.count <= limits.maxParkedPerDocument else {
+                throw SyncFailure(status: 413, "\(waiting.count) changes of document \(id) would wait for missing dependencies, "
+                    + "above the limit of \(limits.maxParkedPerDocument): send the changes they depend on first")
+            }
+        }
+
+        private mutating func checkOwner(of replica: ReplicaID, _ db: DatabaseConnection) throws {
+            guard !owned.contains(replica) else { return }
+            let rows = try db.query(sql: "SELECT token FROM replica_owners WHERE replica = ?", arguments: [.replica(replica)])
+            if let owner = rows.first {
+                guard try owner.text(0) == access.token else {
+                    throw SyncFailure(status: 403, "replica \(replica) belongs to another token")
+                }
+            } else {
+                try db.execute(sql: "INSERT INTO replica_owners(replica, token) VALUES (?, ?)",
+                               arguments: [.replica(replica), .text(access.token)])
+            }
+            owned.insert(replica)
+        }
+
+        /// A change the server already holds must be that same change.
+        private func checkDuplicate(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
+            let rows = try db.query(
+                sql: "SELECT data FROM log WHERE document_id = ? AND replica = ? AND first_counter = ?",
+                arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter)])
+            guard let row = rows.first, try row.blob(0) == ChangeEncoding.encode([change]) else {
+                throw SyncFailure(status: 409, "change \(change.id) has the id of a change the server holds but other content: "
+                    + "its replica id was used twice")
+            }
+        }
+    }
+
+    /// Runs `body`, turning any error that is not a `SyncFailure` into one
+    /// with `status` (a broken disk is the server's fault, not the client's).
+    private func failure<T>(_ status: Int, _ body: () throws -> T) throws(SyncFailure) -> T {
+        do { return try body() } catch let failure as SyncFailure { throw failure } catch {
+            throw SyncFailure(status: status, "the server store failed: \(error)")
+        }
+    }
+
+    // MARK: Pulling
+
+    /// One page of the log after `seq`: the changes of documents `access`
+    /// may read that `known` (the client's versions) lacks, in `seq` order,
+    /// grouped by document, at most about `maxBytes` of bundles.
+    public func page(after seq: UInt64, access: Access, known: [DocumentID: VersionVector], maxBytes: Int) throws -> LogPage {
+        var page = LogPage(lastScannedSeq: seq)
+        var index: [DocumentID: Int] = [:]
+        var bytes = 0
+        let batchSize = 5_000
+        while true {
+            let rows = try database.query(
+                sql: "SELECT seq, document_id, replica, last_counter, data FROM log WHERE seq > ? ORDER BY seq LIMIT ?",
+                arguments: [.unsigned(page.lastScannedSeq), .integer(batchSize)])
+            for row in rows {
+                let rowSeq = try row.unsigned(0)
+                guard let id = DocumentID(rawValue: try row.text(1)) else { throw StoreError.unrecoverableDocument(try row.text(1), reason: "invalid id in the server log") }
+                if access.mayRead(id), try row.unsigned(3) > known[id, default: VersionVector()][row.replica(2)] {
+                    let data = try row.blob(4)
+                    if bytes > 0 && bytes + data.count > maxBytes {
+                        page.more = true
+                        return page
+                    }
+                    bytes += data.count
+                    if let position = index[id] { page.documents[position].bundles.append(data) } else {
+                        index[id] = page.documents.count
+                        page.documents.append((id, [data]))
+                    }
+                }
+                page.lastScannedSeq = rowSeq
+            }
+            if rows.count < batchSize { return page }
+        }
+    }
+}
+
+/// What `ServerLog.page` found.
+public struct LogPage: Sendable {
+    /// Every change up to here was sent or is known to the client.
+    public var lastScannedSeq: UInt64
+    public var documents: [(id: DocumentID, bundles: [[UInt8]])] = []
+    /// True when the page stopped at its size limit before the log's end.
+    public var more = false
+}

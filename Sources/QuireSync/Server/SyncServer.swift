@@ -1,0 +1,172 @@
+import Foundation
+import Quire
+import Synchronization
+
+/// The sync server: checks who asks, stores what they push in its
+/// `ServerLog`, and answers with a page of what they lack.
+///
+///     let server = try SyncServer(log: ServerLog(path: "server.db"), tokens: tokens)
+///     let http = HTTPServer(port: 8080, handler: server.handle)
+///     try http.start()
+///
+/// `Specs/sync.md` lists the endpoint, the checks and the status codes.
+public final class SyncServer: SyncService {
+    public struct Configuration: Sendable {
+        public var log = ServerLog.Limits()
+        public var message = SyncMessage.Limits()
+        /// The bundle bytes of one response page, about.
+        public var maxPageBytes = 4 << 20
+        /// The longest long-poll wait granted.
+        public var maxWaitMilliseconds: UInt64 = 30_000
+        /// Requests per second per token, on average, and in a burst.
+        public var requestsPerSecond = 50.0
+        public var burst = 100.0
+
+        public init() {}
+    }
+
+    public let log: ServerLog
+    /// nil: no authentication, every request may do everything.
+    public let tokens: AccessTokens?
+    public let configuration: Configuration
+    private let rateLimiter: RateLimiter
+
+    public init(log: ServerLog, tokens: AccessTokens?, configuration: Configuration = Configuration()) {
+        self.log = log
+        self.tokens = tokens
+        self.configuration = configuration
+        rateLimiter = RateLimiter(perSecond: configuration.requestsPerSecond, burst: configuration.burst)
+    }
+
+    // MARK: HTTP
+
+    /// The HTTP endpoint: `POST /v1/sync` with a sync request as the body.
+    @Sendable public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        guard request.path == "/v1/sync" else { return .text(404, "no such endpoint; sync is POST /v1/sync") }
+        guard request.method == "POST" else {
+            return .text(405, "use POST", headers: HTTPHeaders([("Allow", "POST")]))
+        }
+        do throws(SyncFailure) {
+            let access = try authenticate(request.headers["Authorization"])
+            let message: SyncMessage
+            do { message = try SyncMessage.decode(request.body, limits: configuration.message) } catch {
+                throw SyncFailure(decoding: error)
+            }
+            guard case .request(let syncRequest) = message else { throw SyncFailure(status: 400, "expected a sync request") }
+            let response = try await respond(to: syncRequest, access: access)
+            return .bytes(200, SyncMessage.response(response).encoded(), contentType: "application/x-quire-sync")
+        } catch {
+            var headers = HTTPHeaders()
+            if let seconds = error.retryAfterSeconds { headers["Retry-After"] = String(seconds) }
+            if error.status == 401 { headers["WWW-Authenticate"] = "Bearer" }
+            return .text(error.status, error.message, headers: headers)
+        }
+    }
+
+    /// The access of the request's bearer token, after the rate limit.
+    private func authenticate(_ authorization: String?) throws(SyncFailure) -> Access {
+        let access: Access
+        if let tokens {
+            guard let found = tokens.access(forAuthorization: authorization) else {
+                throw SyncFailure(status: 401, authorization == nil ? "a bearer token is required" : "unknown token")
+            }
+            access = found
+        } else {
+            access = .unrestricted
+        }
+        if let wait = rateLimiter.take(for: access.token) {
+            throw SyncFailure(status: 429, "too many requests; try again in \(wait) s", retryAfterSeconds: wait)
+        }
+        return access
+    }
+
+    // MARK: Sync
+
+    public func respond(to request: SyncRequest, access: Access) async throws(SyncFailure) -> SyncResponse {
+        var limits = DecodingLimits()
+        limits.maxChanges = configuration.log.maxChangesPerRequest + 1
+        var pushes: [(id: DocumentID, changes: [Change])] = []
+        for document in request.documents where !document.bundles.isEmpty {
+            let changes = try document.decodedChanges(limits: limits)
+            limits.maxChanges = max(0, limits.maxChanges - changes.count)
+            pushes.append((document.id, changes))
+        }
+        _ = try log.push(pushes, by: access, limits: configuration.log)
+
+        // A cursor into another log, or past this one's end, cannot be
+        // trusted: start from the beginning and go by the version vectors.
+        var from: UInt64 = 0
+        var cursorReset = false
+        if let cursor = request.cursor {
+            if cursor.logID == log.logID && cursor.seq <= log.lastSeq { from = cursor.seq } else { cursorReset = true }
+        }
+        var known: [DocumentID: VersionVector] = [:]
+        for document in request.documents { known[document.id] = document.version }
+
+        var page = try storeFailure { try log.page(after: from, access: access, known: known, maxBytes: configuration.maxPageBytes) }
+        let wait = min(request.waitMilliseconds, configuration.maxWaitMilliseconds)
+        if wait > 0, pushes.isEmpty, page.documents.isEmpty {
+            let scanned = page.lastScannedSeq
+            if await waitForChanges(after: scanned, milliseconds: wait) {
+                page = try storeFailure { try log.page(after: scanned, access: access, known: known, maxBytes: configuration.maxPageBytes) }
+            }
+        }
+
+        var documents: [SyncDocument] = []
+        var answered = Set<DocumentID>()
+        for (id, bundles) in page.documents {
+            documents.append(SyncDocument(id: id, version: try storeFailure { try log.version(id) }, bundles: bundles))
+            answered.insert(id)
+        }
+        for document in request.documents where access.mayRead(document.id) && !answered.contains(document.id) {
+            documents.append(SyncDocument(id: document.id, version: try storeFailure { try log.version(document.id) }))
+        }
+        return SyncResponse(cursor: SyncCursor(logID: log.logID, seq: page.lastScannedSeq), more: page.more,
+                            cursorReset: cursorReset, documents: documents)
+    }
+
+    /// Waits until the log grows past `seq` or the time is up; true if it grew.
+    /// It looks at the in-memory `lastSeq` every 20 ms: cheap, and a
+    /// cancelled wait (the server stopping) ends at once with the sleep.
+    private func waitForChanges(after seq: UInt64, milliseconds: UInt64) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(milliseconds))
+        while ContinuousClock.now < deadline {
+            if log.lastSeq > seq { return true }
+            guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return false }
+        }
+        return log.lastSeq > seq
+    }
+
+    private func storeFailure<T>(_ body: () throws -> T) throws(SyncFailure) -> T {
+        do { return try body() } catch { throw SyncFailure(status: 500, "the server store failed: \(error)") }
+    }
+}
+
+/// A token bucket per token: `perSecond` requests a second on average,
+/// `burst` at once.
+final class RateLimiter: Sendable {
+    private let perSecond: Double
+    private let burst: Double
+    private let buckets = Mutex<[String: (tokens: Double, at: ContinuousClock.Instant)]>([:])
+
+    init(perSecond: Double, burst: Double) {
+        self.perSecond = perSecond
+        self.burst = burst
+    }
+
+    /// Takes one request from `key`'s bucket: nil if allowed, else the
+    /// whole seconds to wait.
+    func take(for key: String) -> Int? {
+        let now = ContinuousClock.now
+        return buckets.withLock { buckets in
+            var bucket = buckets[key] ?? (burst, now)
+            let elapsed = now - bucket.at
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            bucket = (min(burst, bucket.tokens + seconds * perSecond), now)
+            defer { buckets[key] = bucket }
+            guard bucket.tokens >= 1 else { return max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up))) }
+            bucket.tokens -= 1
+            return nil
+        }
+    }
+}

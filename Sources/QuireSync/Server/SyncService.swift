@@ -1,0 +1,49 @@
+import Quire
+
+/// Answers sync requests, whatever carries them: `SyncServer` over its own
+/// log (for `quire serve`), `PeerSyncService` over a replica's store (for
+/// `quire serve --stdio`). HTTP and stdio only move the bytes.
+public protocol SyncService: Sendable {
+    /// Applies the request's pushes and returns the page of changes the
+    /// client lacks, or throws the refusal.
+    func respond(to request: SyncRequest, access: Access) async throws(SyncFailure) -> SyncResponse
+}
+
+extension SyncService {
+    /// Decodes a request, answers it and encodes the answer (a failure
+    /// message for a refusal): the whole exchange as bytes, for transports
+    /// that carry no status of their own (stdio, tests).
+    public func respond(toMessage bytes: [UInt8], access: Access, limits: SyncMessage.Limits = .init()) async -> [UInt8] {
+        do {
+            guard case .request(let request) = try SyncMessage.decode(bytes, limits: limits) else {
+                return SyncMessage.failure(SyncFailure(status: 400, "expected a sync request")).encoded()
+            }
+            return SyncMessage.response(try await respond(to: request, access: access)).encoded()
+        } catch let error as SyncMessage.DecodeError {
+            return SyncMessage.failure(SyncFailure(decoding: error)).encoded()
+        } catch let failure as SyncFailure {
+            return SyncMessage.failure(failure).encoded()
+        } catch {
+            return SyncMessage.failure(SyncFailure(status: 500, "\(error)")).encoded()
+        }
+    }
+}
+
+extension SyncFailure {
+    /// 413 for a message over the limits, 400 for any other that does not decode.
+    init(decoding error: SyncMessage.DecodeError) {
+        switch error {
+        case .tooLarge: self.init(status: 413, error.description)
+        case .malformed: self.init(status: 400, error.description)
+        }
+    }
+}
+
+extension SyncDocument {
+    /// The changes of the bundles, or a 400 naming the document.
+    func decodedChanges(limits: DecodingLimits) throws(SyncFailure) -> [Change] {
+        do { return try changes(limits: limits) } catch {
+            throw SyncFailure(status: 400, "the changes of document \(id) do not decode: \(error)")
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+import Quire
+
+/// Brings a store and a sync server (or peer) up to date with each other:
+/// sends the changes the server lacks, applies the ones the store lacks,
+/// and records how far it got, so that an interrupted sync loses nothing
+/// and repeats nothing that matters (`Specs/sync.md`, "Sessions").
+///
+///     let transport = HTTPSyncTransport(server: url, token: token)
+///     let client = SyncClient(store: store, peer: url.absoluteString, transport: transport)
+///     let report = try await client.sync()
+///     print("sent \(report.sent), received \(report.received)")
+///
+/// Each round is one request and its answer. The first round pushes what
+/// the server has not acknowledged and pulls from the cursor; with nothing
+/// concurrent that is the whole sync. A second round is needed when the
+/// server's answer shows it lacks more than the acknowledgements said, or
+/// when an answer was a page with more to come.
+public struct SyncClient: Sendable {
+    public let store: DocumentStore
+    /// The name the store keeps this server's cursor and acknowledgements
+    /// under: its URL, or the command for a stdio peer.
+    public let peer: String
+    public let transport: any SyncTransport
+    /// Bounds on one request's push; the rest goes in the next rounds.
+    public var maxPushChanges = 10_000
+    public var maxPushBytes = 4 << 20
+    /// A sync that needs more rounds than this stops with an error.
+    public var maxRounds = 10_000
+    public var messageLimits = SyncMessage.Limits()
+    /// Receives a line about each round, for a progress display.
+    public var progress: @Sendable (String) -> Void = { _ in }
+
+    public init(store: DocumentStore, peer: String, transport: any SyncTransport) {
+        self.store = store
+        self.peer = peer
+        self.transport = transport
+    }
+
+    /// What one sync did.
+    public struct Report: Sendable, Equatable {
+        public var rounds = 0
+        /// Local or relayed changes the server now holds that it lacked.
+        public var sent = 0
+        /// Changes applied to the store.
+        public var received = 0
+        public var bytesSent = 0
+        public var bytesReceived = 0
+        /// Changes the server refused for good during this sync.
+        public var rejected: [RejectedChange] = []
+    }
+
+    /// Syncs until neither side lacks anything the other may give it.
+    ///
+    /// - Parameter waitSeconds: when the server has nothing new at first,
+    ///   wait that long for news (long-poll) before ending.
+    /// - Throws: `SyncError`. Whatever was applied or acknowledged before
+    ///   the error stays; every local change not acknowledged stays pending.
+    public func sync(waitSeconds: Double = 0) async throws(SyncError) -> Report {
+        var session = Session()
+        for round in 1...maxRounds {
+            session.report.rounds = round
+            let request = try storeWork { try makeRequest(&session, waitMilliseconds: round == 1 ? UInt64(waitSeconds * 1000) : 0) }
+            let bytes = SyncMessage.request(request).encoded()
+            session.report.bytesSent += bytes.count
+            let answer: SyncMessage
+            do throws(SyncError) {
+                let answerBytes = try await transport.exchange(bytes, longPollSeconds: round == 1 ? waitSeconds : 0)
+                session.report.bytesReceived += answerBytes.count
+                do { answer = try SyncMessage.decode(answerBytes, limits: messageLimits) } catch {
+                    throw SyncError.protocolViolation("\(error)")
+                }
+            } catch .refused(let failure) {
+                try storeWork { try handleRefusal(failure, &session) }
+                continue
+            } catch {
+                throw error
+            }
+            switch answer {
+            case .failure(let failure) where failure.isTransient:
+                throw .unreachable(failure.description)
+            case .failure(let failure):
+                try storeWork { try handleRefusal(failure, &session) }
+            case .request:
+                throw .protocolViolation("the server answered with a request")
+            case .response(let response):
+                let done = try storeWork { try apply(response, &session) }
+                progress("round \(round): sent \(session.report.sent), received \(session.report.received)"
+                    + (response.more ? ", more to come" : ""))
+                if done { return session.report }
+            }
+        }
+        throw .protocolViolation("the sync did not end after \(maxRounds) rounds")
+    }
+
+    /// What a sync knows between rounds.
+    private struct Session {
+        var report = Report()
+        /// The server's versions, from its answers in this sync: more
+        /// reliable than the stored acknowledgements.
+        var serverVersions: [DocumentID: VersionVector] = [:]
+        /// The changes the current request pushes.
+        var pushed: [DocumentID: [Change]] = [:]
+        /// After a refused push of several documents, push one document a
+        /// request, so that the next refusal names the guilty one.
+        var oneDocumentPerPush = false
+        /// Documents the server did not answer for: this token may not read them.
+        var unanswered: Set<DocumentID> = []
+        var lastCursor: SyncCursor?
+    }
+
+    private func makeRequest(_ session: inout Session, waitMilliseconds: UInt64) throws -> SyncRequest {
+        session.pushed = [:]
+        let blocked = try blockedCounters()
+        var budget = (changes: maxPushChanges, bytes: maxPushBytes)
+        var documents: [SyncDocument] = []
+        for info in try store.documents(includeRemoved: true) {
+            let id = info.id
+            let mine = try store.versionVector(id)
+            let theirs = try session.serverVersions[id] ?? store.acknowledgedVersion(peer: peer, id: id)
+            var push: [Change] = []
+            let mayPush = !(session.oneDocumentPerPush && !session.pushed.isEmpty) && !session.unanswered.contains(id)
+            if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
+                for change in try store.changes(id, since: theirs) where !isBlocked(change, blocked[id]) {
+                    let size = ChangeEncoding.encode([change]).count
+                    guard budget.changes > 0, size <= budget.bytes || push.isEmpty && session.pushed.isEmpty else { break }
+                    push.append(change)
+                    budget.changes -= 1
+                    budget.bytes -= size
+                }
+            }
+            if !push.isEmpty { session.pushed[id] = push }
+            documents.append(SyncDocument(id: id, version: mine, changes: push))
+        }
+        return SyncRequest(cursor: try store.syncCursor(peer: peer), waitMilliseconds: waitMilliseconds, documents: documents)
+    }
+
+    /// Applies an answer; returns whether the sync is complete.
+    private func apply(_ response: SyncResponse, _ session: inout Session) throws -> Bool {
+        if response.cursorReset {
+            // The server is not the one the acknowledgements were from:
+            // forget them, so that every change it lacks is pending again.
+            progress("the server's log is not the one this store synced with: resyncing by version vectors")
+            try store.forgetSyncState(peer: peer)
+            session.serverVersions = [:]
+        }
+        var answered = Set<DocumentID>()
+        for document in response.documents {
+            answered.insert(document.id)
+            let changes: [Change]
+            do { changes = try document.changes(limits: .default) } catch {
+                throw SyncError.protocolViolation("the changes of document \(document.id) do not decode: \(error)")
+            }
+            if !changes.isEmpty {
+                try store.createIfMissing(document.id)
+                session.report.received += try store.apply(document.id, changes)
+            }
+            if try store.documents(includeRemoved: true).contains(where: { $0.id == document.id }) {
+                try store.acknowledge(peer: peer, id: document.id, version: document.version)
+            }
+            session.serverVersions[document.id] = document.version
+        }
+        for (id, changes) in session.pushed {
+            let version = session.serverVersions[id] ?? VersionVector()
+            session.report.sent += changes.filter { version.contains($0.lastID) }.count
+        }
+        try store.setSyncCursor(response.cursor, peer: peer)
+        if response.more {
+            guard response.cursor != session.lastCursor || !response.documents.allSatisfy(\.bundles.isEmpty) else {
+                throw SyncError.protocolViolation("the server says more is to come but sends nothing new")
+            }
+            session.lastCursor = response.cursor
+            return false
+        }
+        session.lastCursor = response.cursor
+        // Complete once the server holds everything it may take from us.
+        let blocked = try blockedCounters()
+        for info in try store.documents(includeRemoved: true) where !session.unanswered.contains(info.id) {
+            guard answered.contains(info.id) else {
+                session.unanswered.insert(info.id)
+                continue
+            }
+            let mine = try store.versionVector(info.id)
+            if !(session.serverVersions[info.id] ?? VersionVector()).includes(pushable(mine, blocked[info.id])) {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// A refused request: a refused push parks its changes as rejected (one
+    /// document at a time, so that only the guilty ones are); anything
+    /// else ends the sync.
+    private func handleRefusal(_ failure: SyncFailure, _ session: inout Session) throws {
+        guard !session.pushed.isEmpty else { throw SyncError.refused(failure) }
+        if session.pushed.count > 1 {
+            session.oneDocumentPerPush = true
+            return
+        }
+        for (id, changes) in session.pushed {
+            try store.rejectChanges(changes, of: id, peer: peer, status: failure.status, reason: failure.message)
+            progress("the server refused \(changes.count) change(s) of document \(id): \(failure.status) \(failure.message)")
+        }
+        let pushedIDs = Set(session.pushed.keys.map(\.rawValue))
+        session.report.rejected += try store.rejectedChanges(peer: peer).filter { pushedIDs.contains($0.document) }
+        session.pushed = [:]
+    }
+
+    /// Per document, per replica, the first counter refused: that change and
+    /// every later one of the replica wait (the server would only park them).
+    private func blockedCounters() throws -> [DocumentID: [ReplicaID: UInt64]] {
+        var blocked: [DocumentID: [ReplicaID: UInt64]] = [:]
+        for rejected in try store.rejectedChanges(peer: peer) {
+            guard let id = DocumentID(rawValue: rejected.document) else { continue }
+            blocked[id, default: [:]][rejected.id.replica] = min(blocked[id]?[rejected.id.replica] ?? .max, rejected.id.counter)
+        }
+        return blocked
+    }
+
+    private func isBlocked(_ change: Change, _ blocked: [ReplicaID: UInt64]?) -> Bool {
+        change.id.counter >= blocked?[change.replica] ?? .max
+    }
+
+    /// The part of `version` that may be pushed: without the blocked changes.
+    private func pushable(_ version: VersionVector, _ blocked: [ReplicaID: UInt64]?) -> VersionVector {
+        var result = version
+        for (replica, first) in blocked ?? [:] { result[replica] = min(result[replica], first - 1) }
+        return result
+    }
+
+    private func storeWork<T>(_ body: () throws -> T) throws(SyncError) -> T {
+        do { return try body() } catch let error as SyncError { throw error } catch {
+            throw .store("\(error)")
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Carries one encoded sync request to a server or peer and brings back its
+/// encoded answer. `SyncClient` does the rest.
+///
+/// Implementations: `HTTPSyncTransport` (a `quire serve` server),
+/// `StdioSyncTransport` (a command speaking `quire serve --stdio`), and the
+/// in-memory transports of the tests.
+public protocol SyncTransport: Sendable {
+    /// Sends `request` and returns the answer's bytes (a response or failure
+    /// message). Throws `SyncError.refused` for a refusal the transport
+    /// itself reports (an HTTP status), `.unreachable` when no answer came
+    /// after the transport's retries. `longPollSeconds` is how long the
+    /// request asks the server to wait for news: the time allowed for the
+    /// answer grows by that much.
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8]
+}
+
+/// Why a sync did not complete.
+public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The server refused for good (400, 401, 403, 409, 413): retrying the
+    /// same request cannot help.
+    case refused(SyncFailure)
+    /// No usable answer, after retries: the server is down, unreachable,
+    /// overloaded (5xx, 429) or too slow. Everything local stays pending.
+    case unreachable(String)
+    /// The other side broke the protocol (an answer that does not decode,
+    /// or a sync that stopped making progress).
+    case protocolViolation(String)
+    /// The local store failed.
+    case store(String)
+
+    public var description: String {
+        switch self {
+        case .refused(let failure): "the server refused: HTTP \(failure.status): \(failure.message)"
+        case .unreachable(let reason): "could not reach the server: \(reason)"
+        case .protocolViolation(let reason): "the server broke the sync protocol: \(reason)"
+        case .store(let reason): "the local store failed: \(reason)"
+        }
+    }
+}
+
+/// Sync over HTTP: `POST URL/v1/sync` through `HTTPClient`, which puts a
+/// timeout on every request and retries transient failures with backoff.
+///
+///     let transport = HTTPSyncTransport(server: URL(string: "http://127.0.0.1:8080")!, token: "secret")
+public struct HTTPSyncTransport: SyncTransport {
+    public let endpoint: URL
+    public let client: HTTPClient
+    /// Seconds each request may take beyond a long-poll wait.
+    public let timeout: TimeInterval
+
+    public init(server: URL, token: String?, timeout: TimeInterval = 30, retryPolicy: RetryPolicy = RetryPolicy()) {
+        endpoint = server.appendingPathComponent("v1/sync")
+        client = HTTPClient(bearerToken: token, defaultTimeout: timeout, retryPolicy: retryPolicy)
+        self.timeout = timeout
+    }
+
+    public func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        do {
+            return try await client.send(.init(method: "POST", url: endpoint, body: request, timeout: timeout + longPollSeconds)).body
+        } catch {
+            switch error {
+            case .permanent(let status, let message): throw .refused(SyncFailure(status: status, message))
+            case .transient, .unreachable: throw .unreachable(error.description)
+            case .cancelled: throw .unreachable("cancelled")
+            }
+        }
+    }
+}

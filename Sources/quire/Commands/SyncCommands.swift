@@ -1,0 +1,148 @@
+import Foundation
+import Quire
+import QuireSync
+
+/// `quire serve` and `quire sync`: the sync server and its client
+/// (Specs/sync.md, "Commands").
+enum SyncCommands {
+    static let serve = Command(
+        name: "serve",
+        summary: "Run a sync server on its own store, or answer one sync session on stdin/stdout.",
+        usage: ["--listen ADDRESS:PORT [--tokens FILE] [--rate-limit N]", "--stdio"],
+        options: [
+            Option(name: "--listen", values: ["ADDRESS:PORT"], help: "Serve HTTP there (a numeric address; port 0 picks a free one)."),
+            Option(name: "--tokens", values: ["FILE"], help: "Bearer tokens: `TOKEN rw|ro [DOCUMENT...]` a line. Without it, anyone may do anything."),
+            Option(name: "--rate-limit", values: ["N"], help: "Requests per second allowed per token (default 50, bursts of twice that)."),
+            Option(name: "--stdio", help: "Speak the sync protocol on stdin/stdout with the store (--store) as the peer."),
+        ],
+        examples: [
+            "quire --store server.db serve --listen 127.0.0.1:8080 --tokens tokens.txt",
+            "quire sync --via 'ssh laptop quire --store notes.quire serve --stdio'",
+        ],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 0)
+            let context = invocation.context
+            if invocation.flag("--stdio") {
+                let store = try context.openStore()
+                try runBlocking { try await StdioFraming.serve(PeerSyncService(store: store)) }
+                return
+            }
+            guard let listen = invocation.value("--listen") else { throw invocation.usageError("serve needs --listen ADDRESS:PORT or --stdio") }
+            guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
+                throw invocation.usageError("--listen needs ADDRESS:PORT, such as 127.0.0.1:8080, not \"\(listen)\"")
+            }
+            let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            var tokens: AccessTokens?
+            if let file = invocation.value("--tokens") {
+                do { tokens = try AccessTokens(parsing: String(contentsOfFile: file, encoding: .utf8)) } catch {
+                    throw CLIError.failure("cannot use the tokens file \(file): \(error)")
+                }
+            } else {
+                context.output.progress("warning: no --tokens: every client may read and write every document")
+            }
+            var configuration = SyncServer.Configuration()
+            if let rate = invocation.value("--rate-limit") {
+                let perSecond = try invocation.integer(rate, "--rate-limit")
+                configuration.requestsPerSecond = Double(max(1, perSecond))
+                configuration.burst = Double(max(1, perSecond) * 2)
+            }
+            let log: ServerLog
+            do { log = try ServerLog(path: context.storePath) } catch {
+                throw CLIError.failure("cannot open the server store \(context.storePath): \(error)")
+            }
+            let server = SyncServer(log: log, tokens: tokens, configuration: configuration)
+            let http = HTTPServer(host: host, port: port, handler: server.handle)
+            do { try http.start() } catch { throw CLIError.failure("cannot listen on \(listen): \(error)") }
+            // The one line on standard output: scripts and tests read the port from it.
+            context.output.print("listening on \(host):\(http.port)")
+            while true { sleep(3600) }
+        })
+
+    static let sync = Command(
+        name: "sync",
+        summary: "Exchange changes with a sync server (or, with --via, a peer) until both hold the same.",
+        usage: ["URL [--token TOKEN] [--wait SECONDS] [--retry-rejected] [--json]", "--via COMMAND [--json]"],
+        arguments: [.init(name: "URL", help: "The server, such as http://127.0.0.1:8080.")],
+        options: [
+            Option(name: "--token", values: ["TOKEN"], help: "The bearer token (default: $QUIRE_TOKEN)."),
+            Option(name: "--via", values: ["COMMAND"], help: "Sync with the peer that COMMAND runs (`quire ... serve --stdio`), through sh -c."),
+            Option(name: "--wait", values: ["SECONDS"], help: "If nothing is new, wait up to that long for a change (long-poll)."),
+            Option(name: "--retry-rejected", help: "Offer again the changes the server refused before."),
+            .json,
+        ],
+        examples: ["quire sync http://127.0.0.1:8080 --token s3cret", "quire sync --via 'ssh host quire --store notes.quire serve --stdio'"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 1)
+            let context = invocation.context
+            let store = try context.openStore()
+            let peer: String
+            let transport: any SyncTransport
+            var stdio: StdioSyncTransport?
+            if let command = invocation.value("--via") {
+                guard invocation.arguments.isEmpty else { throw invocation.usageError("give either URL or --via COMMAND, not both") }
+                peer = "via:" + command
+                do { stdio = try StdioSyncTransport(command: command) } catch {
+                    throw CLIError.failure("cannot run \(command): \(error)")
+                }
+                transport = stdio!
+            } else {
+                let text = try invocation.argument(0, "URL")
+                guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                    throw invocation.usageError("\"\(text)\" is not an http:// or https:// URL")
+                }
+                peer = text
+                let token = invocation.value("--token") ?? context.environment["QUIRE_TOKEN"]
+                transport = HTTPSyncTransport(server: url, token: token)
+            }
+            defer { stdio?.close() }
+            let wait = try invocation.value("--wait").map { try Double(invocation.integer($0, "--wait")) } ?? 0
+            if invocation.flag("--retry-rejected") { try store.clearRejectedChanges(peer: peer) }
+
+            var client = SyncClient(store: store, peer: peer, transport: transport)
+            let output = context.output
+            client.progress = { output.progress($0) }
+            let configured = client
+            let outcome = try runBlocking { () async -> Result<SyncClient.Report, SyncError> in
+                do throws(SyncError) { return .success(try await configured.sync(waitSeconds: wait)) } catch { return .failure(error) }
+            }
+            let pending = try store.outbox(peer: peer).values.reduce(0) { $0 + $1.count }
+            let report: SyncClient.Report
+            switch outcome {
+            case .success(let done): report = done
+            case .failure(let error):
+                throw CLIError.failure("sync with \(peer) failed: \(error)\n\(pending) local change\(pending == 1 ? " stays" : "s stay") pending")
+            }
+            if invocation.flag("--json") {
+                output.print(json: .object([
+                    "peer": .string(peer), "rounds": .int(report.rounds), "sent": .int(report.sent),
+                    "received": .int(report.received), "bytesSent": .int(report.bytesSent),
+                    "bytesReceived": .int(report.bytesReceived), "rejected": .int(report.rejected.count), "pending": .int(pending),
+                ]))
+            } else {
+                output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
+                    + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending) pending")
+            }
+            if !report.rejected.isEmpty {
+                let lines = report.rejected.map { "  \($0.document) \($0.id): \($0.status) \($0.reason)" }
+                throw CLIError.failure("the server refused \(report.rejected.count) change(s); they stay in the store "
+                    + "(quire status shows them; quire sync --retry-rejected offers them again):\n" + lines.joined(separator: "\n"))
+            }
+        })
+}
+
+/// Runs async work from a command (commands are synchronous) and waits for it.
+private func runBlocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// The result of `runBlocking`'s task, handed over once the semaphore says it is set.
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Quire
+import QuireSync
+import Testing
+
+@Suite struct SyncProtocolTests {
+    func makeServer() throws -> SyncServer {
+        try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func replicasConvergeOverANetworkThatLosesDuplicatesAndReorders(seed: UInt64) async throws {
+        let server = try makeServer()
+        let stores = try (0..<3).map { _ in try DocumentStore.inMemory() }
+        let documents: [DocumentID] = ["a", "b"]
+        var random = SeededGenerator(seed: seed)
+        var changesMade = 0
+        for round in 0..<8 {
+            for (index, store) in stores.enumerated() where Bool.random(using: &random) {
+                let id = documents.randomElement(using: &random)!
+                try store.createIfMissing(id)
+                try write(store, id, "k\(Int.random(in: 0..<4, using: &random))", Int64(round * 10 + index))
+                changesMade += 1
+            }
+            let store = stores.randomElement(using: &random)!
+            let transport = FaultyTransport(service: server, seed: random.next())
+            try await syncUntilDone(SyncClient(store: store, peer: "server", transport: transport))
+        }
+        // Everyone syncs twice at the end over a sound network: the first
+        // brings the server everything, the second brings everyone the rest.
+        for _ in 0..<2 {
+            for store in stores {
+                let transport = FaultyTransport(service: server, seed: 0)
+                transport.dropRequest = 0; transport.dropAnswer = 0; transport.duplicate = 0; transport.replayOld = 0
+                try await SyncClient(store: store, peer: "server", transport: transport).sync()
+            }
+        }
+        // Each change is in the server's log exactly once.
+        #expect(server.log.lastSeq == UInt64(changesMade))
+        for id in documents where try stores[0].documents().contains(where: { $0.id == id }) {
+            let version = try stores[0].versionVector(id)
+            #expect(version.operationCount == (try server.log.version(id)).operationCount)
+            for store in stores {
+                #expect(try store.versionVector(id) == version)
+                for key in 0..<4 { #expect(try value(store, id, "k\(key)") == value(stores[0], id, "k\(key)")) }
+                #expect(try store.outbox(peer: "server").isEmpty)
+            }
+        }
+    }
+
+    @Test func aSyncSendsExactlyTheVersionVectorDifferenceInOneRoundTrip() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        try alice.create(id: "n")
+        for index in 0..<5 { try write(alice, "n", "k\(index)", Int64(index)) }
+        let first = try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        #expect(first.rounds == 1 && first.sent == 5 && first.received == 0)
+
+        let second = try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        #expect(second.rounds == 1 && second.received == 5 && second.sent == 0)
+
+        try write(alice, "n", "more", 1)
+        try write(alice, "n", "more", 2)
+        let recorder = RecordingTransport(inner: FaultyTransport.sound(server))
+        let third = try await SyncClient(store: alice, peer: "s", transport: recorder).sync()
+        #expect(third.rounds == 1 && third.sent == 2)
+        let pushed = try recorder.requests[0].documents[0].changes(limits: .default)
+        #expect(pushed.map(\.id.counter) == [6, 7])
+        #expect(try server.log.version("n") == alice.versionVector("n"))
+    }
+
+    @Test func aReplacedServerGetsEverythingAgainByVersionVectors() async throws {
+        let oldServer = try makeServer()
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "x", 1)
+        try await SyncClient(store: store, peer: "s", transport: FaultyTransport.sound(oldServer)).sync()
+        #expect(try store.outbox(peer: "s").isEmpty)
+
+        let newServer = try makeServer()  // another log id: the cursor cannot be served
+        let report = try await SyncClient(store: store, peer: "s", transport: FaultyTransport.sound(newServer)).sync()
+        #expect(report.rounds <= 2)
+        #expect(try newServer.log.version("n") == store.versionVector("n"))
+    }
+
+    @Test func aWriteAfterASyncWinsOverEverythingSeen() async throws {
+        let server = try makeServer()
+        // Many edits on one side push its Lamport clock far ahead.
+        let busy = try DocumentStore.inMemory(), quiet = try DocumentStore.inMemory()
+        try busy.create(id: "n")
+        for index in 0..<20 { try write(busy, "n", "title", Int64(index)) }
+        try await SyncClient(store: busy, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        try await SyncClient(store: quiet, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        try write(quiet, "n", "title", 1000)
+        try await SyncClient(store: quiet, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        try await SyncClient(store: busy, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        #expect(try value(busy, "n", "title") == .scalar(.int(1000)))
+    }
+
+    @Test func largeHistoriesTravelInPages() async throws {
+        var configuration = SyncServer.Configuration()
+        configuration.maxPageBytes = 2_000
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: configuration)
+        let writer = try DocumentStore.inMemory(), reader = try DocumentStore.inMemory()
+        try writer.create(id: "n")
+        for index in 0..<300 { try write(writer, "n", "k\(index % 7)", Int64(index)) }
+        var pusher = SyncClient(store: writer, peer: "s", transport: FaultyTransport.sound(server))
+        pusher.maxPushChanges = 50
+        #expect(try await pusher.sync().rounds >= 6)
+        let report = try await SyncClient(store: reader, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        #expect(report.rounds > 1 && report.received == 300)
+        #expect(try reader.versionVector("n") == writer.versionVector("n"))
+    }
+
+    @Test func messagesRoundTripAndDamageIsRefused() throws {
+        let request = SyncRequest(cursor: SyncCursor(logID: 9, seq: 4), waitMilliseconds: 250, documents: [
+            SyncDocument(id: "x", version: [ReplicaID(3): 4], bundles: [Array(repeating: 7, count: 3000)]),
+        ])
+        var bytes = SyncMessage.request(request).encoded()
+        #expect(bytes.count < 3000)  // compressed
+        #expect(try SyncMessage.decode(bytes) == .request(request))
+        bytes[bytes.count / 2] ^= 1
+        #expect(throws: SyncMessage.DecodeError.self) { try SyncMessage.decode(bytes) }
+    }
+}
+
+extension FaultyTransport {
+    /// A transport that never fails.
+    static func sound(_ service: any SyncService) -> FaultyTransport {
+        let transport = FaultyTransport(service: service, seed: 0)
+        transport.dropRequest = 0; transport.dropAnswer = 0; transport.duplicate = 0; transport.replayOld = 0
+        return transport
+    }
+}
+
+/// Keeps every request it passes on.
+final class RecordingTransport: SyncTransport, @unchecked Sendable {
+    let inner: any SyncTransport
+    private let lock = NSLock()
+    private var recorded: [SyncRequest] = []
+    var requests: [SyncRequest] { lock.withLock { recorded } }
+
+    init(inner: any SyncTransport) { self.inner = inner }
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        if case .request(let decoded)? = try? SyncMessage.decode(request) { lock.withLock { recorded.append(decoded) } }
+        return try await inner.exchange(request, longPollSeconds: longPollSeconds)
+    }
+}

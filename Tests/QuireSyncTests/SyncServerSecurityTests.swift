@@ -1,0 +1,147 @@
+import Foundation
+@testable import QuireSync
+import Quire
+import Testing
+
+/// The server's checks, over real HTTP on 127.0.0.1.
+@Suite struct SyncServerSecurityTests {
+    static let tokens = try! AccessTokens(parsing: """
+        # a comment line
+        writer rw
+        other rw
+        reader ro
+        narrow rw allowed   # only one document
+        """)
+
+    /// A started server and its URL.
+    func withSyncServer(bodyLimit: Int = 1 << 20, configure: (inout SyncServer.Configuration) -> Void = { _ in },
+                        _ body: (SyncServer, URL) async throws -> Void) async throws {
+        var configuration = SyncServer.Configuration()
+        configure(&configuration)
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: Self.tokens, configuration: configuration)
+        let http = HTTPServer(port: 0, limits: .init(maxBodyBytes: bodyLimit), handler: server.handle)
+        try http.start()
+        defer { http.stop() }
+        try await body(server, URL(string: "http://127.0.0.1:\(http.port)")!)
+    }
+
+    /// Posts raw bytes; returns the status and body text.
+    func post(_ url: URL, _ body: [UInt8], token: String?) async throws -> (Int, String) {
+        do {
+            let response = try await HTTPClient(bearerToken: token, defaultTimeout: 5, retryPolicy: .never)
+                .send(.init(method: "POST", url: url.appendingPathComponent("v1/sync"), body: body))
+            return (response.status, "")
+        } catch .permanent(let status, let message) {
+            return (status, message)
+        } catch .transient(let status, let message) {
+            return (status, message)
+        }
+    }
+
+    func pushRequest(_ id: DocumentID = "doc", replica: ReplicaID = ReplicaID(1), counter: UInt64 = 1, value: Int64 = 1) -> [UInt8] {
+        let change = Change(id: OpID(replica: replica, counter: counter), lamport: counter, parents: counter == 1 ? [] : [OpID(replica: replica, counter: counter - 1)],
+                            operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
+        return SyncMessage.request(SyncRequest(cursor: nil, documents: [SyncDocument(id: id, version: VersionVector(), changes: [change])])).encoded()
+    }
+
+    @Test func tokensDecideWhoMayDoWhat() async throws {
+        try await withSyncServer { server, url in
+            #expect(try await post(url, pushRequest(), token: nil).0 == 401)
+            #expect(try await post(url, pushRequest(), token: "wrong").0 == 401)
+            #expect(try await post(url, pushRequest(), token: "reader").0 == 403)
+            #expect(try await post(url, pushRequest("secret"), token: "narrow").0 == 403)
+            #expect(server.log.lastSeq == 0)
+            #expect(try await post(url, pushRequest("secret"), token: "writer").0 == 200)
+
+            // The narrow token never sees the other document.
+            let store = try DocumentStore.inMemory()
+            let transport = HTTPSyncTransport(server: url, token: "narrow", retryPolicy: .never)
+            let report = try await SyncClient(store: store, peer: url.absoluteString, transport: transport).sync()
+            #expect(report.received == 0)
+            #expect(try store.documents().isEmpty)
+        }
+    }
+
+    @Test func aReplicaIDBelongsToTheTokenThatFirstWroteWithIt() async throws {
+        try await withSyncServer { server, url in
+            #expect(try await post(url, pushRequest(counter: 1), token: "writer").0 == 200)
+            let (status, message) = try await post(url, pushRequest(counter: 2), token: "other")
+            #expect(status == 403 && message.contains("another token"))
+            // The same change again is nothing; the same id with other content is refused.
+            #expect(try await post(url, pushRequest(counter: 1), token: "writer").0 == 200)
+            #expect(try await post(url, pushRequest(counter: 1, value: 99), token: "writer").0 == 409)
+            #expect(server.log.lastSeq == 1)
+        }
+    }
+
+    @Test func malformedOversizedAndHostileBodiesStoreNothing() async throws {
+        try await withSyncServer(bodyLimit: 64 << 10, configure: { $0.message.maxPayloadBytes = 1 << 20 }) { server, url in
+            let (status, message) = try await post(url, Array("hello".utf8), token: "writer")
+            #expect(status == 400 && message.contains("malformed"))
+            var damaged = pushRequest()
+            damaged[damaged.count - 1] ^= 0xFF
+            #expect(try await post(url, damaged, token: "writer").0 == 400)
+            #expect(try await post(url, Array(repeating: 1, count: 100 << 10), token: "writer").0 == 413)
+
+            // A zstd bomb: a few KiB that would expand to 64 MiB.
+            let bomb = try Zstd.compress(Array(repeating: 0, count: 64 << 20), level: 19)
+            #expect(bomb.count < 64 << 10)
+            let frame = Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: [1, 1] + bomb)
+            let (bombStatus, bombMessage) = try await post(url, frame, token: "writer")
+            #expect(bombStatus == 413 && bombMessage.contains("expands"))
+
+            // Lamport values far beyond the server's clock.
+            let far = Change(id: OpID(replica: ReplicaID(5), counter: 1), lamport: 1 << 40, parents: [],
+                             operations: [.put(object: .root, key: "k", value: .scalar(.null), pred: [])])
+            let request = SyncMessage.request(SyncRequest(cursor: nil, documents: [SyncDocument(id: "d", version: [:], changes: [far])])).encoded()
+            #expect(try await post(url, request, token: "writer").0 == 400)
+            #expect(server.log.lastSeq == 0)
+        }
+    }
+
+    @Test func tooManyRequestsGet429WithRetryAfter() async throws {
+        try await withSyncServer(configure: { $0.requestsPerSecond = 1; $0.burst = 2 }) { _, url in
+            let empty = SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded()
+            var statuses: [Int] = []
+            for _ in 0..<3 { statuses.append(try await post(url, empty, token: "reader").0) }
+            #expect(statuses == [200, 200, 429])
+        }
+    }
+
+    @Test func aRefusedPushIsParkedAndShownNeverDropped() async throws {
+        try await withSyncServer { _, url in
+            let store = try DocumentStore.inMemory()
+            try store.create(id: "mine")
+            try write(store, "mine", "k", 1)
+            let transport = HTTPSyncTransport(server: url, token: "reader", retryPolicy: .never)
+            let report = try await SyncClient(store: store, peer: url.absoluteString, transport: transport).sync()
+            #expect(report.rejected.count == 1 && report.rejected[0].status == 403)
+            #expect(try store.rejectedChanges(peer: url.absoluteString).count == 1)
+            #expect(try store.outbox(peer: url.absoluteString)["mine"]?.count == 1)
+            // Not offered again until asked: the next sync is a plain pull.
+            #expect(try await SyncClient(store: store, peer: url.absoluteString, transport: transport).sync().rejected.isEmpty)
+        }
+    }
+
+    @Test func anUnreachableServerLeavesEverythingPending() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let transport = HTTPSyncTransport(server: URL(string: "http://127.0.0.1:1")!, token: nil, timeout: 2, retryPolicy: .never)
+        await #expect(throws: SyncError.self) { try await SyncClient(store: store, peer: "p", transport: transport).sync() }
+        #expect(try store.outbox(peer: "p")["n"]?.count == 1)
+    }
+
+    @Test func theTokensFileReportsItsLineNumbers() {
+        #expect(throws: AccessTokens.ParseError(line: 2, reason: "the mode must be rw or ro, not \"rx\"")) {
+            try AccessTokens(parsing: "a rw\nb rx\n")
+        }
+        #expect(throws: AccessTokens.ParseError(line: 3, reason: "this token was already given on an earlier line")) {
+            try AccessTokens(parsing: "a rw\n# note\na ro\n")
+        }
+        #expect(throws: AccessTokens.ParseError(line: 1, reason: "the token needs a mode after it, rw or ro")) {
+            try AccessTokens(parsing: "lonely\n")
+        }
+        #expect(Self.tokens.access(forAuthorization: "Bearer narrow")?.documents == ["allowed"])
+    }
+}

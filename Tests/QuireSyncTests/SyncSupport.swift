@@ -1,0 +1,74 @@
+import Foundation
+import Quire
+import QuireSync
+import Synchronization
+
+/// A transport to a `SyncService` in memory that misbehaves like a network,
+/// from a seed so that a failure repeats: it drops requests, drops answers
+/// after the server did the work ("committed but the response was lost"),
+/// delivers requests twice, and delivers a stale duplicate of an earlier
+/// request later (reordering). Each loss is reported as `.unreachable`,
+/// as HTTP reports a timeout.
+final class FaultyTransport: SyncTransport {
+    let service: any SyncService
+    let access: Access
+    private let state: Mutex<(random: SeededGenerator, earlier: [[UInt8]])>
+    /// Chance of each fault, per request.
+    nonisolated(unsafe) var dropRequest = 0.1, dropAnswer = 0.1, duplicate = 0.1, replayOld = 0.1
+
+    init(service: any SyncService, access: Access = .unrestricted, seed: UInt64) {
+        self.service = service
+        self.access = access
+        state = Mutex((SeededGenerator(seed: seed), []))
+    }
+
+    private func roll(_ chance: Double) -> Bool {
+        state.withLock { Double.random(in: 0..<1, using: &$0.random) < chance }
+    }
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        if roll(replayOld), let old = state.withLock({ $0.earlier.randomElement(using: &$0.random) }) {
+            _ = await service.respond(toMessage: old, access: access)
+        }
+        state.withLock { $0.earlier.append(request) }
+        if roll(dropRequest) { throw .unreachable("request lost") }
+        var answer = await service.respond(toMessage: request, access: access)
+        if roll(duplicate) { answer = await service.respond(toMessage: request, access: access) }
+        if roll(dropAnswer) { throw .unreachable("answer lost after the server committed") }
+        return answer
+    }
+}
+
+/// Syncs until a sync completes; a lost message only makes it try again,
+/// as `quire sync` would be run again.
+@discardableResult
+func syncUntilDone(_ client: SyncClient, attempts: Int = 200) async throws -> SyncClient.Report {
+    for _ in 1..<attempts {
+        do { return try await client.sync() } catch .unreachable { continue }
+    }
+    return try await client.sync()
+}
+
+/// SplitMix64: seedable, so that a failing random test repeats from its seed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Writes `key = value` in a new change.
+func write(_ store: DocumentStore, _ id: DocumentID, _ key: String, _ value: Int64) throws {
+    try store.edit(id) { tx in try tx.put(.root, key: key, .int(value)) }
+}
+
+/// The value a document holds at `key`.
+func value(_ store: DocumentStore, _ id: DocumentID, _ key: String) throws -> Value? {
+    try store.read(id) { doc in try doc.get(.root, key: key) }
+}

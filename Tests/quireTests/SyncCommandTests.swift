@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// `quire serve` and `quire sync` end to end, with the real binary.
+@Suite(.serialized) struct SyncCommandTests {
+    /// Starts `quire --store PATH serve --listen 127.0.0.1:PORT`; returns
+    /// the process and the port it printed.
+    func startServer(_ runner: QuireRunner, port: Int = 0) throws -> (Process, Int) {
+        let process = Process()
+        process.executableURL = QuireRunner.binaryURL
+        process.arguments = ["--store", runner.directory + "/server.db", "serve", "--listen", "127.0.0.1:\(port)", "--rate-limit", "1000"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            line += chunk
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let bound = Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "no port in \"\(text)\""])
+        }
+        return (process, bound)
+    }
+
+    @Test func threeStoresConvergeThroughAServerKilledMidSync() throws {
+        try withRunner { runner in
+            var (server, port) = try startServer(runner)
+            defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
+            let url = "http://127.0.0.1:\(port)"
+            let stores = (0..<3).map { runner.directory + "/store\($0).quire" }
+            for (index, store) in stores.enumerated() {
+                try runner.ok(["init"], store: store)
+                for note in 0..<(index == 0 ? 40 : 3) {
+                    try runner.ok(["note", "new", "--title", "note \(index)-\(note)", "--body", "body"], store: store)
+                }
+            }
+            // Kill the server while the big store syncs; its sync fails and keeps everything pending.
+            let syncing = Process()
+            syncing.executableURL = QuireRunner.binaryURL
+            syncing.arguments = ["--store", stores[0], "sync", url]
+            syncing.standardOutput = FileHandle.nullDevice
+            syncing.standardError = FileHandle.nullDevice
+            try syncing.run()
+            usleep(30_000)
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+            syncing.waitUntilExit()
+            (server, port) = try startServer(runner, port: port)
+
+            for store in [stores[2], stores[0], stores[1], stores[2], stores[0]] {
+                try runner.ok(["sync", url], store: store)
+            }
+            let lists = try stores.map { try runner.ok(["note", "list"], store: $0) }
+            #expect(lists[0].split(separator: "\n").count == 1 + 46)
+            #expect(Set(lists).count == 1)
+            for store in stores {
+                let status = try JSONSerialization.jsonObject(with: Data(runner.ok(["status", "--json"], store: store).utf8)) as? [String: Any]
+                #expect(status?["pending"] as? Int == 0)
+            }
+        }
+    }
+
+    @Test func anUnreachableServerExitsNonZeroAndKeepsChangesPending() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "offline", "--body", "x"])
+            let result = try runner.run(["sync", "http://127.0.0.1:1"], environment: ["QUIRE_TOKEN": "t"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("could not reach the server"))
+            #expect(result.stderr.contains("1 local change stays pending"))
+        }
+    }
+
+    @Test func peersSyncThroughAStdioCommand() throws {
+        try withRunner { runner in
+            let other = runner.directory + "/other.quire"
+            try runner.ok(["init"])
+            try runner.ok(["init"], store: other)
+            try runner.ok(["note", "new", "--title", "here", "--body", "x"])
+            try runner.ok(["note", "new", "--title", "there", "--body", "y"], store: other)
+            let command = "'\(QuireRunner.binaryURL.path)' --store '\(other)' serve --stdio"
+            try runner.ok(["sync", "--via", command])
+            #expect(try runner.ok(["note", "list"]) == runner.ok(["note", "list"], store: other))
+        }
+    }
+}
