@@ -100,7 +100,8 @@ import Testing
     }
 
     @Test func tooManyRequestsGet429WithRetryAfter() async throws {
-        try await withSyncServer(configure: { $0.requestsPerSecond = 1; $0.burst = 2 }) { _, url in
+        // A refill so slow that no amount of machine load lets a third request through.
+        try await withSyncServer(configure: { $0.requestsPerSecond = 0.001; $0.burst = 2 }) { _, url in
             let empty = SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded()
             var statuses: [Int] = []
             for _ in 0..<3 { statuses.append(try await post(url, empty, token: "reader").0) }

@@ -47,7 +47,7 @@ import Testing
             try quire.ok(["note", "new", "--title", "One", "--body", "two"])
             let store = try #require(try quire.run(["inspect", quire.store, "--json"]).json() as? [String: Any])
             #expect(store["kind"] as? String == "store")
-            #expect(store["schemaVersion"] as? Int == 1)
+            #expect(store["schemaVersion"] as? Int == StoreSchema.latestVersion)
             #expect(store["documents"] as? Int == 1)
             #expect(store["changes"] as? Int == 1)
             #expect(store["damage"] as? [String] == [])
