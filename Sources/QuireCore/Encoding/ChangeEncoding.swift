@@ -350,14 +350,11 @@ extension Document {
     public mutating func applyEncoded(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> Int {
         let changes = try ChangeEncoding.decode(bytes, limits: limits)
         guard history.canAppendBundle, pending.isEmpty, appliesInOrder(changes) else { return try apply(changes) }
-        for (index, change) in changes.enumerated() {
-            do {
-                try integrate(change, recordingHistory: false)
-            } catch {
-                // Keep the changes applied so far, as `apply` would, decoded.
-                for applied in changes[..<index] { history.append(applied) }
-                throw error
-            }
+        let (applied, error) = integrateInOrder(changes)
+        if let error {
+            // Keep the changes applied so far, as `apply` would, decoded.
+            for change in changes[..<applied] { history.append(change) }
+            throw error
         }
         history.append(bundle: bytes, count: changes.count, version: versionVector)
         return changes.count

@@ -1,0 +1,66 @@
+import Testing
+@testable import QuireCore
+
+/// A fresh replica applying a whole history at once treats chains of typing
+/// and deleting as single operations; the result must be exactly what
+/// applying each change on its own gives.
+@Suite struct BulkApplyTests {
+    /// Keystroke-like edits: runs of typing, backspacing and forward deleting, at random places.
+    static func typedDocument(seed: UInt64, replicas: Int = 1) throws -> Document {
+        var rng = SeededGenerator(seed: seed)
+        var docs = (0..<replicas).map { Document(replica: ReplicaID(UInt64($0) + 1)) }
+        let text = try docs[0].transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+        for index in docs.indices.dropFirst() { try docs[index].apply(try docs[0].allChanges()) }
+        for _ in 0..<60 {
+            let index = Int.random(in: docs.indices, using: &rng)
+            var position = Int.random(in: 0...(try docs[index].textCount(text)), using: &rng)
+            for _ in 0..<Int.random(in: 1...12, using: &rng) {
+                let count = try docs[index].textCount(text)
+                switch Int.random(in: 0..<5, using: &rng) {
+                case 0 where position > 0:
+                    try docs[index].transact { tx in try tx.deleteText(text, at: position - 1, count: 1) }  // backspace
+                    position -= 1
+                case 1 where position < count:
+                    try docs[index].transact { tx in try tx.deleteText(text, at: position, count: 1) }      // delete key
+                default:
+                    try docs[index].transact { tx in try tx.insertText(text, at: position, randomText(&rng, maxLength: 1)) }
+                    position += 1
+                }
+            }
+            if replicas > 1, Bool.random(using: &rng) {
+                let other = Int.random(in: docs.indices, using: &rng)
+                try docs[other].apply(try docs[index].changes(since: docs[other].versionVector))
+            }
+        }
+        for index in docs.indices.dropFirst() { try docs[0].apply(try docs[index].changes(since: docs[0].versionVector)) }
+        return docs[0]
+    }
+
+    @Test(arguments: [(1, 1), (2, 1), (3, 2), (4, 3)] as [(UInt64, Int)])
+    func chainsGiveTheSameStateAsChangeByChange(seed: UInt64, replicas: Int) throws {
+        let source = try Self.typedDocument(seed: seed, replicas: replicas)
+        var bulk = Document(replica: ReplicaID(99))
+        try bulk.applyEncoded(try source.encodeChanges())
+        var oneByOne = Document(replica: ReplicaID(99))
+        for change in try source.allChanges() { try oneByOne.apply(change) }
+        #expect(bulk.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
+        #expect(oneByOne.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
+        #expect(bulk.heads == source.heads)
+        #expect(bulk.versionVector == source.versionVector)
+        #expect(try bulk.allChanges() == source.allChanges())
+    }
+
+    @Test func aChainWithABadOriginFallsBackAndReportsTheChange() throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        for character in "abc" { try source.transact { tx in try tx.insertText(text, at: try tx.document.textCount(text), String(character)) } }
+        var changes = try source.allChanges()
+        // The second typing change names an origin nobody inserted.
+        changes[2].operations = [.insert(object: text, origin: OpID(replica: ReplicaID(7), counter: 1), content: .text("b"))]
+        var fresh = Document(replica: ReplicaID(2))
+        #expect(throws: DocumentError.self) { try fresh.applyEncoded(ChangeEncoding.encode(changes)) }
+        #expect(try fresh.text(text) == "a")
+        #expect(fresh.versionVector[ReplicaID(1)] == 2)
+        #expect(fresh.changeCount == 2)
+    }
+}
