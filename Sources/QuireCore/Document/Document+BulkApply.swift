@@ -1,108 +1,175 @@
 extension Document {
-    /// Applies changes that are ready in the order given (the caller checked
-    /// that with `appliesInOrder`), without recording them in the history.
+    /// Applies a bundle whose changes are new and ready in the order given,
+    /// as when a fresh replica catches up, straight from its columns, and
+    /// keeps the bundle encoded as history.
     ///
     /// A history of ordinary typing is a long chain of one-operation changes
     /// by one replica: each inserts after the element the previous one
     /// inserted, or deletes next to the element the previous one deleted.
     /// Such a chain has the same effect as one insert of all its text, or
-    /// one delete of all its elements, so it is applied as one; anything else,
-    /// or a chain whose combined operation fails, goes change by change.
-    ///
-    /// - Returns: how many changes were applied; on error, the changes
-    ///   before the failing one are applied and `error` says why.
-    mutating func integrateInOrder(_ changes: [Change]) -> (applied: Int, error: DocumentError?) {
-        var scalars: [Unicode.Scalar] = []
-        var index = 0
-        while index < changes.count {
-            let end = chainEnd(changes, from: index)
-            if end - index > 1, applyChain(changes[index..<end], scalars: &scalars) {
-                noteApplied(changes[index])
-                noteApplied(changes[end - 1])
-                index = end
-                continue
+    /// one delete of all its elements, so it is applied as one. Anything
+    /// unusual (a change not ready in order, a chain whose combined operation
+    /// fails, damage) hands over to `apply(_:)` for the changes not yet
+    /// applied, which gives the exact answer change by change.
+    mutating func applyBundleInOrder(_ bytes: [UInt8], limits: DecodingLimits) throws -> Int {
+        var decoder = try ChangeDecoder(bytes, limits: limits)
+        var current = ChangeDecoder.Current()
+        var chain = Chain()
+        var applied = 0  // changes fully applied, chains included
+        var inOrder = true
+        do {
+            reading: while try decoder.next(into: &current) {
+                if chain.continues(with: current) {
+                    chain.extend(with: current)
+                    continue
+                }
+                if !chain.isEmpty {
+                    guard apply(chain) else { inOrder = false; break reading }
+                    applied += chain.count
+                    chain = Chain()
+                }
+                guard current.id.counter == versionVector[current.id.replica] + 1,
+                      current.parents.allSatisfy(versionVector.contains) else { inOrder = false; break reading }
+                if chain.start(with: current) { continue }
+                try integrate(current.change, recordingHistory: false)
+                applied += 1
             }
-            do {
-                try integrate(changes[index], recordingHistory: false)
-            } catch {
-                return (index, error)
+            if inOrder && !chain.isEmpty {
+                if apply(chain) { applied += chain.count } else { inOrder = false }
             }
-            index += 1
+            if inOrder { try decoder.finish() }
+        } catch {
+            try recordDecoded(bytes, count: applied)
+            throw error
         }
-        return (changes.count, nil)
+        guard inOrder else { return try finishOneByOne(bytes, limits: limits, applied: applied) }
+        history.append(bundle: bytes, count: applied, version: versionVector)
+        return applied
     }
 
-    /// The end of the chain of typing (or deleting) that starts at `start`.
-    private func chainEnd(_ changes: [Change], from start: Int) -> Int {
-        let first = changes[start]
-        guard first.operations.count == 1 else { return start + 1 }
-        var previous = first
-        var low: UInt64 = 0, high: UInt64 = 0  // deleted counters so far, for delete chains
-        if case let .delete(_, target) = first.operations[0] {
-            low = target.start.counter
-            high = target.start.counter + UInt64(target.length) - 1
-        }
-        var end = start + 1
-        while end < changes.count {
-            let next = changes[end]
-            guard next.operations.count == 1, next.replica == first.replica,
-                  next.lamport == previous.lastLamport + 1, next.parents.count == 1, next.parents[0] == previous.lastID
-            else { break }
-            switch (first.operations[0], next.operations[0]) {
-            case let (.insert(object, _, .text), .insert(nextObject, origin, .text)):
-                guard nextObject == object, origin == previous.lastID else { return end }
-            case let (.delete(object, firstTarget), .delete(nextObject, target)):
-                guard nextObject == object, target.start.replica == firstTarget.start.replica else { return end }
-                let targetEnd = target.start.counter + UInt64(target.length) - 1
-                if targetEnd + 1 == low { low = target.start.counter }          // deleting backwards
-                else if target.start.counter == high + 1 { high = targetEnd }  // deleting forwards
-                else { return end }
-            default:
-                return end
-            }
-            previous = next
-            end += 1
-        }
-        return end
+    /// Records the first `count` changes of a bundle, already applied, in
+    /// the history decoded, and applies the rest one by one.
+    private mutating func finishOneByOne(_ bytes: [UInt8], limits: DecodingLimits, applied: Int) throws -> Int {
+        try recordDecoded(bytes, count: applied)
+        return try applied + apply(ChangeEncoding.decode(bytes, limits: limits).dropFirst(applied))
     }
 
-    /// Applies a chain found by `chainEnd` as one operation, after the
-    /// checks `validate` would make of it. False, with nothing changed, if
-    /// it cannot be applied so.
-    private mutating func applyChain(_ chain: ArraySlice<Change>, scalars: inout [Unicode.Scalar]) -> Bool {
-        let first = chain.first!
+    /// Records the first `count` changes of a bundle in the history, decoded.
+    private mutating func recordDecoded(_ bytes: [UInt8], count: Int) throws {
+        guard count > 0 else { return }
+        var decoder = try ChangeDecoder(bytes, limits: .unlimited)
+        var current = ChangeDecoder.Current()
+        for _ in 0..<count where try decoder.next(into: &current) { history.append(current.change) }
+    }
+
+    /// Applies a chain as one operation, after the checks `validate` would
+    /// make of it. False, with nothing changed, if it cannot be applied so.
+    private mutating func apply(_ chain: Chain) -> Bool {
+        if chain.count == 1 {
+            guard (try? integrate(chain.first, recordingHistory: false)) != nil else { return false }
+            return true
+        }
+        let first = chain.first
         if case let previous = replicaLamports[first.replica], previous > 0, first.lamport <= previous { return false }
         switch first.operations[0] {
         case let .insert(object, origin, .text):
             guard let slot = try? objects.editableSlot(object, .text) else { return false }
             if let origin, let originLamport = objects.texts[slot].lamport(of: origin), first.lamport <= originLamport { return false }
-            scalars.removeAll(keepingCapacity: true)
-            for change in chain {
-                guard case let .insert(_, _, .text(string)) = change.operations[0] else { return false }
-                scalars.append(contentsOf: string.unicodeScalars)
-            }
-            guard !scalars.isEmpty,
-                  (try? objects.texts[slot].insertRemote(origin: origin, id: first.id, lamport: first.lamport, contentsOf: scalars)) != nil
+            guard (try? objects.texts[slot].insertRemote(origin: origin, id: first.id, lamport: first.lamport, contentsOf: chain.scalars)) != nil
             else { return false }
-            return true
         case let .delete(object, target):
             guard let slot = objects.find(object), slot.kind == .text || slot.kind == .list else { return false }
-            var low = target.start.counter, high = target.start.counter + UInt64(target.length) - 1
-            for change in chain.dropFirst() {
-                guard case let .delete(_, next) = change.operations[0] else { return false }
-                low = min(low, next.start.counter)
-                high = max(high, next.start.counter + UInt64(next.length) - 1)
-            }
-            let run = IDRun(start: OpID(replica: target.start.replica, counter: low), length: Int(high - low + 1))
+            let run = IDRun(start: OpID(replica: target.start.replica, counter: chain.low), length: Int(chain.high - chain.low + 1))
             do {
                 if slot.kind == .text { try objects.texts[slot.index].deleteRemote(run) }
                 else { try objects.lists[slot.index].deleteRemote(run) }
             } catch {
                 return false
             }
-            return true
         default:
             return false
         }
+        noteApplied(first)
+        noteApplied(id: chain.lastStart, lamport: chain.lastLamport, width: chain.lastWidth, parents: [chain.lastParent])
+        return true
+    }
+}
+
+/// A run of one-operation changes of one replica that together are one
+/// insert of text or one delete of consecutive elements.
+private struct Chain {
+    /// The first change, whole.
+    private(set) var first = Change(id: OpID(replica: ReplicaID(0), counter: 1), lamport: 1, parents: [], operations: [])
+    private(set) var count = 0
+    /// The text inserted by an insert chain.
+    private(set) var scalars: [Unicode.Scalar] = []
+    /// The counters deleted by a delete chain.
+    private(set) var low: UInt64 = 0, high: UInt64 = 0
+    /// The last change's id, Lamport value, width and parent.
+    private(set) var lastStart = OpID(replica: ReplicaID(0), counter: 1)
+    private(set) var lastLamport: UInt64 = 0
+    private(set) var lastWidth: UInt64 = 0
+    private(set) var lastParent = OpID(replica: ReplicaID(0), counter: 1)
+
+    var isEmpty: Bool { count == 0 }
+    private var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
+
+    /// Starts a chain with `change` if it can begin one.
+    mutating func start(with change: ChangeDecoder.Current) -> Bool {
+        guard change.operations.count == 1 else { return false }
+        switch change.operations[0] {
+        case .insert(_, _, .text(let string)):
+            scalars.append(contentsOf: string.unicodeScalars)
+        case .delete(_, let target):
+            low = target.start.counter
+            high = target.start.counter + UInt64(target.length) - 1
+        default:
+            return false
+        }
+        first = change.change
+        count = 1
+        note(change)
+        return true
+    }
+
+    /// Whether `change` carries the chain on: same replica and object, the
+    /// next counters and Lamport values, built on the chain's last change,
+    /// inserting after its last element or deleting next to its range.
+    func continues(with change: ChangeDecoder.Current) -> Bool {
+        guard count > 0, change.operations.count == 1, change.id.replica == lastStart.replica,
+              change.lamport == lastLamport + lastWidth, change.parents.count == 1, change.parents[0] == lastID
+        else { return false }
+        switch (first.operations[0], change.operations[0]) {
+        case let (.insert(object, _, .text), .insert(nextObject, origin, .text)):
+            return nextObject == object && origin == lastID
+        case let (.delete(object, firstTarget), .delete(nextObject, target)):
+            guard nextObject == object, target.start.replica == firstTarget.start.replica else { return false }
+            let end = target.start.counter + UInt64(target.length) - 1
+            return end + 1 == low || target.start.counter == high + 1
+        default:
+            return false
+        }
+    }
+
+    /// Adds a change that `continues(with:)` accepted.
+    mutating func extend(with change: ChangeDecoder.Current) {
+        switch change.operations[0] {
+        case .insert(_, _, .text(let string)):
+            scalars.append(contentsOf: string.unicodeScalars)
+        case .delete(_, let target):
+            low = min(low, target.start.counter)
+            high = max(high, target.start.counter + UInt64(target.length) - 1)
+        default:
+            preconditionFailure("only inserts and deletes extend a chain")
+        }
+        count += 1
+        note(change)
+    }
+
+    private mutating func note(_ change: ChangeDecoder.Current) {
+        lastStart = change.id
+        lastLamport = change.lamport
+        lastWidth = change.width
+        lastParent = change.parents.first ?? change.id
     }
 }

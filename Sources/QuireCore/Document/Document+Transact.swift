@@ -43,7 +43,15 @@ extension Document {
         // The transaction appended its operations to the history already.
         history.recordAppendedOperations(id: transaction.start, lamport: transaction.startLamport,
                                          time: time, width: transaction.width, parents: heads)
-        noteApplied(id: transaction.start, lamport: transaction.startLamport, width: transaction.width, parents: heads)
+        // A local change builds on every head: it becomes the only one.
+        // (Not `noteApplied(parents: heads)`: passing `heads` while
+        // replacing it would copy its buffer on every keystroke.)
+        let last = transaction.start.advanced(by: transaction.width - 1)
+        let lastLamport = transaction.startLamport + transaction.width - 1
+        versionVector[replica] = last.counter
+        replicaLamports[replica] = lastLamport
+        maxLamport = max(maxLamport, lastLamport)
+        if heads.count == 1 { heads[0] = last } else { heads = [last] }
     }
 
     /// Stands in for a document while its state is inside a transaction;

@@ -156,7 +156,7 @@ public enum ChangeEncoding {
         return try readChangeCount(&body, limits: limits)
     }
 
-    private static func readTables(_ body: inout ByteReader) throws(DecodingError) -> (replicas: [ReplicaID], keys: [String]) {
+    static func readTables(_ body: inout ByteReader) throws(DecodingError) -> (replicas: [ReplicaID], keys: [String]) {
         let replicaCount = try body.readCount("replicas", minimumItemSize: 8)
         var replicaTable: [ReplicaID] = []
         replicaTable.reserveCapacity(replicaCount)
@@ -172,7 +172,7 @@ public enum ChangeEncoding {
         return (replicaTable, keyTable)
     }
 
-    private static func readChangeCount(_ body: inout ByteReader, limits: DecodingLimits) throws(DecodingError) -> Int {
+    static func readChangeCount(_ body: inout ByteReader, limits: DecodingLimits) throws(DecodingError) -> Int {
         let changeCount = try body.readVarint("the number of changes")
         guard changeCount <= UInt64(limits.maxChanges) else {
             throw .invalid("it holds \(changeCount) changes, more than the limit of \(limits.maxChanges)")
@@ -183,151 +183,12 @@ public enum ChangeEncoding {
     /// Decodes what `encode` wrote. Damaged or hostile input gives a
     /// `DecodingError`, in time and memory bounded by the input and `limits`.
     public static func decode(_ bytes: [UInt8], limits: DecodingLimits = .default) throws(DecodingError) -> [Change] {
-        var body = try Envelope.open(bytes, magic: magic, name: "a Quire change bundle", version: version)
-        let (replicaTable, keyTable) = try readTables(&body)
-        let changeCount = try readChangeCount(&body, limits: limits)
-        var columns: [ColumnReader] = []
-        for column in Column.allCases {
-            let data = try body.readData("column \(column)")
-            columns.append(ColumnReader(ByteReader(Array(data)), name: "\(column)"))
-        }
-        let textBytes = try body.readData("the text content")
-        var values = ByteReader(Array(try body.readData("the values")))
-        guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
-
-        func next(_ column: Column) throws(DecodingError) -> UInt64 { try columns[column.rawValue].next() }
-        func nextSigned(_ column: Column) throws(DecodingError) -> Int64 { try columns[column.rawValue].nextSigned() }
-        func nextReplica(_ column: Column) throws(DecodingError) -> ReplicaID {
-            replicaTable[try columns[column.rawValue].nextIndex(below: replicaTable.count)]
-        }
-        func nextID(_ replica: Column, _ counter: Column) throws(DecodingError) -> OpID {
-            let id = OpID(replica: try nextReplica(replica), counter: try next(counter))
-            guard id.counter > 0 else { throw .invalid("an id has counter 0") }
-            return id
-        }
-        func nextPred() throws(DecodingError) -> [OpID] {
-            let count = try next(.predCount)
-            guard count <= 1024 else { throw .invalid("a write replaces \(count) values") }
-            var pred: [OpID] = []
-            for _ in 0..<count { pred.append(try nextID(.predReplica, .predCounter)) }
-            return pred
-        }
-        func nextKey() throws(DecodingError) -> String { keyTable[try columns[Column.key.rawValue].nextIndex(below: keyTable.count)] }
-
+        var decoder = try ChangeDecoder(bytes, limits: limits)
+        var current = ChangeDecoder.Current()
         var changes: [Change] = []
-        changes.reserveCapacity(Int(min(changeCount, 1 << 16)))
-        var textOffset = textBytes.startIndex
-        var operationTotal = 0
-        var lastCounters = VersionVector()  // the last counter of each replica so far
-        var previousLast: OpID?
-        var previousLastLamport: UInt64 = 0
-        var previousTime: Int64 = 0
-        var previousDelete: UInt64 = 0
-        for _ in 0..<changeCount {
-            let replica = try nextReplica(.changeReplica)
-            let counter = (lastCounters[replica] &+ 1) &+ UInt64(bitPattern: try nextSigned(.changeCounter))
-            let lamport = previousLastLamport &+ 1 &+ UInt64(bitPattern: try nextSigned(.changeLamport))
-            guard counter > 0, lamport > 0 else { throw .invalid("a change has counter or Lamport value 0") }
-            let parents: [OpID]
-            let parentCount = try next(.parentCount)
-            if parentCount == 0 {
-                guard let previousLast else { throw .invalid("the first change names an implicit parent") }
-                parents = [previousLast]
-            } else {
-                guard parentCount - 1 <= 4096 else { throw .invalid("a change has \(parentCount - 1) parents") }
-                var explicit: [OpID] = []
-                for _ in 0..<(parentCount - 1) { explicit.append(try nextID(.parentReplica, .parentCounter)) }
-                parents = explicit
-            }
-            let time = previousTime &+ (try nextSigned(.changeTime))
-            let operationCount = try next(.operationCount)
-            guard operationCount > 0 else { throw .invalid("a change has no operations") }
-            guard operationCount <= UInt64(limits.maxOperations - operationTotal) else {
-                throw .invalid("it holds more operations than the limit of \(limits.maxOperations)")
-            }
-            operationTotal += Int(operationCount)
-            var operations: [Operation] = []
-            operations.reserveCapacity(Int(operationCount))
-            var id = OpID(replica: replica, counter: counter)
-            for _ in 0..<operationCount {
-                let objectCode = try next(.objectReplica)
-                let objectCounter = try next(.objectCounter)
-                let object: ObjectID
-                if objectCode == 0 {
-                    guard objectCounter == 0 else { throw .invalid("the root object has a counter") }
-                    object = .root
-                } else {
-                    guard objectCode <= UInt64(replicaTable.count), objectCounter > 0 else { throw .invalid("an object id is out of range") }
-                    object = ObjectID(OpID(replica: replicaTable[Int(objectCode - 1)], counter: objectCounter))
-                }
-                let operation: Operation
-                let rawKind = try next(.operationKind)
-                guard let kind = Kind(rawValue: rawKind) else { throw .invalid("unknown operation kind \(rawKind)") }
-                switch kind {
-                case .put:
-                    let key = try nextKey()
-                    let pred = try nextPred()
-                    guard let value = try values.readValue() else { throw .invalid("a put writes a removal") }
-                    operation = .put(object: object, key: key, value: value, pred: pred)
-                case .remove:
-                    operation = .remove(object: object, key: try nextKey(), pred: try nextPred())
-                case .insertText, .insertValues:
-                    let origin: OpID?
-                    let rawMode = try next(.originMode)
-                    switch OriginMode(rawValue: rawMode) {
-                    case .head: origin = nil
-                    case .previousElement:
-                        guard id.counter > 1 else { throw .invalid("an insert's origin precedes counter 1") }
-                        origin = OpID(replica: id.replica, counter: id.counter - 1)
-                    case .explicit: origin = try nextID(.originReplica, .originCounter)
-                    case nil: throw .invalid("unknown origin mode \(rawMode)")
-                    }
-                    if kind == .insertText {
-                        let length = try next(.textLength)
-                        guard length > 0, length <= UInt64(textBytes.endIndex - textOffset) else {
-                            throw .invalid("a text insert runs past the text content")
-                        }
-                        let slice = textBytes[textOffset..<(textOffset + Int(length))]
-                        textOffset += Int(length)
-                        guard let string = String(validating: slice, as: UTF8.self) else { throw .invalid("inserted text is not valid UTF-8") }
-                        operation = .insert(object: object, origin: origin, content: .text(string))
-                    } else {
-                        let count = try next(.valueCount)
-                        guard count > 0, count <= UInt64(values.remaining) else { throw .invalid("a list insert has \(count) values") }
-                        var list: [NewValue] = []
-                        for _ in 0..<count {
-                            guard let value = try values.readValue() else { throw .invalid("a list insert holds a removal") }
-                            list.append(value)
-                        }
-                        operation = .insert(object: object, origin: origin, content: .values(list))
-                    }
-                case .delete:
-                    let targetReplica = try nextReplica(.deleteReplica)
-                    let start = previousDelete &+ UInt64(bitPattern: try nextSigned(.deleteCounter))
-                    let length = try next(.deleteLength)
-                    guard start > 0, length > 0 else { throw .invalid("a delete has counter 0 or length 0") }
-                    guard length <= UInt64(limits.maxOperationWidth) else { throw .invalid("a delete of \(length) elements exceeds the limit") }
-                    previousDelete = start
-                    operation = .delete(object: object, target: IDRun(start: OpID(replica: targetReplica, counter: start), length: Int(length)))
-                case .increment:
-                    operation = .increment(object: object, delta: try nextSigned(.incrementDelta))
-                }
-                operations.append(operation)
-                let (advanced, overflow) = id.counter.addingReportingOverflow(UInt64(operation.width))
-                guard !overflow else { throw .invalid("a change's counters overflow") }
-                id.counter = advanced
-            }
-            let change = Change(id: OpID(replica: replica, counter: counter), lamport: lamport,
-                                parents: parents, time: time, operations: operations)
-            guard !change.lamport.addingReportingOverflow(change.width).overflow else { throw .invalid("a change's Lamport values overflow") }
-            changes.append(change)
-            lastCounters[replica] = change.lastID.counter
-            previousLast = change.lastID
-            previousLastLamport = change.lastLamport
-            previousTime = time
-        }
-        for column in columns { try column.checkFinished() }
-        guard textOffset == textBytes.endIndex, values.isAtEnd else { throw .invalid("content is left over after the last change") }
+        changes.reserveCapacity(min(decoder.changeCount, 1 << 16))
+        while try decoder.next(into: &current) { changes.append(current.change) }
+        try decoder.finish()
         return changes
     }
 }
@@ -348,26 +209,7 @@ extension Document {
     /// encoded instead of holding each change decoded.
     @discardableResult
     public mutating func applyEncoded(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> Int {
-        let changes = try ChangeEncoding.decode(bytes, limits: limits)
-        guard history.canAppendBundle, pending.isEmpty, appliesInOrder(changes) else { return try apply(changes) }
-        let (applied, error) = integrateInOrder(changes)
-        if let error {
-            // Keep the changes applied so far, as `apply` would, decoded.
-            for change in changes[..<applied] { history.append(change) }
-            throw error
-        }
-        history.append(bundle: bytes, count: changes.count, version: versionVector)
-        return changes.count
-    }
-
-    /// Whether each change is ready once the ones before it are applied, none already held.
-    private func appliesInOrder(_ changes: [Change]) -> Bool {
-        var version = versionVector
-        for change in changes {
-            guard change.id.counter == version[change.replica] + 1,
-                  change.parents.allSatisfy(version.contains) else { return false }
-            version[change.replica] = change.lastID.counter
-        }
-        return true
+        guard history.canAppendBundle, pending.isEmpty else { return try apply(ChangeEncoding.decode(bytes, limits: limits)) }
+        return try applyBundleInOrder(bytes, limits: limits)
     }
 }

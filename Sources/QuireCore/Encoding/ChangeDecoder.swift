@@ -1,0 +1,186 @@
+/// Reads the changes of a bundle (`ChangeEncoding`) one at a time into a
+/// reused buffer, so that a reader that needs no `Change` values (applying a
+/// long history) allocates nothing per change.
+struct ChangeDecoder {
+    /// The change just read. Its arrays keep their capacity from one change to the next.
+    struct Current {
+        var id = OpID(replica: ReplicaID(0), counter: 0)
+        var lamport: UInt64 = 0
+        var parents: [OpID] = []
+        var time: Int64 = 0
+        var operations: [Operation] = []
+        var width: UInt64 = 0
+
+        var lastID: OpID { id.advanced(by: width - 1) }
+        var lastLamport: UInt64 { lamport + width - 1 }
+        var change: Change { Change(id: id, lamport: lamport, parents: parents, time: time, operations: operations, width: width) }
+    }
+
+    typealias Column = ChangeEncoding.Column
+
+    let changeCount: Int
+    private(set) var read = 0
+    private let limits: DecodingLimits
+    private let replicaTable: [ReplicaID]
+    private let keyTable: [String]
+    private var columns: [ColumnReader] = []
+    private let textBytes: ArraySlice<UInt8>
+    private var textOffset: Int
+    private var values: ByteReader
+    private var operationTotal = 0
+    private var lastCounters = VersionVector()  // the last counter of each replica so far
+    private var previousLast: OpID?
+    private var previousLastLamport: UInt64 = 0
+    private var previousTime: Int64 = 0
+    private var previousDelete: UInt64 = 0
+
+    init(_ bytes: [UInt8], limits: DecodingLimits) throws(DecodingError) {
+        var body = try Envelope.open(bytes, magic: ChangeEncoding.magic, name: "a Quire change bundle", version: ChangeEncoding.version)
+        (replicaTable, keyTable) = try ChangeEncoding.readTables(&body)
+        changeCount = try ChangeEncoding.readChangeCount(&body, limits: limits)
+        self.limits = limits
+        for column in Column.allCases {
+            let data = try body.readData("column \(column)")
+            columns.append(ColumnReader(ByteReader(Array(data)), name: "\(column)"))
+        }
+        textBytes = try body.readData("the text content")
+        textOffset = textBytes.startIndex
+        values = ByteReader(Array(try body.readData("the values")))
+        guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
+    }
+
+    /// Checks that every column and content area was used up exactly.
+    func finish() throws(DecodingError) {
+        for column in columns { try column.checkFinished() }
+        guard textOffset == textBytes.endIndex, values.isAtEnd else { throw .invalid("content is left over after the last change") }
+    }
+
+    private mutating func next(_ column: Column) throws(DecodingError) -> UInt64 { try columns[column.rawValue].next() }
+    private mutating func nextSigned(_ column: Column) throws(DecodingError) -> Int64 { try columns[column.rawValue].nextSigned() }
+    private mutating func nextReplica(_ column: Column) throws(DecodingError) -> ReplicaID {
+        replicaTable[try columns[column.rawValue].nextIndex(below: replicaTable.count)]
+    }
+    private mutating func nextID(_ replica: Column, _ counter: Column) throws(DecodingError) -> OpID {
+        let id = OpID(replica: try nextReplica(replica), counter: try next(counter))
+        guard id.counter > 0 else { throw .invalid("an id has counter 0") }
+        return id
+    }
+    private mutating func nextPred() throws(DecodingError) -> [OpID] {
+        let count = try next(.predCount)
+        guard count <= 1024 else { throw .invalid("a write replaces \(count) values") }
+        var pred: [OpID] = []
+        for _ in 0..<count { pred.append(try nextID(.predReplica, .predCounter)) }
+        return pred
+    }
+    private mutating func nextKey() throws(DecodingError) -> String {
+        keyTable[try columns[Column.key.rawValue].nextIndex(below: keyTable.count)]
+    }
+
+    /// Reads the next change into `current`; false when all have been read.
+    mutating func next(into current: inout Current) throws(DecodingError) -> Bool {
+        guard read < changeCount else { return false }
+        read += 1
+        let replica = try nextReplica(.changeReplica)
+        let counter = (lastCounters[replica] &+ 1) &+ UInt64(bitPattern: try nextSigned(.changeCounter))
+        let lamport = previousLastLamport &+ 1 &+ UInt64(bitPattern: try nextSigned(.changeLamport))
+        guard counter > 0, lamport > 0 else { throw .invalid("a change has counter or Lamport value 0") }
+        current.parents.removeAll(keepingCapacity: true)
+        let parentCount = try next(.parentCount)
+        if parentCount == 0 {
+            guard let previousLast else { throw .invalid("the first change names an implicit parent") }
+            current.parents.append(previousLast)
+        } else {
+            guard parentCount - 1 <= 4096 else { throw .invalid("a change has \(parentCount - 1) parents") }
+            for _ in 0..<(parentCount - 1) { current.parents.append(try nextID(.parentReplica, .parentCounter)) }
+        }
+        let time = previousTime &+ (try nextSigned(.changeTime))
+        let operationCount = try next(.operationCount)
+        guard operationCount > 0 else { throw .invalid("a change has no operations") }
+        guard operationCount <= UInt64(limits.maxOperations - operationTotal) else {
+            throw .invalid("it holds more operations than the limit of \(limits.maxOperations)")
+        }
+        operationTotal += Int(operationCount)
+        current.operations.removeAll(keepingCapacity: true)
+        var id = OpID(replica: replica, counter: counter)
+        for _ in 0..<operationCount {
+            let operation = try nextOperation(id: id)
+            current.operations.append(operation)
+            let (advanced, overflow) = id.counter.addingReportingOverflow(UInt64(operation.width))
+            guard !overflow else { throw .invalid("a change's counters overflow") }
+            id.counter = advanced
+        }
+        current.id = OpID(replica: replica, counter: counter)
+        current.lamport = lamport
+        current.time = time
+        current.width = id.counter - counter
+        guard !lamport.addingReportingOverflow(current.width).overflow else { throw .invalid("a change's Lamport values overflow") }
+        lastCounters[replica] = current.lastID.counter
+        previousLast = current.lastID
+        previousLastLamport = current.lastLamport
+        previousTime = time
+        return true
+    }
+
+    private mutating func nextOperation(id: OpID) throws(DecodingError) -> Operation {
+        let objectCode = try next(.objectReplica)
+        let objectCounter = try next(.objectCounter)
+        let object: ObjectID
+        if objectCode == 0 {
+            guard objectCounter == 0 else { throw .invalid("the root object has a counter") }
+            object = .root
+        } else {
+            guard objectCode <= UInt64(replicaTable.count), objectCounter > 0 else { throw .invalid("an object id is out of range") }
+            object = ObjectID(OpID(replica: replicaTable[Int(objectCode - 1)], counter: objectCounter))
+        }
+        let rawKind = try next(.operationKind)
+        guard let kind = ChangeEncoding.Kind(rawValue: rawKind) else { throw .invalid("unknown operation kind \(rawKind)") }
+        switch kind {
+        case .put:
+            let key = try nextKey()
+            let pred = try nextPred()
+            guard let value = try values.readValue() else { throw .invalid("a put writes a removal") }
+            return .put(object: object, key: key, value: value, pred: pred)
+        case .remove:
+            return .remove(object: object, key: try nextKey(), pred: try nextPred())
+        case .insertText, .insertValues:
+            let origin: OpID?
+            let rawMode = try next(.originMode)
+            switch ChangeEncoding.OriginMode(rawValue: rawMode) {
+            case .head: origin = nil
+            case .previousElement:
+                guard id.counter > 1 else { throw .invalid("an insert's origin precedes counter 1") }
+                origin = OpID(replica: id.replica, counter: id.counter - 1)
+            case .explicit: origin = try nextID(.originReplica, .originCounter)
+            case nil: throw .invalid("unknown origin mode \(rawMode)")
+            }
+            if kind == .insertText {
+                let length = try next(.textLength)
+                guard length > 0, length <= UInt64(textBytes.endIndex - textOffset) else {
+                    throw .invalid("a text insert runs past the text content")
+                }
+                let slice = textBytes[textOffset..<(textOffset + Int(length))]
+                textOffset += Int(length)
+                guard let string = String(validating: slice, as: UTF8.self) else { throw .invalid("inserted text is not valid UTF-8") }
+                return .insert(object: object, origin: origin, content: .text(string))
+            }
+            let count = try next(.valueCount)
+            guard count > 0, count <= UInt64(values.remaining) else { throw .invalid("a list insert has \(count) values") }
+            var list: [NewValue] = []
+            for _ in 0..<count {
+                guard let value = try values.readValue() else { throw .invalid("a list insert holds a removal") }
+                list.append(value)
+            }
+            return .insert(object: object, origin: origin, content: .values(list))
+        case .delete:
+            let targetReplica = try nextReplica(.deleteReplica)
+            let start = previousDelete &+ UInt64(bitPattern: try nextSigned(.deleteCounter))
+            let length = try next(.deleteLength)
+            guard start > 0, length > 0 else { throw .invalid("a delete has counter 0 or length 0") }
+            guard length <= UInt64(limits.maxOperationWidth) else { throw .invalid("a delete of \(length) elements exceeds the limit") }
+            previousDelete = start
+            return .delete(object: object, target: IDRun(start: OpID(replica: targetReplica, counter: start), length: Int(length)))
+        case .increment:
+            return .increment(object: object, delta: try nextSigned(.incrementDelta))
+        }
+    }
+}
