@@ -30,4 +30,17 @@ import Testing
             #expect(plan.pulls.count == trace.txns.count)
         }
     }
+
+    /// Every trace through Quire's `Document`: the replay, a fresh replica
+    /// applying the encoded history, and a snapshot round trip all give the
+    /// trace's final text.
+    @Test(arguments: (try? tracePaths()) ?? [])
+    func replaysThroughQuire(path: String) throws {
+        let result: ReplayResult
+        switch try EditingTrace.load(path: path) {
+        case .sequential(let trace): result = try TraceReplay.replay(trace)
+        case .concurrent(let trace): result = try TraceReplay.replay(trace)
+        }
+        #expect(result.failures.isEmpty, "\(path): \(result.failures)")
+    }
 }
