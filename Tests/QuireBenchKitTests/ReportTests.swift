@@ -25,7 +25,8 @@ import Testing
         for key in ["mergeMs", "loadMs", "snapshotBytes", "memoryBytes"] { #expect(object[key] is NSNull, "\(key)") }
         #expect(Set(object.keys) == [
             "trace", "kind", "ops", "txns", "ok", "runs", "localMs", "localMsMin", "localMsMax",
-            "mergeMs", "mergeMsMin", "mergeMsMax", "encodedBytes", "loadMs", "snapshotBytes", "memoryBytes", "failures",
+            "mergeMs", "mergeMsMin", "mergeMsMax", "encodedBytes", "loadMs", "loadMsMin", "loadMsMax", "snapshotBytes",
+            "memoryBytes", "failures",
         ])
     }
 }
