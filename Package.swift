@@ -39,7 +39,7 @@ let package = Package(
         .systemLibrary(name: "CMalloc", path: "Benchmarks/CMalloc"),
         .target(
             name: "QuireBenchKit",
-            dependencies: ["QuireCore", "QuireStore", "CZlib", "CMalloc"],
+            dependencies: ["Quire", "QuireCore", "QuireStore", "CZlib", "CMalloc"],
             path: "Benchmarks/QuireBenchKit"
         ),
         .executableTarget(
