@@ -91,6 +91,17 @@ import Testing
         #expect(store.observers.count == 0)
     }
 
+    @Test func releasingTheStoreEndsItsStreams() async throws {
+        var store: DocumentStore? = try DocumentStore.inMemory()
+        let id = try store!.createDocument()
+        let events = store!.events(of: id)
+        try store!.edit(id) { tx in try tx.put(.root, key: "k", .int(1)) }
+        store = nil
+        var received = 0
+        for await _ in events { received += 1 }  // would hang if the stream stayed open
+        #expect(received == 1)
+    }
+
     @Test func editsFromManyThreadsMakeOneEventEach() async throws {
         let store = try DocumentStore.inMemory()
         let ids = try (0..<4).map { _ in try store.createDocument() }
