@@ -24,7 +24,7 @@ extension Transaction {
     ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk", done: false), into: .root) }
     ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk!", done: false), into: .root) }  // one insert
     public mutating func write(_ value: some Encodable, into map: ObjectID) throws {
-        guard case .map(let fields)? = try NodeEncoder.node(for: value) else {
+        guard case .map(let fields)? = try NodeEncoder.encoded(value, codingPath: []).node else {
             throw EncodingError.invalidValue(value, .init(
                 codingPath: [], debugDescription: "only a value that encodes as a keyed container can be written into a map"))
         }

@@ -8,13 +8,6 @@ struct NodeEncoder: Encoder {
     let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    /// The node for `value`.
-    static func node(for value: some Encodable) throws -> DocumentNode? {
-        let result = EncodedValue()
-        try encode(value, into: result, codingPath: [])
-        return result.node
-    }
-
     /// Encodes `value` into `target`. `Data` and `Date` are scalars here
     /// rather than what their own `encode(to:)` makes (a list of bytes, a
     /// number of seconds since 2001).
@@ -26,6 +19,7 @@ struct NodeEncoder: Encoder {
         }
     }
 
+    /// What `value` encodes to, in a box of its own.
     static func encoded(_ value: some Encodable, codingPath: [any CodingKey]) throws -> EncodedValue {
         let result = EncodedValue()
         try encode(value, into: result, codingPath: codingPath)
