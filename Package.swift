@@ -35,9 +35,11 @@ let package = Package(
         .executableTarget(name: "quire", dependencies: ["Quire", "QuireSync"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
+        // glibc's malloc statistics, for the memory a loaded document holds.
+        .systemLibrary(name: "CMalloc", path: "Benchmarks/CMalloc"),
         .target(
             name: "QuireBenchKit",
-            dependencies: ["QuireCore", "CZlib"],
+            dependencies: ["Quire", "QuireCore", "QuireStore", "CZlib", "CMalloc"],
             path: "Benchmarks/QuireBenchKit"
         ),
         .executableTarget(

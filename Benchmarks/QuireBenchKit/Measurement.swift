@@ -1,3 +1,5 @@
+import QuireCore
+
 /// Median, fastest and slowest of a set of timings, in milliseconds.
 public struct Spread: Sendable, Equatable {
     public var median: Double
@@ -26,6 +28,10 @@ public struct TraceMeasurement: Sendable {
     public var local: Spread?
     public var merge: Spread?
     public var encodedBytes: Int?
+    /// Opening the final document from its snapshot; see `SnapshotLoad`.
+    public var load: Spread?
+    public var snapshotBytes: Int?
+    public var memoryBytes: Int?
     /// Every failed check, in the order found; empty means ok.
     public var failures: [String]
 
@@ -64,6 +70,7 @@ extension TraceMeasurement {
         }
 
         var local: [UInt64] = [], merge: [UInt64] = []
+        var final: Document?
         for run in 0...runs {
             let replay: ReplayResult
             do { replay = try replayOnce() } catch {
@@ -73,6 +80,7 @@ extension TraceMeasurement {
             result.encodedBytes = replay.encodedBytes
             result.failures += replay.failures
             guard replay.failures.isEmpty else { break }
+            final = replay.document
             if run > 0 {  // run 0 is the warm-up
                 local.append(replay.localNanos)
                 merge.append(replay.mergeNanos)
@@ -81,6 +89,17 @@ extension TraceMeasurement {
         result.runs = local.count
         result.local = Spread(nanoseconds: local)
         result.merge = Spread(nanoseconds: merge)
+        if let final, result.ok {
+            do {
+                let snapshot = try SnapshotLoad.measure(final, runs: runs)
+                result.load = snapshot.load
+                result.snapshotBytes = snapshot.frameBytes
+                result.memoryBytes = snapshot.memoryBytes
+                if let failure = snapshot.failure { result.failures.append(failure) }
+            } catch {
+                result.failures.append("snapshot: \(error)")
+            }
+        }
         return result
     }
 }

@@ -11,6 +11,8 @@ public struct ReplayResult: Sendable {
     public var encodedBytes: Int
     /// One line per failed check; empty when the replay is correct.
     public var failures: [String]
+    /// The document at the end (for concurrent traces, the merged replica).
+    public var document: Document
 }
 
 /// Replays editing traces against `QuireCore.Document`.
@@ -98,7 +100,7 @@ public enum TraceReplay {
         try fresh.applyEncoded(encoded)
         let mergeNanos = now() - start
         check(try fresh.text(text), equals: endContent, "text decoded from the encoded history", &failures)
-        return ReplayResult(localNanos: localNanos, mergeNanos: mergeNanos, encodedBytes: encoded.count, failures: failures)
+        return ReplayResult(localNanos: localNanos, mergeNanos: mergeNanos, encodedBytes: encoded.count, failures: failures, document: doc)
     }
 
     private static func check(_ actual: String, equals expected: String, _ what: String, _ failures: inout [String]) {

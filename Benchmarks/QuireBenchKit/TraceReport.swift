@@ -5,7 +5,8 @@ import Foundation
 public struct TraceTable {
     private let nameWidth: Int
     private static let numberWidth = 10
-    private static let numberColumns = ["ops", "txns", "local ms", "min", "max", "merge ms", "min", "max", "encoded B"]
+    private static let numberColumns = ["ops", "txns", "local ms", "min", "max", "merge ms", "min", "max", "encoded B",
+                                        "load ms", "min", "max", "snapshot B", "memory B"]
 
     /// `names`: every trace name the table will show, to size the first column.
     public init(names: [String]) {
@@ -23,6 +24,9 @@ public struct TraceTable {
             ms(m.local?.median), ms(m.local?.min), ms(m.local?.max),
             ms(m.merge?.median), ms(m.merge?.min), ms(m.merge?.max),
             m.encodedBytes.map { "\($0)" } ?? "-",
+            ms(m.load?.median), ms(m.load?.min), ms(m.load?.max),
+            m.snapshotBytes.map { "\($0)" } ?? "-",
+            m.memoryBytes.map { "\($0)" } ?? "-",
         ]
         return row(m.trace, m.kind, m.ok ? "yes" : "NO", numbers)
     }
@@ -36,8 +40,7 @@ public struct TraceTable {
 }
 
 extension TraceMeasurement {
-    /// One JSON object on one line. `loadMs`, `snapshotBytes` and
-    /// `memoryBytes` belong to the store benchmark and are null until it exists.
+    /// One JSON object on one line; a figure not measured (a failed replay) is null.
     public var jsonLine: String {
         func ms(_ value: Double?) -> JSONValue { value.map { .number(($0 * 1000).rounded() / 1000) } ?? .null }
         let fields: KeyValuePairs<String, JSONValue> = [
@@ -54,9 +57,11 @@ extension TraceMeasurement {
             "mergeMsMin": ms(merge?.min),
             "mergeMsMax": ms(merge?.max),
             "encodedBytes": encodedBytes.map { .number(Double($0)) } ?? .null,
-            "loadMs": .null,
-            "snapshotBytes": .null,
-            "memoryBytes": .null,
+            "loadMs": ms(load?.median),
+            "loadMsMin": ms(load?.min),
+            "loadMsMax": ms(load?.max),
+            "snapshotBytes": snapshotBytes.map { .number(Double($0)) } ?? .null,
+            "memoryBytes": memoryBytes.map { .number(Double($0)) } ?? .null,
             "failures": .array(failures.map(JSONValue.string)),
         ]
         return "{" + fields.map { "\(JSONValue.string($0.key)): \($0.value)" }.joined(separator: ", ") + "}"

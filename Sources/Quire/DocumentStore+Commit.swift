@@ -79,6 +79,7 @@ extension DocumentStore {
             catch { warn("document \(commit.id): could not write a snapshot: \(error)") }
         }
         release(commit.id, entry)
+        publish(commit)
     }
 
     // MARK: Locking

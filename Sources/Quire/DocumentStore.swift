@@ -32,6 +32,8 @@ public final class DocumentStore: @unchecked Sendable {
 
     let database: Database
     let warn: @Sendable (String) -> Void
+    /// The streams of `events(of:)` and `allEvents()`.
+    let observers = Observers()
 
     /// Guards every `var` below. Threads wait on it for a busy document
     /// or for their commit to be written.

@@ -25,7 +25,27 @@ import Testing
         for key in ["mergeMs", "loadMs", "snapshotBytes", "memoryBytes"] { #expect(object[key] is NSNull, "\(key)") }
         #expect(Set(object.keys) == [
             "trace", "kind", "ops", "txns", "ok", "runs", "localMs", "localMsMin", "localMsMax",
-            "mergeMs", "mergeMsMin", "mergeMsMax", "encodedBytes", "loadMs", "snapshotBytes", "memoryBytes", "failures",
+            "mergeMs", "mergeMsMin", "mergeMsMax", "encodedBytes", "loadMs", "loadMsMin", "loadMsMax", "snapshotBytes",
+            "memoryBytes", "failures",
         ])
+    }
+}
+
+/// A tiny store benchmark on real files; the figures are not checked, only that they are there.
+@Suite struct StoreBenchmarkTests {
+    @Test func measuresEveryFigure() throws {
+        var options = StoreBenchmark.Options()
+        options.edits = 4
+        options.batch = 2
+        options.threads = 2
+        options.documents = 5
+        options.runs = 1
+        let result = try StoreBenchmark.run(options)
+        #expect(result.table.split(separator: "\n").count == 6)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.jsonLine.utf8)) as? [String: Any])
+        for key in ["singleEditsPerSecond", "batchedEditsPerSecond", "groupEditsPerSecond", "openMs", "openAndLoadMs"] {
+            #expect((object[key] as? Double ?? 0) > 0, "\(key)")
+        }
+        #expect(object["documents"] as? Int == 5)
     }
 }

@@ -17,6 +17,7 @@ import Testing
         #expect(result.failures == [])
         #expect(result.runs == 2 && result.local != nil && result.merge != nil)
         #expect((result.encodedBytes ?? 0) > 0)
+        #expect(result.load != nil && (result.snapshotBytes ?? 0) > 0 && result.memoryBytes != nil)
         #expect(result.ops == 5 + 2 + 6 + 2)
     }
 

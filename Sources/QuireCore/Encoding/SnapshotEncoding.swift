@@ -4,7 +4,9 @@
 /// `Specs/encoding.md`, "Document snapshots", gives the layout byte by byte.
 public enum SnapshotEncoding {
     static let magic = Array("QDOC".utf8)
-    static let version: UInt64 = 1
+    /// The version written. Version 1, which stored each text run's UTF-8
+    /// right after its header, is still read: stores hold snapshots made by it.
+    static let version: UInt64 = 2
     /// Objects may not nest deeper than this many levels, so that walking
     /// the tree of a hostile snapshot stays bounded.
     public static let maxDepth = 512
@@ -69,15 +71,23 @@ extension Document {
                     }
                 }
             case .text:
+                // Headers first, then all the content in one piece: zstd then
+                // compresses the text as text, and the headers, delta-coded,
+                // stay small (see encoding.md).
                 var runs: [SequenceRun<Unicode.Scalar>] = []
                 objects.texts[slot.index].forEachRun { runs.append($0) }
                 body.writeVarint(runs.count)
+                var previousEnd: UInt64 = 0
+                var content = String.UnicodeScalarView()
                 for run in runs {
-                    writeRunHeader(run.id, run.lamport, run.isDeleted, run.elements.count)
-                    var utf8 = String.UnicodeScalarView()
-                    utf8.append(contentsOf: run.elements)
-                    body.writeData(Array(String(utf8).utf8))
+                    body.writeVarint(replicaIndex[run.id.replica]!)
+                    body.writeSigned(Int64(bitPattern: run.id.counter &- previousEnd))
+                    body.writeSigned(Int64(bitPattern: run.lamport &- run.id.counter))
+                    body.writeVarint(UInt64(run.elements.count) << 1 | (run.isDeleted ? 1 : 0))
+                    previousEnd = run.id.counter &+ UInt64(run.elements.count)
+                    content.append(contentsOf: run.elements)
                 }
+                body.writeData(Array(String(content).utf8))
             case .list:
                 var runs: [SequenceRun<Value>] = []
                 objects.lists[slot.index].forEachRun { runs.append($0) }
@@ -116,7 +126,10 @@ extension Document {
     /// methods that read it.
     public init(snapshot bytes: [UInt8], replica: ReplicaID, limits: DecodingLimits = .default) throws(DecodingError) {
         self.init(replica: replica)
-        var body = try Envelope.open(bytes, magic: SnapshotEncoding.magic, name: "a Quire document snapshot", version: SnapshotEncoding.version)
+        // The version follows the 4-byte magic; `Envelope.open` checks both.
+        var peek = ByteReader(Array(bytes.dropFirst(4).prefix(10)))
+        let version = (try? peek.readVarint()) == 1 ? 1 : SnapshotEncoding.version
+        var body = try Envelope.open(bytes, magic: SnapshotEncoding.magic, name: "a Quire document snapshot", version: version)
         let replicaCount = try body.readCount("replicas", minimumItemSize: 8)
         var replicaTable: [ReplicaID] = []
         for _ in 0..<replicaCount {
@@ -208,15 +221,7 @@ extension Document {
                 }
                 objects.maps[slot.index] = map
             case .text:
-                var runs: [SequenceRun<Unicode.Scalar>] = []
-                for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
-                    let (id, lamport, isDeleted, count) = try readRunHeader()
-                    let utf8 = try body.readData("text content")
-                    guard let string = String(validating: utf8, as: UTF8.self) else { throw .invalid("text content is not valid UTF-8") }
-                    let scalars = Array(string.unicodeScalars)
-                    guard scalars.count == count else { throw .invalid("a text run claims \(count) scalars but holds \(scalars.count)") }
-                    runs.append(SequenceRun(id: id, lamport: lamport, isDeleted: isDeleted, elements: scalars[...]))
-                }
+                let runs = version == 1 ? try readTextRunsVersion1() : try readTextRuns()
                 do { objects.texts[slot.index] = try RGASequence(runs: runs) }
                 catch { throw .invalid("text \(object): \(error)") }
             case .list:
@@ -249,10 +254,54 @@ extension Document {
             let flag = try body.readByte("a deleted flag")
             guard flag <= 1 else { throw .invalid("a deleted flag is \(flag)") }
             let count = try body.readVarint("a run length")
+            return (id, lamport, flag == 1, try checkedRunLength(id, count))
+        }
+        func checkedRunLength(_ id: OpID, _ count: UInt64) throws(DecodingError) -> Int {
             guard count > 0, count <= UInt64(limits.maxOperationWidth),
                   !id.counter.addingReportingOverflow(count).overflow else { throw .invalid("a run has length \(count)") }
             guard versionVector.contains(id.advanced(by: count - 1)) else { throw .invalid("run \(id) is not in the version vector") }
-            return (id, lamport, flag == 1, Int(count))
+            return Int(count)
+        }
+        /// Version 2: every run's header, delta-coded, then all the content as one UTF-8 string.
+        func readTextRuns() throws(DecodingError) -> [SequenceRun<Unicode.Scalar>] {
+            var headers: [(id: OpID, lamport: UInt64, isDeleted: Bool, count: Int)] = []
+            var previousEnd: UInt64 = 0
+            var total = 0
+            for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
+                let replica = replicaTable[try body.readIndex("the replica of a run", below: replicaTable.count)]
+                let counter = previousEnd &+ UInt64(bitPattern: try body.readSigned("the counter of a run"))
+                guard counter > 0 else { throw .invalid("a run has counter 0") }
+                let id = OpID(replica: replica, counter: counter)
+                let lamport = counter &+ UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
+                let packed = try body.readVarint("a run length")
+                let count = try checkedRunLength(id, packed >> 1)
+                headers.append((id, lamport, packed & 1 == 1, count))
+                previousEnd = counter &+ UInt64(count)
+                total += count
+            }
+            let utf8 = try body.readData("text content")
+            guard let string = String(validating: utf8, as: UTF8.self) else { throw .invalid("text content is not valid UTF-8") }
+            let scalars = Array(string.unicodeScalars)
+            guard scalars.count == total else { throw .invalid("text runs claim \(total) scalars but hold \(scalars.count)") }
+            var start = 0
+            return headers.map { header in
+                defer { start += header.count }
+                return SequenceRun(id: header.id, lamport: header.lamport, isDeleted: header.isDeleted,
+                                   elements: scalars[start..<(start + header.count)])
+            }
+        }
+        /// Version 1: each run's header followed by its own content.
+        func readTextRunsVersion1() throws(DecodingError) -> [SequenceRun<Unicode.Scalar>] {
+            var runs: [SequenceRun<Unicode.Scalar>] = []
+            for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
+                let (id, lamport, isDeleted, count) = try readRunHeader()
+                let utf8 = try body.readData("text content")
+                guard let string = String(validating: utf8, as: UTF8.self) else { throw .invalid("text content is not valid UTF-8") }
+                let scalars = Array(string.unicodeScalars)
+                guard scalars.count == count else { throw .invalid("a text run claims \(count) scalars but holds \(scalars.count)") }
+                runs.append(SequenceRun(id: id, lamport: lamport, isDeleted: isDeleted, elements: scalars[...]))
+            }
+            return runs
         }
         switch try body.readByte("the history flag") {
         case 0:

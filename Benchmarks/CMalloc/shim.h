@@ -1,0 +1,2 @@
+// glibc's malloc statistics (mallinfo2), which the Glibc module does not export.
+#include <malloc.h>

@@ -1,0 +1,61 @@
+import Dispatch
+import CMalloc
+import QuireCore
+import QuireStore
+
+/// The size of a document's snapshot, the time to open it, and the memory
+/// the opened document holds.
+///
+/// The snapshot is a store snapshot frame (`SnapshotFrame`: header,
+/// checksum, zstd) around `Document.encodeSnapshot()` with the full
+/// history, so a replica opening it can serve every past change.
+public struct SnapshotLoad: Sendable {
+    /// Bytes of the frame.
+    public var frameBytes: Int
+    /// Opening the frame (checksum, zstd) and decoding the document, ready to edit.
+    public var load: Spread
+    /// Heap bytes the opened document holds (median over the runs): what
+    /// malloc reports in use after loading minus before, while the document
+    /// is alive and everything else the load made is freed.
+    public var memoryBytes: Int
+    /// A failed check: the opened document's state differs from the original's.
+    public var failure: String?
+
+    /// Seals `document` once, then opens it once to warm up and `runs` times measured.
+    public static func measure(_ document: Document, runs: Int) throws -> SnapshotLoad {
+        let frame = try SnapshotFrame.seal(document.encodeSnapshot(), changeCount: UInt64(document.changeCount))
+        var times: [UInt64] = [], memory: [Int] = []
+        var failure: String?
+        for run in 0...runs {
+            let heapBefore = heapInUse()
+            let start = DispatchTime.now().uptimeNanoseconds
+            let opened = try open(frame)
+            let nanos = DispatchTime.now().uptimeNanoseconds - start
+            let heapAfter = heapInUse()
+            if run == 0 {
+                if opened.encodeSnapshot(includeHistory: false) != document.encodeSnapshot(includeHistory: false) {
+                    failure = "the document opened from its snapshot has a different state"
+                }
+            } else {
+                times.append(nanos)
+                memory.append(heapAfter - heapBefore)
+            }
+            withExtendedLifetime(opened) {}
+        }
+        return SnapshotLoad(frameBytes: frame.count, load: Spread(nanoseconds: times)!,
+                            memoryBytes: memory.sorted()[memory.count / 2], failure: failure)
+    }
+
+    /// A separate function, so that the decompressed bytes are freed when it
+    /// returns unless the document keeps them.
+    private static func open(_ frame: [UInt8]) throws -> Document {
+        try Document(snapshot: SnapshotFrame.open(frame).encoding, replica: ReplicaID(2))
+    }
+
+    /// Bytes malloc has handed out and not had back, in every arena:
+    /// small blocks (`uordblks`) and the large ones it maps directly (`hblkhd`).
+    private static func heapInUse() -> Int {
+        let info = mallinfo2()
+        return Int(info.uordblks + info.hblkhd)
+    }
+}

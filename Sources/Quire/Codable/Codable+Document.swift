@@ -1,0 +1,122 @@
+// The Codable bridge: plain Swift values written into a document as the
+// few operations that make it hold them, and read back. The mapping from
+// Swift types is in Specs/storage.md, "Codable bridge".
+
+extension Transaction {
+    /// Makes the map `map` hold `value`, which must encode as a keyed
+    /// container (a struct, a class or a dictionary), recording only what
+    /// differs from what the map holds now:
+    ///
+    /// - a `String` is a text object changed with `setText` (a minimal diff),
+    ///   so concurrent edits to other parts of the text merge;
+    /// - a nested struct is a map, updated field by field in the same way;
+    /// - an array is a list: kept elements stay, elements that differ are
+    ///   deleted and inserted, and a changed struct or string inside it is
+    ///   updated in place;
+    /// - a number, bool, `Data` or `Date` is a scalar, written only if it changed;
+    /// - a key the value does not encode (a nil optional, a field the type
+    ///   no longer has) is removed.
+    ///
+    /// Unchanged fields make no operation; writing the same value twice
+    /// makes no change the second time.
+    ///
+    ///     struct Note: Codable { var title: String; var done: Bool }
+    ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk", done: false), into: .root) }
+    ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk!", done: false), into: .root) }  // one insert
+    public mutating func write(_ value: some Encodable, into map: ObjectID) throws {
+        guard case .map(let fields)? = try NodeEncoder.encoded(value, codingPath: []).node else {
+            throw EncodingError.invalidValue(value, .init(
+                codingPath: [], debugDescription: "only a value that encodes as a keyed container can be written into a map"))
+        }
+        try update(map, to: fields)
+    }
+
+    /// Makes a map hold exactly `fields`. Keys in sorted order, so that the
+    /// same edit always makes the same operations.
+    private mutating func update(_ map: ObjectID, to fields: [String: DocumentNode]) throws {
+        for key in try document.keys(map) where fields[key] == nil { try remove(map, key: key) }
+        for (key, node) in fields.sorted(by: { $0.key < $1.key }) {
+            let current = try document.get(map, key: key)
+            if case .scalar(let scalar) = node {
+                if current != .scalar(scalar) { try put(map, key: key, scalar) }
+            } else if case .object(node.kind, let object)? = current {
+                try updateContents(of: object, to: node)
+            } else {
+                try updateContents(of: putObject(map, key: key, kind: node.kind!), to: node)
+            }
+        }
+    }
+
+    /// Makes an object of the node's kind (text, map or list) hold the node.
+    private mutating func updateContents(of object: ObjectID, to node: DocumentNode) throws {
+        switch node {
+        case .text(let string): try setText(object, to: string)
+        case .map(let fields): try update(object, to: fields)
+        case .list(let items): try updateList(object, to: items)
+        case .scalar: preconditionFailure("a scalar is not an object")
+        }
+    }
+
+    /// Makes a list hold `items` with the edits `TextDiff` finds between the
+    /// elements it holds and `items`.
+    private mutating func updateList(_ list: ObjectID, to items: [DocumentNode]) throws {
+        let old = try document.list(list).map { try DocumentNode(reading: $0, in: document) }
+        var edits = TextDiff.edits(from: old, to: items)[...]
+        while let edit = edits.popFirst() {
+            switch edit {
+            case let .delete(at, count):
+                // A delete followed by an insert at the same place replaces elements.
+                if case let .insert(insertAt, insertCount, from)? = edits.first, insertAt == at {
+                    edits.removeFirst()
+                    try replace(list, at: at, count: count, with: items[from..<(from + insertCount)])
+                } else {
+                    try delete(list, at: at, count: count)
+                }
+            case let .insert(at, count, from):
+                for (offset, item) in items[from..<(from + count)].enumerated() { try insertItem(list, at: at + offset, item) }
+            }
+        }
+    }
+
+    /// Replaces `count` elements from `index` on with `items`. An element
+    /// that is an object of the same kind as its replacement (a struct, a
+    /// string, an array) is updated in place, so that concurrent edits
+    /// inside it survive; other elements are deleted and inserted.
+    private mutating func replace(_ list: ObjectID, at index: Int, count: Int, with items: ArraySlice<DocumentNode>) throws {
+        let replaced = try document.list(list)[index..<(index + count)]
+        var position = index
+        for (old, new) in zip(replaced, items) {
+            if case .object(new.kind, let object) = old {
+                try updateContents(of: object, to: new)
+            } else {
+                try delete(list, at: position)
+                try insertItem(list, at: position, new)
+            }
+            position += 1
+        }
+        if count > items.count { try delete(list, at: position, count: count - items.count) }
+        for item in items.dropFirst(count) {
+            try insertItem(list, at: position, item)
+            position += 1
+        }
+    }
+
+    private mutating func insertItem(_ list: ObjectID, at index: Int, _ item: DocumentNode) throws {
+        if case .scalar(let scalar) = item {
+            try insert(list, at: index, scalar)
+        } else {
+            try updateContents(of: insertObject(list, at: index, kind: item.kind!), to: item)
+        }
+    }
+}
+
+extension Document {
+    /// Reads a value of type `T` from the map `map`, as `Transaction.write`
+    /// stores it. A missing key throws `DecodingError.keyNotFound`, a value
+    /// of the wrong kind `DecodingError.typeMismatch`, each with the path.
+    ///
+    ///     let note = try store.read(id) { doc in try doc.read(Note.self, from: .root) }
+    public func read<T: Decodable>(_ type: T.Type, from map: ObjectID) throws -> T {
+        try NodeDecoder.decode(type, from: DocumentNode(readingMap: map, in: self), codingPath: [])
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// A value as the Codable bridge stores it in a document: the shape both
+/// directions work with. `Specs/storage.md`, "Codable bridge", gives the
+/// mapping from Swift types.
+indirect enum DocumentNode: Equatable {
+    case scalar(ScalarValue)
+    case text(String)
+    case map([String: DocumentNode])
+    case list([DocumentNode])
+
+    /// The kind of object the node is stored as; `nil` for a scalar.
+    var kind: ObjectKind? {
+        switch self {
+        case .scalar: nil
+        case .text: .text
+        case .map: .map
+        case .list: .list
+        }
+    }
+
+    /// A map object of `document` with everything inside it.
+    init(readingMap map: ObjectID, in document: Document) throws {
+        var fields: [String: DocumentNode] = [:]
+        for key in try document.keys(map) {
+            fields[key] = try document.get(map, key: key).map { try DocumentNode(reading: $0, in: document) }
+        }
+        self = .map(fields)
+    }
+
+    /// A register's or list element's value with everything inside it. A
+    /// counter reads as its total.
+    init(reading value: Value, in document: Document) throws {
+        switch value {
+        case .scalar(let scalar): self = .scalar(scalar)
+        case .object(.text, let text): self = .text(try document.text(text))
+        case .object(.map, let map): self = try DocumentNode(readingMap: map, in: document)
+        case .object(.list, let list): self = .list(try document.list(list).map { try DocumentNode(reading: $0, in: document) })
+        case .object(.counter, let counter): self = .scalar(.int(try document.counter(counter)))
+        }
+    }
+
+    /// How the node is named in a decoding error.
+    var summary: String {
+        switch self {
+        case .scalar(let scalar): "the value \(scalar)"
+        case .text: "a text"
+        case .map: "a map"
+        case .list: "a list"
+        }
+    }
+}
+
+/// The coding keys the bridge makes itself: list indexes and `super`.
+struct BridgeKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+
+    init(stringValue: String) { self.stringValue = stringValue }
+    init(intValue: Int) {
+        stringValue = "\(intValue)"
+        self.intValue = intValue
+    }
+
+    static let `super` = BridgeKey(stringValue: "super")
+}

@@ -1,0 +1,176 @@
+import Foundation
+
+/// Turns an `Encodable` value into a `DocumentNode`. Containers write into
+/// `EncodedValue` boxes, which are classes so that a nested container
+/// handed out earlier still fills in its parent.
+struct NodeEncoder: Encoder {
+    let value: EncodedValue
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// Encodes `value` into `target`. `Data` and `Date` are scalars here
+    /// rather than what their own `encode(to:)` makes (a list of bytes, a
+    /// number of seconds since 2001).
+    static func encode(_ value: some Encodable, into target: EncodedValue, codingPath: [any CodingKey]) throws {
+        switch value {
+        case let data as Data: target.scalar = .scalar(.bytes(Array(data)))
+        case let date as Date: target.scalar = .scalar(.double(date.timeIntervalSince1970))
+        default: try value.encode(to: NodeEncoder(value: target, codingPath: codingPath))
+        }
+    }
+
+    /// What `value` encodes to, in a box of its own.
+    static func encoded(_ value: some Encodable, codingPath: [any CodingKey]) throws -> EncodedValue {
+        let result = EncodedValue()
+        try encode(value, into: result, codingPath: codingPath)
+        return result
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        if value.fields == nil { value.fields = [:] }
+        return KeyedEncodingContainer(KeyedNodeEncoder(value: value, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if value.items == nil { value.items = [] }
+        return UnkeyedNodeEncoder(value: value, codingPath: codingPath)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        SingleNodeEncoder(value: value, codingPath: codingPath)
+    }
+}
+
+/// What one value encoded to, filled in by whichever container it asked for.
+final class EncodedValue {
+    var scalar: DocumentNode?
+    var fields: [String: EncodedValue]?
+    var items: [EncodedValue]?
+
+    /// `nil` when nothing was encoded.
+    var node: DocumentNode? {
+        if let fields { return .map(fields.compactMapValues(\.node)) }
+        if let items { return .list(items.map { $0.node ?? .scalar(.null) }) }
+        return scalar
+    }
+
+    static func keyed() -> EncodedValue {
+        let value = EncodedValue()
+        value.fields = [:]
+        return value
+    }
+
+    static func unkeyed() -> EncodedValue {
+        let value = EncodedValue()
+        value.items = []
+        return value
+    }
+}
+
+struct KeyedNodeEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let value: EncodedValue
+    let codingPath: [any CodingKey]
+
+    private func set(_ child: EncodedValue, _ key: some CodingKey) -> EncodedValue {
+        value.fields![key.stringValue] = child
+        return child
+    }
+
+    mutating func encodeNil(forKey key: Key) throws {
+        let null = EncodedValue()
+        null.scalar = .scalar(.null)
+        _ = set(null, key)
+    }
+
+    mutating func encode<T: Encodable>(_ element: T, forKey key: Key) throws {
+        _ = set(try NodeEncoder.encoded(element, codingPath: codingPath + [key]), key)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(KeyedNodeEncoder<NestedKey>(value: set(.keyed(), key), codingPath: codingPath + [key]))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        UnkeyedNodeEncoder(value: set(.unkeyed(), key), codingPath: codingPath + [key])
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        NodeEncoder(value: set(EncodedValue(), BridgeKey.super), codingPath: codingPath + [BridgeKey.super])
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        NodeEncoder(value: set(EncodedValue(), key), codingPath: codingPath + [key])
+    }
+}
+
+struct UnkeyedNodeEncoder: UnkeyedEncodingContainer {
+    let value: EncodedValue
+    let codingPath: [any CodingKey]
+    var count: Int { value.items!.count }
+
+    private func append(_ child: EncodedValue) -> EncodedValue {
+        value.items!.append(child)
+        return child
+    }
+
+    private var nextKey: BridgeKey { BridgeKey(intValue: count) }
+
+    mutating func encodeNil() throws {
+        let null = EncodedValue()
+        null.scalar = .scalar(.null)
+        _ = append(null)
+    }
+
+    mutating func encode<T: Encodable>(_ element: T) throws {
+        _ = append(try NodeEncoder.encoded(element, codingPath: codingPath + [nextKey]))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        let path = codingPath + [nextKey]
+        return KeyedEncodingContainer(KeyedNodeEncoder<NestedKey>(value: append(.keyed()), codingPath: path))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let path = codingPath + [nextKey]
+        return UnkeyedNodeEncoder(value: append(.unkeyed()), codingPath: path)
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        let path = codingPath + [nextKey]
+        return NodeEncoder(value: append(EncodedValue()), codingPath: path)
+    }
+}
+
+struct SingleNodeEncoder: SingleValueEncodingContainer {
+    let value: EncodedValue
+    let codingPath: [any CodingKey]
+
+    mutating func encodeNil() throws { value.scalar = .scalar(.null) }
+    mutating func encode(_ bool: Bool) throws { value.scalar = .scalar(.bool(bool)) }
+    /// Strings are text objects, edited with minimal diffs.
+    mutating func encode(_ string: String) throws { value.scalar = .text(string) }
+    mutating func encode(_ double: Double) throws { value.scalar = .scalar(.double(double)) }
+    mutating func encode(_ float: Float) throws { value.scalar = .scalar(.double(Double(float))) }
+    mutating func encode(_ int: Int) throws { try integer(int) }
+    mutating func encode(_ int: Int8) throws { try integer(int) }
+    mutating func encode(_ int: Int16) throws { try integer(int) }
+    mutating func encode(_ int: Int32) throws { try integer(int) }
+    mutating func encode(_ int: Int64) throws { try integer(int) }
+    mutating func encode(_ int: UInt) throws { try integer(int) }
+    mutating func encode(_ int: UInt8) throws { try integer(int) }
+    mutating func encode(_ int: UInt16) throws { try integer(int) }
+    mutating func encode(_ int: UInt32) throws { try integer(int) }
+    mutating func encode(_ int: UInt64) throws { try integer(int) }
+
+    mutating func encode<T: Encodable>(_ element: T) throws {
+        try NodeEncoder.encode(element, into: value, codingPath: codingPath)
+    }
+
+    /// Every integer is an `int` scalar (Int64); a larger UInt64 does not fit.
+    private func integer(_ int: some FixedWidthInteger) throws {
+        guard let stored = Int64(exactly: int) else {
+            throw EncodingError.invalidValue(int, .init(codingPath: codingPath, debugDescription: "\(int) does not fit in a 64-bit signed integer"))
+        }
+        value.scalar = .scalar(.int(stored))
+    }
+}

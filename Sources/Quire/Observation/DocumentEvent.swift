@@ -1,0 +1,61 @@
+/// What one commit changed in one document: a local edit, or a batch of
+/// remote changes applied. Delivered by `DocumentStore.events(of:)` and
+/// `DocumentStore.allEvents()` once the commit is on disk.
+///
+///     for await event in store.events(of: id) {
+///         if event.changedObjects.contains(body) { refreshBody() }
+///     }
+public struct DocumentEvent: Sendable, Equatable {
+    /// Where the changes came from.
+    public enum Origin: Sendable, Equatable {
+        /// `DocumentStore.edit` on this store.
+        case local
+        /// `DocumentStore.apply`: changes from another replica.
+        case remote
+    }
+
+    /// The document that changed.
+    public var document: DocumentID
+    public var origin: Origin
+    /// The id of each applied change, in the order applied. A remote batch
+    /// can hold changes that were parked earlier and became ready with it.
+    public var changeIDs: [OpID]
+    /// The document's version vector after the commit.
+    public var versionVector: VersionVector
+    /// Every object an operation of the changes acted on (maps, lists,
+    /// texts, counters). An object created by the changes appears only once
+    /// something is written into it; its parent appears because it was written.
+    public var changedObjects: Set<ObjectID>
+    /// For each map in `changedObjects`, the keys that were written or removed.
+    public var changedKeys: [ObjectID: Set<String>]
+
+    public init(document: DocumentID, origin: Origin, changeIDs: [OpID], versionVector: VersionVector,
+                changedObjects: Set<ObjectID>, changedKeys: [ObjectID: Set<String>]) {
+        self.document = document
+        self.origin = origin
+        self.changeIDs = changeIDs
+        self.versionVector = versionVector
+        self.changedObjects = changedObjects
+        self.changedKeys = changedKeys
+    }
+
+    /// The event for `changes`, committed to `document`, with what their
+    /// operations touched.
+    init(document: DocumentID, origin: Origin, changes: [Change], versionVector: VersionVector) {
+        var objects: Set<ObjectID> = []
+        var keys: [ObjectID: Set<String>] = [:]
+        for change in changes {
+            for operation in change.operations {
+                objects.insert(operation.object)
+                switch operation {
+                case let .put(map, key, _, _), let .remove(map, key, _):
+                    keys[map, default: []].insert(key)
+                case .insert, .delete, .increment:
+                    break
+                }
+            }
+        }
+        self.init(document: document, origin: origin, changeIDs: changes.map(\.id), versionVector: versionVector,
+                  changedObjects: objects, changedKeys: keys)
+    }
+}

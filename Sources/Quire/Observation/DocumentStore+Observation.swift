@@ -1,0 +1,41 @@
+// Observing a store: streams of `DocumentEvent`s, one per commit that
+// applied changes, delivered after the commit. See Specs/storage.md,
+// "Observation".
+extension DocumentStore {
+    /// The changes committed to one document from now on, local and remote,
+    /// one event per commit, in commit order. Ending the iteration (or
+    /// cancelling the task that iterates) unregisters the observer.
+    ///
+    ///     let task = Task {
+    ///         for await event in store.events(of: id) {
+    ///             print(event.origin, event.changedKeys[.root] ?? [])
+    ///         }
+    ///     }
+    ///     try store.edit(id) { tx in try tx.put(.root, key: "done", .bool(true)) }
+    ///     // prints "local ["done"]"
+    ///     task.cancel()
+    ///
+    /// Only changes that were applied make an event: a remote change parked
+    /// for a missing dependency makes one when it is finally applied; a
+    /// duplicate makes none. The stream buffers without bound, so a slow
+    /// consumer loses nothing; it ends when the store is released.
+    public func events(of id: DocumentID) -> AsyncStream<DocumentEvent> {
+        observers.stream(of: id)
+    }
+
+    /// The changes committed to every document from now on; as `events(of:)`.
+    ///
+    ///     for await event in store.allEvents() { reloadList(event.document) }
+    public func allEvents() -> AsyncStream<DocumentEvent> {
+        observers.stream(of: nil)
+    }
+
+    /// Tells the observers about a commit that is on disk. Lock held, so
+    /// events go out in commit order.
+    func publish(_ commit: QueuedCommit) {
+        guard !commit.newChanges.isEmpty, !observers.isEmpty else { return }
+        observers.publish(DocumentEvent(
+            document: commit.id, origin: commit.isLocal ? .local : .remote,
+            changes: commit.newChanges, versionVector: commit.entry.document.versionVector))
+    }
+}

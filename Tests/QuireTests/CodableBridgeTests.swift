@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import Quire
+
+@Suite struct CodableBridgeTests {
+    struct Address: Codable, Equatable {
+        var street: String
+        var zip: Int
+    }
+
+    struct Contact: Codable, Equatable {
+        var name: String
+        var bio: String
+        var home: Address
+        var tags: [String]
+        var scores: [Int]
+        var friends: [Address]
+        var nickname: String?
+        var born: Date
+        var avatar: Data
+        var rating: Double
+        var favourite: Bool
+    }
+
+    static let ada = Contact(
+        name: "Ada", bio: "Wrote the first program.", home: Address(street: "St James's Square", zip: 12),
+        tags: ["maths", "poetry"], scores: [3, 1, 4], friends: [Address(street: "Marylebone", zip: 1)],
+        nickname: "Enchantress", born: Date(timeIntervalSince1970: -4_887_936_000.25), avatar: Data([0, 1, 255]),
+        rating: 4.5, favourite: true)
+
+    func store(with contact: Contact) throws -> (DocumentStore, DocumentID) {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        try store.edit(id) { tx in try tx.write(contact, into: .root) }
+        return (store, id)
+    }
+
+    /// The operations of the last change of a document.
+    func lastOperations(_ store: DocumentStore, _ id: DocumentID) throws -> [QuireCore.Operation] {
+        try store.read(id) { try #require($0.lastChange).operations }
+    }
+
+    @Test func roundTripsEveryKindOfField() throws {
+        let (store, id) = try store(with: Self.ada)
+        #expect(try store.read(id) { try $0.read(Contact.self, from: .root) } == Self.ada)
+        // Strings are texts, nested structs maps, arrays lists.
+        try store.read(id) { doc in
+            guard case .object(.text, let bio)? = try doc.get(.root, key: "bio") else { Issue.record("bio is not a text"); return }
+            #expect(try doc.text(bio) == Self.ada.bio)
+            guard case .object(.map, _)? = try doc.get(.root, key: "home"), case .object(.list, _)? = try doc.get(.root, key: "scores") else {
+                Issue.record("home or scores has the wrong kind"); return
+            }
+        }
+
+        var anonymous = Self.ada
+        anonymous.nickname = nil
+        try store.edit(id) { tx in try tx.write(anonymous, into: .root) }
+        #expect(try lastOperations(store, id).count == 1)  // removing the key, nothing else
+        #expect(try !store.read(id) { try $0.keys(.root) }.contains("nickname"))
+        #expect(try store.read(id) { try $0.read(Contact.self, from: .root) } == anonymous)
+    }
+
+    @Test func unchangedFieldsMakeNoOperations() throws {
+        let (store, id) = try store(with: Self.ada)
+        let version = try store.versionVector(id)
+        try store.edit(id) { tx in try tx.write(Self.ada, into: .root) }
+        #expect(try store.versionVector(id) == version)
+    }
+
+    @Test func editingOneCharacterIsATextEditNotAReplacement() throws {
+        let (store, id) = try store(with: Self.ada)
+        var edited = Self.ada
+        edited.bio = "Wrote the first programs."
+        try store.edit(id) { tx in try tx.write(edited, into: .root) }
+        let operations = try lastOperations(store, id)
+        #expect(operations.count == 1)
+        guard case .insert(_, _, .text("s")) = operations[0] else { Issue.record("\(operations)"); return }
+
+        edited.bio = "Wrote the first programme."  // "s" -> "me": a delete and an insert
+        try store.edit(id) { tx in try tx.write(edited, into: .root) }
+        #expect(try (1...2).contains(lastOperations(store, id).count))
+        #expect(try store.read(id) { try $0.read(Contact.self, from: .root) } == edited)
+    }
+
+    @Test func listsChangeByTheElementsThatDiffer() throws {
+        let (store, id) = try store(with: Self.ada)
+        var edited = Self.ada
+        edited.scores.insert(9, at: 1)
+        try store.edit(id) { tx in try tx.write(edited, into: .root) }
+        let operations = try lastOperations(store, id)
+        #expect(operations.count == 1)
+        guard case .insert(_, _, let content) = operations[0] else { Issue.record("\(operations)"); return }
+        #expect(content == .values([.scalar(.int(9))]))
+
+        // A struct inside a list is updated in place: one text edit.
+        edited.friends[0].street = "Marylebone Road"
+        try store.edit(id) { tx in try tx.write(edited, into: .root) }
+        #expect(try lastOperations(store, id).count == 1)
+
+        edited.tags = ["poetry", "engines"]
+        try store.edit(id) { tx in try tx.write(edited, into: .root) }
+        #expect(try store.read(id) { try $0.read(Contact.self, from: .root) } == edited)
+    }
+
+    @Test func replicasEditingDifferentFieldsAndPartsOfATextMerge() throws {
+        let (laptop, id) = try store(with: Self.ada)
+        let phone = try DocumentStore.inMemory()
+        try phone.create(id: id)
+        try phone.apply(id, laptop.changes(id))
+
+        var onLaptop = Self.ada
+        onLaptop.name = "Ada Lovelace"
+        onLaptop.bio = "She wrote the first program."
+        try laptop.edit(id) { tx in try tx.write(onLaptop, into: .root) }
+        var onPhone = Self.ada
+        onPhone.rating = 5
+        onPhone.bio = "Wrote the first program, for the Analytical Engine."
+        try phone.edit(id) { tx in try tx.write(onPhone, into: .root) }
+
+        try laptop.apply(id, phone.changes(id, since: laptop.versionVector(id)))
+        try phone.apply(id, laptop.changes(id, since: phone.versionVector(id)))
+        var merged = Self.ada
+        merged.name = "Ada Lovelace"
+        merged.rating = 5
+        merged.bio = "She wrote the first program, for the Analytical Engine."
+        #expect(try laptop.read(id) { try $0.read(Contact.self, from: .root) } == merged)
+        #expect(try phone.read(id) { try $0.read(Contact.self, from: .root) } == merged)
+    }
+
+    @Test func aMissingFieldIsAClearDecodingError() throws {
+        let (store, id) = try store(with: Self.ada)
+        try store.edit(id) { tx in
+            guard case .object(.map, let home)? = try tx.document.get(.root, key: "home") else { return }
+            try tx.remove(home, key: "zip")
+        }
+        do {
+            _ = try store.read(id) { try $0.read(Contact.self, from: .root) }
+            Issue.record("decoded a contact without a zip")
+        } catch let Swift.DecodingError.keyNotFound(key, context) {
+            #expect(key.stringValue == "zip")
+            #expect(context.codingPath.map(\.stringValue) == ["home"])
+            #expect(context.debugDescription == "the document has no value at key \"zip\"")
+        }
+        #expect(throws: Swift.DecodingError.self) { try store.read(id) { try $0.read(Address.self, from: .root) } }
+    }
+
+    @Test func onlyKeyedValuesCanBeWrittenIntoAMap() throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        #expect(throws: EncodingError.self) { try store.edit(id) { tx in try tx.write([1, 2], into: .root) } }
+        #expect(throws: EncodingError.self) { try store.edit(id) { tx in try tx.write(["n": UInt64.max], into: .root) } }
+    }
+}
