@@ -39,7 +39,7 @@ import Testing
         let result: ReplayResult
         switch try EditingTrace.load(path: path) {
         case .sequential(let trace): result = try TraceReplay.replay(trace)
-        case .concurrent(let trace): result = try TraceReplay.replay(trace)
+        case .concurrent(let trace): result = try TraceReplay.replay(trace, plan: ConcurrentPlan(trace))
         }
         #expect(result.failures.isEmpty, "\(path): \(result.failures)")
     }

@@ -17,3 +17,19 @@ import Testing
         #expect(a < b && b < c)
     }
 }
+
+@Suite struct CRC32Tests {
+    @Test func matchesZlibsCRC32() {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+        let pattern = Array((0..<768).map { UInt8($0 % 256) })
+        #expect(CRC32.checksum(pattern) == 0xB0C0_DF2A)   // zlib.crc32(bytes(range(256)) * 3)
+        #expect(CRC32.checksum([]) == 0)
+    }
+
+    @Test func slicesAtAnyOffsetAgreeWithTheWholeArray() {
+        let bytes = Array("The quick brown fox jumps over the lazy dog".utf8)
+        for start in 0..<9 {
+            #expect(CRC32.checksum(bytes[start...]) == CRC32.checksum(Array(bytes[start...])))
+        }
+    }
+}
