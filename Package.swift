@@ -48,13 +48,15 @@ let package = Package(
             path: "Benchmarks/quire-bench"
         ),
 
-        .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore"]),
-        .testTarget(name: "QuireSyncTests", dependencies: ["QuireSync", "Quire"]),
+        // Test helpers every test target shares (the seeded generator).
+        .target(name: "QuireTestSupport", path: "Tests/QuireTestSupport"),
+        .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "QuireTestSupport"]),
+        .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire"]),
         .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "QuireCore", "CSQLite", "CZstd"]),
         // A real process for the kill tests of QuireTests: writes edits in a
         // loop and reports each acknowledged one.
         .executableTarget(name: "quire-store-writer", dependencies: ["Quire"], path: "Tests/StoreWriter"),
-        .testTarget(name: "QuireTests", dependencies: ["Quire", "QuireStore", "CSQLite", "quire-store-writer"]),
+        .testTarget(name: "QuireTests", dependencies: ["QuireTestSupport", "Quire", "QuireStore", "CSQLite", "quire-store-writer"]),
         .testTarget(name: "QuireBenchKitTests", dependencies: ["QuireBenchKit"]),
         // End-to-end tests that run the built `quire` binary.
         .testTarget(name: "quireTests", dependencies: ["quire", "Quire"]),

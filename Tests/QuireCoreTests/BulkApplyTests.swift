@@ -1,4 +1,5 @@
 import Testing
+import QuireTestSupport
 @testable import QuireCore
 
 /// A fresh replica applying a whole history at once treats chains of typing

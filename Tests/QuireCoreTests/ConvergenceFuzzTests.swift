@@ -1,4 +1,5 @@
 import Testing
+import QuireTestSupport
 @testable import QuireCore
 
 /// Several replicas make random edits of every kind on nested objects and

@@ -1,4 +1,5 @@
 import Testing
+import QuireTestSupport
 @testable import QuireCore
 
 /// Every decoder gets truncated, bit-flipped, oversized and hand-crafted

@@ -1,18 +1,7 @@
 import Testing
+import QuireTestSupport
 @testable import QuireCore
 
-/// A small deterministic PRNG, so that failures reproduce from the printed seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 typealias Text = RGASequence<Unicode.Scalar>
 
@@ -33,7 +22,7 @@ private extension RGASequence where Element == Unicode.Scalar {
 }
 
 /// Random text with some multi-byte and non-BMP scalars.
-private func randomScalars(_ count: Int, _ rng: inout SplitMix64) -> [Unicode.Scalar] {
+private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unicode.Scalar] {
     let pool = scalars("abcdefgh ijklm\néü€😀𝄞中")
     return (0..<count).map { _ in pool[Int(rng.next() % UInt64(pool.count))] }
 }
@@ -212,7 +201,7 @@ private func randomScalars(_ count: Int, _ rng: inout SplitMix64) -> [Unicode.Sc
     /// offsets, ids and the invariants after every step.
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
     func matchesAReferenceModel(seed: UInt64) throws {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         var text = Text()
         var model: [Unicode.Scalar] = []
         var ids: [OpID] = []
@@ -286,7 +275,7 @@ private func randomScalars(_ count: Int, _ rng: inout SplitMix64) -> [Unicode.Sc
             /// How many operations of each replica this one has applied.
             var applied: [Int]
         }
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         let ids = [a, b, c]
         var replicas = ids.map { Replica(id: $0, applied: [0, 0, 0]) }
         /// Each replica's operations, with the `applied` vector they depend on.

@@ -1,4 +1,5 @@
 import Testing
+import QuireTestSupport
 @testable import QuireCore
 
 /// After every random local edit, text and lists must equal a plain array

@@ -1,4 +1,5 @@
 import Testing
+import QuireTestSupport
 @testable import QuireCore
 
 @Suite struct TextDiffTests {

@@ -1,4 +1,5 @@
 import Foundation
+import QuireTestSupport
 import Quire
 import QuireSync
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import QuireTestSupport
 import Quire
 import QuireSync
 import Synchronization
@@ -49,19 +50,6 @@ func syncUntilDone(_ client: SyncClient, attempts: Int = 200) async throws -> Sy
     return try await client.sync()
 }
 
-/// SplitMix64: seedable, so that a failing random test repeats from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Writes `key = value` in a new change.
 func write(_ store: DocumentStore, _ id: DocumentID, _ key: String, _ value: Int64) throws {

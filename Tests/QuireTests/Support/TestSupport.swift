@@ -1,4 +1,5 @@
 import Foundation
+import QuireTestSupport
 @testable import Quire
 
 /// Runs `body` with the path of a new empty directory, removed afterwards.
@@ -21,19 +22,6 @@ final class WarningLog: @unchecked Sendable {
     }
 }
 
-/// SplitMix64: seedable, so that a failing random test repeats from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random edits of every kind on a document with a text, a list, a counter
 /// and a few map keys at the root.

@@ -1,11 +1,12 @@
 /// SplitMix64: a small, fast, seedable generator, so that every random test
 /// can be replayed from the seed it prints.
-struct SeededGenerator: RandomNumberGenerator {
+/// Shared by every test target (one generator, so seeds mean the same everywhere).
+public struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -15,7 +16,7 @@ struct SeededGenerator: RandomNumberGenerator {
 }
 
 /// How many seeds a fuzz test runs: `QUIRE_FUZZ_SEEDS` when set, otherwise `default`.
-func fuzzSeedCount(default count: Int) -> Int {
+public func fuzzSeedCount(default count: Int) -> Int {
     guard let raw = getenv("QUIRE_FUZZ_SEEDS"), let value = Int(String(cString: raw)), value > 0 else { return count }
     return value
 }
@@ -27,7 +28,7 @@ import Darwin
 #endif
 
 /// Text to insert: mostly ASCII, with accents, emoji and other non-BMP scalars mixed in.
-func randomText(_ rng: inout SeededGenerator, maxLength: Int = 4) -> String {
+public func randomText(_ rng: inout SeededGenerator, maxLength: Int = 4) -> String {
     let alphabet: [Unicode.Scalar] = ["a", "b", "c", "d", " ", "\n", "é", "ß", "中", "😀", "👋", "𝄞", "\u{1F3FD}"]
     var result = String.UnicodeScalarView()
     for _ in 0..<Int.random(in: 1...maxLength, using: &rng) { result.append(alphabet.randomElement(using: &rng)!) }
