@@ -39,9 +39,9 @@ struct ChangeDecoder {
         (replicaTable, keyTable) = try ChangeEncoding.readTables(&body)
         changeCount = try ChangeEncoding.readChangeCount(&body, limits: limits)
         self.limits = limits
-        for column in Column.allCases {
-            let data = try body.readData("column \(column)")
-            columns.append(ColumnReader(ByteReader(Array(data)), name: "\(column)"))
+        for name in Column.names {
+            let data = try body.readData("column " + name)
+            columns.append(ColumnReader(ByteReader(Array(data)), name: name))
         }
         textBytes = try body.readData("the text content")
         textOffset = textBytes.startIndex
