@@ -18,68 +18,32 @@
 public struct Document: Sendable {
     /// The replica local edits are made as.
     public let replica: ReplicaID
-
-    /// Everything else, behind one reference (copy on write): moving a
-    /// document into a transaction and back then costs one retain and
-    /// release, not one per buffer, and a copy is O(1) until one side edits.
-    private var state: DocumentState
-
-    public init(replica: ReplicaID) {
-        self.replica = replica
-        state = DocumentState()
-    }
-
-    /// Gives this value its own state before a mutation, if it shares it.
-    private mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&state) { state = state.copy() }
-    }
-
     /// The operations this document holds.
-    public internal(set) var versionVector: VersionVector {
-        get { state.versionVector }
-        _modify { makeUnique(); yield &state.versionVector }
-    }
+    public internal(set) var versionVector = VersionVector()
     /// The changes no other change builds on, named by their last operation id, sorted.
-    public internal(set) var heads: [OpID] {
-        get { state.heads }
-        _modify { makeUnique(); yield &state.heads }
-    }
+    public internal(set) var heads: [OpID] = []
     /// The highest Lamport value seen; a local operation takes the next one.
-    public internal(set) var maxLamport: UInt64 {
-        get { state.maxLamport }
-        _modify { makeUnique(); yield &state.maxLamport }
-    }
+    public internal(set) var maxLamport: UInt64 = 0
+
     /// For each replica, the Lamport value of its last applied operation:
     /// its next change must start above it, so no two operations share a stamp.
     /// (A replica-to-number map: `VersionVector`'s compact storage, holding Lamport values.)
-    var replicaLamports: VersionVector {
-        get { state.replicaLamports }
-        _modify { makeUnique(); yield &state.replicaLamports }
-    }
+    var replicaLamports = VersionVector()
     /// Every applied change, in the order applied.
-    var history: ChangeHistory {
-        get { state.history }
-        _modify { makeUnique(); yield &state.history }
-    }
+    var history = ChangeHistory()
     /// The snapshot this document was loaded from, when that snapshot held
     /// no history: with `history`, what it takes to rebuild the document.
-    var base: [UInt8]? {
-        get { state.base }
-        _modify { makeUnique(); yield &state.base }
-    }
+    var base: [UInt8]?
     /// Changes received before the changes they depend on.
-    var pending: [Change] {
-        get { state.pending }
-        _modify { makeUnique(); yield &state.pending }
-    }
+    var pending: [Change] = []
     /// How many changes may wait in `pending`.
-    public var pendingLimit: Int {
-        get { state.pendingLimit }
-        _modify { makeUnique(); yield &state.pendingLimit }
-    }
-    var objects: ObjectTable {
-        get { state.objects }
-        _modify { makeUnique(); yield &state.objects }
+    public var pendingLimit = 100_000
+
+    var objects: ObjectTable
+
+    public init(replica: ReplicaID) {
+        self.replica = replica
+        objects = ObjectTable()
     }
 
     /// The number of changes waiting for changes they depend on.
@@ -87,37 +51,6 @@ public struct Document: Sendable {
 
     /// The kind of an object, or `nil` if the document has no such object.
     public func kind(of object: ObjectID) -> ObjectKind? { objects.slots[object]?.kind }
-}
-
-/// The mutable state of a `Document`. Only `Document` touches it, copying
-/// it before any mutation while it is shared, so it is never mutated from
-/// two places: hence `@unchecked Sendable`.
-final class DocumentState: @unchecked Sendable {
-    var versionVector = VersionVector()
-    var heads: [OpID] = []
-    var maxLamport: UInt64 = 0
-    var replicaLamports = VersionVector()
-    var history = ChangeHistory()
-    var base: [UInt8]?
-    var pending: [Change] = []
-    var pendingLimit = 100_000
-    var objects = ObjectTable()
-
-    init() {}
-
-    func copy() -> DocumentState {
-        let copy = DocumentState()
-        copy.versionVector = versionVector
-        copy.heads = heads
-        copy.maxLamport = maxLamport
-        copy.replicaLamports = replicaLamports
-        copy.history = history
-        copy.base = base
-        copy.pending = pending
-        copy.pendingLimit = pendingLimit
-        copy.objects = objects
-        return copy
-    }
 }
 
 /// Where each object's state lives: one array per kind, so that editing an
