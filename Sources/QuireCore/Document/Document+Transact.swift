@@ -13,10 +13,12 @@ extension Document {
         time: Int64 = 0,
         _ body: (inout Transaction) throws -> Result
     ) throws -> Result {
-        // Move the state into the transaction rather than copying it, so
-        // that edits mutate the only reference to each buffer.
-        var transaction = Transaction(document: self)
-        self = Document.placeholder
+        // Swap the state into the transaction rather than copying it: edits
+        // then mutate the only reference to each buffer, and no buffer is
+        // retained or released (the placeholder's are empty or shared).
+        var transaction = Transaction(start: OpID(replica: replica, counter: versionVector[replica] + 1),
+                                      startLamport: maxLamport + 1)
+        swap(&self, &transaction.document)
         let result: Result
         do {
             result = try body(&transaction)
@@ -56,7 +58,7 @@ extension Document {
 
     /// Stands in for a document while its state is inside a transaction;
     /// assigning it allocates nothing.
-    private static let placeholder = Document(replica: ReplicaID(0))
+    static let placeholder = Document(replica: ReplicaID(0))
 
     /// Adds an applied change to the history, version vector and heads.
     mutating func record(_ change: Change) {

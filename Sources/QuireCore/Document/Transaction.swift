@@ -14,10 +14,11 @@ public struct Transaction: Sendable {
     /// and become a change when the transaction commits.)
     var width: UInt64 = 0
 
-    init(document: Document) {
-        self.document = document
-        start = OpID(replica: document.replica, counter: document.versionVector[document.replica] + 1)
-        startLamport = document.maxLamport + 1
+    /// A transaction whose document the caller swaps in.
+    init(start: OpID, startLamport: UInt64) {
+        document = Document.placeholder
+        self.start = start
+        self.startLamport = startLamport
     }
 
     /// The id and Lamport value the next operation gets.
