@@ -35,9 +35,11 @@ let package = Package(
         .executableTarget(name: "quire", dependencies: ["Quire", "QuireSync"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
+        // glibc's malloc.h, for measuring heap memory in the suite.
+        .systemLibrary(name: "CMalloc", path: "Benchmarks/CMalloc"),
         .target(
             name: "QuireBenchKit",
-            dependencies: ["QuireCore", "CZlib"],
+            dependencies: ["QuireCore", "CZlib", "CMalloc"],
             path: "Benchmarks/QuireBenchKit"
         ),
         .executableTarget(

@@ -56,6 +56,7 @@ let subcommands = [
             return runSyncBenchmark(tracePath: parsed.positional[0], runs: runs, json: parsed.flags.contains("--json"))
         }
     ),
+    Subcommand(name: "suite", usage: suiteUsage, run: runSuiteCommand),
 ]
 
 let usage = "usage: quire-bench SUBCOMMAND [ARGUMENTS]\n       quire-bench --help\n\nsubcommands:\n"
