@@ -69,6 +69,13 @@ extension TraceMeasurement {
             }
         }
 
+        return result.measuringRuns(runs, replayOnce)
+    }
+
+    /// Runs `replayOnce` once to warm up and `runs` times timed, adding the
+    /// timings and failures to `self`.
+    func measuringRuns(_ runs: Int, _ replayOnce: () throws -> ReplayResult) -> TraceMeasurement {
+        var result = self
         var local: [UInt64] = [], merge: [UInt64] = []
         var final: Document?
         for run in 0...runs {

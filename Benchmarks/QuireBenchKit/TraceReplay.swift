@@ -11,7 +11,8 @@ public struct ReplayResult: Sendable {
     public var encodedBytes: Int
     /// One line per failed check; empty when the replay is correct.
     public var failures: [String]
-    /// The document at the end (for concurrent traces, the merged replica).
+    /// The replica that made (or merged) every edit, kept so that the suite
+    /// can measure its memory and snapshot.
     public var document: Document
 }
 
@@ -33,7 +34,9 @@ public enum TraceReplay {
 
         var failures: [String] = []
         check(try doc.text(text), equals: trace.endContent, "final text", &failures)
-        return try measureMerge(of: doc, text: text, endContent: trace.endContent, localNanos: localNanos, failures: failures)
+        return try measureMerge(of: doc, localNanos: localNanos, failures: failures) { fresh in
+            try decodedTextProblem(fresh, text, trace.endContent)
+        }
     }
 
     /// One replica per agent (replica ids 1...numAgents); replica 1 makes the
@@ -71,7 +74,9 @@ public enum TraceReplay {
             try replicas[agent].apply(replicas[0].changes(since: replicas[agent].versionVector))
             check(try replicas[agent].text(text), equals: merged, "replica \(agent + 1) after a full exchange", &failures)
         }
-        return try measureMerge(of: replicas[0], text: text, endContent: trace.endContent, localNanos: localNanos, failures: failures)
+        return try measureMerge(of: replicas[0], localNanos: localNanos, failures: failures) { fresh in
+            try decodedTextProblem(fresh, text, trace.endContent)
+        }
     }
 
     private static func createText(in doc: inout Document) throws -> ObjectID {
@@ -89,9 +94,10 @@ public enum TraceReplay {
         }
     }
 
-    /// Times a fresh replica loading `doc`'s whole encoded history, and checks its text.
-    private static func measureMerge(
-        of doc: Document, text: ObjectID, endContent: String, localNanos: UInt64, failures: [String]
+    /// Times a fresh replica loading `doc`'s whole encoded history; `check`
+    /// says what is wrong with the fresh replica's state, or nil.
+    static func measureMerge(
+        of doc: Document, localNanos: UInt64, failures: [String], check: (Document) throws -> String?
     ) throws -> ReplayResult {
         var failures = failures
         let encoded = try doc.encodeChanges()
@@ -99,8 +105,14 @@ public enum TraceReplay {
         var fresh = Document(replica: ReplicaID(999))
         try fresh.applyEncoded(encoded)
         let mergeNanos = now() - start
-        check(try fresh.text(text), equals: endContent, "text decoded from the encoded history", &failures)
-        return ReplayResult(localNanos: localNanos, mergeNanos: mergeNanos, encodedBytes: encoded.count, failures: failures, document: doc)
+        if let problem = try check(fresh) { failures.append(problem) }
+        return ReplayResult(
+            localNanos: localNanos, mergeNanos: mergeNanos, encodedBytes: encoded.count, failures: failures, document: doc)
+    }
+
+    private static func decodedTextProblem(_ doc: Document, _ text: ObjectID, _ endContent: String) throws -> String? {
+        try scalarDifference(doc.text(text).unicodeScalars, endContent.unicodeScalars)
+            .map { "text decoded from the encoded history: \($0)" }
     }
 
     private static func check(_ actual: String, equals expected: String, _ what: String, _ failures: inout [String]) {
@@ -109,5 +121,5 @@ public enum TraceReplay {
         }
     }
 
-    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 }

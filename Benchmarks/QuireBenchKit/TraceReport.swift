@@ -76,6 +76,8 @@ enum JSONValue: CustomStringConvertible {
     case number(Double)
     case string(String)
     indirect case array([JSONValue])
+    /// Keys in the order given.
+    indirect case object([(String, JSONValue)])
 
     var description: String {
         switch self {
@@ -85,6 +87,7 @@ enum JSONValue: CustomStringConvertible {
         case .number(let value): value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
         case .string(let value): Self.quote(value)
         case .array(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
+        case .object(let fields): "{" + fields.map { "\(Self.quote($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
         }
     }
 

@@ -61,6 +61,25 @@ converts every patch to byte offsets before timing: exactly for sequential
 traces (it tracks the positions of non-ASCII characters); for concurrent
 traces only pure-ASCII traces are supported (identity), others are refused.
 
+Replica workloads (crdt-benchmarks B3; format in Quire's
+Benchmarks/QuireBenchKit/Workloads/ReplicaWorkload.swift):
+
+    Benchmarks/peers/run.sh replicas FILE... [--runs N] [--json] [--memory]
+
+  localMs      one doc per replica (random ids) writes its value (map: key
+               "k<i>" of the root map "map"; list: index 0 of the root list
+               "list"), exports its update, and one merging doc applies each
+               update in turn. emptyLoopMs, mergeMs, encodedBytes,
+               snapshotBytes and loadMs as for traces, on the merged doc
+               (loadMs without the "x" insert).
+  ok           the merged doc holds one key or element per replica.
+
+Memory (`--memory`, both subcommands): memoryBytes is the growth of the
+peak resident set (`ru_maxrss`) of a fresh Python process across one local
+replay, measured after the workload is loaded. tracemalloc cannot see the
+Rust allocations, so this is the only honest figure; it is a peak (it
+includes transient allocations), unlike Quire's heap-in-use figure.
+
 Output: a table by default; with `--json` one JSON object per line with keys
 peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,
 emptyLoopMs, mergeMs, encodedBytes, snapshotBytes, loadMs, runs (the key names
@@ -77,6 +96,8 @@ import gzip
 import importlib.metadata
 import json
 import os
+import resource
+import subprocess
 import statistics
 import sys
 import time
@@ -413,6 +434,150 @@ def loro_load(snapshot: bytes):
 
 
 # --------------------------------------------------------------------------
+# Replica workloads (B3)
+
+@dataclass
+class Replicas:
+    name: str
+    container: str                 # "map" | "list"
+    values: list
+    kind: str = "replicas"
+
+    @property
+    def ops(self) -> int:
+        return len(self.values)
+
+
+def load_replicas(path: str) -> Replicas:
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    if data.get("kind") != "replicas" or data.get("container") not in ("map", "list"):
+        raise SystemExit(f"{path}: not a replica workload")
+    name = os.path.basename(path).removesuffix(".json")
+    return Replicas(name=name, container=data["container"], values=data["values"])
+
+
+def yrs_replicas(w: Replicas):
+    import pycrdt
+    merged = pycrdt.Doc()
+    for i, value in enumerate(w.values):
+        doc = pycrdt.Doc()
+        if w.container == "map":
+            m = doc.get("map", type=pycrdt.Map)
+            m[f"k{i}"] = pycrdt.Map(value) if isinstance(value, dict) else value
+        else:
+            doc.get("list", type=pycrdt.Array).insert(0, value)
+        merged.apply_update(doc.get_update())
+    return merged
+
+
+def yrs_replicas_count(w: Replicas, doc) -> int:
+    import pycrdt
+    return len(doc.get(w.container, type=pycrdt.Map if w.container == "map" else pycrdt.Array))
+
+
+def loro_replicas(w: Replicas):
+    import loro
+    merged = loro.LoroDoc()
+    for i, value in enumerate(w.values):
+        doc = loro.LoroDoc()
+        if w.container == "map":
+            m = doc.get_map("map")
+            if isinstance(value, dict):
+                sub = m.insert_container(f"k{i}", loro.LoroMap())
+                for k in sorted(value):
+                    sub.insert(k, value[k])
+            else:
+                m.insert(f"k{i}", value)
+        else:
+            doc.get_list("list").insert(0, value)
+        doc.commit()
+        merged.import_(loro_encode(doc))
+    return merged
+
+
+def loro_replicas_count(w: Replicas, doc) -> int:
+    return len(doc.get_map("map").keys()) if w.container == "map" else len(doc.get_list("list"))
+
+
+def empty_loop_replicas(w: Replicas) -> None:
+    n = 0
+    for i, value in enumerate(w.values):
+        key = f"k{i}"
+        n += len(key) if isinstance(value, dict) else 1
+
+
+def yrs_load_replicas(snapshot: bytes):
+    import pycrdt
+    doc = pycrdt.Doc()
+    doc.apply_update(snapshot)
+    return doc
+
+
+def loro_load_replicas(snapshot: bytes):
+    import loro
+    doc = loro.LoroDoc()
+    doc.import_(snapshot)
+    return doc
+
+
+REPLICA_PEERS = {
+    "yrs": dict(replay=yrs_replicas, count=yrs_replicas_count, load=yrs_load_replicas),
+    "loro": dict(replay=loro_replicas, count=loro_replicas_count, load=loro_load_replicas),
+}
+
+
+def measure_replicas(peer: str, w: Replicas, runs: int) -> dict:
+    p, r = PEERS[peer], REPLICA_PEERS[peer]
+    local, doc = timed(lambda: r["replay"](w), runs)
+    ok_local = r["count"](w, doc) == len(w.values)
+    loop, _ = timed(lambda: empty_loop_replicas(w), runs)
+    update = p["encode"](doc)
+    merge, merged = timed(lambda: r["load"](update), runs)
+    ok_merge = r["count"](w, merged) == len(w.values)
+    snap = p["snapshot"](doc)
+    load, loaded = timed(lambda: r["load"](snap), runs)
+    ok_load = r["count"](w, loaded) == len(w.values)
+    row = {"peer": peer, "version": p["version"](), "trace": w.name, "kind": w.kind,
+           "ops": w.ops, "ok": ok_local and ok_merge and ok_load}
+    for key, (med, lo, hi) in (("localMs", local), ("emptyLoopMs", loop),
+                               ("mergeMs", merge), ("loadMs", load)):
+        row[key], row[key + "Min"], row[key + "Max"] = round(med, 3), round(lo, 3), round(hi, 3)
+    row.update(encodedBytes=len(update), snapshotBytes=len(snap),
+               snapshotFormat=p["snapshot_format"], runs=runs)
+    if not row["ok"]:
+        row["okDetail"] = {"replay": ok_local, "merge": ok_merge, "load": ok_load}
+    return row
+
+
+# --------------------------------------------------------------------------
+# Memory: peak RSS growth of a fresh process across one local replay
+
+def measure_memory(command: str, peer: str, path: str) -> int:
+    """Runs `peers.py _memory COMMAND PEER PATH` in a fresh interpreter."""
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "_memory", command, peer, path],
+                         check=True, capture_output=True, text=True)
+    return int(out.stdout.strip())
+
+
+def memory_child(command: str, peer: str, path: str) -> None:
+    if command == "trace":
+        work = load_trace(path)
+        p = PEERS[peer]
+        replay = p["seq"] if work.kind == "sequential" else p["conc"]
+    else:
+        work = load_replicas(path)
+        replay = REPLICA_PEERS[peer]["replay"]
+    import loro, pycrdt  # noqa: F401  (imported before the baseline: not part of the document)
+    gc.collect()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    doc = replay(work)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print((after - before) * 1024)  # ru_maxrss is in KiB on Linux
+    del doc
+
+
+# --------------------------------------------------------------------------
 # Harness
 
 PEERS = {
@@ -503,23 +668,31 @@ def print_table(rows: list) -> None:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_memory"]:  # the child process of measure_memory
+        memory_child(*argv[1:4])
+        return 0
     ap = argparse.ArgumentParser(
         description="Measure Yrs (pycrdt) and Loro on editing traces, "
                     "with the workloads and key names of quire-bench.",
         epilog="See the module docstring (python3 peers.py --help-long) for what each figure means.")
     ap.add_argument("--help-long", action="store_true", help="print the full description and exit")
     sub = ap.add_subparsers(dest="command")
-    t = sub.add_parser("trace", help="replay, merge and load editing traces")
-    t.add_argument("files", nargs="+", metavar="FILE", help="trace (.json or .json.gz)")
-    t.add_argument("--runs", type=int, default=5, help="timed runs after one warm-up (default 5)")
-    t.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
-    t.add_argument("--peer", action="append", choices=sorted(PEERS),
-                   help="only this peer (repeatable; default: all)")
+    for command, what in (("trace", "replay, merge and load editing traces"),
+                          ("replicas", "many replicas each writing once, merged by one (B3)")):
+        t = sub.add_parser(command, help=what)
+        t.add_argument("files", nargs="+", metavar="FILE", help="workload (.json; traces also .json.gz)")
+        t.add_argument("--runs", type=int, default=5, help="timed runs after one warm-up (default 5)")
+        t.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
+        t.add_argument("--memory", action="store_true",
+                       help="also measure memoryBytes in a fresh process per workload and peer")
+        t.add_argument("--peer", action="append", choices=sorted(PEERS),
+                       help="only this peer (repeatable; default: all)")
     args = ap.parse_args(argv)
     if args.help_long:
         print(__doc__)
         return 0
-    if args.command != "trace":
+    if args.command not in ("trace", "replicas"):
         ap.print_help()
         return 2
     if args.runs < 1:
@@ -527,15 +700,20 @@ def main(argv=None) -> int:
     peers = args.peer or ["yrs", "loro"]
     rows, all_ok = [], True
     for path in args.files:
-        tr = load_trace(path)
+        work = load_trace(path) if args.command == "trace" else load_replicas(path)
         for peer in peers:
-            row = measure(peer, tr, args.runs)
+            if args.command == "trace":
+                row = measure(peer, work, args.runs)
+            else:
+                row = measure_replicas(peer, work, args.runs)
+            if args.memory:
+                row["memoryBytes"] = measure_memory(args.command, peer, path)
             all_ok &= row["ok"]
             rows.append(row)
             if args.json:
                 print(json.dumps(row), flush=True)
             else:
-                print(f"# {tr.name} {peer}: done", file=sys.stderr, flush=True)
+                print(f"# {work.name} {peer}: done", file=sys.stderr, flush=True)
     if not args.json:
         print_table(rows)
     return 0 if all_ok else 1

@@ -57,6 +57,7 @@ let subcommands = [
         }
     ),
     storeSubcommand,
+    Subcommand(name: "suite", usage: suiteUsage, run: runSuiteCommand),
 ]
 
 let usage = "usage: quire-bench SUBCOMMAND [ARGUMENTS]\n       quire-bench --help\n\nsubcommands:\n"

@@ -1,0 +1,206 @@
+import Foundation
+
+/// The outputs of `quire-bench suite`: one JSON file with every figure, a
+/// Markdown report with Quire-to-peer ratios, one SVG chart per family.
+public struct SuiteReport {
+    public var results: [WorkloadResult]
+    /// The exact command line, the date and a note on the machine.
+    public var command: String
+    public var date: String
+    public var machine: String
+
+    public static let libraries = ["quire", "yrs", "loro"]
+    static let peers = ["yrs", "loro"]
+
+    public init(results: [WorkloadResult], command: String, date: String, machine: String) {
+        self.results = results
+        self.command = command
+        self.date = date
+        self.machine = machine
+    }
+
+    // MARK: JSON
+
+    public var json: String {
+        func spread(_ value: Spread?) -> JSONValue {
+            guard let value else { return .null }
+            func rounded(_ x: Double) -> JSONValue { .number((x * 1000).rounded() / 1000) }
+            return .object([("median", rounded(value.median)), ("min", rounded(value.min)), ("max", rounded(value.max))])
+        }
+        func int(_ value: Int?) -> JSONValue { value.map { .number(Double($0)) } ?? .null }
+        let workloads: [JSONValue] = results.map { result in
+            .object([
+                ("name", .string(result.workload.name)), ("family", .string(result.workload.family.rawValue)),
+                ("description", .string(result.workload.description)), ("ops", int(result.ops)),
+                ("libraries", .array(result.figures.map { f in
+                    .object([
+                        ("library", .string(f.library)), ("version", f.version.map(JSONValue.string) ?? .null),
+                        ("ok", .bool(f.ok)), ("runs", int(f.runs)),
+                        ("localMs", spread(f.local)), ("emptyLoopMs", spread(f.emptyLoop)), ("mergeMs", spread(f.merge)),
+                        ("encodeMs", spread(f.encode)), ("loadMs", spread(f.load)),
+                        ("encodedBytes", int(f.encodedBytes)), ("snapshotBytes", int(f.snapshotBytes)),
+                        ("memoryBytes", int(f.memoryBytes)), ("failures", .array(f.failures.map(JSONValue.string))),
+                    ])
+                })),
+            ])
+        }
+        return JSONValue.object([
+            ("command", .string(command)), ("date", .string(date)), ("machine", .string(machine)),
+            ("workloads", .array(workloads)),
+        ]).description + "\n"
+    }
+
+    // MARK: Markdown
+
+    /// Quire's figure divided by a peer's (below 1: Quire is faster or smaller).
+    static func ratio(_ quire: Double?, _ peer: Double?) -> Double? {
+        guard let quire, let peer, peer > 0 else { return nil }
+        return quire / peer
+    }
+
+    public var markdown: String {
+        var out = """
+            # Quire benchmark suite, \(date)
+
+            Command: `\(command)`
+
+            Machine: \(machine)
+
+            Times are medians in milliseconds over the runs (min–max in the JSON file); sizes in bytes.
+            **merge** is a fresh replica applying the whole encoded history in one call: the fair native
+            comparison. **local** replays edit by edit; for the peers that includes Python's call overhead,
+            and the **empty loop** column is the same Python loop with no library call. Ratios are
+            Quire ÷ peer from this run: below 1 Quire is faster or smaller. Quire's memory is the heap in
+            use held by the replayed document (glibc `mallinfo2`); the peers' is the peak RSS growth of a
+            fresh process across one replay (`ru_maxrss`), which includes transient allocations.
+            Snapshot: Quire's core `encodeSnapshot()` (uncompressed; the store zstd-compresses it),
+            Yrs's v1 update, Loro's `Snapshot` export.
+
+
+            """
+        for family in SuiteWorkload.Family.allCases {
+            let rows = results.filter { $0.workload.family == family }
+            guard !rows.isEmpty else { continue }
+            out += "## \(family.title)\n\n"
+            out += "| workload | ops | merge ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | local ms Quire | Yrs | Loro | empty loop | snapshot B Quire | Yrs | Loro | ÷Yrs | ÷Loro | memory MB Quire | Yrs | Loro | ok |\n"
+            out += "|" + String(repeating: " --- |", count: 20) + "\n"
+            for result in rows { out += tableRow(result) }
+            if family == .merge { out += "\n" + throughputTable(rows) }
+            out += "\n"
+        }
+        out += "## Where Quire is behind\n\n"
+        let behind = behindStatements
+        out += behind.isEmpty ? "Nowhere in this run.\n" : behind.map { "- \($0)\n" }.joined()
+        out += "\n## Targets\n\n" + targetStatements.map { "- \($0)\n" }.joined()
+        let failed = results.flatMap { result in result.figures.filter { !$0.ok }.map { "\(result.workload.name) \($0.library): \($0.failures.joined(separator: "; "))" } }
+        if !failed.isEmpty { out += "\n## Failed checks\n\n" + failed.map { "- \($0)\n" }.joined() }
+        return out
+    }
+
+    private func tableRow(_ result: WorkloadResult) -> String {
+        let q = result.figures(of: "quire"), y = result.figures(of: "yrs"), l = result.figures(of: "loro")
+        func ms(_ value: Double?) -> String { value.map { $0 >= 100 ? String(format: "%.0f", $0) : String(format: "%.2f", $0) } ?? "–" }
+        func bytes(_ value: Int?) -> String { value.map { "\($0)" } ?? "–" }
+        func mb(_ value: Int?) -> String { value.map { String(format: "%.1f", Double($0) / 1e6) } ?? "–" }
+        func ratio(_ value: Double?) -> String {
+            guard let value else { return "–" }
+            let text = String(format: "%.2f", value)
+            return value > 1 ? "**\(text)**" : text
+        }
+        let ok = result.figures.allSatisfy(\.ok) ? "yes" : "NO"
+        let cells = [
+            result.workload.name, "\(result.ops)",
+            ms(q?.merge?.median), ms(y?.merge?.median), ms(l?.merge?.median),
+            ratio(Self.ratio(q?.merge?.median, y?.merge?.median)), ratio(Self.ratio(q?.merge?.median, l?.merge?.median)),
+            ms(q?.local?.median), ms(y?.local?.median), ms(l?.local?.median),
+            [y, l].compactMap { $0?.emptyLoop?.median }.map { ms($0) }.joined(separator: " / ").nonEmpty ?? "–",
+            bytes(q?.snapshotBytes), bytes(y?.snapshotBytes), bytes(l?.snapshotBytes),
+            ratio(Self.ratio(q?.snapshotBytes.map(Double.init), y?.snapshotBytes.map(Double.init))),
+            ratio(Self.ratio(q?.snapshotBytes.map(Double.init), l?.snapshotBytes.map(Double.init))),
+            mb(q?.memoryBytes), mb(y?.memoryBytes), mb(l?.memoryBytes), ok,
+        ]
+        return "| " + cells.joined(separator: " | ") + " |\n"
+    }
+
+    /// Merge throughput in operations per second, by k and m.
+    private func throughputTable(_ rows: [WorkloadResult]) -> String {
+        var out = "Merge throughput (operations merged per second, from the merge time):\n\n| workload | ops | Quire | Yrs | Loro |\n| --- | --- | --- | --- | --- |\n"
+        for result in rows {
+            let cells = Self.libraries.map { library -> String in
+                guard let ms = result.figures(of: library)?.merge?.median, ms > 0 else { return "–" }
+                return BarChart.formatValue(Double(result.ops) / ms * 1000) + " op/s"
+            }
+            out += "| \(result.workload.name) | \(result.ops) | " + cells.joined(separator: " | ") + " |\n"
+        }
+        return out
+    }
+
+    /// One plain sentence per workload, measure and peer where Quire is slower or bigger.
+    public var behindStatements: [String] {
+        var statements: [String] = []
+        for result in results {
+            guard let quire = result.figures(of: "quire") else { continue }
+            for peer in Self.peers {
+                guard let other = result.figures(of: peer) else { continue }
+                let measures: [(String, Double?, Double?, String)] = [
+                    ("merge", quire.merge?.median, other.merge?.median, "slower"),
+                    ("local replay", quire.local?.median, other.local?.median, "slower"),
+                    ("snapshot size", quire.snapshotBytes.map(Double.init), other.snapshotBytes.map(Double.init), "bigger"),
+                    ("encoded history size", quire.encodedBytes.map(Double.init), other.encodedBytes.map(Double.init), "bigger"),
+                ]
+                for (what, mine, theirs, word) in measures {
+                    if let ratio = Self.ratio(mine, theirs), ratio > 1 {
+                        statements.append("\(result.workload.name): Quire's \(what) is \(String(format: "%.2f", ratio))× \(word) than \(peer == "yrs" ? "Yrs" : "Loro")'s.")
+                    }
+                }
+            }
+        }
+        return statements
+    }
+
+    /// The issue's targets, each stated as met or missed.
+    var targetStatements: [String] {
+        var statements: [String] = []
+        func check(_ workload: String, _ what: String, _ value: Double?, limit: Double, unit: String) {
+            guard let value else {
+                statements.append("\(workload) \(what): not measured in this run.")
+                return
+            }
+            let shown = unit == "ms" ? String(format: "%.1f ms", value) : unit == "MB" ? String(format: "%.0f MB", value) : "\(Int(value)) bytes"
+            statements.append("\(workload) \(what): \(shown), target at most \(unit == "bytes" ? "\(Int(limit)) bytes" : "\(Int(limit)) \(unit)"): \(value <= limit ? "met" : "**missed**").")
+        }
+        let paper = results.first { $0.workload.name == "automerge-paper" }?.figures(of: "quire")
+        check("automerge-paper", "replay", paper?.local?.median, limit: 30, unit: "ms")
+        check("automerge-paper", "merge", paper?.merge?.median, limit: 30, unit: "ms")
+        check("automerge-paper", "snapshot", paper?.snapshotBytes.map(Double.init), limit: 140_000, unit: "bytes")
+        let b4x100 = results.first { $0.workload.name == "B4x100" }?.figures(of: "quire")
+        check("B4x100", "replay", b4x100?.local?.median, limit: 3000, unit: "ms")
+        check("B4x100", "memory", b4x100?.memoryBytes.map { Double($0) / 1e6 }, limit: 300, unit: "MB")
+        return statements
+    }
+
+    // MARK: Charts
+
+    /// One chart per family present: merge, local replay and snapshot size.
+    public var charts: [(family: SuiteWorkload.Family, svg: String)] {
+        SuiteWorkload.Family.allCases.compactMap { family in
+            let rows = results.filter { $0.workload.family == family }
+            guard !rows.isEmpty else { return nil }
+            func panel(_ title: String, _ unit: String, _ value: (LibraryFigures) -> Double?) -> BarChart.Panel {
+                BarChart.Panel(title: title, unit: unit, groups: rows.map { result in
+                    (result.workload.name, Self.libraries.map { result.figures(of: $0).flatMap(value) })
+                })
+            }
+            let chart = BarChart(title: family.title, series: ["Quire", "Yrs (pycrdt)", "Loro"], panels: [
+                panel("Merge of the whole history, one call", "ms", { $0.merge?.median }),
+                panel("Local replay, edit by edit (peers: through Python)", "ms", { $0.local?.median }),
+                panel("Snapshot size", "bytes", { $0.snapshotBytes.map(Double.init) }),
+            ])
+            return (family, chart.svg)
+        }
+    }
+}
+
+extension String {
+    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import CMalloc
+import QuireCore
+
+/// What one library measured on one workload. Times are medians with their
+/// spread over the runs; nil where a library has no such figure.
+public struct LibraryFigures: Sendable {
+    /// "quire", "yrs" or "loro".
+    public var library: String
+    public var version: String?
+    public var ok: Bool
+    public var runs: Int
+    /// Local replay: every edit through the library's API (for concurrent
+    /// workloads including the exchanges).
+    public var local: Spread?
+    /// Peers only: the same Python loop with no library call.
+    public var emptyLoop: Spread?
+    /// A fresh replica applying the whole encoded history in one call.
+    public var merge: Spread?
+    /// Quire only: `encodeSnapshot()`.
+    public var encode: Spread?
+    /// A fresh replica loading the snapshot.
+    public var load: Spread?
+    public var encodedBytes: Int?
+    public var snapshotBytes: Int?
+    /// Quire: heap bytes in use held by the replayed document (mallinfo2).
+    /// Peers: peak RSS growth of a fresh process across one replay.
+    public var memoryBytes: Int?
+    public var failures: [String] = []
+
+    public init(library: String, ok: Bool, runs: Int) {
+        self.library = library
+        self.ok = ok
+        self.runs = runs
+    }
+}
+
+/// One workload with every library's figures.
+public struct WorkloadResult: Sendable {
+    public var workload: SuiteWorkload
+    public var ops: Int
+    public var figures: [LibraryFigures]
+
+    public init(workload: SuiteWorkload, ops: Int, figures: [LibraryFigures]) {
+        self.workload = workload
+        self.ops = ops
+        self.figures = figures
+    }
+
+    public func figures(of library: String) -> LibraryFigures? { figures.first { $0.library == library } }
+}
+
+extension Spread {
+    public init(median: Double, min: Double, max: Double) {
+        self.median = median
+        self.min = min
+        self.max = max
+    }
+}
+
+extension LibraryFigures {
+    /// Quire's figures: the trace measurement (local, merge, encoded size),
+    /// then one more replay whose document is kept to measure its memory,
+    /// snapshot encoding and loading.
+    public static func quire(
+        _ measurement: TraceMeasurement, runs: Int, replayOnce: () throws -> ReplayResult
+    ) -> LibraryFigures {
+        var figures = LibraryFigures(library: "quire", ok: measurement.ok, runs: measurement.runs)
+        figures.local = measurement.local
+        figures.merge = measurement.merge
+        figures.encodedBytes = measurement.encodedBytes
+        figures.failures = measurement.failures
+        guard measurement.ok else { return figures }
+        do {
+            let before = heapInUse()
+            let replay = try replayOnce()
+            figures.memoryBytes = heapInUse() - before
+            let document = replay.document
+            var snapshot: [UInt8] = []
+            var encodeNanos: [UInt64] = [], loadNanos: [UInt64] = []
+            for _ in 0..<runs {
+                var start = TraceReplay.now()
+                snapshot = document.encodeSnapshot()
+                encodeNanos.append(TraceReplay.now() - start)
+                start = TraceReplay.now()
+                let loaded = try Document(snapshot: snapshot, replica: ReplicaID(1000))
+                loadNanos.append(TraceReplay.now() - start)
+                withExtendedLifetime(loaded) {}
+            }
+            figures.snapshotBytes = snapshot.count
+            figures.encode = Spread(nanoseconds: encodeNanos)
+            figures.load = Spread(nanoseconds: loadNanos)
+        } catch {
+            figures.ok = false
+            figures.failures.append("snapshot or memory run threw: \(error)")
+        }
+        return figures
+    }
+
+    /// Heap bytes the process has in use (glibc's mallinfo2: small blocks
+    /// plus mmapped ones). Measured, not estimated; what was freed before
+    /// does not count, unlike a resident-set difference.
+    static func heapInUse() -> Int {
+        let info = mallinfo2()
+        return Int(info.uordblks) + Int(info.hblkhd)
+    }
+
+    /// One JSON line of `peers.py --json`; nil for a line that is not one.
+    public static func peer(jsonLine: String) -> LibraryFigures? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(jsonLine.utf8)) as? [String: Any],
+              let library = object["peer"] as? String
+        else { return nil }
+        func spread(_ key: String) -> Spread? {
+            guard let median = object[key] as? Double, let min = object[key + "Min"] as? Double,
+                  let max = object[key + "Max"] as? Double
+            else { return nil }
+            return Spread(median: median, min: min, max: max)
+        }
+        var figures = LibraryFigures(library: library, ok: object["ok"] as? Bool ?? false, runs: object["runs"] as? Int ?? 0)
+        figures.version = object["version"] as? String
+        figures.local = spread("localMs")
+        figures.emptyLoop = spread("emptyLoopMs")
+        figures.merge = spread("mergeMs")
+        figures.load = spread("loadMs")
+        figures.encodedBytes = object["encodedBytes"] as? Int
+        figures.snapshotBytes = object["snapshotBytes"] as? Int
+        figures.memoryBytes = object["memoryBytes"] as? Int
+        if !figures.ok { figures.failures = ["peer check failed: \(object["okDetail"] ?? "?")"] }
+        return figures
+    }
+}

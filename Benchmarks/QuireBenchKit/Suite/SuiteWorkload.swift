@@ -1,0 +1,95 @@
+import Foundation
+
+/// One workload of `quire-bench suite`.
+public struct SuiteWorkload: Sendable {
+    /// The chart and table a workload belongs to.
+    public enum Family: String, Sendable, CaseIterable {
+        case traces, b1 = "B1", b2 = "B2", b3 = "B3", merge, b4x100 = "B4x100"
+
+        public var title: String {
+            switch self {
+            case .traces: "Editing traces (B4 is automerge-paper)"
+            case .b1: "B1: one user, one change per edit"
+            case .b2: "B2: two users concurrently, then exchanging"
+            case .b3: "B3: 1,540 replicas writing once, merged by one"
+            case .merge: "Merge throughput: k replicas × m concurrent edits"
+            case .b4x100: "B4x100: automerge-paper typed 100 times into one document"
+            }
+        }
+    }
+
+    public enum Source: Sendable {
+        /// A trace file (editing-trace format), replayed by both sides.
+        case traceFile(String)
+        /// A replica workload file (`ReplicaWorkload`), replayed by both sides.
+        case replicaFile(String)
+        /// A trace file typed `times` times (`SequentialTrace.repeated`). Quire
+        /// only: the file would be hundreds of MB of JSON for the peers.
+        case repeated(String, times: Int)
+    }
+
+    public var name: String
+    public var family: Family
+    public var source: Source
+    public var description: String
+
+    public init(name: String, family: Family, source: Source, description: String) {
+        self.name = name
+        self.family = family
+        self.source = source
+        self.description = description
+    }
+
+    /// Whether the peers can run it.
+    public var hasPeers: Bool {
+        if case .repeated = source { false } else { true }
+    }
+
+    /// The default workload list: the given trace files, then every
+    /// synthetic family (written into `cacheDirectory` by `materialise`),
+    /// then B4x100 if automerge-paper is among the trace files.
+    public static func all(traceFiles: [String], cacheDirectory: String) -> [SuiteWorkload] {
+        var list = traceFiles.map { path in
+            SuiteWorkload(name: traceName(path), family: .traces, source: .traceFile(path), description: "editing trace \(URL(fileURLWithPath: path).lastPathComponent)")
+        }
+        func synthetic(_ name: String, _ family: Family, replicas: Bool = false) -> SuiteWorkload {
+            let path = cacheDirectory + "/" + name + ".json"
+            return SuiteWorkload(
+                name: name, family: family, source: replicas ? .replicaFile(path) : .traceFile(path),
+                description: CRDTBenchmarks.descriptions[name] ?? name)
+        }
+        for name in CRDTBenchmarks.traceNames {
+            list.append(synthetic(name, name.hasPrefix("B1") ? .b1 : name.hasPrefix("B2") ? .b2 : .merge))
+        }
+        list += CRDTBenchmarks.replicaNames.map { synthetic($0, .b3, replicas: true) }
+        if let paper = traceFiles.first(where: { traceName($0) == "automerge-paper" }) {
+            list.append(SuiteWorkload(
+                name: "B4x100", family: .b4x100, source: .repeated(paper, times: 100),
+                description: "automerge-paper typed 100 times into one document (26 M edits; slow, Quire only)"))
+        }
+        return list
+    }
+
+    /// `automerge-paper.json.gz` -> `automerge-paper`.
+    public static func traceName(_ path: String) -> String {
+        var name = URL(fileURLWithPath: path).lastPathComponent
+        for suffix in [".gz", ".json"] where name.hasSuffix(suffix) { name.removeLast(suffix.count) }
+        return name
+    }
+
+    /// `--only`: comma-separated patterns, each matching a workload whose
+    /// name or family contains it (case-insensitive).
+    public func matches(only patterns: String) -> Bool {
+        patterns.split(separator: ",").contains { pattern in
+            let pattern = pattern.lowercased()
+            return name.lowercased().contains(pattern) || family.rawValue.lowercased().contains(pattern)
+        }
+    }
+
+    /// Writes the synthetic workload's file into the cache, if it is one.
+    public func materialise(cacheDirectory: String) throws {
+        if CRDTBenchmarks.traceNames.contains(name) || CRDTBenchmarks.replicaNames.contains(name) {
+            _ = try WorkloadFiles.write(name, in: cacheDirectory)
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import QuireCore
+
+/// Many replicas each writing once, merged by one replica (crdt-benchmarks
+/// B3). Edits to a map or a list do not fit the text trace format, so B3 has
+/// this small format of its own, read by Quire and by `peers.py replicas`:
+///
+///     {"kind": "replicas", "container": "map" | "list", "values": [v0, v1, ...]}
+///
+/// Replica `i` (from 0) writes `values[i]`: into a map, under the root key
+/// `"k<i>"`; into a list, at index 0 of the root list `"list"`. A value is an
+/// integer, a string, or (in a map) an object of those, written as a nested
+/// map. The merged document must hold every value: all keys, or as many
+/// list elements as replicas (their order is each CRDT's own).
+public struct ReplicaWorkload: Sendable, Equatable {
+    public enum Container: String, Sendable { case map, list }
+
+    public indirect enum Value: Sendable, Equatable {
+        case number(Int)
+        case string(String)
+        case object([String: Value])
+    }
+
+    public var container: Container
+    public var values: [Value]
+
+    public init(container: Container, values: [Value]) {
+        self.container = container
+        self.values = values
+    }
+
+    public static func key(_ index: Int) -> String { "k\(index)" }
+
+    /// The file's text; object keys sorted so that the file is reproducible.
+    public var json: String {
+        func encode(_ value: Value) -> JSONValue {
+            switch value {
+            case .number(let number): .number(Double(number))
+            case .string(let string): .string(string)
+            case .object(let fields): .object(fields.sorted { $0.key < $1.key }.map { ($0.key, encode($0.value)) })
+            }
+        }
+        return JSONValue.object([
+            ("kind", .string("replicas")), ("container", .string(container.rawValue)), ("values", .array(values.map(encode))),
+        ]).description
+    }
+
+    public static func parse(json: [UInt8]) throws(TraceFormatError) -> ReplicaWorkload {
+        func value(_ any: Any, at index: Int, nested: Bool) throws(TraceFormatError) -> Value {
+            switch any {
+            case let number as Int:
+                return .number(number)
+            case let string as String:
+                return .string(string)
+            case let object as [String: Any] where !nested:
+                var fields: [String: Value] = [:]
+                for (key, field) in object { fields[key] = try value(field, at: index, nested: true) }
+                return .object(fields)
+            default:
+                throw TraceFormatError(description: "values[\(index)] must be an integer, a string or an object of those")
+            }
+        }
+        let object: [String: Any]?
+        do { object = try JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] } catch {
+            throw TraceFormatError(description: "invalid JSON (\(error))")
+        }
+        guard let object, object["kind"] as? String == "replicas" else {
+            throw TraceFormatError(description: "not a replica workload (kind must be \"replicas\")")
+        }
+        guard let name = object["container"] as? String, let container = Container(rawValue: name) else {
+            throw TraceFormatError(description: "container must be \"map\" or \"list\"")
+        }
+        guard let rawValues = object["values"] as? [Any] else { throw TraceFormatError(description: "values must be an array") }
+        var values: [Value] = []
+        for (index, raw) in rawValues.enumerated() { values.append(try value(raw, at: index, nested: false)) }
+        if container == .list, values.contains(where: { if case .object = $0 { true } else { false } }) {
+            throw TraceFormatError(description: "a list workload holds integers and strings only")
+        }
+        return ReplicaWorkload(container: container, values: values)
+    }
+
+    public static func load(path: String) throws(TraceFileError) -> ReplicaWorkload {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TraceFileError(path: path, problem: "cannot read the file")
+        }
+        do { return try parse(json: [UInt8](data)) } catch { throw TraceFileError(path: path, problem: error.description) }
+    }
+}
+
+extension TraceReplay {
+    /// Replica `i` is `Document(replica: i + 2)`; replica 1 merges. For a
+    /// list, replica 1 first creates it in a setup change that every replica
+    /// applies (in Yrs and Loro a root list exists without an operation).
+    /// Timed (`localNanos`): making the replicas, their writes, encoding
+    /// each one's change and the merger applying it.
+    public static func replay(_ workload: ReplicaWorkload) throws -> ReplayResult {
+        let start = now()
+        var merged = Document(replica: ReplicaID(1))
+        var list = ObjectID.root, setup: [UInt8] = []
+        if workload.container == .list {
+            list = try merged.transact { tx in try tx.putObject(.root, key: "list", kind: .list) }
+            setup = try merged.encodeChanges()
+        }
+        for (index, value) in workload.values.enumerated() {
+            var replica = Document(replica: ReplicaID(UInt64(index + 2)))
+            if !setup.isEmpty { try replica.applyEncoded(setup) }
+            try replica.transact { tx in
+                switch (workload.container, value) {
+                case (.list, _): try tx.insert(list, at: 0, value.scalar)
+                case (.map, .object(let fields)):
+                    let object = try tx.putObject(.root, key: ReplicaWorkload.key(index), kind: .map)
+                    for (key, field) in fields.sorted(by: { $0.key < $1.key }) { try tx.put(object, key: key, field.scalar) }
+                case (.map, _): try tx.put(.root, key: ReplicaWorkload.key(index), value.scalar)
+                }
+            }
+            try merged.applyEncoded(replica.encodeChanges(since: merged.versionVector))
+        }
+        let localNanos = now() - start
+
+        func problem(_ doc: Document) throws -> String? {
+            let count = workload.container == .map ? try doc.keys(.root).count : try doc.list(list).count
+            return count == workload.values.count ? nil : "the merged \(workload.container) holds \(count) values, not \(workload.values.count)"
+        }
+        return try measureMerge(of: merged, localNanos: localNanos, failures: try problem(merged).map { [$0] } ?? []) { fresh in
+            try problem(fresh).map { "decoded from the encoded history: \($0)" }
+        }
+    }
+}
+
+extension ReplicaWorkload.Value {
+    /// Objects are written field by field, so only their fields get here.
+    fileprivate var scalar: ScalarValue {
+        switch self {
+        case .number(let number): .int(Int64(number))
+        case .string(let string): .string(string)
+        case .object: .null
+        }
+    }
+}
+
+extension TraceMeasurement {
+    /// Measures a replica workload as `measure(trace:named:runs:)` does a trace.
+    public static func measure(replicas workload: ReplicaWorkload, named name: String, runs: Int) -> TraceMeasurement {
+        TraceMeasurement(trace: name, kind: "replicas", ops: workload.values.count, txns: workload.values.count, runs: 0, failures: [])
+            .measuringRuns(runs) { try TraceReplay.replay(workload) }
+    }
+}

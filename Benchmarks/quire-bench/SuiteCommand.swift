@@ -1,0 +1,137 @@
+import Foundation
+import QuireBenchKit
+
+let suiteUsage = """
+    suite [TRACE...] [--only PATTERN] [--runs N] [--peers]
+        Every workload: the traces in ../shared/traces and any TRACE given, crdt-benchmarks
+        B1 to B3 (generated into Benchmarks/.workloads), merge throughput (k replicas × m edits)
+        and B4x100 (slow, Quire only). Writes Benchmarks/results/DATE.json, DATE.md and one
+        SVG chart per family; a full run (no --only) also writes Benchmarks/RESULTS.md.
+        Run it from the package root.
+        --only PATTERN  only workloads whose name or family contains one of the comma-separated patterns
+        --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
+        --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files
+    """
+
+/// `quire-bench suite`; returns 0 when every check passed, else 1.
+func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
+    let parsed = try parse(arguments, flags: ["--peers"], options: ["--only", "--runs"])
+    let runs = Int(parsed.options["--runs"] ?? "3") ?? 0
+    guard runs > 0 else { throw UsageError(message: "--runs needs a positive integer") }
+    guard FileManager.default.fileExists(atPath: "Benchmarks/peers/run.sh") else {
+        throw UsageError(message: "run suite from the package root (Benchmarks/ not found)")
+    }
+    let sharedTraces = "../shared/traces"
+    let traceFiles = ((try? FileManager.default.contentsOfDirectory(atPath: sharedTraces)) ?? [])
+        .filter { $0.hasSuffix(".json.gz") || $0.hasSuffix(".json") }.sorted().map { sharedTraces + "/" + $0 }
+    let cache = "Benchmarks/.workloads"
+    var workloads = SuiteWorkload.all(traceFiles: traceFiles + parsed.positional, cacheDirectory: cache)
+    if let only = parsed.options["--only"] { workloads = workloads.filter { $0.matches(only: only) } }
+    guard !workloads.isEmpty else { throw UsageError(message: "--only matches no workload") }
+
+    var results: [WorkloadResult] = []
+    for (index, workload) in workloads.enumerated() {
+        let step = "[\(index + 1)/\(workloads.count)] \(workload.name)"
+        do {
+            try workload.materialise(cacheDirectory: cache)
+            progress("\(step) quire (\(runs) runs)...")
+            var result = try measureQuire(workload, runs: runs)
+            if parsed.flags.contains("--peers"), workload.hasPeers {
+                progress("\(step) yrs and loro (\(runs) runs, then memory)...")
+                result.figures += runPeers(workload, runs: runs)
+            }
+            results.append(result)
+        } catch {
+            printError("\n\(step): \(error)")
+        }
+    }
+    progress("")
+
+    let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
+    let command = (["quire-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+    let report = SuiteReport(
+        results: results, command: command, date: date,
+        machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, shared with other engineers compiling in parallel: timings are noisy")
+    do {
+        try FileManager.default.createDirectory(atPath: "Benchmarks/results", withIntermediateDirectories: true)
+        try write(report.json, to: "Benchmarks/results/\(date).json")
+        try write(report.markdown, to: "Benchmarks/results/\(date).md")
+        for chart in report.charts { try write(chart.svg, to: "Benchmarks/results/\(date)-\(chart.family.rawValue).svg") }
+        if parsed.options["--only"] == nil { try write(report.markdown, to: "Benchmarks/RESULTS.md") }
+    } catch {
+        printError("error: cannot write the results: \(error)")
+        return 1
+    }
+    printLine("wrote Benchmarks/results/\(date).{json,md} and \(report.charts.count) charts")
+    for statement in report.behindStatements { printLine("behind: \(statement)") }
+    let allOK = results.count == workloads.count && results.allSatisfy { $0.figures.allSatisfy(\.ok) }
+    return allOK ? 0 : 1
+}
+
+/// Quire's figures for one workload, through the same measurement code as `quire-bench trace`.
+private func measureQuire(_ workload: SuiteWorkload, runs: Int) throws -> WorkloadResult {
+    let measurement: TraceMeasurement, replayOnce: () throws -> ReplayResult, timedRuns: Int
+    switch workload.source {
+    case .traceFile(let path):
+        let trace = try EditingTrace.load(path: path)
+        (measurement, timedRuns) = (TraceMeasurement.measure(trace: trace, named: workload.name, runs: runs), runs)
+        replayOnce = try replayFunction(trace)
+    case .replicaFile(let path):
+        let replicas = try ReplicaWorkload.load(path: path)
+        (measurement, timedRuns) = (TraceMeasurement.measure(replicas: replicas, named: workload.name, runs: runs), runs)
+        replayOnce = { try TraceReplay.replay(replicas) }
+    case .repeated(let path, let times):
+        guard case .sequential(let once) = try EditingTrace.load(path: path) else {
+            throw UsageError(message: "\(path): only a sequential trace can be repeated")
+        }
+        let trace = EditingTrace.sequential(once.repeated(times))
+        (measurement, timedRuns) = (TraceMeasurement.measure(trace: trace, named: workload.name, runs: 1), 1)
+        replayOnce = try replayFunction(trace)
+    }
+    for failure in measurement.failures { printError("\nFAIL \(workload.name) quire: \(failure)") }
+    return WorkloadResult(workload: workload, ops: measurement.ops, figures: [
+        LibraryFigures.quire(measurement, runs: timedRuns, replayOnce: replayOnce),
+    ])
+}
+
+private func replayFunction(_ trace: EditingTrace) throws -> () throws -> ReplayResult {
+    switch trace {
+    case .sequential(let sequential): return { try TraceReplay.replay(sequential) }
+    case .concurrent(let concurrent):
+        let plan = try ConcurrentPlan(concurrent)
+        return { try TraceReplay.replay(concurrent, plan: plan) }
+    }
+}
+
+/// Runs peers.py on the workload's file; its stderr (virtualenv set-up) passes through.
+private func runPeers(_ workload: SuiteWorkload, runs: Int) -> [LibraryFigures] {
+    let (command, path): (String, String)
+    switch workload.source {
+    case .traceFile(let file): (command, path) = ("trace", file)
+    case .replicaFile(let file): (command, path) = ("replicas", file)
+    case .repeated: return []
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "Benchmarks/peers/run.sh")
+    process.arguments = [command, path, "--json", "--memory", "--runs", "\(runs)"]
+    let output = Pipe()
+    process.standardOutput = output
+    do { try process.run() } catch {
+        printError("\ncannot run Benchmarks/peers/run.sh: \(error)")
+        return []
+    }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let figures = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { LibraryFigures.peer(jsonLine: String($0)) }
+    if figures.isEmpty { printError("\n\(workload.name): peers.py gave no result (exit status \(process.terminationStatus))") }
+    return figures
+}
+
+/// One progress line on stderr, rewritten in place.
+private func progress(_ line: String) {
+    FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+}
+
+private func write(_ text: String, to path: String) throws {
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+}

@@ -1,0 +1,76 @@
+import Foundation
+import FoundationXML
+import Testing
+@testable import QuireBenchKit
+
+/// The suite's generator, formats and report; no timings are checked.
+@Suite struct SuiteTests {
+    @Test func generatorIsDeterministicAndItsTracesAreValid() throws {
+        for name in ["B1.4", "B1.7", "B2.4", "merge-k2-m1000"] {
+            let trace = try #require(CRDTBenchmarks.trace(named: name))
+            #expect(trace.json == CRDTBenchmarks.trace(named: name)?.json, "\(name) differs between two generations")
+            // Through the file format and back, then checked by the reference replay (sequential)
+            // or by Quire's replay against endContent (concurrent).
+            let parsed = try EditingTrace.parse(json: Array(trace.json.utf8))
+            #expect(parsed.endContent == trace.endContent && parsed.txnCount == trace.txnCount)
+            switch parsed {
+            case .sequential(let sequential):
+                #expect(String(scalars: try sequential.referenceReplay()) == sequential.endContent)
+            case .concurrent(let concurrent):
+                let result = try TraceReplay.replay(concurrent, plan: ConcurrentPlan(concurrent))
+                #expect(result.failures == [], "\(name)")
+            }
+        }
+        #expect(CRDTBenchmarks.trace(named: "B1.1")?.txnCount == CRDTBenchmarks.n)
+    }
+
+    @Test func repeatedTraceShiftsEachRepetition() throws {
+        let once = SequentialTrace(endContent: "ab", txns: [[Patch(position: 0, deleteCount: 0, insertedText: "b")], [Patch(position: 0, deleteCount: 0, insertedText: "a")]])
+        let thrice = once.repeated(3)
+        #expect(thrice.endContent == "ababab")
+        #expect(String(scalars: try thrice.referenceReplay()) == "ababab")
+    }
+
+    @Test func replicaWorkloadRoundTripsAndReplays() throws {
+        for name in CRDTBenchmarks.replicaNames {
+            let workload = try #require(CRDTBenchmarks.replicaWorkload(named: name))
+            #expect(try ReplicaWorkload.parse(json: Array(workload.json.utf8)) == workload, "\(name)")
+        }
+        let small = ReplicaWorkload(container: .map, values: [.number(1), .string("x"), .object(["a": .number(2)])])
+        #expect(try TraceReplay.replay(small).failures == [])
+        #expect(try TraceReplay.replay(ReplicaWorkload(container: .list, values: [.string("a"), .number(3)])).failures == [])
+        #expect(throws: TraceFormatError.self) { try ReplicaWorkload.parse(json: Array(#"{"kind": "replicas", "container": "set", "values": []}"#.utf8)) }
+    }
+
+    @Test func chartIsWellFormedWithOneBarPerLibrary() throws {
+        let chart = BarChart(title: "B1 <&>", series: ["Quire", "Yrs", "Loro"], panels: [
+            BarChart.Panel(title: "merge", unit: "ms", groups: [("B1.1", [1, 2, 300]), ("B1.2", [4, nil, 6])]),
+        ])
+        let document = try XMLDocument(xmlString: chart.svg)
+        let bars = try document.nodes(forXPath: "//*[local-name()='rect'][@class='bar']")
+        #expect(bars.count == 5)  // one per library and workload, none for the missing value
+        for (library, count) in [("Quire", 2), ("Yrs", 1), ("Loro", 2)] {
+            #expect(chart.svg.components(separatedBy: "data-series=\"\(library)\"").count - 1 == count, "\(library)")
+        }
+        #expect(chart.svg.contains("log scale"))  // 1 to 300 spans more than 10×
+    }
+
+    @Test func reportHasARowPerWorkload() {
+        func figures(_ library: String, merge: Double) -> LibraryFigures {
+            var figures = LibraryFigures(library: library, ok: true, runs: 3)
+            figures.merge = Spread(median: merge, min: merge, max: merge)
+            figures.snapshotBytes = 100
+            return figures
+        }
+        let workloads = SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp")
+        let results = workloads.map { workload in
+            WorkloadResult(workload: workload, ops: 10, figures: [figures("quire", merge: 2), figures("yrs", merge: 1), figures("loro", merge: 4)])
+        }
+        let report = SuiteReport(results: results, command: "quire-bench suite", date: "2026-01-01", machine: "test")
+        for workload in workloads { #expect(report.markdown.contains("| \(workload.name) | 10 |"), "\(workload.name)") }
+        #expect(report.behindStatements.contains("B1.1: Quire's merge is 2.00× slower than Yrs's."))
+        #expect(!report.behindStatements.contains { $0.contains("Loro") })
+        #expect(report.charts.count == 4)  // B1, B2, B3, merge: no traces given
+        #expect((try? JSONSerialization.jsonObject(with: Data(report.json.utf8))) != nil)
+    }
+}
