@@ -13,6 +13,11 @@ public enum ChangeEncoding {
         case originMode, originReplica, originCounter, textLength, valueCount
         case deleteReplica, deleteCounter, deleteLength
         case key, predCount, predReplica, predCounter, incrementDelta
+
+        /// The case names, for error messages. Made once: interpolating an
+        /// enum case goes through reflection, which cost more than the whole
+        /// decode of a one-change bundle.
+        static let names = allCases.map { "\($0)" }
     }
 
     enum Kind: UInt64 { case put, remove, insertText, insertValues, delete, increment }
@@ -188,8 +193,9 @@ public enum ChangeEncoding {
         let changeCount = try readChangeCount(&body, limits: limits)
         var columns: [ColumnReader] = []
         for column in Column.allCases {
-            let data = try body.readData("column \(column)")
-            columns.append(ColumnReader(ByteReader(Array(data)), name: "\(column)"))
+            let name = Column.names[column.rawValue]
+            let data = try body.readData("column " + name)
+            columns.append(ColumnReader(ByteReader(Array(data)), name: name))
         }
         let textBytes = try body.readData("the text content")
         var values = ByteReader(Array(try body.readData("the values")))
