@@ -20,7 +20,8 @@ extension DocumentStore {
         let id: DocumentID
         /// The document with the changes applied.
         var entry: LoadedDocument
-        let newChanges: [Change]
+        /// The changes to log, in the order applied.
+        let newChanges: [LogPiece]
         let isLocal: Bool
         /// Remote changes that wait for their dependencies.
         let parked: [Change]
@@ -28,12 +29,25 @@ extension DocumentStore {
 
         /// Writes the commit's rows; runs inside the batch's transaction.
         func save(_ db: DatabaseConnection) throws {
-            try ChangeLog.append(newChanges, document: id.rawValue, isLocal: isLocal, db)
+            for piece in newChanges {
+                if let bundle = piece.bundle {
+                    try ChangeLog.append(run: piece.changes, encodedAs: bundle, document: id.rawValue, isLocal: isLocal, db)
+                } else {
+                    try ChangeLog.append(piece.changes, document: id.rawValue, isLocal: isLocal, db)
+                }
+            }
             if !isLocal {
                 try ParkedChanges.removeCovered(by: entry.document.versionVector, document: id.rawValue, db)
                 try ParkedChanges.park(parked, document: id.rawValue, db)
             }
         }
+    }
+
+    /// Changes to log together: with `bundle`, they are one run (see
+    /// `ChangeLog.runs`) that arrived encoded as those bytes, logged as they are.
+    struct LogPiece {
+        var changes: [Change]
+        var bundle: [UInt8]?
     }
 
     /// Queues a commit of a busy document and returns once it is written
@@ -71,7 +85,7 @@ extension DocumentStore {
     /// back in the cache and writes a snapshot when one is due. Lock held.
     private func didCommit(_ commit: QueuedCommit) {
         var entry = commit.entry
-        entry.changesSinceSnapshot += commit.newChanges.count
+        entry.changesSinceSnapshot += commit.newChanges.reduce(0) { $0 + $1.changes.count }
         if entry.changesSinceSnapshot >= snapshotInterval {
             // The changes are already safe in the log; a snapshot that cannot
             // be written now (say, the disk is full) is tried again later.

@@ -226,7 +226,7 @@ public final class DocumentStore: @unchecked Sendable {
                 release(id, entry)
                 return result
             }
-            try commit(QueuedCommit(id: id, entry: entry, newChanges: [change], isLocal: true, parked: []))
+            try commit(QueuedCommit(id: id, entry: entry, newChanges: [LogPiece(changes: [change])], isLocal: true, parked: []))
             return result
         }
     }
@@ -242,27 +242,55 @@ public final class DocumentStore: @unchecked Sendable {
     ///     try store.apply(id, changes)
     @discardableResult
     public func apply(_ id: DocumentID, _ changes: [Change]) throws -> Int {
+        try apply(id, pieces: [LogPiece(changes: changes)])
+    }
+
+    /// Applies change bundles (`ChangeEncoding`) as received from a peer,
+    /// in order, all or nothing, as `apply(_:_:)` does with their changes.
+    ///
+    /// A bundle whose changes are all new and one run of one replica, as in
+    /// a catch-up, is kept as it came: encoded in the document's history and
+    /// as one row of the log. A fresh replica so takes a long history for
+    /// about the cost of decoding it once.
+    @discardableResult
+    public func apply(_ id: DocumentID, bundles: [[UInt8]], limits: DecodingLimits = .default) throws -> Int {
+        try apply(id, pieces: bundles.map { bundle in LogPiece(changes: try ChangeEncoding.decode(bundle, limits: limits), bundle: bundle) })
+    }
+
+    private func apply(_ id: DocumentID, pieces: [LogPiece]) throws -> Int {
         try locked {
             var entry = try takeIdle(id)
-            let before = entry.document.versionVector
-            let applied: Int
+            var applied = 0
+            var logged: [LogPiece] = []
             do {
-                // The document only checks duplicates against the history it holds
-                // in memory, which after a snapshot load is not all of it; the log is.
-                let duplicates = changes.filter { before.contains($0.lastID) }
-                if let conflict = try database.read({ db in try ChangeLog.firstConflict(among: duplicates, document: id.rawValue, db) }) {
-                    throw DocumentError.conflictingChange(conflict.id)
+                for piece in pieces {
+                    let before = entry.document.versionVector
+                    // The document only checks duplicates against the history it holds
+                    // in memory, which after a snapshot load is not all of it; the log is.
+                    let duplicates = piece.changes.filter { before.contains($0.lastID) }
+                    if let conflict = try database.read({ db in try ChangeLog.firstConflict(among: duplicates, document: id.rawValue, db) }) {
+                        throw DocumentError.conflictingChange(conflict.id)
+                    }
+                    let count = try piece.bundle.map { try entry.document.apply(piece.changes, encodedAs: $0) }
+                        ?? entry.document.apply(piece.changes)
+                    applied += count
+                    // Exactly the bundle's changes applied, in its order: log its bytes.
+                    let after = entry.document.versionVector
+                    if piece.bundle != nil, duplicates.isEmpty, count == piece.changes.count,
+                       piece.changes.allSatisfy({ after.contains($0.lastID) }), ChangeLog.isRun(piece.changes) {
+                        logged.append(piece)
+                    } else if count > 0 {
+                        logged.append(LogPiece(changes: try entry.document.changes(since: before)))
+                    }
                 }
-                applied = try entry.document.apply(changes)
             } catch {
                 // `entry` may be half-applied: drop it, to be reloaded from disk.
                 release(id, nil)
                 throw error
             }
             let after = entry.document.versionVector
-            let newChanges = applied == 0 ? [] : try entry.document.changes(since: before)
-            let parked = changes.filter { !after.contains($0.lastID) }
-            try commit(QueuedCommit(id: id, entry: entry, newChanges: newChanges, isLocal: false, parked: parked))
+            let parked = pieces.flatMap { $0.changes.filter { !after.contains($0.lastID) } }
+            try commit(QueuedCommit(id: id, entry: entry, newChanges: logged, isLocal: false, parked: parked))
             return applied
         }
     }

@@ -354,7 +354,13 @@ extension Document {
     /// encoded instead of holding each change decoded.
     @discardableResult
     public mutating func applyEncoded(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> Int {
-        let changes = try ChangeEncoding.decode(bytes, limits: limits)
+        try apply(ChangeEncoding.decode(bytes, limits: limits), encodedAs: bytes)
+    }
+
+    /// `applyEncoded` for a caller that has already decoded the bundle:
+    /// `changes` must be what `bytes` decodes to.
+    @discardableResult
+    public mutating func apply(_ changes: [Change], encodedAs bytes: [UInt8]) throws -> Int {
         guard history.canAppendBundle, pending.isEmpty, appliesInOrder(changes) else { return try apply(changes) }
         for (index, change) in changes.enumerated() {
             do {

@@ -6,6 +6,9 @@ import Synchronization
 /// `seq` in commit order without gaps; the changes waiting for their
 /// dependencies; and which token owns each replica id.
 ///
+/// A row holds a run of changes (`ChangeLog.runs`): a push of a client's
+/// own edits is one row, which a catch-up sends on as it is.
+///
 /// It keeps no documents, only changes: causality is checked with version
 /// vectors (a change is logged once its replica's previous change and its
 /// parents are logged), and each change's content is checked by decoding it.
@@ -174,6 +177,8 @@ public final class ServerLog: Sendable {
         mutating func store(_ changes: [Change], of id: DocumentID, _ db: DatabaseConnection) throws {
             let lamportCeiling = maxLamport.addingReportingOverflow(limits.maxLamportLead)
             var parkedAny = false
+            // Accepted by this push, not written yet: written at the end, as runs.
+            var accepted: [Change] = []
             for change in changes {
                 try checkOwner(of: change.replica, db)
                 guard lamportCeiling.overflow || change.lastLamport <= lamportCeiling.partialValue else {
@@ -182,11 +187,15 @@ public final class ServerLog: Sendable {
                 }
                 let held = versions[id, default: VersionVector()][change.replica]
                 if change.lastID.counter <= held {
+                    // It may repeat a change of this very push: write those first.
+                    try log(accepted, of: id, db)
+                    accepted = []
                     try checkDuplicate(change, of: id, db)
                 } else if change.id.counter <= held {
                     throw SyncFailure(status: 409, "change \(change.id) overlaps changes the server holds: its replica id was used twice")
                 } else if isReady(change, id) {
-                    try append(change, of: id, db)
+                    accept(change, of: id)
+                    accepted.append(change)
                 } else {
                     try db.execute(sql: "INSERT OR IGNORE INTO parked(document_id, replica, first_counter, data) VALUES (?, ?, ?, ?)",
                                    arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter),
@@ -194,7 +203,8 @@ public final class ServerLog: Sendable {
                     parkedAny = true
                 }
             }
-            try unparkReady(of: id, db, checkLimit: parkedAny)
+            accepted += try unparkReady(of: id, db, checkLimit: parkedAny)
+            try log(accepted, of: id, db)
         }
 
         private func isReady(_ change: Change, _ id: DocumentID) -> Bool {
@@ -202,27 +212,39 @@ public final class ServerLog: Sendable {
             return change.id.counter == version[change.replica] + 1 && change.parents.allSatisfy(version.contains)
         }
 
-        private mutating func append(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
-            lastSeq += 1
-            try db.execute(
-                sql: """
-                    INSERT INTO log(seq, document_id, replica, first_counter, last_counter, last_lamport, data)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [.unsigned(lastSeq), .text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter),
-                            .unsigned(change.lastID.counter), .unsigned(change.lastLamport), .blob(ChangeEncoding.encode([change]))])
+        /// Counts a change as held; `log` writes it.
+        private mutating func accept(_ change: Change, of id: DocumentID) {
             versions[id, default: VersionVector()][change.replica] = change.lastID.counter
             maxLamport = max(maxLamport, change.lastLamport)
         }
 
-        /// Logs the parked changes that have become ready, in turn.
-        private mutating func unparkReady(of id: DocumentID, _ db: DatabaseConnection, checkLimit: Bool) throws {
+        /// Writes accepted changes, in order, a row (and a `seq`) per run:
+        /// a client's push of its own edits is so one row, sent on to the
+        /// others as it is.
+        private mutating func log(_ changes: [Change], of id: DocumentID, _ db: DatabaseConnection) throws {
+            for run in ChangeLog.runs(of: changes) {
+                lastSeq += 1
+                try db.execute(
+                    sql: """
+                        INSERT INTO log(seq, document_id, replica, first_counter, last_counter, last_lamport, data)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [.unsigned(lastSeq), .text(id.rawValue), .replica(run.first!.replica), .unsigned(run.first!.id.counter),
+                                .unsigned(run.last!.lastID.counter), .unsigned(run.last!.lastLamport), .blob(ChangeEncoding.encode(run))])
+            }
+        }
+
+        /// Accepts the parked changes that have become ready, in turn, and
+        /// returns them.
+        private mutating func unparkReady(of id: DocumentID, _ db: DatabaseConnection, checkLimit: Bool) throws -> [Change] {
             let rows = try db.query(sql: "SELECT data FROM parked WHERE document_id = ?", arguments: [.text(id.rawValue)])
-            guard !rows.isEmpty else { return }
+            guard !rows.isEmpty else { return [] }
             var waiting = try rows.map { row in try ChangeEncoding.decode(try row.blob(0))[0] }
+            var unparked: [Change] = []
             while let index = waiting.firstIndex(where: { isReady($0, id) }) {
                 let change = waiting.remove(at: index)
-                try append(change, of: id, db)
+                accept(change, of: id)
+                unparked.append(change)
                 try db.execute(sql: "DELETE FROM parked WHERE document_id = ? AND replica = ? AND first_counter = ?",
                                arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter)])
             }
@@ -230,6 +252,7 @@ public final class ServerLog: Sendable {
                 throw SyncFailure(status: 413, "\(waiting.count) changes of document \(id) would wait for missing dependencies, "
                     + "above the limit of \(limits.maxParkedPerDocument): send the changes they depend on first")
             }
+            return unparked
         }
 
         private mutating func checkOwner(of replica: ReplicaID, _ db: DatabaseConnection) throws {
@@ -249,9 +272,10 @@ public final class ServerLog: Sendable {
         /// A change the server already holds must be that same change.
         private func checkDuplicate(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
             let rows = try db.query(
-                sql: "SELECT data FROM log WHERE document_id = ? AND replica = ? AND first_counter = ?",
-                arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter)])
-            guard let row = rows.first, try row.blob(0) == ChangeEncoding.encode([change]) else {
+                sql: "SELECT data FROM log WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?",
+                arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter), .unsigned(change.id.counter)])
+            let stored = try rows.first.flatMap { row in try ChangeEncoding.decode(try row.blob(0)).first { $0.id == change.id } }
+            guard stored == change else {
                 throw SyncFailure(status: 409, "change \(change.id) has the id of a change the server holds but other content: "
                     + "its replica id was used twice")
             }
@@ -278,13 +302,18 @@ public final class ServerLog: Sendable {
         let batchSize = 5_000
         while true {
             let rows = try database.query(
-                sql: "SELECT seq, document_id, replica, last_counter, data FROM log WHERE seq > ? ORDER BY seq LIMIT ?",
+                sql: "SELECT seq, document_id, replica, first_counter, last_counter, data FROM log WHERE seq > ? ORDER BY seq LIMIT ?",
                 arguments: [.unsigned(page.lastScannedSeq), .integer(batchSize)])
             for row in rows {
                 let rowSeq = try row.unsigned(0)
                 guard let id = DocumentID(rawValue: try row.text(1)) else { throw StoreError.unrecoverableDocument(try row.text(1), reason: "invalid id in the server log") }
-                if access.mayRead(id), try row.unsigned(3) > known[id, default: VersionVector()][row.replica(2)] {
-                    let data = try row.blob(4)
+                let seen = known[id, default: VersionVector()][try row.replica(2)]
+                if access.mayRead(id), try row.unsigned(4) > seen {
+                    var data = try row.blob(5)
+                    if try row.unsigned(3) <= seen {
+                        // The client holds the start of the run: send only the rest.
+                        data = ChangeEncoding.encode(try ChangeEncoding.decode(data).filter { $0.lastID.counter > seen })
+                    }
                     if bytes > 0 && bytes + data.count > maxBytes {
                         page.more = true
                         return page

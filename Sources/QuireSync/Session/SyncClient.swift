@@ -145,17 +145,17 @@ public struct SyncClient: Sendable {
             session.serverVersions = [:]
         }
         var answered = Set<DocumentID>()
+        var held = Set(try store.documents(includeRemoved: true).map(\.id))
         for document in response.documents {
             answered.insert(document.id)
-            let changes: [Change]
-            do { changes = try document.changes(limits: .default) } catch {
-                throw SyncError.protocolViolation("the changes of document \(document.id) do not decode: \(error)")
-            }
-            if !changes.isEmpty {
+            if !document.bundles.isEmpty {
                 try store.createIfMissing(document.id)
-                session.report.received += try store.apply(document.id, changes)
+                held.insert(document.id)
+                do { session.report.received += try store.apply(document.id, bundles: document.bundles) } catch let error as DecodingError {
+                    throw SyncError.protocolViolation("the changes of document \(document.id) do not decode: \(error)")
+                }
             }
-            if try store.documents(includeRemoved: true).contains(where: { $0.id == document.id }) {
+            if held.contains(document.id) {
                 try store.acknowledge(peer: peer, id: document.id, version: document.version)
             }
             session.serverVersions[document.id] = document.version
