@@ -300,17 +300,20 @@ public final class DocumentStore: @unchecked Sendable {
     /// The logged changes of a document that `version` lacks, in a causal
     /// order. Throws `StoreError.historyCompacted` if compaction removed
     /// some of them (the peer then needs a snapshot).
-    public func changes(_ id: DocumentID, since version: VersionVector = VersionVector()) throws -> [Change] {
+    ///
+    /// - Parameter limit: at most this many, the first in log order: a
+    ///   client that sends a few at a time decodes only those.
+    public func changes(_ id: DocumentID, since version: VersionVector = VersionVector(), limit: Int = .max) throws -> [Change] {
         try locked {
             let current = try loadedIdle(id).document.versionVector
-            let changes = try database.read { db in try ChangeLog.changes(document: id.rawValue, since: version, db) }
+            let changes = try database.read { db in try ChangeLog.changes(document: id.rawValue, since: version, limit: limit, db) }
             // Each replica's changes must follow on from `version` without a gap.
             var covered = version
             for change in changes {
                 guard change.id.counter == covered[change.replica] + 1 else { throw StoreError.historyCompacted(id.rawValue) }
                 covered[change.replica] = change.lastID.counter
             }
-            guard covered.includes(current) else { throw StoreError.historyCompacted(id.rawValue) }
+            guard changes.count == limit || covered.includes(current) else { throw StoreError.historyCompacted(id.rawValue) }
             return changes
         }
     }

@@ -78,15 +78,21 @@ public enum ChangeLog {
         return try rows.flatMap { row in try decode(row, document: document) }
     }
 
-    /// A document's logged changes that `version` lacks, in log order.
-    public static func changes(document: String, since version: VersionVector, _ db: DatabaseConnection) throws -> [Change] {
+    /// A document's logged changes that `version` lacks, in log order, at
+    /// most `limit` of them.
+    public static func changes(document: String, since version: VersionVector, limit: Int = .max,
+                               _ db: DatabaseConnection) throws -> [Change] {
         let rows = try db.query(
             sql: "SELECT seq, data, replica, last_counter FROM changes WHERE document_id = ? ORDER BY seq",
             arguments: [.text(document)])
         // Filtering before decoding: a peer that is nearly up to date costs
         // a scan of small columns, not a decode of the whole log.
-        return try rows.filter { row in try row.unsigned(3) > version[row.replica(2)] }
-            .flatMap { row in try decode(row, document: document).filter { !version.contains($0.lastID) } }
+        var changes: [Change] = []
+        for row in rows where try row.unsigned(3) > version[row.replica(2)] {
+            changes += try decode(row, document: document).filter { !version.contains($0.lastID) }.prefix(limit - changes.count)
+            if changes.count == limit { break }
+        }
+        return changes
     }
 
     /// The first of `changes` that clashes with a logged change: same

@@ -121,7 +121,9 @@ public struct SyncClient: Sendable {
             var push: [Change] = []
             let mayPush = !(session.oneDocumentPerPush && !session.pushed.isEmpty) && !session.unanswered.contains(id)
             if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
-                for change in try store.changes(id, since: theirs) where !isBlocked(change, blocked[id]) {
+                // Blocked changes are skipped, so with any the count is not known ahead.
+                let limit = blocked[id] == nil ? budget.changes : .max
+                for change in try store.changes(id, since: theirs, limit: limit) where !isBlocked(change, blocked[id]) {
                     let size = ChangeEncoding.encode([change]).count
                     guard budget.changes > 0, size <= budget.bytes || push.isEmpty && session.pushed.isEmpty else { break }
                     push.append(change)
