@@ -114,7 +114,9 @@ extension DocumentStore {
         return try body()
     }
 
-    private var closureMarker: String { "quire.DocumentStore.\(ObjectIdentifier(self))" }
+    /// Built without interpolating the identifier, which goes through
+    /// reflection: this runs on every call.
+    private var closureMarker: String { "quire.DocumentStore." + String(UInt(bitPattern: ObjectIdentifier(self)), radix: 16) }
 
     /// Waits until no call is working on the document. Lock held.
     func waitUntilIdle(_ id: DocumentID) {
