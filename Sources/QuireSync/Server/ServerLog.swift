@@ -307,7 +307,9 @@ public final class ServerLog: Sendable {
             for row in rows {
                 let rowSeq = try row.unsigned(0)
                 guard let id = DocumentID(rawValue: try row.text(1)) else { throw StoreError.unrecoverableDocument(try row.text(1), reason: "invalid id in the server log") }
-                let seen = known[id, default: VersionVector()][try row.replica(2)]
+                let replica = try row.replica(2)
+                page.scanned[id, default: VersionVector()][replica] = try row.unsigned(4)
+                let seen = known[id, default: VersionVector()][replica]
                 if access.mayRead(id), try row.unsigned(4) > seen {
                     var data = try row.blob(5)
                     if try row.unsigned(3) <= seen {
@@ -336,6 +338,10 @@ public struct LogPage: Sendable {
     /// Every change up to here was sent or is known to the client.
     public var lastScannedSeq: UInt64
     public var documents: [(id: DocumentID, bundles: [[UInt8]])] = []
+    /// Per document, the changes of the rows looked at: committed, so held,
+    /// even if `version(_:)` does not show them yet (a push updates it just
+    /// after its commit).
+    public var scanned: [DocumentID: VersionVector] = [:]
     /// True when the page stopped at its size limit before the log's end.
     public var more = false
 }
