@@ -25,10 +25,16 @@ extension DocumentStore {
         let isLocal: Bool
         /// Remote changes that wait for their dependencies.
         let parked: [Change]
+        /// The document is not in the file yet: its row is written first.
+        var isNew = false
         var ticket = 0
 
         /// Writes the commit's rows; runs inside the batch's transaction.
         func save(_ db: DatabaseConnection) throws {
+            if isNew {
+                try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
+                               arguments: [.text(id.rawValue), .integer(DocumentStore.milliseconds(Date()))])
+            }
             for piece in newChanges {
                 if let bundle = piece.bundle {
                     try ChangeLog.append(run: piece.changes, encodedAs: bundle, document: id.rawValue, isLocal: isLocal, db)
@@ -50,17 +56,28 @@ extension DocumentStore {
         var bundle: [UInt8]?
     }
 
-    /// Queues a commit of a busy document and returns once it is written
-    /// (or throws the error that kept it from being written). Lock held.
-    func commit(_ commit: QueuedCommit) throws {
-        var commit = commit
-        nextTicket += 1
-        commit.ticket = nextTicket
-        queue.append(commit)
+    /// Queues commits of busy documents and returns once they are written,
+    /// all in one transaction (or throws the error that kept them from being
+    /// written). Lock held.
+    func commit(_ commits: [QueuedCommit]) throws {
+        var waiting = Set<Int>()
+        for var commit in commits {
+            nextTicket += 1
+            commit.ticket = nextTicket
+            waiting.insert(nextTicket)
+            queue.append(commit)
+        }
+        var failure: (any Error)?
         while true {
-            if let outcome = outcomes.removeValue(forKey: commit.ticket) { return try outcome.get() }
+            for ticket in waiting {
+                guard let outcome = outcomes.removeValue(forKey: ticket) else { continue }
+                waiting.remove(ticket)
+                if case .failure(let error) = outcome, failure == nil { failure = error }
+            }
+            if waiting.isEmpty { break }
             if isWriting { condition.wait() } else { writeQueuedBatch() }
         }
+        if let failure { throw failure }
     }
 
     /// Writes every queued commit in one SQLite transaction. Lock held on

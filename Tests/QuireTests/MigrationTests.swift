@@ -77,7 +77,7 @@ import Testing
             #expect(try store.outbox(peer: "server")["notes"]?.count == 3)
             var remote = Document(replica: ReplicaID(99))
             for index in 0..<50 { try remote.transact { tx in try tx.put(.root, key: "r", .int(Int64(index))) } }
-            #expect(try store.apply("notes", bundles: [remote.encodeChanges()]) == 50)
+            #expect(try store.apply(bundles: [("notes", [remote.encodeChanges()])]) == 50)
             #expect(try store.database.query(sql: "SELECT count(*) FROM changes")[0].int64(0) == 4)
             #expect(try store.outbox(peer: "server")["notes"]?.count == 3)
 
