@@ -78,9 +78,8 @@ public final class ServerLog: Sendable {
     private let database: Database
     /// What the tables say, kept in memory; changed only after a commit.
     private let state: Mutex<State>
-    /// Held through a whole push: each push numbers its changes from the
-    /// `lastSeq` the one before it left.
-    private let pushLock = Mutex(())
+    /// Pushes waiting for the next transaction (group commit).
+    private let queue = PushQueue()
 
     private struct State {
         var lastSeq: UInt64
@@ -123,10 +122,14 @@ public final class ServerLog: Sendable {
 
     // MARK: Pushing
 
-    /// Stores the changes of every document in one transaction: each one
-    /// is logged with the next `seq` once its dependencies are logged,
-    /// parked until then, ignored if already logged. Either all of them
-    /// are taken or, on any refusal, none.
+    /// Stores the changes of every document: each one is logged with the
+    /// next `seq` once its dependencies are logged, parked until then,
+    /// ignored if already logged. Either all of them are taken or, on any
+    /// refusal, none. Returns once they are committed.
+    ///
+    /// Pushes that arrive while one is being written wait and are then
+    /// written together in one transaction, each in its own savepoint: they
+    /// share one disk sync, and a refused one is rolled back alone.
     ///
     /// Refusals: 403 when `access` may not write a document or a replica id
     /// belongs to another token; 409 when a change has the id of a stored
@@ -143,25 +146,88 @@ public final class ServerLog: Sendable {
         for push in pushes where !access.mayWrite(push.id) {
             throw SyncFailure(status: 403, access.canWrite ? "this token may not write document \(push.id)" : "this token is read-only")
         }
-        return try pushLock.withLock { _ throws(SyncFailure) in try pushLocked(pushes, by: access, limits: limits) }
+        let request = PushRequest(pushes: pushes, access: access, limits: limits)
+        let condition = queue.condition
+        condition.lock()
+        defer { condition.unlock() }
+        queue.nextTicket += 1
+        let ticket = queue.nextTicket
+        queue.waiting.append((ticket, request))
+        while true {
+            if let outcome = queue.outcomes.removeValue(forKey: ticket) { return try outcome.get() }
+            if queue.isWriting { condition.wait(); continue }
+            // No one is writing: this thread writes every waiting push.
+            queue.isWriting = true
+            let group = queue.waiting
+            queue.waiting = []
+            condition.unlock()
+            let outcomes = write(group.map(\.request))
+            condition.lock()
+            for (entry, outcome) in zip(group, outcomes) { queue.outcomes[entry.ticket] = outcome }
+            queue.isWriting = false
+            condition.broadcast()
+        }
     }
 
-    private func pushLocked(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> [DocumentID: VersionVector] {
+    /// Writes pushes in one transaction, each in a savepoint; returns how
+    /// each ended. Only one thread writes at a time, so each group numbers
+    /// its changes from the `lastSeq` the one before it left.
+    private func write(_ requests: [PushRequest]) -> [Result<[DocumentID: VersionVector], SyncFailure>] {
         let start = state.withLock { ($0.lastSeq, $0.maxLamport) }
         var versions: [DocumentID: VersionVector] = [:]
-        for push in pushes { versions[push.id] = try failure(500) { try version(push.id) } }
-        var batch = PushBatch(lastSeq: start.0, maxLamport: start.1, versions: versions, access: access, limits: limits)
-        try failure(500) {
-            try database.write { db in
-                for push in pushes { try batch.store(push.changes, of: push.id, db) }
+        var outcomes: [Result<[DocumentID: VersionVector], SyncFailure>] = []
+        do throws(SyncFailure) {
+            for request in requests {
+                for push in request.pushes where versions[push.id] == nil { versions[push.id] = try failure(500) { try version(push.id) } }
             }
+            // What the pushes stored so far leave: where the next one starts.
+            var written = (lastSeq: start.0, maxLamport: start.1, versions: versions)
+            try failure(500) {
+                try database.write { db in
+                    for request in requests {
+                        var batch = PushBatch(lastSeq: written.lastSeq, maxLamport: written.maxLamport, versions: written.versions,
+                                              access: request.access, limits: request.limits)
+                        try db.execute(sql: "SAVEPOINT push")
+                        do {
+                            for push in request.pushes { try batch.store(push.changes, of: push.id, db) }
+                            try db.execute(sql: "RELEASE push")
+                            written = (batch.lastSeq, batch.maxLamport, batch.versions)
+                            outcomes.append(.success(batch.versions.filter { id, _ in request.pushes.contains { $0.id == id } }))
+                        } catch let refusal as SyncFailure {
+                            try db.execute(sql: "ROLLBACK TO push")
+                            try db.execute(sql: "RELEASE push")
+                            outcomes.append(.failure(refusal))
+                        }
+                    }
+                }
+            }
+            state.withLock { state in
+                state.lastSeq = written.lastSeq
+                state.maxLamport = written.maxLamport
+                state.versions.merge(written.versions) { $1 }
+            }
+            return outcomes
+        } catch {
+            // The transaction failed: nothing of any push was stored.
+            return requests.map { _ in .failure(error) }
         }
-        state.withLock { state in
-            state.lastSeq = batch.lastSeq
-            state.maxLamport = batch.maxLamport
-            state.versions.merge(batch.versions) { $1 }
-        }
-        return batch.versions
+    }
+
+    /// One push waiting to be written.
+    private struct PushRequest {
+        let pushes: [(id: DocumentID, changes: [Change])]
+        let access: Access
+        let limits: Limits
+    }
+
+    /// The pushes waiting for the next transaction and how the written ones
+    /// ended, guarded by `condition`.
+    private final class PushQueue: @unchecked Sendable {
+        let condition = NSCondition()
+        var waiting: [(ticket: Int, request: PushRequest)] = []
+        var outcomes: [Int: Result<[DocumentID: VersionVector], SyncFailure>] = [:]
+        var isWriting = false
+        var nextTicket = 0
     }
 
     /// The work of one push, inside its transaction.
