@@ -53,32 +53,53 @@ func runSyncBenchmark(tracePath: String, runs: Int, json: Bool) -> Int32 {
         let catchUp = Spread(nanoseconds: Array(samples.dropFirst()))!
         let report = caughtUp!
 
-        // Accepting: 4 clients push 500 single-edit changes each, one change a request.
-        let writers = try (0..<4).map { _ in try DocumentStore.inMemory() }
-        for (index, store) in writers.enumerated() {
-            try store.create(id: DocumentID(rawValue: "w\(index)")!)
-            for edit in 0..<500 { try store.edit(DocumentID(rawValue: "w\(index)")!) { tx in try tx.put(.root, key: "k", .int(Int64(edit))) } }
-        }
-        let pushStart = DispatchTime.now().uptimeNanoseconds
-        let pushed = try blocking {
-            try await withThrowingTaskGroup(of: Int.self) { group in
-                for store in writers {
-                    group.addTask {
-                        var client = SyncClient(store: store, peer: url.absoluteString, transport: HTTPSyncTransport(server: url, token: nil))
-                        client.maxPushChanges = 1
-                        return try await client.sync().sent
+        // Accepting: 4 clients push 500 single-edit changes each, one change
+        // a request; each run with new stores and documents. Once over HTTP,
+        // once calling the server's HTTP handler directly: the difference is
+        // the cost of the HTTP stack on both sides.
+        let writers = 4, editsPerWriter = 500
+        func pushRate(_ transport: any SyncTransport, _ name: String) throws -> Spread {
+            var samples: [UInt64] = []
+            for run in 0..<runs {
+                let ids = (0..<writers).map { DocumentID(rawValue: "\(name)\(run)-writer\($0)")! }
+                let stores = try ids.map { id in
+                    let store = try DocumentStore.inMemory()
+                    try store.create(id: id)
+                    for edit in 0..<editsPerWriter { try store.edit(id) { tx in try tx.put(.root, key: "k", .int(Int64(edit))) } }
+                    return store
+                }
+                let start = DispatchTime.now().uptimeNanoseconds
+                try blocking {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for store in stores {
+                            group.addTask {
+                                var client = SyncClient(store: store, peer: url.absoluteString, transport: transport)
+                                client.maxPushChanges = 1
+                                _ = try await client.sync()
+                            }
+                        }
+                        try await group.waitForAll()
                     }
                 }
-                return try await group.reduce(0, +)
+                samples.append(DispatchTime.now().uptimeNanoseconds - start)
+                for id in ids where try log.version(id).operationCount != editsPerWriter {
+                    throw UsageError(message: "the server lacks changes of \(id)")
+                }
             }
+            return Spread(nanoseconds: samples)!
         }
-        let acceptedPerSecond = Double(pushed) / (Double(DispatchTime.now().uptimeNanoseconds - pushStart) / 1e9)
+        let push = try pushRate(HTTPSyncTransport(server: url, token: nil), "http")
+        let pushInProcess = try pushRate(HandlerTransport(handler: server.handle), "direct")
+        let perSecond = { (milliseconds: Double) in Double(writers * editsPerWriter) / (milliseconds / 1000) }
+        func rate(_ spread: Spread) -> String {
+            String(format: "%.0f changes/s, median (min %.0f, max %.0f)", perSecond(spread.median), perSecond(spread.max), perSecond(spread.min))
+        }
 
         let bytesPerChange = Double(report.bytesReceived) / Double(changes.count)
         if json {
             print("{\"trace\":\"\(tracePath)\",\"changes\":\(changes.count),\"catchUpMedianMs\":\(catchUp.median),"
                 + "\"catchUpBytes\":\(report.bytesReceived),\"catchUpRounds\":\(report.rounds),\"bytesPerChange\":\(bytesPerChange),"
-                + "\"acceptedChangesPerSecond\":\(acceptedPerSecond)}")
+                + "\"acceptedChangesPerSecond\":\(perSecond(push.median)),\"acceptedChangesPerSecondWithoutHTTP\":\(perSecond(pushInProcess.median))}")
         } else {
             print("""
                 trace                        \(tracePath)
@@ -86,13 +107,27 @@ func runSyncBenchmark(tracePath: String, runs: Int, json: Bool) -> Int32 {
                 catch-up, median (\(runs) runs)  \(String(format: "%.1f", catchUp.median)) ms (min \(String(format: "%.1f", catchUp.min)), max \(String(format: "%.1f", catchUp.max)))
                 catch-up bytes received      \(report.bytesReceived) in \(report.rounds) round trip(s)
                 bytes on the wire per change \(String(format: "%.1f", bytesPerChange))
-                accepted from 4 clients      \(String(format: "%.0f", acceptedPerSecond)) changes/s (one change a request)
+                accepted from 4 clients      \(rate(push)), one change a request
+                  the same without HTTP      \(rate(pushInProcess)) (the server's handler called directly)
                 """)
         }
         return 0
     } catch {
         FileHandle.standardError.write(Data("error: \(error)\n".utf8))
         return 1
+    }
+}
+
+/// Hands requests straight to the server's HTTP handler, in process.
+private struct HandlerTransport: SyncTransport {
+    let handler: @Sendable (HTTPRequest) async -> HTTPResponse
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        let response = await handler(HTTPRequest(method: "POST", path: "/v1/sync", body: request))
+        guard response.status == 200 else {
+            throw .refused(SyncFailure(status: response.status, String(decoding: response.body, as: UTF8.self)))
+        }
+        return response.body
     }
 }
 

@@ -46,7 +46,8 @@ let subcommands = [
             sync TRACE [--runs N] [--json]
                 Time and bytes for a fresh replica to catch up with TRACE's document (one change
                 per trace transaction) through the HTTP sync server on 127.0.0.1, and the changes
-                per second the server accepts from 4 concurrent clients.
+                per second the server accepts from 4 concurrent clients; medians over --runs N
+                (default 5; the catch-up also has one warm-up run).
             """,
         run: { arguments throws(UsageError) in
             let parsed = try parse(arguments, flags: ["--json"], options: ["--runs"])

@@ -20,15 +20,28 @@ extension DocumentStore {
         let id: DocumentID
         /// The document with the changes applied.
         var entry: LoadedDocument
-        let newChanges: [Change]
+        /// The changes to log, in the order applied.
+        let newChanges: [LogPiece]
         let isLocal: Bool
         /// Remote changes that wait for their dependencies.
         let parked: [Change]
+        /// The document is not in the file yet: its row is written first.
+        var isNew = false
         var ticket = 0
 
         /// Writes the commit's rows; runs inside the batch's transaction.
         func save(_ db: DatabaseConnection) throws {
-            try ChangeLog.append(newChanges, document: id.rawValue, isLocal: isLocal, db)
+            if isNew {
+                try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
+                               arguments: [.text(id.rawValue), .integer(DocumentStore.milliseconds(Date()))])
+            }
+            for piece in newChanges {
+                if let bundle = piece.bundle {
+                    try ChangeLog.append(run: piece.changes, encodedAs: bundle, document: id.rawValue, isLocal: isLocal, db)
+                } else {
+                    try ChangeLog.append(piece.changes, document: id.rawValue, isLocal: isLocal, db)
+                }
+            }
             if !isLocal {
                 try ParkedChanges.removeCovered(by: entry.document.versionVector, document: id.rawValue, db)
                 try ParkedChanges.park(parked, document: id.rawValue, db)
@@ -36,17 +49,35 @@ extension DocumentStore {
         }
     }
 
-    /// Queues a commit of a busy document and returns once it is written
-    /// (or throws the error that kept it from being written). Lock held.
-    func commit(_ commit: QueuedCommit) throws {
-        var commit = commit
-        nextTicket += 1
-        commit.ticket = nextTicket
-        queue.append(commit)
+    /// Changes to log together: with `bundle`, they are one run (see
+    /// `ChangeLog.runs`) that arrived encoded as those bytes, logged as they are.
+    struct LogPiece {
+        var changes: [Change]
+        var bundle: [UInt8]?
+    }
+
+    /// Queues commits of busy documents and returns once they are written,
+    /// all in one transaction (or throws the error that kept them from being
+    /// written). Lock held.
+    func commit(_ commits: [QueuedCommit]) throws {
+        var waiting = Set<Int>()
+        for var commit in commits {
+            nextTicket += 1
+            commit.ticket = nextTicket
+            waiting.insert(nextTicket)
+            queue.append(commit)
+        }
+        var failure: (any Error)?
         while true {
-            if let outcome = outcomes.removeValue(forKey: commit.ticket) { return try outcome.get() }
+            for ticket in waiting {
+                guard let outcome = outcomes.removeValue(forKey: ticket) else { continue }
+                waiting.remove(ticket)
+                if case .failure(let error) = outcome, failure == nil { failure = error }
+            }
+            if waiting.isEmpty { break }
             if isWriting { condition.wait() } else { writeQueuedBatch() }
         }
+        if let failure { throw failure }
     }
 
     /// Writes every queued commit in one SQLite transaction. Lock held on
@@ -71,7 +102,7 @@ extension DocumentStore {
     /// back in the cache and writes a snapshot when one is due. Lock held.
     private func didCommit(_ commit: QueuedCommit) {
         var entry = commit.entry
-        entry.changesSinceSnapshot += commit.newChanges.count
+        entry.changesSinceSnapshot += commit.newChanges.reduce(0) { $0 + $1.changes.count }
         if entry.changesSinceSnapshot >= snapshotInterval {
             // The changes are already safe in the log; a snapshot that cannot
             // be written now (say, the disk is full) is tried again later.
@@ -101,7 +132,9 @@ extension DocumentStore {
         return try body()
     }
 
-    private var closureMarker: String { "quire.DocumentStore.\(ObjectIdentifier(self))" }
+    /// Built without interpolating the identifier, which goes through
+    /// reflection: this runs on every call.
+    private var closureMarker: String { "quire.DocumentStore." + String(UInt(bitPattern: ObjectIdentifier(self)), radix: 16) }
 
     /// Waits until no call is working on the document. Lock held.
     func waitUntilIdle(_ id: DocumentID) {

@@ -35,6 +35,18 @@ extension DocumentStore {
         try database.write { db in try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db) }
     }
 
+    /// Records what `peer` acknowledged of each document and the new cursor
+    /// in one transaction: one disk sync for a whole answer, not one per
+    /// document.
+    public func recordSyncProgress(peer: String, acknowledged: [DocumentID: VersionVector], cursor: SyncCursor) throws {
+        try database.write { db in
+            for (id, version) in acknowledged {
+                try PeerAcknowledgements.acknowledge(peer: peer, document: id.rawValue, version: version, db)
+            }
+            try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db)
+        }
+    }
+
     /// Forgets what `peer` was known to hold (cursor and acknowledgements):
     /// the next sync works it out again from version vectors. Unsent
     /// changes stay in the log and become pending again.

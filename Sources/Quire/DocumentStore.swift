@@ -228,7 +228,7 @@ public final class DocumentStore: @unchecked Sendable {
                 release(id, entry)
                 return result
             }
-            try commit(QueuedCommit(id: id, entry: entry, newChanges: [change], isLocal: true, parked: []))
+            try commit([QueuedCommit(id: id, entry: entry, newChanges: [LogPiece(changes: [change])], isLocal: true, parked: [])])
             return result
         }
     }
@@ -244,29 +244,94 @@ public final class DocumentStore: @unchecked Sendable {
     ///     try store.apply(id, changes)
     @discardableResult
     public func apply(_ id: DocumentID, _ changes: [Change]) throws -> Int {
-        try locked {
-            var entry = try takeIdle(id)
-            let before = entry.document.versionVector
-            let applied: Int
+        try apply([(id, [LogPiece(changes: changes)])], creatingMissing: false)
+    }
+
+    /// Applies change bundles (`ChangeEncoding`) received from a peer for
+    /// several documents, creating the documents this store lacks, all or
+    /// nothing in one SQLite transaction: one disk sync for a whole page
+    /// of a sync, however many documents it holds. Each document's bundles
+    /// apply in order, as `apply(_:_:)` does with their changes.
+    ///
+    /// A bundle whose changes are all new and one run of one replica, as in
+    /// a catch-up, is kept as it came: encoded in the document's history and
+    /// as one row of the log. A fresh replica so takes a long history for
+    /// about the cost of decoding it once.
+    ///
+    /// - Returns: how many changes were applied.
+    @discardableResult
+    public func apply(bundles documents: [(id: DocumentID, bundles: [[UInt8]])], limits: DecodingLimits = .default) throws -> Int {
+        try apply(documents.map { document in
+            (document.id, try document.bundles.map { LogPiece(changes: try ChangeEncoding.decode($0, limits: limits), bundle: $0) })
+        }, creatingMissing: true)
+    }
+
+    private func apply(_ documents: [(id: DocumentID, pieces: [LogPiece])], creatingMissing: Bool) throws -> Int {
+        // One entry per document: taking a document twice would wait for itself.
+        var merged: [(id: DocumentID, pieces: [LogPiece])] = []
+        for document in documents {
+            if let index = merged.firstIndex(where: { $0.id == document.id }) { merged[index].pieces += document.pieces }
+            else { merged.append(document) }
+        }
+        return try locked {
+            var commits: [QueuedCommit] = []
+            var applied = 0
             do {
-                // The document only checks duplicates against the history it holds
-                // in memory, which after a snapshot load is not all of it; the log is.
-                let duplicates = changes.filter { before.contains($0.lastID) }
-                if let conflict = try database.read({ db in try ChangeLog.firstConflict(among: duplicates, document: id.rawValue, db) }) {
-                    throw DocumentError.conflictingChange(conflict.id)
+                for (id, pieces) in merged {
+                    let isNew = try creatingMissing && !exists(id)
+                    var entry = isNew ? LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
+                        : try takeIdle(id)
+                    if isNew { busy.insert(id) }
+                    let logged: [LogPiece]
+                    do { logged = try applyInMemory(pieces, to: &entry, id, applied: &applied) } catch {
+                        // `entry` may be half-applied: drop it, to be reloaded from disk.
+                        release(id, nil)
+                        throw error
+                    }
+                    let after = entry.document.versionVector
+                    let parked = pieces.flatMap { $0.changes.filter { !after.contains($0.lastID) } }
+                    commits.append(QueuedCommit(id: id, entry: entry, newChanges: logged, isLocal: false, parked: parked, isNew: isNew))
                 }
-                applied = try entry.document.apply(changes)
             } catch {
-                // `entry` may be half-applied: drop it, to be reloaded from disk.
-                release(id, nil)
+                // Nothing is written: the documents taken so far are dropped too.
+                for commit in commits { release(commit.id, nil) }
                 throw error
             }
-            let after = entry.document.versionVector
-            let newChanges = applied == 0 ? [] : try entry.document.changes(since: before)
-            let parked = changes.filter { !after.contains($0.lastID) }
-            try commit(QueuedCommit(id: id, entry: entry, newChanges: newChanges, isLocal: false, parked: parked))
+            try commit(commits)
             return applied
         }
+    }
+
+    /// Applies `pieces` to a taken document; returns what to log. Lock held.
+    private func applyInMemory(_ pieces: [LogPiece], to entry: inout LoadedDocument, _ id: DocumentID, applied: inout Int) throws -> [LogPiece] {
+        var logged: [LogPiece] = []
+        for piece in pieces {
+            let before = entry.document.versionVector
+            // The document only checks duplicates against the history it holds
+            // in memory, which after a snapshot load is not all of it; the log is.
+            let duplicates = piece.changes.filter { before.contains($0.lastID) }
+            if let conflict = try database.read({ db in try ChangeLog.firstConflict(among: duplicates, document: id.rawValue, db) }) {
+                throw DocumentError.conflictingChange(conflict.id)
+            }
+            let count = try piece.bundle.map { try entry.document.apply(piece.changes, encodedAs: $0) }
+                ?? entry.document.apply(piece.changes)
+            applied += count
+            // Exactly the bundle's changes applied, in its order: log its bytes.
+            let after = entry.document.versionVector
+            if piece.bundle != nil, duplicates.isEmpty, count == piece.changes.count,
+               piece.changes.allSatisfy({ after.contains($0.lastID) }), ChangeLog.isRun(piece.changes) {
+                logged.append(piece)
+            } else if count > 0 {
+                logged.append(LogPiece(changes: try entry.document.changes(since: before)))
+            }
+        }
+        return logged
+    }
+
+    /// Whether the store has the document (or a call is creating it). Lock held.
+    private func exists(_ id: DocumentID) throws -> Bool {
+        if cache[id] != nil || busy.contains(id) { return true }
+        return try !database.query(sql: "SELECT 1 FROM documents WHERE id = ?", arguments: [.text(id.rawValue)]).isEmpty
     }
 
     // MARK: History and sync
@@ -274,17 +339,20 @@ public final class DocumentStore: @unchecked Sendable {
     /// The logged changes of a document that `version` lacks, in a causal
     /// order. Throws `StoreError.historyCompacted` if compaction removed
     /// some of them (the peer then needs a snapshot).
-    public func changes(_ id: DocumentID, since version: VersionVector = VersionVector()) throws -> [Change] {
+    ///
+    /// - Parameter limit: at most this many, the first in log order: a
+    ///   client that sends a few at a time decodes only those.
+    public func changes(_ id: DocumentID, since version: VersionVector = VersionVector(), limit: Int = .max) throws -> [Change] {
         try locked {
             let current = try loadedIdle(id).document.versionVector
-            let changes = try database.read { db in try ChangeLog.changes(document: id.rawValue, since: version, db) }
+            let changes = try database.read { db in try ChangeLog.changes(document: id.rawValue, since: version, limit: limit, db) }
             // Each replica's changes must follow on from `version` without a gap.
             var covered = version
             for change in changes {
                 guard change.id.counter == covered[change.replica] + 1 else { throw StoreError.historyCompacted(id.rawValue) }
                 covered[change.replica] = change.lastID.counter
             }
-            guard covered.includes(current) else { throw StoreError.historyCompacted(id.rawValue) }
+            guard changes.count == limit || covered.includes(current) else { throw StoreError.historyCompacted(id.rawValue) }
             return changes
         }
     }

@@ -146,3 +146,40 @@ import Testing
         #expect(Self.tokens.access(forAuthorization: "Bearer narrow")?.documents == ["allowed"])
     }
 }
+
+/// Concurrent pushes share transactions (group commit); each is still all
+/// or nothing on its own.
+@Suite struct ServerLogGroupCommitTests {
+    @Test func concurrentPushesAreEachAllOrNothing() async throws {
+        let log = try ServerLog(path: ":memory:")
+        func change(_ replica: UInt64, _ counter: UInt64, _ value: Int64) -> Change {
+            Change(id: OpID(replica: ReplicaID(replica), counter: counter), lamport: counter,
+                   parents: counter == 1 ? [] : [OpID(replica: ReplicaID(replica), counter: counter - 1)],
+                   operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
+        }
+        // Replica 1's first change, stored before: a push with other content under its id is refused.
+        _ = try log.push([("doc0", [change(1, 1, 0)])], by: .unrestricted, limits: .init())
+        let outcomes = await withTaskGroup(of: Int.self) { group in
+            for writer in 0..<16 {
+                group.addTask {
+                    // Writer 0 reuses replica 1's counter 1 with other content (409), and
+                    // takes down with it the good change it pushes to another document.
+                    let pushes: [(id: DocumentID, changes: [Change])] = writer == 0
+                        ? [("other", [change(2, 1, 1)]), ("doc0", [change(1, 1, 99)])]
+                        : [(DocumentID(rawValue: "doc\(writer)")!, [change(UInt64(writer) + 10, 1, 1), change(UInt64(writer) + 10, 2, 2)])]
+                    do throws(SyncFailure) { _ = try log.push(pushes, by: .unrestricted, limits: .init()); return 0 } catch { return error.status }
+                }
+            }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(outcomes.sorted() == Array(repeating: 0, count: 15) + [409])
+        let other = try log.version("other")
+        #expect(other.isEmpty)
+        // One row per push (each a run of one replica), numbered without gaps.
+        #expect(log.lastSeq == 16)
+        let page = try log.page(after: 0, access: .unrestricted, known: [:], maxBytes: .max)
+        let logged = try page.documents.flatMap(\.bundles).flatMap { try ChangeEncoding.decode($0) }
+        #expect(logged.count == 31)
+        #expect(page.lastScannedSeq == 16)
+    }
+}

@@ -97,6 +97,28 @@ import Testing
         #expect(try target.apply(id, changes) == 0)  // duplicates are no-ops
     }
 
+    @Test func bundlesOfSeveralDocumentsApplyTogetherOrNotAtAll() throws {
+        let source = try DocumentStore.inMemory()
+        for id: DocumentID in ["a", "b"] {
+            try source.create(id: id)
+            for index in 0..<3 { try source.edit(id) { tx in try tx.put(.root, key: "k\(index)", .int(1)) } }
+        }
+        let bundles = try ["a", "b"].map { (id: DocumentID) in (id, [ChangeEncoding.encode(try source.changes(id))]) }
+        let target = try DocumentStore.inMemory()
+        // An invalid change for "b", found after "a" applied in memory: "a"
+        // is neither created nor changed.
+        let bogus = Change(id: OpID(replica: ReplicaID(99), counter: 1), lamport: 1, parents: [],
+                           operations: [.increment(object: ObjectID(OpID(replica: ReplicaID(5), counter: 5)), delta: 1)])
+        #expect(throws: DocumentError.self) { try target.apply(bundles: [bundles[0], ("b", [ChangeEncoding.encode([bogus])])]) }
+        #expect(try target.documents().isEmpty)
+        #expect(throws: StoreError.self) { try target.read("a") { _ in } }
+
+        #expect(try target.apply(bundles: bundles) == 6)
+        #expect(try target.documents().map(\.id) == ["a", "b"])
+        for id: DocumentID in ["a", "b"] { #expect(try target.state(id) == source.state(id)) }
+        #expect(try target.apply(bundles: bundles) == 0)  // duplicates are no-ops
+    }
+
     @Test func aChangeClashingWithOneInTheLogIsRefusedAfterASnapshotLoad() throws {
         try withTemporaryDirectory { directory in
             let source = try DocumentStore.inMemory()

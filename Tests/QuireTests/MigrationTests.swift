@@ -51,6 +51,43 @@ import Testing
         }
     }
 
+    /// Version 3 lets a log row hold a run of changes. A version 2 file
+    /// (one change a row) with unsent changes keeps its outbox, and a
+    /// catch-up bundle applied afterwards is logged as one row beside the
+    /// old rows, and reloads.
+    @Test func aVersion2StoreKeepsItsOutboxAndLogsRunsAfterwards() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/v2.quire"
+            let database = try Database(path: path)
+            try StoreSchema.migrator(upTo: 2).migrate(database)
+            let replica = try database.write { db in
+                let replica = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
+                try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES ('notes', 0)")
+                var document = Document(replica: replica)
+                for index in 0..<3 {
+                    try document.transact { tx in try tx.put(.root, key: "k\(index)", .int(Int64(index))) }
+                    try ChangeLog.append([document.lastChange!], document: "notes", isLocal: true, db)
+                }
+                return replica
+            }
+            database.close()
+
+            let store = try DocumentStore(path: path)
+            #expect(store.replicaID == replica)
+            #expect(try store.outbox(peer: "server")["notes"]?.count == 3)
+            var remote = Document(replica: ReplicaID(99))
+            for index in 0..<50 { try remote.transact { tx in try tx.put(.root, key: "r", .int(Int64(index))) } }
+            #expect(try store.apply(bundles: [("notes", [remote.encodeChanges()])]) == 50)
+            #expect(try store.database.query(sql: "SELECT count(*) FROM changes")[0].int64(0) == 4)
+            #expect(try store.outbox(peer: "server")["notes"]?.count == 3)
+
+            let reopened = try DocumentStore(path: path)
+            #expect(try reopened.read("notes") { try $0.get(.root, key: "r") } == .scalar(.int(49)))
+            #expect(try reopened.changes("notes").count == 53)
+            #expect(try reopened.changes("notes", since: VersionVector([ReplicaID(99): 20])).count == 33)
+        }
+    }
+
     @Test func aStoreFromANewerVersionIsRefused() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/future.quire"

@@ -36,6 +36,6 @@ extension DocumentStore {
         guard !commit.newChanges.isEmpty, !observers.isEmpty else { return }
         observers.publish(DocumentEvent(
             document: commit.id, origin: commit.isLocal ? .local : .remote,
-            changes: commit.newChanges, versionVector: commit.entry.document.versionVector))
+            changes: commit.newChanges.flatMap(\.changes), versionVector: commit.entry.document.versionVector))
     }
 }

@@ -1,7 +1,10 @@
 import QuireCore
 
 /// The op log: every change of every document, in the order this store
-/// applied them (the `seq` column), each as a one-change `QCHG` bundle.
+/// applied them (the `seq` column). A row holds a run: one change, or
+/// several consecutive changes of one replica (each the next counter of the
+/// one before), as one `QCHG` bundle. A catch-up of thousands of changes is
+/// so a few rows, stored as the bytes that arrived, not a row per change.
 ///
 /// All functions run on a connection inside the caller's transaction, so a
 /// change and whatever goes with it commit together.
@@ -11,25 +14,60 @@ import QuireCore
 ///     }
 ///     let all = try db.read { db in try ChangeLog.changes(document: "note-1", after: 0, db) }
 public enum ChangeLog {
-    /// Appends changes to a document's log, in order.
+    /// The most changes one row holds: a row is read whole, so a bound keeps
+    /// a peer that lacks only the end of a run from decoding all of it.
+    public static let maxRunLength = 16_384
+
+    /// Appends changes to a document's log, in order, a row per run.
     ///
     /// `isLocal` marks changes this store made (under any of its replica
     /// ids): they are what the outbox offers to peers.
-    public static func append(_ changes: some Sequence<Change>, document: String, isLocal: Bool, _ db: DatabaseConnection) throws {
-        for change in changes {
-            try db.execute(
-                sql: """
-                    INSERT INTO changes(document_id, replica, first_counter, last_counter, first_lamport, last_lamport,
-                                        parents, time, is_local, data)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    .text(document), .replica(change.replica), .unsigned(change.id.counter), .unsigned(change.lastID.counter),
-                    .unsigned(change.lamport), .unsigned(change.lastLamport),
-                    .text(change.parents.map(\.description).joined(separator: " ")),
-                    .integer(change.time), .integer(isLocal ? 1 : 0), .blob(ChangeEncoding.encode([change])),
-                ])
+    public static func append(_ changes: [Change], document: String, isLocal: Bool, _ db: DatabaseConnection) throws {
+        for run in runs(of: changes) {
+            try append(run: run, encodedAs: ChangeEncoding.encode(run), document: document, isLocal: isLocal, db)
         }
+    }
+
+    /// Appends one run (see `runs(of:)`) as one row holding `bundle`, which
+    /// must be the run's encoding: bytes received as a bundle are stored as
+    /// they came, without encoding them again.
+    public static func append(run: some BidirectionalCollection<Change>, encodedAs bundle: [UInt8], document: String, isLocal: Bool,
+                              _ db: DatabaseConnection) throws {
+        guard let first = run.first, let last = run.last else { return }
+        try db.execute(
+            sql: """
+                INSERT INTO changes(document_id, replica, first_counter, last_counter, first_lamport, last_lamport,
+                                    parents, time, is_local, data)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                .text(document), .replica(first.replica), .unsigned(first.id.counter), .unsigned(last.lastID.counter),
+                .unsigned(first.lamport), .unsigned(last.lastLamport),
+                .text(first.parents.map(\.description).joined(separator: " ")),
+                .integer(last.time), .integer(isLocal ? 1 : 0), .blob(bundle),
+            ])
+    }
+
+    /// Splits changes, in order, into runs of at most `maxRunLength`
+    /// consecutive changes of one replica.
+    public static func runs(of changes: [Change]) -> [ArraySlice<Change>] {
+        var runs: [ArraySlice<Change>] = []
+        var start = changes.startIndex
+        for index in changes.indices.dropFirst() {
+            let previous = changes[index - 1]
+            if index - start == maxRunLength || changes[index].replica != previous.replica
+                || changes[index].id.counter != previous.lastID.counter + 1 {
+                runs.append(changes[start..<index])
+                start = index
+            }
+        }
+        if start < changes.endIndex { runs.append(changes[start...]) }
+        return runs
+    }
+
+    /// Whether `changes` is one run, as `append(run:encodedAs:)` needs.
+    public static func isRun(_ changes: [Change]) -> Bool {
+        !changes.isEmpty && runs(of: changes).count == 1
     }
 
     /// A document's changes with `seq` above `seq`, in log order.
@@ -37,18 +75,26 @@ public enum ChangeLog {
         let rows = try db.query(
             sql: "SELECT seq, data FROM changes WHERE document_id = ? AND seq > ? ORDER BY seq",
             arguments: [.text(document), .integer(seq)])
-        return try rows.map { row in try decode(row, document: document) }
+        return try rows.flatMap { row in try decode(row, document: document) }
     }
 
-    /// A document's logged changes that `version` lacks, in log order.
-    public static func changes(document: String, since version: VersionVector, _ db: DatabaseConnection) throws -> [Change] {
+    /// A document's logged changes that `version` lacks, in log order, at
+    /// most `limit` of them.
+    public static func changes(document: String, since version: VersionVector, limit: Int = .max,
+                               _ db: DatabaseConnection) throws -> [Change] {
+        // Filtering in SQL: a peer that is nearly up to date costs a scan of
+        // the index, not a read and decode of the whole log. Each row has at
+        // least one wanted change, so `limit` rows are enough.
+        let replicas = version.replicas
+        let known = replicas.isEmpty ? "0" : "CASE replica " + String(repeating: "WHEN ? THEN ? ", count: replicas.count) + "ELSE 0 END"
         let rows = try db.query(
-            sql: "SELECT seq, data, replica, last_counter FROM changes WHERE document_id = ? ORDER BY seq",
-            arguments: [.text(document)])
-        // Filtering before decoding: a peer that is nearly up to date costs
-        // a scan of small columns, not a decode of the whole log.
-        return try rows.filter { row in try row.unsigned(3) > version[row.replica(2)] }
-            .map { row in try decode(row, document: document) }
+            sql: "SELECT seq, data FROM changes WHERE document_id = ? AND last_counter > \(known) ORDER BY seq LIMIT ?",
+            arguments: [.text(document)] + replicas.flatMap { [.replica($0), .unsigned(version[$0])] } + [.integer(Int64(limit))])
+        var changes: [Change] = []
+        for row in rows {
+            changes += try decode(row, document: document).filter { !version.contains($0.lastID) }.prefix(limit - changes.count)
+        }
+        return changes
     }
 
     /// The first of `changes` that clashes with a logged change: same
@@ -59,12 +105,14 @@ public enum ChangeLog {
         for change in changes {
             let rows = try db.query(
                 sql: """
-                    SELECT first_counter, data FROM changes
+                    SELECT seq, data FROM changes
                     WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?
                     """,
                 arguments: [.text(document), .replica(change.replica), .unsigned(change.lastID.counter), .unsigned(change.id.counter)])
-            for row in rows where try row.unsigned(0) != change.id.counter || row.blob(1) != ChangeEncoding.encode([change]) {
-                return change
+            for row in rows {
+                let overlapping = try decode(row, document: document)
+                    .filter { $0.id.counter <= change.lastID.counter && $0.lastID.counter >= change.id.counter }
+                if overlapping.contains(where: { $0 != change }) { return change }
             }
         }
         return nil
@@ -80,7 +128,7 @@ public enum ChangeLog {
     public static func outbox(peer: String, _ db: DatabaseConnection) throws -> [(document: String, changes: [Change])] {
         let rows = try db.query(
             sql: """
-                SELECT c.seq, c.data, c.document_id FROM changes c
+                SELECT c.seq, c.data, c.document_id, coalesce(a.counter, 0) FROM changes c
                 LEFT JOIN peer_acknowledgements a
                     ON a.peer = ? AND a.document_id = c.document_id AND a.replica = c.replica
                 WHERE c.is_local = 1 AND c.last_counter > coalesce(a.counter, 0)
@@ -90,9 +138,10 @@ public enum ChangeLog {
         var outbox: [(document: String, changes: [Change])] = []
         for row in rows {
             let document = try row.text(2)
-            let change = try decode(row, document: document)
-            if outbox.last?.document == document { outbox[outbox.count - 1].changes.append(change) }
-            else { outbox.append((document, [change])) }
+            let acknowledged = try row.unsigned(3)
+            let changes = try decode(row, document: document).filter { $0.lastID.counter > acknowledged }
+            if outbox.last?.document == document { outbox[outbox.count - 1].changes += changes }
+            else { outbox.append((document, changes)) }
         }
         return outbox
     }
@@ -116,12 +165,13 @@ public enum ChangeLog {
             arguments: [.text(document), .integer(seq)])
     }
 
-    private static func decode(_ row: Row, document: String) throws -> Change {
+    /// The changes of a row (`seq`, `data` first).
+    private static func decode(_ row: Row, document: String) throws -> [Change] {
         let seq = try row.int64(0)
         do {
             let changes = try ChangeEncoding.decode(try row.blob(1))
-            guard changes.count == 1 else { throw DecodingError.invalid("the row holds \(changes.count) changes") }
-            return changes[0]
+            guard !changes.isEmpty else { throw DecodingError.invalid("the row holds no change") }
+            return changes
         } catch let error as DecodingError {
             throw StoreError.corruptChange(document: document, seq: seq, reason: error.description)
         }

@@ -6,6 +6,9 @@ import Synchronization
 /// `seq` in commit order without gaps; the changes waiting for their
 /// dependencies; and which token owns each replica id.
 ///
+/// A row holds a run of changes (`ChangeLog.runs`): a push of a client's
+/// own edits is one row, which a catch-up sends on as it is.
+///
 /// It keeps no documents, only changes: causality is checked with version
 /// vectors (a change is logged once its replica's previous change and its
 /// parents are logged), and each change's content is checked by decoding it.
@@ -75,9 +78,8 @@ public final class ServerLog: Sendable {
     private let database: Database
     /// What the tables say, kept in memory; changed only after a commit.
     private let state: Mutex<State>
-    /// Held through a whole push: each push numbers its changes from the
-    /// `lastSeq` the one before it left.
-    private let pushLock = Mutex(())
+    /// Pushes waiting for the next transaction (group commit).
+    private let queue = PushQueue()
 
     private struct State {
         var lastSeq: UInt64
@@ -120,10 +122,14 @@ public final class ServerLog: Sendable {
 
     // MARK: Pushing
 
-    /// Stores the changes of every document in one transaction: each one
-    /// is logged with the next `seq` once its dependencies are logged,
-    /// parked until then, ignored if already logged. Either all of them
-    /// are taken or, on any refusal, none.
+    /// Stores the changes of every document: each one is logged with the
+    /// next `seq` once its dependencies are logged, parked until then,
+    /// ignored if already logged. Either all of them are taken or, on any
+    /// refusal, none. Returns once they are committed.
+    ///
+    /// Pushes that arrive while one is being written wait and are then
+    /// written together in one transaction, each in its own savepoint: they
+    /// share one disk sync, and a refused one is rolled back alone.
     ///
     /// Refusals: 403 when `access` may not write a document or a replica id
     /// belongs to another token; 409 when a change has the id of a stored
@@ -140,25 +146,88 @@ public final class ServerLog: Sendable {
         for push in pushes where !access.mayWrite(push.id) {
             throw SyncFailure(status: 403, access.canWrite ? "this token may not write document \(push.id)" : "this token is read-only")
         }
-        return try pushLock.withLock { _ throws(SyncFailure) in try pushLocked(pushes, by: access, limits: limits) }
+        let request = PushRequest(pushes: pushes, access: access, limits: limits)
+        let condition = queue.condition
+        condition.lock()
+        defer { condition.unlock() }
+        queue.nextTicket += 1
+        let ticket = queue.nextTicket
+        queue.waiting.append((ticket, request))
+        while true {
+            if let outcome = queue.outcomes.removeValue(forKey: ticket) { return try outcome.get() }
+            if queue.isWriting { condition.wait(); continue }
+            // No one is writing: this thread writes every waiting push.
+            queue.isWriting = true
+            let group = queue.waiting
+            queue.waiting = []
+            condition.unlock()
+            let outcomes = write(group.map(\.request))
+            condition.lock()
+            for (entry, outcome) in zip(group, outcomes) { queue.outcomes[entry.ticket] = outcome }
+            queue.isWriting = false
+            condition.broadcast()
+        }
     }
 
-    private func pushLocked(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> [DocumentID: VersionVector] {
+    /// Writes pushes in one transaction, each in a savepoint; returns how
+    /// each ended. Only one thread writes at a time, so each group numbers
+    /// its changes from the `lastSeq` the one before it left.
+    private func write(_ requests: [PushRequest]) -> [Result<[DocumentID: VersionVector], SyncFailure>] {
         let start = state.withLock { ($0.lastSeq, $0.maxLamport) }
         var versions: [DocumentID: VersionVector] = [:]
-        for push in pushes { versions[push.id] = try failure(500) { try version(push.id) } }
-        var batch = PushBatch(lastSeq: start.0, maxLamport: start.1, versions: versions, access: access, limits: limits)
-        try failure(500) {
-            try database.write { db in
-                for push in pushes { try batch.store(push.changes, of: push.id, db) }
+        var outcomes: [Result<[DocumentID: VersionVector], SyncFailure>] = []
+        do throws(SyncFailure) {
+            for request in requests {
+                for push in request.pushes where versions[push.id] == nil { versions[push.id] = try failure(500) { try version(push.id) } }
             }
+            // What the pushes stored so far leave: where the next one starts.
+            var written = (lastSeq: start.0, maxLamport: start.1, versions: versions)
+            try failure(500) {
+                try database.write { db in
+                    for request in requests {
+                        var batch = PushBatch(lastSeq: written.lastSeq, maxLamport: written.maxLamport, versions: written.versions,
+                                              access: request.access, limits: request.limits)
+                        try db.execute(sql: "SAVEPOINT push")
+                        do {
+                            for push in request.pushes { try batch.store(push.changes, of: push.id, db) }
+                            try db.execute(sql: "RELEASE push")
+                            written = (batch.lastSeq, batch.maxLamport, batch.versions)
+                            outcomes.append(.success(batch.versions.filter { id, _ in request.pushes.contains { $0.id == id } }))
+                        } catch let refusal as SyncFailure {
+                            try db.execute(sql: "ROLLBACK TO push")
+                            try db.execute(sql: "RELEASE push")
+                            outcomes.append(.failure(refusal))
+                        }
+                    }
+                }
+            }
+            state.withLock { state in
+                state.lastSeq = written.lastSeq
+                state.maxLamport = written.maxLamport
+                state.versions.merge(written.versions) { $1 }
+            }
+            return outcomes
+        } catch {
+            // The transaction failed: nothing of any push was stored.
+            return requests.map { _ in .failure(error) }
         }
-        state.withLock { state in
-            state.lastSeq = batch.lastSeq
-            state.maxLamport = batch.maxLamport
-            state.versions.merge(batch.versions) { $1 }
-        }
-        return batch.versions
+    }
+
+    /// One push waiting to be written.
+    private struct PushRequest {
+        let pushes: [(id: DocumentID, changes: [Change])]
+        let access: Access
+        let limits: Limits
+    }
+
+    /// The pushes waiting for the next transaction and how the written ones
+    /// ended, guarded by `condition`.
+    private final class PushQueue: @unchecked Sendable {
+        let condition = NSCondition()
+        var waiting: [(ticket: Int, request: PushRequest)] = []
+        var outcomes: [Int: Result<[DocumentID: VersionVector], SyncFailure>] = [:]
+        var isWriting = false
+        var nextTicket = 0
     }
 
     /// The work of one push, inside its transaction.
@@ -174,6 +243,8 @@ public final class ServerLog: Sendable {
         mutating func store(_ changes: [Change], of id: DocumentID, _ db: DatabaseConnection) throws {
             let lamportCeiling = maxLamport.addingReportingOverflow(limits.maxLamportLead)
             var parkedAny = false
+            // Accepted by this push, not written yet: written at the end, as runs.
+            var accepted: [Change] = []
             for change in changes {
                 try checkOwner(of: change.replica, db)
                 guard lamportCeiling.overflow || change.lastLamport <= lamportCeiling.partialValue else {
@@ -182,11 +253,15 @@ public final class ServerLog: Sendable {
                 }
                 let held = versions[id, default: VersionVector()][change.replica]
                 if change.lastID.counter <= held {
+                    // It may repeat a change of this very push: write those first.
+                    try log(accepted, of: id, db)
+                    accepted = []
                     try checkDuplicate(change, of: id, db)
                 } else if change.id.counter <= held {
                     throw SyncFailure(status: 409, "change \(change.id) overlaps changes the server holds: its replica id was used twice")
                 } else if isReady(change, id) {
-                    try append(change, of: id, db)
+                    accept(change, of: id)
+                    accepted.append(change)
                 } else {
                     try db.execute(sql: "INSERT OR IGNORE INTO parked(document_id, replica, first_counter, data) VALUES (?, ?, ?, ?)",
                                    arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter),
@@ -194,7 +269,8 @@ public final class ServerLog: Sendable {
                     parkedAny = true
                 }
             }
-            try unparkReady(of: id, db, checkLimit: parkedAny)
+            accepted += try unparkReady(of: id, db, checkLimit: parkedAny)
+            try log(accepted, of: id, db)
         }
 
         private func isReady(_ change: Change, _ id: DocumentID) -> Bool {
@@ -202,27 +278,39 @@ public final class ServerLog: Sendable {
             return change.id.counter == version[change.replica] + 1 && change.parents.allSatisfy(version.contains)
         }
 
-        private mutating func append(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
-            lastSeq += 1
-            try db.execute(
-                sql: """
-                    INSERT INTO log(seq, document_id, replica, first_counter, last_counter, last_lamport, data)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [.unsigned(lastSeq), .text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter),
-                            .unsigned(change.lastID.counter), .unsigned(change.lastLamport), .blob(ChangeEncoding.encode([change]))])
+        /// Counts a change as held; `log` writes it.
+        private mutating func accept(_ change: Change, of id: DocumentID) {
             versions[id, default: VersionVector()][change.replica] = change.lastID.counter
             maxLamport = max(maxLamport, change.lastLamport)
         }
 
-        /// Logs the parked changes that have become ready, in turn.
-        private mutating func unparkReady(of id: DocumentID, _ db: DatabaseConnection, checkLimit: Bool) throws {
+        /// Writes accepted changes, in order, a row (and a `seq`) per run:
+        /// a client's push of its own edits is so one row, sent on to the
+        /// others as it is.
+        private mutating func log(_ changes: [Change], of id: DocumentID, _ db: DatabaseConnection) throws {
+            for run in ChangeLog.runs(of: changes) {
+                lastSeq += 1
+                try db.execute(
+                    sql: """
+                        INSERT INTO log(seq, document_id, replica, first_counter, last_counter, last_lamport, data)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [.unsigned(lastSeq), .text(id.rawValue), .replica(run.first!.replica), .unsigned(run.first!.id.counter),
+                                .unsigned(run.last!.lastID.counter), .unsigned(run.last!.lastLamport), .blob(ChangeEncoding.encode(run))])
+            }
+        }
+
+        /// Accepts the parked changes that have become ready, in turn, and
+        /// returns them.
+        private mutating func unparkReady(of id: DocumentID, _ db: DatabaseConnection, checkLimit: Bool) throws -> [Change] {
             let rows = try db.query(sql: "SELECT data FROM parked WHERE document_id = ?", arguments: [.text(id.rawValue)])
-            guard !rows.isEmpty else { return }
+            guard !rows.isEmpty else { return [] }
             var waiting = try rows.map { row in try ChangeEncoding.decode(try row.blob(0))[0] }
+            var unparked: [Change] = []
             while let index = waiting.firstIndex(where: { isReady($0, id) }) {
                 let change = waiting.remove(at: index)
-                try append(change, of: id, db)
+                accept(change, of: id)
+                unparked.append(change)
                 try db.execute(sql: "DELETE FROM parked WHERE document_id = ? AND replica = ? AND first_counter = ?",
                                arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter)])
             }
@@ -230,6 +318,7 @@ public final class ServerLog: Sendable {
                 throw SyncFailure(status: 413, "\(waiting.count) changes of document \(id) would wait for missing dependencies, "
                     + "above the limit of \(limits.maxParkedPerDocument): send the changes they depend on first")
             }
+            return unparked
         }
 
         private mutating func checkOwner(of replica: ReplicaID, _ db: DatabaseConnection) throws {
@@ -249,9 +338,10 @@ public final class ServerLog: Sendable {
         /// A change the server already holds must be that same change.
         private func checkDuplicate(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
             let rows = try db.query(
-                sql: "SELECT data FROM log WHERE document_id = ? AND replica = ? AND first_counter = ?",
-                arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter)])
-            guard let row = rows.first, try row.blob(0) == ChangeEncoding.encode([change]) else {
+                sql: "SELECT data FROM log WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?",
+                arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter), .unsigned(change.id.counter)])
+            let stored = try rows.first.flatMap { row in try ChangeEncoding.decode(try row.blob(0)).first { $0.id == change.id } }
+            guard stored == change else {
                 throw SyncFailure(status: 409, "change \(change.id) has the id of a change the server holds but other content: "
                     + "its replica id was used twice")
             }
@@ -278,13 +368,20 @@ public final class ServerLog: Sendable {
         let batchSize = 5_000
         while true {
             let rows = try database.query(
-                sql: "SELECT seq, document_id, replica, last_counter, data FROM log WHERE seq > ? ORDER BY seq LIMIT ?",
+                sql: "SELECT seq, document_id, replica, first_counter, last_counter, data FROM log WHERE seq > ? ORDER BY seq LIMIT ?",
                 arguments: [.unsigned(page.lastScannedSeq), .integer(batchSize)])
             for row in rows {
                 let rowSeq = try row.unsigned(0)
                 guard let id = DocumentID(rawValue: try row.text(1)) else { throw StoreError.unrecoverableDocument(try row.text(1), reason: "invalid id in the server log") }
-                if access.mayRead(id), try row.unsigned(3) > known[id, default: VersionVector()][row.replica(2)] {
-                    let data = try row.blob(4)
+                let replica = try row.replica(2)
+                page.scanned[id, default: VersionVector()][replica] = try row.unsigned(4)
+                let seen = known[id, default: VersionVector()][replica]
+                if access.mayRead(id), try row.unsigned(4) > seen {
+                    var data = try row.blob(5)
+                    if try row.unsigned(3) <= seen {
+                        // The client holds the start of the run: send only the rest.
+                        data = ChangeEncoding.encode(try ChangeEncoding.decode(data).filter { $0.lastID.counter > seen })
+                    }
                     if bytes > 0 && bytes + data.count > maxBytes {
                         page.more = true
                         return page
@@ -307,6 +404,10 @@ public struct LogPage: Sendable {
     /// Every change up to here was sent or is known to the client.
     public var lastScannedSeq: UInt64
     public var documents: [(id: DocumentID, bundles: [[UInt8]])] = []
+    /// Per document, the changes of the rows looked at: committed, so held,
+    /// even if `version(_:)` does not show them yet (a push updates it just
+    /// after its commit).
+    public var scanned: [DocumentID: VersionVector] = [:]
     /// True when the page stopped at its size limit before the log's end.
     public var more = false
 }

@@ -115,7 +115,10 @@ public final class SyncServer: SyncService {
         var documents: [SyncDocument] = []
         var answered = Set<DocumentID>()
         for (id, bundles) in page.documents {
-            documents.append(SyncDocument(id: id, version: try storeFailure { try log.version(id) }, bundles: bundles))
+            // At least what the page holds: otherwise, racing a push, the client
+            // would think the server lacks changes it just sent, and send them back.
+            let version = try storeFailure { try log.version(id) }.merged(with: page.scanned[id] ?? VersionVector())
+            documents.append(SyncDocument(id: id, version: version, bundles: bundles))
             answered.insert(id)
         }
         for document in request.documents where access.mayRead(document.id) && !answered.contains(document.id) {

@@ -121,7 +121,9 @@ public struct SyncClient: Sendable {
             var push: [Change] = []
             let mayPush = !(session.oneDocumentPerPush && !session.pushed.isEmpty) && !session.unanswered.contains(id)
             if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
-                for change in try store.changes(id, since: theirs) where !isBlocked(change, blocked[id]) {
+                // Blocked changes are skipped, so with any the count is not known ahead.
+                let limit = blocked[id] == nil ? budget.changes : .max
+                for change in try store.changes(id, since: theirs, limit: limit) where !isBlocked(change, blocked[id]) {
                     let size = ChangeEncoding.encode([change]).count
                     guard budget.changes > 0, size <= budget.bytes || push.isEmpty && session.pushed.isEmpty else { break }
                     push.append(change)
@@ -144,27 +146,24 @@ public struct SyncClient: Sendable {
             try store.forgetSyncState(peer: peer)
             session.serverVersions = [:]
         }
+        // Every document's changes in one transaction: one disk sync a page.
+        let incoming = response.documents.filter { !$0.bundles.isEmpty }.map { ($0.id, $0.bundles) }
+        do { session.report.received += try store.apply(bundles: incoming) } catch let error as DecodingError {
+            throw SyncError.protocolViolation("the changes the server sent do not decode: \(error)")
+        }
         var answered = Set<DocumentID>()
+        let held = Set(try store.documents(includeRemoved: true).map(\.id))
+        var acknowledged: [DocumentID: VersionVector] = [:]
         for document in response.documents {
             answered.insert(document.id)
-            let changes: [Change]
-            do { changes = try document.changes(limits: .default) } catch {
-                throw SyncError.protocolViolation("the changes of document \(document.id) do not decode: \(error)")
-            }
-            if !changes.isEmpty {
-                try store.createIfMissing(document.id)
-                session.report.received += try store.apply(document.id, changes)
-            }
-            if try store.documents(includeRemoved: true).contains(where: { $0.id == document.id }) {
-                try store.acknowledge(peer: peer, id: document.id, version: document.version)
-            }
+            if held.contains(document.id) { acknowledged[document.id] = document.version }
             session.serverVersions[document.id] = document.version
         }
         for (id, changes) in session.pushed {
             let version = session.serverVersions[id] ?? VersionVector()
             session.report.sent += changes.filter { version.contains($0.lastID) }.count
         }
-        try store.setSyncCursor(response.cursor, peer: peer)
+        try store.recordSyncProgress(peer: peer, acknowledged: acknowledged, cursor: response.cursor)
         if response.more {
             guard response.cursor != session.lastCursor || !response.documents.allSatisfy(\.bundles.isEmpty) else {
                 throw SyncError.protocolViolation("the server says more is to come but sends nothing new")

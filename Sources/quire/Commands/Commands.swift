@@ -6,5 +6,6 @@ enum Commands {
         HistoryCommands.log, HistoryCommands.heads, HistoryCommands.versionVector, HistoryCommands.show,
         HistoryCommands.diff, HistoryCommands.blame, ConflictsCommand.command,
         MergeCommand.command, InspectCommand.command, SyncCommands.serve, SyncCommands.sync,
+        DemoCommand.command,
     ]
 }

@@ -19,16 +19,18 @@ enum ConflictsCommand {
                 output.print(json: .array(conflicts.map(\.json)))
                 return
             }
-            guard !conflicts.isEmpty else {
-                output.print("No conflicts.")
-                return
-            }
-            output.print(conflicts.map { conflict in
-                let rows = conflict.entries.enumerated().map { index, entry in
-                    [index == 0 ? output.styled("winner", .green) : output.styled("loser", .red),
-                     conflict.json(entry.value).compact, "lamport \(entry.lamport)", "replica \(entry.id.replica)", entry.id.description]
-                }
-                return output.styled(conflict.key, .bold) + " (" + conflict.reason + ")\n" + Table(rows: rows, indent: 2).render()
-            }.joined(separator: "\n\n"))
+            output.print(text(conflicts, output))
         })
+
+    /// The text form: per key, why the winner won, then the entries, winner first.
+    static func text(_ conflicts: [Conflict], _ output: Output) -> String {
+        guard !conflicts.isEmpty else { return "No conflicts." }
+        return conflicts.map { conflict in
+            let rows = conflict.entries.enumerated().map { index, entry in
+                [index == 0 ? output.styled("winner", .green) : output.styled("loser", .red),
+                 conflict.json(entry.value).compact, "lamport \(entry.lamport)", "replica \(entry.id.replica)", entry.id.description]
+            }
+            return output.styled(conflict.key, .bold) + " (" + conflict.reason + ")\n" + Table(rows: rows, indent: 2).render()
+        }.joined(separator: "\n\n")
+    }
 }

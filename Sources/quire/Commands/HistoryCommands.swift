@@ -73,9 +73,7 @@ enum HistoryCommands {
             let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
             let version = try store.read(id) { $0.versionVector }
             if invocation.flag("--json") {
-                invocation.context.output.print(json: .object(Dictionary(uniqueKeysWithValues: version.replicas.map {
-                    ($0.description, JSON.int(version[$0]))
-                })))
+                invocation.context.output.print(json: .version(version))
             } else {
                 invocation.context.output.print(version.description)
             }

@@ -131,7 +131,7 @@ enum SyncCommands {
 }
 
 /// Runs async work from a command (commands are synchronous) and waits for it.
-private func runBlocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+func runBlocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
     let box = ResultBox<T>()
     let done = DispatchSemaphore(value: 0)
     Task {

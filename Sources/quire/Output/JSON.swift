@@ -1,3 +1,5 @@
+import Quire
+
 /// A JSON value, written with sorted keys and two-space indentation, so
 /// that the same data always prints the same bytes.
 indirect enum JSON: Equatable {
@@ -10,6 +12,10 @@ indirect enum JSON: Equatable {
 
     static func int(_ value: Int) -> JSON { .int(Int64(value)) }
     static func int(_ value: UInt64) -> JSON { .int(Int64(clamping: value)) }
+    /// A version vector as `vv --json` prints it: `{replica: counter}`.
+    static func version(_ version: VersionVector) -> JSON {
+        .object(Dictionary(uniqueKeysWithValues: version.replicas.map { ($0.description, JSON.int(version[$0])) }))
+    }
 
     func rendered(indent: String = "") -> String {
         let inner = indent + "  "
