@@ -39,7 +39,7 @@ let package = Package(
         .systemLibrary(name: "CMalloc", path: "Benchmarks/CMalloc"),
         .target(
             name: "QuireBenchKit",
-            dependencies: ["Quire", "QuireCore", "QuireStore", "CZlib", "CMalloc"],
+            dependencies: ["Quire", "QuireCore", "QuireStore", "CZlib", "CMalloc", "QuireTestSupport"],
             path: "Benchmarks/QuireBenchKit"
         ),
         .executableTarget(
@@ -48,7 +48,7 @@ let package = Package(
             path: "Benchmarks/quire-bench"
         ),
 
-        // Test helpers every test target shares (the seeded generator).
+        // The seeded generator (and fuzzing helpers) the tests and the benchmark workloads share.
         .target(name: "QuireTestSupport", path: "Tests/QuireTestSupport"),
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "QuireTestSupport"]),
         .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire"]),

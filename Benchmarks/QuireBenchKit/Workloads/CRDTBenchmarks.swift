@@ -1,3 +1,4 @@
+import QuireTestSupport
 /// The synthetic workloads of the suite, re-implemented from the definitions
 /// of dmonad's crdt-benchmarks (B1 to B3) plus Quire's own merge-throughput
 /// family. Each one is generated once, with a fixed seed, into a trace in the
@@ -64,7 +65,7 @@ public enum CRDTBenchmarks {
 
     /// The synthetic trace called `name` (one of `traceNames`).
     public static func trace(named name: String) -> EditingTrace? {
-        var rng = SeededRandom(seed: seed(for: name))
+        var rng = SeededGenerator(seed: seed(for: name))
         switch name {
         case "B1.1": return .sequential(sequential(.append, edits: n, &rng))
         case "B1.2": return .sequential(oneUserStringThen(delete: false, &rng))
@@ -89,7 +90,7 @@ public enum CRDTBenchmarks {
 
     /// The B3 workload called `name` (one of `replicaNames`).
     public static func replicaWorkload(named name: String) -> ReplicaWorkload? {
-        var rng = SeededRandom(seed: seed(for: name))
+        var rng = SeededGenerator(seed: seed(for: name))
         let count = b3Replicas
         switch name {
         case "B3.1":
@@ -115,14 +116,14 @@ public enum CRDTBenchmarks {
     }
 
     /// One user, one edit per transaction.
-    static func sequential(_ pattern: EditPattern, edits: Int, _ rng: inout SeededRandom) -> SequentialTrace {
+    static func sequential(_ pattern: EditPattern, edits: Int, _ rng: inout SeededGenerator) -> SequentialTrace {
         var text: [Unicode.Scalar] = []
         let txns = (0..<edits).map { _ in [nextEdit(pattern, in: &text, &rng)] }
         return SequentialTrace(endContent: String(scalars: text), txns: txns)
     }
 
     /// B1.2 and B1.6: one insert of N letters, optionally followed by one delete of them all.
-    static func oneUserStringThen(delete: Bool, _ rng: inout SeededRandom) -> SequentialTrace {
+    static func oneUserStringThen(delete: Bool, _ rng: inout SeededGenerator) -> SequentialTrace {
         let string = String(scalars: rng.letters(n))
         var txns = [[Patch(position: 0, deleteCount: 0, insertedText: string)]]
         if delete { txns.append([Patch(position: 0, deleteCount: n, insertedText: "")]) }
@@ -131,7 +132,7 @@ public enum CRDTBenchmarks {
 
     /// `users` users, each making `edits` edits in its own region.
     static func concurrent(
-        _ pattern: EditPattern, users: Int, edits: Int, baseLength: Int, _ rng: inout SeededRandom
+        _ pattern: EditPattern, users: Int, edits: Int, baseLength: Int, _ rng: inout SeededGenerator
     ) -> ConcurrentTrace {
         var regions = RegionTrace(bases: (0..<users).map { _ in rng.letters(baseLength) })
         for agent in 0..<users {
@@ -142,7 +143,7 @@ public enum CRDTBenchmarks {
 
     /// Picks the next edit of `pattern` on `text`, applies it to `text` and
     /// returns it as a patch with a position in `text`.
-    static func nextEdit(_ pattern: EditPattern, in text: inout [Unicode.Scalar], _ rng: inout SeededRandom) -> Patch {
+    static func nextEdit(_ pattern: EditPattern, in text: inout [Unicode.Scalar], _ rng: inout SeededGenerator) -> Patch {
         let position: Int, inserted: [Unicode.Scalar]
         switch pattern {
         case .append: (position, inserted) = (text.count, [rng.letter()])
@@ -190,7 +191,7 @@ struct RegionTrace {
         latest = Array(repeating: 0, count: bases.count)
     }
 
-    mutating func edit(agent: Int, _ pattern: CRDTBenchmarks.EditPattern, _ rng: inout SeededRandom) {
+    mutating func edit(agent: Int, _ pattern: CRDTBenchmarks.EditPattern, _ rng: inout SeededGenerator) {
         let patch = CRDTBenchmarks.nextEdit(pattern, in: &regions[agent], &rng)
         append(agent: agent, Patch(position: starts[agent] + patch.position, deleteCount: patch.deleteCount, insertedText: patch.insertedText))
     }
