@@ -13,7 +13,7 @@ struct HTTPClientTests {
     @Test func retries503ThenSucceeds() async throws {
         let calls = Counter(), sleeps = SleepRecorder()
         try await withServer(handler: Self.failing(2, with: .text(503, "busy"), calls: calls)) { server in
-            let client = HTTPClient(defaultTimeout: 5, retryPolicy: sleeps.policy(maxAttempts: 5))
+            let client = HTTPClient(defaultTimeout: 30, retryPolicy: sleeps.policy(maxAttempts: 5))
             let response = try await client.send(.init(method: "GET", url: url(server, "/")))
             #expect(response.status == 200)
             #expect(response.body == Array("ok".utf8))
@@ -31,7 +31,7 @@ struct HTTPClientTests {
             default: .text(200, "ok")
             }
         }) { server in
-            let client = HTTPClient(defaultTimeout: 5, retryPolicy: sleeps.policy(maxAttempts: 5))
+            let client = HTTPClient(defaultTimeout: 30, retryPolicy: sleeps.policy(maxAttempts: 5))
             _ = try await client.send(.init(method: "GET", url: url(server, "/")))
         }
         #expect(sleeps.recorded == [1, 2])  // 120 s is cut to maxDelay (2 s)
@@ -40,7 +40,7 @@ struct HTTPClientTests {
     @Test func givesUpAfterMaxAttemptsAsTransient() async throws {
         let calls = Counter(), sleeps = SleepRecorder()
         try await withServer(handler: Self.failing(.max, with: .text(503, "down for maintenance"), calls: calls)) { server in
-            let client = HTTPClient(defaultTimeout: 5, retryPolicy: sleeps.policy(maxAttempts: 3))
+            let client = HTTPClient(defaultTimeout: 30, retryPolicy: sleeps.policy(maxAttempts: 3))
             await #expect(throws: HTTPError.transient(status: 503, message: "down for maintenance")) {
                 try await client.send(.init(method: "GET", url: url(server, "/")))
             }
@@ -53,7 +53,7 @@ struct HTTPClientTests {
     func permanentStatusIsThrownAtOnce(status: Int) async throws {
         let calls = Counter(), sleeps = SleepRecorder()
         try await withServer(handler: Self.failing(.max, with: .text(status, "refused: bad token"), calls: calls)) { server in
-            let client = HTTPClient(defaultTimeout: 5, retryPolicy: sleeps.policy(maxAttempts: 5))
+            let client = HTTPClient(defaultTimeout: 30, retryPolicy: sleeps.policy(maxAttempts: 5))
             await #expect(throws: HTTPError.permanent(status: status, message: "refused: bad token")) {
                 try await client.send(.init(method: "POST", url: url(server, "/"), body: [1, 2, 3]))
             }
@@ -69,7 +69,7 @@ struct HTTPClientTests {
         stopped.stop()
 
         let sleeps = SleepRecorder()
-        let client = HTTPClient(defaultTimeout: 5, retryPolicy: sleeps.policy(maxAttempts: 3))
+        let client = HTTPClient(defaultTimeout: 30, retryPolicy: sleeps.policy(maxAttempts: 3))
         await #expect {
             try await client.send(.init(method: "GET", url: address))
         } throws: { error in
@@ -96,7 +96,7 @@ struct HTTPClientTests {
     @Test func cancellingTheTaskStopsRetrying() async throws {
         let policy = RetryPolicy(maxAttempts: 5, sleep: { _ in try await Task.sleep(for: .seconds(30)) })
         try await withServer(handler: { _ in .text(503, "busy") }) { server in
-            let client = HTTPClient(defaultTimeout: 5, retryPolicy: policy)
+            let client = HTTPClient(defaultTimeout: 30, retryPolicy: policy)
             let request = Task { try await client.send(.init(method: "GET", url: url(server, "/"))) }
             try await Task.sleep(for: .milliseconds(200))
             request.cancel()

@@ -21,7 +21,7 @@ struct HTTPServerTests {
 
     @Test func getWithQueryAndHeaders() async throws {
         try await withServer(handler: Self.echo) { server in
-            let client = HTTPClient(bearerToken: "s3cret", defaultTimeout: 5, retryPolicy: .never)
+            let client = HTTPClient(bearerToken: "s3cret", defaultTimeout: 30, retryPolicy: .never)
             let response = try await client.send(.init(method: "GET", url: url(server, "/docs/42?since=7&flag&name=a%20b")))
             #expect(response.status == 200)
             #expect(response.headers["x-method"] == "GET")

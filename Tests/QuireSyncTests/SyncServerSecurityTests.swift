@@ -28,7 +28,7 @@ import Testing
     /// Posts raw bytes; returns the status and body text.
     func post(_ url: URL, _ body: [UInt8], token: String?) async throws -> (Int, String) {
         do {
-            let response = try await HTTPClient(bearerToken: token, defaultTimeout: 5, retryPolicy: .never)
+            let response = try await HTTPClient(bearerToken: token, defaultTimeout: 30, retryPolicy: .never)
                 .send(.init(method: "POST", url: url.appendingPathComponent("v1/sync"), body: body))
             return (response.status, "")
         } catch .permanent(let status, let message) {
