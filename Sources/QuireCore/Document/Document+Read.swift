@@ -40,34 +40,34 @@ extension Document {
 
     /// The scalar index at a UTF-16 offset (inside a surrogate pair: the pair's index).
     public func textIndex(_ text: ObjectID, utf16Offset: Int) throws(DocumentError) -> Int {
-        let sequence = try objects.texts[objects.slot(text, .text)]
-        guard utf16Offset >= 0, utf16Offset <= sequence.utf16Count else {
-            throw .indexOutOfRange(index: utf16Offset, count: sequence.utf16Count)
-        }
-        return sequence.index(ofUTF16Offset: utf16Offset)
+        try convert(text, utf16Offset, limit: \.utf16Count) { $0.index(ofUTF16Offset: $1) }
     }
 
     /// The UTF-16 offset of a scalar index.
     public func utf16Offset(_ text: ObjectID, index: Int) throws(DocumentError) -> Int {
-        let sequence = try objects.texts[objects.slot(text, .text)]
-        guard index >= 0, index <= sequence.count else { throw .indexOutOfRange(index: index, count: sequence.count) }
-        return sequence.utf16Offset(ofIndex: index)
+        try convert(text, index, limit: \.count) { $0.utf16Offset(ofIndex: $1) }
     }
 
     /// The scalar index at a UTF-8 offset (inside a scalar: that scalar's index).
     public func textIndex(_ text: ObjectID, utf8Offset: Int) throws(DocumentError) -> Int {
-        let sequence = try objects.texts[objects.slot(text, .text)]
-        guard utf8Offset >= 0, utf8Offset <= sequence.utf8Count else {
-            throw .indexOutOfRange(index: utf8Offset, count: sequence.utf8Count)
-        }
-        return sequence.index(ofUTF8Offset: utf8Offset)
+        try convert(text, utf8Offset, limit: \.utf8Count) { $0.index(ofUTF8Offset: $1) }
     }
 
     /// The UTF-8 offset of a scalar index.
     public func utf8Offset(_ text: ObjectID, index: Int) throws(DocumentError) -> Int {
+        try convert(text, index, limit: \.count) { $0.utf8Offset(ofIndex: $1) }
+    }
+
+    /// Converts a position of a text object between units, after checking
+    /// it lies within `0...limit`.
+    private func convert(
+        _ text: ObjectID, _ position: Int, limit: KeyPath<RGASequence<Unicode.Scalar>, Int>,
+        _ conversion: (RGASequence<Unicode.Scalar>, Int) -> Int
+    ) throws(DocumentError) -> Int {
         let sequence = try objects.texts[objects.slot(text, .text)]
-        guard index >= 0, index <= sequence.count else { throw .indexOutOfRange(index: index, count: sequence.count) }
-        return sequence.utf8Offset(ofIndex: index)
+        let count = sequence[keyPath: limit]
+        guard position >= 0, position <= count else { throw .indexOutOfRange(index: position, count: count) }
+        return conversion(sequence, position)
     }
 
     // MARK: Lists
