@@ -106,7 +106,7 @@ public struct ByteReader: Sendable {
     /// A length-prefixed UTF-8 string; invalid UTF-8 is an error.
     public mutating func readString(_ what: String) throws(DecodingError) -> String {
         let data = try readData(what)
-        guard let string = String(validating: data, as: UTF8.self) else { throw .invalid("\(what) is not valid UTF-8") }
+        guard let string = String(validatingUTF8Bytes: data) else { throw .invalid("\(what) is not valid UTF-8") }
         return string
     }
 
@@ -118,5 +118,17 @@ public struct ByteReader: Sendable {
     public mutating func readUInt64(_ what: String) throws(DecodingError) -> UInt64 {
         let data = try readBytes(8, what)
         return data.reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}
+
+extension String {
+    /// The text `bytes` hold, or nil if they are not valid UTF-8.
+    ///
+    /// Through a buffer pointer: the generic path over an array slice looks
+    /// up type metadata and validates byte by byte, and decoders call this
+    /// for every inserted text and every snapshot.
+    init?(validatingUTF8Bytes bytes: ArraySlice<UInt8>) {
+        guard let string = bytes.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else { return nil }
+        self = string
     }
 }

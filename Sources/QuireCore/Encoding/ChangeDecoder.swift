@@ -160,11 +160,7 @@ struct ChangeDecoder {
                 }
                 let slice = textBytes[textOffset..<(textOffset + Int(length))]
                 textOffset += Int(length)
-                // Through a buffer pointer: the generic path over a slice
-                // looks up type metadata on every call, and this runs once per keystroke.
-                guard let string = slice.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
-                    throw .invalid("inserted text is not valid UTF-8")
-                }
+                guard let string = String(validatingUTF8Bytes: slice) else { throw .invalid("inserted text is not valid UTF-8") }
                 return .insert(object: object, origin: origin, content: .text(string))
             }
             let count = try next(.valueCount)

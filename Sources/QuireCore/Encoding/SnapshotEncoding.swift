@@ -280,7 +280,7 @@ extension Document {
                 total += count
             }
             let utf8 = try body.readData("text content")
-            guard let string = String(validating: utf8, as: UTF8.self) else { throw .invalid("text content is not valid UTF-8") }
+            guard let string = String(validatingUTF8Bytes: utf8) else { throw .invalid("text content is not valid UTF-8") }
             let scalars = Array(string.unicodeScalars)
             guard scalars.count == total else { throw .invalid("text runs claim \(total) scalars but hold \(scalars.count)") }
             var start = 0
@@ -296,7 +296,7 @@ extension Document {
             for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
                 let (id, lamport, isDeleted, count) = try readRunHeader()
                 let utf8 = try body.readData("text content")
-                guard let string = String(validating: utf8, as: UTF8.self) else { throw .invalid("text content is not valid UTF-8") }
+                guard let string = String(validatingUTF8Bytes: utf8) else { throw .invalid("text content is not valid UTF-8") }
                 let scalars = Array(string.unicodeScalars)
                 guard scalars.count == count else { throw .invalid("a text run claims \(count) scalars but holds \(scalars.count)") }
                 runs.append(SequenceRun(id: id, lamport: lamport, isDeleted: isDeleted, elements: scalars[...]))
