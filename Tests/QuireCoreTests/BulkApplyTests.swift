@@ -12,6 +12,12 @@ import QuireTestSupport
         var docs = (0..<replicas).map { Document(replica: ReplicaID(UInt64($0) + 1)) }
         let text = try docs[0].transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
         for index in docs.indices.dropFirst() { try docs[index].apply(try docs[0].allChanges()) }
+        // Keystrokes a constant or varying time apart, so runs carry times too.
+        var clock: Int64 = 1_700_000_000_000
+        func tick(_ rng: inout SeededGenerator) -> Int64 {
+            clock += Bool.random(using: &rng) ? 40 : Int64.random(in: 1...900, using: &rng)
+            return clock
+        }
         for _ in 0..<60 {
             let index = Int.random(in: docs.indices, using: &rng)
             var position = Int.random(in: 0...(try docs[index].textCount(text)), using: &rng)
@@ -19,12 +25,12 @@ import QuireTestSupport
                 let count = try docs[index].textCount(text)
                 switch Int.random(in: 0..<5, using: &rng) {
                 case 0 where position > 0:
-                    try docs[index].transact { tx in try tx.deleteText(text, at: position - 1, count: 1) }  // backspace
+                    try docs[index].transact(time: tick(&rng)) { tx in try tx.deleteText(text, at: position - 1, count: 1) }  // backspace
                     position -= 1
                 case 1 where position < count:
-                    try docs[index].transact { tx in try tx.deleteText(text, at: position, count: 1) }      // delete key
+                    try docs[index].transact(time: tick(&rng)) { tx in try tx.deleteText(text, at: position, count: 1) }      // delete key
                 default:
-                    try docs[index].transact { tx in try tx.insertText(text, at: position, randomText(&rng, maxLength: 1)) }
+                    try docs[index].transact(time: tick(&rng)) { tx in try tx.insertText(text, at: position, randomText(&rng, maxLength: 1)) }
                     position += 1
                 }
             }
@@ -37,7 +43,7 @@ import QuireTestSupport
         return docs[0]
     }
 
-    @Test(arguments: [(1, 1), (2, 1), (3, 2), (4, 3)] as [(UInt64, Int)])
+    @Test(arguments: [(1, 1), (2, 1), (3, 2), (4, 3), (5, 1), (6, 2)] as [(UInt64, Int)])
     func chainsGiveTheSameStateAsChangeByChange(seed: UInt64, replicas: Int) throws {
         let source = try Self.typedDocument(seed: seed, replicas: replicas)
         var bulk = Document(replica: ReplicaID(99))

@@ -146,6 +146,9 @@ import QuireTestSupport
                         var fresh = Document(replica: ReplicaID(2))
                         _ = try? fresh.apply(changes)
                     }
+                    // The catching-up path reads runs straight from the columns.
+                    var catchingUp = Document(replica: ReplicaID(3))
+                    _ = try? catchingUp.applyEncoded(framed)
                 } else if var loaded = try? Document(snapshot: framed, replica: ReplicaID(2)) {
                     _ = loaded.encodeSnapshot()
                     _ = try? loaded.transact { tx in try tx.put(.root, key: "after", .null) }

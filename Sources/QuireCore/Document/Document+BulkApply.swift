@@ -21,6 +21,7 @@ extension Document {
             reading: while try decoder.next(into: &current) {
                 if chain.continues(with: current) {
                     chain.extend(with: current)
+                    try takeContinuation(of: current, into: &chain, from: &decoder)
                     continue
                 }
                 if !chain.isEmpty {
@@ -30,7 +31,10 @@ extension Document {
                 }
                 guard current.id.counter == versionVector[current.id.replica] + 1,
                       current.parents.allSatisfy(versionVector.contains) else { inOrder = false; break reading }
-                if chain.start(with: current) { continue }
+                if chain.start(with: current) {
+                    try takeContinuation(of: current, into: &chain, from: &decoder)
+                    continue
+                }
                 try integrate(current.change, recordingHistory: false)
                 applied += 1
             }
@@ -45,6 +49,14 @@ extension Document {
         guard inOrder else { return try finishOneByOne(bytes, limits: limits, applied: applied) }
         history.append(bundle: bytes, count: applied, version: versionVector)
         return applied
+    }
+
+    /// Adds to `chain` the changes after `current` that the decoder can read
+    /// as one run, if they stay next to what the chain holds.
+    private func takeContinuation(of current: ChangeDecoder.Current, into chain: inout Chain,
+                                  from decoder: inout ChangeDecoder) throws(DecodingError) {
+        guard let run = try decoder.readContinuation(of: current, if: chain.canTake) else { return }
+        chain.extend(with: run)
     }
 
     /// Records the first `count` changes of a bundle, already applied, in
@@ -149,6 +161,38 @@ private struct Chain {
         default:
             return false
         }
+    }
+
+    /// Whether a run read by `ChangeDecoder.readContinuation` keeps a
+    /// delete chain's range in one piece (typing runs always continue).
+    func canTake(_ run: ChangeDecoder.Continuation) -> Bool {
+        guard run.text == nil else { return true }
+        let (low, high) = Self.range(of: run)
+        return low <= self.high + 1 && high + 1 >= self.low
+    }
+
+    /// The counters a delete run deletes.
+    private static func range(of run: ChangeDecoder.Continuation) -> (low: UInt64, high: UInt64) {
+        let length = run.lastWidth
+        let first = UInt64(bitPattern: Int64(bitPattern: run.deleteStart) &+ run.deleteStep)
+        let last = UInt64(bitPattern: Int64(bitPattern: run.deleteStart) &+ run.deleteStep &* Int64(run.count))
+        return (min(first, last), max(first, last) + length - 1)
+    }
+
+    /// Adds a run that `canTake` accepted.
+    mutating func extend(with run: ChangeDecoder.Continuation) {
+        if let text = run.text {
+            scalars.append(contentsOf: text.unicodeScalars)
+        } else {
+            let (low, high) = Self.range(of: run)
+            self.low = min(self.low, low)
+            self.high = max(self.high, high)
+        }
+        count += run.count
+        lastParent = OpID(replica: run.lastStart.replica, counter: run.lastStart.counter - 1)
+        lastStart = run.lastStart
+        lastLamport = run.lastLamport
+        lastWidth = run.lastWidth
     }
 
     /// Adds a change that `continues(with:)` accepted.

@@ -184,3 +184,120 @@ struct ChangeDecoder {
         }
     }
 }
+
+extension ChangeDecoder {
+    /// Changes that carry on the one just read as ordinary typing (each
+    /// inserting after the last element the previous inserted) or deleting
+    /// (each deleting next to what the previous deleted), taken together.
+    struct Continuation {
+        /// How many changes, and the elements (counters) they take together.
+        var count: Int
+        var width: UInt64
+        /// Typing: the text they insert, in order.
+        var text: String?
+        /// Deleting: the counters deleted, first to last change.
+        var deleteStart: UInt64 = 0
+        var deleteStep: Int64 = 0
+        /// The last change: its first id, Lamport value and width.
+        var lastStart: OpID
+        var lastLamport: UInt64
+        var lastWidth: UInt64
+    }
+
+    /// Reads, all at once, the changes after `current` that continue it as
+    /// a chain (see `Continuation`), when the columns say so: typing and
+    /// deleting encode as the same value repeated in every column, so a
+    /// whole chain is as many runs side by side. Nil, reading nothing, when
+    /// the next changes do not continue it so or `accept` turns them down.
+    mutating func readContinuation(of current: Current, if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
+        guard current.operations.count == 1, read < changeCount else { return nil }
+        let replica = UInt64(replicaIndex(current.id.replica))
+        let object = current.operations[0].object.creator
+        let objectReplica = object.map { UInt64(replicaIndex($0.replica)) + 1 } ?? 0
+        let objectCounter = object?.counter ?? 0
+        var count = UInt64(changeCount - read)
+        /// The next value of `column`, which must be `expected` (if given);
+        /// narrows `count` to the changes that share it.
+        func same(_ column: Column, _ expected: UInt64? = nil) throws(DecodingError) -> UInt64? {
+            guard let (value, run) = try columns[column.rawValue].peekRun(), expected.map({ $0 == value }) ?? true else { return nil }
+            count = min(count, run)
+            return value
+        }
+        guard try same(.changeReplica, replica) != nil, try same(.changeCounter, 0) != nil,
+              try same(.changeLamport, 0) != nil, try same(.parentCount, 0) != nil,
+              let timeDelta = try same(.changeTime), try same(.operationCount, 1) != nil,
+              try same(.objectReplica, objectReplica) != nil, try same(.objectCounter, objectCounter) != nil
+        else { return nil }
+        var continuation: Continuation
+        switch current.operations[0] {
+        case .insert(_, _, .text):
+            guard try same(.operationKind, ChangeEncoding.Kind.insertText.rawValue) != nil,
+                  try same(.originMode, ChangeEncoding.OriginMode.previousElement.rawValue) != nil,
+                  let bytesEach = try same(.textLength), bytesEach > 0,
+                  bytesEach.multipliedReportingOverflow(by: count).partialValue <= UInt64(textBytes.endIndex - textOffset),
+                  !bytesEach.multipliedReportingOverflow(by: count).overflow
+            else { return nil }
+            let end = textOffset + Int(bytesEach * count)
+            guard let text = String(validatingUTF8Bytes: textBytes[textOffset..<end]),
+                  let lastText = String(validatingUTF8Bytes: textBytes[(end - Int(bytesEach))..<end]) else {
+                throw .invalid("inserted text is not valid UTF-8")
+            }
+            let width = UInt64(text.unicodeScalars.count)
+            let lastWidth = UInt64(lastText.unicodeScalars.count)
+            continuation = Continuation(count: Int(count), width: width, text: text,
+                                        lastStart: current.lastID.advanced(by: width - lastWidth + 1),
+                                        lastLamport: current.lastLamport + width - lastWidth + 1, lastWidth: lastWidth)
+        case .delete(_, let target):
+            guard try same(.operationKind, ChangeEncoding.Kind.delete.rawValue) != nil,
+                  try same(.deleteReplica, UInt64(replicaIndex(target.start.replica))) != nil,
+                  let rawStep = try same(.deleteCounter), let length = try same(.deleteLength, UInt64(target.length))
+            else { return nil }
+            let step = Int64(bitPattern: rawStep >> 1) ^ -Int64(bitPattern: rawStep & 1)
+            // Only steps that keep each delete next to the one before.
+            guard step == -Int64(length) || step == Int64(length), length <= UInt64(limits.maxOperationWidth) else { return nil }
+            let span = length.multipliedReportingOverflow(by: count)
+            let lastDelete = Int64(bitPattern: previousDelete) &+ step &* Int64(count)
+            guard !span.overflow, lastDelete > 0 else { return nil }
+            continuation = Continuation(count: Int(count), width: span.partialValue, text: nil,
+                                        deleteStart: previousDelete, deleteStep: step,
+                                        lastStart: current.lastID.advanced(by: span.partialValue - length + 1),
+                                        lastLamport: current.lastLamport + span.partialValue - length + 1, lastWidth: length)
+        default:
+            return nil
+        }
+        guard operationTotal <= limits.maxOperations - Int(count),
+              !current.lastID.counter.addingReportingOverflow(continuation.width).overflow,
+              !current.lastLamport.addingReportingOverflow(continuation.width).overflow,
+              accept(continuation) else { return nil }
+        // Everything checked: consume the runs.
+        for column in [Column.changeReplica, .changeCounter, .changeLamport, .parentCount, .changeTime, .operationCount,
+                       .objectReplica, .objectCounter, .operationKind] {
+            columns[column.rawValue].skip(count)
+        }
+        if let text = continuation.text {
+            for column in [Column.originMode, .textLength] { columns[column.rawValue].skip(count) }
+            textOffset += text.utf8.count
+        } else {
+            for column in [Column.deleteReplica, .deleteCounter, .deleteLength] { columns[column.rawValue].skip(count) }
+            previousDelete = UInt64(bitPattern: Int64(bitPattern: previousDelete) &+ continuation.deleteStep &* Int64(count))
+        }
+        read += Int(count)
+        operationTotal += Int(count)
+        let lastID = continuation.lastStart.advanced(by: continuation.lastWidth - 1)
+        lastCounters[current.id.replica] = lastID.counter
+        previousLast = lastID
+        previousLastLamport = continuation.lastLamport + continuation.lastWidth - 1
+        let timeStep = Int64(bitPattern: timeDelta >> 1) ^ -Int64(bitPattern: timeDelta & 1)
+        previousTime = previousTime &+ timeStep &* Int64(count)
+        return continuation
+    }
+
+    private func replicaIndex(_ replica: ReplicaID) -> Int {
+        var low = 0, high = replicaTable.count
+        while low < high {
+            let mid = (low + high) / 2
+            if replicaTable[mid] < replica { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+}

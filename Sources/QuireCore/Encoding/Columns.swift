@@ -56,6 +56,24 @@ struct ColumnReader {
         return value
     }
 
+    /// The next value and how many times in a row it comes (at least 1),
+    /// without consuming anything; nil at the end of the column.
+    mutating func peekRun() throws(DecodingError) -> (value: UInt64, count: UInt64)? {
+        if run == 0 {
+            guard !reader.isAtEnd else { return nil }
+            run = try reader.readVarint("the run length of column \(name)")
+            guard run > 0 else { throw .invalid("column \(name) has an empty run") }
+            value = try reader.readVarint("a value of column \(name)")
+        }
+        return (value, run)
+    }
+
+    /// Consumes `count` values of the current run (as `peekRun` reported it).
+    mutating func skip(_ count: UInt64) {
+        precondition(count <= run, "skipping past the current run")
+        run -= count
+    }
+
     mutating func nextSigned() throws(DecodingError) -> Int64 {
         let raw = try next()
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
