@@ -538,16 +538,8 @@ def measure_replicas(peer: str, w: Replicas, runs: int) -> dict:
     snap = p["snapshot"](doc)
     load, loaded = timed(lambda: r["load"](snap), runs)
     ok_load = r["count"](w, loaded) == len(w.values)
-    row = {"peer": peer, "version": p["version"](), "trace": w.name, "kind": w.kind,
-           "ops": w.ops, "ok": ok_local and ok_merge and ok_load}
-    for key, (med, lo, hi) in (("localMs", local), ("emptyLoopMs", loop),
-                               ("mergeMs", merge), ("loadMs", load)):
-        row[key], row[key + "Min"], row[key + "Max"] = round(med, 3), round(lo, 3), round(hi, 3)
-    row.update(encodedBytes=len(update), snapshotBytes=len(snap),
-               snapshotFormat=p["snapshot_format"], runs=runs)
-    if not row["ok"]:
-        row["okDetail"] = {"replay": ok_local, "merge": ok_merge, "load": ok_load}
-    return row
+    return result_row(peer, p, w.name, w.kind, w.ops, runs, update, snap,
+                      timings=(local, loop, merge, load), checks=(ok_local, ok_merge, ok_load))
 
 
 # --------------------------------------------------------------------------
@@ -631,10 +623,17 @@ def measure(peer: str, tr: Trace, runs: int) -> dict:
     load, loaded = timed(lambda: p["load"](snap), runs)
     ok_load = p["text"](loaded) == "x" + tr.end
 
-    row = {"peer": peer, "version": p["version"](), "trace": tr.name, "kind": tr.kind,
-           "ops": tr.ops, "ok": ok_local and ok_merge and ok_load}
-    for key, (med, lo, hi) in (("localMs", local), ("emptyLoopMs", loop),
-                               ("mergeMs", merge), ("loadMs", load)):
+    return result_row(peer, p, tr.name, tr.kind, tr.ops, runs, update, snap,
+                      timings=(local, loop, merge, load), checks=(ok_local, ok_merge, ok_load))
+
+
+def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks) -> dict:
+    """One JSON line: medians with min and max of (local, empty loop, merge,
+    load), sizes, and ok only if the replay, merge and load checks all passed."""
+    ok_local, ok_merge, ok_load = checks
+    row = {"peer": peer, "version": p["version"](), "trace": name, "kind": kind,
+           "ops": ops, "ok": ok_local and ok_merge and ok_load}
+    for key, (med, lo, hi) in zip(("localMs", "emptyLoopMs", "mergeMs", "loadMs"), timings):
         row[key], row[key + "Min"], row[key + "Max"] = round(med, 3), round(lo, 3), round(hi, 3)
     row.update(encodedBytes=len(update), snapshotBytes=len(snap),
                snapshotFormat=p["snapshot_format"], runs=runs)
