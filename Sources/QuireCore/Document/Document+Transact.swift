@@ -13,52 +13,43 @@ extension Document {
         time: Int64 = 0,
         _ body: (inout Transaction) throws -> Result
     ) throws -> Result {
-        // Swap the state into the transaction rather than copying it: edits
-        // then mutate the only reference to each buffer, and no buffer is
-        // retained or released (the placeholder's are empty or shared).
-        var transaction = Transaction(start: OpID(replica: replica, counter: versionVector[replica] + 1),
-                                      startLamport: maxLamport + 1)
-        swap(&self, &transaction.document)
-        let result: Result
-        do {
-            result = try body(&transaction)
-        } catch {
-            if let rebuilt = transaction.document.rebuiltWithoutUncommittedEdits() {
-                self = rebuilt
-            } else {
-                // The history kept in memory cannot be read back (damaged
-                // bytes from a loaded snapshot), so the state cannot be rolled
-                // back: commit what was done, keeping state and history in step.
-                commit(&transaction, time: time)
+        let start = OpID(replica: replica, counter: versionVector[replica] + 1)
+        let startLamport = maxLamport + 1
+        return try withUnsafeMutablePointer(to: &self) { document in
+            var transaction = Transaction(editing: document, start: start, startLamport: startLamport)
+            let result: Result
+            do {
+                result = try body(&transaction)
+            } catch {
+                if let rebuilt = document.pointee.rebuiltWithoutUncommittedEdits() {
+                    document.pointee = rebuilt
+                } else {
+                    // The history kept in memory cannot be read back (damaged
+                    // bytes from a loaded snapshot), so the state cannot be rolled
+                    // back: commit what was done, keeping state and history in step.
+                    document.pointee.commit(start: start, startLamport: startLamport, width: transaction.width, time: time)
+                }
+                throw error
             }
-            throw error
+            document.pointee.commit(start: start, startLamport: startLamport, width: transaction.width, time: time)
+            return result
         }
-        commit(&transaction, time: time)
-        return result
     }
 
-    private mutating func commit(_ transaction: inout Transaction, time: Int64) {
-        // Swap rather than copy, so that `self` holds the only reference to
-        // each buffer and recording the change does not copy the history.
-        swap(&self, &transaction.document)
-        guard transaction.width > 0 else { return }
+    private mutating func commit(start: OpID, startLamport: UInt64, width: UInt64, time: Int64) {
+        guard width > 0 else { return }
         // The transaction appended its operations to the history already.
-        history.recordAppendedOperations(id: transaction.start, lamport: transaction.startLamport,
-                                         time: time, width: transaction.width, parents: heads)
+        history.recordAppendedOperations(id: start, lamport: startLamport, time: time, width: width, parents: heads)
         // A local change builds on every head: it becomes the only one.
         // (Not `noteApplied(parents: heads)`: passing `heads` while
         // replacing it would copy its buffer on every keystroke.)
-        let last = transaction.start.advanced(by: transaction.width - 1)
-        let lastLamport = transaction.startLamport + transaction.width - 1
+        let last = start.advanced(by: width - 1)
+        let lastLamport = startLamport + width - 1
         versionVector[replica] = last.counter
         replicaLamports[replica] = lastLamport
         maxLamport = max(maxLamport, lastLamport)
         if heads.count == 1 { heads[0] = last } else { heads = [last] }
     }
-
-    /// Stands in for a document while its state is inside a transaction;
-    /// assigning it allocates nothing.
-    static let placeholder = Document(replica: ReplicaID(0))
 
     /// Adds an applied change to the history, version vector and heads.
     mutating func record(_ change: Change) {

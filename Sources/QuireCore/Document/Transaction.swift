@@ -3,9 +3,20 @@
 /// Get one from `Document.transact(time:_:)`. Every method checks its
 /// arguments before it changes anything and throws `DocumentError` on a bad
 /// object id or index. Reads inside the closure see the edits made so far.
-public struct Transaction: Sendable {
+///
+/// A transaction edits the document in place through a pointer that is
+/// valid only while `transact` runs; it is not copyable, so it cannot
+/// outlive that call. (Moving the whole document into the transaction and
+/// back instead costs a retain and a release of each of its buffers per
+/// transaction, a third of the time of a keystroke.)
+public struct Transaction: ~Copyable {
+    private let documentPointer: UnsafeMutablePointer<Document>
+
     /// The document as edited so far.
-    public internal(set) var document: Document
+    public internal(set) var document: Document {
+        unsafeAddress { UnsafePointer(documentPointer) }
+        unsafeMutableAddress { documentPointer }
+    }
     /// The first counter and Lamport value of the change being built.
     let start: OpID
     let startLamport: UInt64
@@ -14,9 +25,10 @@ public struct Transaction: Sendable {
     /// and become a change when the transaction commits.)
     var width: UInt64 = 0
 
-    /// A transaction whose document the caller swaps in.
-    init(start: OpID, startLamport: UInt64) {
-        document = Document.placeholder
+    /// A transaction editing the document `documentPointer` points to,
+    /// which must stay valid and otherwise untouched while it lives.
+    init(editing documentPointer: UnsafeMutablePointer<Document>, start: OpID, startLamport: UInt64) {
+        self.documentPointer = documentPointer
         self.start = start
         self.startLamport = startLamport
     }

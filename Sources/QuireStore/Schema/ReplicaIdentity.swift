@@ -50,8 +50,8 @@ public enum ReplicaIdentity {
         try db.query(sql: "SELECT replica_id FROM replica WHERE singleton = 1").first?.replica(0)
     }
 
-    /// A random id this store has never used. 0 is left out because
-    /// `Document` uses it as a placeholder.
+    /// A random id this store has never used. 0 is left out: it is what
+    /// ids default to, so no real replica looks like an unset one.
     private static func newReplicaID(_ db: DatabaseConnection) throws -> ReplicaID {
         while true {
             let candidate = ReplicaID(UInt64.random(in: 1...UInt64.max))
