@@ -70,4 +70,22 @@ import QuireTestSupport
         #expect(fresh.versionVector[ReplicaID(1)] == 2)
         #expect(fresh.changeCount == 2)
     }
+
+    @Test func runsOfTextDecodeInOnePassAndEachTextMustBeValidOnItsOwn() throws {
+        func decode(_ bytes: [UInt8], _ textLength: Int) -> (String, Int)? {
+            DecodedTexts(utf8: bytes[...], textLength: textLength).map { decoded in
+                (String(String.UnicodeScalarView(decoded.scalars)), decoded.lastCount)
+            }
+        }
+        #expect(decode(Array("abc".utf8), 1)! == ("abc", 1))
+        #expect(decode(Array("éü".utf8), 2)! == ("éü", 1))
+        #expect(decode(Array("a😀bcdef".utf8), 5)! == ("a😀bcdef", 5))
+        #expect(decode(Array("bcdefa😀".utf8), 5)! == ("bcdefa😀", 2))
+        // "aéb" is valid, but cut in texts of 2 bytes "é" is split between them.
+        #expect(decode([0x61, 0xC3, 0xA9, 0x62], 2) == nil)
+        #expect(decode([0xFF], 1) == nil)                // never a UTF-8 byte
+        #expect(decode([0xC0, 0x80], 2) == nil)          // overlong
+        #expect(decode([0xED, 0xA0, 0x80], 3) == nil)    // a surrogate
+        #expect(decode([0x61, 0x62, 0x63], 2) == nil)    // not whole texts
+    }
 }

@@ -166,7 +166,7 @@ private struct Chain {
     /// Whether a run read by `ChangeDecoder.readContinuation` keeps a
     /// delete chain's range in one piece (typing runs always continue).
     func canTake(_ run: ChangeDecoder.Continuation) -> Bool {
-        guard run.text == nil else { return true }
+        guard run.scalars == nil else { return true }
         let (low, high) = Self.range(of: run)
         return low <= self.high + 1 && high + 1 >= self.low
     }
@@ -181,8 +181,8 @@ private struct Chain {
 
     /// Adds a run that `canTake` accepted.
     mutating func extend(with run: ChangeDecoder.Continuation) {
-        if let text = run.text {
-            scalars.append(contentsOf: text.unicodeScalars)
+        if let runScalars = run.scalars {
+            scalars.append(contentsOf: runScalars)
         } else {
             let (low, high) = Self.range(of: run)
             self.low = min(self.low, low)

@@ -132,3 +132,50 @@ extension String {
         self = string
     }
 }
+
+/// The scalars of a run of inserted texts, decoded in one pass.
+struct DecodedTexts {
+    var scalars: [Unicode.Scalar]
+    /// How many of `scalars` the last text holds.
+    var lastCount: Int
+
+    /// Decodes `bytes`, the UTF-8 of consecutive texts of `textLength`
+    /// bytes each; nil unless every text is valid UTF-8 on its own.
+    ///
+    /// One pass validates, counts and decodes, where making a `String`
+    /// and reading its scalars back would go over the bytes three times.
+    init?(utf8 bytes: ArraySlice<UInt8>, textLength: Int) {
+        guard textLength > 0, bytes.count % textLength == 0 else { return nil }
+        var scalars: [Unicode.Scalar] = []
+        scalars.reserveCapacity(bytes.count)
+        var lastCount = 0
+        let complete = bytes.withUnsafeBufferPointer { buffer -> Bool in
+            var offset = 0, textEnd = textLength
+            let lastStart = buffer.count - textLength
+            while offset < buffer.count {
+                let scalar: Unicode.Scalar, length: Int
+                if buffer[offset] < 0x80 {
+                    // ASCII, most text: one byte, one scalar, never across a text's end.
+                    scalar = Unicode.Scalar(buffer[offset])
+                    length = 1
+                } else {
+                    var parser = Unicode.UTF8.ForwardParser()
+                    var iterator = buffer[offset...].makeIterator()
+                    guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { return false }
+                    scalar = Unicode.UTF8.decode(encoded)
+                    length = encoded.count
+                }
+                // A scalar across the end of a text: that text alone is not valid.
+                if offset + length > textEnd { return false }
+                if offset >= lastStart { lastCount += 1 }
+                offset += length
+                if offset == textEnd { textEnd += textLength }
+                scalars.append(scalar)
+            }
+            return true
+        }
+        guard complete else { return nil }
+        self.scalars = scalars
+        self.lastCount = lastCount
+    }
+}

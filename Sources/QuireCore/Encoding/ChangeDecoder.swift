@@ -193,8 +193,8 @@ extension ChangeDecoder {
         /// How many changes, and the elements (counters) they take together.
         var count: Int
         var width: UInt64
-        /// Typing: the text they insert, in order.
-        var text: String?
+        /// Typing: the scalars they insert, in order.
+        var scalars: [Unicode.Scalar]?
         /// Deleting: the counters deleted, first to last change.
         var deleteStart: UInt64 = 0
         var deleteStep: Int64 = 0
@@ -229,6 +229,7 @@ extension ChangeDecoder {
               try same(.objectReplica, objectReplica) != nil, try same(.objectCounter, objectCounter) != nil
         else { return nil }
         var continuation: Continuation
+        var textEnd = textOffset
         switch current.operations[0] {
         case .insert(_, _, .text):
             guard try same(.operationKind, ChangeEncoding.Kind.insertText.rawValue) != nil,
@@ -237,14 +238,13 @@ extension ChangeDecoder {
                   bytesEach.multipliedReportingOverflow(by: count).partialValue <= UInt64(textBytes.endIndex - textOffset),
                   !bytesEach.multipliedReportingOverflow(by: count).overflow
             else { return nil }
-            let end = textOffset + Int(bytesEach * count)
-            guard let text = String(validatingUTF8Bytes: textBytes[textOffset..<end]),
-                  let lastText = String(validatingUTF8Bytes: textBytes[(end - Int(bytesEach))..<end]) else {
+            textEnd = textOffset + Int(bytesEach * count)
+            guard let texts = DecodedTexts(utf8: textBytes[textOffset..<textEnd], textLength: Int(bytesEach)) else {
                 throw .invalid("inserted text is not valid UTF-8")
             }
-            let width = UInt64(text.unicodeScalars.count)
-            let lastWidth = UInt64(lastText.unicodeScalars.count)
-            continuation = Continuation(count: Int(count), width: width, text: text,
+            let width = UInt64(texts.scalars.count)
+            let lastWidth = UInt64(texts.lastCount)
+            continuation = Continuation(count: Int(count), width: width, scalars: texts.scalars,
                                         lastStart: current.lastID.advanced(by: width - lastWidth + 1),
                                         lastLamport: current.lastLamport + width - lastWidth + 1, lastWidth: lastWidth)
         case .delete(_, let target):
@@ -258,7 +258,7 @@ extension ChangeDecoder {
             let span = length.multipliedReportingOverflow(by: count)
             let lastDelete = Int64(bitPattern: previousDelete) &+ step &* Int64(count)
             guard !span.overflow, lastDelete > 0 else { return nil }
-            continuation = Continuation(count: Int(count), width: span.partialValue, text: nil,
+            continuation = Continuation(count: Int(count), width: span.partialValue, scalars: nil,
                                         deleteStart: previousDelete, deleteStep: step,
                                         lastStart: current.lastID.advanced(by: span.partialValue - length + 1),
                                         lastLamport: current.lastLamport + span.partialValue - length + 1, lastWidth: length)
@@ -274,9 +274,9 @@ extension ChangeDecoder {
                        .objectReplica, .objectCounter, .operationKind] {
             columns[column.rawValue].skip(count)
         }
-        if let text = continuation.text {
+        if continuation.scalars != nil {
             for column in [Column.originMode, .textLength] { columns[column.rawValue].skip(count) }
-            textOffset += text.utf8.count
+            textOffset = textEnd
         } else {
             for column in [Column.deleteReplica, .deleteCounter, .deleteLength] { columns[column.rawValue].skip(count) }
             previousDelete = UInt64(bitPattern: Int64(bitPattern: previousDelete) &+ continuation.deleteStep &* Int64(count))
