@@ -27,7 +27,7 @@ extension Document {
                 if !chain.isEmpty {
                     guard apply(chain) else { inOrder = false; break reading }
                     applied += chain.count
-                    chain = Chain()
+                    chain.removeAll()
                 }
                 guard current.id.counter == versionVector[current.id.replica] + 1,
                       current.parents.allSatisfy(versionVector.contains) else { inOrder = false; break reading }
@@ -81,13 +81,13 @@ extension Document {
             guard (try? integrate(chain.first, recordingHistory: false)) != nil else { return false }
             return true
         }
-        let first = chain.first
-        if case let previous = replicaLamports[first.replica], previous > 0, first.lamport <= previous { return false }
-        switch first.operations[0] {
+        let first = chain.firstID, lamport = chain.firstLamport
+        if case let previous = replicaLamports[first.replica], previous > 0, lamport <= previous { return false }
+        switch chain.operation {
         case let .insert(object, origin, .text):
             guard let slot = try? objects.editableSlot(object, .text) else { return false }
-            if let origin, let originLamport = objects.texts[slot].lamport(of: origin), first.lamport <= originLamport { return false }
-            guard (try? objects.texts[slot].insertRemote(origin: origin, id: first.id, lamport: first.lamport, contentsOf: chain.scalars)) != nil
+            if let origin, let originLamport = objects.texts[slot].lamport(of: origin), lamport <= originLamport { return false }
+            guard (try? objects.texts[slot].insertRemote(origin: origin, id: first, lamport: lamport, contentsOf: chain.scalars)) != nil
             else { return false }
         case let .delete(object, target):
             guard let slot = objects.find(object), slot.kind == .text || slot.kind == .list else { return false }
@@ -101,7 +101,7 @@ extension Document {
         default:
             return false
         }
-        noteApplied(first)
+        noteApplied(id: first, lamport: lamport, width: chain.firstWidth, parents: chain.firstParents)
         noteApplied(id: chain.lastStart, lamport: chain.lastLamport, width: chain.lastWidth, parents: [chain.lastParent])
         return true
     }
@@ -109,9 +109,19 @@ extension Document {
 
 /// A run of one-operation changes of one replica that together are one
 /// insert of text or one delete of consecutive elements.
+///
+/// One chain is reused from one run to the next, keeping its buffers.
 private struct Chain {
-    /// The first change, whole.
-    private(set) var first = Change(id: OpID(replica: ReplicaID(0), counter: 1), lamport: 1, parents: [], operations: [])
+    /// The first change: its id, Lamport value, time, width, parents and
+    /// only operation. (Its parents are copied into a buffer of the chain's
+    /// own: sharing the decoder's would make the decoder copy its buffer
+    /// when it reads the next change.)
+    private(set) var firstID = OpID(replica: ReplicaID(0), counter: 1)
+    private(set) var firstLamport: UInt64 = 0
+    private var firstTime: Int64 = 0
+    private(set) var firstWidth: UInt64 = 0
+    private(set) var firstParents: [OpID] = []
+    private(set) var operation = Operation.increment(object: .root, delta: 0)
     private(set) var count = 0
     /// The text inserted by an insert chain.
     private(set) var scalars: [Unicode.Scalar] = []
@@ -124,6 +134,17 @@ private struct Chain {
     private(set) var lastParent = OpID(replica: ReplicaID(0), counter: 1)
 
     var isEmpty: Bool { count == 0 }
+
+    /// The first change, whole.
+    var first: Change {
+        Change(id: firstID, lamport: firstLamport, parents: firstParents, time: firstTime, operations: [operation], width: firstWidth)
+    }
+
+    /// Empties the chain, keeping its buffers for the next one.
+    mutating func removeAll() {
+        count = 0
+        scalars.removeAll(keepingCapacity: true)
+    }
     private var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
 
     /// Starts a chain with `change` if it can begin one.
@@ -138,7 +159,13 @@ private struct Chain {
         default:
             return false
         }
-        first = change.change
+        firstID = change.id
+        firstLamport = change.lamport
+        firstTime = change.time
+        firstWidth = change.width
+        firstParents.removeAll(keepingCapacity: true)
+        firstParents.append(contentsOf: change.parents)
+        operation = change.operations[0]
         count = 1
         note(change)
         return true
@@ -151,7 +178,7 @@ private struct Chain {
         guard count > 0, change.operations.count == 1, change.id.replica == lastStart.replica,
               change.lamport == lastLamport + lastWidth, change.parents.count == 1, change.parents[0] == lastID
         else { return false }
-        switch (first.operations[0], change.operations[0]) {
+        switch (operation, change.operations[0]) {
         case let (.insert(object, _, .text), .insert(nextObject, origin, .text)):
             return nextObject == object && origin == lastID
         case let (.delete(object, firstTarget), .delete(nextObject, target)):
