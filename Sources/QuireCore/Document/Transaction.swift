@@ -86,12 +86,15 @@ public struct Transaction: ~Copyable {
         let scalars = string.unicodeScalars
         if scalars.isEmpty { return }
         let origin: OpID?
+        let countBefore = document.objects.texts[slot].count
         do {
             origin = try document.objects.texts[slot].insertLocal(at: index, id: nextID, lamport: nextLamport, contentsOf: scalars)
         } catch {
-            throw .indexOutOfRange(index: index, count: document.objects.texts[slot].count)
+            throw .indexOutOfRange(index: index, count: countBefore)
         }
-        record(.insert(object: text, origin: origin, content: .text(string)), width: scalars.count)
+        // The scalars inserted, counted by the sequence rather than by
+        // decoding the string a second time.
+        record(.insert(object: text, origin: origin, content: .text(string)), width: document.objects.texts[slot].count - countBefore)
     }
 
     /// Deletes `count` scalars of a text object from `index` on.
