@@ -59,4 +59,20 @@ import Testing
         #expect(try loaded.text(text) == "héY wörld!")
         #expect(loaded.encodeSnapshot() == document.encodeSnapshot())
     }
+
+    /// A long-lived document has more changes than one bundle may hold: its
+    /// snapshot splits the history, and it reloads whole.
+    @Test func aHistoryLongerThanOneBundleMayHoldReloads() throws {
+        var doc = Document(replica: ReplicaID(1))
+        let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        for index in 0..<24 { try doc.transact { tx in try tx.insertText(text, at: index, "x") } }
+        let bytes = doc.encodeSnapshot(includeHistory: true, changesPerBundle: 10)
+        let limits = DecodingLimits(maxChanges: 10)
+        let loaded = try Document(snapshot: bytes, replica: ReplicaID(2), limits: limits)
+        #expect(try loaded.allChanges() == doc.allChanges())
+        #expect(try loaded.text(text) == String(repeating: "x", count: 24))
+        // One bundle of all 25 changes is over the limit for one bundle.
+        let oneBundle = doc.encodeSnapshot(includeHistory: true, changesPerBundle: 100)
+        #expect(throws: DecodingError.self) { try Document(snapshot: oneBundle, replica: ReplicaID(2), limits: limits) }
+    }
 }

@@ -95,6 +95,19 @@ struct ChangeHistory: Sendable {
                       operations: Array(operations[operationsStart..<Int(record.operationsEnd)]), width: record.width)
     }
 
+    /// Most changes one encoded piece of history holds: well under the
+    /// changes a bundle may hold by default (`DecodingLimits.maxChanges`),
+    /// so that a long-lived document reloads its own history.
+    static let changesPerBundle = 1 << 20
+
+    /// The whole history as bundles: those held encoded, then the recorded
+    /// changes in bundles of at most `changesPerBundle` changes.
+    func encodedBundles(changesPerBundle: Int = changesPerBundle) -> [[UInt8]] {
+        bundles + stride(from: 0, to: records.count, by: changesPerBundle).map { start in
+            ChangeEncoding.encode((start..<min(start + changesPerBundle, records.count)).map(change(at:)))
+        }
+    }
+
     /// The last change recorded decoded, if any.
     var lastRecorded: Change? { records.isEmpty ? nil : change(at: records.count - 1) }
 

@@ -19,6 +19,12 @@ extension Document {
     /// every replica that applied the same changes. Pending changes are not
     /// included.
     public func encodeSnapshot(includeHistory: Bool = true) -> [UInt8] {
+        encodeSnapshot(includeHistory: includeHistory, changesPerBundle: ChangeHistory.changesPerBundle)
+    }
+
+    /// `encodeSnapshot(includeHistory:)` with history bundles of at most
+    /// `changesPerBundle` changes (tests make it small).
+    func encodeSnapshot(includeHistory: Bool, changesPerBundle: Int) -> [UInt8] {
         var replicas = Set(versionVector.replicas)
         for object in objects.slots.keys { if let creator = object.creator { replicas.insert(creator.replica) } }
         let replicaTable = replicas.sorted()
@@ -107,7 +113,7 @@ extension Document {
             body.writeVarint(count)
         }
         if includeHistory && base == nil {
-            let bundles = history.bundles + (history.hasRecords ? [ChangeEncoding.encode(history.recordedChanges)] : [])
+            let bundles = history.encodedBundles(changesPerBundle: changesPerBundle)
             body.writeByte(1)
             body.writeVarint(bundles.count)
             for bundle in bundles { body.writeData(bundle) }
@@ -311,12 +317,11 @@ extension Document {
             // The bundles are checked (frame, checksum, header) but decoded
             // only when someone reads the history: loading stays fast and small.
             let bundleCount = try body.readCount("history bundles", minimumItemSize: 8)
-            var changeCount = 0
+            // Each bundle is held to the limits; the history as a whole is
+            // not, since it is kept as the bytes read.
             for _ in 0..<bundleCount {
                 let bundle = Array(try body.readData("the history"))
                 let count = try ChangeEncoding.changeCount(of: bundle, limits: limits)
-                guard count <= limits.maxChanges - changeCount else { throw .invalid("the history holds more changes than the limit of \(limits.maxChanges)") }
-                changeCount += count
                 history.append(bundle: bundle, count: count, version: versionVector)
             }
         case let flag: throw .invalid("the history flag is \(flag)")
