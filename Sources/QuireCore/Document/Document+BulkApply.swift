@@ -55,7 +55,10 @@ extension Document {
     /// as one run, if they stay next to what the chain holds.
     private func takeContinuation(of current: ChangeDecoder.Current, into chain: inout Chain,
                                   from decoder: inout ChangeDecoder) throws(DecodingError) {
-        guard let run = try decoder.readContinuation(of: current, if: chain.canTake) else { return }
+        // The deleted range by value: a closure over `chain` would copy it.
+        let (low, high) = (chain.low, chain.high)
+        guard let run = try decoder.readContinuation(of: current, if: { Chain.keepsRangeWhole($0, low: low, high: high) })
+        else { return }
         chain.extend(with: run)
     }
 
@@ -190,12 +193,13 @@ private struct Chain {
         }
     }
 
-    /// Whether a run read by `ChangeDecoder.readContinuation` keeps a
-    /// delete chain's range in one piece (typing runs always continue).
-    func canTake(_ run: ChangeDecoder.Continuation) -> Bool {
+    /// Whether a run read by `ChangeDecoder.readContinuation` keeps the
+    /// range `low...high` of a delete chain in one piece (typing runs always
+    /// continue).
+    static func keepsRangeWhole(_ run: ChangeDecoder.Continuation, low: UInt64, high: UInt64) -> Bool {
         guard run.scalars == nil else { return true }
-        let (low, high) = Self.range(of: run)
-        return low <= self.high + 1 && high + 1 >= self.low
+        let (runLow, runHigh) = range(of: run)
+        return runLow <= high + 1 && runHigh + 1 >= low
     }
 
     /// The counters a delete run deletes.
@@ -206,7 +210,7 @@ private struct Chain {
         return (min(first, last), max(first, last) + length - 1)
     }
 
-    /// Adds a run that `canTake` accepted.
+    /// Adds a run that `keepsRangeWhole` accepted.
     mutating func extend(with run: ChangeDecoder.Continuation) {
         if let runScalars = run.scalars {
             scalars.append(contentsOf: runScalars)
