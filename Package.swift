@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "JSONText"),
 
         // The command-line tool: notes, merge inspection, file inspection.
-        .executableTarget(name: "quire", dependencies: ["Quire", "QuireSync"]),
+        .executableTarget(name: "quire", dependencies: ["Quire", "QuireSync", "JSONText"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
         // glibc's malloc statistics, for the memory a loaded document holds.
