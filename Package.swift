@@ -42,7 +42,7 @@ let package = Package(
         .systemLibrary(name: "CMalloc", path: "Benchmarks/CMalloc"),
         .target(
             name: "QuireBenchKit",
-            dependencies: ["Quire", "QuireCore", "QuireStore", "CZlib", "CMalloc", "QuireTestSupport"],
+            dependencies: ["Quire", "QuireCore", "QuireStore", "CZlib", "CMalloc", "QuireTestSupport", "JSONText"],
             path: "Benchmarks/QuireBenchKit"
         ),
         .executableTarget(
