@@ -31,15 +31,18 @@ let package = Package(
         // The public API: DocumentStore over the store and the core.
         .target(name: "Quire", dependencies: ["QuireCore", "QuireStore"]),
 
+        // The JSON text the tools print (quire --json, quire-bench report lines), byte for byte.
+        .target(name: "JSONText"),
+
         // The command-line tool: notes, merge inspection, file inspection.
-        .executableTarget(name: "quire", dependencies: ["Quire", "QuireSync"]),
+        .executableTarget(name: "quire", dependencies: ["Quire", "QuireSync", "JSONText"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
         // glibc's malloc statistics, for the memory a loaded document holds.
         .systemLibrary(name: "CMalloc", path: "Benchmarks/CMalloc"),
         .target(
             name: "QuireBenchKit",
-            dependencies: ["Quire", "QuireCore", "QuireStore", "CZlib", "CMalloc", "QuireTestSupport"],
+            dependencies: ["Quire", "QuireCore", "QuireStore", "CZlib", "CMalloc", "QuireTestSupport", "JSONText"],
             path: "Benchmarks/QuireBenchKit"
         ),
         .executableTarget(
@@ -58,6 +61,7 @@ let package = Package(
         .executableTarget(name: "quire-store-writer", dependencies: ["Quire"], path: "Tests/StoreWriter"),
         .testTarget(name: "QuireTests", dependencies: ["QuireTestSupport", "Quire", "QuireStore", "CSQLite", "quire-store-writer"]),
         .testTarget(name: "QuireBenchKitTests", dependencies: ["QuireBenchKit"]),
+        .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         // End-to-end tests that run the built `quire` binary.
         .testTarget(name: "quireTests", dependencies: ["quire", "Quire"]),
     ],

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JSONText
 import Quire
 import Synchronization
 
@@ -192,32 +193,31 @@ extension StoreBenchmark {
     /// One JSON object on one line.
     public var jsonLine: String {
         let o = options
-        func round(_ value: Double) -> JSONValue { .number((value * 1000).rounded() / 1000) }
+        func round(_ value: Double) -> JSONValue { .double((value * 1000).rounded() / 1000) }
         let single = Self.rate(single, edits: o.edits)
         let batched = Self.rate(batched, edits: o.edits)
         let group = Self.rate(group, edits: o.edits * o.threads)
-        let fields: KeyValuePairs<String, JSONValue> = [
-            "edits": .number(Double(o.edits)),
-            "batch": .number(Double(o.batch)),
-            "threads": .number(Double(o.threads)),
-            "documents": .number(Double(o.documents)),
-            "runs": .number(Double(o.runs)),
-            "singleEditsPerSecond": round(single.median),
-            "singleEditsPerSecondMin": round(single.min),
-            "singleEditsPerSecondMax": round(single.max),
-            "batchedEditsPerSecond": round(batched.median),
-            "batchedEditsPerSecondMin": round(batched.min),
-            "batchedEditsPerSecondMax": round(batched.max),
-            "groupEditsPerSecond": round(group.median),
-            "groupEditsPerSecondMin": round(group.min),
-            "groupEditsPerSecondMax": round(group.max),
-            "openMs": round(open.median),
-            "openMsMin": round(open.min),
-            "openMsMax": round(open.max),
-            "openAndLoadMs": round(openAndLoad.median),
-            "openAndLoadMsMin": round(openAndLoad.min),
-            "openAndLoadMsMax": round(openAndLoad.max),
-        ]
-        return "{" + fields.map { "\(JSONValue.string($0.key)): \($0.value)" }.joined(separator: ", ") + "}"
+        return JSONValue.orderedObject([
+            ("edits", .integer(o.edits)),
+            ("batch", .integer(o.batch)),
+            ("threads", .integer(o.threads)),
+            ("documents", .integer(o.documents)),
+            ("runs", .integer(o.runs)),
+            ("singleEditsPerSecond", round(single.median)),
+            ("singleEditsPerSecondMin", round(single.min)),
+            ("singleEditsPerSecondMax", round(single.max)),
+            ("batchedEditsPerSecond", round(batched.median)),
+            ("batchedEditsPerSecondMin", round(batched.min)),
+            ("batchedEditsPerSecondMax", round(batched.max)),
+            ("groupEditsPerSecond", round(group.median)),
+            ("groupEditsPerSecondMin", round(group.min)),
+            ("groupEditsPerSecondMax", round(group.max)),
+            ("openMs", round(open.median)),
+            ("openMsMin", round(open.min)),
+            ("openMsMax", round(open.max)),
+            ("openAndLoadMs", round(openAndLoad.median)),
+            ("openAndLoadMsMin", round(openAndLoad.min)),
+            ("openAndLoadMsMax", round(openAndLoad.max)),
+        ]).compact
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// The two output forms of `quire-bench trace`: an aligned table for people,
 /// one JSON object per line for scripts.
@@ -42,70 +43,27 @@ public struct TraceTable {
 extension TraceMeasurement {
     /// One JSON object on one line; a figure not measured (a failed replay) is null.
     public var jsonLine: String {
-        func ms(_ value: Double?) -> JSONValue { value.map { .number(($0 * 1000).rounded() / 1000) } ?? .null }
-        let fields: KeyValuePairs<String, JSONValue> = [
-            "trace": .string(trace),
-            "kind": .string(kind),
-            "ops": .number(Double(ops)),
-            "txns": .number(Double(txns)),
-            "ok": .bool(ok),
-            "runs": .number(Double(runs)),
-            "localMs": ms(local?.median),
-            "localMsMin": ms(local?.min),
-            "localMsMax": ms(local?.max),
-            "mergeMs": ms(merge?.median),
-            "mergeMsMin": ms(merge?.min),
-            "mergeMsMax": ms(merge?.max),
-            "encodedBytes": encodedBytes.map { .number(Double($0)) } ?? .null,
-            "loadMs": ms(load?.median),
-            "loadMsMin": ms(load?.min),
-            "loadMsMax": ms(load?.max),
-            "snapshotBytes": snapshotBytes.map { .number(Double($0)) } ?? .null,
-            "memoryBytes": memoryBytes.map { .number(Double($0)) } ?? .null,
-            "failures": .array(failures.map(JSONValue.string)),
-        ]
-        return "{" + fields.map { "\(JSONValue.string($0.key)): \($0.value)" }.joined(separator: ", ") + "}"
-    }
-}
-
-/// Just enough JSON to write a report line with its keys in a fixed order
-/// (`JSONSerialization` and `JSONEncoder` do not keep insertion order).
-enum JSONValue: CustomStringConvertible {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    indirect case array([JSONValue])
-    /// Keys in the order given.
-    indirect case object([(String, JSONValue)])
-
-    var description: String {
-        switch self {
-        case .null: "null"
-        case .bool(let value): value ? "true" : "false"
-        // Whole numbers print without a fraction; others in Swift's shortest round-trip form.
-        case .number(let value): value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
-        case .string(let value): Self.quote(value)
-        case .array(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
-        case .object(let fields): "{" + fields.map { "\(Self.quote($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
-        }
-    }
-
-    private static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        func ms(_ value: Double?) -> JSONValue { value.map { .double(($0 * 1000).rounded() / 1000) } ?? .null }
+        return JSONValue.orderedObject([
+            ("trace", .string(trace)),
+            ("kind", .string(kind)),
+            ("ops", .integer(ops)),
+            ("txns", .integer(txns)),
+            ("ok", .bool(ok)),
+            ("runs", .integer(runs)),
+            ("localMs", ms(local?.median)),
+            ("localMsMin", ms(local?.min)),
+            ("localMsMax", ms(local?.max)),
+            ("mergeMs", ms(merge?.median)),
+            ("mergeMsMin", ms(merge?.min)),
+            ("mergeMsMax", ms(merge?.max)),
+            ("encodedBytes", encodedBytes.map { .integer($0) } ?? .null),
+            ("loadMs", ms(load?.median)),
+            ("loadMsMin", ms(load?.min)),
+            ("loadMsMax", ms(load?.max)),
+            ("snapshotBytes", snapshotBytes.map { .integer($0) } ?? .null),
+            ("memoryBytes", memoryBytes.map { .integer($0) } ?? .null),
+            ("failures", .array(failures.map(JSONValue.string))),
+        ]).compact
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// The outputs of `quire-bench suite`: one JSON file with every figure, a
 /// Markdown report with Quire-to-peer ratios, one SVG chart per family.
@@ -24,16 +25,16 @@ public struct SuiteReport {
     public var json: String {
         func spread(_ value: Spread?) -> JSONValue {
             guard let value else { return .null }
-            func rounded(_ x: Double) -> JSONValue { .number((x * 1000).rounded() / 1000) }
-            return .object([("median", rounded(value.median)), ("min", rounded(value.min)), ("max", rounded(value.max))])
+            func rounded(_ x: Double) -> JSONValue { .double((x * 1000).rounded() / 1000) }
+            return .orderedObject([("median", rounded(value.median)), ("min", rounded(value.min)), ("max", rounded(value.max))])
         }
-        func int(_ value: Int?) -> JSONValue { value.map { .number(Double($0)) } ?? .null }
+        func int(_ value: Int?) -> JSONValue { value.map { .integer($0) } ?? .null }
         let workloads: [JSONValue] = results.map { result in
-            .object([
+            .orderedObject([
                 ("name", .string(result.workload.name)), ("family", .string(result.workload.family.rawValue)),
                 ("description", .string(result.workload.description)), ("ops", int(result.ops)),
                 ("libraries", .array(result.figures.map { f in
-                    .object([
+                    .orderedObject([
                         ("library", .string(f.library)), ("version", f.version.map(JSONValue.string) ?? .null),
                         ("ok", .bool(f.ok)), ("runs", int(f.runs)),
                         ("localMs", spread(f.local)), ("emptyLoopMs", spread(f.emptyLoop)), ("mergeMs", spread(f.merge)),
@@ -44,10 +45,10 @@ public struct SuiteReport {
                 })),
             ])
         }
-        return JSONValue.object([
+        return JSONValue.orderedObject([
             ("command", .string(command)), ("date", .string(date)), ("machine", .string(machine)),
             ("workloads", .array(workloads)),
-        ]).description + "\n"
+        ]).compact + "\n"
     }
 
     // MARK: Markdown

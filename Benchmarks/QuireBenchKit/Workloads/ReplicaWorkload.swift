@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import QuireCore
 
 /// Many replicas each writing once, merged by one replica (crdt-benchmarks
@@ -35,14 +36,14 @@ public struct ReplicaWorkload: Sendable, Equatable {
     public var json: String {
         func encode(_ value: Value) -> JSONValue {
             switch value {
-            case .number(let number): .number(Double(number))
+            case .number(let number): .integer(number)
             case .string(let string): .string(string)
-            case .object(let fields): .object(fields.sorted { $0.key < $1.key }.map { ($0.key, encode($0.value)) })
+            case .object(let fields): .object(fields.mapValues(encode))
             }
         }
-        return JSONValue.object([
+        return JSONValue.orderedObject([
             ("kind", .string("replicas")), ("container", .string(container.rawValue)), ("values", .array(values.map(encode))),
-        ]).description
+        ]).compact
     }
 
     public static func parse(json: [UInt8]) throws(TraceFormatError) -> ReplicaWorkload {

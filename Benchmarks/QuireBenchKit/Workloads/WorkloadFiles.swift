@@ -1,26 +1,27 @@
 import Foundation
+import JSONText
 
 extension EditingTrace {
     /// The trace in the editing-trace format (shared/traces/README.md), which
     /// `EditingTrace.parse` and `peers.py trace` read.
     public var json: String {
         func patches(_ patches: [Patch]) -> (String, JSONValue) {
-            ("patches", .array(patches.map { .array([.number(Double($0.position)), .number(Double($0.deleteCount)), .string($0.insertedText)]) }))
+            ("patches", .array(patches.map { .array([.integer($0.position), .integer($0.deleteCount), .string($0.insertedText)]) }))
         }
         switch self {
         case .sequential(let trace):
-            return JSONValue.object([
+            return JSONValue.orderedObject([
                 ("startContent", .string("")), ("endContent", .string(trace.endContent)),
-                ("txns", .array(trace.txns.map { .object([patches($0)]) })),
-            ]).description
+                ("txns", .array(trace.txns.map { .orderedObject([patches($0)]) })),
+            ]).compact
         case .concurrent(let trace):
-            return JSONValue.object([
+            return JSONValue.orderedObject([
                 ("kind", .string("concurrent")), ("endContent", .string(trace.endContent)),
-                ("numAgents", .number(Double(trace.numAgents))),
+                ("numAgents", .integer(trace.numAgents)),
                 ("txns", .array(trace.txns.map { txn in
-                    .object([("parents", .array(txn.parents.map { .number(Double($0)) })), ("agent", .number(Double(txn.agent))), patches(txn.patches)])
+                    .orderedObject([("parents", .array(txn.parents.map { .integer($0) })), ("agent", .integer(txn.agent)), patches(txn.patches)])
                 })),
-            ]).description
+            ]).compact
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import Quire
 import QuireSync
 
@@ -148,10 +149,10 @@ private struct DemoSummary {
         return lines.joined(separator: "\n")
     }
 
-    var json: JSON {
+    var json: JSONValue {
         .object([
             "server": .string(server),
-            "steps": .array(steps.map(JSON.string)),
+            "steps": .array(steps.map(JSONValue.string)),
             "notes": .array(notes.map { merged in
                 .object(["note": merged.note.json, "conflicts": .array(merged.conflicts.map(\.json)), "version": .version(merged.version)])
             }),

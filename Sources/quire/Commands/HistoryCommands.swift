@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import Quire
 
 /// Merge inspection: `quire log`, `heads`, `vv`, `show`, `diff` and `blame`.
@@ -21,10 +22,10 @@ enum HistoryCommands {
                 context.output.print(json: .array(entries.map { change, version in
                     .object([
                         "id": .string(change.id.description), "replica": .string(change.replica.description),
-                        "counters": .object(["first": .int(change.id.counter), "last": .int(change.lastID.counter)]),
-                        "lamport": .object(["first": .int(change.lamport), "last": .int(change.lastLamport)]),
+                        "counters": .object(["first": .integer(change.id.counter), "last": .integer(change.lastID.counter)]),
+                        "lamport": .object(["first": .integer(change.lamport), "last": .integer(change.lastLamport)]),
                         "parents": .array(change.parents.map { .string($0.description) }),
-                        "operations": .int(change.operations.count),
+                        "operations": .integer(change.operations.count),
                         "time": change.time > 0 ? .string(RelativeTime.isoDate(milliseconds: change.time)) : .null,
                         "acknowledged": .bool(acknowledged.contains(change.lastID)),
                         "version": .string(version.description),
@@ -121,9 +122,9 @@ enum HistoryCommands {
             if invocation.flag("--json") {
                 context.output.print(json: .array(pieces.map { piece in
                     .object([
-                        "offset": .int(piece.offset), "text": .string(piece.text),
+                        "offset": .integer(piece.offset), "text": .string(piece.text),
                         "change": .string(piece.change.id.description), "replica": .string(piece.change.replica.description),
-                        "lamport": .int(piece.lamport),
+                        "lamport": .integer(piece.lamport),
                         "time": piece.change.time > 0 ? .string(RelativeTime.isoDate(milliseconds: piece.change.time)) : .null,
                     ])
                 }))
@@ -131,7 +132,7 @@ enum HistoryCommands {
             }
             let rows = pieces.map { piece in
                 [context.output.styled(piece.change.id.description, .yellow), RelativeTime.describe(milliseconds: piece.change.time),
-                 "\(piece.offset)", JSON.quoted(piece.text)]
+                 "\(piece.offset)", JSONValue.quoted(piece.text)]
             }
             context.output.print(Table(header: ["CHANGE", "TIME", "OFFSET", "TEXT"], rows: rows).render())
         })

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import Quire
 
 /// `quire inspect FILE`: decodes a store file, a snapshot frame, a document
@@ -39,41 +40,41 @@ enum InspectCommand {
 /// What `inspect` found in one file: named fields in a fixed order, and
 /// damage found inside an otherwise readable file.
 struct FileReport {
-    private(set) var fields: [(String, JSON)] = []
+    private(set) var fields: [(String, JSONValue)] = []
     private(set) var damage: [String] = []
 
-    var json: JSON {
-        .object(Dictionary(uniqueKeysWithValues: fields) .merging(["damage": .array(damage.map(JSON.string))]) { $1 })
+    var json: JSONValue {
+        .object(Dictionary(uniqueKeysWithValues: fields) .merging(["damage": .array(damage.map(JSONValue.string))]) { $1 })
     }
 
     static let sqliteMagic = Array("SQLite format 3\0".utf8)
 
     init(path: String, bytes: [UInt8]) throws {
         add("file", .string(path))
-        add("bytes", .int(bytes.count))
+        add("bytes", .integer(bytes.count))
         do {
             if bytes.starts(with: Self.sqliteMagic) {
                 try inspectStore(path)
             } else if bytes.starts(with: SnapshotFrame.magic) {
                 add("kind", .string("snapshot-frame"))
                 let (encoding, changeCount) = try SnapshotFrame.open(bytes)
-                add("formatVersion", .int(Int(SnapshotFrame.formatVersion)))
-                add("uncompressedBytes", .int(encoding.count))
+                add("formatVersion", .integer(Int(SnapshotFrame.formatVersion)))
+                add("uncompressedBytes", .integer(encoding.count))
                 add("compressionRatio", .string(String(format: "%.2f", Double(encoding.count) / Double(max(1, bytes.count)))))
-                add("declaredChanges", .int(changeCount))
+                add("declaredChanges", .integer(changeCount))
                 try inspectSnapshot(encoding)
             } else if bytes.starts(with: Array("QDOC".utf8)) {
                 add("kind", .string("snapshot"))
-                add("formatVersion", .int(Self.envelopeVersion(bytes)))
+                add("formatVersion", .integer(Self.envelopeVersion(bytes)))
                 try inspectSnapshot(bytes)
             } else if bytes.starts(with: Array("QCHG".utf8)) {
                 add("kind", .string("changes"))
-                add("formatVersion", .int(Self.envelopeVersion(bytes)))
+                add("formatVersion", .integer(Self.envelopeVersion(bytes)))
                 let changes = try ChangeEncoding.decode(bytes)
-                add("changes", .int(changes.count))
-                add("operations", .int(changes.reduce(0) { $0 + $1.operations.count }))
-                add("counters", .int(changes.reduce(0) { $0 + $1.width }))
-                add("replicas", .int(Set(changes.map(\.replica)).count))
+                add("changes", .integer(changes.count))
+                add("operations", .integer(changes.reduce(0) { $0 + $1.operations.count }))
+                add("counters", .integer(changes.reduce(0) { $0 + $1.width }))
+                add("replicas", .integer(Set(changes.map(\.replica)).count))
             } else {
                 throw CLIError.failure("\(path) is not a Quire file: it starts with none of the known magic numbers (SQLite, QSNP, QDOC, QCHG)")
             }
@@ -84,7 +85,7 @@ struct FileReport {
         }
     }
 
-    private mutating func add(_ name: String, _ value: JSON) { fields.append((name, value)) }
+    private mutating func add(_ name: String, _ value: JSONValue) { fields.append((name, value)) }
 
     /// The format version varint after a 4-byte magic (Specs/encoding.md, "Envelope").
     private static func envelopeVersion(_ bytes: [UInt8]) -> Int {
@@ -94,10 +95,10 @@ struct FileReport {
 
     private mutating func inspectSnapshot(_ encoding: [UInt8]) throws {
         let document = try Document(snapshot: encoding, replica: ReplicaID(0))
-        add("changes", .int(document.changeCount))
-        add("operations", .int(document.versionVector.operationCount))
-        add("replicas", .int(document.versionVector.replicas.count))
-        add("tombstones", .int(document.tombstoneCount))
+        add("changes", .integer(document.changeCount))
+        add("operations", .integer(document.versionVector.operationCount))
+        add("replicas", .integer(document.versionVector.replicas.count))
+        add("tombstones", .integer(document.tombstoneCount))
     }
 
     /// A store file, opened read-only: the schema, the tables' counts, and
@@ -116,9 +117,9 @@ struct FileReport {
 
     private mutating func inspectTables(_ db: DatabaseConnection) throws {
         func count(_ sql: String) throws -> Int64 { try db.query(sql: sql)[0].int64(0) }
-        add("schemaVersion", .int(try count("PRAGMA user_version")))
+        add("schemaVersion", .integer(try count("PRAGMA user_version")))
         add("replica", try ReplicaIdentity.recorded(db).map { .string($0.description) } ?? .null)
-        add("documents", .int(try count("SELECT count(*) FROM documents")))
+        add("documents", .integer(try count("SELECT count(*) FROM documents")))
         var operations = 0
         var changeCount = 0
         var replicas = Set<ReplicaID>()
@@ -133,9 +134,9 @@ struct FileReport {
                 damage.append("change \(try row.int64(0)) of document \(try row.text(1)): \(error)")
             }
         }
-        add("changes", .int(changeCount))
-        add("operations", .int(operations))
-        add("replicas", .int(replicas.count))
+        add("changes", .integer(changeCount))
+        add("operations", .integer(operations))
+        add("replicas", .integer(replicas.count))
         var tombstones = 0
         var snapshotBytes = 0
         let snapshots = try db.query(sql: "SELECT id, document_id, frame FROM snapshots ORDER BY document_id, id DESC")
@@ -151,9 +152,9 @@ struct FileReport {
                 damage.append("snapshot \(try row.int64(0)) of document \(try row.text(1)): \(error)")
             }
         }
-        add("snapshots", .int(snapshots.count))
-        add("snapshotBytes", .int(snapshotBytes))
-        add("snapshotTombstones", .int(tombstones))
-        add("parkedChanges", .int(try count("SELECT count(*) FROM parked_changes")))
+        add("snapshots", .integer(snapshots.count))
+        add("snapshotBytes", .integer(snapshotBytes))
+        add("snapshotTombstones", .integer(tombstones))
+        add("parkedChanges", .integer(try count("SELECT count(*) FROM parked_changes")))
     }
 }

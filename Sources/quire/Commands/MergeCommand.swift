@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import Quire
 
 /// `quire merge [--dry-run] OTHER_STORE`.
@@ -28,11 +29,11 @@ enum MergeCommand {
     private static func report(_ merge: StoreMerge, dryRun: Bool, json: Bool, output: Output) {
         if json {
             output.print(json: .object([
-                "dryRun": .bool(dryRun), "incoming": .int(merge.incomingCount), "outgoing": .int(merge.outgoingCount),
+                "dryRun": .bool(dryRun), "incoming": .integer(merge.incomingCount), "outgoing": .integer(merge.outgoingCount),
                 "documents": .array(merge.documents.map { plan in
                     .object(["id": .string(plan.id.rawValue), "title": .string(plan.title), "new": .bool(plan.isNew),
-                             "incoming": .int(plan.incoming.count), "outgoing": .int(plan.outgoing),
-                             "conflicts": .array(plan.newConflicts.map(JSON.string))])
+                             "incoming": .integer(plan.incoming.count), "outgoing": .integer(plan.outgoing),
+                             "conflicts": .array(plan.newConflicts.map(JSONValue.string))])
                 }),
             ]))
             return

@@ -39,7 +39,7 @@ enum StoreCommands {
             if invocation.flag("--json") {
                 context.output.print(json: .object([
                     "store": .string(context.storePath), "replica": .string(store.replicaID.description),
-                    "documents": .int(documents), "pending": .int(pending), "rejected": .int(rejected.count),
+                    "documents": .integer(documents), "pending": .integer(pending), "rejected": .integer(rejected.count),
                 ]))
             } else {
                 context.output.print(Table(rows: [

@@ -114,9 +114,9 @@ enum SyncCommands {
             }
             if invocation.flag("--json") {
                 output.print(json: .object([
-                    "peer": .string(peer), "rounds": .int(report.rounds), "sent": .int(report.sent),
-                    "received": .int(report.received), "bytesSent": .int(report.bytesSent),
-                    "bytesReceived": .int(report.bytesReceived), "rejected": .int(report.rejected.count), "pending": .int(pending),
+                    "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
+                    "received": .integer(report.received), "bytesSent": .integer(report.bytesSent),
+                    "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(report.rejected.count), "pending": .integer(pending),
                 ]))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "

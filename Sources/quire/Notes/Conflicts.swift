@@ -1,3 +1,4 @@
+import JSONText
 import Quire
 
 /// Where concurrent writes met at a map key: the winner and the losers, as
@@ -34,11 +35,11 @@ struct Conflict {
 
     /// An entry's value as JSON: scalars as themselves, a text as its
     /// content, a list as its values, a removal as null.
-    func json(_ value: Value?) -> JSON {
+    func json(_ value: Value?) -> JSONValue {
         switch value {
         case nil, .scalar(.null)?: return .null
         case .scalar(.bool(let bool))?: return .bool(bool)
-        case .scalar(.int(let int))?: return .int(int)
+        case .scalar(.int(let int))?: return .integer(int)
         case .scalar(.string(let string))?: return .string(string)
         case .scalar(let other)?: return .string(other.description)
         case .object(.text, let text)?: return .string((try? document.text(text)) ?? "")
@@ -47,12 +48,12 @@ struct Conflict {
         }
     }
 
-    func json(_ entry: RegisterEntry) -> JSON {
+    func json(_ entry: RegisterEntry) -> JSONValue {
         .object(["value": json(entry.value), "replica": .string(entry.id.replica.description),
-                 "lamport": .int(entry.lamport), "id": .string(entry.id.description)])
+                 "lamport": .integer(entry.lamport), "id": .string(entry.id.description)])
     }
 
-    var json: JSON {
+    var json: JSONValue {
         .object(["key": .string(key), "winner": json(entries[0]), "losers": .array(entries.dropFirst().map(json)),
                  "reason": .string(reason)])
     }

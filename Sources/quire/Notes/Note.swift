@@ -1,3 +1,4 @@
+import JSONText
 import Quire
 
 /// A note: one document of the store whose root map holds
@@ -45,10 +46,10 @@ struct Note {
     }
 
     /// The JSON shape of `note show --json` (Specs/cli.md).
-    var json: JSON {
+    var json: JSONValue {
         .object([
             "id": .string(id.rawValue), "title": .string(title), "body": .string(body),
-            "tags": .array(tags.map(JSON.string)), "pinned": .bool(pinned), "removed": .bool(removed),
+            "tags": .array(tags.map(JSONValue.string)), "pinned": .bool(pinned), "removed": .bool(removed),
         ])
     }
 }

@@ -1,3 +1,4 @@
+import JSONText
 import Quire
 
 /// `quire diff`: what changed between two versions of a note. Texts as
@@ -14,8 +15,8 @@ struct NoteDiff {
 
     struct FieldChange {
         let key: String
-        let old: JSON
-        let new: JSON
+        let old: JSONValue
+        let new: JSONValue
     }
 
     let textEdits: [TextEdit]
@@ -23,8 +24,8 @@ struct NoteDiff {
 
     init(old: Note, new: Note) {
         textEdits = Self.edits(Note.Key.title, old.title, new.title) + Self.edits(Note.Key.body, old.body, new.body)
-        let fields: [(String, JSON, JSON)] = [
-            (Note.Key.tags, .array(old.tags.map(JSON.string)), .array(new.tags.map(JSON.string))),
+        let fields: [(String, JSONValue, JSONValue)] = [
+            (Note.Key.tags, .array(old.tags.map(JSONValue.string)), .array(new.tags.map(JSONValue.string))),
             (Note.Key.pinned, .bool(old.pinned), .bool(new.pinned)),
             (Note.Key.removed, .bool(old.removed), .bool(new.removed)),
         ]
@@ -59,7 +60,7 @@ struct NoteDiff {
                 "from": .string(from.description), "to": .string(to.description),
                 "text": .array(textEdits.map { edit in
                     .object(["key": .string(edit.key), "kind": .string(edit.isInsertion ? "insert" : "delete"),
-                             "offset": .int(edit.offset), "text": .string(edit.text)])
+                             "offset": .integer(edit.offset), "text": .string(edit.text)])
                 }),
                 "fields": .array(fieldChanges.map { .object(["key": .string($0.key), "old": $0.old, "new": $0.new]) }),
             ]))
@@ -70,7 +71,7 @@ struct NoteDiff {
             return
         }
         var lines = textEdits.map { edit in
-            let line = "\(edit.key) @\(edit.offset) \(edit.isInsertion ? "+" : "-")\(JSON.quoted(edit.text))"
+            let line = "\(edit.key) @\(edit.offset) \(edit.isInsertion ? "+" : "-")\(JSONValue.quoted(edit.text))"
             return output.styled(line, edit.isInsertion ? .green : .red)
         }
         lines += fieldChanges.map { "\($0.key): \($0.old.compact) → \($0.new.compact)" }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// Standard output and standard error, and whether output is for a
 /// terminal (colour only then, and only when `NO_COLOR` is unset).
@@ -15,8 +16,8 @@ struct Output {
     }
 
     /// Writes a JSON value to standard output.
-    func print(json: JSON) {
-        print(json.rendered())
+    func print(json: JSONValue) {
+        print(json.indented)
     }
 
     /// Writes a progress or warning line to standard error.
