@@ -181,11 +181,15 @@ private struct Chain {
         guard count > 0, change.operations.count == 1, change.id.replica == lastStart.replica,
               change.lamport == lastLamport + lastWidth, change.parents.count == 1, change.parents[0] == lastID
         else { return false }
-        switch (operation, change.operations[0]) {
-        case let (.insert(object, _, .text), .insert(nextObject, origin, .text)):
+        // One operation at a time, binding only ids: matching the pair as
+        // a tuple would copy both, text included.
+        switch operation {
+        case .insert(let object, _, .text):
+            guard case .insert(let nextObject, let origin, .text) = change.operations[0] else { return false }
             return nextObject == object && origin == lastID
-        case let (.delete(object, firstTarget), .delete(nextObject, target)):
-            guard nextObject == object, target.start.replica == firstTarget.start.replica else { return false }
+        case .delete(let object, let firstTarget):
+            guard case .delete(let nextObject, let target) = change.operations[0],
+                  nextObject == object, target.start.replica == firstTarget.start.replica else { return false }
             let end = target.start.counter + UInt64(target.length) - 1
             return end + 1 == low || target.start.counter == high + 1
         default:
