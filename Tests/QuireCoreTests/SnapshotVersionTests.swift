@@ -61,18 +61,31 @@ import Testing
     }
 
     /// A long-lived document has more changes than one bundle may hold: its
-    /// snapshot splits the history, and it reloads whole.
+    /// history goes into bundles as it grows, and it reloads whole.
     @Test func aHistoryLongerThanOneBundleMayHoldReloads() throws {
         var doc = Document(replica: ReplicaID(1))
+        doc.history.recordsPerBundle = 10
+        var unbundled = Document(replica: ReplicaID(1))
         let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
-        for index in 0..<24 { try doc.transact { tx in try tx.insertText(text, at: index, "x") } }
-        let bytes = doc.encodeSnapshot(includeHistory: true, changesPerBundle: 10)
+        try unbundled.apply(doc.allChanges())
+        var versions: [VersionVector] = []
+        for index in 0..<24 {
+            try doc.transact { tx in try tx.insertText(text, at: index, "x") }
+            try unbundled.transact { tx in try tx.insertText(text, at: index, "x") }
+            versions.append(doc.versionVector)
+        }
+        #expect(doc.history.bundles.count == 2)
+        #expect(try doc.allChanges() == unbundled.allChanges())
+        for version in [VersionVector(), versions[3], versions[12], versions[23]] {
+            #expect(try doc.changes(since: version) == unbundled.changes(since: version))
+        }
+        #expect(try doc.history.change(containing: OpID(replica: ReplicaID(1), counter: 7)) == unbundled.history.change(containing: OpID(replica: ReplicaID(1), counter: 7)))
+
         let limits = DecodingLimits(maxChanges: 10)
-        let loaded = try Document(snapshot: bytes, replica: ReplicaID(2), limits: limits)
-        #expect(try loaded.allChanges() == doc.allChanges())
+        let loaded = try Document(snapshot: doc.encodeSnapshot(), replica: ReplicaID(2), limits: limits)
+        #expect(try loaded.allChanges() == unbundled.allChanges())
         #expect(try loaded.text(text) == String(repeating: "x", count: 24))
-        // One bundle of all 25 changes is over the limit for one bundle.
-        let oneBundle = doc.encodeSnapshot(includeHistory: true, changesPerBundle: 100)
-        #expect(throws: DecodingError.self) { try Document(snapshot: oneBundle, replica: ReplicaID(2), limits: limits) }
+        // The same history in one bundle is over the limit for one bundle.
+        #expect(throws: DecodingError.self) { try Document(snapshot: unbundled.encodeSnapshot(), replica: ReplicaID(2), limits: limits) }
     }
 }

@@ -42,6 +42,12 @@ struct ChangeHistory: Sendable {
     /// was loaded from a snapshot without history.
     var start = VersionVector()
 
+    /// How many decoded records the history keeps before it encodes them as
+    /// a bundle: a long editing session then holds its history in a few
+    /// bytes per change, as a loaded document does, rather than in about a
+    /// hundred. High enough that ordinary sessions never pay for the encoding.
+    var recordsPerBundle = changesPerBundle
+
     /// How many changes the history holds.
     var count: Int { bundleCount + records.count }
 
@@ -59,6 +65,22 @@ struct ChangeHistory: Sendable {
                               operationsEnd: Int32(operations.count), parentsEnd: Int32(parentIDs.count),
                               parentIsPrevious: parentIsPrevious))
         recordsByReplica.modify(id.replica, default: []) { $0.append(position) }
+        if records.count >= recordsPerBundle { encodeRecords() }
+    }
+
+    /// Moves every recorded change into a new bundle.
+    private mutating func encodeRecords() {
+        var version = bundleVersion
+        for record in records where record.lastID.counter > version[record.id.replica] {
+            version[record.id.replica] = record.lastID.counter
+        }
+        let bundle = ChangeEncoding.encode(recordedChanges)
+        let count = records.count
+        records.removeAll(keepingCapacity: true)
+        operations.removeAll(keepingCapacity: true)
+        parentIDs.removeAll(keepingCapacity: true)
+        recordsByReplica = ReplicaMap()
+        append(bundle: bundle, count: count, version: version)
     }
 
     mutating func append(_ change: Change) {
@@ -95,17 +117,15 @@ struct ChangeHistory: Sendable {
                       operations: Array(operations[operationsStart..<Int(record.operationsEnd)]), width: record.width)
     }
 
-    /// Most changes one encoded piece of history holds: well under the
-    /// changes a bundle may hold by default (`DecodingLimits.maxChanges`),
-    /// so that a long-lived document reloads its own history.
+    /// Most changes one bundle of a document's own history holds: well
+    /// under what a bundle may hold by default (`DecodingLimits.maxChanges`),
+    /// so that a long-lived document reloads its history.
     static let changesPerBundle = 1 << 20
 
     /// The whole history as bundles: those held encoded, then the recorded
-    /// changes in bundles of at most `changesPerBundle` changes.
-    func encodedBundles(changesPerBundle: Int = changesPerBundle) -> [[UInt8]] {
-        bundles + stride(from: 0, to: records.count, by: changesPerBundle).map { start in
-            ChangeEncoding.encode((start..<min(start + changesPerBundle, records.count)).map(change(at:)))
-        }
+    /// changes (fewer than `recordsPerBundle`) as one more.
+    var encodedBundles: [[UInt8]] {
+        records.isEmpty ? bundles : bundles + [ChangeEncoding.encode(recordedChanges)]
     }
 
     /// The last change recorded decoded, if any.

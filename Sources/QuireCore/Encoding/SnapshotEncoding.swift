@@ -19,12 +19,6 @@ extension Document {
     /// every replica that applied the same changes. Pending changes are not
     /// included.
     public func encodeSnapshot(includeHistory: Bool = true) -> [UInt8] {
-        encodeSnapshot(includeHistory: includeHistory, changesPerBundle: ChangeHistory.changesPerBundle)
-    }
-
-    /// `encodeSnapshot(includeHistory:)` with history bundles of at most
-    /// `changesPerBundle` changes (tests make it small).
-    func encodeSnapshot(includeHistory: Bool, changesPerBundle: Int) -> [UInt8] {
         var replicas = Set(versionVector.replicas)
         for object in objects.slots.keys { if let creator = object.creator { replicas.insert(creator.replica) } }
         let replicaTable = replicas.sorted()
@@ -113,7 +107,7 @@ extension Document {
             body.writeVarint(count)
         }
         if includeHistory && base == nil {
-            let bundles = history.encodedBundles(changesPerBundle: changesPerBundle)
+            let bundles = history.encodedBundles
             body.writeByte(1)
             body.writeVarint(bundles.count)
             for bundle in bundles { body.writeData(bundle) }
