@@ -132,3 +132,21 @@ extension String {
         self = string
     }
 }
+
+extension Array where Element == Unicode.Scalar {
+    /// The scalars `bytes` hold, or nil if they are not valid UTF-8. ASCII,
+    /// the usual content of a snapshot's text, is widened byte by byte
+    /// without making a `String` first.
+    init?(validatingUTF8 bytes: ArraySlice<UInt8>) {
+        guard let scalars = bytes.withUnsafeBufferPointer({ buffer -> [Unicode.Scalar]? in
+            if buffer.allSatisfy({ $0 < 0x80 }) {
+                return [Unicode.Scalar](unsafeUninitializedCapacity: buffer.count) { scalars, count in
+                    for i in buffer.indices { scalars.initializeElement(at: i, to: Unicode.Scalar(buffer[i])) }
+                    count = buffer.count
+                }
+            }
+            return String(validating: buffer, as: UTF8.self).map { Array($0.unicodeScalars) }
+        }) else { return nil }
+        self = scalars
+    }
+}

@@ -221,40 +221,40 @@ extension Document {
                 }
                 objects.maps[slot.index] = map
             case .text:
-                let runs = version == 1 ? try readTextRunsVersion1() : try readTextRuns()
-                do { objects.texts[slot.index] = try RGASequence(runs: runs) }
+                let (content, runs) = version == 1 ? try readTextRunsVersion1() : try readTextRuns()
+                do { objects.texts[slot.index] = try RGASequence(content: content, runs: runs) }
                 catch { throw .invalid("text \(object): \(error)") }
             case .list:
-                var runs: [SequenceRun<Value>] = []
+                var runs: [RunHeader] = []
+                var values: [Value] = []
                 for _ in 0..<(try body.readCount("list runs", minimumItemSize: 4)) {
-                    let (id, lamport, isDeleted, count) = try readRunHeader()
-                    guard count <= body.remaining else { throw .truncated("a list run") }
-                    var values: [Value] = []
-                    for offset in 0..<count {
+                    let run = try readRunHeader()
+                    guard run.count <= body.remaining else { throw .truncated("a list run") }
+                    for offset in 0..<run.count {
                         switch try body.readValue() {
                         case nil: throw .invalid("a list holds a removal")
                         case .scalar(let scalar): values.append(.scalar(scalar))
                         case .object(let kind):
-                            let element = ObjectID(id.advanced(by: UInt64(offset)))
+                            let element = ObjectID(run.id.advanced(by: UInt64(offset)))
                             guard objects.slots[element]?.kind == kind else { throw .invalid("list element \(element) names a missing object") }
                             values.append(.object(kind, element))
                         }
                     }
-                    runs.append(SequenceRun(id: id, lamport: lamport, isDeleted: isDeleted, elements: values[...]))
+                    runs.append(run)
                 }
-                do { objects.lists[slot.index] = try RGASequence(runs: runs) }
+                do { objects.lists[slot.index] = try RGASequence(content: values, runs: runs) }
                 catch { throw .invalid("list \(object): \(error)") }
             case .counter:
                 objects.counters[slot.index] = try body.readSigned("a counter value")
             }
         }
-        func readRunHeader() throws(DecodingError) -> (OpID, UInt64, Bool, Int) {
+        func readRunHeader() throws(DecodingError) -> RunHeader {
             let id = try readID("a run")
             let lamport = try body.readVarint("a run's Lamport value")
             let flag = try body.readByte("a deleted flag")
             guard flag <= 1 else { throw .invalid("a deleted flag is \(flag)") }
             let count = try body.readVarint("a run length")
-            return (id, lamport, flag == 1, try checkedRunLength(id, count))
+            return RunHeader(id: id, lamport: lamport, isDeleted: flag == 1, count: try checkedRunLength(id, count))
         }
         func checkedRunLength(_ id: OpID, _ count: UInt64) throws(DecodingError) -> Int {
             guard count > 0, count <= UInt64(limits.maxOperationWidth),
@@ -263,8 +263,8 @@ extension Document {
             return Int(count)
         }
         /// Version 2: every run's header, delta-coded, then all the content as one UTF-8 string.
-        func readTextRuns() throws(DecodingError) -> [SequenceRun<Unicode.Scalar>] {
-            var headers: [(id: OpID, lamport: UInt64, isDeleted: Bool, count: Int)] = []
+        func readTextRuns() throws(DecodingError) -> ([Unicode.Scalar], [RunHeader]) {
+            var runs: [RunHeader] = []
             var previousEnd: UInt64 = 0
             var total = 0
             for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
@@ -275,33 +275,30 @@ extension Document {
                 let lamport = counter &+ UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
                 let packed = try body.readVarint("a run length")
                 let count = try checkedRunLength(id, packed >> 1)
-                headers.append((id, lamport, packed & 1 == 1, count))
+                runs.append(RunHeader(id: id, lamport: lamport, isDeleted: packed & 1 == 1, count: count))
                 previousEnd = counter &+ UInt64(count)
                 total += count
             }
-            let utf8 = try body.readData("text content")
-            guard let string = String(validatingUTF8Bytes: utf8) else { throw .invalid("text content is not valid UTF-8") }
-            let scalars = Array(string.unicodeScalars)
-            guard scalars.count == total else { throw .invalid("text runs claim \(total) scalars but hold \(scalars.count)") }
-            var start = 0
-            return headers.map { header in
-                defer { start += header.count }
-                return SequenceRun(id: header.id, lamport: header.lamport, isDeleted: header.isDeleted,
-                                   elements: scalars[start..<(start + header.count)])
+            guard let content = [Unicode.Scalar](validatingUTF8: try body.readData("text content")) else {
+                throw .invalid("text content is not valid UTF-8")
             }
+            guard content.count == total else { throw .invalid("text runs claim \(total) scalars but hold \(content.count)") }
+            return (content, runs)
         }
         /// Version 1: each run's header followed by its own content.
-        func readTextRunsVersion1() throws(DecodingError) -> [SequenceRun<Unicode.Scalar>] {
-            var runs: [SequenceRun<Unicode.Scalar>] = []
+        func readTextRunsVersion1() throws(DecodingError) -> ([Unicode.Scalar], [RunHeader]) {
+            var runs: [RunHeader] = []
+            var content: [Unicode.Scalar] = []
             for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
-                let (id, lamport, isDeleted, count) = try readRunHeader()
-                let utf8 = try body.readData("text content")
-                guard let string = String(validatingUTF8Bytes: utf8) else { throw .invalid("text content is not valid UTF-8") }
-                let scalars = Array(string.unicodeScalars)
-                guard scalars.count == count else { throw .invalid("a text run claims \(count) scalars but holds \(scalars.count)") }
-                runs.append(SequenceRun(id: id, lamport: lamport, isDeleted: isDeleted, elements: scalars[...]))
+                let run = try readRunHeader()
+                guard let scalars = [Unicode.Scalar](validatingUTF8: try body.readData("text content")) else {
+                    throw .invalid("text content is not valid UTF-8")
+                }
+                guard scalars.count == run.count else { throw .invalid("a text run claims \(run.count) scalars but holds \(scalars.count)") }
+                runs.append(run)
+                content += scalars
             }
-            return runs
+            return (content, runs)
         }
         switch try body.readByte("the history flag") {
         case 0:

@@ -99,7 +99,6 @@ struct SpanTree: Sendable {
     }
 
     /// Releases the arrays' spare capacity (after loading a snapshot).
-    @usableFromInline
     mutating func shrinkToFit() {
         spans = compacted(spans)
         leaves = compacted(leaves)
