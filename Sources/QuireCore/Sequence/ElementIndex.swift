@@ -121,7 +121,6 @@ struct ElementIndex: Sendable {
     @discardableResult
     mutating func setLeaf(_ leaf: Int32, replica: UInt32, counters: Range<UInt64>) -> UInt64? {
         var present: UInt64?
-        let mask = UInt64(Self.pageSize - 1)
         var c = counters.lowerBound
         while c < counters.upperBound {
             let page = c >> Self.pageBits
@@ -133,11 +132,11 @@ struct ElementIndex: Sendable {
                 lastWritten = (replica, page, start)
             }
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
-            pool.withUnsafeMutableBufferPointer { entries in
-                for k in c..<pageEnd {
-                    if present == nil && entries[start + Int(k & mask)] >= 0 { present = k }
-                    entries[start + Int(k & mask)] = leaf
-                }
+            let first = start + Int(c & UInt64(Self.pageSize - 1))
+            pool.withUnsafeMutableBufferPointer { pool in
+                let entries = UnsafeMutableBufferPointer(rebasing: pool[first..<first + Int(pageEnd - c)])
+                if present == nil, let at = entries.firstIndex(where: { $0 >= 0 }) { present = c + UInt64(at) }
+                entries.update(repeating: leaf)
             }
             c = pageEnd
         }
@@ -188,7 +187,12 @@ struct ElementIndex: Sendable {
     /// (loading a snapshot): one step instead of one page at a time.
     mutating func addPages(replica: UInt32, covering counters: ClosedRange<UInt64>) {
         precondition(segments[Int(replica)].count == 0, "ElementIndex: the replica has pages already")
-        addPages(replica, (counters.lowerBound >> Self.pageBits)...(counters.upperBound >> Self.pageBits))
+        let pages = (counters.lowerBound >> Self.pageBits)...(counters.upperBound >> Self.pageBits)
+        // Exactly what they take: a loaded index keeps no slack.
+        pageNumbers.reserveCapacity(pageNumbers.count + pages.count)
+        pageStarts.reserveCapacity(pageStarts.count + pages.count)
+        pool.reserveCapacity(pool.count + pages.count * Self.pageSize)
+        _ = addPages(replica, pages)
     }
 
     /// Adds `pages`, which `replica` lacks and which fit between two of its

@@ -20,7 +20,8 @@ extension SpanTree {
     @usableFromInline
     init(loading runs: [LoadedRun]) throws(SequenceError) {
         var built: [Span] = []
-        built.reserveCapacity(runs.count + Self.leafCapacity)
+        // The exact size when no run continues the one before (snapshots).
+        built.reserveCapacity(max(1, (runs.count + Self.leafCapacity - 1) / Self.leafCapacity) * Self.leafCapacity)
         for loaded in runs {
             let span = try checkedSpan(loaded.run, isDeleted: loaded.isDeleted)
             // Runs from `forEachRun` are maximal; merging keeps other input
