@@ -174,8 +174,8 @@ public enum ChangeEncoding {
     /// The number of changes a bundle holds, read from its header after
     /// checking its frame and checksum, without decoding the changes.
     /// `elidedTextAllowed` also accepts the form a snapshot's history takes.
-    static func changeCount(of bytes: [UInt8], limits: DecodingLimits = .default,
-                            elidedTextAllowed: Bool = false) throws(DecodingError) -> Int {
+    public static func changeCount(of bytes: [UInt8], limits: DecodingLimits = .default,
+                                   elidedTextAllowed: Bool = false) throws(DecodingError) -> Int {
         var (body, _) = try open(bytes, elidedTextAllowed: elidedTextAllowed)
         _ = try readTables(&body)
         return try readChangeCount(&body, limits: limits)
