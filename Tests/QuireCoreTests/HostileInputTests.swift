@@ -57,6 +57,45 @@ import QuireTestSupport
         }
     }
 
+    /// A bundle that elides its text is only read inside a snapshot, with the state to restore the text from.
+    @Test func aBundleWithElidedTextIsRefusedOnItsOwn() throws {
+        let doc = try Self.sample()
+        let elided = ChangeEncoding.encode(try doc.allChanges(), elidingText: true)
+        #expect(throws: DecodingError.unsupportedVersion(ChangeEncoding.elidedTextVersion)) { try ChangeEncoding.decode(elided) }
+        var catchingUp = Document(replica: ReplicaID(3))
+        #expect(throws: DecodingError.unsupportedVersion(ChangeEncoding.elidedTextVersion)) { try catchingUp.applyEncoded(elided) }
+        #expect(try ChangeEncoding.decode(elided, limits: .default, insertedText: doc.objects.insertedText) == doc.allChanges())
+    }
+
+    /// A snapshot whose history inserts text its state does not hold loads
+    /// (the history is decoded lazily) and reports damage when read.
+    @Test func historyTextMissingFromTheStateIsAClearError() throws {
+        var short = Document(replica: ReplicaID(5))
+        let text = try short.transact { tx in
+            let text = try tx.putObject(.root, key: "t", kind: .text)
+            try tx.insertText(text, at: 0, "abc")
+            return text
+        }
+        var long = short
+        try long.transact { tx in try tx.insertText(text, at: 3, "def") }
+        // `short`'s state with `long`'s history: "def" is in neither the state nor the bundle.
+        var body = Array(try Envelope.open(short.encodeSnapshot(includeHistory: false), magic: SnapshotEncoding.magic,
+                                           name: "sample", version: SnapshotEncoding.version).remainingBytes)
+        #expect(body.removeLast() == 0)  // the history flag
+        var history = ByteWriter()
+        history.writeByte(1)
+        history.writeVarint(1)
+        history.writeData(ChangeEncoding.encode(try long.allChanges(), elidingText: true))
+        let forged = Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body + history.bytes)
+        let loaded = try Document(snapshot: forged, replica: ReplicaID(6))
+        #expect(throws: DocumentError.self) { try loaded.allChanges() }
+        do {
+            _ = try loaded.allChanges()
+        } catch {
+            #expect("\(error)".contains("the state holds no text for the 3 scalars inserted at"), "\(error)")
+        }
+    }
+
     @Test func trailingBytesAndWrongMagicAreRejected() throws {
         let bytes = try Self.sample().encodeChanges()
         #expect(throws: DecodingError.self) { try ChangeEncoding.decode(bytes + [0]) }
@@ -130,6 +169,7 @@ import QuireTestSupport
         var rng = SeededGenerator(seed: 7)
         let formats: [([UInt8], [UInt8], UInt64)] = [
             (try doc.encodeChanges(), ChangeEncoding.magic, ChangeEncoding.version),
+            (ChangeEncoding.encode(try doc.allChanges(), elidingText: true), ChangeEncoding.magic, ChangeEncoding.elidedTextVersion),
             (doc.encodeSnapshot(), SnapshotEncoding.magic, SnapshotEncoding.version),
         ]
         for (bytes, magic, version) in formats {
@@ -141,7 +181,13 @@ import QuireTestSupport
                     damaged[index] = UInt8.random(in: 0...255, using: &rng)
                 }
                 let framed = Envelope.seal(magic: magic, version: version, body: damaged)
-                if magic == ChangeEncoding.magic {
+                if version == ChangeEncoding.elidedTextVersion {
+                    // Read as a snapshot's history is: the text from a document's state.
+                    if let changes = try? ChangeEncoding.decode(framed, limits: .default, insertedText: doc.objects.insertedText) {
+                        var fresh = Document(replica: ReplicaID(2))
+                        _ = try? fresh.apply(changes)
+                    }
+                } else if magic == ChangeEncoding.magic {
                     if let changes = try? ChangeEncoding.decode(framed) {
                         var fresh = Document(replica: ReplicaID(2))
                         _ = try? fresh.apply(changes)
@@ -151,6 +197,7 @@ import QuireTestSupport
                     _ = try? catchingUp.applyEncoded(framed)
                 } else if var loaded = try? Document(snapshot: framed, replica: ReplicaID(2)) {
                     _ = loaded.encodeSnapshot()
+                    _ = try? loaded.allChanges()
                     _ = try? loaded.transact { tx in try tx.put(.root, key: "after", .null) }
                 }
             }

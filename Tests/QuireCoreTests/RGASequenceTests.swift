@@ -11,6 +11,55 @@ private let c = ReplicaID(0xC)
 
 private func scalars(_ s: String) -> [Unicode.Scalar] { Array(s.unicodeScalars) }
 
+private extension RGASequence {
+    /// Loads `runs` as a snapshot does: their elements in one buffer, and their headers.
+    init(runs: [SequenceRun<Element>]) throws(SequenceError) {
+        try self.init(content: runs.flatMap(\.elements), runs: runs.map {
+            RunHeader(id: $0.id, lamport: $0.lamport, isDeleted: $0.isDeleted, count: $0.elements.count)
+        })
+    }
+}
+
+/// Checks that `loaded`, built from `built`'s runs in one pass, is the same
+/// sequence: structure, elements, ids, positions and offsets, and that both
+/// take the same edits afterwards alike.
+private func expectSameSequence(_ loaded: Text, _ built: Text, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    loaded.checkInvariants()
+    #expect(loaded.runs == built.runs, comment, sourceLocation: sourceLocation)
+    #expect(loaded.tree.summary == built.tree.summary, comment, sourceLocation: sourceLocation)
+    #expect(Array(loaded.elements) == Array(built.elements), comment, sourceLocation: sourceLocation)
+    var utf16 = 0, utf8 = 0
+    for i in 0..<built.count {
+        #expect(loaded.id(at: i) == built.id(at: i) && loaded[i] == built[i], comment, sourceLocation: sourceLocation)
+        #expect(loaded.utf16Offset(ofIndex: i) == utf16 && loaded.utf8Offset(ofIndex: i) == utf8, comment, sourceLocation: sourceLocation)
+        utf16 += built[i].utf16Width
+        utf8 += built[i].utf8Width
+    }
+    for run in built.runs {
+        for offset in 0..<run.elements.count {
+            let id = run.id.advanced(by: UInt64(offset))
+            #expect(loaded.position(of: id)! == built.position(of: id)!, comment, sourceLocation: sourceLocation)
+        }
+    }
+    // Both take further edits alike: local typing inside, a remote insert, a delete across runs.
+    var (x, y) = (loaded, built)
+    let writer = ReplicaID(0xEE)
+    for i in 0..<3 {
+        let at = min(x.count, 5 + i)
+        let id = OpID(replica: writer, counter: UInt64(i + 1))
+        #expect(try x.insertLocal(at: at, id: id, lamport: 1_000_000 + UInt64(i), contentsOf: scalars("é")) ==
+                    y.insertLocal(at: at, id: id, lamport: 1_000_000 + UInt64(i), contentsOf: scalars("é")),
+                comment, sourceLocation: sourceLocation)
+    }
+    if x.count > 10 {
+        #expect(try x.deleteLocal(2..<x.count - 2) == y.deleteLocal(2..<y.count - 2), comment, sourceLocation: sourceLocation)
+    }
+    try x.insertRemote(origin: nil, id: OpID(replica: writer, counter: 10), lamport: 2_000_000, contentsOf: scalars("😀x"))
+    try y.insertRemote(origin: nil, id: OpID(replica: writer, counter: 10), lamport: 2_000_000, contentsOf: scalars("😀x"))
+    x.checkInvariants()
+    #expect(x.runs == y.runs && Array(x.elements) == Array(y.elements), comment, sourceLocation: sourceLocation)
+}
+
 private extension RGASequence where Element == Unicode.Scalar {
     var string: String { String(String.UnicodeScalarView(elements)) }
 
@@ -187,6 +236,31 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(typed.runs == [SequenceRun(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("hello world")))])
     }
 
+    /// A tree built bottom-up from runs is the tree the same runs make
+    /// inserted one at a time: here deep enough for three levels of inner
+    /// nodes, with tombstones, several writers and multi-byte scalars.
+    @Test func aTreeBuiltInOnePassMatchesOneBuiltRunByRun() throws {
+        var rng = SeededGenerator(seed: 21)
+        var text = Text()
+        var last: OpID?
+        var counters = [a: UInt64(1), b: UInt64(1), c: UInt64(1)]
+        for step in 0..<26_000 {
+            // Alternating writers, so that no run continues the one before.
+            let writer = [a, b, c][step % 3]
+            let id = OpID(replica: writer, counter: counters[writer]!)
+            let elements = randomScalars(Int(rng.next() % 3) + 1, &rng)
+            try text.insertRemote(origin: last, id: id, lamport: UInt64(step + 1), contentsOf: elements)
+            counters[writer]! += UInt64(elements.count)
+            last = id.advanced(by: UInt64(elements.count - 1))
+            if step % 7 == 0 { try text.deleteRemote(IDRun(start: id, length: 1)) }
+        }
+        #expect(text.tree.height == 3)
+        try expectSameSequence(try Text(runs: text.runs), text, "deep tree")
+        try expectSameSequence(try Text(runs: []), Text(), "empty")
+        let one = [SequenceRun(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("a😀b")))]
+        try expectSameSequence(try Text(runs: one), try Text(runs: one), "one run")
+    }
+
     @Test func invalidRunsAreRejected() {
         let empty = SequenceRun<Unicode.Scalar>(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: [])
         #expect(throws: SequenceError.invalidRun(OpID(replica: a, counter: 1))) { try Text(runs: [empty]) }
@@ -330,6 +404,7 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
             replica.text.checkInvariants()
             #expect(Array(replica.text.elements) == Array(replicas[0].text.elements), "seed \(seed)")
             #expect(replica.text.runs == replicas[0].text.runs, "seed \(seed)")
+            try expectSameSequence(try Text(runs: replica.text.runs), replica.text, "seed \(seed), loaded")
         }
         #expect(replicas[0].text.count > 0, "seed \(seed)")
     }

@@ -39,18 +39,61 @@ import Testing
         0374776f0600d4cab9a1
         """
 
-    @Test func aVersion1SnapshotLoadsToTheSameState() throws {
-        let (document, text) = try Self.sample()
-        var hex = Self.version1Snapshot[...]
+    /// `sample()`'s state as version 2 of `encodeSnapshot(includeHistory: false)` wrote it.
+    static let version2Snapshot = """
+        51444f43029a01020a000000000000000b00000000000000150200131301041502001301040300010200010474657874000d010001046c\
+        697374001003000105636f756e740305636f756e74010010100803046c69737401000d0d08010474657874010001010802050004000401\
+        002202000100070000000c000a00020f68c3a9596c6c6f2077c3b6726c642102000e0e01010402000f0f0001060374776f0600743334ab
+        """
+
+    /// `sample()` as version 2 of `encodeSnapshot()` wrote it: state and history, the history
+    /// as a `QCHG` version 1 bundle, text included.
+    static let version2SnapshotWithHistory = """
+        51444f4302f102020a000000000000000b00000000000000150200131301041502001301040300010200010474657874000d010001046c\
+        697374001003000105636f756e740305636f756e74010010100803046c69737401000d0d08010474657874010001010802050004000401\
+        002202000100070000000c000a00020f68c3a9596c6c6f2077c3b6726c642102000e0e01010402000f0f0001060374776f060101d40151\
+        43484701c901020a000000000000000b000000000000000305636f756e74046c6973740474657874030402000101020300040200010306\
+        0101010001020201000201110203000401070202120100010201000203010001050102020401020c010001010100020101000501120100\
+        01010100020d010001100101010d02010602000101020202020004010c010304010d020102020102020004011c01130401010103060102\
+        0101010002030000000201060f68c3a96c6c6f2077c3b6726c6421590d080208010402060374776f08032ad77c95f3737229
+        """
+
+    static func bytes(_ hex: String) throws -> [UInt8] {
+        var hex = hex[...]
         var bytes: [UInt8] = []
         while !hex.isEmpty {
             bytes.append(try #require(UInt8(hex.prefix(2), radix: 16)))
             hex = hex.dropFirst(2)
         }
+        return bytes
+    }
+
+    @Test func aVersion1SnapshotLoadsToTheSameState() throws {
+        let (document, text) = try Self.sample()
+        let bytes = try Self.bytes(Self.version1Snapshot)
         let loaded = try Document(snapshot: bytes, replica: ReplicaID(0xC))
         #expect(try loaded.text(text) == "héY wörld!")
         #expect(loaded.encodeSnapshot(includeHistory: false) == document.encodeSnapshot(includeHistory: false))
         #expect(loaded.encodeSnapshot(includeHistory: false) != bytes)  // rewritten as the current version
+        for sequence in loaded.objects.texts { sequence.checkInvariants() }
+    }
+
+    @Test func version2SnapshotsLoadWithAndWithoutHistory() throws {
+        let (document, text) = try Self.sample()
+        let state = try Document(snapshot: try Self.bytes(Self.version2Snapshot), replica: ReplicaID(0xC))
+        #expect(try state.text(text) == "héY wörld!")
+        #expect(state.encodeSnapshot(includeHistory: false) == document.encodeSnapshot(includeHistory: false))
+
+        let bytes = try Self.bytes(Self.version2SnapshotWithHistory)
+        let full = try Document(snapshot: bytes, replica: ReplicaID(0xC))
+        #expect(full.encodeSnapshot(includeHistory: false) == document.encodeSnapshot(includeHistory: false))
+        #expect(try full.allChanges() == document.allChanges())
+        // Rewritten as version 3, its history bundle kept as it came (version 1, text included).
+        let rewritten = full.encodeSnapshot()
+        #expect(rewritten[4] == 3 && rewritten != bytes)
+        let reloaded = try Document(snapshot: rewritten, replica: ReplicaID(0xD))
+        #expect(try reloaded.allChanges() == document.allChanges())
+        #expect(reloaded.encodeSnapshot() == rewritten)
     }
 
     @Test func theCurrentVersionRoundTrips() throws {
@@ -58,6 +101,53 @@ import Testing
         let loaded = try Document(snapshot: document.encodeSnapshot(), replica: ReplicaID(0xC))
         #expect(try loaded.text(text) == "héY wörld!")
         #expect(loaded.encodeSnapshot() == document.encodeSnapshot())
+        #expect(try loaded.allChanges() == document.allChanges())
+    }
+
+    /// `sample()` and then non-BMP text, a run deleted whole and a list of
+    /// values, edited after the snapshot too.
+    @Test func theHistoryTakesItsTextFromTheState() throws {
+        var (document, text) = try Self.sample()
+        guard case .object(.list, let list)? = try document.get(.root, key: "list") else {
+            Issue.record("the sample has no list")
+            return
+        }
+        try document.transact { tx in
+            try tx.insertText(text, at: 0, "😀𝄞 ")
+            try tx.insertText(text, at: 3, "zzz")
+            try tx.deleteText(text, at: 3, count: 3)  // a whole insert, now only tombstones
+            try tx.insert(list, at: 0, .string("😀"))
+            try tx.put(.root, key: "title", .string("notes"))
+        }
+        #expect(try document.text(text) == "😀𝄞 héY wörld!")
+
+        let full = document.encodeSnapshot()
+        let stateOnly = document.encodeSnapshot(includeHistory: false)
+        #expect(full[4] == UInt8(SnapshotEncoding.version))
+        // Each inserted scalar is stored once, in the state: the history elides it.
+        let zzz = Array("zzz".utf8), wide = Array("😀𝄞".utf8)
+        #expect(occurrences(of: zzz, in: full) == 1 && occurrences(of: zzz, in: stateOnly) == 1)
+        #expect(occurrences(of: wide, in: full) == 1)
+
+        var loaded = try Document(snapshot: full, replica: ReplicaID(0xE))
+        for sequence in loaded.objects.texts { sequence.checkInvariants() }
+        for sequence in loaded.objects.lists { sequence.checkInvariants() }
+        #expect(loaded.encodeSnapshot() == full)
+        #expect(try loaded.allChanges() == document.allChanges())
+        // Edits after loading (deleting all the text) leave the history's text readable.
+        let length = try loaded.text(text).unicodeScalars.count
+        try loaded.transact { tx in try tx.deleteText(text, at: 0, count: length) }
+        #expect(try loaded.text(text) == "")
+        #expect(try Array(loaded.allChanges().dropLast()) == document.allChanges())
+        let first = try #require(try document.allChanges().first)
+        #expect(try loaded.change(containing: first.id) == first)
+        // A replica that catches up from the loaded document gets the same document.
+        var fresh = Document(replica: ReplicaID(0xF))
+        try fresh.apply(loaded.changes(since: VersionVector()))
+        #expect(fresh.encodeSnapshot(includeHistory: false) == loaded.encodeSnapshot(includeHistory: false))
+        // And the snapshot of the edited document round trips in turn.
+        let again = try Document(snapshot: loaded.encodeSnapshot(), replica: ReplicaID(0x10))
+        #expect(try again.allChanges() == loaded.allChanges())
     }
 
     /// A long-lived document has more changes than one bundle may hold: its
@@ -79,7 +169,7 @@ import Testing
         for version in [VersionVector(), versions[3], versions[12], versions[23]] {
             #expect(try doc.changes(since: version) == unbundled.changes(since: version))
         }
-        #expect(try doc.history.change(containing: OpID(replica: ReplicaID(1), counter: 7)) == unbundled.history.change(containing: OpID(replica: ReplicaID(1), counter: 7)))
+        #expect(try doc.history.change(containing: OpID(replica: ReplicaID(1), counter: 7), doc.objects) == unbundled.history.change(containing: OpID(replica: ReplicaID(1), counter: 7), unbundled.objects))
 
         let limits = DecodingLimits(maxChanges: 10)
         let loaded = try Document(snapshot: doc.encodeSnapshot(), replica: ReplicaID(2), limits: limits)
@@ -88,4 +178,9 @@ import Testing
         // The same history in one bundle is over the limit for one bundle.
         #expect(throws: DecodingError.self) { try Document(snapshot: unbundled.encodeSnapshot(), replica: ReplicaID(2), limits: limits) }
     }
+}
+
+private func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> Int {
+    guard haystack.count >= needle.count else { return 0 }
+    return (0...(haystack.count - needle.count)).filter { haystack[$0..<$0 + needle.count].elementsEqual(needle) }.count
 }

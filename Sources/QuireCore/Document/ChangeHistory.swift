@@ -122,46 +122,51 @@ struct ChangeHistory: Sendable {
     /// so that a long-lived document reloads its history.
     static let changesPerBundle = 1 << 20
 
-    /// The whole history as bundles: those held encoded, then the recorded
-    /// changes (fewer than `recordsPerBundle`) as one more.
-    var encodedBundles: [[UInt8]] {
-        records.isEmpty ? bundles : bundles + [ChangeEncoding.encode(recordedChanges)]
-    }
-
     /// The last change recorded decoded, if any.
     var lastRecorded: Change? { records.isEmpty ? nil : change(at: records.count - 1) }
 
     /// The changes recorded decoded (after the bundles).
     var recordedChanges: [Change] { records.indices.map(change(at:)) }
 
-    /// Decodes the bundles. They were checked when they came in, so a
-    /// failure here means the bytes were damaged in memory.
-    private func decodedBundles() throws(DocumentError) -> [Change] {
+    /// The history as one bundle that can be sent as it is, if it is held so:
+    /// it arrived as one bundle that holds its text.
+    var wholeHistoryBundle: [UInt8]? {
+        guard bundles.count == 1, records.isEmpty, !ChangeEncoding.elidesText(checked: bundles[0]) else { return nil }
+        return bundles[0]
+    }
+
+    /// Decodes the bundles; those from a snapshot, which elide inserted
+    /// text, take it from the document's `objects`. They were checked when
+    /// they came in, so a failure here means the bytes were damaged.
+    private func decodedBundles(_ objects: ObjectTable) throws(DocumentError) -> [Change] {
         var changes: [Change] = []
         changes.reserveCapacity(bundleCount)
         do {
-            for bundle in bundles { changes += try ChangeEncoding.decode(bundle, limits: .unlimited) }
+            for bundle in bundles {
+                changes += try ChangeEncoding.decode(bundle, limits: .unlimited, insertedText: objects.insertedText)
+            }
         } catch {
             throw .damagedHistory(error)
         }
         return changes
     }
 
-    /// All changes held, in the order applied.
-    func all() throws(DocumentError) -> [Change] {
-        bundles.isEmpty ? recordedChanges : try decodedBundles() + recordedChanges
+    /// All changes held, in the order applied. `objects` is the document's
+    /// state, for the text that encoded changes leave out.
+    func all(_ objects: ObjectTable) throws(DocumentError) -> [Change] {
+        bundles.isEmpty ? recordedChanges : try decodedBundles(objects) + recordedChanges
     }
 
     /// The changes `from` lacks (and, if given, `to` holds), in the order applied.
-    func changes(from: VersionVector, to: VersionVector? = nil) throws(DocumentError) -> [Change] {
+    func changes(from: VersionVector, to: VersionVector? = nil, _ objects: ObjectTable) throws(DocumentError) -> [Change] {
         guard from.includes(start) else { throw .historyUnavailable(start: start) }
-        if from == start && to == nil { return try all() }
+        if from == start && to == nil { return try all(objects) }
         func wanted(_ change: Change) -> Bool {
             !from.contains(change.lastID) && (to?.contains(change.lastID) ?? true)
         }
         var result: [Change] = []
         if !bundles.isEmpty && !from.includes(bundleVersion) {
-            result = try decodedBundles().filter(wanted)
+            result = try decodedBundles(objects).filter(wanted)
         }
         // Each replica's records are in counter order: find the first one
         // `from` lacks by binary search, then merge by position.
@@ -184,7 +189,7 @@ struct ChangeHistory: Sendable {
     }
 
     /// The change that holds operation `id`, if any.
-    func change(containing id: OpID) throws(DocumentError) -> Change? {
+    func change(containing id: OpID, _ objects: ObjectTable) throws(DocumentError) -> Change? {
         if let indices = recordsByReplica[id.replica] {
             var low = 0, high = indices.count
             while low < high {
@@ -196,7 +201,7 @@ struct ChangeHistory: Sendable {
             }
         }
         guard bundleVersion.contains(id) else { return nil }
-        return try decodedBundles().first { $0.replica == id.replica && $0.counters.contains(id.counter) }
+        return try decodedBundles(objects).first { $0.replica == id.replica && $0.counters.contains(id.counter) }
     }
 }
 

@@ -49,7 +49,7 @@ extension Document {
         }
         let seen = versionVector[change.replica]
         if change.lastID.counter <= seen {
-            if let existing = try? history.change(containing: change.id), existing != change {
+            if let existing = try? history.change(containing: change.id, objects), existing != change {
                 throw .conflictingChange(change.id)
             }
             return .duplicate
@@ -110,7 +110,7 @@ extension Document {
 
     /// The applied change that contains operation `id`.
     public func change(containing id: OpID) throws(DocumentError) -> Change? {
-        try history.change(containing: id)
+        try history.change(containing: id, objects)
     }
 
     /// Checks the rules a ready change must meet before anything of it is

@@ -90,7 +90,7 @@ extension Document {
     ///
     /// Throws `historyUnavailable` for a document loaded from a snapshot
     /// without history, `damagedHistory` if history kept encoded was damaged.
-    public func allChanges() throws(DocumentError) -> [Change] { try history.all() }
+    public func allChanges() throws(DocumentError) -> [Change] { try history.all(objects) }
 
     /// The number of applied changes held in the history.
     public var changeCount: Int { history.count }
@@ -100,12 +100,12 @@ extension Document {
 
     /// The applied changes that `version` lacks, in causal order.
     public func changes(since version: VersionVector) throws(DocumentError) -> [Change] {
-        try history.changes(from: version)
+        try history.changes(from: version, objects)
     }
 
     /// The applied changes in `to` but not in `from`, in causal order.
     public func changes(from: VersionVector, to: VersionVector) throws(DocumentError) -> [Change] {
-        try history.changes(from: from, to: to)
+        try history.changes(from: from, to: to, objects)
     }
 
     /// Where a nested object was created: its parent and, in a map, its key.

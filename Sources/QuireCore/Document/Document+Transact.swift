@@ -84,7 +84,7 @@ extension Document {
         do {
             if let base { rebuilt = try Document(snapshot: base, replica: replica) }
             rebuilt.pendingLimit = pendingLimit
-            for change in try history.all() { try rebuilt.integrate(change) }
+            for change in try history.all(objects) { try rebuilt.integrate(change) }
         } catch {
             return nil
         }

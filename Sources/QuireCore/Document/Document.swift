@@ -110,6 +110,14 @@ struct ObjectTable: Sendable {
         parents[object] = (parent, key)
     }
 
+    /// The text that inserting the elements `run` into text `object` wrote,
+    /// tombstones included, or nil if the text has no such elements. (A
+    /// snapshot's history leaves inserted text out: the state holds it.)
+    func insertedText(_ object: ObjectID, _ run: IDRun) -> String? {
+        guard let slot = slots[object], slot.kind == .text, let scalars = texts[slot.index].elements(of: run) else { return nil }
+        return String(String.UnicodeScalarView(scalars))
+    }
+
     /// The value a list element or register holds once written by operation `id`,
     /// creating the nested object if the value is one.
     mutating func materialize(_ value: NewValue, id: OpID, parent: ObjectID, key: String?) -> Value {

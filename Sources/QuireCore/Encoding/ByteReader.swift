@@ -145,37 +145,47 @@ struct DecodedTexts {
     /// One pass validates, counts and decodes, where making a `String`
     /// and reading its scalars back would go over the bytes three times.
     init?(utf8 bytes: ArraySlice<UInt8>, textLength: Int) {
-        guard textLength > 0, bytes.count % textLength == 0 else { return nil }
-        var scalars: [Unicode.Scalar] = []
-        scalars.reserveCapacity(bytes.count)
+        guard bytes.isEmpty || (textLength > 0 && bytes.count % textLength == 0) else { return nil }
         var lastCount = 0
-        let complete = bytes.withUnsafeBufferPointer { buffer -> Bool in
-            var offset = 0, textEnd = textLength
-            let lastStart = buffer.count - textLength
-            while offset < buffer.count {
-                let scalar: Unicode.Scalar, length: Int
-                if buffer[offset] < 0x80 {
-                    // ASCII, most text: one byte, one scalar, never across a text's end.
-                    scalar = Unicode.Scalar(buffer[offset])
-                    length = 1
-                } else {
-                    var parser = Unicode.UTF8.ForwardParser()
-                    var iterator = buffer[offset...].makeIterator()
-                    guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { return false }
-                    scalar = Unicode.UTF8.decode(encoded)
-                    length = encoded.count
+        var valid = true
+        // At most one scalar per byte: written in place, without growing.
+        let scalars = [Unicode.Scalar](unsafeUninitializedCapacity: bytes.count) { scalars, count in
+            bytes.withUnsafeBufferPointer { buffer in
+                var offset = 0, textEnd = textLength
+                let lastStart = buffer.count - textLength
+                while offset < buffer.count {
+                    let scalar: Unicode.Scalar, length: Int
+                    if buffer[offset] < 0x80 {
+                        // ASCII, most text: one byte, one scalar, never across a text's end.
+                        scalar = Unicode.Scalar(buffer[offset])
+                        length = 1
+                    } else {
+                        var parser = Unicode.UTF8.ForwardParser()
+                        var iterator = buffer[offset...].makeIterator()
+                        guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { valid = false; return }
+                        scalar = Unicode.UTF8.decode(encoded)
+                        length = encoded.count
+                    }
+                    // A scalar across the end of a text: that text alone is not valid.
+                    if offset + length > textEnd { valid = false; return }
+                    if offset >= lastStart { lastCount += 1 }
+                    offset += length
+                    if offset == textEnd { textEnd += textLength }
+                    scalars.initializeElement(at: count, to: scalar)
+                    count += 1
                 }
-                // A scalar across the end of a text: that text alone is not valid.
-                if offset + length > textEnd { return false }
-                if offset >= lastStart { lastCount += 1 }
-                offset += length
-                if offset == textEnd { textEnd += textLength }
-                scalars.append(scalar)
             }
-            return true
         }
-        guard complete else { return nil }
+        guard valid else { return nil }
         self.scalars = scalars
         self.lastCount = lastCount
+    }
+}
+
+extension Array where Element == Unicode.Scalar {
+    /// The scalars `bytes` hold, or nil if they are not valid UTF-8.
+    init?(validatingUTF8 bytes: ArraySlice<UInt8>) {
+        guard let decoded = DecodedTexts(utf8: bytes, textLength: bytes.count) else { return nil }
+        self = decoded.scalars
     }
 }

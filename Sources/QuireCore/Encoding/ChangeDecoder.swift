@@ -20,6 +20,9 @@ struct ChangeDecoder {
 
     let changeCount: Int
     private(set) var read = 0
+    /// Where the text of inserts comes from when the bundle elides it; nil
+    /// when the bundle holds its text.
+    private let elidedText: ChangeEncoding.InsertedText?
     private let limits: DecodingLimits
     private let replicaTable: [ReplicaID]
     private let keyTable: [String]
@@ -34,8 +37,12 @@ struct ChangeDecoder {
     private var previousTime: Int64 = 0
     private var previousDelete: UInt64 = 0
 
-    init(_ bytes: [UInt8], limits: DecodingLimits) throws(DecodingError) {
-        var body = try Envelope.open(bytes, magic: ChangeEncoding.magic, name: "a Quire change bundle", version: ChangeEncoding.version)
+    /// A decoder of `bytes`; with `insertedText`, bundles that elide their
+    /// text are accepted too, and their text is taken from it.
+    init(_ bytes: [UInt8], limits: DecodingLimits, insertedText: ChangeEncoding.InsertedText? = nil) throws(DecodingError) {
+        let opened = try ChangeEncoding.open(bytes, elidedTextAllowed: insertedText != nil)
+        var body = opened.body
+        elidedText = opened.elidesText ? insertedText : nil
         (replicaTable, keyTable) = try ChangeEncoding.readTables(&body)
         changeCount = try ChangeEncoding.readChangeCount(&body, limits: limits)
         self.limits = limits
@@ -150,8 +157,21 @@ struct ChangeDecoder {
             case .previousElement:
                 guard id.counter > 1 else { throw .invalid("an insert's origin precedes counter 1") }
                 origin = OpID(replica: id.replica, counter: id.counter - 1)
+            case .explicit where elidedText != nil:
+                let replica = try nextReplica(.originReplica)
+                let counter = id.counter &- UInt64(bitPattern: try nextSigned(.originCounter))
+                guard counter > 0 else { throw .invalid("an id has counter 0") }
+                origin = OpID(replica: replica, counter: counter)
             case .explicit: origin = try nextID(.originReplica, .originCounter)
             case nil: throw .invalid("unknown origin mode \(rawMode)")
+            }
+            if kind == .insertText, let elidedText {
+                let count = try next(.textLength)
+                guard count > 0, count <= UInt64(limits.maxOperationWidth),
+                      let text = elidedText(object, IDRun(start: id, length: Int(count))) else {
+                    throw .invalid("the state holds no text for the \(count) scalars inserted at \(id)")
+                }
+                return .insert(object: object, origin: origin, content: .text(text))
             }
             if kind == .insertText {
                 let length = try next(.textLength)
@@ -232,7 +252,7 @@ extension ChangeDecoder {
         var textEnd = textOffset
         switch current.operations[0] {
         case .insert(_, _, .text):
-            guard try same(.operationKind, ChangeEncoding.Kind.insertText.rawValue) != nil,
+            guard elidedText == nil, try same(.operationKind, ChangeEncoding.Kind.insertText.rawValue) != nil,
                   try same(.originMode, ChangeEncoding.OriginMode.previousElement.rawValue) != nil,
                   let bytesEach = try same(.textLength), bytesEach > 0,
                   bytesEach.multipliedReportingOverflow(by: count).partialValue <= UInt64(textBytes.endIndex - textOffset),

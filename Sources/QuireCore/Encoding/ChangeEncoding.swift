@@ -4,6 +4,11 @@
 public enum ChangeEncoding {
     static let magic = Array("QCHG".utf8)
     static let version: UInt64 = 1
+    /// The version of the bundles a snapshot keeps as its history: inserted
+    /// text is left out, because the snapshot's state holds every inserted
+    /// element's content, and explicit origins are written relative to the
+    /// insert, which compresses better. Never sent or stored on its own.
+    static let elidedTextVersion: UInt64 = 2
 
     /// The columns, in the order they are stored.
     enum Column: Int, CaseIterable {
@@ -21,13 +26,18 @@ public enum ChangeEncoding {
     }
 
     enum Kind: UInt64 { case put, remove, insertText, insertValues, delete, increment }
+
+    /// The text a text insert of `object` put at the ids `run`, or nil if
+    /// there is no such text: what a bundle that elides text is read with.
+    typealias InsertedText = (_ object: ObjectID, _ run: IDRun) -> String?
     enum OriginMode: UInt64 { case head, previousElement, explicit }
 
     // MARK: Encoding
 
     /// Encodes changes in the order given (which must be a causal order for
-    /// the receiver to apply them without waiting).
-    public static func encode(_ changes: some Collection<Change>) -> [UInt8] {
+    /// the receiver to apply them without waiting). With `elidingText`, in
+    /// the form a snapshot's history takes (`elidedTextVersion`).
+    public static func encode(_ changes: some Collection<Change>, elidingText: Bool = false) -> [UInt8] {
         var table = ReplicaTable()
         var keys = Set<String>()
         for change in changes {
@@ -97,7 +107,11 @@ public enum ChangeEncoding {
                         } else {
                             put(.originMode, OriginMode.explicit.rawValue)
                             put(.originReplica, replicaIndex(origin.replica))
-                            put(.originCounter, origin.counter)
+                            if elidingText {
+                                put(.originCounter, signed: Int64(bitPattern: id.counter &- origin.counter))
+                            } else {
+                                put(.originCounter, origin.counter)
+                            }
                         }
                     } else {
                         put(.originMode, OriginMode.head.rawValue)
@@ -105,9 +119,13 @@ public enum ChangeEncoding {
                     switch content {
                     case .text(let string):
                         put(.operationKind, Kind.insertText.rawValue)
-                        let utf8 = string.utf8
-                        put(.textLength, UInt64(utf8.count))
-                        text.writeBytes(utf8)
+                        if elidingText {
+                            put(.textLength, UInt64(string.unicodeScalars.count))
+                        } else {
+                            let utf8 = string.utf8
+                            put(.textLength, UInt64(utf8.count))
+                            text.writeBytes(utf8)
+                        }
                     case .values(let list):
                         put(.operationKind, Kind.insertValues.rawValue)
                         put(.valueCount, UInt64(list.count))
@@ -148,17 +166,31 @@ public enum ChangeEncoding {
         for index in columns.indices { body.writeData(columns[index].finish()) }
         body.writeData(text.bytes)
         body.writeData(values.bytes)
-        return Envelope.seal(magic: magic, version: version, body: body.bytes)
+        return Envelope.seal(magic: magic, version: elidingText ? elidedTextVersion : version, body: body.bytes)
     }
 
     // MARK: Decoding
 
     /// The number of changes a bundle holds, read from its header after
     /// checking its frame and checksum, without decoding the changes.
-    public static func changeCount(of bytes: [UInt8], limits: DecodingLimits = .default) throws(DecodingError) -> Int {
-        var body = try Envelope.open(bytes, magic: magic, name: "a Quire change bundle", version: version)
+    /// `elidedTextAllowed` also accepts the form a snapshot's history takes.
+    public static func changeCount(of bytes: [UInt8], limits: DecodingLimits = .default,
+                                   elidedTextAllowed: Bool = false) throws(DecodingError) -> Int {
+        var (body, _) = try open(bytes, elidedTextAllowed: elidedTextAllowed)
         _ = try readTables(&body)
         return try readChangeCount(&body, limits: limits)
+    }
+
+    /// Whether a bundle whose frame was checked already elides its text.
+    static func elidesText(checked bundle: [UInt8]) -> Bool {
+        bundle[magic.count] == elidedTextVersion  // both versions are one-byte varints
+    }
+
+    /// Checks a bundle's frame; returns its body and whether its text is elided.
+    static func open(_ bytes: [UInt8], elidedTextAllowed: Bool) throws(DecodingError) -> (body: ByteReader, elidesText: Bool) {
+        let versions = elidedTextAllowed ? version...elidedTextVersion : version...version
+        let (body, found) = try Envelope.open(bytes, magic: magic, name: "a Quire change bundle", versions: versions)
+        return (body, found == elidedTextVersion)
     }
 
     static func readTables(_ body: inout ByteReader) throws(DecodingError) -> (replicas: [ReplicaID], keys: [String]) {
@@ -188,7 +220,13 @@ public enum ChangeEncoding {
     /// Decodes what `encode` wrote. Damaged or hostile input gives a
     /// `DecodingError`, in time and memory bounded by the input and `limits`.
     public static func decode(_ bytes: [UInt8], limits: DecodingLimits = .default) throws(DecodingError) -> [Change] {
-        var decoder = try ChangeDecoder(bytes, limits: limits)
+        try decode(bytes, limits: limits, insertedText: nil)
+    }
+
+    /// `decode`, also accepting a bundle whose text is elided, with
+    /// `insertedText` giving the text of each insert (nil if it has none).
+    static func decode(_ bytes: [UInt8], limits: DecodingLimits, insertedText: InsertedText?) throws(DecodingError) -> [Change] {
+        var decoder = try ChangeDecoder(bytes, limits: limits, insertedText: insertedText)
         var current = ChangeDecoder.Current()
         var changes: [Change] = []
         changes.reserveCapacity(min(decoder.changeCount, 1 << 16))
@@ -201,8 +239,8 @@ public enum ChangeEncoding {
 extension Document {
     /// The changes `version` lacks, encoded (see `ChangeEncoding`).
     public func encodeChanges(since version: VersionVector = VersionVector()) throws(DocumentError) -> [UInt8] {
-        if version.isEmpty, !history.hasRecords, history.bundles.count == 1 {
-            return history.bundles[0]  // the whole history arrived as one bundle: send it as it is
+        if version.isEmpty, let bundle = history.wholeHistoryBundle {
+            return bundle  // the whole history arrived as one bundle: send it as it is
         }
         return ChangeEncoding.encode(try changes(since: version))
     }

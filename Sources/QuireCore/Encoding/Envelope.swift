@@ -16,13 +16,20 @@ public enum Envelope {
 
     /// Checks the frame and returns a reader over the body.
     public static func open(_ bytes: [UInt8], magic: [UInt8], name: String, version: UInt64) throws(DecodingError) -> ByteReader {
+        try open(bytes, magic: magic, name: name, versions: version...version).body
+    }
+
+    /// Checks the frame, accepting any of `versions`, and returns a reader
+    /// over the body and the version found.
+    public static func open(_ bytes: [UInt8], magic: [UInt8], name: String,
+                            versions: ClosedRange<UInt64>) throws(DecodingError) -> (body: ByteReader, version: UInt64) {
         guard bytes.count >= magic.count, bytes.prefix(magic.count).elementsEqual(magic) else {
             throw .badMagic(expected: name)
         }
         var reader = ByteReader(bytes)
         _ = try reader.readBytes(magic.count, "the magic number")
         let found = try reader.readVarint("the format version")
-        guard found == version else { throw .unsupportedVersion(found) }
+        guard versions.contains(found) else { throw .unsupportedVersion(found) }
         let length = try reader.readVarint("the body length")
         guard length <= UInt64(reader.remaining), reader.remaining - Int(length) >= 4 else {
             throw .truncated("the \(name) body")
@@ -33,7 +40,7 @@ public enum Envelope {
         var tail = ByteReader(bytes, range: bodyEnd..<bytes.count)
         let stored = try tail.readUInt32("the checksum")
         guard stored == CRC32.checksum(bytes[..<bodyEnd]) else { throw .checksumMismatch }
-        return ByteReader(bytes, range: bodyStart..<bodyEnd)
+        return (ByteReader(bytes, range: bodyStart..<bodyEnd), found)
     }
 }
 

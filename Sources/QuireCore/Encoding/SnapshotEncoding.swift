@@ -4,9 +4,11 @@
 /// `Specs/encoding.md`, "Document snapshots", gives the layout byte by byte.
 public enum SnapshotEncoding {
     static let magic = Array("QDOC".utf8)
-    /// The version written. Version 1, which stored each text run's UTF-8
-    /// right after its header, is still read: stores hold snapshots made by it.
-    static let version: UInt64 = 2
+    /// The version written. Stores hold snapshots of the earlier versions,
+    /// which are still read: version 1 stored each text run's UTF-8 right
+    /// after its header, version 2 wrote run headers one after another and
+    /// kept the history's inserted text.
+    static let version: UInt64 = 3
     /// Objects may not nest deeper than this many levels, so that walking
     /// the tree of a hostile snapshot stays bounded.
     public static let maxDepth = 512
@@ -71,22 +73,22 @@ extension Document {
                     }
                 }
             case .text:
-                // Headers first, then all the content in one piece: zstd then
-                // compresses the text as text, and the headers, delta-coded,
-                // stay small (see encoding.md).
+                // The run headers as columns, then all the content in one
+                // piece: zstd compresses each column and the text far better
+                // than rows of mixed fields (see encoding.md).
                 var runs: [SequenceRun<Unicode.Scalar>] = []
                 objects.texts[slot.index].forEachRun { runs.append($0) }
                 body.writeVarint(runs.count)
+                for run in runs { body.writeVarint(replicaIndex[run.id.replica]!) }
                 var previousEnd: UInt64 = 0
-                var content = String.UnicodeScalarView()
                 for run in runs {
-                    body.writeVarint(replicaIndex[run.id.replica]!)
                     body.writeSigned(Int64(bitPattern: run.id.counter &- previousEnd))
-                    body.writeSigned(Int64(bitPattern: run.lamport &- run.id.counter))
-                    body.writeVarint(UInt64(run.elements.count) << 1 | (run.isDeleted ? 1 : 0))
                     previousEnd = run.id.counter &+ UInt64(run.elements.count)
-                    content.append(contentsOf: run.elements)
                 }
+                for run in runs { body.writeSigned(Int64(bitPattern: run.lamport &- run.id.counter)) }
+                for run in runs { body.writeVarint(UInt64(run.elements.count) << 1 | (run.isDeleted ? 1 : 0)) }
+                var content = String.UnicodeScalarView()
+                for run in runs { content.append(contentsOf: run.elements) }
                 body.writeData(Array(String(content).utf8))
             case .list:
                 var runs: [SequenceRun<Value>] = []
@@ -107,7 +109,9 @@ extension Document {
             body.writeVarint(count)
         }
         if includeHistory && base == nil {
-            let bundles = history.encodedBundles
+            // The state holds every inserted element's text: the history leaves
+            // it out. (The recorded changes are fewer than `recordsPerBundle`.)
+            let bundles = history.bundles + (history.hasRecords ? [ChangeEncoding.encode(history.recordedChanges, elidingText: true)] : [])
             body.writeByte(1)
             body.writeVarint(bundles.count)
             for bundle in bundles { body.writeData(bundle) }
@@ -126,10 +130,8 @@ extension Document {
     /// methods that read it.
     public init(snapshot bytes: [UInt8], replica: ReplicaID, limits: DecodingLimits = .default) throws(DecodingError) {
         self.init(replica: replica)
-        // The version follows the 4-byte magic; `Envelope.open` checks both.
-        var peek = ByteReader(Array(bytes.dropFirst(4).prefix(10)))
-        let version = (try? peek.readVarint()) == 1 ? 1 : SnapshotEncoding.version
-        var body = try Envelope.open(bytes, magic: SnapshotEncoding.magic, name: "a Quire document snapshot", version: version)
+        var (body, version) = try Envelope.open(bytes, magic: SnapshotEncoding.magic, name: "a Quire document snapshot",
+                                                versions: 1...SnapshotEncoding.version)
         let replicaCount = try body.readCount("replicas", minimumItemSize: 8)
         var replicaTable: [ReplicaID] = []
         for _ in 0..<replicaCount {
@@ -221,40 +223,44 @@ extension Document {
                 }
                 objects.maps[slot.index] = map
             case .text:
-                let runs = version == 1 ? try readTextRunsVersion1() : try readTextRuns()
-                do { objects.texts[slot.index] = try RGASequence(runs: runs) }
+                let (content, runs) = switch version {
+                case 1: try readTextRunsVersion1()
+                case 2: try readTextRunsVersion2()
+                default: try readTextRuns()
+                }
+                do { objects.texts[slot.index] = try RGASequence(content: content, runs: runs) }
                 catch { throw .invalid("text \(object): \(error)") }
             case .list:
-                var runs: [SequenceRun<Value>] = []
+                var runs: [RunHeader] = []
+                var values: [Value] = []
                 for _ in 0..<(try body.readCount("list runs", minimumItemSize: 4)) {
-                    let (id, lamport, isDeleted, count) = try readRunHeader()
-                    guard count <= body.remaining else { throw .truncated("a list run") }
-                    var values: [Value] = []
-                    for offset in 0..<count {
+                    let run = try readRunHeader()
+                    guard run.count <= body.remaining else { throw .truncated("a list run") }
+                    for offset in 0..<run.count {
                         switch try body.readValue() {
                         case nil: throw .invalid("a list holds a removal")
                         case .scalar(let scalar): values.append(.scalar(scalar))
                         case .object(let kind):
-                            let element = ObjectID(id.advanced(by: UInt64(offset)))
+                            let element = ObjectID(run.id.advanced(by: UInt64(offset)))
                             guard objects.slots[element]?.kind == kind else { throw .invalid("list element \(element) names a missing object") }
                             values.append(.object(kind, element))
                         }
                     }
-                    runs.append(SequenceRun(id: id, lamport: lamport, isDeleted: isDeleted, elements: values[...]))
+                    runs.append(run)
                 }
-                do { objects.lists[slot.index] = try RGASequence(runs: runs) }
+                do { objects.lists[slot.index] = try RGASequence(content: values, runs: runs) }
                 catch { throw .invalid("list \(object): \(error)") }
             case .counter:
                 objects.counters[slot.index] = try body.readSigned("a counter value")
             }
         }
-        func readRunHeader() throws(DecodingError) -> (OpID, UInt64, Bool, Int) {
+        func readRunHeader() throws(DecodingError) -> RunHeader {
             let id = try readID("a run")
             let lamport = try body.readVarint("a run's Lamport value")
             let flag = try body.readByte("a deleted flag")
             guard flag <= 1 else { throw .invalid("a deleted flag is \(flag)") }
             let count = try body.readVarint("a run length")
-            return (id, lamport, flag == 1, try checkedRunLength(id, count))
+            return RunHeader(id: id, lamport: lamport, isDeleted: flag == 1, count: try checkedRunLength(id, count))
         }
         func checkedRunLength(_ id: OpID, _ count: UInt64) throws(DecodingError) -> Int {
             guard count > 0, count <= UInt64(limits.maxOperationWidth),
@@ -262,46 +268,76 @@ extension Document {
             guard versionVector.contains(id.advanced(by: count - 1)) else { throw .invalid("run \(id) is not in the version vector") }
             return Int(count)
         }
-        /// Version 2: every run's header, delta-coded, then all the content as one UTF-8 string.
-        func readTextRuns() throws(DecodingError) -> [SequenceRun<Unicode.Scalar>] {
-            var headers: [(id: OpID, lamport: UInt64, isDeleted: Bool, count: Int)] = []
+        /// Version 3: the run headers as four columns, then all the content as one UTF-8 string.
+        func readTextRuns() throws(DecodingError) -> ([Unicode.Scalar], [RunHeader]) {
+            let count = try body.readCount("text runs", minimumItemSize: 4)
+            var runs: [RunHeader] = []
+            runs.reserveCapacity(count)
+            for _ in 0..<count {
+                let replica = replicaTable[try body.readIndex("the replica of a run", below: replicaTable.count)]
+                runs.append(RunHeader(id: OpID(replica: replica, counter: 0), lamport: 0, isDeleted: false, count: 0))
+            }
+            for i in runs.indices {
+                runs[i].id.counter = UInt64(bitPattern: try body.readSigned("the counter of a run"))
+            }
+            for i in runs.indices {
+                runs[i].lamport = UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
+            }
             var previousEnd: UInt64 = 0
-            var total = 0
+            for i in runs.indices {
+                runs[i].id.counter = previousEnd &+ runs[i].id.counter
+                runs[i].lamport = runs[i].id.counter &+ runs[i].lamport
+                let packed = try body.readVarint("a run length")
+                try checkRun(&runs[i], packed)
+                previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
+            }
+            return (try readTextContent(runs), runs)
+        }
+        /// Version 2: each run's header, delta-coded as in version 3, in turn;
+        /// then all the content as one UTF-8 string.
+        func readTextRunsVersion2() throws(DecodingError) -> ([Unicode.Scalar], [RunHeader]) {
+            var runs: [RunHeader] = []
+            var previousEnd: UInt64 = 0
             for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
                 let replica = replicaTable[try body.readIndex("the replica of a run", below: replicaTable.count)]
                 let counter = previousEnd &+ UInt64(bitPattern: try body.readSigned("the counter of a run"))
-                guard counter > 0 else { throw .invalid("a run has counter 0") }
-                let id = OpID(replica: replica, counter: counter)
                 let lamport = counter &+ UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
-                let packed = try body.readVarint("a run length")
-                let count = try checkedRunLength(id, packed >> 1)
-                headers.append((id, lamport, packed & 1 == 1, count))
-                previousEnd = counter &+ UInt64(count)
-                total += count
+                var run = RunHeader(id: OpID(replica: replica, counter: counter), lamport: lamport, isDeleted: false, count: 0)
+                try checkRun(&run, try body.readVarint("a run length"))
+                runs.append(run)
+                previousEnd = counter &+ UInt64(run.count)
             }
-            let utf8 = try body.readData("text content")
-            guard let string = String(validatingUTF8Bytes: utf8) else { throw .invalid("text content is not valid UTF-8") }
-            let scalars = Array(string.unicodeScalars)
-            guard scalars.count == total else { throw .invalid("text runs claim \(total) scalars but hold \(scalars.count)") }
-            var start = 0
-            return headers.map { header in
-                defer { start += header.count }
-                return SequenceRun(id: header.id, lamport: header.lamport, isDeleted: header.isDeleted,
-                                   elements: scalars[start..<(start + header.count)])
+            return (try readTextContent(runs), runs)
+        }
+        /// Completes `run` from its packed `element count << 1 | deleted`, checking its id and length.
+        func checkRun(_ run: inout RunHeader, _ packed: UInt64) throws(DecodingError) {
+            guard run.id.counter > 0 else { throw .invalid("a run has counter 0") }
+            run.count = try checkedRunLength(run.id, packed >> 1)
+            run.isDeleted = packed & 1 == 1
+        }
+        /// The UTF-8 data that holds the content of every run of a text, in order.
+        func readTextContent(_ runs: [RunHeader]) throws(DecodingError) -> [Unicode.Scalar] {
+            guard let content = [Unicode.Scalar](validatingUTF8: try body.readData("text content")) else {
+                throw .invalid("text content is not valid UTF-8")
             }
+            let total = runs.reduce(0) { $0 + $1.count }
+            guard content.count == total else { throw .invalid("text runs claim \(total) scalars but hold \(content.count)") }
+            return content
         }
         /// Version 1: each run's header followed by its own content.
-        func readTextRunsVersion1() throws(DecodingError) -> [SequenceRun<Unicode.Scalar>] {
-            var runs: [SequenceRun<Unicode.Scalar>] = []
+        func readTextRunsVersion1() throws(DecodingError) -> ([Unicode.Scalar], [RunHeader]) {
+            var runs: [RunHeader] = []
+            var content: [Unicode.Scalar] = []
             for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
-                let (id, lamport, isDeleted, count) = try readRunHeader()
-                let utf8 = try body.readData("text content")
-                guard let string = String(validatingUTF8Bytes: utf8) else { throw .invalid("text content is not valid UTF-8") }
-                let scalars = Array(string.unicodeScalars)
-                guard scalars.count == count else { throw .invalid("a text run claims \(count) scalars but holds \(scalars.count)") }
-                runs.append(SequenceRun(id: id, lamport: lamport, isDeleted: isDeleted, elements: scalars[...]))
+                let run = try readRunHeader()
+                guard let scalars = [Unicode.Scalar](validatingUTF8: try body.readData("text content")) else {
+                    throw .invalid("text content is not valid UTF-8")
+                }
+                guard scalars.count == run.count else { throw .invalid("a text run claims \(run.count) scalars but holds \(scalars.count)") }
+                runs.append(run)
+                content += scalars
             }
-            return runs
+            return (content, runs)
         }
         switch try body.readByte("the history flag") {
         case 0:
@@ -315,7 +351,7 @@ extension Document {
             // not, since it is kept as the bytes read.
             for _ in 0..<bundleCount {
                 let bundle = Array(try body.readData("the history"))
-                let count = try ChangeEncoding.changeCount(of: bundle, limits: limits)
+                let count = try ChangeEncoding.changeCount(of: bundle, limits: limits, elidedTextAllowed: version >= 3)
                 history.append(bundle: bundle, count: count, version: versionVector)
             }
         case let flag: throw .invalid("the history flag is \(flag)")

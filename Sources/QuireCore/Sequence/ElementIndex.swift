@@ -115,9 +115,12 @@ struct ElementIndex: Sendable {
         return nil
     }
 
-    /// Records that `counters` of `replica` live in `leaf`.
-    mutating func setLeaf(_ leaf: Int32, replica: UInt32, counters: Range<UInt64>) {
-        let mask = UInt64(Self.pageSize - 1)
+    /// Records that `counters` of `replica` live in `leaf`. Returns the
+    /// first of them that was recorded already (moving elements between
+    /// leaves expects it; loading a snapshot refuses it), if any.
+    @discardableResult
+    mutating func setLeaf(_ leaf: Int32, replica: UInt32, counters: Range<UInt64>) -> UInt64? {
+        var present: UInt64?
         var c = counters.lowerBound
         while c < counters.upperBound {
             let page = c >> Self.pageBits
@@ -129,14 +132,18 @@ struct ElementIndex: Sendable {
                 lastWritten = (replica, page, start)
             }
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
-            pool.withUnsafeMutableBufferPointer { entries in
-                for k in c..<pageEnd { entries[start + Int(k & mask)] = leaf }
+            let first = start + Int(c & UInt64(Self.pageSize - 1))
+            pool.withUnsafeMutableBufferPointer { pool in
+                let entries = UnsafeMutableBufferPointer(rebasing: pool[first..<first + Int(pageEnd - c)])
+                if present == nil, let at = entries.firstIndex(where: { $0 >= 0 }) { present = c + UInt64(at) }
+                entries.update(repeating: leaf)
             }
             c = pageEnd
         }
         if counters.upperBound - 1 > segments[Int(replica)].highestCounter {
             segments[Int(replica)].highestCounter = counters.upperBound - 1
         }
+        return present
     }
 
     private func pageStart(_ replica: UInt32, _ page: UInt64) -> Int? {
@@ -168,15 +175,35 @@ struct ElementIndex: Sendable {
     /// segment stays without holes and lookups stay O(1).
     private mutating func addPage(_ replica: UInt32, _ page: UInt64) -> Int {
         let segment = segments[Int(replica)]
-        var at = segment.start + segment.count
+        let end = segment.start + segment.count
         var first = page
-        if segment.count > 0, page > pageNumbers[at - 1], page - pageNumbers[at - 1] <= Self.maxFilledGap {
-            first = pageNumbers[at - 1] + 1
+        if segment.count > 0, page > pageNumbers[end - 1], page - pageNumbers[end - 1] <= Self.maxFilledGap {
+            first = pageNumbers[end - 1] + 1
         }
-        // Otherwise pages mostly come in counter order: this usually appends.
-        while at > segment.start && pageNumbers[at - 1] > page { at -= 1 }
-        let added = Int(page - first) + 1
-        pageNumbers.insert(contentsOf: first...page, at: at)
+        return addPages(replica, first...page)
+    }
+
+    /// Adds the pages that hold `counters` to a replica that has none yet
+    /// (loading a snapshot): one step instead of one page at a time.
+    mutating func addPages(replica: UInt32, covering counters: ClosedRange<UInt64>) {
+        precondition(segments[Int(replica)].count == 0, "ElementIndex: the replica has pages already")
+        let pages = (counters.lowerBound >> Self.pageBits)...(counters.upperBound >> Self.pageBits)
+        // Exactly what they take: a loaded index keeps no slack.
+        pageNumbers.reserveCapacity(pageNumbers.count + pages.count)
+        pageStarts.reserveCapacity(pageStarts.count + pages.count)
+        pool.reserveCapacity(pool.count + pages.count * Self.pageSize)
+        _ = addPages(replica, pages)
+    }
+
+    /// Adds `pages`, which `replica` lacks and which fit between two of its
+    /// pages, and returns the start in `pool` of the last.
+    private mutating func addPages(_ replica: UInt32, _ pages: ClosedRange<UInt64>) -> Int {
+        let segment = segments[Int(replica)]
+        var at = segment.start + segment.count
+        // Pages mostly come in counter order: this usually appends.
+        while at > segment.start && pageNumbers[at - 1] > pages.upperBound { at -= 1 }
+        let added = pages.count
+        pageNumbers.insert(contentsOf: pages, at: at)
         pageStarts.insert(contentsOf: (0..<added).map { pool.count + $0 * Self.pageSize }, at: at)
         pool.append(contentsOf: repeatElement(-1, count: added * Self.pageSize))
         segments[Int(replica)].count += added

@@ -94,23 +94,31 @@ extension RGASequence {
         }
     }
 
-    /// Rebuilds a sequence from runs as `forEachRun` reports them (loading a
-    /// snapshot). Throws `invalidRun` for an empty or overflowing run and
-    /// `duplicateElement` for an id that occurs twice.
+    /// Builds a sequence from every element in document order, tombstones
+    /// included, and the runs they form, as `forEachRun` reports them
+    /// (loading a snapshot). The tree is built bottom-up in one pass and
+    /// `content` becomes the content buffer as it is. Throws `invalidRun`
+    /// for an empty or overflowing run and `duplicateElement` for an id that
+    /// occurs twice.
     @inlinable
-    public init(runs: some Sequence<SequenceRun<Element>>) throws(SequenceError) {
-        self.init()
-        var last: (leaf: Int32, slot: Int)?
-        for run in runs {
-            let appended = try withAppended(run.elements, id: run.id, lamport: run.lamport) { tree, newRun, _ throws(SequenceError) in
-                try tree.append(newRun, isDeleted: run.isDeleted, after: last)
+    public init(content: [Element], runs: [RunHeader]) throws(SequenceError) {
+        var loaded: [SpanTree.LoadedRun] = []
+        loaded.reserveCapacity(runs.count)
+        try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
+            var start = 0
+            for run in runs {
+                guard run.count > 0, run.count <= buffer.count - start else { throw .invalidRun(run.id) }
+                let (utf16, utf8) = Self.widths(buffer[start..<start + run.count])
+                loaded.append(SpanTree.LoadedRun(
+                    run: SpanTree.NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: run.count,
+                                         utf16: utf16, utf8: utf8),
+                    isDeleted: run.isDeleted))
+                start += run.count
             }
-            guard let appended else { throw .invalidRun(run.id) }
-            last = appended
+            precondition(start == buffer.count, "RGASequence: the runs must cover the content exactly")
         }
-        // A loaded document is mostly read and edited a little: drop the
-        // slack that growing the arrays left behind.
-        content = compacted(content)
-        tree.shrinkToFit()
+        tree = try SpanTree(loading: loaded)
+        // A loaded document is mostly read and edited a little: no slack.
+        self.content = compacted(content)
     }
 }

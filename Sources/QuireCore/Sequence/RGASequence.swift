@@ -110,6 +110,23 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
         return tree.span(found.leaf, found.slot).isDeleted ? (before, true) : (before + found.offset, false)
     }
 
+    /// The elements with the ids `run`, tombstones included, or nil if one is missing.
+    func elements(of run: IDRun) -> [Element]? {
+        guard run.length <= tree.summary.total else { return nil }
+        var elements: [Element] = []
+        elements.reserveCapacity(run.length)
+        var next = run.start
+        while elements.count < run.length {
+            guard let found = tree.find(next) else { return nil }
+            let span = tree.span(found.leaf, found.slot)
+            let start = Int(span.contentStart) + found.offset
+            let taken = min(Int(span.length) - found.offset, run.length - elements.count)
+            elements += content[start..<start + taken]
+            next = next.advanced(by: UInt64(taken))
+        }
+        return elements
+    }
+
     /// Appends `elements` to the content buffer and hands them, described as
     /// a run, to `body` (which adds them to the tree); takes them back out if
     /// `body` throws. Returns nil, doing nothing, if there are no elements.

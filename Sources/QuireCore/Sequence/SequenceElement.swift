@@ -44,8 +44,7 @@ public struct IDRun: Hashable, Sendable {
 }
 
 /// A maximal stretch of elements with consecutive ids and lamports and the
-/// same deleted flag, as `RGASequence.forEachRun` reports them and
-/// `RGASequence.init(runs:)` reads them back (snapshots).
+/// same deleted flag, as `RGASequence.forEachRun` reports them (snapshots).
 public struct SequenceRun<Element> {
     public var id: OpID
     public var lamport: UInt64
@@ -63,3 +62,20 @@ public struct SequenceRun<Element> {
 
 extension SequenceRun: Equatable where Element: Equatable {}
 extension SequenceRun: Sendable where Element: Sendable {}
+
+/// A run without its elements, as a snapshot stores it: `RGASequence.init(content:runs:)`
+/// takes the elements of every run in one buffer.
+public struct RunHeader: Equatable, Sendable {
+    public var id: OpID
+    public var lamport: UInt64
+    public var isDeleted: Bool
+    public var count: Int
+
+    @inlinable
+    public init(id: OpID, lamport: UInt64, isDeleted: Bool, count: Int) {
+        self.id = id
+        self.lamport = lamport
+        self.isDeleted = isDeleted
+        self.count = count
+    }
+}

@@ -23,20 +23,22 @@ extension SpanTree {
     /// Checks that `run` can be added (ids and lamports do not overflow, no
     /// id is present yet) and makes its span.
     mutating func makeSpan(_ run: NewRun, isDeleted: Bool = false) throws(SequenceError) -> Span {
+        let span = try checkedSpan(run, isDeleted: isDeleted)
+        if let present = ids.first(present: true, replica: span.replica, counters: span.counter..<span.counterEnd) {
+            throw .duplicateElement(OpID(replica: run.id.replica, counter: present))
+        }
+        return span
+    }
+
+    /// `run`'s span, after checking that its ids, lamports and sizes do not
+    /// overflow; interns its replica. Does not look for ids already present.
+    mutating func checkedSpan(_ run: NewRun, isDeleted: Bool) throws(SequenceError) -> Span {
         let length = UInt64(run.length)
         guard run.length > 0, run.length < Int(Int32.max),
               run.id.counter <= UInt64.max - length, run.lamport <= UInt64.max - length,
               run.contentStart + run.length < Int(Int32.max), run.utf8 < Int(Int32.max)
         else { throw .invalidRun(run.id) }
-        let replica: UInt32
-        if let known = ids.cachedReplicaIndex(of: run.id.replica) {
-            if let present = ids.first(present: true, replica: known, counters: run.id.counter..<run.id.counter + length) {
-                throw .duplicateElement(OpID(replica: run.id.replica, counter: present))
-            }
-            replica = known
-        } else {
-            replica = ids.intern(run.id.replica)
-        }
+        let replica = ids.cachedReplicaIndex(of: run.id.replica) ?? ids.intern(run.id.replica)
         return Span(counter: run.id.counter, lamport: run.lamport, contentStart: Int32(run.contentStart),
                     length: Int32(run.length), utf16: Int32(run.utf16), utf8: Int32(run.utf8),
                     replica: replica, isDeleted: isDeleted)
@@ -111,17 +113,6 @@ extension SpanTree {
             (leaf, slot) = (next.leaf, next.slot + 1)
         }
         insert(span, at: leaf, slot, offset: 0, measure: measure)
-    }
-
-    /// Appends `run` at the end of the sequence (loading a snapshot), with its
-    /// deleted flag. Returns where it went, to append the next one there.
-    @usableFromInline
-    mutating func append(_ run: NewRun, isDeleted: Bool, after last: (leaf: Int32, slot: Int)?) throws(SequenceError) -> (leaf: Int32, slot: Int) {
-        let span = try makeSpan(run, isDeleted: isDeleted)
-        cursor = nil
-        editPoint = nil
-        let (leaf, slot) = last.map { ($0.leaf, $0.slot + 1) } ?? (firstLeaf, 0)
-        return insert(span, at: leaf, slot, offset: 0, measure: { _, _ in (0, 0) })
     }
 
     /// Inserts `span` right after element `offset` of the span at (`leaf`,

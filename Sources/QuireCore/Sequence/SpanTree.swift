@@ -99,7 +99,6 @@ struct SpanTree: Sendable {
     }
 
     /// Releases the arrays' spare capacity (after loading a snapshot).
-    @usableFromInline
     mutating func shrinkToFit() {
         spans = compacted(spans)
         leaves = compacted(leaves)
@@ -472,10 +471,11 @@ struct SpanTree: Sendable {
     }
 }
 
-/// A copy of `array` without spare capacity.
+/// A copy of `array` without spare capacity; `array` itself when its slack
+/// is small (malloc rounds every block up, so a copy would keep some too).
 @usableFromInline
 func compacted<T>(_ array: [T]) -> [T] {
-    guard array.capacity > array.count else { return array }
+    guard array.capacity - array.count > array.count / 16 else { return array }
     return Array(unsafeUninitializedCapacity: array.count) { buffer, initialized in
         initialized = buffer.initialize(fromContentsOf: array)
     }
