@@ -15,6 +15,13 @@ public struct Spread: Sendable, Equatable {
         min = sorted[0]
         max = sorted[sorted.count - 1]
     }
+
+    /// The rates, per second, of runs that each did `count` things in these
+    /// times: the median rate is the median run's (as is the median time when
+    /// the count of runs is odd), the minimum the slowest run's.
+    public func perSecond(_ count: Int) -> Spread {
+        Spread(median: Double(count) / median * 1000, min: Double(count) / max * 1000, max: Double(count) / min * 1000)
+    }
 }
 
 /// Everything measured and checked for one trace file.
@@ -108,5 +115,31 @@ extension TraceMeasurement {
             }
         }
         return result
+    }
+}
+
+/// One named figure with its unit, for the benchmarks whose figures are
+/// rates, times and sizes of their own (store, sync) rather than a replay's.
+public struct Measure: Sendable, Equatable {
+    public var name: String
+    /// "ms", "edits/s", "bytes", ...
+    public var unit: String
+    /// The median over the runs, or the figure itself when it is the same every run (a byte count).
+    public var median: Double
+    /// The least and greatest over the runs; nil for a figure that is the same every run.
+    public var spread: ClosedRange<Double>?
+
+    public init(_ name: String, _ unit: String, _ spread: Spread) {
+        self.name = name
+        self.unit = unit
+        median = spread.median
+        self.spread = spread.min...spread.max
+    }
+
+    public init(_ name: String, _ unit: String, exactly value: Double) {
+        self.name = name
+        self.unit = unit
+        median = value
+        spread = nil
     }
 }

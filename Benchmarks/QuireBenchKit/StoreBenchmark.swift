@@ -38,13 +38,6 @@ public struct StoreBenchmark: Sendable {
     /// The same, then loading every document.
     public var openAndLoad: Spread
 
-    /// Edits per second from the run times of `spread`, each run making
-    /// `count` edits: the median rate is that of the median run (runs are odd
-    /// by default), the slowest run gives the minimum rate.
-    public static func rate(_ spread: Spread, edits count: Int) -> (median: Double, min: Double, max: Double) {
-        (Double(count) / spread.median * 1000, Double(count) / spread.max * 1000, Double(count) / spread.min * 1000)
-    }
-
     public static func run(_ options: Options) throws -> StoreBenchmark {
         let scratch = options.directory + "/quire-bench-store-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -165,22 +158,25 @@ public struct StoreBenchmarkError: Error, CustomStringConvertible {
 }
 
 extension StoreBenchmark {
+    /// The figures, in the order of the table: edits per second, then opening times.
+    public var measures: [Measure] {
+        let o = options
+        return [
+            Measure("single-edit commits, 1 thread", "edits/s", single.perSecond(o.edits)),
+            Measure("typing batched \(o.batch) keys a commit", "edits/s", batched.perSecond(o.edits)),
+            Measure("group commit, \(o.threads) threads", "edits/s", group.perSecond(o.edits * o.threads)),
+            Measure("open a store of \(o.documents) documents", "ms", open),
+            Measure("open it and load every document", "ms", openAndLoad),
+        ]
+    }
+
     /// The figures as an aligned table, one row per figure.
     public var table: String {
-        let o = options
         func number(_ value: Double) -> String { String(format: value >= 100 ? "%.0f" : "%.2f", value) }
-        func rateRow(_ name: String, _ spread: Spread, edits: Int) -> [String] {
-            let rate = Self.rate(spread, edits: edits)
-            return [name, "edits/s", number(rate.median), number(rate.min), number(rate.max)]
+        let rows = [["measure", "unit", "median", "min", "max"]] + measures.map { measure in
+            [measure.name, measure.unit, number(measure.median),
+             measure.spread.map { number($0.lowerBound) } ?? "–", measure.spread.map { number($0.upperBound) } ?? "–"]
         }
-        let rows = [
-            ["measure", "unit", "median", "min", "max"],
-            rateRow("single-edit commits, 1 thread", single, edits: o.edits),
-            rateRow("typing batched \(o.batch) keys a commit", batched, edits: o.edits),
-            rateRow("group commit, \(o.threads) threads", group, edits: o.edits * o.threads),
-            ["open a store of \(o.documents) documents", "ms", number(open.median), number(open.min), number(open.max)],
-            ["open it and load every document", "ms", number(openAndLoad.median), number(openAndLoad.min), number(openAndLoad.max)],
-        ]
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max()! }
         return rows.map { row in
             row.enumerated().map { column, text in
@@ -194,9 +190,9 @@ extension StoreBenchmark {
     public var jsonLine: String {
         let o = options
         func round(_ value: Double) -> JSONValue { .double((value * 1000).rounded() / 1000) }
-        let single = Self.rate(single, edits: o.edits)
-        let batched = Self.rate(batched, edits: o.edits)
-        let group = Self.rate(group, edits: o.edits * o.threads)
+        let single = single.perSecond(o.edits)
+        let batched = batched.perSecond(o.edits)
+        let group = group.perSecond(o.edits * o.threads)
         return JSONValue.orderedObject([
             ("edits", .integer(o.edits)),
             ("batch", .integer(o.batch)),

@@ -4,10 +4,14 @@ import QuireBenchKit
 let suiteUsage = """
     suite [TRACE...] [--only PATTERN] [--runs N] [--peers]
         Every workload: the traces in ../shared/traces and any TRACE given, crdt-benchmarks
-        B1 to B3 (generated into Benchmarks/.workloads), merge throughput (k replicas × m edits)
-        and B4x100 (slow, Quire only). Writes Benchmarks/results/DATE.json, DATE.md and one
-        SVG chart per family; a full run (no --only) also writes Benchmarks/RESULTS.md.
-        Run it from the package root.
+        B1 to B3 (generated into Benchmarks/.workloads), merge throughput (k replicas × m edits),
+        the store (durable commits per second, opening 1000 documents), sync catch-up of
+        automerge-paper through the HTTP server on loopback, and B4x100 (slow); store, sync and
+        B4x100 are Quire only. Results accumulate per day in Benchmarks/results/DATE.json:
+        a run replaces the workloads it measures and keeps the others, and rewrites the JSON,
+        DATE.md and one SVG chart per family after every workload. A DATE.json that is not
+        a report is moved to DATE.damaged.json. A full run (no --only) also writes
+        Benchmarks/RESULTS.md. Run it from the package root.
         --only PATTERN  only workloads whose name or family contains one of the comma-separated patterns
         --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
         --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files
@@ -25,53 +29,77 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     let traceFiles = ((try? FileManager.default.contentsOfDirectory(atPath: sharedTraces)) ?? [])
         .filter { $0.hasSuffix(".json.gz") || $0.hasSuffix(".json") }.sorted().map { sharedTraces + "/" + $0 }
     let cache = "Benchmarks/.workloads"
-    var workloads = SuiteWorkload.all(traceFiles: traceFiles + parsed.positional, cacheDirectory: cache)
+    let allWorkloads = SuiteWorkload.all(traceFiles: traceFiles + parsed.positional, cacheDirectory: cache)
+    var workloads = allWorkloads
     if let only = parsed.options["--only"] { workloads = workloads.filter { $0.matches(only: only) } }
     guard !workloads.isEmpty else { throw UsageError(message: "--only matches no workload") }
 
-    var results: [WorkloadResult] = []
+    let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
+    let command = (["quire-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+    let files = SuiteResultsFiles(directory: "Benchmarks/results", date: date)
+    var report = SuiteReport(
+        results: [], command: command, date: date,
+        machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, shared with other engineers compiling in parallel: timings are noisy")
+    do {
+        let earlier = try files.readEarlierResults()
+        if let setAside = earlier.setAside { printError("warning: \(setAside); this run starts a new report") }
+        report.results = earlier.results
+    } catch {
+        printError("error: cannot read \(files.jsonPath): \(error)")
+        return 1
+    }
+
+    var measured = 0, allOK = true
     for (index, workload) in workloads.enumerated() {
         let step = "[\(index + 1)/\(workloads.count)] \(workload.name)"
+        var result: WorkloadResult
         do {
             try workload.materialise(cacheDirectory: cache)
             progress("\(step) quire (\(runs) runs)...")
-            var result = try measureQuire(workload, runs: runs)
-            if parsed.flags.contains("--peers"), workload.hasPeers {
-                progress("\(step) yrs and loro (\(runs) runs, then memory)...")
-                result.figures += runPeers(workload, runs: runs)
-            }
-            results.append(result)
+            result = try measureQuire(workload, runs: runs, command: command)
         } catch {
             printError("\n\(step): \(error)")
+            continue
+        }
+        if parsed.flags.contains("--peers"), workload.hasPeers {
+            progress("\(step) yrs and loro (\(runs) runs, then memory)...")
+            result.figures += runPeers(workload, runs: runs)
+        }
+        measured += 1
+        allOK = allOK && result.figures.allSatisfy(\.ok)
+        // Written after every workload, so that an interrupted run keeps what it measured.
+        report.results = SuiteReport.merging([result], into: report.results, order: allWorkloads.map(\.name))
+        do { try files.write(report) } catch {
+            printError("\nerror: cannot write the results: \(error)")
+            return 1
         }
     }
     progress("")
 
-    let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
-    let command = (["quire-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
-    let report = SuiteReport(
-        results: results, command: command, date: date,
-        machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, shared with other engineers compiling in parallel: timings are noisy")
-    do {
-        try FileManager.default.createDirectory(atPath: "Benchmarks/results", withIntermediateDirectories: true)
-        try write(report.json, to: "Benchmarks/results/\(date).json")
-        try write(report.markdown, to: "Benchmarks/results/\(date).md")
-        for chart in report.charts { try write(chart.svg, to: "Benchmarks/results/\(date)-\(chart.family.rawValue).svg") }
-        if parsed.options["--only"] == nil { try write(report.markdown, to: "Benchmarks/RESULTS.md") }
-    } catch {
-        printError("error: cannot write the results: \(error)")
-        return 1
+    if parsed.options["--only"] == nil {
+        do { try SuiteResultsFiles.write(report.markdown, to: "Benchmarks/RESULTS.md") } catch {
+            printError("error: cannot write Benchmarks/RESULTS.md: \(error)")
+            return 1
+        }
     }
-    printLine("wrote Benchmarks/results/\(date).{json,md} and \(report.charts.count) charts")
+    printLine("wrote \(files.jsonPath) and .md with \(measured) workloads measured by this run, \(report.results.count) in all, and \(report.charts.count) charts")
     for statement in report.behindStatements { printLine("behind: \(statement)") }
-    let allOK = results.count == workloads.count && results.allSatisfy { $0.figures.allSatisfy(\.ok) }
-    return allOK ? 0 : 1
+    return measured == workloads.count && allOK ? 0 : 1
 }
 
-/// Quire's figures for one workload, through the same measurement code as `quire-bench trace`.
-private func measureQuire(_ workload: SuiteWorkload, runs: Int) throws -> WorkloadResult {
+/// Quire's figures for one workload, through the same measurement code as
+/// `quire-bench trace`, `store` and `sync`.
+private func measureQuire(_ workload: SuiteWorkload, runs: Int, command: String) throws -> WorkloadResult {
     let measurement: TraceMeasurement, replayOnce: () throws -> ReplayResult, timedRuns: Int
     switch workload.source {
+    case .store:
+        var options = StoreBenchmark.Options()
+        options.runs = runs
+        let measures = try StoreBenchmark.run(options).measures
+        return WorkloadResult(workload: workload, command: command, ops: nil, figures: [.quire(measures: measures, runs: runs)])
+    case .sync(let path):
+        let measures = try measureSync(tracePath: path, runs: runs).measures
+        return WorkloadResult(workload: workload, command: command, ops: nil, figures: [.quire(measures: measures, runs: runs)])
     case .traceFile(let path):
         let trace = try EditingTrace.load(path: path)
         (measurement, timedRuns) = (TraceMeasurement.measure(trace: trace, named: workload.name, runs: runs), runs)
@@ -89,7 +117,7 @@ private func measureQuire(_ workload: SuiteWorkload, runs: Int) throws -> Worklo
         replayOnce = try replayFunction(trace)
     }
     for failure in measurement.failures { printError("\nFAIL \(workload.name) quire: \(failure)") }
-    return WorkloadResult(workload: workload, ops: measurement.ops, figures: [
+    return WorkloadResult(workload: workload, command: command, ops: measurement.ops, figures: [
         LibraryFigures.quire(measurement, runs: timedRuns, replayOnce: replayOnce),
     ])
 }
@@ -109,7 +137,7 @@ private func runPeers(_ workload: SuiteWorkload, runs: Int) -> [LibraryFigures] 
     switch workload.source {
     case .traceFile(let file): (command, path) = ("trace", file)
     case .replicaFile(let file): (command, path) = ("replicas", file)
-    case .repeated: return []
+    case .repeated, .store, .sync: return []
     }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "Benchmarks/peers/run.sh")
@@ -130,8 +158,4 @@ private func runPeers(_ workload: SuiteWorkload, runs: Int) -> [LibraryFigures] 
 /// One progress line on stderr, rewritten in place.
 private func progress(_ line: String) {
     FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
-}
-
-private func write(_ text: String, to path: String) throws {
-    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
 }

@@ -3,110 +3,117 @@ import Quire
 import QuireBenchKit
 import QuireSync
 
-/// `quire-bench sync`: a fresh replica catching up with a document through
-/// the HTTP sync server on loopback, and the rate at which the server
-/// accepts changes from concurrent clients.
+/// A fresh replica catching up with TRACE's document through the HTTP sync
+/// server on loopback, and the rate at which the server accepts changes from
+/// concurrent clients; medians over `runs`. For `quire-bench sync` and `suite`.
+func measureSync(tracePath: String, runs: Int) throws -> SyncFigures {
+    guard case .sequential(let trace) = try EditingTrace.load(path: tracePath) else {
+        throw UsageError(message: "sync needs a sequential trace")
+    }
+    // The history: one change per trace transaction, as an editor makes them.
+    var document = Document(replica: ReplicaID(1))
+    let text = try document.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+    for patches in trace.txns {
+        try document.transact { tx in
+            for patch in patches {
+                if patch.deleteCount > 0 { try tx.deleteText(text, at: patch.position, count: patch.deleteCount) }
+                if !patch.insertedText.isEmpty { try tx.insertText(text, at: patch.position, patch.insertedText) }
+            }
+        }
+    }
+    let changes = try document.changes(since: VersionVector())
+
+    let log = try ServerLog(path: ":memory:")
+    var configuration = SyncServer.Configuration()
+    configuration.requestsPerSecond = 1_000_000
+    configuration.burst = 1_000_000
+    let server = SyncServer(log: log, tokens: nil, configuration: configuration)
+    for start in stride(from: 0, to: changes.count, by: 50_000) {
+        _ = try log.push([("paper", Array(changes[start..<min(start + 50_000, changes.count)]))], by: .unrestricted, limits: .init())
+    }
+    let http = HTTPServer(port: 0, handler: server.handle)
+    try http.start()
+    defer { http.stop() }
+    let url = URL(string: "http://127.0.0.1:\(http.port)")!
+
+    // Catch-up: a fresh in-memory store pulls everything.
+    var samples: [UInt64] = []
+    var caughtUp: SyncClient.Report?
+    for _ in 0..<(runs + 1) {
+        let store = try DocumentStore.inMemory()
+        let client = SyncClient(store: store, peer: url.absoluteString, transport: HTTPSyncTransport(server: url, token: nil))
+        let start = DispatchTime.now().uptimeNanoseconds
+        caughtUp = try blocking { try await client.sync() }
+        samples.append(DispatchTime.now().uptimeNanoseconds - start)
+        guard try store.read("paper", { try $0.text(text) }) == trace.endContent else {
+            throw UsageError(message: "the caught-up document differs from the trace's end content")
+        }
+    }
+    let catchUp = Spread(nanoseconds: Array(samples.dropFirst()))!
+    let report = caughtUp!
+
+    // Accepting: 4 clients push 500 single-edit changes each, one change
+    // a request; each run with new stores and documents. Once over HTTP,
+    // once calling the server's HTTP handler directly: the difference is
+    // the cost of the HTTP stack on both sides.
+    let writers = 4, editsPerWriter = 500
+    func pushRate(_ transport: any SyncTransport, _ name: String) throws -> Spread {
+        var samples: [UInt64] = []
+        for run in 0..<runs {
+            let ids = (0..<writers).map { DocumentID(rawValue: "\(name)\(run)-writer\($0)")! }
+            let stores = try ids.map { id in
+                let store = try DocumentStore.inMemory()
+                try store.create(id: id)
+                for edit in 0..<editsPerWriter { try store.edit(id) { tx in try tx.put(.root, key: "k", .int(Int64(edit))) } }
+                return store
+            }
+            let start = DispatchTime.now().uptimeNanoseconds
+            try blocking {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for store in stores {
+                        group.addTask {
+                            var client = SyncClient(store: store, peer: url.absoluteString, transport: transport)
+                            client.maxPushChanges = 1
+                            _ = try await client.sync()
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            samples.append(DispatchTime.now().uptimeNanoseconds - start)
+            for id in ids where try log.version(id).operationCount != editsPerWriter {
+                throw UsageError(message: "the server lacks changes of \(id)")
+            }
+        }
+        return Spread(nanoseconds: samples)!
+    }
+    let push = try pushRate(HTTPSyncTransport(server: url, token: nil), "http")
+    let pushInProcess = try pushRate(HandlerTransport(handler: server.handle), "direct")
+    return SyncFigures(
+        changes: changes.count, catchUp: catchUp, catchUpBytes: report.bytesReceived, catchUpRounds: report.rounds,
+        writers: writers, changesPerWriter: editsPerWriter, accepting: push, acceptingWithoutHTTP: pushInProcess)
+}
+
+/// `quire-bench sync`: prints what `measureSync` measures.
 func runSyncBenchmark(tracePath: String, runs: Int, json: Bool) -> Int32 {
     do {
-        guard case .sequential(let trace) = try EditingTrace.load(path: tracePath) else {
-            throw UsageError(message: "sync needs a sequential trace")
-        }
-        // The history: one change per trace transaction, as an editor makes them.
-        var document = Document(replica: ReplicaID(1))
-        let text = try document.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
-        for patches in trace.txns {
-            try document.transact { tx in
-                for patch in patches {
-                    if patch.deleteCount > 0 { try tx.deleteText(text, at: patch.position, count: patch.deleteCount) }
-                    if !patch.insertedText.isEmpty { try tx.insertText(text, at: patch.position, patch.insertedText) }
-                }
-            }
-        }
-        let changes = try document.changes(since: VersionVector())
-
-        let log = try ServerLog(path: ":memory:")
-        var configuration = SyncServer.Configuration()
-        configuration.requestsPerSecond = 1_000_000
-        configuration.burst = 1_000_000
-        let server = SyncServer(log: log, tokens: nil, configuration: configuration)
-        for start in stride(from: 0, to: changes.count, by: 50_000) {
-            _ = try log.push([("paper", Array(changes[start..<min(start + 50_000, changes.count)]))], by: .unrestricted, limits: .init())
-        }
-        let http = HTTPServer(port: 0, handler: server.handle)
-        try http.start()
-        defer { http.stop() }
-        let url = URL(string: "http://127.0.0.1:\(http.port)")!
-
-        // Catch-up: a fresh in-memory store pulls everything.
-        var samples: [UInt64] = []
-        var caughtUp: SyncClient.Report?
-        for _ in 0..<(runs + 1) {
-            let store = try DocumentStore.inMemory()
-            let client = SyncClient(store: store, peer: url.absoluteString, transport: HTTPSyncTransport(server: url, token: nil))
-            let start = DispatchTime.now().uptimeNanoseconds
-            caughtUp = try blocking { try await client.sync() }
-            samples.append(DispatchTime.now().uptimeNanoseconds - start)
-            guard try store.read("paper", { try $0.text(text) }) == trace.endContent else {
-                throw UsageError(message: "the caught-up document differs from the trace's end content")
-            }
-        }
-        let catchUp = Spread(nanoseconds: Array(samples.dropFirst()))!
-        let report = caughtUp!
-
-        // Accepting: 4 clients push 500 single-edit changes each, one change
-        // a request; each run with new stores and documents. Once over HTTP,
-        // once calling the server's HTTP handler directly: the difference is
-        // the cost of the HTTP stack on both sides.
-        let writers = 4, editsPerWriter = 500
-        func pushRate(_ transport: any SyncTransport, _ name: String) throws -> Spread {
-            var samples: [UInt64] = []
-            for run in 0..<runs {
-                let ids = (0..<writers).map { DocumentID(rawValue: "\(name)\(run)-writer\($0)")! }
-                let stores = try ids.map { id in
-                    let store = try DocumentStore.inMemory()
-                    try store.create(id: id)
-                    for edit in 0..<editsPerWriter { try store.edit(id) { tx in try tx.put(.root, key: "k", .int(Int64(edit))) } }
-                    return store
-                }
-                let start = DispatchTime.now().uptimeNanoseconds
-                try blocking {
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        for store in stores {
-                            group.addTask {
-                                var client = SyncClient(store: store, peer: url.absoluteString, transport: transport)
-                                client.maxPushChanges = 1
-                                _ = try await client.sync()
-                            }
-                        }
-                        try await group.waitForAll()
-                    }
-                }
-                samples.append(DispatchTime.now().uptimeNanoseconds - start)
-                for id in ids where try log.version(id).operationCount != editsPerWriter {
-                    throw UsageError(message: "the server lacks changes of \(id)")
-                }
-            }
-            return Spread(nanoseconds: samples)!
-        }
-        let push = try pushRate(HTTPSyncTransport(server: url, token: nil), "http")
-        let pushInProcess = try pushRate(HandlerTransport(handler: server.handle), "direct")
-        let perSecond = { (milliseconds: Double) in Double(writers * editsPerWriter) / (milliseconds / 1000) }
+        let figures = try measureSync(tracePath: tracePath, runs: runs)
+        let (catchUp, push, pushInProcess) = (figures.catchUp, figures.acceptedPerSecond, figures.acceptedPerSecondWithoutHTTP)
         func rate(_ spread: Spread) -> String {
-            String(format: "%.0f changes/s, median (min %.0f, max %.0f)", perSecond(spread.median), perSecond(spread.max), perSecond(spread.min))
+            String(format: "%.0f changes/s, median (min %.0f, max %.0f)", spread.median, spread.min, spread.max)
         }
 
-        let bytesPerChange = Double(report.bytesReceived) / Double(changes.count)
         if json {
-            print("{\"trace\":\"\(tracePath)\",\"changes\":\(changes.count),\"catchUpMedianMs\":\(catchUp.median),"
-                + "\"catchUpBytes\":\(report.bytesReceived),\"catchUpRounds\":\(report.rounds),\"bytesPerChange\":\(bytesPerChange),"
-                + "\"acceptedChangesPerSecond\":\(perSecond(push.median)),\"acceptedChangesPerSecondWithoutHTTP\":\(perSecond(pushInProcess.median))}")
+            print("{\"trace\":\"\(tracePath)\",\"changes\":\(figures.changes),\"catchUpMedianMs\":\(catchUp.median),"
+                + "\"catchUpBytes\":\(figures.catchUpBytes),\"catchUpRounds\":\(figures.catchUpRounds),\"bytesPerChange\":\(figures.bytesPerChange),"
+                + "\"acceptedChangesPerSecond\":\(push.median),\"acceptedChangesPerSecondWithoutHTTP\":\(pushInProcess.median)}")
         } else {
             print("""
                 trace                        \(tracePath)
-                changes                      \(changes.count)
+                changes                      \(figures.changes)
                 catch-up, median (\(runs) runs)  \(String(format: "%.1f", catchUp.median)) ms (min \(String(format: "%.1f", catchUp.min)), max \(String(format: "%.1f", catchUp.max)))
-                catch-up bytes received      \(report.bytesReceived) in \(report.rounds) round trip(s)
-                bytes on the wire per change \(String(format: "%.1f", bytesPerChange))
+                catch-up bytes received      \(figures.catchUpBytes) in \(figures.catchUpRounds) round trip(s)
+                bytes on the wire per change \(String(format: "%.1f", figures.bytesPerChange))
                 accepted from 4 clients      \(rate(push)), one change a request
                   the same without HTTP      \(rate(pushInProcess)) (the server's handler called directly)
                 """)

@@ -62,12 +62,15 @@ import Testing
             figures.snapshotBytes = 100
             return figures
         }
-        let workloads = SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp")
+        let workloads = SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").filter { !$0.family.hasMeasures }
         let results = workloads.map { workload in
-            WorkloadResult(workload: workload, ops: 10, figures: [figures("quire", merge: 2), figures("yrs", merge: 1), figures("loro", merge: 4)])
+            WorkloadResult(
+                workload: workload, command: "quire-bench suite", ops: 10,
+                figures: [figures("quire", merge: 2), figures("yrs", merge: 1), figures("loro", merge: 4)])
         }
         let report = SuiteReport(results: results, command: "quire-bench suite", date: "2026-01-01", machine: "test")
         for workload in workloads { #expect(report.markdown.contains("| \(workload.name) | 10 |"), "\(workload.name)") }
+        #expect(report.markdown.contains("Command: `quire-bench suite`"))
         #expect(report.behindStatements.contains("B1.1: Quire's merge is 2.00× slower than Yrs's."))
         #expect(!report.behindStatements.contains { $0.contains("Loro") })
         #expect(report.charts.count == 4)  // B1, B2, B3, merge: no traces given

@@ -28,7 +28,13 @@ public struct BarChart {
     }
 
     private static let colors = ["#d95f02", "#1b9e77", "#7570b3", "#e7298a"]
-    private static let width = 900.0, labelWidth = 170.0, barArea = 600.0, barHeight = 13.0
+    private static let barArea = 600.0, barHeight = 13.0
+    /// Room for the longest group label (11 px text, about 6 px a character), at least 170 px.
+    private var labelWidth: Double {
+        let longest = panels.flatMap { $0.groups.map(\.label.count) }.max() ?? 0
+        return max(170, Double(longest) * 6 + 12)
+    }
+    private var width: Double { labelWidth + Self.barArea + 130 }
 
     public var svg: String {
         var body = ""
@@ -36,7 +42,7 @@ public struct BarChart {
         body += text(x: 10, y: 20, title, size: 16, weight: "bold")
         // Legend: one swatch per series.
         for (index, name) in series.enumerated() {
-            let x = Self.labelWidth + Double(index) * 110
+            let x = labelWidth + Double(index) * 110
             body += "<rect x=\"\(x)\" y=\"\(y)\" width=\"12\" height=\"12\" fill=\"\(Self.colors[index % 4])\"/>"
             body += text(x: x + 16, y: y + 11, name, size: 12)
         }
@@ -44,7 +50,7 @@ public struct BarChart {
         for panel in panels { body += draw(panel, y: &y) }
         return """
             <?xml version="1.0" encoding="UTF-8"?>
-            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(Self.width))" height="\(Int(y + 10))" \
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(y + 10))" \
             font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>\(body)</svg>
 
             """
@@ -66,26 +72,26 @@ public struct BarChart {
         let top = y
         for group in panel.groups {
             let groupHeight = Double(series.count) * Self.barHeight
-            out += text(x: Self.labelWidth - 6, y: y + groupHeight / 2 + 4, group.label, size: 11, anchor: "end")
+            out += text(x: labelWidth - 6, y: y + groupHeight / 2 + 4, group.label, size: 11, anchor: "end")
             for (index, value) in group.values.enumerated() {
                 let barY = y + Double(index) * Self.barHeight
                 if let value, value > 0 {
                     let barLength = length(value)
-                    out += "<rect class=\"bar\" data-series=\"\(Self.escape(series[index]))\" x=\"\(Self.labelWidth)\" y=\"\(barY)\" "
+                    out += "<rect class=\"bar\" data-series=\"\(Self.escape(series[index]))\" x=\"\(labelWidth)\" y=\"\(barY)\" "
                         + "width=\"\(Self.format(barLength))\" height=\"\(Self.barHeight - 2)\" fill=\"\(Self.colors[index % 4])\"/>"
-                    out += text(x: Self.labelWidth + barLength + 4, y: barY + 10, Self.formatValue(value), size: 10)
+                    out += text(x: labelWidth + barLength + 4, y: barY + 10, Self.formatValue(value), size: 10)
                 } else {
-                    out += text(x: Self.labelWidth + 4, y: barY + 10, "\(series[index]): not measured", size: 10, fill: "#888")
+                    out += text(x: labelWidth + 4, y: barY + 10, "\(series[index]): not measured", size: 10, fill: "#888")
                 }
             }
             y += groupHeight + 6
         }
         // Axis line and ticks.
-        out += "<line x1=\"\(Self.labelWidth)\" y1=\"\(y)\" x2=\"\(Self.labelWidth + Self.barArea)\" y2=\"\(y)\" stroke=\"#333\"/>"
+        out += "<line x1=\"\(labelWidth)\" y1=\"\(y)\" x2=\"\(labelWidth + Self.barArea)\" y2=\"\(y)\" stroke=\"#333\"/>"
         let ticks = logScale ? Array(stride(from: axisLow, through: axisHigh, by: 1)).map { pow(10, $0) }
             : (0...4).map { axisHigh * Double($0) / 4 }
         for tick in ticks {
-            let x = Self.labelWidth + (logScale ? (log10(tick) - axisLow) / max(axisHigh - axisLow, 1) : tick / max(axisHigh, 1e-12)) * Self.barArea
+            let x = labelWidth + (logScale ? (log10(tick) - axisLow) / max(axisHigh - axisLow, 1) : tick / max(axisHigh, 1e-12)) * Self.barArea
             out += "<line x1=\"\(Self.format(x))\" y1=\"\(top - 2)\" x2=\"\(Self.format(x))\" y2=\"\(y + 4)\" stroke=\"#ddd\"/>"
             out += text(x: x, y: y + 16, Self.formatValue(tick), size: 10, anchor: "middle")
         }

@@ -2,10 +2,11 @@ import Foundation
 import JSONText
 
 /// The outputs of `quire-bench suite`: one JSON file with every figure, a
-/// Markdown report with Quire-to-peer ratios, one SVG chart per family.
+/// Markdown report with Quire-to-peer ratios, one SVG chart per family. A
+/// day's report gathers the workloads of that day's runs (`SuiteResultsFiles`).
 public struct SuiteReport {
     public var results: [WorkloadResult]
-    /// The exact command line, the date and a note on the machine.
+    /// The latest run's exact command line (each workload has its own), the date and a note on the machine.
     public var command: String
     public var date: String
     public var machine: String
@@ -23,16 +24,22 @@ public struct SuiteReport {
     // MARK: JSON
 
     public var json: String {
+        func rounded(_ x: Double?) -> JSONValue { x.map { .double(($0 * 1000).rounded() / 1000) } ?? .null }
         func spread(_ value: Spread?) -> JSONValue {
             guard let value else { return .null }
-            func rounded(_ x: Double) -> JSONValue { .double((x * 1000).rounded() / 1000) }
             return .orderedObject([("median", rounded(value.median)), ("min", rounded(value.min)), ("max", rounded(value.max))])
         }
         func int(_ value: Int?) -> JSONValue { value.map { .integer($0) } ?? .null }
+        func measure(_ value: Measure) -> JSONValue {
+            .orderedObject([
+                ("name", .string(value.name)), ("unit", .string(value.unit)), ("median", rounded(value.median)),
+                ("min", rounded(value.spread?.lowerBound)), ("max", rounded(value.spread?.upperBound)),
+            ])
+        }
         let workloads: [JSONValue] = results.map { result in
             .orderedObject([
-                ("name", .string(result.workload.name)), ("family", .string(result.workload.family.rawValue)),
-                ("description", .string(result.workload.description)), ("ops", int(result.ops)),
+                ("name", .string(result.name)), ("family", .string(result.family.rawValue)),
+                ("description", .string(result.description)), ("command", .string(result.command)), ("ops", int(result.ops)),
                 ("libraries", .array(result.figures.map { f in
                     .orderedObject([
                         ("library", .string(f.library)), ("version", f.version.map(JSONValue.string) ?? .null),
@@ -40,7 +47,8 @@ public struct SuiteReport {
                         ("localMs", spread(f.local)), ("emptyLoopMs", spread(f.emptyLoop)), ("mergeMs", spread(f.merge)),
                         ("encodeMs", spread(f.encode)), ("loadMs", spread(f.load)),
                         ("encodedBytes", int(f.encodedBytes)), ("snapshotBytes", int(f.snapshotBytes)),
-                        ("memoryBytes", int(f.memoryBytes)), ("failures", .array(f.failures.map(JSONValue.string))),
+                        ("memoryBytes", int(f.memoryBytes)), ("measures", .array(f.measures.map(measure))),
+                        ("failures", .array(f.failures.map(JSONValue.string))),
                     ])
                 })),
             ])
@@ -63,7 +71,7 @@ public struct SuiteReport {
         var out = """
             # Quire benchmark suite, \(date)
 
-            Command: `\(command)`
+            \(commandsParagraph)
 
             Machine: \(machine)
 
@@ -71,7 +79,7 @@ public struct SuiteReport {
             **merge** is a fresh replica applying the whole encoded history in one call: the fair native
             comparison. **local** replays edit by edit; for the peers that includes Python's call overhead,
             and the **empty loop** column is the same Python loop with no library call. Ratios are
-            Quire ÷ peer from this run: below 1 Quire is faster or smaller. Quire's memory is the heap in
+            Quire ÷ peer on the same workload: below 1 Quire is faster or smaller. Quire's memory is the heap in
             use held by the replayed document (glibc `mallinfo2`); the peers' is the peak RSS growth of a
             fresh process across one replay (`ru_maxrss`), which includes transient allocations.
             Snapshot: Quire's core `encodeSnapshot()` (uncompressed; the store zstd-compresses it),
@@ -80,9 +88,13 @@ public struct SuiteReport {
 
             """
         for family in SuiteWorkload.Family.allCases {
-            let rows = results.filter { $0.workload.family == family }
+            let rows = results.filter { $0.family == family }
             guard !rows.isEmpty else { continue }
             out += "## \(family.title)\n\n"
+            if family.hasMeasures {
+                out += measuresTable(rows) + "\n"
+                continue
+            }
             out += "| workload | ops | merge ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | local ms Quire | Yrs | Loro | empty loop | snapshot B Quire | Yrs | Loro | ÷Yrs | ÷Loro | memory MB Quire | Yrs | Loro | ok |\n"
             out += "|" + String(repeating: " --- |", count: 20) + "\n"
             for result in rows { out += tableRow(result) }
@@ -91,11 +103,52 @@ public struct SuiteReport {
         }
         out += "## Where Quire is behind\n\n"
         let behind = behindStatements
-        out += behind.isEmpty ? "Nowhere in this run.\n" : behind.map { "- \($0)\n" }.joined()
+        out += behind.isEmpty ? "Nowhere in this report.\n" : behind.map { "- \($0)\n" }.joined()
         out += "\n## Targets\n\n" + targetStatements.map { "- \($0)\n" }.joined()
-        let failed = results.flatMap { result in result.figures.filter { !$0.ok }.map { "\(result.workload.name) \($0.library): \($0.failures.joined(separator: "; "))" } }
+        let failed = results.flatMap { result in result.figures.filter { !$0.ok }.map { "\(result.name) \($0.library): \($0.failures.joined(separator: "; "))" } }
         if !failed.isEmpty { out += "\n## Failed checks\n\n" + failed.map { "- \($0)\n" }.joined() }
         return out
+    }
+
+    /// "Command: `…`" for a report of one run; for several, each command and the workloads it measured.
+    private var commandsParagraph: String {
+        var commands: [String] = []
+        for result in results where !commands.contains(result.command) { commands.append(result.command) }
+        guard commands.count > 1 else { return "Command: `\(commands.first ?? command)`" }
+        return "Commands (each workload's figures are from the last run that measured it):\n\n" + commands.map { command in
+            let names = results.filter { $0.command == command }.map(\.name)
+            return "- `\(command)`: \(names.joined(separator: ", "))"
+        }.joined(separator: "\n")
+    }
+
+    /// Why a family has Quire's figures only.
+    private static func quireOnlyNote(_ family: SuiteWorkload.Family) -> String {
+        switch family {
+        case .store: "Quire only: Yrs and Loro are in-memory libraries with no durable store of their own to compare."
+        case .sync: "Quire only: Yrs and Loro have no sync server; their encoded updates are compared under merge and snapshot above."
+        default: ""
+        }
+    }
+
+    /// The store and sync families: one row per figure, with its unit and spread.
+    private func measuresTable(_ rows: [WorkloadResult]) -> String {
+        var out = Self.quireOnlyNote(rows[0].family) + "\n\n| workload | measure | Quire, median | min – max | runs | ok |\n" + "|" + String(repeating: " --- |", count: 6) + "\n"
+        for result in rows {
+            guard let quire = result.figures(of: "quire") else { continue }
+            for measure in quire.measures {
+                let spread = measure.spread.map { "\(Self.formatMeasure($0.lowerBound)) – \(Self.formatMeasure($0.upperBound))" } ?? "same every run"
+                out += "| \(result.name) | \(measure.name) | \(Self.formatMeasure(measure.median)) \(measure.unit) | \(spread) | \(quire.runs) | \(quire.ok ? "yes" : "NO") |\n"
+            }
+        }
+        return out + "\n" + rows.map { "\($0.name): \($0.description).\n" }.joined(separator: "\n")
+    }
+
+    /// Whole numbers from 100 up, with thousands separated; 3 significant figures below.
+    static func formatMeasure(_ value: Double) -> String {
+        guard value >= 100 else { return String(format: "%.3g", value) }
+        let digits = String(Int(value.rounded()))
+        return digits.reversed().enumerated().map { index, digit in index > 0 && index % 3 == 0 ? "\(digit)," : "\(digit)" }
+            .reversed().joined()
     }
 
     private func tableRow(_ result: WorkloadResult) -> String {
@@ -110,7 +163,7 @@ public struct SuiteReport {
         }
         let ok = result.figures.allSatisfy(\.ok) ? "yes" : "NO"
         let cells = [
-            result.workload.name, "\(result.ops)",
+            result.name, result.ops.map(String.init) ?? "–",
             ms(q?.merge?.median), ms(y?.merge?.median), ms(l?.merge?.median),
             ratio(Self.ratio(q?.merge?.median, y?.merge?.median)), ratio(Self.ratio(q?.merge?.median, l?.merge?.median)),
             ms(q?.local?.median), ms(y?.local?.median), ms(l?.local?.median),
@@ -128,10 +181,10 @@ public struct SuiteReport {
         var out = "Merge throughput (operations merged per second, from the merge time):\n\n| workload | ops | Quire | Yrs | Loro |\n| --- | --- | --- | --- | --- |\n"
         for result in rows {
             let cells = Self.libraries.map { library -> String in
-                guard let ms = result.figures(of: library)?.merge?.median, ms > 0 else { return "–" }
-                return BarChart.formatValue(Double(result.ops) / ms * 1000) + " op/s"
+                guard let ops = result.ops, let ms = result.figures(of: library)?.merge?.median, ms > 0 else { return "–" }
+                return BarChart.formatValue(Double(ops) / ms * 1000) + " op/s"
             }
-            out += "| \(result.workload.name) | \(result.ops) | " + cells.joined(separator: " | ") + " |\n"
+            out += "| \(result.name) | \(result.ops.map(String.init) ?? "–") | " + cells.joined(separator: " | ") + " |\n"
         }
         return out
     }
@@ -151,7 +204,7 @@ public struct SuiteReport {
                 ]
                 for (what, mine, theirs, word) in measures {
                     if let ratio = Self.ratio(mine, theirs), ratio > 1 {
-                        statements.append("\(result.workload.name): Quire's \(what) is \(String(format: "%.2f", ratio))× \(word) than \(peer == "yrs" ? "Yrs" : "Loro")'s.")
+                        statements.append("\(result.name): Quire's \(what) is \(String(format: "%.2f", ratio))× \(word) than \(peer == "yrs" ? "Yrs" : "Loro")'s.")
                     }
                 }
             }
@@ -164,17 +217,17 @@ public struct SuiteReport {
         var statements: [String] = []
         func check(_ workload: String, _ what: String, _ value: Double?, limit: Double, unit: String) {
             guard let value else {
-                statements.append("\(workload) \(what): not measured in this run.")
+                statements.append("\(workload) \(what): not measured in this report.")
                 return
             }
             let shown = unit == "ms" ? String(format: "%.1f ms", value) : unit == "MB" ? String(format: "%.0f MB", value) : "\(Int(value)) bytes"
             statements.append("\(workload) \(what): \(shown), target at most \(unit == "bytes" ? "\(Int(limit)) bytes" : "\(Int(limit)) \(unit)"): \(value <= limit ? "met" : "**missed**").")
         }
-        let paper = results.first { $0.workload.name == "automerge-paper" }?.figures(of: "quire")
+        let paper = results.first { $0.name == "automerge-paper" }?.figures(of: "quire")
         check("automerge-paper", "replay", paper?.local?.median, limit: 30, unit: "ms")
         check("automerge-paper", "merge", paper?.merge?.median, limit: 30, unit: "ms")
         check("automerge-paper", "snapshot", paper?.snapshotBytes.map(Double.init), limit: 140_000, unit: "bytes")
-        let b4x100 = results.first { $0.workload.name == "B4x100" }?.figures(of: "quire")
+        let b4x100 = results.first { $0.name == "B4x100" }?.figures(of: "quire")
         check("B4x100", "replay", b4x100?.local?.median, limit: 3000, unit: "ms")
         check("B4x100", "memory", b4x100?.memoryBytes.map { Double($0) / 1e6 }, limit: 300, unit: "MB")
         return statements
@@ -182,14 +235,16 @@ public struct SuiteReport {
 
     // MARK: Charts
 
-    /// One chart per family present: merge, local replay and snapshot size.
+    /// One chart per family present: merge, local replay and snapshot size;
+    /// for the store and sync families, Quire's figures.
     public var charts: [(family: SuiteWorkload.Family, svg: String)] {
         SuiteWorkload.Family.allCases.compactMap { family in
-            let rows = results.filter { $0.workload.family == family }
+            let rows = results.filter { $0.family == family }
             guard !rows.isEmpty else { return nil }
+            if family.hasMeasures { return (family, Self.measuresChart(family, rows).svg) }
             func panel(_ title: String, _ unit: String, _ value: (LibraryFigures) -> Double?) -> BarChart.Panel {
                 BarChart.Panel(title: title, unit: unit, groups: rows.map { result in
-                    (result.workload.name, Self.libraries.map { result.figures(of: $0).flatMap(value) })
+                    (result.name, Self.libraries.map { result.figures(of: $0).flatMap(value) })
                 })
             }
             let chart = BarChart(title: family.title, series: ["Quire", "Yrs (pycrdt)", "Loro"], panels: [
@@ -199,6 +254,20 @@ public struct SuiteReport {
             ])
             return (family, chart.svg)
         }
+    }
+
+    /// Quire's figures of the store or sync family, one panel per unit.
+    private static func measuresChart(_ family: SuiteWorkload.Family, _ rows: [WorkloadResult]) -> BarChart {
+        let labelled = rows.flatMap { result in
+            (result.figures(of: "quire")?.measures ?? []).map { (label: rows.count > 1 ? "\(result.name): \($0.name)" : $0.name, measure: $0) }
+        }
+        var units: [String] = []
+        for (_, measure) in labelled where !units.contains(measure.unit) { units.append(measure.unit) }
+        return BarChart(title: family.title, series: ["Quire"], panels: units.map { unit in
+            BarChart.Panel(
+                title: unit.hasSuffix("/s") ? "Rates: higher is better" : "Lower is better", unit: unit,
+                groups: labelled.filter { $0.measure.unit == unit }.map { ($0.label, [$0.measure.median]) })
+        })
     }
 }
 

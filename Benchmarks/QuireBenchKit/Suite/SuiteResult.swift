@@ -26,6 +26,8 @@ public struct LibraryFigures: Sendable {
     /// Quire: heap bytes in use held by the replayed document (mallinfo2).
     /// Peers: peak RSS growth of a fresh process across one replay.
     public var memoryBytes: Int?
+    /// The figures of a family that is not a replay (store, sync).
+    public var measures: [Measure] = []
     public var failures: [String] = []
 
     public init(library: String, ok: Bool, runs: Int) {
@@ -35,16 +37,29 @@ public struct LibraryFigures: Sendable {
     }
 }
 
-/// One workload with every library's figures.
+/// One workload with every library's figures, and the command that measured them.
 public struct WorkloadResult: Sendable {
-    public var workload: SuiteWorkload
-    public var ops: Int
+    public var name: String
+    public var family: SuiteWorkload.Family
+    public var description: String
+    /// The `quire-bench suite` command line: a day's report gathers the
+    /// workloads of several runs, each keeping the figures of the last.
+    public var command: String
+    /// Operations in the workload's history; nil for the store and sync families.
+    public var ops: Int?
     public var figures: [LibraryFigures]
 
-    public init(workload: SuiteWorkload, ops: Int, figures: [LibraryFigures]) {
-        self.workload = workload
+    public init(name: String, family: SuiteWorkload.Family, description: String, command: String, ops: Int?, figures: [LibraryFigures]) {
+        self.name = name
+        self.family = family
+        self.description = description
+        self.command = command
         self.ops = ops
         self.figures = figures
+    }
+
+    public init(workload: SuiteWorkload, command: String, ops: Int?, figures: [LibraryFigures]) {
+        self.init(name: workload.name, family: workload.family, description: workload.description, command: command, ops: ops, figures: figures)
     }
 
     public func figures(of library: String) -> LibraryFigures? { figures.first { $0.library == library } }
@@ -94,6 +109,13 @@ extension LibraryFigures {
             figures.ok = false
             figures.failures.append("snapshot or memory run threw: \(error)")
         }
+        return figures
+    }
+
+    /// Quire's figures for a family that is not a replay (store, sync).
+    public static func quire(measures: [Measure], runs: Int) -> LibraryFigures {
+        var figures = LibraryFigures(library: "quire", ok: true, runs: runs)
+        figures.measures = measures
         return figures
     }
 

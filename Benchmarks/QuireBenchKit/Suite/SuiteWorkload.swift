@@ -4,7 +4,7 @@ import Foundation
 public struct SuiteWorkload: Sendable {
     /// The chart and table a workload belongs to.
     public enum Family: String, Sendable, CaseIterable {
-        case traces, b1 = "B1", b2 = "B2", b3 = "B3", merge, b4x100 = "B4x100"
+        case traces, b1 = "B1", b2 = "B2", b3 = "B3", merge, b4x100 = "B4x100", store, sync
 
         public var title: String {
             switch self {
@@ -14,8 +14,13 @@ public struct SuiteWorkload: Sendable {
             case .b3: "B3: 1,540 replicas writing once, merged by one"
             case .merge: "Merge throughput: k replicas × m concurrent edits"
             case .b4x100: "B4x100: automerge-paper typed 100 times into one document"
+            case .store: "Store: durable commits and opening a store (Quire only)"
+            case .sync: "Sync: catch-up through the HTTP sync server on loopback (Quire only)"
             }
         }
+
+        /// Whether its figures are `Measure`s of their own rather than a replay's.
+        public var hasMeasures: Bool { self == .store || self == .sync }
     }
 
     public enum Source: Sendable {
@@ -26,6 +31,11 @@ public struct SuiteWorkload: Sendable {
         /// A trace file typed `times` times (`SequentialTrace.repeated`). Quire
         /// only: the file would be hundreds of MB of JSON for the peers.
         case repeated(String, times: Int)
+        /// `StoreBenchmark` with its default options. Quire only, as are the
+        /// sync workloads: Yrs and Loro have no store or sync server.
+        case store
+        /// `quire-bench sync` on a trace file.
+        case sync(String)
     }
 
     public var name: String
@@ -42,12 +52,16 @@ public struct SuiteWorkload: Sendable {
 
     /// Whether the peers can run it.
     public var hasPeers: Bool {
-        if case .repeated = source { false } else { true }
+        switch source {
+        case .traceFile, .replicaFile: true
+        case .repeated, .store, .sync: false
+        }
     }
 
     /// The default workload list: the given trace files, then every
     /// synthetic family (written into `cacheDirectory` by `materialise`),
-    /// then B4x100 if automerge-paper is among the trace files.
+    /// then the store, then sync and B4x100 if automerge-paper is among the
+    /// trace files.
     public static func all(traceFiles: [String], cacheDirectory: String) -> [SuiteWorkload] {
         var list = traceFiles.map { path in
             SuiteWorkload(name: traceName(path), family: .traces, source: .traceFile(path), description: "editing trace \(URL(fileURLWithPath: path).lastPathComponent)")
@@ -62,7 +76,13 @@ public struct SuiteWorkload: Sendable {
             list.append(synthetic(name, name.hasPrefix("B1") ? .b1 : name.hasPrefix("B2") ? .b2 : .merge))
         }
         list += CRDTBenchmarks.replicaNames.map { synthetic($0, .b3, replicas: true) }
+        list.append(SuiteWorkload(
+            name: "store", family: .store, source: .store,
+            description: "durable edits per second on a store file (single-edit commits, typing batched, group commit), opening a store of 1000 documents"))
         if let paper = traceFiles.first(where: { traceName($0) == "automerge-paper" }) {
+            list.append(SuiteWorkload(
+                name: "sync", family: .sync, source: .sync(paper),
+                description: "a fresh replica catching up with automerge-paper (one change per transaction) through the HTTP sync server on 127.0.0.1; changes/s the server accepts from 4 clients"))
             list.append(SuiteWorkload(
                 name: "B4x100", family: .b4x100, source: .repeated(paper, times: 100),
                 description: "automerge-paper typed 100 times into one document (26 M edits; slow, Quire only)"))

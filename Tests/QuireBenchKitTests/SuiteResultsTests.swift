@@ -1,0 +1,194 @@
+import Foundation
+import FoundationXML
+import Testing
+@testable import QuireBenchKit
+
+/// A day's suite results accumulating across runs, and the store and sync
+/// families in them; no timings are checked.
+@Suite struct SuiteResultsTests {
+    /// A fresh directory for one test's result files.
+    private static func scratchFiles() throws -> SuiteResultsFiles {
+        let directory = NSTemporaryDirectory() + "quire-suite-results-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return SuiteResultsFiles(directory: directory, date: "2026-01-01")
+    }
+
+    private static let order = SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").map(\.name)
+
+    /// A replay result whose Quire merge time tells the runs apart.
+    private static func replay(_ name: String, command: String, mergeMs: Double) throws -> WorkloadResult {
+        let workload = try #require(SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").first { $0.name == name })
+        var quire = LibraryFigures(library: "quire", ok: true, runs: 3)
+        quire.merge = Spread(median: mergeMs, min: mergeMs - 0.5, max: mergeMs + 0.25)
+        quire.snapshotBytes = 1234
+        return WorkloadResult(workload: workload, command: command, ops: 6000, figures: [quire])
+    }
+
+    private static func report(_ results: [WorkloadResult], command: String) -> SuiteReport {
+        SuiteReport(results: results, command: command, date: "2026-01-01", machine: "test")
+    }
+
+    @Test func aRunReplacesTheWorkloadsItMeasuredAndKeepsTheOthers() throws {
+        let files = try Self.scratchFiles()
+        let first = "quire-bench suite --only B1.1,B1.2,B2.1", second = "quire-bench suite --only B1.2,B3.1"
+        #expect(try files.readEarlierResults().results.isEmpty)  // no file yet
+        try files.write(Self.report([
+            try Self.replay("B1.1", command: first, mergeMs: 1), try Self.replay("B1.2", command: first, mergeMs: 2),
+            try Self.replay("B2.1", command: first, mergeMs: 3),
+        ], command: first))
+
+        let earlier = try files.readEarlierResults()
+        #expect(earlier.setAside == nil)
+        #expect(earlier.results.map(\.name) == ["B1.1", "B1.2", "B2.1"])
+        // The second run measures B3.1 before B1.2: the report keeps the workloads' own order.
+        var results = earlier.results
+        for name in ["B3.1", "B1.2"] {
+            results = SuiteReport.merging([try Self.replay(name, command: second, mergeMs: 20)], into: results, order: Self.order)
+            try files.write(Self.report(results, command: second))
+        }
+
+        let merged = try files.readEarlierResults().results
+        #expect(merged.map(\.name) == ["B1.1", "B1.2", "B2.1", "B3.1"])
+        #expect(merged.map(\.command) == [first, second, first, second])
+        #expect(merged.map { $0.figures(of: "quire")?.merge?.median } == [1, 20, 3, 20])
+        // A kept workload is written back as it was read.
+        let kept = try #require(merged.first)
+        #expect(kept.figures(of: "quire")?.merge == Spread(median: 1, min: 0.5, max: 1.25))
+        #expect(kept.figures(of: "quire")?.snapshotBytes == 1234 && kept.ops == 6000 && kept.family == .b1)
+
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: files.jsonPath))) as? [String: Any])
+        #expect(json["command"] as? String == second)  // the top-level keys stay, with the latest run's command
+        #expect(Set(json.keys) == ["command", "date", "machine", "workloads"])
+        let markdown = try String(contentsOfFile: files.markdownPath, encoding: .utf8)
+        #expect(markdown.contains("- `\(first)`: B1.1, B2.1\n"))
+        #expect(markdown.contains("- `\(second)`: B1.2, B3.1\n"))
+        for family in ["B1", "B2", "B3"] { #expect(FileManager.default.fileExists(atPath: files.chartPath(SuiteWorkload.Family(rawValue: family)!))) }
+    }
+
+    @Test func workloadsOutsideTheOrderComeLastAsTheyWere() throws {
+        let trace = SuiteWorkload(name: "my-trace", family: .traces, source: .traceFile("my-trace.json"), description: "a trace given once")
+        let given = WorkloadResult(workload: trace, command: "quire-bench suite my-trace.json --only my-trace", ops: 5, figures: [])
+        let merged = SuiteReport.merging([try Self.replay("B1.1", command: "b", mergeMs: 1)], into: [given], order: Self.order)
+        #expect(merged.map(\.name) == ["B1.1", "my-trace"])
+    }
+
+    @Test func aDamagedReportIsSetAsideAndTheNewResultsWritten() throws {
+        let files = try Self.scratchFiles()
+        let damaged = #"{"command": "quire-bench suite", "date": "2026-01-01", "workloads": [{"name": "B1.1""#
+        try Data(damaged.utf8).write(to: URL(fileURLWithPath: files.jsonPath))
+
+        let earlier = try files.readEarlierResults()
+        #expect(earlier.results.isEmpty)
+        let message = try #require(earlier.setAside)
+        let aside = files.directory + "/2026-01-01.damaged.json"
+        #expect(message.contains(files.jsonPath) && message.contains("moved it to \(aside)"))
+        #expect(try String(contentsOfFile: aside, encoding: .utf8) == damaged)  // kept, byte for byte
+        #expect(!FileManager.default.fileExists(atPath: files.jsonPath))
+
+        try files.write(Self.report([try Self.replay("B1.1", command: "new", mergeMs: 7)], command: "new"))
+        #expect(try files.readEarlierResults().results.map(\.command) == ["new"])
+
+        // Valid JSON that is not a report: the message says where, and an earlier set-aside file stays.
+        try Data(#"{"command": "x", "workloads": [{"name": "B1.1", "family": "B1", "description": "", "ops": 1, "libraries": [{"library": "quire"}]}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: files.jsonPath))
+        let second = try #require(try files.readEarlierResults().setAside)
+        #expect(second.contains("workloads[0].libraries[0]") && second.contains("damaged-2.json"))
+        #expect(FileManager.default.fileExists(atPath: aside))
+    }
+
+    @Test func aReportFromBeforeAccumulationReadsBackWithItsCommand() throws {
+        // The layout of the reports written before workloads had their own command and measures.
+        let old = """
+            {"command": "quire-bench suite --only B1.1", "date": "2026-01-01", "machine": "m", "workloads": [{"name": "B1.1", \
+            "family": "B1", "description": "d", "ops": 6000, "libraries": [{"library": "yrs", "version": "0.14.13", "ok": true, \
+            "runs": 3, "localMs": {"median": 21.93, "min": 21, "max": 22.5}, "emptyLoopMs": null, "mergeMs": null, "encodeMs": null, \
+            "loadMs": null, "encodedBytes": 6021, "snapshotBytes": 6021, "memoryBytes": 0, "failures": []}]}]}
+            """
+        let results = try SuiteResultsFiles.results(json: Data(old.utf8))
+        #expect(results.count == 1)
+        #expect(results[0].command == "quire-bench suite --only B1.1")
+        let yrs = try #require(results[0].figures(of: "yrs"))
+        #expect(yrs.version == "0.14.13" && yrs.local == Spread(median: 21.93, min: 21, max: 22.5) && yrs.merge == nil)
+        #expect(yrs.measures.isEmpty)
+    }
+
+    // MARK: Store and sync families
+
+    private static func storeAndSyncResults() throws -> [WorkloadResult] {
+        var options = StoreBenchmark.Options()
+        (options.edits, options.batch, options.threads, options.documents, options.runs) = (4, 2, 2, 5, 1)
+        let store = try StoreBenchmark.run(options)
+        let sync = SyncFigures(
+            changes: 1000, catchUp: Spread(median: 50, min: 40, max: 60), catchUpBytes: 271_687, catchUpRounds: 1,
+            writers: 4, changesPerWriter: 500, accepting: Spread(median: 1000, min: 800, max: 2000),
+            acceptingWithoutHTTP: Spread(median: 500, min: 400, max: 1000))
+        let workloads = SuiteWorkload.all(traceFiles: ["traces/automerge-paper.json.gz"], cacheDirectory: "/tmp")
+        let storeWorkload = try #require(workloads.first { $0.family == .store })
+        let syncWorkload = try #require(workloads.first { $0.family == .sync })
+        #expect(!storeWorkload.hasPeers && !syncWorkload.hasPeers)
+        return [
+            WorkloadResult(workload: storeWorkload, command: "c", ops: nil, figures: [.quire(measures: store.measures, runs: 1)]),
+            WorkloadResult(workload: syncWorkload, command: "c", ops: nil, figures: [.quire(measures: sync.measures, runs: 1)]),
+        ]
+    }
+
+    @Test func syncIsAWorkloadOnlyWithAutomergePaper() {
+        #expect(SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").contains { $0.family == .store })
+        #expect(!SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").contains { $0.family == .sync })
+        #expect(SuiteWorkload.all(traceFiles: ["t/automerge-paper.json.gz"], cacheDirectory: "/tmp").first { $0.family == .sync }?.matches(only: "sync") == true)
+    }
+
+    @Test func storeAndSyncFiguresAppearWithTheirUnits() throws {
+        let report = Self.report(try Self.storeAndSyncResults(), command: "c")
+
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any])
+        let workloads = try #require(json["workloads"] as? [[String: Any]])
+        #expect(workloads.map { $0["family"] as? String } == ["store", "sync"])
+        #expect(workloads.allSatisfy { $0["ops"] is NSNull && $0["command"] as? String == "c" })
+        func measures(_ index: Int) throws -> [[String: Any]] {
+            let libraries = try #require(workloads[index]["libraries"] as? [[String: Any]])
+            #expect(libraries.map { $0["library"] as? String } == ["quire"])
+            return try #require(libraries[0]["measures"] as? [[String: Any]])
+        }
+        let store = try measures(0)
+        #expect(store.map { $0["unit"] as? String } == ["edits/s", "edits/s", "edits/s", "ms", "ms"])
+        #expect(store.first?["name"] as? String == "single-edit commits, 1 thread")
+        #expect(store.allSatisfy { ($0["median"] as? Double ?? 0) > 0 && $0["min"] is Double && $0["max"] is Double })
+        let sync = try measures(1)
+        let bytes = try #require(sync.first { $0["name"] as? String == "catch-up bytes received" })
+        #expect(bytes["unit"] as? String == "bytes" && bytes["median"] as? Int == 271_687 && bytes["min"] is NSNull)
+        // Rates come from the run times: the slowest run gives the least rate.
+        let accepted = try #require(sync.first { $0["unit"] as? String == "changes/s" })
+        #expect(accepted["median"] as? Int == 2000 && accepted["min"] as? Int == 1000 && accepted["max"] as? Int == 2500)
+
+        let markdown = report.markdown
+        #expect(markdown.contains("## \(SuiteWorkload.Family.store.title)\n"))
+        #expect(markdown.contains("## \(SuiteWorkload.Family.sync.title)\n"))
+        #expect(markdown.contains("Quire only: Yrs and Loro have no sync server"))
+        #expect(markdown.contains("| sync | catch-up bytes received | 271,687 bytes | same every run | 1 | yes |"))
+        #expect(markdown.contains("| sync | catch-up of 1000 changes | 50 ms | 40 – 60 | 1 | yes |"))
+        #expect(markdown.contains("| store | single-edit commits, 1 thread | "))
+        #expect(!markdown.contains("| store | –"))  // not in the replay table
+
+        #expect(report.charts.map(\.family) == [.store, .sync])
+        for chart in report.charts {
+            let bars = try XMLDocument(xmlString: chart.svg).nodes(forXPath: "//*[local-name()='rect'][@class='bar']")
+            #expect(bars.count == (chart.family == .store ? 5 : 6))
+        }
+
+        // The measures read back as they were written.
+        let files = try Self.scratchFiles()
+        try files.write(report)
+        let readBack = try files.readEarlierResults().results
+        #expect(readBack.map { $0.figures(of: "quire")?.measures.map(\.name) } == report.results.map { $0.figures(of: "quire")?.measures.map(\.name) })
+        #expect(readBack[1].figures(of: "quire")?.measures.first { $0.unit == "bytes" }?.spread == nil)
+    }
+
+    @Test func measureFiguresAreReadable() {
+        #expect(SuiteReport.formatMeasure(1_234_567.4) == "1,234,567")
+        #expect(SuiteReport.formatMeasure(271_687) == "271,687")
+        #expect(SuiteReport.formatMeasure(100) == "100")
+        #expect(SuiteReport.formatMeasure(12.345) == "12.3")
+        #expect(SuiteReport.formatMeasure(0.5) == "0.5")
+    }
+}
