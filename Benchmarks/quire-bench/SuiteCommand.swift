@@ -10,8 +10,9 @@ let suiteUsage = """
         B4x100 are Quire only. Results accumulate per day in Benchmarks/results/DATE.json:
         a run replaces the workloads it measures and keeps the others, and rewrites the JSON,
         DATE.md and one SVG chart per family after every workload. A DATE.json that is not
-        a report is moved to DATE.damaged.json. A full run (no --only) also writes
-        Benchmarks/RESULTS.md. Run it from the package root.
+        a report is moved to DATE.damaged.json. A full run (no --only) also puts its
+        report in Benchmarks/RESULTS.md, between marks that keep the rest of that file.
+        Run it from the package root.
         --only PATTERN  only workloads whose name or family contains one of the comma-separated patterns
         --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
         --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files
@@ -77,7 +78,11 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     progress("")
 
     if parsed.options["--only"] == nil {
-        do { try SuiteResultsFiles.write(report.markdown, to: "Benchmarks/RESULTS.md") } catch {
+        let resultsPath = "Benchmarks/RESULTS.md"
+        do {
+            let document = FileManager.default.fileExists(atPath: resultsPath) ? try String(contentsOfFile: resultsPath, encoding: .utf8) : ""
+            try SuiteResultsFiles.write(SuiteResultsFiles.replacingSuiteSection(in: document, with: report.markdown), to: resultsPath)
+        } catch {
             printError("error: cannot write Benchmarks/RESULTS.md: \(error)")
             return 1
         }

@@ -192,3 +192,16 @@ import Testing
         #expect(SuiteReport.formatMeasure(0.5) == "0.5")
     }
 }
+
+@Suite struct ResultsDocumentTests {
+    @Test func aFullRunReplacesOnlyTheSuitePartOfTheResultsFile() {
+        let report = "# Quire benchmark suite, day 2\n\nnew table\n## Targets\n- met"
+        let first = SuiteResultsFiles.replacingSuiteSection(in: "# Results\n\nhand-written targets\n", with: "# old\nold table")
+        #expect(first == "# Results\n\nhand-written targets\n\n<!-- quire-bench suite: start -->\n## old\nold table\n<!-- quire-bench suite: end -->\n")
+        let second = SuiteResultsFiles.replacingSuiteSection(in: first + "\nmore notes after\n", with: report)
+        #expect(second.hasPrefix("# Results\n\nhand-written targets\n"))
+        #expect(second.hasSuffix("<!-- quire-bench suite: end -->\n\nmore notes after\n"))
+        #expect(second.contains("## Quire benchmark suite, day 2\n\nnew table\n### Targets\n- met"))
+        #expect(!second.contains("old table"))
+    }
+}

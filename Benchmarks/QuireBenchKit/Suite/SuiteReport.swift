@@ -82,8 +82,8 @@ public struct SuiteReport {
             Quire ÷ peer on the same workload: below 1 Quire is faster or smaller. Quire's memory is the heap in
             use held by the replayed document (glibc `mallinfo2`); the peers' is the peak RSS growth of a
             fresh process across one replay (`ru_maxrss`), which includes transient allocations.
-            Snapshot: Quire's core `encodeSnapshot()` (uncompressed; the store zstd-compresses it),
-            Yrs's v1 update, Loro's `Snapshot` export.
+            Snapshot: what each library would keep on disk for the document with its whole history:
+            Quire's store snapshot frame (zstd), Yrs's v1 update, Loro's `Snapshot` export.
 
 
             """

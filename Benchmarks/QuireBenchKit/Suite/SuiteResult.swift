@@ -1,5 +1,4 @@
 import Foundation
-import CMalloc
 import QuireCore
 
 /// What one library measured on one workload. Times are medians with their
@@ -17,7 +16,7 @@ public struct LibraryFigures: Sendable {
     public var emptyLoop: Spread?
     /// A fresh replica applying the whole encoded history in one call.
     public var merge: Spread?
-    /// Quire only: `encodeSnapshot()`.
+    /// Quire only: encoding the snapshot the store writes (zstd frame, full history).
     public var encode: Spread?
     /// A fresh replica loading the snapshot.
     public var load: Spread?
@@ -90,21 +89,14 @@ extension LibraryFigures {
             let before = heapInUse()
             let replay = try replayOnce()
             figures.memoryBytes = heapInUse() - before
-            let document = replay.document
-            var snapshot: [UInt8] = []
-            var encodeNanos: [UInt64] = [], loadNanos: [UInt64] = []
-            for _ in 0..<runs {
-                var start = TraceReplay.now()
-                snapshot = document.encodeSnapshot()
-                encodeNanos.append(TraceReplay.now() - start)
-                start = TraceReplay.now()
-                let loaded = try Document(snapshot: snapshot, replica: ReplicaID(1000))
-                loadNanos.append(TraceReplay.now() - start)
-                withExtendedLifetime(loaded) {}
+            let snapshot = try SnapshotLoad.measure(replay.document, runs: runs)
+            figures.snapshotBytes = snapshot.frameBytes
+            figures.encode = snapshot.seal
+            figures.load = snapshot.load
+            if let failure = snapshot.failure {
+                figures.ok = false
+                figures.failures.append(failure)
             }
-            figures.snapshotBytes = snapshot.count
-            figures.encode = Spread(nanoseconds: encodeNanos)
-            figures.load = Spread(nanoseconds: loadNanos)
         } catch {
             figures.ok = false
             figures.failures.append("snapshot or memory run threw: \(error)")
@@ -117,14 +109,6 @@ extension LibraryFigures {
         var figures = LibraryFigures(library: "quire", ok: true, runs: runs)
         figures.measures = measures
         return figures
-    }
-
-    /// Heap bytes the process has in use (glibc's mallinfo2: small blocks
-    /// plus mmapped ones). Measured, not estimated; what was freed before
-    /// does not count, unlike a resident-set difference.
-    static func heapInUse() -> Int {
-        let info = mallinfo2()
-        return Int(info.uordblks) + Int(info.hblkhd)
     }
 
     /// One JSON line of `peers.py --json`; nil for a line that is not one.

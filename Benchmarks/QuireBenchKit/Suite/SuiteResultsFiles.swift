@@ -41,6 +41,26 @@ public struct SuiteResultsFiles: Sendable {
         for chart in report.charts { try Self.write(chart.svg, to: chartPath(chart.family)) }
     }
 
+    /// The marks around the suite's part of `Benchmarks/RESULTS.md`: people
+    /// write the rest (targets, the trace, store and sync figures).
+    static let resultsSectionStart = "<!-- quire-bench suite: start -->"
+    static let resultsSectionEnd = "<!-- quire-bench suite: end -->"
+
+    /// `document` with its suite part replaced by `report`, whose headings
+    /// go one level down to sit under the document's; a document without a
+    /// suite part gets one at the end.
+    public static func replacingSuiteSection(in document: String, with report: String) -> String {
+        let demoted = report.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("#") ? "#" + $0 : String($0) }
+            .joined(separator: "\n")
+        let section = resultsSectionStart + "\n" + demoted + "\n" + resultsSectionEnd
+        guard let start = document.range(of: resultsSectionStart),
+              let end = document.range(of: resultsSectionEnd, range: start.upperBound..<document.endIndex) else {
+            return document + (document.hasSuffix("\n") || document.isEmpty ? "" : "\n") + "\n" + section + "\n"
+        }
+        return document.replacingCharacters(in: start.lowerBound..<end.upperBound, with: section)
+    }
+
     public static func write(_ text: String, to path: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
     }
