@@ -77,13 +77,10 @@ extension Document {
         for _ in 0..<count where try decoder.next(into: &current) { history.append(current.change) }
     }
 
-    /// Applies a chain as one operation, after the checks `validate` would
-    /// make of it. False, with nothing changed, if it cannot be applied so.
+    /// Applies a chain (of one change or more) as one operation, after the
+    /// checks `validate` would make of it. False, with nothing changed, if
+    /// it cannot be applied so.
     private mutating func apply(_ chain: Chain) -> Bool {
-        if chain.count == 1 {
-            guard (try? integrate(chain.first, recordingHistory: false)) != nil else { return false }
-            return true
-        }
         let first = chain.firstID, lamport = chain.firstLamport
         if case let previous = replicaLamports[first.replica], previous > 0, lamport <= previous { return false }
         switch chain.operation {
@@ -105,7 +102,9 @@ extension Document {
             return false
         }
         noteApplied(id: first, lamport: lamport, width: chain.firstWidth, parents: chain.firstParents)
-        noteApplied(id: chain.lastStart, lamport: chain.lastLamport, width: chain.lastWidth, parents: [chain.lastParent])
+        if chain.count > 1 {
+            noteApplied(id: chain.lastStart, lamport: chain.lastLamport, width: chain.lastWidth, parents: [chain.lastParent])
+        }
         return true
     }
 }
@@ -115,13 +114,12 @@ extension Document {
 ///
 /// One chain is reused from one run to the next, keeping its buffers.
 private struct Chain {
-    /// The first change: its id, Lamport value, time, width, parents and
-    /// only operation. (Its parents are copied into a buffer of the chain's
-    /// own: sharing the decoder's would make the decoder copy its buffer
-    /// when it reads the next change.)
+    /// The first change: its id, Lamport value, width, parents and only
+    /// operation. (Its parents are copied into a buffer of the chain's own:
+    /// sharing the decoder's would make the decoder copy its buffer when it
+    /// reads the next change.)
     private(set) var firstID = OpID(replica: ReplicaID(0), counter: 1)
     private(set) var firstLamport: UInt64 = 0
-    private var firstTime: Int64 = 0
     private(set) var firstWidth: UInt64 = 0
     private(set) var firstParents: [OpID] = []
     private(set) var operation = Operation.increment(object: .root, delta: 0)
@@ -137,11 +135,6 @@ private struct Chain {
     private(set) var lastParent = OpID(replica: ReplicaID(0), counter: 1)
 
     var isEmpty: Bool { count == 0 }
-
-    /// The first change, whole.
-    var first: Change {
-        Change(id: firstID, lamport: firstLamport, parents: firstParents, time: firstTime, operations: [operation], width: firstWidth)
-    }
 
     /// Empties the chain, keeping its buffers for the next one.
     mutating func removeAll() {
@@ -164,7 +157,6 @@ private struct Chain {
         }
         firstID = change.id
         firstLamport = change.lamport
-        firstTime = change.time
         firstWidth = change.width
         firstParents.removeAll(keepingCapacity: true)
         firstParents.append(contentsOf: change.parents)
