@@ -225,13 +225,4 @@ extension Document {
         guard history.canAppendBundle, pending.isEmpty else { return (try apply(ChangeEncoding.decode(bytes, limits: limits)), nil) }
         return try applyBundleInOrder(bytes, limits: limits)
     }
-
-    /// `applyEncoded` for a caller that has already decoded the bundle
-    /// (`changes` must be what `bytes` decodes to): a fresh replica still
-    /// takes the bundle straight from its columns and keeps it encoded.
-    @discardableResult
-    public mutating func apply(_ changes: [Change], encodedAs bytes: [UInt8]) throws -> Int {
-        guard history.canAppendBundle, pending.isEmpty else { return try apply(changes) }
-        return try applyBundleInOrder(bytes, limits: .unlimited).applied
-    }
 }
