@@ -43,6 +43,8 @@ extension DocumentStore {
                     try ChangeLog.append(run: run, encodedAs: bundle, document: id.rawValue, isLocal: isLocal, db)
                 }
             }
+            try DocumentVersions.raise(document: id.rawValue, replicas: Set(newChanges.flatMap(\.replicas)),
+                                       to: entry.document.versionVector, db)
             if !isLocal {
                 try ParkedChanges.removeCovered(by: entry.document.versionVector, document: id.rawValue, db)
                 try ParkedChanges.park(parked, document: id.rawValue, db)
@@ -61,6 +63,14 @@ extension DocumentStore {
             switch self {
             case .changes(let changes): changes.count
             case .run(let run, _): run.count
+            }
+        }
+
+        /// The replicas whose changes it holds.
+        var replicas: [ReplicaID] {
+            switch self {
+            case .changes(let changes): changes.map(\.replica)
+            case .run(let run, _): [run.replica]
             }
         }
 
