@@ -36,12 +36,15 @@ extension DocumentStore {
                                arguments: [.text(id.rawValue), .integer(DocumentStore.milliseconds(Date()))])
             }
             for piece in newChanges {
-                if let bundle = piece.bundle {
-                    try ChangeLog.append(run: piece.changes, encodedAs: bundle, document: id.rawValue, isLocal: isLocal, db)
-                } else {
-                    try ChangeLog.append(piece.changes, document: id.rawValue, isLocal: isLocal, db)
+                switch piece {
+                case .changes(let changes):
+                    try ChangeLog.append(changes, document: id.rawValue, isLocal: isLocal, db)
+                case .run(let run, let bundle):
+                    try ChangeLog.append(run: run, encodedAs: bundle, document: id.rawValue, isLocal: isLocal, db)
                 }
             }
+            try DocumentVersions.raise(document: id.rawValue, replicas: Set(newChanges.flatMap(\.replicas)),
+                                       to: entry.document.versionVector, db)
             if !isLocal {
                 try ParkedChanges.removeCovered(by: entry.document.versionVector, document: id.rawValue, db)
                 try ParkedChanges.park(parked, document: id.rawValue, db)
@@ -49,11 +52,37 @@ extension DocumentStore {
         }
     }
 
-    /// Changes to log together: with `bundle`, they are one run (see
-    /// `ChangeLog.runs`) that arrived encoded as those bytes, logged as they are.
-    struct LogPiece {
-        var changes: [Change]
-        var bundle: [UInt8]?
+    /// Changes to log together, in the order applied.
+    enum LogPiece {
+        /// Encoded when written, a row per run (`ChangeLog.runs`).
+        case changes([Change])
+        /// One run that arrived encoded as `bundle`: one row, the bytes as they came.
+        case run(RunBounds, bundle: [UInt8])
+
+        var count: Int {
+            switch self {
+            case .changes(let changes): changes.count
+            case .run(let run, _): run.count
+            }
+        }
+
+        /// The replicas whose changes it holds.
+        var replicas: [ReplicaID] {
+            switch self {
+            case .changes(let changes): changes.map(\.replica)
+            case .run(let run, _): [run.replica]
+            }
+        }
+
+        /// The changes, decoded: only an observed store needs them.
+        var changes: [Change] {
+            switch self {
+            case .changes(let changes): changes
+            // It decoded within the caller's limits when it was applied.
+            case .run(_, let bundle):
+                (try? ChangeEncoding.decode(bundle, limits: DecodingLimits(maxChanges: .max, maxOperations: .max, maxOperationWidth: .max))) ?? []
+            }
+        }
     }
 
     /// Queues commits of busy documents and returns once they are written,
@@ -102,7 +131,7 @@ extension DocumentStore {
     /// back in the cache and writes a snapshot when one is due. Lock held.
     private func didCommit(_ commit: QueuedCommit) {
         var entry = commit.entry
-        entry.changesSinceSnapshot += commit.newChanges.reduce(0) { $0 + $1.changes.count }
+        entry.changesSinceSnapshot += commit.newChanges.reduce(0) { $0 + $1.count }
         if entry.changesSinceSnapshot >= snapshotInterval {
             // The changes are already safe in the log; a snapshot that cannot
             // be written now (say, the disk is full) is tried again later.

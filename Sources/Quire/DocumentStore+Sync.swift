@@ -21,6 +21,24 @@ extension DocumentStore {
         try read(id) { $0.versionVector }
     }
 
+    /// The version vector of every document, removed ones too, as the file
+    /// holds it: read from the store without loading any document.
+    public func versionVectors() throws -> [DocumentID: VersionVector] {
+        try database.read { db in
+            let logged = try DocumentVersions.all(db)
+            return Dictionary(uniqueKeysWithValues: try db.query(sql: "SELECT id FROM documents").map { row in
+                let id = try row.text(0)
+                return (try DocumentID(stored: id), logged[id] ?? VersionVector())
+            })
+        }
+    }
+
+    /// The version of every document `peer` has acknowledged something of.
+    public func acknowledgedVersions(peer: String) throws -> [DocumentID: VersionVector] {
+        let versions = try database.read { db in try PeerAcknowledgements.versions(peer: peer, db) }
+        return Dictionary(uniqueKeysWithValues: try versions.map { (try DocumentID(stored: $0.key), $0.value) })
+    }
+
     /// The version of a document `peer` has acknowledged holding.
     public func acknowledgedVersion(peer: String, id: DocumentID) throws -> VersionVector {
         try database.read { db in try PeerAcknowledgements.version(peer: peer, document: id.rawValue, db) }

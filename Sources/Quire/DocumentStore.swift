@@ -228,7 +228,7 @@ public final class DocumentStore: @unchecked Sendable {
                 release(id, entry)
                 return result
             }
-            try commit([QueuedCommit(id: id, entry: entry, newChanges: [LogPiece(changes: [change])], isLocal: true, parked: [])])
+            try commit([QueuedCommit(id: id, entry: entry, newChanges: [.changes([change])], isLocal: true, parked: [])])
             return result
         }
     }
@@ -244,7 +244,7 @@ public final class DocumentStore: @unchecked Sendable {
     ///     try store.apply(id, changes)
     @discardableResult
     public func apply(_ id: DocumentID, _ changes: [Change]) throws -> Int {
-        try apply([(id, [LogPiece(changes: changes)])], creatingMissing: false)
+        try apply([(id, [.changes(changes)])], creatingMissing: false, limits: .default)
     }
 
     /// Applies change bundles (`ChangeEncoding`) received from a peer for
@@ -255,20 +255,25 @@ public final class DocumentStore: @unchecked Sendable {
     ///
     /// A bundle whose changes are all new and one run of one replica, as in
     /// a catch-up, is kept as it came: encoded in the document's history and
-    /// as one row of the log. A fresh replica so takes a long history for
-    /// about the cost of decoding it once.
+    /// as one row of the log. A fresh replica takes such bundles straight
+    /// from their columns, never decoding them into changes: a long history
+    /// costs about one pass over its bytes.
     ///
     /// - Returns: how many changes were applied.
     @discardableResult
     public func apply(bundles documents: [(id: DocumentID, bundles: [[UInt8]])], limits: DecodingLimits = .default) throws -> Int {
-        try apply(documents.map { document in
-            (document.id, try document.bundles.map { LogPiece(changes: try ChangeEncoding.decode($0, limits: limits), bundle: $0) })
-        }, creatingMissing: true)
+        try apply(documents.map { ($0.id, $0.bundles.map(Received.bundle)) }, creatingMissing: true, limits: limits)
     }
 
-    private func apply(_ documents: [(id: DocumentID, pieces: [LogPiece])], creatingMissing: Bool) throws -> Int {
+    /// Remote changes as they reach `apply`: decoded, or a bundle as it came.
+    private enum Received {
+        case changes([Change])
+        case bundle([UInt8])
+    }
+
+    private func apply(_ documents: [(id: DocumentID, pieces: [Received])], creatingMissing: Bool, limits: DecodingLimits) throws -> Int {
         // One entry per document: taking a document twice would wait for itself.
-        var merged: [(id: DocumentID, pieces: [LogPiece])] = []
+        var merged: [(id: DocumentID, pieces: [Received])] = []
         for document in documents {
             if let index = merged.firstIndex(where: { $0.id == document.id }) { merged[index].pieces += document.pieces }
             else { merged.append(document) }
@@ -282,14 +287,12 @@ public final class DocumentStore: @unchecked Sendable {
                     var entry = isNew ? LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
                         : try takeIdle(id)
                     if isNew { busy.insert(id) }
-                    let logged: [LogPiece]
-                    do { logged = try applyInMemory(pieces, to: &entry, id, applied: &applied) } catch {
+                    let (logged, parked): ([LogPiece], [Change])
+                    do { (logged, parked) = try applyInMemory(pieces, to: &entry, id, limits: limits, applied: &applied) } catch {
                         // `entry` may be half-applied: drop it, to be reloaded from disk.
                         release(id, nil)
                         throw error
                     }
-                    let after = entry.document.versionVector
-                    let parked = pieces.flatMap { $0.changes.filter { !after.contains($0.lastID) } }
                     commits.append(QueuedCommit(id: id, entry: entry, newChanges: logged, isLocal: false, parked: parked, isNew: isNew))
                 }
             } catch {
@@ -302,30 +305,49 @@ public final class DocumentStore: @unchecked Sendable {
         }
     }
 
-    /// Applies `pieces` to a taken document; returns what to log. Lock held.
-    private func applyInMemory(_ pieces: [LogPiece], to entry: inout LoadedDocument, _ id: DocumentID, applied: inout Int) throws -> [LogPiece] {
+    /// Applies `pieces` to a taken document; returns what to log and the
+    /// changes left waiting for their dependencies. Lock held.
+    private func applyInMemory(_ pieces: [Received], to entry: inout LoadedDocument, _ id: DocumentID, limits: DecodingLimits,
+                               applied: inout Int) throws -> (logged: [LogPiece], parked: [Change]) {
         var logged: [LogPiece] = []
+        // The changes of the pieces not taken whole, some of which may wait.
+        var decoded: [Change] = []
         for piece in pieces {
             let before = entry.document.versionVector
+            let count: Int, changes: [Change]
+            switch piece {
+            case .bundle(let bytes):
+                let (bundleCount, run) = try entry.document.applyEncodedRun(bytes, limits: limits)
+                // Taken whole, every change new and in order: nothing to check, nothing waits.
+                if let run, ChangeLog.fitsOneRow(run) {
+                    applied += bundleCount
+                    logged.append(.run(run, bundle: bytes))
+                    continue
+                }
+                (count, changes) = (bundleCount, try ChangeEncoding.decode(bytes, limits: limits))
+            case .changes(let given):
+                (count, changes) = (try entry.document.apply(given), given)
+            }
+            applied += count
+            decoded += changes
             // The document only checks duplicates against the history it holds
-            // in memory, which after a snapshot load is not all of it; the log is.
-            let duplicates = piece.changes.filter { before.contains($0.lastID) }
+            // in memory, which after a snapshot load is not all of it; the log
+            // is. A clash found only now drops the document all the same.
+            let duplicates = changes.filter { before.contains($0.lastID) }
             if let conflict = try database.read({ db in try ChangeLog.firstConflict(among: duplicates, document: id.rawValue, db) }) {
                 throw DocumentError.conflictingChange(conflict.id)
             }
-            let count = try piece.bundle.map { try entry.document.apply(piece.changes, encodedAs: $0) }
-                ?? entry.document.apply(piece.changes)
-            applied += count
             // Exactly the bundle's changes applied, in its order: log its bytes.
             let after = entry.document.versionVector
-            if piece.bundle != nil, duplicates.isEmpty, count == piece.changes.count,
-               piece.changes.allSatisfy({ after.contains($0.lastID) }), ChangeLog.isRun(piece.changes) {
-                logged.append(piece)
+            if case .bundle(let bytes) = piece, duplicates.isEmpty, count == changes.count, changes.allSatisfy({ after.contains($0.lastID) }),
+               let run = RunBounds(changes), ChangeLog.fitsOneRow(run) {
+                logged.append(.run(run, bundle: bytes))
             } else if count > 0 {
-                logged.append(LogPiece(changes: try entry.document.changes(since: before)))
+                logged.append(.changes(try entry.document.changes(since: before)))
             }
         }
-        return logged
+        let after = entry.document.versionVector
+        return (logged, decoded.filter { !after.contains($0.lastID) })
     }
 
     /// Whether the store has the document (or a call is creating it). Lock held.

@@ -88,4 +88,28 @@ import QuireTestSupport
         #expect(decode([0xED, 0xA0, 0x80], 3) == nil)    // a surrogate
         #expect(decode([0x61, 0x62, 0x63], 2) == nil)    // not whole texts
     }
+
+    /// A bundle taken whole tells its bounds, equal to those of its changes;
+    /// one that is not one run, or not taken whole, tells none.
+    @Test func aBundleTakenWholeTellsItsBounds() throws {
+        let source = try Self.typedDocument(seed: 7)
+        let changes = try source.allChanges()
+        var fresh = Document(replica: ReplicaID(99))
+        let (applied, run) = try fresh.applyEncodedRun(ChangeEncoding.encode(changes))
+        #expect(applied == changes.count)
+        #expect(run != nil && run == RunBounds(changes))
+        #expect(run?.lastID == changes.last?.lastID && run?.lastTime == changes.last?.time)
+
+        // Two replicas: taken whole, but not one run.
+        let mixed = try Self.typedDocument(seed: 3, replicas: 2).allChanges()
+        #expect(Set(mixed.map(\.replica)).count == 2 && RunBounds(mixed) == nil)
+        var other = Document(replica: ReplicaID(99))
+        #expect(try other.applyEncodedRun(ChangeEncoding.encode(mixed)) == (mixed.count, nil))
+
+        // Changes already held: applied one by one, so not taken whole.
+        var behind = Document(replica: ReplicaID(99))
+        try behind.apply(Array(changes.prefix(5)))
+        #expect(try behind.applyEncodedRun(ChangeEncoding.encode(changes)) == (changes.count - 5, nil))
+        #expect(behind.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
+    }
 }

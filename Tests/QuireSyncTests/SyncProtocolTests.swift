@@ -1,6 +1,6 @@
 import Foundation
 import QuireTestSupport
-import Quire
+@testable import Quire
 import QuireSync
 import Testing
 
@@ -71,6 +71,47 @@ import Testing
         let pushed = try recorder.requests[0].documents[0].changes(limits: .default)
         #expect(pushed.map(\.id.counter) == [6, 7])
         #expect(try server.log.version("n") == alice.versionVector("n"))
+    }
+
+    /// A round states the version of every document the store holds, as
+    /// loading it would give (compacted, removed, empty, with a change
+    /// waiting), read from the store: nothing is loaded when there is
+    /// nothing to send.
+    @Test func aRoundStatesEveryDocumentsVersionWithoutLoadingIt() async throws {
+        let directory = NSTemporaryDirectory() + "quire-sync-tests-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/client.quire"
+        let server = try makeServer()
+        let other = try DocumentStore.inMemory()
+        try other.create(id: "shared")
+        for index in 0..<5 { try write(other, "shared", "k\(index)", Int64(index)) }
+        try await SyncClient(store: other, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        for index in 5..<7 { try write(other, "shared", "k\(index)", Int64(index)) }
+        do {
+            let store = try DocumentStore(path: path)
+            try await SyncClient(store: store, peer: "s", transport: FaultyTransport.sound(server)).sync()
+            try store.compact("shared", keepHistory: false)
+            #expect(try store.apply("shared", [other.changes("shared").last!]) == 0)  // waits for the one before
+            try store.create(id: "mine")
+            for index in 0..<3 { try write(store, "mine", "k", Int64(index)) }
+            try store.create(id: "removed")
+            try write(store, "removed", "k", 1)
+            try store.remove("removed")
+            try store.create(id: "empty")
+            try await SyncClient(store: store, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        }
+
+        let reopened = try DocumentStore(path: path)
+        let recorder = RecordingTransport(inner: FaultyTransport.sound(server))
+        let report = try await SyncClient(store: reopened, peer: "s", transport: recorder).sync()
+        #expect(report.rounds == 1 && report.sent == 0 && report.received == 0)
+        #expect(reopened.cache.keys.isEmpty)
+        let stated = Dictionary(uniqueKeysWithValues: recorder.requests[0].documents.map { ($0.id, $0.version) })
+        #expect(Set(stated.keys) == ["shared", "mine", "removed", "empty"])
+        for (id, version) in stated { #expect(try reopened.read(id) { $0.versionVector } == version) }
+        #expect(stated["shared"] == [other.replicaID: 5] && stated["empty"] == VersionVector())
+        #expect(stated["mine"] == [reopened.replicaID: 3])
     }
 
     @Test func aReplacedServerGetsEverythingAgainByVersionVectors() async throws {

@@ -119,6 +119,52 @@ import Testing
         #expect(try target.apply(bundles: bundles) == 0)  // duplicates are no-ops
     }
 
+    /// A catch-up bundle (one run, all new) is applied without being
+    /// decoded into changes, yet logged as one row of the bytes that came
+    /// with the run's bounds, observed change by change, and reloaded. A
+    /// bundle of two replicas is logged a row per run.
+    @Test func aCatchUpBundleIsLoggedAsItCame() async throws {
+        let source = try DocumentStore.inMemory()
+        try source.create(id: "typed")
+        try source.create(id: "mixed")
+        let peer = try DocumentStore.inMemory()
+        try peer.create(id: "mixed")
+        for index in 0..<40 {
+            try source.edit("typed", time: Date(timeIntervalSince1970: Double(index))) { tx in try tx.put(.root, key: "k", .int(Int64(index))) }
+            try (index.isMultiple(of: 2) ? source : peer).edit("mixed") { tx in try tx.put(.root, key: "k\(index)", .int(1)) }
+            try peer.apply("mixed", source.changes("mixed", since: peer.versionVector("mixed")))
+            try source.apply("mixed", peer.changes("mixed", since: source.versionVector("mixed")))
+        }
+        let typed = try source.changes("typed"), mixed = try source.changes("mixed")
+        let bundles: [(id: DocumentID, bundles: [[UInt8]])] = [("typed", [ChangeEncoding.encode(typed)]), ("mixed", [ChangeEncoding.encode(mixed)])]
+
+        let target = try DocumentStore.inMemory()
+        var events = target.allEvents().makeAsyncIterator()
+        #expect(try target.apply(bundles: bundles) == 80)
+        let first = try #require(await events.next()), second = try #require(await events.next())
+        #expect([first.document: first.changeIDs, second.document: second.changeIDs] == ["typed": typed.map(\.id), "mixed": mixed.map(\.id)])
+        let rows = try target.database.query(
+            sql: "SELECT replica, first_counter, last_counter, first_lamport, last_lamport, parents, time, data FROM changes WHERE document_id = 'typed'")
+        #expect(rows.count == 1)
+        let row = try #require(rows.first)
+        #expect(try row.replica(0) == source.replicaID)
+        #expect(try [row.unsigned(1), row.unsigned(2), row.unsigned(3), row.unsigned(4)]
+                == [typed[0].id.counter, typed[39].lastID.counter, typed[0].lamport, typed[39].lastLamport])
+        #expect(try row.text(5) == "" && row.int64(6) == 39_000)
+        #expect(try row.blob(7) == bundles[0].bundles[0])
+        #expect(try target.database.query(sql: "SELECT count(*) FROM changes WHERE document_id = 'mixed'")[0].int64(0) == 40)
+
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            #expect(try DocumentStore(path: path).apply(bundles: bundles) == 80)
+            let reopened = try DocumentStore(path: path)
+            for id: DocumentID in ["typed", "mixed"] {
+                #expect(try reopened.state(id) == source.state(id))
+                #expect(try reopened.changes(id) == source.changes(id))
+            }
+        }
+    }
+
     @Test func aChangeClashingWithOneInTheLogIsRefusedAfterASnapshotLoad() throws {
         try withTemporaryDirectory { directory in
             let source = try DocumentStore.inMemory()

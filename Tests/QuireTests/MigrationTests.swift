@@ -88,6 +88,56 @@ import Testing
         }
     }
 
+    /// Version 4 keeps each document's version vector beside the log. A
+    /// version 3 file gets it from the log, and for a compacted document
+    /// from the snapshot that replaced its log rows; a parked change is not
+    /// in it. Later commits keep it up to date.
+    @Test func aVersion3StoreGetsTheVersionOfEachDocument() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/v3.quire"
+            let database = try Database(path: path)
+            try StoreSchema.migrator(upTo: 3).migrate(database)
+            var remote = Document(replica: ReplicaID(77))
+            for index in 0..<4 { try remote.transact { tx in try tx.put(.root, key: "r", .int(Int64(index))) } }
+            let remoteChanges = try remote.changes(since: VersionVector())
+            let replica = try database.write { db in
+                let replica = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
+                for id in ["local", "compacted", "empty"] {
+                    try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, 0)", arguments: [.text(id)])
+                }
+                var local = Document(replica: replica)
+                for index in 0..<3 {
+                    try local.transact { tx in try tx.put(.root, key: "k", .int(Int64(index))) }
+                    try ChangeLog.append([local.lastChange!], document: "local", isLocal: true, db)
+                }
+                // Compacted: the remote rows are gone, a snapshot holds them.
+                var compacted = Document(replica: replica)
+                try compacted.apply(remoteChanges.dropLast())
+                try ChangeLog.append(Array(remoteChanges.dropLast()), document: "compacted", isLocal: false, db)
+                let coversSeq = try ChangeLog.lastSeq(document: "compacted", db)
+                try SnapshotStore.write(compacted, id: "compacted", coversSeq: coversSeq, now: 0, db)
+                try ChangeLog.deleteCompacted(document: "compacted", through: coversSeq, db)
+                try db.execute(sql: "UPDATE documents SET log_start_seq = ? WHERE id = 'compacted'", arguments: [.integer(coversSeq)])
+                try compacted.transact { tx in try tx.put(.root, key: "after", .bool(true)) }
+                try ChangeLog.append([compacted.lastChange!], document: "compacted", isLocal: true, db)
+                let waiting = Change(id: OpID(replica: ReplicaID(88), counter: 2), lamport: 9, parents: [],
+                                     operations: [.put(object: .root, key: "early", value: .scalar(.null), pred: [])])
+                try ParkedChanges.park([waiting], document: "compacted", db)
+                return replica
+            }
+            #expect(try database.query(sql: "SELECT count(*) FROM changes WHERE document_id = 'compacted'")[0].int64(0) == 1)
+            database.close()
+
+            let store = try DocumentStore(path: path)
+            let versions = try store.versionVectors()
+            #expect(versions == ["local": [replica: 3], "compacted": [ReplicaID(77): 3, replica: 1], "empty": VersionVector()])
+            for (id, version) in versions { #expect(try store.read(id) { $0.versionVector } == version) }
+            try store.apply("compacted", [remoteChanges.last!])
+            try store.edit("empty") { tx in try tx.put(.root, key: "k", .int(1)) }
+            #expect(try store.versionVectors() == ["local": [replica: 3], "compacted": [ReplicaID(77): 4, replica: 1], "empty": [replica: 1]])
+        }
+    }
+
     @Test func aStoreFromANewerVersionIsRefused() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/future.quire"

@@ -11,14 +11,21 @@ extension Document {
     /// unusual (a change not ready in order, a chain whose combined operation
     /// fails, damage) hands over to `apply(_:)` for the changes not yet
     /// applied, which gives the exact answer change by change.
-    mutating func applyBundleInOrder(_ bytes: [UInt8], limits: DecodingLimits) throws -> Int {
+    ///
+    /// - Returns: how many changes were applied, and the bundle's bounds
+    ///   when it was taken whole and is one run.
+    mutating func applyBundleInOrder(_ bytes: [UInt8], limits: DecodingLimits) throws -> (applied: Int, run: RunBounds?) {
         var decoder = try ChangeDecoder(bytes, limits: limits)
         var current = ChangeDecoder.Current()
         var chain = Chain()
         var applied = 0  // changes fully applied, chains included
         var inOrder = true
+        var first: Change?
+        // Chains keep to one replica, so only the changes read one at a time can leave it.
+        var isOneReplica = true
         do {
             reading: while try decoder.next(into: &current) {
+                if let first { isOneReplica = isOneReplica && current.id.replica == first.replica } else { first = current.change }
                 if chain.continues(with: current) {
                     chain.extend(with: current)
                     try takeContinuation(of: current, into: &chain, from: &decoder)
@@ -46,9 +53,11 @@ extension Document {
             try recordDecoded(bytes, count: applied)
             throw error
         }
-        guard inOrder else { return try finishOneByOne(bytes, limits: limits, applied: applied) }
+        guard inOrder else { return (try finishOneByOne(bytes, limits: limits, applied: applied), nil) }
         history.append(bundle: bytes, count: applied, version: versionVector)
-        return applied
+        // Every change was the next of its replica: one replica makes one run.
+        guard let first, isOneReplica, let last = decoder.lastRead else { return (applied, nil) }
+        return (applied, RunBounds(count: applied, first: first, lastID: last.id, lastLamport: last.lamport, lastTime: last.time))
     }
 
     /// Adds to `chain` the changes after `current` that the decoder can read

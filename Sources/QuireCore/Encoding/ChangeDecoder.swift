@@ -56,6 +56,11 @@ struct ChangeDecoder {
         guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
     }
 
+    /// The last change read so far: its last id, last Lamport value and time.
+    var lastRead: (id: OpID, lamport: UInt64, time: Int64)? {
+        previousLast.map { ($0, previousLastLamport, previousTime) }
+    }
+
     /// Checks that every column and content area was used up exactly.
     func finish() throws(DecodingError) {
         for column in columns { try column.checkFinished() }

@@ -252,16 +252,15 @@ extension Document {
     /// encoded instead of holding each change decoded.
     @discardableResult
     public mutating func applyEncoded(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> Int {
-        guard history.canAppendBundle, pending.isEmpty else { return try apply(ChangeEncoding.decode(bytes, limits: limits)) }
-        return try applyBundleInOrder(bytes, limits: limits)
+        try applyEncodedRun(bytes, limits: limits).applied
     }
 
-    /// `applyEncoded` for a caller that has already decoded the bundle
-    /// (`changes` must be what `bytes` decodes to): a fresh replica still
-    /// takes the bundle straight from its columns and keeps it encoded.
-    @discardableResult
-    public mutating func apply(_ changes: [Change], encodedAs bytes: [UInt8]) throws -> Int {
-        guard history.canAppendBundle, pending.isEmpty else { return try apply(changes) }
-        return try applyBundleInOrder(bytes, limits: .unlimited)
+    /// `applyEncoded`, also telling whether the bundle was taken whole and
+    /// kept encoded (every change new and applied in the order given) and
+    /// is one run: then `run` holds its bounds, so that a store can log the
+    /// bytes as they came without decoding them again.
+    public mutating func applyEncodedRun(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> (applied: Int, run: RunBounds?) {
+        guard history.canAppendBundle, pending.isEmpty else { return (try apply(ChangeEncoding.decode(bytes, limits: limits)), nil) }
+        return try applyBundleInOrder(bytes, limits: limits)
     }
 }

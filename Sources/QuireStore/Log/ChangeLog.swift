@@ -24,16 +24,16 @@ public enum ChangeLog {
     /// ids): they are what the outbox offers to peers.
     public static func append(_ changes: [Change], document: String, isLocal: Bool, _ db: DatabaseConnection) throws {
         for run in runs(of: changes) {
-            try append(run: run, encodedAs: ChangeEncoding.encode(run), document: document, isLocal: isLocal, db)
+            try append(run: RunBounds(run)!, encodedAs: ChangeEncoding.encode(run), document: document, isLocal: isLocal, db)
         }
     }
 
-    /// Appends one run (see `runs(of:)`) as one row holding `bundle`, which
+    /// Appends one run that `fitsOneRow` as one row holding `bundle`, which
     /// must be the run's encoding: bytes received as a bundle are stored as
-    /// they came, without encoding them again.
-    public static func append(run: some BidirectionalCollection<Change>, encodedAs bundle: [UInt8], document: String, isLocal: Bool,
+    /// they came, without decoding or encoding them again.
+    public static func append(run: RunBounds, encodedAs bundle: [UInt8], document: String, isLocal: Bool,
                               _ db: DatabaseConnection) throws {
-        guard let first = run.first, let last = run.last else { return }
+        let first = run.first
         try db.execute(
             sql: """
                 INSERT INTO changes(document_id, replica, first_counter, last_counter, first_lamport, last_lamport,
@@ -41,10 +41,10 @@ public enum ChangeLog {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                .text(document), .replica(first.replica), .unsigned(first.id.counter), .unsigned(last.lastID.counter),
-                .unsigned(first.lamport), .unsigned(last.lastLamport),
+                .text(document), .replica(first.replica), .unsigned(first.id.counter), .unsigned(run.lastID.counter),
+                .unsigned(first.lamport), .unsigned(run.lastLamport),
                 .text(first.parents.map(\.description).joined(separator: " ")),
-                .integer(last.time), .integer(isLocal ? 1 : 0), .blob(bundle),
+                .integer(run.lastTime), .integer(isLocal ? 1 : 0), .blob(bundle),
             ])
     }
 
@@ -65,9 +65,9 @@ public enum ChangeLog {
         return runs
     }
 
-    /// Whether `changes` is one run, as `append(run:encodedAs:)` needs.
-    public static func isRun(_ changes: [Change]) -> Bool {
-        !changes.isEmpty && runs(of: changes).count == 1
+    /// Whether a run is short enough for one row (`maxRunLength`).
+    public static func fitsOneRow(_ run: RunBounds) -> Bool {
+        run.count <= maxRunLength
     }
 
     /// A document's changes with `seq` above `seq`, in log order.

@@ -12,7 +12,7 @@ public enum StoreSchema {
     public static let migrator = migrator(upTo: migrations.count)
 
     /// Every migration in order: migration `n` makes version `n + 1`.
-    private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState, changeRuns]
+    private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState, changeRuns, addDocumentVersions]
 
     /// The migrations up to `version` only: how a test makes a file exactly
     /// as an older release wrote it.
@@ -117,4 +117,20 @@ public enum StoreSchema {
     /// row is a run of one; the new version number keeps an older program,
     /// which reads one change a row, from misreading the file.
     @Sendable static func changeRuns(_ db: DatabaseConnection) throws {}
+
+    /// Version 4: each document's version vector beside the log
+    /// (`DocumentVersions`), so that a sync need not load every document
+    /// to state it; filled from the log and the snapshots of compacted
+    /// documents.
+    @Sendable static func addDocumentVersions(_ db: DatabaseConnection) throws {
+        try db.executeScript("""
+            CREATE TABLE document_versions(
+                document_id TEXT NOT NULL REFERENCES documents(id),
+                replica INTEGER NOT NULL,
+                counter INTEGER NOT NULL,
+                PRIMARY KEY (document_id, replica)
+            ) WITHOUT ROWID;
+            """)
+        try DocumentVersions.fill(db)
+    }
 }

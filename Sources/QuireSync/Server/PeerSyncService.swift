@@ -32,9 +32,10 @@ public struct PeerSyncService: SyncService {
             for document in request.documents { known[document.id] = document.version }
             var response = SyncResponse(cursor: SyncCursor(logID: store.replicaID.rawValue, seq: 0), documents: [])
             var bytes = 0
+            let versions = try store.versionVectors()
             for info in try store.documents(includeRemoved: true) where access.mayRead(info.id) {
                 let theirs = known[info.id] ?? VersionVector()
-                let mine = try store.versionVector(info.id)
+                let mine = versions[info.id] ?? VersionVector()
                 var document = SyncDocument(id: info.id, version: mine)
                 if !theirs.includes(mine) && !response.more {
                     var changes = try store.changes(info.id, since: theirs)

@@ -114,10 +114,13 @@ public struct SyncClient: Sendable {
         let blocked = try blockedCounters()
         var budget = (changes: maxPushChanges, bytes: maxPushBytes)
         var documents: [SyncDocument] = []
+        // Read from the store in two queries: no document is loaded to state it.
+        let versions = try store.versionVectors()
+        let acknowledged = try store.acknowledgedVersions(peer: peer)
         for info in try store.documents(includeRemoved: true) {
             let id = info.id
-            let mine = try store.versionVector(id)
-            let theirs = try session.serverVersions[id] ?? store.acknowledgedVersion(peer: peer, id: id)
+            let mine = versions[id] ?? VersionVector()
+            let theirs = session.serverVersions[id] ?? acknowledged[id] ?? VersionVector()
             var push: [Change] = []
             let mayPush = !(session.oneDocumentPerPush && !session.pushed.isEmpty) && !session.unanswered.contains(id)
             if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
@@ -152,11 +155,12 @@ public struct SyncClient: Sendable {
             throw SyncError.protocolViolation("the changes the server sent do not decode: \(error)")
         }
         var answered = Set<DocumentID>()
-        let held = Set(try store.documents(includeRemoved: true).map(\.id))
+        // Every document the store holds, now that the page is applied.
+        let versions = try store.versionVectors()
         var acknowledged: [DocumentID: VersionVector] = [:]
         for document in response.documents {
             answered.insert(document.id)
-            if held.contains(document.id) { acknowledged[document.id] = document.version }
+            if versions[document.id] != nil { acknowledged[document.id] = document.version }
             session.serverVersions[document.id] = document.version
         }
         for (id, changes) in session.pushed {
@@ -174,13 +178,12 @@ public struct SyncClient: Sendable {
         session.lastCursor = response.cursor
         // Complete once the server holds everything it may take from us.
         let blocked = try blockedCounters()
-        for info in try store.documents(includeRemoved: true) where !session.unanswered.contains(info.id) {
-            guard answered.contains(info.id) else {
-                session.unanswered.insert(info.id)
+        for (id, mine) in versions.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !session.unanswered.contains(id) {
+            guard answered.contains(id) else {
+                session.unanswered.insert(id)
                 continue
             }
-            let mine = try store.versionVector(info.id)
-            if !(session.serverVersions[info.id] ?? VersionVector()).includes(pushable(mine, blocked[info.id])) {
+            if !(session.serverVersions[id] ?? VersionVector()).includes(pushable(mine, blocked[id])) {
                 return false
             }
         }
