@@ -28,9 +28,10 @@ extension Document {
     /// The visible content of a text object.
     public func text(_ text: ObjectID) throws(DocumentError) -> String {
         let sequence = try objects.texts[objects.slot(text, .text)]
-        var result = String.UnicodeScalarView()
-        result.append(contentsOf: sequence.elements)
-        return String(result)
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(sequence.utf8Count)
+        utf8.appendUTF8(of: sequence.elements)
+        return String(decoding: utf8, as: UTF8.self)
     }
 
     /// The number of Unicode scalars in a text object.

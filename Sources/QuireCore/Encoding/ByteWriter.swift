@@ -44,3 +44,15 @@ public struct ByteWriter: Sendable {
         for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 }
+
+extension Array where Element == UInt8 {
+    /// Appends the UTF-8 of `scalars`. Appending scalars to a `String`
+    /// instead takes a slow generic path that can copy the whole string on
+    /// every append: seconds for a long text, minutes for a huge one.
+    mutating func appendUTF8(of scalars: some Sequence<Unicode.Scalar>) {
+        for scalar in scalars {
+            if scalar.isASCII { append(UInt8(truncatingIfNeeded: scalar.value)) }
+            else { UTF8.encode(scalar) { append($0) } }
+        }
+    }
+}

@@ -87,16 +87,9 @@ extension Document {
                 }
                 for run in runs { body.writeSigned(Int64(bitPattern: run.lamport &- run.id.counter)) }
                 for run in runs { body.writeVarint(UInt64(run.elements.count) << 1 | (run.isDeleted ? 1 : 0)) }
-                // Encoded scalar by scalar: appending to a `String` takes a
-                // slow generic path, half the time of a catch-up's snapshot.
                 var content: [UInt8] = []
                 content.reserveCapacity(runs.reduce(0) { $0 + $1.elements.count })
-                for run in runs {
-                    for scalar in run.elements {
-                        if scalar.isASCII { content.append(UInt8(truncatingIfNeeded: scalar.value)) }
-                        else { UTF8.encode(scalar) { content.append($0) } }
-                    }
-                }
+                for run in runs { content.appendUTF8(of: run.elements) }
                 body.writeData(content)
             case .list:
                 var runs: [SequenceRun<Value>] = []
