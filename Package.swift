@@ -47,7 +47,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireBenchKit", "QuireSync"],
+            dependencies: ["QuireBenchKit", "QuireSync", "JSONText"],
             path: "Benchmarks/quire-bench"
         ),
 

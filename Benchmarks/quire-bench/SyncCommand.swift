@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import Quire
 import QuireBenchKit
 import QuireSync
@@ -104,9 +105,13 @@ func runSyncBenchmark(tracePath: String, runs: Int, json: Bool) -> Int32 {
         }
 
         if json {
-            print("{\"trace\":\"\(tracePath)\",\"changes\":\(figures.changes),\"catchUpMedianMs\":\(catchUp.median),"
-                + "\"catchUpBytes\":\(figures.catchUpBytes),\"catchUpRounds\":\(figures.catchUpRounds),\"bytesPerChange\":\(figures.bytesPerChange),"
-                + "\"acceptedChangesPerSecond\":\(push.median),\"acceptedChangesPerSecondWithoutHTTP\":\(pushInProcess.median)}")
+            let line: JSONValue = .orderedObject([
+                ("trace", .string(tracePath)), ("changes", .integer(figures.changes)), ("catchUpMedianMs", .double(catchUp.median)),
+                ("catchUpBytes", .integer(figures.catchUpBytes)), ("catchUpRounds", .integer(figures.catchUpRounds)),
+                ("bytesPerChange", .double(figures.bytesPerChange)), ("acceptedChangesPerSecond", .double(push.median)),
+                ("acceptedChangesPerSecondWithoutHTTP", .double(pushInProcess.median)),
+            ])
+            print(line.compact)
         } else {
             print("""
                 trace                        \(tracePath)
