@@ -110,10 +110,10 @@ extension Document {
         default:
             return false
         }
-        noteApplied(id: first, lamport: lamport, width: chain.firstWidth, parents: chain.firstParents)
-        if chain.count > 1 {
-            noteApplied(id: chain.lastStart, lamport: chain.lastLamport, width: chain.lastWidth, parents: [chain.lastParent])
-        }
+        // Each change of the chain builds on the one before: together they
+        // move the heads as one change would, from the first's parents to
+        // the last's id.
+        noteApplied(id: chain.lastStart, lamport: chain.lastLamport, width: chain.lastWidth, parents: chain.firstParents)
         return true
     }
 }
@@ -123,13 +123,11 @@ extension Document {
 ///
 /// One chain is reused from one run to the next, keeping its buffers.
 private struct Chain {
-    /// The first change: its id, Lamport value, width, parents and only
-    /// operation. (Its parents are copied into a buffer of the chain's own:
+    /// The first change: its id, Lamport value, parents and only operation. (Its parents are copied into a buffer of the chain's own:
     /// sharing the decoder's would make the decoder copy its buffer when it
     /// reads the next change.)
     private(set) var firstID = OpID(replica: ReplicaID(0), counter: 1)
     private(set) var firstLamport: UInt64 = 0
-    private(set) var firstWidth: UInt64 = 0
     private(set) var firstParents: [OpID] = []
     private(set) var operation = Operation.increment(object: .root, delta: 0)
     private(set) var count = 0
@@ -137,11 +135,10 @@ private struct Chain {
     private(set) var scalars: [Unicode.Scalar] = []
     /// The counters deleted by a delete chain.
     private(set) var low: UInt64 = 0, high: UInt64 = 0
-    /// The last change's id, Lamport value, width and parent.
+    /// The last change's id, Lamport value and width.
     private(set) var lastStart = OpID(replica: ReplicaID(0), counter: 1)
     private(set) var lastLamport: UInt64 = 0
     private(set) var lastWidth: UInt64 = 0
-    private(set) var lastParent = OpID(replica: ReplicaID(0), counter: 1)
 
     var isEmpty: Bool { count == 0 }
 
@@ -166,7 +163,6 @@ private struct Chain {
         }
         firstID = change.id
         firstLamport = change.lamport
-        firstWidth = change.width
         firstParents.removeAll(keepingCapacity: true)
         firstParents.append(contentsOf: change.parents)
         operation = change.operations[0]
@@ -225,7 +221,6 @@ private struct Chain {
             self.high = max(self.high, high)
         }
         count += run.count
-        lastParent = OpID(replica: run.lastStart.replica, counter: run.lastStart.counter - 1)
         lastStart = run.lastStart
         lastLamport = run.lastLamport
         lastWidth = run.lastWidth
@@ -250,6 +245,5 @@ private struct Chain {
         lastStart = change.id
         lastLamport = change.lamport
         lastWidth = change.width
-        lastParent = change.parents.first ?? change.id
     }
 }
