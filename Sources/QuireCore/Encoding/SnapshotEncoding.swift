@@ -229,7 +229,10 @@ extension Document {
                 case 2: try readTextRunsVersion2()
                 default: try readTextRuns()
                 }
-                do { objects.texts[slot.index] = try RGASequence(content: content, runs: runs) }
+                // Mostly ASCII: then the runs' widths are their counts, and
+                // one quick scan saves measuring each run.
+                let isASCII = content.withUnsafeBufferPointer { $0.allSatisfy { $0.isASCII } }
+                do { objects.texts[slot.index] = try RGASequence(content: content, runs: runs, widthsAreCounts: isASCII) }
                 catch { throw .invalid("text \(object): \(error)") }
             case .list:
                 var runs: [RunHeader] = []

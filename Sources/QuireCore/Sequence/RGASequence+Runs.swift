@@ -99,16 +99,18 @@ extension RGASequence {
     /// (loading a snapshot). The tree is built bottom-up in one pass and
     /// `content` becomes the content buffer as it is. Throws `invalidRun`
     /// for an empty or overflowing run and `duplicateElement` for an id that
-    /// occurs twice.
+    /// occurs twice. `widthsAreCounts` says that every element is one
+    /// UTF-16 unit and one UTF-8 byte (ASCII text), so that a run's widths
+    /// are its count and need not be measured.
     @inlinable
-    public init(content: [Element], runs: [RunHeader]) throws(SequenceError) {
+    public init(content: [Element], runs: [RunHeader], widthsAreCounts: Bool = false) throws(SequenceError) {
         var loaded: [SpanTree.LoadedRun] = []
         loaded.reserveCapacity(runs.count)
         try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
             var start = 0
             for run in runs {
                 guard run.count > 0, run.count <= buffer.count - start else { throw .invalidRun(run.id) }
-                let (utf16, utf8) = Self.widths(buffer[start..<start + run.count])
+                let (utf16, utf8) = widthsAreCounts ? (run.count, run.count) : Self.widths(buffer[start..<start + run.count])
                 loaded.append(SpanTree.LoadedRun(
                     run: SpanTree.NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: run.count,
                                          utf16: utf16, utf8: utf8),
