@@ -178,6 +178,22 @@ import Testing
         // The same history in one bundle is over the limit for one bundle.
         #expect(throws: DecodingError.self) { try Document(snapshot: unbundled.encodeSnapshot(), replica: ReplicaID(2), limits: limits) }
     }
+    /// Loading takes an ASCII text's widths from its counts, and measures
+    /// any other text: offsets agree with the document that wrote it either way.
+    @Test(arguments: ["plain ASCII text, deleted in part", "mixed: é, 😀 and ASCII"])
+    func loadedTextsKeepTheirUTF16AndUTF8Offsets(sample: String) throws {
+        var doc = Document(replica: ReplicaID(1))
+        let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        try doc.transact { tx in try tx.insertText(text, at: 0, sample) }
+        try doc.transact { tx in try tx.deleteText(text, at: 3, count: 4) }
+        let loaded = try Document(snapshot: doc.encodeSnapshot(), replica: ReplicaID(2))
+        let count = try doc.textCount(text)
+        for index in 0...count {
+            #expect(try loaded.utf16Offset(text, index: index) == doc.utf16Offset(text, index: index))
+            #expect(try loaded.utf8Offset(text, index: index) == doc.utf8Offset(text, index: index))
+        }
+        loaded.objects.texts[0].checkInvariants()
+    }
 }
 
 private func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> Int {
