@@ -93,4 +93,31 @@ import Testing
         #expect(throws: DocumentError.self) { try doc.apply(change) }
         #expect(doc.encodeSnapshot() == before)
     }
+
+    /// A delete is checked as a whole run: the first element the text lacks
+    /// is named; elements the same change inserted before count as held.
+    @Test func aDeleteRunIsCheckedWhole() throws {
+        let (source, body) = try threeChanges()  // Alice: 1 the text, 2...8 "one two"
+        var doc = Document(replica: bob)
+        try doc.apply(source.allChanges())
+        let before = doc.encodeSnapshot()
+        let next = OpID(replica: alice, counter: 9)
+        // Two operations, so that the change is validated before any applies.
+        let overrun = Change(id: next, lamport: source.maxLamport + 1, parents: source.heads, operations: [
+            .put(object: .root, key: "k", value: .scalar(.int(1)), pred: []),
+            .delete(object: body, target: IDRun(start: OpID(replica: alice, counter: 2), length: 8)),
+        ])
+        #expect(throws: DocumentError.invalidChange(next, reason: "it deletes \(OpID(replica: alice, counter: 9)), which \(body) does not hold")) {
+            try doc.apply(overrun)
+        }
+        #expect(doc.encodeSnapshot() == before)
+
+        // Insert "xy" (9, 10), then delete 8...10: "o" of "two" and both new ones.
+        let insertThenDelete = Change(id: next, lamport: source.maxLamport + 1, parents: source.heads, operations: [
+            .insert(object: body, origin: OpID(replica: alice, counter: 8), content: .text("xy")),
+            .delete(object: body, target: IDRun(start: OpID(replica: alice, counter: 8), length: 3)),
+        ])
+        try doc.apply(insertThenDelete)
+        #expect(try doc.text(body) == "one tw")
+    }
 }

@@ -139,7 +139,7 @@ extension Document {
             }
             func holds(_ element: OpID) -> Bool {
                 if inserted.contains(where: { $0.object == object && $0.run.contains(element) }) { return true }
-                return objects.lamport(of: element, in: object) != nil
+                return objects.lamport(of: element, in: slot) != nil
             }
             switch operation {
             case .put(_, let key, _, let pred), .remove(_, let key, let pred):
@@ -166,7 +166,7 @@ extension Document {
                 if let origin {
                     if checkingElements, !holds(origin) { throw invalid("it inserts after \(origin), which \(object) does not hold") }
                     // An element's stamp is above its origin's: the RGA ordering rule depends on it.
-                    if let originLamport = objects.lamport(of: origin, in: object), lamport <= originLamport {
+                    if let originLamport = objects.lamport(of: origin, in: slot), lamport <= originLamport {
                         throw invalid("its insert's Lamport value is not above its origin \(origin)'s")
                     }
                 }
@@ -177,9 +177,12 @@ extension Document {
                     throw invalid("its delete range is empty or overflows")
                 }
                 if checkingElements {
-                    for offset in 0..<UInt64(target.length) where !holds(target.start.advanced(by: offset)) {
-                        throw invalid("it deletes \(target.start.advanced(by: offset)), which \(object) does not hold")
-                    }
+                    // The whole run at once, unless this change inserted into
+                    // the object already: those elements are not in it yet.
+                    let missing = inserted.contains(where: { $0.object == object })
+                        ? (0..<UInt64(target.length)).lazy.map { target.start.advanced(by: $0) }.first { !holds($0) }
+                        : objects.firstMissing(of: target, in: slot)
+                    if let missing { throw invalid("it deletes \(missing), which \(object) does not hold") }
                 }
             case .increment:
                 guard objectKind == .counter else { throw invalid("it increments \(object), a \(objectKind)") }
@@ -197,13 +200,24 @@ extension IDRun {
 }
 
 extension ObjectTable {
-    /// The Lamport value of a list or text element, if `object` holds it.
-    func lamport(of element: OpID, in object: ObjectID) -> UInt64? {
-        guard let slot = slots[object] else { return nil }
-        switch slot.kind {
-        case .text: return texts[slot.index].lamport(of: element)
-        case .list: return lists[slot.index].lamport(of: element)
-        case .map, .counter: return nil
+    /// The Lamport value of a list or text element, if the object at `slot`
+    /// holds it. (By slot: a check runs per element, and hashing the
+    /// object's id each time cost more than the lookup itself.)
+    func lamport(of element: OpID, in slot: Slot?) -> UInt64? {
+        switch slot?.kind {
+        case .text: texts[slot!.index].lamport(of: element)
+        case .list: lists[slot!.index].lamport(of: element)
+        case .map, .counter, nil: nil
+        }
+    }
+
+    /// The first id of `run` that the list or text at `slot` does not hold
+    /// (tombstones count as held); nil if it holds them all.
+    func firstMissing(of run: IDRun, in slot: Slot?) -> OpID? {
+        switch slot?.kind {
+        case .text: texts[slot!.index].firstMissing(of: run)
+        case .list: lists[slot!.index].firstMissing(of: run)
+        case .map, .counter, nil: run.start
         }
     }
 

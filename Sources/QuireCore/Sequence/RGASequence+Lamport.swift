@@ -6,4 +6,15 @@ extension RGASequence {
         guard let found = tree.find(id) else { return nil }
         return tree.span(found.leaf, found.slot).lamport + UInt64(found.offset)
     }
+
+    /// The first id of `run` this sequence does not hold (tombstones count
+    /// as held), or nil if it holds them all. Checking a remote delete
+    /// needs it; the id index answers for a whole page at a time.
+    public func firstMissing(of run: IDRun) -> OpID? {
+        guard run.length > 0 else { return nil }
+        let (end, overflow) = run.start.counter.addingReportingOverflow(UInt64(run.length))
+        guard !overflow, let replica = tree.ids.replicaIndex(of: run.start.replica) else { return run.start }
+        return tree.ids.first(present: false, replica: replica, counters: run.start.counter..<end)
+            .map { OpID(replica: run.start.replica, counter: $0) }
+    }
 }
