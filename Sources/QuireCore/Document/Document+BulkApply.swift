@@ -123,9 +123,10 @@ extension Document {
 ///
 /// One chain is reused from one run to the next, keeping its buffers.
 private struct Chain {
-    /// The first change: its id, Lamport value, parents and only operation. (Its parents are copied into a buffer of the chain's own:
-    /// sharing the decoder's would make the decoder copy its buffer when it
-    /// reads the next change.)
+    /// The first change: its id, Lamport value, parents and only operation.
+    /// (Its parents are copied into a buffer of the chain's own: sharing the
+    /// decoder's would make the decoder copy its buffer when it reads the
+    /// next change.)
     private(set) var firstID = OpID(replica: ReplicaID(0), counter: 1)
     private(set) var firstLamport: UInt64 = 0
     private(set) var firstParents: [OpID] = []
@@ -147,6 +148,7 @@ private struct Chain {
         count = 0
         scalars.removeAll(keepingCapacity: true)
     }
+
     private var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
 
     /// Starts a chain with `change` if it can begin one.
