@@ -386,7 +386,7 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
                 } else {
                     let start = Int(rng.next() % UInt64(replica.text.count))
                     let end = min(replica.text.count, start + 1 + Int(rng.next() % 4))
-                    operation = .delete(try replica.text.deleteLocal(start..<end))
+                    operation = .delete(Array(try replica.text.deleteLocal(start..<end)))
                     replica.counter += UInt64(end - start)
                 }
                 replica.applied[r] += 1

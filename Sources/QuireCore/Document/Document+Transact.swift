@@ -8,37 +8,47 @@ extension Document {
     ///
     /// - Parameter time: informational wall-clock time for people reading the
     ///   history (milliseconds since 1970); never used for ordering.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func transact<Result>(
         time: Int64 = 0,
         _ body: (inout Transaction) throws -> Result
     ) throws -> Result {
-        let start = OpID(replica: replica, counter: versionVector[replica] + 1)
-        let startLamport = maxLamport + 1
-        return try withUnsafeMutablePointer(to: &self) { document in
-            var transaction = Transaction(editing: document, start: start, startLamport: startLamport)
+        // Inlinable so that each caller gets it specialised for its closure
+        // and result: a keystroke is small enough that the generic version's
+        // overhead showed in its cost.
+        try withUnsafeMutablePointer(to: &self) { document in
+            var transaction = Transaction(editing: document)
             let result: Result
             do {
                 result = try body(&transaction)
             } catch {
-                if let rebuilt = document.pointee.rebuiltWithoutUncommittedEdits() {
-                    document.pointee = rebuilt
-                } else {
-                    // The history kept in memory cannot be read back (damaged
-                    // bytes from a loaded snapshot), so the state cannot be rolled
-                    // back: commit what was done, keeping state and history in step.
-                    document.pointee.commit(start: start, startLamport: startLamport, width: transaction.width, time: time)
-                }
+                document.pointee.abandon(transaction, time: time)
                 throw error
             }
-            document.pointee.commit(start: start, startLamport: startLamport, width: transaction.width, time: time)
+            document.pointee.commit(transaction, time: time)
             return result
         }
     }
 
-    private mutating func commit(start: OpID, startLamport: UInt64, width: UInt64, time: Int64) {
+    /// Undoes what a transaction whose closure threw did.
+    @usableFromInline
+    mutating func abandon(_ transaction: borrowing Transaction, time: Int64) {
+        if let rebuilt = rebuiltWithoutUncommittedEdits() {
+            self = rebuilt
+        } else {
+            // The history kept in memory cannot be read back (damaged
+            // bytes from a loaded snapshot), so the state cannot be rolled
+            // back: commit what was done, keeping state and history in step.
+            commit(transaction, time: time)
+        }
+    }
+
+    /// Records a transaction's operations, which it appended to the
+    /// history already, as one change.
+    @usableFromInline
+    mutating func commit(_ transaction: borrowing Transaction, time: Int64) {
+        let (start, startLamport, width) = (transaction.start, transaction.startLamport, transaction.width)
         guard width > 0 else { return }
-        // The transaction appended its operations to the history already.
         history.recordAppendedOperations(id: start, lamport: startLamport, time: time, width: width, parents: heads)
         // A local change builds on every head: it becomes the only one.
         // (Not `noteApplied(parents: heads)`: passing `heads` while

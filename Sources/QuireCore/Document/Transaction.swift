@@ -26,11 +26,16 @@ public struct Transaction: ~Copyable {
     var width: UInt64 = 0
 
     /// A transaction editing the document `documentPointer` points to,
-    /// which must stay valid and otherwise untouched while it lives.
-    init(editing documentPointer: UnsafeMutablePointer<Document>, start: OpID, startLamport: UInt64) {
+    /// which must stay valid and otherwise untouched while it lives. Its
+    /// change takes the replica's next counter and the next Lamport value.
+    @usableFromInline
+    init(editing documentPointer: UnsafeMutablePointer<Document>) {
         self.documentPointer = documentPointer
-        self.start = start
-        self.startLamport = startLamport
+        // Through the pointer, field by field: copying the document would
+        // retain every buffer it holds.
+        let replica = documentPointer.pointee.replica
+        self.start = OpID(replica: replica, counter: documentPointer.pointee.versionVector[replica] + 1)
+        self.startLamport = documentPointer.pointee.maxLamport + 1
     }
 
     /// The id and Lamport value the next operation gets.
@@ -79,10 +84,16 @@ public struct Transaction: ~Copyable {
     // MARK: Text
 
     /// Inserts `string` into a text object before the scalar at `index`.
+    @inlinable
     public mutating func insertText(_ text: ObjectID, at index: Int, _ string: some StringProtocol) throws(DocumentError) {
+        // Converted where the caller's type is known (for a `String`, at no
+        // cost), so that everything after is concrete, not generic code.
+        try insertText(text, at: index, contents: String(string))
+    }
+
+    @usableFromInline
+    mutating func insertText(_ text: ObjectID, at index: Int, contents string: String) throws(DocumentError) {
         let slot = try document.objects.editableSlot(text, .text)
-        // One concrete type from here on, so the sequence code is specialised for it.
-        let string = String(string)
         let scalars = string.unicodeScalars
         if scalars.isEmpty { return }
         let origin: OpID?
@@ -105,7 +116,7 @@ public struct Transaction: ~Copyable {
             throw .indexOutOfRange(index: index + count, count: length)
         }
         if count == 0 { return }
-        let runs: [IDRun]
+        let runs: DeletedRuns
         do { runs = try document.objects.texts[slot].deleteLocal(index..<(index + count)) }
         catch { throw .indexOutOfRange(index: index + count, count: length) }
         for run in runs { record(.delete(object: text, target: run), width: run.length) }
@@ -165,7 +176,7 @@ public struct Transaction: ~Copyable {
             throw .indexOutOfRange(index: index + count, count: length)
         }
         if count == 0 { return }
-        let runs: [IDRun]
+        let runs: DeletedRuns
         do { runs = try document.objects.lists[slot].deleteLocal(index..<(index + count)) }
         catch { throw .indexOutOfRange(index: index + count, count: length) }
         for run in runs { record(.delete(object: list, target: run), width: run.length) }

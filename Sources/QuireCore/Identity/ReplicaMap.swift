@@ -5,9 +5,14 @@
 /// comparisons where a `Dictionary` would hash.
 struct ReplicaMap<Value> {
     private(set) var entries: [(replica: ReplicaID, value: Value)] = []
+    /// The entry written last. Writes come in runs for one replica (every
+    /// local change writes the local replica's entries; a merge, one
+    /// writer's changes in a row), so checking it first skips the search.
+    private var lastWritten = 0
 
     /// Where `replica` is, or would be inserted.
     func position(of replica: ReplicaID) -> (index: Int, found: Bool) {
+        if lastWritten < entries.count && entries[lastWritten].replica == replica { return (lastWritten, true) }
         var low = 0, high = entries.count
         while low < high {
             let mid = (low + high) / 2
@@ -22,7 +27,12 @@ struct ReplicaMap<Value> {
             return found ? entries[index].value : nil
         }
         set {
+            if let value = newValue, lastWritten < entries.count, entries[lastWritten].replica == replica {
+                entries[lastWritten].value = value  // the common case, without the general path's branches
+                return
+            }
             let (index, found) = position(of: replica)
+            lastWritten = index
             switch (found, newValue) {
             case (true, nil): entries.remove(at: index)
             case (true, let value?): entries[index].value = value
@@ -36,6 +46,7 @@ struct ReplicaMap<Value> {
     mutating func modify<Result>(_ replica: ReplicaID, default defaultValue: @autoclosure () -> Value,
                                  _ body: (inout Value) -> Result) -> Result {
         var (index, found) = position(of: replica)
+        lastWritten = index
         if !found {
             entries.insert((replica, defaultValue()), at: index)
             found = true

@@ -133,10 +133,14 @@ struct ElementIndex: Sendable {
             }
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
             let first = start + Int(c & UInt64(Self.pageSize - 1))
+            let end = first + Int(pageEnd - c)
+            // A plain loop: typing writes one entry at a time, where buffer
+            // slices and searches cost more to set up than the work.
             pool.withUnsafeMutableBufferPointer { pool in
-                let entries = UnsafeMutableBufferPointer(rebasing: pool[first..<first + Int(pageEnd - c)])
-                if present == nil, let at = entries.firstIndex(where: { $0 >= 0 }) { present = c + UInt64(at) }
-                entries.update(repeating: leaf)
+                for i in first..<end {
+                    if present == nil && pool[i] >= 0 { present = c + UInt64(i - first) }
+                    pool[i] = leaf
+                }
             }
             c = pageEnd
         }

@@ -66,7 +66,7 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     /// as runs in document order (each run: consecutive counters of one
     /// replica), which become delete operations.
     @inlinable
-    public mutating func deleteLocal(_ range: Range<Int>) throws(SequenceError) -> [IDRun] {
+    public mutating func deleteLocal(_ range: Range<Int>) throws(SequenceError) -> DeletedRuns {
         try withTree { tree, measure throws(SequenceError) in try tree.deleteLocal(range, measure: measure) }
     }
 

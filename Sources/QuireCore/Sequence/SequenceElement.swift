@@ -43,6 +43,31 @@ public struct IDRun: Hashable, Sendable {
     }
 }
 
+/// The ids a local delete removed, in document order, as runs. Deleting
+/// within one typed stretch (nearly every keystroke) gives one run, which is
+/// kept inline so that the delete allocates nothing; only more runs go to an array.
+public struct DeletedRuns: RandomAccessCollection, Equatable, ExpressibleByArrayLiteral, Sendable {
+    private var firstRun: IDRun?
+    private var laterRuns: [IDRun] = []
+
+    public init() {}
+
+    public init(arrayLiteral runs: IDRun...) {
+        for run in runs { append(run) }
+    }
+
+    mutating func append(_ run: IDRun) {
+        if firstRun == nil { firstRun = run } else { laterRuns.append(run) }
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { firstRun == nil ? 0 : 1 + laterRuns.count }
+    public subscript(position: Int) -> IDRun {
+        precondition(position >= 0 && position < endIndex, "DeletedRuns index out of range")
+        return position == 0 ? firstRun! : laterRuns[position - 1]
+    }
+}
+
 /// A maximal stretch of elements with consecutive ids and lamports and the
 /// same deleted flag, as `RGASequence.forEachRun` reports them (snapshots).
 public struct SequenceRun<Element> {

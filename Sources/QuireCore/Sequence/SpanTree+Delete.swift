@@ -2,15 +2,14 @@ extension SpanTree {
     /// Local delete of the visible elements `range`. Returns the deleted ids
     /// in document order, as runs of consecutive counters of one replica.
     @usableFromInline
-    mutating func deleteLocal(_ range: Range<Int>, measure: Measure) throws(SequenceError) -> [IDRun] {
+    mutating func deleteLocal(_ range: Range<Int>, measure: Measure) throws(SequenceError) -> DeletedRuns {
         guard range.lowerBound >= 0 else { throw .indexOutOfRange(range.lowerBound) }
         guard range.upperBound <= summary.count else { throw .indexOutOfRange(range.upperBound) }
-        guard !range.isEmpty else { return [] }
+        var deleted = DeletedRuns()
+        guard !range.isEmpty else { return deleted }
         var (leaf, slot, offset) = locateForEdit(range.lowerBound)
         var remaining = range.count
-        // Most deletes make one run: it is kept aside and the array made at
-        // the end, in one allocation.
-        var finished: [IDRun] = []
+        // The run being extended; it joins `deleted` when the next does not continue it.
         var current: IDRun?
         while true {
             let span = self.span(leaf, slot)
@@ -21,7 +20,7 @@ extension SpanTree {
                    run.start.counter + UInt64(run.length) == start.counter {
                     current!.length += n
                 } else {
-                    if let run = current { finished.append(run) }
+                    if let run = current { deleted.append(run) }
                     current = IDRun(start: start, length: n)
                 }
                 (leaf, slot) = markDeleted(leaf, slot, offset: offset, count: n, measure: measure)
@@ -30,9 +29,8 @@ extension SpanTree {
                     // Every visible element between the start and this
                     // tombstone is gone: `range.lowerBound` are before it.
                     editPoint = EditPoint(leaf: leaf, slot: slot, before: range.lowerBound)
-                    if finished.isEmpty { return [current!] }
-                    finished.append(current!)
-                    return finished
+                    deleted.append(current!)
+                    return deleted
                 }
             }
             guard let next = nextSpan(after: leaf, slot) else {
