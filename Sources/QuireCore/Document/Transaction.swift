@@ -86,13 +86,13 @@ public struct Transaction: ~Copyable {
     /// Inserts `string` into a text object before the scalar at `index`.
     @inlinable
     public mutating func insertText(_ text: ObjectID, at index: Int, _ string: some StringProtocol) throws(DocumentError) {
-        // Converted where the caller's type is known (for a `String`, at no
-        // cost), so that everything after is concrete, not generic code.
-        try insertText(text, at: index, contents: String(string))
+        // Converted where the caller's type is known, so that what follows
+        // is concrete code, not generic.
+        try insertText(text, at: index, String(string))
     }
 
-    @usableFromInline
-    mutating func insertText(_ text: ObjectID, at index: Int, contents string: String) throws(DocumentError) {
+    /// Inserts `string` into a text object before the scalar at `index`.
+    public mutating func insertText(_ text: ObjectID, at index: Int, _ string: String) throws(DocumentError) {
         let slot = try document.objects.editableSlot(text, .text)
         let scalars = string.unicodeScalars
         if scalars.isEmpty { return }

@@ -118,7 +118,7 @@ struct ElementIndex: Sendable {
     /// Records that `counters` of `replica` live in `leaf`. Returns the
     /// first of them that was recorded already (moving elements between
     /// leaves expects it; loading a snapshot refuses it), if any.
-    @discardableResult
+    @discardableResult @inline(__always)
     mutating func setLeaf(_ leaf: Int32, replica: UInt32, counters: Range<UInt64>) -> UInt64? {
         var present: UInt64?
         var c = counters.lowerBound

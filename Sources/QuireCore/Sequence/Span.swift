@@ -113,6 +113,7 @@ struct Span: Sendable {
     }
 
     /// `next` continues this span in every respect, so the two can be one span.
+    @inline(__always)
     func canAbsorb(_ next: Span) -> Bool {
         next.replica == replica && next.isDeleted == isDeleted
             && next.counter == counterEnd && next.lamport == lamport + UInt64(length)
@@ -121,6 +122,7 @@ struct Span: Sendable {
     }
 
     /// Appends `next`, which `canAbsorb` accepted.
+    @inline(__always)
     mutating func absorb(_ next: Span) {
         length += next.length
         utf16 += next.utf16

@@ -22,6 +22,7 @@ extension SpanTree {
 
     /// Checks that `run` can be added (ids and lamports do not overflow, no
     /// id is present yet) and makes its span.
+    @inline(__always)
     mutating func makeSpan(_ run: NewRun, isDeleted: Bool = false) throws(SequenceError) -> Span {
         let span = try checkedSpan(run, isDeleted: isDeleted)
         if let present = ids.first(present: true, replica: span.replica, counters: span.counter..<span.counterEnd) {
@@ -32,6 +33,7 @@ extension SpanTree {
 
     /// `run`'s span, after checking that its ids, lamports and sizes do not
     /// overflow; interns its replica. Does not look for ids already present.
+    @inline(__always)
     mutating func checkedSpan(_ run: NewRun, isDeleted: Bool) throws(SequenceError) -> Span {
         let length = UInt64(run.length)
         guard run.length > 0, run.length < Int(Int32.max),
@@ -129,7 +131,7 @@ extension SpanTree {
     /// `slot` may be the leaf's count (the end of the leaf). Extends the
     /// previous span instead when the new one continues it (typing).
     /// Returns where the new elements are.
-    @discardableResult
+    @discardableResult @inline(__always)
     private mutating func insert(_ span: Span, at leaf: Int32, _ slot: Int, offset: Int, measure: Measure) -> (leaf: Int32, slot: Int) {
         let base = Int(leaf) * Self.leafCapacity
         if offset == 0, slot > 0, spans[base + slot - 1].canAbsorb(span) {

@@ -282,6 +282,7 @@ struct SpanTree: Sendable {
     // MARK: Changing the tree
 
     /// Adds `delta` to the summaries of `leaf` and its ancestors.
+    @inline(__always)
     mutating func add(_ delta: Summary, to leaf: Int32) {
         leaves[Int(leaf)].summary += delta
         var node = leaves[Int(leaf)].parent
