@@ -89,6 +89,18 @@ import QuireTestSupport
         #expect(decode([0x61, 0x62, 0x63], 2) == nil)    // not whole texts
     }
 
+    @Test func singleTextsAreValidatedAsUTF8() {
+        func decode(_ bytes: [UInt8]) -> String? { String(validatingUTF8Bytes: bytes[...]) }
+        #expect(decode([]) == "")
+        #expect(decode(Array("plain".utf8)) == "plain")
+        #expect(decode(Array("é😀\u{FFFD}".utf8)) == "é😀\u{FFFD}")   // a real U+FFFD stays valid
+        #expect(decode([0xFF]) == nil)                  // never a UTF-8 byte
+        #expect(decode([0x61, 0xE2, 0x82]) == nil)      // cut short
+        #expect(decode([0xC0, 0xAF]) == nil)            // overlong
+        #expect(decode([0xED, 0xA0, 0x80]) == nil)      // a surrogate
+        #expect(decode([0xF4, 0x90, 0x80, 0x80]) == nil) // past U+10FFFF
+    }
+
     /// A bundle taken whole tells its bounds, equal to those of its changes;
     /// one that is not one run, or not taken whole, tells none.
     @Test func aBundleTakenWholeTellsItsBounds() throws {
