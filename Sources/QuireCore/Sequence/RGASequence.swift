@@ -130,8 +130,8 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     /// Appends `elements` to the content buffer and hands them, described as
     /// a run, to `body` (which adds them to the tree); takes them back out if
     /// `body` throws. Returns nil, doing nothing, if there are no elements.
-    /// Widths are counted through a buffer pointer: no array slices, so no
-    /// reference counting per call.
+    /// The tree measures content (to split a span) through a buffer pointer:
+    /// no array slices, so no reference counting per call.
     @inlinable
     mutating func withAppended<Result>(
         _ elements: some Collection<Element>, id: OpID, lamport: UInt64,
@@ -139,16 +139,22 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     ) throws(SequenceError) -> Result? {
         let start = content.count
         // Typing appends one element at a time, where `append(contentsOf:)`
-        // costs more in setup than the copy (measured on automerge-paper).
-        for element in elements { content.append(element) }
+        // costs more in setup than the copy (measured on automerge-paper);
+        // the widths are counted on the way.
+        var utf16 = 0
+        var utf8 = 0
+        for element in elements {
+            content.append(element)
+            utf16 += element.utf16Width
+            utf8 += element.utf8Width
+        }
         let end = content.count
         guard end > start else { return nil }
+        let run = SpanTree.NewRun(id: id, lamport: lamport, contentStart: start, length: end - start,
+                                  utf16: utf16, utf8: utf8)
         do {
             return try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
-                let (utf16, utf8) = Self.widths(buffer[start..<end])
-                let run = SpanTree.NewRun(id: id, lamport: lamport, contentStart: start, length: end - start,
-                                          utf16: utf16, utf8: utf8)
-                return try body(&tree, run, { Self.widths(buffer[$0..<$0 + $1]) })
+                try body(&tree, run, { Self.widths(buffer[$0..<$0 + $1]) })
             }
         } catch {
             content.removeSubrange(start...)

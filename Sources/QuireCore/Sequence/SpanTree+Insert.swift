@@ -154,6 +154,7 @@ extension SpanTree {
     }
 
     /// The first `offset` elements of `span` and the rest.
+    @inline(__always)
     func split(_ span: Span, at offset: Int, measure: Measure) -> (Span, Span) {
         var left = span
         var right = span
