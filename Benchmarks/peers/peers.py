@@ -81,11 +81,22 @@ Benchmarks/QuireBenchKit/Workloads/ReplicaWorkload.swift):
                (loadMs without the "x" insert).
   ok           the merged doc holds one key or element per replica.
 
-Memory (`--memory`, both subcommands): memoryBytes is the growth of the
-peak resident set (`ru_maxrss`) of a fresh Python process across one local
-replay, measured after the workload is loaded. tracemalloc cannot see the
-Rust allocations, so this is the only honest figure; it is a peak (it
-includes transient allocations), unlike Quire's heap-in-use figure.
+Memory (`--memory`, both subcommands): memoryBytes is the heap in use that
+the replayed document holds, measured as Quire measures its own (`heapInUse()`
+in Benchmarks/QuireBenchKit/SnapshotLoad.swift): in a fresh Python process,
+after the workload is loaded and replayed once as a warm-up, glibc's
+`mallinfo2()` (through ctypes) is read before one more local replay and after
+it, with the returned document alive and `gc.collect()` run; memoryBytes is
+the difference of `uordblks + hblkhd`, bytes malloc has handed out and not had
+back. The document is the one Quire keeps too: the sequential doc, agent 0's
+merged doc, or the merging doc of a replica workload; the other agents' docs
+and the exchanged updates are freed by then. Both wheels allocate through
+glibc malloc (their Rust code uses the system allocator: `nm -D` on their .so
+lists malloc/free/posix_memalign and no mimalloc or jemalloc), so this sees
+the native memory; Python's own small objects live in pymalloc arenas (mapped
+directly, not counted), but the document keeps only a few Python wrappers.
+Not a peak: transient allocations of the replay are not counted. Linux
+(glibc 2.33 or later) only.
 
 Output: a table by default; with `--json` one JSON object per line with keys
 peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,
@@ -98,12 +109,13 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import ctypes
+import functools
 import gc
 import gzip
 import importlib.metadata
 import json
 import os
-import resource
 import subprocess
 import statistics
 import sys
@@ -550,10 +562,34 @@ def measure_replicas(peer: str, w: Replicas, runs: int) -> dict:
 
 
 # --------------------------------------------------------------------------
-# Memory: peak RSS growth of a fresh process across one local replay
+# Memory: heap in use held by the replayed document, as Quire measures it
+
+class MallInfo2(ctypes.Structure):
+    """glibc's `struct mallinfo2` (malloc.h, glibc 2.33+): ten size_t fields."""
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+@functools.cache
+def glibc_mallinfo2():
+    """Resolved once: each `ctypes.CDLL` makes a class, garbage that would
+    be counted if it were made between the two readings."""
+    function = ctypes.CDLL(None).mallinfo2
+    function.restype = MallInfo2
+    return function
+
+
+def heap_in_use() -> int:
+    """Bytes glibc malloc has handed out and not had back, in every arena:
+    small blocks (uordblks) plus directly mapped large ones (hblkhd); the
+    same sum as `heapInUse()` in Benchmarks/QuireBenchKit/SnapshotLoad.swift."""
+    info = glibc_mallinfo2()()
+    return info.uordblks + info.hblkhd
+
 
 def measure_memory(command: str, peer: str, path: str) -> int:
-    """Runs `peers.py _memory COMMAND PEER PATH` in a fresh interpreter."""
+    """Runs `peers.py _memory COMMAND PEER PATH` in a fresh interpreter, so
+    that nothing the timed runs left behind is counted."""
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "_memory", command, peer, path],
                          check=True, capture_output=True, text=True)
     return int(out.stdout.strip())
@@ -567,12 +603,16 @@ def memory_child(command: str, peer: str, path: str) -> None:
     else:
         work = load_replicas(path)
         replay = REPLICA_PEERS[peer]["replay"]
-    import loro, pycrdt  # noqa: F401  (imported before the baseline: not part of the document)
+    # A warm-up replay first, as Quire measures after its timed runs: what a
+    # library allocates once, on first use (about 700 KB for pycrdt), is not the document's.
+    replay(work)
+    glibc_mallinfo2()
     gc.collect()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    doc = replay(work)
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print((after - before) * 1024)  # ru_maxrss is in KiB on Linux
+    before = heap_in_use()
+    doc = replay(work)  # the other agents' docs and the updates are freed when it returns
+    gc.collect()
+    after = heap_in_use()
+    print(after - before)
     del doc
 
 
