@@ -158,7 +158,8 @@ public struct SuiteReport {
         let q = result.figures(of: "quire"), y = result.figures(of: "yrs"), l = result.figures(of: "loro")
         func ms(_ value: Double?) -> String { value.map { $0 >= 100 ? String(format: "%.0f", $0) : String(format: "%.2f", $0) } ?? "–" }
         func bytes(_ value: Int?) -> String { value.map { "\($0)" } ?? "–" }
-        func mb(_ value: Int?) -> String { value.map { String(format: "%.1f", Double($0) / 1e6) } ?? "–" }
+        // Three significant figures: a document of a few kB must not read 0.0 MB.
+        func mb(_ value: Int?) -> String { value.map { Self.formatMeasure(Double($0) / 1e6) } ?? "–" }
         func ratio(_ value: Double?) -> String {
             guard let value else { return "–" }
             let text = String(format: "%.2f", value)
