@@ -95,8 +95,11 @@ glibc malloc (their Rust code uses the system allocator: `nm -D` on their .so
 lists malloc/free/posix_memalign and no mimalloc or jemalloc), so this sees
 the native memory; Python's own small objects live in pymalloc arenas (mapped
 directly, not counted), but the document keeps only a few Python wrappers.
-Not a peak: transient allocations of the replay are not counted. Linux
-(glibc 2.33 or later) only.
+Not a peak: transient allocations of the replay are not counted. Exact to a
+few kB only: glibc counts the freed small blocks it keeps in its per-thread
+cache (tcache) as in use, for Quire's figure too (B1.6's Yrs doc reads 0;
+with `GLIBC_TUNABLES=glibc.malloc.tcache_count=0`, 1.6 kB). Linux (glibc 2.33
+or later) only.
 
 Output: a table by default; with `--json` one JSON object per line with keys
 peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,

@@ -84,7 +84,8 @@ public struct SuiteReport {
             measured the same way for all three: glibc `mallinfo2()`, `uordblks + hblkhd` after the replay
             minus before, with the document alive and the replay's transient allocations freed; for the
             peers in a fresh Python process after a warm-up replay, through ctypes (both wheels allocate
-            through glibc malloc).
+            through glibc malloc). It is exact to a few kB only: glibc counts the small blocks it caches
+            per thread after they are freed as in use.
             Snapshot: what each library would keep on disk for the document with its whole history:
             Quire's store snapshot frame (zstd), Yrs's v1 update, Loro's `Snapshot` export.
 
