@@ -18,10 +18,17 @@ script measures:
                Loro: `import_batch([...])`; each txn's own update is captured
                when it commits:
                Yrs `Doc.observe` -> `TransactionEvent.update`, Loro
-               `subscribe_local_update`). At the end agent 0's doc receives
-               every txn it has not seen and its text is checked. Which txns
-               to exchange is planned from the `parents` fields before timing
-               starts (pure trace bookkeeping, no CRDT work).
+               `subscribe_local_update`). Which txns to exchange is planned
+               from the `parents` fields before timing starts (pure trace
+               bookkeeping, no CRDT work).
+               At the end agent 0's doc receives, as one message, what each
+               other agent's doc has and it lacks, taken from those docs as
+               Quire's replay does (Yrs: `merge_updates` of `d.get_update(
+               state)` with agent 0's state vector; Loro: `import_batch` of
+               `d.export(ExportMode.Updates(vv))` with its version vector),
+               and its text is checked. (Merging the txns' own captured
+               updates instead, 310,000 on merge-k32-m10000, took Yrs'
+               `merge_updates` 8 minutes per replay.)
   emptyLoopMs  the same Python iteration over the (converted) patches and the
                same exchange plan with every library call removed: the share
                of localMs that is Python interpreter overhead of the loop
@@ -74,11 +81,25 @@ Benchmarks/QuireBenchKit/Workloads/ReplicaWorkload.swift):
                (loadMs without the "x" insert).
   ok           the merged doc holds one key or element per replica.
 
-Memory (`--memory`, both subcommands): memoryBytes is the growth of the
-peak resident set (`ru_maxrss`) of a fresh Python process across one local
-replay, measured after the workload is loaded. tracemalloc cannot see the
-Rust allocations, so this is the only honest figure; it is a peak (it
-includes transient allocations), unlike Quire's heap-in-use figure.
+Memory (`--memory`, both subcommands): memoryBytes is the heap in use that
+the replayed document holds, measured as Quire measures its own (`heapInUse()`
+in Benchmarks/QuireBenchKit/SnapshotLoad.swift): in a fresh Python process,
+after the workload is loaded and replayed once as a warm-up, glibc's
+`mallinfo2()` (through ctypes) is read before one more local replay and after
+it, with the returned document alive and `gc.collect()` run; memoryBytes is
+the difference of `uordblks + hblkhd`, bytes malloc has handed out and not had
+back. The document is the one Quire keeps too: the sequential doc, agent 0's
+merged doc, or the merging doc of a replica workload; the other agents' docs
+and the exchanged updates are freed by then. Both wheels allocate through
+glibc malloc (their Rust code uses the system allocator: `nm -D` on their .so
+lists malloc/free/posix_memalign and no mimalloc or jemalloc), so this sees
+the native memory; Python's own small objects live in pymalloc arenas (mapped
+directly, not counted), but the document keeps only a few Python wrappers.
+Not a peak: transient allocations of the replay are not counted. Exact to a
+few kB only: glibc counts the freed small blocks it keeps in its per-thread
+cache (tcache) as in use, for Quire's figure too (B1.6's Yrs doc reads 0;
+with `GLIBC_TUNABLES=glibc.malloc.tcache_count=0`, 1.6 kB). Linux (glibc 2.33
+or later) only.
 
 Output: a table by default; with `--json` one JSON object per line with keys
 peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,
@@ -91,12 +112,13 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import ctypes
+import functools
 import gc
 import gzip
 import importlib.metadata
 import json
 import os
-import resource
 import subprocess
 import statistics
 import sys
@@ -127,7 +149,6 @@ class Trace:
     ascii: bool = True             # every inserted character is ASCII
     utf8_txns: list | None = None  # txns with UTF-8 byte positions (for Yrs)
     plan: list = field(default_factory=list)   # concurrent: txns to merge before each txn
-    final_plan: list = field(default_factory=list)  # concurrent: txns agent 0 lacks at the end
 
 
 def load_trace(path: str) -> Trace:
@@ -149,7 +170,7 @@ def load_trace(path: str) -> Trace:
                parents=[t.get("parents", []) for t in data["txns"]],
                num_agents=data.get("numAgents", 1), ops=ops, ascii=is_ascii)
     if kind == "concurrent":
-        tr.plan, tr.final_plan = plan_exchanges(tr)
+        tr.plan = plan_exchanges(tr)
     if is_ascii:
         tr.utf8_txns = txns
     elif kind == "sequential":
@@ -157,7 +178,7 @@ def load_trace(path: str) -> Trace:
     return tr
 
 
-def plan_exchanges(tr: Trace) -> tuple[list, list]:
+def plan_exchanges(tr: Trace) -> list:
     """For each txn, the txns (ascending) that its agent's doc must receive
     first: the ancestors of the txn not yet seen by that agent. Trace txns
     are in causal order (parents < index), so ascending order is causal."""
@@ -178,8 +199,7 @@ def plan_exchanges(tr: Trace) -> tuple[list, list]:
         need.sort()
         plan.append(need)
         seen.add(i)
-    final = sorted(set(range(len(tr.txns))) - known[0])
-    return plan, final
+    return plan
 
 
 def to_utf8_positions(txns: list) -> list:
@@ -241,8 +261,8 @@ def empty_loop_concurrent(tr: Trace, txns: list) -> None:
             if ins:
                 n += pos
         updates[i] = doc
-    if tr.final_plan:
-        n += len([updates[p] for p in tr.final_plan])
+    for doc in docs[1:]:
+        n += len(doc)
 
 
 # --------------------------------------------------------------------------
@@ -297,10 +317,11 @@ def yrs_replay_concurrent(tr: Trace):
         if last[0] is None:
             raise RuntimeError(f"{tr.name}: yrs emitted no update for txn {i}")
         updates[i] = last[0]
-    if tr.final_plan:
-        docs[0].apply_update(yrs_message([updates[p] for p in tr.final_plan]))
     for d, s in zip(docs, subs):
         d.unobserve(s)
+    if len(docs) > 1:  # the final exchange (see "localMs" in the docstring)
+        state = docs[0].get_state()
+        docs[0].apply_update(yrs_message([d.get_update(state) for d in docs[1:]]))
     return docs[0]
 
 
@@ -393,10 +414,11 @@ def loro_replay_concurrent(tr: Trace):
         if last[0] is None:
             raise RuntimeError(f"{tr.name}: loro emitted no update for txn {i}")
         updates[i] = last[0]
-    if tr.final_plan:
-        docs[0].import_batch([updates[p] for p in tr.final_plan])
     for s in subs:
         s.unsubscribe()
+    if len(docs) > 1:  # the final exchange (see "localMs" in the docstring)
+        mode = loro.ExportMode.Updates(docs[0].oplog_vv)
+        docs[0].import_batch([d.export(mode) for d in docs[1:]])
     return docs[0]
 
 
@@ -543,10 +565,34 @@ def measure_replicas(peer: str, w: Replicas, runs: int) -> dict:
 
 
 # --------------------------------------------------------------------------
-# Memory: peak RSS growth of a fresh process across one local replay
+# Memory: heap in use held by the replayed document, as Quire measures it
+
+class MallInfo2(ctypes.Structure):
+    """glibc's `struct mallinfo2` (malloc.h, glibc 2.33+): ten size_t fields."""
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+@functools.cache
+def glibc_mallinfo2():
+    """Resolved once: each `ctypes.CDLL` makes a class, garbage that would
+    be counted if it were made between the two readings."""
+    function = ctypes.CDLL(None).mallinfo2
+    function.restype = MallInfo2
+    return function
+
+
+def heap_in_use() -> int:
+    """Bytes glibc malloc has handed out and not had back, in every arena:
+    small blocks (uordblks) plus directly mapped large ones (hblkhd); the
+    same sum as `heapInUse()` in Benchmarks/QuireBenchKit/SnapshotLoad.swift."""
+    info = glibc_mallinfo2()()
+    return info.uordblks + info.hblkhd
+
 
 def measure_memory(command: str, peer: str, path: str) -> int:
-    """Runs `peers.py _memory COMMAND PEER PATH` in a fresh interpreter."""
+    """Runs `peers.py _memory COMMAND PEER PATH` in a fresh interpreter, so
+    that nothing the timed runs left behind is counted."""
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "_memory", command, peer, path],
                          check=True, capture_output=True, text=True)
     return int(out.stdout.strip())
@@ -560,12 +606,16 @@ def memory_child(command: str, peer: str, path: str) -> None:
     else:
         work = load_replicas(path)
         replay = REPLICA_PEERS[peer]["replay"]
-    import loro, pycrdt  # noqa: F401  (imported before the baseline: not part of the document)
+    # A warm-up replay first, as Quire measures after its timed runs: what a
+    # library allocates once, on first use (about 700 KB for pycrdt), is not the document's.
+    replay(work)
+    glibc_mallinfo2()
     gc.collect()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    doc = replay(work)
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print((after - before) * 1024)  # ru_maxrss is in KiB on Linux
+    before = heap_in_use()
+    doc = replay(work)  # the other agents' docs and the updates are freed when it returns
+    gc.collect()
+    after = heap_in_use()
+    print(after - before)
     del doc
 
 

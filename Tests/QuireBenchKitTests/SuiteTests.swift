@@ -76,4 +76,18 @@ import Testing
         #expect(report.charts.count == 4)  // B1, B2, B3, merge: no traces given
         #expect((try? JSONSerialization.jsonObject(with: Data(report.json.utf8))) != nil)
     }
+
+    @Test func memoryColumnShowsSmallDocuments() {
+        func figures(_ library: String, memory: Int) -> LibraryFigures {
+            var figures = LibraryFigures(library: library, ok: true, runs: 3)
+            figures.memoryBytes = memory
+            return figures
+        }
+        let workload = SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").first { $0.name == "B1.1" }!
+        let result = WorkloadResult(
+            workload: workload, command: "quire-bench suite", ops: 6000,
+            figures: [figures("quire", memory: 1_104_000), figures("yrs", memory: 9008), figures("loro", memory: 22896)])
+        let report = SuiteReport(results: [result], command: "quire-bench suite", date: "2026-01-01", machine: "test")
+        #expect(report.markdown.contains("| 1.1 | 0.00901 | 0.0229 | yes |"))
+    }
 }

@@ -79,9 +79,13 @@ public struct SuiteReport {
             **merge** is a fresh replica applying the whole encoded history in one call: the fair native
             comparison. **local** replays edit by edit; for the peers that includes Python's call overhead,
             and the **empty loop** column is the same Python loop with no library call. Ratios are
-            Quire ÷ peer on the same workload: below 1 Quire is faster or smaller. Quire's memory is the heap in
-            use held by the replayed document (glibc `mallinfo2`); the peers' is the peak RSS growth of a
-            fresh process across one replay (`ru_maxrss`), which includes transient allocations.
+            Quire ÷ peer on the same workload: below 1 Quire is faster or smaller. **memory** is the heap in
+            use held by the document after one local replay (for concurrent workloads the merged replica),
+            measured the same way for all three: glibc `mallinfo2()`, `uordblks + hblkhd` after the replay
+            minus before, with the document alive and the replay's transient allocations freed; for the
+            peers in a fresh Python process after a warm-up replay, through ctypes (both wheels allocate
+            through glibc malloc). It is exact to a few kB only: glibc counts the small blocks it caches
+            per thread after they are freed as in use.
             Snapshot: what each library would keep on disk for the document with its whole history:
             Quire's store snapshot frame (zstd), Yrs's v1 update, Loro's `Snapshot` export.
 
@@ -155,7 +159,8 @@ public struct SuiteReport {
         let q = result.figures(of: "quire"), y = result.figures(of: "yrs"), l = result.figures(of: "loro")
         func ms(_ value: Double?) -> String { value.map { $0 >= 100 ? String(format: "%.0f", $0) : String(format: "%.2f", $0) } ?? "–" }
         func bytes(_ value: Int?) -> String { value.map { "\($0)" } ?? "–" }
-        func mb(_ value: Int?) -> String { value.map { String(format: "%.1f", Double($0) / 1e6) } ?? "–" }
+        // Three significant figures: a document of a few kB must not read 0.0 MB.
+        func mb(_ value: Int?) -> String { value.map { Self.formatMeasure(Double($0) / 1e6) } ?? "–" }
         func ratio(_ value: Double?) -> String {
             guard let value else { return "–" }
             let text = String(format: "%.2f", value)

@@ -22,8 +22,9 @@ public struct LibraryFigures: Sendable {
     public var load: Spread?
     public var encodedBytes: Int?
     public var snapshotBytes: Int?
-    /// Quire: heap bytes in use held by the replayed document (mallinfo2).
-    /// Peers: peak RSS growth of a fresh process across one replay.
+    /// Heap bytes in use held by the replayed document (glibc mallinfo2
+    /// after the replay minus before); the peers measure it the same way in
+    /// a fresh process (`peers.py`, "Memory").
     public var memoryBytes: Int?
     /// The figures of a family that is not a replay (store, sync).
     public var measures: [Measure] = []
