@@ -1,4 +1,5 @@
 import Testing
+import QuireTestSupport
 @testable import QuireCore
 
 /// Rules of Specs/crdt.md, one test each where possible.
@@ -15,6 +16,47 @@ import Testing
             return body
         }
         return (doc, body)
+    }
+
+    /// The history indexes its records by replica a batch at a time, so a
+    /// lookup covers indexed records and the ones after them: with runs of
+    /// three replicas' changes over several batches, every version and every
+    /// id must find exactly the changes a plain filter finds.
+    @Test func changesAreFoundByVersionAndByIdAcrossTheHistoryIndex() throws {
+        var rng = SeededGenerator(seed: 11)
+        var (mine, body) = try documentWithText(alice)
+        let setup = try mine.changes(since: VersionVector())
+        var others = [Document(replica: bob), Document(replica: ReplicaID(0xC))]
+        for i in others.indices { try others[i].apply(setup) }
+        var versions = [VersionVector()]
+        let total = 3 * ChangeHistory.recordsPerIndexing + 17
+        while mine.changeCount < total {
+            let writer = Int(rng.next() % 3)
+            for _ in 0..<(1 + rng.next() % 12) {
+                if writer == 0 {
+                    try mine.transact { tx in try tx.insertText(body, at: 0, "a") }
+                } else {
+                    let other = writer - 1
+                    let start = others[other].versionVector
+                    try others[other].transact { tx in try tx.insertText(body, at: 0, "b") }
+                    try mine.apply(others[other].changes(since: start))
+                }
+            }
+            versions.append(mine.versionVector)
+        }
+        let all = try mine.changes(since: VersionVector())
+        #expect(all.count == mine.changeCount)
+        for (i, from) in versions.enumerated() {
+            #expect(try mine.changes(since: from) == all.filter { !from.contains($0.lastID) }, "since version \(i)")
+            let to = versions[min(versions.count - 1, i + 1 + Int(rng.next() % 5))]
+            #expect(try mine.changes(from: from, to: to) == all.filter { !from.contains($0.lastID) && to.contains($0.lastID) },
+                    "from version \(i)")
+        }
+        for change in all {
+            for counter in change.counters {
+                #expect(try mine.change(containing: OpID(replica: change.replica, counter: counter)) == change)
+            }
+        }
     }
 
     @Test func aTransactionIsOneChangeWithConsecutiveCounters() throws {

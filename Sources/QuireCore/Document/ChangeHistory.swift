@@ -35,8 +35,14 @@ struct ChangeHistory: Sendable {
     /// built (past the last record's end).
     var operations: [Operation] = []
     private var parentIDs: [OpID] = []
-    /// For each replica, the positions in `records` of its changes, in counter order.
+    /// For each replica, the positions in `records` of its changes, in
+    /// counter order, for the first `indexedCount` records. Recording a
+    /// change leaves it alone (updating it cost a twentieth of a keystroke):
+    /// records are indexed `recordsPerIndexing` at a time, and lookups scan
+    /// the few after them.
     private var recordsByReplica = ReplicaMap<[Int32]>()
+    private var indexedCount = 0
+    static let recordsPerIndexing = 256
 
     /// The version before the first change held: empty unless the document
     /// was loaded from a snapshot without history.
@@ -64,8 +70,25 @@ struct ChangeHistory: Sendable {
         records.append(Record(id: id, lamport: lamport, time: time, width: width,
                               operationsEnd: Int32(operations.count), parentsEnd: Int32(parentIDs.count),
                               parentIsPrevious: parentIsPrevious))
-        recordsByReplica.modify(id.replica, default: []) { $0.append(position) }
-        if records.count >= recordsPerBundle { encodeRecords() }
+        if records.count >= recordsPerBundle {
+            encodeRecords()
+        } else if records.count - indexedCount >= Self.recordsPerIndexing {
+            indexRecords()
+        }
+    }
+
+    /// Adds the records after `indexedCount` to `recordsByReplica`, a run
+    /// of one replica's records at a time.
+    private mutating func indexRecords() {
+        var start = indexedCount
+        while start < records.count {
+            let replica = records[start].id.replica
+            var end = start + 1
+            while end < records.count && records[end].id.replica == replica { end += 1 }
+            recordsByReplica.modify(replica, default: []) { $0.append(contentsOf: Int32(start)..<Int32(end)) }
+            start = end
+        }
+        indexedCount = records.count
     }
 
     /// Moves every recorded change into a new bundle.
@@ -80,6 +103,7 @@ struct ChangeHistory: Sendable {
         operations.removeAll(keepingCapacity: true)
         parentIDs.removeAll(keepingCapacity: true)
         recordsByReplica = ReplicaMap()
+        indexedCount = 0
         append(bundle: bundle, count: count, version: version)
     }
 
@@ -161,12 +185,12 @@ struct ChangeHistory: Sendable {
     func changes(from: VersionVector, to: VersionVector? = nil, _ objects: ObjectTable) throws(DocumentError) -> [Change] {
         guard from.includes(start) else { throw .historyUnavailable(start: start) }
         if from == start && to == nil { return try all(objects) }
-        func wanted(_ change: Change) -> Bool {
-            !from.contains(change.lastID) && (to?.contains(change.lastID) ?? true)
+        func wanted(_ lastID: OpID) -> Bool {
+            !from.contains(lastID) && (to?.contains(lastID) ?? true)
         }
         var result: [Change] = []
         if !bundles.isEmpty && !from.includes(bundleVersion) {
-            result = try decodedBundles(objects).filter(wanted)
+            result = try decodedBundles(objects).filter { wanted($0.lastID) }
         }
         // Each replica's records are in counter order: find the first one
         // `from` lacks by binary search, then merge by position.
@@ -183,6 +207,7 @@ struct ChangeHistory: Sendable {
                 positions.append(Int(index))
             }
         }
+        for index in indexedCount..<records.count where wanted(records[index].lastID) { positions.append(index) }
         positions.sort()
         result += positions.map(change(at:))
         return result
@@ -199,6 +224,11 @@ struct ChangeHistory: Sendable {
                 else if record.id.counter > id.counter { high = mid }
                 else { return change(at: Int(indices[mid])) }
             }
+        }
+        if let position = records[indexedCount...].firstIndex(where: {
+            $0.id.replica == id.replica && $0.id.counter <= id.counter && id.counter <= $0.lastID.counter
+        }) {
+            return change(at: position)
         }
         guard bundleVersion.contains(id) else { return nil }
         return try decodedBundles(objects).first { $0.replica == id.replica && $0.counters.contains(id.counter) }
