@@ -101,6 +101,15 @@ import QuireTestSupport
         #expect(decode([0xF4, 0x90, 0x80, 0x80]) == nil) // past U+10FFFF
     }
 
+    @Test func scalarsAreCountedAndAppendedFromTheirUTF8() {
+        for text in ["", "plain", "é", "a😀b", "e\u{301}", "日本語テキスト", String(repeating: "x😀", count: 100)] {
+            #expect(text.unicodeScalarCount == text.unicodeScalars.count, "\(text)")
+            var scalars: [Unicode.Scalar] = ["!"]
+            scalars.append(scalarsOf: text)
+            #expect(scalars == ["!"] + Array(text.unicodeScalars), "\(text)")
+        }
+    }
+
     /// A bundle taken whole tells its bounds, equal to those of its changes;
     /// one that is not one run, or not taken whole, tells none.
     @Test func aBundleTakenWholeTellsItsBounds() throws {

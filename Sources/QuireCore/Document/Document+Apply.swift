@@ -154,7 +154,7 @@ extension Document {
             case let .insert(_, origin, content):
                 let count: Int
                 switch (objectKind, content) {
-                case (.text, .text(let string)): count = string.unicodeScalars.count
+                case (.text, .text(let string)): count = string.unicodeScalarCount
                 case (.list, .values(let values)):
                     count = values.count
                     for (offset, value) in values.enumerated() where !isLast {

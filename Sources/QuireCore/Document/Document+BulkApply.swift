@@ -156,7 +156,7 @@ private struct Chain {
         guard change.operations.count == 1 else { return false }
         switch change.operations[0] {
         case .insert(_, _, .text(let string)):
-            scalars.append(contentsOf: string.unicodeScalars)
+            scalars.append(scalarsOf: string)
         case .delete(_, let target):
             low = target.start.counter
             high = target.start.counter + UInt64(target.length) - 1
@@ -232,7 +232,7 @@ private struct Chain {
     mutating func extend(with change: ChangeDecoder.Current) {
         switch change.operations[0] {
         case .insert(_, _, .text(let string)):
-            scalars.append(contentsOf: string.unicodeScalars)
+            scalars.append(scalarsOf: string)
         case .delete(_, let target):
             low = min(low, target.start.counter)
             high = max(high, target.start.counter + UInt64(target.length) - 1)

@@ -120,7 +120,7 @@ public enum ChangeEncoding {
                     case .text(let string):
                         put(.operationKind, Kind.insertText.rawValue)
                         if elidingText {
-                            put(.textLength, UInt64(string.unicodeScalars.count))
+                            put(.textLength, UInt64(string.unicodeScalarCount))
                         } else {
                             let utf8 = string.utf8
                             put(.textLength, UInt64(utf8.count))
