@@ -165,7 +165,7 @@ private struct Chain {
         }
         firstID = change.id
         firstLamport = change.lamport
-        firstParents.removeAll(keepingCapacity: true)
+        firstParents.removeAllOneByOne()
         firstParents.append(contentsOf: change.parents)
         operation = change.operations[0]
         count = 1
