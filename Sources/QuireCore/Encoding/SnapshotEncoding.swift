@@ -112,7 +112,7 @@ extension Document {
         if includeHistory && base == nil {
             // The state holds every inserted element's text: the history leaves
             // it out. (The recorded changes are fewer than `recordsPerBundle`.)
-            let bundles = history.bundles + (history.hasRecords ? [ChangeEncoding.encode(history.recordedChanges, elidingText: true)] : [])
+            let bundles = history.bundles.map(\.bytes) + (history.hasRecords ? [history.encodedRecords(elidingText: true)] : [])
             body.writeByte(1)
             body.writeVarint(bundles.count)
             for bundle in bundles { body.writeData(bundle) }
