@@ -198,6 +198,28 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         text.checkInvariants()
     }
 
+    /// Text below U+0100 is kept a byte a scalar until a wider scalar
+    /// arrives; it reads, measures and loads the same either way.
+    @Test func latin1TextTakesAByteAScalarUntilAWiderOneArrives() throws {
+        var text = Text()
+        let latin1 = "héllo wörld ÿ"
+        _ = try text.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars(latin1))
+        #expect(!text.content.isWide && text.content.narrow.count == latin1.unicodeScalars.count)
+        #expect(text.utf8Count == latin1.utf8.count && text.utf16Count == latin1.utf16.count)
+        // Deleting splits spans that are not one UTF-8 byte a scalar: measured on the bytes.
+        _ = try text.deleteLocal(1..<3)
+        #expect(text.utf8Count == "hlo wörld ÿ".utf8.count && text.utf8Offset(ofIndex: 6) == "hlo wö".utf8.count)
+        let narrow = text
+        _ = try text.insertLocal(at: 0, id: OpID(replica: a, counter: 20), lamport: 20, contentsOf: scalars("€"))
+        #expect(text.content.isWide)
+        #expect(text.string == "€hlo wörld ÿ")
+        #expect(Array(text.runs.dropFirst()) == narrow.runs)
+        text.checkInvariants()
+        for sample in [narrow, text] {
+            try expectSameSequence(try Text(runs: sample.runs), sample, "loaded \(sample.string)")
+        }
+    }
+
     @Test func forEachRunCoalescesAndRoundTrips() throws {
         // Typed one scalar at a time, locally.
         var typed = Text()
