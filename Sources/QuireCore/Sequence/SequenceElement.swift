@@ -127,6 +127,7 @@ public struct ScalarStorage: ElementStorage {
     @inlinable
     public mutating func append(_ scalar: Unicode.Scalar) {
         if !isWide && scalar.value < 0x100 {
+            narrow.reserveGrowingByAThird(adding: 1)
             narrow.append(UInt8(truncatingIfNeeded: scalar.value))
         } else {
             appendWidening(scalar)
@@ -141,6 +142,7 @@ public struct ScalarStorage: ElementStorage {
             for byte in narrow { wide.append(Unicode.Scalar(byte)) }
             narrow = []
         }
+        wide.reserveGrowingByAThird(adding: 1)
         wide.append(scalar)
     }
 
