@@ -107,23 +107,30 @@ extension RGASequence {
     /// are its count and need not be measured.
     @inlinable
     public init(content: [Element], runs: [RunHeader], widthsAreCounts: Bool = false) throws(SequenceError) {
+        // A loaded document is mostly read and edited a little: no slack.
+        try self.init(storage: Element.Storage(compacting: content), runs: runs, widthsAreCounts: widthsAreCounts)
+    }
+
+    /// `init(content:runs:widthsAreCounts:)` with the content already in
+    /// its storage (a text's UTF-8 that is ASCII is one, as it is).
+    @usableFromInline
+    init(storage: Element.Storage, runs: [RunHeader], widthsAreCounts: Bool) throws(SequenceError) {
         var loaded: [SpanTree.LoadedRun] = []
         loaded.reserveCapacity(runs.count)
-        try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
+        try storage.withUnsafeView { view throws(SequenceError) in
             var start = 0
             for run in runs {
-                guard run.count > 0, run.count <= buffer.count - start else { throw .invalidRun(run.id) }
-                let (utf16, utf8) = widthsAreCounts ? (run.count, run.count) : buffer[start..<start + run.count].widths
+                guard run.count > 0, run.count <= storage.count - start else { throw .invalidRun(run.id) }
+                let (utf16, utf8) = widthsAreCounts ? (run.count, run.count) : Element.Storage.widths(view, start, run.count)
                 loaded.append(SpanTree.LoadedRun(
                     run: SpanTree.NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: run.count,
                                          utf16: utf16, utf8: utf8),
                     isDeleted: run.isDeleted))
                 start += run.count
             }
-            precondition(start == buffer.count, "RGASequence: the runs must cover the content exactly")
+            precondition(start == storage.count, "RGASequence: the runs must cover the content exactly")
         }
         tree = try SpanTree(loading: loaded)
-        // A loaded document is mostly read and edited a little: no slack.
-        self.content = Element.Storage(compacting: content)
+        content = storage
     }
 }

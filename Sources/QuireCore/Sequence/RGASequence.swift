@@ -21,8 +21,9 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
         content = Element.Storage()
     }
 
-    /// Visible elements.
-    @inlinable public var count: Int { tree.summary.count }
+    /// Visible elements. (Always inlined: editing code reads it around
+    /// every insert, and a call would copy the sequence out of its array.)
+    @inlinable @inline(__always) public var count: Int { tree.summary.count }
     @inlinable public var utf16Count: Int { tree.summary.utf16 }
     @inlinable public var utf8Count: Int { tree.summary.utf8 }
     @inlinable public var tombstoneCount: Int { tree.summary.total - tree.summary.count }

@@ -113,6 +113,21 @@ public struct ScalarStorage: ElementStorage {
         }
     }
 
+    /// The scalars UTF-8 `bytes` encode, or nil if they are not valid
+    /// UTF-8. ASCII, the usual case, is taken as it is.
+    init?(utf8 bytes: ArraySlice<UInt8>) {
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            self.init()
+            narrow = Array(bytes)
+        } else {
+            guard let scalars = [Unicode.Scalar](validatingUTF8: bytes) else { return nil }
+            self.init(compacting: scalars)
+        }
+    }
+
+    /// Every scalar is ASCII: one UTF-16 unit and one UTF-8 byte each.
+    var isASCII: Bool { !isWide && narrow.allSatisfy { $0 < 0x80 } }
+
     @inlinable
     public var count: Int { isWide ? wide.count : narrow.count }
 

@@ -68,8 +68,10 @@ struct SpanTree: Sendable {
     var inners: [Inner] = []
     /// A leaf while `height == 0`, else an inner node.
     var root: Int32 = 0
-    var height = 0
+    // Beside `root`, so that the two share a word: a sequence is copied by
+    // value in places, and past 248 bytes those copies became calls to memcpy.
     var firstLeaf: Int32 = 0
+    var height = 0
     var ids = ElementIndex()
     var cursor: Cursor?
     var editPoint: EditPoint?
