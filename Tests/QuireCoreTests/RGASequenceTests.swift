@@ -209,10 +209,14 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         // Deleting splits spans that are not one UTF-8 byte a scalar: measured on the bytes.
         _ = try text.deleteLocal(1..<3)
         #expect(text.utf8Count == "hlo wörld ÿ".utf8.count && text.utf8Offset(ofIndex: 6) == "hlo wö".utf8.count)
+        // A run of scalars arriving as an array is taken in one go.
+        try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 1), lamport: 15, contentsOf: scalars("ü!"))
+        #expect(!text.content.isWide && text.string == "ü!hlo wörld ÿ")
         let narrow = text
-        _ = try text.insertLocal(at: 0, id: OpID(replica: a, counter: 20), lamport: 20, contentsOf: scalars("€"))
+        // One that does not fit in a byte widens the storage, wherever it comes in the run.
+        try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 3), lamport: 20, contentsOf: scalars("a€b"))
         #expect(text.content.isWide)
-        #expect(text.string == "€hlo wörld ÿ")
+        #expect(text.string == "a€bü!hlo wörld ÿ")
         #expect(Array(text.runs.dropFirst()) == narrow.runs)
         text.checkInvariants()
         for sample in [narrow, text] {

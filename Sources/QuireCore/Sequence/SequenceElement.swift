@@ -25,6 +25,7 @@ public protocol ElementStorage<Element>: Sendable {
     var byteCount: Int { get }
     subscript(position: Int) -> Element { get }
     mutating func append(_ element: Element)
+    mutating func append(contentsOf elements: some Collection<Element>)
     /// Removes the elements from `start` on.
     mutating func removeSubrange(_ range: PartialRangeFrom<Int>)
     /// The elements in `range`, as an array slice (whose indices need not
@@ -41,6 +42,8 @@ public protocol ElementStorage<Element>: Sendable {
 }
 
 extension Array: ElementStorage where Element: SequenceElement {
+    // `append(contentsOf:)` is Array's own.
+
     @inlinable
     public init(compacting elements: [Element]) { self = compacted(elements) }
 
@@ -147,6 +150,32 @@ public struct ScalarStorage: ElementStorage {
         } else {
             appendWidening(scalar)
         }
+    }
+
+    /// Checks whether the storage is wide once for all of `scalars`, not
+    /// for each, and copies an array of them (a merge's runs) in one go.
+    @inlinable
+    public mutating func append(contentsOf scalars: some Collection<Unicode.Scalar>) {
+        if !isWide, scalars.withContiguousStorageIfAvailable({ appendNarrow($0) }) == true { return }
+        var iterator = scalars.makeIterator()
+        if !isWide {
+            while let scalar = iterator.next() {
+                guard scalar.value < 0x100 else { appendWidening(scalar); break }
+                narrow.reserveGrowingByAThird(adding: 1)
+                narrow.append(UInt8(truncatingIfNeeded: scalar.value))
+            }
+        }
+        while let scalar = iterator.next() { append(scalar) }
+    }
+
+    /// Appends `scalars` a byte each if every one is below U+0100; returns
+    /// false, appending nothing, if one is not.
+    @usableFromInline
+    mutating func appendNarrow(_ scalars: UnsafeBufferPointer<Unicode.Scalar>) -> Bool {
+        guard scalars.allSatisfy({ $0.value < 0x100 }) else { return false }
+        narrow.reserveGrowingByAThird(adding: scalars.count)
+        narrow.append(contentsOf: scalars.lazy.map { UInt8(truncatingIfNeeded: $0.value) })
+        return true
     }
 
     /// Appends a scalar that does not fit in a byte, or to wide storage.

@@ -477,13 +477,14 @@ struct SpanTree: Sendable {
 
 extension Array {
     /// Makes room for `extra` more elements, growing by a third rather
-    /// than doubling: for the arrays that hold most of a large document
-    /// (spans, the id index, text content), which then keep at most a
-    /// quarter of their memory spare instead of half, for two more copies
-    /// of each element in all.
+    /// than doubling once the array holds 4 MiB: for the arrays that hold
+    /// most of a large document (spans, the id index, text content), which
+    /// then keep at most a quarter of their memory spare instead of half,
+    /// for two more copies of each element in all. Smaller arrays double,
+    /// as `append` does: many small copies would cost more than they save.
     @inlinable
     mutating func reserveGrowingByAThird(adding extra: Int) {
-        guard count + extra > capacity else { return }
+        guard count + extra > capacity, capacity * MemoryLayout<Element>.stride >= 4 << 20 else { return }
         reserveCapacity(Swift.max(count + extra, capacity + capacity / 3))
     }
 }
