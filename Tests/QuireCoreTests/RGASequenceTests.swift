@@ -198,6 +198,32 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         text.checkInvariants()
     }
 
+    /// Text below U+0100 is kept a byte a scalar until a wider scalar
+    /// arrives; it reads, measures and loads the same either way.
+    @Test func latin1TextTakesAByteAScalarUntilAWiderOneArrives() throws {
+        var text = Text()
+        let latin1 = "héllo wörld ÿ"
+        _ = try text.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars(latin1))
+        #expect(!text.content.isWide && text.content.narrow.count == latin1.unicodeScalars.count)
+        #expect(text.utf8Count == latin1.utf8.count && text.utf16Count == latin1.utf16.count)
+        // Deleting splits spans that are not one UTF-8 byte a scalar: measured on the bytes.
+        _ = try text.deleteLocal(1..<3)
+        #expect(text.utf8Count == "hlo wörld ÿ".utf8.count && text.utf8Offset(ofIndex: 6) == "hlo wö".utf8.count)
+        // A run of scalars arriving as an array is taken in one go.
+        try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 1), lamport: 15, contentsOf: scalars("ü!"))
+        #expect(!text.content.isWide && text.string == "ü!hlo wörld ÿ")
+        let narrow = text
+        // One that does not fit in a byte widens the storage, wherever it comes in the run.
+        try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 3), lamport: 20, contentsOf: scalars("a€b"))
+        #expect(text.content.isWide)
+        #expect(text.string == "a€bü!hlo wörld ÿ")
+        #expect(Array(text.runs.dropFirst()) == narrow.runs)
+        text.checkInvariants()
+        for sample in [narrow, text] {
+            try expectSameSequence(try Text(runs: sample.runs), sample, "loaded \(sample.string)")
+        }
+    }
+
     @Test func forEachRunCoalescesAndRoundTrips() throws {
         // Typed one scalar at a time, locally.
         var typed = Text()

@@ -180,7 +180,7 @@ import Testing
     }
     /// Loading takes an ASCII text's widths from its counts, and measures
     /// any other text: offsets agree with the document that wrote it either way.
-    @Test(arguments: ["plain ASCII text, deleted in part", "mixed: é, 😀 and ASCII"])
+    @Test(arguments: ["plain ASCII text, deleted in part", "Latin-1: é, ü and ASCII", "mixed: é, 😀 and ASCII"])
     func loadedTextsKeepTheirUTF16AndUTF8Offsets(sample: String) throws {
         var doc = Document(replica: ReplicaID(1))
         let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
@@ -193,6 +193,8 @@ import Testing
             #expect(try loaded.utf8Offset(text, index: index) == doc.utf8Offset(text, index: index))
         }
         loaded.objects.texts[0].checkInvariants()
+        // Loaded text takes a byte a scalar unless a scalar needs more.
+        #expect(loaded.objects.texts[0].content.isWide == sample.unicodeScalars.contains { $0.value > 0xFF })
     }
 }
 

@@ -25,10 +25,19 @@ struct ChangeHistory: Sendable {
         var lastID: OpID { id.advanced(by: width - 1) }
     }
 
-    /// The oldest changes, as encoded bundles, with the version vector they bring a document to.
-    private(set) var bundles: [[UInt8]] = []
+    /// Changes held encoded, oldest first.
+    struct Bundle: Sendable {
+        var bytes: [UInt8]
+        var count: Int
+        /// Holds every change of this bundle and of those before it (the
+        /// version they bring a document to, or more: a loaded snapshot
+        /// knows only the version of its whole history).
+        var version: VersionVector
+    }
+
+    /// The oldest changes, as encoded bundles.
+    private(set) var bundles: [Bundle] = []
     private(set) var bundleCount = 0
-    private var bundleVersion = VersionVector()
 
     private(set) var records: [Record] = []
     /// The operations of the recorded changes, and of a transaction being
@@ -48,11 +57,12 @@ struct ChangeHistory: Sendable {
     /// was loaded from a snapshot without history.
     var start = VersionVector()
 
-    /// How many decoded records the history keeps before it encodes them as
-    /// a bundle: a long editing session then holds its history in a few
-    /// bytes per change, as a loaded document does, rather than in about a
-    /// hundred. High enough that ordinary sessions never pay for the encoding.
-    var recordsPerBundle = changesPerBundle
+    /// `changesPerBundle`, lowered by tests. Past it, a long editing session
+    /// holds its history in about a byte per change, as a loaded document
+    /// does, rather than in about a hundred and thirty.
+    var recordsPerBundle = changesPerBundle {
+        didSet { precondition(recordsPerBundle >= 2, "a bundle needs a record besides the one kept decoded") }
+    }
 
     /// How many changes the history holds.
     var count: Int { bundleCount + records.count }
@@ -64,14 +74,13 @@ struct ChangeHistory: Sendable {
 
     /// Records a change whose operations are already at the end of `operations`.
     mutating func recordAppendedOperations(id: OpID, lamport: UInt64, time: Int64, width: UInt64, parents: [OpID]) {
-        let position = Int32(records.count)
         let parentIsPrevious = parents.count == 1 && records.last?.lastID == parents[0]
         if !parentIsPrevious { parentIDs.append(contentsOf: parents) }
         records.append(Record(id: id, lamport: lamport, time: time, width: width,
                               operationsEnd: Int32(operations.count), parentsEnd: Int32(parentIDs.count),
                               parentIsPrevious: parentIsPrevious))
         if records.count >= recordsPerBundle {
-            encodeRecords()
+            bundleAllButLastRecord()
         } else if records.count - indexedCount >= Self.recordsPerIndexing {
             indexRecords()
         }
@@ -91,20 +100,72 @@ struct ChangeHistory: Sendable {
         indexedCount = records.count
     }
 
-    /// Moves every recorded change into a new bundle.
+    /// Moves every recorded change but the last into a new bundle. The last
+    /// stays decoded, so that the change just made can be read
+    /// (`lastRecorded`), and bundling before the next transaction appends
+    /// its operations keeps the arrays within `recordsPerBundle` records
+    /// and their operations.
+    private mutating func bundleAllButLastRecord() {
+        let last = change(at: records.count - 1)
+        records.removeLast()
+        operations.removeSubrange(recordedOperationCount...)
+        parentIDs.removeSubrange((records.last.map { Int($0.parentsEnd) } ?? 0)...)
+        encodeRecords()
+        append(last)
+    }
+
+    /// Moves every recorded change into a new bundle. The bundle leaves the
+    /// inserted text out, as a snapshot's history does: the document's
+    /// state holds it.
     private mutating func encodeRecords() {
-        var version = bundleVersion
+        var version = bundles.last?.version ?? VersionVector()
         for record in records where record.lastID.counter > version[record.id.replica] {
             version[record.id.replica] = record.lastID.counter
         }
-        let bundle = ChangeEncoding.encode(recordedChanges)
+        let bundle = encodedRecords(elidingText: true)
         let count = records.count
-        records.removeAll(keepingCapacity: true)
         operations.removeAll(keepingCapacity: true)
+        records.removeAll(keepingCapacity: true)
         parentIDs.removeAll(keepingCapacity: true)
         recordsByReplica = ReplicaMap()
         indexedCount = 0
         append(bundle: bundle, count: count, version: version)
+    }
+
+    /// The recorded changes (after the bundles) as one bundle, written
+    /// straight from the records.
+    func encodedRecords(elidingText: Bool) -> [UInt8] {
+        var tables = BundleTables()
+        forEachRecord { record, parents, operations in
+            tables.note(record.id.replica)
+            if let parents { for parent in parents { tables.note(parent.replica) } }
+            tables.note(operations)
+        }
+        var writer = BundleWriter(tables, elidingText: elidingText)
+        forEachRecord { record, parents, operations in
+            writer.append(id: record.id, lamport: record.lamport, width: record.width, time: record.time,
+                          parents: parents, operations: operations)
+        }
+        return writer.finish()
+    }
+
+    /// Calls `body` with each record, its parents (nil when they are exactly
+    /// the previous record's last id) and its operations.
+    private func forEachRecord(
+        _ body: (Record, _ parents: UnsafeBufferPointer<OpID>?, _ operations: UnsafeBufferPointer<Operation>) -> Void
+    ) {
+        operations.withUnsafeBufferPointer { operations in
+            parentIDs.withUnsafeBufferPointer { parentIDs in
+                var operationsStart = 0, parentsStart = 0
+                for record in records {
+                    let operationsEnd = Int(record.operationsEnd), parentsEnd = Int(record.parentsEnd)
+                    body(record, record.parentIsPrevious ? nil : UnsafeBufferPointer(rebasing: parentIDs[parentsStart..<parentsEnd]),
+                         UnsafeBufferPointer(rebasing: operations[operationsStart..<operationsEnd]))
+                    operationsStart = operationsEnd
+                    parentsStart = parentsEnd
+                }
+            }
+        }
     }
 
     mutating func append(_ change: Change) {
@@ -123,9 +184,8 @@ struct ChangeHistory: Sendable {
     /// follows the bundles (so that the order stays the order applied).
     mutating func append(bundle: [UInt8], count: Int, version: VersionVector) {
         precondition(records.isEmpty, "encoded history must come before decoded changes")
-        bundles.append(bundle)
+        bundles.append(Bundle(bytes: bundle, count: count, version: version))
         bundleCount += count
-        bundleVersion = version
     }
 
     var canAppendBundle: Bool { records.isEmpty }
@@ -141,10 +201,14 @@ struct ChangeHistory: Sendable {
                       operations: Array(operations[operationsStart..<Int(record.operationsEnd)]), width: record.width)
     }
 
-    /// Most changes one bundle of a document's own history holds: well
-    /// under what a bundle may hold by default (`DecodingLimits.maxChanges`),
-    /// so that a long-lived document reloads its history.
-    static let changesPerBundle = 1 << 20
+    /// How many decoded records the history holds at most: all but the last
+    /// then go into a bundle. Enough that an ordinary editing session never
+    /// pays for the encoding (the whole automerge-paper trace is 259,779
+    /// changes), few enough that the records (about 130 bytes a change)
+    /// stay a few tens of MB; a bundle holds far fewer changes than one may
+    /// by default (`DecodingLimits.maxChanges`), so a long-lived document
+    /// reloads its history.
+    static let changesPerBundle = 1 << 18
 
     /// The last change recorded decoded, if any.
     var lastRecorded: Change? { records.isEmpty ? nil : change(at: records.count - 1) }
@@ -155,19 +219,20 @@ struct ChangeHistory: Sendable {
     /// The history as one bundle that can be sent as it is, if it is held so:
     /// it arrived as one bundle that holds its text.
     var wholeHistoryBundle: [UInt8]? {
-        guard bundles.count == 1, records.isEmpty, !ChangeEncoding.elidesText(checked: bundles[0]) else { return nil }
-        return bundles[0]
+        guard bundles.count == 1, records.isEmpty, !ChangeEncoding.elidesText(checked: bundles[0].bytes) else { return nil }
+        return bundles[0].bytes
     }
 
-    /// Decodes the bundles; those from a snapshot, which elide inserted
-    /// text, take it from the document's `objects`. They were checked when
-    /// they came in, so a failure here means the bytes were damaged.
-    private func decodedBundles(_ objects: ObjectTable) throws(DocumentError) -> [Change] {
+    /// Decodes `bundles`; those that elide inserted text (a snapshot's
+    /// history, the document's own) take it from the document's `objects`.
+    /// They were checked when they came in or were made here, so a failure
+    /// means the bytes were damaged.
+    private func decoded(_ bundles: ArraySlice<Bundle>, _ objects: ObjectTable) throws(DocumentError) -> [Change] {
         var changes: [Change] = []
-        changes.reserveCapacity(bundleCount)
+        changes.reserveCapacity(bundles.reduce(0) { $0 + $1.count })
         do {
             for bundle in bundles {
-                changes += try ChangeEncoding.decode(bundle, limits: .unlimited, insertedText: objects.insertedText)
+                changes += try ChangeEncoding.decode(bundle.bytes, limits: .unlimited, insertedText: objects.insertedText)
             }
         } catch {
             throw .damagedHistory(error)
@@ -178,7 +243,7 @@ struct ChangeHistory: Sendable {
     /// All changes held, in the order applied. `objects` is the document's
     /// state, for the text that encoded changes leave out.
     func all(_ objects: ObjectTable) throws(DocumentError) -> [Change] {
-        bundles.isEmpty ? recordedChanges : try decodedBundles(objects) + recordedChanges
+        bundles.isEmpty ? recordedChanges : try decoded(bundles[...], objects) + recordedChanges
     }
 
     /// The changes `from` lacks (and, if given, `to` holds), in the order applied.
@@ -188,10 +253,10 @@ struct ChangeHistory: Sendable {
         func wanted(_ lastID: OpID) -> Bool {
             !from.contains(lastID) && (to?.contains(lastID) ?? true)
         }
-        var result: [Change] = []
-        if !bundles.isEmpty && !from.includes(bundleVersion) {
-            result = try decodedBundles(objects).filter { wanted($0.lastID) }
-        }
+        // The bundles up to the last one whose changes (with those before
+        // it) `from` has are left encoded.
+        let firstWanted = bundles.firstIndex { !from.includes($0.version) } ?? bundles.endIndex
+        var result = try decoded(bundles[firstWanted...], objects).filter { wanted($0.lastID) }
         // Each replica's records are in counter order: find the first one
         // `from` lacks by binary search, then merge by position.
         var positions: [Int] = []
@@ -230,8 +295,15 @@ struct ChangeHistory: Sendable {
         }) {
             return change(at: position)
         }
-        guard bundleVersion.contains(id) else { return nil }
-        return try decodedBundles(objects).first { $0.replica == id.replica && $0.counters.contains(id.counter) }
+        // No bundle before the first whose version holds `id` can hold it.
+        guard let first = bundles.firstIndex(where: { $0.version.contains(id) }) else { return nil }
+        for index in bundles.indices[first...] {
+            let found = try decoded(bundles[index...index], objects).first {
+                $0.replica == id.replica && $0.counters.contains(id.counter)
+            }
+            if let found { return found }
+        }
+        return nil
     }
 }
 

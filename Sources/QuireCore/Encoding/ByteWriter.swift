@@ -8,6 +8,12 @@ public struct ByteWriter: Sendable {
 
     public init() {}
 
+    /// A writer whose buffer has room for `capacity` bytes: for output of a
+    /// size known ahead, which is then kept without slack.
+    init(reservingCapacity capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
     public mutating func writeVarint(_ value: UInt64) {
         var value = value
         while value >= 0x80 {

@@ -38,135 +38,22 @@ public enum ChangeEncoding {
     /// the receiver to apply them without waiting). With `elidingText`, in
     /// the form a snapshot's history takes (`elidedTextVersion`).
     public static func encode(_ changes: some Collection<Change>, elidingText: Bool = false) -> [UInt8] {
-        var table = ReplicaTable()
-        var keys = Set<String>()
+        var tables = BundleTables()
         for change in changes {
-            table.insert(change.replica)
-            for parent in change.parents { table.insert(parent.replica) }
-            for operation in change.operations {
-                if let creator = operation.object.creator { table.insert(creator.replica) }
-                switch operation {
-                case .put(_, let key, _, let pred), .remove(_, let key, let pred):
-                    keys.insert(key)
-                    for id in pred { table.insert(id.replica) }
-                case .insert(_, let origin?, _): table.insert(origin.replica)
-                case .delete(_, let target): table.insert(target.start.replica)
-                default: break
-                }
-            }
+            tables.note(change.replica)
+            for parent in change.parents { tables.note(parent.replica) }
+            change.operations.withUnsafeBufferPointer { tables.note($0) }
         }
-        func replicaIndex(_ replica: ReplicaID) -> UInt64 { UInt64(table.index(of: replica)) }
-        let keyTable = keys.sorted()
-        let keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { ($1, UInt64($0)) })
-
-        var columns = Array(repeating: ColumnWriter(), count: Column.allCases.count)
-        func put(_ column: Column, _ value: UInt64) { columns[column.rawValue].append(value) }
-        func put(_ column: Column, signed value: Int64) { columns[column.rawValue].append(signed: value) }
-        var text = ByteWriter()
-        var values = ByteWriter()
-
-        var lastCounters = VersionVector()  // the last counter of each replica so far
-        var previousLast: OpID?
-        var previousLastLamport: UInt64 = 0
-        var previousTime: Int64 = 0
-        var previousDelete: UInt64 = 0
+        var writer = BundleWriter(tables, elidingText: elidingText)
         for change in changes {
-            put(.changeReplica, replicaIndex(change.replica))
-            put(.changeCounter, signed: Int64(bitPattern: change.id.counter &- (lastCounters[change.replica] &+ 1)))
-            put(.changeLamport, signed: Int64(bitPattern: change.lamport &- (previousLastLamport &+ 1)))
-            if let previousLast, change.parents == [previousLast] {
-                put(.parentCount, 0)
-            } else {
-                put(.parentCount, UInt64(change.parents.count) + 1)
-                for parent in change.parents {
-                    put(.parentReplica, replicaIndex(parent.replica))
-                    put(.parentCounter, parent.counter)
+            change.parents.withUnsafeBufferPointer { parents in
+                change.operations.withUnsafeBufferPointer { operations in
+                    writer.append(id: change.id, lamport: change.lamport, width: change.width, time: change.time,
+                                  parents: parents, operations: operations)
                 }
             }
-            put(.changeTime, signed: change.time &- previousTime)
-            put(.operationCount, UInt64(change.operations.count))
-            var id = change.id
-            for operation in change.operations {
-                let object = operation.object.creator
-                put(.objectReplica, object.map { replicaIndex($0.replica) + 1 } ?? 0)
-                put(.objectCounter, object?.counter ?? 0)
-                switch operation {
-                case let .put(_, key, value, pred):
-                    put(.operationKind, Kind.put.rawValue)
-                    put(.key, keyIndex[key]!)
-                    putPred(pred)
-                    values.writeValue(value)
-                case let .remove(_, key, pred):
-                    put(.operationKind, Kind.remove.rawValue)
-                    put(.key, keyIndex[key]!)
-                    putPred(pred)
-                case let .insert(_, origin, content):
-                    if let origin {
-                        if origin.replica == id.replica && origin.counter &+ 1 == id.counter {
-                            put(.originMode, OriginMode.previousElement.rawValue)
-                        } else {
-                            put(.originMode, OriginMode.explicit.rawValue)
-                            put(.originReplica, replicaIndex(origin.replica))
-                            if elidingText {
-                                put(.originCounter, signed: Int64(bitPattern: id.counter &- origin.counter))
-                            } else {
-                                put(.originCounter, origin.counter)
-                            }
-                        }
-                    } else {
-                        put(.originMode, OriginMode.head.rawValue)
-                    }
-                    switch content {
-                    case .text(let string):
-                        put(.operationKind, Kind.insertText.rawValue)
-                        if elidingText {
-                            put(.textLength, UInt64(string.unicodeScalarCount))
-                        } else {
-                            let utf8 = string.utf8
-                            put(.textLength, UInt64(utf8.count))
-                            text.writeBytes(utf8)
-                        }
-                    case .values(let list):
-                        put(.operationKind, Kind.insertValues.rawValue)
-                        put(.valueCount, UInt64(list.count))
-                        for value in list { values.writeValue(value) }
-                    }
-                case let .delete(_, target):
-                    put(.operationKind, Kind.delete.rawValue)
-                    put(.deleteReplica, replicaIndex(target.start.replica))
-                    put(.deleteCounter, signed: Int64(bitPattern: target.start.counter &- previousDelete))
-                    put(.deleteLength, UInt64(target.length))
-                    previousDelete = target.start.counter
-                case let .increment(_, delta):
-                    put(.operationKind, Kind.increment.rawValue)
-                    put(.incrementDelta, signed: delta)
-                }
-                id = id.advanced(by: UInt64(operation.width))
-            }
-            lastCounters[change.replica] = change.lastID.counter
-            previousLast = change.lastID
-            previousLastLamport = change.lastLamport
-            previousTime = change.time
         }
-
-        func putPred(_ pred: [OpID]) {
-            put(.predCount, UInt64(pred.count))
-            for id in pred {
-                put(.predReplica, replicaIndex(id.replica))
-                put(.predCounter, id.counter)
-            }
-        }
-
-        var body = ByteWriter()
-        body.writeVarint(table.replicas.count)
-        for replica in table.replicas { body.writeUInt64(replica.rawValue) }
-        body.writeVarint(keyTable.count)
-        for key in keyTable { body.writeString(key) }
-        body.writeVarint(changes.count)
-        for index in columns.indices { body.writeData(columns[index].finish()) }
-        body.writeData(text.bytes)
-        body.writeData(values.bytes)
-        return Envelope.seal(magic: magic, version: elidingText ? elidedTextVersion : version, body: body.bytes)
+        return writer.finish()
     }
 
     // MARK: Decoding

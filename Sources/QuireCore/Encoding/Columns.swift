@@ -6,6 +6,7 @@ struct ColumnWriter {
     private var value: UInt64 = 0
     private var run: UInt64 = 0
 
+    @inline(__always)
     mutating func append(_ next: UInt64) {
         if run > 0 && next == value {
             run += 1
@@ -16,6 +17,7 @@ struct ColumnWriter {
         }
     }
 
+    @inline(__always)
     mutating func append(signed next: Int64) {
         append(UInt64(bitPattern: (next << 1) ^ (next >> 63)))
     }

@@ -6,7 +6,9 @@
 ///     var reader = try Envelope.open(bytes, magic: Array("QSYN".utf8), name: "a sync message", version: 1)
 public enum Envelope {
     public static func seal(magic: [UInt8], version: UInt64, body: [UInt8]) -> [UInt8] {
-        var writer = ByteWriter()
+        // Room for the frame at its largest (two 10-byte varints), so that
+        // the sealed bytes, often kept for long, carry no spare capacity.
+        var writer = ByteWriter(reservingCapacity: magic.count + 10 + 10 + body.count + 4)
         writer.writeBytes(magic)
         writer.writeVarint(version)
         writer.writeData(body)

@@ -112,7 +112,7 @@ extension Document {
         if includeHistory && base == nil {
             // The state holds every inserted element's text: the history leaves
             // it out. (The recorded changes are fewer than `recordsPerBundle`.)
-            let bundles = history.bundles + (history.hasRecords ? [ChangeEncoding.encode(history.recordedChanges, elidingText: true)] : [])
+            let bundles = history.bundles.map(\.bytes) + (history.hasRecords ? [history.encodedRecords(elidingText: true)] : [])
             body.writeByte(1)
             body.writeVarint(bundles.count)
             for bundle in bundles { body.writeData(bundle) }
@@ -231,8 +231,7 @@ extension Document {
                 }
                 // Mostly ASCII: then the runs' widths are their counts, and
                 // one quick scan saves measuring each run.
-                let isASCII = content.withUnsafeBufferPointer { $0.allSatisfy { $0.isASCII } }
-                do { objects.texts[slot.index] = try RGASequence(content: content, runs: runs, widthsAreCounts: isASCII) }
+                do { objects.texts[slot.index] = try RGASequence(storage: content, runs: runs, widthsAreCounts: content.isASCII) }
                 catch { throw .invalid("text \(object): \(error)") }
             case .list:
                 var runs: [RunHeader] = []
@@ -273,7 +272,7 @@ extension Document {
             return Int(count)
         }
         /// Version 3: the run headers as four columns, then all the content as one UTF-8 string.
-        func readTextRuns() throws(DecodingError) -> ([Unicode.Scalar], [RunHeader]) {
+        func readTextRuns() throws(DecodingError) -> (ScalarStorage, [RunHeader]) {
             let count = try body.readCount("text runs", minimumItemSize: 4)
             var runs: [RunHeader] = []
             runs.reserveCapacity(count)
@@ -299,7 +298,7 @@ extension Document {
         }
         /// Version 2: each run's header, delta-coded as in version 3, in turn;
         /// then all the content as one UTF-8 string.
-        func readTextRunsVersion2() throws(DecodingError) -> ([Unicode.Scalar], [RunHeader]) {
+        func readTextRunsVersion2() throws(DecodingError) -> (ScalarStorage, [RunHeader]) {
             var runs: [RunHeader] = []
             var previousEnd: UInt64 = 0
             for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
@@ -320,8 +319,8 @@ extension Document {
             run.isDeleted = packed & 1 == 1
         }
         /// The UTF-8 data that holds the content of every run of a text, in order.
-        func readTextContent(_ runs: [RunHeader]) throws(DecodingError) -> [Unicode.Scalar] {
-            guard let content = [Unicode.Scalar](validatingUTF8: try body.readData("text content")) else {
+        func readTextContent(_ runs: [RunHeader]) throws(DecodingError) -> ScalarStorage {
+            guard let content = ScalarStorage(utf8: try body.readData("text content")) else {
                 throw .invalid("text content is not valid UTF-8")
             }
             let total = runs.reduce(0) { $0 + $1.count }
@@ -329,7 +328,7 @@ extension Document {
             return content
         }
         /// Version 1: each run's header followed by its own content.
-        func readTextRunsVersion1() throws(DecodingError) -> ([Unicode.Scalar], [RunHeader]) {
+        func readTextRunsVersion1() throws(DecodingError) -> (ScalarStorage, [RunHeader]) {
             var runs: [RunHeader] = []
             var content: [Unicode.Scalar] = []
             for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
@@ -341,7 +340,7 @@ extension Document {
                 runs.append(run)
                 content += scalars
             }
-            return (content, runs)
+            return (ScalarStorage(compacting: content), runs)
         }
         switch try body.readByte("the history flag") {
         case 0:

@@ -209,6 +209,7 @@ struct ElementIndex: Sendable {
         let added = pages.count
         pageNumbers.insert(contentsOf: pages, at: at)
         pageStarts.insert(contentsOf: (0..<added).map { pool.count + $0 * Self.pageSize }, at: at)
+        pool.reserveGrowingByAThird(adding: added * Self.pageSize)
         pool.append(contentsOf: repeatElement(-1, count: added * Self.pageSize))
         segments[Int(replica)].count += added
         for r in (Int(replica) + 1)..<segments.count { segments[r].start += added }

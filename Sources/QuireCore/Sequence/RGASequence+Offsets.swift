@@ -25,7 +25,7 @@ extension RGASequence {
         if span.isUniform { return location.before[metric] + inside }
         let start = Int(span.contentStart)
         var offset = location.before[metric]
-        for element in content[start..<start + inside] { offset += Self.width(of: element, in: metric) }
+        for position in start..<start + inside { offset += Self.width(of: content[position], in: metric) }
         return offset
     }
 

@@ -56,11 +56,14 @@ extension RGASequence {
     /// logical content report exactly the same runs (byte-identical snapshots).
     @inlinable
     public func forEachRun(_ body: (SequenceRun<Element>) throws -> Void) rethrows {
+        // The run being gathered; its elements are filled in when it is reported.
         var pending: SequenceRun<Element>?
         var pendingReplica: UInt32 = 0
         var pendingLength = 0
-        // A run whose spans are not contiguous in `content` (parts that
-        // arrived at different times) is gathered here instead.
+        // The run's elements while they are contiguous in `content`; a run
+        // whose spans are not (parts that arrived at different times) is
+        // gathered in `gathered` instead.
+        var contiguous = 0..<0
         var gathered: [Element]?
         var next = tree.firstSpan
         while true {
@@ -68,25 +71,25 @@ extension RGASequence {
             if let span, let run = pending, run.isDeleted == span.isDeleted, pendingReplica == span.replica,
                run.id.counter + UInt64(pendingLength) == span.counter,
                run.lamport + UInt64(pendingLength) == span.lamport {
-                let start = Int(span.contentStart)
-                if gathered == nil && run.elements.endIndex == start {
-                    pending!.elements = content[run.elements.startIndex..<start + Int(span.length)]
+                let start = Int(span.contentStart), end = start + Int(span.length)
+                if gathered == nil && contiguous.upperBound == start {
+                    contiguous = contiguous.lowerBound..<end
                 } else {
-                    if gathered == nil { gathered = Array(run.elements) }
-                    gathered!.append(contentsOf: content[start..<start + Int(span.length)])
+                    if gathered == nil { gathered = Array(content.slice(contiguous)) }
+                    gathered!.append(contentsOf: content.slice(start..<end))
                 }
                 pendingLength += Int(span.length)
             } else {
                 if var run = pending {
-                    if let gathered { run.elements = gathered[...] }
+                    run.elements = gathered.map { $0[...] } ?? content.slice(contiguous)
                     try body(run)
                 }
                 guard let span else { return }
                 let start = Int(span.contentStart)
                 gathered = nil
+                contiguous = start..<start + Int(span.length)
                 pending = SequenceRun(id: OpID(replica: tree.replicaID(span.replica), counter: span.counter),
-                                      lamport: span.lamport, isDeleted: span.isDeleted,
-                                      elements: content[start..<start + Int(span.length)])
+                                      lamport: span.lamport, isDeleted: span.isDeleted, elements: [])
                 pendingReplica = span.replica
                 pendingLength = Int(span.length)
             }
@@ -104,23 +107,30 @@ extension RGASequence {
     /// are its count and need not be measured.
     @inlinable
     public init(content: [Element], runs: [RunHeader], widthsAreCounts: Bool = false) throws(SequenceError) {
+        // A loaded document is mostly read and edited a little: no slack.
+        try self.init(storage: Element.Storage(compacting: content), runs: runs, widthsAreCounts: widthsAreCounts)
+    }
+
+    /// `init(content:runs:widthsAreCounts:)` with the content already in
+    /// its storage (a text's UTF-8 that is ASCII is one, as it is).
+    @usableFromInline
+    init(storage: Element.Storage, runs: [RunHeader], widthsAreCounts: Bool) throws(SequenceError) {
         var loaded: [SpanTree.LoadedRun] = []
         loaded.reserveCapacity(runs.count)
-        try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
+        try storage.withUnsafeView { view throws(SequenceError) in
             var start = 0
             for run in runs {
-                guard run.count > 0, run.count <= buffer.count - start else { throw .invalidRun(run.id) }
-                let (utf16, utf8) = widthsAreCounts ? (run.count, run.count) : Self.widths(buffer[start..<start + run.count])
+                guard run.count > 0, run.count <= storage.count - start else { throw .invalidRun(run.id) }
+                let (utf16, utf8) = widthsAreCounts ? (run.count, run.count) : Element.Storage.widths(view, start, run.count)
                 loaded.append(SpanTree.LoadedRun(
                     run: SpanTree.NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: run.count,
                                          utf16: utf16, utf8: utf8),
                     isDeleted: run.isDeleted))
                 start += run.count
             }
-            precondition(start == buffer.count, "RGASequence: the runs must cover the content exactly")
+            precondition(start == storage.count, "RGASequence: the runs must cover the content exactly")
         }
         tree = try SpanTree(loading: loaded)
-        // A loaded document is mostly read and edited a little: no slack.
-        self.content = compacted(content)
+        content = storage
     }
 }

@@ -13,16 +13,17 @@
 /// them for their element type; the tree work behind them is compiled once.
 public struct RGASequence<Element: SequenceElement>: Sendable {
     @usableFromInline var tree: SpanTree
-    @usableFromInline var content: [Element]
+    @usableFromInline var content: Element.Storage
 
     @inlinable
     public init() {
         tree = SpanTree()
-        content = []
+        content = Element.Storage()
     }
 
-    /// Visible elements.
-    @inlinable public var count: Int { tree.summary.count }
+    /// Visible elements. (Always inlined: editing code reads it around
+    /// every insert, and a call would copy the sequence out of its array.)
+    @inlinable @inline(__always) public var count: Int { tree.summary.count }
     @inlinable public var utf16Count: Int { tree.summary.utf16 }
     @inlinable public var utf8Count: Int { tree.summary.utf8 }
     @inlinable public var tombstoneCount: Int { tree.summary.total - tree.summary.count }
@@ -30,7 +31,7 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     @inlinable public var spanCount: Int { tree.spanCount }
     /// Approximate bytes held, content included, for statistics.
     @inlinable public var byteCount: Int {
-        tree.byteCount + content.capacity * MemoryLayout<Element>.stride
+        tree.byteCount + content.byteCount
     }
 
     /// Local insert at a visible index: the new elements go right after the
@@ -121,7 +122,7 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
             let span = tree.span(found.leaf, found.slot)
             let start = Int(span.contentStart) + found.offset
             let taken = min(Int(span.length) - found.offset, run.length - elements.count)
-            elements += content[start..<start + taken]
+            elements += content.slice(start..<start + taken)
             next = next.advanced(by: UInt64(taken))
         }
         return elements
@@ -130,31 +131,23 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     /// Appends `elements` to the content buffer and hands them, described as
     /// a run, to `body` (which adds them to the tree); takes them back out if
     /// `body` throws. Returns nil, doing nothing, if there are no elements.
-    /// The tree measures content (to split a span) through a buffer pointer:
-    /// no array slices, so no reference counting per call.
+    /// Widths are counted through the storage's `Measure`: no reference
+    /// counting per call.
     @inlinable
     mutating func withAppended<Result>(
         _ elements: some Collection<Element>, id: OpID, lamport: UInt64,
         _ body: (inout SpanTree, SpanTree.NewRun, Measure) throws(SequenceError) -> Result
     ) throws(SequenceError) -> Result? {
         let start = content.count
-        // Typing appends one element at a time, where `append(contentsOf:)`
-        // costs more in setup than the copy (measured on automerge-paper);
-        // the widths are counted on the way.
-        var utf16 = 0
-        var utf8 = 0
-        for element in elements {
-            content.append(element)
-            utf16 += element.utf16Width
-            utf8 += element.utf8Width
-        }
+        content.append(contentsOf: elements)
         let end = content.count
         guard end > start else { return nil }
-        let run = SpanTree.NewRun(id: id, lamport: lamport, contentStart: start, length: end - start,
-                                  utf16: utf16, utf8: utf8)
         do {
-            return try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
-                try body(&tree, run, { Self.widths(buffer[$0..<$0 + $1]) })
+            return try content.withUnsafeView { view throws(SequenceError) in
+                let (utf16, utf8) = Element.Storage.widths(view, start, end - start)
+                let run = SpanTree.NewRun(id: id, lamport: lamport, contentStart: start, length: end - start,
+                                          utf16: utf16, utf8: utf8)
+                return try body(&tree, run, { Element.Storage.widths(view, $0, $1) })
             }
         } catch {
             content.removeSubrange(start...)
@@ -163,25 +156,14 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     }
 
     /// Runs `body` on the tree with a `Measure` that reads the content
-    /// through a buffer pointer, like `withAppended`.
+    /// through its unsafe view, like `withAppended`.
     @inlinable
     mutating func withTree<Result>(
         _ body: (inout SpanTree, Measure) throws(SequenceError) -> Result
     ) throws(SequenceError) -> Result {
-        try content.withUnsafeBufferPointer { buffer throws(SequenceError) in
-            try body(&tree, { Self.widths(buffer[$0..<$0 + $1]) })
+        try content.withUnsafeView { view throws(SequenceError) in
+            try body(&tree, { Element.Storage.widths(view, $0, $1) })
         }
-    }
-
-    @inlinable
-    static func widths(_ elements: some Sequence<Element>) -> (utf16: Int, utf8: Int) {
-        var utf16 = 0
-        var utf8 = 0
-        for element in elements {
-            utf16 += element.utf16Width
-            utf8 += element.utf8Width
-        }
-        return (utf16, utf8)
     }
 
     /// Traps unless the internal structure is consistent (tests).

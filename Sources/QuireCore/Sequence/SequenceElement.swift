@@ -4,19 +4,232 @@
 /// Both widths are at least 1: a span whose widths equal its length is known
 /// to be one unit per element without looking at the content.
 public protocol SequenceElement: Sendable {
+    /// Where a sequence keeps the values of its elements: an array unless
+    /// the type has a more compact form.
+    associatedtype Storage: ElementStorage<Self> = [Self]
+
     var utf16Width: Int { get }
     var utf8Width: Int { get }
+}
+
+/// The values of a sequence's elements, in the order they were inserted
+/// (deleted ones stay): a buffer that is only appended to, read by
+/// position. `RGASequence` uses nothing else of it.
+public protocol ElementStorage<Element>: Sendable {
+    associatedtype Element: SequenceElement
+    init()
+    /// A storage holding `elements` and no spare capacity (a loaded document).
+    init(compacting elements: [Element])
+    var count: Int { get }
+    /// The memory held, spare capacity included, for statistics.
+    var byteCount: Int { get }
+    subscript(position: Int) -> Element { get }
+    mutating func append(_ element: Element)
+    mutating func append(contentsOf elements: some Collection<Element>)
+    /// Removes the elements from `start` on.
+    mutating func removeSubrange(_ range: PartialRangeFrom<Int>)
+    /// The elements in `range`, as an array slice (whose indices need not
+    /// be the storage's).
+    func slice(_ range: Range<Int>) -> ArraySlice<Element>
+
+    /// The storage's memory as `widths` reads it: buffer pointers, valid
+    /// only inside `withUnsafeView`. Measuring through it needs no
+    /// reference counting, which matters on every edit.
+    associatedtype UnsafeView
+    func withUnsafeView<Result, Failure>(_ body: (UnsafeView) throws(Failure) -> Result) throws(Failure) -> Result
+    /// The UTF-16 units and UTF-8 bytes of `count` elements from `start`.
+    static func widths(_ view: UnsafeView, _ start: Int, _ count: Int) -> (utf16: Int, utf8: Int)
+}
+
+extension Array: ElementStorage where Element: SequenceElement {
+    // `append(contentsOf:)` is Array's own.
+
+    @inlinable
+    public init(compacting elements: [Element]) { self = compacted(elements) }
+
+    @inlinable
+    public var byteCount: Int { capacity * MemoryLayout<Element>.stride }
+
+    @inlinable
+    public func slice(_ range: Range<Int>) -> ArraySlice<Element> { self[range] }
+
+    @inlinable
+    public func withUnsafeView<Result, Failure>(_ body: (UnsafeBufferPointer<Element>) throws(Failure) -> Result) throws(Failure) -> Result {
+        try withUnsafeBufferPointer(body)
+    }
+
+    @inlinable
+    public static func widths(_ view: UnsafeBufferPointer<Element>, _ start: Int, _ count: Int) -> (utf16: Int, utf8: Int) {
+        view[start..<start + count].widths
+    }
+}
+
+extension Sequence where Element: SequenceElement {
+    /// The UTF-16 units and UTF-8 bytes of the elements.
+    @inlinable
+    var widths: (utf16: Int, utf8: Int) {
+        var utf16 = 0
+        var utf8 = 0
+        for element in self {
+            utf16 += element.utf16Width
+            utf8 += element.utf8Width
+        }
+        return (utf16, utf8)
+    }
 }
 
 /// Text is a sequence of Unicode scalars: the unit every replica agrees on,
 /// whatever encoding its text view counts in.
 extension Unicode.Scalar: SequenceElement {
+    public typealias Storage = ScalarStorage
+
     @inlinable
     public var utf16Width: Int { value > 0xFFFF ? 2 : 1 }
 
     @inlinable
     public var utf8Width: Int {
         value < 0x80 ? 1 : value < 0x800 ? 2 : value < 0x1_0000 ? 3 : 4
+    }
+}
+
+/// A text's scalars in a byte each while all of them are below U+0100
+/// (Latin-1: ASCII text and most Western European text), in four bytes
+/// each from the first one that is not on. Texts are mostly such text, and
+/// their content, tombstones included, is most of a large document's memory.
+public struct ScalarStorage: ElementStorage {
+    /// The scalars, while all are below U+0100.
+    @usableFromInline var narrow: [UInt8] = []
+    /// The scalars, once one is not (then `narrow` is empty).
+    @usableFromInline var wide: [Unicode.Scalar] = []
+
+    @inlinable
+    var isWide: Bool { !wide.isEmpty }
+
+    @inlinable
+    public init() {}
+
+    public init(compacting scalars: [Unicode.Scalar]) {
+        if scalars.allSatisfy({ $0.value < 0x100 }) {
+            narrow = scalars.map { UInt8(truncatingIfNeeded: $0.value) }
+        } else {
+            wide = compacted(scalars)
+        }
+    }
+
+    /// The scalars UTF-8 `bytes` encode, or nil if they are not valid
+    /// UTF-8. ASCII, the usual case, is taken as it is.
+    init?(utf8 bytes: ArraySlice<UInt8>) {
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            self.init()
+            narrow = Array(bytes)
+        } else {
+            guard let scalars = [Unicode.Scalar](validatingUTF8: bytes) else { return nil }
+            self.init(compacting: scalars)
+        }
+    }
+
+    /// Every scalar is ASCII: one UTF-16 unit and one UTF-8 byte each.
+    var isASCII: Bool { !isWide && narrow.allSatisfy { $0 < 0x80 } }
+
+    @inlinable
+    public var count: Int { isWide ? wide.count : narrow.count }
+
+    @inlinable
+    public var byteCount: Int { narrow.capacity + wide.capacity * MemoryLayout<Unicode.Scalar>.stride }
+
+    @inlinable
+    public subscript(position: Int) -> Unicode.Scalar {
+        isWide ? wide[position] : Unicode.Scalar(narrow[position])
+    }
+
+    @inlinable
+    public mutating func append(_ scalar: Unicode.Scalar) {
+        if !isWide && scalar.value < 0x100 {
+            narrow.reserveGrowingByAThird(adding: 1)
+            narrow.append(UInt8(truncatingIfNeeded: scalar.value))
+        } else {
+            appendWidening(scalar)
+        }
+    }
+
+    /// Checks whether the storage is wide once for all of `scalars`, not
+    /// for each, and copies an array of them (a merge's runs) in one go.
+    @inlinable
+    public mutating func append(contentsOf scalars: some Collection<Unicode.Scalar>) {
+        if !isWide, scalars.withContiguousStorageIfAvailable({ appendNarrow($0) }) == true { return }
+        var iterator = scalars.makeIterator()
+        if !isWide {
+            while let scalar = iterator.next() {
+                guard scalar.value < 0x100 else { appendWidening(scalar); break }
+                narrow.reserveGrowingByAThird(adding: 1)
+                narrow.append(UInt8(truncatingIfNeeded: scalar.value))
+            }
+        }
+        while let scalar = iterator.next() { append(scalar) }
+    }
+
+    /// Appends `scalars` a byte each if every one is below U+0100; returns
+    /// false, appending nothing, if one is not.
+    @usableFromInline
+    mutating func appendNarrow(_ scalars: UnsafeBufferPointer<Unicode.Scalar>) -> Bool {
+        guard scalars.allSatisfy({ $0.value < 0x100 }) else { return false }
+        narrow.reserveGrowingByAThird(adding: scalars.count)
+        narrow.append(contentsOf: scalars.lazy.map { UInt8(truncatingIfNeeded: $0.value) })
+        return true
+    }
+
+    /// Appends a scalar that does not fit in a byte, or to wide storage.
+    @usableFromInline
+    mutating func appendWidening(_ scalar: Unicode.Scalar) {
+        if !isWide {
+            wide.reserveCapacity(narrow.count + 1)
+            for byte in narrow { wide.append(Unicode.Scalar(byte)) }
+            narrow = []
+        }
+        wide.reserveGrowingByAThird(adding: 1)
+        wide.append(scalar)
+    }
+
+    @inlinable
+    public mutating func removeSubrange(_ range: PartialRangeFrom<Int>) {
+        if isWide { wide.removeSubrange(range) } else { narrow.removeSubrange(range) }
+    }
+
+    @inlinable
+    public func slice(_ range: Range<Int>) -> ArraySlice<Unicode.Scalar> {
+        isWide ? wide[range] : narrow[range].map(Unicode.Scalar.init)[...]
+    }
+
+    /// One of the two buffers, the other empty.
+    public struct UnsafeView {
+        @usableFromInline let narrow: UnsafeBufferPointer<UInt8>
+        @usableFromInline let wide: UnsafeBufferPointer<Unicode.Scalar>
+
+        @inlinable
+        init(narrow: UnsafeBufferPointer<UInt8>, wide: UnsafeBufferPointer<Unicode.Scalar>) {
+            self.narrow = narrow
+            self.wide = wide
+        }
+    }
+
+    @inlinable @inline(__always)
+    public func withUnsafeView<Result, Failure>(_ body: (UnsafeView) throws(Failure) -> Result) throws(Failure) -> Result {
+        let none = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+        if isWide {
+            return try wide.withUnsafeBufferPointer { wide throws(Failure) in try body(UnsafeView(narrow: none, wide: wide)) }
+        }
+        return try narrow.withUnsafeBufferPointer { narrow throws(Failure) in
+            try body(UnsafeView(narrow: narrow, wide: UnsafeBufferPointer(start: nil, count: 0)))
+        }
+    }
+
+    @inlinable
+    public static func widths(_ view: UnsafeView, _ start: Int, _ count: Int) -> (utf16: Int, utf8: Int) {
+        if view.wide.count > 0 { return view.wide[start..<start + count].widths }
+        // Below U+0100: one UTF-16 unit, and one UTF-8 byte below U+0080, else two.
+        var utf8 = count
+        for byte in view.narrow[start..<start + count] where byte >= 0x80 { utf8 += 1 }
+        return (count, utf8)
     }
 }
 

@@ -68,8 +68,10 @@ struct SpanTree: Sendable {
     var inners: [Inner] = []
     /// A leaf while `height == 0`, else an inner node.
     var root: Int32 = 0
-    var height = 0
+    // Beside `root`, so that the two share a word: a sequence is copied by
+    // value in places, and past 248 bytes those copies became calls to memcpy.
     var firstLeaf: Int32 = 0
+    var height = 0
     var ids = ElementIndex()
     var cursor: Cursor?
     var editPoint: EditPoint?
@@ -460,7 +462,9 @@ struct SpanTree: Sendable {
 
     private mutating func allocateLeaf() -> Int32 {
         precondition(leaves.count < Int(Int32.max) / Self.leafCapacity, "SpanTree: too many leaves")
+        leaves.reserveGrowingByAThird(adding: 1)
         leaves.append(Leaf())
+        spans.reserveGrowingByAThird(adding: Self.leafCapacity)
         spans.append(contentsOf: repeatElement(Span.empty, count: Self.leafCapacity))
         return Int32(leaves.count - 1)
     }
@@ -469,6 +473,20 @@ struct SpanTree: Sendable {
         inners.append(Inner())
         children.append(contentsOf: repeatElement(-1, count: Self.fanout))
         return Int32(inners.count - 1)
+    }
+}
+
+extension Array {
+    /// Makes room for `extra` more elements, growing by a third rather
+    /// than doubling once the array holds 4 MiB: for the arrays that hold
+    /// most of a large document (spans, the id index, text content), which
+    /// then keep at most a quarter of their memory spare instead of half,
+    /// for two more copies of each element in all. Smaller arrays double,
+    /// as `append` does: many small copies would cost more than they save.
+    @inlinable
+    mutating func reserveGrowingByAThird(adding extra: Int) {
+        guard count + extra > capacity, capacity * MemoryLayout<Element>.stride >= 4 << 20 else { return }
+        reserveCapacity(Swift.max(count + extra, capacity + capacity / 3))
     }
 }
 

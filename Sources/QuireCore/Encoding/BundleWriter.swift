@@ -1,0 +1,254 @@
+/// The replicas and map keys a bundle's columns refer to by index: a first
+/// pass over the changes notes them, and `BundleWriter` writes the tables.
+struct BundleTables {
+    fileprivate var replicas = ReplicaTable()
+    fileprivate var keys = Set<String>()
+    /// The replica noted last: most ids in a run of changes are one writer's.
+    private var lastReplica: ReplicaID?
+
+    mutating func note(_ replica: ReplicaID) {
+        guard replica != lastReplica else { return }
+        replicas.insert(replica)
+        lastReplica = replica
+    }
+
+    /// Notes every replica and key `operations` name. (Matched in place in
+    /// the buffer: copying an `Operation` out costs more than encoding it.)
+    mutating func note(_ operations: UnsafeBufferPointer<Operation>) {
+        for index in operations.indices {
+            switch operations[index] {
+            case .put(let object, let key, _, let pred), .remove(let object, let key, let pred):
+                note(object)
+                keys.insert(key)
+                for id in pred { note(id.replica) }
+            case .insert(let object, let origin, _):
+                note(object)
+                if let origin { note(origin.replica) }
+            case .delete(let object, let target):
+                note(object)
+                note(target.start.replica)
+            case .increment(let object, _):
+                note(object)
+            }
+        }
+    }
+
+    private mutating func note(_ object: ObjectID) {
+        if let creator = object.creator { note(creator.replica) }
+    }
+}
+
+/// Writes a change bundle (`ChangeEncoding`, `Specs/encoding.md`) one
+/// change at a time, from whatever holds the changes: `Change` values, or a
+/// history's flat records, which then need not become `Change`s first.
+///
+/// A history is encoded as it grows, a few dozen column values per
+/// keystroke, so the columns live in memory the writer owns (it is not
+/// copyable): no copy-on-write check per value.
+struct BundleWriter: ~Copyable {
+    typealias Column = ChangeEncoding.Column
+    typealias Kind = ChangeEncoding.Kind
+    typealias OriginMode = ChangeEncoding.OriginMode
+
+    private let elidingText: Bool
+    private let replicaTable: [ReplicaID]
+    private let keyTable: [String]
+    private let keyIndex: [String: UInt64]
+    private let columns: UnsafeMutablePointer<ColumnWriter>
+    private var text = ByteWriter()
+    private var values = ByteWriter()
+    private var changeCount = 0
+
+    /// The last counter of each replica so far, by index in `replicaTable`.
+    private var lastCounters: [UInt64]
+    private var previousLast: OpID?
+    private var previousLastLamport: UInt64 = 0
+    private var previousTime: Int64 = 0
+    private var previousDelete: UInt64 = 0
+    /// The replica looked up last, with its index: most ids are one writer's.
+    private var lastLookup = (replica: ReplicaID(0), index: UInt64.max)
+
+    /// A writer for changes that name only what `tables` noted.
+    init(_ tables: BundleTables, elidingText: Bool) {
+        self.elidingText = elidingText
+        replicaTable = tables.replicas.replicas
+        keyTable = tables.keys.sorted()
+        keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { ($1, UInt64($0)) })
+        lastCounters = Array(repeating: 0, count: replicaTable.count)
+        columns = .allocate(capacity: Column.allCases.count)
+        columns.initialize(repeating: ColumnWriter(), count: Column.allCases.count)
+    }
+
+    deinit {
+        columns.deinitialize(count: Column.allCases.count)
+        columns.deallocate()
+    }
+
+    @inline(__always)
+    private mutating func replicaIndex(_ replica: ReplicaID) -> UInt64 {
+        if lastLookup.index != .max && lastLookup.replica == replica { return lastLookup.index }
+        return lookUpReplicaIndex(replica)
+    }
+
+    private mutating func lookUpReplicaIndex(_ replica: ReplicaID) -> UInt64 {
+        var low = 0, high = replicaTable.count
+        while low < high {
+            let mid = (low + high) / 2
+            if replicaTable[mid] < replica { low = mid + 1 } else { high = mid }
+        }
+        precondition(low < replicaTable.count && replicaTable[low] == replica, "replica \(replica) is not in the table")
+        lastLookup = (replica, UInt64(low))
+        return UInt64(low)
+    }
+
+    @inline(__always)
+    private func put(_ column: Column, _ value: UInt64) { columns[column.rawValue].append(value) }
+    @inline(__always)
+    private func put(_ column: Column, signed value: Int64) { columns[column.rawValue].append(signed: value) }
+
+    /// Appends one change. `parents` nil means exactly the previous change's
+    /// last id (which a buffer holding only that id means too).
+    mutating func append(id: OpID, lamport: UInt64, width: UInt64, time: Int64,
+                         parents: UnsafeBufferPointer<OpID>?, operations: UnsafeBufferPointer<Operation>) {
+        changeCount += 1
+        let replica = replicaIndex(id.replica)
+        put(.changeReplica, replica)
+        put(.changeCounter, signed: Int64(bitPattern: id.counter &- (lastCounters[Int(replica)] &+ 1)))
+        put(.changeLamport, signed: Int64(bitPattern: lamport &- (previousLastLamport &+ 1)))
+        if let parents, !(parents.count == 1 && parents[0] == previousLast) {
+            put(.parentCount, UInt64(parents.count) + 1)
+            for parent in parents {
+                put(.parentReplica, replicaIndex(parent.replica))
+                put(.parentCounter, parent.counter)
+            }
+        } else {
+            precondition(previousLast != nil, "the first change of a bundle names its parents")
+            put(.parentCount, 0)
+        }
+        put(.changeTime, signed: time &- previousTime)
+        put(.operationCount, UInt64(operations.count))
+        var next = id
+        for index in operations.indices {
+            // The last operation takes what is left of the change's width.
+            let isLast = index == operations.endIndex - 1
+            next = append(operations, index, id: next, widthIfLast: isLast ? id.counter &+ width &- next.counter : nil)
+        }
+        let last = id.advanced(by: width - 1)
+        lastCounters[Int(replica)] = last.counter
+        previousLast = last
+        previousLastLamport = lamport + width - 1
+        previousTime = time
+    }
+
+    /// Appends `operations[index]`, whose id is `id` and, if it is the
+    /// change's last, whose width is `widthIfLast`; returns the next
+    /// operation's id. (Matched in place, as in `BundleTables.note`.)
+    private mutating func append(_ operations: UnsafeBufferPointer<Operation>, _ index: Int, id: OpID,
+                                 widthIfLast: UInt64?) -> OpID {
+        var width: UInt64 = 1
+        switch operations[index] {
+        case let .put(object, key, value, pred):
+            put(object, .put)
+            put(.key, keyIndex[key]!)
+            putPred(pred)
+            values.writeValue(value)
+        case let .remove(object, key, pred):
+            put(object, .remove)
+            put(.key, keyIndex[key]!)
+            putPred(pred)
+        case let .insert(object, origin, .text):
+            put(object, .insertText)
+            putOrigin(origin, of: id)
+            if elidingText, let widthIfLast {
+                // Typing: the length is the width, and the string need not be read.
+                width = widthIfLast
+                put(.textLength, width)
+            } else {
+                width = putText(of: operations[index])
+            }
+        case let .insert(object, origin, .values(list)):
+            put(object, .insertValues)
+            putOrigin(origin, of: id)
+            width = UInt64(list.count)
+            put(.valueCount, width)
+            for value in list { values.writeValue(value) }
+        case let .delete(object, target):
+            put(object, .delete)
+            put(.deleteReplica, replicaIndex(target.start.replica))
+            put(.deleteCounter, signed: Int64(bitPattern: target.start.counter &- previousDelete))
+            put(.deleteLength, UInt64(target.length))
+            previousDelete = target.start.counter
+            width = UInt64(target.length)
+        case let .increment(object, delta):
+            put(object, .increment)
+            put(.incrementDelta, signed: delta)
+        }
+        return id.advanced(by: width)
+    }
+
+    /// The object an operation acts on and its kind: the columns every operation has.
+    @inline(__always)
+    private mutating func put(_ object: ObjectID, _ kind: Kind) {
+        put(.objectReplica, object.creator.map { replicaIndex($0.replica) + 1 } ?? 0)
+        put(.objectCounter, object.creator?.counter ?? 0)
+        put(.operationKind, kind.rawValue)
+    }
+
+    /// Writes the length and (unless eliding) the UTF-8 of a text insert;
+    /// returns how many scalars it inserts, counted on the bytes (those that
+    /// do not continue a scalar) rather than through `unicodeScalars`.
+    private mutating func putText(of insert: Operation) -> UInt64 {
+        guard case .insert(_, _, .text(let string)) = insert else { preconditionFailure("not a text insert") }
+        func put(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var scalars: UInt64 = 0
+            for byte in utf8 where byte & 0xC0 != 0x80 { scalars += 1 }
+            if elidingText {
+                self.put(.textLength, scalars)
+            } else {
+                self.put(.textLength, UInt64(utf8.count))
+                text.writeBytes(utf8)
+            }
+            return scalars
+        }
+        return string.utf8.withContiguousStorageIfAvailable(put) ?? Array(string.utf8).withUnsafeBufferPointer(put)
+    }
+
+    private mutating func putOrigin(_ origin: OpID?, of id: OpID) {
+        guard let origin else { return put(.originMode, OriginMode.head.rawValue) }
+        if origin.replica == id.replica && origin.counter &+ 1 == id.counter {
+            put(.originMode, OriginMode.previousElement.rawValue)
+        } else {
+            put(.originMode, OriginMode.explicit.rawValue)
+            put(.originReplica, replicaIndex(origin.replica))
+            if elidingText {
+                put(.originCounter, signed: Int64(bitPattern: id.counter &- origin.counter))
+            } else {
+                put(.originCounter, origin.counter)
+            }
+        }
+    }
+
+    private mutating func putPred(_ pred: [OpID]) {
+        put(.predCount, UInt64(pred.count))
+        for id in pred {
+            put(.predReplica, replicaIndex(id.replica))
+            put(.predCounter, id.counter)
+        }
+    }
+
+    /// The bundle: tables, columns, text and values in a frame.
+    mutating func finish() -> [UInt8] {
+        var body = ByteWriter()
+        body.writeVarint(replicaTable.count)
+        for replica in replicaTable { body.writeUInt64(replica.rawValue) }
+        body.writeVarint(keyTable.count)
+        for key in keyTable { body.writeString(key) }
+        body.writeVarint(changeCount)
+        for index in Column.allCases.indices { body.writeData(columns[index].finish()) }
+        body.writeData(text.bytes)
+        body.writeData(values.bytes)
+        return Envelope.seal(magic: ChangeEncoding.magic,
+                             version: elidingText ? ChangeEncoding.elidedTextVersion : ChangeEncoding.version, body: body.bytes)
+    }
+}
+
