@@ -204,7 +204,7 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         var text = Text()
         let latin1 = "héllo wörld ÿ"
         _ = try text.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars(latin1))
-        #expect(!text.content.isWide && text.content.narrow.count == latin1.unicodeScalars.count)
+        #expect(!text.content.isWide && text.content.bytes.count == latin1.unicodeScalars.count)
         #expect(text.utf8Count == latin1.utf8.count && text.utf16Count == latin1.utf16.count)
         // Deleting splits spans that are not one UTF-8 byte a scalar: measured on the bytes.
         _ = try text.deleteLocal(1..<3)
@@ -215,7 +215,7 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         let narrow = text
         // One that does not fit in a byte widens the storage, wherever it comes in the run.
         try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 3), lamport: 20, contentsOf: scalars("a€b"))
-        #expect(text.content.isWide)
+        #expect(text.content.isWide && text.content.bytes.count == 4 * text.content.count)
         #expect(text.string == "a€bü!hlo wörld ÿ")
         #expect(Array(text.runs.dropFirst()) == narrow.runs)
         text.checkInvariants()

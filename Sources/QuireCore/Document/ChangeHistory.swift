@@ -92,8 +92,9 @@ struct ChangeHistory: Sendable {
         var start = indexedCount
         while start < records.count {
             let replica = records[start].id.replica
-            var end = start + 1
-            while end < records.count && records[end].id.replica == replica { end += 1 }
+            let end = records.withUnsafeBufferPointer { records in
+                records[(start + 1)...].firstIndex { $0.id.replica != replica } ?? records.endIndex
+            }
             recordsByReplica.modify(replica, default: []) { $0.append(contentsOf: Int32(start)..<Int32(end)) }
             start = end
         }

@@ -119,7 +119,7 @@ extension Document {
     mutating func validate(_ change: Change, checkingElements: Bool) throws(DocumentError) {
         func invalid(_ reason: String) -> DocumentError { .invalidChange(change.id, reason: reason) }
         // Stamps are unique: a replica's Lamport values only go up.
-        if case let previous = replicaLamports[change.replica], previous > 0, change.lamport <= previous {
+        if case let previous = lastLamport(of: change.replica), previous > 0, change.lamport <= previous {
             throw invalid("its Lamport value \(change.lamport) does not advance on its replica's previous \(previous)")
         }
         for (parent, next) in zip(change.parents, change.parents.dropFirst()) where !(parent < next) {

@@ -91,7 +91,7 @@ extension Document {
     /// it cannot be applied so.
     private mutating func apply(_ chain: Chain) -> Bool {
         let first = chain.firstID, lamport = chain.firstLamport
-        if case let previous = replicaLamports[first.replica], previous > 0, lamport <= previous { return false }
+        if case let previous = lastLamport(of: first.replica), previous > 0, lamport <= previous { return false }
         switch chain.operation {
         case let .insert(object, origin, .text):
             guard let slot = try? objects.editableSlot(object, .text) else { return false }

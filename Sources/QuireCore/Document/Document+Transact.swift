@@ -56,7 +56,7 @@ extension Document {
         let last = start.advanced(by: width - 1)
         let lastLamport = startLamport + width - 1
         versionVector[replica] = last.counter
-        replicaLamports[replica] = lastLamport
+        localLamport = lastLamport
         maxLamport = max(maxLamport, lastLamport)
         if heads.count == 1 { heads[0] = last } else { heads = [last] }
     }

@@ -28,7 +28,11 @@ public struct Document: Sendable {
     /// For each replica, the Lamport value of its last applied operation:
     /// its next change must start above it, so no two operations share a stamp.
     /// (A replica-to-number map: `VersionVector`'s compact storage, holding Lamport values.)
+    /// The local replica's own entry is kept in `localLamport` instead
+    /// (committing a keystroke then writes one map, not two); read both
+    /// through `lastLamport(of:)`.
     var replicaLamports = VersionVector()
+    var localLamport: UInt64 = 0
     /// Every applied change, in the order applied.
     var history = ChangeHistory()
     /// The snapshot this document was loaded from, when that snapshot held
@@ -44,6 +48,11 @@ public struct Document: Sendable {
     public init(replica: ReplicaID) {
         self.replica = replica
         objects = ObjectTable()
+    }
+
+    /// The Lamport value of `replica`'s last applied operation, 0 if none.
+    func lastLamport(of replica: ReplicaID) -> UInt64 {
+        replica == self.replica ? max(localLamport, replicaLamports[replica]) : replicaLamports[replica]
     }
 
     /// The number of changes waiting for changes they depend on.

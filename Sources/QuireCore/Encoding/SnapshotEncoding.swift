@@ -37,7 +37,7 @@ extension Document {
         body.writeVarint(versionVector.replicas.count)
         for replica in versionVector.replicas {
             writeID(OpID(replica: replica, counter: versionVector[replica]))
-            body.writeVarint(replicaLamports[replica])
+            body.writeVarint(lastLamport(of: replica))
         }
         body.writeVarint(heads.count)
         for head in heads { writeID(head) }

@@ -96,23 +96,30 @@ extension Unicode.Scalar: SequenceElement {
 /// (Latin-1: ASCII text and most Western European text), in four bytes
 /// each from the first one that is not on. Texts are mostly such text, and
 /// their content, tombstones included, is most of a large document's memory.
+///
+/// Both forms live in one byte array, so that reading or measuring the
+/// content retains one buffer, not two: every edit does it.
 public struct ScalarStorage: ElementStorage {
-    /// The scalars, while all are below U+0100.
-    @usableFromInline var narrow: [UInt8] = []
-    /// The scalars, once one is not (then `narrow` is empty).
-    @usableFromInline var wide: [Unicode.Scalar] = []
-
-    @inlinable
-    var isWide: Bool { !wide.isEmpty }
+    /// The scalars: one byte each, or, once `isWide`, four (the scalar's
+    /// value in the machine's byte order).
+    @usableFromInline var bytes: [UInt8] = []
+    @usableFromInline var isWide = false
 
     @inlinable
     public init() {}
 
     public init(compacting scalars: [Unicode.Scalar]) {
         if scalars.allSatisfy({ $0.value < 0x100 }) {
-            narrow = scalars.map { UInt8(truncatingIfNeeded: $0.value) }
+            bytes = scalars.map { UInt8(truncatingIfNeeded: $0.value) }
         } else {
-            wide = compacted(scalars)
+            isWide = true
+            bytes = Array(unsafeUninitializedCapacity: scalars.count * 4) { buffer, initialized in
+                let raw = UnsafeMutableRawBufferPointer(buffer)
+                for (index, scalar) in scalars.enumerated() {
+                    raw.storeBytes(of: scalar.value, toByteOffset: index * 4, as: UInt32.self)
+                }
+                initialized = scalars.count * 4
+            }
         }
     }
 
@@ -121,7 +128,7 @@ public struct ScalarStorage: ElementStorage {
     init?(utf8 bytes: ArraySlice<UInt8>) {
         if bytes.allSatisfy({ $0 < 0x80 }) {
             self.init()
-            narrow = Array(bytes)
+            self.bytes = Array(bytes)
         } else {
             guard let scalars = [Unicode.Scalar](validatingUTF8: bytes) else { return nil }
             self.init(compacting: scalars)
@@ -129,24 +136,33 @@ public struct ScalarStorage: ElementStorage {
     }
 
     /// Every scalar is ASCII: one UTF-16 unit and one UTF-8 byte each.
-    var isASCII: Bool { !isWide && narrow.allSatisfy { $0 < 0x80 } }
+    var isASCII: Bool { !isWide && bytes.allSatisfy { $0 < 0x80 } }
 
     @inlinable
-    public var count: Int { isWide ? wide.count : narrow.count }
+    public var count: Int { isWide ? bytes.count >> 2 : bytes.count }
 
     @inlinable
-    public var byteCount: Int { narrow.capacity + wide.capacity * MemoryLayout<Unicode.Scalar>.stride }
+    public var byteCount: Int { bytes.capacity }
 
     @inlinable
     public subscript(position: Int) -> Unicode.Scalar {
-        isWide ? wide[position] : Unicode.Scalar(narrow[position])
+        guard isWide else { return Unicode.Scalar(bytes[position]) }
+        precondition(position >= 0 && position < count, "ScalarStorage index out of range")
+        return bytes.withUnsafeBytes { Self.scalar(in: $0, at: position) }
+    }
+
+    /// The scalar at `position` of wide storage's bytes.
+    @inlinable
+    static func scalar(in bytes: UnsafeRawBufferPointer, at position: Int) -> Unicode.Scalar {
+        // Only valid scalars were stored.
+        Unicode.Scalar(bytes.loadUnaligned(fromByteOffset: position * 4, as: UInt32.self)).unsafelyUnwrapped
     }
 
     @inlinable
     public mutating func append(_ scalar: Unicode.Scalar) {
         if !isWide && scalar.value < 0x100 {
-            narrow.reserveGrowingByAThird(adding: 1)
-            narrow.append(UInt8(truncatingIfNeeded: scalar.value))
+            bytes.reserveGrowingByAThird(adding: 1)
+            bytes.append(UInt8(truncatingIfNeeded: scalar.value))
         } else {
             appendWidening(scalar)
         }
@@ -161,8 +177,8 @@ public struct ScalarStorage: ElementStorage {
         if !isWide {
             while let scalar = iterator.next() {
                 guard scalar.value < 0x100 else { appendWidening(scalar); break }
-                narrow.reserveGrowingByAThird(adding: 1)
-                narrow.append(UInt8(truncatingIfNeeded: scalar.value))
+                bytes.reserveGrowingByAThird(adding: 1)
+                bytes.append(UInt8(truncatingIfNeeded: scalar.value))
             }
         }
         while let scalar = iterator.next() { append(scalar) }
@@ -173,62 +189,66 @@ public struct ScalarStorage: ElementStorage {
     @usableFromInline
     mutating func appendNarrow(_ scalars: UnsafeBufferPointer<Unicode.Scalar>) -> Bool {
         guard scalars.allSatisfy({ $0.value < 0x100 }) else { return false }
-        narrow.reserveGrowingByAThird(adding: scalars.count)
-        narrow.append(contentsOf: scalars.lazy.map { UInt8(truncatingIfNeeded: $0.value) })
+        bytes.reserveGrowingByAThird(adding: scalars.count)
+        bytes.append(contentsOf: scalars.lazy.map { UInt8(truncatingIfNeeded: $0.value) })
         return true
     }
 
-    /// Appends a scalar that does not fit in a byte, or to wide storage.
+    /// Appends a scalar that does not fit in a byte, or to wide storage,
+    /// widening the storage first if it is not.
     @usableFromInline
     mutating func appendWidening(_ scalar: Unicode.Scalar) {
         if !isWide {
-            wide.reserveCapacity(narrow.count + 1)
-            for byte in narrow { wide.append(Unicode.Scalar(byte)) }
-            narrow = []
+            let narrow = bytes
+            bytes = []
+            bytes.reserveCapacity(narrow.count * 4 + 4)
+            for byte in narrow { Swift.withUnsafeBytes(of: UInt32(byte)) { bytes.append(contentsOf: $0) } }
+            isWide = true
         }
-        wide.reserveGrowingByAThird(adding: 1)
-        wide.append(scalar)
+        bytes.reserveGrowingByAThird(adding: 4)
+        Swift.withUnsafeBytes(of: scalar.value) { bytes.append(contentsOf: $0) }
     }
 
     @inlinable
     public mutating func removeSubrange(_ range: PartialRangeFrom<Int>) {
-        if isWide { wide.removeSubrange(range) } else { narrow.removeSubrange(range) }
+        bytes.removeSubrange((isWide ? range.lowerBound * 4 : range.lowerBound)...)
     }
 
     @inlinable
     public func slice(_ range: Range<Int>) -> ArraySlice<Unicode.Scalar> {
-        isWide ? wide[range] : narrow[range].map(Unicode.Scalar.init)[...]
+        guard isWide else { return bytes[range].map(Unicode.Scalar.init)[...] }
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ScalarStorage range out of bounds")
+        return bytes.withUnsafeBytes { bytes in range.map { Self.scalar(in: bytes, at: $0) } }[...]
     }
 
-    /// One of the two buffers, the other empty.
+    /// The storage's bytes, and whether they are four to a scalar.
     public struct UnsafeView {
-        @usableFromInline let narrow: UnsafeBufferPointer<UInt8>
-        @usableFromInline let wide: UnsafeBufferPointer<Unicode.Scalar>
+        @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
+        @usableFromInline let isWide: Bool
 
         @inlinable
-        init(narrow: UnsafeBufferPointer<UInt8>, wide: UnsafeBufferPointer<Unicode.Scalar>) {
-            self.narrow = narrow
-            self.wide = wide
+        init(bytes: UnsafeBufferPointer<UInt8>, isWide: Bool) {
+            self.bytes = bytes
+            self.isWide = isWide
         }
     }
 
     @inlinable @inline(__always)
     public func withUnsafeView<Result, Failure>(_ body: (UnsafeView) throws(Failure) -> Result) throws(Failure) -> Result {
-        let none = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
-        if isWide {
-            return try wide.withUnsafeBufferPointer { wide throws(Failure) in try body(UnsafeView(narrow: none, wide: wide)) }
-        }
-        return try narrow.withUnsafeBufferPointer { narrow throws(Failure) in
-            try body(UnsafeView(narrow: narrow, wide: UnsafeBufferPointer(start: nil, count: 0)))
-        }
+        let isWide = isWide
+        return try bytes.withUnsafeBufferPointer { bytes throws(Failure) in try body(UnsafeView(bytes: bytes, isWide: isWide)) }
     }
 
     @inlinable
     public static func widths(_ view: UnsafeView, _ start: Int, _ count: Int) -> (utf16: Int, utf8: Int) {
-        if view.wide.count > 0 { return view.wide[start..<start + count].widths }
+        if view.isWide {
+            precondition(start >= 0 && (start + count) * 4 <= view.bytes.count, "ScalarStorage range out of bounds")
+            let raw = UnsafeRawBufferPointer(view.bytes)
+            return (start..<start + count).lazy.map { scalar(in: raw, at: $0) }.widths
+        }
         // Below U+0100: one UTF-16 unit, and one UTF-8 byte below U+0080, else two.
         var utf8 = count
-        for byte in view.narrow[start..<start + count] where byte >= 0x80 { utf8 += 1 }
+        for byte in view.bytes[start..<start + count] where byte >= 0x80 { utf8 += 1 }
         return (count, utf8)
     }
 }
