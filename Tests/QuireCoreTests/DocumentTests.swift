@@ -21,10 +21,13 @@ import QuireTestSupport
     /// The history indexes its records by replica a batch at a time, so a
     /// lookup covers indexed records and the ones after them: with runs of
     /// three replicas' changes over several batches, every version and every
-    /// id must find exactly the changes a plain filter finds.
-    @Test func changesAreFoundByVersionAndByIdAcrossTheHistoryIndex() throws {
+    /// id must find exactly the changes a plain filter finds; also when the
+    /// history is bundled every few hundred records, between the batches.
+    @Test(arguments: [ChangeHistory.changesPerBundle, ChangeHistory.recordsPerIndexing + 44])
+    func changesAreFoundByVersionAndByIdAcrossTheHistoryIndex(recordsPerBundle: Int) throws {
         var rng = SeededGenerator(seed: 11)
         var (mine, body) = try documentWithText(alice)
+        mine.history.recordsPerBundle = recordsPerBundle
         let setup = try mine.changes(since: VersionVector())
         var others = [Document(replica: bob), Document(replica: ReplicaID(0xC))]
         for i in others.indices { try others[i].apply(setup) }
