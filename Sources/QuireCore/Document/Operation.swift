@@ -27,9 +27,15 @@ extension String {
     /// walking `unicodeScalars` one by one made pasted text a sixth of a merge.
     var unicodeScalarCount: Int {
         var string = self
-        return string.withUTF8 { bytes in
-            bytes.reduce(0) { count, byte in count &+ (byte & 0xC0 == 0x80 ? 0 : 1) }
-        }
+        return string.withUTF8 { $0.unicodeScalarCount }
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// The number of Unicode scalars these UTF-8 bytes encode: the bytes
+    /// that do not continue a scalar.
+    var unicodeScalarCount: Int {
+        reduce(0) { count, byte in count &+ (byte & 0xC0 == 0x80 ? 0 : 1) }
     }
 }
 

@@ -200,8 +200,7 @@ struct BundleWriter: ~Copyable {
     private mutating func putText(of insert: Operation) -> UInt64 {
         guard case .insert(_, _, .text(let string)) = insert else { preconditionFailure("not a text insert") }
         func put(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt64 {
-            var scalars: UInt64 = 0
-            for byte in utf8 where byte & 0xC0 != 0x80 { scalars += 1 }
+            let scalars = UInt64(utf8.unicodeScalarCount)
             if elidingText {
                 self.put(.textLength, scalars)
             } else {
