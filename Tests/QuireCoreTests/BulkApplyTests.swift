@@ -110,6 +110,34 @@ import QuireTestSupport
         }
     }
 
+    /// A catch-up of a few changes is kept decoded, a large one encoded; a
+    /// replica merging single changes from many others holds no bundle per
+    /// change, and its history, snapshot and what it sends on are exactly
+    /// those of the same changes applied in one call.
+    @Test func smallCatchUpsAreRecordedDecodedAndLargeOnesKeptEncoded() throws {
+        var merged = Document(replica: ReplicaID(1))
+        for writer in 2...101 {
+            var replica = Document(replica: ReplicaID(UInt64(writer)))
+            try replica.transact { tx in try tx.put(.root, key: "k\(writer)", .int(Int64(writer) * 7)) }
+            try merged.applyEncoded(replica.encodeChanges(since: merged.versionVector))
+        }
+        #expect(merged.history.bundles.isEmpty && merged.history.count == 100)
+        let changes = try merged.allChanges()
+        #expect(changes.map(\.replica) == (2...101).map { ReplicaID(UInt64($0)) })
+        #expect(try merged.changes(since: VersionVector([ReplicaID(50): 1])).count == 99)
+
+        var together = Document(replica: ReplicaID(1))
+        try together.applyEncoded(ChangeEncoding.encode(changes))
+        #expect(together.history.bundles.count == 1 && together.history.count == 100)
+        #expect(together.encodeSnapshot(includeHistory: false) == merged.encodeSnapshot(includeHistory: false))
+        #expect(try together.allChanges() == changes)
+
+        let reloaded = try Document(snapshot: merged.encodeSnapshot(), replica: ReplicaID(1))
+        #expect(try reloaded.allChanges() == changes)
+        // Its one history bundle is smaller than the hundred it once held.
+        #expect(merged.encodeSnapshot().count < together.encodeSnapshot().count + 100)
+    }
+
     /// A bundle taken whole tells its bounds, equal to those of its changes;
     /// one that is not one run, or not taken whole, tells none.
     @Test func aBundleTakenWholeTellsItsBounds() throws {

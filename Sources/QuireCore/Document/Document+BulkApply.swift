@@ -1,7 +1,13 @@
 extension Document {
+    /// A bundle of fewer changes goes into the history decoded. Kept apart,
+    /// each would carry its own tables, checksum and version vector: a
+    /// replica merging single changes from 1,540 others (crdt-benchmarks B3)
+    /// held 29 MB of version vectors and wrote them all into its snapshot.
+    static let smallestKeptBundle = 16
+
     /// Applies a bundle whose changes are new and ready in the order given,
     /// as when a fresh replica catches up, straight from its columns, and
-    /// keeps the bundle encoded as history.
+    /// keeps the bundle encoded as history (unless it is small).
     ///
     /// A history of ordinary typing is a long chain of one-operation changes
     /// by one replica: each inserts after the element the previous one
@@ -54,7 +60,11 @@ extension Document {
             throw error
         }
         guard inOrder else { return (try finishOneByOne(bytes, limits: limits, applied: applied), nil) }
-        history.append(bundle: bytes, count: applied, version: versionVector)
+        if applied < Self.smallestKeptBundle {
+            try recordDecoded(bytes, count: applied)
+        } else {
+            history.append(bundle: bytes, count: applied, version: versionVector)
+        }
         // Every change was the next of its replica: one replica makes one run.
         guard let first, isOneReplica, let last = decoder.lastRead else { return (applied, nil) }
         return (applied, RunBounds(count: applied, first: first, lastID: last.id, lastLamport: last.lamport, lastTime: last.time))

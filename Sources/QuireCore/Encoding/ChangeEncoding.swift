@@ -136,14 +136,15 @@ extension Document {
     ///
     /// When every change of the bundle is new and ready in the order given,
     /// as when a fresh replica catches up, the history keeps the bundle
-    /// encoded instead of holding each change decoded.
+    /// encoded instead of holding each change decoded (unless the bundle
+    /// holds only a few changes).
     @discardableResult
     public mutating func applyEncoded(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> Int {
         try applyEncodedRun(bytes, limits: limits).applied
     }
 
-    /// `applyEncoded`, also telling whether the bundle was taken whole and
-    /// kept encoded (every change new and applied in the order given) and
+    /// `applyEncoded`, also telling whether the bundle was taken whole
+    /// (every change new and applied in the order given) and
     /// is one run: then `run` holds its bounds, so that a store can log the
     /// bytes as they came without decoding them again.
     public mutating func applyEncodedRun(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> (applied: Int, run: RunBounds?) {
