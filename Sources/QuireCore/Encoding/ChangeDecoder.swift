@@ -313,14 +313,20 @@ extension ChangeDecoder {
             count = min(count, run)
             return value
         }
-        // The columns that concurrent edits break most often first: most
-        // calls find no continuation.
+        // The operation's own columns first, those concurrent edits break
+        // most often: most calls find no continuation.
+        var deleteStep: Int64 = 0
         switch edit {
         case .insertText:
             guard elidedText == nil, try same(.originMode, ChangeEncoding.OriginMode.previousElement.rawValue) != nil,
                   try same(.operationKind, ChangeEncoding.Kind.insertText.rawValue) != nil else { return nil }
-        case .delete:
-            guard try same(.operationKind, ChangeEncoding.Kind.delete.rawValue) != nil else { return nil }
+        case .delete(_, let target):
+            guard let rawStep = try same(.deleteCounter), try same(.deleteLength, UInt64(target.length)) != nil else { return nil }
+            deleteStep = Int64(bitPattern: rawStep >> 1) ^ -Int64(bitPattern: rawStep & 1)
+            // Only steps that keep each delete next to the one before.
+            guard deleteStep == -Int64(target.length) || deleteStep == Int64(target.length),
+                  try same(.operationKind, ChangeEncoding.Kind.delete.rawValue) != nil,
+                  try same(.deleteReplica, UInt64(replicaIndex(target.start.replica))) != nil else { return nil }
         }
         let object = edit.object.creator
         let objectReplica = object.map { UInt64(replicaIndex($0.replica)) + 1 } ?? 0
@@ -348,17 +354,13 @@ extension ChangeDecoder {
                                         lastStart: current.lastID.advanced(by: width - lastWidth + 1),
                                         lastLamport: current.lastLamport + width - lastWidth + 1, lastWidth: lastWidth)
         case .delete(_, let target):
-            guard try same(.deleteReplica, UInt64(replicaIndex(target.start.replica))) != nil,
-                  let rawStep = try same(.deleteCounter), let length = try same(.deleteLength, UInt64(target.length))
-            else { return nil }
-            let step = Int64(bitPattern: rawStep >> 1) ^ -Int64(bitPattern: rawStep & 1)
-            // Only steps that keep each delete next to the one before.
-            guard step == -Int64(length) || step == Int64(length), length <= UInt64(limits.maxOperationWidth) else { return nil }
+            // The decoder checked `target.length` against the limit when it read it.
+            let length = UInt64(target.length)
             let span = length.multipliedReportingOverflow(by: count)
-            let lastDelete = Int64(bitPattern: previousDelete) &+ step &* Int64(count)
+            let lastDelete = Int64(bitPattern: previousDelete) &+ deleteStep &* Int64(count)
             guard !span.overflow, lastDelete > 0 else { return nil }
             continuation = Continuation(count: Int(count), width: span.partialValue, scalars: nil,
-                                        deleteStart: previousDelete, deleteStep: step,
+                                        deleteStart: previousDelete, deleteStep: deleteStep,
                                         lastStart: current.lastID.advanced(by: span.partialValue - length + 1),
                                         lastLamport: current.lastLamport + span.partialValue - length + 1, lastWidth: length)
         }
