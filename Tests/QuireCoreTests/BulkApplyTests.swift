@@ -105,9 +105,100 @@ import QuireTestSupport
         for text in ["", "plain", "é", "a😀b", "e\u{301}", "日本語テキスト", String(repeating: "x😀", count: 100)] {
             #expect(text.unicodeScalarCount == text.unicodeScalars.count, "\(text)")
             var scalars: [Unicode.Scalar] = ["!"]
-            scalars.append(scalarsOf: text)
+            let lastCount = scalars.append(decodingUTF8: Array(text.utf8)[...], textLength: text.utf8.count)
+            #expect(lastCount == text.unicodeScalars.count, "\(text)")
             #expect(scalars == ["!"] + Array(text.unicodeScalars), "\(text)")
         }
+        var scalars: [Unicode.Scalar] = []
+        #expect(scalars.append(decodingUTF8: [0x61, 0xC3][...], textLength: 2) == nil)  // cut short
+    }
+
+    /// Replicas editing at once from a shared start: typing, pastes,
+    /// deletes, changes of several operations, map writes and list inserts,
+    /// with some exchanges between them, all merged into the first.
+    static func concurrentDocument(seed: UInt64, replicas: Int) throws -> Document {
+        var rng = SeededGenerator(seed: seed)
+        var docs = (0..<replicas).map { Document(replica: ReplicaID(UInt64($0) * 7919 + 3)) }
+        let (text, list) = try docs[0].transact { tx in
+            (try tx.putObject(.root, key: "text", kind: .text), try tx.putObject(.root, key: "list", kind: .list))
+        }
+        for index in docs.indices.dropFirst() { try docs[index].apply(try docs[0].allChanges()) }
+        for _ in 0..<150 {
+            let index = Int.random(in: docs.indices, using: &rng)
+            let count = try docs[index].textCount(text)
+            let position = Int.random(in: 0...count, using: &rng)
+            let start = max(0, min(position, count - 1))  // where a delete can start
+            try docs[index].transact { tx in
+                switch Int.random(in: 0..<7, using: &rng) {
+                case 0 where count > 0:
+                    try tx.deleteText(text, at: start, count: min(Int.random(in: 1...4, using: &rng), count - start))
+                case 1:
+                    try tx.insertText(text, at: position, randomText(&rng, maxLength: 12))  // a paste
+                case 2 where count > 0:
+                    // A replacement: a delete and an insert in one change.
+                    try tx.deleteText(text, at: start, count: 1)
+                    try tx.insertText(text, at: start, randomText(&rng, maxLength: 3))
+                case 3:
+                    try tx.put(.root, key: "k\(Int.random(in: 0..<4, using: &rng))", .int(Int64(index)))
+                case 4:
+                    try tx.insert(list, at: 0, .int(Int64.random(in: 0..<100, using: &rng)))
+                default:
+                    try tx.insertText(text, at: position, randomText(&rng, maxLength: 1))
+                }
+            }
+            if Int.random(in: 0..<8, using: &rng) == 0 {
+                let other = Int.random(in: docs.indices, using: &rng)
+                try docs[other].apply(try docs[index].changes(since: docs[other].versionVector))
+            }
+        }
+        for index in docs.indices.dropFirst() { try docs[0].apply(try docs[index].changes(since: docs[0].versionVector)) }
+        return docs[0]
+    }
+
+    /// The heads of a history, from its graph alone: the last change of each
+    /// replica that no change names as a parent.
+    static func heads(of changes: [Change]) -> [OpID] {
+        let parents = Set(changes.flatMap(\.parents))
+        var last: [ReplicaID: OpID] = [:]
+        for change in changes where change.lastID.counter > last[change.replica]?.counter ?? 0 { last[change.replica] = change.lastID }
+        return last.values.filter { !parents.contains($0) }.sorted()
+    }
+
+    @Test(arguments: [(11, 2), (12, 5), (13, 8), (14, 16)] as [(UInt64, Int)])
+    func concurrentHistoriesGiveTheSameStateAsChangeByChange(seed: UInt64, replicas: Int) throws {
+        let source = try Self.concurrentDocument(seed: seed, replicas: replicas)
+        let changes = try source.allChanges()
+        var bulk = Document(replica: ReplicaID(1))
+        #expect(try bulk.applyEncodedRun(source.encodeChanges()).applied == changes.count)
+        var oneByOne = Document(replica: ReplicaID(1))
+        for change in changes { try oneByOne.apply(change) }
+        #expect(bulk.encodeSnapshot(includeHistory: false) == oneByOne.encodeSnapshot(includeHistory: false))
+        #expect(bulk.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
+        #expect(bulk.heads == Self.heads(of: changes))
+        #expect(oneByOne.heads == bulk.heads && source.heads == bulk.heads)
+        #expect(bulk.versionVector == source.versionVector)
+        #expect(try bulk.allChanges() == changes)
+        // Decoding alone gives the changes back, one-operation edits included.
+        #expect(try ChangeEncoding.decode(source.encodeChanges()) == changes)
+    }
+
+    /// A one-operation insert whose text is not UTF-8, in a frame whose
+    /// checksum holds: refused, with nothing of it applied.
+    @Test func aSingleInsertOfInvalidTextAppliesNothing() throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        try source.transact { tx in try tx.insertText(text, at: 0, "é") }
+        try source.transact { tx in try tx.insertText(text, at: 1, "x") }
+        let bytes = try source.encodeChanges()
+        var body = Array(try Envelope.open(bytes, magic: ChangeEncoding.magic, name: "bundle", version: ChangeEncoding.version).remainingBytes)
+        let index = try #require(body.indices.first { body[$0] == 0xC3 && body[$0 + 1] == 0xA9 })
+        body[index + 1] = 0x41  // "é" becomes a lead byte followed by "A"
+        let damaged = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version, body: body)
+        var fresh = Document(replica: ReplicaID(2))
+        #expect(throws: DecodingError.self) { try fresh.applyEncoded(damaged) }
+        #expect(fresh.changeCount == 1 && fresh.versionVector[ReplicaID(1)] == 1)
+        #expect(try fresh.text(text) == "")
+        #expect(throws: DecodingError.self) { try ChangeEncoding.decode(damaged) }
     }
 
     /// A catch-up of a few changes is kept decoded, a large one encoded; a

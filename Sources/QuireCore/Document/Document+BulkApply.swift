@@ -44,7 +44,7 @@ extension Document {
                 }
                 guard current.id.counter == versionVector[current.id.replica] + 1,
                       current.parents.allSatisfy(versionVector.contains) else { inOrder = false; break reading }
-                if chain.start(with: current) {
+                if chain.start(with: &current) {
                     try takeContinuation(of: current, into: &chain, from: &decoder)
                     continue
                 }
@@ -102,8 +102,8 @@ extension Document {
     private mutating func apply(_ chain: Chain) -> Bool {
         let first = chain.firstID, lamport = chain.firstLamport
         if case let previous = lastLamport(of: first.replica), previous > 0, lamport <= previous { return false }
-        switch chain.operation {
-        case let .insert(object, origin, .text):
+        switch chain.edit {
+        case let .insertText(object, origin):
             guard let slot = try? objects.editableSlot(object, .text) else { return false }
             if let origin, let originLamport = objects.texts[slot].lamport(of: origin), lamport <= originLamport { return false }
             guard (try? objects.texts[slot].insertRemote(origin: origin, id: first, lamport: lamport, contentsOf: chain.scalars)) != nil
@@ -117,8 +117,6 @@ extension Document {
             } catch {
                 return false
             }
-        default:
-            return false
         }
         // Each change of the chain builds on the one before: together they
         // move the heads as one change would, from the first's parents to
@@ -133,14 +131,14 @@ extension Document {
 ///
 /// One chain is reused from one run to the next, keeping its buffers.
 private struct Chain {
-    /// The first change: its id, Lamport value, parents and only operation.
-    /// (Its parents are copied into a buffer of the chain's own: sharing the
-    /// decoder's would make the decoder copy its buffer when it reads the
-    /// next change.)
+    /// The first change: its id, Lamport value, parents and only operation
+    /// (an insert's text is in `scalars`). The parents' buffer is swapped
+    /// with the decoder's: sharing it would make the decoder copy it when
+    /// it reads the next change, and copying costs more than swapping.
     private(set) var firstID = OpID(replica: ReplicaID(0), counter: 1)
     private(set) var firstLamport: UInt64 = 0
     private(set) var firstParents: [OpID] = []
-    private(set) var operation = Operation.increment(object: .root, delta: 0)
+    private(set) var edit = ChangeDecoder.Edit.delete(object: .root, target: IDRun(start: OpID(replica: ReplicaID(0), counter: 1), length: 1))
     private(set) var count = 0
     /// The text inserted by an insert chain.
     private(set) var scalars: [Unicode.Scalar] = []
@@ -161,23 +159,20 @@ private struct Chain {
 
     private var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
 
-    /// Starts a chain with `change` if it can begin one.
-    mutating func start(with change: ChangeDecoder.Current) -> Bool {
-        guard change.operations.count == 1 else { return false }
-        switch change.operations[0] {
-        case .insert(_, _, .text(let string)):
-            scalars.append(scalarsOf: string)
+    /// Starts a chain with `change` if it can begin one, taking its parents.
+    mutating func start(with change: inout ChangeDecoder.Current) -> Bool {
+        guard let edit = change.edit else { return false }
+        switch edit {
+        case .insertText:
+            scalars.append(contentsOf: change.scalars)
         case .delete(_, let target):
             low = target.start.counter
             high = target.start.counter + UInt64(target.length) - 1
-        default:
-            return false
         }
         firstID = change.id
         firstLamport = change.lamport
-        firstParents.removeAllOneByOne()
-        firstParents.append(contentsOf: change.parents)
-        operation = change.operations[0]
+        swap(&firstParents, &change.parents)
+        self.edit = edit
         count = 1
         note(change)
         return true
@@ -187,18 +182,14 @@ private struct Chain {
     /// next counters and Lamport values, built on the chain's last change,
     /// inserting after its last element or deleting next to its range.
     func continues(with change: ChangeDecoder.Current) -> Bool {
-        guard count > 0, change.operations.count == 1, change.id.replica == lastStart.replica,
+        guard count > 0, let next = change.edit, change.id.replica == lastStart.replica,
               change.lamport == lastLamport + lastWidth, change.parents.count == 1, change.parents[0] == lastID
         else { return false }
-        // One operation at a time, binding only ids: matching the pair as
-        // a tuple would copy both, text included.
-        switch operation {
-        case .insert(let object, _, .text):
-            guard case .insert(let nextObject, let origin, .text) = change.operations[0] else { return false }
+        switch (edit, next) {
+        case let (.insertText(object, _), .insertText(nextObject, origin)):
             return nextObject == object && origin == lastID
-        case .delete(let object, let firstTarget):
-            guard case .delete(let nextObject, let target) = change.operations[0],
-                  nextObject == object, target.start.replica == firstTarget.start.replica else { return false }
+        case let (.delete(object, firstTarget), .delete(nextObject, target)):
+            guard nextObject == object, target.start.replica == firstTarget.start.replica else { return false }
             let end = target.start.counter + UInt64(target.length) - 1
             return end + 1 == low || target.start.counter == high + 1
         default:
@@ -240,13 +231,13 @@ private struct Chain {
 
     /// Adds a change that `continues(with:)` accepted.
     mutating func extend(with change: ChangeDecoder.Current) {
-        switch change.operations[0] {
-        case .insert(_, _, .text(let string)):
-            scalars.append(scalarsOf: string)
+        switch change.edit {
+        case .insertText:
+            scalars.append(contentsOf: change.scalars)
         case .delete(_, let target):
             low = min(low, target.start.counter)
             high = max(high, target.start.counter + UInt64(target.length) - 1)
-        default:
+        case nil:
             preconditionFailure("only inserts and deletes extend a chain")
         }
         count += 1

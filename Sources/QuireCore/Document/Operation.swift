@@ -76,13 +76,3 @@ public enum Operation: Hashable, Sendable {
         }
     }
 }
-
-extension Array where Element == Unicode.Scalar {
-    /// Appends the scalars of `string`. `append(contentsOf: string.unicodeScalars)`
-    /// walks the scalars twice, once only to count them.
-    mutating func append(scalarsOf string: String) {
-        let needed = count + string.unicodeScalarCount
-        if capacity < needed { reserveCapacity(Swift.max(needed, 2 * capacity)) }
-        for scalar in string.unicodeScalars { append(scalar) }
-    }
-}

@@ -70,43 +70,43 @@ public struct ByteReader: Sendable {
 
     /// A count of items that each take at least `minimumItemSize` bytes:
     /// rejected if the remaining input cannot hold that many.
-    public mutating func readCount(_ what: String, minimumItemSize: Int = 1) throws(DecodingError) -> Int {
-        let count = try readVarint("the number of \(what)")
+    public mutating func readCount(_ what: @autoclosure () -> String, minimumItemSize: Int = 1) throws(DecodingError) -> Int {
+        let count = try readVarint("the number of \(what())")
         guard count <= UInt64(remaining / max(minimumItemSize, 1)) else {
-            throw .invalid("it claims \(count) \(what) but only \(remaining) bytes remain")
+            throw .invalid("it claims \(count) \(what()) but only \(remaining) bytes remain")
         }
         return Int(count)
     }
 
     /// A varint that must be below `limit`.
-    public mutating func readIndex(_ what: String, below limit: Int) throws(DecodingError) -> Int {
-        let value = try readVarint(what)
-        guard value < UInt64(limit) else { throw .invalid("\(what) \(value) is out of range (0..<\(limit))") }
+    public mutating func readIndex(_ what: @autoclosure () -> String, below limit: Int) throws(DecodingError) -> Int {
+        let value = try readVarint(what())
+        guard value < UInt64(limit) else { throw .invalid("\(what()) \(value) is out of range (0..<\(limit))") }
         return Int(value)
     }
 
-    public mutating func readByte(_ what: String = "a byte") throws(DecodingError) -> UInt8 {
-        guard offset < end else { throw .truncated(what) }
+    public mutating func readByte(_ what: @autoclosure () -> String = "a byte") throws(DecodingError) -> UInt8 {
+        guard offset < end else { throw .truncated(what()) }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    public mutating func readBytes(_ count: Int, _ what: String) throws(DecodingError) -> ArraySlice<UInt8> {
-        guard count >= 0, count <= remaining else { throw .truncated(what) }
+    public mutating func readBytes(_ count: Int, _ what: @autoclosure () -> String) throws(DecodingError) -> ArraySlice<UInt8> {
+        guard count >= 0, count <= remaining else { throw .truncated(what()) }
         defer { offset += count }
         return bytes[offset..<(offset + count)]
     }
 
     /// A length-prefixed byte string.
-    public mutating func readData(_ what: String) throws(DecodingError) -> ArraySlice<UInt8> {
-        let count = try readCount("bytes of \(what)")
-        return try readBytes(count, what)
+    public mutating func readData(_ what: @autoclosure () -> String) throws(DecodingError) -> ArraySlice<UInt8> {
+        let count = try readCount("bytes of \(what())")
+        return try readBytes(count, what())
     }
 
     /// A length-prefixed UTF-8 string; invalid UTF-8 is an error.
-    public mutating func readString(_ what: String) throws(DecodingError) -> String {
-        let data = try readData(what)
-        guard let string = String(validatingUTF8Bytes: data) else { throw .invalid("\(what) is not valid UTF-8") }
+    public mutating func readString(_ what: @autoclosure () -> String) throws(DecodingError) -> String {
+        let data = try readData(what())
+        guard let string = String(validatingUTF8Bytes: data) else { throw .invalid("\(what()) is not valid UTF-8") }
         return string
     }
 
@@ -162,54 +162,57 @@ private func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer
 
 /// The scalars of a run of inserted texts, decoded in one pass.
 struct DecodedTexts {
-    var scalars: [Unicode.Scalar]
+    var scalars: [Unicode.Scalar] = []
     /// How many of `scalars` the last text holds.
     var lastCount: Int
 
     /// Decodes `bytes`, the UTF-8 of consecutive texts of `textLength`
     /// bytes each; nil unless every text is valid UTF-8 on its own.
-    ///
-    /// One pass validates, counts and decodes, where making a `String`
-    /// and reading its scalars back would go over the bytes three times.
     init?(utf8 bytes: ArraySlice<UInt8>, textLength: Int) {
-        guard bytes.isEmpty || (textLength > 0 && bytes.count % textLength == 0) else { return nil }
-        var lastCount = 0
-        var valid = true
-        // At most one scalar per byte: written in place, without growing.
-        let scalars = [Unicode.Scalar](unsafeUninitializedCapacity: bytes.count) { scalars, count in
-            bytes.withUnsafeBufferPointer { buffer in
-                var offset = 0, textEnd = textLength
-                let lastStart = buffer.count - textLength
-                while offset < buffer.count {
-                    let scalar: Unicode.Scalar, length: Int
-                    if buffer[offset] < 0x80 {
-                        // ASCII, most text: one byte, one scalar, never across a text's end.
-                        scalar = Unicode.Scalar(buffer[offset])
-                        length = 1
-                    } else {
-                        var parser = Unicode.UTF8.ForwardParser()
-                        var iterator = buffer[offset...].makeIterator()
-                        guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { valid = false; return }
-                        scalar = Unicode.UTF8.decode(encoded)
-                        length = encoded.count
-                    }
-                    // A scalar across the end of a text: that text alone is not valid.
-                    if offset + length > textEnd { valid = false; return }
-                    if offset >= lastStart { lastCount += 1 }
-                    offset += length
-                    if offset == textEnd { textEnd += textLength }
-                    scalars.initializeElement(at: count, to: scalar)
-                    count += 1
-                }
-            }
-        }
-        guard valid else { return nil }
-        self.scalars = scalars
+        scalars.reserveCapacity(bytes.count)
+        guard let lastCount = scalars.append(decodingUTF8: bytes, textLength: textLength) else { return nil }
         self.lastCount = lastCount
     }
 }
 
 extension Array where Element == Unicode.Scalar {
+    /// Appends the scalars of `bytes`, the UTF-8 of consecutive texts of
+    /// `textLength` bytes each, and returns how many the last text holds;
+    /// nil, with some appended perhaps, unless every text is valid UTF-8 on its own.
+    ///
+    /// One pass validates, counts and decodes, where making a `String`
+    /// and reading its scalars back would go over the bytes three times.
+    mutating func append(decodingUTF8 bytes: ArraySlice<UInt8>, textLength: Int) -> Int? {
+        guard bytes.isEmpty || (textLength > 0 && bytes.count % textLength == 0) else { return nil }
+        // At most one scalar per byte: no growing within the loop.
+        if capacity < count + bytes.count { reserveCapacity(Swift.max(count + bytes.count, 2 * capacity)) }
+        return bytes.withUnsafeBufferPointer { buffer -> Int? in
+            var offset = 0, textEnd = textLength, lastCount = 0
+            let lastStart = buffer.count - textLength
+            while offset < buffer.count {
+                let scalar: Unicode.Scalar, length: Int
+                if buffer[offset] < 0x80 {
+                    // ASCII, most text: one byte, one scalar, never across a text's end.
+                    scalar = Unicode.Scalar(buffer[offset])
+                    length = 1
+                } else {
+                    var parser = Unicode.UTF8.ForwardParser()
+                    var iterator = buffer[offset...].makeIterator()
+                    guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { return nil }
+                    scalar = Unicode.UTF8.decode(encoded)
+                    length = encoded.count
+                }
+                // A scalar across the end of a text: that text alone is not valid.
+                if offset + length > textEnd { return nil }
+                if offset >= lastStart { lastCount += 1 }
+                offset += length
+                if offset == textEnd { textEnd += textLength }
+                append(scalar)
+            }
+            return lastCount
+        }
+    }
+
     /// The scalars `bytes` hold, or nil if they are not valid UTF-8.
     init?(validatingUTF8 bytes: ArraySlice<UInt8>) {
         guard let decoded = DecodedTexts(utf8: bytes, textLength: bytes.count) else { return nil }

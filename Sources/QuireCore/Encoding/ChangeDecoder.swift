@@ -8,12 +8,41 @@ struct ChangeDecoder {
         var lamport: UInt64 = 0
         var parents: [OpID] = []
         var time: Int64 = 0
+        /// The change's only operation when it is a text insert or a delete,
+        /// the operations typing makes, read without building an `Operation`:
+        /// `operations` is empty then, and an insert's text is in `scalars`.
+        var edit: Edit?
+        var scalars: [Unicode.Scalar] = []
         var operations: [Operation] = []
         var width: UInt64 = 0
 
         var lastID: OpID { id.advanced(by: width - 1) }
         var lastLamport: UInt64 { lamport + width - 1 }
-        var change: Change { Change(id: id, lamport: lamport, parents: parents, time: time, operations: operations, width: width) }
+        var change: Change {
+            let operations = edit.map { [$0.operation(inserting: scalars)] } ?? operations
+            return Change(id: id, lamport: lamport, parents: parents, time: time, operations: operations, width: width)
+        }
+    }
+
+    /// A text insert or a delete, in fields that copy without reference counting.
+    enum Edit {
+        case insertText(object: ObjectID, origin: OpID?)
+        case delete(object: ObjectID, target: IDRun)
+
+        var object: ObjectID {
+            switch self {
+            case .insertText(let object, _), .delete(let object, _): object
+            }
+        }
+
+        func operation(inserting scalars: [Unicode.Scalar]) -> Operation {
+            switch self {
+            case let .insertText(object, origin):
+                .insert(object: object, origin: origin, content: .text(String(String.UnicodeScalarView(scalars))))
+            case let .delete(object, target):
+                .delete(object: object, target: target)
+            }
+        }
     }
 
     typealias Column = ChangeEncoding.Column
@@ -46,13 +75,16 @@ struct ChangeDecoder {
         (replicaTable, keyTable) = try ChangeEncoding.readTables(&body)
         changeCount = try ChangeEncoding.readChangeCount(&body, limits: limits)
         self.limits = limits
+        // Readers over the body's own buffer: copying out 24 columns costs a
+        // small bundle (a sync of one change) more than decoding it.
+        columns.reserveCapacity(Column.names.count)
         for name in Column.names {
             let data = try body.readData("column " + name)
-            columns.append(ColumnReader(ByteReader(Array(data)), name: name))
+            columns.append(ColumnReader(ByteReader(body.bytes, range: data.indices), name: name))
         }
         textBytes = try body.readData("the text content")
         textOffset = textBytes.startIndex
-        values = ByteReader(Array(try body.readData("the values")))
+        values = ByteReader(body.bytes, range: try body.readData("the values").indices)
         guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
     }
 
@@ -113,11 +145,11 @@ struct ChangeDecoder {
         }
         operationTotal += Int(operationCount)
         current.operations.removeAllOneByOne()
+        current.edit = nil
         var id = OpID(replica: replica, counter: counter)
         for _ in 0..<operationCount {
-            let operation = try nextOperation(id: id)
-            current.operations.append(operation)
-            let (advanced, overflow) = id.counter.addingReportingOverflow(UInt64(operation.width))
+            let width = try nextOperation(id: id, only: operationCount == 1, into: &current)
+            let (advanced, overflow) = id.counter.addingReportingOverflow(width)
             guard !overflow else { throw .invalid("a change's counters overflow") }
             id.counter = advanced
         }
@@ -133,19 +165,82 @@ struct ChangeDecoder {
         return true
     }
 
-    private mutating func nextOperation(id: OpID) throws(DecodingError) -> Operation {
-        let objectCode = try next(.objectReplica)
-        let objectCounter = try next(.objectCounter)
-        let object: ObjectID
-        if objectCode == 0 {
-            guard objectCounter == 0 else { throw .invalid("the root object has a counter") }
-            object = .root
-        } else {
-            guard objectCode <= UInt64(replicaTable.count), objectCounter > 0 else { throw .invalid("an object id is out of range") }
-            object = ObjectID(OpID(replica: replicaTable[Int(objectCode - 1)], counter: objectCounter))
-        }
+    /// Reads the operation with first id `id` into `current`, as its `edit`
+    /// when it is the change's `only` operation and one, and returns its width.
+    private mutating func nextOperation(id: OpID, only: Bool, into current: inout Current) throws(DecodingError) -> UInt64 {
+        let object = try nextObject()
         let rawKind = try next(.operationKind)
         guard let kind = ChangeEncoding.Kind(rawValue: rawKind) else { throw .invalid("unknown operation kind \(rawKind)") }
+        switch kind {
+        case .insertText where only && elidedText == nil:
+            let origin = try nextOrigin(id: id)
+            let text = try nextText()
+            current.scalars.removeAllOneByOne()
+            guard current.scalars.append(decodingUTF8: text, textLength: text.count) != nil else {
+                throw .invalid("inserted text is not valid UTF-8")
+            }
+            current.edit = .insertText(object: object, origin: origin)
+            return UInt64(current.scalars.count)
+        case .delete where only:
+            let target = try nextDeleteTarget()
+            current.edit = .delete(object: object, target: target)
+            return UInt64(target.length)
+        default:
+            let operation = try nextOperation(id: id, object: object, kind: kind)
+            current.operations.append(operation)
+            return UInt64(operation.width)
+        }
+    }
+
+    private mutating func nextObject() throws(DecodingError) -> ObjectID {
+        let objectCode = try next(.objectReplica)
+        let objectCounter = try next(.objectCounter)
+        if objectCode == 0 {
+            guard objectCounter == 0 else { throw .invalid("the root object has a counter") }
+            return .root
+        }
+        guard objectCode <= UInt64(replicaTable.count), objectCounter > 0 else { throw .invalid("an object id is out of range") }
+        return ObjectID(OpID(replica: replicaTable[Int(objectCode - 1)], counter: objectCounter))
+    }
+
+    private mutating func nextOrigin(id: OpID) throws(DecodingError) -> OpID? {
+        let rawMode = try next(.originMode)
+        switch ChangeEncoding.OriginMode(rawValue: rawMode) {
+        case .head: return nil
+        case .previousElement:
+            guard id.counter > 1 else { throw .invalid("an insert's origin precedes counter 1") }
+            return OpID(replica: id.replica, counter: id.counter - 1)
+        case .explicit where elidedText != nil:
+            let replica = try nextReplica(.originReplica)
+            let counter = id.counter &- UInt64(bitPattern: try nextSigned(.originCounter))
+            guard counter > 0 else { throw .invalid("an id has counter 0") }
+            return OpID(replica: replica, counter: counter)
+        case .explicit: return try nextID(.originReplica, .originCounter)
+        case nil: throw .invalid("unknown origin mode \(rawMode)")
+        }
+    }
+
+    /// The UTF-8 bytes of the next text insert, not yet validated.
+    private mutating func nextText() throws(DecodingError) -> ArraySlice<UInt8> {
+        let length = try next(.textLength)
+        guard length > 0, length <= UInt64(textBytes.endIndex - textOffset) else {
+            throw .invalid("a text insert runs past the text content")
+        }
+        textOffset += Int(length)
+        return textBytes[(textOffset - Int(length))..<textOffset]
+    }
+
+    private mutating func nextDeleteTarget() throws(DecodingError) -> IDRun {
+        let targetReplica = try nextReplica(.deleteReplica)
+        let start = previousDelete &+ UInt64(bitPattern: try nextSigned(.deleteCounter))
+        let length = try next(.deleteLength)
+        guard start > 0, length > 0 else { throw .invalid("a delete has counter 0 or length 0") }
+        guard length <= UInt64(limits.maxOperationWidth) else { throw .invalid("a delete of \(length) elements exceeds the limit") }
+        previousDelete = start
+        return IDRun(start: OpID(replica: targetReplica, counter: start), length: Int(length))
+    }
+
+    private mutating func nextOperation(id: OpID, object: ObjectID, kind: ChangeEncoding.Kind) throws(DecodingError) -> Operation {
         switch kind {
         case .put:
             let key = try nextKey()
@@ -154,23 +249,9 @@ struct ChangeDecoder {
             return .put(object: object, key: key, value: value, pred: pred)
         case .remove:
             return .remove(object: object, key: try nextKey(), pred: try nextPred())
-        case .insertText, .insertValues:
-            let origin: OpID?
-            let rawMode = try next(.originMode)
-            switch ChangeEncoding.OriginMode(rawValue: rawMode) {
-            case .head: origin = nil
-            case .previousElement:
-                guard id.counter > 1 else { throw .invalid("an insert's origin precedes counter 1") }
-                origin = OpID(replica: id.replica, counter: id.counter - 1)
-            case .explicit where elidedText != nil:
-                let replica = try nextReplica(.originReplica)
-                let counter = id.counter &- UInt64(bitPattern: try nextSigned(.originCounter))
-                guard counter > 0 else { throw .invalid("an id has counter 0") }
-                origin = OpID(replica: replica, counter: counter)
-            case .explicit: origin = try nextID(.originReplica, .originCounter)
-            case nil: throw .invalid("unknown origin mode \(rawMode)")
-            }
-            if kind == .insertText, let elidedText {
+        case .insertText:
+            let origin = try nextOrigin(id: id)
+            if let elidedText {
                 let count = try next(.textLength)
                 guard count > 0, count <= UInt64(limits.maxOperationWidth),
                       let text = elidedText(object, IDRun(start: id, length: Int(count))) else {
@@ -178,16 +259,10 @@ struct ChangeDecoder {
                 }
                 return .insert(object: object, origin: origin, content: .text(text))
             }
-            if kind == .insertText {
-                let length = try next(.textLength)
-                guard length > 0, length <= UInt64(textBytes.endIndex - textOffset) else {
-                    throw .invalid("a text insert runs past the text content")
-                }
-                let slice = textBytes[textOffset..<(textOffset + Int(length))]
-                textOffset += Int(length)
-                guard let string = String(validatingUTF8Bytes: slice) else { throw .invalid("inserted text is not valid UTF-8") }
-                return .insert(object: object, origin: origin, content: .text(string))
-            }
+            guard let string = String(validatingUTF8Bytes: try nextText()) else { throw .invalid("inserted text is not valid UTF-8") }
+            return .insert(object: object, origin: origin, content: .text(string))
+        case .insertValues:
+            let origin = try nextOrigin(id: id)
             let count = try next(.valueCount)
             guard count > 0, count <= UInt64(values.remaining) else { throw .invalid("a list insert has \(count) values") }
             var list: [NewValue] = []
@@ -197,13 +272,7 @@ struct ChangeDecoder {
             }
             return .insert(object: object, origin: origin, content: .values(list))
         case .delete:
-            let targetReplica = try nextReplica(.deleteReplica)
-            let start = previousDelete &+ UInt64(bitPattern: try nextSigned(.deleteCounter))
-            let length = try next(.deleteLength)
-            guard start > 0, length > 0 else { throw .invalid("a delete has counter 0 or length 0") }
-            guard length <= UInt64(limits.maxOperationWidth) else { throw .invalid("a delete of \(length) elements exceeds the limit") }
-            previousDelete = start
-            return .delete(object: object, target: IDRun(start: OpID(replica: targetReplica, counter: start), length: Int(length)))
+            return .delete(object: object, target: try nextDeleteTarget())
         case .increment:
             return .increment(object: object, delta: try nextSigned(.incrementDelta))
         }
@@ -235,11 +304,7 @@ extension ChangeDecoder {
     /// whole chain is as many runs side by side. Nil, reading nothing, when
     /// the next changes do not continue it so or `accept` turns them down.
     mutating func readContinuation(of current: Current, if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
-        guard current.operations.count == 1, read < changeCount else { return nil }
-        let replica = UInt64(replicaIndex(current.id.replica))
-        let object = current.operations[0].object.creator
-        let objectReplica = object.map { UInt64(replicaIndex($0.replica)) + 1 } ?? 0
-        let objectCounter = object?.counter ?? 0
+        guard let edit = current.edit, read < changeCount else { return nil }
         var count = UInt64(changeCount - read)
         /// The next value of `column`, which must be `expected` (if given);
         /// narrows `count` to the changes that share it.
@@ -248,18 +313,34 @@ extension ChangeDecoder {
             count = min(count, run)
             return value
         }
-        guard try same(.changeReplica, replica) != nil, try same(.changeCounter, 0) != nil,
-              try same(.changeLamport, 0) != nil, try same(.parentCount, 0) != nil,
+        // The operation's own columns first, those concurrent edits break
+        // most often: most calls find no continuation.
+        var deleteStep: Int64 = 0
+        switch edit {
+        case .insertText:
+            guard elidedText == nil, try same(.originMode, ChangeEncoding.OriginMode.previousElement.rawValue) != nil,
+                  try same(.operationKind, ChangeEncoding.Kind.insertText.rawValue) != nil else { return nil }
+        case .delete(_, let target):
+            guard let rawStep = try same(.deleteCounter), try same(.deleteLength, UInt64(target.length)) != nil else { return nil }
+            deleteStep = Int64(bitPattern: rawStep >> 1) ^ -Int64(bitPattern: rawStep & 1)
+            // Only steps that keep each delete next to the one before.
+            guard deleteStep == -Int64(target.length) || deleteStep == Int64(target.length),
+                  try same(.operationKind, ChangeEncoding.Kind.delete.rawValue) != nil,
+                  try same(.deleteReplica, UInt64(replicaIndex(target.start.replica))) != nil else { return nil }
+        }
+        let object = edit.object.creator
+        let objectReplica = object.map { UInt64(replicaIndex($0.replica)) + 1 } ?? 0
+        let objectCounter = object?.counter ?? 0
+        guard try same(.parentCount, 0) != nil, try same(.changeReplica, UInt64(replicaIndex(current.id.replica))) != nil,
+              try same(.changeCounter, 0) != nil, try same(.changeLamport, 0) != nil,
               let timeDelta = try same(.changeTime), try same(.operationCount, 1) != nil,
               try same(.objectReplica, objectReplica) != nil, try same(.objectCounter, objectCounter) != nil
         else { return nil }
         var continuation: Continuation
         var textEnd = textOffset
-        switch current.operations[0] {
-        case .insert(_, _, .text):
-            guard elidedText == nil, try same(.operationKind, ChangeEncoding.Kind.insertText.rawValue) != nil,
-                  try same(.originMode, ChangeEncoding.OriginMode.previousElement.rawValue) != nil,
-                  let bytesEach = try same(.textLength), bytesEach > 0,
+        switch edit {
+        case .insertText:
+            guard let bytesEach = try same(.textLength), bytesEach > 0,
                   bytesEach.multipliedReportingOverflow(by: count).partialValue <= UInt64(textBytes.endIndex - textOffset),
                   !bytesEach.multipliedReportingOverflow(by: count).overflow
             else { return nil }
@@ -273,22 +354,15 @@ extension ChangeDecoder {
                                         lastStart: current.lastID.advanced(by: width - lastWidth + 1),
                                         lastLamport: current.lastLamport + width - lastWidth + 1, lastWidth: lastWidth)
         case .delete(_, let target):
-            guard try same(.operationKind, ChangeEncoding.Kind.delete.rawValue) != nil,
-                  try same(.deleteReplica, UInt64(replicaIndex(target.start.replica))) != nil,
-                  let rawStep = try same(.deleteCounter), let length = try same(.deleteLength, UInt64(target.length))
-            else { return nil }
-            let step = Int64(bitPattern: rawStep >> 1) ^ -Int64(bitPattern: rawStep & 1)
-            // Only steps that keep each delete next to the one before.
-            guard step == -Int64(length) || step == Int64(length), length <= UInt64(limits.maxOperationWidth) else { return nil }
+            // The decoder checked `target.length` against the limit when it read it.
+            let length = UInt64(target.length)
             let span = length.multipliedReportingOverflow(by: count)
-            let lastDelete = Int64(bitPattern: previousDelete) &+ step &* Int64(count)
+            let lastDelete = Int64(bitPattern: previousDelete) &+ deleteStep &* Int64(count)
             guard !span.overflow, lastDelete > 0 else { return nil }
             continuation = Continuation(count: Int(count), width: span.partialValue, scalars: nil,
-                                        deleteStart: previousDelete, deleteStep: step,
+                                        deleteStart: previousDelete, deleteStep: deleteStep,
                                         lastStart: current.lastID.advanced(by: span.partialValue - length + 1),
                                         lastLamport: current.lastLamport + span.partialValue - length + 1, lastWidth: length)
-        default:
-            return nil
         }
         guard operationTotal <= limits.maxOperations - Int(count),
               !current.lastID.counter.addingReportingOverflow(continuation.width).overflow,
