@@ -70,6 +70,18 @@ import Testing
                 #expect(try bundled.history.change(containing: id, bundled.objects) == decoded.history.change(containing: id, decoded.objects))
             }
         }
+        // Each bundle's version is exactly that of its changes and those
+        // before it, both replicas' changes interleaved.
+        let all = try decoded.allChanges()
+        var version = VersionVector()
+        var bundledCount = 0
+        for bundle in bundled.history.bundles {
+            for change in all[bundledCount..<bundledCount + bundle.count] {
+                version[change.replica] = max(version[change.replica], change.lastID.counter)
+            }
+            bundledCount += bundle.count
+            #expect(bundle.version == version)
+        }
         // The bundles leave the text out: the state holds it.
         #expect(bundled.history.bundles.allSatisfy { ChangeEncoding.elidesText(checked: $0.bytes) })
         #expect(try ChangeEncoding.decode(bundled.encodeChanges()) == decoded.allChanges())

@@ -119,9 +119,13 @@ struct ChangeHistory: Sendable {
     /// inserted text out, as a snapshot's history does: the document's
     /// state holds it.
     private mutating func encodeRecords() {
+        // Each replica's records are in counter order, so its last indexed
+        // record has its highest counter: one version update per replica.
+        indexRecords()
         var version = bundles.last?.version ?? VersionVector()
-        for record in records where record.lastID.counter > version[record.id.replica] {
-            version[record.id.replica] = record.lastID.counter
+        for (replica, positions) in recordsByReplica.entries {
+            let last = records[Int(positions[positions.count - 1])].lastID.counter
+            if last > version[replica] { version[replica] = last }
         }
         let bundle = encodedRecords(elidingText: true)
         let count = records.count

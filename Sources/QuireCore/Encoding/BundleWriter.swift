@@ -59,8 +59,9 @@ struct BundleWriter: ~Copyable {
     private var values = ByteWriter()
     private var changeCount = 0
 
-    /// The last counter of each replica so far, by index in `replicaTable`.
-    private var lastCounters: [UInt64]
+    /// The last counter of each replica so far, by index in `replicaTable`
+    /// (owned memory too: it is written once per change).
+    private let lastCounters: UnsafeMutablePointer<UInt64>
     private var previousLast: OpID?
     private var previousLastLamport: UInt64 = 0
     private var previousTime: Int64 = 0
@@ -74,7 +75,8 @@ struct BundleWriter: ~Copyable {
         replicaTable = tables.replicas.replicas
         keyTable = tables.keys.sorted()
         keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { ($1, UInt64($0)) })
-        lastCounters = Array(repeating: 0, count: replicaTable.count)
+        lastCounters = .allocate(capacity: replicaTable.count)
+        lastCounters.initialize(repeating: 0, count: replicaTable.count)
         columns = .allocate(capacity: Column.allCases.count)
         columns.initialize(repeating: ColumnWriter(), count: Column.allCases.count)
     }
@@ -82,6 +84,7 @@ struct BundleWriter: ~Copyable {
     deinit {
         columns.deinitialize(count: Column.allCases.count)
         columns.deallocate()
+        lastCounters.deallocate()
     }
 
     @inline(__always)
