@@ -101,13 +101,14 @@ import QuireTestSupport
         #expect(decode([0xF4, 0x90, 0x80, 0x80]) == nil) // past U+10FFFF
     }
 
-    @Test func scalarsAreCountedAndAppendedFromTheirUTF8() {
+    @Test func scalarsAreCountedAppendedAndJoinedThroughTheirUTF8() {
         for text in ["", "plain", "é", "a😀b", "e\u{301}", "日本語テキスト", String(repeating: "x😀", count: 100)] {
             #expect(text.unicodeScalarCount == text.unicodeScalars.count, "\(text)")
             var scalars: [Unicode.Scalar] = ["!"]
             let lastCount = scalars.append(decodingUTF8: Array(text.utf8)[...], textLength: text.utf8.count)
             #expect(lastCount == text.unicodeScalars.count, "\(text)")
             #expect(scalars == ["!"] + Array(text.unicodeScalars), "\(text)")
+            #expect(String(scalars: scalars.dropFirst()) == text, "\(text)")
         }
         var scalars: [Unicode.Scalar] = []
         #expect(scalars.append(decodingUTF8: [0x61, 0xC3][...], textLength: 2) == nil)  // cut short
@@ -222,6 +223,15 @@ import QuireTestSupport
         #expect(together.history.bundles.count == 1 && together.history.count == 100)
         #expect(together.encodeSnapshot(includeHistory: false) == merged.encodeSnapshot(includeHistory: false))
         #expect(try together.allChanges() == changes)
+
+        // One change with a long paste in it stays encoded.
+        var paster = Document(replica: ReplicaID(200))
+        let pasted = String(repeating: "paste é😀 ", count: 200)
+        try paster.transact { tx in try tx.insertText(try tx.putObject(.root, key: "text", kind: .text), at: 0, pasted) }
+        var reader = Document(replica: ReplicaID(1))
+        try reader.applyEncoded(paster.encodeChanges())
+        #expect(reader.history.bundles.count == 1 && reader.history.count == 1)
+        #expect(try reader.allChanges() == paster.allChanges())
 
         let reloaded = try Document(snapshot: merged.encodeSnapshot(), replica: ReplicaID(1))
         #expect(try reloaded.allChanges() == changes)

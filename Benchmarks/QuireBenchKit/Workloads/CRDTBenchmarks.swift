@@ -1,3 +1,4 @@
+import QuireCore
 import QuireTestSupport
 /// The synthetic workloads of the suite, re-implemented from the definitions
 /// of dmonad's crdt-benchmarks (B1 to B3) plus Quire's own merge-throughput
@@ -208,13 +209,5 @@ struct RegionTrace {
 
     var trace: ConcurrentTrace {
         ConcurrentTrace(endContent: String(scalars: regions.flatMap { ["\n"] + $0 }), numAgents: regions.count, txns: txns)
-    }
-}
-
-extension String {
-    init(scalars: some Sequence<Unicode.Scalar>) {
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: scalars)
-        self = String(view)
     }
 }

@@ -1,9 +1,11 @@
 extension Document {
-    /// A bundle of fewer changes goes into the history decoded. Kept apart,
-    /// each would carry its own tables, checksum and version vector: a
-    /// replica merging single changes from 1,540 others (crdt-benchmarks B3)
-    /// held 29 MB of version vectors and wrote them all into its snapshot.
-    static let smallestKeptBundle = 16
+    /// A bundle of fewer changes in fewer bytes goes into the history
+    /// decoded. Kept apart, each would carry its own tables, checksum and
+    /// version vector: a replica merging single changes from 1,540 others
+    /// (crdt-benchmarks B3) held 29 MB of version vectors and wrote them all
+    /// into its snapshot. A few changes with a lot in them (a long paste)
+    /// stay encoded: their bytes outweigh the bundle's.
+    static let smallestKeptBundle = (changes: 16, bytes: 1024)
 
     /// Applies a bundle whose changes are new and ready in the order given,
     /// as when a fresh replica catches up, straight from its columns, and
@@ -60,7 +62,7 @@ extension Document {
             throw error
         }
         guard inOrder else { return (try finishOneByOne(bytes, limits: limits, applied: applied), nil) }
-        if applied < Self.smallestKeptBundle {
+        if applied < Self.smallestKeptBundle.changes && bytes.count < Self.smallestKeptBundle.bytes {
             try recordDecoded(bytes, count: applied)
         } else {
             history.append(bundle: bytes, count: applied, version: versionVector)

@@ -124,7 +124,7 @@ struct ObjectTable: Sendable {
     /// snapshot's history leaves inserted text out: the state holds it.)
     func insertedText(_ object: ObjectID, _ run: IDRun) -> String? {
         guard let slot = slots[object], slot.kind == .text, let scalars = texts[slot.index].elements(of: run) else { return nil }
-        return String(String.UnicodeScalarView(scalars))
+        return String(scalars: scalars)
     }
 
     /// The value a list element or register holds once written by operation `id`,

@@ -38,7 +38,7 @@ struct ChangeDecoder {
         func operation(inserting scalars: [Unicode.Scalar]) -> Operation {
             switch self {
             case let .insertText(object, origin):
-                .insert(object: object, origin: origin, content: .text(String(String.UnicodeScalarView(scalars))))
+                .insert(object: object, origin: origin, content: .text(String(scalars: scalars)))
             case let .delete(object, target):
                 .delete(object: object, target: target)
             }
