@@ -63,7 +63,11 @@ public final class HTTPClient: Sendable {
         session = URLSession(configuration: configuration)
     }
 
-    deinit { session.invalidateAndCancel() }
+    // A client's requests hold it until they end, so none is left to
+    // cancel here. Foundation's `invalidateAndCancel` waits synchronously
+    // on the session's work queue, and on Linux that wait deadlocked once
+    // while the queue was busy with another session's connection attempt.
+    deinit { session.finishTasksAndInvalidate() }
 
     /// Sends `request`, retrying transient failures, and returns the first
     /// answer below 400.
