@@ -106,9 +106,9 @@ extension Document {
         if case let previous = lastLamport(of: first.replica), previous > 0, lamport <= previous { return false }
         switch chain.edit {
         case let .insertText(object, origin):
-            guard let slot = try? objects.editableSlot(object, .text) else { return false }
-            if let origin, let originLamport = objects.texts[slot].lamport(of: origin), lamport <= originLamport { return false }
-            guard (try? objects.texts[slot].insertRemote(origin: origin, id: first, lamport: lamport, contentsOf: chain.scalars)) != nil
+            guard let slot = try? objects.editableSlot(object, .text),
+                  (try? objects.texts[slot].insertRemote(origin: origin, id: first, lamport: lamport, contentsOf: chain.scalars,
+                                                         checkingOriginStamp: true)) != nil
             else { return false }
         case let .delete(object, target):
             guard let slot = objects.find(object), slot.kind == .text || slot.kind == .list else { return false }

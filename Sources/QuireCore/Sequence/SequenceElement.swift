@@ -262,6 +262,9 @@ public enum SequenceError: Error, Equatable {
     case indexOutOfRange(Int)
     /// A run that cannot exist: no elements, or counters or lamports that overflow.
     case invalidRun(OpID)
+    /// A remote insert whose Lamport value is not above its origin's (named
+    /// here), when the caller asks for that check: the RGA order relies on it.
+    case stampNotAboveOrigin(OpID)
 }
 
 /// Ids `start, start+1, ..., start+length-1`: consecutive counters of one replica.
