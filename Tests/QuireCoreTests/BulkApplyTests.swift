@@ -361,4 +361,27 @@ import QuireTestSupport
         try oneByOne.apply(changes)
         #expect(refused.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
     }
+
+    /// A change whose Lamport value is above its replica's previous
+    /// change's first but not above its last element's is refused in a
+    /// bundle as change by change, though it builds on that change alone.
+    /// (It inserts at the head: no origin's stamp to catch it.)
+    @Test func aChangeNotAboveItsReplicasPreviousElementsIsRefused() throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        try source.transact { tx in try tx.insertText(text, at: 0, "abc") }
+        var changes = try source.allChanges()
+        let paste = changes[1]
+        changes.append(Change(id: paste.lastID.advanced(by: 1), lamport: paste.lamport + 1, parents: [paste.lastID],
+                              operations: [.insert(object: text, origin: nil, content: .text("x"))]))
+        var bulk = Document(replica: ReplicaID(9))
+        #expect(throws: DocumentError.self) { try bulk.applyEncoded(ChangeEncoding.encode(changes)) }
+        var oneByOne = Document(replica: ReplicaID(9))
+        #expect(throws: DocumentError.self) { try oneByOne.apply(changes) }
+        for document in [bulk, oneByOne] {
+            #expect(try document.text(text) == "abc")
+            #expect(document.versionVector[ReplicaID(1)] == paste.lastID.counter && document.heads == [paste.lastID])
+        }
+        #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
+    }
 }

@@ -118,7 +118,7 @@ extension Document {
     /// if it cannot be applied so.
     private mutating func apply(_ chain: Chain, after unnoted: UnnotedRun) -> Bool {
         let first = chain.firstID, lamport = chain.firstLamport
-        let previous = unnoted.isEmpty ? lastLamport(of: first.replica) : unnoted.lastLamport
+        let previous = unnoted.isEmpty ? lastLamport(of: first.replica) : unnoted.lastElementLamport
         if previous > 0, lamport <= previous { return false }
         switch chain.edit {
         case let .insertText(object, origin):
@@ -161,6 +161,8 @@ private struct UnnotedRun {
     private(set) var lastWidth: UInt64 = 0
 
     var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
+    /// The Lamport value of the last change's last element: the next change's must be above it.
+    var lastElementLamport: UInt64 { lastLamport + lastWidth - 1 }
 
     /// Whether `change` may join the run: its replica's, built on the last change alone.
     func isContinued(by change: ChangeDecoder.Current) -> Bool {
