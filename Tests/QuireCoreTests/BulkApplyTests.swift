@@ -262,4 +262,126 @@ import QuireTestSupport
         #expect(try behind.applyEncodedRun(ChangeEncoding.encode(changes)) == (changes.count - 5, nil))
         #expect(behind.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
     }
+
+    /// Single keystrokes at random places by a few replicas that sync now
+    /// and then (the merge-k8 workload, small): each replica's changes come
+    /// in runs built on one another, whose bookkeeping is done once a run.
+    @Test(arguments: [(21, 2), (22, 4), (23, 8)] as [(UInt64, Int)])
+    func runsOfOneReplicasKeystrokesGiveTheSameStateAsChangeByChange(seed: UInt64, replicas: Int) throws {
+        var rng = SeededGenerator(seed: seed)
+        var docs = (0..<replicas).map { Document(replica: ReplicaID(UInt64($0) * 31 + 5)) }
+        let text = try docs[0].transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+        try docs[0].transact { tx in try tx.insertText(text, at: 0, "seed text") }
+        for index in docs.indices.dropFirst() { try docs[index].apply(try docs[0].allChanges()) }
+        for _ in 0..<400 {
+            let index = Int.random(in: docs.indices, using: &rng)
+            let count = try docs[index].textCount(text)
+            if count > 0, Bool.random(using: &rng) {
+                try docs[index].transact { tx in try tx.deleteText(text, at: Int.random(in: 0..<count, using: &rng), count: 1) }
+            } else {
+                try docs[index].transact { tx in try tx.insertText(text, at: Int.random(in: 0...count, using: &rng), randomText(&rng, maxLength: 1)) }
+            }
+            if Int.random(in: 0..<40, using: &rng) == 0 {
+                let other = Int.random(in: docs.indices, using: &rng)
+                try docs[other].apply(try docs[index].changes(since: docs[other].versionVector))
+            }
+        }
+        for index in docs.indices.dropFirst() { try docs[0].apply(try docs[index].changes(since: docs[0].versionVector)) }
+        let changes = try docs[0].allChanges()
+        var bulk = Document(replica: ReplicaID(1))
+        #expect(try bulk.applyEncodedRun(docs[0].encodeChanges()).applied == changes.count)
+        var oneByOne = Document(replica: ReplicaID(1))
+        for change in changes { try oneByOne.apply(change) }
+        #expect(bulk.encodeSnapshot(includeHistory: false) == oneByOne.encodeSnapshot(includeHistory: false))
+        #expect(bulk.heads == Self.heads(of: changes) && oneByOne.heads == bulk.heads)
+        #expect(bulk.versionVector == docs[0].versionVector && bulk.maxLamport == oneByOne.maxLamport)
+        #expect(try bulk.allChanges() == changes)
+    }
+
+    /// A source with a text "ab" typed by replica 1, and a change of
+    /// replica 2 inserting `content` after "b" (or after an element nobody
+    /// inserted) with Lamport value `lamport`.
+    static func hostileInsert(lamport: UInt64, unknownOrigin: Bool = false, intoList: Bool = false)
+        throws -> (changes: [Change], text: ObjectID, list: ObjectID) {
+        var source = Document(replica: ReplicaID(1))
+        let (text, list) = try source.transact { tx in
+            (try tx.putObject(.root, key: "t", kind: .text), try tx.putObject(.root, key: "l", kind: .list))
+        }
+        for character in "ab" { try source.transact { tx in try tx.insertText(text, at: try tx.document.textCount(text), String(character)) } }
+        try source.transact { tx in try tx.insert(list, at: 0, .int(1)) }
+        var changes = try source.allChanges()
+        let originChange = intoList ? changes[3] : changes[2]
+        let origin = unknownOrigin ? OpID(replica: ReplicaID(7), counter: 1) : originChange.id
+        let operation: Operation = intoList
+            ? .insert(object: list, origin: origin, content: .values([.object(.map)]))
+            : .insert(object: text, origin: origin, content: .text("x"))
+        changes.append(Change(id: OpID(replica: ReplicaID(2), counter: 1), lamport: lamport, parents: source.heads, operations: [operation]))
+        return (changes, text, list)
+    }
+
+    /// A change whose Lamport value is not above its origin's, or whose
+    /// origin is unknown, is refused with nothing of it applied, in a bundle
+    /// as change by change; the changes before it stay applied.
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func anInsertNotAboveItsOriginOrAfterAnUnknownOneIsRefused(intoList: Bool, unknownOrigin: Bool) throws {
+        let probe = try Self.hostileInsert(lamport: 1, intoList: intoList)
+        let originLamport = probe.changes[intoList ? 3 : 2].lamport
+        // Equal to the origin's, below it, and (with an unknown origin) above it.
+        for lamport in unknownOrigin ? [originLamport + 1] : [originLamport, originLamport - 1] {
+            let (changes, text, list) = try Self.hostileInsert(lamport: lamport, unknownOrigin: unknownOrigin, intoList: intoList)
+            var bulk = Document(replica: ReplicaID(9))
+            #expect(throws: DocumentError.self) { try bulk.applyEncoded(ChangeEncoding.encode(changes)) }
+            var oneByOne = Document(replica: ReplicaID(9))
+            #expect(throws: DocumentError.self) { try oneByOne.apply(changes) }
+            for document in [bulk, oneByOne] {
+                #expect(try document.text(text) == "ab")
+                #expect(try document.list(list) == [.scalar(.int(1))])
+                #expect(document.versionVector[ReplicaID(2)] == 0 && document.changeCount == changes.count - 1)
+                #expect(document.heads == [changes[changes.count - 2].lastID])
+            }
+            #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
+        }
+    }
+
+    /// A change that comes twice in a bundle is applied once; one that
+    /// reuses an applied change's id with other content is refused.
+    @Test func aDuplicateInABundleIsIgnoredAndAConflictingOneRefused() throws {
+        let (changes, text, _) = try Self.hostileInsert(lamport: 9)
+        var bulk = Document(replica: ReplicaID(9))
+        #expect(try bulk.applyEncoded(ChangeEncoding.encode(changes + [changes[2], changes[4]])) == changes.count)
+        #expect(try bulk.text(text) == "abx" && bulk.changeCount == changes.count)
+        var conflicting = changes[2]
+        conflicting.operations = [.insert(object: text, origin: changes[1].id, content: .text("z"))]
+        var refused = Document(replica: ReplicaID(9))
+        #expect(throws: DocumentError.conflictingChange(conflicting.id)) {
+            try refused.applyEncoded(ChangeEncoding.encode(changes + [conflicting]))
+        }
+        #expect(try refused.text(text) == "abx" && refused.changeCount == changes.count)
+        var oneByOne = Document(replica: ReplicaID(9))
+        try oneByOne.apply(changes)
+        #expect(refused.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
+    }
+
+    /// A change whose Lamport value is above its replica's previous
+    /// change's first but not above its last element's is refused in a
+    /// bundle as change by change, though it builds on that change alone.
+    /// (It inserts at the head: no origin's stamp to catch it.)
+    @Test func aChangeNotAboveItsReplicasPreviousElementsIsRefused() throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        try source.transact { tx in try tx.insertText(text, at: 0, "abc") }
+        var changes = try source.allChanges()
+        let paste = changes[1]
+        changes.append(Change(id: paste.lastID.advanced(by: 1), lamport: paste.lamport + 1, parents: [paste.lastID],
+                              operations: [.insert(object: text, origin: nil, content: .text("x"))]))
+        var bulk = Document(replica: ReplicaID(9))
+        #expect(throws: DocumentError.self) { try bulk.applyEncoded(ChangeEncoding.encode(changes)) }
+        var oneByOne = Document(replica: ReplicaID(9))
+        #expect(throws: DocumentError.self) { try oneByOne.apply(changes) }
+        for document in [bulk, oneByOne] {
+            #expect(try document.text(text) == "abc")
+            #expect(document.versionVector[ReplicaID(1)] == paste.lastID.counter && document.heads == [paste.lastID])
+        }
+        #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
+    }
 }

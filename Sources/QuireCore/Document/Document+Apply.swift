@@ -115,7 +115,8 @@ extension Document {
 
     /// Checks the rules a ready change must meet before anything of it is
     /// applied. With `checkingElements` false, the operations' objects and
-    /// elements are left for `ObjectTable.apply` to check.
+    /// elements, and inserts' stamps against their origins', are left for
+    /// `ObjectTable.apply` to check.
     mutating func validate(_ change: Change, checkingElements: Bool) throws(DocumentError) {
         func invalid(_ reason: String) -> DocumentError { .invalidChange(change.id, reason: reason) }
         // Stamps are unique: a replica's Lamport values only go up.
@@ -163,9 +164,9 @@ extension Document {
                 default: throw invalid("its insert does not match \(object), a \(objectKind)")
                 }
                 guard count > 0 else { throw invalid("it inserts nothing") }
-                if let origin {
-                    if checkingElements, !holds(origin) { throw invalid("it inserts after \(origin), which \(object) does not hold") }
-                    // An element's stamp is above its origin's: the RGA ordering rule depends on it.
+                // An element's stamp is above its origin's: the RGA ordering rule depends on it.
+                if checkingElements, let origin {
+                    if !holds(origin) { throw invalid("it inserts after \(origin), which \(object) does not hold") }
                     if let originLamport = objects.lamport(of: origin, in: slot), lamport <= originLamport {
                         throw invalid("its insert's Lamport value is not above its origin \(origin)'s")
                     }
@@ -222,7 +223,8 @@ extension ObjectTable {
     }
 
     /// Applies a remote operation. It throws, changing nothing, if its
-    /// object or the elements it names are missing.
+    /// object or the elements it names are missing, or if it inserts after
+    /// an element whose stamp is not below its own.
     mutating func apply(_ operation: Operation, id: OpID, lamport: UInt64) throws {
         switch operation {
         case let .put(object, key, value, pred):
@@ -233,11 +235,15 @@ extension ObjectTable {
             let slot = try editableSlot(object, .map)
             maps[slot][key, default: MapRegister()].write(RegisterEntry(id: id, lamport: lamport, value: nil), replacing: pred)
         case let .insert(object, origin, .text(string)):
-            try texts[editableSlot(object, .text)].insertRemote(origin: origin, id: id, lamport: lamport, contentsOf: string.unicodeScalars)
+            try texts[editableSlot(object, .text)].insertRemote(origin: origin, id: id, lamport: lamport,
+                                                                contentsOf: string.unicodeScalars, checkingOriginStamp: true)
         case let .insert(object, origin, .values(values)):
             let slot = try editableSlot(object, .list)
             // Check before creating nested objects, so a failure leaves none behind.
-            if let origin, !lists[slot].contains(origin) { throw SequenceError.unknownElement(origin) }
+            if let origin {
+                guard let originLamport = lists[slot].lamport(of: origin) else { throw SequenceError.unknownElement(origin) }
+                guard lamport > originLamport else { throw SequenceError.stampNotAboveOrigin(origin) }
+            }
             var stored: [Value] = []
             stored.reserveCapacity(values.count)
             for (offset, value) in values.enumerated() {

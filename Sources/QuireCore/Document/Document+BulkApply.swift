@@ -26,6 +26,7 @@ extension Document {
         var decoder = try ChangeDecoder(bytes, limits: limits)
         var current = ChangeDecoder.Current()
         var chain = Chain()
+        var unnoted = UnnotedRun()
         var applied = 0  // changes fully applied, chains included
         var inOrder = true
         var first: Change?
@@ -40,24 +41,36 @@ extension Document {
                     continue
                 }
                 if !chain.isEmpty {
-                    guard apply(chain) else { inOrder = false; break reading }
+                    guard apply(chain, after: unnoted) else { inOrder = false; break reading }
+                    unnoted.add(&chain)
                     applied += chain.count
                     chain.removeAll()
                 }
-                guard current.id.counter == versionVector[current.id.replica] + 1,
-                      current.parents.allSatisfy(versionVector.contains) else { inOrder = false; break reading }
+                if !unnoted.isContinued(by: current) { note(&unnoted) }
+                let isReady = unnoted.isEmpty
+                    ? current.id.counter == versionVector[current.id.replica] + 1 && current.parents.allSatisfy(versionVector.contains)
+                    : current.id.counter == unnoted.lastID.counter + 1
+                guard isReady else { inOrder = false; break reading }
                 if chain.start(with: &current) {
                     try takeContinuation(of: current, into: &chain, from: &decoder)
                     continue
                 }
+                note(&unnoted)
                 try integrate(current.change, recordingHistory: false)
                 applied += 1
             }
             if inOrder && !chain.isEmpty {
-                if apply(chain) { applied += chain.count } else { inOrder = false }
+                if apply(chain, after: unnoted) {
+                    unnoted.add(&chain)
+                    applied += chain.count
+                } else {
+                    inOrder = false
+                }
             }
+            note(&unnoted)
             if inOrder { try decoder.finish() }
         } catch {
+            note(&unnoted)
             try recordDecoded(bytes, count: applied)
             throw error
         }
@@ -98,17 +111,20 @@ extension Document {
         for _ in 0..<count where try decoder.next(into: &current) { history.append(current.change) }
     }
 
-    /// Applies a chain (of one change or more) as one operation, after the
-    /// checks `validate` would make of it. False, with nothing changed, if
-    /// it cannot be applied so.
-    private mutating func apply(_ chain: Chain) -> Bool {
+    /// Applies the operations of a chain (of one change or more) as one
+    /// operation, after the checks `validate` would make of it, leaving the
+    /// bookkeeping to the caller; `unnoted` holds the applied changes of the
+    /// chain's replica not yet noted, if any. False, with nothing changed,
+    /// if it cannot be applied so.
+    private mutating func apply(_ chain: Chain, after unnoted: UnnotedRun) -> Bool {
         let first = chain.firstID, lamport = chain.firstLamport
-        if case let previous = lastLamport(of: first.replica), previous > 0, lamport <= previous { return false }
+        let previous = unnoted.isEmpty ? lastLamport(of: first.replica) : unnoted.lastElementLamport
+        if previous > 0, lamport <= previous { return false }
         switch chain.edit {
         case let .insertText(object, origin):
-            guard let slot = try? objects.editableSlot(object, .text) else { return false }
-            if let origin, let originLamport = objects.texts[slot].lamport(of: origin), lamport <= originLamport { return false }
-            guard (try? objects.texts[slot].insertRemote(origin: origin, id: first, lamport: lamport, contentsOf: chain.scalars)) != nil
+            guard let slot = try? objects.editableSlot(object, .text),
+                  (try? objects.texts[slot].insertRemote(origin: origin, id: first, lamport: lamport, contentsOf: chain.scalars,
+                                                         checkingOriginStamp: true)) != nil
             else { return false }
         case let .delete(object, target):
             guard let slot = objects.find(object), slot.kind == .text || slot.kind == .list else { return false }
@@ -120,12 +136,50 @@ extension Document {
                 return false
             }
         }
-        // Each change of the chain builds on the one before: together they
-        // move the heads as one change would, from the first's parents to
-        // the last's id.
-        noteApplied(id: chain.lastStart, lamport: chain.lastLamport, width: chain.lastWidth, parents: chain.firstParents)
         return true
     }
+
+    /// Notes the changes of `run` in the version vector, clocks and heads,
+    /// and empties it. Each builds on the one before: together they move
+    /// the heads as one change would, from the first's parents to the last's id.
+    private mutating func note(_ run: inout UnnotedRun) {
+        guard !run.isEmpty else { return }
+        noteApplied(id: run.lastStart, lamport: run.lastLamport, width: run.lastWidth, parents: run.firstParents)
+        run.removeAll()
+    }
+}
+
+/// Applied changes of one replica, each built on the one before alone, not
+/// yet noted in the version vector, clocks and heads: a replica's typing
+/// merged into a fresh replica is noted once, not once a change.
+private struct UnnotedRun {
+    private(set) var isEmpty = true
+    private(set) var firstParents: [OpID] = []
+    /// The last change's id, Lamport value and width.
+    private(set) var lastStart = OpID(replica: ReplicaID(0), counter: 1)
+    private(set) var lastLamport: UInt64 = 0
+    private(set) var lastWidth: UInt64 = 0
+
+    var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
+    /// The Lamport value of the last change's last element: the next change's must be above it.
+    var lastElementLamport: UInt64 { lastLamport + lastWidth - 1 }
+
+    /// Whether `change` may join the run: its replica's, built on the last change alone.
+    func isContinued(by change: ChangeDecoder.Current) -> Bool {
+        !isEmpty && change.id.replica == lastStart.replica && change.parents.count == 1 && change.parents[0] == lastID
+    }
+
+    /// Adds an applied chain that continues the run (or starts it),
+    /// taking its first parents' buffer when it starts the run.
+    mutating func add(_ chain: inout Chain) {
+        if isEmpty { chain.swapFirstParents(with: &firstParents) }
+        isEmpty = false
+        lastStart = chain.lastStart
+        lastLamport = chain.lastLamport
+        lastWidth = chain.lastWidth
+    }
+
+    mutating func removeAll() { isEmpty = true }
 }
 
 /// A run of one-operation changes of one replica that together are one
@@ -160,6 +214,12 @@ private struct Chain {
     }
 
     private var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
+
+    /// Trades the first change's parents for `other`'s buffer, which the
+    /// next `start` swaps with the decoder's in turn.
+    mutating func swapFirstParents(with other: inout [OpID]) {
+        swap(&firstParents, &other)
+    }
 
     /// Starts a chain with `change` if it can begin one, taking its parents.
     mutating func start(with change: inout ChangeDecoder.Current) -> Bool {

@@ -48,7 +48,19 @@ public struct ByteReader: Sendable {
     public var remainingBytes: ArraySlice<UInt8> { bytes[offset..<end] }
     public var remaining: Int { end - offset }
 
+    /// Inlined for the one-byte values that most varints are (column runs
+    /// and values, lengths); longer ones are read by `readLongVarint`.
+    @inline(__always)
     public mutating func readVarint(_ what: @autoclosure () -> String = "a number") throws(DecodingError) -> UInt64 {
+        if offset < end, case let byte = bytes[offset], byte < 0x80 {
+            offset += 1
+            return UInt64(byte)
+        }
+        return try readLongVarint(what())
+    }
+
+    @inline(never)
+    private mutating func readLongVarint(_ what: @autoclosure () -> String) throws(DecodingError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -187,6 +199,13 @@ extension Array where Element == Unicode.Scalar {
         // At most one scalar per byte: no growing within the loop.
         if capacity < count + bytes.count { reserveCapacity(Swift.max(count + bytes.count, 2 * capacity)) }
         return bytes.withUnsafeBufferPointer { buffer -> Int? in
+            if buffer.count >= 16, buffer.allSatisfy({ $0 < 0x80 }) {
+                // ASCII, most text (a paste): a scalar a byte, copied in one go
+                // rather than appended one by one. (For a keystroke or a few,
+                // the loop below costs less than setting up the copy.)
+                append(contentsOf: buffer.lazy.map { Unicode.Scalar($0) })
+                return buffer.isEmpty ? 0 : textLength
+            }
             var offset = 0, textEnd = textLength, lastCount = 0
             let lastStart = buffer.count - textLength
             while offset < buffer.count {

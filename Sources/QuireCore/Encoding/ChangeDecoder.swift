@@ -1,7 +1,9 @@
 /// Reads the changes of a bundle (`ChangeEncoding`) one at a time into a
 /// reused buffer, so that a reader that needs no `Change` values (applying a
 /// long history) allocates nothing per change.
-struct ChangeDecoder {
+///
+/// Not copyable: it owns its column readers' memory.
+struct ChangeDecoder: ~Copyable {
     /// The change just read. Its arrays keep their capacity from one change to the next.
     struct Current {
         var id = OpID(replica: ReplicaID(0), counter: 0)
@@ -55,12 +57,17 @@ struct ChangeDecoder {
     private let limits: DecodingLimits
     private let replicaTable: [ReplicaID]
     private let keyTable: [String]
-    private var columns: [ColumnReader] = []
+    /// The column readers, in `Column` order. Behind a pointer, not in an
+    /// array: each value read mutates its reader, and through an array each
+    /// of the dozen reads a change takes checked the buffer's uniqueness.
+    private let columns: UnsafeMutableBufferPointer<ColumnReader>
     private let textBytes: ArraySlice<UInt8>
     private var textOffset: Int
     private var values: ByteReader
     private var operationTotal = 0
-    private var lastCounters = VersionVector()  // the last counter of each replica so far
+    /// The last counter of each replica so far, but for the replica of
+    /// `previousLast`, whose last counter that is.
+    private var lastCounters = VersionVector()
     private var previousLast: OpID?
     private var previousLastLamport: UInt64 = 0
     private var previousTime: Int64 = 0
@@ -69,23 +76,37 @@ struct ChangeDecoder {
     /// A decoder of `bytes`; with `insertedText`, bundles that elide their
     /// text are accepted too, and their text is taken from it.
     init(_ bytes: [UInt8], limits: DecodingLimits, insertedText: ChangeEncoding.InsertedText? = nil) throws(DecodingError) {
+        // Everything that can throw first: a value that cannot be copied is
+        // either wholly made or not at all.
         let opened = try ChangeEncoding.open(bytes, elidedTextAllowed: insertedText != nil)
         var body = opened.body
-        elidedText = opened.elidesText ? insertedText : nil
-        (replicaTable, keyTable) = try ChangeEncoding.readTables(&body)
-        changeCount = try ChangeEncoding.readChangeCount(&body, limits: limits)
-        self.limits = limits
+        let tables = try ChangeEncoding.readTables(&body)
+        let changeCount = try ChangeEncoding.readChangeCount(&body, limits: limits)
         // Readers over the body's own buffer: copying out 24 columns costs a
         // small bundle (a sync of one change) more than decoding it.
-        columns.reserveCapacity(Column.names.count)
+        var readers: [ColumnReader] = []
+        readers.reserveCapacity(Column.names.count)
         for name in Column.names {
             let data = try body.readData("column " + name)
-            columns.append(ColumnReader(ByteReader(body.bytes, range: data.indices), name: name))
+            readers.append(ColumnReader(ByteReader(body.bytes, range: data.indices), name: name))
         }
-        textBytes = try body.readData("the text content")
-        textOffset = textBytes.startIndex
-        values = ByteReader(body.bytes, range: try body.readData("the values").indices)
+        let textBytes = try body.readData("the text content")
+        let values = ByteReader(body.bytes, range: try body.readData("the values").indices)
         guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
+        elidedText = opened.elidesText ? insertedText : nil
+        (replicaTable, keyTable) = tables
+        self.changeCount = changeCount
+        self.limits = limits
+        self.textBytes = textBytes
+        textOffset = textBytes.startIndex
+        self.values = values
+        columns = .allocate(capacity: readers.count)
+        _ = columns.initialize(from: readers)
+    }
+
+    deinit {
+        columns.deinitialize()
+        columns.deallocate()
     }
 
     /// The last change read so far: its last id, last Lamport value and time.
@@ -99,24 +120,24 @@ struct ChangeDecoder {
         guard textOffset == textBytes.endIndex, values.isAtEnd else { throw .invalid("content is left over after the last change") }
     }
 
-    private mutating func next(_ column: Column) throws(DecodingError) -> UInt64 { try columns[column.rawValue].next() }
-    private mutating func nextSigned(_ column: Column) throws(DecodingError) -> Int64 { try columns[column.rawValue].nextSigned() }
-    private mutating func nextReplica(_ column: Column) throws(DecodingError) -> ReplicaID {
+    private func next(_ column: Column) throws(DecodingError) -> UInt64 { try columns[column.rawValue].next() }
+    private func nextSigned(_ column: Column) throws(DecodingError) -> Int64 { try columns[column.rawValue].nextSigned() }
+    private func nextReplica(_ column: Column) throws(DecodingError) -> ReplicaID {
         replicaTable[try columns[column.rawValue].nextIndex(below: replicaTable.count)]
     }
-    private mutating func nextID(_ replica: Column, _ counter: Column) throws(DecodingError) -> OpID {
+    private func nextID(_ replica: Column, _ counter: Column) throws(DecodingError) -> OpID {
         let id = OpID(replica: try nextReplica(replica), counter: try next(counter))
         guard id.counter > 0 else { throw .invalid("an id has counter 0") }
         return id
     }
-    private mutating func nextPred() throws(DecodingError) -> [OpID] {
+    private func nextPred() throws(DecodingError) -> [OpID] {
         let count = try next(.predCount)
         guard count <= 1024 else { throw .invalid("a write replaces \(count) values") }
         var pred: [OpID] = []
         for _ in 0..<count { pred.append(try nextID(.predReplica, .predCounter)) }
         return pred
     }
-    private mutating func nextKey() throws(DecodingError) -> String {
+    private func nextKey() throws(DecodingError) -> String {
         keyTable[try columns[Column.key.rawValue].nextIndex(below: keyTable.count)]
     }
 
@@ -125,7 +146,16 @@ struct ChangeDecoder {
         guard read < changeCount else { return false }
         read += 1
         let replica = try nextReplica(.changeReplica)
-        let counter = (lastCounters[replica] &+ 1) &+ UInt64(bitPattern: try nextSigned(.changeCounter))
+        let lastCounter: UInt64
+        if let previousLast, previousLast.replica == replica {
+            lastCounter = previousLast.counter
+        } else {
+            // The previous change's replica is noted when another's comes: a
+            // run of one replica's changes notes nothing.
+            if let previousLast { lastCounters[previousLast.replica] = previousLast.counter }
+            lastCounter = lastCounters[replica]
+        }
+        let counter = (lastCounter &+ 1) &+ UInt64(bitPattern: try nextSigned(.changeCounter))
         let lamport = previousLastLamport &+ 1 &+ UInt64(bitPattern: try nextSigned(.changeLamport))
         guard counter > 0, lamport > 0 else { throw .invalid("a change has counter or Lamport value 0") }
         current.parents.removeAllOneByOne()
@@ -158,7 +188,6 @@ struct ChangeDecoder {
         current.time = time
         current.width = id.counter - counter
         guard !lamport.addingReportingOverflow(current.width).overflow else { throw .invalid("a change's Lamport values overflow") }
-        lastCounters[replica] = current.lastID.counter
         previousLast = current.lastID
         previousLastLamport = current.lastLamport
         previousTime = time
@@ -192,7 +221,7 @@ struct ChangeDecoder {
         }
     }
 
-    private mutating func nextObject() throws(DecodingError) -> ObjectID {
+    private func nextObject() throws(DecodingError) -> ObjectID {
         let objectCode = try next(.objectReplica)
         let objectCounter = try next(.objectCounter)
         if objectCode == 0 {
@@ -382,9 +411,7 @@ extension ChangeDecoder {
         }
         read += Int(count)
         operationTotal += Int(count)
-        let lastID = continuation.lastStart.advanced(by: continuation.lastWidth - 1)
-        lastCounters[current.id.replica] = lastID.counter
-        previousLast = lastID
+        previousLast = continuation.lastStart.advanced(by: continuation.lastWidth - 1)
         previousLastLamport = continuation.lastLamport + continuation.lastWidth - 1
         let timeStep = Int64(bitPattern: timeDelta >> 1) ^ -Int64(bitPattern: timeDelta & 1)
         previousTime = previousTime &+ timeStep &* Int64(count)

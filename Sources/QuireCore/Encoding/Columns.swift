@@ -48,14 +48,20 @@ struct ColumnReader {
         self.name = name
     }
 
+    /// Inlined: a change reads a dozen values, most from a run already started.
+    @inline(__always)
     mutating func next() throws(DecodingError) -> UInt64 {
-        if run == 0 {
-            run = try reader.readVarint("the run length of column \(name)")
-            guard run > 0 else { throw .invalid("column \(name) has an empty run") }
-            value = try reader.readVarint("a value of column \(name)")
-        }
+        if run == 0 { try startRun() }
         run -= 1
         return value
+    }
+
+    /// Reads the next run's length and value.
+    @inline(never)
+    private mutating func startRun() throws(DecodingError) {
+        run = try reader.readVarint("the run length of column \(name)")
+        guard run > 0 else { throw .invalid("column \(name) has an empty run") }
+        value = try reader.readVarint("a value of column \(name)")
     }
 
     /// The next value and how many times in a row it comes (at least 1),
@@ -63,9 +69,7 @@ struct ColumnReader {
     mutating func peekRun() throws(DecodingError) -> (value: UInt64, count: UInt64)? {
         if run == 0 {
             guard !reader.isAtEnd else { return nil }
-            run = try reader.readVarint("the run length of column \(name)")
-            guard run > 0 else { throw .invalid("column \(name) has an empty run") }
-            value = try reader.readVarint("a value of column \(name)")
+            try startRun()
         }
         return (value, run)
     }
@@ -76,16 +80,23 @@ struct ColumnReader {
         run -= count
     }
 
+    @inline(__always)
     mutating func nextSigned() throws(DecodingError) -> Int64 {
         let raw = try next()
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
 
     /// A value that must be below `limit`.
+    @inline(__always)
     mutating func nextIndex(below limit: Int) throws(DecodingError) -> Int {
         let value = try next()
-        guard value < UInt64(limit) else { throw .invalid("column \(name) holds \(value), out of range 0..<\(limit)") }
+        guard value < UInt64(limit) else { throw outOfRange(value, limit) }
         return Int(value)
+    }
+
+    @inline(never)
+    private func outOfRange(_ value: UInt64, _ limit: Int) -> DecodingError {
+        .invalid("column \(name) holds \(value), out of range 0..<\(limit)")
     }
 
     /// Every value was read: no run is left half used and no bytes remain.

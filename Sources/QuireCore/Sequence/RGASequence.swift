@@ -53,13 +53,15 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     }
 
     /// Remote insert after `origin` (nil: the head) by the RGA rule. Throws
-    /// `unknownElement` if the origin is missing and `duplicateElement` if
-    /// an id is already present; nothing changes on throw.
+    /// `unknownElement` if the origin is missing, `duplicateElement` if an
+    /// id is already present and, `checkingOriginStamp`, `stampNotAboveOrigin`
+    /// if `lamport` is not above the origin's; nothing changes on throw.
     @inlinable
     public mutating func insertRemote(origin: OpID?, id: OpID, lamport: UInt64,
-                                      contentsOf elements: some Collection<Element>) throws(SequenceError) {
+                                      contentsOf elements: some Collection<Element>,
+                                      checkingOriginStamp: Bool = false) throws(SequenceError) {
         try withAppended(elements, id: id, lamport: lamport) { tree, run, measure throws(SequenceError) in
-            try tree.insertRemote(origin: origin, run, measure: measure)
+            try tree.insertRemote(origin: origin, run, checkingOriginStamp: checkingOriginStamp, measure: measure)
         }
     }
 

@@ -173,6 +173,8 @@ public struct ScalarStorage: ElementStorage {
     @inlinable
     public mutating func append(contentsOf scalars: some Collection<Unicode.Scalar>) {
         if !isWide, scalars.withContiguousStorageIfAvailable({ appendNarrow($0) }) == true { return }
+        // (The cast costs nothing: each specialisation knows its answer.)
+        if !isWide, let view = scalars as? String.UnicodeScalarView, appendASCII(String(view)) { return }
         var iterator = scalars.makeIterator()
         if !isWide {
             while let scalar = iterator.next() {
@@ -182,6 +184,21 @@ public struct ScalarStorage: ElementStorage {
             }
         }
         while let scalar = iterator.next() { append(scalar) }
+    }
+
+    /// Appends the scalars of `string` a byte each, read through its UTF-8
+    /// (a remote insert's text comes as a string: scalar by scalar cost tens
+    /// of instructions each), if it is ASCII; returns false, appending
+    /// nothing, if it is not.
+    @usableFromInline
+    mutating func appendASCII(_ string: String) -> Bool {
+        var string = string
+        return string.withUTF8 { utf8 in
+            guard utf8.allSatisfy({ $0 < 0x80 }) else { return false }
+            bytes.reserveGrowingByAThird(adding: utf8.count)
+            bytes.append(contentsOf: utf8)
+            return true
+        }
     }
 
     /// Appends `scalars` a byte each if every one is below U+0100; returns
@@ -262,6 +279,9 @@ public enum SequenceError: Error, Equatable {
     case indexOutOfRange(Int)
     /// A run that cannot exist: no elements, or counters or lamports that overflow.
     case invalidRun(OpID)
+    /// A remote insert whose Lamport value is not above its origin's (named
+    /// here), when the caller asks for that check: the RGA order relies on it.
+    case stampNotAboveOrigin(OpID)
 }
 
 /// Ids `start, start+1, ..., start+length-1`: consecutive counters of one replica.

@@ -80,9 +80,11 @@ extension SpanTree {
 
     /// Remote insert: integrates `run` after `origin` (nil: the head) by the
     /// RGA rule, skipping what follows the origin while its stamp is greater.
-    /// Nothing changes if it throws.
+    /// `checkingOriginStamp` refuses a run whose Lamport value is not above
+    /// the origin's, read here from the origin's span, which the insert
+    /// finds anyway. Nothing changes if it throws.
     @usableFromInline
-    mutating func insertRemote(origin: OpID?, _ run: NewRun, measure: Measure) throws(SequenceError) {
+    mutating func insertRemote(origin: OpID?, _ run: NewRun, checkingOriginStamp: Bool, measure: Measure) throws(SequenceError) {
         var leaf = firstLeaf
         var slot = 0
         var originOffset: Int?
@@ -91,7 +93,11 @@ extension SpanTree {
             leaf = ids.leaf(replica: replica, counter: origin.counter)
             guard leaf >= 0 else { throw .unknownElement(origin) }
             slot = slotNearHint(of: replica, origin.counter, in: leaf)
-            originOffset = Int(origin.counter - span(leaf, slot).counter)
+            let originSpan = span(leaf, slot)
+            originOffset = Int(origin.counter - originSpan.counter)
+            if checkingOriginStamp, run.lamport <= originSpan.lamport + UInt64(originOffset!) {
+                throw .stampNotAboveOrigin(origin)
+            }
         }
         let span = try makeSpan(run)
         cursor = nil
