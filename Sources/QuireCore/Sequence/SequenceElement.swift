@@ -174,7 +174,10 @@ public struct ScalarStorage: ElementStorage {
     public mutating func append(contentsOf scalars: some Collection<Unicode.Scalar>) {
         if !isWide, scalars.withContiguousStorageIfAvailable({ appendNarrow($0) }) == true { return }
         // (The cast costs nothing: each specialisation knows its answer.)
-        if !isWide, let view = scalars as? String.UnicodeScalarView, appendASCII(String(view)) { return }
+        // A keystroke's scalar or few cost less through the iterator below
+        // than through the string's UTF-8 buffer.
+        if !isWide, let view = scalars as? String.UnicodeScalarView, case let string = String(view),
+           string.utf8.count >= 16, appendASCII(string) { return }
         var iterator = scalars.makeIterator()
         if !isWide {
             while let scalar = iterator.next() {
@@ -187,9 +190,9 @@ public struct ScalarStorage: ElementStorage {
     }
 
     /// Appends the scalars of `string` a byte each, read through its UTF-8
-    /// (a remote insert's text comes as a string: scalar by scalar cost tens
-    /// of instructions each), if it is ASCII; returns false, appending
-    /// nothing, if it is not.
+    /// (a remote insert's text, a paste, comes as a string: scalar by scalar
+    /// cost tens of instructions each), if it is ASCII; returns false,
+    /// appending nothing, if it is not.
     @usableFromInline
     mutating func appendASCII(_ string: String) -> Bool {
         var string = string
