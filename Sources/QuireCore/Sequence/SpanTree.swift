@@ -200,33 +200,37 @@ struct SpanTree: Sendable {
 
     /// The slot of the span holding `counter` of `replica` in `leaf`.
     func slot(of replica: UInt32, _ counter: UInt64, in leaf: Int32) -> Int {
-        let base = Int(leaf) * Self.leafCapacity
-        let count = Int(leaves[Int(leaf)].count)
-        return spans.withUnsafeBufferPointer { buffer in
-            for slot in 0..<count where buffer[base + slot].contains(replica: replica, counter: counter) {
-                return slot
-            }
+        guard let slot = slot(of: replica, counter, in: leaf, among: 0..<Int(leaves[Int(leaf)].count)) else {
             preconditionFailure("SpanTree: id index points at the wrong leaf")
         }
+        return slot
     }
 
     /// `slot(of:_:in:)`, trying the neighbourhood of `foundHint` first.
     mutating func slotNearHint(of replica: UInt32, _ counter: UInt64, in leaf: Int32) -> Int {
-        if foundHint.leaf == leaf {
-            let base = Int(leaf) * Self.leafCapacity
-            let last = Int(leaves[Int(leaf)].count) - 1
-            var slot = max(0, foundHint.slot - 1)
-            while slot <= min(last, foundHint.slot + 1) {
-                if spans[base + slot].contains(replica: replica, counter: counter) {
-                    foundHint.slot = slot
-                    return slot
-                }
-                slot += 1
-            }
+        let count = Int(leaves[Int(leaf)].count)
+        if foundHint.leaf == leaf, let slot = slot(
+            of: replica, counter, in: leaf, among: (foundHint.slot - 1 ..< foundHint.slot + 2).clamped(to: 0..<count)) {
+            foundHint.slot = slot
+            return slot
         }
-        let slot = slot(of: replica, counter, in: leaf)
+        guard let slot = slot(of: replica, counter, in: leaf, among: 0..<count) else {
+            preconditionFailure("SpanTree: id index points at the wrong leaf")
+        }
         foundHint = (leaf, slot)
         return slot
+    }
+
+    /// The slot among `slots` of `leaf` of the span holding `counter` of
+    /// `replica`, if there is one. Always inlined: as a call from a mutating
+    /// method, it took a copy of the whole tree struct each time.
+    @inline(__always)
+    private func slot(of replica: UInt32, _ counter: UInt64, in leaf: Int32, among slots: Range<Int>) -> Int? {
+        spans.withUnsafeBufferPointer { buffer in
+            let leafSpans = buffer.baseAddress! + Int(leaf) * Self.leafCapacity
+            for slot in slots where leafSpans[slot].contains(replica: replica, counter: counter) { return slot }
+            return nil
+        }
     }
 
     /// The span holding an id, if present.
