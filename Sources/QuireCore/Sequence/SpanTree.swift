@@ -18,6 +18,8 @@
 struct SpanTree: Sendable {
     static let leafCapacity = 24
     static let fanout = 32
+    /// The unused slots of a new leaf.
+    private static let emptyLeafSpans = [Span](repeating: .empty, count: leafCapacity)
 
     struct Leaf: Sendable {
         var summary = Summary.zero
@@ -347,15 +349,16 @@ struct SpanTree: Sendable {
         let moved = moveLeft ? 0..<mid : mid..<count
         let newLeaf = allocateLeaf()
         let newBase = Int(newLeaf) * Self.leafCapacity
+        spans.withUnsafeMutableBufferPointer { buffer in
+            let at = buffer.baseAddress! + base
+            (buffer.baseAddress! + newBase).moveInitialize(from: at + moved.lowerBound, count: moved.count)
+            if moveLeft { at.moveInitialize(from: at + mid, count: count - mid) }
+        }
         var movedSummary = Summary.zero
-        for (k, i) in moved.enumerated() {
-            let span = spans[base + i]
-            spans[newBase + k] = span
+        for k in 0..<moved.count {
+            let span = spans[newBase + k]
             movedSummary += span.summary
             ids.setLeaf(newLeaf, replica: span.replica, counters: span.counter..<span.counterEnd)
-        }
-        if moveLeft {
-            for i in mid..<count { spans[base + i - mid] = spans[base + i] }
         }
         leaves[Int(newLeaf)].count = Int32(moved.count)
         leaves[Int(leaf)].count = Int32(count - moved.count)
@@ -469,7 +472,8 @@ struct SpanTree: Sendable {
         leaves.reserveGrowingByAThird(adding: 1)
         leaves.append(Leaf())
         spans.reserveGrowingByAThird(adding: Self.leafCapacity)
-        spans.append(contentsOf: repeatElement(Span.empty, count: Self.leafCapacity))
+        // Appending an array is one copy; a `repeatElement` went element by element.
+        spans.append(contentsOf: Self.emptyLeafSpans)
         return Int32(leaves.count - 1)
     }
 
