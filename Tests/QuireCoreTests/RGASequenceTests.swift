@@ -358,6 +358,82 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(text.spanCount > 1000, "the tree grew past one level of inner nodes")
     }
 
+    /// Remote inserts and deletes found by id, against a plain array of ids:
+    /// mostly next to the previous remote target (where the found-span hint
+    /// applies, often in a span the previous operation just split), else
+    /// anywhere, with local edits in between that move spans under the hint,
+    /// until leaves have split many times.
+    @Test(arguments: [21, 22] as [UInt64])
+    func remoteEditsFindTheirTargets(seed: UInt64) throws {
+        var rng = SeededGenerator(seed: seed)
+        var text = Text()
+        var model: [Unicode.Scalar] = []
+        var ids: [OpID] = []
+        var clock: UInt64 = 0
+        var counters = [a: UInt64(1), b: UInt64(1)]
+        var last = 0
+        for step in 0..<1500 {
+            let nearLast = rng.next() % 3 != 0 && !ids.isEmpty
+            let at = nearLast ? min(ids.count - 1, max(0, last + Int(rng.next() % 5) - 2)) : Int(rng.next() % UInt64(ids.count + 1))
+            let choice = rng.next() % 100
+            if ids.isEmpty || choice < 45 {
+                // A lamport above every other puts the run right after its origin.
+                let new = randomScalars(rng.next() % 4 == 0 ? Int(rng.next() % 6) + 2 : 1, &rng)
+                let id = OpID(replica: b, counter: counters[b]!)
+                let position = min(at, ids.count)
+                let origin = position == 0 ? nil : ids[position - 1]
+                try text.insertRemote(origin: origin, id: id, lamport: clock + 1, contentsOf: new)
+                model.insert(contentsOf: new, at: position)
+                ids.insert(contentsOf: (0..<new.count).map { id.advanced(by: UInt64($0)) }, at: position)
+                counters[b]! += UInt64(new.count)
+                clock += UInt64(new.count)
+                last = position + Int(rng.next() % UInt64(new.count))
+            } else if choice < 75 {
+                // Deletes a run of counters from a visible element on: later
+                // ones may be gone already or in other leaves.
+                let index = min(at, ids.count - 1)
+                let run = IDRun(start: ids[index], length: 1 + Int(rng.next() % 4))
+                let end = run.start.counter + UInt64(run.length)
+                if end > counters[run.start.replica]! {
+                    // Part of the run was never in this sequence: nothing changes.
+                    #expect(throws: SequenceError.self, "seed \(seed) step \(step)") { try text.deleteRemote(run) }
+                } else {
+                    let present = ids.indices.filter {
+                        ids[$0].replica == run.start.replica && ids[$0].counter >= run.start.counter && ids[$0].counter < end
+                    }
+                    #expect(try text.deleteRemote(run) == present.count, "seed \(seed) step \(step)")
+                    for i in present.reversed() {
+                        model.remove(at: i)
+                        ids.remove(at: i)
+                    }
+                }
+                last = index
+            } else if choice < 90 {
+                let new = randomScalars(1 + Int(rng.next() % 3), &rng)
+                let id = OpID(replica: a, counter: counters[a]!)
+                let position = min(at, ids.count)
+                _ = try text.insertLocal(at: position, id: id, lamport: clock + 1, contentsOf: new)
+                model.insert(contentsOf: new, at: position)
+                ids.insert(contentsOf: (0..<new.count).map { id.advanced(by: UInt64($0)) }, at: position)
+                counters[a]! += UInt64(new.count)
+                clock += UInt64(new.count)
+            } else if !ids.isEmpty {
+                let start = min(at, ids.count - 1)
+                let end = min(ids.count, start + 1 + Int(rng.next() % 3))
+                _ = try text.deleteLocal(start..<end)
+                model.removeSubrange(start..<end)
+                ids.removeSubrange(start..<end)
+            }
+            text.checkInvariants()
+            #expect(Array(text.elements) == model, "seed \(seed) step \(step)")
+            if step % 25 == 0, !ids.isEmpty {
+                let i = Int(rng.next() % UInt64(ids.count))
+                #expect(text.id(at: i) == ids[i] && text.position(of: ids[i])! == (i, false), "seed \(seed) step \(step)")
+            }
+        }
+        #expect(text.spanCount > 1000, "seed \(seed): leaves split many times")
+    }
+
     /// Three replicas edit at random and exchange their operations in random
     /// causally valid orders; in the end all have the same elements and the
     /// same runs.

@@ -109,7 +109,9 @@ struct Span: Sendable {
 
     @inlinable
     func contains(replica: UInt32, counter: UInt64) -> Bool {
-        self.replica == replica && counter >= self.counter && counter < counterEnd
+        // One unsigned comparison for both bounds (below `self.counter` the
+        // difference wraps to a huge value), and no overflow check on the end.
+        self.replica == replica && counter &- self.counter < UInt64(UInt32(bitPattern: length))
     }
 
     /// `next` continues this span in every respect, so the two can be one span.

@@ -18,6 +18,8 @@
 struct SpanTree: Sendable {
     static let leafCapacity = 24
     static let fanout = 32
+    /// The unused slots of a new leaf.
+    private static let emptyLeafSpans = [Span](repeating: .empty, count: leafCapacity)
 
     struct Leaf: Sendable {
         var summary = Summary.zero
@@ -200,33 +202,37 @@ struct SpanTree: Sendable {
 
     /// The slot of the span holding `counter` of `replica` in `leaf`.
     func slot(of replica: UInt32, _ counter: UInt64, in leaf: Int32) -> Int {
-        let base = Int(leaf) * Self.leafCapacity
-        let count = Int(leaves[Int(leaf)].count)
-        return spans.withUnsafeBufferPointer { buffer in
-            for slot in 0..<count where buffer[base + slot].contains(replica: replica, counter: counter) {
-                return slot
-            }
+        guard let slot = slot(of: replica, counter, in: leaf, among: 0..<Int(leaves[Int(leaf)].count)) else {
             preconditionFailure("SpanTree: id index points at the wrong leaf")
         }
+        return slot
     }
 
     /// `slot(of:_:in:)`, trying the neighbourhood of `foundHint` first.
     mutating func slotNearHint(of replica: UInt32, _ counter: UInt64, in leaf: Int32) -> Int {
-        if foundHint.leaf == leaf {
-            let base = Int(leaf) * Self.leafCapacity
-            let last = Int(leaves[Int(leaf)].count) - 1
-            var slot = max(0, foundHint.slot - 1)
-            while slot <= min(last, foundHint.slot + 1) {
-                if spans[base + slot].contains(replica: replica, counter: counter) {
-                    foundHint.slot = slot
-                    return slot
-                }
-                slot += 1
-            }
+        let count = Int(leaves[Int(leaf)].count)
+        if foundHint.leaf == leaf, let slot = slot(
+            of: replica, counter, in: leaf, among: (foundHint.slot - 1 ..< foundHint.slot + 2).clamped(to: 0..<count)) {
+            foundHint.slot = slot
+            return slot
         }
-        let slot = slot(of: replica, counter, in: leaf)
+        guard let slot = slot(of: replica, counter, in: leaf, among: 0..<count) else {
+            preconditionFailure("SpanTree: id index points at the wrong leaf")
+        }
         foundHint = (leaf, slot)
         return slot
+    }
+
+    /// The slot among `slots` of `leaf` of the span holding `counter` of
+    /// `replica`, if there is one. Always inlined: as a call from a mutating
+    /// method, it took a copy of the whole tree struct each time.
+    @inline(__always)
+    private func slot(of replica: UInt32, _ counter: UInt64, in leaf: Int32, among slots: Range<Int>) -> Int? {
+        spans.withUnsafeBufferPointer { buffer in
+            let leafSpans = buffer.baseAddress! + Int(leaf) * Self.leafCapacity
+            for slot in slots where leafSpans[slot].contains(replica: replica, counter: counter) { return slot }
+            return nil
+        }
     }
 
     /// The span holding an id, if present.
@@ -343,15 +349,16 @@ struct SpanTree: Sendable {
         let moved = moveLeft ? 0..<mid : mid..<count
         let newLeaf = allocateLeaf()
         let newBase = Int(newLeaf) * Self.leafCapacity
+        spans.withUnsafeMutableBufferPointer { buffer in
+            let at = buffer.baseAddress! + base
+            (buffer.baseAddress! + newBase).moveInitialize(from: at + moved.lowerBound, count: moved.count)
+            if moveLeft { at.moveInitialize(from: at + mid, count: count - mid) }
+        }
         var movedSummary = Summary.zero
-        for (k, i) in moved.enumerated() {
-            let span = spans[base + i]
-            spans[newBase + k] = span
+        for k in 0..<moved.count {
+            let span = spans[newBase + k]
             movedSummary += span.summary
             ids.setLeaf(newLeaf, replica: span.replica, counters: span.counter..<span.counterEnd)
-        }
-        if moveLeft {
-            for i in mid..<count { spans[base + i - mid] = spans[base + i] }
         }
         leaves[Int(newLeaf)].count = Int32(moved.count)
         leaves[Int(leaf)].count = Int32(count - moved.count)
@@ -465,7 +472,8 @@ struct SpanTree: Sendable {
         leaves.reserveGrowingByAThird(adding: 1)
         leaves.append(Leaf())
         spans.reserveGrowingByAThird(adding: Self.leafCapacity)
-        spans.append(contentsOf: repeatElement(Span.empty, count: Self.leafCapacity))
+        // Appending an array is one copy; a `repeatElement` went element by element.
+        spans.append(contentsOf: Self.emptyLeafSpans)
         return Int32(leaves.count - 1)
     }
 
