@@ -384,4 +384,131 @@ import QuireTestSupport
         }
         #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
     }
+
+    /// Replicas whose changes each hold several text inserts and deletes:
+    /// replacements, pastes over a selection, typing then deleting part of
+    /// it again, edits at several places, multi-byte text; now and then a
+    /// map write among them, so that the change is not all edits.
+    static func multiEditDocument(seed: UInt64, replicas: Int) throws -> Document {
+        var rng = SeededGenerator(seed: seed)
+        var docs = (0..<replicas).map { Document(replica: ReplicaID(UInt64($0) * 613 + 2)) }
+        let text = try docs[0].transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+        try docs[0].transact { tx in try tx.insertText(text, at: 0, "shared start é😀") }
+        for index in docs.indices.dropFirst() { try docs[index].apply(try docs[0].allChanges()) }
+        for _ in 0..<120 {
+            let index = Int.random(in: docs.indices, using: &rng)
+            try docs[index].transact { tx in
+                let writesKeyFirst = Int.random(in: 0..<8, using: &rng) == 0
+                if writesKeyFirst { try tx.put(.root, key: "k", .int(Int64(index))) }
+                for _ in 0..<Int.random(in: 2...6, using: &rng) {
+                    let count = try tx.document.textCount(text)
+                    let position = Int.random(in: 0...count, using: &rng)
+                    switch Int.random(in: 0..<4, using: &rng) {
+                    case 0 where position < count:
+                        // A replacement of a selection.
+                        try tx.deleteText(text, at: position, count: Int.random(in: 1...(min(5, count - position)), using: &rng))
+                        try tx.insertText(text, at: position, randomText(&rng, maxLength: 6))
+                    case 1 where position < count:
+                        try tx.deleteText(text, at: position, count: Int.random(in: 1...(min(3, count - position)), using: &rng))
+                    case 2:
+                        // Typed, then partly deleted again: the delete names elements of its own change.
+                        let typed = randomText(&rng, maxLength: 8)
+                        try tx.insertText(text, at: position, typed)
+                        try tx.insertText(text, at: position + typed.unicodeScalars.count, randomText(&rng, maxLength: 2))
+                        try tx.deleteText(text, at: position + Int.random(in: 0..<typed.unicodeScalars.count, using: &rng), count: 1)
+                    default:
+                        try tx.insertText(text, at: position, randomText(&rng, maxLength: 12))
+                    }
+                }
+                if !writesKeyFirst, Int.random(in: 0..<8, using: &rng) == 0 { try tx.put(.root, key: "k", .int(Int64(index))) }
+            }
+            if Int.random(in: 0..<5, using: &rng) == 0 {
+                let other = Int.random(in: docs.indices, using: &rng)
+                try docs[other].apply(try docs[index].changes(since: docs[other].versionVector))
+            }
+        }
+        for index in docs.indices.dropFirst() { try docs[0].apply(try docs[index].changes(since: docs[0].versionVector)) }
+        return docs[0]
+    }
+
+    @Test(arguments: [(31, 1), (32, 2), (33, 3), (34, 5)] as [(UInt64, Int)])
+    func changesOfSeveralEditsGiveTheSameStateAsChangeByChange(seed: UInt64, replicas: Int) throws {
+        let source = try Self.multiEditDocument(seed: seed, replicas: replicas)
+        let changes = try source.allChanges()
+        #expect(changes.contains { $0.operations.count > 2 && $0.operations.allSatisfy { if case .put = $0 { false } else { true } } })
+        var bulk = Document(replica: ReplicaID(1))
+        #expect(try bulk.applyEncodedRun(source.encodeChanges()).applied == changes.count)
+        var oneByOne = Document(replica: ReplicaID(1))
+        for change in changes { try oneByOne.apply(change) }
+        #expect(bulk.encodeSnapshot(includeHistory: false) == oneByOne.encodeSnapshot(includeHistory: false))
+        #expect(bulk.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
+        #expect(bulk.heads == Self.heads(of: changes) && oneByOne.heads == bulk.heads)
+        #expect(bulk.versionVector == source.versionVector && bulk.maxLamport == oneByOne.maxLamport)
+        #expect(try bulk.allChanges() == changes)
+        #expect(try ChangeEncoding.decode(source.encodeChanges()) == changes)
+    }
+
+    /// A source with a text "ab" typed by replica 1, then a change of
+    /// replica 2 that inserts "x" at the head and then does `later`, given
+    /// the text, the ids of "a" and "b" and the change's first id.
+    static func hostileEdits(lamport: UInt64 = 9, _ later: (ObjectID, OpID, OpID, OpID) -> [Operation]) throws -> (changes: [Change], text: ObjectID) {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        for character in "ab" { try source.transact { tx in try tx.insertText(text, at: try tx.document.textCount(text), String(character)) } }
+        var changes = try source.allChanges()
+        let id = OpID(replica: ReplicaID(2), counter: 1)
+        let operations = [Operation.insert(object: text, origin: nil, content: .text("x"))] + later(text, changes[1].id, changes[2].id, id)
+        changes.append(Change(id: id, lamport: lamport, parents: source.heads, operations: operations))
+        return (changes, text)
+    }
+
+    /// A change of several edits whose later edit would fail (an unknown
+    /// origin, object or target, a target of its own change it did not
+    /// insert, an origin stamped at or above it) is refused with a clear
+    /// error, in a bundle as change by change, and none of it is applied.
+    @Test func aChangeOfSeveralEditsWithABadLaterOneAppliesNothing() throws {
+        let unknown = OpID(replica: ReplicaID(7), counter: 1)
+        let cases: [(String, UInt64, (ObjectID, OpID, OpID, OpID) -> [Operation])] = [
+            ("inserts after", 9, { text, _, _, _ in [.insert(object: text, origin: unknown, content: .text("y"))] }),
+            ("deletes", 9, { text, a, _, _ in [.delete(object: text, target: IDRun(start: a, length: 1)), .delete(object: text, target: IDRun(start: unknown, length: 1))] }),
+            ("deletes", 9, { text, _, b, _ in [.delete(object: text, target: IDRun(start: b, length: 2))] }),
+            // Its own ids, but the second is the delete's, not an insert's.
+            ("deletes", 9, { text, a, _, own in [.delete(object: text, target: IDRun(start: a, length: 1)), .delete(object: text, target: IDRun(start: own, length: 2))] }),
+            ("does not exist", 9, { _, a, _, _ in [.delete(object: ObjectID(unknown), target: IDRun(start: a, length: 1))] }),
+            ("a map", 9, { _, a, _, _ in [.delete(object: .root, target: IDRun(start: a, length: 1))] }),
+            // "b" has Lamport value 3: an insert after it stamped 2 is not above it.
+            ("not above its origin", 1, { text, _, b, _ in [.insert(object: text, origin: b, content: .text("y"))] }),
+        ]
+        for (reason, lamport, later) in cases {
+            let (changes, text) = try Self.hostileEdits(lamport: lamport, later)
+            var bulk = Document(replica: ReplicaID(9))
+            var oneByOne = Document(replica: ReplicaID(9))
+            for (index, document) in [bulk, oneByOne].enumerated() {
+                var document = document
+                do {
+                    if index == 0 { try document.applyEncoded(ChangeEncoding.encode(changes)) } else { try document.apply(changes) }
+                    Issue.record("a change that \(reason) was applied")
+                } catch let DocumentError.invalidChange(id, reason: message) {
+                    #expect(id == changes.last!.id)
+                    #expect(message.contains(reason), "\(message)")
+                }
+                #expect(try document.text(text) == "ab")
+                #expect(document.versionVector[ReplicaID(2)] == 0 && document.changeCount == changes.count - 1)
+                #expect(document.heads == [changes[changes.count - 2].lastID])
+                if index == 0 { bulk = document } else { oneByOne = document }
+            }
+            #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
+        }
+        // The same change with good later edits applies: after its own "x", deleting "x" and "a".
+        let (changes, text) = try Self.hostileEdits { text, a, _, own in
+            [.insert(object: text, origin: own, content: .text("yz")), .delete(object: text, target: IDRun(start: own, length: 2)),
+             .delete(object: text, target: IDRun(start: a, length: 1))]
+        }
+        var bulk = Document(replica: ReplicaID(9))
+        try bulk.applyEncoded(ChangeEncoding.encode(changes))
+        var oneByOne = Document(replica: ReplicaID(9))
+        try oneByOne.apply(changes)
+        #expect(try bulk.text(text) == "zb" && oneByOne.text(text) == "zb")
+        #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
+    }
 }

@@ -108,6 +108,18 @@ extension Document {
         if recordingHistory { record(change) } else { noteApplied(change) }
     }
 
+    /// Checks a ready change's Lamport value and parents, what `validate`
+    /// checks before its operations.
+    func validateStamp(id: OpID, lamport: UInt64, parents: [OpID]) throws(DocumentError) {
+        // Stamps are unique: a replica's Lamport values only go up.
+        if case let previous = lastLamport(of: id.replica), previous > 0, lamport <= previous {
+            throw .invalidChange(id, reason: "its Lamport value \(lamport) does not advance on its replica's previous \(previous)")
+        }
+        for (parent, next) in zip(parents, parents.dropFirst()) where !(parent < next) {
+            throw .invalidChange(id, reason: "its parents are not sorted and distinct")
+        }
+    }
+
     /// The applied change that contains operation `id`.
     public func change(containing id: OpID) throws(DocumentError) -> Change? {
         try history.change(containing: id, objects)
@@ -119,13 +131,7 @@ extension Document {
     /// `ObjectTable.apply` to check.
     mutating func validate(_ change: Change, checkingElements: Bool) throws(DocumentError) {
         func invalid(_ reason: String) -> DocumentError { .invalidChange(change.id, reason: reason) }
-        // Stamps are unique: a replica's Lamport values only go up.
-        if case let previous = lastLamport(of: change.replica), previous > 0, change.lamport <= previous {
-            throw invalid("its Lamport value \(change.lamport) does not advance on its replica's previous \(previous)")
-        }
-        for (parent, next) in zip(change.parents, change.parents.dropFirst()) where !(parent < next) {
-            throw invalid("its parents are not sorted and distinct")
-        }
+        try validateStamp(id: change.id, lamport: change.lamport, parents: change.parents)
         // Objects and elements made earlier in this change, which later operations may use.
         var created: [(object: ObjectID, kind: ObjectKind)] = []
         var inserted: [(object: ObjectID, run: IDRun)] = []
@@ -235,8 +241,7 @@ extension ObjectTable {
             let slot = try editableSlot(object, .map)
             maps[slot][key, default: MapRegister()].write(RegisterEntry(id: id, lamport: lamport, value: nil), replacing: pred)
         case let .insert(object, origin, .text(string)):
-            try texts[editableSlot(object, .text)].insertRemote(origin: origin, id: id, lamport: lamport,
-                                                                contentsOf: string.unicodeScalars, checkingOriginStamp: true)
+            try insertText(object, origin: origin, id: id, lamport: lamport, contentsOf: string.unicodeScalars)
         case let .insert(object, origin, .values(values)):
             let slot = try editableSlot(object, .list)
             // Check before creating nested objects, so a failure leaves none behind.
@@ -251,11 +256,23 @@ extension ObjectTable {
             }
             try lists[slot].insertRemote(origin: origin, id: id, lamport: lamport, contentsOf: stored)
         case let .delete(object, target):
-            guard let slot = find(object) else { throw DocumentError.unknownObject(object) }
-            if slot.kind == .text { try texts[slot.index].deleteRemote(target) }
-            else { try lists[try self.slot(object, .list)].deleteRemote(target) }
+            try delete(target, from: object)
         case let .increment(object, delta):
             counters[try editableSlot(object, .counter)] &+= delta
         }
+    }
+
+    /// Applies a remote text insert, checking it as `apply(_:id:lamport:)` does.
+    mutating func insertText(_ object: ObjectID, origin: OpID?, id: OpID, lamport: UInt64,
+                             contentsOf scalars: some Collection<Unicode.Scalar>) throws {
+        try texts[editableSlot(object, .text)].insertRemote(origin: origin, id: id, lamport: lamport,
+                                                            contentsOf: scalars, checkingOriginStamp: true)
+    }
+
+    /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does.
+    mutating func delete(_ target: IDRun, from object: ObjectID) throws {
+        guard let slot = find(object) else { throw DocumentError.unknownObject(object) }
+        if slot.kind == .text { try texts[slot.index].deleteRemote(target) }
+        else { try lists[try self.slot(object, .list)].deleteRemote(target) }
     }
 }

@@ -56,7 +56,7 @@ extension Document {
                     continue
                 }
                 note(&unnoted)
-                try integrate(current.change, recordingHistory: false)
+                if current.edits.isEmpty { try integrate(current.change, recordingHistory: false) } else { try applyEdits(of: current) }
                 applied += 1
             }
             if inOrder && !chain.isEmpty {
@@ -137,6 +137,76 @@ extension Document {
             }
         }
         return true
+    }
+
+    /// Applies a ready change whose operations are all `edits`, making the
+    /// checks `integrate` makes, and notes it, without building its `Change`.
+    ///
+    /// The first operation checks itself as it applies and changes nothing
+    /// if it fails; the others are checked before it, so that the change
+    /// applies whole or not at all.
+    private mutating func applyEdits(of change: ChangeDecoder.Current) throws(DocumentError) {
+        try validateStamp(id: change.id, lamport: change.lamport, parents: change.parents)
+        var id = change.id.advanced(by: change.edits[0].width)
+        for index in change.edits.indices.dropFirst() {
+            try checkEdit(at: index, of: change, id: id)
+            id = id.advanced(by: change.edits[index].width)
+        }
+        id = change.id
+        var scalarStart = 0
+        for (index, (edit, width)) in change.edits.enumerated() {
+            let lamport = change.lamport + (id.counter - change.id.counter)
+            do {
+                switch edit {
+                case let .insertText(object, origin):
+                    try objects.insertText(object, origin: origin, id: id, lamport: lamport,
+                                           contentsOf: change.scalars[scalarStart..<(scalarStart + Int(width))])
+                    scalarStart += Int(width)
+                case let .delete(object, target):
+                    try objects.delete(target, from: object)
+                }
+            } catch {
+                guard index == 0 else { preconditionFailure("a checked operation failed: \(error)") }
+                throw .invalidChange(change.id, reason: "\(error)")
+            }
+            id = id.advanced(by: width)
+        }
+        noteApplied(id: change.id, lamport: change.lamport, width: change.width, parents: change.parents)
+    }
+
+    /// Checks, as `validate` does, that the edit at `index` of `change`,
+    /// with first id `id`, can apply once the edits before it have: its
+    /// object is a text (or a list, to delete from) and holds the elements
+    /// it names, or the edits before insert them; an insert's stamp is
+    /// above its origin's.
+    private mutating func checkEdit(at index: Int, of change: ChangeDecoder.Current, id: OpID) throws(DocumentError) {
+        func invalid(_ reason: String) -> DocumentError { .invalidChange(change.id, reason: reason) }
+        switch change.edits[index].edit {
+        case let .insertText(object, origin):
+            guard let slot = objects.find(object) else { throw invalid("it edits object \(object), which does not exist") }
+            guard slot.kind == .text else { throw invalid("its insert does not match \(object), a \(slot.kind)") }
+            // An origin the change inserted has a lower stamp than this insert's.
+            guard let origin, !change.isInserted(origin, into: object, before: index) else { return }
+            guard let originLamport = objects.texts[slot.index].lamport(of: origin) else {
+                throw invalid("it inserts after \(origin), which \(object) does not hold")
+            }
+            let lamport = change.lamport + (id.counter - change.id.counter)
+            guard lamport > originLamport else { throw invalid("its insert's Lamport value is not above its origin \(origin)'s") }
+        case let .delete(object, target):
+            guard let slot = objects.find(object) else { throw invalid("it edits object \(object), which does not exist") }
+            guard slot.kind == .text || slot.kind == .list else { throw invalid("it deletes from \(object), a \(slot.kind)") }
+            let (end, overflow) = target.start.counter.addingReportingOverflow(UInt64(target.length))
+            guard !overflow else { throw invalid("its delete range is empty or overflows") }
+            // The object holds none of the ids from the change's first on: the edits before insert those.
+            let ownStart = target.start.replica == change.id.replica ? max(target.start.counter, change.id.counter) : end
+            let heldLength = Int(min(ownStart, end) - target.start.counter)
+            var missing = heldLength > 0 ? objects.firstMissing(of: IDRun(start: target.start, length: heldLength), in: slot) : nil
+            if missing == nil, ownStart < end {
+                missing = (ownStart..<end).lazy.map { OpID(replica: change.id.replica, counter: $0) }
+                    .first { !change.isInserted($0, into: object, before: index) }
+            }
+            if let missing { throw invalid("it deletes \(missing), which \(object) does not hold") }
+        }
     }
 
     /// Notes the changes of `run` in the version vector, clocks and heads,
