@@ -268,34 +268,60 @@ import QuireTestSupport
     /// in runs built on one another, whose bookkeeping is done once a run.
     @Test(arguments: [(21, 2), (22, 4), (23, 8)] as [(UInt64, Int)])
     func runsOfOneReplicasKeystrokesGiveTheSameStateAsChangeByChange(seed: UInt64, replicas: Int) throws {
-        var rng = SeededGenerator(seed: seed)
-        var docs = (0..<replicas).map { Document(replica: ReplicaID(UInt64($0) * 31 + 5)) }
-        let text = try docs[0].transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
-        try docs[0].transact { tx in try tx.insertText(text, at: 0, "seed text") }
-        for index in docs.indices.dropFirst() { try docs[index].apply(try docs[0].allChanges()) }
-        for _ in 0..<400 {
-            let index = Int.random(in: docs.indices, using: &rng)
-            let count = try docs[index].textCount(text)
+        let source = try Self.randomlyEditedReplicas(
+            seed: seed, replicas: replicas, replicaStep: 31, startText: "seed text", transactions: 400, syncOneIn: 40
+        ) { tx, text, rng in
+            let count = try tx.document.textCount(text)
             if count > 0, Bool.random(using: &rng) {
-                try docs[index].transact { tx in try tx.deleteText(text, at: Int.random(in: 0..<count, using: &rng), count: 1) }
+                try tx.deleteText(text, at: Int.random(in: 0..<count, using: &rng), count: 1)
             } else {
-                try docs[index].transact { tx in try tx.insertText(text, at: Int.random(in: 0...count, using: &rng), randomText(&rng, maxLength: 1)) }
+                try tx.insertText(text, at: Int.random(in: 0...count, using: &rng), randomText(&rng, maxLength: 1))
             }
-            if Int.random(in: 0..<40, using: &rng) == 0 {
+        }
+        try Self.expectBulkApplyMatchesChangeByChange(of: source)
+    }
+
+    /// A few replicas, each transaction by one at random doing `edit` to a
+    /// shared text that starts as `startText`, one in `syncOneIn` followed
+    /// by another replica pulling from it; the first replica, having pulled
+    /// from every other at the end.
+    static func randomlyEditedReplicas(
+        seed: UInt64, replicas: Int, replicaStep: UInt64, startText: String, transactions: Int, syncOneIn: Int,
+        _ edit: (inout Transaction, ObjectID, inout SeededGenerator) throws -> Void
+    ) throws -> Document {
+        var rng = SeededGenerator(seed: seed)
+        var docs = (0..<replicas).map { Document(replica: ReplicaID(UInt64($0) * replicaStep + 5)) }
+        let text = try docs[0].transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+        try docs[0].transact { tx in try tx.insertText(text, at: 0, startText) }
+        for index in docs.indices.dropFirst() { try docs[index].apply(try docs[0].allChanges()) }
+        for _ in 0..<transactions {
+            let index = Int.random(in: docs.indices, using: &rng)
+            try docs[index].transact { tx in try edit(&tx, text, &rng) }
+            if Int.random(in: 0..<syncOneIn, using: &rng) == 0 {
                 let other = Int.random(in: docs.indices, using: &rng)
                 try docs[other].apply(try docs[index].changes(since: docs[other].versionVector))
             }
         }
         for index in docs.indices.dropFirst() { try docs[0].apply(try docs[index].changes(since: docs[0].versionVector)) }
-        let changes = try docs[0].allChanges()
+        return docs[0]
+    }
+
+    /// Expects a fresh replica applying `source`'s encoded history in one
+    /// call to end as one applying its changes one by one, and as `source`:
+    /// state, heads, version vector, clock and history. Returns the changes.
+    @discardableResult
+    static func expectBulkApplyMatchesChangeByChange(of source: Document) throws -> [Change] {
+        let changes = try source.allChanges()
         var bulk = Document(replica: ReplicaID(1))
-        #expect(try bulk.applyEncodedRun(docs[0].encodeChanges()).applied == changes.count)
+        #expect(try bulk.applyEncodedRun(source.encodeChanges()).applied == changes.count)
         var oneByOne = Document(replica: ReplicaID(1))
         for change in changes { try oneByOne.apply(change) }
         #expect(bulk.encodeSnapshot(includeHistory: false) == oneByOne.encodeSnapshot(includeHistory: false))
+        #expect(bulk.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
         #expect(bulk.heads == Self.heads(of: changes) && oneByOne.heads == bulk.heads)
-        #expect(bulk.versionVector == docs[0].versionVector && bulk.maxLamport == oneByOne.maxLamport)
+        #expect(bulk.versionVector == source.versionVector && bulk.maxLamport == oneByOne.maxLamport)
         #expect(try bulk.allChanges() == changes)
+        return changes
     }
 
     /// A source with a text "ab" typed by replica 1, and a change of
@@ -390,61 +416,42 @@ import QuireTestSupport
     /// it again, edits at several places, multi-byte text; now and then a
     /// map write among them, so that the change is not all edits.
     static func multiEditDocument(seed: UInt64, replicas: Int) throws -> Document {
-        var rng = SeededGenerator(seed: seed)
-        var docs = (0..<replicas).map { Document(replica: ReplicaID(UInt64($0) * 613 + 2)) }
-        let text = try docs[0].transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
-        try docs[0].transact { tx in try tx.insertText(text, at: 0, "shared start é😀") }
-        for index in docs.indices.dropFirst() { try docs[index].apply(try docs[0].allChanges()) }
-        for _ in 0..<120 {
-            let index = Int.random(in: docs.indices, using: &rng)
-            try docs[index].transact { tx in
-                let writesKeyFirst = Int.random(in: 0..<8, using: &rng) == 0
-                if writesKeyFirst { try tx.put(.root, key: "k", .int(Int64(index))) }
-                for _ in 0..<Int.random(in: 2...6, using: &rng) {
-                    let count = try tx.document.textCount(text)
-                    let position = Int.random(in: 0...count, using: &rng)
-                    switch Int.random(in: 0..<4, using: &rng) {
-                    case 0 where position < count:
-                        // A replacement of a selection.
-                        try tx.deleteText(text, at: position, count: Int.random(in: 1...(min(5, count - position)), using: &rng))
-                        try tx.insertText(text, at: position, randomText(&rng, maxLength: 6))
-                    case 1 where position < count:
-                        try tx.deleteText(text, at: position, count: Int.random(in: 1...(min(3, count - position)), using: &rng))
-                    case 2:
-                        // Typed, then partly deleted again: the delete names elements of its own change.
-                        let typed = randomText(&rng, maxLength: 8)
-                        try tx.insertText(text, at: position, typed)
-                        try tx.insertText(text, at: position + typed.unicodeScalars.count, randomText(&rng, maxLength: 2))
-                        try tx.deleteText(text, at: position + Int.random(in: 0..<typed.unicodeScalars.count, using: &rng), count: 1)
-                    default:
-                        try tx.insertText(text, at: position, randomText(&rng, maxLength: 12))
-                    }
+        try randomlyEditedReplicas(
+            seed: seed, replicas: replicas, replicaStep: 613, startText: "shared start é😀", transactions: 120, syncOneIn: 5
+        ) { tx, text, rng in
+            let writesKeyFirst = Int.random(in: 0..<8, using: &rng) == 0
+            if writesKeyFirst { try tx.put(.root, key: "k", .int(Int64(tx.document.replica.rawValue))) }
+            for _ in 0..<Int.random(in: 2...6, using: &rng) {
+                let count = try tx.document.textCount(text)
+                let position = Int.random(in: 0...count, using: &rng)
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0 where position < count:
+                    // A replacement of a selection.
+                    try tx.deleteText(text, at: position, count: Int.random(in: 1...(min(5, count - position)), using: &rng))
+                    try tx.insertText(text, at: position, randomText(&rng, maxLength: 6))
+                case 1 where position < count:
+                    try tx.deleteText(text, at: position, count: Int.random(in: 1...(min(3, count - position)), using: &rng))
+                case 2:
+                    // Typed, then partly deleted again: the delete names elements of its own change.
+                    let typed = randomText(&rng, maxLength: 8)
+                    try tx.insertText(text, at: position, typed)
+                    try tx.insertText(text, at: position + typed.unicodeScalars.count, randomText(&rng, maxLength: 2))
+                    try tx.deleteText(text, at: position + Int.random(in: 0..<typed.unicodeScalars.count, using: &rng), count: 1)
+                default:
+                    try tx.insertText(text, at: position, randomText(&rng, maxLength: 12))
                 }
-                if !writesKeyFirst, Int.random(in: 0..<8, using: &rng) == 0 { try tx.put(.root, key: "k", .int(Int64(index))) }
             }
-            if Int.random(in: 0..<5, using: &rng) == 0 {
-                let other = Int.random(in: docs.indices, using: &rng)
-                try docs[other].apply(try docs[index].changes(since: docs[other].versionVector))
+            if !writesKeyFirst, Int.random(in: 0..<8, using: &rng) == 0 {
+                try tx.put(.root, key: "k", .int(Int64(tx.document.replica.rawValue)))
             }
         }
-        for index in docs.indices.dropFirst() { try docs[0].apply(try docs[index].changes(since: docs[0].versionVector)) }
-        return docs[0]
     }
 
     @Test(arguments: [(31, 1), (32, 2), (33, 3), (34, 5)] as [(UInt64, Int)])
     func changesOfSeveralEditsGiveTheSameStateAsChangeByChange(seed: UInt64, replicas: Int) throws {
         let source = try Self.multiEditDocument(seed: seed, replicas: replicas)
-        let changes = try source.allChanges()
+        let changes = try Self.expectBulkApplyMatchesChangeByChange(of: source)
         #expect(changes.contains { $0.operations.count > 2 && $0.operations.allSatisfy { if case .put = $0 { false } else { true } } })
-        var bulk = Document(replica: ReplicaID(1))
-        #expect(try bulk.applyEncodedRun(source.encodeChanges()).applied == changes.count)
-        var oneByOne = Document(replica: ReplicaID(1))
-        for change in changes { try oneByOne.apply(change) }
-        #expect(bulk.encodeSnapshot(includeHistory: false) == oneByOne.encodeSnapshot(includeHistory: false))
-        #expect(bulk.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
-        #expect(bulk.heads == Self.heads(of: changes) && oneByOne.heads == bulk.heads)
-        #expect(bulk.versionVector == source.versionVector && bulk.maxLamport == oneByOne.maxLamport)
-        #expect(try bulk.allChanges() == changes)
         #expect(try ChangeEncoding.decode(source.encodeChanges()) == changes)
     }
 
