@@ -263,6 +263,8 @@ extension ObjectTable {
     }
 
     /// Applies a remote text insert, checking it as `apply(_:id:lamport:)` does.
+    /// (Inlined: merges call it for most changes.)
+    @inline(__always)
     mutating func insertText(_ object: ObjectID, origin: OpID?, id: OpID, lamport: UInt64,
                              contentsOf scalars: some Collection<Unicode.Scalar>) throws {
         try texts[editableSlot(object, .text)].insertRemote(origin: origin, id: id, lamport: lamport,
@@ -270,6 +272,7 @@ extension ObjectTable {
     }
 
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does.
+    @inline(__always)
     mutating func delete(_ target: IDRun, from object: ObjectID) throws {
         guard let slot = find(object) else { throw DocumentError.unknownObject(object) }
         if slot.kind == .text { try texts[slot.index].deleteRemote(target) }

@@ -122,19 +122,11 @@ extension Document {
         if previous > 0, lamport <= previous { return false }
         switch chain.edit {
         case let .insertText(object, origin):
-            guard let slot = try? objects.editableSlot(object, .text),
-                  (try? objects.texts[slot].insertRemote(origin: origin, id: first, lamport: lamport, contentsOf: chain.scalars,
-                                                         checkingOriginStamp: true)) != nil
+            guard (try? objects.insertText(object, origin: origin, id: first, lamport: lamport, contentsOf: chain.scalars)) != nil
             else { return false }
         case let .delete(object, target):
-            guard let slot = objects.find(object), slot.kind == .text || slot.kind == .list else { return false }
             let run = IDRun(start: OpID(replica: target.start.replica, counter: chain.low), length: Int(chain.high - chain.low + 1))
-            do {
-                if slot.kind == .text { try objects.texts[slot.index].deleteRemote(run) }
-                else { try objects.lists[slot.index].deleteRemote(run) }
-            } catch {
-                return false
-            }
+            guard (try? objects.delete(run, from: object)) != nil else { return false }
         }
         return true
     }
