@@ -74,7 +74,7 @@ import QuireTestSupport
     @Test func runsOfTextDecodeInOnePassAndEachTextMustBeValidOnItsOwn() throws {
         func decode(_ bytes: [UInt8], _ textLength: Int) -> (String, Int)? {
             DecodedTexts(utf8: bytes[...], textLength: textLength).map { decoded in
-                (String(String.UnicodeScalarView(decoded.scalars)), decoded.lastCount)
+                (String(scalars: decoded.scalars), decoded.lastCount)
             }
         }
         #expect(decode(Array("abc".utf8), 1)! == ("abc", 1))
@@ -102,16 +102,33 @@ import QuireTestSupport
     }
 
     @Test func scalarsAreCountedAppendedAndJoinedThroughTheirUTF8() {
-        for text in ["", "plain", "é", "a😀b", "e\u{301}", "日本語テキスト", String(repeating: "x😀", count: 100)] {
-            #expect(text.unicodeScalarCount == text.unicodeScalars.count, "\(text)")
-            var scalars: [Unicode.Scalar] = ["!"]
-            let lastCount = scalars.append(decodingUTF8: Array(text.utf8)[...], textLength: text.utf8.count)
-            #expect(lastCount == text.unicodeScalars.count, "\(text)")
-            #expect(scalars == ["!"] + Array(text.unicodeScalars), "\(text)")
-            #expect(String(scalars: scalars.dropFirst()) == text, "\(text)")
+        let texts = ["", "x", "plain", "é", "ÿ", "a😀b", "e\u{301}", "日本語テキスト", String(repeating: "x😀", count: 100),
+                     String(repeating: "ascii paste ", count: 4), String(repeating: "Latin-1 café ", count: 4)]
+        // Appended to narrow storage and to storage already wide, so that
+        // every path (a keystroke, an ASCII paste, a scalar that widens) is taken.
+        for start: Unicode.Scalar in ["!", "😀"] {
+            for text in texts {
+                #expect(text.unicodeScalarCount == text.unicodeScalars.count, "\(text)")
+                var storage = ScalarStorage()
+                storage.append(start)
+                let lastCount = storage.append(decodingUTF8: Array(text.utf8)[...], textLength: text.utf8.count)
+                #expect(lastCount == text.unicodeScalars.count, "\(text)")
+                #expect(Array(storage) == [start] + Array(text.unicodeScalars), "\(text)")
+                #expect(String(scalars: storage.dropFirst()) == text, "\(text)")
+                // Copied into other storage, narrow or wide, whole or in part.
+                for target: [Unicode.Scalar] in [[], ["é"], ["😀"]] {
+                    var copy = ScalarStorage()
+                    copy.append(contentsOf: target)
+                    copy.append(contentsOf: storage.dropFirst())
+                    copy.append(contentsOf: storage)
+                    #expect(Array(copy) == target + Array(text.unicodeScalars) + [start] + Array(text.unicodeScalars), "\(text)")
+                }
+            }
         }
-        var scalars: [Unicode.Scalar] = []
-        #expect(scalars.append(decodingUTF8: [0x61, 0xC3][...], textLength: 2) == nil)  // cut short
+        var storage = ScalarStorage()
+        #expect(storage.append(decodingUTF8: [0x61, 0xC3][...], textLength: 2) == nil)  // cut short
+        #expect(ScalarStorage(utf8: [0x61, 0xC3, 0xA9][...]).map(Array.init) == ["a", "é"])
+        #expect(ScalarStorage(utf8: [0xC3][...]) == nil)
     }
 
     /// Replicas editing at once from a shared start: typing, pastes,

@@ -250,16 +250,17 @@ private struct UnnotedRun {
 /// One chain is reused from one run to the next, keeping its buffers.
 private struct Chain {
     /// The first change: its id, Lamport value, parents and only operation
-    /// (an insert's text is in `scalars`). The parents' buffer is swapped
-    /// with the decoder's: sharing it would make the decoder copy it when
-    /// it reads the next change, and copying costs more than swapping.
+    /// (an insert's text is in `scalars`). The parents' and the text's
+    /// buffers are swapped with the decoder's: sharing them would make the
+    /// decoder copy them when it reads the next change, and copying costs
+    /// more than swapping.
     private(set) var firstID = OpID(replica: ReplicaID(0), counter: 1)
     private(set) var firstLamport: UInt64 = 0
     private(set) var firstParents: [OpID] = []
     private(set) var edit = ChangeDecoder.Edit.delete(object: .root, target: IDRun(start: OpID(replica: ReplicaID(0), counter: 1), length: 1))
     private(set) var count = 0
     /// The text inserted by an insert chain.
-    private(set) var scalars: [Unicode.Scalar] = []
+    private(set) var scalars = ScalarStorage()
     /// The counters deleted by a delete chain.
     private(set) var low: UInt64 = 0, high: UInt64 = 0
     /// The last change's id, Lamport value and width.
@@ -272,7 +273,7 @@ private struct Chain {
     /// Empties the chain, keeping its buffers for the next one.
     mutating func removeAll() {
         count = 0
-        scalars.removeAll(keepingCapacity: true)
+        scalars.removeAllKeepingCapacity()
     }
 
     private var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
@@ -288,7 +289,7 @@ private struct Chain {
         guard let edit = change.edit else { return false }
         switch edit {
         case .insertText:
-            scalars.append(contentsOf: change.scalars)
+            swap(&scalars, &change.scalars)
         case .delete(_, let target):
             low = target.start.counter
             high = target.start.counter + UInt64(target.length) - 1

@@ -174,67 +174,14 @@ private func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer
 
 /// The scalars of a run of inserted texts, decoded in one pass.
 struct DecodedTexts {
-    var scalars: [Unicode.Scalar] = []
+    var scalars = ScalarStorage()
     /// How many of `scalars` the last text holds.
     var lastCount: Int
 
     /// Decodes `bytes`, the UTF-8 of consecutive texts of `textLength`
     /// bytes each; nil unless every text is valid UTF-8 on its own.
     init?(utf8 bytes: ArraySlice<UInt8>, textLength: Int) {
-        scalars.reserveCapacity(bytes.count)
         guard let lastCount = scalars.append(decodingUTF8: bytes, textLength: textLength) else { return nil }
         self.lastCount = lastCount
-    }
-}
-
-extension Array where Element == Unicode.Scalar {
-    /// Appends the scalars of `bytes`, the UTF-8 of consecutive texts of
-    /// `textLength` bytes each, and returns how many the last text holds;
-    /// nil, with some appended perhaps, unless every text is valid UTF-8 on its own.
-    ///
-    /// One pass validates, counts and decodes, where making a `String`
-    /// and reading its scalars back would go over the bytes three times.
-    mutating func append(decodingUTF8 bytes: ArraySlice<UInt8>, textLength: Int) -> Int? {
-        guard bytes.isEmpty || (textLength > 0 && bytes.count % textLength == 0) else { return nil }
-        // At most one scalar per byte: no growing within the loop.
-        if capacity < count + bytes.count { reserveCapacity(Swift.max(count + bytes.count, 2 * capacity)) }
-        return bytes.withUnsafeBufferPointer { buffer -> Int? in
-            if buffer.count >= 16, buffer.allSatisfy({ $0 < 0x80 }) {
-                // ASCII, most text (a paste): a scalar a byte, copied in one go
-                // rather than appended one by one. (For a keystroke or a few,
-                // the loop below costs less than setting up the copy.)
-                append(contentsOf: buffer.lazy.map { Unicode.Scalar($0) })
-                return buffer.isEmpty ? 0 : textLength
-            }
-            var offset = 0, textEnd = textLength, lastCount = 0
-            let lastStart = buffer.count - textLength
-            while offset < buffer.count {
-                let scalar: Unicode.Scalar, length: Int
-                if buffer[offset] < 0x80 {
-                    // ASCII, most text: one byte, one scalar, never across a text's end.
-                    scalar = Unicode.Scalar(buffer[offset])
-                    length = 1
-                } else {
-                    var parser = Unicode.UTF8.ForwardParser()
-                    var iterator = buffer[offset...].makeIterator()
-                    guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { return nil }
-                    scalar = Unicode.UTF8.decode(encoded)
-                    length = encoded.count
-                }
-                // A scalar across the end of a text: that text alone is not valid.
-                if offset + length > textEnd { return nil }
-                if offset >= lastStart { lastCount += 1 }
-                offset += length
-                if offset == textEnd { textEnd += textLength }
-                append(scalar)
-            }
-            return lastCount
-        }
-    }
-
-    /// The scalars `bytes` hold, or nil if they are not valid UTF-8.
-    init?(validatingUTF8 bytes: ArraySlice<UInt8>) {
-        guard let decoded = DecodedTexts(utf8: bytes, textLength: bytes.count) else { return nil }
-        self = decoded.scalars
     }
 }

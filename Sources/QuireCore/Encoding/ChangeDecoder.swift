@@ -19,7 +19,7 @@ struct ChangeDecoder: ~Copyable {
         /// selection): `operations` is empty then, and each insert's text is
         /// the next `width` scalars of `scalars`.
         var edits: [(edit: Edit, width: UInt64)] = []
-        var scalars: [Unicode.Scalar] = []
+        var scalars = ScalarStorage()
         var operations: [Operation] = []
         var width: UInt64 = 0
 
@@ -77,7 +77,7 @@ struct ChangeDecoder: ~Copyable {
             }
         }
 
-        func operation(inserting scalars: ArraySlice<Unicode.Scalar>) -> Operation {
+        func operation(inserting scalars: Slice<ScalarStorage>) -> Operation {
             switch self {
             case let .insertText(object, origin):
                 .insert(object: object, origin: origin, content: .text(String(scalars: scalars)))
@@ -363,7 +363,7 @@ extension ChangeDecoder {
         var count: Int
         var width: UInt64
         /// Typing: the scalars they insert, in order.
-        var scalars: [Unicode.Scalar]?
+        var scalars: ScalarStorage?
         /// Deleting: the counters deleted, first to last change.
         var deleteStart: UInt64 = 0
         var deleteStep: Int64 = 0

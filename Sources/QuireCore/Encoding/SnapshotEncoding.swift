@@ -330,17 +330,20 @@ extension Document {
         /// Version 1: each run's header followed by its own content.
         func readTextRunsVersion1() throws(DecodingError) -> (ScalarStorage, [RunHeader]) {
             var runs: [RunHeader] = []
-            var content: [Unicode.Scalar] = []
+            var content = ScalarStorage()
             for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
                 let run = try readRunHeader()
-                guard let scalars = [Unicode.Scalar](validatingUTF8: try body.readData("text content")) else {
+                let utf8 = try body.readData("text content")
+                let countBefore = content.count
+                guard content.append(decodingUTF8: utf8, textLength: utf8.count) != nil else {
                     throw .invalid("text content is not valid UTF-8")
                 }
-                guard scalars.count == run.count else { throw .invalid("a text run claims \(run.count) scalars but holds \(scalars.count)") }
+                let count = content.count - countBefore
+                guard count == run.count else { throw .invalid("a text run claims \(run.count) scalars but holds \(count)") }
                 runs.append(run)
-                content += scalars
             }
-            return (ScalarStorage(compacting: content), runs)
+            content.releaseSpareCapacity()
+            return (content, runs)
         }
         switch try body.readByte("the history flag") {
         case 0:

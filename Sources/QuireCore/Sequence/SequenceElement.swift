@@ -99,7 +99,7 @@ extension Unicode.Scalar: SequenceElement {
 ///
 /// Both forms live in one byte array, so that reading or measuring the
 /// content retains one buffer, not two: every edit does it.
-public struct ScalarStorage: ElementStorage {
+public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     /// The scalars: one byte each, or, once `isWide`, four (the scalar's
     /// value in the machine's byte order).
     @usableFromInline var bytes: [UInt8] = []
@@ -123,16 +123,23 @@ public struct ScalarStorage: ElementStorage {
         }
     }
 
-    /// The scalars UTF-8 `bytes` encode, or nil if they are not valid
-    /// UTF-8. ASCII, the usual case, is taken as it is.
+    /// The scalars UTF-8 `bytes` encode, without spare capacity, or nil if
+    /// they are not valid UTF-8. ASCII, the usual case, is taken as it is.
     init?(utf8 bytes: ArraySlice<UInt8>) {
         if bytes.allSatisfy({ $0 < 0x80 }) {
             self.init()
             self.bytes = Array(bytes)
         } else {
-            guard let scalars = [Unicode.Scalar](validatingUTF8: bytes) else { return nil }
-            self.init(compacting: scalars)
+            self.init()
+            guard append(decodingUTF8: bytes, textLength: bytes.count) != nil else { return nil }
+            releaseSpareCapacity()
         }
+    }
+
+    /// Drops the buffer's spare capacity (a loaded document's text is not
+    /// appended to until it is edited).
+    mutating func releaseSpareCapacity() {
+        bytes = compacted(bytes)
     }
 
     /// Every scalar is ASCII: one UTF-16 unit and one UTF-8 byte each.
@@ -140,6 +147,12 @@ public struct ScalarStorage: ElementStorage {
 
     @inlinable
     public var count: Int { isWide ? bytes.count >> 2 : bytes.count }
+
+    @inlinable
+    public var startIndex: Int { 0 }
+
+    @inlinable
+    public var endIndex: Int { count }
 
     @inlinable
     public var byteCount: Int { bytes.capacity }
@@ -169,11 +182,14 @@ public struct ScalarStorage: ElementStorage {
     }
 
     /// Checks whether the storage is wide once for all of `scalars`, not
-    /// for each, and copies an array of them (a merge's runs) in one go.
+    /// for each, and copies another storage's scalars (a merge's decoded
+    /// text) or an array of them in one go.
     @inlinable
     public mutating func append(contentsOf scalars: some Collection<Unicode.Scalar>) {
+        // (The casts cost nothing: each specialisation knows its answer.)
+        if let slice = scalars as? Slice<ScalarStorage> { return append(contentsOf: slice.base, slice.startIndex..<slice.endIndex) }
+        if let storage = scalars as? ScalarStorage { return append(contentsOf: storage, 0..<storage.count) }
         if !isWide, scalars.withContiguousStorageIfAvailable({ appendNarrow($0) }) == true { return }
-        // (The cast costs nothing: each specialisation knows its answer.)
         // A keystroke's scalar or few cost less through the iterator below
         // than through the string's UTF-8 buffer.
         if !isWide, let view = scalars as? String.UnicodeScalarView, case let string = String(view),
@@ -187,6 +203,89 @@ public struct ScalarStorage: ElementStorage {
             }
         }
         while let scalar = iterator.next() { append(scalar) }
+    }
+
+    /// Appends the scalars in `range` of `other`: a copy of their bytes
+    /// when both are narrow or both wide.
+    @usableFromInline
+    mutating func append(contentsOf other: ScalarStorage, _ range: Range<Int>) {
+        switch (isWide, other.isWide) {
+        case (false, false):
+            bytes.reserveGrowingByAThird(adding: range.count)
+            bytes.append(contentsOf: other.bytes[range])
+        case (true, true):
+            bytes.reserveGrowingByAThird(adding: range.count * 4)
+            bytes.append(contentsOf: other.bytes[(range.lowerBound * 4)..<(range.upperBound * 4)])
+        case (true, false):
+            // Widened in place: through `append(_:)` a scalar at a time
+            // cost a tenth of a merge once a text held one emoji.
+            bytes.reserveGrowingByAThird(adding: range.count * 4)
+            let start = bytes.count
+            bytes.append(contentsOf: repeatElement(0, count: range.count * 4))
+            bytes.withUnsafeMutableBytes { target in
+                for (offset, byte) in other.bytes[range].enumerated() {
+                    target.storeBytes(of: UInt32(byte), toByteOffset: start + offset * 4, as: UInt32.self)
+                }
+            }
+        case (false, true):
+            for position in range { append(other[position]) }
+        }
+    }
+
+    /// Appends the scalars of `utf8`, the UTF-8 of consecutive texts of
+    /// `textLength` bytes each, and returns how many the last text holds;
+    /// nil, with some appended perhaps, unless every text is valid UTF-8 on
+    /// its own.
+    ///
+    /// One pass validates, counts and decodes, where making a `String`
+    /// and reading its scalars back would go over the bytes three times.
+    mutating func append(decodingUTF8 utf8: ArraySlice<UInt8>, textLength: Int) -> Int? {
+        guard utf8.isEmpty || (textLength > 0 && utf8.count % textLength == 0) else { return nil }
+        if utf8.count == 1, let byte = utf8.first, byte < 0x80, !isWide {
+            // A keystroke, most inserts: a third of the cost of the loop below.
+            bytes.append(byte)
+            return 1
+        }
+        return utf8.withUnsafeBufferPointer { buffer -> Int? in
+            if !isWide, buffer.count >= 16, buffer.allSatisfy({ $0 < 0x80 }) {
+                // ASCII, most text (a paste): a byte a scalar, copied in one
+                // go. (For a keystroke or a few, the loop below costs less
+                // than setting up the copy.)
+                bytes.reserveGrowingByAThird(adding: buffer.count)
+                bytes.append(contentsOf: buffer)
+                return textLength
+            }
+            var offset = 0, textEnd = textLength, lastCount = 0
+            let lastStart = buffer.count - textLength
+            while offset < buffer.count {
+                let scalar: Unicode.Scalar, length: Int
+                if buffer[offset] < 0x80 {
+                    // ASCII, most text: one byte, one scalar, never across a text's end.
+                    scalar = Unicode.Scalar(buffer[offset])
+                    length = 1
+                } else {
+                    var parser = Unicode.UTF8.ForwardParser()
+                    var iterator = buffer[offset...].makeIterator()
+                    guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { return nil }
+                    scalar = Unicode.UTF8.decode(encoded)
+                    length = encoded.count
+                }
+                // A scalar across the end of a text: that text alone is not valid.
+                if offset + length > textEnd { return nil }
+                if offset >= lastStart { lastCount += 1 }
+                offset += length
+                if offset == textEnd { textEnd += textLength }
+                append(scalar)
+            }
+            return lastCount
+        }
+    }
+
+    /// Empties the storage, keeping its buffer (a decoder's, reused for
+    /// every change).
+    mutating func removeAllKeepingCapacity() {
+        bytes.removeAllKeepingCapacity()
+        isWide = false
     }
 
     /// Appends the scalars of `string` a byte each, read through its UTF-8
@@ -219,14 +318,18 @@ public struct ScalarStorage: ElementStorage {
     @usableFromInline
     mutating func appendWidening(_ scalar: Unicode.Scalar) {
         if !isWide {
-            let narrow = bytes
-            bytes = []
-            bytes.reserveCapacity(narrow.count * 4 + 4)
-            for byte in narrow { Swift.withUnsafeBytes(of: UInt32(byte)) { bytes.append(contentsOf: $0) } }
+            let narrow = self
+            self = ScalarStorage()
             isWide = true
+            bytes.reserveCapacity(narrow.count * 4 + 4)
+            append(contentsOf: narrow, 0..<narrow.count)
         }
         bytes.reserveGrowingByAThird(adding: 4)
-        Swift.withUnsafeBytes(of: scalar.value) { bytes.append(contentsOf: $0) }
+        // As bytes of a typed buffer: a raw buffer's go through the generic
+        // `append(contentsOf:)`, at a hundred instructions a scalar.
+        Swift.withUnsafeBytes(of: scalar.value) { value in
+            value.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+        }
     }
 
     @inlinable
