@@ -242,18 +242,16 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     mutating func append(decodingUTF8 utf8: ArraySlice<UInt8>, textLength: Int) -> Int? {
         guard utf8.isEmpty || (textLength > 0 && utf8.count % textLength == 0) else { return nil }
         if utf8.count == 1, let byte = utf8.first, byte < 0x80, !isWide {
-            // A keystroke, most inserts: a third of the cost of the loop below.
+            // A keystroke, most inserts: half the cost of the copy below.
             bytes.append(byte)
             return 1
         }
         return utf8.withUnsafeBufferPointer { buffer -> Int? in
-            if !isWide, buffer.count >= 16, buffer.allSatisfy({ $0 < 0x80 }) {
-                // ASCII, most text (a paste): a byte a scalar, copied in one
-                // go. (For a keystroke or a few, the loop below costs less
-                // than setting up the copy.)
+            if !isWide, buffer.allSatisfy({ $0 < 0x80 }) {
+                // ASCII, most text: a byte a scalar, copied in one go.
                 bytes.reserveGrowingByAThird(adding: buffer.count)
                 bytes.append(contentsOf: buffer)
-                return textLength
+                return buffer.isEmpty ? 0 : textLength
             }
             var offset = 0, textEnd = textLength, lastCount = 0
             let lastStart = buffer.count - textLength
