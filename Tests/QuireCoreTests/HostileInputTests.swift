@@ -121,6 +121,25 @@ import QuireTestSupport
         #expect(throws: DecodingError.self, "\(lie)") { try ChangeEncoding.decode(bytes) }
     }
 
+    /// Errors name the column at fault by its case name; the names are
+    /// written out (reflection is slow), so they must follow the cases.
+    @Test func aDamagedColumnIsNamedInTheError() throws {
+        #expect(ChangeEncoding.Column.names == ChangeEncoding.Column.allCases.map { "\($0)" })
+        var body = ByteWriter()
+        body.writeVarint(1); body.writeUInt64(7)        // one replica
+        body.writeVarint(0)                             // no keys
+        body.writeVarint(1)                             // one change
+        for column in ChangeEncoding.Column.allCases {
+            // One run of one 0 in each column, but an empty one in changeLamport.
+            var bytes = ByteWriter()
+            bytes.writeVarint(column == .changeLamport ? 0 : 1); bytes.writeVarint(0)
+            body.writeData(bytes.bytes)
+        }
+        body.writeData([]); body.writeData([])
+        let bytes = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version, body: body.bytes)
+        #expect(throws: DecodingError.invalid("column changeLamport has an empty run")) { try ChangeEncoding.decode(bytes) }
+    }
+
     /// A run-length column can claim billions of values in a few bytes; the
     /// decoder must stop at its limits instead of building them.
     @Test func aHugeRunLengthClaimStopsAtTheLimits() throws {
