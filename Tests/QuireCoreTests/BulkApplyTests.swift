@@ -71,10 +71,38 @@ import QuireTestSupport
         #expect(fresh.changeCount == 2)
     }
 
+    /// A typing run is decoded straight into the chain it extends: a run
+    /// whose text is not UTF-8 must leave nothing of itself behind.
+    @Test func aTypingRunWithInvalidTextIsRefusedAndLeavesNothing() throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        for index in 0..<40 { try source.transact { tx in try tx.insertText(text, at: index, "q") } }
+        let bytes = ChangeEncoding.encode(try source.allChanges())
+        // The one run of forty q's in the body is the text column: make the 31st byte invalid.
+        var body = Array(try Envelope.open(bytes, magic: ChangeEncoding.magic, name: "changes", version: ChangeEncoding.version).remainingBytes)
+        let typed = [UInt8](repeating: UInt8(ascii: "q"), count: 40)
+        let start = try #require((0...(body.count - 40)).first { Array(body[$0..<($0 + 40)]) == typed })
+        body[start + 30] = 0xFF
+        let hostile = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version, body: body)
+
+        var fresh = Document(replica: ReplicaID(2))
+        #expect(throws: DecodingError.invalid("inserted text is not valid UTF-8")) { try fresh.applyEncoded(hostile) }
+        let applied = fresh.versionVector[ReplicaID(1)]
+        // Whatever was applied is a whole prefix of the history, state and
+        // history alike, and holds none of the bad keystroke.
+        #expect(applied < 32)
+        #expect(try fresh.text(text) == String(repeating: "q", count: max(0, Int(applied) - 1)))
+        #expect(fresh.changeCount == Int(applied))
+        var replay = Document(replica: ReplicaID(2))
+        try replay.apply(Array(try source.allChanges().prefix(Int(applied))))
+        #expect(fresh.encodeSnapshot(includeHistory: true) == replay.encodeSnapshot(includeHistory: true))
+    }
+
     @Test func runsOfTextDecodeInOnePassAndEachTextMustBeValidOnItsOwn() throws {
         func decode(_ bytes: [UInt8], _ textLength: Int) -> (String, Int)? {
-            DecodedTexts(utf8: bytes[...], textLength: textLength).map { decoded in
-                (String(scalars: decoded.scalars), decoded.lastCount)
+            var storage = ScalarStorage()
+            return storage.append(decodingUTF8: bytes[...], textLength: textLength).map { lastCount in
+                (String(scalars: storage), lastCount)
             }
         }
         #expect(decode(Array("abc".utf8), 1)! == ("abc", 1))

@@ -91,7 +91,8 @@ extension Document {
                                   from decoder: inout ChangeDecoder) throws(DecodingError) {
         // The deleted range by value: a closure over `chain` would copy it.
         let (low, high) = (chain.low, chain.high)
-        guard let run = try decoder.readContinuation(of: current, if: { Chain.keepsRangeWhole($0, low: low, high: high) })
+        guard let run = try decoder.readContinuation(of: current, appendingTextTo: &chain.scalars,
+                                                     if: { Chain.keepsRangeWhole($0, low: low, high: high) })
         else { return }
         chain.extend(with: run)
     }
@@ -259,8 +260,9 @@ private struct Chain {
     private(set) var firstParents: [OpID] = []
     private(set) var edit = ChangeDecoder.Edit.delete(object: .root, target: IDRun(start: OpID(replica: ReplicaID(0), counter: 1), length: 1))
     private(set) var count = 0
-    /// The text inserted by an insert chain.
-    private(set) var scalars = ScalarStorage()
+    /// The text inserted by an insert chain. (Runs of typing are decoded
+    /// straight into it.)
+    fileprivate(set) var scalars = ScalarStorage()
     /// The counters deleted by a delete chain.
     private(set) var low: UInt64 = 0, high: UInt64 = 0
     /// The last change's id, Lamport value and width.
@@ -326,7 +328,7 @@ private struct Chain {
     /// range `low...high` of a delete chain in one piece (typing runs always
     /// continue).
     static func keepsRangeWhole(_ run: ChangeDecoder.Continuation, low: UInt64, high: UInt64) -> Bool {
-        guard run.scalars == nil else { return true }
+        guard !run.isTyping else { return true }
         let (runLow, runHigh) = range(of: run)
         return runLow <= high + 1 && runHigh + 1 >= low
     }
@@ -339,11 +341,10 @@ private struct Chain {
         return (min(first, last), max(first, last) + length - 1)
     }
 
-    /// Adds a run that `keepsRangeWhole` accepted.
+    /// Adds a run that `keepsRangeWhole` accepted (and whose text, if it
+    /// is typing, is in `scalars` already).
     mutating func extend(with run: ChangeDecoder.Continuation) {
-        if let runScalars = run.scalars {
-            scalars.append(contentsOf: runScalars)
-        } else {
+        if !run.isTyping {
             let (low, high) = Self.range(of: run)
             self.low = min(self.low, low)
             self.high = max(self.high, high)

@@ -171,17 +171,3 @@ private func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer
     }
     return true
 }
-
-/// The scalars of a run of inserted texts, decoded in one pass.
-struct DecodedTexts {
-    var scalars = ScalarStorage()
-    /// How many of `scalars` the last text holds.
-    var lastCount: Int
-
-    /// Decodes `bytes`, the UTF-8 of consecutive texts of `textLength`
-    /// bytes each; nil unless every text is valid UTF-8 on its own.
-    init?(utf8 bytes: ArraySlice<UInt8>, textLength: Int) {
-        guard let lastCount = scalars.append(decodingUTF8: bytes, textLength: textLength) else { return nil }
-        self.lastCount = lastCount
-    }
-}

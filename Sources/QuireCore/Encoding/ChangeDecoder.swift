@@ -362,8 +362,8 @@ extension ChangeDecoder {
         /// How many changes, and the elements (counters) they take together.
         var count: Int
         var width: UInt64
-        /// Typing: the scalars they insert, in order.
-        var scalars: ScalarStorage?
+        /// Typing (their text is appended to the caller's storage), not deleting.
+        var isTyping: Bool
         /// Deleting: the counters deleted, first to last change.
         var deleteStart: UInt64 = 0
         var deleteStep: Int64 = 0
@@ -376,9 +376,12 @@ extension ChangeDecoder {
     /// Reads, all at once, the changes after `current` that continue it as
     /// a chain (see `Continuation`), when the columns say so: typing and
     /// deleting encode as the same value repeated in every column, so a
-    /// whole chain is as many runs side by side. Nil, reading nothing, when
-    /// the next changes do not continue it so or `accept` turns them down.
-    mutating func readContinuation(of current: Current, if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
+    /// whole chain is as many runs side by side. Typing appends its text to
+    /// `text` (decoded there, not in a buffer of its own to copy from).
+    /// Nil, reading and appending nothing, when the next changes do not
+    /// continue it so or `accept` turns them down.
+    mutating func readContinuation(of current: Current, appendingTextTo text: inout ScalarStorage,
+                                   if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
         guard let edit = current.edit, read < changeCount else { return nil }
         var count = UInt64(changeCount - read)
         /// The next value of `column`, which must be `expected` (if given);
@@ -413,6 +416,7 @@ extension ChangeDecoder {
         else { return nil }
         var continuation: Continuation
         var textEnd = textOffset
+        let textStart = text.count
         switch edit {
         case .insertText:
             guard let bytesEach = try same(.textLength), bytesEach > 0,
@@ -420,12 +424,13 @@ extension ChangeDecoder {
                   !bytesEach.multipliedReportingOverflow(by: count).overflow
             else { return nil }
             textEnd = textOffset + Int(bytesEach * count)
-            guard let texts = DecodedTexts(utf8: textBytes[textOffset..<textEnd], textLength: Int(bytesEach)) else {
+            guard let lastCount = text.append(decodingUTF8: textBytes[textOffset..<textEnd], textLength: Int(bytesEach)) else {
+                text.removeSubrange(textStart...)
                 throw .invalid("inserted text is not valid UTF-8")
             }
-            let width = UInt64(texts.scalars.count)
-            let lastWidth = UInt64(texts.lastCount)
-            continuation = Continuation(count: Int(count), width: width, scalars: texts.scalars,
+            let width = UInt64(text.count - textStart)
+            let lastWidth = UInt64(lastCount)
+            continuation = Continuation(count: Int(count), width: width, isTyping: true,
                                         lastStart: current.lastID.advanced(by: width - lastWidth + 1),
                                         lastLamport: current.lastLamport + width - lastWidth + 1, lastWidth: lastWidth)
         case .delete(_, let target):
@@ -434,7 +439,7 @@ extension ChangeDecoder {
             let span = length.multipliedReportingOverflow(by: count)
             let lastDelete = Int64(bitPattern: previousDelete) &+ deleteStep &* Int64(count)
             guard !span.overflow, lastDelete > 0 else { return nil }
-            continuation = Continuation(count: Int(count), width: span.partialValue, scalars: nil,
+            continuation = Continuation(count: Int(count), width: span.partialValue, isTyping: false,
                                         deleteStart: previousDelete, deleteStep: deleteStep,
                                         lastStart: current.lastID.advanced(by: span.partialValue - length + 1),
                                         lastLamport: current.lastLamport + span.partialValue - length + 1, lastWidth: length)
@@ -442,13 +447,16 @@ extension ChangeDecoder {
         guard operationTotal <= limits.maxOperations - Int(count),
               !current.lastID.counter.addingReportingOverflow(continuation.width).overflow,
               !current.lastLamport.addingReportingOverflow(continuation.width).overflow,
-              accept(continuation) else { return nil }
+              accept(continuation) else {
+            text.removeSubrange(textStart...)
+            return nil
+        }
         // Everything checked: consume the runs.
         for column in [Column.changeReplica, .changeCounter, .changeLamport, .parentCount, .changeTime, .operationCount,
                        .objectReplica, .objectCounter, .operationKind] {
             columns[column.rawValue].skip(count)
         }
-        if continuation.scalars != nil {
+        if continuation.isTyping {
             for column in [Column.originMode, .textLength] { columns[column.rawValue].skip(count) }
             textOffset = textEnd
         } else {
