@@ -104,7 +104,7 @@ public struct Transaction: ~Copyable {
             // keystroke; decoding the first scalar of the view cost as much).
             origin = utf8Count == 1
                 ? try document.objects.texts[slot].insertLocal(at: index, id: nextID, lamport: nextLamport,
-                                                               contentsOf: CollectionOfOne(Unicode.Scalar(string.utf8.first!)))
+                                                               contentsOf: CollectionOfOne(Unicode.Scalar(string.utf8[string.utf8.startIndex])))
                 : try document.objects.texts[slot].insertLocal(at: index, id: nextID, lamport: nextLamport,
                                                                contentsOf: string.unicodeScalars)
         } catch {
