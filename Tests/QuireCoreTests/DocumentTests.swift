@@ -79,6 +79,41 @@ import QuireTestSupport
         #expect(doc.heads == [OpID(replica: alice, counter: 6)])
     }
 
+    /// Typing one scalar per transaction (an ASCII keystroke takes a
+    /// shortcut past the string's scalar view) builds the text, widths,
+    /// changes and snapshot that applying the same changes builds, and each
+    /// change records exactly the text typed.
+    @Test func keystrokesBuildWhatApplyingTheirChangesBuilds() throws {
+        var rng = SeededGenerator(seed: 7)
+        let keys = ["a", "Z", " ", "\n", "é", "€", "👋", "e\u{301}"]  // the last is two scalars
+        var (typed, body) = try documentWithText(alice)
+        var expected: [Unicode.Scalar] = []
+        var typedKeys: [String] = []
+        for _ in 0..<400 {
+            let key = keys[Int(rng.next() % UInt64(keys.count))]
+            // Mostly typing on, sometimes elsewhere.
+            let index = rng.next() % 4 == 0 ? Int(rng.next() % UInt64(expected.count + 1)) : expected.count
+            try typed.transact { tx in try tx.insertText(body, at: index, key) }
+            expected.insert(contentsOf: key.unicodeScalars, at: index)
+            typedKeys.append(key)
+        }
+        let text = String(String.UnicodeScalarView(expected))
+        #expect(try typed.text(body) == text)
+        #expect(try typed.textCount(body) == expected.count)
+        #expect(try typed.utf16Offset(body, index: expected.count) == text.utf16.count)
+        #expect(try typed.utf8Offset(body, index: expected.count) == text.utf8.count)
+        let changes = try typed.allChanges()
+        let inserted = changes.dropFirst().map { change -> String? in
+            guard case .insert(_, _, .text(let string)) = change.operations.first else { return nil }
+            return string
+        }
+        #expect(inserted == typedKeys)
+        var applied = Document(replica: bob)
+        for change in changes { _ = try applied.apply(change) }
+        #expect(try applied.text(body) == text)
+        #expect(applied.encodeSnapshot() == typed.encodeSnapshot())
+    }
+
     @Test func aThrowingTransactionLeavesTheDocumentAsItWas() throws {
         var (doc, body) = try documentWithText(alice, "keep")
         struct Abort: Error {}

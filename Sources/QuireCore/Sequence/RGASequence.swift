@@ -133,8 +133,6 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     /// Appends `elements` to the content buffer and hands them, described as
     /// a run, to `body` (which adds them to the tree); takes them back out if
     /// `body` throws. Returns nil, doing nothing, if there are no elements.
-    /// Widths are counted through the storage's `Measure`: no reference
-    /// counting per call.
     @inlinable
     mutating func withAppended<Result>(
         _ elements: some Collection<Element>, id: OpID, lamport: UInt64,
@@ -144,12 +142,12 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
         content.append(contentsOf: elements)
         let end = content.count
         guard end > start else { return nil }
+        let (utf16, utf8) = content.withUnsafeView { Element.Storage.widths($0, start, end - start) }
+        let run = SpanTree.NewRun(id: id, lamport: lamport, contentStart: start, length: end - start,
+                                  utf16: utf16, utf8: utf8)
         do {
-            return try content.withUnsafeView { view throws(SequenceError) in
-                let (utf16, utf8) = Element.Storage.widths(view, start, end - start)
-                let run = SpanTree.NewRun(id: id, lamport: lamport, contentStart: start, length: end - start,
-                                          utf16: utf16, utf8: utf8)
-                return try body(&tree, run, { Element.Storage.widths(view, $0, $1) })
+            return try withUnsafeMutablePointer(to: &self) { sequence throws(SequenceError) in
+                try body(&sequence.pointee.tree, run) { Self.widths(sequence, $0, $1) }
             }
         } catch {
             content.removeSubrange(start...)
@@ -157,15 +155,28 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
         }
     }
 
-    /// Runs `body` on the tree with a `Measure` that reads the content
-    /// through its unsafe view, like `withAppended`.
+    /// Runs `body` on the tree with a `Measure` that reads the content.
     @inlinable
     mutating func withTree<Result>(
         _ body: (inout SpanTree, Measure) throws(SequenceError) -> Result
     ) throws(SequenceError) -> Result {
-        try content.withUnsafeView { view throws(SequenceError) in
-            try body(&tree, { Element.Storage.widths(view, $0, $1) })
+        try withUnsafeMutablePointer(to: &self) { sequence throws(SequenceError) in
+            try body(&sequence.pointee.tree) { Self.widths(sequence, $0, $1) }
         }
+    }
+
+    /// The widths of `count` elements of the content from `start`: the
+    /// `Measure` of `withAppended` and `withTree`.
+    ///
+    /// Those hand the tree to their body through a pointer to the sequence,
+    /// and this reads the content through it, only when asked: borrowing
+    /// `content` around the call that mutates `tree` made the compiler
+    /// retain and release the content's buffer on every edit (40
+    /// instructions of a keystroke). The two are distinct stored
+    /// properties, so the accesses never overlap.
+    @inlinable
+    static func widths(_ sequence: UnsafeMutablePointer<Self>, _ start: Int, _ count: Int) -> (utf16: Int, utf8: Int) {
+        sequence.pointee.content.withUnsafeView { Element.Storage.widths($0, start, count) }
     }
 
     /// Traps unless the internal structure is consistent (tests).
