@@ -198,13 +198,19 @@ struct ChangeDecoder: ~Copyable {
         let counter = (lastCounter &+ 1) &+ UInt64(bitPattern: try nextSigned(.changeCounter))
         let lamport = previousLastLamport &+ 1 &+ UInt64(bitPattern: try nextSigned(.changeLamport))
         guard counter > 0, lamport > 0 else { throw .invalid("a change has counter or Lamport value 0") }
-        current.parents.removeAllOneByOne()
         let parentCount = try next(.parentCount)
         if parentCount == 0 {
             guard let previousLast else { throw .invalid("the first change names an implicit parent") }
-            current.parents.append(previousLast)
+            // Most changes build on the one before alone: one parent, overwritten in place.
+            if current.parents.count == 1 {
+                current.parents[0] = previousLast
+            } else {
+                current.parents.removeAllOneByOne()
+                current.parents.append(previousLast)
+            }
         } else {
             guard parentCount - 1 <= 4096 else { throw .invalid("a change has \(parentCount - 1) parents") }
+            current.parents.removeAllOneByOne()
             for _ in 0..<(parentCount - 1) { current.parents.append(try nextID(.parentReplica, .parentCounter)) }
         }
         let time = previousTime &+ (try nextSigned(.changeTime))
