@@ -149,7 +149,9 @@ import QuireTestSupport
                     copy.append(contentsOf: target)
                     copy.append(contentsOf: storage.dropFirst())
                     copy.append(contentsOf: storage)
-                    #expect(Array(copy) == target + Array(text.unicodeScalars) + [start] + Array(text.unicodeScalars), "\(text)")
+                    copy.append(contentsOf: text.unicodeScalars)  // a local insert's string, through its UTF-8 from 16 bytes on
+                    #expect(Array(copy) == target + Array(text.unicodeScalars) + [start] + Array(text.unicodeScalars) + Array(text.unicodeScalars),
+                            "\(text)")
                 }
             }
         }

@@ -126,14 +126,9 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     /// The scalars UTF-8 `bytes` encode, without spare capacity, or nil if
     /// they are not valid UTF-8. ASCII, the usual case, is taken as it is.
     init?(utf8 bytes: ArraySlice<UInt8>) {
-        if bytes.allSatisfy({ $0 < 0x80 }) {
-            self.init()
-            self.bytes = Array(bytes)
-        } else {
-            self.init()
-            guard append(decodingUTF8: bytes, textLength: bytes.count) != nil else { return nil }
-            releaseSpareCapacity()
-        }
+        self.init()
+        guard append(decodingUTF8: bytes, textLength: bytes.count) != nil else { return nil }
+        releaseSpareCapacity()
     }
 
     /// Drops the buffer's spare capacity (a loaded document's text is not
@@ -192,8 +187,11 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         if !isWide, scalars.withContiguousStorageIfAvailable({ appendNarrow($0) }) == true { return }
         // A keystroke's scalar or few cost less through the iterator below
         // than through the string's UTF-8 buffer.
-        if !isWide, let view = scalars as? String.UnicodeScalarView, case let string = String(view),
-           string.utf8.count >= 16, appendASCII(string) { return }
+        if let view = scalars as? String.UnicodeScalarView, case var string = String(view), string.utf8.count >= 16 {
+            // A string's UTF-8 is valid: decoding it cannot fail.
+            _ = string.withUTF8 { append(decodingUTF8: $0, textLength: $0.count) }
+            return
+        }
         var iterator = scalars.makeIterator()
         if !isWide {
             while let scalar = iterator.next() {
@@ -240,43 +238,48 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     /// One pass validates, counts and decodes, where making a `String`
     /// and reading its scalars back would go over the bytes three times.
     mutating func append(decodingUTF8 utf8: ArraySlice<UInt8>, textLength: Int) -> Int? {
-        guard utf8.isEmpty || (textLength > 0 && utf8.count % textLength == 0) else { return nil }
-        if utf8.count == 1, let byte = utf8.first, byte < 0x80, !isWide {
+        if utf8.count == 1, textLength == 1, let byte = utf8.first, byte < 0x80, !isWide {
             // A keystroke, most inserts: half the cost of the copy below.
             bytes.append(byte)
             return 1
         }
-        return utf8.withUnsafeBufferPointer { buffer -> Int? in
-            if !isWide, buffer.allSatisfy({ $0 < 0x80 }) {
-                // ASCII, most text: a byte a scalar, copied in one go.
-                bytes.reserveGrowingByAThird(adding: buffer.count)
-                bytes.append(contentsOf: buffer)
-                return buffer.isEmpty ? 0 : textLength
-            }
-            var offset = 0, textEnd = textLength, lastCount = 0
-            let lastStart = buffer.count - textLength
-            while offset < buffer.count {
-                let scalar: Unicode.Scalar, length: Int
-                if buffer[offset] < 0x80 {
-                    // ASCII, most text: one byte, one scalar, never across a text's end.
-                    scalar = Unicode.Scalar(buffer[offset])
-                    length = 1
-                } else {
-                    var parser = Unicode.UTF8.ForwardParser()
-                    var iterator = buffer[offset...].makeIterator()
-                    guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { return nil }
-                    scalar = Unicode.UTF8.decode(encoded)
-                    length = encoded.count
-                }
-                // A scalar across the end of a text: that text alone is not valid.
-                if offset + length > textEnd { return nil }
-                if offset >= lastStart { lastCount += 1 }
-                offset += length
-                if offset == textEnd { textEnd += textLength }
-                append(scalar)
-            }
-            return lastCount
+        return utf8.withUnsafeBufferPointer { append(decodingUTF8: $0, textLength: textLength) }
+    }
+
+    /// `append(decodingUTF8:textLength:)` over a buffer (a string's UTF-8, a
+    /// paste, comes so: scalar by scalar cost tens of instructions each).
+    @usableFromInline
+    mutating func append(decodingUTF8 buffer: UnsafeBufferPointer<UInt8>, textLength: Int) -> Int? {
+        guard buffer.isEmpty || (textLength > 0 && buffer.count % textLength == 0) else { return nil }
+        if !isWide, buffer.allSatisfy({ $0 < 0x80 }) {
+            // ASCII, most text: a byte a scalar, copied in one go.
+            bytes.reserveGrowingByAThird(adding: buffer.count)
+            bytes.append(contentsOf: buffer)
+            return buffer.isEmpty ? 0 : textLength
         }
+        var offset = 0, textEnd = textLength, lastCount = 0
+        let lastStart = buffer.count - textLength
+        while offset < buffer.count {
+            let scalar: Unicode.Scalar, length: Int
+            if buffer[offset] < 0x80 {
+                // ASCII, most text: one byte, one scalar, never across a text's end.
+                scalar = Unicode.Scalar(buffer[offset])
+                length = 1
+            } else {
+                var parser = Unicode.UTF8.ForwardParser()
+                var iterator = buffer[offset...].makeIterator()
+                guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { return nil }
+                scalar = Unicode.UTF8.decode(encoded)
+                length = encoded.count
+            }
+            // A scalar across the end of a text: that text alone is not valid.
+            if offset + length > textEnd { return nil }
+            if offset >= lastStart { lastCount += 1 }
+            offset += length
+            if offset == textEnd { textEnd += textLength }
+            append(scalar)
+        }
+        return lastCount
     }
 
     /// Empties the storage, keeping its buffer (a decoder's, reused for
@@ -284,21 +287,6 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     mutating func removeAllKeepingCapacity() {
         bytes.removeAllKeepingCapacity()
         isWide = false
-    }
-
-    /// Appends the scalars of `string` a byte each, read through its UTF-8
-    /// (a remote insert's text, a paste, comes as a string: scalar by scalar
-    /// cost tens of instructions each), if it is ASCII; returns false,
-    /// appending nothing, if it is not.
-    @usableFromInline
-    mutating func appendASCII(_ string: String) -> Bool {
-        var string = string
-        return string.withUTF8 { utf8 in
-            guard utf8.allSatisfy({ $0 < 0x80 }) else { return false }
-            bytes.reserveGrowingByAThird(adding: utf8.count)
-            bytes.append(contentsOf: utf8)
-            return true
-        }
     }
 
     /// Appends `scalars` a byte each if every one is below U+0100; returns
