@@ -181,6 +181,26 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         text.checkInvariants()
     }
 
+    @Test func idChecksOfRunsFindTheExactElementAcrossIndexPages() throws {
+        // 600 elements over three pages of the id index, which checks a page's entries at once.
+        var text = Text()
+        try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 1), lamport: 1,
+                              contentsOf: scalars(String(repeating: "abcdefghij", count: 60)))
+        #expect(text.firstMissing(of: IDRun(start: OpID(replica: b, counter: 1), length: 600)) == nil)
+        #expect(text.firstMissing(of: IDRun(start: OpID(replica: b, counter: 250), length: 400)) == OpID(replica: b, counter: 601))
+        #expect(throws: SequenceError.unknownElement(OpID(replica: b, counter: 601))) {
+            try text.deleteRemote(IDRun(start: OpID(replica: b, counter: 500), length: 200))
+        }
+        try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 700), lamport: 700, contentsOf: scalars("0123456789"))
+        #expect(throws: SequenceError.duplicateElement(OpID(replica: b, counter: 700))) {
+            try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 650), lamport: 800,
+                                  contentsOf: scalars(String(repeating: "x", count: 60)))
+        }
+        #expect(try text.deleteRemote(IDRun(start: OpID(replica: b, counter: 250), length: 300)) == 300)
+        #expect(text.count == 310 && text.tombstoneCount == 300)
+        text.checkInvariants()
+    }
+
     @Test func nonBMPScalarsConvertUTF16AndUTF8Offsets() throws {
         var text = Text()
         let string = "a😀b€𝄞"

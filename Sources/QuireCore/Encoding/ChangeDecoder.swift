@@ -160,24 +160,27 @@ struct ChangeDecoder: ~Copyable {
         guard textOffset == textBytes.endIndex, values.isAtEnd else { throw .invalid("content is left over after the last change") }
     }
 
-    private func next(_ column: Column) throws(DecodingError) -> UInt64 { try columns[column.rawValue].next() }
-    private func nextSigned(_ column: Column) throws(DecodingError) -> Int64 { try columns[column.rawValue].nextSigned() }
-    private func nextReplica(_ column: Column) throws(DecodingError) -> ReplicaID {
+    // The readers below are mutating, though only what `columns` points to
+    // changes: called from a mutating method, a non-mutating one took a
+    // copy of the whole decoder (224 bytes, a `memcpy`) on every call.
+    private mutating func next(_ column: Column) throws(DecodingError) -> UInt64 { try columns[column.rawValue].next() }
+    private mutating func nextSigned(_ column: Column) throws(DecodingError) -> Int64 { try columns[column.rawValue].nextSigned() }
+    private mutating func nextReplica(_ column: Column) throws(DecodingError) -> ReplicaID {
         replicaTable[try columns[column.rawValue].nextIndex(below: replicaTable.count)]
     }
-    private func nextID(_ replica: Column, _ counter: Column) throws(DecodingError) -> OpID {
+    private mutating func nextID(_ replica: Column, _ counter: Column) throws(DecodingError) -> OpID {
         let id = OpID(replica: try nextReplica(replica), counter: try next(counter))
         guard id.counter > 0 else { throw .invalid("an id has counter 0") }
         return id
     }
-    private func nextPred() throws(DecodingError) -> [OpID] {
+    private mutating func nextPred() throws(DecodingError) -> [OpID] {
         let count = try next(.predCount)
         guard count <= 1024 else { throw .invalid("a write replaces \(count) values") }
         var pred: [OpID] = []
         for _ in 0..<count { pred.append(try nextID(.predReplica, .predCounter)) }
         return pred
     }
-    private func nextKey() throws(DecodingError) -> String {
+    private mutating func nextKey() throws(DecodingError) -> String {
         keyTable[try columns[Column.key.rawValue].nextIndex(below: keyTable.count)]
     }
 
@@ -273,7 +276,7 @@ struct ChangeDecoder: ~Copyable {
         }
     }
 
-    private func nextObject() throws(DecodingError) -> ObjectID {
+    private mutating func nextObject() throws(DecodingError) -> ObjectID {
         let objectCode = try next(.objectReplica)
         let objectCounter = try next(.objectCounter)
         if objectCode == 0 {

@@ -105,14 +105,31 @@ struct ElementIndex: Sendable {
         while c < counters.upperBound {
             let pageEnd = min(((c >> Self.pageBits) + 1) << Self.pageBits, counters.upperBound)
             if let start = pageStart(replica, c >> Self.pageBits) {
-                let mask = UInt64(Self.pageSize - 1)
-                for k in c..<pageEnd where (pool[start + Int(k & mask)] >= 0) == present { return k }
+                let first = start + Int(c & UInt64(Self.pageSize - 1))
+                let found = pool.withUnsafeBufferPointer { pool in
+                    Self.firstEntry(present: present, in: UnsafeBufferPointer(rebasing: pool[first..<first + Int(pageEnd - c)]))
+                }
+                if let found { return c + UInt64(found) }
             } else if !present {
                 return c
             }
             c = pageEnd
         }
         return nil
+    }
+
+    /// The offset of the first entry of `entries` that is present (a leaf)
+    /// or absent (-1), or nil if there is none.
+    ///
+    /// A range is usually all present (a delete's targets, elements moved)
+    /// or all absent (a fresh insert's ids), and a loop that stops at the
+    /// first match does not vectorise: the sign bit of all entries ANDed
+    /// (some present?) or ORed (some absent?) answers that first, several
+    /// entries an instruction.
+    private static func firstEntry(present: Bool, in entries: UnsafeBufferPointer<Int32>) -> Int? {
+        let signs = present ? entries.reduce(-1, &) : entries.reduce(0, |)
+        guard (signs < 0) != present else { return nil }
+        return entries.firstIndex { ($0 >= 0) == present }.unsafelyUnwrapped
     }
 
     /// Records that `counters` of `replica` live in `leaf`. Returns the
@@ -134,12 +151,19 @@ struct ElementIndex: Sendable {
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
             let first = start + Int(c & UInt64(Self.pageSize - 1))
             let end = first + Int(pageEnd - c)
-            // A plain loop: typing writes one entry at a time, where buffer
-            // slices and searches cost more to set up than the work.
             pool.withUnsafeMutableBufferPointer { pool in
-                for i in first..<end {
-                    if present == nil && pool[i] >= 0 { present = c + UInt64(i - first) }
-                    pool[i] = leaf
+                if end - first == 1 {
+                    // Typing writes one entry at a time, where buffer
+                    // slices and searches cost more to set up than the work.
+                    if present == nil && pool[first] >= 0 { present = c }
+                    pool[first] = leaf
+                } else {
+                    // Runs (a paste, the spans a leaf split moves) in vectorised passes.
+                    let entries = UnsafeMutableBufferPointer(rebasing: pool[first..<end])
+                    if present == nil, let found = Self.firstEntry(present: true, in: UnsafeBufferPointer(entries)) {
+                        present = c + UInt64(found)
+                    }
+                    entries.update(repeating: leaf)
                 }
             }
             c = pageEnd
@@ -208,7 +232,8 @@ struct ElementIndex: Sendable {
         while at > segment.start && pageNumbers[at - 1] > pages.upperBound { at -= 1 }
         let added = pages.count
         pageNumbers.insert(contentsOf: pages, at: at)
-        pageStarts.insert(contentsOf: (0..<added).map { pool.count + $0 * Self.pageSize }, at: at)
+        // Lazily: an array of the starts would be allocated for every page added.
+        pageStarts.insert(contentsOf: (0..<added).lazy.map { [start = pool.count] in start + $0 * Self.pageSize }, at: at)
         pool.reserveGrowingByAThird(adding: added * Self.pageSize)
         pool.append(contentsOf: repeatElement(-1, count: added * Self.pageSize))
         segments[Int(replica)].count += added
