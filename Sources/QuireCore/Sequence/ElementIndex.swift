@@ -137,41 +137,46 @@ struct ElementIndex: Sendable {
     /// leaves expects it; loading a snapshot refuses it), if any.
     @discardableResult @inline(__always)
     mutating func setLeaf(_ leaf: Int32, replica: UInt32, counters: Range<UInt64>) -> UInt64? {
+        if counters.upperBound - 1 > segments[Int(replica)].highestCounter {
+            segments[Int(replica)].highestCounter = counters.upperBound - 1
+        }
+        if counters.count == 1 {
+            // Typing writes one entry at a time, where the page loop and
+            // buffer slices cost more to set up than the work.
+            let c = counters.lowerBound
+            let entry = writablePageStart(replica, c >> Self.pageBits) + Int(c & UInt64(Self.pageSize - 1))
+            let present = pool[entry] >= 0 ? c : nil
+            pool[entry] = leaf
+            return present
+        }
         var present: UInt64?
         var c = counters.lowerBound
         while c < counters.upperBound {
             let page = c >> Self.pageBits
-            let start: Int
-            if lastWritten.replica == replica && lastWritten.page == page {
-                start = lastWritten.start
-            } else {
-                start = pageStart(replica, page) ?? addPage(replica, page)
-                lastWritten = (replica, page, start)
-            }
+            let start = writablePageStart(replica, page)
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
             let first = start + Int(c & UInt64(Self.pageSize - 1))
             let end = first + Int(pageEnd - c)
+            // Runs (a paste, the spans a leaf split moves) in vectorised passes.
             pool.withUnsafeMutableBufferPointer { pool in
-                if end - first == 1 {
-                    // Typing writes one entry at a time, where buffer
-                    // slices and searches cost more to set up than the work.
-                    if present == nil && pool[first] >= 0 { present = c }
-                    pool[first] = leaf
-                } else {
-                    // Runs (a paste, the spans a leaf split moves) in vectorised passes.
-                    let entries = UnsafeMutableBufferPointer(rebasing: pool[first..<end])
-                    if present == nil, let found = Self.firstEntry(present: true, in: UnsafeBufferPointer(entries)) {
-                        present = c + UInt64(found)
-                    }
-                    entries.update(repeating: leaf)
+                let entries = UnsafeMutableBufferPointer(rebasing: pool[first..<end])
+                if present == nil, let found = Self.firstEntry(present: true, in: UnsafeBufferPointer(entries)) {
+                    present = c + UInt64(found)
                 }
+                entries.update(repeating: leaf)
             }
             c = pageEnd
         }
-        if counters.upperBound - 1 > segments[Int(replica)].highestCounter {
-            segments[Int(replica)].highestCounter = counters.upperBound - 1
-        }
         return present
+    }
+
+    /// The start in `pool` of page `page` of `replica`, added if missing.
+    @inline(__always)
+    private mutating func writablePageStart(_ replica: UInt32, _ page: UInt64) -> Int {
+        if lastWritten.replica == replica && lastWritten.page == page { return lastWritten.start }
+        let start = pageStart(replica, page) ?? addPage(replica, page)
+        lastWritten = (replica, page, start)
+        return start
     }
 
     private func pageStart(_ replica: UInt32, _ page: UInt64) -> Int? {

@@ -110,6 +110,8 @@ extension SpanTree {
     /// tombstone right after it continues them (or the head, continuing the
     /// tombstone right before), they move over to that tombstone: no split,
     /// no shifting. Returns the tombstone's slot, or nil if this does not apply.
+    /// Inlined: it is most deletes, and a call cost a tenth of one.
+    @inline(__always)
     private mutating func moveBoundary(_ leaf: Int32, _ slot: Int, offset: Int, count: Int, measure: Measure) -> Int? {
         let base = Int(leaf) * Self.leafCapacity
         let original = spans[base + slot]

@@ -65,6 +65,12 @@ extension SpanTree {
                   point.before + Int(last.length) == index {
             // Typing on: the new elements go right after the edit point's span.
             origin = OpID(replica: replicaID(last.replica), counter: last.counterEnd - 1)
+            if last.canAbsorb(span) {
+                // The usual keystroke: the span grows and stays the edit
+                // point, with the same elements before it.
+                extend(point.leaf, point.slot, with: span)
+                return origin
+            }
             placed = insert(span, at: point.leaf, point.slot + 1, offset: 0, measure: measure)
         } else {
             let (leaf, slot, offset) = locateForEdit(index - 1)
@@ -141,9 +147,7 @@ extension SpanTree {
     private mutating func insert(_ span: Span, at leaf: Int32, _ slot: Int, offset: Int, measure: Measure) -> (leaf: Int32, slot: Int) {
         let base = Int(leaf) * Self.leafCapacity
         if offset == 0, slot > 0, spans[base + slot - 1].canAbsorb(span) {
-            spans[base + slot - 1].absorb(span)
-            ids.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
-            add(span.summary, to: leaf)
+            extend(leaf, slot - 1, with: span)
             return (leaf, slot - 1)
         }
         var (leaf, slot) = makeRoom(leaf, slot, extra: offset == 0 ? 1 : 2)
@@ -157,6 +161,14 @@ extension SpanTree {
         ids.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
         add(span.summary, to: leaf)
         return (leaf, slot)
+    }
+
+    /// Appends `span`, which continues it, to the span at (`leaf`, `slot`).
+    @inline(__always)
+    private mutating func extend(_ leaf: Int32, _ slot: Int, with span: Span) {
+        spans[Int(leaf) * Self.leafCapacity + slot].absorb(span)
+        ids.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
+        add(span.summary, to: leaf)
     }
 
     /// The first `offset` elements of `span` and the rest.
