@@ -216,6 +216,12 @@ struct ElementIndex: Sendable {
         return addPages(replica, first...page)
     }
 
+    /// Makes room in an empty index for about `count` ids, in pages.
+    mutating func reserveCapacity(_ count: Int) {
+        guard pool.isEmpty else { return }
+        pool.reserveCapacity((count + Self.pageSize - 1) / Self.pageSize * Self.pageSize)
+    }
+
     /// Adds the pages that hold `counters` to a replica that has none yet
     /// (loading a snapshot): one step instead of one page at a time.
     mutating func addPages(replica: UInt32, covering counters: ClosedRange<UInt64>) {

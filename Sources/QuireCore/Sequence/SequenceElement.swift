@@ -123,6 +123,12 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         }
     }
 
+    /// Makes room in empty storage for at least `count` scalars, if they are narrow.
+    mutating func reserveCapacity(_ count: Int) {
+        guard bytes.isEmpty else { return }
+        bytes.reserveCapacity(count)
+    }
+
     /// The scalars UTF-8 `bytes` encode, without spare capacity, or nil if
     /// they are not valid UTF-8. ASCII, the usual case, is taken as it is.
     init?(utf8 bytes: ArraySlice<UInt8>) {
