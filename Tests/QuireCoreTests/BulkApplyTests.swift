@@ -109,6 +109,10 @@ import QuireTestSupport
         #expect(decode(Array("éü".utf8), 2)! == ("éü", 1))
         #expect(decode(Array("a😀bcdef".utf8), 5)! == ("a😀bcdef", 5))
         #expect(decode(Array("bcdefa😀".utf8), 5)! == ("bcdefa😀", 2))
+        // Runs of ASCII next to other scalars, each kept within its text.
+        #expect(decode(Array("ab😀cdefgh".utf8), 6)! == ("ab😀cdefgh", 6))
+        #expect(decode(Array("😀abcdefgh".utf8), 6)! == ("😀abcdefgh", 6))
+        #expect(decode(Array("abcdé".utf8), 3)! == ("abcdé", 2))
         // "aéb" is valid, but cut in texts of 2 bytes "é" is split between them.
         #expect(decode([0x61, 0xC3, 0xA9, 0x62], 2) == nil)
         #expect(decode([0xFF], 1) == nil)                // never a UTF-8 byte
@@ -155,6 +159,15 @@ import QuireTestSupport
                 }
             }
         }
+        // Part of wide storage copied into narrow storage widens it only if a scalar in it needs that.
+        var wide = ScalarStorage()
+        wide.append(contentsOf: Array("é😀abé".unicodeScalars))
+        var narrow = ScalarStorage()
+        narrow.append("x")
+        narrow.append(contentsOf: wide.dropFirst(2))
+        #expect(!narrow.isWide && Array(narrow) == Array("xabé".unicodeScalars))
+        narrow.append(contentsOf: wide)
+        #expect(narrow.isWide && Array(narrow) == Array("xabéé😀abé".unicodeScalars))
         var storage = ScalarStorage()
         #expect(storage.append(decodingUTF8: [0x61, 0xC3][...], textLength: 2) == nil)  // cut short
         #expect(ScalarStorage(utf8: [0x61, 0xC3, 0xA9][...]).map(Array.init) == ["a", "é"])

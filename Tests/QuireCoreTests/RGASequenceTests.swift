@@ -196,6 +196,12 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
             try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 650), lamport: 800,
                                   contentsOf: scalars(String(repeating: "x", count: 60)))
         }
+        // One id, which the index looks up without its page loop: held, in a gap, past the last page.
+        for counter: UInt64 in [1, 255, 256, 257, 600, 601, 699, 700, 709, 710, 5000] {
+            let held = counter <= 600 || (700..<710).contains(counter)
+            #expect(text.firstMissing(of: IDRun(start: OpID(replica: b, counter: counter), length: 1))
+                    == (held ? nil : OpID(replica: b, counter: counter)), "\(counter)")
+        }
         #expect(try text.deleteRemote(IDRun(start: OpID(replica: b, counter: 250), length: 300)) == 300)
         #expect(text.count == 310 && text.tombstoneCount == 300)
         text.checkInvariants()

@@ -271,6 +271,15 @@ extension ObjectTable {
                                                             contentsOf: scalars, checkingOriginStamp: true)
     }
 
+    /// Makes room in the text `object`, while it is empty, for what a
+    /// bundle inserts (`ChangeDecoder.textBounds`): a fresh replica catching
+    /// up otherwise grows the text's content and id index step by step,
+    /// copying them each time.
+    mutating func reserveCapacity(in object: ObjectID, for bounds: (scalars: Int, ids: Int)) {
+        guard let slot = find(object), slot.kind == .text else { return }
+        texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids)
+    }
+
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does.
     @inline(__always)
     mutating func delete(_ target: IDRun, from object: ObjectID) throws {

@@ -40,6 +40,14 @@ struct ChangeDecoder: ~Copyable {
             }
         }
 
+        /// The text object the change inserts into first, if any.
+        var firstTextInsertedInto: ObjectID? {
+            if case .insertText(let object, _)? = edit { return object }
+            for (edit, _) in edits { if case .insertText(let object, _) = edit { return object } }
+            for case .insert(let object, _, .text(_)) in operations { return object }
+            return nil
+        }
+
         /// Adds an edit read, as the `only` operation of the change or one of its `edits`.
         mutating func add(_ edit: Edit, width: UInt64, only: Bool) {
             if only { self.edit = edit } else { edits.append((edit, width)) }
@@ -152,6 +160,18 @@ struct ChangeDecoder: ~Copyable {
     /// The last change read so far: its last id, last Lamport value and time.
     var lastRead: (id: OpID, lamport: UInt64, time: Int64)? {
         previousLast.map { ($0, previousLastLamport, previousTime) }
+    }
+
+    /// At most how many scalars the bundle's text inserts add, and how
+    /// many element ids they and its deletes take, for sizing a fresh text
+    /// up front: a scalar inserted is at least a byte of text, and a delete
+    /// takes as many ids as it deletes elements, which (in a fresh replica)
+    /// its inserts made. Damaged columns count as nothing here; reading
+    /// them throws later.
+    var textBounds: (scalars: Int, ids: Int) {
+        let deleted = (try? columns[Column.deleteLength.rawValue].remainingSum()) ?? 0
+        let scalars = textBytes.endIndex - textOffset
+        return (scalars, scalars + Int(min(deleted, UInt64(scalars))))
     }
 
     /// Checks that every column and content area was used up exactly.

@@ -74,6 +74,19 @@ struct ColumnReader {
         return (value, run)
     }
 
+    /// The sum of the values not yet read, saturating, read from a copy:
+    /// this reader consumes nothing.
+    func remainingSum() throws(DecodingError) -> UInt64 {
+        var reader = self
+        var sum: UInt64 = 0
+        while let (value, count) = try reader.peekRun() {
+            let (product, overflow) = value.multipliedReportingOverflow(by: count)
+            sum = overflow ? .max : sum.addingReportingOverflow(product).overflow ? .max : sum + product
+            reader.skip(count)
+        }
+        return sum
+    }
+
     /// Consumes `count` values of the current run (as `peekRun` reported it).
     mutating func skip(_ count: UInt64) {
         precondition(count <= run, "skipping past the current run")

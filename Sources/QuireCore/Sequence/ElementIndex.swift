@@ -101,6 +101,12 @@ struct ElementIndex: Sendable {
     /// or absent (`present == false`), or nil if there is none.
     func first(present: Bool, replica: UInt32, counters: Range<UInt64>) -> UInt64? {
         if present && counters.lowerBound > segments[Int(replica)].highestCounter { return nil }
+        if counters.upperBound - counters.lowerBound == 1 {
+            // One id (checking a delete of one element): one lookup, where
+            // the page loop and buffer slices cost twice as much.
+            let c = counters.lowerBound
+            return (leaf(replica: replica, counter: c) >= 0) == present ? c : nil
+        }
         var c = counters.lowerBound
         while c < counters.upperBound {
             let pageEnd = min(((c >> Self.pageBits) + 1) << Self.pageBits, counters.upperBound)
@@ -214,6 +220,12 @@ struct ElementIndex: Sendable {
             first = pageNumbers[end - 1] + 1
         }
         return addPages(replica, first...page)
+    }
+
+    /// Makes room in an empty index for about `count` ids, in pages.
+    mutating func reserveCapacity(_ count: Int) {
+        guard pool.isEmpty else { return }
+        pool.reserveCapacity((count + Self.pageSize - 1) / Self.pageSize * Self.pageSize)
     }
 
     /// Adds the pages that hold `counters` to a replica that has none yet

@@ -184,3 +184,12 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
         tree.checkInvariants(contentCount: content.count)
     }
 }
+
+extension RGASequence<Unicode.Scalar> {
+    /// Makes room, while the sequence is empty, for `count` scalars (if
+    /// they are narrow) and about `ids` element ids in its index.
+    mutating func reserveCapacity(_ count: Int, ids: Int) {
+        content.reserveCapacity(count)
+        tree.ids.reserveCapacity(ids)
+    }
+}

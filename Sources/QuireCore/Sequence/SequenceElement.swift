@@ -123,6 +123,12 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         }
     }
 
+    /// Makes room in empty storage for at least `count` scalars, if they are narrow.
+    mutating func reserveCapacity(_ count: Int) {
+        guard bytes.isEmpty else { return }
+        bytes.reserveCapacity(count)
+    }
+
     /// The scalars UTF-8 `bytes` encode, without spare capacity, or nil if
     /// they are not valid UTF-8. ASCII, the usual case, is taken as it is.
     init?(utf8 bytes: ArraySlice<UInt8>) {
@@ -215,18 +221,42 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
             bytes.reserveGrowingByAThird(adding: range.count * 4)
             bytes.append(contentsOf: other.bytes[(range.lowerBound * 4)..<(range.upperBound * 4)])
         case (true, false):
-            // Widened in place: through `append(_:)` a scalar at a time
-            // cost a tenth of a merge once a text held one emoji.
-            bytes.reserveGrowingByAThird(adding: range.count * 4)
-            let start = bytes.count
-            bytes.append(contentsOf: repeatElement(0, count: range.count * 4))
-            bytes.withUnsafeMutableBytes { target in
-                for (offset, byte) in other.bytes[range].enumerated() {
-                    target.storeBytes(of: UInt32(byte), toByteOffset: start + offset * 4, as: UInt32.self)
-                }
-            }
+            other.bytes[range].withUnsafeBufferPointer { appendNarrowBytes($0) }
         case (false, true):
-            for position in range { append(other[position]) }
+            // Widened once, if a scalar needs it, then copied: a scalar at a
+            // time, every one after the first wide scalar went through
+            // `appendWidening`, at a hundred instructions each.
+            let scalars = other.bytes[(range.lowerBound * 4)..<(range.upperBound * 4)]
+            let needsWide = scalars.withUnsafeBytes { raw in
+                (0..<range.count).contains { raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self) >= 0x100 }
+            }
+            if needsWide {
+                widen(addingCapacity: range.count * 4)
+                bytes.append(contentsOf: scalars)
+            } else {
+                bytes.reserveGrowingByAThird(adding: range.count)
+                for position in range { bytes.append(UInt8(truncatingIfNeeded: other[position].value)) }
+            }
+        }
+    }
+
+    /// Appends scalars below U+0100 given a byte each (narrow storage's
+    /// form, or ASCII), in the storage's own form.
+    private mutating func appendNarrowBytes(_ narrow: UnsafeBufferPointer<UInt8>) {
+        guard isWide else {
+            bytes.reserveGrowingByAThird(adding: narrow.count)
+            bytes.append(contentsOf: narrow)
+            return
+        }
+        // Widened in place: through `append(_:)` a scalar at a time
+        // cost a tenth of a merge once a text held one emoji.
+        bytes.reserveGrowingByAThird(adding: narrow.count * 4)
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: narrow.count * 4))
+        bytes.withUnsafeMutableBytes { target in
+            for (offset, byte) in narrow.enumerated() {
+                target.storeBytes(of: UInt32(byte), toByteOffset: start + offset * 4, as: UInt32.self)
+            }
         }
     }
 
@@ -254,7 +284,8 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         // The bytes ORed, in a loop that vectorises: `allSatisfy` stops
         // early and does not, at several instructions a byte of a paste.
         if !isWide, buffer.reduce(0, |) < 0x80 {
-            // ASCII, most text: a byte a scalar, copied in one go.
+            // ASCII, most text: a byte a scalar, copied in one go (here,
+            // not through `appendNarrowBytes`: a call a keystroke costs).
             bytes.reserveGrowingByAThird(adding: buffer.count)
             bytes.append(contentsOf: buffer)
             return buffer.isEmpty ? 0 : textLength
@@ -262,18 +293,24 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         var offset = 0, textEnd = textLength, lastCount = 0
         let lastStart = buffer.count - textLength
         while offset < buffer.count {
-            let scalar: Unicode.Scalar, length: Int
             if buffer[offset] < 0x80 {
-                // ASCII, most text: one byte, one scalar, never across a text's end.
-                scalar = Unicode.Scalar(buffer[offset])
-                length = 1
-            } else {
-                var parser = Unicode.UTF8.ForwardParser()
-                var iterator = buffer[offset...].makeIterator()
-                guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { return nil }
-                scalar = Unicode.UTF8.decode(encoded)
-                length = encoded.count
+                // ASCII, most of a paste that holds a few other scalars (or
+                // of any text once the storage is wide): the run up to the
+                // next other scalar or the text's end, a scalar a byte, in
+                // one go. (Scalar by scalar, a wide paste cost 24 instructions a scalar.)
+                var runEnd = offset + 1
+                while runEnd < textEnd && buffer[runEnd] < 0x80 { runEnd += 1 }
+                appendNarrowBytes(UnsafeBufferPointer(rebasing: buffer[offset..<runEnd]))
+                if offset >= lastStart { lastCount += runEnd - offset }
+                offset = runEnd
+                if offset == textEnd { textEnd += textLength }
+                continue
             }
+            var parser = Unicode.UTF8.ForwardParser()
+            var iterator = buffer[offset...].makeIterator()
+            guard case .valid(let encoded) = parser.parseScalar(from: &iterator) else { return nil }
+            let scalar = Unicode.UTF8.decode(encoded)
+            let length = encoded.count
             // A scalar across the end of a text: that text alone is not valid.
             if offset + length > textEnd { return nil }
             if offset >= lastStart { lastCount += 1 }
@@ -305,19 +342,23 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     /// widening the storage first if it is not.
     @usableFromInline
     mutating func appendWidening(_ scalar: Unicode.Scalar) {
-        if !isWide {
-            let narrow = self
-            self = ScalarStorage()
-            isWide = true
-            bytes.reserveCapacity(narrow.count * 4 + 4)
-            append(contentsOf: narrow, 0..<narrow.count)
-        }
+        widen(addingCapacity: 4)
         bytes.reserveGrowingByAThird(adding: 4)
         // As bytes of a typed buffer: a raw buffer's go through the generic
         // `append(contentsOf:)`, at a hundred instructions a scalar.
         Swift.withUnsafeBytes(of: scalar.value) { value in
             value.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
         }
+    }
+
+    /// Makes narrow storage wide, with room for `extra` more bytes.
+    private mutating func widen(addingCapacity extra: Int) {
+        guard !isWide else { return }
+        let narrow = self
+        self = ScalarStorage()
+        isWide = true
+        bytes.reserveCapacity(narrow.count * 4 + extra)
+        append(contentsOf: narrow, 0..<narrow.count)
     }
 
     @inlinable
