@@ -2,7 +2,7 @@ import Testing
 @testable import QuireCore
 
 /// A document's own history goes into bundles as it grows (every
-/// `recordsPerBundle` records, lowered here to 3) and reads back exactly as
+/// `bundleSize` changes, lowered here to 3) and reads back exactly as
 /// the same history held decoded.
 @Suite struct ChangeHistoryTests {
     /// The same edits made on a document that bundles its history every 3
@@ -17,7 +17,7 @@ import Testing
         var text = ObjectID.root
 
         init() throws {
-            bundled.history.recordsPerBundle = 3
+            bundled.history.bundleSize = 3
             var other = Document(replica: ReplicaID(0xB))
             let (text, list) = try transact { tx in
                 (try tx.putObject(.root, key: "text", kind: .text), try tx.putObject(.root, key: "list", kind: .list))
@@ -92,12 +92,13 @@ import Testing
     }
 
     /// The change just made is held decoded, even when it filled the records.
+    /// (Each keystroke has its own time, so that each has its own record.)
     @Test func theLastChangeIsTheOneJustMade() throws {
         var doc = Document(replica: ReplicaID(1))
-        doc.history.recordsPerBundle = 2
+        doc.history.bundleSize = 2
         let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
         for index in 0..<7 {
-            try doc.transact { tx in try tx.insertText(text, at: index, "x") }
+            try doc.transact(time: Int64(index)) { tx in try tx.insertText(text, at: index, "x") }
             let last = try #require(doc.lastChange)
             #expect(last.lastID == OpID(replica: ReplicaID(1), counter: doc.versionVector[ReplicaID(1)]))
             #expect(last.operations == [.insert(object: text, origin: index == 0 ? nil : OpID(replica: ReplicaID(1), counter: UInt64(index + 1)),
@@ -118,5 +119,124 @@ import Testing
         }
         #expect(doc.encodeSnapshot(includeHistory: false) == twins.decoded.encodeSnapshot(includeHistory: false))
         #expect(try doc.allChanges() == twins.decoded.allChanges())
+    }
+}
+
+/// Keystrokes typed one after another go into one record
+/// (`ChangeHistory.Record.keystrokes`) and read back as the changes they were.
+@Suite struct KeystrokeRunTests {
+    /// Edits at the end of a text, with the changes they must make written
+    /// out independently of the history: typing runs of ASCII, two-byte and
+    /// four-byte scalars, broken by a two-scalar insert, a backspace, a
+    /// change of time and a transaction of two operations, and a keystroke
+    /// in a transaction that throws.
+    struct Session {
+        static let replica = ReplicaID(7)
+        var doc = Document(replica: replica)
+        var expected: [Change] = []
+        var visible: [OpID] = []
+        /// The id of the last put of the key "round", which the next one overwrites.
+        var lastPut: OpID?
+        let text: ObjectID
+
+        init(bundleSize: Int) throws {
+            doc.history.bundleSize = bundleSize
+            text = try doc.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+            expected = try doc.allChanges()
+            for round in 0..<12 {
+                for key in ["a", "b", "é", "c", "👋", "d"] { try type(key, time: Int64(round / 4)) }
+                if round % 3 == 0 { try type("e\u{301}", time: Int64(round / 4)) }
+                if round % 2 == 1 { try backspace(time: Int64(round / 4)) }
+                if round % 4 == 2 {
+                    // A keystroke that would go on the run, in a transaction that throws: no change.
+                    let (text, end, before) = (text, visible.count, doc.encodeSnapshot())
+                    #expect(throws: DocumentError.self) {
+                        try doc.transact(time: Int64(round / 4)) { tx in
+                            try tx.insertText(text, at: end, "z")
+                            try tx.deleteText(text, at: 0, count: end + 2)
+                        }
+                    }
+                    #expect(doc.encodeSnapshot() == before)
+                }
+                if round % 5 == 4 {
+                    let (text, end, origin, pred) = (text, visible.count, visible.last, lastPut.map { [$0] } ?? [])
+                    try record(time: 99, { tx in
+                        try tx.insertText(text, at: end, "x")
+                        try tx.put(.root, key: "round", .int(Int64(round)))
+                    }, operations: { id in
+                        [.insert(object: text, origin: origin, content: .text("x")),
+                         .put(object: .root, key: "round", value: .scalar(.int(Int64(round))), pred: pred)]
+                    }, typed: 1)
+                    lastPut = OpID(replica: Self.replica, counter: doc.versionVector[Self.replica])
+                }
+            }
+        }
+
+        private var nextID: OpID { OpID(replica: Self.replica, counter: doc.versionVector[Self.replica] + 1) }
+
+        mutating func type(_ key: String, time: Int64) throws {
+            let (text, end, origin) = (text, visible.count, visible.last)
+            try record(time: time, { tx in try tx.insertText(text, at: end, key) },
+                       operations: { _ in [.insert(object: text, origin: origin, content: .text(key))] },
+                       typed: key.unicodeScalars.count)
+        }
+
+        mutating func backspace(time: Int64) throws {
+            let target = visible.removeLast()
+            let (text, end) = (text, visible.count)
+            try record(time: time, { tx in try tx.deleteText(text, at: end, count: 1) },
+                       operations: { _ in [.delete(object: text, target: IDRun(start: target, length: 1))] }, typed: 0)
+        }
+
+        /// Runs `edit` as one transaction and notes the change it must make.
+        private mutating func record(time: Int64, _ edit: (inout Transaction) throws -> Void,
+                                     operations: (OpID) -> [Operation], typed: Int) throws {
+            let id = nextID
+            let change = Change(id: id, lamport: doc.maxLamport + 1, parents: doc.heads, time: time, operations: operations(id))
+            try doc.transact(time: time, edit)
+            // Keep the model in step: the ids typed are the change's first.
+            visible += (0..<typed).map { id.advanced(by: UInt64($0)) }
+            #expect(doc.lastChange == change)
+            expected.append(change)
+        }
+    }
+
+    @Test(arguments: [3, ChangeHistory.changesPerBundle])
+    func keystrokesReadBackAsTheChangesTheyWere(bundleSize: Int) throws {
+        let session = try Session(bundleSize: bundleSize)
+        let (doc, expected) = (session.doc, session.expected)
+        #expect(doc.changeCount == expected.count)
+        #expect(try doc.allChanges() == expected)
+        if doc.history.bundles.isEmpty {
+            // Typing runs share records: far fewer records than changes.
+            #expect(doc.history.records.count < expected.count / 2)
+        } else {
+            // A run stops at `bundleSize` keystrokes, so that no bundle holds
+            // much more than `bundleSize` changes (a decoding limit).
+            #expect(doc.history.bundles.allSatisfy { $0.count < 2 * bundleSize })
+            #expect(doc.history.bundles.contains { $0.count > bundleSize })
+        }
+        for cut in stride(from: 0, through: expected.count, by: 7) {
+            var version = VersionVector()
+            for change in expected[..<cut] { version[change.replica] = change.lastID.counter }
+            #expect(try doc.changes(since: version) == Array(expected[cut...]))
+            #expect(try doc.changes(from: VersionVector(), to: version) == Array(expected[..<cut]))
+        }
+        for change in expected {
+            for counter in change.counters {
+                #expect(try doc.history.change(containing: OpID(replica: change.replica, counter: counter), doc.objects) == change)
+            }
+        }
+        #expect(try ChangeEncoding.decode(doc.encodeChanges()) == expected)
+        let loaded = try Document(snapshot: doc.encodeSnapshot(), replica: ReplicaID(8))
+        #expect(try loaded.allChanges() == expected)
+
+        // A replica applying the changes one by one holds them the same way.
+        var remote = Document(replica: ReplicaID(9))
+        remote.history.bundleSize = bundleSize
+        for change in expected { try remote.apply([change]) }
+        #expect(try remote.allChanges() == expected)
+        #expect(remote.history.records.count == doc.history.records.count)
+        #expect(try remote.text(session.text) == doc.text(session.text))
     }
 }

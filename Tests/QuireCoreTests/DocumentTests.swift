@@ -24,10 +24,10 @@ import QuireTestSupport
     /// id must find exactly the changes a plain filter finds; also when the
     /// history is bundled every few hundred records, between the batches.
     @Test(arguments: [ChangeHistory.changesPerBundle, ChangeHistory.recordsPerIndexing + 44])
-    func changesAreFoundByVersionAndByIdAcrossTheHistoryIndex(recordsPerBundle: Int) throws {
+    func changesAreFoundByVersionAndByIdAcrossTheHistoryIndex(bundleSize: Int) throws {
         var rng = SeededGenerator(seed: 11)
         var (mine, body) = try documentWithText(alice)
-        mine.history.recordsPerBundle = recordsPerBundle
+        mine.history.bundleSize = bundleSize
         let setup = try mine.changes(since: VersionVector())
         var others = [Document(replica: bob), Document(replica: ReplicaID(0xC))]
         for i in others.indices { try others[i].apply(setup) }

@@ -154,14 +154,15 @@ import Testing
     /// history goes into bundles as it grows, and it reloads whole.
     @Test func aHistoryLongerThanOneBundleMayHoldReloads() throws {
         var doc = Document(replica: ReplicaID(1))
-        doc.history.recordsPerBundle = 10
+        doc.history.bundleSize = 10
         var unbundled = Document(replica: ReplicaID(1))
         let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
         try unbundled.apply(doc.allChanges())
         var versions: [VersionVector] = []
         for index in 0..<24 {
-            try doc.transact { tx in try tx.insertText(text, at: index, "x") }
-            try unbundled.transact { tx in try tx.insertText(text, at: index, "x") }
+            // Each keystroke at its own time, so that each has its own record.
+            try doc.transact(time: Int64(index)) { tx in try tx.insertText(text, at: index, "x") }
+            try unbundled.transact(time: Int64(index)) { tx in try tx.insertText(text, at: index, "x") }
             versions.append(doc.versionVector)
         }
         #expect(doc.history.bundles.count == 2)

@@ -4,25 +4,41 @@
 /// catch-up) stay encoded until someone reads them, so a loaded document
 /// holds its history in a few bytes per change. Changes made or applied one
 /// by one afterwards are kept decoded in flat arrays (one record per change,
-/// operations and parents side by side), so recording a change allocates
-/// nothing; `Change` values are built only when someone asks for them.
+/// or per run of keystrokes; operations and parents side by side), so
+/// recording a change allocates nothing; `Change` values are built only
+/// when someone asks for them.
 struct ChangeHistory: Sendable {
-    /// What the flat arrays hold for one change.
+    /// What the flat arrays hold for one change, and the keystrokes typed
+    /// right after it.
     struct Record: Sendable {
         var id: OpID
         var lamport: UInt64
         var time: Int64
+        /// The counters of the change and of its keystrokes.
         var width: UInt64
         /// The change's operations end here in `operations`; they start
         /// where the previous record's end.
         var operationsEnd: Int32
         /// Likewise in `parentIDs`. Unused when `parentIsPrevious`.
         var parentsEnd: Int32
+        /// How many changes follow the first in this record, each typing
+        /// one scalar right after the one before: one operation, a text
+        /// insert into the first change's object whose origin is the
+        /// previous change's last id; its parent is that id too, its counter
+        /// and Lamport value follow on and its time is the same. (A run of
+        /// typing is so held in one record; its text is in the document's state.)
+        /// Only a record whose one operation is a text insert has any.
+        var keystrokes: Int32
         /// The parents are exactly the previous record's last id: the
         /// common case of a replica editing on its own, stored for free.
         var parentIsPrevious: Bool
 
         var lastID: OpID { id.advanced(by: width - 1) }
+        var changeCount: Int { 1 + Int(keystrokes) }
+        /// The width of the first change, before its keystrokes.
+        var firstWidth: UInt64 { width - UInt64(keystrokes) }
+        /// The last id of the first change.
+        var firstLastID: OpID { id.advanced(by: firstWidth - 1) }
     }
 
     /// Changes held encoded, oldest first.
@@ -40,6 +56,11 @@ struct ChangeHistory: Sendable {
     private(set) var bundleCount = 0
 
     private(set) var records: [Record] = []
+    /// The changes `records` hold, keystrokes included.
+    private var recordedChangeCount = 0
+    /// The object the last record's change typed into, if its one operation
+    /// inserts text: keystrokes into it may go on in that record.
+    private var typingObject: ObjectID?
     /// The operations of the recorded changes, and of a transaction being
     /// built (past the last record's end).
     var operations: [Operation] = []
@@ -60,12 +81,12 @@ struct ChangeHistory: Sendable {
     /// `changesPerBundle`, lowered by tests. Past it, a long editing session
     /// holds its history in about a byte per change, as a loaded document
     /// does, rather than in about a hundred and thirty.
-    var recordsPerBundle = changesPerBundle {
-        didSet { precondition(recordsPerBundle >= 2, "a bundle needs a record besides the one kept decoded") }
+    var bundleSize = changesPerBundle {
+        didSet { precondition(bundleSize >= 2, "a bundle needs a change besides the one kept decoded") }
     }
 
     /// How many changes the history holds.
-    var count: Int { bundleCount + records.count }
+    var count: Int { bundleCount + recordedChangeCount }
 
     var hasRecords: Bool { !records.isEmpty }
 
@@ -76,14 +97,57 @@ struct ChangeHistory: Sendable {
     mutating func recordAppendedOperations(id: OpID, lamport: UInt64, time: Int64, width: UInt64, parents: [OpID]) {
         let parentIsPrevious = parents.count == 1 && records.last?.lastID == parents[0]
         if !parentIsPrevious { parentIDs.append(contentsOf: parents) }
+        let operationsStart = recordedOperationCount
         records.append(Record(id: id, lamport: lamport, time: time, width: width,
                               operationsEnd: Int32(operations.count), parentsEnd: Int32(parentIDs.count),
-                              parentIsPrevious: parentIsPrevious))
-        if records.count >= recordsPerBundle {
+                              keystrokes: 0, parentIsPrevious: parentIsPrevious))
+        recordedChangeCount += 1
+        typingObject = operations.withUnsafeBufferPointer { operations in
+            // Matched in place: copying an `Operation` out retains what it holds.
+            guard operations.count == operationsStart + 1, case .insert(let object, _, .text) = operations[operationsStart] else { return nil }
+            return object
+        }
+        if recordedChangeCount >= bundleSize && records.count > 1 {
             bundleAllButLastRecord()
         } else if records.count - indexedCount >= Self.recordsPerIndexing {
             indexRecords()
         }
+    }
+
+    /// Whether a change typing one scalar into `object` after `origin`
+    /// would continue the last record's run of typing: into the same text,
+    /// right after the record's last change, on it alone, with the next
+    /// counter and Lamport value. Such a keystroke is recorded by
+    /// `extendTypingRun(time:)` (if made at the record's time), without its
+    /// operation: the document's state holds its text.
+    func continuesTypingRun(into object: ObjectID, origin: OpID?, id: OpID, lamport: UInt64, parents: [OpID]) -> Bool {
+        guard let typingObject, let origin, let last = records.last else { return false }
+        return object == typingObject && origin == last.lastID && id == origin.advanced(by: 1)
+            && lamport == last.lamport + last.width && parents.count == 1 && parents[0] == origin
+    }
+
+    /// Records a keystroke that `continuesTypingRun`, made at `time`, in the
+    /// last record, if that record's changes were made at the same time and
+    /// its run is not full. Returns whether it did.
+    mutating func extendTypingRun(time: Int64) -> Bool {
+        let bundleSize = bundleSize
+        let extended = records.withUnsafeMutableBufferPointer { records in
+            // A run stops at `bundleSize` keystrokes, so that a bundle holds at
+            // most about twice that many changes (`bundleAllButLastRecord`).
+            guard let last = records.indices.last, records[last].time == time,
+                  Int(records[last].keystrokes) < bundleSize else { return false }
+            records[last].width += 1
+            records[last].keystrokes += 1
+            return true
+        }
+        if extended { recordedChangeCount += 1 }
+        return extended
+    }
+
+    /// The operation of a keystroke that `continuesTypingRun`, for when it
+    /// has to be recorded as a change of its own after all.
+    func typedOperation(_ scalar: Unicode.Scalar) -> Operation {
+        .insert(object: typingObject!, origin: records.last!.lastID, content: .text(String(scalar)))
     }
 
     /// Adds the records after `indexedCount` to `recordsByReplica`, a run
@@ -107,68 +171,74 @@ struct ChangeHistory: Sendable {
         indexedCount = records.count
     }
 
-    /// Moves every recorded change but the last into a new bundle. The last
-    /// stays decoded, so that the change just made can be read
-    /// (`lastRecorded`), and bundling before the next transaction appends
-    /// its operations keeps the arrays within `recordsPerBundle` records
-    /// and their operations.
+    /// Moves every recorded change but the last record's into a new
+    /// bundle. The last record stays decoded, so that the change just made
+    /// can be read (`lastRecorded`) and typing can go on in it, and
+    /// bundling before the next transaction appends its operations keeps
+    /// the arrays within `bundleSize` changes and their operations.
     private mutating func bundleAllButLastRecord() {
-        let last = change(at: records.count - 1)
-        records.removeLast()
-        operations.removeSubrange(recordedOperationCount...)
-        parentIDs.removeSubrange((records.last.map { Int($0.parentsEnd) } ?? 0)...)
-        encodeRecords()
-        append(last)
-    }
-
-    /// Moves every recorded change into a new bundle. The bundle leaves the
-    /// inserted text out, as a snapshot's history does: the document's
-    /// state holds it.
-    private mutating func encodeRecords() {
+        let kept = records.count - 1
         // Each replica's records are in counter order, so its last indexed
-        // record has its highest counter: one version update per replica.
+        // record before the kept one has its highest counter: one version
+        // update per replica.
         indexRecords()
         var version = bundles.last?.version ?? VersionVector()
         for (replica, positions) in recordsByReplica.entries {
-            let last = records[Int(positions[positions.count - 1])].lastID.counter
+            guard let position = positions.last(where: { $0 < kept }) else { continue }
+            let last = records[Int(position)].lastID.counter
             if last > version[replica] { version[replica] = last }
         }
-        let bundle = encodedRecords(elidingText: true)
-        let count = records.count
-        operations.removeAll(keepingCapacity: true)
+        let bundle = encodedRecords(upTo: kept)
+        var record = records[kept]
+        let previous = records[kept - 1]
+        operations.removeSubrange(..<Int(previous.operationsEnd))
+        record.operationsEnd -= previous.operationsEnd
+        parentIDs.removeSubrange(..<Int(previous.parentsEnd))
+        record.parentsEnd -= previous.parentsEnd
+        if record.parentIsPrevious {
+            // Its parent goes into the bundle: name it.
+            parentIDs.append(previous.lastID)
+            record.parentsEnd = Int32(parentIDs.count)
+            record.parentIsPrevious = false
+        }
         records.removeAll(keepingCapacity: true)
-        parentIDs.removeAll(keepingCapacity: true)
         recordsByReplica = ReplicaMap()
         indexedCount = 0
-        append(bundle: bundle, count: count, version: version)
+        append(bundle: bundle, count: recordedChangeCount - record.changeCount, version: version)
+        records.append(record)
+        recordedChangeCount = record.changeCount
     }
 
-    /// The recorded changes (after the bundles) as one bundle, written
-    /// straight from the records.
-    func encodedRecords(elidingText: Bool) -> [UInt8] {
+    /// The first `end` records (all by default) as one bundle, written
+    /// straight from the records. The bundle leaves the inserted text out,
+    /// as a snapshot's history does: the document's state holds it.
+    func encodedRecords(upTo end: Int? = nil) -> [UInt8] {
+        let end = end ?? records.count
         var tables = BundleTables()
-        forEachRecord { record, parents, operations in
+        forEachRecord(upTo: end) { record, parents, operations in
             tables.note(record.id.replica)
             if let parents { for parent in parents { tables.note(parent.replica) } }
             tables.note(operations)
         }
-        var writer = BundleWriter(tables, elidingText: elidingText)
-        forEachRecord { record, parents, operations in
-            writer.append(id: record.id, lamport: record.lamport, width: record.width, time: record.time,
+        var writer = BundleWriter(tables, elidingText: true)
+        forEachRecord(upTo: end) { record, parents, operations in
+            writer.append(id: record.id, lamport: record.lamport, width: record.firstWidth, time: record.time,
                           parents: parents, operations: operations)
+            if record.keystrokes > 0 { writer.appendKeystrokes(Int(record.keystrokes), into: operations[0].object) }
         }
         return writer.finish()
     }
 
-    /// Calls `body` with each record, its parents (nil when they are exactly
-    /// the previous record's last id) and its operations.
+    /// Calls `body` with each of the first `end` records, its parents (nil
+    /// when they are exactly the previous record's last id) and its operations.
     private func forEachRecord(
+        upTo end: Int,
         _ body: (Record, _ parents: UnsafeBufferPointer<OpID>?, _ operations: UnsafeBufferPointer<Operation>) -> Void
     ) {
         operations.withUnsafeBufferPointer { operations in
             parentIDs.withUnsafeBufferPointer { parentIDs in
                 var operationsStart = 0, parentsStart = 0
-                for record in records {
+                for record in records[..<end] {
                     let operationsEnd = Int(record.operationsEnd), parentsEnd = Int(record.parentsEnd)
                     body(record, record.parentIsPrevious ? nil : UnsafeBufferPointer(rebasing: parentIDs[parentsStart..<parentsEnd]),
                          UnsafeBufferPointer(rebasing: operations[operationsStart..<operationsEnd]))
@@ -181,6 +251,11 @@ struct ChangeHistory: Sendable {
 
     mutating func append(_ change: Change) {
         operations.removeSubrange(recordedOperationCount...)
+        if change.width == 1, change.operations.count == 1, case .insert(let object, let origin, .text) = change.operations[0],
+           continuesTypingRun(into: object, origin: origin, id: change.id, lamport: change.lamport, parents: change.parents),
+           extendTypingRun(time: change.time) {
+            return
+        }
         operations.append(contentsOf: change.operations)
         recordAppendedOperations(id: change.id, lamport: change.lamport, time: change.time,
                                  width: change.width, parents: change.parents)
@@ -201,31 +276,73 @@ struct ChangeHistory: Sendable {
 
     var canAppendBundle: Bool { records.isEmpty }
 
-    /// The change recorded at `position` of `records`.
-    func change(at position: Int) -> Change {
+    /// Appends to `changes` those changes of record `position` whose last
+    /// counters are in `wanted` (all by default). The text its keystrokes
+    /// typed is read from `objects`, the document's state.
+    private func appendChanges(
+        ofRecord position: Int, lastCounters wanted: ClosedRange<UInt64> = 0...UInt64.max,
+        to changes: inout [Change], _ objects: ObjectTable
+    ) {
         let record = records[position]
         let previous = position > 0 ? records[position - 1] : nil
         let operationsStart = previous.map { Int($0.operationsEnd) } ?? 0
-        let parentsStart = previous.map { Int($0.parentsEnd) } ?? 0
-        let parents = record.parentIsPrevious ? [previous!.lastID] : Array(parentIDs[parentsStart..<Int(record.parentsEnd)])
-        return Change(id: record.id, lamport: record.lamport, parents: parents, time: record.time,
-                      operations: Array(operations[operationsStart..<Int(record.operationsEnd)]), width: record.width)
+        let firstLast = record.firstLastID
+        if wanted.contains(firstLast.counter) {
+            let parentsStart = previous.map { Int($0.parentsEnd) } ?? 0
+            let parents = record.parentIsPrevious ? [previous!.lastID] : Array(parentIDs[parentsStart..<Int(record.parentsEnd)])
+            changes.append(Change(id: record.id, lamport: record.lamport, parents: parents, time: record.time,
+                                  operations: Array(operations[operationsStart..<Int(record.operationsEnd)]), width: record.firstWidth))
+        }
+        let (firstTyped, lastTyped) = (max(firstLast.counter + 1, wanted.lowerBound), min(record.lastID.counter, wanted.upperBound))
+        guard firstTyped <= lastTyped else { return }
+        let object = operations[operationsStart].object
+        let run = IDRun(start: OpID(replica: record.id.replica, counter: firstTyped), length: Int(lastTyped - firstTyped + 1))
+        guard let text = objects.insertedText(object, run) else {
+            preconditionFailure("the document's state lacks the text typed by \(run)")
+        }
+        var id = run.start
+        var lamport = record.lamport + (id.counter - record.id.counter)
+        for scalar in text.unicodeScalars {
+            let origin = OpID(replica: id.replica, counter: id.counter - 1)
+            changes.append(Change(id: id, lamport: lamport, parents: [origin], time: record.time,
+                                  operations: [.insert(object: object, origin: origin, content: .text(String(scalar)))], width: 1))
+            id = id.advanced(by: 1)
+            lamport += 1
+        }
     }
 
-    /// How many decoded records the history holds at most: all but the last
-    /// then go into a bundle. Enough that an ordinary editing session never
-    /// pays for the encoding (the whole automerge-paper trace is 259,779
-    /// changes), few enough that the records (about 130 bytes a change)
-    /// stay a few tens of MB; a bundle holds far fewer changes than one may
-    /// by default (`DecodingLimits.maxChanges`), so a long-lived document
-    /// reloads its history.
+    /// The change of record `position` that holds operation `id`.
+    private func change(inRecord position: Int, containing id: OpID, _ objects: ObjectTable) -> Change {
+        let firstLast = records[position].firstLastID.counter
+        let last = max(id.counter, firstLast)
+        var changes: [Change] = []
+        appendChanges(ofRecord: position, lastCounters: last...last, to: &changes, objects)
+        return changes[0]
+    }
+
+    /// How many changes the history holds decoded before all but the last
+    /// record's go into a bundle. Enough that an ordinary editing session
+    /// never pays for the encoding (the whole automerge-paper trace is
+    /// 259,779 changes, in 84,000 records), few enough that the records
+    /// (about 130 bytes each) stay a few tens of MB; a bundle holds far
+    /// fewer changes than one may by default (`DecodingLimits.maxChanges`),
+    /// so a long-lived document reloads its history.
     static let changesPerBundle = 1 << 18
 
-    /// The last change recorded decoded, if any.
-    var lastRecorded: Change? { records.isEmpty ? nil : change(at: records.count - 1) }
+    /// The last change recorded decoded, if any. `objects` is the
+    /// document's state, which holds the text of keystrokes.
+    func lastRecorded(_ objects: ObjectTable) -> Change? {
+        guard let last = records.last else { return nil }
+        return change(inRecord: records.count - 1, containing: last.lastID, objects)
+    }
 
     /// The changes recorded decoded (after the bundles).
-    var recordedChanges: [Change] { records.indices.map(change(at:)) }
+    func recordedChanges(_ objects: ObjectTable) -> [Change] {
+        var changes: [Change] = []
+        changes.reserveCapacity(recordedChangeCount)
+        for position in records.indices { appendChanges(ofRecord: position, to: &changes, objects) }
+        return changes
+    }
 
     /// The history as one bundle that can be sent as it is, if it is held so:
     /// it arrived as one bundle that holds its text.
@@ -254,7 +371,7 @@ struct ChangeHistory: Sendable {
     /// All changes held, in the order applied. `objects` is the document's
     /// state, for the text that encoded changes leave out.
     func all(_ objects: ObjectTable) throws(DocumentError) -> [Change] {
-        bundles.isEmpty ? recordedChanges : try decoded(bundles[...], objects) + recordedChanges
+        bundles.isEmpty ? recordedChanges(objects) : try decoded(bundles[...], objects) + recordedChanges(objects)
     }
 
     /// The changes `from` lacks (and, if given, `to` holds), in the order applied.
@@ -263,6 +380,11 @@ struct ChangeHistory: Sendable {
         if from == start && to == nil { return try all(objects) }
         func wanted(_ lastID: OpID) -> Bool {
             !from.contains(lastID) && (to?.contains(lastID) ?? true)
+        }
+        /// Whether some change of `record` is wanted: its changes' last
+        /// counters run from its first change's to its own.
+        func wantsSome(_ record: Record) -> Bool {
+            !from.contains(record.lastID) && (to?.contains(record.firstLastID) ?? true)
         }
         // The bundles up to the last one whose changes (with those before
         // it) `from` has are left encoded.
@@ -279,13 +401,19 @@ struct ChangeHistory: Sendable {
                 if records[Int(indices[mid])].lastID.counter <= seen { low = mid + 1 } else { high = mid }
             }
             for index in indices[low...] {
-                if let to, !to.contains(records[Int(index)].lastID) { break }
+                if let to, !to.contains(records[Int(index)].firstLastID) { break }
                 positions.append(Int(index))
             }
         }
-        for index in indexedCount..<records.count where wanted(records[index].lastID) { positions.append(index) }
+        for index in indexedCount..<records.count where wantsSome(records[index]) { positions.append(index) }
         positions.sort()
-        result += positions.map(change(at:))
+        for position in positions {
+            // The last counters of the replica's changes that are wanted
+            // (`from` lacks this record's last change, so adding 1 stays in range).
+            let replica = records[position].id.replica
+            let (lowest, highest) = (from[replica] + 1, to?[replica] ?? .max)
+            if lowest <= highest { appendChanges(ofRecord: position, lastCounters: lowest...highest, to: &result, objects) }
+        }
         return result
     }
 
@@ -298,13 +426,13 @@ struct ChangeHistory: Sendable {
                 let record = records[Int(indices[mid])]
                 if record.lastID.counter < id.counter { low = mid + 1 }
                 else if record.id.counter > id.counter { high = mid }
-                else { return change(at: Int(indices[mid])) }
+                else { return change(inRecord: Int(indices[mid]), containing: id, objects) }
             }
         }
         if let position = records[indexedCount...].firstIndex(where: {
             $0.id.replica == id.replica && $0.id.counter <= id.counter && id.counter <= $0.lastID.counter
         }) {
-            return change(at: position)
+            return change(inRecord: position, containing: id, objects)
         }
         // No bundle before the first whose version holds `id` can hold it.
         guard let first = bundles.firstIndex(where: { $0.version.contains(id) }) else { return nil }

@@ -97,7 +97,7 @@ extension Document {
     public var changeCount: Int { history.count }
 
     /// The change applied or made last, unless it arrived inside an encoded bundle.
-    public var lastChange: Change? { history.lastRecorded }
+    public var lastChange: Change? { history.lastRecorded(objects) }
 
     /// The applied changes that `version` lacks, in causal order.
     public func changes(since version: VersionVector) throws(DocumentError) -> [Change] {

@@ -44,12 +44,16 @@ extension Document {
     }
 
     /// Records a transaction's operations, which it appended to the
-    /// history already, as one change.
+    /// history already (but for a keystroke it holds), as one change.
     @usableFromInline
     mutating func commit(_ transaction: borrowing Transaction, time: Int64) {
         let (start, startLamport, width) = (transaction.start, transaction.startLamport, transaction.width)
         guard width > 0 else { return }
-        history.recordAppendedOperations(id: start, lamport: startLamport, time: time, width: width, parents: heads)
+        let typed = transaction.typedScalar
+        if typed == nil || !history.extendTypingRun(time: time) {
+            if let typed { history.operations.append(history.typedOperation(typed)) }
+            history.recordAppendedOperations(id: start, lamport: startLamport, time: time, width: width, parents: heads)
+        }
         // A local change builds on every head: it becomes the only one.
         // (Not `noteApplied(parents: heads)`: passing `heads` while
         // replacing it would copy its buffer on every keystroke.)
@@ -103,6 +107,7 @@ extension Document {
         do {
             if let base { rebuilt = try Document(snapshot: base, replica: replica) }
             rebuilt.pendingLimit = pendingLimit
+            rebuilt.history.bundleSize = history.bundleSize
             for change in try history.all(objects) { try rebuilt.integrate(change) }
         } catch {
             return nil

@@ -24,6 +24,11 @@ public struct Transaction: ~Copyable {
     /// (The operations themselves go straight into the history's buffer,
     /// and become a change when the transaction commits.)
     var width: UInt64 = 0
+    /// The scalar of the transaction's only edit so far, when that edit is
+    /// a keystroke that continues the history's run of typing
+    /// (`ChangeHistory.continuesTypingRun`): held here rather than as an
+    /// operation, as the run records it without one.
+    var typedScalar: Unicode.Scalar?
 
     /// A transaction editing the document `documentPointer` points to,
     /// which must stay valid and otherwise untouched while it lives. Its
@@ -43,6 +48,11 @@ public struct Transaction: ~Copyable {
     var nextLamport: UInt64 { startLamport + width }
 
     mutating func record(_ operation: Operation, width operationWidth: Int) {
+        if let scalar = typedScalar {
+            // Another edit follows the keystroke: the change is not one of the run.
+            document.history.operations.append(document.history.typedOperation(scalar))
+            typedScalar = nil
+        }
         document.history.operations.append(operation)
         width += UInt64(operationWidth)
     }
@@ -112,7 +122,14 @@ public struct Transaction: ~Copyable {
         }
         // The scalars inserted, counted by the sequence rather than by
         // decoding the string a second time.
-        record(.insert(object: text, origin: origin, content: .text(string)), width: document.objects.texts[slot].count - countBefore)
+        let inserted = document.objects.texts[slot].count - countBefore
+        if inserted == 1 && width == 0
+            && document.history.continuesTypingRun(into: text, origin: origin, id: start, lamport: startLamport, parents: document.heads) {
+            typedScalar = utf8Count == 1 ? Unicode.Scalar(string.utf8[string.utf8.startIndex]) : string.unicodeScalars[string.unicodeScalars.startIndex]
+            width = 1
+            return
+        }
+        record(.insert(object: text, origin: origin, content: .text(string)), width: inserted)
     }
 
     /// Deletes `count` scalars of a text object from `index` on.

@@ -107,6 +107,8 @@ struct BundleWriter: ~Copyable {
     @inline(__always)
     private func put(_ column: Column, _ value: UInt64) { columns[column.rawValue].append(value) }
     @inline(__always)
+    private func put(_ column: Column, _ value: UInt64, count: UInt64) { columns[column.rawValue].append(value, count: count) }
+    @inline(__always)
     private func put(_ column: Column, signed value: Int64) { columns[column.rawValue].append(signed: value) }
 
     /// Appends one change. `parents` nil means exactly the previous change's
@@ -141,6 +143,30 @@ struct BundleWriter: ~Copyable {
         previousLast = last
         previousLastLamport = lamport + width - 1
         previousTime = time
+    }
+
+    /// Appends `count` changes after the last one appended, which inserted
+    /// text, each typing one scalar right after the one before
+    /// (`ChangeHistory.Record.keystrokes`). Each column gets one value
+    /// `count` times, so a run of typing costs the same whatever its length.
+    mutating func appendKeystrokes(_ count: Int, into object: ObjectID) {
+        precondition(elidingText, "keystrokes are written without their text")
+        guard let last = previousLast else { preconditionFailure("keystrokes follow a change") }
+        let replica = replicaIndex(last.replica)
+        let repeats = UInt64(count)
+        changeCount += count
+        put(.changeReplica, replica, count: repeats)
+        // Each keystroke's counter, Lamport value and time follow on from
+        // the previous change's (deltas 0), and its parent is that change.
+        for column in [Column.changeCounter, .changeLamport, .parentCount, .changeTime] { put(column, 0, count: repeats) }
+        put(.operationCount, 1, count: repeats)
+        put(object, .insertText, count: repeats)
+        put(.originMode, OriginMode.previousElement.rawValue, count: repeats)
+        put(.textLength, 1, count: repeats)
+        let typedLast = last.advanced(by: repeats)
+        lastCounters[Int(replica)] = typedLast.counter
+        previousLast = typedLast
+        previousLastLamport += repeats
     }
 
     /// Appends `operations[index]`, whose id is `id` and, if it is the
@@ -189,12 +215,13 @@ struct BundleWriter: ~Copyable {
         return id.advanced(by: width)
     }
 
-    /// The object an operation acts on and its kind: the columns every operation has.
+    /// The object an operation acts on and its kind: the columns every
+    /// operation has (for `count` operations in a row).
     @inline(__always)
-    private mutating func put(_ object: ObjectID, _ kind: Kind) {
-        put(.objectReplica, object.creator.map { replicaIndex($0.replica) + 1 } ?? 0)
-        put(.objectCounter, object.creator?.counter ?? 0)
-        put(.operationKind, kind.rawValue)
+    private mutating func put(_ object: ObjectID, _ kind: Kind, count: UInt64 = 1) {
+        put(.objectReplica, object.creator.map { replicaIndex($0.replica) + 1 } ?? 0, count: count)
+        put(.objectCounter, object.creator?.counter ?? 0, count: count)
+        put(.operationKind, kind.rawValue, count: count)
     }
 
     /// Writes the length and (unless eliding) the UTF-8 of a text insert;

@@ -17,6 +17,19 @@ struct ColumnWriter {
         }
     }
 
+    /// Appends `next` `count` times.
+    @inline(__always)
+    mutating func append(_ next: UInt64, count: UInt64) {
+        guard count > 0 else { return }
+        if run > 0 && next == value {
+            run += count
+        } else {
+            flush()
+            value = next
+            run = count
+        }
+    }
+
     @inline(__always)
     mutating func append(signed next: Int64) {
         append(UInt64(bitPattern: (next << 1) ^ (next >> 63)))

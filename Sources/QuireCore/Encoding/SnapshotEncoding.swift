@@ -111,8 +111,8 @@ extension Document {
         }
         if includeHistory && base == nil {
             // The state holds every inserted element's text: the history leaves
-            // it out. (The recorded changes are fewer than `recordsPerBundle`.)
-            let bundles = history.bundles.map(\.bytes) + (history.hasRecords ? [history.encodedRecords(elidingText: true)] : [])
+            // it out. (The recorded changes are about `bundleSize` at most.)
+            let bundles = history.bundles.map(\.bytes) + (history.hasRecords ? [history.encodedRecords()] : [])
             body.writeByte(1)
             body.writeVarint(bundles.count)
             for bundle in bundles { body.writeData(bundle) }
