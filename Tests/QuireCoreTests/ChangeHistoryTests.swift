@@ -129,7 +129,8 @@ import Testing
     /// out independently of the history: typing runs of ASCII, two-byte and
     /// four-byte scalars, broken by a two-scalar insert, a backspace, a
     /// change of time and a transaction of two operations, and a keystroke
-    /// in a transaction that throws.
+    /// in a transaction that throws; runs of backspaces and of the delete
+    /// key, broken where the next element was not typed next to the last.
     struct Session {
         static let replica = ReplicaID(7)
         var doc = Document(replica: replica)
@@ -146,7 +147,13 @@ import Testing
             for round in 0..<12 {
                 for key in ["a", "b", "é", "c", "👋", "d"] { try type(key, time: Int64(round / 4)) }
                 if round % 3 == 0 { try type("e\u{301}", time: Int64(round / 4)) }
-                if round % 2 == 1 { try backspace(time: Int64(round / 4)) }
+                // Backspaces over what was just typed, at times into what was typed before.
+                if round % 2 == 1 { for _ in 0..<(round % 4 == 1 ? 1 : round == 7 ? 16 : 4) { try backspace(time: Int64(round / 4)) } }
+                // The delete key, in what was typed this round and the one before.
+                if round % 3 == 2 {
+                    let index = visible.count - 12
+                    for _ in 0..<(round == 8 ? 9 : 3) { try delete(at: index, time: Int64(round / 4)) }
+                }
                 if round % 4 == 2 {
                     // A keystroke that would go on the run, in a transaction that throws: no change.
                     let (text, end, before) = (text, visible.count, doc.encodeSnapshot())
@@ -182,9 +189,13 @@ import Testing
         }
 
         mutating func backspace(time: Int64) throws {
-            let target = visible.removeLast()
-            let (text, end) = (text, visible.count)
-            try record(time: time, { tx in try tx.deleteText(text, at: end, count: 1) },
+            try delete(at: visible.count - 1, time: time)
+        }
+
+        mutating func delete(at index: Int, time: Int64) throws {
+            let target = visible.remove(at: index)
+            let text = text
+            try record(time: time, { tx in try tx.deleteText(text, at: index, count: 1) },
                        operations: { _ in [.delete(object: text, target: IDRun(start: target, length: 1))] }, typed: 0)
         }
 

@@ -8,7 +8,7 @@
 /// recording a change allocates nothing; `Change` values are built only
 /// when someone asks for them.
 struct ChangeHistory: Sendable {
-    /// What the flat arrays hold for one change, and the keystrokes typed
+    /// What the flat arrays hold for one change, and the keystrokes made
     /// right after it.
     struct Record: Sendable {
         var id: OpID
@@ -21,17 +21,21 @@ struct ChangeHistory: Sendable {
         var operationsEnd: Int32
         /// Likewise in `parentIDs`. Unused when `parentIsPrevious`.
         var parentsEnd: Int32
-        /// How many changes follow the first in this record, each typing
-        /// one scalar right after the one before: one operation, a text
-        /// insert into the first change's object whose origin is the
-        /// previous change's last id; its parent is that id too, its counter
-        /// and Lamport value follow on and its time is the same. (A run of
-        /// typing is so held in one record; its text is in the document's state.)
-        /// Only a record whose one operation is a text insert has any.
+        /// How many changes follow the first in this record, each repeating
+        /// its one operation one element on (`Keystroke`): typing one scalar
+        /// right after the one the change before typed (a text insert whose
+        /// origin is that change's last id), or deleting the one element
+        /// whose counter is one below (backspace) or one above (the delete
+        /// key, `deletesForward`) the one the change before deleted.
+        /// Each one's parent is the change before, its counter and Lamport
+        /// value follow on and its time is the same. (A run of typing is so
+        /// held in one record; its text is in the document's state.)
         var keystrokes: Int32
         /// The parents are exactly the previous record's last id: the
         /// common case of a replica editing on its own, stored for free.
         var parentIsPrevious: Bool
+        /// Whether a run of deletes goes up in counters rather than down.
+        var deletesForward = false
 
         var lastID: OpID { id.advanced(by: width - 1) }
         var changeCount: Int { 1 + Int(keystrokes) }
@@ -58,9 +62,32 @@ struct ChangeHistory: Sendable {
     private(set) var records: [Record] = []
     /// The changes `records` hold, keystrokes included.
     private var recordedChangeCount = 0
-    /// The object the last record's change typed into, if its one operation
-    /// inserts text: keystrokes into it may go on in that record.
-    private var typingObject: ObjectID?
+    /// The run of keystrokes the last record may go on with, if its first
+    /// change's one operation starts one.
+    private var keystrokeRun: KeystrokeRun?
+
+    private enum KeystrokeRun {
+        /// Typing into a text.
+        case typing(ObjectID)
+        /// Deleting one element after another from a text or list, each
+        /// next to the one before in id order, from `first` on.
+        case deleting(ObjectID, first: OpID)
+    }
+
+    /// A one-operation change that may go on in the last record's run,
+    /// held by a transaction without its operation.
+    enum Keystroke {
+        case typing(Unicode.Scalar)
+        /// Deleting the element one counter above the last one deleted
+        /// (`forward`, the delete key), or one below (backspace).
+        case deleting(forward: Bool)
+    }
+
+    /// The element that keystroke `n` (from 1) of a run of deletes from
+    /// `first` deletes.
+    private static func deleted(byKeystroke n: UInt64, from first: OpID, forward: Bool) -> IDRun {
+        IDRun(start: OpID(replica: first.replica, counter: forward ? first.counter + n : first.counter - n), length: 1)
+    }
     /// The operations of the recorded changes, and of a transaction being
     /// built (past the last record's end).
     var operations: [Operation] = []
@@ -102,10 +129,14 @@ struct ChangeHistory: Sendable {
                               operationsEnd: Int32(operations.count), parentsEnd: Int32(parentIDs.count),
                               keystrokes: 0, parentIsPrevious: parentIsPrevious))
         recordedChangeCount += 1
-        typingObject = operations.withUnsafeBufferPointer { operations in
+        keystrokeRun = operations.withUnsafeBufferPointer { operations in
             // Matched in place: copying an `Operation` out retains what it holds.
-            guard operations.count == operationsStart + 1, case .insert(let object, _, .text) = operations[operationsStart] else { return nil }
-            return object
+            guard operations.count == operationsStart + 1 else { return nil }
+            switch operations[operationsStart] {
+            case .insert(let object, _, .text): return .typing(object)
+            case .delete(let object, let target) where target.length == 1: return .deleting(object, first: target.start)
+            default: return nil
+            }
         }
         if recordedChangeCount >= bundleSize && records.count > 1 {
             bundleAllButLastRecord()
@@ -118,24 +149,65 @@ struct ChangeHistory: Sendable {
     /// would continue the last record's run of typing: into the same text,
     /// right after the record's last change, on it alone, with the next
     /// counter and Lamport value. Such a keystroke is recorded by
-    /// `extendTypingRun(time:)` (if made at the record's time), without its
-    /// operation: the document's state holds its text.
-    func continuesTypingRun(into object: ObjectID, origin: OpID?, id: OpID, lamport: UInt64, parents: [OpID]) -> Bool {
-        guard let typingObject, let origin, let last = records.last else { return false }
-        return object == typingObject && origin == last.lastID && id == origin.advanced(by: 1)
-            && lamport == last.lamport + last.width && parents.count == 1 && parents[0] == origin
+    /// `extendRun(time:)` (if made at the record's time), without its
+    /// operation: the document's state holds its text. (Inlined: called
+    /// on a document through a transaction, it copied the whole history.)
+    @inline(__always)
+    func continuesRun(typingInto object: ObjectID, origin: OpID?, id: OpID, lamport: UInt64, parents: [OpID]) -> Bool {
+        guard case .typing(let runObject)? = keystrokeRun, let origin, object == runObject else { return false }
+        return follows(id: id, lamport: lamport, parents: parents) && origin == records[records.count - 1].lastID
     }
 
-    /// Records a keystroke that `continuesTypingRun`, made at `time`, in the
-    /// last record, if that record's changes were made at the same time and
-    /// its run is not full. Returns whether it did.
-    mutating func extendTypingRun(time: Int64) -> Bool {
+    /// The keystroke a change deleting `target` from `object` would be in
+    /// the last record's run of deletes, if it continues it, as
+    /// `continuesRun(typingInto:...)` for typing: one element, next in id
+    /// order to the one deleted last, in the run's direction.
+    @inline(__always)
+    func keystroke(deleting target: IDRun, from object: ObjectID, id: OpID, lamport: UInt64, parents: [OpID]) -> Keystroke? {
+        guard case .deleting(let runObject, let first)? = keystrokeRun, object == runObject, target.length == 1,
+              target.start.replica == first.replica, follows(id: id, lamport: lamport, parents: parents) else { return nil }
+        let last = records[records.count - 1]
+        let (counter, next) = (target.start.counter, UInt64(last.keystrokes) + 1)
+        let forward = counter == first.counter &+ next, backward = counter &+ next == first.counter
+        // The second change of the run sets its direction.
+        guard last.keystrokes == 0 ? forward || backward : last.deletesForward ? forward : backward else { return nil }
+        return .deleting(forward: forward)
+    }
+
+    /// The keystroke a one-operation change of width 1, applied from
+    /// elsewhere, is in the last record's run, if it continues it.
+    private func keystroke(continuingRunWith change: Change) -> Keystroke? {
+        switch change.operations[0] {
+        case .insert(let object, let origin, .text(let text)):
+            continuesRun(typingInto: object, origin: origin, id: change.id, lamport: change.lamport, parents: change.parents)
+                ? .typing(text.unicodeScalars[text.unicodeScalars.startIndex]) : nil
+        case .delete(let object, let target):
+            keystroke(deleting: target, from: object, id: change.id, lamport: change.lamport, parents: change.parents)
+        default:
+            nil
+        }
+    }
+
+    /// Whether a change comes right after the last record's last change, on it alone.
+    @inline(__always)
+    private func follows(id: OpID, lamport: UInt64, parents: [OpID]) -> Bool {
+        guard let last = records.last else { return false }
+        return id == last.lastID.advanced(by: 1) && lamport == last.lamport + last.width
+            && parents.count == 1 && parents[0] == last.lastID
+    }
+
+    /// Records a keystroke that continues the last record's run (see
+    /// `continuesRun` and `keystroke(deleting:...)`), made at `time`, in
+    /// that record, if its changes were made at the same time and its run is
+    /// not full. Returns whether it did.
+    mutating func extendRun(with keystroke: Keystroke, time: Int64) -> Bool {
         let bundleSize = bundleSize
         let extended = records.withUnsafeMutableBufferPointer { records in
             // A run stops at `bundleSize` keystrokes, so that a bundle holds at
             // most about twice that many changes (`bundleAllButLastRecord`).
             guard let last = records.indices.last, records[last].time == time,
                   Int(records[last].keystrokes) < bundleSize else { return false }
+            if case .deleting(let forward) = keystroke { records[last].deletesForward = forward }
             records[last].width += 1
             records[last].keystrokes += 1
             return true
@@ -144,10 +216,18 @@ struct ChangeHistory: Sendable {
         return extended
     }
 
-    /// The operation of a keystroke that `continuesTypingRun`, for when it
-    /// has to be recorded as a change of its own after all.
-    func typedOperation(_ scalar: Unicode.Scalar) -> Operation {
-        .insert(object: typingObject!, origin: records.last!.lastID, content: .text(String(scalar)))
+    /// The operation of a keystroke that continues the last record's run,
+    /// for when it has to be recorded as a change of its own after all.
+    func operation(of keystroke: Keystroke) -> Operation {
+        let last = records[records.count - 1]
+        switch (keystroke, keystrokeRun) {
+        case (.typing(let scalar), .typing(let object)?):
+            return .insert(object: object, origin: last.lastID, content: .text(String(scalar)))
+        case (.deleting(let forward), .deleting(let object, let first)?):
+            return .delete(object: object, target: Self.deleted(byKeystroke: UInt64(last.keystrokes) + 1, from: first, forward: forward))
+        default:
+            preconditionFailure("\(keystroke) does not continue the last record's run")
+        }
     }
 
     /// Adds the records after `indexedCount` to `recordsByReplica`, a run
@@ -224,7 +304,9 @@ struct ChangeHistory: Sendable {
         forEachRecord(upTo: end) { record, parents, operations in
             writer.append(id: record.id, lamport: record.lamport, width: record.firstWidth, time: record.time,
                           parents: parents, operations: operations)
-            if record.keystrokes > 0 { writer.appendKeystrokes(Int(record.keystrokes), into: operations[0].object) }
+            if record.keystrokes > 0 {
+                writer.appendKeystrokes(Int(record.keystrokes), repeating: operations[0], deletingForward: record.deletesForward)
+            }
         }
         return writer.finish()
     }
@@ -251,9 +333,8 @@ struct ChangeHistory: Sendable {
 
     mutating func append(_ change: Change) {
         operations.removeSubrange(recordedOperationCount...)
-        if change.width == 1, change.operations.count == 1, case .insert(let object, let origin, .text) = change.operations[0],
-           continuesTypingRun(into: object, origin: origin, id: change.id, lamport: change.lamport, parents: change.parents),
-           extendTypingRun(time: change.time) {
+        if change.width == 1, change.operations.count == 1, let keystroke = keystroke(continuingRunWith: change),
+           extendRun(with: keystroke, time: change.time) {
             return
         }
         operations.append(contentsOf: change.operations)
@@ -278,7 +359,7 @@ struct ChangeHistory: Sendable {
 
     /// Appends to `changes` those changes of record `position` whose last
     /// counters are in `wanted` (all by default). The text its keystrokes
-    /// typed is read from `objects`, the document's state.
+    /// typed, if they typed, is read from `objects`, the document's state.
     private func appendChanges(
         ofRecord position: Int, lastCounters wanted: ClosedRange<UInt64> = 0...UInt64.max,
         to changes: inout [Change], _ objects: ObjectTable
@@ -293,21 +374,30 @@ struct ChangeHistory: Sendable {
             changes.append(Change(id: record.id, lamport: record.lamport, parents: parents, time: record.time,
                                   operations: Array(operations[operationsStart..<Int(record.operationsEnd)]), width: record.firstWidth))
         }
-        let (firstTyped, lastTyped) = (max(firstLast.counter + 1, wanted.lowerBound), min(record.lastID.counter, wanted.upperBound))
-        guard firstTyped <= lastTyped else { return }
-        let object = operations[operationsStart].object
-        let run = IDRun(start: OpID(replica: record.id.replica, counter: firstTyped), length: Int(lastTyped - firstTyped + 1))
-        guard let text = objects.insertedText(object, run) else {
-            preconditionFailure("the document's state lacks the text typed by \(run)")
+        let (firstKeystroke, lastKeystroke) = (max(firstLast.counter + 1, wanted.lowerBound), min(record.lastID.counter, wanted.upperBound))
+        guard firstKeystroke <= lastKeystroke else { return }
+        let replica = record.id.replica
+        func append(_ counter: UInt64, _ operation: Operation) {
+            changes.append(Change(id: OpID(replica: replica, counter: counter), lamport: record.lamport + (counter - record.id.counter),
+                                  parents: [OpID(replica: replica, counter: counter - 1)], time: record.time,
+                                  operations: [operation], width: 1))
         }
-        var id = run.start
-        var lamport = record.lamport + (id.counter - record.id.counter)
-        for scalar in text.unicodeScalars {
-            let origin = OpID(replica: id.replica, counter: id.counter - 1)
-            changes.append(Change(id: id, lamport: lamport, parents: [origin], time: record.time,
-                                  operations: [.insert(object: object, origin: origin, content: .text(String(scalar)))], width: 1))
-            id = id.advanced(by: 1)
-            lamport += 1
+        switch operations[operationsStart] {
+        case .insert(let object, _, .text):
+            let run = IDRun(start: OpID(replica: replica, counter: firstKeystroke), length: Int(lastKeystroke - firstKeystroke + 1))
+            guard let text = objects.insertedText(object, run) else {
+                preconditionFailure("the document's state lacks the text typed by \(run)")
+            }
+            for (counter, scalar) in zip(firstKeystroke..., text.unicodeScalars) {
+                append(counter, .insert(object: object, origin: OpID(replica: replica, counter: counter - 1), content: .text(String(scalar))))
+            }
+        case .delete(let object, let first):
+            for counter in firstKeystroke...lastKeystroke {
+                let target = Self.deleted(byKeystroke: counter - firstLast.counter, from: first.start, forward: record.deletesForward)
+                append(counter, .delete(object: object, target: target))
+            }
+        default:
+            preconditionFailure("record \(record.id) holds keystrokes of no run")
         }
     }
 
@@ -323,7 +413,7 @@ struct ChangeHistory: Sendable {
     /// How many changes the history holds decoded before all but the last
     /// record's go into a bundle. Enough that an ordinary editing session
     /// never pays for the encoding (the whole automerge-paper trace is
-    /// 259,779 changes, in 84,000 records), few enough that the records
+    /// 259,779 changes, in 13,623 records), few enough that the records
     /// (about 130 bytes each) stay a few tens of MB; a bundle holds far
     /// fewer changes than one may by default (`DecodingLimits.maxChanges`),
     /// so a long-lived document reloads its history.

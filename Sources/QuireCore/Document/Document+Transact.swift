@@ -49,9 +49,10 @@ extension Document {
     mutating func commit(_ transaction: borrowing Transaction, time: Int64) {
         let (start, startLamport, width) = (transaction.start, transaction.startLamport, transaction.width)
         guard width > 0 else { return }
-        let typed = transaction.typedScalar
-        if typed == nil || !history.extendTypingRun(time: time) {
-            if let typed { history.operations.append(history.typedOperation(typed)) }
+        let keystroke = transaction.keystroke
+        let isInRun = keystroke.map { history.extendRun(with: $0, time: time) } ?? false
+        if !isInRun {
+            if let keystroke { history.operations.append(history.operation(of: keystroke)) }
             history.recordAppendedOperations(id: start, lamport: startLamport, time: time, width: width, parents: heads)
         }
         // A local change builds on every head: it becomes the only one.

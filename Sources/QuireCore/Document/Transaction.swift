@@ -24,11 +24,11 @@ public struct Transaction: ~Copyable {
     /// (The operations themselves go straight into the history's buffer,
     /// and become a change when the transaction commits.)
     var width: UInt64 = 0
-    /// The scalar of the transaction's only edit so far, when that edit is
-    /// a keystroke that continues the history's run of typing
-    /// (`ChangeHistory.continuesTypingRun`): held here rather than as an
-    /// operation, as the run records it without one.
-    var typedScalar: Unicode.Scalar?
+    /// The transaction's only edit so far, when that edit is a keystroke
+    /// that continues the history's run of typing or deleting
+    /// (`ChangeHistory.continuesRun`, `keystroke(deleting:...)`): held
+    /// here rather than as an operation, as the run records it without one.
+    var keystroke: ChangeHistory.Keystroke?
 
     /// A transaction editing the document `documentPointer` points to,
     /// which must stay valid and otherwise untouched while it lives. Its
@@ -48,10 +48,10 @@ public struct Transaction: ~Copyable {
     var nextLamport: UInt64 { startLamport + width }
 
     mutating func record(_ operation: Operation, width operationWidth: Int) {
-        if let scalar = typedScalar {
+        if let keystroke {
             // Another edit follows the keystroke: the change is not one of the run.
-            document.history.operations.append(document.history.typedOperation(scalar))
-            typedScalar = nil
+            document.history.operations.append(document.history.operation(of: keystroke))
+            self.keystroke = nil
         }
         document.history.operations.append(operation)
         width += UInt64(operationWidth)
@@ -124,8 +124,8 @@ public struct Transaction: ~Copyable {
         // decoding the string a second time.
         let inserted = document.objects.texts[slot].count - countBefore
         if inserted == 1 && width == 0
-            && document.history.continuesTypingRun(into: text, origin: origin, id: start, lamport: startLamport, parents: document.heads) {
-            typedScalar = utf8Count == 1 ? Unicode.Scalar(string.utf8[string.utf8.startIndex]) : string.unicodeScalars[string.unicodeScalars.startIndex]
+            && document.history.continuesRun(typingInto: text, origin: origin, id: start, lamport: startLamport, parents: document.heads) {
+            keystroke = .typing(utf8Count == 1 ? Unicode.Scalar(string.utf8[string.utf8.startIndex]) : string.unicodeScalars[string.unicodeScalars.startIndex])
             width = 1
             return
         }
@@ -143,6 +143,12 @@ public struct Transaction: ~Copyable {
         let runs: DeletedRuns
         do { runs = try document.objects.texts[slot].deleteLocal(index..<(index + count)) }
         catch { throw .indexOutOfRange(index: index + count, count: length) }
+        if count == 1 && width == 0,
+           let deletion = document.history.keystroke(deleting: runs[0], from: text, id: start, lamport: startLamport, parents: document.heads) {
+            keystroke = deletion
+            width = 1
+            return
+        }
         for run in runs { record(.delete(object: text, target: run), width: run.length) }
     }
 

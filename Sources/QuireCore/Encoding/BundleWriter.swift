@@ -110,6 +110,8 @@ struct BundleWriter: ~Copyable {
     private func put(_ column: Column, _ value: UInt64, count: UInt64) { columns[column.rawValue].append(value, count: count) }
     @inline(__always)
     private func put(_ column: Column, signed value: Int64) { columns[column.rawValue].append(signed: value) }
+    @inline(__always)
+    private func put(_ column: Column, signed value: Int64, count: UInt64) { columns[column.rawValue].append(signed: value, count: count) }
 
     /// Appends one change. `parents` nil means exactly the previous change's
     /// last id (which a buffer holding only that id means too).
@@ -145,11 +147,13 @@ struct BundleWriter: ~Copyable {
         previousTime = time
     }
 
-    /// Appends `count` changes after the last one appended, which inserted
-    /// text, each typing one scalar right after the one before
-    /// (`ChangeHistory.Record.keystrokes`). Each column gets one value
-    /// `count` times, so a run of typing costs the same whatever its length.
-    mutating func appendKeystrokes(_ count: Int, into object: ObjectID) {
+    /// Appends `count` changes after the last one appended, whose one
+    /// operation was `first`, each repeating it one element on
+    /// (`ChangeHistory.Record.keystrokes`): typing one scalar right after
+    /// the one before, or deleting the element one counter above
+    /// (`deletingForward`) or below the one before. Each column gets one
+    /// value `count` times, so a run costs the same whatever its length.
+    mutating func appendKeystrokes(_ count: Int, repeating first: Operation, deletingForward: Bool) {
         precondition(elidingText, "keystrokes are written without their text")
         guard let last = previousLast else { preconditionFailure("keystrokes follow a change") }
         let replica = replicaIndex(last.replica)
@@ -160,12 +164,23 @@ struct BundleWriter: ~Copyable {
         // the previous change's (deltas 0), and its parent is that change.
         for column in [Column.changeCounter, .changeLamport, .parentCount, .changeTime] { put(column, 0, count: repeats) }
         put(.operationCount, 1, count: repeats)
-        put(object, .insertText, count: repeats)
-        put(.originMode, OriginMode.previousElement.rawValue, count: repeats)
-        put(.textLength, 1, count: repeats)
-        let typedLast = last.advanced(by: repeats)
-        lastCounters[Int(replica)] = typedLast.counter
-        previousLast = typedLast
+        switch first {
+        case .insert(let object, _, .text):
+            put(object, .insertText, count: repeats)
+            put(.originMode, OriginMode.previousElement.rawValue, count: repeats)
+            put(.textLength, 1, count: repeats)
+        case .delete(let object, let target):
+            put(object, .delete, count: repeats)
+            put(.deleteReplica, replicaIndex(target.start.replica), count: repeats)
+            put(.deleteCounter, signed: deletingForward ? 1 : -1, count: repeats)
+            put(.deleteLength, 1, count: repeats)
+            previousDelete = deletingForward ? previousDelete + repeats : previousDelete - repeats
+        default:
+            preconditionFailure("\(first) starts no run of keystrokes")
+        }
+        let runLast = last.advanced(by: repeats)
+        lastCounters[Int(replica)] = runLast.counter
+        previousLast = runLast
         previousLastLamport += repeats
     }
 

@@ -25,9 +25,11 @@ public struct ByteWriter: Sendable {
 
     public mutating func writeVarint(_ value: Int) { writeVarint(UInt64(value)) }
 
-    public mutating func writeSigned(_ value: Int64) {
-        writeVarint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
-    }
+    public mutating func writeSigned(_ value: Int64) { writeVarint(Self.zigzag(value)) }
+
+    /// A signed value as an unsigned one that is small when it is near zero.
+    @inline(__always)
+    static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
 
     public mutating func writeByte(_ byte: UInt8) { bytes.append(byte) }
 

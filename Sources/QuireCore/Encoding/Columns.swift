@@ -31,9 +31,11 @@ struct ColumnWriter {
     }
 
     @inline(__always)
-    mutating func append(signed next: Int64) {
-        append(UInt64(bitPattern: (next << 1) ^ (next >> 63)))
-    }
+    mutating func append(signed next: Int64) { append(ByteWriter.zigzag(next)) }
+
+    /// Appends `next` `count` times.
+    @inline(__always)
+    mutating func append(signed next: Int64, count: UInt64) { append(ByteWriter.zigzag(next), count: count) }
 
     private mutating func flush() {
         guard run > 0 else { return }
