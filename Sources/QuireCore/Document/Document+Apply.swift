@@ -210,10 +210,13 @@ extension ObjectTable {
     /// The Lamport value of a list or text element, if the object at `slot`
     /// holds it. (By slot: a check runs per element, and hashing the
     /// object's id each time cost more than the lookup itself.)
+    ///
+    /// These checks read the sequence through a buffer pointer: a method
+    /// called on `texts[index]` copied the whole sequence struct first.
     func lamport(of element: OpID, in slot: Slot?) -> UInt64? {
         switch slot?.kind {
-        case .text: texts[slot!.index].lamport(of: element)
-        case .list: lists[slot!.index].lamport(of: element)
+        case .text: texts.withUnsafeBufferPointer { $0[slot!.index].lamport(of: element) }
+        case .list: lists.withUnsafeBufferPointer { $0[slot!.index].lamport(of: element) }
         case .map, .counter, nil: nil
         }
     }
@@ -222,8 +225,8 @@ extension ObjectTable {
     /// (tombstones count as held); nil if it holds them all.
     func firstMissing(of run: IDRun, in slot: Slot?) -> OpID? {
         switch slot?.kind {
-        case .text: texts[slot!.index].firstMissing(of: run)
-        case .list: lists[slot!.index].firstMissing(of: run)
+        case .text: texts.withUnsafeBufferPointer { $0[slot!.index].firstMissing(of: run) }
+        case .list: lists.withUnsafeBufferPointer { $0[slot!.index].firstMissing(of: run) }
         case .map, .counter, nil: run.start
         }
     }

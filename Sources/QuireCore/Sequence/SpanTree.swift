@@ -235,8 +235,9 @@ struct SpanTree: Sendable {
         }
     }
 
-    /// The span holding an id, if present.
-    @usableFromInline
+    /// The span holding an id, if present. (Inlined: a call took a copy of
+    /// the whole tree struct.)
+    @usableFromInline @inline(__always)
     func find(_ id: OpID) -> (leaf: Int32, slot: Int, offset: Int)? {
         guard let replica = ids.replicaIndex(of: id.replica) else { return nil }
         let leaf = ids.leaf(replica: replica, counter: id.counter)
