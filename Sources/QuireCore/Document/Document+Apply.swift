@@ -283,11 +283,12 @@ extension ObjectTable {
         texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids)
     }
 
-    /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does.
+    /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does
+    /// (whether it holds the elements only if `isHeld` is false).
     @inline(__always)
-    mutating func delete(_ target: IDRun, from object: ObjectID) throws {
+    mutating func delete(_ target: IDRun, from object: ObjectID, isHeld: Bool = false) throws {
         guard let slot = find(object) else { throw DocumentError.unknownObject(object) }
-        if slot.kind == .text { try texts[slot.index].deleteRemote(target) }
-        else { try lists[try self.slot(object, .list)].deleteRemote(target) }
+        if slot.kind == .text { try texts[slot.index].deleteRemote(target, isHeld: isHeld) }
+        else { try lists[try self.slot(object, .list)].deleteRemote(target, isHeld: isHeld) }
     }
 }

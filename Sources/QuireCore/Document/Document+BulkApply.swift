@@ -162,7 +162,8 @@ extension Document {
                                            contentsOf: change.scalars[scalarStart..<(scalarStart + Int(width))])
                     scalarStart += Int(width)
                 case let .delete(object, target):
-                    try objects.delete(target, from: object)
+                    // `checkEdit` found the elements of every edit but the first.
+                    try objects.delete(target, from: object, isHeld: index > 0)
                 }
             } catch {
                 guard index == 0 else { preconditionFailure("a checked operation failed: \(error)") }

@@ -76,9 +76,12 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     /// Remote delete of `run`'s ids (one replica). Throws `unknownElement`,
     /// before changing anything, if one is missing. Deleting a tombstone
     /// again is a no-op. Returns how many elements became newly deleted.
+    ///
+    /// `isHeld`: the caller has checked that the sequence holds every id
+    /// of `run` (`firstMissing(of:)` is nil), which then is not checked again.
     @inlinable @discardableResult
-    public mutating func deleteRemote(_ run: IDRun) throws(SequenceError) -> Int {
-        try withTree { tree, measure throws(SequenceError) in try tree.deleteRemote(run, measure: measure) }
+    public mutating func deleteRemote(_ run: IDRun, isHeld: Bool = false) throws(SequenceError) -> Int {
+        try withTree { tree, measure throws(SequenceError) in try tree.deleteRemote(run, isHeld: isHeld, measure: measure) }
     }
 
     @inlinable

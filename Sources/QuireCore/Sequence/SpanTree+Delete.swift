@@ -41,16 +41,16 @@ extension SpanTree {
     }
 
     /// Remote delete of `run`'s ids. Throws, before changing anything, if one
-    /// is missing. Returns how many were visible until now.
+    /// is missing; `isHeld` says the caller has checked that none is.
+    /// Returns how many were visible until now.
     @usableFromInline
-    mutating func deleteRemote(_ run: IDRun, measure: Measure) throws(SequenceError) -> Int {
+    mutating func deleteRemote(_ run: IDRun, isHeld: Bool, measure: Measure) throws(SequenceError) -> Int {
         guard run.length > 0 else { return 0 }
         guard run.start.counter <= UInt64.max - UInt64(run.length) else { throw .invalidRun(run.start) }
         let end = run.start.counter + UInt64(run.length)
-        guard let replica = ids.cachedReplicaIndex(of: run.start.replica) else { throw .unknownElement(run.start) }
-        var leaf = ids.leaf(replica: replica, counter: run.start.counter)
-        guard leaf >= 0 else { throw .unknownElement(run.start) }
-        if run.length > 1, let missing = ids.first(present: false, replica: replica, counters: run.start.counter + 1..<end) {
+        guard let replica = ids.cachedReplicaIndex(of: run.start.replica),
+              var (leaf, slot) = locateForDelete(replica, run.start.counter) else { throw .unknownElement(run.start) }
+        if run.length > 1, !isHeld, let missing = ids.first(present: false, replica: replica, counters: run.start.counter + 1..<end) {
             throw .unknownElement(OpID(replica: run.start.replica, counter: missing))
         }
         cursor = nil
@@ -58,19 +58,42 @@ extension SpanTree {
         var counter = run.start.counter
         var newlyDeleted = 0
         while true {
-            let slot = slotNearHint(of: replica, counter, in: leaf)
             let span = self.span(leaf, slot)
             let offset = Int(counter - span.counter)
             let n = min(Int(span.length) - offset, Int(end - counter))
             if !span.isDeleted {
-                markDeleted(leaf, slot, offset: offset, count: n, measure: measure)
+                (leaf, slot) = markDeleted(leaf, slot, offset: offset, count: n, measure: measure)
                 newlyDeleted += n
             }
+            foundHint = (leaf, slot)
             counter += UInt64(n)
             guard counter < end else { break }
-            leaf = ids.leaf(replica: replica, counter: counter)
+            (leaf, slot) = locateForDelete(replica, counter)!
         }
         return newlyDeleted
+    }
+
+    /// The span holding `counter` of `replica`, or nil if the tree holds
+    /// no such element. The ids a remote delete names next (the rest of its
+    /// run, or the next delete of a multi-cursor edit or a split-up
+    /// selection) mostly follow the last tombstone in the document, past
+    /// tombstones: looking just after it first skips the id index.
+    private mutating func locateForDelete(_ replica: UInt32, _ counter: UInt64) -> (leaf: Int32, slot: Int)? {
+        let hint = foundHint
+        if hint.leaf >= 0, Int(hint.leaf) < leaves.count {
+            let count = Int(leaves[Int(hint.leaf)].count)
+            if let slot = slot(of: replica, counter, in: hint.leaf, among: (hint.slot ..< hint.slot + 3).clamped(to: 0..<count)) {
+                return (hint.leaf, slot)
+            }
+            let next = leaves[Int(hint.leaf)].next
+            if hint.slot + 3 > count, next >= 0,
+               let slot = slot(of: replica, counter, in: next, among: 0..<min(2, Int(leaves[Int(next)].count))) {
+                return (next, slot)
+            }
+        }
+        let leaf = ids.leaf(replica: replica, counter: counter)
+        guard leaf >= 0 else { return nil }
+        return (leaf, slotNearHint(of: replica, counter, in: leaf))
     }
 
     /// Turns elements `offset ..< offset + count` of the visible span at
