@@ -284,11 +284,11 @@ extension ObjectTable {
     }
 
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does
-    /// (whether it holds the elements only if `isHeld` is false).
+    /// (whether it holds the elements only if not `isNextEdit`: see `RGASequence.deleteRemote`).
     @inline(__always)
-    mutating func delete(_ target: IDRun, from object: ObjectID, isHeld: Bool = false) throws {
+    mutating func delete(_ target: IDRun, from object: ObjectID, isNextEdit: Bool = false) throws {
         guard let slot = find(object) else { throw DocumentError.unknownObject(object) }
-        if slot.kind == .text { try texts[slot.index].deleteRemote(target, isHeld: isHeld) }
-        else { try lists[try self.slot(object, .list)].deleteRemote(target, isHeld: isHeld) }
+        if slot.kind == .text { try texts[slot.index].deleteRemote(target, isNextEdit: isNextEdit) }
+        else { try lists[try self.slot(object, .list)].deleteRemote(target, isNextEdit: isNextEdit) }
     }
 }

@@ -163,7 +163,7 @@ extension Document {
                     scalarStart += Int(width)
                 case let .delete(object, target):
                     // `checkEdit` found the elements of every edit but the first.
-                    try objects.delete(target, from: object, isHeld: index > 0)
+                    try objects.delete(target, from: object, isNextEdit: index > 0)
                 }
             } catch {
                 guard index == 0 else { preconditionFailure("a checked operation failed: \(error)") }
