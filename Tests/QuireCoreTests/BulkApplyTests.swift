@@ -233,6 +233,55 @@ import QuireTestSupport
         #expect(try ChangeEncoding.decode(source.encodeChanges()) == changes)
     }
 
+    /// A long text fragmented by single-character inserts and deletes, from
+    /// which changes delete long selections (each a delete of many id runs,
+    /// adjacent in the document across tombstones and leaves) and make
+    /// multi-cursor deletes: a remote delete finds each run next to the
+    /// previous tombstone, or through the id index when it is not there.
+    static func fragmentedDeletesDocument(seed: UInt64, replicas: Int) throws -> Document {
+        try randomlyEditedReplicas(
+            seed: seed, replicas: replicas, replicaStep: 211, startText: String(repeating: "fragmented text é😀 ", count: 120),
+            transactions: 400, syncOneIn: 7
+        ) { tx, text, rng in
+            let count = try tx.document.textCount(text)
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0 where count > 0:
+                // A long selection replaced.
+                let position = Int.random(in: 0..<count, using: &rng)
+                try tx.deleteText(text, at: position, count: Int.random(in: 1...min(80, count - position), using: &rng))
+                try tx.insertText(text, at: position, randomText(&rng, maxLength: 3))
+            case 1, 2:
+                // Multi-cursor deletes, front to back and back to front.
+                var positions = (0..<Int.random(in: 2...6, using: &rng)).map { _ in Int.random(in: 0..<max(1, count - 6), using: &rng) }
+                positions.sort(by: Bool.random(using: &rng) ? (<) : (>))
+                for position in positions where position + 3 <= (try tx.document.textCount(text)) {
+                    try tx.deleteText(text, at: position, count: Int.random(in: 1...3, using: &rng))
+                }
+            default:
+                // Single characters typed or deleted here and there: fragments for the selections above.
+                for _ in 0..<Int.random(in: 1...8, using: &rng) {
+                    let current = try tx.document.textCount(text)
+                    let position = Int.random(in: 0...current, using: &rng)
+                    if Bool.random(using: &rng), position < current {
+                        try tx.deleteText(text, at: position, count: 1)
+                    } else {
+                        try tx.insertText(text, at: position, randomText(&rng, maxLength: 1))
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [(41, 1), (42, 1), (43, 2), (44, 3)] as [(UInt64, Int)])
+    func longSelectionAndMultiCursorDeletesGiveTheSameStateAsChangeByChange(seed: UInt64, replicas: Int) throws {
+        let source = try Self.fragmentedDeletesDocument(seed: seed, replicas: replicas)
+        let changes = try Self.expectBulkApplyMatchesChangeByChange(of: source)
+        // Some change deletes many runs, and the text spans several leaves.
+        #expect(changes.contains { $0.operations.filter { if case .delete = $0 { true } else { false } }.count > 10 })
+        let text = ObjectID(OpID(replica: ReplicaID(5), counter: 1))
+        #expect(try source.textCount(text) > 300)
+    }
+
     /// A one-operation insert whose text is not UTF-8, in a frame whose
     /// checksum holds: refused, with nothing of it applied.
     @Test func aSingleInsertOfInvalidTextAppliesNothing() throws {

@@ -210,10 +210,13 @@ extension ObjectTable {
     /// The Lamport value of a list or text element, if the object at `slot`
     /// holds it. (By slot: a check runs per element, and hashing the
     /// object's id each time cost more than the lookup itself.)
+    ///
+    /// These checks read the sequence through a buffer pointer: a method
+    /// called on `texts[index]` copied the whole sequence struct first.
     func lamport(of element: OpID, in slot: Slot?) -> UInt64? {
         switch slot?.kind {
-        case .text: texts[slot!.index].lamport(of: element)
-        case .list: lists[slot!.index].lamport(of: element)
+        case .text: texts.withUnsafeBufferPointer { $0[slot!.index].lamport(of: element) }
+        case .list: lists.withUnsafeBufferPointer { $0[slot!.index].lamport(of: element) }
         case .map, .counter, nil: nil
         }
     }
@@ -222,8 +225,8 @@ extension ObjectTable {
     /// (tombstones count as held); nil if it holds them all.
     func firstMissing(of run: IDRun, in slot: Slot?) -> OpID? {
         switch slot?.kind {
-        case .text: texts[slot!.index].firstMissing(of: run)
-        case .list: lists[slot!.index].firstMissing(of: run)
+        case .text: texts.withUnsafeBufferPointer { $0[slot!.index].firstMissing(of: run) }
+        case .list: lists.withUnsafeBufferPointer { $0[slot!.index].firstMissing(of: run) }
         case .map, .counter, nil: run.start
         }
     }
@@ -280,11 +283,12 @@ extension ObjectTable {
         texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids)
     }
 
-    /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does.
+    /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does
+    /// (whether it holds the elements only if not `isNextEdit`: see `RGASequence.deleteRemote`).
     @inline(__always)
-    mutating func delete(_ target: IDRun, from object: ObjectID) throws {
+    mutating func delete(_ target: IDRun, from object: ObjectID, isNextEdit: Bool = false) throws {
         guard let slot = find(object) else { throw DocumentError.unknownObject(object) }
-        if slot.kind == .text { try texts[slot.index].deleteRemote(target) }
-        else { try lists[try self.slot(object, .list)].deleteRemote(target) }
+        if slot.kind == .text { try texts[slot.index].deleteRemote(target, isNextEdit: isNextEdit) }
+        else { try lists[try self.slot(object, .list)].deleteRemote(target, isNextEdit: isNextEdit) }
     }
 }

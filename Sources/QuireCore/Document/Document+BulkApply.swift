@@ -162,7 +162,8 @@ extension Document {
                                            contentsOf: change.scalars[scalarStart..<(scalarStart + Int(width))])
                     scalarStart += Int(width)
                 case let .delete(object, target):
-                    try objects.delete(target, from: object)
+                    // `checkEdit` found the elements of every edit but the first.
+                    try objects.delete(target, from: object, isNextEdit: index > 0)
                 }
             } catch {
                 guard index == 0 else { preconditionFailure("a checked operation failed: \(error)") }
@@ -186,7 +187,7 @@ extension Document {
             guard slot.kind == .text else { throw invalid("its insert does not match \(object), a \(slot.kind)") }
             // An origin the change inserted has a lower stamp than this insert's.
             guard let origin, !change.isInserted(origin, into: object, before: index) else { return }
-            guard let originLamport = objects.texts[slot.index].lamport(of: origin) else {
+            guard let originLamport = objects.lamport(of: origin, in: slot) else {
                 throw invalid("it inserts after \(origin), which \(object) does not hold")
             }
             let lamport = change.lamport + (id.counter - change.id.counter)

@@ -41,16 +41,19 @@ extension SpanTree {
     }
 
     /// Remote delete of `run`'s ids. Throws, before changing anything, if one
-    /// is missing. Returns how many were visible until now.
+    /// is missing. `isNextEdit`: `run` is a delete after the first edit of
+    /// a change, which the caller has checked the tree holds (not checked
+    /// again), and which mostly follows the change's previous delete in the
+    /// document. Returns how many were visible until now.
     @usableFromInline
-    mutating func deleteRemote(_ run: IDRun, measure: Measure) throws(SequenceError) -> Int {
+    mutating func deleteRemote(_ run: IDRun, isNextEdit: Bool, measure: Measure) throws(SequenceError) -> Int {
         guard run.length > 0 else { return 0 }
         guard run.start.counter <= UInt64.max - UInt64(run.length) else { throw .invalidRun(run.start) }
         let end = run.start.counter + UInt64(run.length)
-        guard let replica = ids.cachedReplicaIndex(of: run.start.replica) else { throw .unknownElement(run.start) }
-        var leaf = ids.leaf(replica: replica, counter: run.start.counter)
-        guard leaf >= 0 else { throw .unknownElement(run.start) }
-        if run.length > 1, let missing = ids.first(present: false, replica: replica, counters: run.start.counter + 1..<end) {
+        guard let replica = ids.cachedReplicaIndex(of: run.start.replica),
+              var (leaf, slot) = locate(replica, run.start.counter, nearLastTombstone: isNextEdit)
+        else { throw .unknownElement(run.start) }
+        if run.length > 1, !isNextEdit, let missing = ids.first(present: false, replica: replica, counters: run.start.counter + 1..<end) {
             throw .unknownElement(OpID(replica: run.start.replica, counter: missing))
         }
         cursor = nil
@@ -58,19 +61,43 @@ extension SpanTree {
         var counter = run.start.counter
         var newlyDeleted = 0
         while true {
-            let slot = slotNearHint(of: replica, counter, in: leaf)
             let span = self.span(leaf, slot)
             let offset = Int(counter - span.counter)
             let n = min(Int(span.length) - offset, Int(end - counter))
             if !span.isDeleted {
-                markDeleted(leaf, slot, offset: offset, count: n, measure: measure)
+                (leaf, slot) = markDeleted(leaf, slot, offset: offset, count: n, measure: measure)
                 newlyDeleted += n
             }
+            foundHint = (leaf, slot)
             counter += UInt64(n)
             guard counter < end else { break }
-            leaf = ids.leaf(replica: replica, counter: counter)
+            // The rest of a run follows its first part in the document, past tombstones.
+            (leaf, slot) = locate(replica, counter, nearLastTombstone: true)!
         }
         return newlyDeleted
+    }
+
+    /// The span holding `counter` of `replica`, or nil if the tree holds
+    /// no such element. With `nearLastTombstone`, it is looked for first
+    /// around `foundHint` (after a delete, the tombstone it made last) and
+    /// a few spans on, which skips the id index; callers ask for that only
+    /// where it mostly is there, since a miss adds those comparisons to the lookup.
+    private mutating func locate(_ replica: UInt32, _ counter: UInt64, nearLastTombstone: Bool) -> (leaf: Int32, slot: Int)? {
+        let hint = foundHint
+        if nearLastTombstone, hint.leaf >= 0, Int(hint.leaf) < leaves.count {
+            let count = Int(leaves[Int(hint.leaf)].count)
+            if let slot = slot(of: replica, counter, in: hint.leaf, among: (hint.slot - 1 ..< hint.slot + 3).clamped(to: 0..<count)) {
+                return (hint.leaf, slot)
+            }
+            let next = leaves[Int(hint.leaf)].next
+            if hint.slot + 3 > count, next >= 0,
+               let slot = slot(of: replica, counter, in: next, among: 0..<min(2, Int(leaves[Int(next)].count))) {
+                return (next, slot)
+            }
+        }
+        let leaf = ids.leaf(replica: replica, counter: counter)
+        guard leaf >= 0 else { return nil }
+        return (leaf, slotNearHint(of: replica, counter, in: leaf))
     }
 
     /// Turns elements `offset ..< offset + count` of the visible span at
@@ -81,6 +108,12 @@ extension SpanTree {
     @discardableResult
     private mutating func markDeleted(_ leaf: Int32, _ slot: Int, offset: Int, count: Int, measure: Measure) -> (leaf: Int32, slot: Int) {
         let original = span(leaf, slot)
+        if offset == 0, count == Int(original.length) {
+            // The whole span (most spans of a long remote delete): no split, no room to make.
+            add(Self.hiding(original), to: leaf)
+            spans[Int(leaf) * Self.leafCapacity + slot].isDeleted = true
+            return (leaf, mergeNeighbours(leaf, slot))
+        }
         let keepsTail = offset + count < Int(original.length)
         if (offset > 0) != keepsTail, let moved = moveBoundary(leaf, slot, offset: offset, count: count, measure: measure) {
             return (leaf, moved)

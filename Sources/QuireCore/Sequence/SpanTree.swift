@@ -227,7 +227,7 @@ struct SpanTree: Sendable {
     /// `replica`, if there is one. Always inlined: as a call from a mutating
     /// method, it took a copy of the whole tree struct each time.
     @inline(__always)
-    private func slot(of replica: UInt32, _ counter: UInt64, in leaf: Int32, among slots: Range<Int>) -> Int? {
+    func slot(of replica: UInt32, _ counter: UInt64, in leaf: Int32, among slots: Range<Int>) -> Int? {
         spans.withUnsafeBufferPointer { buffer in
             let leafSpans = buffer.baseAddress! + Int(leaf) * Self.leafCapacity
             for slot in slots where leafSpans[slot].contains(replica: replica, counter: counter) { return slot }
@@ -235,8 +235,9 @@ struct SpanTree: Sendable {
         }
     }
 
-    /// The span holding an id, if present.
-    @usableFromInline
+    /// The span holding an id, if present. (Inlined: a call took a copy of
+    /// the whole tree struct.)
+    @usableFromInline @inline(__always)
     func find(_ id: OpID) -> (leaf: Int32, slot: Int, offset: Int)? {
         guard let replica = ids.replicaIndex(of: id.replica) else { return nil }
         let leaf = ids.leaf(replica: replica, counter: id.counter)
