@@ -168,6 +168,8 @@ struct ChangeHistory: Sendable {
               target.start.replica == first.replica, follows(id: id, lamport: lamport, parents: parents) else { return nil }
         let last = records[records.count - 1]
         let (counter, next) = (target.start.counter, UInt64(last.keystrokes) + 1)
+        // As `deleted(byKeystroke:...)` would give, compared without its
+        // subtraction, which a target below the run's would underflow.
         let forward = counter == first.counter &+ next, backward = counter &+ next == first.counter
         // The second change of the run sets its direction.
         guard last.keystrokes == 0 ? forward || backward : last.deletesForward ? forward : backward else { return nil }

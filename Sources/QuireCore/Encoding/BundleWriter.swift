@@ -105,13 +105,9 @@ struct BundleWriter: ~Copyable {
     }
 
     @inline(__always)
-    private func put(_ column: Column, _ value: UInt64) { columns[column.rawValue].append(value) }
+    private func put(_ column: Column, _ value: UInt64, count: UInt64 = 1) { columns[column.rawValue].append(value, count: count) }
     @inline(__always)
-    private func put(_ column: Column, _ value: UInt64, count: UInt64) { columns[column.rawValue].append(value, count: count) }
-    @inline(__always)
-    private func put(_ column: Column, signed value: Int64) { columns[column.rawValue].append(signed: value) }
-    @inline(__always)
-    private func put(_ column: Column, signed value: Int64, count: UInt64) { columns[column.rawValue].append(signed: value, count: count) }
+    private func put(_ column: Column, signed value: Int64, count: UInt64 = 1) { columns[column.rawValue].append(signed: value, count: count) }
 
     /// Appends one change. `parents` nil means exactly the previous change's
     /// last id (which a buffer holding only that id means too).

@@ -6,20 +6,9 @@ struct ColumnWriter {
     private var value: UInt64 = 0
     private var run: UInt64 = 0
 
-    @inline(__always)
-    mutating func append(_ next: UInt64) {
-        if run > 0 && next == value {
-            run += 1
-        } else {
-            flush()
-            value = next
-            run = 1
-        }
-    }
-
     /// Appends `next` `count` times.
     @inline(__always)
-    mutating func append(_ next: UInt64, count: UInt64) {
+    mutating func append(_ next: UInt64, count: UInt64 = 1) {
         guard count > 0 else { return }
         if run > 0 && next == value {
             run += count
@@ -30,12 +19,9 @@ struct ColumnWriter {
         }
     }
 
-    @inline(__always)
-    mutating func append(signed next: Int64) { append(ByteWriter.zigzag(next)) }
-
     /// Appends `next` `count` times.
     @inline(__always)
-    mutating func append(signed next: Int64, count: UInt64) { append(ByteWriter.zigzag(next), count: count) }
+    mutating func append(signed next: Int64, count: UInt64 = 1) { append(ByteWriter.zigzag(next), count: count) }
 
     private mutating func flush() {
         guard run > 0 else { return }
