@@ -151,9 +151,11 @@ extension Document {
             switch operation {
             case .put(_, let key, _, let pred), .remove(_, let key, let pred):
                 guard objectKind == .map else { throw invalid("it writes key \(key) of \(object), a \(objectKind)") }
-                // A write's stamp is above the stamps of the entries it replaces.
-                if let slot, let register = objects.maps[slot.index][key] {
-                    for entry in register.entries where pred.contains(entry.id) && entry.lamport >= lamport {
+                // A write's stamp is above the stamps of the entries it
+                // replaces. (A first write to a key replaces none: it need
+                // not look the key up.)
+                if !pred.isEmpty, let slot, let register = objects.maps[slot.index][key] {
+                    for entry in register where pred.contains(entry.id) && entry.lamport >= lamport {
                         throw invalid("it replaces \(entry.id) at key \(key) without a greater Lamport value")
                     }
                 }

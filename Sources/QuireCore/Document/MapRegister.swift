@@ -25,8 +25,13 @@ struct MapRegister: Hashable, Sendable {
     /// Adds `entry`, dropping the entries whose ids are in `pred`.
     mutating func write(_ entry: RegisterEntry, replacing pred: [OpID]) {
         if !pred.isEmpty { entries.removeAll { pred.contains($0.id) } }
-        let position = entries.firstIndex { $0.stamp < entry.stamp } ?? entries.count
-        entries.insert(entry, at: position)
+        // Most writes go last (a first write, or one replacing all there
+        // was): an append there, cheaper than the general insert.
+        if let position = entries.firstIndex(where: { $0.stamp < entry.stamp }) {
+            entries.insert(entry, at: position)
+        } else {
+            entries.append(entry)
+        }
     }
 
     /// The ids a new local write must name as `pred`: every entry now here.
