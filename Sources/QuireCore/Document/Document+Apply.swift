@@ -140,8 +140,10 @@ extension Document {
             let object = operation.object
             let lamport = change.lamport + (id.counter - change.id.counter)
             let isLast = position == change.operations.count - 1
-            let slot = objects.find(object)
-            guard let objectKind = slot?.kind ?? created.first(where: { $0.object == object })?.kind else {
+            // An object made by this change is not in the table yet: no need to look it up.
+            let createdKind = created.first { $0.object == object }?.kind
+            let slot = createdKind == nil ? objects.find(object) : nil
+            guard let objectKind = slot?.kind ?? createdKind else {
                 throw invalid("it edits object \(object), which does not exist")
             }
             func holds(_ element: OpID) -> Bool {
@@ -283,6 +285,11 @@ extension ObjectTable {
     mutating func reserveCapacity(in object: ObjectID, for bounds: (scalars: Int, ids: Int)) {
         guard let slot = find(object), slot.kind == .text else { return }
         texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids)
+    }
+
+    /// Makes room in the root map, while it is empty, for `keys` keys.
+    mutating func reserveCapacity(inRootMapFor keys: Int) {
+        if maps[0].isEmpty { maps[0].reserveCapacity(keys) }
     }
 
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does

@@ -115,8 +115,11 @@ struct ObjectTable: Sendable {
         case .list: index = lists.count; lists.append(RGASequence())
         case .counter: index = counters.count; counters.append(0)
         }
-        slots[object] = Slot(kind: kind, index: index)
+        let slot = Slot(kind: kind, index: index)
+        slots[object] = slot
         parents[object] = (parent, key)
+        // The operations that follow most often fill the new object.
+        lastFound = (object, slot)
     }
 
     /// The text that inserting the elements `run` into text `object` wrote,
