@@ -256,12 +256,13 @@ extension ObjectTable {
                 guard let originLamport = lists[slot].lamport(of: origin) else { throw SequenceError.unknownElement(origin) }
                 guard lamport > originLamport else { throw SequenceError.stampNotAboveOrigin(origin) }
             }
-            var stored: [Value] = []
-            stored.reserveCapacity(values.count)
-            for (offset, value) in values.enumerated() {
-                stored.append(materialize(value, id: id.advanced(by: UInt64(offset)), parent: object, key: nil))
+            for case let (offset, .object(kind)) in values.enumerated() {
+                create(kind, id: id.advanced(by: UInt64(offset)), parent: object, key: nil)
             }
-            try lists[slot].insertRemote(origin: origin, id: id, lamport: lamport, contentsOf: stored)
+            // The elements read from the operation's values as they go in:
+            // an array of them cost an allocation per insert.
+            let elements = values.indices.lazy.map { Value(values[$0], writtenBy: id.advanced(by: UInt64($0))) }
+            try lists[slot].insertRemote(origin: origin, id: id, lamport: lamport, contentsOf: elements)
         case let .delete(object, target):
             try delete(target, from: object)
         case let .increment(object, delta):
@@ -285,11 +286,6 @@ extension ObjectTable {
     mutating func reserveCapacity(in object: ObjectID, for bounds: (scalars: Int, ids: Int)) {
         guard let slot = find(object), slot.kind == .text else { return }
         texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids)
-    }
-
-    /// Makes room in the root map, while it is empty, for `keys` keys.
-    mutating func reserveCapacity(inRootMapFor keys: Int) {
-        if maps[0].isEmpty { maps[0].reserveCapacity(keys) }
     }
 
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does

@@ -34,9 +34,6 @@ extension Document {
         var isOneReplica = true
         // Room for the bundle's text is made in the first text it inserts into.
         var isTextSized = false
-        // Likewise the root map, which a catch-up otherwise grows by
-        // rehashing it each time it doubles (1,540 keys in B3).
-        objects.reserveCapacity(inRootMapFor: decoder.mapKeyBound)
         do {
             reading: while try decoder.next(into: &current) {
                 if !isTextSized, let object = current.firstTextInsertedInto {
@@ -318,6 +315,9 @@ private struct Chain {
     /// Whether `change` carries the chain on: same replica and object, the
     /// next counters and Lamport values, built on the chain's last change,
     /// inserting after its last element or deleting next to its range.
+    /// (Inlined: called for every change; left out of line, as changes
+    /// elsewhere made the compiler do, it took the change by copy.)
+    @inline(__always)
     func continues(with change: ChangeDecoder.Current) -> Bool {
         guard count > 0, let next = change.edit, change.id.replica == lastStart.replica,
               change.lamport == lastLamport + lastWidth, change.parents.count == 1, change.parents[0] == lastID

@@ -133,12 +133,7 @@ struct ObjectTable: Sendable {
     /// The value a list element or register holds once written by operation `id`,
     /// creating the nested object if the value is one.
     mutating func materialize(_ value: NewValue, id: OpID, parent: ObjectID, key: String?) -> Value {
-        switch value {
-        case .scalar(let scalar):
-            return .scalar(scalar)
-        case .object(let kind):
-            create(kind, id: id, parent: parent, key: key)
-            return .object(kind, ObjectID(id))
-        }
+        if case .object(let kind) = value { create(kind, id: id, parent: parent, key: key) }
+        return Value(value, writtenBy: id)
     }
 }

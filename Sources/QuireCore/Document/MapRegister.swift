@@ -32,13 +32,13 @@ struct MapRegister: Hashable, Sendable, RandomAccessCollection {
 
     /// Adds `entry`, dropping the entries whose ids are in `pred`.
     mutating func write(_ entry: RegisterEntry, replacing pred: [OpID]) {
-        var kept = filter { !pred.contains($0.id) }
-        // Most writes leave the entry alone: a first write, or one that replaces all there was.
-        guard !kept.isEmpty else {
+        // Most writes leave the entry alone: a first write, or one that
+        // replaces the only entry there was.
+        if winner == nil || (losers.isEmpty && pred.contains(winner!.id)) {
             winner = entry
-            losers = []
             return
         }
+        var kept = filter { !pred.contains($0.id) }
         kept.insert(entry, at: kept.firstIndex { $0.stamp < entry.stamp } ?? kept.count)
         winner = kept[0]
         losers = Array(kept.dropFirst())

@@ -174,12 +174,6 @@ struct ChangeDecoder: ~Copyable {
         return (scalars, scalars + Int(min(deleted, UInt64(scalars))))
     }
 
-    /// At most how many keys the bundle's changes add to one map: each
-    /// write names a key of the key table, and takes a change or shares one
-    /// with others. (Capped by the changes too, so that a table of many
-    /// keys that few writes use sizes nothing.)
-    var mapKeyBound: Int { min(keyTable.count, changeCount) }
-
     /// Checks that every column and content area was used up exactly.
     func finish() throws(DecodingError) {
         for column in columns { try column.checkFinished() }
