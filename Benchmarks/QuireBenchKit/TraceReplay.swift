@@ -150,7 +150,9 @@ public enum TraceReplay {
     }
 
     /// Times a fresh replica loading `doc`'s whole encoded history; `check`
-    /// says what is wrong with the fresh replica's state, or nil.
+    /// says what is wrong with the fresh replica's state, or nil. Never
+    /// inlined, so that a profiler can single out the merge.
+    @inline(never)
     static func measureMerge(
         of doc: Document, localNanos: UInt64, failures: [String], check: (Document) throws -> String?
     ) throws -> ReplayResult {

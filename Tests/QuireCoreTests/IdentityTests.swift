@@ -16,6 +16,41 @@ import Testing
         let c = Stamp(lamport: 6, replica: ReplicaID(2))
         #expect(a < b && b < c)
     }
+
+    /// `ReplicaMap` appends a replica that sorts last without searching:
+    /// whatever the order replicas come in, the entries stay sorted.
+    @Test func versionVectorsAreTheSameWhateverOrderReplicasComeIn() {
+        var rng = SystemRandomNumberGenerator()
+        let replicas = (1...200).map { ReplicaID(UInt64($0) * 7) }
+        var orders = [replicas, replicas.reversed(), replicas.shuffled(using: &rng)]
+        orders.append(Array(replicas[100...] + replicas[..<100]))
+        let vectors = orders.map { order in
+            var vector = VersionVector()
+            for replica in order { vector[replica] = replica.rawValue + 1 }
+            return vector
+        }
+        for vector in vectors {
+            #expect(vector == vectors[0] && vector.replicas == replicas)
+            #expect(replicas.allSatisfy { vector[$0] == $0.rawValue + 1 } && vector[ReplicaID(8)] == 0)
+        }
+    }
+
+    /// A merger's heads after single changes from many replicas, the new
+    /// replica sorting last or not, are each replica's change, sorted.
+    @Test func headsOfManyConcurrentWritersAreSortedWhateverTheOrderApplied() throws {
+        let writers = try (2...41).map { number in
+            var writer = Document(replica: ReplicaID(UInt64(number)))
+            try writer.transact { tx in try tx.put(.root, key: "k\(number)", .int(Int64(number))) }
+            return try writer.changes(since: VersionVector())[0]
+        }
+        let expected = writers.map(\.lastID).sorted()
+        for order in [writers, writers.reversed(), writers.shuffled()] {
+            var merger = Document(replica: ReplicaID(1))
+            for change in order { try merger.apply(change) }
+            #expect(merger.heads == expected)
+            #expect(try merger.keys(.root).count == writers.count)
+        }
+    }
 }
 
 @Suite struct CRC32Tests {

@@ -43,6 +43,31 @@ import Testing
         #expect(try b.entries(.root, key: "title").map(\.value) == [.scalar(.string("settled"))])
     }
 
+    /// A register holds its winner apart from the losing entries: whatever
+    /// the order writes arrive in, its entries are by descending stamp, and
+    /// a write replaces exactly the entries it saw.
+    @Test func concurrentWritesAreSortedByStampInAnyOrderAndAWriteReplacesOnlyWhatItSaw() throws {
+        let writes = try (1...3).map { number in
+            var writer = Document(replica: ReplicaID(UInt64(number)))
+            try writer.transact { tx in try tx.put(.root, key: "k", .int(Int64(number))) }
+            return try writer.allChanges()[0]
+        }
+        let expected: [Value?] = [.scalar(.int(3)), .scalar(.int(2)), .scalar(.int(1))]
+        for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0], [0, 2, 1]] {
+            var merger = Document(replica: ReplicaID(9))
+            for index in order { try merger.apply(writes[index]) }
+            #expect(try merger.entries(.root, key: "k").map(\.value) == expected)
+        }
+        // Replica 4 saw the writes of 1 and 3 only: 2's stays, below the new write.
+        var partial = Document(replica: ReplicaID(4))
+        try partial.apply([writes[0], writes[2]])
+        try partial.transact { tx in try tx.put(.root, key: "k", .int(4)) }
+        var merger = Document(replica: ReplicaID(9))
+        try merger.apply(writes + [try partial.allChanges().last!])
+        #expect(try merger.entries(.root, key: "k").map(\.value) == [.scalar(.int(4)), .scalar(.int(2))])
+        #expect(try merger.conflictedKeys(.root) == ["k"])
+    }
+
     @Test func aWriteMadeAfterSeeingAnotherWinsWhateverTheReplicaIDs() throws {
         var (a, b, _) = try sharedNote()
         // Bob (greater id) writes; then Alice, having seen it, writes: Alice's Lamport value is higher.

@@ -140,8 +140,10 @@ extension Document {
             let object = operation.object
             let lamport = change.lamport + (id.counter - change.id.counter)
             let isLast = position == change.operations.count - 1
-            let slot = objects.find(object)
-            guard let objectKind = slot?.kind ?? created.first(where: { $0.object == object })?.kind else {
+            // An object made by this change is not in the table yet: no need to look it up.
+            let createdKind = created.first { $0.object == object }?.kind
+            let slot = createdKind == nil ? objects.find(object) : nil
+            guard let objectKind = slot?.kind ?? createdKind else {
                 throw invalid("it edits object \(object), which does not exist")
             }
             func holds(_ element: OpID) -> Bool {
@@ -151,9 +153,11 @@ extension Document {
             switch operation {
             case .put(_, let key, _, let pred), .remove(_, let key, let pred):
                 guard objectKind == .map else { throw invalid("it writes key \(key) of \(object), a \(objectKind)") }
-                // A write's stamp is above the stamps of the entries it replaces.
-                if let slot, let register = objects.maps[slot.index][key] {
-                    for entry in register.entries where pred.contains(entry.id) && entry.lamport >= lamport {
+                // A write's stamp is above the stamps of the entries it
+                // replaces. (A first write to a key replaces none: it need
+                // not look the key up.)
+                if !pred.isEmpty, let slot, let register = objects.maps[slot.index][key] {
+                    for entry in register where pred.contains(entry.id) && entry.lamport >= lamport {
                         throw invalid("it replaces \(entry.id) at key \(key) without a greater Lamport value")
                     }
                 }
@@ -252,12 +256,13 @@ extension ObjectTable {
                 guard let originLamport = lists[slot].lamport(of: origin) else { throw SequenceError.unknownElement(origin) }
                 guard lamport > originLamport else { throw SequenceError.stampNotAboveOrigin(origin) }
             }
-            var stored: [Value] = []
-            stored.reserveCapacity(values.count)
-            for (offset, value) in values.enumerated() {
-                stored.append(materialize(value, id: id.advanced(by: UInt64(offset)), parent: object, key: nil))
+            for case let (offset, .object(kind)) in values.enumerated() {
+                create(kind, id: id.advanced(by: UInt64(offset)), parent: object, key: nil)
             }
-            try lists[slot].insertRemote(origin: origin, id: id, lamport: lamport, contentsOf: stored)
+            // The elements read from the operation's values as they go in:
+            // an array of them cost an allocation per insert.
+            let elements = values.indices.lazy.map { Value(values[$0], writtenBy: id.advanced(by: UInt64($0))) }
+            try lists[slot].insertRemote(origin: origin, id: id, lamport: lamport, contentsOf: elements)
         case let .delete(object, target):
             try delete(target, from: object)
         case let .increment(object, delta):

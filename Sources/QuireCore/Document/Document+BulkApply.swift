@@ -315,6 +315,9 @@ private struct Chain {
     /// Whether `change` carries the chain on: same replica and object, the
     /// next counters and Lamport values, built on the chain's last change,
     /// inserting after its last element or deleting next to its range.
+    /// (Inlined: called for every change; left out of line, as changes
+    /// elsewhere made the compiler do, it took the change by copy.)
+    @inline(__always)
     func continues(with change: ChangeDecoder.Current) -> Bool {
         guard count > 0, let next = change.edit, change.id.replica == lastStart.replica,
               change.lamport == lastLamport + lastWidth, change.parents.count == 1, change.parents[0] == lastID

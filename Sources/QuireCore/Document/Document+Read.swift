@@ -15,12 +15,12 @@ extension Document {
     /// there, with their stamps. More than one entry means a conflict;
     /// an entry whose value is `nil` is a removal.
     public func entries(_ map: ObjectID, key: String) throws(DocumentError) -> [RegisterEntry] {
-        try objects.maps[objects.slot(map, .map)][key]?.entries ?? []
+        try objects.maps[objects.slot(map, .map)][key].map(Array.init) ?? []
     }
 
     /// The keys of a map where concurrent writes left more than one entry, sorted.
     public func conflictedKeys(_ map: ObjectID) throws(DocumentError) -> [String] {
-        try objects.maps[objects.slot(map, .map)].filter { $0.value.entries.count > 1 }.map(\.key).sorted()
+        try objects.maps[objects.slot(map, .map)].filter { $0.value.count > 1 }.map(\.key).sorted()
     }
 
     // MARK: Text

@@ -94,6 +94,11 @@ extension Document {
                 let index = heads.position(of: parent)
                 if index < heads.count, heads[index] == parent { heads.remove(at: index) }
             }
+            // A replica new to the heads most often sorts last (see `ReplicaMap.position(of:)`).
+            if heads.last.map({ $0.replica < id.replica }) ?? true {
+                heads.append(last)
+                return
+            }
             let start = heads.position(of: OpID(replica: id.replica, counter: 0))
             var end = start
             while end < heads.count, heads[end].replica == id.replica { end += 1 }

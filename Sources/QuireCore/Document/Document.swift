@@ -115,8 +115,11 @@ struct ObjectTable: Sendable {
         case .list: index = lists.count; lists.append(RGASequence())
         case .counter: index = counters.count; counters.append(0)
         }
-        slots[object] = Slot(kind: kind, index: index)
+        let slot = Slot(kind: kind, index: index)
+        slots[object] = slot
         parents[object] = (parent, key)
+        // The operations that follow most often fill the new object.
+        lastFound = (object, slot)
     }
 
     /// The text that inserting the elements `run` into text `object` wrote,
@@ -130,12 +133,7 @@ struct ObjectTable: Sendable {
     /// The value a list element or register holds once written by operation `id`,
     /// creating the nested object if the value is one.
     mutating func materialize(_ value: NewValue, id: OpID, parent: ObjectID, key: String?) -> Value {
-        switch value {
-        case .scalar(let scalar):
-            return .scalar(scalar)
-        case .object(let kind):
-            create(kind, id: id, parent: parent, key: key)
-            return .object(kind, ObjectID(id))
-        }
+        if case .object(let kind) = value { create(kind, id: id, parent: parent, key: key) }
+        return Value(value, writtenBy: id)
     }
 }

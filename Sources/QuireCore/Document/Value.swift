@@ -111,6 +111,17 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension Value {
+    /// What a list element or register holds once written by operation
+    /// `id`: the scalar, or the object `id` creates (see `ObjectTable.materialize`).
+    init(_ value: NewValue, writtenBy id: OpID) {
+        switch value {
+        case .scalar(let scalar): self = .scalar(scalar)
+        case .object(let kind): self = .object(kind, ObjectID(id))
+        }
+    }
+}
+
 extension Value: SequenceElement {
     public var utf16Width: Int { 1 }
     public var utf8Width: Int { 1 }

@@ -65,8 +65,8 @@ extension Document {
                 body.writeVarint(registers.count)
                 for (key, register) in registers {
                     body.writeString(key)
-                    body.writeVarint(register.entries.count)
-                    for entry in register.entries {
+                    body.writeVarint(register.count)
+                    for entry in register {
                         writeID(entry.id)
                         body.writeVarint(entry.lamport)
                         body.writeValue(entry.value.map(NewValue.init))

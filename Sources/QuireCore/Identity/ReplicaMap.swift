@@ -13,6 +13,10 @@ struct ReplicaMap<Value> {
     /// Where `replica` is, or would be inserted.
     func position(of replica: ReplicaID) -> (index: Int, found: Bool) {
         if lastWritten < entries.count && entries[lastWritten].replica == replica { return (lastWritten, true) }
+        // A replica new to the map most often sorts last: a bundle lists
+        // the changes of many replicas in the order they were applied,
+        // which is often the order of their ids (1,540 writers in B3).
+        guard let last = entries.last, replica <= last.replica else { return (entries.count, false) }
         var low = 0, high = entries.count
         while low < high {
             let mid = (low + high) / 2
@@ -37,7 +41,7 @@ struct ReplicaMap<Value> {
             case (true, nil): entries.remove(at: index)
             case (true, let value?): entries[index].value = value
             case (false, nil): break
-            case (false, let value?): entries.insert((replica, value), at: index)
+            case (false, let value?): insert((replica, value), at: index)
             }
         }
     }
@@ -48,10 +52,17 @@ struct ReplicaMap<Value> {
         var (index, found) = position(of: replica)
         lastWritten = index
         if !found {
-            entries.insert((replica, defaultValue()), at: index)
+            insert((replica, defaultValue()), at: index)
             found = true
         }
         return body(&entries[index].value)
+    }
+
+    /// Inserts an entry; at the end (where `position(of:)` most often puts
+    /// a new replica) as an append, which costs a fraction of the general
+    /// `insert(_:at:)`, a `replaceSubrange`.
+    private mutating func insert(_ entry: (replica: ReplicaID, value: Value), at index: Int) {
+        if index == entries.count { entries.append(entry) } else { entries.insert(entry, at: index) }
     }
 
     var isEmpty: Bool { entries.isEmpty }

@@ -76,13 +76,20 @@ struct ElementIndex: Sendable {
     }
 
     mutating func intern(_ replica: ReplicaID) -> UInt32 {
-        if let index = replicaIndex(of: replica) { return index }
-        let index = UInt32(replicas.count)
+        if replicas.count <= 8, let index = replicaIndex(of: replica) { return index }
+        // One hash, finding the replica or adding it (a merge of 1,540
+        // writers adds as many, and hashed each twice).
+        let next = UInt32(replicas.count)
+        let index = Self.value(of: &replicaIndices[replica, default: next])
+        guard index == next else { return index }
         replicas.append(replica)
-        replicaIndices[replica] = index
         segments.append(Segment(start: pageNumbers.count))
         return index
     }
+
+    /// What `value` holds: passed `inout`, a dictionary's `subscript(_:default:)`
+    /// looks its key up once, storing the default if the key is absent.
+    private static func value(of value: inout UInt32) -> UInt32 { value }
 
     /// The leaf holding `counter` of `replica`, or -1.
     func leaf(replica: UInt32, counter: UInt64) -> Int32 {
