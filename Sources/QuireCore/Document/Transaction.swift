@@ -120,9 +120,9 @@ public struct Transaction: ~Copyable {
         } catch {
             throw .indexOutOfRange(index: index, count: countBefore)
         }
-        // The scalars inserted, counted by the sequence rather than by
-        // decoding the string a second time.
-        let inserted = document.objects.texts[slot].count - countBefore
+        // The scalars inserted: one for one byte, else counted by the
+        // sequence rather than by decoding the string a second time.
+        let inserted = utf8Count == 1 ? 1 : document.objects.texts[slot].count - countBefore
         if inserted == 1 && width == 0
             && document.history.continuesRun(typingInto: text, origin: origin, id: start, lamport: startLamport, parents: document.heads) {
             keystroke = .typing(utf8Count == 1 ? Unicode.Scalar(string.utf8[string.utf8.startIndex]) : string.unicodeScalars[string.unicodeScalars.startIndex])
