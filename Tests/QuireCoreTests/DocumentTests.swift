@@ -130,6 +130,26 @@ import QuireTestSupport
         #expect((try doc.allChanges())[1].id.counter == 6)
     }
 
+    /// A keystroke typed on after the last edit skips the index check (the
+    /// edit point shows the index is in range): one just past that point,
+    /// or past the end, must still be refused, reporting the count it saw,
+    /// and change nothing.
+    @Test func keystrokesOutOfRangeAreRefusedAfterTyping() throws {
+        var (doc, body) = try documentWithText(alice, "ab")
+        for (index, key) in ["c", "d", "e"].enumerated() {
+            try doc.transact { tx in try tx.insertText(body, at: 2 + index, key) }
+        }
+        for index in [6, 7, -1] {
+            #expect(throws: DocumentError.indexOutOfRange(index: index, count: 5)) {
+                try doc.transact { tx in try tx.insertText(body, at: index, "x") }
+            }
+        }
+        #expect(try doc.text(body) == "abcde")
+        try doc.transact { tx in try tx.insertText(body, at: 5, "f") }
+        #expect(try doc.text(body) == "abcdef")
+        #expect((try doc.allChanges()).count == 5)
+    }
+
     @Test func changesRoundTripThroughTheEncoding() throws {
         var (doc, body) = try documentWithText(alice, "héllo 👋")
         try doc.transact(time: 1_700_000_000_000) { tx in

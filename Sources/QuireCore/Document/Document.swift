@@ -87,11 +87,14 @@ struct ObjectTable: Sendable {
     }
 
     /// `slot(_:_:)` through the one-entry cache, for the paths that edit.
+    /// (Inlined: every edit asks, and the call cost as much as the answer.)
+    @inline(__always)
     mutating func editableSlot(_ object: ObjectID, _ kind: ObjectKind) throws(DocumentError) -> Int {
         try Self.check(object, find(object), kind)
     }
 
     /// Where an object lives, through the one-entry cache.
+    @inline(__always)
     mutating func find(_ object: ObjectID) -> Slot? {
         if let lastFound, lastFound.object == object { return lastFound.slot }
         guard let slot = slots[object] else { return nil }

@@ -106,26 +106,32 @@ public struct Transaction: ~Copyable {
         let slot = try document.objects.editableSlot(text, .text)
         let utf8Count = string.utf8.count
         if utf8Count == 0 { return }
+        // A keystroke is mostly one ASCII byte: appended as one scalar, it
+        // skips the string's scalar view (80 instructions of a 1,400-instruction
+        // keystroke; decoding the first scalar of the view cost as much).
+        let keystrokeScalar = utf8Count == 1 ? Unicode.Scalar(string.utf8[string.utf8.startIndex]) : nil
         let origin: OpID?
-        let countBefore = document.objects.texts[slot].count
+        let inserted: Int
         do {
-            // A keystroke is mostly one ASCII byte: appended as one scalar, it
-            // skips the string's scalar view (80 instructions of a 1,400-instruction
-            // keystroke; decoding the first scalar of the view cost as much).
-            origin = utf8Count == 1
-                ? try document.objects.texts[slot].insertLocal(at: index, id: nextID, lamport: nextLamport,
-                                                               contentsOf: CollectionOfOne(Unicode.Scalar(string.utf8[string.utf8.startIndex])))
-                : try document.objects.texts[slot].insertLocal(at: index, id: nextID, lamport: nextLamport,
-                                                               contentsOf: string.unicodeScalars)
+            if let keystrokeScalar {
+                origin = try document.objects.texts[slot].insertLocal(at: index, id: nextID, lamport: nextLamport,
+                                                                      contentsOf: CollectionOfOne(keystrokeScalar))
+                inserted = 1
+            } else {
+                // The scalars inserted, counted by the sequence rather than
+                // by decoding the string a second time.
+                let countBefore = document.objects.texts[slot].count
+                origin = try document.objects.texts[slot].insertLocal(at: index, id: nextID, lamport: nextLamport,
+                                                                      contentsOf: string.unicodeScalars)
+                inserted = document.objects.texts[slot].count - countBefore
+            }
         } catch {
-            throw .indexOutOfRange(index: index, count: countBefore)
+            // A failed insert changes nothing: the count is the one it saw.
+            throw .indexOutOfRange(index: index, count: document.objects.texts[slot].count)
         }
-        // The scalars inserted, counted by the sequence rather than by
-        // decoding the string a second time.
-        let inserted = document.objects.texts[slot].count - countBefore
         if inserted == 1 && width == 0
             && document.history.continuesRun(typingInto: text, origin: origin, id: start, lamport: startLamport, parents: document.heads) {
-            keystroke = .typing(utf8Count == 1 ? Unicode.Scalar(string.utf8[string.utf8.startIndex]) : string.unicodeScalars[string.unicodeScalars.startIndex])
+            keystroke = .typing(keystrokeScalar ?? string.unicodeScalars[string.unicodeScalars.startIndex])
             width = 1
             return
         }

@@ -123,12 +123,15 @@ struct Span: Sendable {
             && Int(utf8) + Int(next.utf8) < Int(Int32.max)
     }
 
-    /// Appends `next`, which `canAbsorb` accepted.
+    /// Appends `next`, which `canAbsorb` accepted. Its check that the UTF-8
+    /// total fits an `Int32` bounds the other two sums as well (an element
+    /// is at least one UTF-16 unit, and a scalar has no more UTF-16 units
+    /// than UTF-8 bytes), so the additions need no overflow checks.
     @inline(__always)
     mutating func absorb(_ next: Span) {
-        length += next.length
-        utf16 += next.utf16
-        utf8 += next.utf8
+        length &+= next.length
+        utf16 &+= next.utf16
+        utf8 &+= next.utf8
     }
 }
 

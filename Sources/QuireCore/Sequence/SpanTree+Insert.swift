@@ -51,7 +51,9 @@ extension SpanTree {
     /// origin: the id of that element, nil at the head.
     @usableFromInline
     mutating func insertLocal(at index: Int, _ run: NewRun, measure: Measure) throws(SequenceError) -> OpID? {
-        guard index >= 0 && index <= summary.count else { throw .indexOutOfRange(index) }
+        let typedOn = index > 0 ? editPoint(endingAt: index) : nil
+        // An edit point ending at `index` shows that it is in range.
+        guard typedOn != nil || (index >= 0 && index <= summary.count) else { throw .indexOutOfRange(index) }
         let span = try makeSpan(run)
         let origin: OpID?
         let placed: (leaf: Int32, slot: Int)
@@ -60,10 +62,9 @@ extension SpanTree {
             cursor = nil
             origin = nil
             placed = insert(span, at: firstLeaf, 0, offset: 0, measure: measure)
-        } else if let point = editPoint, point.slot < Int(leaves[Int(point.leaf)].count),
-                  case let last = self.span(point.leaf, point.slot), !last.isDeleted,
-                  point.before + Int(last.length) == index {
+        } else if let point = typedOn {
             // Typing on: the new elements go right after the edit point's span.
+            let last = self.span(point.leaf, point.slot)
             origin = OpID(replica: replicaID(last.replica), counter: last.counterEnd - 1)
             if last.canAbsorb(span) {
                 // The usual keystroke: the span grows and stays the edit
@@ -82,6 +83,16 @@ extension SpanTree {
         let length = Int(self.span(placed.leaf, placed.slot).length)
         editPoint = EditPoint(leaf: placed.leaf, slot: placed.slot, before: index + run.length - length)
         return origin
+    }
+
+    /// The edit point, if its span is visible and ends right before visible
+    /// index `index`: typing on after the last local edit. (Inlined: a call
+    /// from a mutating method took a copy of the whole tree struct.)
+    @inline(__always)
+    private func editPoint(endingAt index: Int) -> EditPoint? {
+        guard let point = editPoint, point.slot < Int(leaves[Int(point.leaf)].count) else { return nil }
+        let last = span(point.leaf, point.slot)
+        return !last.isDeleted && point.before + Int(last.length) == index ? point : nil
     }
 
     /// Remote insert: integrates `run` after `origin` (nil: the head) by the
@@ -171,26 +182,32 @@ extension SpanTree {
         add(span.summary, to: leaf)
     }
 
-    /// The first `offset` elements of `span` and the rest.
+    /// The first `offset` elements of `span` and the rest; `offset` is
+    /// inside the span (`0 < offset < span.length`).
+    ///
+    /// Unchecked arithmetic: both parts lie within the span, whose ids,
+    /// Lamport values, content positions and widths were checked to fit
+    /// when it was made.
     @inline(__always)
     func split(_ span: Span, at offset: Int, measure: Measure) -> (Span, Span) {
         var left = span
         var right = span
-        left.length = Int32(offset)
-        right.length = span.length - Int32(offset)
-        right.counter += UInt64(offset)
-        right.lamport += UInt64(offset)
-        right.contentStart += Int32(offset)
+        let offset32 = Int32(truncatingIfNeeded: offset)
+        left.length = offset32
+        right.length = span.length &- offset32
+        right.counter &+= UInt64(truncatingIfNeeded: offset)
+        right.lamport &+= UInt64(truncatingIfNeeded: offset)
+        right.contentStart &+= offset32
         if span.isUniform {
-            left.utf16 = left.length
-            left.utf8 = left.length
+            left.utf16 = offset32
+            left.utf8 = offset32
         } else {
             let widths = measure(Int(span.contentStart), offset)
-            left.utf16 = Int32(widths.utf16)
-            left.utf8 = Int32(widths.utf8)
+            left.utf16 = Int32(truncatingIfNeeded: widths.utf16)
+            left.utf8 = Int32(truncatingIfNeeded: widths.utf8)
         }
-        right.utf16 = span.utf16 - left.utf16
-        right.utf8 = span.utf8 - left.utf8
+        right.utf16 = span.utf16 &- left.utf16
+        right.utf8 = span.utf8 &- left.utf8
         return (left, right)
     }
 }
