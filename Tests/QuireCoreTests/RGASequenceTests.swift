@@ -224,6 +224,25 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         text.checkInvariants()
     }
 
+    /// Widths are sums of comparisons (so that measuring wide storage
+    /// vectorises): they must still match the encodings at every boundary.
+    @Test func scalarWidthsMatchTheirEncodingsAtEveryBoundary() throws {
+        let values: [UInt32] = [0, 0x7F, 0x80, 0xFF, 0x100, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFF, 0x1_0000, 0x10_FFFF]
+        let boundaries = values.compactMap(Unicode.Scalar.init)
+        for scalar in boundaries {
+            #expect(scalar.utf8Width == String(scalar).utf8.count && scalar.utf16Width == String(scalar).utf16.count, "\(scalar.value)")
+        }
+        // Measured in wide storage, whole and in part.
+        let storage = ScalarStorage(compacting: boundaries)
+        #expect(storage.isWide)
+        let string = String(String.UnicodeScalarView(boundaries))
+        let widths = storage.withUnsafeView { ScalarStorage.widths($0, 0, storage.count) }
+        #expect(widths.utf8 == string.utf8.count && widths.utf16 == string.utf16.count)
+        let tail = String(String.UnicodeScalarView(boundaries[5...]))
+        let tailWidths = storage.withUnsafeView { ScalarStorage.widths($0, 5, storage.count - 5) }
+        #expect(tailWidths.utf8 == tail.utf8.count && tailWidths.utf16 == tail.utf16.count)
+    }
+
     /// Text below U+0100 is kept a byte a scalar until a wider scalar
     /// arrives; it reads, measures and loads the same either way.
     @Test func latin1TextTakesAByteAScalarUntilAWiderOneArrives() throws {

@@ -225,6 +225,13 @@ extension ObjectTable {
         }
     }
 
+    /// The Lamport value of an element of the text at `slot`, if it holds
+    /// it, found as remote operations find elements: checking the origin
+    /// of a remote insert before applying it.
+    mutating func lamport(ofTextElement element: OpID, in slot: Slot) -> UInt64? {
+        texts.withUnsafeMutableBufferPointer { $0[slot.index].lamportNearHint(of: element) }
+    }
+
     /// The first id of `run` that the list or text at `slot` does not hold
     /// (tombstones count as held); nil if it holds them all.
     func firstMissing(of run: IDRun, in slot: Slot?) -> OpID? {

@@ -7,6 +7,15 @@ extension RGASequence {
         return tree.span(found.leaf, found.slot).lamport + UInt64(found.offset)
     }
 
+    /// `lamport(of:)`, finding the element as remote operations do
+    /// (`SpanTree.locateNearHint`): checking a remote insert's origin,
+    /// which is mostly next to the element the last remote operation found.
+    mutating func lamportNearHint(of id: OpID) -> UInt64? {
+        guard let (leaf, slot) = tree.locateNearHint(id) else { return nil }
+        let span = tree.span(leaf, slot)
+        return span.lamport + (id.counter - span.counter)
+    }
+
     /// The first id of `run` this sequence does not hold (tombstones count
     /// as held), or nil if it holds them all. Checking a remote delete
     /// needs it; the id index answers for a whole page at a time.

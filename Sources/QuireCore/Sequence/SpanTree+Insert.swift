@@ -106,10 +106,8 @@ extension SpanTree {
         var slot = 0
         var originOffset: Int?
         if let origin {
-            guard let replica = ids.cachedReplicaIndex(of: origin.replica) else { throw .unknownElement(origin) }
-            leaf = ids.leaf(replica: replica, counter: origin.counter)
-            guard leaf >= 0 else { throw .unknownElement(origin) }
-            slot = slotNearHint(of: replica, origin.counter, in: leaf)
+            guard let found = locateNearHint(origin) else { throw .unknownElement(origin) }
+            (leaf, slot) = found
             let originSpan = span(leaf, slot)
             originOffset = Int(origin.counter - originSpan.counter)
             if checkingOriginStamp, run.lamport <= originSpan.lamport + UInt64(originOffset!) {
@@ -138,6 +136,18 @@ extension SpanTree {
             (leaf, slot) = (next.leaf, next.slot + 1)
         }
         insert(span, at: leaf, slot, offset: 0, measure: measure)
+    }
+
+    /// The span holding element `id`, found as remote operations find
+    /// their elements (the replica looked up last, `foundHint`), or nil if
+    /// the tree has no such element. (Inlined: every remote insert comes
+    /// through here, and as a call it cost merges of concurrent edits 0.3 %.)
+    @inline(__always)
+    mutating func locateNearHint(_ id: OpID) -> (leaf: Int32, slot: Int)? {
+        guard let replica = ids.cachedReplicaIndex(of: id.replica) else { return nil }
+        let leaf = ids.leaf(replica: replica, counter: id.counter)
+        guard leaf >= 0 else { return nil }
+        return (leaf, slotNearHint(of: replica, id.counter, in: leaf))
     }
 
     /// Inserts `span` right after element `offset` of the span at (`leaf`,
