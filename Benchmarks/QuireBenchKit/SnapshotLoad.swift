@@ -1,4 +1,3 @@
-import Dispatch
 import CMalloc
 import QuireCore
 import QuireStore
@@ -29,17 +28,17 @@ public struct SnapshotLoad: Sendable {
         var frame: [UInt8] = []
         var sealTimes: [UInt64] = []
         for _ in 0..<max(runs, 1) {
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = CPUClock.now()
             frame = try SnapshotFrame.seal(document.encodeSnapshot(), changeCount: UInt64(document.changeCount))
-            sealTimes.append(DispatchTime.now().uptimeNanoseconds - start)
+            sealTimes.append(CPUClock.now() - start)
         }
         var times: [UInt64] = [], memory: [Int] = []
         var failure: String?
         for run in 0...runs {
             let heapBefore = heapInUse()
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = CPUClock.now()
             let opened = try open(frame)
-            let nanos = DispatchTime.now().uptimeNanoseconds - start
+            let nanos = CPUClock.now() - start
             let heapAfter = heapInUse()
             if run == 0 {
                 if opened.encodeSnapshot(includeHistory: false) != document.encodeSnapshot(includeHistory: false) {

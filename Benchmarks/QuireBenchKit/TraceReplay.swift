@@ -1,4 +1,3 @@
-import Dispatch
 import QuireCore
 
 /// What one replay of a trace through Quire's `Document` took and found.
@@ -25,9 +24,9 @@ public enum TraceReplay {
     /// One document, one transaction per trace transaction.
     public static func replay(_ trace: SequentialTrace) throws -> ReplayResult {
         let edits = LocalEdits(trace)
-        let start = now()
+        let start = CPUClock.now()
         let (doc, text) = try typeLocally(edits)
-        let localNanos = now() - start
+        let localNanos = CPUClock.now() - start
 
         var failures: [String] = []
         check(try doc.text(text), equals: trace.endContent, "final text", &failures)
@@ -90,7 +89,7 @@ public enum TraceReplay {
     /// each transaction its agent's replica pulls, from the other replicas,
     /// exactly what the transaction's parents had (see `ConcurrentPlan`).
     public static func replay(_ trace: ConcurrentTrace, plan: ConcurrentPlan) throws -> ReplayResult {
-        let start = now()
+        let start = CPUClock.now()
         var replicas = (1...trace.numAgents).map { Document(replica: ReplicaID(UInt64($0))) }
         let text = try createText(in: &replicas[0])
         let setup = try replicas[0].changes(since: VersionVector())
@@ -110,7 +109,7 @@ public enum TraceReplay {
         for agent in replicas.indices.dropFirst() {
             try replicas[0].apply(replicas[agent].changes(since: replicas[0].versionVector))
         }
-        let localNanos = now() - start
+        let localNanos = CPUClock.now() - start
 
         var failures: [String] = []
         let merged = try replicas[0].text(text)
@@ -158,12 +157,12 @@ public enum TraceReplay {
     ) throws -> ReplayResult {
         var failures = failures
         let encoded = try doc.encodeChanges()
-        let start = now()
+        let start = CPUClock.now()
         var fresh = Document(replica: ReplicaID(999))
         // The bytes were just encoded here, so the limits meant for bytes
         // from elsewhere (4 M changes a bundle) do not apply: B4x100 has 26 M.
         try fresh.applyEncoded(encoded, limits: DecodingLimits(maxChanges: .max, maxOperations: .max))
-        let mergeNanos = now() - start
+        let mergeNanos = CPUClock.now() - start
         if let problem = try check(fresh) { failures.append(problem) }
         return ReplayResult(
             localNanos: localNanos, mergeNanos: mergeNanos, encodedBytes: encoded.count, failures: failures, document: doc)
@@ -180,5 +179,4 @@ public enum TraceReplay {
         }
     }
 
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 }

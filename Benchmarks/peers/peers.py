@@ -56,7 +56,10 @@ orders them by client id; only ascending ids reproduce endContent (random
 ids failed about half the time). Loro (Fugue) reproduces it with any ids.
 
 Statistics: each timed workload runs once as warm-up, then `--runs` times
-(default 5); we report the median under the plain key and the minimum and
+(default 5). Times are the CPU time of the measuring thread
+(`time.thread_time_ns`, CLOCK_THREAD_CPUTIME_ID), the clock quire-bench uses
+for the same figures (Benchmarks/QuireBenchKit/CPUClock.swift): on a shared
+machine the wall clock would also count other processes' time. We report the median under the plain key and the minimum and
 maximum beside it as flat keys with `Min`/`Max` suffixes, e.g. `localMs`,
 `localMsMin`, `localMsMax` (same for emptyLoopMs, mergeMs, loadMs). The
 garbage collector is run before and disabled during each timed run.
@@ -644,9 +647,9 @@ def timed(fn: Callable, runs: int):
         gc.collect()
         gc.disable()
         try:
-            t0 = time.perf_counter()
+            t0 = time.thread_time_ns()
             result = fn()
-            times.append((time.perf_counter() - t0) * 1000.0)
+            times.append((time.thread_time_ns() - t0) / 1e6)
         finally:
             gc.enable()
     return (statistics.median(times), min(times), max(times)), result

@@ -76,6 +76,9 @@ public struct SuiteReport {
             Machine: \(machine)
 
             Times are medians in milliseconds over the runs (min–max in the JSON file); sizes in bytes.
+            Every time but the store's and sync's is the CPU time of the measuring thread, for Quire and
+            the peers alike: on a shared machine the wall clock also counts other processes' turns.
+            Store and sync times are wall-clock: waiting for the disk or the socket is their cost.
             **merge** is a fresh replica applying the whole encoded history in one call: the fair native
             comparison. **local** replays edit by edit; for the peers that includes Python's call overhead,
             and the **empty loop** column is the same Python loop with no library call. Ratios are

@@ -95,7 +95,7 @@ extension TraceReplay {
     /// Timed (`localNanos`): making the replicas, their writes, encoding
     /// each one's change and the merger applying it.
     public static func replay(_ workload: ReplicaWorkload) throws -> ReplayResult {
-        let start = now()
+        let start = CPUClock.now()
         var merged = Document(replica: ReplicaID(1))
         var list = ObjectID.root, setup: [UInt8] = []
         if workload.container == .list {
@@ -116,7 +116,7 @@ extension TraceReplay {
             }
             try merged.applyEncoded(replica.encodeChanges(since: merged.versionVector))
         }
-        let localNanos = now() - start
+        let localNanos = CPUClock.now() - start
 
         func problem(_ doc: Document) throws -> String? {
             let count = workload.container == .map ? try doc.keys(.root).count : try doc.list(list).count
