@@ -740,9 +740,30 @@ def main(argv=None) -> int:
                        help="also measure memoryBytes in a fresh process per workload and peer")
         t.add_argument("--peer", action="append", choices=sorted(PEERS),
                        help="only this peer (repeatable; default: all)")
+    e = sub.add_parser("encode", help="write a trace's whole encoded history, as the merge figure applies it")
+    e.add_argument("file", metavar="FILE", help="editing trace (.json or .json.gz)")
+    e.add_argument("--peer", required=True, choices=sorted(PEERS))
+    e.add_argument("--out", required=True, metavar="PATH", help="where to write the encoded history")
+    m = sub.add_parser("merge-file", help="apply an encoded history to fresh docs COUNT times, untimed "
+                                          "(for counting instructions: merge-instructions.sh)")
+    m.add_argument("file", metavar="PATH", help="written by encode")
+    m.add_argument("--peer", required=True, choices=sorted(PEERS))
+    m.add_argument("--count", type=int, default=1)
     args = ap.parse_args(argv)
     if args.help_long:
         print(__doc__)
+        return 0
+    if args.command == "encode":
+        p, work = PEERS[args.peer], load_trace(args.file)
+        doc = (p["seq"] if work.kind == "sequential" else p["conc"])(work)
+        with open(args.out, "wb") as out:
+            out.write(p["encode"](doc))
+        return 0
+    if args.command == "merge-file":
+        with open(args.file, "rb") as f:
+            update = f.read()
+        for _ in range(args.count):
+            PEERS[args.peer]["merge"](update)
         return 0
     if args.command not in ("trace", "replicas"):
         ap.print_help()
