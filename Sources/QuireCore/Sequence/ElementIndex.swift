@@ -297,32 +297,54 @@ struct ElementIndex: Sendable {
         }
         pageStarts = pageNumbers.indices.map { $0 * Self.pageSize }
         pool = Array(repeating: -1, count: pageNumbers.count * Self.pageSize)
-        var duplicate: (replica: UInt32, counter: UInt64)?
+        if let duplicate = Self.fill(&pool, loading: spans, leafCapacity: leafCapacity,
+                                     pageTable: pageTable, tableOrigins: tableOrigins) {
+            return duplicate
+        }
+        for (slot, span) in spans.enumerated() where span.length > 0 && tableOrigins[Int(span.replica)] == nil {
+            if let present = setLeaf(Int32(slot / leafCapacity), replica: span.replica, counters: span.counter..<span.counterEnd) {
+                return (span.replica, present)
+            }
+        }
+        return nil
+    }
+
+    /// Writes the leaf of each of `spans`' elements whose replica has a page
+    /// table into `pool`, for `load`. Stops at the first span, in document
+    /// order, that holds an element an earlier span wrote, and returns the
+    /// first such element.
+    private static func fill(_ pool: inout [Int32], loading spans: [Span], leafCapacity: Int, pageTable: [Int],
+                             tableOrigins: [Int?]) -> (replica: UInt32, counter: UInt64)? {
         pool.withUnsafeMutableBufferPointer { pool in
             pageTable.withUnsafeBufferPointer { pageTable in
                 for (slot, span) in spans.enumerated() where span.length > 0 {
                     guard let origin = tableOrigins[Int(span.replica)] else { continue }
+                    let leaf = Int32(slot / leafCapacity)
+                    // The sign bits of the entries replaced, ANDed: set while all were empty (-1).
+                    var replaced: Int32 = -1
                     var c = span.counter
                     while c < span.counterEnd {
-                        let pageEnd = min(((c >> Self.pageBits) + 1) << Self.pageBits, span.counterEnd)
-                        let first = pageTable[origin + Int(c >> Self.pageBits)] + Int(c & UInt64(Self.pageSize - 1))
-                        let entries = UnsafeMutableBufferPointer(rebasing: pool[first..<first + Int(pageEnd - c)])
-                        if duplicate == nil, let found = Self.firstEntry(present: true, in: UnsafeBufferPointer(entries)) {
-                            duplicate = (span.replica, c + UInt64(found))
+                        let pageEnd = min(((c >> pageBits) + 1) << pageBits, span.counterEnd)
+                        let first = pageTable[origin + Int(c >> pageBits)] + Int(c & UInt64(pageSize - 1))
+                        // Checking and writing in one pass: this runs for every element loaded.
+                        for entry in first..<first + Int(pageEnd - c) {
+                            replaced &= pool[entry]
+                            pool[entry] = leaf
                         }
-                        entries.update(repeating: Int32(slot / leafCapacity))
                         c = pageEnd
                     }
+                    if replaced >= 0 {
+                        // Rare (a damaged or hostile snapshot): the earlier spans say which came first.
+                        let earliest = spans[..<slot].lazy
+                            .filter { $0.replica == span.replica && $0.counter < span.counterEnd && span.counter < $0.counterEnd }
+                            .map { max($0.counter, span.counter) }
+                            .min()
+                        return (span.replica, earliest.unsafelyUnwrapped)
+                    }
                 }
+                return nil
             }
         }
-        for (slot, span) in spans.enumerated() where span.length > 0 && tableOrigins[Int(span.replica)] == nil {
-            if let present = setLeaf(Int32(slot / leafCapacity), replica: span.replica, counters: span.counter..<span.counterEnd),
-               duplicate == nil {
-                duplicate = (span.replica, present)
-            }
-        }
-        return duplicate
     }
 
     /// Adds `pages`, which `replica` lacks and which fit between two of its
