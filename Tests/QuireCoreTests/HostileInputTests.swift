@@ -160,6 +160,35 @@ import QuireTestSupport
         }
     }
 
+    /// Text runs are checked against the version vector once per replica,
+    /// with the run that ends highest: a run past it is still refused.
+    @Test func aTextRunPastTheVersionVectorIsRefused() throws {
+        var a = Document(replica: ReplicaID(1))
+        let text = try a.transact { tx in
+            let text = try tx.putObject(.root, key: "t", kind: .text)
+            try tx.insertText(text, at: 0, "abc")
+            return text
+        }
+        var b = Document(replica: ReplicaID(2))
+        try b.apply(try a.allChanges())
+        try b.transact { tx in try tx.insertText(text, at: 1, "xyz") }
+        // A edits after B's change, so that the head is A's and B's change is only in the text.
+        try a.apply(try b.changes(since: a.versionVector))
+        try a.transact { tx in try tx.insertText(text, at: 0, "!") }
+        var body = Array(try Envelope.open(a.encodeSnapshot(includeHistory: false), magic: SnapshotEncoding.magic,
+                                           name: "sample", version: SnapshotEncoding.version).remainingBytes)
+        // Two replicas (1 + 16 bytes), the Lamport clock, two version vector
+        // entries of (replica index, counter, last Lamport): B's is the second.
+        #expect(Array(body[22...23]) == [1, 3])
+        body[23] = 2
+        let forged = Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body)
+        #expect {
+            try Document(snapshot: forged, replica: ReplicaID(3))
+        } throws: { error in
+            "\(error)".contains("run 1@") && "\(error)".contains("is not in the version vector")
+        }
+    }
+
     @Test func deeplyNestedObjectsInASnapshotAreRefused() throws {
         var doc = Document(replica: ReplicaID(3))
         try doc.transact { tx in

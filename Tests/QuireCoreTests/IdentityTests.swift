@@ -69,4 +69,13 @@ import QuireTestSupport
             #expect(CRC32.checksum(bytes[start...]) == CRC32.checksum(Array(bytes[start...])))
         }
     }
+
+    @Test func continuingFromAPrefixEqualsTheWhole() {
+        // Splits on both sides of the 16-byte steps and within them.
+        let bytes = Array((0..<100).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
+        for split in [0, 1, 7, 15, 16, 17, 22, 50, 99, 100] {
+            let prefix = CRC32.checksum(bytes[..<split])
+            #expect(CRC32.checksum(bytes[split...], continuing: prefix) == CRC32.checksum(bytes))
+        }
+    }
 }

@@ -332,12 +332,24 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         try expectSameSequence(try Text(runs: one), try Text(runs: one), "one run")
     }
 
-    @Test func invalidRunsAreRejected() {
+    @Test func invalidRunsAreRejected() throws {
         let empty = SequenceRun<Unicode.Scalar>(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: [])
         #expect(throws: SequenceError.invalidRun(OpID(replica: a, counter: 1))) { try Text(runs: [empty]) }
         let first = SequenceRun(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("abc")))
         let overlapping = SequenceRun(id: OpID(replica: a, counter: 3), lamport: 7, isDeleted: true, elements: ArraySlice(scalars("xy")))
         #expect(throws: SequenceError.duplicateElement(OpID(replica: a, counter: 3))) { try Text(runs: [first, overlapping]) }
+        // A run over ids that two earlier runs hold: the first of them is named.
+        let later = SequenceRun(id: OpID(replica: a, counter: 10), lamport: 2, isDeleted: false, elements: ArraySlice(scalars("klm")))
+        let wide = SequenceRun(id: OpID(replica: a, counter: 2), lamport: 9, isDeleted: false, elements: ArraySlice(scalars("0123456789")))
+        #expect(throws: SequenceError.duplicateElement(OpID(replica: a, counter: 2))) { try Text(runs: [later, first, wide]) }
+        // Counters far apart (more index pages in range than elements) take the index's general path.
+        let low = SequenceRun(id: OpID(replica: b, counter: 1), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("ab")))
+        let high = SequenceRun(id: OpID(replica: b, counter: 5000), lamport: 2, isDeleted: false, elements: ArraySlice(scalars("cd")))
+        let sparse = try Text(runs: [high, low])
+        sparse.checkInvariants()
+        #expect(sparse.runs == [high, low] && sparse.contains(OpID(replica: b, counter: 5001)))
+        let repeated = SequenceRun(id: OpID(replica: b, counter: 5001), lamport: 7, isDeleted: true, elements: ArraySlice(scalars("x")))
+        #expect(throws: SequenceError.duplicateElement(OpID(replica: b, counter: 5001))) { try Text(runs: [high, low, repeated]) }
         let overflowing = SequenceRun(id: OpID(replica: a, counter: .max), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("xy")))
         #expect(throws: SequenceError.invalidRun(OpID(replica: a, counter: .max))) { try Text(runs: [overflowing]) }
     }

@@ -90,7 +90,9 @@ public struct ByteReader: Sendable {
         return Int(count)
     }
 
-    /// A varint that must be below `limit`.
+    /// A varint that must be below `limit`. Inlined: snapshots read one
+    /// per text run.
+    @inline(__always)
     public mutating func readIndex(_ what: @autoclosure () -> String, below limit: Int) throws(DecodingError) -> Int {
         let value = try readVarint(what())
         guard value < UInt64(limit) else { throw .invalid("\(what()) \(value) is out of range (0..<\(limit))") }

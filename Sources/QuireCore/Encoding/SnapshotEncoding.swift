@@ -224,14 +224,15 @@ extension Document {
                 }
                 objects.maps[slot.index] = map
             case .text:
-                let (content, runs) = switch version {
+                let (content, utf8Count, runs) = switch version {
                 case 1: try readTextRunsVersion1()
                 case 2: try readTextRunsVersion2()
                 default: try readTextRuns()
                 }
-                // Mostly ASCII: then the runs' widths are their counts, and
-                // one quick scan saves measuring each run.
-                do { objects.texts[slot.index] = try RGASequence(storage: content, runs: runs, widthsAreCounts: content.isASCII) }
+                // Mostly ASCII, which is when the UTF-8 has a byte per scalar:
+                // then the runs' widths are their counts, not measured run by run.
+                let isASCII = content.count == utf8Count
+                do { objects.texts[slot.index] = try RGASequence(storage: content, runs: runs, widthsAreCounts: isASCII) }
                 catch { throw .invalid("text \(object): \(error)") }
             case .list:
                 var runs: [RunHeader] = []
@@ -263,22 +264,32 @@ extension Document {
             let flag = try body.readByte("a deleted flag")
             guard flag <= 1 else { throw .invalid("a deleted flag is \(flag)") }
             let count = try body.readVarint("a run length")
-            return RunHeader(id: id, lamport: lamport, isDeleted: flag == 1, count: try checkedRunLength(id, count))
+            let run = RunHeader(id: id, lamport: lamport, isDeleted: flag == 1, count: try checkedRunLength(id, count))
+            try checkInVersionVector(run)
+            return run
         }
+        /// `count`, checked: not zero, within the limits, and not overflowing `id`'s counter.
         func checkedRunLength(_ id: OpID, _ count: UInt64) throws(DecodingError) -> Int {
             guard count > 0, count <= UInt64(limits.maxOperationWidth),
                   !id.counter.addingReportingOverflow(count).overflow else { throw .invalid("a run has length \(count)") }
-            guard versionVector.contains(id.advanced(by: count - 1)) else { throw .invalid("run \(id) is not in the version vector") }
             return Int(count)
         }
+        func checkInVersionVector(_ run: RunHeader) throws(DecodingError) {
+            guard versionVector.contains(run.id.advanced(by: UInt64(run.count - 1))) else {
+                throw .invalid("run \(run.id) is not in the version vector")
+            }
+        }
         /// Version 3: the run headers as four columns, then all the content as one UTF-8 string.
-        func readTextRuns() throws(DecodingError) -> (ScalarStorage, [RunHeader]) {
+        func readTextRuns() throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
             let count = try body.readCount("text runs", minimumItemSize: 4)
             var runs: [RunHeader] = []
             runs.reserveCapacity(count)
+            var replicaColumn: [Int] = []
+            replicaColumn.reserveCapacity(count)
             for _ in 0..<count {
-                let replica = replicaTable[try body.readIndex("the replica of a run", below: replicaTable.count)]
-                runs.append(RunHeader(id: OpID(replica: replica, counter: 0), lamport: 0, isDeleted: false, count: 0))
+                let index = try body.readIndex("the replica of a run", below: replicaTable.count)
+                replicaColumn.append(index)
+                runs.append(RunHeader(id: OpID(replica: replicaTable[index], counter: 0), lamport: 0, isDeleted: false, count: 0))
             }
             for i in runs.indices {
                 runs[i].id.counter = UInt64(bitPattern: try body.readSigned("the counter of a run"))
@@ -286,6 +297,9 @@ extension Document {
             for i in runs.indices {
                 runs[i].lamport = UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
             }
+            // Per replica, the run that ends highest: if it is in the version
+            // vector, they all are, and one check each is enough.
+            var highestRuns = [Int?](repeating: nil, count: replicaTable.count)
             var previousEnd: UInt64 = 0
             for i in runs.indices {
                 runs[i].id.counter = previousEnd &+ runs[i].id.counter
@@ -293,12 +307,17 @@ extension Document {
                 let packed = try body.readVarint("a run length")
                 try checkRun(&runs[i], packed)
                 previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
+                if highestRuns[replicaColumn[i]].map({ previousEnd > runs[$0].id.counter &+ UInt64(runs[$0].count) }) ?? true {
+                    highestRuns[replicaColumn[i]] = i
+                }
             }
-            return (try readTextContent(runs), runs)
+            for case let i? in highestRuns { try checkInVersionVector(runs[i]) }
+            let (content, utf8Count) = try readTextContent(runs)
+            return (content, utf8Count, runs)
         }
         /// Version 2: each run's header, delta-coded as in version 3, in turn;
         /// then all the content as one UTF-8 string.
-        func readTextRunsVersion2() throws(DecodingError) -> (ScalarStorage, [RunHeader]) {
+        func readTextRunsVersion2() throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
             var runs: [RunHeader] = []
             var previousEnd: UInt64 = 0
             for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
@@ -307,10 +326,12 @@ extension Document {
                 let lamport = counter &+ UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
                 var run = RunHeader(id: OpID(replica: replica, counter: counter), lamport: lamport, isDeleted: false, count: 0)
                 try checkRun(&run, try body.readVarint("a run length"))
+                try checkInVersionVector(run)
                 runs.append(run)
                 previousEnd = counter &+ UInt64(run.count)
             }
-            return (try readTextContent(runs), runs)
+            let (content, utf8Count) = try readTextContent(runs)
+            return (content, utf8Count, runs)
         }
         /// Completes `run` from its packed `element count << 1 | deleted`, checking its id and length.
         func checkRun(_ run: inout RunHeader, _ packed: UInt64) throws(DecodingError) {
@@ -318,19 +339,22 @@ extension Document {
             run.count = try checkedRunLength(run.id, packed >> 1)
             run.isDeleted = packed & 1 == 1
         }
-        /// The UTF-8 data that holds the content of every run of a text, in order.
-        func readTextContent(_ runs: [RunHeader]) throws(DecodingError) -> ScalarStorage {
-            guard let content = ScalarStorage(utf8: try body.readData("text content")) else {
+        /// The UTF-8 data that holds the content of every run of a text, in
+        /// order, and its size in bytes.
+        func readTextContent(_ runs: [RunHeader]) throws(DecodingError) -> (ScalarStorage, utf8Count: Int) {
+            let utf8 = try body.readData("text content")
+            guard let content = ScalarStorage(utf8: utf8) else {
                 throw .invalid("text content is not valid UTF-8")
             }
             let total = runs.reduce(0) { $0 + $1.count }
             guard content.count == total else { throw .invalid("text runs claim \(total) scalars but hold \(content.count)") }
-            return content
+            return (content, utf8.count)
         }
         /// Version 1: each run's header followed by its own content.
-        func readTextRunsVersion1() throws(DecodingError) -> (ScalarStorage, [RunHeader]) {
+        func readTextRunsVersion1() throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
             var runs: [RunHeader] = []
             var content = ScalarStorage()
+            var utf8Count = 0
             for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
                 let run = try readRunHeader()
                 let utf8 = try body.readData("text content")
@@ -341,9 +365,10 @@ extension Document {
                 let count = content.count - countBefore
                 guard count == run.count else { throw .invalid("a text run claims \(run.count) scalars but holds \(count)") }
                 runs.append(run)
+                utf8Count += utf8.count
             }
             content.releaseSpareCapacity()
-            return (content, runs)
+            return (content, utf8Count, runs)
         }
         switch try body.readByte("the history flag") {
         case 0:

@@ -235,16 +235,116 @@ struct ElementIndex: Sendable {
         pool.reserveCapacity((count + Self.pageSize - 1) / Self.pageSize * Self.pageSize)
     }
 
-    /// Adds the pages that hold `counters` to a replica that has none yet
-    /// (loading a snapshot): one step instead of one page at a time.
-    mutating func addPages(replica: UInt32, covering counters: ClosedRange<UInt64>) {
-        precondition(segments[Int(replica)].count == 0, "ElementIndex: the replica has pages already")
-        let pages = (counters.lowerBound >> Self.pageBits)...(counters.upperBound >> Self.pageBits)
-        // Exactly what they take: a loaded index keeps no slack.
-        pageNumbers.reserveCapacity(pageNumbers.count + pages.count)
-        pageStarts.reserveCapacity(pageStarts.count + pages.count)
-        pool.reserveCapacity(pool.count + pages.count * Self.pageSize)
-        _ = addPages(replica, pages)
+    /// Records where every element of a sequence being loaded lives, in an
+    /// index that has its replicas interned but no pages yet. `spans` are the
+    /// tree's slots in document order, leaf `l` holding the `leafCapacity`
+    /// slots from `l * leafCapacity` (empty fillers included). Returns an
+    /// element that two spans hold, if there is one.
+    ///
+    /// Each replica's pages are added in one step, only those its spans
+    /// touch (and short gaps, as `addPage` fills them), and a table from page
+    /// to start in `pool` replaces the page lookup per span: recording the
+    /// spans one by one with `setLeaf` cost several times more.
+    mutating func load(_ spans: [Span], leafCapacity: Int) -> (replica: UInt32, counter: UInt64)? {
+        precondition(pool.isEmpty, "ElementIndex: the index has pages already")
+        // Each replica's pages from the first to the last it uses, and its elements.
+        var pageRanges = [ClosedRange<UInt64>?](repeating: nil, count: replicas.count)
+        var elementCounts = [UInt64](repeating: 0, count: replicas.count)
+        for span in spans where span.length > 0 {
+            let pages = span.counter >> Self.pageBits...(span.counterEnd - 1) >> Self.pageBits
+            let r = Int(span.replica)
+            pageRanges[r] = pageRanges[r].map { min($0.lowerBound, pages.lowerBound)...max($0.upperBound, pages.upperBound) } ?? pages
+            segments[r].highestCounter = max(segments[r].highestCounter, span.counterEnd - 1)
+            elementCounts[r] += UInt64(span.length)
+        }
+        // Per replica, where page 0 of its range would be in `pageTable`
+        // (page p is at `tableOrigins[r] + p`), which holds the pool start
+        // of each page in the range, -1 where it has none. A replica with more
+        // pages in its range than elements (counters spread over many objects,
+        // or hostile ones) gets no table and goes through `setLeaf`: the
+        // tables take at most a word per element loaded.
+        var tableOrigins = [Int?](repeating: nil, count: replicas.count)
+        var pageTable: [Int] = []
+        for (r, range) in pageRanges.enumerated() {
+            guard let range, range.upperBound - range.lowerBound < elementCounts[r] else { continue }
+            tableOrigins[r] = pageTable.count - Int(range.lowerBound)
+            pageTable.append(contentsOf: repeatElement(-1, count: Int(range.upperBound - range.lowerBound) + 1))
+        }
+        let touched = Int.max
+        pageTable.withUnsafeMutableBufferPointer { pageTable in
+            for span in spans where span.length > 0 {
+                guard let origin = tableOrigins[Int(span.replica)] else { continue }
+                for page in Int(span.counter >> Self.pageBits)...Int((span.counterEnd - 1) >> Self.pageBits) {
+                    pageTable[origin + page] = touched
+                }
+            }
+        }
+        // The touched pages, replica after replica as `segments` orders them,
+        // each page's entries `pageSize` after the previous page's.
+        for (r, range) in pageRanges.enumerated() {
+            segments[r].start = pageNumbers.count
+            guard let range, let origin = tableOrigins[r] else { continue }
+            var lastAdded: UInt64?
+            for page in range where pageTable[origin + Int(page)] == touched {
+                let first = lastAdded.map { page - $0 <= Self.maxFilledGap ? $0 + 1 : page } ?? page
+                for added in first...page {
+                    pageTable[origin + Int(added)] = pageNumbers.count * Self.pageSize
+                    pageNumbers.append(added)
+                }
+                lastAdded = page
+            }
+            segments[r].count = pageNumbers.count - segments[r].start
+        }
+        pageStarts = pageNumbers.indices.map { $0 * Self.pageSize }
+        pool = Array(repeating: -1, count: pageNumbers.count * Self.pageSize)
+        if let duplicate = Self.fill(&pool, loading: spans, leafCapacity: leafCapacity,
+                                     pageTable: pageTable, tableOrigins: tableOrigins) {
+            return duplicate
+        }
+        for (slot, span) in spans.enumerated() where span.length > 0 && tableOrigins[Int(span.replica)] == nil {
+            if let present = setLeaf(Int32(slot / leafCapacity), replica: span.replica, counters: span.counter..<span.counterEnd) {
+                return (span.replica, present)
+            }
+        }
+        return nil
+    }
+
+    /// Writes the leaf of each of `spans`' elements whose replica has a page
+    /// table into `pool`, for `load`. Stops at the first span, in document
+    /// order, that holds an element an earlier span wrote, and returns the
+    /// first such element.
+    private static func fill(_ pool: inout [Int32], loading spans: [Span], leafCapacity: Int, pageTable: [Int],
+                             tableOrigins: [Int?]) -> (replica: UInt32, counter: UInt64)? {
+        pool.withUnsafeMutableBufferPointer { pool in
+            pageTable.withUnsafeBufferPointer { pageTable in
+                for (slot, span) in spans.enumerated() where span.length > 0 {
+                    guard let origin = tableOrigins[Int(span.replica)] else { continue }
+                    let leaf = Int32(slot / leafCapacity)
+                    // The sign bits of the entries replaced, ANDed: set while all were empty (-1).
+                    var replaced: Int32 = -1
+                    var c = span.counter
+                    while c < span.counterEnd {
+                        let pageEnd = min(((c >> pageBits) + 1) << pageBits, span.counterEnd)
+                        let first = pageTable[origin + Int(c >> pageBits)] + Int(c & UInt64(pageSize - 1))
+                        // Checking and writing in one pass: this runs for every element loaded.
+                        for entry in first..<first + Int(pageEnd - c) {
+                            replaced &= pool[entry]
+                            pool[entry] = leaf
+                        }
+                        c = pageEnd
+                    }
+                    if replaced >= 0 {
+                        // Rare (a damaged or hostile snapshot): the earlier spans say which came first.
+                        let earliest = spans[..<slot].lazy
+                            .filter { $0.replica == span.replica && $0.counter < span.counterEnd && span.counter < $0.counterEnd }
+                            .map { max($0.counter, span.counter) }
+                            .min()
+                        return (span.replica, earliest.unsafelyUnwrapped)
+                    }
+                }
+                return nil
+            }
+        }
     }
 
     /// Adds `pages`, which `replica` lacks and which fit between two of its

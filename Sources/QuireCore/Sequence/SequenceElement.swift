@@ -152,9 +152,6 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         bytes = compacted(bytes)
     }
 
-    /// Every scalar is ASCII: one UTF-16 unit and one UTF-8 byte each.
-    var isASCII: Bool { !isWide && bytes.allSatisfy { $0 < 0x80 } }
-
     @inlinable
     public var count: Int { isWide ? bytes.count >> 2 : bytes.count }
 

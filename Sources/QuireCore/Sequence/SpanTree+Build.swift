@@ -13,8 +13,8 @@ extension SpanTree {
     }
 
     /// Builds the tree of `runs`, given in document order (loading a
-    /// snapshot), bottom-up in one pass: leaves packed full, then each level
-    /// of inner nodes with its summaries, then the id index. Inserting the
+    /// snapshot), bottom-up in one pass: leaves packed full, the id index,
+    /// then each level of inner nodes with its summaries. Inserting the
     /// runs one at a time would walk from the root and split a node at every
     /// leaf's worth. Throws as `makeSpan` does for an invalid or repeated id.
     @usableFromInline
@@ -34,7 +34,9 @@ extension SpanTree {
         // full, the spans are already where their leaves want them.
         built.append(contentsOf: repeatElement(Span.empty, count: leafCount * Self.leafCapacity - spanCount))
         spans = built
-        reserveIDPages()
+        if let duplicate = ids.load(spans, leafCapacity: Self.leafCapacity) {
+            throw .duplicateElement(OpID(replica: ids.replicas[Int(duplicate.replica)], counter: duplicate.counter))
+        }
 
         leaves = []
         leaves.reserveCapacity(leafCount)
@@ -42,13 +44,7 @@ extension SpanTree {
             let first = leaf * Self.leafCapacity
             let end = min(first + Self.leafCapacity, spanCount)
             var summary = Summary.zero
-            for i in first..<end {
-                let span = spans[i]
-                summary += span.summary
-                if let present = ids.setLeaf(Int32(leaf), replica: span.replica, counters: span.counter..<span.counterEnd) {
-                    throw .duplicateElement(OpID(replica: ids.replicas[Int(span.replica)], counter: present))
-                }
-            }
+            for i in first..<end { summary += spans[i].summary }
             leaves.append(Leaf(summary: summary, parent: -1, count: Int32(end - first),
                                previous: Int32(leaf - 1), next: leaf + 1 < leafCount ? Int32(leaf + 1) : -1))
         }
@@ -79,25 +75,5 @@ extension SpanTree {
         firstLeaf = 0
         // Only what grew a step at a time has slack left (copying is skipped otherwise).
         shrinkToFit()
-    }
-
-    /// Gives the id index, in one step, the pages of each replica whose
-    /// elements fill at least half of its counter range (the usual case), so
-    /// that filling it in document order does not add pages one at a time.
-    private mutating func reserveIDPages() {
-        var ranges = [(low: UInt64, high: UInt64, elements: UInt64)?](repeating: nil, count: ids.replicas.count)
-        for span in spans where span.length > 0 {
-            let replica = Int(span.replica)
-            let last = span.counterEnd - 1
-            if let range = ranges[replica] {
-                ranges[replica] = (min(range.low, span.counter), max(range.high, last), range.elements + UInt64(span.length))
-            } else {
-                ranges[replica] = (span.counter, last, UInt64(span.length))
-            }
-        }
-        for (replica, range) in ranges.enumerated() {
-            guard let range, range.elements >= (range.high - range.low) / 2 else { continue }
-            ids.addPages(replica: UInt32(replica), covering: range.low...range.high)
-        }
     }
 }

@@ -56,6 +56,11 @@ public enum Zstd {
     /// checks on the header come before any allocation, so the work done on
     /// a hostile input is bounded by its own length and `maxSize`.
     public static func decompress(_ frame: [UInt8], maxSize: Int) throws -> [UInt8] {
+        try decompress(frame[...], maxSize: maxSize)
+    }
+
+    /// `decompress(_:maxSize:)` of a frame inside larger bytes, without copying it out.
+    public static func decompress(_ frame: ArraySlice<UInt8>, maxSize: Int) throws -> [UInt8] {
         precondition(maxSize >= 0, "maxSize must not be negative")
         // Rules out other formats, and skippable frames, which hold no content.
         guard frame.starts(with: magic) else { throw CompressionError.notAFrame }

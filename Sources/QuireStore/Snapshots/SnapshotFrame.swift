@@ -63,8 +63,10 @@ public enum SnapshotFrame {
             throw Error(reason: error.description)
         }
         guard version == formatVersion else { throw Error(reason: "format version \(version), expected \(formatVersion)") }
-        let payload = Array(frame[headerSize...])
-        guard CRC32.checksum(Array(frame[0..<22]) + payload) == checksum else { throw Error(reason: "checksum mismatch") }
+        let payload = frame[headerSize...]
+        guard CRC32.checksum(payload, continuing: CRC32.checksum(frame[0..<22])) == checksum else {
+            throw Error(reason: "checksum mismatch")
+        }
         guard size <= UInt64(maxUncompressedSize) else { throw Error(reason: "declares \(size) bytes, above the limit") }
         do {
             let encoding = try Zstd.decompress(payload, maxSize: Int(size))
