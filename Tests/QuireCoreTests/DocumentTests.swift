@@ -169,4 +169,23 @@ import QuireTestSupport
         #expect(try copy.text(body) == "hlo 👋")
         #expect(try copy.keys(.root) == ["body", "tags", "views"])
     }
+
+    /// A transaction takes its replica's next counter from `localCounter`,
+    /// not from the version vector: a document that got the replica's
+    /// changes from elsewhere (applied, or in a snapshot) must go on after them.
+    @Test func aReplicaGoesOnAfterItsOwnChangesWhereverItsDocumentGotThem() throws {
+        var (typed, body) = try documentWithText(alice, "ab")
+        try typed.transact { tx in try tx.deleteText(body, at: 0, count: 1) }
+        let last = typed.versionVector[alice]
+        var applied = Document(replica: alice)
+        try applied.apply(typed.changes(since: VersionVector()))
+        let loaded = try Document(snapshot: typed.encodeSnapshot(), replica: alice)
+        for var doc in [typed, applied, loaded] {
+            let before = doc.versionVector
+            try doc.transact { tx in try tx.insertText(body, at: 1, "c") }
+            #expect(try doc.changes(since: before).map(\.id) == [OpID(replica: alice, counter: last + 1)])
+            #expect(doc.versionVector[alice] == last + 1)
+            #expect(try doc.text(body) == "bc")
+        }
+    }
 }

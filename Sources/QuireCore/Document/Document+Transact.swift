@@ -60,7 +60,7 @@ extension Document {
         // replacing it would copy its buffer on every keystroke.)
         let last = start.advanced(by: width - 1)
         let lastLamport = startLamport + width - 1
-        versionVector[replica] = last.counter
+        setLastCounter(last.counter, of: replica)
         localLamport = lastLamport
         maxLamport = max(maxLamport, lastLamport)
         if heads.count == 1 { heads[0] = last } else { heads = [last] }
@@ -80,7 +80,7 @@ extension Document {
     mutating func noteApplied(id: OpID, lamport: UInt64, width: UInt64, parents: [OpID]) {
         let last = id.advanced(by: width - 1)
         let lastLamport = lamport + width - 1
-        versionVector[id.replica] = last.counter
+        setLastCounter(last.counter, of: id.replica)
         replicaLamports[id.replica] = lastLamport
         maxLamport = max(maxLamport, lastLamport)
         if heads.count == 1, parents.count == 1, heads[0] == parents[0] {

@@ -39,7 +39,7 @@ public struct Transaction: ~Copyable {
         // Through the pointer, field by field: copying the document would
         // retain every buffer it holds.
         let replica = documentPointer.pointee.replica
-        self.start = OpID(replica: replica, counter: documentPointer.pointee.versionVector[replica] + 1)
+        self.start = OpID(replica: replica, counter: documentPointer.pointee.localCounter + 1)
         self.startLamport = documentPointer.pointee.maxLamport + 1
     }
 

@@ -150,7 +150,7 @@ extension Document {
         for _ in 0..<(try body.readCount("version vector entries", minimumItemSize: 2)) {
             let entry = try readID("a version vector entry")
             guard versionVector[entry.replica] == 0 else { throw .invalid("the version vector names \(entry.replica) twice") }
-            versionVector[entry.replica] = entry.counter
+            setLastCounter(entry.counter, of: entry.replica)
             let lamport = try body.readVarint("a replica's last Lamport value")
             guard lamport >= entry.counter, lamport <= maxLamport else { throw .invalid("replica \(entry.replica)'s last Lamport value \(lamport) is out of range") }
             replicaLamports[entry.replica] = lamport

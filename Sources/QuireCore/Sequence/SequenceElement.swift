@@ -449,7 +449,9 @@ public struct IDRun: Hashable, Sendable {
 /// kept inline so that the delete allocates nothing; only more runs go to an array.
 public struct DeletedRuns: RandomAccessCollection, Equatable, ExpressibleByArrayLiteral, Sendable {
     private var firstRun: IDRun?
-    private var laterRuns: [IDRun] = []
+    /// Nil until a second run comes: most deletes are one run (a
+    /// keystroke), and dropping even an empty array costs a release call.
+    private var laterRuns: [IDRun]?
 
     public init() {}
 
@@ -458,14 +460,20 @@ public struct DeletedRuns: RandomAccessCollection, Equatable, ExpressibleByArray
     }
 
     mutating func append(_ run: IDRun) {
-        if firstRun == nil { firstRun = run } else { laterRuns.append(run) }
+        if firstRun == nil {
+            firstRun = run
+        } else if laterRuns == nil {
+            laterRuns = [run]
+        } else {
+            laterRuns!.append(run)
+        }
     }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { firstRun == nil ? 0 : 1 + laterRuns.count }
+    public var endIndex: Int { firstRun == nil ? 0 : 1 + (laterRuns?.count ?? 0) }
     public subscript(position: Int) -> IDRun {
         precondition(position >= 0 && position < endIndex, "DeletedRuns index out of range")
-        return position == 0 ? firstRun! : laterRuns[position - 1]
+        return position == 0 ? firstRun! : laterRuns![position - 1]
     }
 }
 
