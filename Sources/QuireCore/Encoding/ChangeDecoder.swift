@@ -168,9 +168,13 @@ struct ChangeDecoder: ~Copyable {
     /// takes as many ids as it deletes elements, which (in a fresh replica)
     /// its inserts made. Damaged columns count as nothing here; reading
     /// them throws later.
+    ///
+    /// The text counted is all of the bundle's, read or not: the text is
+    /// sized once the change that inserts into it first is read, and that
+    /// change's text (often a long paste) needs room too.
     var textBounds: (scalars: Int, ids: Int) {
         let deleted = (try? columns[Column.deleteLength.rawValue].remainingSum()) ?? 0
-        let scalars = textBytes.endIndex - textOffset
+        let scalars = textBytes.count
         return (scalars, scalars + Int(min(deleted, UInt64(scalars))))
     }
 

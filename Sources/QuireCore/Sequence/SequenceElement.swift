@@ -362,7 +362,12 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         let narrow = self
         self = ScalarStorage()
         isWide = true
-        bytes.reserveCapacity(narrow.count * 4 + extra)
+        // Room for as many wide scalars as it had for narrow ones (a merge
+        // reserves room for its whole text), if it uses at least half of it:
+        // scratch storage, emptied and refilled, keeps room it does not
+        // need, which carried over at each widening would grow fourfold each time.
+        let keptRoom = narrow.count * 2 >= narrow.bytes.capacity ? narrow.bytes.capacity * 4 : 0
+        bytes.reserveCapacity(Swift.max(narrow.count * 4 + extra, keptRoom))
         append(contentsOf: narrow, 0..<narrow.count)
     }
 
