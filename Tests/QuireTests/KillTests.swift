@@ -24,7 +24,8 @@ import Testing
             var acknowledged: [Int64] = []
             var rng = SeededGenerator(seed: UInt64(mode.utf8.count) &* 7919)
             for _ in 0..<kills {
-                acknowledged += try runAndKill(path: path, mode: mode, afterMilliseconds: Int.random(in: 5...120, using: &rng))
+                acknowledged += try runAndKill(path: path, mode: mode, afterMilliseconds: Int.random(in: 5...120, using: &rng),
+                                               countingFromFirstEdit: true)
                 try checkStore(path: path, acknowledged: acknowledged)
             }
             // Edits were really made, not just kills during start-up.
@@ -47,8 +48,12 @@ import Testing
     }
 
     /// Starts the writer, kills it after `afterMilliseconds`, and returns
-    /// the numbers it acknowledged (complete lines only).
-    func runAndKill(path: String, mode: String, afterMilliseconds delay: Int) throws -> [Int64] {
+    /// the numbers it acknowledged (complete lines only). With
+    /// `countingFromFirstEdit`, the delay starts once the writer has
+    /// acknowledged its first edit, so that on a loaded machine a slow
+    /// start-up does not use up the time meant for editing.
+    func runAndKill(path: String, mode: String, afterMilliseconds delay: Int,
+                    countingFromFirstEdit: Bool = false) throws -> [Int64] {
         let process = Process()
         process.executableURL = Self.writerURL
         process.arguments = [path, mode]
@@ -56,10 +61,17 @@ import Testing
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
+        var received = Data()
+        while countingFromFirstEdit && !received.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }  // the writer ended before its first edit
+            received.append(chunk)
+        }
         usleep(UInt32(delay * 1000))
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        received.append(output.fileHandleForReading.readDataToEndOfFile())
+        let text = String(decoding: received, as: UTF8.self)
         return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().compactMap { Int64($0) }
     }
 
