@@ -339,7 +339,7 @@ struct ElementIndex: Sendable {
                             .filter { $0.replica == span.replica && $0.counter < span.counterEnd && span.counter < $0.counterEnd }
                             .map { max($0.counter, span.counter) }
                             .min()
-                        return (span.replica, earliest.unsafelyUnwrapped)
+                        return (span.replica, earliest ?? span.counter)
                     }
                 }
                 return nil
