@@ -59,10 +59,11 @@ Statistics: each timed workload runs once as warm-up, then `--runs` times
 (default 5). Times are the CPU time of the measuring thread
 (`time.thread_time_ns`, CLOCK_THREAD_CPUTIME_ID), the clock quire-bench uses
 for the same figures (Benchmarks/QuireBenchKit/CPUClock.swift): on a shared
-machine the wall clock would also count other processes' time. We report the median under the plain key and the minimum and
-maximum beside it as flat keys with `Min`/`Max` suffixes, e.g. `localMs`,
-`localMsMin`, `localMsMax` (same for emptyLoopMs, mergeMs, loadMs). The
-garbage collector is run before and disabled during each timed run.
+machine the wall clock would also count other processes' time. We report
+the median under the plain key and the minimum and maximum beside it as
+flat keys with `Min`/`Max` suffixes, e.g. `localMs`, `localMsMin`,
+`localMsMax` (same for emptyLoopMs, mergeMs, loadMs). The garbage collector
+is run before and disabled during each timed run.
 
 Text positions: traces count Unicode code points. Loro's `insert`/`delete`
 take code points, so patches go in unchanged. pycrdt 0.14 (Yrs with its
@@ -103,6 +104,14 @@ few kB only: glibc counts the freed small blocks it keeps in its per-thread
 cache (tcache) as in use, for Quire's figure too (B1.6's Yrs doc reads 0;
 with `GLIBC_TUNABLES=glibc.malloc.tcache_count=0`, 1.6 kB). Linux (glibc 2.33
 or later) only.
+
+Instruction counts (merge-instructions.sh runs these under callgrind):
+
+    Benchmarks/peers/run.sh encode FILE --peer yrs|loro --out PATH
+    Benchmarks/peers/run.sh merge-file PATH --peer yrs|loro [--count N]
+
+  encode writes the trace's whole encoded history, as mergeMs applies it;
+  merge-file applies it to N fresh docs (default 1), untimed.
 
 Output: a table by default; with `--json` one JSON object per line with keys
 peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,
