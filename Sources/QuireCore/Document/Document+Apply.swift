@@ -146,9 +146,11 @@ extension Document {
             guard let objectKind = slot?.kind ?? createdKind else {
                 throw invalid("it edits object \(object), which does not exist")
             }
+            func insertedHere(_ element: OpID) -> Bool {
+                inserted.contains { $0.object == object && $0.run.contains(element) }
+            }
             func holds(_ element: OpID) -> Bool {
-                if inserted.contains(where: { $0.object == object && $0.run.contains(element) }) { return true }
-                return objects.lamport(of: element, in: slot) != nil
+                insertedHere(element) || objects.lamport(of: element, in: slot) != nil
             }
             switch operation {
             case .put(_, let key, _, let pred), .remove(_, let key, let pred):
@@ -175,11 +177,12 @@ extension Document {
                 }
                 guard count > 0 else { throw invalid("it inserts nothing") }
                 // An element's stamp is above its origin's: the RGA ordering rule depends on it.
-                if checkingElements, let origin {
-                    if !holds(origin) { throw invalid("it inserts after \(origin), which \(object) does not hold") }
-                    if let originLamport = objects.lamport(of: origin, in: slot), lamport <= originLamport {
-                        throw invalid("its insert's Lamport value is not above its origin \(origin)'s")
+                // An origin this change inserted has a lower stamp than this insert's.
+                if checkingElements, let origin, !insertedHere(origin) {
+                    guard let originLamport = objects.lamport(of: origin, in: slot) else {
+                        throw invalid("it inserts after \(origin), which \(object) does not hold")
                     }
+                    guard lamport > originLamport else { throw invalid("its insert's Lamport value is not above its origin \(origin)'s") }
                 }
                 if !isLast { inserted.append((object, IDRun(start: id, length: count))) }
             case let .delete(_, target):
@@ -215,21 +218,14 @@ extension ObjectTable {
     /// holds it. (By slot: a check runs per element, and hashing the
     /// object's id each time cost more than the lookup itself.)
     ///
-    /// These checks read the sequence through a buffer pointer: a method
+    /// These checks reach the sequence through a buffer pointer: a method
     /// called on `texts[index]` copied the whole sequence struct first.
-    func lamport(of element: OpID, in slot: Slot?) -> UInt64? {
+    mutating func lamport(of element: OpID, in slot: Slot?) -> UInt64? {
         switch slot?.kind {
-        case .text: texts.withUnsafeBufferPointer { $0[slot!.index].lamport(of: element) }
-        case .list: lists.withUnsafeBufferPointer { $0[slot!.index].lamport(of: element) }
+        case .text: texts.withUnsafeMutableBufferPointer { $0[slot!.index].lamport(of: element) }
+        case .list: lists.withUnsafeMutableBufferPointer { $0[slot!.index].lamport(of: element) }
         case .map, .counter, nil: nil
         }
-    }
-
-    /// The Lamport value of an element of the text at `slot`, if it holds
-    /// it, found as remote operations find elements: checking the origin
-    /// of a remote insert before applying it.
-    mutating func lamport(ofTextElement element: OpID, in slot: Slot) -> UInt64? {
-        texts.withUnsafeMutableBufferPointer { $0[slot.index].lamportNearHint(of: element) }
     }
 
     /// The first id of `run` that the list or text at `slot` does not hold

@@ -187,7 +187,7 @@ extension Document {
             guard slot.kind == .text else { throw invalid("its insert does not match \(object), a \(slot.kind)") }
             // An origin the change inserted has a lower stamp than this insert's.
             guard let origin, !change.isInserted(origin, into: object, before: index) else { return }
-            guard let originLamport = objects.lamport(ofTextElement: origin, in: slot) else {
+            guard let originLamport = objects.lamport(of: origin, in: slot) else {
                 throw invalid("it inserts after \(origin), which \(object) does not hold")
             }
             let lamport = change.lamport + (id.counter - change.id.counter)

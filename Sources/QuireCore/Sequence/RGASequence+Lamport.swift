@@ -1,16 +1,10 @@
 extension RGASequence {
     /// The Lamport value of an element, tombstones included; nil if the
     /// sequence has no such element. Checking a remote insert needs it: an
-    /// element's stamp must be above its origin's.
-    public func lamport(of id: OpID) -> UInt64? {
-        guard let found = tree.find(id) else { return nil }
-        return tree.span(found.leaf, found.slot).lamport + UInt64(found.offset)
-    }
-
-    /// `lamport(of:)`, finding the element as remote operations do
-    /// (`SpanTree.locateNearHint`): checking a remote insert's origin,
-    /// which is mostly next to the element the last remote operation found.
-    mutating func lamportNearHint(of id: OpID) -> UInt64? {
+    /// element's stamp must be above its origin's. Mutating because it
+    /// finds the element as remote operations do (`SpanTree.locateNearHint`):
+    /// the origin is mostly next to what the last remote operation found.
+    mutating func lamport(of id: OpID) -> UInt64? {
         guard let (leaf, slot) = tree.locateNearHint(id) else { return nil }
         let span = tree.span(leaf, slot)
         return span.lamport + (id.counter - span.counter)
