@@ -113,10 +113,15 @@ struct ChangeDecoder: ~Copyable {
     private var textOffset: Int
     private var values: ByteReader
     private var operationTotal = 0
-    /// The last counter of each replica so far, but for the replica of
-    /// `previousLast`, whose last counter that is.
-    private var lastCounters = VersionVector()
+    /// The last counter of each replica so far, by its index in
+    /// `replicaTable` (0 for none yet), but for the replica of
+    /// `previousLast`, whose last counter that is. An array, not a map by
+    /// replica: changes of two writers taking turns switch replica at
+    /// every other change.
+    private var lastCounters: [UInt64]
     private var previousLast: OpID?
+    /// The index in `replicaTable` of `previousLast`'s replica.
+    private var previousReplicaIndex = 0
     private var previousLastLamport: UInt64 = 0
     private var previousTime: Int64 = 0
     private var previousDelete: UInt64 = 0
@@ -143,6 +148,7 @@ struct ChangeDecoder: ~Copyable {
         guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
         elidedText = opened.elidesText ? insertedText : nil
         (replicaTable, keyTable) = tables
+        lastCounters = Array(repeating: 0, count: replicaTable.count)
         self.changeCount = changeCount
         self.limits = limits
         self.textBytes = textBytes
@@ -212,15 +218,17 @@ struct ChangeDecoder: ~Copyable {
     mutating func next(into current: inout Current) throws(DecodingError) -> Bool {
         guard read < changeCount else { return false }
         read += 1
-        let replica = try nextReplica(.changeReplica)
+        let replicaIndex = try columns[Column.changeReplica.rawValue].nextIndex(below: replicaTable.count)
+        let replica = replicaTable[replicaIndex]
         let lastCounter: UInt64
-        if let previousLast, previousLast.replica == replica {
+        if let previousLast, replicaIndex == previousReplicaIndex {
             lastCounter = previousLast.counter
         } else {
             // The previous change's replica is noted when another's comes: a
             // run of one replica's changes notes nothing.
-            if let previousLast { lastCounters[previousLast.replica] = previousLast.counter }
-            lastCounter = lastCounters[replica]
+            if let previousLast { lastCounters[previousReplicaIndex] = previousLast.counter }
+            lastCounter = lastCounters[replicaIndex]
+            previousReplicaIndex = replicaIndex
         }
         let counter = (lastCounter &+ 1) &+ UInt64(bitPattern: try nextSigned(.changeCounter))
         let lamport = previousLastLamport &+ 1 &+ UInt64(bitPattern: try nextSigned(.changeLamport))

@@ -25,6 +25,13 @@ struct ReplicaMap<Value> {
         // the changes of many replicas in the order they were applied,
         // which is often the order of their ids (1,540 writers in B3).
         guard let last = entries.last, replica <= last.replica else { return (entries.count, false) }
+        // A few entries (writers taking turns) are scanned: fewer branches
+        // than halving, and no division.
+        if entries.count <= 8 {
+            var index = 0
+            while entries[index].replica < replica { index += 1 }
+            return (index, entries[index].replica == replica)
+        }
         var low = 0, high = entries.count
         while low < high {
             let mid = (low + high) / 2
