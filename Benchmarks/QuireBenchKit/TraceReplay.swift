@@ -157,15 +157,21 @@ public enum TraceReplay {
     ) throws -> ReplayResult {
         var failures = failures
         let encoded = try doc.encodeChanges()
-        let start = CPUClock.now()
-        var fresh = Document(replica: ReplicaID(999))
-        // The bytes were just encoded here, so the limits meant for bytes
-        // from elsewhere (4 M changes a bundle) do not apply: B4x100 has 26 M.
-        try fresh.applyEncoded(encoded, limits: DecodingLimits(maxChanges: .max, maxOperations: .max))
-        let mergeNanos = CPUClock.now() - start
+        let (fresh, mergeNanos) = try merge(encoded)
         if let problem = try check(fresh) { failures.append(problem) }
         return ReplayResult(
             localNanos: localNanos, mergeNanos: mergeNanos, encodedBytes: encoded.count, failures: failures, document: doc)
+    }
+
+    /// A fresh replica applying `encoded`, a whole encoded history, and the
+    /// CPU time that took.
+    public static func merge(_ encoded: [UInt8]) throws -> (Document, nanoseconds: UInt64) {
+        let start = CPUClock.now()
+        var fresh = Document(replica: ReplicaID(999))
+        // The bytes were encoded by this process, so the limits meant for
+        // bytes from elsewhere (4 M changes a bundle) do not apply: B4x100 has 26 M.
+        try fresh.applyEncoded(encoded, limits: DecodingLimits(maxChanges: .max, maxOperations: .max))
+        return (fresh, CPUClock.now() - start)
     }
 
     private static func decodedTextProblem(_ doc: Document, _ text: ObjectID, _ endContent: String) throws -> String? {

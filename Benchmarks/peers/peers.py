@@ -113,6 +113,17 @@ Instruction counts (merge-instructions.sh runs these under callgrind):
   encode writes the trace's whole encoded history, as mergeMs applies it;
   merge-file applies it to N fresh docs (default 1), untimed.
 
+Merges in turns (quire-bench suite --peers runs this after the figures above):
+
+    Benchmarks/peers/run.sh merge-turns trace|replicas FILE [--peer yrs|loro]
+
+  encodes the workload's whole history in each peer and merges it once
+  (warm-up), prints `ready`, then for every line it reads on stdin merges it
+  once more in each peer, timed as mergeMs is, and prints the times as one
+  JSON object, e.g. {"yrs": 1.52, "loro": 40.8} (ms); it ends with its
+  input. quire-bench merges in Quire between the lines, so that the three
+  libraries take turns and share the host's slow moments.
+
 Output: a table by default; with `--json` one JSON object per line with keys
 peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,
 emptyLoopMs, mergeMs, encodedBytes, snapshotBytes, loadMs, runs (the key names
@@ -689,6 +700,34 @@ def measure(peer: str, tr: Trace, runs: int) -> dict:
                       timings=(local, loop, merge, load), checks=(ok_local, ok_merge, ok_load))
 
 
+def merge_turns(command: str, path: str, peers: list) -> None:
+    """The `merge-turns` subcommand: see the module docstring."""
+    if command == "trace":
+        work = load_trace(path)
+        replay = {peer: PEERS[peer]["seq"] if work.kind == "sequential" else PEERS[peer]["conc"] for peer in peers}
+        merge = {peer: PEERS[peer]["merge"] for peer in peers}
+    else:
+        work = load_replicas(path)
+        replay = {peer: REPLICA_PEERS[peer]["replay"] for peer in peers}
+        merge = {peer: REPLICA_PEERS[peer]["load"] for peer in peers}
+    updates = {peer: PEERS[peer]["encode"](replay[peer](work)) for peer in peers}
+    for peer in peers:
+        merge[peer](updates[peer])
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        times = {}
+        for peer in peers:
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.thread_time_ns()
+                merge[peer](updates[peer])
+                times[peer] = round((time.thread_time_ns() - t0) / 1e6, 3)
+            finally:
+                gc.enable()
+        print(json.dumps(times), flush=True)
+
+
 def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks) -> dict:
     """One JSON line: medians with min and max of (local, empty loop, merge,
     load), sizes, and ok only if the replay, merge and load checks all passed."""
@@ -758,6 +797,11 @@ def main(argv=None) -> int:
     m.add_argument("file", metavar="PATH", help="written by encode")
     m.add_argument("--peer", required=True, choices=sorted(PEERS))
     m.add_argument("--count", type=int, default=1)
+    w = sub.add_parser("merge-turns", help="merge once per peer for each line read on stdin "
+                                           "(quire-bench suite --peers: merges in turns)")
+    w.add_argument("kind", choices=("trace", "replicas"))
+    w.add_argument("file", metavar="FILE")
+    w.add_argument("--peer", action="append", choices=sorted(PEERS), help="only this peer (repeatable; default: all)")
     args = ap.parse_args(argv)
     if args.help_long:
         print(__doc__)
@@ -767,6 +811,9 @@ def main(argv=None) -> int:
         doc = (p["seq"] if work.kind == "sequential" else p["conc"])(work)
         with open(args.out, "wb") as out:
             out.write(p["encode"](doc))
+        return 0
+    if args.command == "merge-turns":
+        merge_turns(args.kind, args.file, args.peer or ["yrs", "loro"])
         return 0
     if args.command == "merge-file":
         with open(args.file, "rb") as f:

@@ -15,7 +15,8 @@ let suiteUsage = """
         Run it from the package root.
         --only PATTERN  only workloads whose name or family contains one of the comma-separated patterns
         --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
-        --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files
+        --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files; the merge
+                        figures of all three then come from N rounds in which they take turns
     """
 
 /// `quire-bench suite`; returns 0 when every check passed, else 1.
@@ -65,6 +66,8 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         if parsed.flags.contains("--peers"), workload.hasPeers {
             progress("\(step) yrs and loro (\(runs) runs, then memory)...")
             result.figures += runPeers(workload, runs: runs)
+            progress("\(step) merges in turns (\(runs) rounds)...")
+            measureMergesInTurns(workload, rounds: runs, figures: &result.figures)
         }
         measured += 1
         allOK = allOK && result.figures.allSatisfy(\.ok)
@@ -158,6 +161,37 @@ private func runPeers(_ workload: SuiteWorkload, runs: Int) -> [LibraryFigures] 
     let figures = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { LibraryFigures.peer(jsonLine: String($0)) }
     if figures.isEmpty { printError("\n\(workload.name): peers.py gave no result (exit status \(process.terminationStatus))") }
     return figures
+}
+
+/// Measures the merge of Quire and the peers again, in turns (see
+/// `MergeTurns`), and puts those times in place of each library's merge
+/// figure. On failure the figures measured one library after the other stay.
+private func measureMergesInTurns(_ workload: SuiteWorkload, rounds: Int, figures: inout [LibraryFigures]) {
+    let (command, path): (String, String)
+    let replayOnce: () throws -> ReplayResult
+    do {
+        switch workload.source {
+        case .traceFile(let file):
+            (command, path) = ("trace", file)
+            replayOnce = try replayFunction(try EditingTrace.load(path: file))
+        case .replicaFile(let file):
+            (command, path) = ("replicas", file)
+            let replicas = try ReplicaWorkload.load(path: file)
+            replayOnce = { try TraceReplay.replay(replicas) }
+        case .repeated, .store, .sync:
+            return
+        }
+        let encoded = try replayOnce().document.encodeChanges()
+        _ = try TraceReplay.merge(encoded)  // warm-up, as the peers have had theirs
+        var turns = try MergeTurns(runner: "Benchmarks/peers/run.sh", command: command, path: path)
+        defer { turns.finish() }
+        let spreads = try turns.measure(rounds: rounds) { try TraceReplay.merge(encoded).nanoseconds }
+        for index in figures.indices {
+            if let spread = spreads[figures[index].library] { figures[index].merge = spread }
+        }
+    } catch {
+        printError("\n\(workload.name): merges in turns failed, keeping the merges measured one library after the other: \(error)")
+    }
 }
 
 /// One progress line on stderr, rewritten in place.

@@ -1,0 +1,109 @@
+import Foundation
+
+/// The merge figures of Quire and its peers measured in turns: each round
+/// merges the whole encoded history once in Quire, then once in each peer
+/// (`peers.py merge-turns`, a process that waits for each round).
+///
+/// Measured one library after the other, a minute in which the shared host
+/// was busy slowed one library's runs only, and one run's ratios moved by
+/// up to a factor of two (friendsforever: Quire 2.81 times Yrs's merge time
+/// in one run, 1.50 times ten minutes later). Taking turns gives every
+/// library the same share of the slow moments.
+public struct MergeTurns {
+    private let process: Process
+    private let toPeers: FileHandle
+    private var fromPeers: LineReader
+
+    /// Starts `peers.py merge-turns` through `runner` (`Benchmarks/peers/run.sh`)
+    /// and waits until the peers have encoded the workload and merged it
+    /// once each. `command` is `trace` or `replicas`.
+    public init(runner: String, command: String, path: String) throws {
+        // A peer process that has died makes writing to it fail, not end this process.
+        signal(SIGPIPE, SIG_IGN)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: runner)
+        process.arguments = ["merge-turns", command, path]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        toPeers = input.fileHandleForWriting
+        fromPeers = LineReader(output.fileHandleForReading)
+        guard fromPeers.next() == "ready" else {
+            finish()
+            throw TurnsError(message: "peers.py merge-turns did not start (exit status \(process.terminationStatus))")
+        }
+    }
+
+    /// Runs `rounds` rounds, each `quireMerge` (which returns its CPU time in
+    /// nanoseconds) then one merge per peer, and returns each library's
+    /// spread, keyed "quire", "yrs" and "loro".
+    public mutating func measure(rounds: Int, quireMerge: () throws -> UInt64) throws -> [String: Spread] {
+        var quire: [UInt64] = []
+        var peers: [String: [Double]] = [:]
+        for _ in 0..<rounds {
+            quire.append(try quireMerge())
+            try toPeers.write(contentsOf: Data("merge\n".utf8))
+            guard let line = fromPeers.next(), let times = Self.peerTimes(line) else {
+                throw TurnsError(message: "peers.py merge-turns stopped answering")
+            }
+            for (peer, milliseconds) in times { peers[peer, default: []].append(milliseconds) }
+        }
+        var spreads = peers.compactMapValues { Spread(milliseconds: $0) }
+        spreads["quire"] = Spread(nanoseconds: quire)
+        return spreads
+    }
+
+    /// Closes the peers' input, which ends their process, and waits for it.
+    public func finish() {
+        try? toPeers.close()
+        process.waitUntilExit()
+    }
+
+    /// One round's answer from `peers.py merge-turns`: each peer's merge
+    /// time in milliseconds, as a JSON object; nil for anything else.
+    static func peerTimes(_ line: String) -> [String: Double]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+        var times: [String: Double] = [:]
+        for (peer, value) in object {
+            guard let milliseconds = (value as? NSNumber)?.doubleValue, milliseconds >= 0 else { return nil }
+            times[peer] = milliseconds
+        }
+        return times.isEmpty ? nil : times
+    }
+
+    public struct TurnsError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+}
+
+/// Lines read from a pipe as they come.
+private struct LineReader {
+    let handle: FileHandle
+    var buffer: [UInt8] = []
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// The next line without its newline, or nil at the end of the input.
+    mutating func next() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let data = handle.availableData
+            if data.isEmpty { return nil }
+            buffer += data
+        }
+    }
+}
+
+extension Spread {
+    /// The spread of samples given in milliseconds; nil without samples.
+    public init?(milliseconds samples: [Double]) {
+        guard let spread = Spread(nanoseconds: samples.map { UInt64(($0 * 1e6).rounded()) }) else { return nil }
+        self = spread
+    }
+}

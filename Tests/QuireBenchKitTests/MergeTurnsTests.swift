@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+@testable import QuireBenchKit
+
+/// `MergeTurns` driving a stand-in for `peers.py merge-turns`: a shell
+/// script that speaks the same lines.
+@Suite struct MergeTurnsTests {
+    private static func runner(_ body: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("merge-turns-\(UUID().uuidString).sh").path
+        try "#!/bin/sh\n\(body)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+        return path
+    }
+
+    @Test func quireAndThePeersTakeTurns() throws {
+        // Each answer counts the rounds so far: the peers' times are 1, 2, 3 ms.
+        let script = try Self.runner("""
+            echo ready
+            n=0
+            while read line; do n=$((n + 1)); echo "{\\"yrs\\": $n, \\"loro\\": $((n * 10))}"; done
+            """)
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        var turns = try MergeTurns(runner: script, command: "trace", path: "unused")
+        var quireRounds: [UInt64] = [4_000_000, 6_000_000, 5_000_000]
+        let spreads = try turns.measure(rounds: 3) { quireRounds.removeFirst() }
+        turns.finish()
+        #expect(spreads["quire"] == Spread(median: 5, min: 4, max: 6))
+        #expect(spreads["yrs"] == Spread(median: 2, min: 1, max: 3))
+        #expect(spreads["loro"] == Spread(median: 20, min: 10, max: 30))
+    }
+
+    @Test func aPeerProcessThatDoesNotStartIsAnError() throws {
+        let script = try Self.runner("echo 'cannot import pycrdt' >&2; exit 1")
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        #expect(throws: MergeTurns.TurnsError.self) { try MergeTurns(runner: script, command: "trace", path: "unused") }
+    }
+
+    @Test func aPeerProcessThatStopsAnsweringIsAnError() throws {
+        let script = try Self.runner("echo ready; read line; echo 'Traceback (most recent call last):'")
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        var turns = try MergeTurns(runner: script, command: "trace", path: "unused")
+        defer { turns.finish() }
+        #expect(throws: MergeTurns.TurnsError.self) { try turns.measure(rounds: 2) { 1_000_000 } }
+    }
+
+    @Test func answersAreMillisecondsByPeer() {
+        #expect(MergeTurns.peerTimes(#"{"yrs": 1.5, "loro": 40}"#) == ["yrs": 1.5, "loro": 40])
+        #expect(MergeTurns.peerTimes("ready") == nil)
+        #expect(MergeTurns.peerTimes("{}") == nil)
+        #expect(MergeTurns.peerTimes(#"{"yrs": "fast"}"#) == nil)
+        #expect(MergeTurns.peerTimes(#"{"yrs": -1}"#) == nil)
+    }
+}
