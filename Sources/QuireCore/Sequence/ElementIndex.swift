@@ -17,7 +17,6 @@
 struct ElementIndex: Sendable {
     static let pageBits: UInt64 = 8
     static let pageSize = 1 << pageBits
-    private static let emptyPage = [Int32](repeating: -1, count: pageSize)
 
     /// The replica ids that spans refer to by index.
     private(set) var replicas: [ReplicaID] = []
@@ -360,9 +359,7 @@ struct ElementIndex: Sendable {
         // Lazily: an array of the starts would be allocated for every page added.
         pageStarts.insert(contentsOf: (0..<added).lazy.map { [start = pool.count] in start + $0 * Self.pageSize }, at: at)
         pool.reserveGrowingByAThird(adding: added * Self.pageSize)
-        // Appending an array is one copy; a `repeatElement` went entry by
-        // entry, a fifth of a merge of 1,540 writers' single elements (B3).
-        for _ in 0..<added { pool.append(contentsOf: Self.emptyPage) }
+        pool.append(contentsOf: repeatElement(-1, count: added * Self.pageSize))
         segments[Int(replica)].count += added
         for r in (Int(replica) + 1)..<segments.count { segments[r].start += added }
         return pageStarts[at + added - 1]
