@@ -621,14 +621,23 @@ def measure_memory(command: str, peer: str, path: str) -> int:
     return int(out.stdout.strip())
 
 
-def memory_child(command: str, peer: str, path: str) -> None:
+def load_work(command: str, path: str):
+    """The workload of a `trace` or `replicas` command."""
+    return load_trace(path) if command == "trace" else load_replicas(path)
+
+
+def replay_and_merge(command: str, peer: str, work):
+    """The peer's replay of `work` (loaded by `load_work`) and its merge
+    of the encoded history into a fresh doc."""
     if command == "trace":
-        work = load_trace(path)
         p = PEERS[peer]
-        replay = p["seq"] if work.kind == "sequential" else p["conc"]
-    else:
-        work = load_replicas(path)
-        replay = REPLICA_PEERS[peer]["replay"]
+        return p["seq"] if work.kind == "sequential" else p["conc"], p["merge"]
+    return REPLICA_PEERS[peer]["replay"], REPLICA_PEERS[peer]["load"]
+
+
+def memory_child(command: str, peer: str, path: str) -> None:
+    work = load_work(command, path)
+    replay, _ = replay_and_merge(command, peer, work)
     # A warm-up replay first, as Quire measures after its timed runs: what a
     # library allocates once, on first use (about 700 KB for pycrdt), is not the document's.
     replay(work)
@@ -657,6 +666,19 @@ PEERS = {
 }
 
 
+def timed_once(fn: Callable):
+    """One call of `fn`, the garbage collector run before and disabled
+    during it. Returns its CPU time in ms and its result."""
+    gc.collect()
+    gc.disable()
+    try:
+        t0 = time.thread_time_ns()
+        result = fn()
+        return (time.thread_time_ns() - t0) / 1e6, result
+    finally:
+        gc.enable()
+
+
 def timed(fn: Callable, runs: int):
     """Warm-up once, then `runs` timed calls. Returns (median, min, max) in ms
     and the result of the last call."""
@@ -664,14 +686,8 @@ def timed(fn: Callable, runs: int):
     times = []
     for _ in range(runs):
         result = None
-        gc.collect()
-        gc.disable()
-        try:
-            t0 = time.thread_time_ns()
-            result = fn()
-            times.append((time.thread_time_ns() - t0) / 1e6)
-        finally:
-            gc.enable()
+        ms, result = timed_once(fn)
+        times.append(ms)
     return (statistics.median(times), min(times), max(times)), result
 
 
@@ -702,30 +718,15 @@ def measure(peer: str, tr: Trace, runs: int) -> dict:
 
 def merge_turns(command: str, path: str, peers: list) -> None:
     """The `merge-turns` subcommand: see the module docstring."""
-    if command == "trace":
-        work = load_trace(path)
-        replay = {peer: PEERS[peer]["seq"] if work.kind == "sequential" else PEERS[peer]["conc"] for peer in peers}
-        merge = {peer: PEERS[peer]["merge"] for peer in peers}
-    else:
-        work = load_replicas(path)
-        replay = {peer: REPLICA_PEERS[peer]["replay"] for peer in peers}
-        merge = {peer: REPLICA_PEERS[peer]["load"] for peer in peers}
-    updates = {peer: PEERS[peer]["encode"](replay[peer](work)) for peer in peers}
+    work, merges = load_work(command, path), {}
     for peer in peers:
-        merge[peer](updates[peer])
+        replay, merge = replay_and_merge(command, peer, work)
+        update = PEERS[peer]["encode"](replay(work))
+        merge(update)  # warm-up
+        merges[peer] = functools.partial(merge, update)
     print("ready", flush=True)
     for _ in sys.stdin:
-        times = {}
-        for peer in peers:
-            gc.collect()
-            gc.disable()
-            try:
-                t0 = time.thread_time_ns()
-                merge[peer](updates[peer])
-                times[peer] = round((time.thread_time_ns() - t0) / 1e6, 3)
-            finally:
-                gc.enable()
-        print(json.dumps(times), flush=True)
+        print(json.dumps({peer: round(timed_once(merge)[0], 3) for peer, merge in merges.items()}), flush=True)
 
 
 def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks) -> dict:

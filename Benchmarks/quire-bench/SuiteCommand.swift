@@ -54,20 +54,23 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     var measured = 0, allOK = true
     for (index, workload) in workloads.enumerated() {
         let step = "[\(index + 1)/\(workloads.count)] \(workload.name)"
-        var result: WorkloadResult
+        var result: WorkloadResult, replayOnce: (() throws -> ReplayResult)?
         do {
             try workload.materialise(cacheDirectory: cache)
             progress("\(step) quire (\(runs) runs)...")
-            result = try measureQuire(workload, runs: runs, command: command)
+            (result, replayOnce) = try measureQuire(workload, runs: runs, command: command)
         } catch {
             printError("\n\(step): \(error)")
             continue
         }
-        if parsed.flags.contains("--peers"), workload.hasPeers {
+        if parsed.flags.contains("--peers"), workload.hasPeers, let (peerCommand, path) = peerInput(workload) {
             progress("\(step) yrs and loro (\(runs) runs, then memory)...")
-            result.figures += runPeers(workload, runs: runs)
-            progress("\(step) merges in turns (\(runs) rounds)...")
-            measureMergesInTurns(workload, rounds: runs, figures: &result.figures)
+            result.figures += runPeers(workload, command: peerCommand, path: path, runs: runs)
+            if let replayOnce {
+                progress("\(step) merges in turns (\(runs) rounds)...")
+                measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
+                                     rounds: runs, figures: &result.figures)
+            }
         }
         measured += 1
         allOK = allOK && result.figures.allSatisfy(\.ok)
@@ -96,18 +99,20 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
 }
 
 /// Quire's figures for one workload, through the same measurement code as
-/// `quire-bench trace`, `store` and `sync`.
-private func measureQuire(_ workload: SuiteWorkload, runs: Int, command: String) throws -> WorkloadResult {
+/// `quire-bench trace`, `store` and `sync`, and for a replay workload the
+/// replay it measured, to be run again.
+private func measureQuire(_ workload: SuiteWorkload, runs: Int, command: String) throws
+    -> (WorkloadResult, replayOnce: (() throws -> ReplayResult)?) {
     let measurement: TraceMeasurement, replayOnce: () throws -> ReplayResult, timedRuns: Int
     switch workload.source {
     case .store:
         var options = StoreBenchmark.Options()
         options.runs = runs
         let measures = try StoreBenchmark.run(options).measures
-        return WorkloadResult(workload: workload, command: command, ops: nil, figures: [.quire(measures: measures, runs: runs)])
+        return (WorkloadResult(workload: workload, command: command, ops: nil, figures: [.quire(measures: measures, runs: runs)]), nil)
     case .sync(let path):
         let measures = try measureSync(tracePath: path, runs: runs).measures
-        return WorkloadResult(workload: workload, command: command, ops: nil, figures: [.quire(measures: measures, runs: runs)])
+        return (WorkloadResult(workload: workload, command: command, ops: nil, figures: [.quire(measures: measures, runs: runs)]), nil)
     case .traceFile(let path):
         let trace = try EditingTrace.load(path: path)
         (measurement, timedRuns) = (TraceMeasurement.measure(trace: trace, named: workload.name, runs: runs), runs)
@@ -125,9 +130,9 @@ private func measureQuire(_ workload: SuiteWorkload, runs: Int, command: String)
         replayOnce = try replayFunction(trace)
     }
     for failure in measurement.failures { printError("\nFAIL \(workload.name) quire: \(failure)") }
-    return WorkloadResult(workload: workload, command: command, ops: measurement.ops, figures: [
+    return (WorkloadResult(workload: workload, command: command, ops: measurement.ops, figures: [
         LibraryFigures.quire(measurement, runs: timedRuns, replayOnce: replayOnce),
-    ])
+    ]), replayOnce)
 }
 
 private func replayFunction(_ trace: EditingTrace) throws -> () throws -> ReplayResult {
@@ -139,14 +144,18 @@ private func replayFunction(_ trace: EditingTrace) throws -> () throws -> Replay
     }
 }
 
-/// Runs peers.py on the workload's file; its stderr (virtualenv set-up) passes through.
-private func runPeers(_ workload: SuiteWorkload, runs: Int) -> [LibraryFigures] {
-    let (command, path): (String, String)
+/// The peers.py subcommand (`trace` or `replicas`) and file for a
+/// workload the peers measure too.
+private func peerInput(_ workload: SuiteWorkload) -> (command: String, path: String)? {
     switch workload.source {
-    case .traceFile(let file): (command, path) = ("trace", file)
-    case .replicaFile(let file): (command, path) = ("replicas", file)
-    case .repeated, .store, .sync: return []
+    case .traceFile(let file): ("trace", file)
+    case .replicaFile(let file): ("replicas", file)
+    case .repeated, .store, .sync: nil
     }
+}
+
+/// Runs peers.py `command` on `path`; its stderr (virtualenv set-up) passes through.
+private func runPeers(_ workload: SuiteWorkload, command: String, path: String, runs: Int) -> [LibraryFigures] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "Benchmarks/peers/run.sh")
     process.arguments = [command, path, "--json", "--memory", "--runs", "\(runs)"]
@@ -166,21 +175,9 @@ private func runPeers(_ workload: SuiteWorkload, runs: Int) -> [LibraryFigures] 
 /// Measures the merge of Quire and the peers again, in turns (see
 /// `MergeTurns`), and puts those times in place of each library's merge
 /// figure. On failure the figures measured one library after the other stay.
-private func measureMergesInTurns(_ workload: SuiteWorkload, rounds: Int, figures: inout [LibraryFigures]) {
-    let (command, path): (String, String)
-    let replayOnce: () throws -> ReplayResult
+private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, path: String,
+                                  replayOnce: () throws -> ReplayResult, rounds: Int, figures: inout [LibraryFigures]) {
     do {
-        switch workload.source {
-        case .traceFile(let file):
-            (command, path) = ("trace", file)
-            replayOnce = try replayFunction(try EditingTrace.load(path: file))
-        case .replicaFile(let file):
-            (command, path) = ("replicas", file)
-            let replicas = try ReplicaWorkload.load(path: file)
-            replayOnce = { try TraceReplay.replay(replicas) }
-        case .repeated, .store, .sync:
-            return
-        }
         let encoded = try replayOnce().document.encodeChanges()
         _ = try TraceReplay.merge(encoded)  // warm-up, as the peers have had theirs
         var turns = try MergeTurns(runner: "Benchmarks/peers/run.sh", command: command, path: path)
