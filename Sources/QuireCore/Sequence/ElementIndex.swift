@@ -162,6 +162,14 @@ struct ElementIndex: Sendable {
             pool[entry] = leaf
             return present
         }
+        return setLeaf(leaf, replica: replica, run: counters)
+    }
+
+    /// `setLeaf(_:replica:counters:)` for more than one counter. Not
+    /// inlined: its vectorised loops, copied into every caller, made the
+    /// merge loop's code outgrow the instruction cache.
+    @inline(never)
+    private mutating func setLeaf(_ leaf: Int32, replica: UInt32, run counters: Range<UInt64>) -> UInt64? {
         var present: UInt64?
         var c = counters.lowerBound
         while c < counters.upperBound {

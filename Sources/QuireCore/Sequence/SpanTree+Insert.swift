@@ -163,8 +163,9 @@ extension SpanTree {
     /// `slot`), splitting that span if `offset > 0`; with `offset == 0`,
     /// `slot` may be the leaf's count (the end of the leaf). Extends the
     /// previous span instead when the new one continues it (typing).
-    /// Returns where the new elements are.
-    @discardableResult @inline(__always)
+    /// Returns where the new elements are. (Never inlined: a copy in each
+    /// of its callers made a merge miss the instruction cache far more.)
+    @discardableResult @inline(never)
     private mutating func insert(_ span: Span, at leaf: Int32, _ slot: Int, offset: Int, measure: Measure) -> (leaf: Int32, slot: Int) {
         let base = Int(leaf) * Self.leafCapacity
         if offset == 0, slot > 0, spans[base + slot - 1].canAbsorb(span) {
