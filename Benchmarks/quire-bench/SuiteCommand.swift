@@ -21,7 +21,7 @@ let suiteUsage = """
     """
 
 /// The fewest rounds of merges in turns: a merge takes milliseconds, and
-/// the median of three rounds still moved automerge-paper's ratio to Yrs
+/// the median of three to five rounds still moved automerge-paper's ratio to Yrs
 /// from 0.87 to 1.53 between runs on this project's shared machine.
 let minimumMergeRounds = 15
 
