@@ -33,7 +33,7 @@ trap 'rm -rf "$work"' EXIT
 # (reads and writes); without --cache, the misses are 0.
 count() {
     valgrind --tool=callgrind --callgrind-out-file=/dev/null $cache "$@" 2>&1 \
-        | awk '/Collected/ { print $4, ($7 == "" ? 0 : $7), $8 + $9 }'
+        | awk '/Collected/ { print $4, $7 + 0, $8 + $9 }'
 }
 # Half of `new` minus `old`, field by field: one merge of two (Quire) or of
 # the difference between three and one (the peers).

@@ -17,13 +17,8 @@ let suiteUsage = """
         --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
         --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files; the merge
                         figures of all three then come from rounds in which they take turns
-                        (N rounds, at least 15)
+                        (N rounds, at least \(MergeTurns.minimumRounds))
     """
-
-/// The fewest rounds of merges in turns: a merge takes milliseconds, and
-/// the median of three to five rounds still moved automerge-paper's ratio to Yrs
-/// from 0.87 to 1.53 between runs on this project's shared machine.
-let minimumMergeRounds = 15
 
 /// `quire-bench suite`; returns 0 when every check passed, else 1.
 func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
@@ -73,7 +68,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
             progress("\(step) yrs and loro (\(runs) runs, then memory)...")
             result.figures += runPeers(workload, command: peerCommand, path: path, runs: runs)
             if let replayOnce {
-                let rounds = max(runs, minimumMergeRounds)
+                let rounds = max(runs, MergeTurns.minimumRounds)
                 progress("\(step) merges in turns (\(rounds) rounds)...")
                 measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
                                      rounds: rounds, figures: &result.figures)

@@ -81,9 +81,9 @@ public struct SuiteReport {
             Store and sync times are wall-clock: waiting for the disk or the socket is their cost.
             **merge** is a fresh replica applying the whole encoded history in one call: the fair native
             comparison. With peers, the three libraries merge in turns (Quire, Yrs, Loro, and again: one
-            round per run, at least 15), so that a busy moment on the host slows them alike. **local** replays edit by
-            edit; for the peers that includes Python's call overhead, and the **empty loop** column is the
-            same Python loop with no library call. Ratios are
+            round per run, at least \(MergeTurns.minimumRounds)), so that a busy moment on the host slows
+            them alike. **local** replays edit by edit; for the peers that includes Python's call overhead,
+            and the **empty loop** column is the same Python loop with no library call. Ratios are
             Quire ÷ peer on the same workload: below 1 Quire is faster or smaller. **memory** is the heap in
             use held by the document after one local replay (for concurrent workloads the merged replica),
             measured the same way for all three: glibc `mallinfo2()`, `uordblks + hblkhd` after the replay
