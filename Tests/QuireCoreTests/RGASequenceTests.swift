@@ -415,6 +415,23 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(text.spanCount > 1000, "the tree grew past one level of inner nodes")
     }
 
+    /// Text written back to front, a character at a time at the head,
+    /// packs leaves full as text written front to back does: a full leaf
+    /// stays whole and a new one starts before it, moving no spans.
+    @Test func prependingPacksLeavesFull() throws {
+        var local = Text(), remote = Text()
+        for i in 1...300 as ClosedRange<UInt64> {
+            _ = try local.insertLocal(at: 0, id: OpID(replica: a, counter: i), lamport: i, contentsOf: scalars("x"))
+            try remote.insertRemote(origin: nil, id: OpID(replica: b, counter: i), lamport: i, contentsOf: scalars("y"))
+        }
+        for text in [local, remote] {
+            text.checkInvariants()
+            #expect(text.spanCount == 300)
+            #expect(text.tree.leaves.count == (300 + SpanTree.leafCapacity - 1) / SpanTree.leafCapacity)
+            #expect(text.id(at: 0).counter == 300 && text.id(at: 299).counter == 1)
+        }
+    }
+
     /// Remote inserts and deletes found by id, against a plain array of ids:
     /// mostly next to the previous remote target (where the found-span hint
     /// applies, often in a span the previous operation just split), else

@@ -172,7 +172,7 @@ extension SpanTree {
             extend(leaf, slot - 1, with: span)
             return (leaf, slot - 1)
         }
-        var (leaf, slot) = makeRoom(leaf, slot, extra: offset == 0 ? 1 : 2)
+        var (leaf, slot) = makeRoom(leaf, slot, extra: offset == 0 ? 1 : 2, isGap: offset == 0)
         if offset > 0 {
             let (left, right) = split(self.span(leaf, slot), at: offset, measure: measure)
             spans[Int(leaf) * Self.leafCapacity + slot] = left

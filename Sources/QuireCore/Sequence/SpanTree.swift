@@ -330,23 +330,26 @@ struct SpanTree: Sendable {
     }
 
     /// Makes room for `extra` more spans in `leaf`, splitting it if full.
-    /// Returns where the span that was at `slot` (or the gap at `slot`) is now.
+    /// Returns where the span that was at `slot` is now, or with `isGap`,
+    /// where the room for new spans before it is.
     ///
     /// A split at the end of a leaf (appending) leaves the full leaf alone
-    /// and starts an empty one, so text written front to back packs leaves
-    /// full. Otherwise the leaf splits in half and the half with fewer
-    /// elements moves to the new leaf, because every moved element costs an
-    /// id-index update.
-    mutating func makeRoom(_ leaf: Int32, _ slot: Int, extra: Int) -> (leaf: Int32, slot: Int) {
+    /// and starts an empty one after it, so text written front to back packs
+    /// leaves full; a split for new spans before the first (prepending)
+    /// starts the empty leaf before it. Otherwise the leaf splits in half
+    /// and the half with fewer elements moves to the new leaf, because every
+    /// moved element costs an id-index update.
+    mutating func makeRoom(_ leaf: Int32, _ slot: Int, extra: Int, isGap: Bool = false) -> (leaf: Int32, slot: Int) {
         let count = Int(leaves[Int(leaf)].count)
         guard count + extra > Self.leafCapacity else { return (leaf, slot) }
         cursor = nil
         editPoint = nil
-        let mid = slot == count ? count : count / 2
+        let isPrepending = isGap && slot == 0
+        let mid = slot == count ? count : isPrepending ? 0 : count / 2
         let base = Int(leaf) * Self.leafCapacity
         var leftElements = 0
         for i in 0..<mid { leftElements += Int(spans[base + i].length) }
-        let moveLeft = 2 * leftElements < leaves[Int(leaf)].summary.total
+        let moveLeft = isPrepending || 2 * leftElements < leaves[Int(leaf)].summary.total
         let moved = moveLeft ? 0..<mid : mid..<count
         let newLeaf = allocateLeaf()
         let newBase = Int(newLeaf) * Self.leafCapacity
@@ -372,7 +375,7 @@ struct SpanTree: Sendable {
         }
         insertChild(newLeaf, beside: leaf, after: !moveLeft, level: 0)
         if moveLeft {
-            return slot < mid ? (newLeaf, slot) : (leaf, slot - mid)
+            return slot < mid || isPrepending ? (newLeaf, slot) : (leaf, slot - mid)
         }
         return slot < mid ? (leaf, slot) : (newLeaf, slot - mid)
     }
