@@ -338,6 +338,37 @@ import QuireTestSupport
         #expect(merged.encodeSnapshot().count < together.encodeSnapshot().count + 100)
     }
 
+    /// A fresh replica merging a bundle makes room in its root map for the
+    /// keys the bundle writes there, counted ahead from the object column:
+    /// every write at the root, at most as many as the bundle's different
+    /// keys, none for keys written in a nested map.
+    @Test func aBundleCountsTheKeysItWritesAtTheRoot() throws {
+        func merged(_ writers: ClosedRange<Int>, into map: (inout Transaction) throws -> ObjectID) throws -> [UInt8] {
+            var source = Document(replica: ReplicaID(1))
+            let object = try source.transact { tx in try map(&tx) }
+            for writer in writers {
+                var replica = Document(replica: ReplicaID(UInt64(writer)))
+                try replica.apply(source.changes(since: replica.versionVector))
+                // Each writer writes its own key twice, and one shared key.
+                try replica.transact { tx in try tx.put(object, key: "k\(writer)", .int(1)) }
+                try replica.transact { tx in
+                    try tx.put(object, key: "k\(writer)", .int(2))
+                    try tx.put(object, key: "shared", .int(Int64(writer)))
+                }
+                try source.apply(replica.changes(since: source.versionVector))
+            }
+            return try source.encodeChanges()
+        }
+        let atRoot = try merged(2...301) { tx in try tx.put(.root, key: "title", .string("keys")); return .root }
+        #expect(try ChangeDecoder(atRoot, limits: .default).rootKeyWrites() == 302)
+        let nested = try merged(2...301) { tx in try tx.putObject(.root, key: "notes", kind: .map) }
+        #expect(try ChangeDecoder(nested, limits: .default).rootKeyWrites() == 1)
+
+        var fresh = Document(replica: ReplicaID(999))
+        try fresh.applyEncoded(atRoot)
+        #expect(try fresh.keys(.root).count == 302 && fresh.get(.root, key: "k7") == .scalar(.int(2)))
+    }
+
     /// A bundle taken whole tells its bounds, equal to those of its changes;
     /// one that is not one run, or not taken whole, tells none.
     @Test func aBundleTakenWholeTellsItsBounds() throws {

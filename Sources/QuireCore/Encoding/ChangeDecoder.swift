@@ -184,6 +184,21 @@ struct ChangeDecoder: ~Copyable {
         return (scalars, scalars + Int(min(deleted, UInt64(scalars))))
     }
 
+    /// How many keys the bundle writes in the root map (at most as many as
+    /// it names), counted from a copy of the object column a run at a time:
+    /// the root is a map, so all its operations write keys. A damaged
+    /// column ends the count early (reading it throws later).
+    func rootKeyWrites() -> Int {
+        let keyCount = UInt64(keyTable.count)
+        var objects = columns[Column.objectReplica.rawValue]
+        var writes: UInt64 = 0
+        while writes < keyCount, let (object, count) = try? objects.peekRun() {
+            if object == 0 { writes += min(count, keyCount - writes) }
+            objects.skip(count)
+        }
+        return Int(writes)
+    }
+
     /// Checks that every column and content area was used up exactly.
     func finish() throws(DecodingError) {
         for column in columns { try column.checkFinished() }
