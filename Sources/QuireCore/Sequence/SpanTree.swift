@@ -230,7 +230,12 @@ struct SpanTree: Sendable {
     func slot(of replica: UInt32, _ counter: UInt64, in leaf: Int32, among slots: Range<Int>) -> Int? {
         spans.withUnsafeBufferPointer { buffer in
             let leafSpans = buffer.baseAddress! + Int(leaf) * Self.leafCapacity
-            for slot in slots where leafSpans[slot].contains(replica: replica, counter: counter) { return slot }
+            // A `while`, not a `for` over the range: that checked the bound twice a span.
+            var slot = slots.lowerBound
+            while slot < slots.upperBound {
+                if leafSpans[slot].contains(replica: replica, counter: counter) { return slot }
+                slot &+= 1
+            }
             return nil
         }
     }
