@@ -361,7 +361,7 @@ struct SpanTree: Sendable {
         spans.withUnsafeMutableBufferPointer { buffer in
             let at = buffer.baseAddress! + base
             (buffer.baseAddress! + newBase).moveInitialize(from: at + moved.lowerBound, count: moved.count)
-            if moveLeft { at.moveInitialize(from: at + mid, count: count - mid) }
+            if moveLeft, mid > 0 { at.moveInitialize(from: at + mid, count: count - mid) }
         }
         var movedSummary = Summary.zero
         for k in 0..<moved.count {
