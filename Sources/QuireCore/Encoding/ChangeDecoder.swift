@@ -185,18 +185,12 @@ struct ChangeDecoder: ~Copyable {
     }
 
     /// How many keys the bundle writes in the root map (at most as many as
-    /// it names), counted from a copy of the object column a run at a time:
+    /// it names), counted in the object column, where the root is code 0:
     /// the root is a map, so all its operations write keys. A damaged
-    /// column ends the count early (reading it throws later).
+    /// column counts as nothing here; reading it throws later.
     func rootKeyWrites() -> Int {
-        let keyCount = UInt64(keyTable.count)
-        var objects = columns[Column.objectReplica.rawValue]
-        var writes: UInt64 = 0
-        while writes < keyCount, let (object, count) = try? objects.peekRun() {
-            if object == 0 { writes += min(count, keyCount - writes) }
-            objects.skip(count)
-        }
-        return Int(writes)
+        let count = try? columns[Column.objectReplica.rawValue].remainingCount(of: 0, atMost: UInt64(keyTable.count))
+        return Int(count ?? 0)
     }
 
     /// Checks that every column and content area was used up exactly.

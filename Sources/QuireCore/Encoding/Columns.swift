@@ -88,6 +88,18 @@ struct ColumnReader {
         return sum
     }
 
+    /// How many of the values not yet read are `value`, counting up to
+    /// `limit` at most, read from a copy: this reader consumes nothing.
+    func remainingCount(of value: UInt64, atMost limit: UInt64) throws(DecodingError) -> UInt64 {
+        var reader = self
+        var found: UInt64 = 0
+        while found < limit, let (next, count) = try reader.peekRun() {
+            if next == value { found += min(count, limit - found) }
+            reader.skip(count)
+        }
+        return found
+    }
+
     /// Consumes `count` values of the current run (as `peekRun` reported it).
     mutating func skip(_ count: UInt64) {
         precondition(count <= run, "skipping past the current run")
