@@ -94,9 +94,7 @@ extension Document {
 
     /// Makes room in an empty root map for the keys the bundle writes in
     /// it: grown key by key, it hashes all its keys again each time it
-    /// doubles, an eighth of a merge of 1,540 writers' keys. (Out of line:
-    /// inlined, it slowed the merge loop around it by half a percent.)
-    @inline(never)
+    /// doubles, an eighth of a merge of 1,540 writers' keys.
     private mutating func reserveRootKeys(for decoder: borrowing ChangeDecoder) {
         guard let root = try? objects.slot(.root, .map), objects.maps[root].isEmpty else { return }
         objects.maps[root].reserveCapacity(decoder.rootKeyWrites())
