@@ -121,6 +121,28 @@ import QuireTestSupport
         #expect(throws: DecodingError.self, "\(lie)") { try ChangeEncoding.decode(bytes) }
     }
 
+    /// A delete whose range runs past the last counter: the decoder refuses
+    /// it, so that the catching-up path, which adds up ranges as it chains
+    /// deletes, never sees one (it trapped on the addition).
+    @Test func aDeleteRangePastTheLastCounterIsRefused() throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        try source.transact { tx in try tx.insertText(text, at: 0, "abc") }
+        let valid = try source.allChanges()
+        var changes = valid
+        let last = changes[changes.count - 1]
+        let target = IDRun(start: OpID(replica: ReplicaID(1), counter: .max - 1), length: 3)
+        changes.append(Change(id: last.id.advanced(by: last.width), lamport: last.lamport + last.width, parents: [last.lastID],
+                              time: 0, operations: [.delete(object: text, target: target)], width: 3))
+        let bytes = ChangeEncoding.encode(changes)
+        #expect(throws: DecodingError.invalid("a delete's range runs past the last counter")) { try ChangeEncoding.decode(bytes) }
+        var fresh = Document(replica: ReplicaID(2))
+        #expect(throws: DecodingError.invalid("a delete's range runs past the last counter")) { try fresh.applyEncoded(bytes) }
+        // What it applied before the damage stays consistent: the valid changes still apply.
+        try fresh.applyEncoded(ChangeEncoding.encode(valid))
+        #expect(try fresh.text(text) == "abc" && fresh.versionVector == source.versionVector)
+    }
+
     /// Errors name the column at fault by its case name; the names are
     /// written out (reflection is slow), so they must follow the cases.
     @Test func aDamagedColumnIsNamedInTheError() throws {
