@@ -1,0 +1,126 @@
+import Testing
+import QuireTestSupport
+@testable import QuireCore
+
+/// A bundle damaged inside a valid checksum (a faulty or hostile peer) may
+/// still decode. Whatever it then says, the catching-up path, which reads
+/// runs of changes straight from the columns and applies each run as one
+/// operation, must end exactly as applying the decoded changes one by one:
+/// the same changes applied or refused, the same state, history and heads.
+///
+/// `HostileInputTests` checks that damage never traps; this checks that the
+/// fast paths judge damaged changes as the reference path does. Run longer
+/// with `QUIRE_FUZZ_SEEDS=5000 swift test --filter DamagedBundleFuzz`.
+@Suite struct DamagedBundleFuzzTests {
+    /// Histories that take each fast path: typing and deleting runs of two
+    /// writers, concurrent pastes and replacements, long selections and
+    /// multi-cursor deletes, and every kind of object.
+    static func sources() throws -> [(name: String, document: Document)] {
+        [
+            ("typing", try BulkApplyTests.typedDocument(seed: 3, replicas: 2)),
+            ("concurrent", try BulkApplyTests.concurrentDocument(seed: 12, replicas: 3)),
+            ("fragmented deletes", try BulkApplyTests.fragmentedDeletesDocument(seed: 43, replicas: 2)),
+            ("every object kind", try HostileInputTests.sample()),
+        ]
+    }
+
+    @Test func aDamagedBundleThatDecodesAppliesInBulkAsChangeByChange() throws {
+        let seeds = fuzzSeedCount(default: 150)
+        for (name, source) in try Self.sources() {
+            // Into a fresh replica, and into one that holds the first half
+            // of the history already, as a sync delivers what a replica lacks.
+            let history = try source.allChanges()
+            var half = Document(replica: ReplicaID(2))
+            // Caught up in bulk too, so that its history is a bundle and the next bundle takes the fast path.
+            try half.applyEncoded(ChangeEncoding.encode(Array(history.prefix(history.count / 2))))
+            try #require(half.history.canAppendBundle, "\(name): the first half was recorded change by change")
+            for (base, bundle) in [(Document(replica: ReplicaID(2)), try source.encodeChanges()),
+                                   (half, try source.encodeChanges(since: half.versionVector))] {
+                let context = "\(name), \(base.versionVector.isEmpty ? "fresh" : "half") replica"
+                let body = Array(try Envelope.open(bundle, magic: ChangeEncoding.magic, name: name,
+                                                   version: ChangeEncoding.version).remainingBytes)
+                let values = try Self.valueOffsets(of: bundle)
+                var decoded = 0
+                for seed in 1...UInt64(seeds) {
+                    var rng = SeededGenerator(seed: seed)
+                    let framed = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version,
+                                               body: Self.damage(body, mostlyAt: values, using: &rng))
+                    var bulk = base
+                    let bulkApplied = Result { try bulk.applyEncoded(framed) }
+                    guard let changes = try? ChangeEncoding.decode(framed) else {
+                        // The catching-up path reads with the same decoder: it must refuse the bundle too.
+                        let refused = (try? bulkApplied.get()) == nil
+                        try #require(refused, "\(context), seed \(seed): the bundle does not decode, yet it applied")
+                        continue
+                    }
+                    decoded += 1
+                    var oneByOne = base
+                    let oneByOneApplied = Result { try oneByOne.apply(changes) }
+                    try Self.requireSame(bulk, bulkApplied, as: oneByOne, oneByOneApplied, "\(context), seed \(seed)")
+                }
+                // Most damage breaks the encoding; enough must decode for the comparison to mean something.
+                #expect(decoded >= seeds / 10, "\(context): only \(decoded) of \(seeds) damaged bundles decoded")
+            }
+        }
+    }
+
+    /// Where in the body of `bundle` (as `Envelope.open` returns it) the
+    /// values of its columns and its text lie: damage there changes what
+    /// the changes say (counters, Lamport values, origins, lengths,
+    /// characters), where damage elsewhere (tables, run lengths) mostly
+    /// makes the bundle unreadable.
+    static func valueOffsets(of bundle: [UInt8]) throws -> [Int] {
+        var body = try ChangeEncoding.open(bundle, elidedTextAllowed: false).body
+        let bodyStart = body.offset
+        _ = try ChangeEncoding.readTables(&body)
+        _ = try ChangeEncoding.readChangeCount(&body, limits: .default)
+        var offsets: [Int] = []
+        for name in ChangeEncoding.Column.names {
+            var column = ByteReader(body.bytes, range: try body.readData(name).indices)
+            while !column.isAtEnd {
+                _ = try column.readVarint("a run length")
+                let valueStart = column.offset
+                _ = try column.readVarint("a value")
+                offsets += (valueStart..<column.offset).map { $0 - bodyStart }
+            }
+        }
+        offsets += try body.readData("the text content").indices.map { $0 - bodyStart }
+        return offsets
+    }
+
+    /// Changes one to three bytes of `body`, three times in four at one of
+    /// `offsets`: mostly by one up or down or one bit, which keeps most
+    /// varints' lengths and so the columns readable; otherwise to any byte.
+    static func damage(_ body: [UInt8], mostlyAt offsets: [Int], using rng: inout SeededGenerator) -> [UInt8] {
+        var damaged = body
+        for _ in 0..<Int.random(in: 1...3, using: &rng) {
+            let index = Int.random(in: 0..<4, using: &rng) > 0
+                ? offsets.randomElement(using: &rng)! : Int.random(in: 0..<damaged.count, using: &rng)
+            damaged[index] = switch Int.random(in: 0..<4, using: &rng) {
+            case 0: damaged[index] &+ 1
+            case 1: damaged[index] &- 1
+            case 2: damaged[index] ^ (1 << UInt8.random(in: 0..<7, using: &rng))
+            default: UInt8.random(in: 0...255, using: &rng)
+            }
+        }
+        return damaged
+    }
+
+    /// Requires both replicas to have applied the same number of changes
+    /// or both to have refused the bundle, and to be alike in every way
+    /// that sync and readers see.
+    static func requireSame(_ bulk: Document, _ bulkApplied: Result<Int, any Error>,
+                            as oneByOne: Document, _ oneByOneApplied: Result<Int, any Error>, _ context: String) throws {
+        let (bulkCount, oneByOneCount) = (try? bulkApplied.get(), try? oneByOneApplied.get())
+        try #require(bulkCount == oneByOneCount, "\(context): in bulk \(bulkApplied), one by one \(oneByOneApplied)")
+        try #require(bulk.versionVector == oneByOne.versionVector, "\(context): versions differ")
+        try #require(bulk.heads == oneByOne.heads, "\(context): heads differ")
+        try #require(bulk.pendingCount == oneByOne.pendingCount, "\(context): pending changes differ")
+        try #require(bulk.maxLamport == oneByOne.maxLamport, "\(context): Lamport clocks differ")
+        let sameState = bulk.encodeSnapshot(includeHistory: false) == oneByOne.encodeSnapshot(includeHistory: false)
+        let states = sameState ? "" : "\n\(try RandomEdits.render(bulk))\n---\n\(try RandomEdits.render(oneByOne))"
+        try #require(sameState, "\(context): states differ:\(states)")
+        let sameHistory = try bulk.allChanges() == oneByOne.allChanges()
+        try #require(sameHistory, "\(context): histories differ")
+    }
+}
