@@ -541,6 +541,31 @@ import QuireTestSupport
         #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
     }
 
+    /// A change that starts a run of typing but names its parents out of
+    /// order (or one twice) is refused in a bundle as change by change:
+    /// the heads are kept sorted, and a run notes its first change's parents as they come.
+    @Test(arguments: [false, true])
+    func aChangeWhoseParentsAreNotSortedAndDistinctIsRefused(repeatsAParent: Bool) throws {
+        var writer = Document(replica: ReplicaID(1)), other = Document(replica: ReplicaID(2))
+        let text = try writer.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        try other.apply(try writer.allChanges())
+        try other.transact { tx in try tx.insertText(text, at: 0, "o") }
+        try writer.transact { tx in try tx.insertText(text, at: 0, "w") }
+        try writer.apply(try other.changes(since: writer.versionVector))
+        for character in "xyz" { try writer.transact { tx in try tx.insertText(text, at: try tx.document.textCount(text), String(character)) } }
+        var changes = try writer.allChanges()
+        let merging = try #require(changes.firstIndex { $0.parents.count == 2 })
+        changes[merging].parents = repeatsAParent ? [changes[merging].parents[0], changes[merging].parents[0]] : changes[merging].parents.reversed()
+        var bulk = Document(replica: ReplicaID(9))
+        #expect(throws: DocumentError.invalidChange(changes[merging].id, reason: "its parents are not sorted and distinct")) {
+            try bulk.applyEncoded(ChangeEncoding.encode(changes))
+        }
+        var oneByOne = Document(replica: ReplicaID(9))
+        #expect(throws: DocumentError.self) { try oneByOne.apply(changes) }
+        #expect(bulk.versionVector == oneByOne.versionVector && bulk.heads == oneByOne.heads)
+        #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
+    }
+
     /// Replicas whose changes each hold several text inserts and deletes:
     /// replacements, pastes over a selection, typing then deleting part of
     /// it again, edits at several places, multi-byte text; now and then a

@@ -115,9 +115,13 @@ extension Document {
         if case let previous = lastLamport(of: id.replica), previous > 0, lamport <= previous {
             throw .invalidChange(id, reason: "its Lamport value \(lamport) does not advance on its replica's previous \(previous)")
         }
-        for (parent, next) in zip(parents, parents.dropFirst()) where !(parent < next) {
-            throw .invalidChange(id, reason: "its parents are not sorted and distinct")
-        }
+        guard Self.areSortedAndDistinct(parents) else { throw .invalidChange(id, reason: "its parents are not sorted and distinct") }
+    }
+
+    /// Whether `parents` are in increasing order, each once, as a change
+    /// must name them: heads are kept so, and found by binary search.
+    static func areSortedAndDistinct(_ parents: [OpID]) -> Bool {
+        zip(parents, parents.dropFirst()).allSatisfy { $0 < $1 }
     }
 
     /// The applied change that contains operation `id`.

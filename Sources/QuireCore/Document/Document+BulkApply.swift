@@ -54,8 +54,10 @@ extension Document {
                     chain.removeAll()
                 }
                 if !unnoted.isContinued(by: current) { note(&unnoted) }
+                // (A change that continues `unnoted` names its last change alone.)
                 let isReady = unnoted.isEmpty
-                    ? current.id.counter == versionVector[current.id.replica] + 1 && current.parents.allSatisfy(versionVector.contains)
+                    ? current.id.counter == versionVector[current.id.replica] + 1
+                        && Self.areSortedAndDistinct(current.parents) && current.parents.allSatisfy(versionVector.contains)
                     : current.id.counter == unnoted.lastID.counter + 1
                 guard isReady else { inOrder = false; break reading }
                 if chain.start(with: &current) {
