@@ -143,6 +143,69 @@ import QuireTestSupport
         #expect(try fresh.text(text) == "abc" && fresh.versionVector == source.versionVector)
     }
 
+    /// A change whose Lamport values reach `2^62` is refused however it
+    /// comes (one change, a run read at once, a snapshot's clock): accepted,
+    /// one near `2^64` left no Lamport value for the next local edit, and
+    /// every edit of the document failed.
+    @Test(arguments: [1, 3])
+    func aLamportValueAtTheLimitIsRefused(typedCharacters: Int) throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        let valid = try source.allChanges()
+        var changes = valid
+        // Typing at the head that ends at the limit: one change, or a run the decoder reads at once.
+        for index in 0..<typedCharacters {
+            let previous = changes[changes.count - 1]
+            let lamport = Document.lamportLimit - UInt64(typedCharacters - index)
+            let origin = index == 0 ? nil : previous.id
+            changes.append(Change(id: previous.lastID.advanced(by: 1), lamport: lamport, parents: [previous.lastID],
+                                  operations: [.insert(object: text, origin: origin, content: .text("a"))]))
+        }
+        // Ending one below the limit is fine; reaching it is not.
+        var atLimit = changes
+        for index in valid.count..<atLimit.count { atLimit[index].lamport += 1 }
+        for (history, refused) in [(changes, false), (atLimit, true)] {
+            var oneByOne = Document(replica: ReplicaID(2)), bulk = Document(replica: ReplicaID(2))
+            let bytes = ChangeEncoding.encode(history)
+            if refused {
+                #expect(throws: DocumentError.self) { try oneByOne.apply(history) }
+                #expect(throws: DecodingError.invalid("a change's Lamport values reach 2^62")) { try ChangeEncoding.decode(bytes) }
+                #expect(throws: DecodingError.invalid("a change's Lamport values reach 2^62")) { try bulk.applyEncoded(bytes) }
+            } else {
+                #expect(try oneByOne.apply(history) == history.count && bulk.applyEncoded(bytes) == history.count)
+                #expect(bulk.maxLamport == Document.lamportLimit - 1)
+            }
+            // Whatever each applied before refusing, the next edit still has Lamport values to take.
+            for var document in [oneByOne, bulk] {
+                let before = try document.text(text)
+                try document.transact { tx in try tx.insertText(text, at: 0, "xy") }
+                #expect(try document.text(text) == "xy" + before)
+            }
+        }
+    }
+
+    @Test func aSnapshotWhoseClockReachesTheLimitIsRefused() throws {
+        func snapshot(withClock clock: UInt64) throws -> [UInt8] {
+            // The clock follows the replica table: a count, then 8 bytes a replica.
+            var reader = try Envelope.open(try Self.sample().encodeSnapshot(), magic: SnapshotEncoding.magic,
+                                           name: "sample", version: SnapshotEncoding.version)
+            let body = Array(reader.remainingBytes)
+            let start = reader.offset
+            for _ in 0..<(try reader.readCount("replicas")) { _ = try reader.readUInt64("a replica") }
+            let clockStart = reader.offset
+            _ = try reader.readVarint("the clock")
+            var writer = ByteWriter()
+            writer.writeVarint(clock)
+            let patched = body[..<(clockStart - start)] + writer.bytes + body[(reader.offset - start)...]
+            return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: Array(patched))
+        }
+        #expect(try Document(snapshot: snapshot(withClock: Document.lamportLimit - 1), replica: ReplicaID(2)).maxLamport
+                == Document.lamportLimit - 1)
+        #expect(throws: DecodingError.invalid("the Lamport clock \(Document.lamportLimit) reaches 2^62")) {
+            try Document(snapshot: snapshot(withClock: Document.lamportLimit), replica: ReplicaID(2))
+        }
+    }
+
     /// Errors name the column at fault by its case name; the names are
     /// written out (reflection is slow), so they must follow the cases.
     @Test func aDamagedColumnIsNamedInTheError() throws {

@@ -29,6 +29,11 @@ public struct Document: Sendable {
     public internal(set) var heads: [OpID] = []
     /// The highest Lamport value seen; a local operation takes the next one.
     public internal(set) var maxLamport: UInt64 = 0
+    /// The bound of every Lamport value (`2^62`): a change whose values
+    /// reach it is refused. Editing takes one value per operation, so no
+    /// real history comes near it; a hostile peer's change that went up to
+    /// `2^64 - 1` would leave no value for the next local edit.
+    public static let lamportLimit: UInt64 = 1 << 62
 
     /// For each replica, the Lamport value of its last applied operation:
     /// its next change must start above it, so no two operations share a stamp.

@@ -279,7 +279,9 @@ struct ChangeDecoder: ~Copyable {
         current.lamport = lamport
         current.time = time
         current.width = id.counter - counter
-        guard !lamport.addingReportingOverflow(current.width).overflow else { throw .invalid("a change's Lamport values overflow") }
+        guard current.width < Document.lamportLimit, lamport <= Document.lamportLimit - current.width else {
+            throw .invalid("a change's Lamport values reach 2^62")
+        }
         previousLast = current.lastID
         previousLastLamport = current.lastLamport
         previousTime = time
@@ -500,7 +502,8 @@ extension ChangeDecoder {
         }
         guard operationTotal <= limits.maxOperations - Int(count),
               !current.lastID.counter.addingReportingOverflow(continuation.width).overflow,
-              !current.lastLamport.addingReportingOverflow(continuation.width).overflow,
+              // The last change's Lamport values end at most at the limit.
+              continuation.width < Document.lamportLimit, current.lastLamport < Document.lamportLimit - continuation.width,
               accept(continuation) else {
             text.removeSubrange(textStart...)
             return nil

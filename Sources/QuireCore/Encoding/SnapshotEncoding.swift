@@ -147,6 +147,7 @@ extension Document {
             return OpID(replica: replica, counter: counter)
         }
         maxLamport = try body.readVarint("the Lamport clock")
+        guard maxLamport < Document.lamportLimit else { throw .invalid("the Lamport clock \(maxLamport) reaches 2^62") }
         for _ in 0..<(try body.readCount("version vector entries", minimumItemSize: 2)) {
             let entry = try readID("a version vector entry")
             guard versionVector[entry.replica] == 0 else { throw .invalid("the version vector names \(entry.replica) twice") }
