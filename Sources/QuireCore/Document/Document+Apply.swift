@@ -121,7 +121,14 @@ extension Document {
     /// Whether `parents` are in increasing order, each once, as a change
     /// must name them: heads are kept so, and found by binary search.
     static func areSortedAndDistinct(_ parents: [OpID]) -> Bool {
-        zip(parents, parents.dropFirst()).allSatisfy { $0 < $1 }
+        // A loop over indices: `zip` with `dropFirst` cost a merge of two
+        // writers' typing, which checks every run's first change, 0.9%.
+        var index = 1
+        while index < parents.count {
+            guard parents[index - 1] < parents[index] else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// The applied change that contains operation `id`.
