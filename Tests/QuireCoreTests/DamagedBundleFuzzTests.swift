@@ -14,12 +14,14 @@ import QuireTestSupport
 @Suite struct DamagedBundleFuzzTests {
     /// Histories that take each fast path: typing and deleting runs of two
     /// writers, concurrent pastes and replacements, long selections and
-    /// multi-cursor deletes, and every kind of object.
+    /// multi-cursor deletes, changes of several edits checked before they
+    /// apply, and every kind of object.
     static func sources() throws -> [(name: String, document: Document)] {
         [
             ("typing", try BulkApplyTests.typedDocument(seed: 3, replicas: 2)),
             ("concurrent", try BulkApplyTests.concurrentDocument(seed: 12, replicas: 3)),
             ("fragmented deletes", try BulkApplyTests.fragmentedDeletesDocument(seed: 43, replicas: 2)),
+            ("several edits a change", try BulkApplyTests.multiEditDocument(seed: 31, replicas: 3)),
             ("every object kind", try HostileInputTests.sample()),
         ]
     }
