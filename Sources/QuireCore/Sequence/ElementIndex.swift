@@ -134,8 +134,8 @@ struct ElementIndex: Sendable {
     /// The offset of the first entry of `entries` that is present (a leaf)
     /// or absent (-1), or nil if there is none.
     ///
-    /// A range is usually all present (a delete's targets, elements moved)
-    /// or all absent (a fresh insert's ids), and a loop that stops at the
+    /// A range is usually all present (a delete's targets) or all absent
+    /// (a fresh insert's ids), and a loop that stops at the
     /// first match does not vectorise: the sign bit of all entries ANDed
     /// (some present?) or ORed (some absent?) answers that first, several
     /// entries an instruction.
@@ -145,11 +145,12 @@ struct ElementIndex: Sendable {
         return entries.firstIndex { ($0 >= 0) == present }.unsafelyUnwrapped
     }
 
-    /// Records that `counters` of `replica` live in `leaf`. Returns the
-    /// first of them that was recorded already (moving elements between
-    /// leaves expects it; loading a snapshot refuses it), if any.
-    @discardableResult @inline(__always)
-    mutating func setLeaf(_ leaf: Int32, replica: UInt32, counters: Range<UInt64>) -> UInt64? {
+    /// Records that `counters` of `replica` live in `leaf`, whether or not
+    /// they were recorded already: callers that add elements have checked
+    /// that they are new (`first(present:replica:counters:)`), and moving
+    /// elements between leaves rewrites entries that are there.
+    @inline(__always)
+    mutating func setLeaf(_ leaf: Int32, replica: UInt32, counters: Range<UInt64>) {
         if counters.upperBound - 1 > segments[Int(replica)].highestCounter {
             segments[Int(replica)].highestCounter = counters.upperBound - 1
         }
@@ -157,38 +158,29 @@ struct ElementIndex: Sendable {
             // Typing writes one entry at a time, where the page loop and
             // buffer slices cost more to set up than the work.
             let c = counters.lowerBound
-            let entry = writablePageStart(replica, c >> Self.pageBits) + Int(c & UInt64(Self.pageSize - 1))
-            let present = pool[entry] >= 0 ? c : nil
-            pool[entry] = leaf
-            return present
+            pool[writablePageStart(replica, c >> Self.pageBits) + Int(c & UInt64(Self.pageSize - 1))] = leaf
+            return
         }
-        return setLeaf(leaf, replica: replica, run: counters)
+        setLeaf(leaf, replica: replica, run: counters)
     }
 
     /// `setLeaf(_:replica:counters:)` for more than one counter. Not
-    /// inlined: its vectorised loops, copied into every caller, made the
+    /// inlined: its vectorised loop, copied into every caller, made the
     /// merge loop's code outgrow the instruction cache.
     @inline(never)
-    private mutating func setLeaf(_ leaf: Int32, replica: UInt32, run counters: Range<UInt64>) -> UInt64? {
-        var present: UInt64?
+    private mutating func setLeaf(_ leaf: Int32, replica: UInt32, run counters: Range<UInt64>) {
         var c = counters.lowerBound
         while c < counters.upperBound {
             let page = c >> Self.pageBits
             let start = writablePageStart(replica, page)
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
             let first = start + Int(c & UInt64(Self.pageSize - 1))
-            let end = first + Int(pageEnd - c)
             // Runs (a paste, the spans a leaf split moves) in vectorised passes.
             pool.withUnsafeMutableBufferPointer { pool in
-                let entries = UnsafeMutableBufferPointer(rebasing: pool[first..<end])
-                if present == nil, let found = Self.firstEntry(present: true, in: UnsafeBufferPointer(entries)) {
-                    present = c + UInt64(found)
-                }
-                entries.update(repeating: leaf)
+                UnsafeMutableBufferPointer(rebasing: pool[first..<first + Int(pageEnd - c)]).update(repeating: leaf)
             }
             c = pageEnd
         }
-        return present
     }
 
     /// The start in `pool` of page `page` of `replica`, added if missing.
@@ -310,9 +302,10 @@ struct ElementIndex: Sendable {
             return duplicate
         }
         for (slot, span) in spans.enumerated() where span.length > 0 && tableOrigins[Int(span.replica)] == nil {
-            if let present = setLeaf(Int32(slot / leafCapacity), replica: span.replica, counters: span.counter..<span.counterEnd) {
+            if let present = first(present: true, replica: span.replica, counters: span.counter..<span.counterEnd) {
                 return (span.replica, present)
             }
+            setLeaf(Int32(slot / leafCapacity), replica: span.replica, counters: span.counter..<span.counterEnd)
         }
         return nil
     }
