@@ -363,9 +363,9 @@ struct ChangeDecoder: ~Copyable {
         let length = try next(.deleteLength)
         guard start > 0, length > 0 else { throw .invalid("a delete has counter 0 or length 0") }
         guard length <= UInt64(limits.maxOperationWidth) else { throw .invalid("a delete of \(length) elements exceeds the limit") }
-        // No element has the last counter (no change can take it), so a
-        // range that reaches it names none; the paths that apply deletes
-        // add lengths to starts unchecked.
+        // No element's counter is above 2^64 - 3 (a change's counters end
+        // below 2^64 - 1), so a range past it names none; and the paths
+        // that apply deletes add lengths to starts unchecked.
         guard start < UInt64.max - length else { throw .invalid("a delete's range runs past the last counter") }
         previousDelete = start
         return IDRun(start: OpID(replica: targetReplica, counter: start), length: Int(length))

@@ -135,9 +135,9 @@ struct ElementIndex: Sendable {
     /// or absent (-1), or nil if there is none.
     ///
     /// A range is usually all present (a delete's targets) or all absent
-    /// (a fresh insert's ids), and a loop that stops at the
-    /// first match does not vectorise: the sign bit of all entries ANDed
-    /// (some present?) or ORed (some absent?) answers that first, several
+    /// (a fresh insert's ids), and a loop that stops at the first match
+    /// does not vectorise: the sign bit of all entries ANDed (some
+    /// present?) or ORed (some absent?) answers that first, several
     /// entries an instruction.
     private static func firstEntry(present: Bool, in entries: UnsafeBufferPointer<Int32>) -> Int? {
         let signs = present ? entries.reduce(-1, &) : entries.reduce(0, |)
