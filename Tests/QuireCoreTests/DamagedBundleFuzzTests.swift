@@ -45,8 +45,10 @@ import QuireTestSupport
                 var decoded = 0
                 for seed in 1...UInt64(seeds) {
                     var rng = SeededGenerator(seed: seed)
-                    let framed = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version,
-                                               body: Self.damage(body, mostlyAt: values, using: &rng))
+                    // One in four: a value far out of its usual range, where sums and products overflow.
+                    let damaged = Int.random(in: 0..<4, using: &rng) == 0
+                        ? try Self.withExtremeValue(body, using: &rng) : Self.damage(body, mostlyAt: values, using: &rng)
+                    let framed = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version, body: damaged)
                     var bulk = base
                     let bulkApplied = Result { try bulk.applyEncoded(framed) }
                     guard let changes = try? ChangeEncoding.decode(framed) else {
@@ -106,6 +108,36 @@ import QuireTestSupport
             }
         }
         return damaged
+    }
+
+    /// `body` with one value of one column replaced by an extreme one (0,
+    /// 1, or next to `2^31`, `2^32`, `2^62`, `2^63` or `2^64`): the column is
+    /// written again, so the bundle stays readable where one changed byte
+    /// could not make such a value.
+    static func withExtremeValue(_ body: [UInt8], using rng: inout SeededGenerator) throws -> [UInt8] {
+        var reader = ByteReader(body)
+        _ = try ChangeEncoding.readTables(&reader)
+        _ = try ChangeEncoding.readChangeCount(&reader, limits: .default)
+        var written = ByteWriter()
+        written.writeBytes(body[..<reader.offset])
+        var columns: [[(run: UInt64, value: UInt64)]] = []
+        for name in ChangeEncoding.Column.names {
+            var column = ByteReader(body, range: try reader.readData(name).indices)
+            var runs: [(run: UInt64, value: UInt64)] = []
+            while !column.isAtEnd { runs.append((try column.readVarint("a run length"), try column.readVarint("a value"))) }
+            columns.append(runs)
+        }
+        let damaged = columns.indices.filter { !columns[$0].isEmpty }.randomElement(using: &rng)!
+        let run = Int.random(in: columns[damaged].indices, using: &rng)
+        let extremes: [UInt64] = [0, 1, 1 << 31, 1 << 32, 1 << 62, 1 << 63, .max]
+        columns[damaged][run].value = extremes.randomElement(using: &rng)! &+ UInt64(bitPattern: Int64.random(in: -2...1, using: &rng))
+        for runs in columns {
+            var column = ByteWriter()
+            for (run, value) in runs { column.writeVarint(run); column.writeVarint(value) }
+            written.writeData(column.bytes)
+        }
+        written.writeBytes(reader.remainingBytes)  // the text and the values, as they were
+        return written.bytes
     }
 
     /// Requires both replicas to have applied the same number of changes
