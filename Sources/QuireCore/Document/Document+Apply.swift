@@ -43,8 +43,7 @@ extension Document {
         guard !change.operations.isEmpty else { throw .invalidChange(change.id, reason: "it has no operations") }
         guard change.id.counter > 0 else { throw .invalidChange(change.id, reason: "counters start at 1") }
         let (end, overflow) = change.id.counter.addingReportingOverflow(change.width)
-        guard !overflow, end < UInt64.max, change.lamport > 0, change.width < Self.lamportLimit,
-              change.lamport <= Self.lamportLimit - change.width else {
+        guard !overflow, end < UInt64.max, change.lamport > 0, Self.lamportValuesFit(from: change.lamport, count: change.width) else {
             throw .invalidChange(change.id, reason: "its counters overflow or its Lamport values reach 2^62")
         }
         let seen = versionVector[change.replica]

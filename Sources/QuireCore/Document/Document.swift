@@ -35,6 +35,11 @@ public struct Document: Sendable {
     /// `2^64 - 1` would leave no value for the next local edit.
     public static let lamportLimit: UInt64 = 1 << 62
 
+    /// Whether the `count` Lamport values from `first` on stay below `lamportLimit`.
+    static func lamportValuesFit(from first: UInt64, count: UInt64) -> Bool {
+        count <= lamportLimit && first <= lamportLimit - count
+    }
+
     /// For each replica, the Lamport value of its last applied operation:
     /// its next change must start above it, so no two operations share a stamp.
     /// (A replica-to-number map: `VersionVector`'s compact storage, holding Lamport values.)

@@ -279,9 +279,7 @@ struct ChangeDecoder: ~Copyable {
         current.lamport = lamport
         current.time = time
         current.width = id.counter - counter
-        guard current.width < Document.lamportLimit, lamport <= Document.lamportLimit - current.width else {
-            throw .invalid("a change's Lamport values reach 2^62")
-        }
+        guard Document.lamportValuesFit(from: lamport, count: current.width) else { throw .invalid("a change's Lamport values reach 2^62") }
         previousLast = current.lastID
         previousLastLamport = current.lastLamport
         previousTime = time
@@ -502,8 +500,8 @@ extension ChangeDecoder {
         }
         guard operationTotal <= limits.maxOperations - Int(count),
               !current.lastID.counter.addingReportingOverflow(continuation.width).overflow,
-              // The last change's Lamport values end at most at the limit.
-              continuation.width < Document.lamportLimit, current.lastLamport < Document.lamportLimit - continuation.width,
+              // (`current`'s Lamport values fit, so the one after its last does not overflow.)
+              Document.lamportValuesFit(from: current.lastLamport + 1, count: continuation.width),
               accept(continuation) else {
             text.removeSubrange(textStart...)
             return nil
