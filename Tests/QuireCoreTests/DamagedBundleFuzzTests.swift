@@ -39,15 +39,15 @@ import QuireTestSupport
             for (base, bundle) in [(Document(replica: ReplicaID(2)), try source.encodeChanges()),
                                    (half, try source.encodeChanges(since: half.versionVector))] {
                 let context = "\(name), \(base.versionVector.isEmpty ? "fresh" : "half") replica"
-                let body = Array(try Envelope.open(bundle, magic: ChangeEncoding.magic, name: name,
-                                                   version: ChangeEncoding.version).remainingBytes)
-                let values = try Self.valueOffsets(of: bundle)
+                let body = try BundleBody(Array(try Envelope.open(bundle, magic: ChangeEncoding.magic, name: name,
+                                                                  version: ChangeEncoding.version).remainingBytes))
+                let values = body.valueOffsets
                 var decoded = 0
                 for seed in 1...UInt64(seeds) {
                     var rng = SeededGenerator(seed: seed)
                     // One in four: a value far out of its usual range, where sums and products overflow.
                     let damaged = Int.random(in: 0..<4, using: &rng) == 0
-                        ? try Self.withExtremeValue(body, using: &rng) : Self.damage(body, mostlyAt: values, using: &rng)
+                        ? body.withExtremeValue(using: &rng) : Self.damage(body.bytes, mostlyAt: values, using: &rng)
                     let framed = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version, body: damaged)
                     var bulk = base
                     let bulkApplied = Result { try bulk.applyEncoded(framed) }
@@ -68,30 +68,6 @@ import QuireTestSupport
         }
     }
 
-    /// Where in the body of `bundle` (as `Envelope.open` returns it) the
-    /// values of its columns and its text lie: damage there changes what
-    /// the changes say (counters, Lamport values, origins, lengths,
-    /// characters), where damage elsewhere (tables, run lengths) mostly
-    /// makes the bundle unreadable.
-    static func valueOffsets(of bundle: [UInt8]) throws -> [Int] {
-        var body = try ChangeEncoding.open(bundle, elidedTextAllowed: false).body
-        let bodyStart = body.offset
-        _ = try ChangeEncoding.readTables(&body)
-        _ = try ChangeEncoding.readChangeCount(&body, limits: .default)
-        var offsets: [Int] = []
-        for name in ChangeEncoding.Column.names {
-            var column = ByteReader(body.bytes, range: try body.readData(name).indices)
-            while !column.isAtEnd {
-                _ = try column.readVarint("a run length")
-                let valueStart = column.offset
-                _ = try column.readVarint("a value")
-                offsets += (valueStart..<column.offset).map { $0 - bodyStart }
-            }
-        }
-        offsets += try body.readData("the text content").indices.map { $0 - bodyStart }
-        return offsets
-    }
-
     /// Changes one to three bytes of `body`, three times in four at one of
     /// `offsets`: mostly by one up or down or one bit, which keeps most
     /// varints' lengths and so the columns readable; otherwise to any byte.
@@ -110,36 +86,6 @@ import QuireTestSupport
         return damaged
     }
 
-    /// `body` with one value of one column replaced by an extreme one (0,
-    /// 1, or next to `2^31`, `2^32`, `2^62`, `2^63` or `2^64`): the column is
-    /// written again, so the bundle stays readable where one changed byte
-    /// could not make such a value.
-    static func withExtremeValue(_ body: [UInt8], using rng: inout SeededGenerator) throws -> [UInt8] {
-        var reader = ByteReader(body)
-        _ = try ChangeEncoding.readTables(&reader)
-        _ = try ChangeEncoding.readChangeCount(&reader, limits: .default)
-        var written = ByteWriter()
-        written.writeBytes(body[..<reader.offset])
-        var columns: [[(run: UInt64, value: UInt64)]] = []
-        for name in ChangeEncoding.Column.names {
-            var column = ByteReader(body, range: try reader.readData(name).indices)
-            var runs: [(run: UInt64, value: UInt64)] = []
-            while !column.isAtEnd { runs.append((try column.readVarint("a run length"), try column.readVarint("a value"))) }
-            columns.append(runs)
-        }
-        let damaged = columns.indices.filter { !columns[$0].isEmpty }.randomElement(using: &rng)!
-        let run = Int.random(in: columns[damaged].indices, using: &rng)
-        let extremes: [UInt64] = [0, 1, 1 << 31, 1 << 32, 1 << 62, 1 << 63, .max]
-        columns[damaged][run].value = extremes.randomElement(using: &rng)! &+ UInt64(bitPattern: Int64.random(in: -2...1, using: &rng))
-        for runs in columns {
-            var column = ByteWriter()
-            for (run, value) in runs { column.writeVarint(run); column.writeVarint(value) }
-            written.writeData(column.bytes)
-        }
-        written.writeBytes(reader.remainingBytes)  // the text and the values, as they were
-        return written.bytes
-    }
-
     /// Requires both replicas to have applied the same number of changes
     /// or both to have refused the bundle, and to be alike in every way
     /// that sync and readers see.
@@ -156,5 +102,68 @@ import QuireTestSupport
         try #require(sameState, "\(context): states differ:\(states)")
         let sameHistory = try bulk.allChanges() == oneByOne.allChanges()
         try #require(sameHistory, "\(context): histories differ")
+    }
+}
+
+/// A change bundle's body (as `Envelope.open` returns it), read as far as
+/// its columns: each column's runs, and where each value's bytes lie.
+struct BundleBody {
+    let bytes: [UInt8]
+    /// Where the columns start (after the tables and the change count) and
+    /// end (before the text and the values).
+    let columnsStart: Int, columnsEnd: Int
+    let columns: [[(run: UInt64, value: UInt64, valueBytes: Range<Int>)]]
+    /// Where the text of the inserts lies.
+    let textBytes: Range<Int>
+
+    init(_ bytes: [UInt8]) throws {
+        self.bytes = bytes
+        var reader = ByteReader(bytes)
+        _ = try ChangeEncoding.readTables(&reader)
+        _ = try ChangeEncoding.readChangeCount(&reader, limits: .default)
+        columnsStart = reader.offset
+        var columns: [[(run: UInt64, value: UInt64, valueBytes: Range<Int>)]] = []
+        for name in ChangeEncoding.Column.names {
+            var column = ByteReader(bytes, range: try reader.readData(name).indices)
+            var runs: [(run: UInt64, value: UInt64, valueBytes: Range<Int>)] = []
+            while !column.isAtEnd {
+                let run = try column.readVarint("a run length")
+                let valueStart = column.offset
+                runs.append((run, try column.readVarint("a value"), valueStart..<column.offset))
+            }
+            columns.append(runs)
+        }
+        self.columns = columns
+        columnsEnd = reader.offset
+        textBytes = try reader.readData("the text content").indices
+    }
+
+    /// Where the columns' values and the text lie: damage there changes
+    /// what the changes say (counters, Lamport values, origins, lengths,
+    /// characters), where damage elsewhere (tables, run lengths) mostly
+    /// makes the bundle unreadable.
+    var valueOffsets: [Int] { columns.flatMap { $0.flatMap { Array($0.valueBytes) } } + Array(textBytes) }
+
+    /// The body with one value of one column replaced by an extreme one (0,
+    /// 1, or next to `2^31`, `2^32`, `2^62`, `2^63` or `2^64`): the column is
+    /// written again, so the bundle stays readable where one changed byte
+    /// could not make such a value.
+    func withExtremeValue(using rng: inout SeededGenerator) -> [UInt8] {
+        let damaged = columns.indices.filter { !columns[$0].isEmpty }.randomElement(using: &rng)!
+        let run = Int.random(in: columns[damaged].indices, using: &rng)
+        let extremes: [UInt64] = [0, 1, 1 << 31, 1 << 32, 1 << 62, 1 << 63, .max]
+        let extreme = extremes.randomElement(using: &rng)! &+ UInt64(bitPattern: Int64.random(in: -2...1, using: &rng))
+        var written = ByteWriter()
+        written.writeBytes(bytes[..<columnsStart])
+        for (index, runs) in columns.enumerated() {
+            var column = ByteWriter()
+            for (position, (run: length, value: value, valueBytes: _)) in runs.enumerated() {
+                column.writeVarint(length)
+                column.writeVarint(index == damaged && position == run ? extreme : value)
+            }
+            written.writeData(column.bytes)
+        }
+        written.writeBytes(bytes[columnsEnd...])  // the text and the values, as they were
+        return written.bytes
     }
 }
