@@ -46,15 +46,7 @@ import QuireTestSupport
     @Test(arguments: [(1, 1), (2, 1), (3, 2), (4, 3), (5, 1), (6, 2)] as [(UInt64, Int)])
     func chainsGiveTheSameStateAsChangeByChange(seed: UInt64, replicas: Int) throws {
         let source = try Self.typedDocument(seed: seed, replicas: replicas)
-        var bulk = Document(replica: ReplicaID(99))
-        try bulk.applyEncoded(try source.encodeChanges())
-        var oneByOne = Document(replica: ReplicaID(99))
-        for change in try source.allChanges() { try oneByOne.apply(change) }
-        #expect(bulk.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
-        #expect(oneByOne.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
-        #expect(bulk.heads == source.heads)
-        #expect(bulk.versionVector == source.versionVector)
-        #expect(try bulk.allChanges() == source.allChanges())
+        try Self.expectBulkApplyMatchesChangeByChange(of: source)
     }
 
     @Test func aChainWithABadOriginFallsBackAndReportsTheChange() throws {
@@ -230,7 +222,7 @@ import QuireTestSupport
         let source = try Self.concurrentDocument(seed: seed, replicas: replicas)
         let changes = try Self.expectBulkApplyMatchesChangeByChange(of: source)
         // Decoding alone gives the changes back, one-operation edits included.
-        #expect(try ChangeEncoding.decode(source.encodeChanges()) == changes)
+        #expect(try ChangeEncoding.decode(ChangeEncoding.encode(changes)) == changes)
     }
 
     /// A long text fragmented by single-character inserts and deletes, from
@@ -438,20 +430,69 @@ import QuireTestSupport
 
     /// Expects a fresh replica applying `source`'s encoded history in one
     /// call to end as one applying its changes one by one, and as `source`:
-    /// state, heads, version vector, clock and history. Returns the changes.
+    /// state, heads, version vector, clock and history. The history is
+    /// encoded twice: in the order applied, and as `encodeChanges` sends it,
+    /// each replica's changes grouped. Returns the changes.
     @discardableResult
     static func expectBulkApplyMatchesChangeByChange(of source: Document) throws -> [Change] {
         let changes = try source.allChanges()
-        var bulk = Document(replica: ReplicaID(1))
-        #expect(try bulk.applyEncodedRun(source.encodeChanges()).applied == changes.count)
         var oneByOne = Document(replica: ReplicaID(1))
         for change in changes { try oneByOne.apply(change) }
-        #expect(bulk.encodeSnapshot(includeHistory: false) == oneByOne.encodeSnapshot(includeHistory: false))
-        #expect(bulk.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
-        #expect(bulk.heads == Self.heads(of: changes) && oneByOne.heads == bulk.heads && source.heads == bulk.heads)
-        #expect(bulk.versionVector == source.versionVector && bulk.maxLamport == oneByOne.maxLamport)
-        #expect(try bulk.allChanges() == changes)
+        #expect(oneByOne.encodeSnapshot(includeHistory: false) == source.encodeSnapshot(includeHistory: false))
+        for bundle in [ChangeEncoding.encode(changes), try source.encodeChanges()] {
+            var bulk = Document(replica: ReplicaID(1))
+            #expect(try bulk.applyEncodedRun(bundle).applied == changes.count)
+            #expect(bulk.encodeSnapshot(includeHistory: false) == oneByOne.encodeSnapshot(includeHistory: false))
+            #expect(bulk.heads == Self.heads(of: changes) && oneByOne.heads == bulk.heads && source.heads == bulk.heads)
+            #expect(bulk.versionVector == source.versionVector && bulk.maxLamport == oneByOne.maxLamport)
+            #expect(try bulk.allChanges() == ChangeEncoding.decode(bundle))
+        }
+        expectGrouped(try ChangeEncoding.decode(source.encodeChanges()), from: changes)
         return changes
+    }
+
+    /// Two writers type at once and a third replica takes their keystrokes
+    /// as they come, in turns; then one writer, having seen the other's,
+    /// types again. The history the third sends lists each writer's
+    /// keystrokes together, and the last one after the other writer's.
+    @Test func encodedChangesKeepEachReplicasChangesTogetherAsCausalityAllows() throws {
+        var hub = Document(replica: ReplicaID(3))
+        let text = try hub.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+        var writers = [Document(replica: ReplicaID(1)), Document(replica: ReplicaID(2))]
+        for index in writers.indices { try writers[index].apply(hub.allChanges()) }
+        for key in 0..<3 {
+            for index in writers.indices {
+                try writers[index].transact { tx in try tx.insertText(text, at: key, index == 0 ? "a" : "x") }
+                try hub.apply(try writers[index].changes(since: hub.versionVector))
+            }
+        }
+        try writers[0].apply(try hub.changes(since: writers[0].versionVector))
+        try writers[0].transact { tx in try tx.insertText(text, at: 0, "!") }
+        try hub.apply(try writers[0].changes(since: hub.versionVector))
+
+        let made = try hub.allChanges().map(\.id)
+        let grouped = try ChangeEncoding.decode(hub.encodeChanges()).map(\.id)
+        func id(_ replica: UInt64, _ counter: UInt64) -> OpID { OpID(replica: ReplicaID(replica), counter: counter) }
+        #expect(made == [id(3, 1), id(1, 1), id(2, 1), id(1, 2), id(2, 2), id(1, 3), id(2, 3), id(1, 4)])
+        #expect(grouped == [id(3, 1), id(1, 1), id(1, 2), id(1, 3), id(2, 1), id(2, 2), id(2, 3), id(1, 4)])
+        var fresh = Document(replica: ReplicaID(4))
+        try fresh.applyEncoded(hub.encodeChanges())
+        #expect(try fresh.text(text) == hub.text(text) && fresh.heads == hub.heads)
+    }
+
+    /// Expects `grouped` to be `changes` in a causal order with each
+    /// replica's changes in their order, and no more switches from one
+    /// replica to another than `changes` make.
+    static func expectGrouped(_ grouped: [Change], from changes: [Change]) {
+        #expect(Set(grouped) == Set(changes) && grouped.count == changes.count)
+        var seen = VersionVector()
+        for change in grouped {
+            #expect(change.id.counter == seen[change.replica] + 1, "\(change.id) out of its replica's order")
+            #expect(change.parents.allSatisfy(seen.contains), "\(change.id) before one of its parents")
+            seen[change.replica] = change.lastID.counter
+        }
+        func switches(_ list: [Change]) -> Int { zip(list, list.dropFirst()).count { $0.replica != $1.replica } }
+        #expect(switches(grouped) <= switches(changes))
     }
 
     /// A source with a text "ab" typed by replica 1, and a change of
@@ -607,7 +648,7 @@ import QuireTestSupport
         let source = try Self.multiEditDocument(seed: seed, replicas: replicas)
         let changes = try Self.expectBulkApplyMatchesChangeByChange(of: source)
         #expect(changes.contains { $0.operations.count > 2 && $0.operations.allSatisfy { if case .put = $0 { false } else { true } } })
-        #expect(try ChangeEncoding.decode(source.encodeChanges()) == changes)
+        #expect(try ChangeEncoding.decode(ChangeEncoding.encode(changes)) == changes)
     }
 
     /// A source with a text "ab" typed by replica 1, then a change of

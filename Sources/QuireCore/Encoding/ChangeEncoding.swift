@@ -132,12 +132,14 @@ public enum ChangeEncoding {
 }
 
 extension Document {
-    /// The changes `version` lacks, encoded (see `ChangeEncoding`).
+    /// The changes `version` lacks, encoded (see `ChangeEncoding`), each
+    /// replica's kept together as far as causality allows
+    /// (`groupedByReplica`), so that the receiver applies longer runs.
     public func encodeChanges(since version: VersionVector = VersionVector()) throws(DocumentError) -> [UInt8] {
         if version.isEmpty, let bundle = history.wholeHistoryBundle {
             return bundle  // the whole history arrived as one bundle: send it as it is
         }
-        return ChangeEncoding.encode(try changes(since: version))
+        return ChangeEncoding.encode(try changes(since: version).groupedByReplica())
     }
 
     /// Decodes a change bundle and applies it (see `apply(_:)`).
