@@ -582,6 +582,29 @@ import QuireTestSupport
         #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
     }
 
+    /// A keystroke that skips counters but otherwise carries a run of
+    /// typing on waits in a bundle as change by change, for the changes it
+    /// skips. (Taken into the run, its text got the skipped counters' ids
+    /// while the version vector claimed its own.)
+    @Test func aKeystrokeThatSkipsCountersDoesNotJoinTheRun() throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        for (index, letter) in "abc".enumerated() { try source.transact { tx in try tx.insertText(text, at: index, String(letter)) } }
+        var changes = try source.allChanges()
+        let last = changes[changes.count - 1]
+        changes.append(Change(id: last.lastID.advanced(by: 2), lamport: last.lastLamport + 1, parents: [last.lastID],
+                              operations: [.insert(object: text, origin: last.lastID, content: .text("z"))]))
+        var bulk = Document(replica: ReplicaID(9))
+        #expect(try bulk.applyEncoded(ChangeEncoding.encode(changes)) == changes.count - 1)
+        var oneByOne = Document(replica: ReplicaID(9))
+        #expect(try oneByOne.apply(changes) == changes.count - 1)
+        for document in [bulk, oneByOne] {
+            #expect(try document.text(text) == "abc")
+            #expect(document.versionVector[ReplicaID(1)] == last.lastID.counter && document.heads == [last.lastID])
+        }
+        #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
+    }
+
     /// A change that starts a run of typing but names its parents out of
     /// order (or one twice) is refused in a bundle as change by change:
     /// the heads are kept sorted, and a run notes its first change's parents as they come.

@@ -45,9 +45,9 @@ import QuireTestSupport
                 var decoded = 0
                 for seed in 1...UInt64(seeds) {
                     var rng = SeededGenerator(seed: seed)
-                    // One in four: a value far out of its usual range, where sums and products overflow.
+                    // One in four: one value replaced, by a small one or by one far out of its usual range.
                     let damaged = Int.random(in: 0..<4, using: &rng) == 0
-                        ? body.withExtremeValue(using: &rng) : Self.damage(body.bytes, mostlyAt: values, using: &rng)
+                        ? body.withValueReplaced(using: &rng) : Self.damage(body.bytes, mostlyAt: values, using: &rng)
                     let framed = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version, body: damaged)
                     var bulk = base
                     let bulkApplied = Result { try bulk.applyEncoded(framed) }
@@ -144,22 +144,39 @@ struct BundleBody {
     /// makes the bundle unreadable.
     var valueOffsets: [Int] { columns.flatMap { $0.flatMap { Array($0.valueBytes) } } + Array(textBytes) }
 
-    /// The body with one value of one column replaced by an extreme one (0,
-    /// 1, or next to `2^31`, `2^32`, `2^62`, `2^63` or `2^64`): the column is
-    /// written again, so the bundle stays readable where one changed byte
-    /// could not make such a value.
-    func withExtremeValue(using rng: inout SeededGenerator) -> [UInt8] {
-        let damaged = columns.indices.filter { !columns[$0].isEmpty }.randomElement(using: &rng)!
+    /// The body with one value of one column, for one change or operation,
+    /// replaced: half the time by a small one (0 to 4: a signed delta of
+    /// -2 to 2, as one change's counter or Lamport value off by one or
+    /// two), half the time by an extreme one (next to 0, `2^31`, `2^32`,
+    /// `2^62`, `2^63` or `2^64`). The column is written again, its run
+    /// split around the value, so the bundle stays readable where one
+    /// changed byte could not make such a value.
+    /// Half the time the column is one of those that say which changes come
+    /// in what order (replica, counter, Lamport value, parents).
+    func withValueReplaced(using rng: inout SeededGenerator) -> [UInt8] {
+        let stampColumns = ChangeEncoding.Column.changeReplica.rawValue...ChangeEncoding.Column.parentCounter.rawValue
+        let candidates = Bool.random(using: &rng) ? Array(stampColumns) : Array(columns.indices)
+        let damaged = candidates.filter { !columns[$0].isEmpty }.randomElement(using: &rng)!
         let run = Int.random(in: columns[damaged].indices, using: &rng)
-        let extremes: [UInt64] = [0, 1, 1 << 31, 1 << 32, 1 << 62, 1 << 63, .max]
-        let extreme = extremes.randomElement(using: &rng)! &+ UInt64(bitPattern: Int64.random(in: -2...1, using: &rng))
+        let at = UInt64.random(in: 0..<columns[damaged][run].run, using: &rng)
+        let extremes: [UInt64] = [1, 1 << 31, 1 << 32, 1 << 62, 1 << 63, .max]
+        let replacement = Bool.random(using: &rng)
+            ? UInt64.random(in: 0...4, using: &rng)
+            : extremes.randomElement(using: &rng)! &+ UInt64(bitPattern: Int64.random(in: -2...1, using: &rng))
         var written = ByteWriter()
         written.writeBytes(bytes[..<columnsStart])
         for (index, runs) in columns.enumerated() {
             var column = ByteWriter()
             for (position, (run: length, value: value, valueBytes: _)) in runs.enumerated() {
-                column.writeVarint(length)
-                column.writeVarint(index == damaged && position == run ? extreme : value)
+                guard index == damaged && position == run else {
+                    column.writeVarint(length)
+                    column.writeVarint(value)
+                    continue
+                }
+                for (count, value) in [(at, value), (1, replacement), (length - at - 1, value)] where count > 0 {
+                    column.writeVarint(count)
+                    column.writeVarint(value)
+                }
             }
             written.writeData(column.bytes)
         }

@@ -331,7 +331,8 @@ private struct Chain {
     @inline(__always)
     func continues(with change: ChangeDecoder.Current) -> Bool {
         guard count > 0, let next = change.edit, change.id.replica == lastStart.replica,
-              change.lamport == lastLamport + lastWidth, change.parents.count == 1, change.parents[0] == lastID
+              change.id.counter == lastID.counter + 1, change.lamport == lastLamport + lastWidth,
+              change.parents.count == 1, change.parents[0] == lastID
         else { return false }
         switch (edit, next) {
         case let (.insertText(object, _), .insertText(nextObject, origin)):
