@@ -480,6 +480,36 @@ import QuireTestSupport
         #expect(try fresh.text(text) == hub.text(text) && fresh.heads == hub.heads)
     }
 
+    /// A writer types, merges what another typed meanwhile, and types on
+    /// where it was: the keystroke after the merge names the other's last
+    /// change too, and still joins the run of typing. The heads must lose
+    /// what it merged, as change by change.
+    @Test func typingOnAfterAMergeJoinsTheRunAndMovesTheHeads() throws {
+        var hub = Document(replica: ReplicaID(3))
+        let text = try hub.transact { tx in
+            let text = try tx.putObject(.root, key: "text", kind: .text)
+            try tx.insertText(text, at: 0, "|")
+            return text
+        }
+        // The other types after "|", the typist before it.
+        var (typist, other) = (Document(replica: ReplicaID(1)), Document(replica: ReplicaID(2)))
+        try other.apply(hub.allChanges())
+        for index in 1...3 { try other.transact { tx in try tx.insertText(text, at: index, "x") } }
+        try hub.apply(try other.changes(since: hub.versionVector))
+        try typist.apply(try hub.changes(since: typist.versionVector).filter { $0.replica == ReplicaID(3) })
+        #expect(typist.heads.count == 1)
+        for (index, letter) in "abc".enumerated() { try typist.transact { tx in try tx.insertText(text, at: index, String(letter)) } }
+        try typist.apply(try other.changes(since: typist.versionVector))
+        for (index, letter) in "de".enumerated() { try typist.transact { tx in try tx.insertText(text, at: 3 + index, String(letter)) } }
+        try hub.apply(try typist.changes(since: hub.versionVector))
+
+        let changes = try hub.allChanges()
+        let merge = try #require(changes.first { $0.parents.count == 2 })
+        #expect(merge.replica == ReplicaID(1) && merge.parents.contains { $0.replica == ReplicaID(2) })
+        #expect(try hub.text(text) == "abcde|xxx" && hub.heads.count == 1)
+        try Self.expectBulkApplyMatchesChangeByChange(of: hub)
+    }
+
     /// Expects `grouped` to be `changes` in a causal order with each
     /// replica's changes in their order, and no more switches from one
     /// replica to another than `changes` make.

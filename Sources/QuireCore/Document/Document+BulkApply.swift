@@ -15,7 +15,9 @@ extension Document {
     /// by one replica: each inserts after the element the previous one
     /// inserted, or deletes next to the element the previous one deleted.
     /// Such a chain has the same effect as one insert of all its text, or
-    /// one delete of all its elements, so it is applied as one. Anything
+    /// one delete of all its elements, so it is applied as one. (A change
+    /// in the chain may also name other replicas' changes applied before
+    /// it: its writer merged them while typing.) Anything
     /// unusual (a change not ready in order, a chain whose combined operation
     /// fails, damage) hands over to `apply(_:)` for the changes not yet
     /// applied, which gives the exact answer change by change.
@@ -42,7 +44,7 @@ extension Document {
                     isTextSized = true
                 }
                 if let first { isOneReplica = isOneReplica && current.id.replica == first.replica } else { first = current.change }
-                if chain.continues(with: current) {
+                if chain.continues(with: current, known: versionVector) {
                     chain.extend(with: current)
                     try takeContinuation(of: current, into: &chain, from: &decoder)
                     continue
@@ -225,17 +227,21 @@ extension Document {
     /// the heads as one change would, from the first's parents to the last's id.
     private mutating func note(_ run: inout UnnotedRun) {
         guard !run.isEmpty else { return }
-        noteApplied(id: run.lastStart, lamport: run.lastLamport, width: run.lastWidth, parents: run.firstParents)
+        noteApplied(id: run.lastStart, lamport: run.lastLamport, width: run.lastWidth, parents: run.outsideParents)
         run.removeAll()
     }
 }
 
-/// Applied changes of one replica, each built on the one before alone, not
-/// yet noted in the version vector, clocks and heads: a replica's typing
-/// merged into a fresh replica is noted once, not once a change.
+/// Applied changes of one replica, each built on the one before (and on
+/// changes of other replicas applied before the run), not yet noted in the
+/// version vector, clocks and heads: a replica's typing merged into a
+/// fresh replica is noted once, not once a change.
 private struct UnnotedRun {
     private(set) var isEmpty = true
-    private(set) var firstParents: [OpID] = []
+    /// The parents its changes name outside it: its first change's, and
+    /// other replicas' changes that later ones merged. Noted as the parents
+    /// of one change, they leave the heads as each change would.
+    private(set) var outsideParents: [OpID] = []
     /// The last change's id, Lamport value and width.
     private(set) var lastStart = OpID(replica: ReplicaID(0), counter: 1)
     private(set) var lastLamport: UInt64 = 0
@@ -253,7 +259,8 @@ private struct UnnotedRun {
     /// Adds an applied chain that continues the run (or starts it),
     /// taking its first parents' buffer when it starts the run.
     mutating func add(_ chain: inout Chain) {
-        if isEmpty { chain.swapFirstParents(with: &firstParents) }
+        if isEmpty { chain.swapFirstParents(with: &outsideParents) }
+        chain.moveMergedParents(into: &outsideParents)
         isEmpty = false
         lastStart = chain.lastStart
         lastLamport = chain.lastLamport
@@ -278,6 +285,9 @@ private struct Chain {
     private(set) var firstParents: [OpID] = []
     private(set) var edit = ChangeDecoder.Edit.delete(object: .root, target: IDRun(start: OpID(replica: ReplicaID(0), counter: 1), length: 1))
     private(set) var count = 0
+    /// The parents the chain's later changes name besides the change before
+    /// them: other replicas' changes, applied before the chain.
+    private(set) var mergedParents: [OpID] = []
     /// The text inserted by an insert chain. (Runs of typing are decoded
     /// straight into it.)
     fileprivate(set) var scalars = ScalarStorage()
@@ -290,13 +300,21 @@ private struct Chain {
 
     var isEmpty: Bool { count == 0 }
 
-    /// Empties the chain, keeping its buffers for the next one.
+    /// Empties the chain (`mergedParents` are moved out before), keeping
+    /// its buffers for the next one.
     mutating func removeAll() {
         count = 0
         scalars.removeAllKeepingCapacity()
     }
 
     private var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
+
+    /// Appends `mergedParents` to `parents` and empties it.
+    mutating func moveMergedParents(into parents: inout [OpID]) {
+        guard !mergedParents.isEmpty else { return }
+        parents.append(contentsOf: mergedParents)
+        mergedParents.removeAllOneByOne()
+    }
 
     /// Trades the first change's parents for `other`'s buffer, which the
     /// next `start` swaps with the decoder's in turn.
@@ -324,16 +342,20 @@ private struct Chain {
     }
 
     /// Whether `change` carries the chain on: same replica and object, the
-    /// next counters and Lamport values, built on the chain's last change,
+    /// next counters and Lamport values, built on the chain's last change
+    /// (and perhaps on changes of other replicas that `known` holds),
     /// inserting after its last element or deleting next to its range.
     /// (Inlined: called for every change; left out of line, as changes
     /// elsewhere made the compiler do, it took the change by copy.)
     @inline(__always)
-    func continues(with change: ChangeDecoder.Current) -> Bool {
+    func continues(with change: ChangeDecoder.Current, known: VersionVector) -> Bool {
         guard count > 0, let next = change.edit, change.id.replica == lastStart.replica,
-              change.id.counter == lastID.counter + 1, change.lamport == lastLamport + lastWidth,
-              change.parents.count == 1, change.parents[0] == lastID
+              change.id.counter == lastID.counter + 1, change.lamport == lastLamport + lastWidth
         else { return false }
+        // Most often built on the chain's last change alone.
+        if change.parents.count != 1 || change.parents[0] != lastID {
+            guard Self.merges(change.parents, after: lastID, known: known) else { return false }
+        }
         switch (edit, next) {
         case let (.insertText(object, _), .insertText(nextObject, origin)):
             return nextObject == object && origin == lastID
@@ -344,6 +366,22 @@ private struct Chain {
         default:
             return false
         }
+    }
+
+    /// Whether `parents`, a change's, are the chain's last id and changes of
+    /// other replicas that `known` holds, sorted and distinct as every
+    /// change's parents must be: the writer typed on after merging those.
+    private static func merges(_ parents: [OpID], after lastID: OpID, known: VersionVector) -> Bool {
+        guard Document.areSortedAndDistinct(parents) else { return false }
+        var namesLast = false
+        for parent in parents {
+            if parent == lastID {
+                namesLast = true
+            } else if parent.replica == lastID.replica || !known.contains(parent) {
+                return false
+            }
+        }
+        return namesLast
     }
 
     /// Whether a run read by `ChangeDecoder.readContinuation` keeps the
@@ -377,8 +415,11 @@ private struct Chain {
         lastWidth = run.lastWidth
     }
 
-    /// Adds a change that `continues(with:)` accepted.
+    /// Adds a change that `continues(with:known:)` accepted.
     mutating func extend(with change: ChangeDecoder.Current) {
+        if change.parents.count > 1 {
+            for parent in change.parents where parent != lastID { mergedParents.append(parent) }
+        }
         switch change.edit {
         case .insertText:
             scalars.append(contentsOf: change.scalars)
