@@ -15,9 +15,22 @@ extension Array where Element == Change {
     /// counter order, and a parent not among them is one the receiver holds.
     /// The result is again a causal order of the same changes.
     func groupedByReplica() -> [Change] {
-        guard let first, contains(where: { $0.replica != first.replica }) else { return self }
+        guard withUnsafeBufferPointer(Self.isInterleaved) else { return self }
         let order = withUnsafeBufferPointer(Self.groupedOrder)
         return order.map { self[$0] }
+    }
+
+    /// Whether some replica's changes are split by another's: a history of
+    /// one writer, or of writers merged one after another, is grouped already.
+    private static func isInterleaved(_ changes: UnsafeBufferPointer<Change>) -> Bool {
+        var seen = ReplicaMap<Bool>()
+        var previous: ReplicaID?
+        for change in changes where change.id.replica != previous {
+            previous = change.id.replica
+            if seen[change.id.replica] != nil { return true }
+            seen[change.id.replica] = true
+        }
+        return false
     }
 
     /// The positions of `changes` in the order `groupedByReplica` gives.
