@@ -257,7 +257,8 @@ private struct UnnotedRun {
     }
 
     /// Adds an applied chain that continues the run (or starts it),
-    /// taking its first parents' buffer when it starts the run.
+    /// taking its first parents' buffer when it starts the run, and the
+    /// parents its later changes merged.
     mutating func add(_ chain: inout Chain) {
         if isEmpty { chain.swapFirstParents(with: &outsideParents) }
         chain.moveMergedParents(into: &outsideParents)
