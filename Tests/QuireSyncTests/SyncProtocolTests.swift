@@ -157,6 +157,31 @@ import Testing
         #expect(try reader.versionVector("n") == writer.versionVector("n"))
     }
 
+    /// A peer whose history lists two writers' keystrokes in turns sends
+    /// each writer's together, as `encodeChanges` does: the fresh store
+    /// catching up through it holds them in that order.
+    @Test func peerSyncSendsEachWritersChangesTogether() async throws {
+        var hub = Document(replica: ReplicaID(3))
+        let text = try hub.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+        var writers = [Document(replica: ReplicaID(1)), Document(replica: ReplicaID(2))]
+        for index in writers.indices { try writers[index].apply(hub.allChanges()) }
+        for key in 0..<3 {
+            for index in writers.indices {
+                try writers[index].transact { tx in try tx.insertText(text, at: key, index == 0 ? "a" : "x") }
+                try hub.apply(try writers[index].changes(since: hub.versionVector))
+            }
+        }
+        let peer = try DocumentStore.inMemory(), fresh = try DocumentStore.inMemory()
+        try peer.create(id: "n")
+        try peer.apply("n", try hub.allChanges())
+        #expect(try peer.changes("n").map(\.replica.rawValue) == [3, 1, 2, 1, 2, 1, 2])
+
+        let report = try await SyncClient(store: fresh, peer: "p", transport: FaultyTransport.sound(PeerSyncService(store: peer))).sync()
+        #expect(report.received == 7)
+        #expect(try fresh.changes("n").map(\.replica.rawValue) == [3, 1, 1, 1, 2, 2, 2])
+        #expect(try fresh.read("n") { try $0.text(text) } == hub.text(text))
+    }
+
     @Test func messagesRoundTripAndDamageIsRefused() throws {
         let request = SyncRequest(cursor: SyncCursor(logID: 9, seq: 4), waitMilliseconds: 250, documents: [
             SyncDocument(id: "x", version: [ReplicaID(3): 4], bundles: [Array(repeating: 7, count: 3000)]),

@@ -14,7 +14,9 @@ extension Array where Element == Change {
     /// `self` must be a causal order: then each replica's changes come in
     /// counter order, and a parent not among them is one the receiver holds.
     /// The result is again a causal order of the same changes.
-    func groupedByReplica() -> [Change] {
+    /// `Document.encodeChanges` and `SyncDocument(id:version:changes:)`
+    /// send changes in this order.
+    public func groupedByReplica() -> [Change] {
         guard withUnsafeBufferPointer(Self.isInterleaved) else { return self }
         let order = withUnsafeBufferPointer(Self.groupedOrder)
         return order.map { self[$0] }

@@ -18,9 +18,12 @@ public struct SyncDocument: Hashable, Sendable {
         self.bundles = bundles
     }
 
-    /// One document carrying `changes` as one bundle (none when empty).
+    /// One document carrying `changes`, a causal order, as one bundle (none
+    /// when empty). The bundle keeps each replica's changes together as far
+    /// as causality allows (`groupedByReplica`), as `encodeChanges` does,
+    /// so that the receiver applies longer runs of typing at once.
     public init(id: DocumentID, version: VersionVector, changes: [Change]) {
-        self.init(id: id, version: version, bundles: changes.isEmpty ? [] : [ChangeEncoding.encode(changes)])
+        self.init(id: id, version: version, bundles: changes.isEmpty ? [] : [ChangeEncoding.encode(changes.groupedByReplica())])
     }
 
     /// The changes of every bundle, in order, at most `limits.maxChanges`
