@@ -134,7 +134,9 @@ struct ObjectTable: Sendable {
         let object = ObjectID(id)
         let index: Int
         switch kind {
-        case .map: index = maps.count; maps.append([:])
+        // A new map is filled next (an object value's fields): room for a
+        // few keys at once, where growing from empty reallocated twice by its second key.
+        case .map: index = maps.count; maps.append(Dictionary(minimumCapacity: 3))
         case .text: index = texts.count; texts.append(RGASequence())
         case .list: index = lists.count; lists.append(RGASequence())
         case .counter: index = counters.count; counters.append(0)
