@@ -93,6 +93,9 @@ public struct SuiteReport {
             per thread after they are freed as in use.
             Snapshot: what each library would keep on disk for the document with its whole history:
             Quire's store snapshot frame (zstd), Yrs's v1 update, Loro's `Snapshot` export.
+            **load** opens that snapshot in a fresh document, ready to edit (for Quire: checksum, zstd,
+            the state and the whole history). Yrs keeps no history apart from its state: its v1 update
+            is both its snapshot and what its merge applies, so its merge and load do the same work.
 
 
             """
@@ -107,6 +110,7 @@ public struct SuiteReport {
             out += "| workload | ops | merge ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | local ms Quire | Yrs | Loro | empty loop | snapshot B Quire | Yrs | Loro | ÷Yrs | ÷Loro | memory MB Quire | Yrs | Loro | ok |\n"
             out += "|" + String(repeating: " --- |", count: 20) + "\n"
             for result in rows { out += tableRow(result) }
+            out += "\n" + loadTable(rows)
             if family == .merge { out += "\n" + throughputTable(rows) }
             out += "\n"
         }
@@ -160,17 +164,23 @@ public struct SuiteReport {
             .reversed().joined()
     }
 
+    private static func formatMilliseconds(_ value: Double?) -> String {
+        value.map { $0 >= 100 ? String(format: "%.0f", $0) : String(format: "%.2f", $0) } ?? "–"
+    }
+
+    /// A Quire ÷ peer ratio, in bold where Quire is behind.
+    private static func formatRatio(_ value: Double?) -> String {
+        guard let value else { return "–" }
+        let text = String(format: "%.2f", value)
+        return value > 1 ? "**\(text)**" : text
+    }
+
     private func tableRow(_ result: WorkloadResult) -> String {
         let q = result.figures(of: "quire"), y = result.figures(of: "yrs"), l = result.figures(of: "loro")
-        func ms(_ value: Double?) -> String { value.map { $0 >= 100 ? String(format: "%.0f", $0) : String(format: "%.2f", $0) } ?? "–" }
+        let ms = Self.formatMilliseconds, ratio = Self.formatRatio
         func bytes(_ value: Int?) -> String { value.map { "\($0)" } ?? "–" }
         // Three significant figures: a document of a few kB must not read 0.0 MB.
         func mb(_ value: Int?) -> String { value.map { Self.formatMeasure(Double($0) / 1e6) } ?? "–" }
-        func ratio(_ value: Double?) -> String {
-            guard let value else { return "–" }
-            let text = String(format: "%.2f", value)
-            return value > 1 ? "**\(text)**" : text
-        }
         let ok = result.figures.allSatisfy(\.ok) ? "yes" : "NO"
         let cells = [
             result.name, result.ops.map(String.init) ?? "–",
@@ -184,6 +194,18 @@ public struct SuiteReport {
             mb(q?.memoryBytes), mb(y?.memoryBytes), mb(l?.memoryBytes), ok,
         ]
         return "| " + cells.joined(separator: " | ") + " |\n"
+    }
+
+    /// Opening each workload's snapshot, ready to edit.
+    private func loadTable(_ rows: [WorkloadResult]) -> String {
+        var out = "Opening the snapshot (load):\n\n| workload | load ms Quire | Yrs | Loro | ÷Yrs | ÷Loro |\n| --- | --- | --- | --- | --- | --- |\n"
+        for result in rows {
+            let loads = Self.libraries.map { result.figures(of: $0)?.load?.median }
+            let cells = [result.name] + loads.map(Self.formatMilliseconds)
+                + [Self.formatRatio(Self.ratio(loads[0], loads[1])), Self.formatRatio(Self.ratio(loads[0], loads[2]))]
+            out += "| " + cells.joined(separator: " | ") + " |\n"
+        }
+        return out
     }
 
     /// Merge throughput in operations per second, by k and m.
@@ -209,6 +231,7 @@ public struct SuiteReport {
                 let measures: [(String, Double?, Double?, String)] = [
                     ("merge", quire.merge?.median, other.merge?.median, "slower"),
                     ("local replay", quire.local?.median, other.local?.median, "slower"),
+                    ("snapshot load", quire.load?.median, other.load?.median, "slower"),
                     ("snapshot size", quire.snapshotBytes.map(Double.init), other.snapshotBytes.map(Double.init), "bigger"),
                     ("encoded history size", quire.encodedBytes.map(Double.init), other.encodedBytes.map(Double.init), "bigger"),
                 ]
@@ -245,7 +268,7 @@ public struct SuiteReport {
 
     // MARK: Charts
 
-    /// One chart per family present: merge, local replay and snapshot size;
+    /// One chart per family present: merge, local replay, snapshot size and load;
     /// for the store and sync families, Quire's figures.
     public var charts: [(family: SuiteWorkload.Family, svg: String)] {
         SuiteWorkload.Family.allCases.compactMap { family in
@@ -261,6 +284,7 @@ public struct SuiteReport {
                 panel("Merge of the whole history, one call", "ms", { $0.merge?.median }),
                 panel("Local replay, edit by edit (peers: through Python)", "ms", { $0.local?.median }),
                 panel("Snapshot size", "bytes", { $0.snapshotBytes.map(Double.init) }),
+                panel("Opening the snapshot, ready to edit", "ms", { $0.load?.median }),
             ])
             return (family, chart.svg)
         }
