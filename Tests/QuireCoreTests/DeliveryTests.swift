@@ -112,6 +112,16 @@ import Testing
         }
         #expect(doc.encodeSnapshot() == before)
 
+        // Insert "xy" (9, 10), then delete 8...11: 11 is neither in the text nor inserted.
+        let pastInserted = Change(id: next, lamport: source.maxLamport + 1, parents: source.heads, operations: [
+            .insert(object: body, origin: OpID(replica: alice, counter: 8), content: .text("xy")),
+            .delete(object: body, target: IDRun(start: OpID(replica: alice, counter: 8), length: 4)),
+        ])
+        #expect(throws: DocumentError.invalidChange(next, reason: "it deletes \(OpID(replica: alice, counter: 11)), which \(body) does not hold")) {
+            try doc.apply(pastInserted)
+        }
+        #expect(doc.encodeSnapshot() == before)
+
         // Insert "xy" (9, 10), then delete 8...10: "o" of "two" and both new ones.
         let insertThenDelete = Change(id: next, lamport: source.maxLamport + 1, parents: source.heads, operations: [
             .insert(object: body, origin: OpID(replica: alice, counter: 8), content: .text("xy")),

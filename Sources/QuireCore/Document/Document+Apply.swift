@@ -108,7 +108,9 @@ extension Document {
     }
 
     /// Checks a ready change's Lamport value and parents, what `validate`
-    /// checks before its operations.
+    /// checks before its operations. (Inlined: called from a mutating
+    /// method, it took a copy of the whole document.)
+    @inline(__always)
     func validateStamp(id: OpID, lamport: UInt64, parents: [OpID]) throws(DocumentError) {
         // Stamps are unique: a replica's Lamport values only go up.
         if case let previous = lastLamport(of: id.replica), previous > 0, lamport <= previous {
@@ -156,12 +158,6 @@ extension Document {
             guard let objectKind = slot?.kind ?? createdKind else {
                 throw invalid("it edits object \(object), which does not exist")
             }
-            func insertedHere(_ element: OpID) -> Bool {
-                inserted.contains { $0.object == object && $0.run.contains(element) }
-            }
-            func holds(_ element: OpID) -> Bool {
-                insertedHere(element) || objects.lamport(of: element, in: slot) != nil
-            }
             switch operation {
             case .put(_, let key, _, let pred), .remove(_, let key, let pred):
                 guard objectKind == .map else { throw invalid("it writes key \(key) of \(object), a \(objectKind)") }
@@ -188,7 +184,7 @@ extension Document {
                 guard count > 0 else { throw invalid("it inserts nothing") }
                 // An element's stamp is above its origin's: the RGA ordering rule depends on it.
                 // An origin this change inserted has a lower stamp than this insert's.
-                if checkingElements, let origin, !insertedHere(origin) {
+                if checkingElements, let origin, !Self.isInserted(origin, into: object, among: inserted) {
                     guard let originLamport = objects.lamport(of: origin, in: slot) else {
                         throw invalid("it inserts after \(origin), which \(object) does not hold")
                     }
@@ -203,9 +199,16 @@ extension Document {
                 if checkingElements {
                     // The whole run at once, unless this change inserted into
                     // the object already: those elements are not in it yet.
-                    let missing = inserted.contains(where: { $0.object == object })
-                        ? (0..<UInt64(target.length)).lazy.map { target.start.advanced(by: $0) }.first { !holds($0) }
-                        : objects.firstMissing(of: target, in: slot)
+                    var missing: OpID?
+                    if inserted.contains(where: { $0.object == object }) {
+                        for element in (0..<UInt64(target.length)).lazy.map(target.start.advanced(by:))
+                        where !Self.isInserted(element, into: object, among: inserted) && objects.lamport(of: element, in: slot) == nil {
+                            missing = element
+                            break
+                        }
+                    } else {
+                        missing = objects.firstMissing(of: target, in: slot)
+                    }
                     if let missing { throw invalid("it deletes \(missing), which \(object) does not hold") }
                 }
             case .increment:
@@ -213,6 +216,16 @@ extension Document {
             }
             id = id.advanced(by: UInt64(operation.width))
         }
+    }
+}
+
+extension Document {
+    /// Whether `element` is one of the elements that earlier operations of
+    /// the change being validated inserted into `object`. (Static, over the
+    /// array passed in: a local function capturing the array made every
+    /// access to it an exclusivity check at run time.)
+    private static func isInserted(_ element: OpID, into object: ObjectID, among inserted: [(object: ObjectID, run: IDRun)]) -> Bool {
+        inserted.contains { $0.object == object && $0.run.contains(element) }
     }
 }
 
