@@ -360,11 +360,14 @@ struct ElementIndex: Sendable {
         // Lazily: an array of the starts would be allocated for every page added.
         pageStarts.insert(contentsOf: (0..<added).lazy.map { [start = pool.count] in start + $0 * Self.pageSize }, at: at)
         pool.reserveGrowingByAThird(adding: added * Self.pageSize)
-        pool.append(contentsOf: repeatElement(-1, count: added * Self.pageSize))
+        // An array appended is one copy; a `repeatElement` went entry by entry.
+        for _ in 0..<added { pool.append(contentsOf: Self.emptyPage) }
         segments[Int(replica)].count += added
         for r in (Int(replica) + 1)..<segments.count { segments[r].start += added }
         return pageStarts[at + added - 1]
     }
+
+    private static let emptyPage = [Int32](repeating: -1, count: pageSize)
 
     /// The most empty pages `addPage` adds to keep a segment without holes.
     static let maxFilledGap: UInt64 = 8
