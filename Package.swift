@@ -52,7 +52,7 @@ let package = Package(
         ),
 
         // The seeded generator (and fuzzing helpers) the tests and the benchmark workloads share.
-        .target(name: "QuireTestSupport", path: "Tests/QuireTestSupport"),
+        .target(name: "QuireTestSupport", dependencies: ["QuireCore"], path: "Tests/QuireTestSupport"),
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "QuireTestSupport"]),
         .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire"]),
         .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "QuireCore", "CSQLite", "CZstd"]),

@@ -456,16 +456,8 @@ import QuireTestSupport
     /// types again. The history the third sends lists each writer's
     /// keystrokes together, and the last one after the other writer's.
     @Test func encodedChangesKeepEachReplicasChangesTogetherAsCausalityAllows() throws {
-        var hub = Document(replica: ReplicaID(3))
-        let text = try hub.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
-        var writers = [Document(replica: ReplicaID(1)), Document(replica: ReplicaID(2))]
-        for index in writers.indices { try writers[index].apply(hub.allChanges()) }
-        for key in 0..<3 {
-            for index in writers.indices {
-                try writers[index].transact { tx in try tx.insertText(text, at: key, index == 0 ? "a" : "x") }
-                try hub.apply(try writers[index].changes(since: hub.versionVector))
-            }
-        }
+        let turns = try TurnTaking()
+        var (hub, writers, text) = (turns.hub, turns.writers, turns.text)
         try writers[0].apply(try hub.changes(since: writers[0].versionVector))
         try writers[0].transact { tx in try tx.insertText(text, at: 0, "!") }
         try hub.apply(try writers[0].changes(since: hub.versionVector))

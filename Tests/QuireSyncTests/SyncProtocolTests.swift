@@ -161,16 +161,8 @@ import Testing
     /// each writer's together, as `encodeChanges` does: the fresh store
     /// catching up through it holds them in that order.
     @Test func peerSyncSendsEachWritersChangesTogether() async throws {
-        var hub = Document(replica: ReplicaID(3))
-        let text = try hub.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
-        var writers = [Document(replica: ReplicaID(1)), Document(replica: ReplicaID(2))]
-        for index in writers.indices { try writers[index].apply(hub.allChanges()) }
-        for key in 0..<3 {
-            for index in writers.indices {
-                try writers[index].transact { tx in try tx.insertText(text, at: key, index == 0 ? "a" : "x") }
-                try hub.apply(try writers[index].changes(since: hub.versionVector))
-            }
-        }
+        let turns = try TurnTaking()
+        let (hub, text) = (turns.hub, turns.text)
         let peer = try DocumentStore.inMemory(), fresh = try DocumentStore.inMemory()
         try peer.create(id: "n")
         try peer.apply("n", try hub.allChanges())

@@ -56,6 +56,7 @@ public struct SyncClient: Sendable {
     ///   wait that long for news (long-poll) before ending.
     /// - Throws: `SyncError`. Whatever was applied or acknowledged before
     ///   the error stays; every local change not acknowledged stays pending.
+    @discardableResult
     public func sync(waitSeconds: Double = 0) async throws(SyncError) -> Report {
         var session = Session()
         for round in 1...maxRounds {
