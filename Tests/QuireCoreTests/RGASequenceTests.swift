@@ -207,6 +207,43 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         text.checkInvariants()
     }
 
+    @Test func manyWritersOfAFewElementsEachTakeAFewIndexEntries() throws {
+        // B3.4's shape: 1,540 writers, one element each. A whole page each
+        // (256 entries of 4 bytes) would hold 1.5 MB.
+        var list = Text()
+        for writer in 1...1540 as ClosedRange<UInt64> {
+            try list.insertRemote(origin: nil, id: OpID(replica: ReplicaID(writer), counter: 1), lamport: writer,
+                                  contentsOf: scalars("x"))
+        }
+        #expect(list.tree.ids.byteCount < 400_000, "\(list.tree.ids.byteCount) bytes")
+        list.checkInvariants()
+    }
+
+    @Test func aShortPageThatGrowsAfterAnotherWritersPageMovesWithItsEntries() throws {
+        var text = Text()
+        try text.insertRemote(origin: nil, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("abc"))
+        // b's first page comes after a's in the index's pool; a's, still short, must move to grow.
+        try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 1), lamport: 2, contentsOf: scalars("B"))
+        try text.insertRemote(origin: OpID(replica: a, counter: 3), id: OpID(replica: a, counter: 4), lamport: 3,
+                              contentsOf: scalars(String(repeating: "d", count: 40)))
+        // A run from the short page of b into its second page, and one typed past a's first page.
+        try text.insertRemote(origin: OpID(replica: b, counter: 1), id: OpID(replica: b, counter: 2), lamport: 4,
+                              contentsOf: scalars(String(repeating: "e", count: 300)))
+        try text.insertRemote(origin: OpID(replica: a, counter: 43), id: OpID(replica: a, counter: 300), lamport: 5,
+                              contentsOf: scalars("z"))
+        text.checkInvariants()
+        #expect(text.firstMissing(of: IDRun(start: OpID(replica: a, counter: 1), length: 43)) == nil)
+        #expect(text.firstMissing(of: IDRun(start: OpID(replica: a, counter: 40), length: 10)) == OpID(replica: a, counter: 44))
+        #expect(text.firstMissing(of: IDRun(start: OpID(replica: b, counter: 1), length: 302)) == OpID(replica: b, counter: 302))
+        #expect(throws: SequenceError.duplicateElement(OpID(replica: a, counter: 2))) {
+            try text.insertRemote(origin: nil, id: OpID(replica: a, counter: 2), lamport: 9, contentsOf: scalars("q"))
+        }
+        #expect(try text.deleteRemote(IDRun(start: OpID(replica: a, counter: 2), length: 40)) == 40)
+        #expect(try text.deleteRemote(IDRun(start: OpID(replica: b, counter: 250), length: 52)) == 52)
+        #expect(text.count == 3 + 1 + 40 + 300 + 1 - 92)
+        text.checkInvariants()
+    }
+
     @Test func nonBMPScalarsConvertUTF16AndUTF8Offsets() throws {
         var text = Text()
         let string = "a😀b€𝄞"

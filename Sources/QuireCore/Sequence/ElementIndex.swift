@@ -9,6 +9,13 @@
 /// element, while a replica whose counters are spread over many objects only
 /// pays for the pages it touches.
 ///
+/// A replica's first page in a sequence starts empty and grows as it is
+/// written, to 16, 64, then `pageSize` entries (entries past a page's length
+/// are absent): a list element from each of 1,540 writers, or a short text,
+/// takes a few entries, not a kilobyte. Its later pages are whole from the
+/// start. A short page grows in place while it is the last in the pool;
+/// otherwise it moves to the end of the pool at its whole size, once.
+///
 /// The page table is flat: all replicas' page numbers in one sorted array,
 /// each replica owning a contiguous segment. Lookups are O(1) when a
 /// replica's pages have no holes (the usual case) and a binary search within
@@ -21,19 +28,26 @@ struct ElementIndex: Sendable {
     /// The replica ids that spans refer to by index.
     private(set) var replicas: [ReplicaID] = []
     private var replicaIndices: [ReplicaID: UInt32] = [:]
-    /// Per replica: its segment of `pageNumbers` / `pageStarts`, and its
+    /// Per replica: its segment of `pageNumbers` / `pageSlots`, and its
     /// highest counter present, which makes the duplicate check of a fresh
     /// insert O(1).
     private var segments: [Segment] = []
     /// Page numbers (counter >> pageBits), sorted within each segment.
     private var pageNumbers: [UInt64] = []
-    /// Where each page starts in `pool`.
-    private var pageStarts: [Int] = []
+    /// Where each page is in `pool`.
+    private var pageSlots: [PageSlot] = []
     private var pool: [Int32] = []
-    /// The page `setLeaf` wrote last, with its start in `pool`: typing
+    /// The page `setLeaf` wrote last, with its slot in `pool`: typing
     /// writes one page many times in a row, and operations on what was just
-    /// typed read it. Pages never move in `pool`, so this never goes stale.
-    private var lastWritten = (replica: UInt32.max, page: UInt64.max, start: 0)
+    /// typed read it. A page that moves or grows is written then, so this
+    /// never goes stale.
+    private var lastWritten = (replica: UInt32.max, page: UInt64.max, slot: PageSlot(start: 0, length: 0))
+
+    /// A page's entries: `pool[start..<start + length]`.
+    private struct PageSlot: Sendable {
+        var start: Int
+        var length: Int
+    }
     private var lastLookedUp = (replica: ReplicaID(0), index: UInt32.max)
 
     private struct Segment: Sendable {
@@ -45,12 +59,12 @@ struct ElementIndex: Sendable {
     init() {}
 
     /// The memory the index holds, for statistics.
-    var byteCount: Int { pool.capacity * 4 + pageNumbers.capacity * 8 + pageStarts.capacity * 8 }
+    var byteCount: Int { pool.capacity * 4 + pageNumbers.capacity * 8 + pageSlots.capacity * 16 }
 
     mutating func shrinkToFit() {
         pool = compacted(pool)
         pageNumbers = compacted(pageNumbers)
-        pageStarts = compacted(pageStarts)
+        pageSlots = compacted(pageSlots)
     }
 
     func replicaIndex(of replica: ReplicaID) -> UInt32? {
@@ -92,20 +106,23 @@ struct ElementIndex: Sendable {
     private static func value(of value: inout UInt32) -> UInt32 { value }
 
     /// The leaf holding `counter` of `replica`, or -1.
+    @inline(__always)
     func leaf(replica: UInt32, counter: UInt64) -> Int32 {
         let page = counter >> Self.pageBits
-        let start: Int
+        let slot: PageSlot
         if lastWritten.replica == replica && lastWritten.page == page {
-            start = lastWritten.start
+            slot = lastWritten.slot
         } else {
-            guard let found = pageStart(replica, page) else { return -1 }
-            start = found
+            guard let index = pageIndex(replica, page) else { return -1 }
+            slot = pageSlots[index]
         }
-        return pool[start + Int(counter & UInt64(Self.pageSize - 1))]
+        let offset = Int(counter & UInt64(Self.pageSize - 1))
+        return offset < slot.length ? pool[slot.start + offset] : -1
     }
 
     /// The first counter of `counters` that is present (`present == true`)
     /// or absent (`present == false`), or nil if there is none.
+    @inline(__always)
     func first(present: Bool, replica: UInt32, counters: Range<UInt64>) -> UInt64? {
         if present && counters.lowerBound > segments[Int(replica)].highestCounter { return nil }
         if counters.upperBound - counters.lowerBound == 1 {
@@ -117,12 +134,16 @@ struct ElementIndex: Sendable {
         var c = counters.lowerBound
         while c < counters.upperBound {
             let pageEnd = min(((c >> Self.pageBits) + 1) << Self.pageBits, counters.upperBound)
-            if let start = pageStart(replica, c >> Self.pageBits) {
-                let first = start + Int(c & UInt64(Self.pageSize - 1))
-                let found = pool.withUnsafeBufferPointer { pool in
-                    Self.firstEntry(present: present, in: UnsafeBufferPointer(rebasing: pool[first..<first + Int(pageEnd - c)]))
+            if let index = pageIndex(replica, c >> Self.pageBits) {
+                let slot = pageSlots[index]
+                let offset = Int(c & UInt64(Self.pageSize - 1))
+                // Entries past the page's length are absent.
+                let held = max(0, min(Int(pageEnd - c), slot.length - offset))
+                let found = held == 0 ? nil : pool.withUnsafeBufferPointer { pool in
+                    Self.firstEntry(present: present, in: UnsafeBufferPointer(rebasing: pool[slot.start + offset..<slot.start + offset + held]))
                 }
                 if let found { return c + UInt64(found) }
+                if !present && held < Int(pageEnd - c) { return c + UInt64(held) }
             } else if !present {
                 return c
             }
@@ -158,7 +179,8 @@ struct ElementIndex: Sendable {
             // Typing writes one entry at a time, where the page loop and
             // buffer slices cost more to set up than the work.
             let c = counters.lowerBound
-            pool[writablePageStart(replica, c >> Self.pageBits) + Int(c & UInt64(Self.pageSize - 1))] = leaf
+            let offset = Int(c & UInt64(Self.pageSize - 1))
+            pool[writableSlot(replica, c >> Self.pageBits, reaching: offset + 1).start + offset] = leaf
             return
         }
         setLeaf(leaf, replica: replica, run: counters)
@@ -172,9 +194,9 @@ struct ElementIndex: Sendable {
         var c = counters.lowerBound
         while c < counters.upperBound {
             let page = c >> Self.pageBits
-            let start = writablePageStart(replica, page)
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
-            let first = start + Int(c & UInt64(Self.pageSize - 1))
+            let offset = Int(c & UInt64(Self.pageSize - 1))
+            let first = writableSlot(replica, page, reaching: offset + Int(pageEnd - c)).start + offset
             // Runs (a paste, the spans a leaf split moves) in vectorised passes.
             pool.withUnsafeMutableBufferPointer { pool in
                 UnsafeMutableBufferPointer(rebasing: pool[first..<first + Int(pageEnd - c)]).update(repeating: leaf)
@@ -183,16 +205,48 @@ struct ElementIndex: Sendable {
         }
     }
 
-    /// The start in `pool` of page `page` of `replica`, added if missing.
+    /// The slot of page `page` of `replica`, added if missing, with room for
+    /// its first `length` entries.
     @inline(__always)
-    private mutating func writablePageStart(_ replica: UInt32, _ page: UInt64) -> Int {
-        if lastWritten.replica == replica && lastWritten.page == page { return lastWritten.start }
-        let start = pageStart(replica, page) ?? addPage(replica, page)
-        lastWritten = (replica, page, start)
-        return start
+    private mutating func writableSlot(_ replica: UInt32, _ page: UInt64, reaching length: Int) -> PageSlot {
+        if lastWritten.replica == replica && lastWritten.page == page && length <= lastWritten.slot.length {
+            return lastWritten.slot
+        }
+        return slotAfterGrowing(replica, page, reaching: length)
     }
 
-    private func pageStart(_ replica: UInt32, _ page: UInt64) -> Int? {
+    /// `writableSlot` when the page is not the one written last or is too short.
+    private mutating func slotAfterGrowing(_ replica: UInt32, _ page: UInt64, reaching length: Int) -> PageSlot {
+        let index = pageIndex(replica, page) ?? addPage(replica, page)
+        if pageSlots[index].length < length { grow(index, toHold: length) }
+        lastWritten = (replica, page, pageSlots[index])
+        return pageSlots[index]
+    }
+
+    /// Lengthens page `index` to hold `length` entries at least: 16, then
+    /// four times as many, so that typing into a page lengthens it twice.
+    /// A page that is not the last in the pool moves to the end at its whole
+    /// size, leaving empty entries behind.
+    private mutating func grow(_ index: Int, toHold length: Int) {
+        let slot = pageSlots[index]
+        if slot.start + slot.length == pool.count {
+            let grown = min(Self.pageSize, max(length, slot.length * 4, 16))
+            pool.reserveGrowingByAThird(adding: grown - slot.length)
+            pool.append(contentsOf: Self.emptyPage[..<(grown - slot.length)])
+            pageSlots[index].length = grown
+        } else {
+            let entries = Array(pool[slot.start..<slot.start + slot.length])
+            pool[slot.start..<slot.start + slot.length] = Self.emptyPage[..<slot.length]
+            pageSlots[index] = PageSlot(start: pool.count, length: Self.pageSize)
+            pool.reserveGrowingByAThird(adding: Self.pageSize)
+            // An array appended is one copy; a `repeatElement` went entry by entry.
+            pool.append(contentsOf: entries)
+            pool.append(contentsOf: Self.emptyPage[..<(Self.pageSize - slot.length)])
+        }
+    }
+
+    /// Where page `page` of `replica` is in `pageNumbers` and `pageSlots`, or nil.
+    private func pageIndex(_ replica: UInt32, _ page: UInt64) -> Int? {
         let segment = segments[Int(replica)]
         guard segment.count > 0 else { return nil }
         let end = segment.start + segment.count
@@ -206,16 +260,16 @@ struct ElementIndex: Sendable {
         // typing) O(1), and those before the first hole too.
         var low = max(segment.start, end - 1 - Int(last - page))
         var high = min(end - 1, segment.start + Int(page - first))
-        if pageNumbers[low] == page { return pageStarts[low] }
-        if pageNumbers[high] == page { return pageStarts[high] }
+        if pageNumbers[low] == page { return low }
+        if pageNumbers[high] == page { return high }
         while low < high {
             let mid = (low + high) / 2
             if pageNumbers[mid] < page { low = mid + 1 } else { high = mid }
         }
-        return pageNumbers[low] == page ? pageStarts[low] : nil
+        return pageNumbers[low] == page ? low : nil
     }
 
-    /// Adds the page `page` of `replica` and returns its start in `pool`.
+    /// Adds the page `page` of `replica` and returns its index in `pageSlots`.
     /// A short gap after the replica's last page (counters that went to
     /// other objects or were deletes) is filled with empty pages, so that the
     /// segment stays without holes and lookups stay O(1).
@@ -229,10 +283,10 @@ struct ElementIndex: Sendable {
         return addPages(replica, first...page)
     }
 
-    /// Makes room in an empty index for about `count` ids, in pages.
+    /// Makes room in an empty index for about `count` ids.
     mutating func reserveCapacity(_ count: Int) {
         guard pool.isEmpty else { return }
-        pool.reserveCapacity((count + Self.pageSize - 1) / Self.pageSize * Self.pageSize)
+        pool.reserveCapacity(count)
     }
 
     /// Records where every element of a sequence being loaded lives, in an
@@ -295,7 +349,7 @@ struct ElementIndex: Sendable {
             }
             segments[r].count = pageNumbers.count - segments[r].start
         }
-        pageStarts = pageNumbers.indices.map { $0 * Self.pageSize }
+        pageSlots = pageNumbers.indices.map { PageSlot(start: $0 * Self.pageSize, length: Self.pageSize) }
         pool = Array(repeating: -1, count: pageNumbers.count * Self.pageSize)
         if let duplicate = Self.fill(&pool, loading: spans, leafCapacity: leafCapacity,
                                      pageTable: pageTable, tableOrigins: tableOrigins) {
@@ -349,7 +403,8 @@ struct ElementIndex: Sendable {
     }
 
     /// Adds `pages`, which `replica` lacks and which fit between two of its
-    /// pages, and returns the start in `pool` of the last.
+    /// pages, and returns the index in `pageSlots` of the last. A replica's
+    /// first page starts empty; later pages are whole.
     private mutating func addPages(_ replica: UInt32, _ pages: ClosedRange<UInt64>) -> Int {
         let segment = segments[Int(replica)]
         var at = segment.start + segment.count
@@ -357,14 +412,16 @@ struct ElementIndex: Sendable {
         while at > segment.start && pageNumbers[at - 1] > pages.upperBound { at -= 1 }
         let added = pages.count
         pageNumbers.insert(contentsOf: pages, at: at)
-        // Lazily: an array of the starts would be allocated for every page added.
-        pageStarts.insert(contentsOf: (0..<added).lazy.map { [start = pool.count] in start + $0 * Self.pageSize }, at: at)
-        pool.reserveGrowingByAThird(adding: added * Self.pageSize)
-        // An array appended is one copy; a `repeatElement` went entry by entry.
-        for _ in 0..<added { pool.append(contentsOf: Self.emptyPage) }
+        let length = segment.count == 0 ? 0 : Self.pageSize
+        pageSlots.insert(contentsOf: (0..<added).lazy.map { [start = pool.count] in PageSlot(start: start + $0 * length, length: length) }, at: at)
+        if length > 0 {
+            pool.reserveGrowingByAThird(adding: added * length)
+            // An array appended is one copy; a `repeatElement` went entry by entry.
+            for _ in 0..<added { pool.append(contentsOf: Self.emptyPage) }
+        }
         segments[Int(replica)].count += added
         for r in (Int(replica) + 1)..<segments.count { segments[r].start += added }
-        return pageStarts[at + added - 1]
+        return at + added - 1
     }
 
     private static let emptyPage = [Int32](repeating: -1, count: pageSize)
