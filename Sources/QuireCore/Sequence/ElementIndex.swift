@@ -89,10 +89,19 @@ struct ElementIndex: Sendable {
         return index
     }
 
+    /// The index of `replica`, added if missing, and remembered as
+    /// `cachedReplicaIndex(of:)` remembers it.
     mutating func intern(_ replica: ReplicaID) -> UInt32 {
+        if lastLookedUp.index != .max && lastLookedUp.replica == replica { return lastLookedUp.index }
+        let index = uncachedIntern(replica)
+        lastLookedUp = (replica, index)
+        return index
+    }
+
+    private mutating func uncachedIntern(_ replica: ReplicaID) -> UInt32 {
         if replicas.count <= 8, let index = replicaIndex(of: replica) { return index }
         // One hash, finding the replica or adding it (a merge of 1,540
-        // writers adds as many, and hashed each twice).
+        // writers adds as many, and hashed each three times).
         let next = UInt32(replicas.count)
         let index = Self.value(of: &replicaIndices[replica, default: next])
         guard index == next else { return index }

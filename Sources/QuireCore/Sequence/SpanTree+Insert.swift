@@ -40,7 +40,7 @@ extension SpanTree {
               run.id.counter <= UInt64.max - length, run.lamport <= UInt64.max - length,
               run.contentStart + run.length < Int(Int32.max), run.utf8 < Int(Int32.max)
         else { throw .invalidRun(run.id) }
-        let replica = ids.cachedReplicaIndex(of: run.id.replica) ?? ids.intern(run.id.replica)
+        let replica = ids.intern(run.id.replica)
         return Span(counter: run.id.counter, lamport: run.lamport, contentStart: Int32(run.contentStart),
                     length: Int32(run.length), utf16: Int32(run.utf16), utf8: Int32(run.utf8),
                     replica: replica, isDeleted: isDeleted)
