@@ -284,6 +284,28 @@ import QuireTestSupport
         #expect(throws: DecodingError.self) { try Document(snapshot: bytes, replica: ReplicaID(4)) }
     }
 
+    @Test func objectsListedBeforeTheirParentsLoadAndTheirDepthIsChecked() throws {
+        // Replica 2 nests 510 maps; replica 1, whose objects a snapshot lists
+        // first (ids sort by replica), nests more inside the deepest.
+        func nested(deeperBy extra: Int) throws -> Document {
+            var writer = Document(replica: ReplicaID(2))
+            var parent = ObjectID.root
+            try writer.transact { tx in
+                for _ in 0..<(SnapshotEncoding.maxDepth - 2) { parent = try tx.putObject(parent, key: "k", kind: .map) }
+            }
+            var doc = Document(replica: ReplicaID(1))
+            try doc.applyEncoded(try writer.encodeChanges())
+            try doc.transact { tx in
+                for _ in 0..<extra { parent = try tx.putObject(parent, key: "k", kind: .map) }
+            }
+            return doc
+        }
+        let deepest = try nested(deeperBy: 2)
+        let loaded = try Document(snapshot: deepest.encodeSnapshot(), replica: ReplicaID(3))
+        #expect(loaded.encodeSnapshot(includeHistory: false) == deepest.encodeSnapshot(includeHistory: false))
+        #expect(throws: DecodingError.self) { try Document(snapshot: try nested(deeperBy: 3).encodeSnapshot(), replica: ReplicaID(3)) }
+    }
+
     @Test func randomBytesNeverTrap() {
         var rng = SeededGenerator(seed: 99)
         for _ in 0..<2000 {

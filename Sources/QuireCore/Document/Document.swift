@@ -129,8 +129,15 @@ struct ObjectTable: Sendable {
         return slot.index
     }
 
+    /// Makes room for `count` more objects (a snapshot being loaded).
+    mutating func reserveCapacity(objects count: Int) {
+        slots.reserveCapacity(slots.count + count)
+        parents.reserveCapacity(parents.count + count)
+    }
+
     /// Creates an empty object of `kind`, made by operation `id` inside `parent`.
-    mutating func create(_ kind: ObjectKind, id: OpID, parent: ObjectID, key: String?) {
+    @discardableResult
+    mutating func create(_ kind: ObjectKind, id: OpID, parent: ObjectID, key: String?) -> Slot {
         let object = ObjectID(id)
         let index: Int
         switch kind {
@@ -146,6 +153,7 @@ struct ObjectTable: Sendable {
         parents[object] = (parent, key)
         // The operations that follow most often fill the new object.
         lastFound = (object, slot)
+        return slot
     }
 
     /// The text that inserting the elements `run` into text `object` wrote,

@@ -163,24 +163,39 @@ extension Document {
         }
         guard heads == heads.sorted(), Set(heads).count == heads.count else { throw .invalid("the heads are not sorted and distinct") }
 
-        var order: [ObjectID] = [.root]
-        var depth: [ObjectID: Int] = [.root: 0]
-        for _ in 0..<(try body.readCount("objects", minimumItemSize: 4)) {
+        // Each object with its parent and slot, in id order: the passes
+        // below read them here rather than hash their ids again.
+        var order: [(object: ObjectID, parent: ObjectID, slot: ObjectTable.Slot)] = [(.root, .root, objects.slots[.root]!)]
+        let objectCount = try body.readCount("objects", minimumItemSize: 4)
+        // Room up front for the objects listed, up to a bound: a hostile
+        // count (one object per 4 bytes left) must not reserve gigabytes.
+        let reserved = min(objectCount, 1 << 16)
+        objects.reserveCapacity(objects: reserved)
+        order.reserveCapacity(reserved + 1)
+        var depth: [ObjectID: Int] = Dictionary(minimumCapacity: reserved + 1)
+        depth[.root] = 0
+        for _ in 0..<objectCount {
             let creator = try readID("an object id")
             guard versionVector.contains(creator) else { throw .invalid("object \(creator) is not in the version vector") }
             let object = ObjectID(creator)
-            guard objects.slots[object] == nil, order.last.map({ $0 < object }) ?? true else { throw .invalid("object \(creator) is listed twice or out of order") }
+            // Strictly increasing, so listed once (and after the root, the least id).
+            guard order[order.count - 1].object < object else { throw .invalid("object \(creator) is listed twice or out of order") }
             let rawKind = try body.readByte("an object kind")
             guard let kind = ObjectKind(rawValue: rawKind) else { throw .invalid("unknown object kind \(rawKind)") }
             let parentCode = try body.readIndex("the parent of \(creator)", below: replicaTable.count + 1)
             let parent = parentCode == 0 ? ObjectID.root
                 : ObjectID(OpID(replica: replicaTable[parentCode - 1], counter: try body.readVarint("a parent counter")))
             let key: String? = try body.readByte("a key flag") == 1 ? try body.readString("a key") : nil
-            objects.create(kind, id: creator, parent: parent, key: key)
-            order.append(object)
+            order.append((object, parent, objects.create(kind, id: creator, parent: parent, key: key)))
         }
         // Parents are checked once every object is known: a tree rooted at the root, of bounded depth.
-        for object in order.dropFirst() {
+        for (object, parent, _) in order.dropFirst() {
+            // Most parents come before their children: their depth is known.
+            if let parentDepth = depth[parent] {
+                guard parentDepth < SnapshotEncoding.maxDepth else { throw .invalid("objects nest deeper than \(SnapshotEncoding.maxDepth) levels") }
+                depth[object] = parentDepth + 1
+                continue
+            }
             var chain: [ObjectID] = []
             var current = object
             while depth[current] == nil {
@@ -198,8 +213,7 @@ extension Document {
                 depth[child] = level
             }
         }
-        for object in order {
-            let slot = objects.slots[object]!
+        for (object, _, slot) in order {
             switch slot.kind {
             case .map:
                 var map: [String: MapRegister] = [:]
