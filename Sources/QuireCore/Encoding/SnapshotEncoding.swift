@@ -216,8 +216,10 @@ extension Document {
         for (object, _, slot) in order {
             switch slot.kind {
             case .map:
-                var map: [String: MapRegister] = [:]
-                for _ in 0..<(try body.readCount("map keys", minimumItemSize: 2)) {
+                let keyCount = try body.readCount("map keys", minimumItemSize: 2)
+                // Sized once (growing from empty reallocated at the first and second keys); bounded as above.
+                var map = [String: MapRegister](minimumCapacity: min(keyCount, 1 << 10))
+                for _ in 0..<keyCount {
                     let key = try body.readString("a map key")
                     guard map[key] == nil else { throw .invalid("key \(key) appears twice") }
                     var register = MapRegister()
