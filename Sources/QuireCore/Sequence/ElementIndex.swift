@@ -42,18 +42,18 @@ struct ElementIndex: Sendable {
     /// typed read it. A page that moves or grows is written then, so this
     /// never goes stale.
     private var lastWritten = (replica: UInt32.max, page: UInt64.max, slot: PageSlot(start: 0, length: 0))
-
-    /// A page's entries: `pool[start..<start + length]`.
-    private struct PageSlot: Sendable {
-        var start: Int
-        var length: Int
-    }
     private var lastLookedUp = (replica: ReplicaID(0), index: UInt32.max)
 
     private struct Segment: Sendable {
         var start = 0
         var count = 0
         var highestCounter: UInt64 = 0
+    }
+
+    /// A page's entries: `pool[start..<start + length]`.
+    private struct PageSlot: Sendable {
+        var start: Int
+        var length: Int
     }
 
     init() {}
@@ -83,7 +83,7 @@ struct ElementIndex: Sendable {
     /// `replicaIndex(of:)`, remembering the answer: operations come in runs
     /// from one writer.
     mutating func cachedReplicaIndex(of replica: ReplicaID) -> UInt32? {
-        if lastLookedUp.index != .max && lastLookedUp.replica == replica { return lastLookedUp.index }
+        if let index = lastLookedUpIndex(of: replica) { return index }
         guard let index = replicaIndex(of: replica) else { return nil }
         lastLookedUp = (replica, index)
         return index
@@ -92,16 +92,22 @@ struct ElementIndex: Sendable {
     /// The index of `replica`, added if missing, and remembered as
     /// `cachedReplicaIndex(of:)` remembers it.
     mutating func intern(_ replica: ReplicaID) -> UInt32 {
-        if lastLookedUp.index != .max && lastLookedUp.replica == replica { return lastLookedUp.index }
+        if let index = lastLookedUpIndex(of: replica) { return index }
         let index = uncachedIntern(replica)
         lastLookedUp = (replica, index)
         return index
     }
 
+    /// The index looked up last, if it is `replica`'s.
+    @inline(__always)
+    private func lastLookedUpIndex(of replica: ReplicaID) -> UInt32? {
+        lastLookedUp.index != .max && lastLookedUp.replica == replica ? lastLookedUp.index : nil
+    }
+
     private mutating func uncachedIntern(_ replica: ReplicaID) -> UInt32 {
         if replicas.count <= 8, let index = replicaIndex(of: replica) { return index }
         // One hash, finding the replica or adding it (a merge of 1,540
-        // writers adds as many, and hashed each three times).
+        // writers adds as many).
         let next = UInt32(replicas.count)
         let index = Self.value(of: &replicaIndices[replica, default: next])
         guard index == next else { return index }
@@ -233,7 +239,8 @@ struct ElementIndex: Sendable {
     }
 
     /// Lengthens page `index` to hold `length` entries at least: 16, then
-    /// four times as many, so that typing into a page lengthens it twice.
+    /// four times as many, so that typing through a first page lengthens it
+    /// three times (to 16, 64 and 256), not at every keystroke.
     /// A page that is not the last in the pool moves to the end at its whole
     /// size, leaving empty entries behind.
     private mutating func grow(_ index: Int, toHold length: Int) {
