@@ -175,6 +175,28 @@ import Testing
         #expect(a.parent(of: body)?.key == "body")
     }
 
+    /// Every nested object knows where it was created, on the replica that
+    /// made it, on one that merged it, and after a snapshot: the root has
+    /// no parent, a list element has no key.
+    @Test func nestedObjectsKeepTheirParentAndKeyThroughMergesAndSnapshots() throws {
+        var a = Document(replica: ReplicaID(1))
+        let (notes, tags, card) = try a.transact { tx in
+            let notes = try tx.putObject(.root, key: "notes", kind: .map)
+            let tags = try tx.putObject(notes, key: "tags", kind: .list)
+            return (notes, tags, try tx.insertObject(tags, at: 0, kind: .map))
+        }
+        var b = Document(replica: ReplicaID(2))
+        try b.apply(a.allChanges())
+        let loaded = try Document(snapshot: b.encodeSnapshot(), replica: ReplicaID(3))
+        for doc in [a, b, loaded] {
+            #expect(doc.parent(of: .root) == nil)
+            #expect(doc.parent(of: notes).map { [$0.object.description, $0.key ?? "-"] } == ["root", "notes"])
+            #expect(doc.parent(of: tags).map { [$0.object.description, $0.key ?? "-"] } == [notes.description, "tags"])
+            #expect(doc.parent(of: card).map { [$0.object.description, $0.key ?? "-"] } == [tags.description, "-"])
+            #expect(doc.parent(of: ObjectID(OpID(replica: ReplicaID(1), counter: 99))) == nil)
+        }
+    }
+
     @Test func theClockAdvancesOnReceive() throws {
         var (a, b, _) = try sharedNote()
         for number in 0..<10 { try a.transact { tx in try tx.put(.root, key: "n", .int(Int64(number))) } }

@@ -88,16 +88,24 @@ public struct Document: Sendable {
 struct ObjectTable: Sendable {
     struct Slot: Hashable, Sendable {
         var kind: ObjectKind
+        /// The object's state: `maps[index]`, `texts[index]`, ...
         var index: Int
+        /// Where it was created: `placements[placement]`, -1 for the root.
+        /// (In the slot, so that creating an object hashes its id once.)
+        var placement: Int32
     }
 
-    var slots: [ObjectID: Slot] = [.root: Slot(kind: .map, index: 0)]
+    /// The root map's slot, in every table.
+    static let rootSlot = Slot(kind: .map, index: 0, placement: -1)
+
+    var slots: [ObjectID: Slot] = [.root: rootSlot]
     var maps: [[String: MapRegister]] = [[:]]
     var texts: [RGASequence<Unicode.Scalar>] = []
     var lists: [RGASequence<Value>] = []
     var counters: [Int64] = []
-    /// Where each nested object was created: its parent object and, for maps, the key.
-    var parents: [ObjectID: (parent: ObjectID, key: String?)] = [:]
+    /// Where each nested object was created, in creation order: its parent
+    /// object and, for maps, the key.
+    private var placements: [(parent: ObjectID, key: String?)] = []
 
     /// The object found last: edits come in runs on one object, and
     /// comparing ids is cheaper than hashing them.
@@ -114,13 +122,21 @@ struct ObjectTable: Sendable {
         try Self.check(object, find(object), kind)
     }
 
-    /// Where an object lives, through the one-entry cache.
+    /// Where an object lives, through the one-entry cache. The root needs
+    /// no lookup: writes to it alternate with writes into the objects they
+    /// create, which the cache keeps.
     @inline(__always)
     mutating func find(_ object: ObjectID) -> Slot? {
         if let lastFound, lastFound.object == object { return lastFound.slot }
+        if object.creator == nil { return Self.rootSlot }
         guard let slot = slots[object] else { return nil }
         lastFound = (object, slot)
         return slot
+    }
+
+    /// The parent of a nested object and, in a map, its key; nil for the root.
+    func placement(of slot: Slot) -> (parent: ObjectID, key: String?)? {
+        slot.placement < 0 ? nil : placements[Int(slot.placement)]
     }
 
     private static func check(_ object: ObjectID, _ slot: Slot?, _ kind: ObjectKind) throws(DocumentError) -> Int {
@@ -132,7 +148,7 @@ struct ObjectTable: Sendable {
     /// Makes room for `count` more objects (a snapshot being loaded).
     mutating func reserveCapacity(objects count: Int) {
         slots.reserveCapacity(slots.count + count)
-        parents.reserveCapacity(parents.count + count)
+        placements.reserveCapacity(placements.count + count)
     }
 
     /// Creates an empty object of `kind`, made by operation `id` inside `parent`.
@@ -148,9 +164,9 @@ struct ObjectTable: Sendable {
         case .list: index = lists.count; lists.append(RGASequence())
         case .counter: index = counters.count; counters.append(0)
         }
-        let slot = Slot(kind: kind, index: index)
+        let slot = Slot(kind: kind, index: index, placement: Int32(placements.count))
         slots[object] = slot
-        parents[object] = (parent, key)
+        placements.append((parent, key))
         // The operations that follow most often fill the new object.
         lastFound = (object, slot)
         return slot

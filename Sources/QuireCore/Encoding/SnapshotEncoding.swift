@@ -47,8 +47,9 @@ extension Document {
         for creator in nested {
             let object = ObjectID(creator)
             writeID(creator)
-            body.writeByte(objects.slots[object]!.kind.rawValue)
-            let (parent, key) = objects.parents[object]!
+            let slot = objects.slots[object]!
+            body.writeByte(slot.kind.rawValue)
+            let (parent, key) = objects.placement(of: slot)!
             if let parentCreator = parent.creator {
                 body.writeVarint(replicaIndex[parentCreator.replica]! + 1)
                 body.writeVarint(parentCreator.counter)
@@ -199,7 +200,7 @@ extension Document {
             var chain: [ObjectID] = []
             var current = object
             while depth[current] == nil {
-                guard let parent = objects.parents[current]?.parent, objects.slots[parent] != nil else {
+                guard let parent = objects.slots[current].flatMap(objects.placement(of:))?.parent, objects.slots[parent] != nil else {
                     throw .invalid("object \(object) has no parent in the document")
                 }
                 guard chain.count < SnapshotEncoding.maxDepth else { throw .invalid("objects nest deeper than \(SnapshotEncoding.maxDepth) levels or form a cycle") }
