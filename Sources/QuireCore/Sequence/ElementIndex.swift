@@ -27,7 +27,10 @@ struct ElementIndex: Sendable {
 
     /// The replica ids that spans refer to by index.
     private(set) var replicas: [ReplicaID] = []
-    private var replicaIndices: [ReplicaID: UInt32] = [:]
+    /// Each replica's index in `replicas`. (A sorted array, not a
+    /// dictionary: a merge of 1,540 writers spent more hashing their ids as
+    /// the dictionary grew than interning them.)
+    private var replicaIndices = ReplicaMap<UInt32>()
     /// Per replica: its segment of `pageNumbers` / `pageSlots`, and its
     /// highest counter present, which makes the duplicate check of a fresh
     /// insert O(1).
@@ -68,16 +71,7 @@ struct ElementIndex: Sendable {
     }
 
     func replicaIndex(of replica: ReplicaID) -> UInt32? {
-        // Documents have few writers: a scan beats hashing for the common case.
-        if replicas.count <= 8 {
-            var i = 0
-            while i < replicas.count {
-                if replicas[i] == replica { return UInt32(i) }
-                i += 1
-            }
-            return nil
-        }
-        return replicaIndices[replica]
+        replicaIndices[replica]
     }
 
     /// `replicaIndex(of:)`, remembering the answer: operations come in runs
@@ -105,20 +99,14 @@ struct ElementIndex: Sendable {
     }
 
     private mutating func uncachedIntern(_ replica: ReplicaID) -> UInt32 {
-        if replicas.count <= 8, let index = replicaIndex(of: replica) { return index }
-        // One hash, finding the replica or adding it (a merge of 1,540
-        // writers adds as many).
+        // One search, finding the replica or adding it.
         let next = UInt32(replicas.count)
-        let index = Self.value(of: &replicaIndices[replica, default: next])
+        let index = replicaIndices.modify(replica, default: next) { $0 }
         guard index == next else { return index }
         replicas.append(replica)
         segments.append(Segment(start: pageNumbers.count))
         return index
     }
-
-    /// What `value` holds: passed `inout`, a dictionary's `subscript(_:default:)`
-    /// looks its key up once, storing the default if the key is absent.
-    private static func value(of value: inout UInt32) -> UInt32 { value }
 
     /// The leaf holding `counter` of `replica`, or -1.
     @inline(__always)
