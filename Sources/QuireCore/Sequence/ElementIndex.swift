@@ -412,6 +412,15 @@ struct ElementIndex: Sendable {
     private mutating func addPages(_ replica: UInt32, _ pages: ClosedRange<UInt64>) -> Int {
         let segment = segments[Int(replica)]
         var at = segment.start + segment.count
+        if segment.count == 0 && at == pageNumbers.count {
+            // The first page of the writer interned last (one page: there
+            // is no gap to fill), as each writer of a merge of many has:
+            // appended, where the general insert below cost several times more.
+            pageNumbers.append(pages.lowerBound)
+            pageSlots.append(PageSlot(start: pool.count, length: 0))
+            segments[Int(replica)].count = 1
+            return at
+        }
         // Pages mostly come in counter order: this usually appends.
         while at > segment.start && pageNumbers[at - 1] > pages.upperBound { at -= 1 }
         let added = pages.count
