@@ -159,7 +159,7 @@ struct ObjectTable: Sendable {
         switch kind {
         // A new map is filled next (an object value's fields): room for a
         // few keys at once, where growing from empty reallocated twice by its second key.
-        case .map: index = maps.count; maps.append(Dictionary(minimumCapacity: 3))
+        case .map: index = maps.count; maps.append(Self.newMap)
         case .text: index = texts.count; texts.append(RGASequence())
         case .list: index = lists.count; lists.append(RGASequence())
         case .counter: index = counters.count; counters.append(0)
@@ -171,6 +171,11 @@ struct ObjectTable: Sendable {
         lastFound = (object, slot)
         return slot
     }
+
+    /// An empty map with room for 3 keys, shared until its first write
+    /// copies it: `Dictionary(minimumCapacity:)`, not specialised, cost
+    /// several times more per map.
+    private static let newMap = [String: MapRegister](minimumCapacity: 3)
 
     /// The text that inserting the elements `run` into text `object` wrote,
     /// tombstones included, or nil if the text has no such elements. (A
