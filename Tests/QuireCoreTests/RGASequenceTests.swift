@@ -244,6 +244,46 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         text.checkInvariants()
     }
 
+    /// Writers whose counters in a text are far apart (they wrote elsewhere
+    /// in between) get their index pages one by one when a snapshot loads,
+    /// the first writer's first page appended while the second has none:
+    /// every element is still found by its id afterwards.
+    @Test func writersWithSpreadCountersLoadFromASnapshotWithEveryElementFound() throws {
+        var hub = Document(replica: ReplicaID(1))
+        let text = try hub.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        for replica: UInt64 in [2, 3] {
+            var writer = Document(replica: ReplicaID(replica))
+            try writer.apply(hub.allChanges())
+            try writer.transact { tx in try tx.insertText(text, at: 0, "x") }
+            for value in 0..<600 { try writer.transact { tx in try tx.put(.root, key: "k", .int(Int64(value))) } }
+            try writer.transact { tx in try tx.insertText(text, at: 0, "y") }
+            try hub.apply(writer.changes(since: hub.versionVector))
+        }
+        var loaded = try Document(snapshot: hub.encodeSnapshot(), replica: ReplicaID(9))
+        #expect(try loaded.text(text) == hub.text(text))
+        // Typing after each writer's elements and deleting them finds each by id.
+        var edited = hub
+        for replica: UInt64 in [2, 3] {
+            var writer = Document(replica: ReplicaID(replica))
+            try writer.apply(hub.allChanges())
+            try writer.transact { tx in
+                // After elements of both writers (the origins are looked up), and one deleted.
+                try tx.insertText(text, at: 1, "\(replica)")
+                try tx.insertText(text, at: 5, "!")
+                try tx.deleteText(text, at: 3, count: 1)
+            }
+            let changes = try writer.changes(since: hub.versionVector)
+            try loaded.apply(changes)
+            try edited.apply(changes)
+        }
+        #expect(try loaded.text(text) == edited.text(text))
+        for (replica, counter): (UInt64, UInt64) in [(2, 1), (2, 602), (3, 1), (3, 602)] {
+            let element = OpID(replica: ReplicaID(replica), counter: counter)
+            #expect(try loaded.change(containing: element)?.id == edited.change(containing: element)?.id)
+        }
+        loaded.objects.texts.forEach { $0.checkInvariants() }
+    }
+
     @Test func nonBMPScalarsConvertUTF16AndUTF8Offsets() throws {
         var text = Text()
         let string = "a😀b€𝄞"

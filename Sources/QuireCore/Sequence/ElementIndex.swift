@@ -413,12 +413,14 @@ struct ElementIndex: Sendable {
         let segment = segments[Int(replica)]
         var at = segment.start + segment.count
         if segment.count == 0 && at == pageNumbers.count {
-            // The first page of the writer interned last (one page: there
-            // is no gap to fill), as each writer of a merge of many has:
-            // appended, where the general insert below cost several times more.
+            // A writer's first page (one page: there is no gap to fill) after
+            // every other writer's pages, as each writer of a merge of many
+            // has: appended, where the general insert below cost several
+            // times more. Writers interned later have no pages yet.
             pageNumbers.append(pages.lowerBound)
             pageSlots.append(PageSlot(start: pool.count, length: 0))
             segments[Int(replica)].count = 1
+            for r in (Int(replica) + 1)..<segments.count { segments[r].start += 1 }
             return at
         }
         // Pages mostly come in counter order: this usually appends.
