@@ -88,7 +88,7 @@ enum RandomEdits {
     }
 
     static func edit(_ tx: inout Transaction, using rng: inout SeededGenerator) throws {
-        let objects = tx.document.objects.slots.keys.sorted()
+        let objects = [ObjectID.root] + tx.document.objects.slots.nestedObjects.map(ObjectID.init)
         let object = objects.randomElement(using: &rng)!
         let keys = ["a", "b", "c", "title", "body"]
         switch tx.document.kind(of: object)! {
@@ -124,7 +124,7 @@ enum RandomEdits {
     /// The visible content of every object, as text, for comparing replicas.
     static func render(_ doc: Document) throws -> String {
         var lines: [String] = []
-        for object in doc.objects.slots.keys.sorted() {
+        for object in [ObjectID.root] + doc.objects.slots.nestedObjects.map(ObjectID.init) {
             switch doc.kind(of: object)! {
             case .map: lines.append("\(object) map \(try doc.keys(object).map { "\($0)=\(String(describing: try doc.get(object, key: $0)))" })")
             case .text: lines.append("\(object) text \(try doc.text(object).debugDescription)")

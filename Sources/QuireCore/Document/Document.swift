@@ -98,7 +98,7 @@ struct ObjectTable: Sendable {
     /// The root map's slot, in every table.
     static let rootSlot = Slot(kind: .map, index: 0, placement: -1)
 
-    var slots: [ObjectID: Slot] = [.root: rootSlot]
+    private(set) var slots = ObjectIndex()
     var maps: [[String: MapRegister]] = [[:]]
     var texts: [RGASequence<Unicode.Scalar>] = []
     var lists: [RGASequence<Value>] = []
@@ -147,7 +147,6 @@ struct ObjectTable: Sendable {
 
     /// Makes room for `count` more objects (a snapshot being loaded).
     mutating func reserveCapacity(objects count: Int) {
-        slots.reserveCapacity(slots.count + count)
         placements.reserveCapacity(placements.count + count)
     }
 
@@ -165,7 +164,7 @@ struct ObjectTable: Sendable {
         case .counter: index = counters.count; counters.append(0)
         }
         let slot = Slot(kind: kind, index: index, placement: Int32(placements.count))
-        slots[object] = slot
+        slots.insert(slot, madeBy: id)
         placements.append((parent, key))
         // The operations that follow most often fill the new object.
         lastFound = (object, slot)

@@ -22,7 +22,7 @@ extension Document {
     /// included.
     public func encodeSnapshot(includeHistory: Bool = true) -> [UInt8] {
         var replicas = Set(versionVector.replicas)
-        for object in objects.slots.keys { if let creator = object.creator { replicas.insert(creator.replica) } }
+        for creator in objects.slots.nestedObjects { replicas.insert(creator.replica) }
         let replicaTable = replicas.sorted()
         let replicaIndex = Dictionary(uniqueKeysWithValues: replicaTable.enumerated().map { ($1, $0) })
 
@@ -42,7 +42,7 @@ extension Document {
         body.writeVarint(heads.count)
         for head in heads { writeID(head) }
 
-        let nested = objects.slots.keys.compactMap(\.creator).sorted()
+        let nested = objects.slots.nestedObjects
         body.writeVarint(nested.count)
         for creator in nested {
             let object = ObjectID(creator)
