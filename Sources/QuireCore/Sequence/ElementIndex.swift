@@ -412,23 +412,20 @@ struct ElementIndex: Sendable {
     private mutating func addPages(_ replica: UInt32, _ pages: ClosedRange<UInt64>) -> Int {
         let segment = segments[Int(replica)]
         var at = segment.start + segment.count
-        if segment.count == 0 && at == pageNumbers.count {
-            // A writer's first page (one page: there is no gap to fill) after
-            // every other writer's pages, as each writer of a merge of many
-            // has: appended, where the general insert below cost several
-            // times more. Writers interned later have no pages yet.
-            pageNumbers.append(pages.lowerBound)
-            pageSlots.append(PageSlot(start: pool.count, length: 0))
-            segments[Int(replica)].count = 1
-            for r in (Int(replica) + 1)..<segments.count { segments[r].start += 1 }
-            return at
-        }
         // Pages mostly come in counter order: this usually appends.
         while at > segment.start && pageNumbers[at - 1] > pages.upperBound { at -= 1 }
         let added = pages.count
-        pageNumbers.insert(contentsOf: pages, at: at)
         let length = segment.count == 0 ? 0 : Self.pageSize
-        pageSlots.insert(contentsOf: (0..<added).lazy.map { [start = pool.count] in PageSlot(start: start + $0 * length, length: length) }, at: at)
+        if added == 1 && at == pageNumbers.count {
+            // One page after every writer's pages (each writer's first, in a
+            // merge of many): appended, where the general insert cost
+            // several times more.
+            pageNumbers.append(pages.lowerBound)
+            pageSlots.append(PageSlot(start: pool.count, length: length))
+        } else {
+            pageNumbers.insert(contentsOf: pages, at: at)
+            pageSlots.insert(contentsOf: (0..<added).lazy.map { [start = pool.count] in PageSlot(start: start + $0 * length, length: length) }, at: at)
+        }
         if length > 0 {
             pool.reserveGrowingByAThird(adding: added * length)
             // An array appended is one copy; a `repeatElement` went entry by entry.
