@@ -88,7 +88,7 @@ enum RandomEdits {
     }
 
     static func edit(_ tx: inout Transaction, using rng: inout SeededGenerator) throws {
-        let objects = [ObjectID.root] + tx.document.objects.slots.nestedObjects.map(ObjectID.init)
+        let objects = allObjects(of: tx.document)
         let object = objects.randomElement(using: &rng)!
         let keys = ["a", "b", "c", "title", "body"]
         switch tx.document.kind(of: object)! {
@@ -121,10 +121,15 @@ enum RandomEdits {
         }
     }
 
+    /// Every object of `doc`, the root first, in id order.
+    static func allObjects(of doc: Document) -> [ObjectID] {
+        [ObjectID.root] + doc.objects.slots.nestedObjects.map(ObjectID.init)
+    }
+
     /// The visible content of every object, as text, for comparing replicas.
     static func render(_ doc: Document) throws -> String {
         var lines: [String] = []
-        for object in [ObjectID.root] + doc.objects.slots.nestedObjects.map(ObjectID.init) {
+        for object in allObjects(of: doc) {
             switch doc.kind(of: object)! {
             case .map: lines.append("\(object) map \(try doc.keys(object).map { "\($0)=\(String(describing: try doc.get(object, key: $0)))" })")
             case .text: lines.append("\(object) text \(try doc.text(object).debugDescription)")

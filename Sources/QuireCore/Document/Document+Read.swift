@@ -111,6 +111,6 @@ extension Document {
 
     /// Where a nested object was created: its parent and, in a map, its key.
     public func parent(of object: ObjectID) -> (object: ObjectID, key: String?)? {
-        objects.slots[object].flatMap(objects.placement(of:)).map { ($0.parent, $0.key) }
+        objects.placement(of: object).map { ($0.parent, $0.key) }
     }
 }

@@ -139,6 +139,11 @@ struct ObjectTable: Sendable {
         slot.placement < 0 ? nil : placements[Int(slot.placement)]
     }
 
+    /// `placement(of:)` by id; nil for the root and for an unknown object.
+    func placement(of object: ObjectID) -> (parent: ObjectID, key: String?)? {
+        slots[object].flatMap(placement(of:))
+    }
+
     private static func check(_ object: ObjectID, _ slot: Slot?, _ kind: ObjectKind) throws(DocumentError) -> Int {
         guard let slot else { throw .unknownObject(object) }
         guard slot.kind == kind else { throw .wrongKind(object, expected: kind, actual: slot.kind) }

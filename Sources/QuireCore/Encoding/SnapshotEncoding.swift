@@ -200,7 +200,7 @@ extension Document {
             var chain: [ObjectID] = []
             var current = object
             while depth[current] == nil {
-                guard let parent = objects.slots[current].flatMap(objects.placement(of:))?.parent, objects.slots[parent] != nil else {
+                guard let parent = objects.placement(of: current)?.parent, objects.slots[parent] != nil else {
                     throw .invalid("object \(object) has no parent in the document")
                 }
                 guard chain.count < SnapshotEncoding.maxDepth else { throw .invalid("objects nest deeper than \(SnapshotEncoding.maxDepth) levels or form a cycle") }
