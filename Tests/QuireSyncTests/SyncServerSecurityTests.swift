@@ -99,6 +99,28 @@ import Testing
         }
     }
 
+    @Test func aChangeThatBreaksTheRulesIsRefusedAndEveryoneElseStillSyncs() async throws {
+        try await withSyncServer { server, url in
+            #expect(try await post(url, pushRequest(counter: 1), token: "writer").0 == 200)
+            // Framed well, causally ready, but it inserts into a text no one made.
+            let stray = Change(id: OpID(replica: ReplicaID(2), counter: 1), lamport: 2, parents: [OpID(replica: ReplicaID(1), counter: 1)],
+                               operations: [.insert(object: ObjectID(OpID(replica: ReplicaID(1), counter: 7)), origin: nil, content: .text("x"))])
+            let request = SyncMessage.request(SyncRequest(cursor: nil, documents: [SyncDocument(id: "doc", version: [:], changes: [stray])])).encoded()
+            let (status, message) = try await post(url, request, token: "writer")
+            #expect(status == 400 && message.contains("change 1@\(ReplicaID(2))") && message.contains("does not exist"), "\(status) \(message)")
+            #expect(server.log.lastSeq == 1)
+
+            // A reader gets the good change and nothing else, and syncs to the end.
+            let store = try DocumentStore.inMemory()
+            let transport = HTTPSyncTransport(server: url, token: "reader", retryPolicy: .never)
+            #expect(try await SyncClient(store: store, peer: url.absoluteString, transport: transport).sync().received == 1)
+            #expect(try value(store, "doc", "k") == .scalar(.int(1)))
+            // The refused push changed nothing the next one builds on.
+            #expect(try await post(url, pushRequest(counter: 2, value: 2), token: "writer").0 == 200)
+            #expect(server.log.lastSeq == 2)
+        }
+    }
+
     @Test func tooManyRequestsGet429WithRetryAfter() async throws {
         // A refill so slow that no amount of machine load lets a third request through.
         try await withSyncServer(configure: { $0.requestsPerSecond = 0.001; $0.burst = 2 }) { _, url in
@@ -144,6 +166,65 @@ import Testing
             try AccessTokens(parsing: "lonely\n")
         }
         #expect(Self.tokens.access(forAuthorization: "Bearer narrow")?.documents == ["allowed"])
+    }
+}
+
+/// The server applies each change to its document before logging it.
+@Suite struct ServerLogDocumentRuleTests {
+    let text = ObjectID(OpID(replica: ReplicaID(1), counter: 1))
+
+    /// Replica 1 makes a text at key "t" and types "ab" into it.
+    func start() -> [Change] {
+        [Change(id: OpID(replica: ReplicaID(1), counter: 1), lamport: 1, parents: [],
+                operations: [.put(object: .root, key: "t", value: .object(.text), pred: [])]),
+         Change(id: OpID(replica: ReplicaID(1), counter: 2), lamport: 2, parents: [OpID(replica: ReplicaID(1), counter: 1)],
+                operations: [.insert(object: text, origin: nil, content: .text("ab"))])]
+    }
+
+    /// Replica `replica`'s change `counter` typing "c" after element `origin` of the text.
+    func typing(_ replica: UInt64, _ counter: UInt64, after origin: OpID, parents: [OpID]) -> Change {
+        Change(id: OpID(replica: ReplicaID(replica), counter: counter), lamport: 10 + counter, parents: parents,
+               operations: [.insert(object: text, origin: origin, content: .text("c"))])
+    }
+
+    @Test func aReopenedLogRebuildsItsDocumentsToCheckPushes() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("quire-server-\(UUID().uuidString).db").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        _ = try ServerLog(path: path).push([("doc", start())], by: .unrestricted, limits: .init())
+
+        let log = try ServerLog(path: path)
+        let typed = OpID(replica: ReplicaID(1), counter: 3)
+        let good = typing(2, 1, after: OpID(replica: ReplicaID(1), counter: 3), parents: [typed])
+        #expect(try log.push([("doc", [good])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(2)] == 1)
+        // After an element the text does not hold.
+        let bad = typing(3, 1, after: OpID(replica: ReplicaID(1), counter: 9), parents: [typed])
+        #expect(throws: SyncFailure.self) { try log.push([("doc", [bad])], by: .unrestricted, limits: .init()) }
+        #expect(try log.version("doc")[ReplicaID(3)] == 0)
+        #expect(log.lastSeq == 2)
+    }
+
+    @Test func aParkedChangeThatDoesNotApplyIsDroppedWhenReady() throws {
+        let log = try ServerLog(path: ":memory:")
+        let typed = OpID(replica: ReplicaID(1), counter: 3)
+        // Replica 1's third change deletes an element no one inserted; it waits for the second.
+        let stray = Change(id: OpID(replica: ReplicaID(1), counter: 4), lamport: 4, parents: [typed],
+                           operations: [.delete(object: text, target: IDRun(start: OpID(replica: ReplicaID(5), counter: 1), length: 1))])
+        _ = try log.push([("doc", [start()[0], stray])], by: .unrestricted, limits: .init())
+        #expect(try log.version("doc")[ReplicaID(1)] == 1)
+        // The push that makes it ready is taken; it is not.
+        #expect(try log.push([("doc", [start()[1]])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(1)] == 3)
+        // Pushed again, it is refused by name; a good change in its place is taken.
+        do {
+            _ = try log.push([("doc", [stray])], by: .unrestricted, limits: .init())
+            Issue.record("a change deleting what the text does not hold was taken")
+        } catch {
+            #expect(error.status == 400 && error.message.contains("change 4@\(ReplicaID(1))"), "\(error)")
+        }
+        #expect(try log.push([("doc", [typing(1, 4, after: typed, parents: [typed])])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(1)] == 4)
+        let page = try log.page(after: 0, access: .unrestricted, known: [:], maxBytes: .max)
+        var document = Document(replica: ReplicaID(9))
+        for bundle in page.documents.flatMap(\.bundles) { try document.applyEncoded(bundle) }
+        #expect(try document.text(text) == "abc")
     }
 }
 

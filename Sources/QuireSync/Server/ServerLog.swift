@@ -9,10 +9,11 @@ import Synchronization
 /// A row holds a run of changes (`ChangeLog.runs`): a push of a client's
 /// own edits is one row, which a catch-up sends on as it is.
 ///
-/// It keeps no documents, only changes: causality is checked with version
-/// vectors (a change is logged once its replica's previous change and its
-/// parents are logged), and each change's content is checked by decoding it.
-/// What a change does to a document is the clients' business.
+/// Causality is checked with version vectors (a change is logged once its
+/// replica's previous change and its parents are logged). Before it is
+/// logged, a change is applied to its document, rebuilt from the log
+/// (`ServerDocuments`): one that breaks the rules of `Specs/crdt.md` is
+/// refused, as every client would refuse it.
 ///
 ///     let log = try ServerLog(path: "server.db")
 ///     let versions = try log.push([("groceries", changes)], by: access, limits: .init())
@@ -80,6 +81,9 @@ public final class ServerLog: Sendable {
     private let state: Mutex<State>
     /// Pushes waiting for the next transaction (group commit).
     private let queue = PushQueue()
+    /// The documents the last pushes wrote, for checking the next ones.
+    /// Used only by the writing thread, under `queue`'s turn.
+    private let documents: Mutex<ServerDocuments>
 
     private struct State {
         var lastSeq: UInt64
@@ -88,7 +92,12 @@ public final class ServerLog: Sendable {
     }
 
     /// Opens (or creates) the server store at `path`; ":memory:" for tests.
-    public init(path: String) throws {
+    ///
+    /// - Parameter cachedDocuments: how many documents stay in memory
+    ///   between pushes for checking them; one not held is rebuilt from the
+    ///   log when a push writes it.
+    public init(path: String, cachedDocuments: Int = 32) throws {
+        documents = Mutex(ServerDocuments(capacity: cachedDocuments))
         database = path == ":memory:" ? try Database.inMemory() : try Database(path: path)
         try Self.migrator.migrate(database)
         logID = try database.write { db in
@@ -133,8 +142,12 @@ public final class ServerLog: Sendable {
     ///
     /// Refusals: 403 when `access` may not write a document or a replica id
     /// belongs to another token; 409 when a change has the id of a stored
-    /// change but other content; 400 for a Lamport value too far ahead;
-    /// 413 past `limits`.
+    /// change but other content; 400 for a Lamport value too far ahead or a
+    /// change that does not apply to its document; 413 past `limits`.
+    ///
+    /// A parked change that does not apply once ready is dropped from the
+    /// parked changes, without refusing the push that made it ready: the
+    /// client that wrote it is refused when it pushes it again.
     ///
     /// - Returns: each pushed document's version after the push.
     public func push(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> [DocumentID: VersionVector] {
@@ -181,21 +194,28 @@ public final class ServerLog: Sendable {
                 for push in request.pushes where versions[push.id] == nil { versions[push.id] = try failure(500) { try version(push.id) } }
             }
             // What the pushes stored so far leave: where the next one starts.
-            var written = (lastSeq: start.0, maxLamport: start.1, versions: versions)
+            // The documents are taken out of the cache, so that applying
+            // changes copies nothing; one that a refused push or a failed
+            // transaction may have changed is not put back, and is rebuilt
+            // from the log when next written.
+            var written = (lastSeq: start.0, maxLamport: start.1, versions: versions,
+                           documents: documents.withLock { $0.take(versions.keys) })
             try failure(500) {
                 try database.write { db in
                     for request in requests {
                         var batch = PushBatch(lastSeq: written.lastSeq, maxLamport: written.maxLamport, versions: written.versions,
-                                              access: request.access, limits: request.limits)
+                                              documents: written.documents, access: request.access, limits: request.limits)
+                        written.documents = [:]  // the batch's copy is the only one: applying changes copies nothing
                         try db.execute(sql: "SAVEPOINT push")
                         do {
                             for push in request.pushes { try batch.store(push.changes, of: push.id, db) }
                             try db.execute(sql: "RELEASE push")
-                            written = (batch.lastSeq, batch.maxLamport, batch.versions)
+                            written = (batch.lastSeq, batch.maxLamport, batch.versions, batch.documents)
                             outcomes.append(.success(batch.versions.filter { id, _ in request.pushes.contains { $0.id == id } }))
                         } catch let refusal as SyncFailure {
                             try db.execute(sql: "ROLLBACK TO push")
                             try db.execute(sql: "RELEASE push")
+                            written.documents = batch.documents.filter { id, _ in !request.pushes.contains { $0.id == id } }
                             outcomes.append(.failure(refusal))
                         }
                     }
@@ -206,6 +226,7 @@ public final class ServerLog: Sendable {
                 state.maxLamport = written.maxLamport
                 state.versions.merge(written.versions) { $1 }
             }
+            documents.withLock { $0.restore(written.documents) }
             return outcomes
         } catch {
             // The transaction failed: nothing of any push was stored.
@@ -235,6 +256,8 @@ public final class ServerLog: Sendable {
         var lastSeq: UInt64
         var maxLamport: UInt64
         var versions: [DocumentID: VersionVector]
+        /// The pushed documents, with the changes accepted so far applied.
+        var documents: [DocumentID: Document]
         let access: Access
         let limits: Limits
         /// Replica owners already checked in this batch.
@@ -260,7 +283,7 @@ public final class ServerLog: Sendable {
                 } else if change.id.counter <= held {
                     throw SyncFailure(status: 409, "change \(change.id) overlaps changes the server holds: its replica id was used twice")
                 } else if isReady(change, id) {
-                    accept(change, of: id)
+                    try accept(change, of: id, db)
                     accepted.append(change)
                 } else {
                     try db.execute(sql: "INSERT OR IGNORE INTO parked(document_id, replica, first_counter, data) VALUES (?, ?, ?, ?)",
@@ -278,8 +301,18 @@ public final class ServerLog: Sendable {
             return change.id.counter == version[change.replica] + 1 && change.parents.allSatisfy(version.contains)
         }
 
-        /// Counts a change as held; `log` writes it.
-        private mutating func accept(_ change: Change, of id: DocumentID) {
+        /// Applies a ready change to its document and counts it as held;
+        /// `log` writes it. Throws 400, with nothing counted, if it does not apply.
+        private mutating func accept(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
+            var document = try documents.removeValue(forKey: id) ?? ServerDocuments.load(id, db)
+            defer { documents[id] = document }
+            do {
+                guard try document.apply(change) == 1 else {
+                    throw SyncFailure(status: 500, "the server's copy of document \(id) did not take change \(change.id), which its log found ready")
+                }
+            } catch let error as DocumentError {
+                throw SyncFailure(status: 400, "change \(change.id) does not apply to document \(id): \(error)")
+            }
             versions[id, default: VersionVector()][change.replica] = change.lastID.counter
             maxLamport = max(maxLamport, change.lastLamport)
         }
@@ -301,7 +334,8 @@ public final class ServerLog: Sendable {
         }
 
         /// Accepts the parked changes that have become ready, in turn, and
-        /// returns them.
+        /// returns them. One that does not apply is dropped: the changes
+        /// parked behind it stay parked.
         private mutating func unparkReady(of id: DocumentID, _ db: DatabaseConnection, checkLimit: Bool) throws -> [Change] {
             let rows = try db.query(sql: "SELECT data FROM parked WHERE document_id = ?", arguments: [.text(id.rawValue)])
             guard !rows.isEmpty else { return [] }
@@ -309,8 +343,10 @@ public final class ServerLog: Sendable {
             var unparked: [Change] = []
             while let index = waiting.firstIndex(where: { isReady($0, id) }) {
                 let change = waiting.remove(at: index)
-                accept(change, of: id)
-                unparked.append(change)
+                do {
+                    try accept(change, of: id, db)
+                    unparked.append(change)
+                } catch let refusal as SyncFailure where refusal.status == 400 {}
                 try db.execute(sql: "DELETE FROM parked WHERE document_id = ? AND replica = ? AND first_counter = ?",
                                arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter)])
             }

@@ -1,0 +1,58 @@
+import Quire
+
+/// The documents of the server's log, rebuilt from it, so that a pushed
+/// change is applied, by the rules of `Specs/crdt.md`, before it is logged.
+///
+/// A change that breaks those rules (it edits an object or an element its
+/// document does not hold, it is stamped below its origin...) would
+/// otherwise be logged and sent to every client, each of which refuses it:
+/// the page holding it never applies, the client's cursor never moves past
+/// it, and every later sync of that document (and of the documents pulled
+/// with it) fails.
+///
+/// The most recently written documents stay in memory, up to `capacity`;
+/// one not held is rebuilt by applying its rows of the log in order.
+struct ServerDocuments {
+    /// The documents held, the most recently used last.
+    private var held: [(id: DocumentID, document: Document)] = []
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    /// Takes out the documents of `ids` that are held, for a writer to
+    /// change without copying them; `restore` puts them back.
+    mutating func take(_ ids: some Sequence<DocumentID>) -> [DocumentID: Document] {
+        var taken: [DocumentID: Document] = [:]
+        for id in ids {
+            if let index = held.firstIndex(where: { $0.id == id }) { taken[id] = held.remove(at: index).document }
+        }
+        return taken
+    }
+
+    /// Holds `documents` as the most recently used, dropping the least
+    /// recently used past `capacity`.
+    mutating func restore(_ documents: [DocumentID: Document]) {
+        for (id, document) in documents.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            held.removeAll { $0.id == id }
+            held.append((id, document))
+        }
+        if held.count > capacity { held.removeFirst(held.count - capacity) }
+    }
+
+    /// The document `id` as the log holds it: every row applied in `seq` order.
+    ///
+    /// - Throws: `SyncFailure` 500 if the log's rows do not apply (changes a
+    ///   server without this check accepted).
+    static func load(_ id: DocumentID, _ db: DatabaseConnection) throws -> Document {
+        var document = Document(replica: ReplicaID(0))
+        let rows = try db.query(sql: "SELECT data FROM log WHERE document_id = ? ORDER BY seq", arguments: [.text(id.rawValue)])
+        do {
+            for row in rows { try document.applyEncoded(try row.blob(0)) }
+        } catch {
+            throw SyncFailure(status: 500, "the server's log of document \(id) does not apply: \(error)")
+        }
+        return document
+    }
+}
