@@ -121,6 +121,20 @@ import Testing
         }
     }
 
+    @Test func aPeerRefusesAChangeThatBreaksTheRulesAs400() async throws {
+        let store = try DocumentStore.inMemory()
+        let stray = Change(id: OpID(replica: ReplicaID(2), counter: 1), lamport: 1, parents: [],
+                           operations: [.insert(object: ObjectID(OpID(replica: ReplicaID(1), counter: 7)), origin: nil, content: .text("x"))])
+        let request = SyncRequest(cursor: nil, documents: [SyncDocument(id: "doc", version: [:], changes: [stray])])
+        do {
+            _ = try await PeerSyncService(store: store).respond(to: request, access: .unrestricted)
+            Issue.record("the peer took a change into a text no one made")
+        } catch {
+            #expect(error.status == 400 && error.message.contains("does not exist"), "\(error)")
+        }
+        #expect(try store.versionVectors()["doc", default: [:]].isEmpty)
+    }
+
     @Test func tooManyRequestsGet429WithRetryAfter() async throws {
         // A refill so slow that no amount of machine load lets a third request through.
         try await withSyncServer(configure: { $0.requestsPerSecond = 0.001; $0.burst = 2 }) { _, url in

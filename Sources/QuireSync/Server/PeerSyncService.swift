@@ -26,7 +26,9 @@ public struct PeerSyncService: SyncService {
                 guard access.mayWrite(document.id) else { throw SyncFailure(status: 403, "this peer may not write \(document.id)") }
                 let changes = try document.decodedChanges(limits: .default)
                 try store.createIfMissing(document.id)
-                try store.apply(document.id, changes)
+                do { try store.apply(document.id, changes) } catch let error as DocumentError {
+                    throw SyncFailure(refusing: error, in: document.id)
+                }
             }
             var known: [DocumentID: VersionVector] = [:]
             for document in request.documents { known[document.id] = document.version }
@@ -56,8 +58,6 @@ public struct PeerSyncService: SyncService {
             return response
         } catch let failure as SyncFailure {
             throw failure
-        } catch let error as DocumentError {
-            throw SyncFailure(status: 409, "the changes do not apply: \(error)")
         } catch {
             throw SyncFailure(status: 500, "the peer's store failed: \(error)")
         }

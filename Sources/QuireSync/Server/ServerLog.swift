@@ -311,7 +311,7 @@ public final class ServerLog: Sendable {
                     throw SyncFailure(status: 500, "the server's copy of document \(id) did not take change \(change.id), which its log found ready")
                 }
             } catch let error as DocumentError {
-                throw SyncFailure(status: 400, "change \(change.id) does not apply to document \(id): \(error)")
+                throw SyncFailure(refusing: error, in: id)
             }
             versions[id, default: VersionVector()][change.replica] = change.lastID.counter
             maxLamport = max(maxLamport, change.lastLamport)

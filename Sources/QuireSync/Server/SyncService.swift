@@ -37,6 +37,19 @@ extension SyncFailure {
         case .malformed: self.init(status: 400, error.description)
         }
     }
+
+    /// A pushed change of `document` that the document refused: 400 when
+    /// it breaks the rules of `Specs/crdt.md`, 409 when it reuses the id
+    /// of another change, 413 when too many would wait for dependencies.
+    init(refusing error: DocumentError, in document: DocumentID) {
+        let status = switch error {
+        case .invalidChange: 400
+        case .conflictingChange: 409
+        case .tooManyPendingChanges: 413
+        default: 500
+        }
+        self.init(status: status, "a change of document \(document) does not apply: \(error)")
+    }
 }
 
 extension SyncDocument {
