@@ -302,7 +302,8 @@ public final class ServerLog: Sendable {
         }
 
         /// Applies a ready change to its document and counts it as held;
-        /// `log` writes it. Throws 400, with nothing counted, if it does not apply.
+        /// `log` writes it. Throws a refusal (400 for a broken rule), with
+        /// nothing counted, if it does not apply.
         private mutating func accept(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
             var document = try documents.removeValue(forKey: id) ?? ServerDocuments.load(id, db)
             defer { documents[id] = document }
