@@ -135,6 +135,32 @@ import Testing
         #expect(try store.versionVectors()["doc", default: [:]].isEmpty)
     }
 
+    /// A server that answers every request with the same response.
+    struct FixedAnswer: SyncTransport {
+        let response: SyncResponse
+        func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+            SyncMessage.response(response).encoded()
+        }
+    }
+
+    @Test func aChangeFromTheServerThatDoesNotApplyIsReportedAsTheServersAndChangesNothing() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "doc")
+        try write(store, "doc", "k", 1)
+        let stray = Change(id: OpID(replica: ReplicaID(2), counter: 1), lamport: 1, parents: [],
+                           operations: [.insert(object: ObjectID(OpID(replica: ReplicaID(1), counter: 7)), origin: nil, content: .text("x"))])
+        let answer = SyncResponse(cursor: SyncCursor(logID: 1, seq: 1), documents: [SyncDocument(id: "doc", version: [:], changes: [stray])])
+        let before = try store.versionVectors()
+        do {
+            try await SyncClient(store: store, peer: "fixed", transport: FixedAnswer(response: answer)).sync()
+            Issue.record("a change into a text no one made was applied")
+        } catch {
+            #expect(error.description.contains("the server broke the sync protocol") && error.description.contains("does not exist"), "\(error)")
+        }
+        #expect(try store.versionVectors() == before)
+        #expect(try store.syncCursor(peer: "fixed") == nil)
+    }
+
     @Test func tooManyRequestsGet429WithRetryAfter() async throws {
         // A refill so slow that no amount of machine load lets a third request through.
         try await withSyncServer(configure: { $0.requestsPerSecond = 0.001; $0.burst = 2 }) { _, url in

@@ -154,6 +154,9 @@ public struct SyncClient: Sendable {
         let incoming = response.documents.filter { !$0.bundles.isEmpty }.map { ($0.id, $0.bundles) }
         do { session.report.received += try store.apply(bundles: incoming) } catch let error as DecodingError {
             throw SyncError.protocolViolation("the changes the server sent do not decode: \(error)")
+        } catch let error as DocumentError {
+            // Not the store's fault: its data is whole, and the next sync stops at the same change.
+            throw SyncError.protocolViolation("it sent a change that does not apply (\(error)); nothing of its answer was applied")
         }
         var answered = Set<DocumentID>()
         // Every document the store holds, now that the page is applied.
