@@ -116,6 +116,45 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         text.checkInvariants()
     }
 
+    /// Hundreds of writers insert after one origin, as a bundle of many
+    /// writers can (more than fill a leaf, so that remote inserts skip
+    /// whole leaves of winners): every arrival order gives the order of
+    /// descending stamps, and some writers' later inserts after their own
+    /// element (a winner's descendants) stay right after it.
+    @Test func manyConcurrentInsertsAtOneOriginOrderByDescendingStampInEveryArrivalOrder() throws {
+        var base = Text()
+        _ = try base.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("<>"))
+        let origin = OpID(replica: a, counter: 1)
+        var rng = SeededGenerator(seed: 7)
+        // Writer w inserts "w" with Lamport 2 or 3 (ties broken by replica);
+        // every fifth then types "+" after its own element.
+        var writers: [(replica: ReplicaID, lamport: UInt64)] = []
+        for w in 0..<300 {
+            let replica = ReplicaID(UInt64(1000 + (w * 7919) % 300))
+            writers.append((replica, 2 + rng.next() % 2))
+        }
+        func stamp(_ w: Int) -> Stamp { Stamp(lamport: writers[w].lamport, replica: writers[w].replica) }
+        let ascending: [Int] = writers.indices.sorted { stamp($0) < stamp($1) }
+        let expected: [String] = ascending.reversed().flatMap { w -> [String] in
+            writers[w].replica.rawValue % 5 == 0 ? ["w", "+"] : ["w"]
+        }
+        var shuffled = Array(writers.indices)
+        shuffled.shuffle(using: &rng)
+        for order in [ascending, Array(ascending.reversed()), shuffled] {
+            var text = base
+            for w in order {
+                let (replica, lamport) = writers[w]
+                try text.insertRemote(origin: origin, id: OpID(replica: replica, counter: 1), lamport: lamport, contentsOf: scalars("w"))
+                if replica.rawValue % 5 == 0 {
+                    try text.insertRemote(origin: OpID(replica: replica, counter: 1), id: OpID(replica: replica, counter: 2),
+                                          lamport: 10, contentsOf: scalars("+"))
+                }
+            }
+            text.checkInvariants()
+            #expect(text.string == "<" + expected.joined() + ">")
+        }
+    }
+
     /// Worked example: after "ab" (a1, a2 with lamports 1, 2), b and c both
     /// insert after "a" with lamport 3. Stamps (3, c) > (3, b), so c's text
     /// comes first, and an insert with a smaller stamp after the same origin

@@ -56,4 +56,7 @@ public struct Stamp: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "(\(lamport), \(replica))" }
+
+    /// Above every stamp an operation can have (Lamport values stay below 2^62).
+    static let highest = Stamp(lamport: .max, replica: ReplicaID(.max))
 }

@@ -44,9 +44,14 @@ extension SpanTree {
             let first = leaf * Self.leafCapacity
             let end = min(first + Self.leafCapacity, spanCount)
             var summary = Summary.zero
-            for i in first..<end { summary += spans[i].summary }
+            var lowest = Stamp.highest
+            for i in first..<end {
+                summary += spans[i].summary
+                lowest = min(lowest, stamp(of: spans[i]))
+            }
             leaves.append(Leaf(summary: summary, parent: -1, count: Int32(end - first),
-                               previous: Int32(leaf - 1), next: leaf + 1 < leafCount ? Int32(leaf + 1) : -1))
+                               previous: Int32(leaf - 1), next: leaf + 1 < leafCount ? Int32(leaf + 1) : -1,
+                               lowestStamp: lowest))
         }
 
         // Each level groups the one below by `fanout`, until one node is left.

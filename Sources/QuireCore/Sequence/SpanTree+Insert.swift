@@ -129,10 +129,14 @@ extension SpanTree {
             }
             slot += 1
         }
-        // At a span boundary: skip whole spans whose first (smallest) stamp is greater.
+        // At a span boundary: skip whole spans whose first (smallest) stamp
+        // is greater, and whole leaves whose spans all start greater.
         while let next = nextSpan(after: leaf, slot - 1) {
-            let candidate = self.span(next.leaf, next.slot)
-            guard stamp < Stamp(lamport: candidate.lamport, replica: replicaID(candidate.replica)) else { break }
+            if next.slot == 0, stamp < leaves[Int(next.leaf)].lowestStamp {
+                (leaf, slot) = (next.leaf, Int(leaves[Int(next.leaf)].count))
+                continue
+            }
+            guard stamp < self.stamp(of: self.span(next.leaf, next.slot)) else { break }
             (leaf, slot) = (next.leaf, next.slot + 1)
         }
         insert(span, at: leaf, slot, offset: 0, measure: measure)
@@ -180,6 +184,7 @@ extension SpanTree {
             slot += 1
         }
         place(span, leaf, slot)
+        leaves[Int(leaf)].lowestStamp = min(leaves[Int(leaf)].lowestStamp, stamp(of: span))
         ids.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
         add(span.summary, to: leaf)
         return (leaf, slot)

@@ -32,6 +32,7 @@ extension SpanTree {
                 precondition(s.length > 0 && s.utf16 >= s.length && s.utf8 >= s.length, "span sizes")
                 precondition(s.contentStart >= 0 && Int(s.contentStart) + Int(s.length) <= contentCount, "span content")
                 precondition(Int(s.replica) < ids.replicas.count, "span replica")
+                precondition(!(stamp(of: s) < leaf.lowestStamp), "leaf's lowest stamp")
                 sum += s.summary
                 elements += Int(s.length)
                 for counter in s.counter..<s.counterEnd {

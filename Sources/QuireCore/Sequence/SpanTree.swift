@@ -27,6 +27,14 @@ struct SpanTree: Sendable {
         var count: Int32 = 0
         var previous: Int32 = -1
         var next: Int32 = -1
+        /// No span of the leaf starts with a lower stamp. A remote insert
+        /// skips concurrent inserts that win over it; with this it skips a
+        /// leaf of them whole, not span by span (many writers inserting at
+        /// one place in the order that loses, as a hostile bundle can, cost
+        /// the square of their number in spans). A bound, not the minimum:
+        /// only a new span lowers it, and spans never start below the span
+        /// they were split from or merged into.
+        var lowestStamp = Stamp.highest
     }
 
     struct Inner: Sendable {
@@ -118,6 +126,9 @@ struct SpanTree: Sendable {
 
     @usableFromInline
     func replicaID(_ index: UInt32) -> ReplicaID { ids.replicas[Int(index)] }
+
+    /// The stamp of `span`'s first element.
+    func stamp(of span: Span) -> Stamp { Stamp(lamport: span.lamport, replica: replicaID(span.replica)) }
 
     // MARK: Finding positions
 
@@ -364,14 +375,17 @@ struct SpanTree: Sendable {
             if moveLeft, mid > 0 { at.moveInitialize(from: at + mid, count: count - mid) }
         }
         var movedSummary = Summary.zero
+        var movedLowest = Stamp.highest
         for k in 0..<moved.count {
             let span = spans[newBase + k]
             movedSummary += span.summary
+            movedLowest = min(movedLowest, stamp(of: span))
             ids.setLeaf(newLeaf, replica: span.replica, counters: span.counter..<span.counterEnd)
         }
         leaves[Int(newLeaf)].count = Int32(moved.count)
         leaves[Int(leaf)].count = Int32(count - moved.count)
         leaves[Int(newLeaf)].summary = movedSummary
+        leaves[Int(newLeaf)].lowestStamp = movedLowest
         leaves[Int(leaf)].summary -= movedSummary
         if moveLeft {
             link(newLeaf, before: leaf)
