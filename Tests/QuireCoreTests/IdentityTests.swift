@@ -36,6 +36,42 @@ import QuireTestSupport
         }
     }
 
+    /// `ReplicaMap` against a dictionary, through thousands of random writes,
+    /// removals and reads, with replicas new to a large map coming in
+    /// every order (some go to its second array and are merged in).
+    @Test func replicaMapsAgreeWithADictionary() {
+        var rng = SeededGenerator(seed: 31)
+        for pattern in 0..<3 {
+            var map = ReplicaMap<UInt64>()
+            var reference: [ReplicaID: UInt64] = [:]
+            for step in 0..<6_000 {
+                let replica: ReplicaID = switch pattern {
+                case 0: ReplicaID(UInt64(10_000 - step))  // decreasing: every new one sorts first
+                case 1: ReplicaID(rng.next() % 3_000)
+                default: ReplicaID(step % 2 == 0 ? UInt64(step) : UInt64(1_000_000 - step))  // both ends, inwards
+                }
+                switch rng.next() % 10 {
+                case 0:
+                    map[replica] = nil
+                    reference[replica] = nil
+                case 1:
+                    let value = rng.next()
+                    map.modify(replica, default: value) { $0 &+= 1 }
+                    reference[replica] = reference[replica].map { $0 &+ 1 } ?? value &+ 1
+                default:
+                    let value = rng.next()
+                    map[replica] = value
+                    reference[replica] = value
+                }
+                let probe = ReplicaID(rng.next() % 3_000)
+                #expect(map[probe] == reference[probe] && map[replica] == reference[replica])
+            }
+            #expect(map.count == reference.count)
+            #expect(map.entries.map(\.replica) == reference.keys.sorted())
+            #expect(map.entries.allSatisfy { reference[$0.replica] == $0.value })
+        }
+    }
+
     /// A merger's heads after single changes from many replicas, the new
     /// replica sorting last or not, are each replica's change, sorted.
     @Test func headsOfManyConcurrentWritersAreSortedWhateverTheOrderApplied() throws {

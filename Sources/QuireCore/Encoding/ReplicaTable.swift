@@ -5,6 +5,6 @@ struct ReplicaTable {
     var replicas: [ReplicaID] { map.replicas }
 
     mutating func insert(_ replica: ReplicaID) {
-        if !map.position(of: replica).found { map[replica] = () }
+        map.modify(replica, default: ()) { _ in }
     }
 }

@@ -3,35 +3,55 @@
 /// Documents have few replicas, and the paths that touch these maps run once
 /// per change or per operation: binary search in a small array costs a few
 /// comparisons where a `Dictionary` would hash.
+///
+/// A replica new to a large map that sorts before its last goes into a
+/// second sorted array, `recent`, merged into the first once it holds about
+/// the square root of its size: inserted into the middle one by one (a
+/// bundle of changes from thousands of writers, in decreasing id order),
+/// each would move the whole array, the square of their number in all.
 struct ReplicaMap<Value> {
-    private(set) var entries: [(replica: ReplicaID, value: Value)] = []
-    /// The entry written last. Writes come in runs for one replica (every
-    /// local change writes the local replica's entries; a merge, one
-    /// writer's changes in a row), so checking it first skips the search.
+    typealias Entry = (replica: ReplicaID, value: Value)
+
+    /// Sorted by replica.
+    private var sorted: [Entry] = []
+    /// Sorted by replica; no replica is in both arrays.
+    private var recent: [Entry] = []
+    /// The entry of `sorted` written last. Writes come in runs for one
+    /// replica (every local change writes the local replica's entries; a
+    /// merge, one writer's changes in a row), so checking it first skips
+    /// the search.
     private var lastWritten = 0
+
+    /// Up to this size, a new replica goes straight into `sorted`: moving a
+    /// few entries costs less than a second search on every miss.
+    private static var directInsertLimit: Int { 64 }
 
     /// `lastWritten`, if it is `replica`'s entry. (Inlined into every
     /// access: a local transaction reads and writes its replica's entries,
     /// and through the call to `position(of:)` that cost 40 instructions.)
     @inline(__always)
     private func lastWrittenIndex(of replica: ReplicaID) -> Int? {
-        lastWritten < entries.count && entries[lastWritten].replica == replica ? lastWritten : nil
+        lastWritten < sorted.count && sorted[lastWritten].replica == replica ? lastWritten : nil
     }
 
-    /// Where `replica` is, or would be inserted.
-    func position(of replica: ReplicaID) -> (index: Int, found: Bool) {
+    /// Where `replica` is, or would be inserted, in `sorted`.
+    private func position(of replica: ReplicaID) -> (index: Int, found: Bool) {
         if let index = lastWrittenIndex(of: replica) { return (index, true) }
         // A replica new to the map most often sorts last: a bundle lists
         // the changes of many replicas in the order they were applied,
         // which is often the order of their ids (1,540 writers in B3).
-        guard let last = entries.last, replica <= last.replica else { return (entries.count, false) }
+        guard let last = sorted.last, replica <= last.replica else { return (sorted.count, false) }
         // A few entries (writers taking turns) are scanned: fewer branches
         // than halving, and no division.
-        if entries.count <= 8 {
+        if sorted.count <= 8 {
             var index = 0
-            while entries[index].replica < replica { index += 1 }
-            return (index, entries[index].replica == replica)
+            while sorted[index].replica < replica { index += 1 }
+            return (index, sorted[index].replica == replica)
         }
+        return Self.search(sorted, for: replica)
+    }
+
+    private static func search(_ entries: [Entry], for replica: ReplicaID) -> (index: Int, found: Bool) {
         var low = 0, high = entries.count
         while low < high {
             let mid = (low + high) / 2
@@ -40,24 +60,33 @@ struct ReplicaMap<Value> {
         return (low, low < entries.count && entries[low].replica == replica)
     }
 
+    /// `replica`'s index in `recent`, if it is there.
+    private func recentIndex(of replica: ReplicaID) -> Int? {
+        guard !recent.isEmpty else { return nil }
+        let (index, found) = Self.search(recent, for: replica)
+        return found ? index : nil
+    }
+
     subscript(replica: ReplicaID) -> Value? {
         get {
-            if let index = lastWrittenIndex(of: replica) { return entries[index].value }
+            if let index = lastWrittenIndex(of: replica) { return sorted[index].value }
             let (index, found) = position(of: replica)
-            return found ? entries[index].value : nil
+            if found { return sorted[index].value }
+            return recentIndex(of: replica).map { recent[$0].value }
         }
         set {
             if let value = newValue, let index = lastWrittenIndex(of: replica) {
-                entries[index].value = value  // the common case, without the general path's branches
+                sorted[index].value = value  // the common case, without the general path's branches
                 return
             }
             let (index, found) = position(of: replica)
-            lastWritten = index
-            switch (found, newValue) {
-            case (true, nil): entries.remove(at: index)
-            case (true, let value?): entries[index].value = value
-            case (false, nil): break
-            case (false, let value?): insert((replica, value), at: index)
+            if found {
+                lastWritten = index
+                if let value = newValue { sorted[index].value = value } else { sorted.remove(at: index) }
+            } else if let recentIndex = recentIndex(of: replica) {
+                if let value = newValue { recent[recentIndex].value = value } else { recent.remove(at: recentIndex) }
+            } else if let value = newValue {
+                insert((replica, value), at: index)
             }
         }
     }
@@ -65,24 +94,58 @@ struct ReplicaMap<Value> {
     /// Mutates the value of `replica` in place, inserting `defaultValue` first if absent.
     mutating func modify<Result>(_ replica: ReplicaID, default defaultValue: @autoclosure () -> Value,
                                  _ body: (inout Value) -> Result) -> Result {
-        var (index, found) = position(of: replica)
-        lastWritten = index
-        if !found {
-            insert((replica, defaultValue()), at: index)
-            found = true
+        let (index, found) = position(of: replica)
+        if found {
+            lastWritten = index
+            return body(&sorted[index].value)
         }
-        return body(&entries[index].value)
+        if let recentIndex = recentIndex(of: replica) { return body(&recent[recentIndex].value) }
+        var value = defaultValue()
+        let result = body(&value)
+        insert((replica, value), at: index)
+        return result
     }
 
-    /// Inserts an entry; at the end (where `position(of:)` most often puts
-    /// a new replica) as an append, which costs a fraction of the general
-    /// `insert(_:at:)`, a `replaceSubrange`.
-    private mutating func insert(_ entry: (replica: ReplicaID, value: Value), at index: Int) {
-        if index == entries.count { entries.append(entry) } else { entries.insert(entry, at: index) }
+    /// Inserts a new replica's entry, which belongs at `index` of `sorted`:
+    /// at the end (where `position(of:)` most often puts a new replica) as
+    /// an append, which costs a fraction of the general `insert(_:at:)`, a
+    /// `replaceSubrange`; into the middle of a large map, into `recent`.
+    private mutating func insert(_ entry: Entry, at index: Int) {
+        if index == sorted.count {
+            sorted.append(entry)
+            lastWritten = index
+        } else if sorted.count <= Self.directInsertLimit {
+            sorted.insert(entry, at: index)
+            lastWritten = index
+        } else {
+            recent.insert(entry, at: Self.search(recent, for: entry.replica).index)
+            if recent.count * recent.count > sorted.count { mergeRecent() }
+        }
     }
 
-    var isEmpty: Bool { entries.isEmpty }
-    var count: Int { entries.count }
+    /// Moves `recent` into `sorted`, in one pass.
+    private mutating func mergeRecent() {
+        sorted = Self.merging(sorted, recent)
+        recent = []
+        lastWritten = 0
+    }
+
+    private static func merging(_ a: [Entry], _ b: [Entry]) -> [Entry] {
+        var merged: [Entry] = []
+        merged.reserveCapacity(a.count + b.count)
+        var (i, j) = (0, 0)
+        while i < a.count && j < b.count {
+            if a[i].replica < b[j].replica { merged.append(a[i]); i += 1 } else { merged.append(b[j]); j += 1 }
+        }
+        merged.append(contentsOf: a[i...])
+        merged.append(contentsOf: b[j...])
+        return merged
+    }
+
+    /// Every entry, sorted by replica.
+    var entries: [Entry] { recent.isEmpty ? sorted : Self.merging(sorted, recent) }
+    var isEmpty: Bool { sorted.isEmpty && recent.isEmpty }
+    var count: Int { sorted.count + recent.count }
     var replicas: [ReplicaID] { entries.map(\.replica) }
 }
 
