@@ -50,6 +50,9 @@ public struct Change: Hashable, Sendable, CustomStringConvertible {
     /// The replica that made it.
     public var replica: ReplicaID { id.replica }
 
+    /// The only parent, if the change has one alone.
+    var soleParent: OpID? { parents.count == 1 ? parents[0] : nil }
+
     /// The counters it covers.
     public var counters: ClosedRange<UInt64> { id.counter...(id.counter + width - 1) }
 

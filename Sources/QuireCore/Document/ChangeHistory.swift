@@ -121,8 +121,8 @@ struct ChangeHistory: Sendable {
     var recordedOperationCount: Int { records.last.map { Int($0.operationsEnd) } ?? 0 }
 
     /// Records a change whose operations are already at the end of `operations`.
-    mutating func recordAppendedOperations(id: OpID, lamport: UInt64, time: Int64, width: UInt64, parents: [OpID]) {
-        let parentIsPrevious = parents.count == 1 && records.last?.lastID == parents[0]
+    mutating func recordAppendedOperations(id: OpID, lamport: UInt64, time: Int64, width: UInt64, parents: some Collection<OpID>) {
+        let parentIsPrevious = parents.count == 1 && records.last?.lastID == parents.first
         if !parentIsPrevious { parentIDs.append(contentsOf: parents) }
         let operationsStart = recordedOperationCount
         records.append(Record(id: id, lamport: lamport, time: time, width: width,
@@ -153,9 +153,9 @@ struct ChangeHistory: Sendable {
     /// operation: the document's state holds its text. (Inlined: called
     /// on a document through a transaction, it copied the whole history.)
     @inline(__always)
-    func continuesRun(typingInto object: ObjectID, origin: OpID?, id: OpID, lamport: UInt64, parents: [OpID]) -> Bool {
+    func continuesRun(typingInto object: ObjectID, origin: OpID?, id: OpID, lamport: UInt64, soleParent: OpID?) -> Bool {
         guard case .typing(let runObject)? = keystrokeRun, let origin, object == runObject else { return false }
-        return follows(id: id, lamport: lamport, parents: parents) && origin == records[records.count - 1].lastID
+        return follows(id: id, lamport: lamport, soleParent: soleParent) && origin == records[records.count - 1].lastID
     }
 
     /// The keystroke a change deleting `target` from `object` would be in
@@ -163,9 +163,9 @@ struct ChangeHistory: Sendable {
     /// `continuesRun(typingInto:...)` for typing: one element, next in id
     /// order to the one deleted last, in the run's direction.
     @inline(__always)
-    func keystroke(deleting target: IDRun, from object: ObjectID, id: OpID, lamport: UInt64, parents: [OpID]) -> Keystroke? {
+    func keystroke(deleting target: IDRun, from object: ObjectID, id: OpID, lamport: UInt64, soleParent: OpID?) -> Keystroke? {
         guard case .deleting(let runObject, let first)? = keystrokeRun, object == runObject, target.length == 1,
-              target.start.replica == first.replica, follows(id: id, lamport: lamport, parents: parents) else { return nil }
+              target.start.replica == first.replica, follows(id: id, lamport: lamport, soleParent: soleParent) else { return nil }
         let last = records[records.count - 1]
         let (counter, next) = (target.start.counter, UInt64(last.keystrokes) + 1)
         // As `deleted(byKeystroke:...)` would give, compared without its
@@ -181,10 +181,10 @@ struct ChangeHistory: Sendable {
     private func keystroke(continuingRunWith change: Change) -> Keystroke? {
         switch change.operations[0] {
         case .insert(let object, let origin, .text(let text)):
-            continuesRun(typingInto: object, origin: origin, id: change.id, lamport: change.lamport, parents: change.parents)
+            continuesRun(typingInto: object, origin: origin, id: change.id, lamport: change.lamport, soleParent: change.soleParent)
                 ? .typing(text.unicodeScalars[text.unicodeScalars.startIndex]) : nil
         case .delete(let object, let target):
-            keystroke(deleting: target, from: object, id: change.id, lamport: change.lamport, parents: change.parents)
+            keystroke(deleting: target, from: object, id: change.id, lamport: change.lamport, soleParent: change.soleParent)
         default:
             nil
         }
@@ -192,10 +192,9 @@ struct ChangeHistory: Sendable {
 
     /// Whether a change comes right after the last record's last change, on it alone.
     @inline(__always)
-    private func follows(id: OpID, lamport: UInt64, parents: [OpID]) -> Bool {
+    private func follows(id: OpID, lamport: UInt64, soleParent: OpID?) -> Bool {
         guard let last = records.last else { return false }
-        return id == last.lastID.advanced(by: 1) && lamport == last.lamport + last.width
-            && parents.count == 1 && parents[0] == last.lastID
+        return id == last.lastID.advanced(by: 1) && lamport == last.lamport + last.width && soleParent == last.lastID
     }
 
     /// Records a keystroke that continues the last record's run (see

@@ -53,17 +53,22 @@ extension Document {
         let isInRun = keystroke.map { history.extendRun(with: $0, time: time) } ?? false
         if !isInRun {
             if let keystroke { history.operations.append(history.operation(of: keystroke)) }
-            history.recordAppendedOperations(id: start, lamport: startLamport, time: time, width: width, parents: heads)
+            history.recordAppendedOperations(id: start, lamport: startLamport, time: time, width: width, parents: headIDs)
         }
         // A local change builds on every head: it becomes the only one.
-        // (Not `noteApplied(parents: heads)`: passing `heads` while
-        // replacing it would copy its buffer on every keystroke.)
+        // (Not `noteApplied(parents: heads)`: that would make an array of
+        // the heads on every keystroke.)
         let last = start.advanced(by: width - 1)
         let lastLamport = startLamport + width - 1
         setLastCounter(last.counter, of: replica)
         localLamport = lastLamport
         maxLamport = max(maxLamport, lastLamport)
-        if heads.count == 1 { heads[0] = last } else { heads = [last] }
+        if soleHead?.replica == replica {
+            headCounters[replica] = last.counter
+        } else {
+            headCounters = ReplicaMap()
+            headCounters[replica] = last.counter
+        }
     }
 
     /// Adds an applied change to the history, version vector and heads.
@@ -83,27 +88,12 @@ extension Document {
         setLastCounter(last.counter, of: id.replica)
         replicaLamports[id.replica] = lastLamport
         maxLamport = max(maxLamport, lastLamport)
-        if heads.count == 1, parents.count == 1, heads[0] == parents[0] {
-            heads[0] = last  // the common case: a change on top of the only head
-        } else {
-            // Heads are sorted: binary search finds what goes and where the
-            // new head goes, where a pass over all of them and a sort took
-            // n log n per change as 1,540 concurrent writers added heads.
-            // The replica's own head, replaced in place, is most often the only parent.
-            for parent in parents where parent.replica != id.replica {
-                let index = heads.position(of: parent)
-                if index < heads.count, heads[index] == parent { heads.remove(at: index) }
-            }
-            // A replica new to the heads most often sorts last (see `ReplicaMap.position(of:)`).
-            if heads.last.map({ $0.replica < id.replica }) ?? true {
-                heads.append(last)
-                return
-            }
-            let start = heads.position(of: OpID(replica: id.replica, counter: 0))
-            var end = start
-            while end < heads.count, heads[end].replica == id.replica { end += 1 }
-            if end == start + 1 { heads[start] = last } else { heads.replaceSubrange(start..<end, with: CollectionOfOne(last)) }
+        // The replica's own head goes, whether its parents name it or not:
+        // the change builds on it. Other replicas' heads go if named.
+        for parent in parents where parent.replica != id.replica && headCounters[parent.replica] == parent.counter {
+            headCounters[parent.replica] = nil
         }
+        headCounters[id.replica] = last.counter
     }
 
     /// The same document rebuilt from its committed history, dropping edits
@@ -120,17 +110,5 @@ extension Document {
         }
         rebuilt.pending = pending
         return rebuilt
-    }
-}
-
-extension [OpID] {
-    /// Where `id` is or would go in these sorted ids: the first index whose id is not below it.
-    func position(of id: OpID) -> Int {
-        var low = 0, high = count
-        while low < high {
-            let mid = (low + high) / 2
-            if self[mid] < id { low = mid + 1 } else { high = mid }
-        }
-        return low
     }
 }

@@ -26,7 +26,18 @@ public struct Document: Sendable {
     /// through `setLastCounter(_:of:)`.
     private(set) var localCounter: UInt64 = 0
     /// The changes no other change builds on, named by their last operation id, sorted.
-    public internal(set) var heads: [OpID] = []
+    public var heads: [OpID] { Array(headIDs) }
+    /// `heads` without making an array.
+    var headIDs: LazyMapCollection<[ReplicaMap<UInt64>.Entry], OpID> {
+        headCounters.entries.lazy.map { OpID(replica: $0.replica, counter: $0.value) }
+    }
+    /// The heads as each one's replica and counter: a replica's changes
+    /// build on each other, so it has one head at most. (A map keyed by
+    /// replica, not a sorted array of ids: thousands of writers' concurrent
+    /// changes, in decreasing id order, each moved every head.)
+    var headCounters = ReplicaMap<UInt64>()
+    /// The only head, if there is one alone (a replica typing on its own).
+    var soleHead: OpID? { headCounters.onlyEntry.map { OpID(replica: $0.replica, counter: $0.value) } }
     /// The highest Lamport value seen; a local operation takes the next one.
     public internal(set) var maxLamport: UInt64 = 0
     /// The bound of every Lamport value (`2^62`): a change whose values

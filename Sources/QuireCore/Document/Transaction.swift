@@ -130,7 +130,7 @@ public struct Transaction: ~Copyable {
             throw .indexOutOfRange(index: index, count: document.objects.texts[slot].count)
         }
         if inserted == 1 && width == 0
-            && document.history.continuesRun(typingInto: text, origin: origin, id: start, lamport: startLamport, parents: document.heads) {
+            && document.history.continuesRun(typingInto: text, origin: origin, id: start, lamport: startLamport, soleParent: document.soleHead) {
             keystroke = .typing(keystrokeScalar ?? string.unicodeScalars[string.unicodeScalars.startIndex])
             width = 1
             return
@@ -150,7 +150,7 @@ public struct Transaction: ~Copyable {
         do { runs = try document.objects.texts[slot].deleteLocal(index..<(index + count)) }
         catch { throw .indexOutOfRange(index: index + count, count: length) }
         if count == 1 && width == 0,
-           let deletion = document.history.keystroke(deleting: runs[0], from: text, id: start, lamport: startLamport, parents: document.heads) {
+           let deletion = document.history.keystroke(deleting: runs[0], from: text, id: start, lamport: startLamport, soleParent: document.soleHead) {
             keystroke = deletion
             width = 1
             return

@@ -157,12 +157,16 @@ extension Document {
             guard lamport >= entry.counter, lamport <= maxLamport else { throw .invalid("replica \(entry.replica)'s last Lamport value \(lamport) is out of range") }
             replicaLamports[entry.replica] = lamport
         }
+        var previousHead: OpID?
         for _ in 0..<(try body.readCount("heads", minimumItemSize: 2)) {
             let head = try readID("a head")
             guard versionVector.contains(head) else { throw .invalid("head \(head) is not in the version vector") }
-            heads.append(head)
+            guard previousHead.map({ $0.replica < head.replica }) ?? true else {
+                throw .invalid("the heads are not sorted with one a replica")
+            }
+            headCounters[head.replica] = head.counter
+            previousHead = head
         }
-        guard heads == heads.sorted(), Set(heads).count == heads.count else { throw .invalid("the heads are not sorted and distinct") }
 
         // Each object with its parent and slot, in id order: the passes
         // below read them here rather than hash their ids again.

@@ -144,6 +144,8 @@ struct ReplicaMap<Value> {
 
     /// Every entry, sorted by replica.
     var entries: [Entry] { recent.isEmpty ? sorted : Self.merging(sorted, recent) }
+    /// The entry, if the map holds one alone.
+    var onlyEntry: Entry? { sorted.count + recent.count == 1 ? sorted.first ?? recent.first : nil }
     var isEmpty: Bool { sorted.isEmpty && recent.isEmpty }
     var count: Int { sorted.count + recent.count }
     var replicas: [ReplicaID] { entries.map(\.replica) }
