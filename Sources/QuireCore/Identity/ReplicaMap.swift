@@ -22,9 +22,9 @@ struct ReplicaMap<Value> {
     /// the search.
     private var lastWritten = 0
 
-    /// Up to this size, a new replica goes straight into `sorted`: moving a
-    /// few entries costs less than a second search on every miss.
-    private static var directInsertLimit: Int { 64 }
+    /// Up to this size, a new replica goes straight into `sorted`: moving
+    /// a few thousand entries costs less than merging a second array.
+    private static var directInsertLimit: Int { 2_048 }
 
     /// `lastWritten`, if it is `replica`'s entry. (Inlined into every
     /// access: a local transaction reads and writes its replica's entries,
@@ -48,22 +48,15 @@ struct ReplicaMap<Value> {
             while sorted[index].replica < replica { index += 1 }
             return (index, sorted[index].replica == replica)
         }
-        return Self.search(sorted, for: replica)
+        return sorted.search(for: replica)
     }
 
-    private static func search(_ entries: [Entry], for replica: ReplicaID) -> (index: Int, found: Bool) {
-        var low = 0, high = entries.count
-        while low < high {
-            let mid = (low + high) / 2
-            if entries[mid].replica < replica { low = mid + 1 } else { high = mid }
-        }
-        return (low, low < entries.count && entries[low].replica == replica)
-    }
-
-    /// `replica`'s index in `recent`, if it is there.
+    /// `replica`'s index in `recent`, if it is there. (Inlined: most maps
+    /// have no `recent`, and a call to find so cost a fifth of a lookup.)
+    @inline(__always)
     private func recentIndex(of replica: ReplicaID) -> Int? {
         guard !recent.isEmpty else { return nil }
-        let (index, found) = Self.search(recent, for: replica)
+        let (index, found) = recent.search(for: replica)
         return found ? index : nil
     }
 
@@ -110,15 +103,22 @@ struct ReplicaMap<Value> {
     /// at the end (where `position(of:)` most often puts a new replica) as
     /// an append, which costs a fraction of the general `insert(_:at:)`, a
     /// `replaceSubrange`; into the middle of a large map, into `recent`.
+    @inline(__always)
     private mutating func insert(_ entry: Entry, at index: Int) {
         if index == sorted.count {
             sorted.append(entry)
             lastWritten = index
-        } else if sorted.count <= Self.directInsertLimit {
+        } else {
+            insertBeforeLast(entry, at: index)
+        }
+    }
+
+    private mutating func insertBeforeLast(_ entry: Entry, at index: Int) {
+        if sorted.count <= Self.directInsertLimit {
             sorted.insert(entry, at: index)
             lastWritten = index
         } else {
-            recent.insert(entry, at: Self.search(recent, for: entry.replica).index)
+            recent.insert(entry, at: recent.search(for: entry.replica).index)
             if recent.count * recent.count > sorted.count { mergeRecent() }
         }
     }
@@ -152,3 +152,16 @@ struct ReplicaMap<Value> {
 }
 
 extension ReplicaMap: Sendable where Value: Sendable {}
+
+extension Array {
+    /// Where `replica` is, or would be inserted, in these entries sorted by replica.
+    @inline(__always)
+    fileprivate func search<Value>(for replica: ReplicaID) -> (index: Int, found: Bool) where Element == (replica: ReplicaID, value: Value) {
+        var low = 0, high = count
+        while low < high {
+            let mid = (low + high) / 2
+            if self[mid].replica < replica { low = mid + 1 } else { high = mid }
+        }
+        return (low, low < count && self[low].replica == replica)
+    }
+}
