@@ -59,6 +59,7 @@ let subcommands = [
         }
     ),
     storeSubcommand,
+    writersSubcommand,
     Subcommand(name: "suite", usage: suiteUsage, run: runSuiteCommand),
 ]
 

@@ -1,0 +1,88 @@
+import Foundation
+import Quire
+import QuireBenchKit
+import QuireSync
+
+@MainActor let writersSubcommand = Subcommand(
+    name: "writers",
+    usage: """
+        writers [--count N] [--runs N] [--json]
+            One bundle of N concurrent changes from N writers (default 80000), each writing one
+            root key, or each inserting one list element at the head, as a hostile push can:
+            the CPU time for a fresh replica to apply it and for the sync server to take it,
+            writers in increasing and in decreasing id order; medians over --runs N (default 3).
+        """,
+    run: { arguments throws(UsageError) in
+        let parsed = try parse(arguments, flags: ["--json"], options: ["--count", "--runs"])
+        guard parsed.positional.isEmpty else { throw UsageError(message: "writers takes no FILE") }
+        var numbers = (count: 80_000, runs: 3)
+        for (flag, keyPath) in [("--count", \(count: Int, runs: Int).count), ("--runs", \.runs)] {
+            guard let value = parsed.options[flag] else { continue }
+            guard let number = Int(value), number > 0 else { throw UsageError(message: "\(flag) needs a positive integer, not \"\(value)\"") }
+            numbers[keyPath: keyPath] = number
+        }
+        return runWritersBenchmark(count: numbers.count, runs: numbers.runs, json: parsed.flags.contains("--json"))
+    }
+)
+
+/// The changes of `count` writers concurrent on one setup change (which
+/// makes the list), each putting a root key or inserting at the list's
+/// head, with writer ids rising or falling in the order listed.
+private func manyWriters(count: Int, list: Bool, descending: Bool) throws -> [Change] {
+    var setup = Document(replica: ReplicaID(1))
+    let listID = try setup.transact { tx in try tx.putObject(.root, key: "list", kind: .list) }
+    let base = try setup.changes(since: VersionVector())
+    var changes = base
+    for i in 0..<count {
+        // Spread ids, as random ones are, in the order asked for.
+        let replica = ReplicaID(UInt64(descending ? count - i : i + 1) * 0x9E37_79B9 + 7)
+        let operation: QuireCore.Operation = list
+            ? .insert(object: listID, origin: nil, content: .values([.scalar(.int(Int64(i)))]))
+            : .put(object: .root, key: "k\(i)", value: .scalar(.int(Int64(i))), pred: [])
+        changes.append(Change(id: OpID(replica: replica, counter: 1), lamport: 2, parents: [base[0].lastID], operations: [operation]))
+    }
+    return changes
+}
+
+/// `quire-bench writers`: prints a table or one JSON line per shape and order.
+func runWritersBenchmark(count: Int, runs: Int, json: Bool) -> Int32 {
+    do {
+        var rows: [String] = []
+        if !json { rows.append("writers  shape  order       apply ms (min-max)          server push ms (min-max)") }
+        for list in [false, true] {
+            for descending in [false, true] {
+                let changes = try manyWriters(count: count, list: list, descending: descending)
+                let bundle = ChangeEncoding.encode(changes)
+                var applySamples: [UInt64] = [], pushSamples: [UInt64] = []
+                for _ in 0..<runs {
+                    var document = Document(replica: ReplicaID(2))
+                    var start = CPUClock.now()
+                    guard try document.applyEncoded(bundle) == changes.count else {
+                        throw UsageError(message: "the bundle did not apply whole")
+                    }
+                    applySamples.append(CPUClock.now() - start)
+                    let log = try ServerLog(path: ":memory:")
+                    start = CPUClock.now()
+                    _ = try log.push([("writers", changes)], by: .unrestricted, limits: .init(maxChangesPerRequest: changes.count))
+                    pushSamples.append(CPUClock.now() - start)
+                }
+                let (apply, push) = (Spread(nanoseconds: applySamples)!, Spread(nanoseconds: pushSamples)!)
+                let (shape, order) = (list ? "list" : "map", descending ? "decreasing" : "increasing")
+                if json {
+                    rows.append("{\"writers\": \(count), \"shape\": \"\(shape)\", \"order\": \"\(order)\", \"runs\": \(runs), "
+                        + "\"applyMs\": \(apply.median), \"applyMsMin\": \(apply.min), \"applyMsMax\": \(apply.max), "
+                        + "\"serverPushMs\": \(push.median), \"serverPushMsMin\": \(push.min), \"serverPushMsMax\": \(push.max)}")
+                } else {
+                    func cell(_ spread: Spread) -> String { String(format: "%9.1f (%.1f-%.1f)", spread.median, spread.min, spread.max) }
+                    rows.append(String(count).padding(toLength: 9, withPad: " ", startingAt: 0) + shape.padding(toLength: 7, withPad: " ", startingAt: 0)
+                        + order.padding(toLength: 12, withPad: " ", startingAt: 0) + cell(apply).padding(toLength: 28, withPad: " ", startingAt: 0) + cell(push))
+                }
+            }
+        }
+        printLine(rows.joined(separator: "\n"))
+        return 0
+    } catch {
+        printError("error: \(error)")
+        return 1
+    }
+}
