@@ -63,12 +63,7 @@ extension Document {
         setLastCounter(last.counter, of: replica)
         localLamport = lastLamport
         maxLamport = max(maxLamport, lastLamport)
-        if soleHead?.replica == replica {
-            headCounters[replica] = last.counter
-        } else {
-            headCounters = ReplicaMap()
-            headCounters[replica] = last.counter
-        }
+        headCounters.setOnly(replica, to: last.counter)
     }
 
     /// Adds an applied change to the history, version vector and heads.

@@ -60,12 +60,15 @@ struct ReplicaMap<Value> {
         return found ? index : nil
     }
 
+    /// What is not in `sorted` is a call of its own (`recent` is rare), so
+    /// that the rest stays small: every local keystroke writes the version
+    /// vector, and a merge of many writers looks each one up.
     subscript(replica: ReplicaID) -> Value? {
         get {
             if let index = lastWrittenIndex(of: replica) { return sorted[index].value }
             let (index, found) = position(of: replica)
             if found { return sorted[index].value }
-            return recentIndex(of: replica).map { recent[$0].value }
+            return recent.isEmpty ? nil : recentValue(of: replica)
         }
         set {
             if let value = newValue, let index = lastWrittenIndex(of: replica) {
@@ -76,11 +79,22 @@ struct ReplicaMap<Value> {
             if found {
                 lastWritten = index
                 if let value = newValue { sorted[index].value = value } else { sorted.remove(at: index) }
-            } else if let recentIndex = recentIndex(of: replica) {
-                if let value = newValue { recent[recentIndex].value = value } else { recent.remove(at: recentIndex) }
-            } else if let value = newValue {
-                insert((replica, value), at: index)
+            } else {
+                setMissing(replica, to: newValue, at: index)
             }
+        }
+    }
+
+    private func recentValue(of replica: ReplicaID) -> Value? {
+        recentIndex(of: replica).map { recent[$0].value }
+    }
+
+    /// Sets the entry of `replica`, which `sorted` lacks (it would go at `index`).
+    private mutating func setMissing(_ replica: ReplicaID, to newValue: Value?, at index: Int) {
+        if let recentIndex = recentIndex(of: replica) {
+            if let value = newValue { recent[recentIndex].value = value } else { recent.remove(at: recentIndex) }
+        } else if let value = newValue {
+            insert((replica, value), at: index)
         }
     }
 
@@ -144,8 +158,22 @@ struct ReplicaMap<Value> {
 
     /// Every entry, sorted by replica.
     var entries: [Entry] { recent.isEmpty ? sorted : Self.merging(sorted, recent) }
-    /// The entry, if the map holds one alone.
-    var onlyEntry: Entry? { sorted.count + recent.count == 1 ? sorted.first ?? recent.first : nil }
+    /// The entry, if the map holds one alone (a new replica goes into
+    /// `recent` only when `sorted` is large). Inlined, as is
+    /// `setOnly(_:to:)`: a local keystroke reads and writes the heads so.
+    @inline(__always)
+    var onlyEntry: Entry? { sorted.count == 1 && recent.isEmpty ? sorted[0] : nil }
+
+    /// Makes `replica`'s entry, set to `value`, the only one.
+    @inline(__always)
+    mutating func setOnly(_ replica: ReplicaID, to value: Value) {
+        if sorted.count == 1 && recent.isEmpty && sorted[0].replica == replica {
+            sorted[0].value = value
+        } else {
+            self = ReplicaMap()
+            sorted.append((replica, value))
+        }
+    }
     var isEmpty: Bool { sorted.isEmpty && recent.isEmpty }
     var count: Int { sorted.count + recent.count }
     var replicas: [ReplicaID] { entries.map(\.replica) }
