@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import Quire
 import QuireBenchKit
 import QuireSync
@@ -69,9 +70,12 @@ func runWritersBenchmark(count: Int, runs: Int, json: Bool) -> Int32 {
                 let (apply, push) = (Spread(nanoseconds: applySamples)!, Spread(nanoseconds: pushSamples)!)
                 let (shape, order) = (list ? "list" : "map", descending ? "decreasing" : "increasing")
                 if json {
-                    rows.append("{\"writers\": \(count), \"shape\": \"\(shape)\", \"order\": \"\(order)\", \"runs\": \(runs), "
-                        + "\"applyMs\": \(apply.median), \"applyMsMin\": \(apply.min), \"applyMsMax\": \(apply.max), "
-                        + "\"serverPushMs\": \(push.median), \"serverPushMsMin\": \(push.min), \"serverPushMsMax\": \(push.max)}")
+                    let line: JSONValue = .orderedObject([
+                        ("writers", .integer(count)), ("shape", .string(shape)), ("order", .string(order)), ("runs", .integer(runs)),
+                        ("applyMs", .double(apply.median)), ("applyMsMin", .double(apply.min)), ("applyMsMax", .double(apply.max)),
+                        ("serverPushMs", .double(push.median)), ("serverPushMsMin", .double(push.min)), ("serverPushMsMax", .double(push.max)),
+                    ])
+                    rows.append(line.compact)
                 } else {
                     func cell(_ spread: Spread) -> String { String(format: "%9.1f (%.1f-%.1f)", spread.median, spread.min, spread.max) }
                     rows.append(String(count).padding(toLength: 9, withPad: " ", startingAt: 0) + shape.padding(toLength: 7, withPad: " ", startingAt: 0)

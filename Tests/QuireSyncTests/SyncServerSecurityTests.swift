@@ -99,12 +99,17 @@ import Testing
         }
     }
 
+    /// Replica 2's first change: well framed, but it inserts into a text no one made.
+    static func insertIntoAMissingText(lamport: UInt64, parents: [OpID]) -> Change {
+        Change(id: OpID(replica: ReplicaID(2), counter: 1), lamport: lamport, parents: parents,
+               operations: [.insert(object: ObjectID(OpID(replica: ReplicaID(1), counter: 7)), origin: nil, content: .text("x"))])
+    }
+
     @Test func aChangeThatBreaksTheRulesIsRefusedAndEveryoneElseStillSyncs() async throws {
         try await withSyncServer { server, url in
             #expect(try await post(url, pushRequest(counter: 1), token: "writer").0 == 200)
-            // Framed well, causally ready, but it inserts into a text no one made.
-            let stray = Change(id: OpID(replica: ReplicaID(2), counter: 1), lamport: 2, parents: [OpID(replica: ReplicaID(1), counter: 1)],
-                               operations: [.insert(object: ObjectID(OpID(replica: ReplicaID(1), counter: 7)), origin: nil, content: .text("x"))])
+            // Causally ready, but it inserts into a text no one made.
+            let stray = Self.insertIntoAMissingText(lamport: 2, parents: [OpID(replica: ReplicaID(1), counter: 1)])
             let request = SyncMessage.request(SyncRequest(cursor: nil, documents: [SyncDocument(id: "doc", version: [:], changes: [stray])])).encoded()
             let (status, message) = try await post(url, request, token: "writer")
             #expect(status == 400 && message.contains("change 1@\(ReplicaID(2))") && message.contains("does not exist"), "\(status) \(message)")
@@ -123,8 +128,7 @@ import Testing
 
     @Test func aPeerRefusesAChangeThatBreaksTheRulesAs400() async throws {
         let store = try DocumentStore.inMemory()
-        let stray = Change(id: OpID(replica: ReplicaID(2), counter: 1), lamport: 1, parents: [],
-                           operations: [.insert(object: ObjectID(OpID(replica: ReplicaID(1), counter: 7)), origin: nil, content: .text("x"))])
+        let stray = Self.insertIntoAMissingText(lamport: 1, parents: [])
         let request = SyncRequest(cursor: nil, documents: [SyncDocument(id: "doc", version: [:], changes: [stray])])
         do {
             _ = try await PeerSyncService(store: store).respond(to: request, access: .unrestricted)
@@ -147,8 +151,7 @@ import Testing
         let store = try DocumentStore.inMemory()
         try store.create(id: "doc")
         try write(store, "doc", "k", 1)
-        let stray = Change(id: OpID(replica: ReplicaID(2), counter: 1), lamport: 1, parents: [],
-                           operations: [.insert(object: ObjectID(OpID(replica: ReplicaID(1), counter: 7)), origin: nil, content: .text("x"))])
+        let stray = Self.insertIntoAMissingText(lamport: 1, parents: [])
         let answer = SyncResponse(cursor: SyncCursor(logID: 1, seq: 1), documents: [SyncDocument(id: "doc", version: [:], changes: [stray])])
         let before = try store.versionVectors()
         do {
@@ -234,7 +237,7 @@ import Testing
 
         let log = try ServerLog(path: path)
         let typed = OpID(replica: ReplicaID(1), counter: 3)
-        let good = typing(2, 1, after: OpID(replica: ReplicaID(1), counter: 3), parents: [typed])
+        let good = typing(2, 1, after: typed, parents: [typed])
         #expect(try log.push([("doc", [good])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(2)] == 1)
         // After an element the text does not hold.
         let bad = typing(3, 1, after: OpID(replica: ReplicaID(1), counter: 9), parents: [typed])

@@ -162,7 +162,7 @@ extension Document {
             let head = try readID("a head")
             guard versionVector.contains(head) else { throw .invalid("head \(head) is not in the version vector") }
             guard previousHead.map({ $0.replica < head.replica }) ?? true else {
-                throw .invalid("the heads are not sorted with one a replica")
+                throw .invalid("the heads are not sorted, one per replica")
             }
             headCounters[head.replica] = head.counter
             previousHead = head

@@ -184,9 +184,7 @@ extension SpanTree {
             slot += 1
         }
         place(span, leaf, slot)
-        // Written only when lowered (rarely: typing stamps rise), as a write checks the array's uniqueness.
-        let spanStamp = stamp(of: span)
-        if spanStamp < leaves[Int(leaf)].lowestStamp { leaves[Int(leaf)].lowestStamp = spanStamp }
+        leaves[Int(leaf)].lowestStamp = min(leaves[Int(leaf)].lowestStamp, stamp(of: span))
         ids.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
         add(span.summary, to: leaf)
         return (leaf, slot)
