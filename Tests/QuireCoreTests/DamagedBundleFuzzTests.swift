@@ -126,10 +126,14 @@ struct BundleBody {
         for name in ChangeEncoding.Column.names {
             var column = ByteReader(bytes, range: try reader.readData(name).indices)
             var runs: [(run: UInt64, value: UInt64, valueBytes: Range<Int>)] = []
+            // A repeat run is one entry; a literal run, one entry of run 1 per value.
             while !column.isAtEnd {
-                let run = try column.readVarint("a run length")
-                let valueStart = column.offset
-                runs.append((run, try column.readVarint("a value"), valueStart..<column.offset))
+                let header = try column.readVarint("a run header")
+                let isLiteral = header & 1 == 1
+                for _ in 0..<(isLiteral ? header >> 1 : 1) {
+                    let valueStart = column.offset
+                    runs.append((isLiteral ? 1 : header >> 1, try column.readVarint("a value"), valueStart..<column.offset))
+                }
             }
             columns.append(runs)
         }
@@ -148,9 +152,9 @@ struct BundleBody {
     /// replaced: half the time by a small one (0 to 4: a signed delta of
     /// -2 to 2, as one change's counter or Lamport value off by one or
     /// two), half the time by an extreme one (next to 0, `2^31`, `2^32`,
-    /// `2^62`, `2^63` or `2^64`). The column is written again, its run
-    /// split around the value, so the bundle stays readable where one
-    /// changed byte could not make such a value.
+    /// `2^62`, `2^63` or `2^64`). The column is written again, so the
+    /// bundle stays readable where one changed byte could not make such a
+    /// value.
     /// Half the time the column is one of those that say which changes come
     /// in what order (replica, counter, Lamport value, parents).
     func withValueReplaced(using rng: inout SeededGenerator) -> [UInt8] {
@@ -166,19 +170,17 @@ struct BundleBody {
         var written = ByteWriter()
         written.writeBytes(bytes[..<columnsStart])
         for (index, runs) in columns.enumerated() {
-            var column = ByteWriter()
+            var column = ColumnWriter()
             for (position, (run: length, value: value, valueBytes: _)) in runs.enumerated() {
                 guard index == damaged && position == run else {
-                    column.writeVarint(length)
-                    column.writeVarint(value)
+                    column.append(value, count: length)
                     continue
                 }
-                for (count, value) in [(at, value), (1, replacement), (length - at - 1, value)] where count > 0 {
-                    column.writeVarint(count)
-                    column.writeVarint(value)
-                }
+                column.append(value, count: at)
+                column.append(replacement)
+                column.append(value, count: length - at - 1)
             }
-            written.writeData(column.bytes)
+            written.writeData(column.finish())
         }
         written.writeBytes(bytes[columnsEnd...])  // the text and the values, as they were
         return written.bytes

@@ -215,9 +215,10 @@ import QuireTestSupport
         body.writeVarint(0)                             // no keys
         body.writeVarint(1)                             // one change
         for column in ChangeEncoding.Column.allCases {
-            // One run of one 0 in each column, but an empty one in changeLamport.
+            // One run of one 0 in each column (its length shifted past the
+            // literal bit), but an empty one in changeLamport.
             var bytes = ByteWriter()
-            bytes.writeVarint(column == .changeLamport ? 0 : 1); bytes.writeVarint(0)
+            bytes.writeVarint(column == .changeLamport ? 0 : 1 << 1); bytes.writeVarint(0)
             body.writeData(bytes.bytes)
         }
         body.writeData([]); body.writeData([])
@@ -234,7 +235,7 @@ import QuireTestSupport
         body.writeVarint(UInt64(1) << 40)               // 2^40 changes
         for _ in ChangeEncoding.Column.allCases {
             var column = ByteWriter()
-            column.writeVarint(UInt64(1) << 40); column.writeVarint(0)
+            column.writeVarint(UInt64(1) << 41); column.writeVarint(0)  // a run of 2^40
             body.writeData(column.bytes)
         }
         body.writeData([]); body.writeData([])

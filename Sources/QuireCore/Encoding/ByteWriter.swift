@@ -31,6 +31,9 @@ public struct ByteWriter: Sendable {
     @inline(__always)
     static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
 
+    /// Empties the buffer, keeping its capacity for what comes next.
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     public mutating func writeByte(_ byte: UInt8) { bytes.append(byte) }
 
     public mutating func writeBytes(_ data: some Sequence<UInt8>) { bytes.append(contentsOf: data) }

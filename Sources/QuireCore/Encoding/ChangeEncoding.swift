@@ -3,12 +3,19 @@
 /// `Specs/encoding.md`, "Change bundles", gives the layout byte by byte.
 public enum ChangeEncoding {
     static let magic = Array("QCHG".utf8)
-    static let version: UInt64 = 1
+    /// The version written: columns with literal runs.
+    static let version: UInt64 = 3
     /// The version of the bundles a snapshot keeps as its history: inserted
     /// text is left out, because the snapshot's state holds every inserted
     /// element's content, and explicit origins are written relative to the
     /// insert, which compresses better. Never sent or stored on its own.
-    static let elidedTextVersion: UInt64 = 2
+    static let elidedTextVersion: UInt64 = 4
+    /// Versions 1 and 2, their forms before literal runs, are still read:
+    /// stores and snapshots hold them, and peers may send them.
+    static let versionsBeforeLiteralRuns: ClosedRange<UInt64> = 1...2
+
+    /// Whether a bundle of `version` (one this build reads) elides its text.
+    private static func elidesText(version: UInt64) -> Bool { version % 2 == 0 }
 
     /// The columns, in the order they are stored.
     enum Column: Int, CaseIterable {
@@ -71,21 +78,24 @@ public enum ChangeEncoding {
     /// `elidedTextAllowed` also accepts the form a snapshot's history takes.
     public static func changeCount(of bytes: [UInt8], limits: DecodingLimits = .default,
                                    elidedTextAllowed: Bool = false) throws(DecodingError) -> Int {
-        var (body, _) = try open(bytes, elidedTextAllowed: elidedTextAllowed)
+        var (body, _, _) = try open(bytes, elidedTextAllowed: elidedTextAllowed)
         _ = try readTables(&body)
         return try readChangeCount(&body, limits: limits)
     }
 
     /// Whether a bundle whose frame was checked already elides its text.
     static func elidesText(checked bundle: [UInt8]) -> Bool {
-        bundle[magic.count] == elidedTextVersion  // both versions are one-byte varints
+        elidesText(version: UInt64(bundle[magic.count]))  // every version is a one-byte varint
     }
 
-    /// Checks a bundle's frame; returns its body and whether its text is elided.
-    static func open(_ bytes: [UInt8], elidedTextAllowed: Bool) throws(DecodingError) -> (body: ByteReader, elidesText: Bool) {
-        let versions = elidedTextAllowed ? version...elidedTextVersion : version...version
-        let (body, found) = try Envelope.open(bytes, magic: magic, name: "a Quire change bundle", versions: versions)
-        return (body, found == elidedTextVersion)
+    /// Checks a bundle's frame; returns its body, whether its text is
+    /// elided and whether its columns have literal runs.
+    static func open(_ bytes: [UInt8], elidedTextAllowed: Bool) throws(DecodingError)
+        -> (body: ByteReader, elidesText: Bool, literalRuns: Bool) {
+        let (body, found) = try Envelope.open(bytes, magic: magic, name: "a Quire change bundle", versions: 1...elidedTextVersion)
+        let elides = elidesText(version: found)
+        guard elidedTextAllowed || !elides else { throw .unsupportedVersion(found) }
+        return (body, elides, !versionsBeforeLiteralRuns.contains(found))
     }
 
     static func readTables(_ body: inout ByteReader) throws(DecodingError) -> (replicas: [ReplicaID], keys: [String]) {

@@ -1,8 +1,16 @@
-/// A column of unsigned integers, run-length encoded as `(run length, value)`
-/// varint pairs. Columns are why a history of ordinary typing, where most
-/// fields repeat from one change to the next, encodes in a few bytes per change.
+/// A column of unsigned integers in runs: a value repeated, or values that
+/// each come once ("literals"), each run behind a varint header
+/// (`Specs/encoding.md`, "column"). Columns are why a history of ordinary
+/// typing, where most fields repeat from one change to the next, encodes in
+/// a few bytes per change; literal runs keep the fields that change at
+/// every change (where concurrent edits land) from paying a run length each.
 struct ColumnWriter {
     private var writer = ByteWriter()
+    /// Values that came once each in a row, before `value`, encoded and
+    /// counted: written as one literal run when a repeated value or the
+    /// column's end comes.
+    private var literals = ByteWriter()
+    private var literalCount: UInt64 = 0
     private var value: UInt64 = 0
     private var run: UInt64 = 0
 
@@ -13,7 +21,7 @@ struct ColumnWriter {
         if run > 0 && next == value {
             run += count
         } else {
-            flush()
+            endRun()
             value = next
             run = count
         }
@@ -23,30 +31,59 @@ struct ColumnWriter {
     @inline(__always)
     mutating func append(signed next: Int64, count: UInt64 = 1) { append(ByteWriter.zigzag(next), count: count) }
 
-    private mutating func flush() {
-        guard run > 0 else { return }
-        writer.writeVarint(run)
-        writer.writeVarint(value)
+    /// Ends the run of `value`: once, it joins the literals; repeated, it
+    /// is written after them.
+    private mutating func endRun() {
+        if run == 1 {
+            literals.writeVarint(value)
+            literalCount += 1
+        } else if run > 1 {
+            writeLiterals()
+            writer.writeVarint(run << 1)
+            writer.writeVarint(value)
+        }
+        run = 0
+    }
+
+    private mutating func writeLiterals() {
+        guard literalCount > 0 else { return }
+        writer.writeVarint(literalCount << 1 | 1)
+        writer.writeBytes(literals.bytes)
+        literals.removeAll()
+        literalCount = 0
     }
 
     /// The encoded column.
     mutating func finish() -> [UInt8] {
-        flush()
-        run = 0
+        endRun()
+        writeLiterals()
         return writer.bytes
     }
 }
 
-/// Reads a column written by `ColumnWriter`.
+/// Reads a column written by `ColumnWriter`, or, with `literalRuns` off, a
+/// column of bundles written before literal runs (versions 1 and 2), whose
+/// runs are all `(length, value)` pairs.
 struct ColumnReader {
     private var reader: ByteReader
     private let name: String
+    /// How a run header reads: with literal runs, its low bit marks a
+    /// literal run and the rest is the length (`literalBit` 1,
+    /// `lengthShift` 1); before them, it is the length (0 and 0). Masks,
+    /// not a flag, so that reading a header takes no extra branch.
+    private let literalBit: UInt64
+    private let lengthShift: UInt64
     private var value: UInt64 = 0
+    /// The values of `value`'s run not read yet (1 for a literal).
     private var run: UInt64 = 0
+    /// The literals after `value` in its literal run.
+    private var literalsLeft: UInt64 = 0
 
-    init(_ reader: ByteReader, name: String) {
+    init(_ reader: ByteReader, name: String, literalRuns: Bool) {
         self.reader = reader
         self.name = name
+        literalBit = literalRuns ? 1 : 0
+        lengthShift = literalRuns ? 1 : 0
     }
 
     /// Inlined: a change reads a dozen values, most from a run already started.
@@ -57,11 +94,22 @@ struct ColumnReader {
         return value
     }
 
-    /// Reads the next run's length and value.
+    /// Reads the next value with its run: the next literal, or a new run's
+    /// header and its first (or repeated) value.
     @inline(never)
     private mutating func startRun() throws(DecodingError) {
-        run = try reader.readVarint("the run length of column \(name)")
-        guard run > 0 else { throw .invalid("column \(name) has an empty run") }
+        if literalsLeft == 0 {
+            let header = try reader.readVarint("the run header of column \(name)")
+            run = header >> lengthShift
+            guard run > 0 else { throw .invalid("column \(name) has an empty run") }
+            if header & literalBit != 0 {
+                literalsLeft = run - 1
+                run = 1
+            }
+        } else {
+            literalsLeft -= 1
+            run = 1
+        }
         value = try reader.readVarint("a value of column \(name)")
     }
 
@@ -69,7 +117,7 @@ struct ColumnReader {
     /// without consuming anything; nil at the end of the column.
     mutating func peekRun() throws(DecodingError) -> (value: UInt64, count: UInt64)? {
         if run == 0 {
-            guard !reader.isAtEnd else { return nil }
+            guard literalsLeft > 0 || !reader.isAtEnd else { return nil }
             try startRun()
         }
         return (value, run)
@@ -100,7 +148,8 @@ struct ColumnReader {
         return found
     }
 
-    /// Consumes `count` values of the current run (as `peekRun` reported it).
+    /// Consumes `count` values of the current run (as `peekRun` reported it:
+    /// a literal is a run of one).
     mutating func skip(_ count: UInt64) {
         precondition(count <= run, "skipping past the current run")
         run -= count
@@ -127,7 +176,7 @@ struct ColumnReader {
 
     /// Every value was read: no run is left half used and no bytes remain.
     func checkFinished() throws(DecodingError) {
-        guard run == 0, reader.isAtEnd else { throw .invalid("column \(name) has values left over") }
+        guard run == 0, literalsLeft == 0, reader.isAtEnd else { throw .invalid("column \(name) has values left over") }
     }
 }
 

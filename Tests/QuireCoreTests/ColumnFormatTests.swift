@@ -1,0 +1,101 @@
+import Testing
+import QuireTestSupport
+@testable import QuireCore
+
+/// The run-length columns of change bundles (`Specs/encoding.md`,
+/// "column"): repeats as runs, the rest as literal runs since version 3,
+/// and every run a `(length, value)` pair in versions 1 and 2, which are
+/// still read.
+@Suite struct ColumnFormatTests {
+    @Test func repeatsAreRunsAndValuesThatComeOnceAreLiteralRuns() throws {
+        var writer = ColumnWriter()
+        for value: UInt64 in [5, 5, 5, 1, 2, 3, 3, 9, 300] { writer.append(value) }
+        writer.append(7, count: 4)
+        // A header is the run's length shifted left, its low bit set for a literal run.
+        let expected: [[UInt8]] = [
+            [3 << 1, 5],                  // 5 three times
+            [2 << 1 | 1, 1, 2],           // 1, 2 once each
+            [2 << 1, 3],                  // 3 twice
+            [2 << 1 | 1, 9, 0xAC, 0x02],  // 9, 300 once each
+            [4 << 1, 7],                  // 7 four times
+        ]
+        #expect(writer.finish() == expected.flatMap { $0 })
+    }
+
+    @Test func whatTheWriterWritesReadsBackValueByValue() throws {
+        var rng = SeededGenerator(seed: 11)
+        for _ in 0..<200 {
+            // Short alphabets make runs, long ones literals; both mixed.
+            let alphabet = UInt64.random(in: 1...4, using: &rng) == 1 ? UInt64(1) << 40 : UInt64.random(in: 1...6, using: &rng)
+            let values = (0..<Int.random(in: 0...60, using: &rng)).map { _ in UInt64.random(in: 0..<alphabet, using: &rng) }
+            var writer = ColumnWriter()
+            for value in values { writer.append(value) }
+            let bytes = writer.finish()
+            var reader = ColumnReader(ByteReader(bytes), name: "test", literalRuns: true)
+            var read: [UInt64] = []
+            while read.count < values.count {
+                // Peeking reports a run it does not consume; a literal is a run of one.
+                let (value, count) = try #require(try reader.peekRun())
+                #expect(count >= 1 && Array(values[read.count...].prefix(Int(count))) == Array(repeating: value, count: Int(count)))
+                read.append(try reader.next())
+            }
+            #expect(read == values)
+            #expect(try reader.peekRun() == nil)
+            try reader.checkFinished()
+        }
+    }
+
+    /// The same two changes (replica 7 makes a text at key "t", then types
+    /// "hi" into it), hand-written in each column form.
+    @Test(arguments: [UInt64(1), 3])
+    func aBundleReadsTheSameInEitherColumnForm(_ version: UInt64) throws {
+        // One value list per column, in `Column` order: see `Specs/encoding.md`.
+        let columns: [[UInt64]] = [
+            [0, 0], [0, 0], [0, 0], [1, 0], [], [],  // replica 7, counters 1 and 2, Lamport 1 and 2; no parent, then the previous
+            [0, 0], [1, 1],                          // time, one operation each
+            [0, 2], [0, 1], [0, 1],                  // a put at the root, a text insert into (7, 1)
+            [0], [], [], [2], [],                    // at the head, 2 bytes of text
+            [], [], [],                              // no delete
+            [0], [0], [], [], [],                    // key "t", replacing nothing; no increment
+        ]
+        var body = ByteWriter()
+        body.writeVarint(1); body.writeUInt64(7)
+        body.writeVarint(1); body.writeString("t")
+        body.writeVarint(2)
+        for values in columns {
+            var column = ByteWriter()
+            for value in values {
+                // Before literal runs every value was a run of its own length;
+                // since, this is a literal run of one.
+                column.writeVarint(version == 1 ? 1 : 1 << 1 | 1)
+                column.writeVarint(value)
+            }
+            body.writeData(column.bytes)
+        }
+        body.writeData(Array("hi".utf8))
+        body.writeData([8, ObjectKind.text.rawValue])
+        let bundle = Envelope.seal(magic: ChangeEncoding.magic, version: version, body: body.bytes)
+
+        let text = ObjectID(OpID(replica: ReplicaID(7), counter: 1))
+        #expect(try ChangeEncoding.decode(bundle).map(\.id) == [OpID(replica: ReplicaID(7), counter: 1), OpID(replica: ReplicaID(7), counter: 2)])
+        var catchingUp = Document(replica: ReplicaID(2))
+        #expect(try catchingUp.applyEncoded(bundle) == 2)
+        #expect(try catchingUp.text(text) == "hi")
+        // What this build writes for them reads back the same.
+        let reencoded = ChangeEncoding.encode(try catchingUp.allChanges())
+        #expect(reencoded[ChangeEncoding.magic.count] == UInt8(ChangeEncoding.version))
+        #expect(try ChangeEncoding.decode(reencoded) == ChangeEncoding.decode(bundle))
+    }
+
+    @Test func damagedLiteralRunsAreErrorsNamingTheColumn() throws {
+        func read(_ bytes: [UInt8], values: Int) throws(DecodingError) {
+            var reader = ColumnReader(ByteReader(bytes), name: "originCounter", literalRuns: true)
+            for _ in 0..<values { _ = try reader.next() }
+            try reader.checkFinished()
+        }
+        #expect(throws: DecodingError.invalid("column originCounter has an empty run")) { try read([0 << 1 | 1, 4], values: 1) }
+        #expect(throws: DecodingError.truncated("a value of column originCounter")) { try read([3 << 1 | 1, 4, 5], values: 3) }
+        #expect(throws: DecodingError.invalid("column originCounter has values left over")) { try read([3 << 1 | 1, 4, 5, 6], values: 2) }
+        try read([3 << 1 | 1, 4, 5, 6], values: 3)
+    }
+}
