@@ -20,6 +20,11 @@ import QuireTestSupport
             [4 << 1, 7],                  // 7 four times
         ]
         #expect(writer.finish() == expected.flatMap { $0 })
+
+        var long = ColumnWriter()
+        for value: UInt64 in 0..<64 { long.append(value) }
+        long.append(99, count: 2)
+        #expect(long.finish() == [0x81, 0x01] + (0..<64).map { UInt8($0) } + [2 << 1, 99])
     }
 
     @Test func whatTheWriterWritesReadsBackValueByValue() throws {
@@ -27,7 +32,8 @@ import QuireTestSupport
         for _ in 0..<200 {
             // Short alphabets make runs, long ones literals; both mixed.
             let alphabet = UInt64.random(in: 1...4, using: &rng) == 1 ? UInt64(1) << 40 : UInt64.random(in: 1...6, using: &rng)
-            let values = (0..<Int.random(in: 0...60, using: &rng)).map { _ in UInt64.random(in: 0..<alphabet, using: &rng) }
+            // Up to 200: a literal run of 64 or more needs a header of two bytes.
+            let values = (0..<Int.random(in: 0...200, using: &rng)).map { _ in UInt64.random(in: 0..<alphabet, using: &rng) }
             var writer = ColumnWriter()
             for value in values { writer.append(value) }
             let bytes = writer.finish()

@@ -31,8 +31,20 @@ public struct ByteWriter: Sendable {
     @inline(__always)
     static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
 
-    /// Empties the buffer, keeping its capacity for what comes next.
-    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    /// How many bytes are written.
+    var count: Int { bytes.count }
+
+    /// Replaces the byte at `index` with `value` as a varint, moving the
+    /// bytes after it if it takes more than one.
+    mutating func replaceByte(at index: Int, withVarint value: UInt64) {
+        if value < 0x80 {
+            bytes[index] = UInt8(value)
+        } else {
+            var varint = ByteWriter()
+            varint.writeVarint(value)
+            bytes.replaceSubrange(index...index, with: varint.bytes)
+        }
+    }
 
     public mutating func writeByte(_ byte: UInt8) { bytes.append(byte) }
 
