@@ -31,9 +31,6 @@ public struct ByteWriter: Sendable {
     @inline(__always)
     static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
 
-    /// How many bytes are written.
-    var count: Int { bytes.count }
-
     /// Replaces the byte at `index` with `value` as a varint, moving the
     /// bytes after it if it takes more than one.
     mutating func replaceByte(at index: Int, withVarint value: UInt64) {

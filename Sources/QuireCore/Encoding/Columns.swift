@@ -38,7 +38,7 @@ struct ColumnWriter {
     private mutating func endRun() {
         if run == 1 {
             if literalCount == 0 {
-                literalHeader = writer.count
+                literalHeader = writer.bytes.count
                 writer.writeByte(0)
             }
             writer.writeVarint(value)
@@ -71,12 +71,11 @@ struct ColumnWriter {
 struct ColumnReader {
     private var reader: ByteReader
     private let name: String
-    /// How a run header reads: with literal runs, its low bit marks a
-    /// literal run and the rest is the length (`literalBit` 1,
-    /// `lengthShift` 1); before them, it is the length (0 and 0). Masks,
-    /// not a flag, so that reading a header takes no extra branch.
+    /// How a run header reads: with literal runs (1), its low bit marks a
+    /// literal run and the header shifted right by one is the length;
+    /// before them (0), the header is the length. A mask and a shift, not
+    /// a flag, so that reading a header takes no extra branch.
     private let literalBit: UInt64
-    private let lengthShift: UInt64
     private var value: UInt64 = 0
     /// The values of `value`'s run not read yet (1 for a literal).
     private var run: UInt64 = 0
@@ -87,7 +86,6 @@ struct ColumnReader {
         self.reader = reader
         self.name = name
         literalBit = literalRuns ? 1 : 0
-        lengthShift = literalRuns ? 1 : 0
     }
 
     /// Inlined: a change reads a dozen values, most from a run already started.
@@ -104,7 +102,7 @@ struct ColumnReader {
     private mutating func startRun() throws(DecodingError) {
         if literalsLeft == 0 {
             let header = try reader.readVarint("the run header of column \(name)")
-            run = header >> lengthShift
+            run = header >> literalBit
             guard run > 0 else { throw .invalid("column \(name) has an empty run") }
             if header & literalBit != 0 {
                 literalsLeft = run - 1
