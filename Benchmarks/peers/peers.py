@@ -42,6 +42,9 @@ script measures:
   snapshotBytes Loro: `ExportMode.Snapshot()`. Yrs has no separate snapshot
                format, so it is the same uncompressed v1 update as
                encodedBytes (`snapshotFormat` says which one was used).
+  encodeMs     writing that snapshot from the replayed doc, one call (Yrs:
+               `doc.get_update()`; Loro: `doc.export(ExportMode.Snapshot())`):
+               Quire's encodeMs is the same, its store snapshot frame.
   loadMs       a fresh doc loads the snapshot, gets the text, reads its length
                and inserts one character at position 0 ("ready to edit";
                this also forces Loro's lazily decoded state).
@@ -126,7 +129,7 @@ Merges in turns (quire-bench suite --peers runs this after the figures above):
 
 Output: a table by default; with `--json` one JSON object per line with keys
 peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,
-emptyLoopMs, mergeMs, encodedBytes, snapshotBytes, loadMs, runs (the key names
+emptyLoopMs, mergeMs, encodedBytes, snapshotBytes, encodeMs, loadMs, runs (the key names
 of Quire's quire-bench) plus the Min/Max keys and snapshotFormat (and
 okDetail when ok is false). Exit status 1 if any row is not ok.
 """
@@ -580,11 +583,11 @@ def measure_replicas(peer: str, w: Replicas, runs: int) -> dict:
     update = p["encode"](doc)
     merge, merged = timed(lambda: r["load"](update), runs)
     ok_merge = r["count"](w, merged) == len(w.values)
-    snap = p["snapshot"](doc)
+    save, snap = timed(lambda: p["snapshot"](doc), runs)
     load, loaded = timed(lambda: r["load"](snap), runs)
     ok_load = r["count"](w, loaded) == len(w.values)
     return result_row(peer, p, w.name, w.kind, w.ops, runs, update, snap,
-                      timings=(local, loop, merge, load), checks=(ok_local, ok_merge, ok_load))
+                      timings=(local, loop, merge, save, load), checks=(ok_local, ok_merge, ok_load))
 
 
 # --------------------------------------------------------------------------
@@ -708,12 +711,12 @@ def measure(peer: str, tr: Trace, runs: int) -> dict:
     update = p["encode"](doc)
     merge, merged = timed(lambda: p["merge"](update), runs)
     ok_merge = p["text"](merged) == tr.end
-    snap = p["snapshot"](doc)
+    save, snap = timed(lambda: p["snapshot"](doc), runs)
     load, loaded = timed(lambda: p["load"](snap), runs)
     ok_load = p["text"](loaded) == "x" + tr.end
 
     return result_row(peer, p, tr.name, tr.kind, tr.ops, runs, update, snap,
-                      timings=(local, loop, merge, load), checks=(ok_local, ok_merge, ok_load))
+                      timings=(local, loop, merge, save, load), checks=(ok_local, ok_merge, ok_load))
 
 
 def merge_turns(command: str, path: str, peers: list) -> None:
@@ -731,11 +734,11 @@ def merge_turns(command: str, path: str, peers: list) -> None:
 
 def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks) -> dict:
     """One JSON line: medians with min and max of (local, empty loop, merge,
-    load), sizes, and ok only if the replay, merge and load checks all passed."""
+    snapshot encode, load), sizes, and ok only if the replay, merge and load checks all passed."""
     ok_local, ok_merge, ok_load = checks
     row = {"peer": peer, "version": p["version"](), "trace": name, "kind": kind,
            "ops": ops, "ok": ok_local and ok_merge and ok_load}
-    for key, (med, lo, hi) in zip(("localMs", "emptyLoopMs", "mergeMs", "loadMs"), timings):
+    for key, (med, lo, hi) in zip(("localMs", "emptyLoopMs", "mergeMs", "encodeMs", "loadMs"), timings):
         row[key], row[key + "Min"], row[key + "Max"] = round(med, 3), round(lo, 3), round(hi, 3)
     row.update(encodedBytes=len(update), snapshotBytes=len(snap),
                snapshotFormat=p["snapshot_format"], runs=runs)
@@ -748,7 +751,7 @@ COLUMNS = [("trace", "trace", "<"), ("peer", "peer", "<"), ("kind", "kind", "<")
            ("ops", "ops", ">"), ("ok", "ok", "<"), ("localMs", "localMs", ">"),
            ("emptyLoopMs", "emptyLoopMs", ">"), ("mergeMs", "mergeMs", ">"),
            ("encodedBytes", "encodedBytes", ">"), ("snapshotBytes", "snapshotBytes", ">"),
-           ("loadMs", "loadMs", ">"), ("runs", "runs", ">")]
+           ("encodeMs", "encodeMs", ">"), ("loadMs", "loadMs", ">"), ("runs", "runs", ">")]
 
 
 def fmt(v) -> str:

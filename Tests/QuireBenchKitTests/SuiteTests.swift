@@ -59,6 +59,7 @@ import Testing
         func figures(_ library: String, merge: Double) -> LibraryFigures {
             var figures = LibraryFigures(library: library, ok: true, runs: 3)
             figures.merge = Spread(median: merge, min: merge, max: merge)
+            figures.encode = Spread(median: 2 * merge, min: 2 * merge, max: 2 * merge)
             figures.load = Spread(median: 3 / merge, min: 3 / merge, max: 3 / merge)
             figures.snapshotBytes = 100
             return figures
@@ -73,11 +74,27 @@ import Testing
         for workload in workloads { #expect(report.markdown.contains("| \(workload.name) | 10 |"), "\(workload.name)") }
         #expect(report.markdown.contains("Command: `quire-bench suite`"))
         #expect(report.behindStatements.contains("B1.1: Quire's merge is 2.00× slower than Yrs's."))
-        #expect(report.markdown.contains("| B1.1 | 1.50 | 3.00 | 0.75 | 0.50 | **2.00** |"))  // load: Quire, Yrs, Loro
+        // Encode, then load: Quire, Yrs, Loro and the two ratios.
+        #expect(report.markdown.contains("| B1.1 | 4.00 | 2.00 | 8.00 | **2.00** | 0.50 | 1.50 | 3.00 | 0.75 | 0.50 | **2.00** |"))
+        #expect(report.behindStatements.contains("B1.1: Quire's snapshot encode is 2.00× slower than Yrs's."))
         #expect(report.behindStatements.contains("B1.1: Quire's snapshot load is 2.00× slower than Loro's."))
         #expect(!report.behindStatements.contains { $0.contains("Loro") && !$0.contains("load") })
         #expect(report.charts.count == 4)  // B1, B2, B3, merge: no traces given
         #expect((try? JSONSerialization.jsonObject(with: Data(report.json.utf8))) != nil)
+    }
+
+    @Test func peerLineGivesEveryFigure() throws {
+        let line = #"{"peer": "yrs", "version": "0.14.13", "trace": "B1.1", "ok": true, "runs": 3, "#
+            + #""localMs": 5.0, "localMsMin": 4.0, "localMsMax": 6.0, "mergeMs": 1.5, "mergeMsMin": 1.0, "mergeMsMax": 2.0, "#
+            + #""encodeMs": 0.4, "encodeMsMin": 0.3, "encodeMsMax": 0.5, "loadMs": 1.2, "loadMsMin": 1.1, "loadMsMax": 1.3, "#
+            + #""encodedBytes": 700, "snapshotBytes": 700, "memoryBytes": 4096}"#
+        let figures = try #require(LibraryFigures.peer(jsonLine: line))
+        #expect(figures.library == "yrs" && figures.ok && figures.runs == 3)
+        #expect(figures.encode == Spread(median: 0.4, min: 0.3, max: 0.5))
+        #expect(figures.merge == Spread(median: 1.5, min: 1.0, max: 2.0))
+        #expect(figures.load == Spread(median: 1.2, min: 1.1, max: 1.3))
+        #expect(figures.encodedBytes == 700 && figures.snapshotBytes == 700 && figures.memoryBytes == 4096)
+        #expect(LibraryFigures.peer(jsonLine: "peers: installing pycrdt") == nil)
     }
 
     @Test func memoryColumnShowsSmallDocuments() {

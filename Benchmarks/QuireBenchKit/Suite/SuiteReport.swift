@@ -93,7 +93,7 @@ public struct SuiteReport {
             per thread after they are freed as in use.
             Snapshot: what each library would keep on disk for the document with its whole history:
             Quire's store snapshot frame (zstd), Yrs's v1 update, Loro's `Snapshot` export.
-            **load** opens that snapshot in a fresh document, ready to edit (for Quire: checksum, zstd,
+            **encode** writes that snapshot from the replayed document, in one call. **load** opens that snapshot in a fresh document, ready to edit (for Quire: checksum, zstd,
             the state and the whole history). Yrs keeps no history apart from its state: its v1 update
             is both its snapshot and what its merge applies, so its merge and load do the same work.
 
@@ -110,7 +110,7 @@ public struct SuiteReport {
             out += "| workload | ops | merge ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | local ms Quire | Yrs | Loro | empty loop | snapshot B Quire | Yrs | Loro | ÷Yrs | ÷Loro | memory MB Quire | Yrs | Loro | ok |\n"
             out += "|" + String(repeating: " --- |", count: 20) + "\n"
             for result in rows { out += tableRow(result) }
-            out += "\n" + loadTable(rows)
+            out += "\n" + snapshotTable(rows)
             if family == .merge { out += "\n" + throughputTable(rows) }
             out += "\n"
         }
@@ -196,13 +196,18 @@ public struct SuiteReport {
         return "| " + cells.joined(separator: " | ") + " |\n"
     }
 
-    /// Opening each workload's snapshot, ready to edit.
-    private func loadTable(_ rows: [WorkloadResult]) -> String {
-        var out = "Opening the snapshot (load):\n\n| workload | load ms Quire | Yrs | Loro | ÷Yrs | ÷Loro |\n| --- | --- | --- | --- | --- | --- |\n"
+    /// Writing each workload's snapshot (encode) and opening it, ready to edit (load).
+    private func snapshotTable(_ rows: [WorkloadResult]) -> String {
+        var out = "Writing the snapshot (encode) and opening it (load):\n\n"
+            + "| workload | encode ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | load ms Quire | Yrs | Loro | ÷Yrs | ÷Loro |\n"
+            + "|" + String(repeating: " --- |", count: 11) + "\n"
         for result in rows {
-            let loads = Self.libraries.map { result.figures(of: $0)?.load?.median }
-            let cells = [result.name] + loads.map(Self.formatMilliseconds)
-                + [Self.formatRatio(Self.ratio(loads[0], loads[1])), Self.formatRatio(Self.ratio(loads[0], loads[2]))]
+            var cells = [result.name]
+            for measure in [\LibraryFigures.encode, \LibraryFigures.load] {
+                let times = Self.libraries.map { result.figures(of: $0)?[keyPath: measure]?.median }
+                cells += times.map(Self.formatMilliseconds)
+                    + [Self.formatRatio(Self.ratio(times[0], times[1])), Self.formatRatio(Self.ratio(times[0], times[2]))]
+            }
             out += "| " + cells.joined(separator: " | ") + " |\n"
         }
         return out
@@ -231,6 +236,7 @@ public struct SuiteReport {
                 let measures: [(String, Double?, Double?, String)] = [
                     ("merge", quire.merge?.median, other.merge?.median, "slower"),
                     ("local replay", quire.local?.median, other.local?.median, "slower"),
+                    ("snapshot encode", quire.encode?.median, other.encode?.median, "slower"),
                     ("snapshot load", quire.load?.median, other.load?.median, "slower"),
                     ("snapshot size", quire.snapshotBytes.map(Double.init), other.snapshotBytes.map(Double.init), "bigger"),
                     ("encoded history size", quire.encodedBytes.map(Double.init), other.encodedBytes.map(Double.init), "bigger"),
@@ -268,7 +274,7 @@ public struct SuiteReport {
 
     // MARK: Charts
 
-    /// One chart per family present: merge, local replay, snapshot size and load;
+    /// One chart per family present: merge, local replay, snapshot size, encode and load;
     /// for the store and sync families, Quire's figures.
     public var charts: [(family: SuiteWorkload.Family, svg: String)] {
         SuiteWorkload.Family.allCases.compactMap { family in
@@ -284,6 +290,7 @@ public struct SuiteReport {
                 panel("Merge of the whole history, one call", "ms", { $0.merge?.median }),
                 panel("Local replay, edit by edit (peers: through Python)", "ms", { $0.local?.median }),
                 panel("Snapshot size", "bytes", { $0.snapshotBytes.map(Double.init) }),
+                panel("Writing the snapshot", "ms", { $0.encode?.median }),
                 panel("Opening the snapshot, ready to edit", "ms", { $0.load?.median }),
             ])
             return (family, chart.svg)

@@ -16,7 +16,9 @@ public struct LibraryFigures: Sendable {
     public var emptyLoop: Spread?
     /// A fresh replica applying the whole encoded history in one call.
     public var merge: Spread?
-    /// Quire only: encoding the snapshot the store writes (zstd frame, full history).
+    /// Writing the snapshot from the replayed document, in one call:
+    /// Quire's store snapshot frame (full history, zstd), Yrs's v1 update,
+    /// Loro's `Snapshot` export.
     public var encode: Spread?
     /// A fresh replica loading the snapshot.
     public var load: Spread?
@@ -128,6 +130,7 @@ extension LibraryFigures {
         figures.local = spread("localMs")
         figures.emptyLoop = spread("emptyLoopMs")
         figures.merge = spread("mergeMs")
+        figures.encode = spread("encodeMs")
         figures.load = spread("loadMs")
         figures.encodedBytes = object["encodedBytes"] as? Int
         figures.snapshotBytes = object["snapshotBytes"] as? Int
