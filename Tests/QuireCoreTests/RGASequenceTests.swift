@@ -68,6 +68,18 @@ private extension RGASequence where Element == Unicode.Scalar {
         forEachRun { runs.append($0) }
         return runs
     }
+
+    /// Checks that the runs' headers and UTF-8, as a snapshot writes them
+    /// straight from the storage, are those of `runs`.
+    func checkHeadersAndUTF8(sourceLocation: SourceLocation = #_sourceLocation) {
+        var headers: [RunHeader] = []
+        var utf8: [UInt8] = []
+        forEachRun(contents: { content.appendUTF8($0, to: &utf8) }, headers: { headers.append($0) })
+        let runs = self.runs
+        #expect(headers == runs.map { RunHeader(id: $0.id, lamport: $0.lamport, isDeleted: $0.isDeleted, count: $0.elements.count) },
+                sourceLocation: sourceLocation)
+        #expect(utf8 == Array(String(String.UnicodeScalarView(runs.flatMap(\.elements))).utf8), sourceLocation: sourceLocation)
+    }
 }
 
 /// Random text with some multi-byte and non-BMP scalars.
@@ -380,6 +392,8 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(text.string == "a€bü!hlo wörld ÿ")
         #expect(Array(text.runs.dropFirst()) == narrow.runs)
         text.checkInvariants()
+        narrow.checkHeadersAndUTF8()
+        text.checkHeadersAndUTF8()
         for sample in [narrow, text] {
             try expectSameSequence(try Text(runs: sample.runs), sample, "loaded \(sample.string)")
         }
@@ -419,6 +433,7 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         try direct.insertRemote(origin: nil, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("hello world"))
         try direct.insertRemote(origin: nil, id: OpID(replica: b, counter: 1), lamport: 9, contentsOf: scalars(">"))
         #expect(interleaved.runs == direct.runs && interleaved.runs.count == 2)
+        for text in [typed, received, interleaved] { text.checkHeadersAndUTF8() }
         #expect(interleaved.string == ">hello world")
         #expect(typed.runs == [SequenceRun(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("hello world")))])
     }

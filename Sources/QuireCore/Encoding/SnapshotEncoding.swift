@@ -77,20 +77,20 @@ extension Document {
                 // The run headers as columns, then all the content in one
                 // piece: zstd compresses each column and the text far better
                 // than rows of mixed fields (see encoding.md).
-                var runs: [SequenceRun<Unicode.Scalar>] = []
-                objects.texts[slot.index].forEachRun { runs.append($0) }
+                let text = objects.texts[slot.index]
+                var runs: [RunHeader] = []
+                var content: [UInt8] = []
+                content.reserveCapacity(text.content.count)
+                text.forEachRun(contents: { text.content.appendUTF8($0, to: &content) }, headers: { runs.append($0) })
                 body.writeVarint(runs.count)
                 for run in runs { body.writeVarint(replicaIndex[run.id.replica]!) }
                 var previousEnd: UInt64 = 0
                 for run in runs {
                     body.writeSigned(Int64(bitPattern: run.id.counter &- previousEnd))
-                    previousEnd = run.id.counter &+ UInt64(run.elements.count)
+                    previousEnd = run.id.counter &+ UInt64(run.count)
                 }
                 for run in runs { body.writeSigned(Int64(bitPattern: run.lamport &- run.id.counter)) }
-                for run in runs { body.writeVarint(UInt64(run.elements.count) << 1 | (run.isDeleted ? 1 : 0)) }
-                var content: [UInt8] = []
-                content.reserveCapacity(runs.reduce(0) { $0 + $1.elements.count })
-                for run in runs { content.appendUTF8(of: run.elements) }
+                for run in runs { body.writeVarint(UInt64(run.count) << 1 | (run.isDeleted ? 1 : 0)) }
                 body.writeData(content)
             case .list:
                 var runs: [SequenceRun<Value>] = []

@@ -56,42 +56,60 @@ extension RGASequence {
     /// logical content report exactly the same runs (byte-identical snapshots).
     @inlinable
     public func forEachRun(_ body: (SequenceRun<Element>) throws -> Void) rethrows {
-        // The run being gathered; its elements are filled in when it is reported.
-        var pending: SequenceRun<Element>?
-        var pendingReplica: UInt32 = 0
-        var pendingLength = 0
-        // The run's elements while they are contiguous in `content`; a run
+        // A run's elements while they are one range of `content`; a run
         // whose spans are not (parts that arrived at different times) is
         // gathered in `gathered` instead.
+        var first: Range<Int>?
+        var gathered: [Element] = []
+        try forEachRun(contents: { range in
+            if let previous = first {
+                if gathered.isEmpty { gathered.append(contentsOf: content.slice(previous)) }
+                gathered.append(contentsOf: content.slice(range))
+            } else {
+                first = range
+            }
+        }, headers: { header in
+            let elements = gathered.isEmpty ? content.slice(first!) : gathered[...]
+            try body(SequenceRun(id: header.id, lamport: header.lamport, isDeleted: header.isDeleted, elements: elements))
+            first = nil
+            gathered = []
+        })
+    }
+
+    /// The runs `forEachRun(_:)` reports, without building their elements:
+    /// `contents` gets the ranges of `content` that hold a run's elements,
+    /// in order (adjacent ones joined), then `headers` gets the run. (A
+    /// snapshot writes a text's elements straight from its storage.)
+    @inlinable
+    func forEachRun(contents: (Range<Int>) throws -> Void, headers: (RunHeader) throws -> Void) rethrows {
+        var pending: RunHeader?
+        var pendingReplica: UInt32 = 0
+        // The part of the pending run's elements not yet given to `contents`.
         var contiguous = 0..<0
-        var gathered: [Element]?
         var next = tree.firstSpan
         while true {
             let span = next.map { tree.span($0.leaf, $0.slot) }
             if let span, let run = pending, run.isDeleted == span.isDeleted, pendingReplica == span.replica,
-               run.id.counter + UInt64(pendingLength) == span.counter,
-               run.lamport + UInt64(pendingLength) == span.lamport {
+               run.id.counter + UInt64(run.count) == span.counter,
+               run.lamport + UInt64(run.count) == span.lamport {
                 let start = Int(span.contentStart), end = start + Int(span.length)
-                if gathered == nil && contiguous.upperBound == start {
-                    contiguous = contiguous.lowerBound..<end
-                } else {
-                    if gathered == nil { gathered = Array(content.slice(contiguous)) }
-                    gathered!.append(contentsOf: content.slice(start..<end))
+                if contiguous.upperBound != start {
+                    try contents(contiguous)
+                    contiguous = start..<start
                 }
-                pendingLength += Int(span.length)
+                contiguous = contiguous.lowerBound..<end
+                pending!.count += Int(span.length)
             } else {
-                if var run = pending {
-                    run.elements = gathered.map { $0[...] } ?? content.slice(contiguous)
-                    try body(run)
+                if let run = pending {
+                    try contents(contiguous)
+                    try headers(run)
                 }
                 guard let span else { return }
                 let start = Int(span.contentStart)
-                gathered = nil
                 contiguous = start..<start + Int(span.length)
-                pending = SequenceRun(id: OpID(replica: tree.replicaID(span.replica), counter: span.counter),
-                                      lamport: span.lamport, isDeleted: span.isDeleted, elements: [])
+                pending = RunHeader(id: OpID(replica: tree.replicaID(span.replica), counter: span.counter),
+                                    lamport: span.lamport, isDeleted: span.isDeleted, count: Int(span.length))
                 pendingReplica = span.replica
-                pendingLength = Int(span.length)
             }
             next = next.flatMap { tree.nextSpan(after: $0.leaf, $0.slot) }
         }

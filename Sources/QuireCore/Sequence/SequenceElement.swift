@@ -389,6 +389,22 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         return bytes.withUnsafeBytes { bytes in range.map { Self.scalar(in: bytes, at: $0) } }[...]
     }
 
+    /// Appends the UTF-8 of the scalars in `range` to `utf8`: narrow ASCII,
+    /// the usual text, as one copy of its bytes.
+    func appendUTF8(_ range: Range<Int>, to utf8: inout [UInt8]) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ScalarStorage range out of bounds")
+        bytes.withUnsafeBufferPointer { buffer in
+            if !isWide {
+                let narrow = UnsafeBufferPointer(rebasing: buffer[range])
+                // Or-ing the bytes together vectorises; a test per byte does not.
+                if narrow.reduce(0, |) < 0x80 { return utf8.append(contentsOf: narrow) }
+                utf8.appendUTF8(of: narrow.lazy.map { Unicode.Scalar($0) })
+            } else {
+                utf8.appendUTF8(of: range.lazy.map { Self.scalar(in: UnsafeRawBufferPointer(buffer), at: $0) })
+            }
+        }
+    }
+
     /// The storage's bytes, and whether they are four to a scalar.
     public struct UnsafeView {
         @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
