@@ -74,7 +74,10 @@ private extension RGASequence where Element == Unicode.Scalar {
     func checkHeadersAndUTF8(sourceLocation: SourceLocation = #_sourceLocation) {
         var headers: [RunHeader] = []
         var utf8: [UInt8] = []
-        forEachRun(contents: { content.appendUTF8($0, to: &utf8) }, headers: { headers.append($0) })
+        forEachRun(contents: { content.appendUTF8($0, to: &utf8) }, headers: { header, replica in
+            #expect(tree.replicaID(replica) == header.id.replica, sourceLocation: sourceLocation)
+            headers.append(header)
+        })
         let runs = self.runs
         #expect(headers == runs.map { RunHeader(id: $0.id, lamport: $0.lamport, isDeleted: $0.isDeleted, count: $0.elements.count) },
                 sourceLocation: sourceLocation)

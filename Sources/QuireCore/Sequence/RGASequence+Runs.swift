@@ -68,7 +68,7 @@ extension RGASequence {
             } else {
                 first = range
             }
-        }, headers: { header in
+        }, headers: { header, _ in
             let elements = gathered.isEmpty ? content.slice(first!) : gathered[...]
             try body(SequenceRun(id: header.id, lamport: header.lamport, isDeleted: header.isDeleted, elements: elements))
             first = nil
@@ -78,10 +78,11 @@ extension RGASequence {
 
     /// The runs `forEachRun(_:)` reports, without building their elements:
     /// `contents` gets the ranges of `content` that hold a run's elements,
-    /// in order (adjacent ones joined), then `headers` gets the run. (A
+    /// in order (adjacent ones joined), then `headers` gets the run and its
+    /// replica's index in the sequence (below `tree.replicaCount`). (A
     /// snapshot writes a text's elements straight from its storage.)
     @inlinable
-    func forEachRun(contents: (Range<Int>) throws -> Void, headers: (RunHeader) throws -> Void) rethrows {
+    func forEachRun(contents: (Range<Int>) throws -> Void, headers: (RunHeader, _ replica: UInt32) throws -> Void) rethrows {
         var pending: RunHeader?
         var pendingReplica: UInt32 = 0
         // The part of the pending run's elements not yet given to `contents`.
@@ -102,7 +103,7 @@ extension RGASequence {
             } else {
                 if let run = pending {
                     try contents(contiguous)
-                    try headers(run)
+                    try headers(run, pendingReplica)
                 }
                 guard let span else { return }
                 let start = Int(span.contentStart)

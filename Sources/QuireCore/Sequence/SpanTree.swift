@@ -127,6 +127,9 @@ struct SpanTree: Sendable {
     @usableFromInline
     func replicaID(_ index: UInt32) -> ReplicaID { ids.replicas[Int(index)] }
 
+    /// How many replicas the spans refer to by index (`replicaID(_:)`).
+    var replicaCount: Int { ids.replicas.count }
+
     /// The stamp of `span`'s first element.
     func stamp(of span: Span) -> Stamp { Stamp(lamport: span.lamport, replica: replicaID(span.replica)) }
 
