@@ -66,13 +66,31 @@ struct BundleWriter: ~Copyable {
     private var previousLastLamport: UInt64 = 0
     private var previousTime: Int64 = 0
     private var previousDelete: UInt64 = 0
-    /// The replica looked up last, with its index: most ids are one writer's.
-    private var lastLookup = (replica: ReplicaID(0), index: UInt64.max)
+    /// Each replica's index in `replicaTable`, open-addressed: at a
+    /// replica's hash slot or the first after it (`replicaSlotMask` wraps),
+    /// stored as index + 1, 0 for an empty slot. A change names three or
+    /// four replicas (its own, its object's creator, an insert's origin),
+    /// and with several writers a binary search for each cost a sixth of
+    /// encoding their history.
+    private let replicaSlotKeys: [ReplicaID]
+    private let replicaSlotValues: [UInt32]
+    private let replicaSlotMask: Int
 
     /// A writer for changes that name only what `tables` noted.
     init(_ tables: BundleTables, elidingText: Bool) {
         self.elidingText = elidingText
         replicaTable = tables.replicas.replicas
+        var slotCount = 2
+        while slotCount < replicaTable.count * 2 { slotCount <<= 1 }
+        var keys = [ReplicaID](repeating: ReplicaID(0), count: slotCount)
+        var values = [UInt32](repeating: 0, count: slotCount)
+        for (index, replica) in replicaTable.enumerated() {
+            var slot = Self.hashSlot(of: replica, mask: slotCount - 1)
+            while values[slot] != 0 { slot = (slot + 1) & (slotCount - 1) }
+            keys[slot] = replica
+            values[slot] = UInt32(index + 1)
+        }
+        (replicaSlotKeys, replicaSlotValues, replicaSlotMask) = (keys, values, slotCount - 1)
         keyTable = tables.keys.sorted()
         keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { ($1, UInt64($0)) })
         lastCounters = .allocate(capacity: replicaTable.count)
@@ -87,21 +105,20 @@ struct BundleWriter: ~Copyable {
         lastCounters.deallocate()
     }
 
-    @inline(__always)
-    private mutating func replicaIndex(_ replica: ReplicaID) -> UInt64 {
-        if lastLookup.index != .max && lastLookup.replica == replica { return lastLookup.index }
-        return lookUpReplicaIndex(replica)
+    /// Replica ids are random: the high bits of one product spread them.
+    private static func hashSlot(of replica: ReplicaID, mask: Int) -> Int {
+        Int(truncatingIfNeeded: (replica.rawValue &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
     }
 
-    private mutating func lookUpReplicaIndex(_ replica: ReplicaID) -> UInt64 {
-        var low = 0, high = replicaTable.count
-        while low < high {
-            let mid = (low + high) / 2
-            if replicaTable[mid] < replica { low = mid + 1 } else { high = mid }
+    @inline(__always)
+    private func replicaIndex(_ replica: ReplicaID) -> UInt64 {
+        var slot = Self.hashSlot(of: replica, mask: replicaSlotMask)
+        while true {
+            let value = replicaSlotValues[slot]
+            precondition(value != 0, "replica \(replica) is not in the table")
+            if replicaSlotKeys[slot] == replica { return UInt64(value - 1) }
+            slot = (slot + 1) & replicaSlotMask
         }
-        precondition(low < replicaTable.count && replicaTable[low] == replica, "replica \(replica) is not in the table")
-        lastLookup = (replica, UInt64(low))
-        return UInt64(low)
     }
 
     @inline(__always)
