@@ -75,6 +75,9 @@ struct BundleWriter: ~Copyable {
     private let replicaSlotKeys: [ReplicaID]
     private let replicaSlotValues: [UInt32]
     private let replicaSlotMask: Int
+    /// The replica looked up last, with its index: one writer's history
+    /// names one replica, which this finds in fewer instructions than a hash.
+    private var lastLookup = (replica: ReplicaID(0), index: UInt64.max)
 
     /// A writer for changes that name only what `tables` noted.
     init(_ tables: BundleTables, elidingText: Bool) {
@@ -111,7 +114,15 @@ struct BundleWriter: ~Copyable {
     }
 
     @inline(__always)
-    private func replicaIndex(_ replica: ReplicaID) -> UInt64 {
+    private mutating func replicaIndex(_ replica: ReplicaID) -> UInt64 {
+        if lastLookup.index != .max && lastLookup.replica == replica { return lastLookup.index }
+        let index = hashedReplicaIndex(replica)
+        lastLookup = (replica, index)
+        return index
+    }
+
+    @inline(__always)
+    private func hashedReplicaIndex(_ replica: ReplicaID) -> UInt64 {
         var slot = Self.hashSlot(of: replica, mask: replicaSlotMask)
         while true {
             let value = replicaSlotValues[slot]
