@@ -13,9 +13,7 @@ extension Document {
     /// The number of tombstones the document keeps: deleted elements of its
     /// texts and lists, and map keys whose winning entry is a removal.
     public var tombstoneCount: Int {
-        var count = 0
-        for text in objects.texts { text.forEachRun { if $0.isDeleted { count += $0.elements.count } } }
-        for list in objects.lists { list.forEachRun { if $0.isDeleted { count += $0.elements.count } } }
+        var count = objects.texts.reduce(0) { $0 + $1.tombstoneCount } + objects.lists.reduce(0) { $0 + $1.tombstoneCount }
         for map in objects.maps { count += map.values.filter { $0.winner != nil && $0.winner?.value == nil }.count }
         return count
     }

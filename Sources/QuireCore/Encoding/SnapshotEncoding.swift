@@ -83,7 +83,8 @@ extension Document {
                 replicas.reserveCapacity(text.spanCount)
                 var content: [UInt8] = []
                 content.reserveCapacity(text.content.count)
-                // The text's replica indices to the table's, each hashed once: hashing every run's cost a sixth of a snapshot.
+                // The text's replica indices to the table's, each looked up
+                // once: hashing every run's replica cost a sixth of a snapshot.
                 var tableIndex = [Int](repeating: -1, count: text.tree.replicaCount)
                 text.forEachRun(contents: { text.content.appendUTF8($0, to: &content) }, headers: { run, replica in
                     if tableIndex[Int(replica)] < 0 { tableIndex[Int(replica)] = replicaIndex[run.id.replica]! }
