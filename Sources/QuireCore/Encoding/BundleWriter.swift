@@ -66,15 +66,8 @@ struct BundleWriter: ~Copyable {
     private var previousLastLamport: UInt64 = 0
     private var previousTime: Int64 = 0
     private var previousDelete: UInt64 = 0
-    /// Each replica's index in `replicaTable`, open-addressed: at a
-    /// replica's hash slot or the first after it (`replicaSlotMask` wraps),
-    /// stored as index + 1, 0 for an empty slot. A change names three or
-    /// four replicas (its own, its object's creator, an insert's origin),
-    /// and with several writers a binary search for each cost a sixth of
-    /// encoding their history.
-    private let replicaSlotKeys: [ReplicaID]
-    private let replicaSlotValues: [UInt32]
-    private let replicaSlotMask: Int
+    /// Each replica's index in `replicaTable`.
+    private let replicaIndices: ReplicaIndexTable
     /// The replica looked up last, with its index: one writer's history
     /// names one replica, which this finds in fewer instructions than a hash.
     private var lastLookup = (replica: ReplicaID(0), index: UInt64.max)
@@ -83,17 +76,7 @@ struct BundleWriter: ~Copyable {
     init(_ tables: BundleTables, elidingText: Bool) {
         self.elidingText = elidingText
         replicaTable = tables.replicas.replicas
-        var slotCount = 2
-        while slotCount < replicaTable.count * 2 { slotCount <<= 1 }
-        var keys = [ReplicaID](repeating: ReplicaID(0), count: slotCount)
-        var values = [UInt32](repeating: 0, count: slotCount)
-        for (index, replica) in replicaTable.enumerated() {
-            var slot = Self.hashSlot(of: replica, mask: slotCount - 1)
-            while values[slot] != 0 { slot = (slot + 1) & (slotCount - 1) }
-            keys[slot] = replica
-            values[slot] = UInt32(index + 1)
-        }
-        (replicaSlotKeys, replicaSlotValues, replicaSlotMask) = (keys, values, slotCount - 1)
+        replicaIndices = ReplicaIndexTable(replicaTable)
         keyTable = tables.keys.sorted()
         keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { ($1, UInt64($0)) })
         lastCounters = .allocate(capacity: replicaTable.count)
@@ -108,28 +91,12 @@ struct BundleWriter: ~Copyable {
         lastCounters.deallocate()
     }
 
-    /// Replica ids are random: the high bits of one product spread them.
-    private static func hashSlot(of replica: ReplicaID, mask: Int) -> Int {
-        Int(truncatingIfNeeded: (replica.rawValue &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
-    }
-
     @inline(__always)
     private mutating func replicaIndex(_ replica: ReplicaID) -> UInt64 {
         if lastLookup.index != .max && lastLookup.replica == replica { return lastLookup.index }
-        let index = hashedReplicaIndex(replica)
+        let index = UInt64(replicaIndices.index(of: replica))
         lastLookup = (replica, index)
         return index
-    }
-
-    @inline(__always)
-    private func hashedReplicaIndex(_ replica: ReplicaID) -> UInt64 {
-        var slot = Self.hashSlot(of: replica, mask: replicaSlotMask)
-        while true {
-            let value = replicaSlotValues[slot]
-            precondition(value != 0, "replica \(replica) is not in the table")
-            if replicaSlotKeys[slot] == replica { return UInt64(value - 1) }
-            slot = (slot + 1) & replicaSlotMask
-        }
     }
 
     @inline(__always)

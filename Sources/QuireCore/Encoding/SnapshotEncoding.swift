@@ -24,11 +24,11 @@ extension Document {
         var replicas = Set(versionVector.replicas)
         for creator in objects.slots.nestedObjects { replicas.insert(creator.replica) }
         let replicaTable = replicas.sorted()
-        let replicaIndex = Dictionary(uniqueKeysWithValues: replicaTable.enumerated().map { ($1, $0) })
+        let replicaIndex = ReplicaIndexTable(replicaTable)
 
         var body = ByteWriter()
         func writeID(_ id: OpID) {
-            body.writeVarint(replicaIndex[id.replica]!)
+            body.writeVarint(replicaIndex.index(of: id.replica))
             body.writeVarint(id.counter)
         }
         body.writeVarint(replicaTable.count)
@@ -51,7 +51,7 @@ extension Document {
             body.writeByte(slot.kind.rawValue)
             let (parent, key) = objects.placement(of: slot)!
             if let parentCreator = parent.creator {
-                body.writeVarint(replicaIndex[parentCreator.replica]! + 1)
+                body.writeVarint(replicaIndex.index(of: parentCreator.replica) + 1)
                 body.writeVarint(parentCreator.counter)
             } else {
                 body.writeVarint(0)
@@ -62,9 +62,12 @@ extension Document {
             let slot = objects.slots[object]!
             switch slot.kind {
             case .map:
-                let registers = objects.maps[slot.index].sorted { $0.key < $1.key }
+                // Sorted by key through their positions: sorting the
+                // entries moved each key and register, retained and released.
+                let registers = Array(objects.maps[slot.index])
+                let order = registers.indices.sorted { registers[$0].key < registers[$1].key }
                 body.writeVarint(registers.count)
-                for (key, register) in registers {
+                for (key, register) in order.lazy.map({ registers[$0] }) {
                     body.writeString(key)
                     body.writeVarint(register.count)
                     for entry in register {
@@ -84,10 +87,11 @@ extension Document {
                 var content: [UInt8] = []
                 content.reserveCapacity(text.content.count)
                 // The text's replica indices to the table's, each looked up
-                // once: hashing every run's replica cost a sixth of a snapshot.
+                // once: hashing every run's replica (in a `Dictionary`) cost
+                // a sixth of a snapshot.
                 var tableIndex = [Int](repeating: -1, count: text.tree.replicaCount)
                 text.forEachRun(contents: { text.content.appendUTF8($0, to: &content) }, headers: { run, replica in
-                    if tableIndex[Int(replica)] < 0 { tableIndex[Int(replica)] = replicaIndex[run.id.replica]! }
+                    if tableIndex[Int(replica)] < 0 { tableIndex[Int(replica)] = replicaIndex.index(of: run.id.replica) }
                     runs.append(run)
                     replicas.append(tableIndex[Int(replica)])
                 })
