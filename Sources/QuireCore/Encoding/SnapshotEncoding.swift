@@ -65,9 +65,11 @@ extension Document {
                 // Sorted by key through their positions: sorting the
                 // entries moved each key and register, retained and released.
                 let registers = Array(objects.maps[slot.index])
-                let order = registers.indices.sorted { registers[$0].key < registers[$1].key }
+                let keys = registers.map(\.key)
+                let order = keys.indices.sorted { keys[$0] < keys[$1] }
                 body.writeVarint(registers.count)
-                for (key, register) in order.lazy.map({ registers[$0] }) {
+                for index in order {
+                    let (key, register) = registers[index]
                     body.writeString(key)
                     body.writeVarint(register.count)
                     for entry in register {
