@@ -104,6 +104,8 @@ struct ChangeDecoder: ~Copyable {
     private let elidedText: ChangeEncoding.InsertedText?
     private let limits: DecodingLimits
     private let replicaTable: [ReplicaID]
+    /// Each replica's index in `replicaTable`, for `readContinuation`.
+    private let replicaIndices: ReplicaIndexTable
     private let keyTable: [String]
     /// The column readers, in `Column` order. Behind a pointer, not in an
     /// array: each value read mutates its reader, and through an array each
@@ -148,6 +150,7 @@ struct ChangeDecoder: ~Copyable {
         guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
         elidedText = opened.elidesText ? insertedText : nil
         (replicaTable, keyTable) = tables
+        replicaIndices = ReplicaIndexTable(replicaTable)
         lastCounters = Array(repeating: 0, count: replicaTable.count)
         self.changeCount = changeCount
         self.limits = limits
@@ -530,14 +533,7 @@ extension ChangeDecoder {
     }
 
     @inline(__always)
-    private func replicaIndex(_ replica: ReplicaID) -> Int {
-        var low = 0, high = replicaTable.count
-        while low < high {
-            let mid = (low + high) / 2
-            if replicaTable[mid] < replica { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
+    private func replicaIndex(_ replica: ReplicaID) -> Int { replicaIndices.index(of: replica) }
 }
 
 extension Array {
