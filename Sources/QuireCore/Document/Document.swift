@@ -84,7 +84,12 @@ public struct Document: Sendable {
 
     /// The Lamport value of `replica`'s last applied operation, 0 if none.
     func lastLamport(of replica: ReplicaID) -> UInt64 {
-        replica == self.replica ? max(localLamport, replicaLamports[replica]) : replicaLamports[replica]
+        lastLamport(of: replica, recorded: replicaLamports[replica])
+    }
+
+    /// `lastLamport(of:)`, given `replica`'s entry of `replicaLamports`.
+    func lastLamport(of replica: ReplicaID, recorded: UInt64) -> UInt64 {
+        replica == self.replica ? max(localLamport, recorded) : recorded
     }
 
     /// The number of changes waiting for changes they depend on.

@@ -77,7 +77,7 @@ struct BundleWriter: ~Copyable {
         self.elidingText = elidingText
         replicaTable = tables.replicas.replicas
         replicaIndices = ReplicaIndexTable(replicaTable)
-        keyTable = tables.keys.sorted()
+        keyTable = KeyOrder.sorted(Array(tables.keys))
         keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { ($1, UInt64($0)) })
         lastCounters = .allocate(capacity: replicaTable.count)
         lastCounters.initialize(repeating: 0, count: replicaTable.count)

@@ -21,9 +21,8 @@ extension Document {
     /// every replica that applied the same changes. Pending changes are not
     /// included.
     public func encodeSnapshot(includeHistory: Bool = true) -> [UInt8] {
-        var replicas = Set(versionVector.replicas)
-        for creator in objects.slots.nestedObjects { replicas.insert(creator.replica) }
-        let replicaTable = replicas.sorted()
+        let versions = versionVector.sortedEntries
+        let replicaTable = Self.replicaTable(versions: versions, creators: objects.slots.nestedObjects)
         let replicaIndex = ReplicaIndexTable(replicaTable)
 
         var body = ByteWriter()
@@ -34,10 +33,16 @@ extension Document {
         body.writeVarint(replicaTable.count)
         for replica in replicaTable { body.writeUInt64(replica.rawValue) }
         body.writeVarint(maxLamport)
-        body.writeVarint(versionVector.replicas.count)
-        for replica in versionVector.replicas {
-            writeID(OpID(replica: replica, counter: versionVector[replica]))
-            body.writeVarint(lastLamport(of: replica))
+        body.writeVarint(versions.count)
+        // Each replica's last Lamport value, walking both sorted tables
+        // together rather than searching one for each replica.
+        let lamports = replicaLamports.sortedEntries
+        var lamportIndex = lamports.startIndex
+        for (replica, counter) in versions {
+            writeID(OpID(replica: replica, counter: counter))
+            while lamportIndex < lamports.endIndex && lamports[lamportIndex].replica < replica { lamportIndex += 1 }
+            let recorded = lamportIndex < lamports.endIndex && lamports[lamportIndex].replica == replica ? lamports[lamportIndex].value : 0
+            body.writeVarint(lastLamport(of: replica, recorded: recorded))
         }
         body.writeVarint(heads.count)
         for head in heads { writeID(head) }
@@ -65,8 +70,7 @@ extension Document {
                 // Sorted by key through their positions: sorting the
                 // entries moved each key and register, retained and released.
                 let registers = Array(objects.maps[slot.index])
-                let keys = registers.map(\.key)
-                let order = keys.indices.sorted { keys[$0] < keys[$1] }
+                let order = KeyOrder.sortedIndices(of: registers.map(\.key))
                 body.writeVarint(registers.count)
                 for index in order {
                     let (key, register) = registers[index]
@@ -136,6 +140,21 @@ extension Document {
             body.writeByte(0)
         }
         return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body.bytes)
+    }
+
+    /// Every replica the state names, sorted: those of the version vector
+    /// (already sorted), and any object's creator, which is among them
+    /// unless the state is damaged.
+    /// (Both lists are sorted by replica, so one walk finds the others.)
+    private static func replicaTable(versions: [(replica: ReplicaID, value: UInt64)], creators: [OpID]) -> [ReplicaID] {
+        let replicas = versions.map(\.replica)
+        var others: [ReplicaID] = []
+        var index = 0
+        for creator in creators {
+            while index < replicas.count && replicas[index] < creator.replica { index += 1 }
+            if index == replicas.count || replicas[index] != creator.replica { others.append(creator.replica) }
+        }
+        return others.isEmpty ? replicas : Set(replicas + others).sorted()
     }
 
     /// Loads a document from `encodeSnapshot()` output, to be edited as `replica`.

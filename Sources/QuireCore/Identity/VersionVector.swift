@@ -53,6 +53,9 @@ public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral,
     /// The replicas with at least one operation, sorted.
     public var replicas: [ReplicaID] { entries.replicas }
 
+    /// Each replica with at least one operation and its counter, sorted by replica.
+    var sortedEntries: [(replica: ReplicaID, value: UInt64)] { entries.entries }
+
     /// The total number of operations named.
     public var operationCount: UInt64 { entries.entries.reduce(0) { $0 + $1.value } }
 
