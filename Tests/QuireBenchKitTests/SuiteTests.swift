@@ -62,6 +62,7 @@ import Testing
             figures.encode = Spread(median: 2 * merge, min: 2 * merge, max: 2 * merge)
             figures.load = Spread(median: 3 / merge, min: 3 / merge, max: 3 / merge)
             figures.snapshotBytes = 100
+            figures.memoryBytes = Int(1000 * merge)
             return figures
         }
         let workloads = SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").filter { !$0.family.hasMeasures }
@@ -78,6 +79,7 @@ import Testing
         #expect(report.markdown.contains("| B1.1 | 4.00 | 2.00 | 8.00 | **2.00** | 0.50 | 1.50 | 3.00 | 0.75 | 0.50 | **2.00** |"))
         #expect(report.behindStatements.contains("B1.1: Quire's snapshot encode is 2.00× slower than Yrs's."))
         #expect(report.behindStatements.contains("B1.1: Quire's snapshot load is 2.00× slower than Loro's."))
+        #expect(report.behindStatements.contains("B1.1: Quire's document in memory is 2.00× bigger than Yrs's."))
         #expect(!report.behindStatements.contains { $0.contains("Loro") && !$0.contains("load") })
         #expect(report.charts.count == 4)  // B1, B2, B3, merge: no traces given
         #expect((try? JSONSerialization.jsonObject(with: Data(report.json.utf8))) != nil)

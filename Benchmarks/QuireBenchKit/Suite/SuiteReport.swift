@@ -226,7 +226,8 @@ public struct SuiteReport {
         return out
     }
 
-    /// One plain sentence per workload, measure and peer where Quire is slower or bigger.
+    /// One plain sentence per workload, measure and peer where Quire is
+    /// slower or bigger (on disk, on the wire or in memory).
     public var behindStatements: [String] {
         var statements: [String] = []
         for result in results {
@@ -240,6 +241,7 @@ public struct SuiteReport {
                     ("snapshot load", quire.load?.median, other.load?.median, "slower"),
                     ("snapshot size", quire.snapshotBytes.map(Double.init), other.snapshotBytes.map(Double.init), "bigger"),
                     ("encoded history size", quire.encodedBytes.map(Double.init), other.encodedBytes.map(Double.init), "bigger"),
+                    ("document in memory", quire.memoryBytes.map(Double.init), other.memoryBytes.map(Double.init), "bigger"),
                 ]
                 for (what, mine, theirs, word) in measures {
                     if let ratio = Self.ratio(mine, theirs), ratio > 1 {
