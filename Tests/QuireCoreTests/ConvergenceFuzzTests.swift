@@ -123,7 +123,7 @@ enum RandomEdits {
 
     /// Every object of `doc`, the root first, in id order.
     static func allObjects(of doc: Document) -> [ObjectID] {
-        [ObjectID.root] + doc.objects.slots.nestedObjects.map(ObjectID.init)
+        [ObjectID.root] + doc.objects.slots.nestedObjects.map { ObjectID($0.id) }
     }
 
     /// The visible content of every object, as text, for comparing replicas.

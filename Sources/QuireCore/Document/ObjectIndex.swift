@@ -36,10 +36,10 @@ struct ObjectIndex: Sendable {
         }
     }
 
-    /// The ids of every object but the root, in increasing order.
-    var nestedObjects: [OpID] {
+    /// Every object but the root, in increasing order of id, with its slot.
+    var nestedObjects: [(id: OpID, slot: ObjectTable.Slot)] {
         byReplica.entries.flatMap { replica, entries in
-            entries.map { OpID(replica: replica, counter: $0.counter) }
+            entries.map { (OpID(replica: replica, counter: $0.counter), $0.slot) }
         }
     }
 
