@@ -234,27 +234,19 @@ public struct SuiteReport {
             guard let quire = result.figures(of: "quire") else { continue }
             for peer in Self.peers {
                 guard let other = result.figures(of: peer) else { continue }
-                let times: [(String, Spread?, Spread?)] = [
-                    ("merge", quire.merge, other.merge),
-                    ("local replay", quire.local, other.local),
-                    ("snapshot encode", quire.encode, other.encode),
-                    ("snapshot load", quire.load, other.load),
+                let measures: [(String, Double?, Double?, String)] = [
+                    ("merge", quire.merge?.median, other.merge?.median, "slower"),
+                    ("local replay", quire.local?.median, other.local?.median, "slower"),
+                    ("snapshot encode", quire.encode?.median, other.encode?.median, "slower"),
+                    ("snapshot load", quire.load?.median, other.load?.median, "slower"),
+                    ("snapshot size", quire.snapshotBytes.map(Double.init), other.snapshotBytes.map(Double.init), "bigger"),
+                    ("encoded history size", quire.encodedBytes.map(Double.init), other.encodedBytes.map(Double.init), "bigger"),
+                    ("document in memory", quire.memoryBytes.map(Double.init), other.memoryBytes.map(Double.init), "bigger"),
                 ]
-                let sizes: [(String, Int?, Int?)] = [
-                    ("snapshot size", quire.snapshotBytes, other.snapshotBytes),
-                    ("encoded history size", quire.encodedBytes, other.encodedBytes),
-                    ("document in memory", quire.memoryBytes, other.memoryBytes),
-                ]
-                let name = peer == "yrs" ? "Yrs" : "Loro"
-                for (what, mine, theirs) in times {
-                    guard let mine, let theirs, let ratio = Self.ratio(mine.median, theirs.median), ratio > 1 else { continue }
-                    // Quire's fastest run no slower than the peer's slowest: within this run's noise.
-                    let overlap = mine.min <= theirs.max ? " (their runs' ranges overlap)" : ""
-                    statements.append("\(result.name): Quire's \(what) is \(String(format: "%.2f", ratio))× slower than \(name)'s\(overlap).")
-                }
-                for (what, mine, theirs) in sizes {
-                    guard let ratio = Self.ratio(mine.map(Double.init), theirs.map(Double.init)), ratio > 1 else { continue }
-                    statements.append("\(result.name): Quire's \(what) is \(String(format: "%.2f", ratio))× bigger than \(name)'s.")
+                for (what, mine, theirs, word) in measures {
+                    if let ratio = Self.ratio(mine, theirs), ratio > 1 {
+                        statements.append("\(result.name): Quire's \(what) is \(String(format: "%.2f", ratio))× \(word) than \(peer == "yrs" ? "Yrs" : "Loro")'s.")
+                    }
                 }
             }
         }
