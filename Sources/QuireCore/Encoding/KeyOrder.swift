@@ -3,7 +3,7 @@
 /// every replica writes the same bytes for the same keys.
 ///
 /// Comparing `String`s is the slow part of sorting many short keys (a map
-/// written by 1,540 replicas spent a third of its snapshot's state there).
+/// written by 1,540 replicas spent a sixth of its snapshot's state there).
 /// ASCII is its own canonical form, and its scalars are its bytes, so keys
 /// that are all short ASCII sort as integers built from their bytes, in
 /// the same order `<` gives.

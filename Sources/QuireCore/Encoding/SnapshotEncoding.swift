@@ -22,8 +22,8 @@ extension Document {
     /// included.
     public func encodeSnapshot(includeHistory: Bool = true) -> [UInt8] {
         let versions = versionVector.sortedEntries
-        // Each object's slot, found once: a lookup per object cost a snapshot
-        // of 1,540 writers' small maps a tenth of its time.
+        // Each object's slot comes with its id: looking each up (twice) cost
+        // a snapshot of 1,540 writers' small maps 7% of its instructions.
         let nested = objects.slots.nestedObjects
         let replicaTable = Self.replicaTable(versions: versions, creators: nested.lazy.map(\.id))
         let replicaIndex = ReplicaIndexTable(replicaTable)
@@ -141,10 +141,9 @@ extension Document {
         return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body.bytes)
     }
 
-    /// Every replica the state names, sorted: those of the version vector
-    /// (already sorted), and any object's creator, which is among them
-    /// unless the state is damaged.
-    /// (Both lists are sorted by replica, so one walk finds the others.)
+    /// Every replica the state names, sorted: those of the version vector,
+    /// and any object's creator, which is among them unless the state is
+    /// damaged. Both lists come sorted by replica, so one walk finds the others.
     private static func replicaTable(versions: [(replica: ReplicaID, value: UInt64)], creators: some Sequence<OpID>) -> [ReplicaID] {
         let replicas = versions.map(\.replica)
         var others: [ReplicaID] = []
