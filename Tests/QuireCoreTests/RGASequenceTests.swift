@@ -273,6 +273,42 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         list.checkInvariants()
     }
 
+    /// A page of the id index whose entries all name one leaf is stored as
+    /// that leaf: a note typed top to bottom takes a few bytes of index, not
+    /// 4 an element. Edits that move its elements to other leaves give the
+    /// page its entries back; every id is found throughout.
+    @Test func pagesOfOneLeafTakeNoEntriesAndComeBackWhenElementsMove() throws {
+        var rng = SeededGenerator(seed: 31)
+        var text = Text()
+        // 3,000 keystrokes at the end: one span, one leaf, pages 1 to 10 whole.
+        for counter in 1...3_000 as ClosedRange<UInt64> {
+            _ = try text.insertLocal(at: text.count, id: OpID(replica: a, counter: counter), lamport: counter, contentsOf: scalars("k"))
+        }
+        text.checkInvariants()
+        #expect(text.tree.ids.byteCount < 3_000, "\(text.tree.ids.byteCount) bytes")
+        // A paste of 1,000 after it, then edits by another writer all over,
+        // which split leaves and move the typed elements.
+        _ = try text.insertLocal(at: text.count, id: OpID(replica: a, counter: 3_001), lamport: 3_001,
+                                 contentsOf: scalars(String(repeating: "p", count: 1_000)))
+        text.checkInvariants()
+        for step in 0..<400 as Range<UInt64> {
+            let at = Int(rng.next() % UInt64(text.count + 1))
+            _ = try text.insertLocal(at: at, id: OpID(replica: b, counter: step + 1), lamport: 5_000 + step, contentsOf: scalars("x"))
+            if step % 50 == 0 { text.checkInvariants() }
+        }
+        _ = try text.deleteLocal(100..<900)
+        text.checkInvariants()
+        #expect(text.firstMissing(of: IDRun(start: OpID(replica: a, counter: 1), length: 4_000)) == nil)
+        #expect(text.firstMissing(of: IDRun(start: OpID(replica: a, counter: 3_990), length: 20)) == OpID(replica: a, counter: 4_001))
+        for index in stride(from: 0, to: text.count, by: 37) {
+            #expect(text.position(of: text.id(at: index))?.index == index)
+        }
+        // Loaded from its runs, the index stores whole pages again, and takes the same edits.
+        let loaded = try Text(runs: text.runs)
+        #expect(loaded.tree.ids.byteCount <= text.tree.ids.byteCount)
+        try expectSameSequence(loaded, text, "typed, pasted and edited")
+    }
+
     @Test func aShortPageThatGrowsAfterAnotherWritersPageMovesWithItsEntries() throws {
         var text = Text()
         try text.insertRemote(origin: nil, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("abc"))

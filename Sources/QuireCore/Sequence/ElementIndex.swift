@@ -15,6 +15,9 @@
 /// takes a few entries, not a kilobyte. Its later pages are whole from the
 /// start. A short page grows in place while it is the last in the pool;
 /// otherwise it moves to the end of the pool at its whole size, once.
+/// A page whose entries all name one leaf (typing or a paste that stayed
+/// in one leaf) is stored as that leaf, outside the pool, until one of its
+/// entries changes: 4 bytes an element is most of a short note's memory.
 ///
 /// The page table is flat: all replicas' page numbers in one sorted array,
 /// each replica owning a contiguous segment. Lookups are O(1) when a
@@ -53,10 +56,17 @@ struct ElementIndex: Sendable {
         var highestCounter: UInt64 = 0
     }
 
-    /// A page's entries: `pool[start..<start + length]`.
+    /// A page's entries: `pool[start..<start + length]`, or, for a page
+    /// whose entries all name one leaf, that leaf alone (`start` is then
+    /// -1 - leaf), which takes no room in `pool`.
     private struct PageSlot: Sendable {
         var start: Int
         var length: Int
+
+        static func uniform(_ leaf: Int32, length: Int) -> PageSlot { PageSlot(start: -1 - Int(leaf), length: length) }
+        var isUniform: Bool { start < 0 }
+        /// The leaf of every entry of a uniform page.
+        var uniformLeaf: Int32 { Int32(truncatingIfNeeded: -1 - start) }
     }
 
     init() {}
@@ -64,10 +74,43 @@ struct ElementIndex: Sendable {
     /// The memory the index holds, for statistics.
     var byteCount: Int { pool.capacity * 4 + pageNumbers.capacity * 8 + pageSlots.capacity * 16 }
 
+    /// Stores each page whose entries all name one leaf as that leaf, and
+    /// the others in a pool with no spare room (after a load: pages of long
+    /// runs, a paste or text typed in one go, take no room then).
     mutating func shrinkToFit() {
-        pool = compacted(pool)
+        var keptCount = 0
+        pool.withUnsafeBufferPointer { pool in
+            for index in pageSlots.indices where !pageSlots[index].isUniform {
+                let slot = pageSlots[index]
+                if let leaf = Self.onlyLeaf(of: UnsafeBufferPointer(rebasing: pool[slot.start..<slot.start + slot.length])) {
+                    pageSlots[index] = .uniform(leaf, length: slot.length)
+                } else {
+                    keptCount += slot.length
+                }
+            }
+        }
+        let old = pool
+        pool = [Int32](unsafeUninitializedCapacity: keptCount) { kept, count in
+            old.withUnsafeBufferPointer { old in
+                for index in pageSlots.indices where !pageSlots[index].isUniform {
+                    let slot = pageSlots[index]
+                    (kept.baseAddress! + count).initialize(from: old.baseAddress! + slot.start, count: slot.length)
+                    pageSlots[index].start = count
+                    count += slot.length
+                }
+            }
+        }
         pageNumbers = compacted(pageNumbers)
         pageSlots = compacted(pageSlots)
+        lastWritten.page = .max
+    }
+
+    /// The leaf that every one of `entries` names, if there is one (and
+    /// they are not empty).
+    private static func onlyLeaf(of entries: UnsafeBufferPointer<Int32>) -> Int32? {
+        guard let first = entries.first, first >= 0 else { return nil }
+        // A vectorised pass: every entry is `first` when none differs in any bit.
+        return entries.reduce(0) { $0 | ($1 ^ first) } == 0 ? first : nil
     }
 
     func replicaIndex(of replica: ReplicaID) -> UInt32? {
@@ -120,7 +163,8 @@ struct ElementIndex: Sendable {
             slot = pageSlots[index]
         }
         let offset = Int(counter & UInt64(Self.pageSize - 1))
-        return offset < slot.length ? pool[slot.start + offset] : -1
+        guard offset < slot.length else { return -1 }
+        return slot.isUniform ? slot.uniformLeaf : pool[slot.start + offset]
     }
 
     /// The first counter of `counters` that is present (`present == true`)
@@ -142,7 +186,7 @@ struct ElementIndex: Sendable {
                 let offset = Int(c & UInt64(Self.pageSize - 1))
                 // Entries past the page's length are absent.
                 let held = max(0, min(Int(pageEnd - c), slot.length - offset))
-                let found = held == 0 ? nil : pool.withUnsafeBufferPointer { pool in
+                let found = held == 0 ? nil : slot.isUniform ? (present ? 0 : nil) : pool.withUnsafeBufferPointer { pool in
                     Self.firstEntry(present: present, in: UnsafeBufferPointer(rebasing: pool[slot.start + offset..<slot.start + offset + held]))
                 }
                 if let found { return c + UInt64(found) }
@@ -184,6 +228,7 @@ struct ElementIndex: Sendable {
             let c = counters.lowerBound
             let offset = Int(c & UInt64(Self.pageSize - 1))
             pool[writableSlot(replica, c >> Self.pageBits, reaching: offset + 1).start + offset] = leaf
+            if offset == Self.pageSize - 1 { storeIfUniform(replica, c >> Self.pageBits) }
             return
         }
         setLeaf(leaf, replica: replica, run: counters)
@@ -199,8 +244,14 @@ struct ElementIndex: Sendable {
             let page = c >> Self.pageBits
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
             let offset = Int(c & UInt64(Self.pageSize - 1))
+            if offset == 0 && pageEnd - c == UInt64(Self.pageSize) {
+                // The whole page (a long paste, a long span moved): one leaf.
+                storeUniform(leaf, replica: replica, page: page)
+                c = pageEnd
+                continue
+            }
             let first = writableSlot(replica, page, reaching: offset + Int(pageEnd - c)).start + offset
-            // Runs (a paste, the spans a leaf split moves) in vectorised passes.
+            // Runs (the spans a leaf split moves) in vectorised passes.
             pool.withUnsafeMutableBufferPointer { pool in
                 UnsafeMutableBufferPointer(rebasing: pool[first..<first + Int(pageEnd - c)]).update(repeating: leaf)
             }
@@ -221,6 +272,7 @@ struct ElementIndex: Sendable {
     /// `writableSlot` when the page is not the one written last or is too short.
     private mutating func slotAfterGrowing(_ replica: UInt32, _ page: UInt64, reaching length: Int) -> PageSlot {
         let index = pageIndex(replica, page) ?? addPage(replica, page)
+        if pageSlots[index].isUniform { unpack(index) }
         if pageSlots[index].length < length { grow(index, toHold: length) }
         lastWritten = (replica, page, pageSlots[index])
         return pageSlots[index]
@@ -247,6 +299,50 @@ struct ElementIndex: Sendable {
             pool.append(contentsOf: entries)
             pool.append(contentsOf: Self.emptyPage[..<(Self.pageSize - slot.length)])
         }
+    }
+
+    /// Stores page `page` of `replica`, just typed up to its last entry, as
+    /// one leaf if all its entries name that leaf: a note typed top to
+    /// bottom then takes no room in `pool`. (Checked once a page, when its
+    /// last entry is written.)
+    private mutating func storeIfUniform(_ replica: UInt32, _ page: UInt64) {
+        guard let index = pageIndex(replica, page), !pageSlots[index].isUniform else { return }
+        let slot = pageSlots[index]
+        let onlyLeaf = pool.withUnsafeBufferPointer { Self.onlyLeaf(of: UnsafeBufferPointer(rebasing: $0[slot.start..<slot.start + slot.length])) }
+        guard let leaf = onlyLeaf else { return }
+        release(index)
+        pageSlots[index] = .uniform(leaf, length: slot.length)
+    }
+
+    /// Sets every entry of page `page` of `replica` to `leaf`, as a uniform page.
+    private mutating func storeUniform(_ leaf: Int32, replica: UInt32, page: UInt64) {
+        let index = pageIndex(replica, page) ?? addPage(replica, page)
+        release(index)
+        pageSlots[index] = .uniform(leaf, length: Self.pageSize)
+    }
+
+    /// Gives back the entries of page `index` in `pool`, before it becomes
+    /// uniform: the room itself if the page is the pool's last, else its
+    /// entries emptied.
+    private mutating func release(_ index: Int) {
+        let slot = pageSlots[index]
+        guard !slot.isUniform else { return }
+        if slot.start + slot.length == pool.count {
+            pool.removeLast(slot.length)
+        } else {
+            pool[slot.start..<slot.start + slot.length] = Self.emptyPage[..<slot.length]
+        }
+        if lastWritten.slot.start == slot.start { lastWritten.page = .max }
+    }
+
+    /// Gives uniform page `index` its entries in `pool` again, at the end
+    /// and whole, before one of them changes.
+    private mutating func unpack(_ index: Int) {
+        let slot = pageSlots[index]
+        pool.reserveGrowingByAThird(adding: Self.pageSize)
+        pool.append(contentsOf: repeatElement(slot.uniformLeaf, count: slot.length))
+        pool.append(contentsOf: Self.emptyPage[..<(Self.pageSize - slot.length)])
+        pageSlots[index] = PageSlot(start: pool.count - Self.pageSize, length: Self.pageSize)
     }
 
     /// Where page `page` of `replica` is in `pageNumbers` and `pageSlots`, or nil.
@@ -442,5 +538,9 @@ struct ElementIndex: Sendable {
     static let maxFilledGap: UInt64 = 8
 
     /// How many ids are recorded, for invariant checks.
-    var entryCount: Int { pool.reduce(0) { $0 + ($1 >= 0 ? 1 : 0) } }
+    var entryCount: Int {
+        pageSlots.reduce(0) { count, slot in
+            count + (slot.isUniform ? slot.length : pool[slot.start..<slot.start + slot.length].reduce(0) { $0 + ($1 >= 0 ? 1 : 0) })
+        }
+    }
 }
