@@ -93,6 +93,28 @@ struct HTTPClientTests {
         }
     }
 
+    /// Requests cancelled at every moment of their short lives: before
+    /// they start, while they wait, while their answer is being read. On
+    /// Linux, URLSession's own `data(for:)` could deadlock when cancelled
+    /// as its answer arrived (swift-corelibs-foundation issue 5412); a
+    /// client that hung so would never finish this loop.
+    @Test func cancellingRequestsAtAnyMomentNeverHangs() async throws {
+        try await withServer(handler: { _ in .text(200, "ok") }) { server in
+            let client = HTTPClient(defaultTimeout: 30, retryPolicy: RetryPolicy(maxAttempts: 1))
+            var rng = SystemRandomNumberGenerator()
+            for round in 0..<300 {
+                let request = Task { try await client.send(.init(method: "GET", url: url(server, "/\(round)"))) }
+                try await Task.sleep(for: .microseconds(Int.random(in: 0..<3_000, using: &rng)))
+                request.cancel()
+                // Answered or cancelled, it ends.
+                switch await request.result {
+                case .success(let response): #expect(response.status == 200)
+                case .failure(let error): #expect(error as? HTTPError == .cancelled, "\(error)")
+                }
+            }
+        }
+    }
+
     @Test func cancellingTheTaskStopsRetrying() async throws {
         let policy = RetryPolicy(maxAttempts: 5, sleep: { _ in try await Task.sleep(for: .seconds(30)) })
         try await withServer(handler: { _ in .text(503, "busy") }) { server in

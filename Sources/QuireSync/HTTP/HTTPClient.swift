@@ -118,7 +118,7 @@ public final class HTTPClient: Sendable {
     /// waiting 30 s with a 1 s timeout), so the deadline is kept here.
     private func data(for urlRequest: URLRequest) async throws -> (Data, URLResponse) {
         try await withThrowingTaskGroup(of: (Data, URLResponse).self) { group in
-            group.addTask { [session] in try await session.data(for: urlRequest) }
+            group.addTask { [session] in try await session.fetch(urlRequest) }
             group.addTask {
                 try await Task.sleep(for: .seconds(urlRequest.timeoutInterval))
                 throw URLError(.timedOut)
