@@ -79,14 +79,11 @@ struct ElementIndex: Sendable {
     /// runs, a paste or text typed in one go, take no room then).
     mutating func shrinkToFit() {
         var keptCount = 0
-        pool.withUnsafeBufferPointer { pool in
-            for index in pageSlots.indices where !pageSlots[index].isUniform {
-                let slot = pageSlots[index]
-                if let leaf = Self.onlyLeaf(of: UnsafeBufferPointer(rebasing: pool[slot.start..<slot.start + slot.length])) {
-                    pageSlots[index] = .uniform(leaf, length: slot.length)
-                } else {
-                    keptCount += slot.length
-                }
+        for index in pageSlots.indices where !pageSlots[index].isUniform {
+            if let leaf = onlyLeaf(of: pageSlots[index]) {
+                pageSlots[index] = .uniform(leaf, length: pageSlots[index].length)
+            } else {
+                keptCount += pageSlots[index].length
             }
         }
         let old = pool
@@ -105,12 +102,15 @@ struct ElementIndex: Sendable {
         lastWritten.page = .max
     }
 
-    /// The leaf that every one of `entries` names, if there is one (and
-    /// they are not empty).
-    private static func onlyLeaf(of entries: UnsafeBufferPointer<Int32>) -> Int32? {
-        guard let first = entries.first, first >= 0 else { return nil }
-        // A vectorised pass: every entry is `first` when none differs in any bit.
-        return entries.reduce(0) { $0 | ($1 ^ first) } == 0 ? first : nil
+    /// The leaf that every entry of `slot`, a page in `pool`, names, if
+    /// there is one (and the page is not empty).
+    private func onlyLeaf(of slot: PageSlot) -> Int32? {
+        pool.withUnsafeBufferPointer { pool in
+            let entries = UnsafeBufferPointer(rebasing: pool[slot.start..<slot.start + slot.length])
+            guard let first = entries.first, first >= 0 else { return nil }
+            // A vectorised pass: every entry is `first` when none differs in any bit.
+            return entries.reduce(0) { $0 | ($1 ^ first) } == 0 ? first : nil
+        }
     }
 
     func replicaIndex(of replica: ReplicaID) -> UInt32? {
@@ -306,12 +306,11 @@ struct ElementIndex: Sendable {
     /// bottom then takes no room in `pool`. (Checked once a page, when its
     /// last entry is written.)
     private mutating func storeIfUniform(_ replica: UInt32, _ page: UInt64) {
-        guard let index = pageIndex(replica, page), !pageSlots[index].isUniform else { return }
-        let slot = pageSlots[index]
-        let onlyLeaf = pool.withUnsafeBufferPointer { Self.onlyLeaf(of: UnsafeBufferPointer(rebasing: $0[slot.start..<slot.start + slot.length])) }
-        guard let leaf = onlyLeaf else { return }
+        guard let index = pageIndex(replica, page), !pageSlots[index].isUniform,
+              let leaf = onlyLeaf(of: pageSlots[index]) else { return }
+        let length = pageSlots[index].length
         release(index)
-        pageSlots[index] = .uniform(leaf, length: slot.length)
+        pageSlots[index] = .uniform(leaf, length: length)
     }
 
     /// Sets every entry of page `page` of `replica` to `leaf`, as a uniform page.
