@@ -91,6 +91,29 @@ import Testing
         #expect(loaded.encodeSnapshot(includeHistory: false) == decoded.encodeSnapshot(includeHistory: false))
     }
 
+    /// A peer sends the whole history again, to the document and to one
+    /// loaded from its snapshot (whose bundles all carry the snapshot's
+    /// version): in one call, whose duplicates share the bundles decoded
+    /// to compare them, every change is found held and equal, and a change
+    /// that reuses a held id with other content is still caught after the
+    /// genuine ones before it.
+    @Test func aHistorySentAgainIsFoundHeldChangeByChange() throws {
+        let twins = try Twins()
+        let all = try twins.decoded.allChanges()
+        let loaded = try Document(snapshot: twins.bundled.encodeSnapshot(), replica: ReplicaID(0xC))
+        for doc in [twins.bundled, loaded] {
+            var again = doc
+            #expect(try again.apply(all) == 0)
+            #expect(again.encodeSnapshot() == doc.encodeSnapshot())
+            for index in stride(from: 1, to: all.count, by: 5) {
+                var forged = all[index]
+                forged.time += 1
+                var target = doc
+                #expect(throws: DocumentError.conflictingChange(forged.id)) { try target.apply(all[..<index] + [forged]) }
+            }
+        }
+    }
+
     /// The change just made is held decoded, even when it filled the records.
     /// (Each keystroke has its own time, so that each has its own record.)
     @Test func theLastChangeIsTheOneJustMade() throws {

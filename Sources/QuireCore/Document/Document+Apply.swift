@@ -15,8 +15,10 @@ extension Document {
     @discardableResult
     public mutating func apply(_ changes: some Sequence<Change>) throws(DocumentError) -> Int {
         var applied = 0
+        // Shared by the duplicates of this call: they often come in runs.
+        var lookup = ChangeHistory.BundleLookup()
         for change in changes {
-            switch try readiness(of: change) {
+            switch try readiness(of: change, lookup: &lookup) {
             case .duplicate:
                 continue
             case .waiting:
@@ -25,7 +27,7 @@ extension Document {
             case .ready:
                 try integrate(change)
                 applied += 1
-                applied += try applyReadyPending()
+                applied += try applyReadyPending(lookup: &lookup)
             }
         }
         return applied
@@ -39,7 +41,10 @@ extension Document {
 
     enum Readiness { case ready, waiting, duplicate }
 
-    func readiness(of change: Change) throws(DocumentError) -> Readiness {
+    /// Whether `change` can apply now, waits for others, or is held already;
+    /// `lookup` keeps the history bundles read to compare a duplicate with
+    /// the change held.
+    func readiness(of change: Change, lookup: inout ChangeHistory.BundleLookup) throws(DocumentError) -> Readiness {
         guard !change.operations.isEmpty else { throw .invalidChange(change.id, reason: "it has no operations") }
         guard change.id.counter > 0 else { throw .invalidChange(change.id, reason: "counters start at 1") }
         let (end, overflow) = change.id.counter.addingReportingOverflow(change.width)
@@ -48,7 +53,7 @@ extension Document {
         }
         let seen = versionVector[change.replica]
         if change.lastID.counter <= seen {
-            if let existing = try? history.change(containing: change.id, objects), existing != change {
+            if let existing = try? history.change(containing: change.id, objects, lookup: &lookup), existing != change {
                 throw .conflictingChange(change.id)
             }
             return .duplicate
@@ -59,7 +64,7 @@ extension Document {
     }
 
     /// Applies every pending change that has become ready, repeatedly.
-    mutating func applyReadyPending() throws(DocumentError) -> Int {
+    mutating func applyReadyPending(lookup: inout ChangeHistory.BundleLookup) throws(DocumentError) -> Int {
         var applied = 0
         var progress = !pending.isEmpty
         while progress {
@@ -67,7 +72,7 @@ extension Document {
             var index = 0
             while index < pending.count {
                 let change = pending[index]
-                switch try readiness(of: change) {
+                switch try readiness(of: change, lookup: &lookup) {
                 case .ready:
                     pending.remove(at: index)
                     try integrate(change)
