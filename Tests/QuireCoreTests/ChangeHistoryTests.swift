@@ -130,6 +130,22 @@ import Testing
         #expect(doc.history.bundles.count == 7)
     }
 
+    /// Changes that each start a record (here, typing at the front) are
+    /// bundled once they fill `recordsPerBundle` records, long before they
+    /// reach `changesPerBundle` changes, and read back as they were made.
+    @Test func manyRecordsGoIntoABundleBeforeManyChangesDo() throws {
+        var doc = Document(replica: ReplicaID(1))
+        let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        var made = try doc.allChanges()
+        for _ in 0..<(ChangeHistory.recordsPerBundle + 10) {
+            try doc.transact { tx in try tx.insertText(text, at: 0, "x") }
+            made.append(try #require(doc.lastChange))
+        }
+        #expect(doc.history.bundles.count == 1)
+        #expect(doc.history.records.count < 20)
+        #expect(try doc.allChanges() == made)
+    }
+
     /// A transaction that throws is undone by replaying the history, bundles included.
     @Test func aThrowingTransactionAfterBundlingLeavesTheDocumentAsItWas() throws {
         let twins = try Twins()

@@ -138,7 +138,7 @@ struct ChangeHistory: Sendable {
             default: return nil
             }
         }
-        if recordedChangeCount >= bundleSize && records.count > 1 {
+        if (recordedChangeCount >= bundleSize || records.count >= Self.recordsPerBundle) && records.count > 1 {
             bundleAllButLastRecord()
         } else if records.count - indexedCount >= Self.recordsPerIndexing {
             indexRecords()
@@ -417,7 +417,7 @@ struct ChangeHistory: Sendable {
     /// record's go into a bundle. Held decoded, a change costs about a
     /// hundred bytes; encoded, about one, and a snapshot then copies the
     /// bundle instead of encoding the records again. At 2^14, a replayed
-    /// automerge-paper (259,779 changes) holds 2.75 MB where it held 4.58 MB
+    /// automerge-paper (259,779 changes) holds 2.63 MB where it held 4.58 MB
     /// with the whole history decoded, and sealing its snapshot takes 38% fewer
     /// instructions; bundling as it goes costs its local replay about 5% more
     /// instructions and its snapshot 2% more bytes (each bundle starts its
@@ -425,6 +425,14 @@ struct ChangeHistory: Sendable {
     /// default (`DecodingLimits.maxChanges`), so a long-lived document
     /// reloads its history.
     static let changesPerBundle = 1 << 14
+
+    /// How many records the history holds decoded before bundling, even
+    /// with fewer than `changesPerBundle` changes: a record and its
+    /// operations take about 130 bytes, where a keystroke that goes on in a
+    /// record's run takes none. Changes that each start a record (B1.7's
+    /// 6,000 random edits, each a change of its own) held 1.39 MB with the
+    /// bound at 2^14 changes alone, and hold 0.58 MB with this one.
+    static let recordsPerBundle = 1 << 12
 
     /// The last change recorded decoded, if any. `objects` is the
     /// document's state, which holds the text of keystrokes.
