@@ -5,7 +5,8 @@ import QuireTestSupport
 /// Several replicas make random edits of every kind on nested objects and
 /// exchange changes over a network that drops, duplicates and reorders;
 /// after a final full exchange every replica must hold the same state, byte
-/// for byte. Run longer with `QUIRE_FUZZ_SEEDS=5000 swift test --filter Convergence`.
+/// for byte, with the same history (bundled every few changes on odd
+/// seeds). Run longer with `QUIRE_FUZZ_SEEDS=5000 swift test --filter Convergence`.
 @Suite struct ConvergenceFuzzTests {
     /// Seeds that once failed, kept so they stay fixed.
     static let regressionSeeds: [UInt64] = []
@@ -21,6 +22,10 @@ import QuireTestSupport
     static func run(seed: UInt64, replicaCount: Int = 5, rounds: Int = 40) throws {
         var rng = SeededGenerator(seed: seed)
         var replicas = (0..<replicaCount).map { Document(replica: ReplicaID(UInt64($0) * 0x1_0000_0001 + 7)) }
+        // Odd seeds bundle the history every few changes, as long sessions
+        // do every 2^14: bundles must read back, merge and reload the same.
+        let bundleSize = seed % 2 == 1 ? Int.random(in: 2...6, using: &rng) : nil
+        if let bundleSize { for index in replicas.indices { replicas[index].history.bundleSize = bundleSize } }
         for _ in 0..<rounds {
             let index = Int.random(in: 0..<replicaCount, using: &rng)
             switch Int.random(in: 0..<10, using: &rng) {
@@ -35,6 +40,7 @@ import QuireTestSupport
                 let sameBytes = reloaded.encodeSnapshot() == replicas[index].encodeSnapshot()
                 try #require(sameBytes, "seed \(seed): a snapshot round trip changed the document")
                 replicas[index] = reloaded
+                if let bundleSize { replicas[index].history.bundleSize = bundleSize }
             }
         }
         // Final exchange: everyone sends everything to everyone, through the encoding.
@@ -49,6 +55,10 @@ import QuireTestSupport
         // `#require` stops at the first failing seed, which the message names.
         let expected = replicas[0].encodeSnapshot(includeHistory: false)
         let expectedContent = try RandomEdits.render(replicas[0])
+        let expectedHistory = try replicas[0].allChanges().sorted { $0.id < $1.id }
+        if bundleSize != nil && expectedHistory.count > 20 {
+            try #require(replicas.contains { !$0.history.bundles.isEmpty }, "seed \(seed): no replica bundled its history")
+        }
         for replica in replicas {
             try #require(replica.pendingCount == 0, "seed \(seed): changes left pending")
             try #require(replica.versionVector == replicas[0].versionVector, "seed \(seed): versions differ")
@@ -57,6 +67,8 @@ import QuireTestSupport
             try #require(content == expectedContent, "seed \(seed): replicas diverged:\n\(content)\n---\n\(expectedContent)")
             let sameBytes = replica.encodeSnapshot(includeHistory: false) == expected
             try #require(sameBytes, "seed \(seed): same content but different snapshot bytes")
+            let history = try replica.allChanges().sorted { $0.id < $1.id }
+            try #require(history == expectedHistory, "seed \(seed): replicas hold different histories")
         }
     }
 
