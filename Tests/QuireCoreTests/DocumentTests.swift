@@ -18,6 +18,55 @@ import QuireTestSupport
         return (doc, body)
     }
 
+    /// A long editing session compacts its text's id index as the history
+    /// is bundled (pages its writer has typed past are stored as runs): the
+    /// index shrinks to under a byte an id, and the text, its ids
+    /// and a merge into another replica come out as without it.
+    @Test func aLongSessionCompactsItsIdIndexAndStaysTheSame() throws {
+        var rng = SeededGenerator(seed: 12)
+        var (doc, body) = try documentWithText(alice)
+        var model: [Character] = []
+        var indexBytes = 0
+        var compactions = 0
+        // Bursts of typing, mostly where the last one ended and sometimes
+        // elsewhere, with some backspacing: leaves split all over.
+        var at = 0
+        while doc.changeCount < 3 * ChangeHistory.changesPerBundle {
+            if rng.next() % 4 == 0 { at = Int(rng.next() % UInt64(model.count + 1)) }
+            let backspaces = rng.next() % 3 == 0 ? Int(rng.next() % 8) : 0
+            for typed in 0..<(1 + rng.next() % 60) {
+                if at > 0 && typed < backspaces {
+                    try doc.transact { tx in try tx.deleteText(body, at: at - 1, count: 1) }
+                    model.remove(at: at - 1)
+                    at -= 1
+                } else {
+                    try doc.transact { tx in try tx.insertText(body, at: at, "q") }
+                    model.insert("q", at: at)
+                    at += 1
+                }
+                let bytes = doc.objects.texts[0].tree.ids.byteCount
+                if bytes < indexBytes / 2 {
+                    compactions += 1
+                    let ids = Int(doc.versionVector[alice])
+                    #expect(bytes < ids, "\(bytes) bytes of index for \(ids) ids")
+                }
+                indexBytes = bytes
+            }
+        }
+        #expect(compactions >= 1)
+        let text = doc.objects.texts[0]
+        text.checkInvariants()
+        #expect(try doc.text(body) == String(model))
+        var other = Document(replica: bob)
+        try other.applyEncoded(doc.encodeChanges())
+        #expect(try other.text(body) == String(model))
+        for index in stride(from: 0, to: model.count, by: 101) {
+            let id = text.id(at: index)
+            #expect(other.objects.texts[0].position(of: id)?.index == index)
+            #expect(text.position(of: id)?.index == index)
+        }
+    }
+
     /// The history indexes its records by replica a batch at a time, so a
     /// lookup covers indexed records and the ones after them: with runs of
     /// three replicas' changes over several batches, every version and every

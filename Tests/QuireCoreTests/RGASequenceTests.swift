@@ -309,6 +309,60 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         try expectSameSequence(loaded, text, "typed, pasted and edited")
     }
 
+    /// `ElementIndex.compact` stores full pages as their runs of one leaf;
+    /// leaf splits then edit those runs in place (or move them, or store the
+    /// page whole again past `maxRuns`). A sequence compacted every few
+    /// edits and one never compacted take the same edits and answer every
+    /// id lookup alike, and the compacted index is far smaller.
+    @Test(arguments: [41, 42, 43] as [UInt64])
+    func pagesStoredAsRunsAnswerLikeWholePagesThroughLeafSplits(seed: UInt64) throws {
+        var rng = SeededGenerator(seed: seed)
+        var (compacted, whole) = (Text(), Text())
+        var counters: [ReplicaID: UInt64] = [a: 0, b: 0]
+        for step in 1...6_000 as ClosedRange<UInt64> {
+            // Two writers: a types in bursts, b inserts and deletes all over.
+            let writer = step % 7 == 0 ? b : a
+            let at = writer == a && step % 40 != 0 ? min(Int(step % 97), compacted.count) : Int(rng.next() % UInt64(compacted.count + 1))
+            let length = writer == b && step % 5 == 0 ? 300 : 1
+            let id = OpID(replica: writer, counter: counters[writer]! + 1)
+            counters[writer]! += UInt64(length)
+            let text = scalars(String(repeating: "x", count: length))
+            #expect(try compacted.insertLocal(at: at, id: id, lamport: step * 400, contentsOf: text)
+                    == whole.insertLocal(at: at, id: id, lamport: step * 400, contentsOf: text))
+            if step % 11 == 0, compacted.count > 20 {
+                let start = Int(rng.next() % UInt64(compacted.count - 10))
+                #expect(try compacted.deleteLocal(start..<start + 3) == whole.deleteLocal(start..<start + 3))
+            }
+            if step % 500 == 0 {
+                compacted.tree.ids.compact()
+                compacted.checkInvariants()
+            }
+        }
+        compacted.checkInvariants()
+        whole.checkInvariants()
+        #expect(compacted.tree.ids.byteCount * 3 < whole.tree.ids.byteCount,
+                "\(compacted.tree.ids.byteCount) bytes against \(whole.tree.ids.byteCount)")
+        for (writer, last) in counters {
+            for counter in stride(from: UInt64(1), through: last + 300, by: 13) {
+                let run = IDRun(start: OpID(replica: writer, counter: counter), length: Int(rng.next() % 600) + 1)
+                #expect(compacted.firstMissing(of: run) == whole.firstMissing(of: run))
+                #expect(compacted.position(of: run.start).map { "\($0)" } == whole.position(of: run.start).map { "\($0)" })
+            }
+        }
+        #expect(compacted.runs == whole.runs)
+        // Remote edits by id on the compacted pages: deletes, and inserts after old elements.
+        for step in 0..<200 as Range<UInt64> {
+            let target = OpID(replica: a, counter: rng.next() % counters[a]! + 1)
+            let id = OpID(replica: b, counter: counters[b]! + 1 + step)
+            try compacted.insertRemote(origin: target, id: id, lamport: 10_000_000 + step, contentsOf: scalars("r"))
+            try whole.insertRemote(origin: target, id: id, lamport: 10_000_000 + step, contentsOf: scalars("r"))
+            let deleted = IDRun(start: OpID(replica: a, counter: rng.next() % (counters[a]! - 5) + 1), length: 4)
+            #expect(try compacted.deleteRemote(deleted) == whole.deleteRemote(deleted))
+        }
+        compacted.checkInvariants()
+        #expect(compacted.runs == whole.runs)
+    }
+
     @Test func aShortPageThatGrowsAfterAnotherWritersPageMovesWithItsEntries() throws {
         var text = Text()
         try text.insertRemote(origin: nil, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("abc"))

@@ -120,8 +120,10 @@ struct ChangeHistory: Sendable {
     /// Where the operations of the next record start.
     var recordedOperationCount: Int { records.last.map { Int($0.operationsEnd) } ?? 0 }
 
-    /// Records a change whose operations are already at the end of `operations`.
-    mutating func recordAppendedOperations(id: OpID, lamport: UInt64, time: Int64, width: UInt64, parents: some Collection<OpID>) {
+    /// Records a change whose operations are already at the end of
+    /// `operations`. True if that bundled the records before it.
+    @discardableResult
+    mutating func recordAppendedOperations(id: OpID, lamport: UInt64, time: Int64, width: UInt64, parents: some Collection<OpID>) -> Bool {
         let parentIsPrevious = parents.count == 1 && records.last?.lastID == parents.first
         if !parentIsPrevious { parentIDs.append(contentsOf: parents) }
         let operationsStart = recordedOperationCount
@@ -140,9 +142,10 @@ struct ChangeHistory: Sendable {
         }
         if (recordedChangeCount >= bundleSize || records.count >= Self.recordsPerBundle) && records.count > 1 {
             bundleAllButLastRecord()
-        } else if records.count - indexedCount >= Self.recordsPerIndexing {
-            indexRecords()
+            return true
         }
+        if records.count - indexedCount >= Self.recordsPerIndexing { indexRecords() }
+        return false
     }
 
     /// Whether a change typing one scalar into `object` after `origin`
@@ -334,15 +337,17 @@ struct ChangeHistory: Sendable {
         }
     }
 
-    mutating func append(_ change: Change) {
+    /// Records an applied change. True if that bundled the records before it.
+    @discardableResult
+    mutating func append(_ change: Change) -> Bool {
         operations.removeSubrange(recordedOperationCount...)
         if change.width == 1, change.operations.count == 1, let keystroke = keystroke(continuingRunWith: change),
            extendRun(with: keystroke, time: change.time) {
-            return
+            return false
         }
         operations.append(contentsOf: change.operations)
-        recordAppendedOperations(id: change.id, lamport: change.lamport, time: change.time,
-                                 width: change.width, parents: change.parents)
+        return recordAppendedOperations(id: change.id, lamport: change.lamport, time: change.time,
+                                        width: change.width, parents: change.parents)
     }
 
     /// Drops operations of a transaction that was not recorded.

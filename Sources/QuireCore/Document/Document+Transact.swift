@@ -53,7 +53,9 @@ extension Document {
         let isInRun = keystroke.map { history.extendRun(with: $0, time: time) } ?? false
         if !isInRun {
             if let keystroke { history.operations.append(history.operation(of: keystroke)) }
-            history.recordAppendedOperations(id: start, lamport: startLamport, time: time, width: width, parents: headIDs)
+            if history.recordAppendedOperations(id: start, lamport: startLamport, time: time, width: width, parents: headIDs) {
+                objects.compactElementIndexes()
+            }
         }
         // A local change builds on every head: it becomes the only one.
         // (Not `noteApplied(parents: heads)`: that would make an array of
@@ -68,7 +70,9 @@ extension Document {
 
     /// Adds an applied change to the history, version vector and heads.
     mutating func record(_ change: Change) {
-        history.append(change)
+        // Every few thousand changes, as the history is bundled, so are the
+        // parts of the id indexes that were not written since the last time.
+        if history.append(change) { objects.compactElementIndexes() }
         noteApplied(change)
     }
 

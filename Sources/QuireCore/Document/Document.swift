@@ -166,6 +166,13 @@ struct ObjectTable: Sendable {
         return slot.index
     }
 
+    /// Stores the texts' and lists' id indexes compactly, those that grew
+    /// enough since they last were (`ElementIndex.compactIfGrown`).
+    mutating func compactElementIndexes() {
+        for index in texts.indices { texts[index].tree.ids.compactIfGrown() }
+        for index in lists.indices { lists[index].tree.ids.compactIfGrown() }
+    }
+
     /// Makes room for `count` more objects (a snapshot being loaded).
     mutating func reserveCapacity(objects count: Int) {
         placements.reserveCapacity(placements.count + count)

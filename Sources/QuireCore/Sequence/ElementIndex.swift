@@ -18,6 +18,11 @@
 /// A page whose entries all name one leaf (typing or a paste that stayed
 /// in one leaf) is stored as that leaf, outside the pool, until one of its
 /// entries changes: 4 bytes an element is most of a short note's memory.
+/// A full page its writer has typed past is stored, once `compact` runs,
+/// as its runs of entries naming one leaf, 8 bytes a run: typing puts
+/// consecutive counters in few leaves (automerge-paper's pages hold 13
+/// runs on average), so that the index of a long session takes a fraction
+/// of the room. Leaf splits that move its elements edit its runs in place.
 ///
 /// The page table is flat: all replicas' page numbers in one sorted array,
 /// each replica owning a contiguous segment. Lookups are O(1) when a
@@ -49,6 +54,11 @@ struct ElementIndex: Sendable {
     /// never goes stale.
     private var lastWritten = (replica: UInt32.max, page: UInt64.max, slot: PageSlot(start: 0, length: 0))
     private var lastLookedUp = (replica: ReplicaID(0), index: UInt32.max)
+    /// The pool's size when `compact` last ran.
+    private var compactedSize = 0
+    /// Whether `compact` stored some page as runs: until it has, writes
+    /// take the paths that look for none.
+    private var hasRunPages = false
 
     private struct Segment: Sendable {
         var start = 0
@@ -56,15 +66,42 @@ struct ElementIndex: Sendable {
         var highestCounter: UInt64 = 0
     }
 
-    /// A page's entries: `pool[start..<start + length]`, or, for a page
-    /// whose entries all name one leaf, that leaf alone (`start` is then
-    /// -1 - leaf), which takes no room in `pool`.
+    /// Where a page's `length` entries are, in one of three forms:
+    /// - whole: `pool[start..<start + length]`;
+    /// - uniform, all naming one leaf: that leaf alone (`start` is then
+    ///   -1 - leaf), which takes no room in `pool`;
+    /// - runs, for a full page: `runCount` pairs from `pool[start]`, each
+    ///   the end offset of a run of entries and the leaf they name (-1 for
+    ///   absent ones), in room for `runCapacity` pairs.
     private struct PageSlot: Sendable {
         var start: Int
-        var length: Int
+        private var storedLength: UInt32
+        private(set) var runCount: UInt16 = 0
+        private(set) var runCapacity: UInt16 = 0
+
+        init(start: Int, length: Int) {
+            self.start = start
+            storedLength = UInt32(truncatingIfNeeded: length)
+        }
 
         static func uniform(_ leaf: Int32, length: Int) -> PageSlot { PageSlot(start: -1 - Int(leaf), length: length) }
+        static func runs(at start: Int, count: Int, capacity: Int) -> PageSlot {
+            var slot = PageSlot(start: start, length: ElementIndex.pageSize)
+            slot.runCount = UInt16(count)
+            slot.runCapacity = UInt16(capacity)
+            return slot
+        }
+
+        /// How many entries of `pool` it takes.
+        var storedSize: Int { isUniform ? 0 : isRuns ? 2 * Int(runCapacity) : length }
+
+        var length: Int {
+            get { Int(storedLength) }
+            set { storedLength = UInt32(truncatingIfNeeded: newValue) }
+        }
         var isUniform: Bool { start < 0 }
+        var isRuns: Bool { runCount > 0 }
+        var isWhole: Bool { start >= 0 && runCount == 0 }
         /// The leaf of every entry of a uniform page.
         var uniformLeaf: Int32 { Int32(truncatingIfNeeded: -1 - start) }
     }
@@ -74,43 +111,126 @@ struct ElementIndex: Sendable {
     /// The memory the index holds, for statistics.
     var byteCount: Int { pool.capacity * 4 + pageNumbers.capacity * 8 + pageSlots.capacity * 16 }
 
-    /// Stores each page whose entries all name one leaf as that leaf, and
-    /// the others in a pool with no spare room (after a load: pages of long
-    /// runs, a paste or text typed in one go, take no room then).
+    /// Stores every page in its smallest form, in a pool with no spare
+    /// room (after a load: pages of long runs, a paste or text typed in one
+    /// go, take no room then).
     mutating func shrinkToFit() {
-        var keptCount = 0
-        for index in pageSlots.indices where !pageSlots[index].isUniform {
-            if let leaf = onlyLeaf(of: pageSlots[index]) {
-                pageSlots[index] = .uniform(leaf, length: pageSlots[index].length)
-            } else {
-                keptCount += pageSlots[index].length
-            }
-        }
+        compact()
+        pool = compacted(pool)
+        pageNumbers = compacted(pageNumbers)
+        pageSlots = compacted(pageSlots)
+    }
+
+    /// `compact` if the pool has more than doubled since it last ran (and
+    /// grown by `compactionSlack` entries): a compaction goes through every
+    /// page, so it waits until as much was written as it would keep.
+    mutating func compactIfGrown() {
+        if pool.count > 2 * compactedSize + Self.compactionSlack { compact() }
+    }
+
+    static let compactionSlack = 1 << 14
+
+    /// Stores each page held whole in its smallest form: one leaf, its
+    /// runs, or its entries whole if they are mostly different; and gives
+    /// back the room that pages which moved left behind. Pages stored as
+    /// runs take writes in place, so the pages held whole are mostly those
+    /// the document's writers typed into since the last call.
+    mutating func compact() {
         let old = pool
-        pool = [Int32](unsafeUninitializedCapacity: keptCount) { kept, count in
-            old.withUnsafeBufferPointer { old in
-                for index in pageSlots.indices where !pageSlots[index].isUniform {
-                    let slot = pageSlots[index]
-                    (kept.baseAddress! + count).initialize(from: old.baseAddress! + slot.start, count: slot.length)
-                    pageSlots[index].start = count
-                    count += slot.length
+        var kept: [Int32] = []
+        kept.reserveCapacity(pageSlots.reduce(0) { $0 + ($1.isRuns ? $1.storedSize : 0) })
+        for segment in segments {
+            // The page its writer types into stays whole.
+            let frontier = segment.highestCounter >> Self.pageBits
+            for index in segment.start..<segment.start + segment.count where !pageSlots[index].isUniform {
+                var slot = pageSlots[index]
+                defer { pageSlots[index] = slot }
+                let stored = old[slot.start..<slot.start + slot.storedSize]
+                if slot.isRuns {
+                    slot.start = kept.count
+                    kept.append(contentsOf: stored)
+                    continue
+                }
+                guard let first = stored.first else { continue }
+                let runs = Self.runCount(of: stored)
+                if runs == 1 && first >= 0 {
+                    slot = .uniform(first, length: slot.length)
+                } else if pageNumbers[index] != frontier && runs <= Self.maxRuns {
+                    // Room for a few more runs, as leaf splits add them.
+                    slot = .runs(at: kept.count, count: runs, capacity: runs + 2)
+                    hasRunPages = true
+                    Self.appendRuns(of: stored, to: &kept)
+                    kept.append(contentsOf: Self.emptyPage[..<4])
+                } else {
+                    slot.start = kept.count
+                    kept.append(contentsOf: stored)
                 }
             }
         }
-        pageNumbers = compacted(pageNumbers)
-        pageSlots = compacted(pageSlots)
+        pool = compacted(kept)
+        compactedSize = pool.count
         lastWritten.page = .max
     }
 
-    /// The leaf that every entry of `slot`, a page in `pool`, names, if
-    /// there is one (and the page is not empty).
-    private func onlyLeaf(of slot: PageSlot) -> Int32? {
-        pool.withUnsafeBufferPointer { pool in
-            let entries = UnsafeBufferPointer(rebasing: pool[slot.start..<slot.start + slot.length])
-            guard let first = entries.first, first >= 0 else { return nil }
-            // A vectorised pass: every entry is `first` when none differs in any bit.
-            return entries.reduce(0) { $0 | ($1 ^ first) } == 0 ? first : nil
+    /// How many runs of entries naming one leaf a page holds whose first
+    /// entries are `entries` (not empty), and the rest absent.
+    private static func runCount(of entries: ArraySlice<Int32>) -> Int {
+        var previous = entries[entries.startIndex]
+        var count = 1
+        for entry in entries.dropFirst() where entry != previous {
+            count += 1
+            previous = entry
         }
+        return entries.count < pageSize && previous != -1 ? count + 1 : count
+    }
+
+    /// Appends the runs of a page whose first entries are `entries` (not
+    /// empty), and the rest absent, to `pool` as (end offset, leaf) pairs.
+    private static func appendRuns(of entries: ArraySlice<Int32>, to pool: inout [Int32]) {
+        var runLeaf = entries[entries.startIndex]
+        for index in entries.indices.dropFirst() where entries[index] != runLeaf {
+            pool.append(Int32(index - entries.startIndex))
+            pool.append(runLeaf)
+            runLeaf = entries[index]
+        }
+        if entries.count < pageSize && runLeaf != -1 {
+            pool.append(Int32(entries.count))
+            pool.append(runLeaf)
+            runLeaf = -1
+        }
+        pool.append(Int32(pageSize))
+        pool.append(runLeaf)
+    }
+
+    /// The entry at `offset` of a page stored as runs. (Out of line: a
+    /// merge into a fresh replica finds no such pages.)
+    @inline(never)
+    private func runEntry(_ slot: PageSlot, at offset: Int) -> Int32 {
+        pool.withUnsafeBufferPointer { pool in
+            // The first run ending after `offset`.
+            var low = 0, high = Int(slot.runCount) - 1
+            while low < high {
+                let mid = (low + high) / 2
+                if Int(pool[slot.start + 2 * mid]) <= offset { low = mid + 1 } else { high = mid }
+            }
+            return pool[slot.start + 2 * low + 1]
+        }
+    }
+
+    /// The offset of the first entry in `offsets` of a page stored as runs
+    /// that is present or absent, as `firstEntry` finds it in a whole page.
+    @inline(never)
+    private func firstRunEntry(present: Bool, in slot: PageSlot, offsets: Range<Int>) -> Int? {
+        var runStart = 0
+        for run in 0..<Int(slot.runCount) {
+            let end = Int(pool[slot.start + 2 * run])
+            if end > offsets.lowerBound && runStart < offsets.upperBound && (pool[slot.start + 2 * run + 1] >= 0) == present {
+                return max(runStart, offsets.lowerBound)
+            }
+            if end >= offsets.upperBound { return nil }
+            runStart = end
+        }
+        return nil
     }
 
     func replicaIndex(of replica: ReplicaID) -> UInt32? {
@@ -164,7 +284,8 @@ struct ElementIndex: Sendable {
         }
         let offset = Int(counter & UInt64(Self.pageSize - 1))
         guard offset < slot.length else { return -1 }
-        return slot.isUniform ? slot.uniformLeaf : pool[slot.start + offset]
+        if slot.isUniform { return slot.uniformLeaf }
+        return slot.isRuns ? runEntry(slot, at: offset) : pool[slot.start + offset]
     }
 
     /// The first counter of `counters` that is present (`present == true`)
@@ -186,8 +307,16 @@ struct ElementIndex: Sendable {
                 let offset = Int(c & UInt64(Self.pageSize - 1))
                 // Entries past the page's length are absent.
                 let held = max(0, min(Int(pageEnd - c), slot.length - offset))
-                let found = held == 0 ? nil : slot.isUniform ? (present ? 0 : nil) : pool.withUnsafeBufferPointer { pool in
-                    Self.firstEntry(present: present, in: UnsafeBufferPointer(rebasing: pool[slot.start + offset..<slot.start + offset + held]))
+                let found: Int? = if held == 0 {
+                    nil
+                } else if slot.isUniform {
+                    present ? 0 : nil
+                } else if slot.isRuns {
+                    firstRunEntry(present: present, in: slot, offsets: offset..<offset + held).map { $0 - offset }
+                } else {
+                    pool.withUnsafeBufferPointer { pool in
+                        Self.firstEntry(present: present, in: UnsafeBufferPointer(rebasing: pool[slot.start + offset..<slot.start + offset + held]))
+                    }
                 }
                 if let found { return c + UInt64(found) }
                 if !present && held < Int(pageEnd - c) { return c + UInt64(held) }
@@ -227,16 +356,25 @@ struct ElementIndex: Sendable {
             // buffer slices cost more to set up than the work.
             let c = counters.lowerBound
             let offset = Int(c & UInt64(Self.pageSize - 1))
-            pool[writableSlot(replica, c >> Self.pageBits, reaching: offset + 1).start + offset] = leaf
-            if offset == Self.pageSize - 1 { storeIfUniform(replica, c >> Self.pageBits) }
+            let page = c >> Self.pageBits
+            if lastWritten.replica == replica && lastWritten.page == page && offset < lastWritten.slot.length {
+                pool[lastWritten.slot.start + offset] = leaf
+            } else if !hasRunPages {
+                pool[slotAfterGrowing(replica, page, reaching: offset + 1).start + offset] = leaf
+            } else {
+                setLeaf(leaf, replica: replica, run: counters)
+                return
+            }
+            if offset == Self.pageSize - 1 { storeIfUniform(replica, page) }
             return
         }
         setLeaf(leaf, replica: replica, run: counters)
     }
 
-    /// `setLeaf(_:replica:counters:)` for more than one counter. Not
-    /// inlined: its vectorised loop, copied into every caller, made the
-    /// merge loop's code outgrow the instruction cache.
+    /// `setLeaf(_:replica:counters:)` for more than one counter, or in an
+    /// index with pages stored as runs. Not inlined: its vectorised loop,
+    /// copied into every caller, made the merge loop's code outgrow the
+    /// instruction cache.
     @inline(never)
     private mutating func setLeaf(_ leaf: Int32, replica: UInt32, run counters: Range<UInt64>) {
         var c = counters.lowerBound
@@ -244,23 +382,28 @@ struct ElementIndex: Sendable {
             let page = c >> Self.pageBits
             let pageEnd = min((page + 1) << Self.pageBits, counters.upperBound)
             let offset = Int(c & UInt64(Self.pageSize - 1))
-            if offset == 0 && pageEnd - c == UInt64(Self.pageSize) {
+            let offsets = offset..<offset + Int(pageEnd - c)
+            defer { c = pageEnd }
+            if offsets.count == Self.pageSize {
                 // The whole page (a long paste, a long span moved): one leaf.
                 storeUniform(leaf, replica: replica, page: page)
-                c = pageEnd
                 continue
             }
-            let first = writableSlot(replica, page, reaching: offset + Int(pageEnd - c)).start + offset
+            // Spans a leaf split moved, whose runs change.
+            if hasRunPages, let index = pageIndex(replica, page), pageSlots[index].isRuns,
+               setRuns(leaf, page: index, offsets: offsets) {
+                continue
+            }
+            let first = writableSlot(replica, page, reaching: offsets.upperBound).start + offset
             // Runs (the spans a leaf split moves) in vectorised passes.
             pool.withUnsafeMutableBufferPointer { pool in
-                UnsafeMutableBufferPointer(rebasing: pool[first..<first + Int(pageEnd - c)]).update(repeating: leaf)
+                UnsafeMutableBufferPointer(rebasing: pool[first..<first + offsets.count]).update(repeating: leaf)
             }
-            c = pageEnd
         }
     }
 
-    /// The slot of page `page` of `replica`, added if missing, with room for
-    /// its first `length` entries.
+    /// The slot of page `page` of `replica`, added if missing, held whole
+    /// with room for its first `length` entries.
     @inline(__always)
     private mutating func writableSlot(_ replica: UInt32, _ page: UInt64, reaching length: Int) -> PageSlot {
         if lastWritten.replica == replica && lastWritten.page == page && length <= lastWritten.slot.length {
@@ -272,10 +415,56 @@ struct ElementIndex: Sendable {
     /// `writableSlot` when the page is not the one written last or is too short.
     private mutating func slotAfterGrowing(_ replica: UInt32, _ page: UInt64, reaching length: Int) -> PageSlot {
         let index = pageIndex(replica, page) ?? addPage(replica, page)
-        if pageSlots[index].isUniform { unpack(index) }
+        if !pageSlots[index].isWhole { unpack(index) }
         if pageSlots[index].length < length { grow(index, toHold: length) }
         lastWritten = (replica, page, pageSlots[index])
         return pageSlots[index]
+    }
+
+    /// The most runs a page is stored as: past them, half its entries'
+    /// room, it is stored whole.
+    static let maxRuns = 64
+
+    /// Sets the entries `offsets` of page `index`, stored as runs, to
+    /// `leaf` in its runs: in place if its room allows, else at the end of
+    /// the pool with room to spare. False, changing nothing, if that would
+    /// make more than `maxRuns` runs.
+    private mutating func setRuns(_ leaf: Int32, page index: Int, offsets: Range<Int>) -> Bool {
+        let slot = pageSlots[index]
+        let oldCount = Int(slot.runCount)
+        return withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * (oldCount + 2)) { runs in
+            var count = 0
+            /// Appends the run of entries up to `end` naming `leaf`, joined
+            /// to the run before if that names it too.
+            func append(_ end: Int, _ leaf: Int32) {
+                if count > 0 && runs[2 * count - 1] == leaf {
+                    runs[2 * count - 2] = Int32(end)
+                } else {
+                    runs[2 * count] = Int32(end)
+                    runs[2 * count + 1] = leaf
+                    count += 1
+                }
+            }
+            var runStart = 0
+            for run in 0..<oldCount {
+                let (end, runLeaf) = (Int(pool[slot.start + 2 * run]), pool[slot.start + 2 * run + 1])
+                // The run's entries before `offsets`, then (once) `offsets`, then those after.
+                if runStart < offsets.lowerBound { append(min(end, offsets.lowerBound), runLeaf) }
+                if runStart < offsets.upperBound && end >= offsets.upperBound { append(offsets.upperBound, leaf) }
+                if end > offsets.upperBound { append(end, runLeaf) }
+                runStart = end
+            }
+            guard count <= Self.maxRuns else { return false }
+            var (start, capacity) = (slot.start, Int(slot.runCapacity))
+            if count > capacity {
+                release(index)
+                (start, capacity) = (pool.count, count + count / 2 + 2)
+                pool.append(contentsOf: Self.emptyPage[..<(2 * capacity)])
+            }
+            for entry in 0..<2 * count { pool[start + entry] = runs[entry] }
+            pageSlots[index] = .runs(at: start, count: count, capacity: capacity)
+            return true
+        }
     }
 
     /// Lengthens page `index` to hold `length` entries at least: 16, then
@@ -306,11 +495,22 @@ struct ElementIndex: Sendable {
     /// bottom then takes no room in `pool`. (Checked once a page, when its
     /// last entry is written.)
     private mutating func storeIfUniform(_ replica: UInt32, _ page: UInt64) {
-        guard let index = pageIndex(replica, page), !pageSlots[index].isUniform,
+        guard let index = pageIndex(replica, page), pageSlots[index].isWhole,
               let leaf = onlyLeaf(of: pageSlots[index]) else { return }
         let length = pageSlots[index].length
         release(index)
         pageSlots[index] = .uniform(leaf, length: length)
+    }
+
+    /// The leaf that every entry of `slot`, a whole page, names, if there
+    /// is one (and the page is not empty).
+    private func onlyLeaf(of slot: PageSlot) -> Int32? {
+        pool.withUnsafeBufferPointer { pool in
+            let entries = UnsafeBufferPointer(rebasing: pool[slot.start..<slot.start + slot.length])
+            guard let first = entries.first, first >= 0 else { return nil }
+            // A vectorised pass: every entry is `first` when none differs in any bit.
+            return entries.reduce(0) { $0 | ($1 ^ first) } == 0 ? first : nil
+        }
     }
 
     /// Sets every entry of page `page` of `replica` to `leaf`, as a uniform page.
@@ -320,28 +520,40 @@ struct ElementIndex: Sendable {
         pageSlots[index] = .uniform(leaf, length: Self.pageSize)
     }
 
-    /// Gives back the entries of page `index` in `pool`, before it becomes
-    /// uniform: the room itself if the page is the pool's last, else its
-    /// entries emptied.
+    /// Gives back the room of page `index` in `pool`, before it becomes
+    /// uniform or moves: the room itself if the page is the pool's last,
+    /// else left behind, emptied, for `compact` to take back.
     private mutating func release(_ index: Int) {
         let slot = pageSlots[index]
         guard !slot.isUniform else { return }
-        if slot.start + slot.length == pool.count {
-            pool.removeLast(slot.length)
+        let size = slot.storedSize
+        if slot.start + size == pool.count {
+            pool.removeLast(size)
         } else {
-            pool[slot.start..<slot.start + slot.length] = Self.emptyPage[..<slot.length]
+            pool[slot.start..<slot.start + size] = Self.emptyPage[..<size]
         }
         if lastWritten.slot.start == slot.start { lastWritten.page = .max }
     }
 
-    /// Gives uniform page `index` its entries in `pool` again, at the end
-    /// and whole, before one of them changes.
+    /// Gives page `index`, uniform or stored as runs, its entries in `pool`
+    /// again, at the end and whole, before one of them changes.
     private mutating func unpack(_ index: Int) {
         let slot = pageSlots[index]
+        let start = pool.count
         pool.reserveGrowingByAThird(adding: Self.pageSize)
-        pool.append(contentsOf: repeatElement(slot.uniformLeaf, count: slot.length))
-        pool.append(contentsOf: Self.emptyPage[..<(Self.pageSize - slot.length)])
-        pageSlots[index] = PageSlot(start: pool.count - Self.pageSize, length: Self.pageSize)
+        if slot.isUniform {
+            pool.append(contentsOf: repeatElement(slot.uniformLeaf, count: slot.length))
+            pool.append(contentsOf: Self.emptyPage[..<(Self.pageSize - slot.length)])
+        } else {
+            var runStart = 0
+            for run in 0..<Int(slot.runCount) {
+                let end = Int(pool[slot.start + 2 * run])
+                pool.append(contentsOf: repeatElement(pool[slot.start + 2 * run + 1], count: end - runStart))
+                runStart = end
+            }
+            release(index)
+        }
+        pageSlots[index] = PageSlot(start: start, length: Self.pageSize)
     }
 
     /// Where page `page` of `replica` is in `pageNumbers` and `pageSlots`, or nil.
@@ -539,7 +751,14 @@ struct ElementIndex: Sendable {
     /// How many ids are recorded, for invariant checks.
     var entryCount: Int {
         pageSlots.reduce(0) { count, slot in
-            count + (slot.isUniform ? slot.length : pool[slot.start..<slot.start + slot.length].reduce(0) { $0 + ($1 >= 0 ? 1 : 0) })
+            if slot.isUniform { return count + slot.length }
+            if slot.isRuns {
+                return count + (0..<Int(slot.runCount)).reduce(0) { held, run in
+                    let start = run == 0 ? 0 : Int(pool[slot.start + 2 * run - 2])
+                    return held + (pool[slot.start + 2 * run + 1] >= 0 ? Int(pool[slot.start + 2 * run]) - start : 0)
+                }
+            }
+            return count + pool[slot.start..<slot.start + slot.length].reduce(0) { $0 + ($1 >= 0 ? 1 : 0) }
         }
     }
 }
