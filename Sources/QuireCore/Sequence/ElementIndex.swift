@@ -136,34 +136,41 @@ struct ElementIndex: Sendable {
     /// runs take writes in place, so the pages held whole are mostly those
     /// the document's writers typed into since the last call.
     mutating func compact() {
+        // No page takes more room than it had (as runs, only if that is
+        // smaller), so the pool is made at that size, written through pointers.
         let old = pool
-        var kept: [Int32] = []
-        kept.reserveCapacity(pageSlots.reduce(0) { $0 + ($1.isRuns ? $1.storedSize : 0) })
-        for segment in segments {
-            // The page its writer types into stays whole.
-            let frontier = segment.highestCounter >> Self.pageBits
-            for index in segment.start..<segment.start + segment.count where !pageSlots[index].isUniform {
-                var slot = pageSlots[index]
-                defer { pageSlots[index] = slot }
-                let stored = old[slot.start..<slot.start + slot.storedSize]
-                if slot.isRuns {
-                    slot.start = kept.count
-                    kept.append(contentsOf: stored)
-                    continue
-                }
-                guard let first = stored.first else { continue }
-                let runs = Self.runCount(of: stored)
-                if runs == 1 && first >= 0 {
-                    slot = .uniform(first, length: slot.length)
-                } else if pageNumbers[index] != frontier && runs <= Self.maxRuns {
-                    // Room for a few more runs, as leaf splits add them.
-                    slot = .runs(at: kept.count, count: runs, capacity: runs + 2)
-                    hasRunPages = true
-                    Self.appendRuns(of: stored, to: &kept)
-                    kept.append(contentsOf: Self.emptyPage[..<4])
-                } else {
-                    slot.start = kept.count
-                    kept.append(contentsOf: stored)
+        let room = pageSlots.reduce(0) { $0 + $1.storedSize }
+        let kept = [Int32](unsafeUninitializedCapacity: room) { kept, count in
+            old.withUnsafeBufferPointer { old in
+                for segment in segments {
+                    // The page its writer types into stays whole.
+                    let frontier = segment.highestCounter >> Self.pageBits
+                    for index in segment.start..<segment.start + segment.count where !pageSlots[index].isUniform {
+                        var slot = pageSlots[index]
+                        let stored = UnsafeBufferPointer(rebasing: old[slot.start..<slot.start + slot.storedSize])
+                        let runs = if slot.isRuns || stored.isEmpty {
+                            0
+                        } else if pageNumbers[index] == frontier {
+                            Self.onlyLeaf(of: stored) == nil ? 0 : 1
+                        } else {
+                            Self.runCount(of: stored)
+                        }
+                        if runs == 1 && stored[0] >= 0 {
+                            slot = .uniform(stored[0], length: slot.length)
+                        } else if runs > 0 && runs <= Self.maxRuns && 2 * runs + 4 <= stored.count {
+                            // Room for two more runs, as leaf splits add them.
+                            slot = .runs(at: count, count: runs, capacity: runs + 2)
+                            Self.writeRuns(of: stored, to: kept.baseAddress! + count)
+                            (kept.baseAddress! + count + 2 * runs).initialize(repeating: -1, count: 4)
+                            count += 2 * runs + 4
+                            hasRunPages = true
+                        } else {
+                            (kept.baseAddress! + count).initialize(from: stored.baseAddress!, count: stored.count)
+                            slot.start = count
+                            count += stored.count
+                        }
+                        pageSlots[index] = slot
+                    }
                 }
             }
         }
@@ -174,32 +181,42 @@ struct ElementIndex: Sendable {
 
     /// How many runs of entries naming one leaf a page holds whose first
     /// entries are `entries` (not empty), and the rest absent.
-    private static func runCount(of entries: ArraySlice<Int32>) -> Int {
-        var previous = entries[entries.startIndex]
-        var count = 1
-        for entry in entries.dropFirst() where entry != previous {
-            count += 1
-            previous = entry
+    private static func runCount(of entries: UnsafeBufferPointer<Int32>) -> Int {
+        // Eight entries at a time, each against the one before it: every
+        // page of a loaded snapshot goes through here, whole.
+        let base = UnsafeRawPointer(entries.baseAddress!)
+        var changed = SIMD8<Int32>()
+        var offset = 1
+        while offset + 8 <= entries.count {
+            let current = base.loadUnaligned(fromByteOffset: offset * 4, as: SIMD8<Int32>.self)
+            let previous = base.loadUnaligned(fromByteOffset: (offset - 1) * 4, as: SIMD8<Int32>.self)
+            changed &+= SIMD8(repeating: 0).replacing(with: 1, where: current .!= previous)
+            offset += 8
         }
-        return entries.count < pageSize && previous != -1 ? count + 1 : count
+        var changes = Int(changed.wrappedSum())
+        for offset in offset..<entries.count where entries[offset] != entries[offset - 1] { changes += 1 }
+        return entries.count < pageSize && entries[entries.count - 1] != -1 ? changes + 2 : changes + 1
     }
 
-    /// Appends the runs of a page whose first entries are `entries` (not
-    /// empty), and the rest absent, to `pool` as (end offset, leaf) pairs.
-    private static func appendRuns(of entries: ArraySlice<Int32>, to pool: inout [Int32]) {
-        var runLeaf = entries[entries.startIndex]
-        for index in entries.indices.dropFirst() where entries[index] != runLeaf {
-            pool.append(Int32(index - entries.startIndex))
-            pool.append(runLeaf)
-            runLeaf = entries[index]
+    /// Writes the runs of a page whose first entries are `entries` (not
+    /// empty), and the rest absent, as (end offset, leaf) pairs from `runs`.
+    private static func writeRuns(of entries: UnsafeBufferPointer<Int32>, to runs: UnsafeMutablePointer<Int32>) {
+        var written = 0
+        func write(_ end: Int, _ leaf: Int32) {
+            (runs + written).initialize(to: Int32(end))
+            (runs + written + 1).initialize(to: leaf)
+            written += 2
+        }
+        var runLeaf = entries[0]
+        for offset in entries.indices.dropFirst() where entries[offset] != runLeaf {
+            write(offset, runLeaf)
+            runLeaf = entries[offset]
         }
         if entries.count < pageSize && runLeaf != -1 {
-            pool.append(Int32(entries.count))
-            pool.append(runLeaf)
+            write(entries.count, runLeaf)
             runLeaf = -1
         }
-        pool.append(Int32(pageSize))
-        pool.append(runLeaf)
+        write(pageSize, runLeaf)
     }
 
     /// The entry at `offset` of a page stored as runs. (Out of line: a
@@ -505,12 +522,14 @@ struct ElementIndex: Sendable {
     /// The leaf that every entry of `slot`, a whole page, names, if there
     /// is one (and the page is not empty).
     private func onlyLeaf(of slot: PageSlot) -> Int32? {
-        pool.withUnsafeBufferPointer { pool in
-            let entries = UnsafeBufferPointer(rebasing: pool[slot.start..<slot.start + slot.length])
-            guard let first = entries.first, first >= 0 else { return nil }
-            // A vectorised pass: every entry is `first` when none differs in any bit.
-            return entries.reduce(0) { $0 | ($1 ^ first) } == 0 ? first : nil
-        }
+        pool.withUnsafeBufferPointer { pool in Self.onlyLeaf(of: UnsafeBufferPointer(rebasing: pool[slot.start..<slot.start + slot.length])) }
+    }
+
+    /// The leaf that all of `entries` name, if there is one.
+    private static func onlyLeaf(of entries: UnsafeBufferPointer<Int32>) -> Int32? {
+        guard let first = entries.first, first >= 0 else { return nil }
+        // A vectorised pass: every entry is `first` when none differs in any bit.
+        return entries.reduce(0) { $0 | ($1 ^ first) } == 0 ? first : nil
     }
 
     /// Sets every entry of page `page` of `replica` to `leaf`, as a uniform page.
