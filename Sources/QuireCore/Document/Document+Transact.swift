@@ -70,8 +70,8 @@ extension Document {
 
     /// Adds an applied change to the history, version vector and heads.
     mutating func record(_ change: Change) {
-        // Every few thousand changes, as the history is bundled, so are the
-        // parts of the id indexes that were not written since the last time.
+        // Every few thousand changes, as the history is bundled, the id
+        // indexes that grew enough since are compacted (as in `commit`).
         if history.append(change) { objects.compactElementIndexes() }
         noteApplied(change)
     }

@@ -116,7 +116,6 @@ struct ElementIndex: Sendable {
     /// go, take no room then).
     mutating func shrinkToFit() {
         compact()
-        pool = compacted(pool)
         pageNumbers = compacted(pageNumbers)
         pageSlots = compacted(pageSlots)
     }
@@ -131,7 +130,8 @@ struct ElementIndex: Sendable {
     static let compactionSlack = 1 << 14
 
     /// Stores each page held whole in its smallest form: one leaf, its
-    /// runs, or its entries whole if they are mostly different; and gives
+    /// runs, or its entries whole (past `maxRuns` runs, or while its writer
+    /// types into it); and gives
     /// back the room that pages which moved left behind. Pages stored as
     /// runs take writes in place, so the pages held whole are mostly those
     /// the document's writers typed into since the last call.
@@ -219,19 +219,24 @@ struct ElementIndex: Sendable {
         write(pageSize, runLeaf)
     }
 
+    /// Run `run` of `slot`, a page stored as runs: the offset its entries
+    /// end at and the leaf they name (-1 for absent ones).
+    @inline(__always)
+    private func run(_ run: Int, of slot: PageSlot) -> (end: Int, leaf: Int32) {
+        (Int(pool[slot.start + 2 * run]), pool[slot.start + 2 * run + 1])
+    }
+
     /// The entry at `offset` of a page stored as runs. (Out of line: a
     /// merge into a fresh replica finds no such pages.)
     @inline(never)
     private func runEntry(_ slot: PageSlot, at offset: Int) -> Int32 {
-        pool.withUnsafeBufferPointer { pool in
-            // The first run ending after `offset`.
-            var low = 0, high = Int(slot.runCount) - 1
-            while low < high {
-                let mid = (low + high) / 2
-                if Int(pool[slot.start + 2 * mid]) <= offset { low = mid + 1 } else { high = mid }
-            }
-            return pool[slot.start + 2 * low + 1]
+        // The first run ending after `offset`.
+        var low = 0, high = Int(slot.runCount) - 1
+        while low < high {
+            let mid = (low + high) / 2
+            if run(mid, of: slot).end <= offset { low = mid + 1 } else { high = mid }
         }
+        return run(low, of: slot).leaf
     }
 
     /// The offset of the first entry in `offsets` of a page stored as runs
@@ -239,9 +244,9 @@ struct ElementIndex: Sendable {
     @inline(never)
     private func firstRunEntry(present: Bool, in slot: PageSlot, offsets: Range<Int>) -> Int? {
         var runStart = 0
-        for run in 0..<Int(slot.runCount) {
-            let end = Int(pool[slot.start + 2 * run])
-            if end > offsets.lowerBound && runStart < offsets.upperBound && (pool[slot.start + 2 * run + 1] >= 0) == present {
+        for index in 0..<Int(slot.runCount) {
+            let (end, leaf) = run(index, of: slot)
+            if end > offsets.lowerBound && runStart < offsets.upperBound && (leaf >= 0) == present {
                 return max(runStart, offsets.lowerBound)
             }
             if end >= offsets.upperBound { return nil }
@@ -463,8 +468,8 @@ struct ElementIndex: Sendable {
                 }
             }
             var runStart = 0
-            for run in 0..<oldCount {
-                let (end, runLeaf) = (Int(pool[slot.start + 2 * run]), pool[slot.start + 2 * run + 1])
+            for index in 0..<oldCount {
+                let (end, runLeaf) = run(index, of: slot)
                 // The run's entries before `offsets`, then (once) `offsets`, then those after.
                 if runStart < offsets.lowerBound { append(min(end, offsets.lowerBound), runLeaf) }
                 if runStart < offsets.upperBound && end >= offsets.upperBound { append(offsets.upperBound, leaf) }
@@ -565,9 +570,9 @@ struct ElementIndex: Sendable {
             pool.append(contentsOf: Self.emptyPage[..<(Self.pageSize - slot.length)])
         } else {
             var runStart = 0
-            for run in 0..<Int(slot.runCount) {
-                let end = Int(pool[slot.start + 2 * run])
-                pool.append(contentsOf: repeatElement(pool[slot.start + 2 * run + 1], count: end - runStart))
+            for index in 0..<Int(slot.runCount) {
+                let (end, leaf) = run(index, of: slot)
+                pool.append(contentsOf: repeatElement(leaf, count: end - runStart))
                 runStart = end
             }
             release(index)
@@ -772,9 +777,9 @@ struct ElementIndex: Sendable {
         pageSlots.reduce(0) { count, slot in
             if slot.isUniform { return count + slot.length }
             if slot.isRuns {
-                return count + (0..<Int(slot.runCount)).reduce(0) { held, run in
-                    let start = run == 0 ? 0 : Int(pool[slot.start + 2 * run - 2])
-                    return held + (pool[slot.start + 2 * run + 1] >= 0 ? Int(pool[slot.start + 2 * run]) - start : 0)
+                return count + (0..<Int(slot.runCount)).reduce(0) { held, index in
+                    let (end, leaf) = run(index, of: slot)
+                    return held + (leaf >= 0 ? end - (index == 0 ? 0 : run(index - 1, of: slot).end) : 0)
                 }
             }
             return count + pool[slot.start..<slot.start + slot.length].reduce(0) { $0 + ($1 >= 0 ? 1 : 0) }
