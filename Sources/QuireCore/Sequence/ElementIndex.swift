@@ -18,7 +18,7 @@
 /// A page whose entries all name one leaf (typing or a paste that stayed
 /// in one leaf) is stored as that leaf, outside the pool, until one of its
 /// entries changes: 4 bytes an element is most of a short note's memory.
-/// A full page its writer has typed past is stored, once `compact` runs,
+/// A page its writer has typed past is stored, once `compact` runs,
 /// as its runs of entries naming one leaf, 8 bytes a run: typing puts
 /// consecutive counters in few leaves (automerge-paper's pages hold 13
 /// runs on average), so that the index of a long session takes a fraction
@@ -70,7 +70,8 @@ struct ElementIndex: Sendable {
     /// - whole: `pool[start..<start + length]`;
     /// - uniform, all naming one leaf: that leaf alone (`start` is then
     ///   -1 - leaf), which takes no room in `pool`;
-    /// - runs, for a full page: `runCount` pairs from `pool[start]`, each
+    /// - runs, for a page of `pageSize` entries (a shorter one stored so
+    ///   ends in a run of absent ones): `runCount` pairs from `pool[start]`, each
     ///   the end offset of a run of entries and the leaf they name (-1 for
     ///   absent ones), in room for `runCapacity` pairs.
     private struct PageSlot: Sendable {
