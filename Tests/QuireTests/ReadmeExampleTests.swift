@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import Quire
+import QuireCore
+
+/// README.md's examples, as written there (only the store's path and the
+/// checks differ), so that a change that breaks them fails here first.
+@Suite struct ReadmeExampleTests {
+    @Test func usingTheCore() throws {
+        var laptop = Document(replica: ReplicaID(0x1111))
+        let body = try laptop.transact { tx in
+            let body = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(body, at: 0, "Buy milk")
+            return body
+        }
+
+        var phone = Document(replica: ReplicaID(0x2222))
+        try phone.applyEncoded(laptop.encodeChanges())            // sync laptop -> phone
+        try phone.transact { tx in try tx.insertText(body, at: 8, " and eggs") }
+        try laptop.transact { tx in try tx.put(.root, key: "pinned", .bool(true)) }
+
+        try laptop.applyEncoded(phone.encodeChanges(since: laptop.versionVector))
+        try phone.applyEncoded(laptop.encodeChanges(since: phone.versionVector))
+        #expect(try laptop.text(body) == phone.text(body))
+        #expect(try laptop.text(body) == "Buy milk and eggs")
+    }
+
+    @Test func usingTheStore() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quire-readme-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let store = try DocumentStore(path: directory.appendingPathComponent("notes.quire").path)
+        let id = try store.createDocument()
+        let body = try store.edit(id) { tx in
+            let body = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(body, at: 0, "Buy milk")
+            return body
+        }
+        #expect(try store.read(id) { doc in try doc.text(body) } == "Buy milk")
+
+        let unsent = try store.outbox(peer: "server")
+        #expect(unsent[id]?.count == 1)
+        try store.acknowledge(peer: "server", id: id, version: store.read(id) { $0.versionVector })
+        #expect(try store.outbox(peer: "server")[id] == nil)
+    }
+
+    struct Note: Codable, Equatable { var title: String; var tags: [String]; var due: Date? }
+
+    @Test func theCodableBridgeAndEvents() async throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        var events = store.events(of: id).makeAsyncIterator()
+        try store.edit(id) { tx in try tx.write(Note(title: "Milk", tags: [], due: nil), into: .root) }
+        let note = try store.read(id) { doc in try doc.read(Note.self, from: .root) }
+        #expect(note == Note(title: "Milk", tags: [], due: nil))
+
+        let event = try #require(await events.next())
+        #expect(event.origin == .local)
+        #expect(event.changedKeys[.root, default: []].sorted() == ["tags", "title"])
+    }
+}
