@@ -38,6 +38,98 @@ import QuireTestSupport
         }
     }
 
+    /// The scalars `edits` delete or insert.
+    func touched(_ edits: [TextDiff.Edit]) -> Int {
+        edits.reduce(0) { total, edit in
+            switch edit { case .delete(_, let c), .insert(_, let c, _): total + c }
+        }
+    }
+
+    func apply(_ edits: [TextDiff.Edit], to old: [Unicode.Scalar], new: [Unicode.Scalar]) -> [Unicode.Scalar] {
+        var result = old
+        for edit in edits {
+            switch edit {
+            case let .delete(at, count): result.removeSubrange(at..<(at + count))
+            case let .insert(at, count, from): result.insert(contentsOf: new[from..<(from + count)], at: at)
+            }
+        }
+        return result
+    }
+
+    /// Lines of words, `count` of them, from `rng`.
+    func lines(_ count: Int, using rng: inout SeededGenerator) -> [String] {
+        (0..<count).map { _ in
+            (0..<Int.random(in: 1...8, using: &rng)).map { _ in
+                String((0..<Int.random(in: 1...7, using: &rng)).map { _ in "abcdeéfg日".randomElement(using: &rng)! })
+            }.joined(separator: " ")
+        }
+    }
+
+    @Test func aPasteAtTheTopAndAFixAtTheBottomLeaveTheMiddleAlone() {
+        var rng = SeededGenerator(seed: 7)
+        let old = lines(400, using: &rng)
+        let paste = lines(300, using: &rng)
+        var new = paste + old
+        new[new.count - 1] += "!"
+        let (oldText, newText) = (Array(old.joined(separator: "\n").unicodeScalars), Array(new.joined(separator: "\n").unicodeScalars))
+        let edits = TextDiff.edits(from: oldText, to: newText)
+        #expect(apply(edits, to: oldText, new: newText) == newText)
+        // One search would give up (more than `maxDistance` scalars differ) and replace all of it.
+        #expect(newText.count - oldText.count > TextDiff.maxDistance)
+        #expect(touched(edits) == newText.count - oldText.count)
+    }
+
+    @Test func changesEverywhereAreFoundLineByLineThenWordByWord() {
+        var rng = SeededGenerator(seed: 8)
+        for round in 0..<6 {
+            // Round 0: one long line, where only words can help.
+            let old = round == 0 ? [lines(600, using: &rng).joined(separator: " ")] : lines(500, using: &rng)
+            var new = old
+            var changed = 0
+            for _ in 0..<(round == 0 ? 1 : 150) {
+                let line = Int.random(in: 0..<new.count, using: &rng)
+                var words = new[line].split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+                for _ in 0..<(round == 0 ? 400 : 3) {
+                    let word = Int.random(in: 0..<words.count, using: &rng)
+                    words[word] += "xyzxyz"
+                    changed += 1
+                }
+                new[line] = words.joined(separator: " ")
+            }
+            let (oldText, newText) = (Array(old.joined(separator: "\n").unicodeScalars), Array(new.joined(separator: "\n").unicodeScalars))
+            let edits = TextDiff.edits(from: oldText, to: newText)
+            #expect(apply(edits, to: oldText, new: newText) == newText)
+            // More than `maxDistance` scalars differ, but each changed word
+            // costs at most its old and new spelling, not the text around it.
+            #expect(touched(edits) >= changed * 6 && changed * 6 > TextDiff.maxDistance)
+            #expect(touched(edits) <= changed * 28, "round \(round)")
+            #expect(touched(edits) < oldText.count / 4, "round \(round)")
+        }
+    }
+
+    @Test func refinedScriptsRoundTrip() {
+        var rng = SeededGenerator(seed: 11)
+        for _ in 0..<2_000 {
+            let old = (0..<Int.random(in: 0..<60, using: &rng)).map { _ in "ab \n".unicodeScalars.randomElement(using: &rng)! }
+            var new = old
+            for _ in 0..<Int.random(in: 0..<12, using: &rng) {
+                if !new.isEmpty && Bool.random(using: &rng) { new.remove(at: Int.random(in: 0..<new.count, using: &rng)) }
+                else { new.insert("ac \n".unicodeScalars.randomElement(using: &rng)!, at: Int.random(in: 0...new.count, using: &rng)) }
+            }
+            // Tiny limits make the searches give up, and the lines and words take over.
+            let edits = TextDiff.edits(from: old, to: new, maxDistance: Int.random(in: 0...4, using: &rng))
+            #expect(apply(edits, to: old, new: new) == new)
+        }
+    }
+
+    @Test func textsThatShareLittleStillRoundTrip() {
+        var rng = SeededGenerator(seed: 9)
+        let old = Array(lines(300, using: &rng).joined(separator: "\n").uppercased().unicodeScalars)
+        let new = Array(lines(300, using: &rng).joined(separator: "\n").unicodeScalars)
+        let edits = TextDiff.edits(from: old, to: new)
+        #expect(apply(edits, to: old, new: new) == new)
+    }
+
     @Test func setTextKeepsConcurrentEditsElsewhere() throws {
         var a = Document(replica: ReplicaID(1))
         let body = try a.transact { tx in
@@ -52,6 +144,32 @@ import QuireTestSupport
         try a.apply(b.changes(since: a.versionVector))
         try b.apply(a.changes(since: b.versionVector))
         #expect(try a.text(body) == "first line, edited\nsecond line\nthird line\n")
+        #expect(try b.text(body) == a.text(body))
+    }
+
+    /// `quire note edit` through `$EDITOR`: a long paste at the top and a fix
+    /// at the bottom, while another replica deleted a word in the middle.
+    /// Replacing the text whole would bring the word back.
+    @Test func setTextPastMaxDistanceKeepsAConcurrentDelete() throws {
+        var rng = SeededGenerator(seed: 10)
+        let text = lines(300, using: &rng).joined(separator: "\n")
+        var a = Document(replica: ReplicaID(1))
+        let body = try a.transact { tx in
+            let body = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(body, at: 0, text + "\nthe end")
+            return body
+        }
+        var b = Document(replica: ReplicaID(2))
+        try b.apply(a.allChanges())
+        let middle = text.unicodeScalars.count / 2
+        try b.transact { tx in try tx.deleteText(body, at: middle, count: 5) }
+        let paste = String(repeating: "pasted text\n", count: 400)
+        try a.transact { tx in try tx.setText(body, to: paste + text + "\nThe end.") }
+        try a.apply(b.changes(since: a.versionVector))
+        try b.apply(a.changes(since: b.versionVector))
+        var kept = Array(text.unicodeScalars)
+        kept.removeSubrange(middle..<(middle + 5))
+        #expect(try a.text(body) == paste + String(scalars: kept) + "\nThe end.")
         #expect(try b.text(body) == a.text(body))
     }
 }

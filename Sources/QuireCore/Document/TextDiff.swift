@@ -4,6 +4,14 @@
 /// Used wherever a whole new value replaces an old one (a Codable field, a
 /// note edited in `$EDITOR`), so that the change records only what was
 /// typed or deleted, and concurrent edits elsewhere in the text survive.
+///
+/// One search stops after `maxDistance` differences. Past that, text is
+/// compared line by line, then word by word, and the lines (or words) that
+/// differ are compared scalar by scalar: a long paste at the top of a note
+/// and a fix at its bottom leave the text between them alone. (Replacing
+/// it, as a single search's fallback would, brings back whatever another
+/// replica deleted there meanwhile.) Only a stretch that differs past every
+/// level is replaced whole.
 public enum TextDiff {
     /// One edit, in positions of the sequence as it is when the edit applies
     /// (edits are listed in the order to apply them).
@@ -12,28 +20,38 @@ public enum TextDiff {
         case insert(at: Int, count: Int, from: Int)  // `count` elements of the new sequence starting at `from`
     }
 
-    /// Past this many differences, the middle is replaced whole: the script
-    /// is then not minimal, but the time stays O((n + m) * maxDistance).
+    /// Past this many differences, one search gives up: the time it takes
+    /// stays O((n + m) * maxDistance).
     public static let maxDistance = 2_000
 
     /// Edits turning `old` into `new`, applied left to right.
     public static func edits<Element: Equatable>(from old: [Element], to new: [Element]) -> [Edit] {
-        var prefix = 0
-        while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
-        var suffix = 0
-        while suffix < old.count - prefix, suffix < new.count - prefix,
-              old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
-        let a = old[prefix..<(old.count - suffix)]
-        let b = new[prefix..<(new.count - suffix)]
-        if a.isEmpty && b.isEmpty { return [] }
+        script(keeping: keptRuns(old[...], new[...], tokenizers: [], maxDistance: maxDistance), oldCount: old.count, newCount: new.count)
+    }
 
-        // Runs of kept elements: (start in old, start in new, length), in order.
-        let kept = commonRuns(a, b) ?? []
+    /// Edits turning the text `old` into `new`, applied left to right,
+    /// refined through lines and words when the scalars differ too much.
+    public static func edits(from old: [Unicode.Scalar], to new: [Unicode.Scalar]) -> [Edit] {
+        edits(from: old, to: new, maxDistance: maxDistance)
+    }
+
+    /// `edits(from:to:)` with another search limit, for tests of the refinement.
+    static func edits(from old: [Unicode.Scalar], to new: [Unicode.Scalar], maxDistance: Int) -> [Edit] {
+        let levels = [Tokenizer<Unicode.Scalar>(endingAt: { $0 == "\n" }),
+                      Tokenizer<Unicode.Scalar>(endingAt: { $0.properties.isWhitespace })]
+        return script(keeping: keptRuns(old[...], new[...], tokenizers: levels[...], maxDistance: maxDistance), oldCount: old.count, newCount: new.count)
+    }
+
+    /// A run of elements both sequences keep: where it starts in each, and its length.
+    private typealias Run = (old: Int, new: Int, length: Int)
+
+    /// The deletes and inserts around the `kept` runs, in order.
+    private static func script(keeping kept: [Run], oldCount: Int, newCount: Int) -> [Edit] {
         var edits: [Edit] = []
         var shift = 0            // how far insertions and deletions so far moved positions
-        var oldPosition = a.startIndex
-        var newPosition = b.startIndex
-        for (oldStart, newStart, length) in kept + [(a.endIndex, b.endIndex, 0)] {
+        var oldPosition = 0
+        var newPosition = 0
+        for (oldStart, newStart, length) in kept + [(oldCount, newCount, 0)] {
             if oldStart > oldPosition {
                 edits.append(.delete(at: oldPosition + shift, count: oldStart - oldPosition))
                 shift -= oldStart - oldPosition
@@ -48,16 +66,64 @@ public enum TextDiff {
         return edits
     }
 
+    /// The runs `a` and `b` share, in order: their common prefix and
+    /// suffix, and between them a shortest script's runs or, past
+    /// `maxDistance`, the runs of the first of `tokenizers` whose tokens
+    /// differ less, each stretch between them refined with the finer
+    /// tokenizers after it.
+    private static func keptRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
+                                                     tokenizers: ArraySlice<Tokenizer<Element>>, maxDistance: Int) -> [Run] {
+        var prefix = 0
+        while prefix < a.count, prefix < b.count, a[a.startIndex + prefix] == b[b.startIndex + prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < a.count - prefix, suffix < b.count - prefix,
+              a[a.endIndex - 1 - suffix] == b[b.endIndex - 1 - suffix] { suffix += 1 }
+        let middleA = a.dropFirst(prefix).dropLast(suffix)
+        let middleB = b.dropFirst(prefix).dropLast(suffix)
+        var runs: [Run] = prefix > 0 ? [(a.startIndex, b.startIndex, prefix)] : []
+        if !middleA.isEmpty && !middleB.isEmpty {
+            runs += commonRuns(middleA, middleB, maxDistance: maxDistance)
+                ?? tokenRuns(middleA, middleB, tokenizers: tokenizers, maxDistance: maxDistance)
+        }
+        if suffix > 0 { runs.append((middleA.endIndex, middleB.endIndex, suffix)) }
+        return runs
+    }
+
+    /// The runs of whole tokens `a` and `b` share, by the first of
+    /// `tokenizers` that finds any within `maxDistance`, with the stretches
+    /// between them refined; none (replace it all) if no tokenizer does.
+    private static func tokenRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
+                                                      tokenizers: ArraySlice<Tokenizer<Element>>, maxDistance: Int) -> [Run] {
+        for (level, tokenizer) in zip(tokenizers.indices, tokenizers) {
+            let (tokensA, tokensB) = tokenizer.split(a, b)
+            guard let keptTokens = commonRuns(tokensA.map(\.id)[...], tokensB.map(\.id)[...], maxDistance: maxDistance), !keptTokens.isEmpty else { continue }
+            let finer = tokenizers[(level + 1)...]
+            var runs: [Run] = []
+            var (oldPosition, newPosition) = (a.startIndex, b.startIndex)
+            for (oldToken, newToken, count) in keptTokens {
+                let (oldStart, newStart) = (tokensA[oldToken].start, tokensB[newToken].start)
+                runs += keptRuns(a[oldPosition..<oldStart], b[newPosition..<newStart], tokenizers: finer, maxDistance: maxDistance)
+                let length = tokensA[oldToken + count - 1].end - oldStart
+                runs.append((oldStart, newStart, length))
+                (oldPosition, newPosition) = (oldStart + length, newStart + length)
+            }
+            return runs + keptRuns(a[oldPosition...], b[newPosition...], tokenizers: finer, maxDistance: maxDistance)
+        }
+        return []
+    }
+
     /// Myers' greedy forward search; `nil` past `maxDistance`.
-    private static func commonRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>) -> [(Int, Int, Int)]? {
+    private static func commonRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
+                                                       maxDistance: Int) -> [Run]? {
         let n = a.count, m = b.count
         let limit = min(n + m, maxDistance)
         let offset = limit + 1
         var frontier = [Int](repeating: 0, count: 2 * limit + 3)
+        // The frontier before each step, diagonals -distance-1...distance+1 only.
         var trace: [[Int]] = []
         var found = false
         search: for distance in 0...limit {
-            trace.append(frontier)
+            trace.append(Array(frontier[(offset - distance - 1)...(offset + distance + 1)]))
             for k in stride(from: -distance, through: distance, by: 2) {
                 var x = (k == -distance || (k != distance && frontier[offset + k - 1] < frontier[offset + k + 1]))
                     ? frontier[offset + k + 1] : frontier[offset + k - 1] + 1
@@ -69,13 +135,14 @@ public enum TextDiff {
         }
         guard found else { return nil }
         // Walk back through the saved frontiers to recover the diagonal runs.
-        var runs: [(Int, Int, Int)] = []
+        var runs: [Run] = []
         var x = n, y = m
         for distance in stride(from: trace.count - 1, through: 0, by: -1) {
             let previous = trace[distance]
+            func reached(on k: Int) -> Int { previous[k + distance + 1] }
             let k = x - y
-            let previousK = (k == -distance || (k != distance && previous[offset + k - 1] < previous[offset + k + 1])) ? k + 1 : k - 1
-            let previousX = distance == 0 ? 0 : previous[offset + previousK]
+            let previousK = (k == -distance || (k != distance && reached(on: k - 1) < reached(on: k + 1))) ? k + 1 : k - 1
+            let previousX = distance == 0 ? 0 : reached(on: previousK)
             let previousY = previousX - previousK
             let startX = distance == 0 ? 0 : (previousK == k + 1 ? previousX : previousX + 1)
             let startY = startX - k
@@ -85,6 +152,41 @@ public enum TextDiff {
             if distance == 0 { break }
         }
         return runs.reversed()
+    }
+}
+
+/// Splits two sequences into tokens, numbered so that equal tokens, in
+/// either sequence, get equal ids.
+private struct Tokenizer<Element> {
+    struct Token {
+        var id: Int
+        /// Where it starts and ends (past its last element) in the sequence.
+        var start: Int, end: Int
+    }
+
+    let split: (ArraySlice<Element>, ArraySlice<Element>) -> (a: [Token], b: [Token])
+}
+
+extension Tokenizer where Element: Hashable {
+    /// Tokens that each end at an element `endsToken` accepts (a newline:
+    /// lines; whitespace: words), or where the sequence ends.
+    init(endingAt endsToken: @escaping (Element) -> Bool) {
+        split = { a, b in
+            var ids: [ArraySlice<Element>: Int] = [:]
+            func tokens(_ elements: ArraySlice<Element>) -> [Token] {
+                var tokens: [Token] = []
+                var start = elements.startIndex
+                for index in elements.indices where endsToken(elements[index]) || index == elements.endIndex - 1 {
+                    let token = elements[start...index]
+                    let id = ids[token] ?? ids.count
+                    ids[token] = id
+                    tokens.append(Token(id: id, start: start, end: index + 1))
+                    start = index + 1
+                }
+                return tokens
+            }
+            return (tokens(a), tokens(b))
+        }
     }
 }
 
