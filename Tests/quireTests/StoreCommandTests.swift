@@ -1,4 +1,5 @@
 import Foundation
+import Quire
 import Testing
 
 /// `init`, `status`, `--help`, `--version` and the exit codes of the command line itself.
@@ -20,6 +21,23 @@ import Testing
             let result = try quire.run(["status"])
             #expect(result.status == 1)
             #expect(result.stderr == "error: no store at \(quire.store): run `quire init` to create it, or pass --store PATH\n")
+        }
+    }
+
+    @Test func anotherProgramsDatabaseIsRefusedAndLeftAsItWas() throws {
+        try withRunner { quire in
+            let path = quire.directory + "/other.sqlite"
+            let database = try Database(path: path)
+            try database.write { db in try db.execute(sql: "CREATE TABLE bookmarks(url TEXT)") }
+            database.close()
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+
+            let refused = try quire.run(["status"], store: path)
+            #expect(refused.status == 1)
+            #expect(refused.stderr == "error: \(path) is a SQLite database but not a Quire store; give the path of a store file\n")
+            try quire.ok(["init"])
+            #expect(try quire.run(["merge", path]).stderr == refused.stderr)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         }
     }
 

@@ -33,6 +33,14 @@ struct Context {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError.failure("no store at \(path): \(missingAdvice)")
         }
+        // Opening for writing migrates the file: it must not add the store's
+        // tables to another program's database or to a sync server's log.
+        if let database = try? Database(path: path, readOnly: true) {
+            defer { database.close() }
+            if (try? database.read { db in try db.isForeignDatabase() }) == true {
+                throw CLIError.failure("\(path) is a SQLite database but not a Quire store; give the path of a store file")
+            }
+        }
         do {
             return try DocumentStore(path: path, readOnly: readOnly)
         } catch {
@@ -61,5 +69,15 @@ extension Context {
         let database = try Database(path: storePath, readOnly: true)
         defer { database.close() }
         return try database.read { db in try PeerAcknowledgements.version(peer: peer, document: id.rawValue, db) }
+    }
+}
+
+extension DatabaseConnection {
+    /// Whether the database holds tables but no Quire store: another
+    /// program's, or a sync server's log. Every store has the `replica` table
+    /// from its first schema version on; a store being created has no table yet.
+    func isForeignDatabase() throws -> Bool {
+        let tables = try query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { try $0.text(0) }
+        return !tables.isEmpty && !tables.contains("replica")
     }
 }
