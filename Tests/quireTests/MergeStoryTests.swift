@@ -132,6 +132,10 @@ import Testing
             // A version the note does not have, and one that is not a version.
             #expect(try quire.run(["show", id, "--at", "\(l):99"], store: laptop).status == 1)
             #expect(try quire.run(["show", id, "--at", "yesterday"], store: laptop).status == 64)
+            // The phone's change without the laptop's change it builds on: no state the note ever had.
+            let withoutParent = try quire.run(["diff", id, "--from", afterCreate, "--to", "\(p):9"], store: laptop)
+            #expect(withoutParent.status == 1)
+            #expect(withoutParent.stderr == "error: version \(p):9 holds change 1@\(p) but not 18@\(l), which it builds on; `quire log \(id)` lists the note's versions\n")
         }
     }
 }

@@ -44,7 +44,8 @@ struct DocumentHistory {
     /// Parses a version given on the command line into the version vector it
     /// names; heads name their changes and everything those build on.
     /// Throws a usage error for text that is neither form, a failure for a
-    /// version naming operations this document does not have.
+    /// version naming operations this document does not have or holding a
+    /// change without one it builds on.
     func version(_ text: String, invocation: Invocation) throws -> VersionVector {
         let version: VersionVector
         if text.contains("@") {
@@ -57,6 +58,13 @@ struct DocumentHistory {
         } else {
             guard let vector = VersionVector(text) else {
                 throw invocation.usageError("\"\(text)\" is not a version: give replica:counter,... or counter@replica,...")
+            }
+            // A replay leaves out a change whose parents it lacks, so such a
+            // version would show a note that never was.
+            for change in changes where vector.contains(change.lastID) {
+                if let parent = change.parents.first(where: { !vector.contains($0) }) {
+                    throw CLIError.failure("version \(text) holds change \(change.id) but not \(parent), which it builds on; `quire log \(id)` lists the note's versions")
+                }
             }
             version = vector
         }
