@@ -92,6 +92,14 @@ import Testing
                 #expect(result.stderr.hasPrefix("error: "))
                 #expect(result.stderr.contains("usage: quire"))
             }
+            // A title is one line: a second one would become the body after an editor session.
+            for arguments in [["note", "new", "--title", "two\nlines"], ["note", "edit", id, "--title", "two\nlines"]] {
+                let result = try quire.run(arguments)
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr.hasPrefix("error: --title must be one line; put the rest in --body\n"))
+            }
+            let notes = try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]])
+            #expect(notes.map { $0["title"] as? String } == ["T"])
             let past = try quire.run(["note", "edit", id, "--insert", "9", "x"])
             #expect(past.status == 1)
             #expect(past.stderr == "error: cannot insert at 9: the body has 3 characters\n")

@@ -23,7 +23,7 @@ enum NoteCommands {
         examples: ["quire note new --title \"Groceries\" --body \"milk\" --tag home --pin"],
         run: { invocation in
             try invocation.expectArguments(atMost: 0)
-            guard let title = invocation.value("--title") else { throw invocation.usageError("missing --title") }
+            guard let title = try oneLineTitle(invocation) else { throw invocation.usageError("missing --title") }
             let store = try invocation.context.openStore()
             let id = try store.createDocument()
             try store.edit(id) { tx in
@@ -131,7 +131,7 @@ enum NoteCommands {
         guard !current.removed else {
             throw CLIError.failure("note \(id) is removed; `quire note restore \(id)` brings it back")
         }
-        var newTitle = invocation.value("--title")
+        var newTitle = try oneLineTitle(invocation)
         var newBody = invocation.value("--body")
         if invocation.options.isEmpty {
             (newTitle, newBody) = try EditorSession(environment: invocation.context.environment).edit(title: current.title, body: current.body)
@@ -160,6 +160,14 @@ enum NoteCommands {
             if invocation.flag("--pin") { try tx.put(.root, key: Note.Key.pinned, .bool(true)) }
             if invocation.flag("--unpin") { try tx.put(.root, key: Note.Key.pinned, .bool(false)) }
         }
+    }
+
+    /// The `--title` value. A title is one line: the editor file and the
+    /// listings show it on one, and would break a longer one in two.
+    private static func oneLineTitle(_ invocation: Invocation) throws -> String? {
+        let title = invocation.value("--title")
+        if title?.contains(where: \.isNewline) == true { throw invocation.usageError("--title must be one line; put the rest in --body") }
+        return title
     }
 
     static let remove = Command(
