@@ -46,7 +46,9 @@ import Testing
             #expect(planned["conflicts"] as? [String] == ["pinned"])
             #expect(try quire.ok(["conflicts", id], store: phone) == "No conflicts.\n")  // nothing written
 
-            try quire.ok(["merge", laptop], store: phone)
+            #expect(try quire.ok(["merge", "--dry-run", laptop], store: phone)
+                .hasSuffix("\nDry run: merging would bring 1 change into 1 note (0 new); nothing was written.\n"))
+            #expect(try quire.ok(["merge", laptop], store: phone).hasSuffix("\nMerged 1 change into 1 note (0 new).\n"))
             try quire.ok(["merge", phone], store: laptop)
             // Both now hold the same note: the text edits merged, nothing lost.
             let onPhone = try quire.ok(["note", "show", id, "--json"], store: phone)

@@ -40,9 +40,8 @@ enum MergeCommand {
         }
         let newCount = merge.documents.filter { $0.isNew && !$0.incoming.isEmpty }.count
         let touched = merge.documents.filter { !$0.incoming.isEmpty }.count
-        let summary = dryRun
-            ? "Dry run: merging would bring \(merge.incomingCount) changes into \(touched) notes (\(newCount) new); nothing was written."
-            : "Merged \(merge.incomingCount) changes into \(touched) notes (\(newCount) new)."
+        let brought = "\(merge.incomingCount) change\(merge.incomingCount == 1 ? "" : "s") into \(touched) note\(touched == 1 ? "" : "s") (\(newCount) new)"
+        let summary = dryRun ? "Dry run: merging would bring \(brought); nothing was written." : "Merged \(brought)."
         guard !merge.documents.isEmpty else {
             output.print("Nothing to merge: both stores hold the same changes.")
             return
