@@ -41,6 +41,17 @@ import Testing
         }
     }
 
+    @Test func aDirectoryIsNotTakenForAStore() throws {
+        try withRunner { quire in
+            let refusal = "error: \(quire.directory) is a directory; give the path of a file in it, such as \(quire.directory)/notes.quire\n"
+            for arguments in [["init"], ["status"], ["note", "list"], ["inspect", quire.directory]] {
+                let result = try quire.run(arguments, store: quire.directory)
+                #expect(result.status == 1, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr == refusal, "quire \(arguments)")
+            }
+        }
+    }
+
     @Test func usageErrorsExit64WithTheUsage() throws {
         try withRunner { quire in
             let unknownOption = try quire.run(["status", "--bogus"])

@@ -33,6 +33,7 @@ struct Context {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError.failure("no store at \(path): \(missingAdvice)")
         }
+        try refuseDirectory(path)
         // Opening for writing migrates the file: it must not add the store's
         // tables to another program's database or to a sync server's log.
         if let database = try? Database(path: path, readOnly: true) {
@@ -45,6 +46,17 @@ struct Context {
             return try DocumentStore(path: path, readOnly: readOnly)
         } catch {
             throw CLIError.failure("cannot open the store \(path): \(error)\n`quire inspect \(path)` reports what is wrong with the file")
+        }
+    }
+}
+
+extension Context {
+    /// A failure when `path` is a directory, which SQLite and Foundation
+    /// report as a missing or unreadable file.
+    static func refuseDirectory(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw CLIError.failure("\(path) is a directory; give the path of a file in it, such as \((path as NSString).appendingPathComponent("notes.quire"))")
         }
     }
 }

@@ -17,6 +17,7 @@ enum InspectCommand {
             try invocation.expectArguments(atMost: 1)
             let path = try invocation.argument(0, "FILE")
             let output = invocation.context.output
+            try Context.refuseDirectory(path)
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw CLIError.failure("cannot read \(path): no such file, or not readable")
             }

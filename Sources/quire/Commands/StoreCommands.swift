@@ -11,6 +11,7 @@ enum StoreCommands {
         run: { invocation in
             try invocation.expectArguments(atMost: 0)
             let path = invocation.context.storePath
+            try Context.refuseDirectory(path)
             guard !FileManager.default.fileExists(atPath: path) else {
                 throw CLIError.failure("a store already exists at \(path); use it as it is, or pass --store PATH for a new one")
             }
