@@ -67,6 +67,14 @@ import Testing
             #expect(frame.status == 1)
             #expect(frame.stderr == "error: \(quire.directory)/bad.qsnp is damaged: invalid snapshot frame: checksum mismatch\n")
 
+            let otherPath = quire.directory + "/other.sqlite"
+            let other = try Database(path: otherPath)
+            try other.write { db in try db.execute(sql: "CREATE TABLE bookmarks(url TEXT)") }
+            other.close()
+            let notStore = try quire.run(["inspect", otherPath])
+            #expect(notStore.status == 1)
+            #expect(notStore.stderr == "error: \(otherPath) is a SQLite database but not a Quire store\n")
+
             let unknown = try inspect(quire, "notes.txt", Array("hello".utf8))
             #expect(unknown.status == 1)
             #expect(unknown.stderr.contains("is not a Quire file"))

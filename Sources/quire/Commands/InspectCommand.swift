@@ -110,6 +110,9 @@ struct FileReport {
             let database = try Database(path: path, readOnly: true)
             defer { database.close() }
             guard try database.integrityCheck() else { throw CLIError.failure("\(path) is damaged: SQLite's integrity check failed") }
+            guard try !database.read({ db in try db.isForeignDatabase() }) else {
+                throw CLIError.failure("\(path) is a SQLite database but not a Quire store")
+            }
             try database.read { db in try inspectTables(db) }
         } catch let error as DatabaseError {
             throw CLIError.failure("\(path) is a damaged SQLite store: \(error)")
