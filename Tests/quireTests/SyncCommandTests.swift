@@ -75,6 +75,16 @@ import Testing
         }
     }
 
+    @Test func serveRefusesANotesStoreForItsLog() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            let result = try runner.run(["serve", "--listen", "127.0.0.1:0"])
+            #expect(result.status == 1)
+            #expect(result.stderr == "error: \(runner.store) is a notes store; the server keeps its own log: give serve a --store of its own, such as server.quire\n")
+            #expect(try runner.ok(["status", "--json"]).contains("\"documents\": 0"))
+        }
+    }
+
     @Test func peersSyncThroughAStdioCommand() throws {
         try withRunner { runner in
             let other = runner.directory + "/other.quire"

@@ -36,11 +36,8 @@ struct Context {
         try refuseDirectory(path)
         // Opening for writing migrates the file: it must not add the store's
         // tables to another program's database or to a sync server's log.
-        if let database = try? Database(path: path, readOnly: true) {
-            defer { database.close() }
-            if (try? database.read { db in try db.isForeignDatabase() }) == true {
-                throw CLIError.failure("\(path) is a SQLite database but not a Quire store; give the path of a store file")
-            }
+        if sqliteFile(path, satisfies: { db in try db.isForeignDatabase() }) {
+            throw CLIError.failure("\(path) is a SQLite database but not a Quire store; give the path of a store file")
         }
         do {
             return try DocumentStore(path: path, readOnly: readOnly)
@@ -51,6 +48,15 @@ struct Context {
 }
 
 extension Context {
+    /// Whether the SQLite file at `path` passes `test`, read without writing
+    /// to it; false when it does not open as SQLite (opening it for use then
+    /// says why).
+    static func sqliteFile(_ path: String, satisfies test: (DatabaseConnection) throws -> Bool) -> Bool {
+        guard let database = try? Database(path: path, readOnly: true) else { return false }
+        defer { database.close() }
+        return (try? database.read(test)) == true
+    }
+
     /// A failure when `path` is a directory, which SQLite and Foundation
     /// report as a missing or unreadable file.
     static func refuseDirectory(_ path: String) throws {
@@ -85,11 +91,15 @@ extension Context {
 }
 
 extension DatabaseConnection {
+    /// Whether the database is a Quire store: every store has the `replica`
+    /// table from its first schema version on.
+    func holdsStore() throws -> Bool {
+        try !query(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'replica'").isEmpty
+    }
+
     /// Whether the database holds tables but no Quire store: another
-    /// program's, or a sync server's log. Every store has the `replica` table
-    /// from its first schema version on; a store being created has no table yet.
+    /// program's, or a sync server's log. A store being created has no table yet.
     func isForeignDatabase() throws -> Bool {
-        let tables = try query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { try $0.text(0) }
-        return !tables.isEmpty && !tables.contains("replica")
+        try !holdsStore() && !query(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table'").isEmpty
     }
 }

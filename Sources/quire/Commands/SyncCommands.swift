@@ -32,6 +32,11 @@ enum SyncCommands {
                 throw invocation.usageError("--listen needs ADDRESS:PORT, such as 127.0.0.1:8080, not \"\(listen)\"")
             }
             let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            // The server's log is a file of its own (Specs/sync.md), whose
+            // migrations would take a store's schema version for a newer one's.
+            if Context.sqliteFile(context.storePath, satisfies: { db in try db.holdsStore() }) {
+                throw CLIError.failure("\(context.storePath) is a notes store; the server keeps its own log: give serve a --store of its own, such as server.quire")
+            }
             var tokens: AccessTokens?
             if let file = invocation.value("--tokens") {
                 do { tokens = try AccessTokens(parsing: String(contentsOfFile: file, encoding: .utf8)) } catch {
