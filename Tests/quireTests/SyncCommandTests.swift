@@ -85,6 +85,15 @@ import Testing
         }
     }
 
+    @Test func serveNamesATokensFileItCannotRead() throws {
+        try withRunner { runner in
+            let missing = runner.directory + "/tokens.txt"
+            let result = try runner.run(["serve", "--listen", "127.0.0.1:0", "--tokens", missing], store: runner.directory + "/server.db")
+            #expect(result.status == 1)
+            #expect(result.stderr == "error: cannot read the tokens file \(missing): no such file, or not readable\n")
+        }
+    }
+
     @Test func peersSyncThroughAStdioCommand() throws {
         try withRunner { runner in
             let other = runner.directory + "/other.quire"

@@ -39,7 +39,10 @@ enum SyncCommands {
             }
             var tokens: AccessTokens?
             if let file = invocation.value("--tokens") {
-                do { tokens = try AccessTokens(parsing: String(contentsOfFile: file, encoding: .utf8)) } catch {
+                guard let contents = FileManager.default.contents(atPath: file) else {
+                    throw CLIError.failure("cannot read the tokens file \(file): no such file, or not readable")
+                }
+                do { tokens = try AccessTokens(parsing: String(decoding: contents, as: UTF8.self)) } catch {
                     throw CLIError.failure("cannot use the tokens file \(file): \(error)")
                 }
             } else {
