@@ -81,6 +81,20 @@ import Testing
         }
     }
 
+    @Test func anEditorThatLeavesNoFileChangesNothing() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "abc"]).trimmingCharacters(in: .newlines)
+            for editor in ["rm", "printf '\\377' >"] {
+                let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor])
+                #expect(result.status == 1)
+                #expect(result.stderr.hasPrefix("error: the editor (\(editor)) left no file of UTF-8 text at "))
+                #expect(result.stderr.hasSuffix("; the note is unchanged\n"))
+            }
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("title   T\ntags    \npinned  no\n\nabc\n"))
+        }
+    }
+
     @Test func usageErrorsAndFailures() throws {
         try withRunner { quire in
             try quire.ok(["init"])

@@ -23,7 +23,9 @@ struct EditorSession {
         guard process.terminationStatus == 0 else {
             throw CLIError.failure("the editor (\(editor)) exited with status \(process.terminationStatus); the note is unchanged")
         }
-        var text = try String(contentsOfFile: path, encoding: .utf8)
+        guard let contents = FileManager.default.contents(atPath: path), var text = String(data: contents, encoding: .utf8) else {
+            throw CLIError.failure("the editor (\(editor)) left no file of UTF-8 text at \(path); the note is unchanged")
+        }
         if text.hasSuffix("\n") { text.removeLast() }
         let lines = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
         var rest = lines.count > 1 ? Substring(lines[1]) : ""
