@@ -60,6 +60,13 @@ import Testing
             #expect(try quire.run(["frobnicate"]).status == 64)
             #expect(try quire.run([]).status == 64)
             #expect(try quire.run(["status", "extra"]).status == 64)
+            // --store is an option like the others: once, and with a value.
+            let twice = try quire.run(["status", "--store", quire.directory + "/other.quire"])
+            #expect(twice.status == 64)
+            #expect(twice.stderr.hasPrefix("error: --store may be given only once\nusage: quire status"))
+            let empty = try quire.run(["init"], store: "")
+            #expect(empty.status == 64)
+            #expect(empty.stderr.hasPrefix("error: --store needs a path, not an empty word\n"))
         }
     }
 

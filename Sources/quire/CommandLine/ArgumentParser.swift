@@ -67,7 +67,12 @@ struct ArgumentParser {
                     values.append(value)
                 }
             }
-            if name == "--store" { storePath = values[0]; continue }
+            if name == "--store" {
+                guard storePath == nil else { throw usageError("--store may be given only once") }
+                guard !values[0].isEmpty else { throw usageError("--store needs a path, not an empty word") }
+                storePath = values[0]
+                continue
+            }
             if !option.repeatable, options.contains(where: { $0.name == name }) {
                 throw usageError("\(name) may be given only once")
             }
