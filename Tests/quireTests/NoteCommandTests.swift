@@ -66,6 +66,18 @@ import Testing
         }
     }
 
+    @Test func anEmptyIdNamesNoNoteEvenInAStoreOfOne() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            try quire.ok(["note", "new", "--title", "Only"])
+            let empty = try quire.run(["note", "rm", ""])  // as `quire note rm "$ID"` with ID unset
+            #expect(empty.status == 1)
+            #expect(empty.stderr == "error: no note matches \"\"; `quire note list --all` lists every note\n")
+            let notes = try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]])
+            #expect(notes.map { $0["removed"] as? Bool } == [false])
+        }
+    }
+
     @Test func editorEditsApplyAsMinimalTextEdits() throws {
         try withRunner { quire in
             try quire.ok(["init"])

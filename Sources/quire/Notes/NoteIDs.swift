@@ -11,7 +11,9 @@ enum NoteIDs {
     static func resolve(_ prefix: String, in store: DocumentStore) throws -> DocumentID {
         let ids = try store.documents(includeRemoved: true).map(\.id)
         if let exact = ids.first(where: { $0.rawValue == prefix }) { return exact }
-        let matches = ids.filter { $0.rawValue.hasPrefix(prefix) }
+        // Every id starts with "", but an empty word (an unset shell
+        // variable) names no note, even in a store of one.
+        let matches = prefix.isEmpty ? [] : ids.filter { $0.rawValue.hasPrefix(prefix) }
         switch matches.count {
         case 1:
             return matches[0]
