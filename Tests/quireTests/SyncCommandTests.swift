@@ -85,6 +85,15 @@ import Testing
         }
     }
 
+    @Test func serveStdioRefusesTheHTTPOptions() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            let result = try runner.run(["serve", "--stdio", "--tokens", "tokens.txt"])
+            #expect(result.status == 64)
+            #expect(result.stderr.hasPrefix("error: --stdio and --tokens exclude each other\nusage: quire serve"))
+        }
+    }
+
     @Test func serveNamesATokensFileItCannotRead() throws {
         try withRunner { runner in
             let missing = runner.directory + "/tokens.txt"

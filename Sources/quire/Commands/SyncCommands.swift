@@ -23,6 +23,10 @@ enum SyncCommands {
             try invocation.expectArguments(atMost: 0)
             let context = invocation.context
             if invocation.flag("--stdio") {
+                // They only configure the HTTP server: given with --stdio, they would do nothing.
+                if let httpOption = ["--listen", "--tokens", "--rate-limit"].first(where: invocation.flag) {
+                    throw invocation.usageError("--stdio and \(httpOption) exclude each other")
+                }
                 let store = try context.openStore()
                 try runBlocking { try await StdioFraming.serve(PeerSyncService(store: store)) }
                 return
