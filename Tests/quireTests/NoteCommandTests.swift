@@ -149,6 +149,14 @@ import Testing
             #expect(result.status == 1)
             #expect(result.stderr.hasPrefix("error: "))
             #expect(result.stderr.contains("corrupt") || result.stderr.contains("malformed"))
+
+            // A file cut short does not open at all: one line, what is wrong, then what to do.
+            try FileHandle(forUpdatingAtPath: quire.store)?.truncate(atOffset: 100)
+            let cut = try quire.run(["note", "list"])
+            #expect(cut.status == 1)
+            #expect(cut.stderr.hasPrefix("error: cannot open the store \(quire.store): "))
+            #expect(cut.stderr.hasSuffix("; `quire inspect \(quire.store)` reports what is wrong with the file\n"))
+            #expect(cut.stderr.filter { $0 == "\n" }.count == 1)
         }
     }
 }

@@ -42,7 +42,7 @@ struct Context {
         do {
             return try DocumentStore(path: path, readOnly: readOnly)
         } catch {
-            throw CLIError.failure("cannot open the store \(path): \(error)\n`quire inspect \(path)` reports what is wrong with the file")
+            throw CLIError.failure("cannot open the store \(path): \(error); `quire inspect \(path)` reports what is wrong with the file")
         }
     }
 }
