@@ -66,6 +66,17 @@ import Testing
         }
     }
 
+    @Test func aTagGivenTwiceIsAddedOnce() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--tag", "home", "--tag", "home", "--tag", "food"])
+                .trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id, "--tag", "food", "--tag", "todo", "--tag", "todo"])
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["tags"] as? [String] == ["home", "food", "todo"])
+        }
+    }
+
     @Test func anEmptyIdNamesNoNoteEvenInAStoreOfOne() throws {
         try withRunner { quire in
             try quire.ok(["init"])

@@ -8,8 +8,8 @@ extension Transaction {
     mutating func createNote(title: String, body: String, tags: [String], pinned: Bool) throws {
         try insertText(putObject(.root, key: Note.Key.title, kind: .text), at: 0, title)
         try insertText(putObject(.root, key: Note.Key.body, kind: .text), at: 0, body)
-        let list = try putObject(.root, key: Note.Key.tags, kind: .list)
-        for (index, tag) in tags.enumerated() { try insert(list, at: index, .string(tag)) }
+        _ = try putObject(.root, key: Note.Key.tags, kind: .list)
+        for tag in tags { try addTag(tag) }
         try put(.root, key: Note.Key.pinned, .bool(pinned))
         try put(.root, key: Note.Key.removed, .bool(false))
     }
