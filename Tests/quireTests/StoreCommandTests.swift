@@ -16,6 +16,16 @@ import Testing
         }
     }
 
+    @Test func initSaysWhyItCannotCreateTheStore() throws {
+        try withRunner { quire in
+            let file = quire.directory + "/file"
+            try Data().write(to: URL(fileURLWithPath: file))
+            let result = try quire.run(["init"], store: file + "/notes/notes.quire")
+            #expect(result.status == 1)
+            #expect(result.stderr == "error: cannot create the directory \(file)/notes for the store; check that every part of it is a directory you may write to\n")
+        }
+    }
+
     @Test func missingStoreSaysToRunInit() throws {
         try withRunner { quire in
             let result = try quire.run(["status"])

@@ -17,9 +17,14 @@ enum StoreCommands {
             }
             let directory = (path as NSString).deletingLastPathComponent
             if !directory.isEmpty {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                    throw CLIError.failure("cannot create the directory \(directory) for the store; check that every part of it is a directory you may write to")
+                }
             }
-            let store = try DocumentStore(path: path)
+            let store: DocumentStore
+            do { store = try DocumentStore(path: path) } catch {
+                throw CLIError.failure("cannot create the store \(path): \(error)")
+            }
             invocation.context.output.print("Initialized an empty Quire store in \(path) (replica \(store.replicaID))")
         })
 
