@@ -94,6 +94,15 @@ import Testing
         }
     }
 
+    @Test func syncViaRefusesAToken() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            let result = try runner.run(["sync", "--via", "true", "--token", "s3cret"])
+            #expect(result.status == 64)
+            #expect(result.stderr.hasPrefix("error: --via and --token exclude each other\nusage: quire sync"))
+        }
+    }
+
     @Test func serveNamesATokensFileItCannotRead() throws {
         try withRunner { runner in
             let missing = runner.directory + "/tokens.txt"

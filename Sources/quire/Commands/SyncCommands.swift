@@ -92,6 +92,8 @@ enum SyncCommands {
             var stdio: StdioSyncTransport?
             if let command = invocation.value("--via") {
                 guard invocation.arguments.isEmpty else { throw invocation.usageError("give either URL or --via COMMAND, not both") }
+                // A token is for a server; a peer run by COMMAND takes none and would never see it.
+                guard !invocation.flag("--token") else { throw invocation.usageError("--via and --token exclude each other") }
                 peer = "via:" + command
                 do { stdio = try StdioSyncTransport(command: command) } catch {
                     throw CLIError.failure("cannot run \(command): \(error)")
