@@ -111,20 +111,52 @@ extension DocumentStore {
 
     /// Writes every queued commit in one SQLite transaction. Lock held on
     /// entry and exit, released while writing.
+    ///
+    /// A commit made on a document that another process has logged changes
+    /// to since it was loaded is not written: it fails with
+    /// `StoreError.changedElsewhere`, and its document is dropped, to be
+    /// reloaded. (The log would take it, but a snapshot of the document in
+    /// memory would then claim to hold the other process's changes.)
     private func writeQueuedBatch() {
         isWriting = true
-        let batch = queue
+        var batch = queue
         queue = []
         condition.unlock()
-        let outcome = Result { try database.write { db in for commit in batch { try commit.save(db) } } }
+        var stale = Set<Int>()
+        let outcome = Result {
+            try database.write { db in
+                for index in batch.indices {
+                    let id = batch[index].id.rawValue
+                    guard try !ChangeLog.hasChanges(document: id, after: batch[index].entry.loggedThrough, db) else {
+                        stale.insert(index)
+                        continue
+                    }
+                    try batch[index].save(db)
+                    batch[index].entry.loggedThrough = try ChangeLog.lastSeq(document: id, db)
+                }
+            }
+        }
         condition.lock()
         isWriting = false
-        for commit in batch {
-            if case .success = outcome { didCommit(commit) } else { release(commit.id, nil) }
-            outcomes[commit.ticket] = outcome
+        for (index, commit) in batch.enumerated() {
+            let result = stale.contains(index) ? .failure(StoreError.changedElsewhere(commit.id.rawValue)) : outcome
+            if case .success = result { didCommit(commit) } else { release(commit.id, nil) }
+            outcomes[commit.ticket] = result
         }
         condition.broadcast()
     }
+
+    /// Runs `attempt`, and again (`commitAttempts` times in all) while it
+    /// fails with `StoreError.changedElsewhere`: its document is reloaded by
+    /// then, so the next attempt works on what the other process wrote.
+    func retryingChangedElsewhere<T>(_ attempt: () throws -> T) throws -> T {
+        for _ in 1..<Self.commitAttempts {
+            do { return try attempt() } catch StoreError.changedElsewhere(_) {}
+        }
+        return try attempt()
+    }
+
+    static let commitAttempts = 3
 
     /// The one place every committed change, local or remote, passes once it
     /// is on disk: observation of changes belongs here. Puts the document
@@ -173,7 +205,7 @@ extension DocumentStore {
     /// The document, loaded if needed, once no call is working on it. Lock held.
     func loadedIdle(_ id: DocumentID) throws -> LoadedDocument {
         waitUntilIdle(id)
-        if let entry = cache[id] { return entry }
+        if let entry = try freshCachedEntry(id) { return entry }
         let entry = try load(id)
         cache[id] = entry
         return entry
@@ -184,9 +216,36 @@ extension DocumentStore {
     /// Lock held.
     func takeIdle(_ id: DocumentID) throws -> LoadedDocument {
         waitUntilIdle(id)
-        let entry = try cache.removeValue(forKey: id) ?? load(id)
+        let entry = try freshCachedEntry(id) ?? load(id)
+        cache[id] = nil
         busy.insert(id)
         return entry
+    }
+
+    /// The cached copy of a document, if the file holds nothing newer for
+    /// it; else nil, and the copy is dropped. Another process (or another
+    /// store on the same file) may have written since it was loaded. Lock held.
+    private func freshCachedEntry(_ id: DocumentID) throws -> LoadedDocument? {
+        guard var entry = cache[id] else { return nil }
+        let dataVersion = try self.dataVersion()
+        if entry.checkedAt == dataVersion { return entry }
+        let isFresh = try database.read { db in
+            let rows = try db.query(sql: "SELECT removed_at FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
+            guard let row = rows.first, row.isNull(0) == !entry.isRemoved else { return false }
+            return try !ChangeLog.hasChanges(document: id.rawValue, after: entry.loggedThrough, db)
+        }
+        guard isFresh else {
+            cache[id] = nil
+            return nil
+        }
+        entry.checkedAt = dataVersion
+        cache[id] = entry
+        return entry
+    }
+
+    /// SQLite's `data_version`: it changes when another connection commits.
+    func dataVersion() throws -> Int64 {
+        try database.query(sql: "PRAGMA data_version")[0].int64(0)
     }
 
     /// Ends a call's work on a document: puts `entry` back in the cache, or

@@ -12,8 +12,9 @@ extension DocumentStore {
     /// damaged), or one when compacting. Called with the lock held.
     func writeSnapshot(_ id: DocumentID, _ entry: inout LoadedDocument, compacting: Compaction = .none) throws {
         let document = entry.document
+        // What the document holds, which another process may have logged past.
+        let coversSeq = entry.loggedThrough
         try database.write { db in
-            let coversSeq = try ChangeLog.lastSeq(document: id.rawValue, db)
             let stored = try SnapshotStore.write(document, id: id.rawValue, coversSeq: coversSeq, now: Self.milliseconds(Date()), db)
             if compacting == .none {
                 try SnapshotStore.prune(document: id.rawValue, keepingNewest: 2, db)
@@ -39,7 +40,9 @@ extension DocumentStore {
     /// after it, then the parked changes. A snapshot that fails any check is
     /// reported and skipped in favour of an older one or a full replay.
     func load(_ id: DocumentID) throws -> LoadedDocument {
-        try database.read { db in
+        // Read before loading: a write after it shows as a newer version.
+        let dataVersion = try self.dataVersion()
+        return try database.read { db in
             let rows = try db.query(sql: "SELECT removed_at, log_start_seq FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
             guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
             let logStartSeq = try row.int64(1)
@@ -65,7 +68,8 @@ extension DocumentStore {
             } catch let error as DocumentError {
                 throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
             }
-            return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count)
+            return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count,
+                                  loggedThrough: max(coversSeq, try ChangeLog.lastSeq(document: id.rawValue, db)), checkedAt: dataVersion)
         }
     }
 }

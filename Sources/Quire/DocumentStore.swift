@@ -20,10 +20,12 @@ import Foundation
 /// A closure passed to `read` or `edit` runs while the store is locked; a
 /// call on the store from inside it throws `StoreError.nestedCall`.
 ///
-/// One process at a time should open a file for writing: loaded documents
-/// are cached, and the cache does not see another process's writes.
-/// `Specs/storage.md` states the schema, the formats and the durability
-/// promise.
+/// Several processes may open one file (a sync running while a note is
+/// edited): a call first checks that the file holds nothing newer for its
+/// document than the copy in memory, and reloads it if it does; an edit
+/// whose commit finds another process's write in between runs again on the
+/// reloaded document. `Specs/storage.md` states the schema, the formats and
+/// the durability promise.
 public final class DocumentStore: @unchecked Sendable {
     /// The id this store's local edits are made under.
     public let replicaID: ReplicaID
@@ -58,6 +60,14 @@ public final class DocumentStore: @unchecked Sendable {
         var isRemoved: Bool
         /// Changes logged since the newest snapshot (or since loading).
         var changesSinceSnapshot: Int
+        /// The newest row of the document's log that `document` holds. A row
+        /// after it was written by another process (or another store on the
+        /// file), and the document must be reloaded before it is used.
+        var loggedThrough: Int64 = 0
+        /// SQLite's `data_version` when the file was last found to hold
+        /// nothing newer for the document: while it stays the same, no
+        /// other connection has written anything.
+        var checkedAt: Int64?
     }
 
     /// Opens the store file at `path`, creating it if needed, and brings its
@@ -191,6 +201,9 @@ public final class DocumentStore: @unchecked Sendable {
     ///
     /// If `body` throws, or the commit fails (disk full, read-only file),
     /// nothing is saved, the document is as it was, and the error is rethrown.
+    /// If another process wrote the document between the start of the call
+    /// and its commit, `body` runs again on the document as the file now
+    /// holds it (`StoreError.changedElsewhere` after a few tries).
     ///
     ///     try store.edit(id) { tx in
     ///         let list = try tx.putObject(.root, key: "items", kind: .list)
@@ -201,7 +214,7 @@ public final class DocumentStore: @unchecked Sendable {
     ///   people reading the history; never used for ordering.
     @discardableResult
     public func edit<Result>(_ id: DocumentID, time: Date = Date(), _ body: (inout Transaction) throws -> Result) throws -> Result {
-        try locked {
+        try locked { try retryingChangedElsewhere {
             var entry = try takeIdle(id)
             guard !entry.isRemoved else {
                 release(id, entry)
@@ -230,12 +243,14 @@ public final class DocumentStore: @unchecked Sendable {
             }
             try commit([QueuedCommit(id: id, entry: entry, newChanges: [.changes([change])], isLocal: true, parked: [])])
             return result
-        }
+        } }
     }
 
     /// Applies remote changes, in any order, all or nothing: either every
     /// change is applied (or parked, or ignored as a duplicate) and saved in
     /// one SQLite transaction, or nothing is and the error is rethrown.
+    /// (Like `edit`, it applies them again if another process wrote one of
+    /// the documents meanwhile.)
     ///
     /// Changes whose dependencies are missing are parked, on disk too, and
     /// applied when those arrive. Returns how many changes were applied.
@@ -278,7 +293,7 @@ public final class DocumentStore: @unchecked Sendable {
             if let index = merged.firstIndex(where: { $0.id == document.id }) { merged[index].pieces += document.pieces }
             else { merged.append(document) }
         }
-        return try locked {
+        return try locked { try retryingChangedElsewhere {
             var commits: [QueuedCommit] = []
             var applied = 0
             do {
@@ -302,7 +317,7 @@ public final class DocumentStore: @unchecked Sendable {
             }
             try commit(commits)
             return applied
-        }
+        } }
     }
 
     /// Applies `pieces` to a taken document; returns what to log and the

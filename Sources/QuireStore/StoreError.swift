@@ -22,6 +22,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case nestedCall
     /// The peer asked for changes that compaction removed; it needs a snapshot.
     case historyCompacted(String)
+    /// Another process (or another store on the same file) kept writing the
+    /// document while an edit was retried; nothing of the edit was saved.
+    case changedElsewhere(String)
 
     public var description: String {
         switch self {
@@ -34,6 +37,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "the store's schema version is \(found); this program reads version \(expected) (open it for writing to migrate it)"
         case .nestedCall: "the document store was called from inside its own read or edit closure"
         case .historyCompacted(let id): "the history of document \(id) asked for was compacted away"
+        case .changedElsewhere(let id): "document \(id) kept changing in another process during the edit, which was not saved; try again"
         }
     }
 }

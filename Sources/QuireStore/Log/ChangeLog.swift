@@ -118,6 +118,13 @@ public enum ChangeLog {
         return nil
     }
 
+    /// Whether a document's log holds a row after `seq`. (`seq` only grows:
+    /// a row written since a reader saw `seq` is after it.)
+    public static func hasChanges(document: String, after seq: Int64, _ db: DatabaseConnection) throws -> Bool {
+        try !db.query(sql: "SELECT 1 FROM changes WHERE document_id = ? AND seq > ? LIMIT 1",
+                      arguments: [.text(document), .integer(seq)]).isEmpty
+    }
+
     /// The highest `seq` of a document's log, or 0 for an empty log.
     public static func lastSeq(document: String, _ db: DatabaseConnection) throws -> Int64 {
         let row = try db.query(sql: "SELECT max(seq) FROM changes WHERE document_id = ?", arguments: [.text(document)])[0]

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import Quire
+
+/// Two stores open on one file, as two `quire` processes are (a sync while
+/// a note is edited in another terminal): each sees what the other wrote
+/// before it edits, applies or snapshots, and nothing either wrote is lost.
+@Suite struct SharedFileTests {
+    /// A store on `path` and the text of document `id`, which it creates.
+    func makeShared(_ path: String, _ id: DocumentID) throws -> (DocumentStore, ObjectID) {
+        let store = try DocumentStore(path: path)
+        try store.create(id: id)
+        let body = try store.edit(id) { tx in
+            let body = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(body, at: 0, "base")
+            return body
+        }
+        return (store, body)
+    }
+
+    @Test func editsFromBothStoresFollowOneAnother() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            #expect(try second.read(id) { try $0.text(body) } == "base")  // now cached by the second
+
+            try first.edit(id) { tx in try tx.insertText(body, at: 4, " one") }
+            try second.edit(id) { tx in try tx.insertText(body, at: tx.document.text(body).count, " two") }
+            try first.edit(id) { tx in try tx.insertText(body, at: tx.document.text(body).count, " three") }
+
+            #expect(try first.read(id) { try $0.text(body) } == "base one two three")
+            #expect(try second.read(id) { try $0.text(body) } == "base one two three")
+            #expect(try DocumentStore(path: path).read(id) { try $0.text(body) } == "base one two three")
+        }
+    }
+
+    @Test func aSnapshotOfTheOtherStoreKeepsAnEditItHadNotSeen() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (editor, body) = try makeShared(path, id)
+            // The syncing store snapshots after every change.
+            let syncing = try DocumentStore(path: path, snapshotInterval: 1)
+            var remote = Document(replica: ReplicaID(0xFEED))
+            try remote.apply(syncing.changes(id))
+
+            try editor.edit(id) { tx in try tx.insertText(body, at: 0, "edited ") }
+            try remote.transact { tx in try tx.insertText(body, at: 4, " (remote)") }
+            try syncing.apply(id, remote.changes(since: syncing.read(id) { $0.versionVector }))
+            try syncing.compact(id, keepHistory: false)
+
+            let expected = "edited base (remote)"
+            #expect(try syncing.read(id) { try $0.text(body) } == expected)
+            #expect(try DocumentStore(path: path).read(id) { try $0.text(body) } == expected)
+        }
+    }
+
+    @Test func anEditRacedByTheOtherStoreRunsAgainOnWhatItWrote() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            var runs = 0
+            try first.edit(id) { tx in
+                runs += 1
+                // The other store commits after this edit took the document.
+                if runs == 1 { try second.edit(id) { tx in try tx.insertText(body, at: 4, "!") } }
+                try tx.insertText(body, at: 0, "<")
+            }
+            #expect(runs == 2)
+            #expect(try first.read(id) { try $0.text(body) } == "<base!")
+            #expect(try DocumentStore(path: path).read(id) { try $0.text(body) } == "<base!")
+        }
+    }
+
+    @Test func anEditRacedAtEveryTryFailsAndSavesNothing() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            #expect(throws: StoreError.changedElsewhere(id.rawValue)) {
+                try first.edit(id) { tx in
+                    try second.edit(id) { tx in try tx.insertText(body, at: 4, "!") }
+                    try tx.insertText(body, at: 0, "<")
+                }
+            }
+            let expected = "base" + String(repeating: "!", count: DocumentStore.commitAttempts)
+            #expect(try first.read(id) { try $0.text(body) } == expected)
+            #expect(try DocumentStore(path: path).read(id) { try $0.text(body) } == expected)
+        }
+    }
+
+    @Test func aRemovalByTheOtherStoreIsSeen() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            try DocumentStore(path: path).remove(id)
+            #expect(throws: StoreError.documentRemoved(id.rawValue)) {
+                try first.edit(id) { tx in try tx.insertText(body, at: 0, "<") }
+            }
+        }
+    }
+}
