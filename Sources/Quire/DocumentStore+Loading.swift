@@ -43,9 +43,12 @@ extension DocumentStore {
         // Read before loading: a write after it shows as a newer version.
         let dataVersion = try self.dataVersion()
         return try database.read { db in
-            let rows = try db.query(sql: "SELECT removed_at, log_start_seq FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
+            let rows = try db.query(
+                sql: "SELECT removed_at, log_start_seq, (SELECT max(seq) FROM changes WHERE document_id = ?1) FROM documents WHERE id = ?1",
+                arguments: [.text(id.rawValue)])
             guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
             let logStartSeq = try row.int64(1)
+            let lastSeq = row.isNull(2) ? 0 : try row.int64(2)
             var document = Document(replica: replicaID)
             var coversSeq: Int64 = 0
             for stored in try SnapshotStore.newestFirst(document: id.rawValue, db) where stored.coversSeq >= logStartSeq {
@@ -69,7 +72,7 @@ extension DocumentStore {
                 throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
             }
             return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count,
-                                  loggedThrough: max(coversSeq, try ChangeLog.lastSeq(document: id.rawValue, db)), checkedAt: dataVersion)
+                                  loggedThrough: max(coversSeq, lastSeq), checkedAt: dataVersion)
         }
     }
 }
