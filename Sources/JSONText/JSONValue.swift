@@ -41,7 +41,8 @@ public indirect enum JSONValue: Sendable {
     }
 
     /// `text` as a JSON string: quotes, backslashes and control characters
-    /// escaped, everything else (non-ASCII included) as itself.
+    /// escaped (delete and the C1 controls too, which JSON allows raw but a
+    /// terminal may obey), everything else (non-ASCII included) as itself.
     public static func quoted(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
@@ -51,7 +52,7 @@ public indirect enum JSONValue: Sendable {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
+            case _ where scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value):
                 let hex = String(scalar.value, radix: 16)
                 result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: result.unicodeScalars.append(scalar)

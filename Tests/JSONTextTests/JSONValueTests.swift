@@ -11,8 +11,8 @@ import Testing
     @Test func controlCharactersAreEscaped() {
         #expect(JSONValue.quoted("a\nb\rc\td") == #""a\nb\rc\td""#)
         #expect(JSONValue.quoted("\u{0}\u{8}\u{1B}\u{1F}") == #""\u0000\u0008\u001b\u001f""#)
-        // DEL is not a JSON control character.
-        #expect(JSONValue.quoted("\u{7F}") == "\"\u{7F}\"")
+        // JSON allows DEL and the C1 controls raw, but a terminal may obey them (U+009B starts a sequence).
+        #expect(JSONValue.quoted("\u{7F}\u{80}\u{9B}\u{9F}\u{A0}") == "\"\\u007f\\u0080\\u009b\\u009f\u{A0}\"")
     }
 
     @Test func nonASCIIAndEmojiPassThrough() {

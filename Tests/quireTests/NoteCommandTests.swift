@@ -66,6 +66,38 @@ import Testing
         }
     }
 
+    /// A title synced from a hostile peer cannot drive the terminal: its
+    /// control characters print in caret notation; `--json` keeps them exact.
+    @Test func controlCharactersInNotesPrintHarmlessly() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let title = "evil\u{1B}]0;pwned\u{07}\u{1B}[2J\u{9B}31m"
+            let id = try quire.ok(["note", "new", "--title", title, "--body", "line\r\none\rtwo\u{7F}"]).trimmingCharacters(in: .newlines)
+            let listed = try quire.ok(["note", "list"])
+            #expect(!listed.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B })
+            #expect(listed.contains("evil^[]0;pwned^G^[[2J\u{FFFD}31m"))
+            let shown = try quire.ok(["note", "show", id])
+            #expect(shown.contains("title   evil^[]0;pwned^G^[[2J\u{FFFD}31m\n"))
+            #expect(shown.hasSuffix("line\r\none^Mtwo^?\n"))
+            let json = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(json["title"] as? String == title)
+        }
+    }
+
+    /// Chinese, Japanese and Korean characters and emoji take two columns.
+    @Test func tablesAlignWideCharacters() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            try quire.ok(["note", "new", "--title", "日本語", "--tag", "a"])
+            try quire.ok(["note", "new", "--title", "abcdefgh", "--tag", "b"])
+            try quire.ok(["note", "new", "--title", "ok 👍", "--tag", "c"])
+            let listed = try quire.ok(["note", "list"])
+            #expect(listed.contains("  日本語    a  "))
+            #expect(listed.contains("  abcdefgh  b  "))
+            #expect(listed.contains("  ok 👍     c  "))
+        }
+    }
+
     @Test func aTagGivenTwiceIsAddedOnce() throws {
         try withRunner { quire in
             try quire.ok(["init"])

@@ -10,19 +10,21 @@ struct Output {
         isColorEnabled = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
     }
 
-    /// Writes `text` and a newline to standard output.
+    /// Writes `text` and a newline to standard output, its control
+    /// characters made harmless (`TerminalText`).
     func print(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        FileHandle.standardOutput.write(Data((TerminalText.safe(text, keepingColours: isColorEnabled) + "\n").utf8))
     }
 
-    /// Writes a JSON value to standard output.
+    /// Writes a JSON value to standard output, exact: its strings escape
+    /// every control character.
     func print(json: JSONValue) {
-        print(json.indented)
+        FileHandle.standardOutput.write(Data((json.indented + "\n").utf8))
     }
 
     /// Writes a progress or warning line to standard error.
     func progress(_ text: String) {
-        FileHandle.standardError.write(Data("\(text)\n".utf8))
+        FileHandle.standardError.write(Data("\(TerminalText.safe(text, keepingColours: false))\n".utf8))
     }
 
     /// `text` in a colour (an ANSI SGR code) when colour is enabled.

@@ -1,6 +1,7 @@
 /// Rows of cells printed in aligned columns, two spaces apart; the last
-/// column is not padded. Widths count characters as people see them, and
-/// ignore colour codes.
+/// column is not padded. Widths count terminal columns (`TerminalText`:
+/// two for Chinese, Japanese and Korean characters and emoji), and ignore
+/// colour codes.
 struct Table {
     var header: [String]?
     var rows: [[String]]
@@ -13,7 +14,8 @@ struct Table {
     }
 
     func render() -> String {
-        let all = (header.map { [$0] } ?? []) + rows
+        // Cells made safe first, so that widths count what will be shown.
+        let all = ((header.map { [$0] } ?? []) + rows).map { $0.map { TerminalText.safe($0, keepingColours: true) } }
         let columnCount = all.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: columnCount)
         for row in all {
@@ -27,12 +29,18 @@ struct Table {
         }.joined(separator: "\n")
     }
 
-    /// The width of a cell without the ANSI escape sequences of colours.
+    /// The columns a cell takes, without the ANSI escape sequences of colours.
     static func visibleWidth(_ text: String) -> Int {
         var width = 0
         var inEscape = false
         for character in text {
-            if character == "\u{1B}" { inEscape = true } else if inEscape { if character == "m" { inEscape = false } } else { width += 1 }
+            if character == "\u{1B}" {
+                inEscape = true
+            } else if inEscape {
+                if character == "m" { inEscape = false }
+            } else {
+                width += TerminalText.columns(of: character)
+            }
         }
         return width
     }
