@@ -158,6 +158,14 @@ public final class DocumentStore: @unchecked Sendable {
         }
     }
 
+    /// The newest informational wall-clock time among the document's logged
+    /// changes (local or remote), or nil if its log holds none; read from
+    /// the log's rows, without decoding a change.
+    public func lastChangeTime(_ id: DocumentID) throws -> Date? {
+        let row = try database.query(sql: "SELECT max(time) FROM changes WHERE document_id = ?", arguments: [.text(id.rawValue)])[0]
+        return row.isNull(0) ? nil : Self.date(try row.int64(0))
+    }
+
     /// Marks a document removed. Its history stays; `restore` brings it back.
     /// Remote changes to it are still applied and kept.
     public func remove(_ id: DocumentID) throws {

@@ -51,6 +51,36 @@ import Testing
         }
     }
 
+    /// A damaged change hides neither the other notes from `note list` nor
+    /// the rest of `status`; both name the damage and exit 1.
+    @Test func aDamagedNoteLeavesTheOthersListed() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let damaged = try quire.ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "new", "--title", "second"])
+            let database = try Database(path: quire.store)
+            try database.write { db in
+                try db.execute(sql: "UPDATE changes SET data = x'00112233' WHERE document_id = ?", arguments: [.text(damaged)])
+            }
+            database.close()
+
+            let listed = try quire.run(["note", "list"])
+            #expect(listed.status == 1)
+            #expect(listed.stdout.contains("second") && !listed.stdout.contains("first"))
+            #expect(listed.stderr.hasPrefix("error: note \(damaged) cannot be read: change 1 of document \(damaged) is corrupt"))
+            #expect(listed.stderr.hasSuffix("error: 1 note could not be read and is not listed\n"))
+            let json = try quire.run(["note", "list", "--json"])
+            #expect(json.status == 1)
+            #expect((try json.json() as? [[String: Any]])?.map { $0["title"] as? String } == ["second"])
+
+            let status = try quire.run(["status", "--json"])
+            #expect(status.status == 1)
+            let fields = try #require(try status.json() as? [String: Any])
+            #expect(fields["documents"] as? Int == 2 && fields["pending"] is NSNull)
+            #expect(status.stderr.contains("`quire inspect \(quire.store)` reports the damage"))
+        }
+    }
+
     @Test func aDirectoryIsNotTakenForAStore() throws {
         try withRunner { quire in
             let refusal = "error: \(quire.directory) is a directory; give the path of a file in it, such as \(quire.directory)/notes.quire\n"

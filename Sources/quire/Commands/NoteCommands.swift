@@ -44,28 +44,44 @@ enum NoteCommands {
             let context = invocation.context
             let store = try context.openStore()
             let ids = try store.documents(includeRemoved: true).map(\.id)
-            let notes = try ids.map { id in try store.read(id) { try Note(id: id, document: $0) } }
+            // A note that cannot be read (a damaged change) does not hide the others.
+            var unreadable: [(id: DocumentID, error: any Error)] = []
+            let notes = ids.compactMap { id in
+                do { return try store.read(id) { try Note(id: id, document: $0) } } catch {
+                    unreadable.append((id, error))
+                    return nil
+                }
+            }
                 .filter { invocation.flag("--all") || !$0.removed }
                 .enumerated().sorted { ($0.element.pinned ? 0 : 1, $0.offset) < ($1.element.pinned ? 0 : 1, $1.offset) }
                 .map(\.element)
+            defer {
+                for (id, error) in unreadable {
+                    context.output.progress("error: note \(id) cannot be read: \(error); `quire inspect \(context.storePath)` reports the damage")
+                }
+            }
+            let failure = unreadable.isEmpty ? nil : CLIError.failure(
+                "\(unreadable.count) note\(unreadable.count == 1 ? "" : "s") could not be read and \(unreadable.count == 1 ? "is" : "are") not listed")
             if invocation.flag("--json") {
                 context.output.print(json: .array(notes.map(\.json)))
-                return
-            }
-            guard !notes.isEmpty else {
-                context.output.print("No notes. Create one with `quire note new --title TEXT`.")
+                if let failure { throw failure }
                 return
             }
             let length = NoteIDs.abbreviationLength(ids)
             let rows = try notes.map { note in
-                let updated = try store.changes(note.id).map(\.time).max() ?? 0
+                let updated = try store.lastChangeTime(note.id)
                 return [String(note.id.rawValue.prefix(length)),
                         note.title + (note.removed ? " " + context.output.styled("(removed)", .red) : ""),
                         note.tags.joined(separator: ", "), note.pinned ? "yes" : "",
-                        RelativeTime.describe(milliseconds: updated)]
+                        RelativeTime.describe(updated)]
             }
-            context.output.print(Table(header: ["ID", "TITLE", "TAGS", "PINNED", "UPDATED"].map { context.output.styled($0, .bold) },
-                                       rows: rows).render())
+            if notes.isEmpty && failure == nil {
+                context.output.print("No notes. Create one with `quire note new --title TEXT`.")
+            } else if !notes.isEmpty {
+                context.output.print(Table(header: ["ID", "TITLE", "TAGS", "PINNED", "UPDATED"].map { context.output.styled($0, .bold) },
+                                           rows: rows).render())
+            }
+            if let failure { throw failure }
         })
 
     static let show = Command(

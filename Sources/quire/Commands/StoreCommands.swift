@@ -40,24 +40,33 @@ enum StoreCommands {
             let store = try context.openStore()
             let documents = try store.documents(includeRemoved: true).count
             let server = context.serverPeer
-            let pending = try store.outbox(peer: server).values.reduce(0) { $0 + $1.count }
+            // Counting them decodes them: a damaged one leaves the count unknown, not the rest of the status.
+            let pending: Result<Int, any Error> = Result { try store.outbox(peer: server).values.reduce(0) { $0 + $1.count } }
             let rejected = try store.rejectedChanges(peer: server)
             if invocation.flag("--json") {
                 context.output.print(json: .object([
                     "store": .string(context.storePath), "replica": .string(store.replicaID.description),
-                    "documents": .integer(documents), "pending": .integer(pending), "rejected": .integer(rejected.count),
+                    "documents": .integer(documents), "pending": (try? pending.get()).map { .integer(Int64($0)) } ?? .null,
+                    "rejected": .integer(rejected.count),
                 ]))
             } else {
+                let pendingText = switch pending {
+                case .success(let count): "\(count) local change\(count == 1 ? "" : "s") not acknowledged by the server"
+                case .failure: "unknown: a local change is damaged"
+                }
                 context.output.print(Table(rows: [
                     ["store", context.storePath],
                     ["replica", store.replicaID.description],
                     ["documents", "\(documents)"],
-                    ["pending", "\(pending) local change\(pending == 1 ? "" : "s") not acknowledged by the server"],
+                    ["pending", pendingText],
                 ]).render())
                 // Refused changes are part of `pending`: shown one by one, as they need the user.
                 for change in rejected {
                     context.output.print("rejected by \(server): \(change.document) \(change.id): \(change.status) \(change.reason)")
                 }
+            }
+            if case .failure(let error) = pending {
+                throw CLIError.failure("\(error); `quire inspect \(context.storePath)` reports the damage")
             }
         })
 }

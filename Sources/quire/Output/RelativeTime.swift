@@ -5,6 +5,10 @@ import Foundation
 /// changes, which never orders anything.
 enum RelativeTime {
     /// `milliseconds` since 1970; 0 means unknown.
+    static func describe(_ date: Date?, now: Date = Date()) -> String {
+        describe(milliseconds: date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } ?? 0, now: now)
+    }
+
     static func describe(milliseconds: Int64, now: Date = Date()) -> String {
         guard milliseconds > 0 else { return "unknown" }
         let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
