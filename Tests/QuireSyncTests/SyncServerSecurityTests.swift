@@ -189,6 +189,27 @@ import Testing
         }
     }
 
+    /// A mistyped token or URL refuses the request, not the changes: none
+    /// may be parked as rejected, or the next good sync would skip them.
+    @Test func aWrongTokenOrURLRejectsNoChange() async throws {
+        try await withSyncServer { _, url in
+            let store = try DocumentStore.inMemory()
+            try store.create(id: "mine")
+            try write(store, "mine", "k", 1)
+            try store.create(id: "other")
+            try write(store, "other", "k", 2)
+            for (server, token) in [(url, "mistyped"), (url.appendingPathComponent("v1/sync"), "writer")] {
+                let transport = HTTPSyncTransport(server: server, token: token, retryPolicy: .never)
+                await #expect(throws: SyncError.self) {
+                    try await SyncClient(store: store, peer: url.absoluteString, transport: transport).sync()
+                }
+            }
+            #expect(try store.rejectedChanges(peer: url.absoluteString).isEmpty)
+            let transport = HTTPSyncTransport(server: url, token: "writer", retryPolicy: .never)
+            #expect(try await SyncClient(store: store, peer: url.absoluteString, transport: transport).sync().sent == 2)
+        }
+    }
+
     @Test func anUnreachableServerLeavesEverythingPending() async throws {
         let store = try DocumentStore.inMemory()
         try store.create(id: "n")

@@ -113,5 +113,10 @@ public struct SyncFailure: Error, Hashable, Sendable, CustomStringConvertible {
     /// request must change first.
     public var isTransient: Bool { status == 408 || status == 429 || status >= 500 }
 
+    /// Whether the refusal is about the pushed changes themselves (400, 403,
+    /// 409, 413: `Specs/sync.md`, "Endpoint"). Any other (401 for a mistyped
+    /// token, 404 for a wrong URL) says nothing about them.
+    public var refusesPush: Bool { [400, 403, 409, 413].contains(status) }
+
     public var description: String { "\(status): \(message)" }
 }

@@ -196,9 +196,9 @@ public struct SyncClient: Sendable {
 
     /// A refused request: a refused push parks its changes as rejected (one
     /// document at a time, so that only the guilty ones are); anything
-    /// else ends the sync.
+    /// else (no push, or a refusal that is not about it) ends the sync.
     private func handleRefusal(_ failure: SyncFailure, _ session: inout Session) throws {
-        guard !session.pushed.isEmpty else { throw SyncError.refused(failure) }
+        guard !session.pushed.isEmpty, failure.refusesPush else { throw SyncError.refused(failure) }
         if session.pushed.count > 1 {
             session.oneDocumentPerPush = true
             return
