@@ -184,6 +184,22 @@ import Testing
         bytes[bytes.count / 2] ^= 1
         #expect(throws: SyncMessage.DecodeError.self) { try SyncMessage.decode(bytes) }
     }
+
+    /// Only an input that ends between frames ends a stdio session cleanly;
+    /// one cut inside a frame's length or message is an error.
+    @Test(arguments: [[], [5, 0], [5, 0, 0, 0, 1]] as [[UInt8]])
+    func stdioInputCutInsideAFrameIsRefused(tail: [UInt8]) throws {
+        let pipe = Pipe()
+        let message: [UInt8] = [1, 2, 3]
+        try pipe.fileHandleForWriting.write(contentsOf: [3, 0, 0, 0] + message + tail)
+        try pipe.fileHandleForWriting.close()
+        #expect(try StdioFraming.read(from: pipe.fileHandleForReading) == message)
+        if tail.isEmpty {
+            #expect(try StdioFraming.read(from: pipe.fileHandleForReading) == nil)
+        } else {
+            #expect(throws: SyncFailure.self) { try StdioFraming.read(from: pipe.fileHandleForReading) }
+        }
+    }
 }
 
 extension FaultyTransport {

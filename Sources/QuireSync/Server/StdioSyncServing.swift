@@ -18,22 +18,25 @@ public enum StdioFraming {
 
     /// The next frame, or nil at the end of the input.
     public static func read(from handle: FileHandle) throws -> [UInt8]? {
-        guard let header = try readExactly(4, from: handle) else { return nil }
+        let header = try readUpTo(4, from: handle)
+        if header.isEmpty { return nil }
+        // An input that ends inside the length is as cut short as one that ends inside the message.
+        guard header.count == 4 else { throw SyncFailure(status: 400, "the input ended inside a frame's length") }
         var reader = ByteReader(header)
         let length = Int(try reader.readUInt32("the frame length"))
         guard length <= maxFrameBytes else {
             throw SyncFailure(status: 413, "a frame of \(length) bytes, above the limit of \(maxFrameBytes)")
         }
-        guard let message = try readExactly(length, from: handle) else {
-            throw SyncFailure(status: 400, "the input ended inside a frame")
-        }
+        let message = try readUpTo(length, from: handle)
+        guard message.count == length else { throw SyncFailure(status: 400, "the input ended inside a frame") }
         return message
     }
 
-    private static func readExactly(_ count: Int, from handle: FileHandle) throws -> [UInt8]? {
+    /// `count` bytes, or fewer if the input ends first.
+    private static func readUpTo(_ count: Int, from handle: FileHandle) throws -> [UInt8] {
         var bytes: [UInt8] = []
         while bytes.count < count {
-            guard let chunk = try handle.read(upToCount: count - bytes.count), !chunk.isEmpty else { return nil }
+            guard let chunk = try handle.read(upToCount: count - bytes.count), !chunk.isEmpty else { break }
             bytes += chunk
         }
         return bytes
