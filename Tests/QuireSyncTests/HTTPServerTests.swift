@@ -69,6 +69,17 @@ struct HTTPServerTests {
         }
     }
 
+    /// A declared length past Int.max (libmicrohttpd reads it as UInt64) is
+    /// as absurd as any other: answered at once, not waited on.
+    @Test(arguments: ["9223372036854775808", "18446744073709551615"])
+    func declaredBodyPastIntMaxGets413AtOnce(length: String) async throws {
+        try await withServer(limits: HTTPServer.Limits(maxBodyBytes: 1000), handler: Self.echo) { server in
+            let answer = try rawExchange(port: server.port, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: \(length)\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 413"))
+            #expect(answer.hasSuffix("request body larger than 1000 bytes"))
+        }
+    }
+
     /// A chunked upload has no Content-Length, so the limit is found while
     /// receiving: the excess is dropped and the 413 sent at the end.
     @Test func chunkedBodiesAreReceivedAndLimited() async throws {

@@ -17,20 +17,21 @@ enum MHDCallbacks {
             // First call: headers are complete, no body has been read yet.
             let context = RequestContext(head: readRequestHead(connection, url: url, method: method))
             requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
-            guard let declared = context.head.headers["Content-Length"].flatMap(Int.init) else { return .YES }
-            if declared > maxBodyBytes {
+            // UInt64, as MHD reads it: a length past Int.max must be cut off, not taken for none.
+            guard let declared = context.head.headers["Content-Length"].flatMap(UInt64.init) else { return .YES }
+            if declared > UInt64(maxBodyBytes) {
                 // Answering now makes MHD skip the body and close the
                 // connection, and a client still sending then sees a broken
                 // pipe instead of the 413. So a body within `drainableExcess`
                 // of the limit is read and dropped, and answered at its end;
                 // only an absurd one is cut off at once.
-                guard declared - maxBodyBytes <= HTTPServer.drainableExcess else {
+                guard declared - UInt64(maxBodyBytes) <= UInt64(HTTPServer.drainableExcess) else {
                     return queue(payloadTooLarge(maxBodyBytes), on: connection)
                 }
                 context.bodyTooLarge = true
                 return .YES
             }
-            context.body.reserveCapacity(declared)
+            context.body.reserveCapacity(Int(declared))
             return .YES
         }
         let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
