@@ -98,7 +98,10 @@ import QuireTestSupport
 
     @Test func trailingBytesAndWrongMagicAreRejected() throws {
         let bytes = try Self.sample().encodeChanges()
-        #expect(throws: DecodingError.self) { try ChangeEncoding.decode(bytes + [0]) }
+        #expect(throws: DecodingError.invalid("1 byte(s) follow a Quire change bundle")) { try ChangeEncoding.decode(bytes + [0]) }
+        #expect(throws: DecodingError.truncated("the body of a Quire change bundle")) {
+            try ChangeEncoding.decode(Array(bytes.dropLast(4)))
+        }
         #expect(throws: DecodingError.badMagic(expected: "a Quire change bundle")) {
             try ChangeEncoding.decode(try Self.sample().encodeSnapshot())
         }

@@ -34,11 +34,11 @@ public enum Envelope {
         guard versions.contains(found) else { throw .unsupportedVersion(found) }
         let length = try reader.readVarint("the body length")
         guard length <= UInt64(reader.remaining), reader.remaining - Int(length) >= 4 else {
-            throw .truncated("the \(name) body")
+            throw .truncated("the body of \(name)")
         }
         let bodyStart = reader.offset
         let bodyEnd = bodyStart + Int(length)
-        guard bytes.count == bodyEnd + 4 else { throw .invalid("\(bytes.count - bodyEnd - 4) bytes follow the \(name)") }
+        guard bytes.count == bodyEnd + 4 else { throw .invalid("\(bytes.count - bodyEnd - 4) byte(s) follow \(name)") }
         var tail = ByteReader(bytes, range: bodyEnd..<bytes.count)
         let stored = try tail.readUInt32("the checksum")
         guard stored == CRC32.checksum(bytes[..<bodyEnd]) else { throw .checksumMismatch }
