@@ -70,6 +70,10 @@ import Testing
             // The same change again is nothing; the same id with other content is refused.
             #expect(try await post(url, pushRequest(counter: 1), token: "writer").0 == 200)
             #expect(try await post(url, pushRequest(counter: 1, value: 99), token: "writer").0 == 409)
+            // Another token may relay a change the server holds (got from a
+            // peer through `--via`): it writes nothing. Not one it does not hold.
+            #expect(try await post(url, pushRequest(counter: 1), token: "other").0 == 200)
+            #expect(try await post(url, pushRequest(counter: 1, value: 99), token: "other").0 == 409)
             #expect(server.log.lastSeq == 1)
         }
     }

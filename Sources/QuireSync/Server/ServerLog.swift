@@ -269,18 +269,22 @@ public final class ServerLog: Sendable {
             // Accepted by this push, not written yet: written at the end, as runs.
             var accepted: [Change] = []
             for change in changes {
-                try checkOwner(of: change.replica, db)
-                guard lamportCeiling.overflow || change.lastLamport <= lamportCeiling.partialValue else {
-                    throw SyncFailure(status: 400, "change \(change.id) has Lamport value \(change.lastLamport), "
-                        + "more than \(limits.maxLamportLead) beyond the server's \(maxLamport)")
-                }
                 let held = versions[id, default: VersionVector()][change.replica]
                 if change.lastID.counter <= held {
                     // It may repeat a change of this very push: write those first.
                     try log(accepted, of: id, db)
                     accepted = []
+                    // Not its owner's check: a held change writes nothing, so
+                    // a client relaying what it got from a peer may repeat it.
                     try checkDuplicate(change, of: id, db)
-                } else if change.id.counter <= held {
+                    continue
+                }
+                try checkOwner(of: change.replica, db)
+                guard lamportCeiling.overflow || change.lastLamport <= lamportCeiling.partialValue else {
+                    throw SyncFailure(status: 400, "change \(change.id) has Lamport value \(change.lastLamport), "
+                        + "more than \(limits.maxLamportLead) beyond the server's \(maxLamport)")
+                }
+                if change.id.counter <= held {
                     throw SyncFailure(status: 409, "change \(change.id) overlaps changes the server holds: its replica id was used twice")
                 } else if isReady(change, id) {
                     try accept(change, of: id, db)
