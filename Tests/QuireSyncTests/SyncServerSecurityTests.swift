@@ -193,6 +193,29 @@ import Testing
         }
     }
 
+    /// A relayed change refused because its replica belongs to another
+    /// token is no longer refused once its writer has sent it.
+    @Test func aRefusedChangeTheServerComesToHoldIsForgotten() async throws {
+        try await withSyncServer { _, url in
+            let writer = try DocumentStore.inMemory(), relay = try DocumentStore.inMemory()
+            @discardableResult
+            func sync(_ store: DocumentStore, _ token: String) async throws -> SyncClient.Report {
+                try await SyncClient(store: store, peer: url.absoluteString,
+                                     transport: HTTPSyncTransport(server: url, token: token, retryPolicy: .never)).sync()
+            }
+            try writer.create(id: "first")
+            try write(writer, "first", "k", 1)
+            try await sync(writer, "writer")  // the writer's replica is now the writer token's
+            try writer.create(id: "shared")
+            try write(writer, "shared", "k", 1)
+            try await SyncClient(store: relay, peer: "writer", transport: FaultyTransport.sound(PeerSyncService(store: writer))).sync()
+            #expect(try await sync(relay, "other").rejected.map(\.status) == [403])
+            try await sync(writer, "writer")
+            try await sync(relay, "other")
+            #expect(try relay.rejectedChanges(peer: url.absoluteString).isEmpty)
+        }
+    }
+
     /// A mistyped token or URL refuses the request, not the changes: none
     /// may be parked as rejected, or the next good sync would skip them.
     @Test func aWrongTokenOrURLRejectsNoChange() async throws {

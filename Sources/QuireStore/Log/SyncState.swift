@@ -67,6 +67,12 @@ public enum SyncState {
         }
     }
 
+    /// Forgets one refusal by `peer`.
+    public static func forgetRejected(_ rejected: RejectedChange, peer: String, _ db: DatabaseConnection) throws {
+        try db.execute(sql: "DELETE FROM rejected_changes WHERE peer = ? AND document_id = ? AND replica = ? AND first_counter = ?",
+                       arguments: [.text(peer), .text(rejected.document), .replica(rejected.id.replica), .unsigned(rejected.id.counter)])
+    }
+
     /// Forgets every refusal by `peer`, so that the next sync offers those
     /// changes again.
     public static func clearRejected(peer: String, _ db: DatabaseConnection) throws {
