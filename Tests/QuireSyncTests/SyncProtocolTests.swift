@@ -185,6 +185,19 @@ import Testing
         #expect(throws: SyncMessage.DecodeError.self) { try SyncMessage.decode(bytes) }
     }
 
+    /// A command that answers garbage and keeps writing fails the exchange
+    /// and still ends when the transport closes.
+    @Test func aStdioPeerThatFloodsGarbageIsClosed() async throws {
+        let transport = try StdioSyncTransport(command: "yes")
+        await #expect(throws: SyncError.self) {
+            try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0)
+        }
+        // On another thread, so that a close that hangs fails the test instead of hanging it.
+        let closed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { transport.close(); closed.signal() }
+        #expect(closed.wait(timeout: .now() + 30) == .success)
+    }
+
     /// Only an input that ends between frames ends a stdio session cleanly;
     /// one cut inside a frame's length or message is an error.
     @Test(arguments: [[], [5, 0], [5, 0, 0, 0, 1]] as [[UInt8]])

@@ -48,10 +48,14 @@ public final class StdioSyncTransport: SyncTransport {
         return answer
     }
 
-    /// Closes the command's input, so that it ends, and waits for it.
+    /// Closes the command's input and output, so that it ends, and waits
+    /// for it. Its output too: a command that ignores its input and keeps
+    /// writing (its answer refused as too large) would otherwise fill the
+    /// pipe and block, and the wait with it.
     public func close() {
         process.withLock { process in
             try? toPeer.close()
+            try? fromPeer.close()
             process?.waitUntilExit()
             process = nil
         }
