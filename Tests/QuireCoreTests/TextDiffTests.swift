@@ -3,7 +3,7 @@ import QuireTestSupport
 @testable import QuireCore
 
 @Suite struct TextDiffTests {
-    func apply(_ edits: [TextDiff.Edit], to old: [Character], new: [Character]) -> [Character] {
+    func apply<Element>(_ edits: [TextDiff.Edit], to old: [Element], new: [Element]) -> [Element] {
         var result = old
         for edit in edits {
             switch edit {
@@ -43,17 +43,6 @@ import QuireTestSupport
         edits.reduce(0) { total, edit in
             switch edit { case .delete(_, let c), .insert(_, let c, _): total + c }
         }
-    }
-
-    func apply(_ edits: [TextDiff.Edit], to old: [Unicode.Scalar], new: [Unicode.Scalar]) -> [Unicode.Scalar] {
-        var result = old
-        for edit in edits {
-            switch edit {
-            case let .delete(at, count): result.removeSubrange(at..<(at + count))
-            case let .insert(at, count, from): result.insert(contentsOf: new[from..<(from + count)], at: at)
-            }
-        }
-        return result
     }
 
     /// Lines of words, `count` of them, from `rng`.
