@@ -123,6 +123,9 @@ extension DocumentStore {
         queue = []
         condition.unlock()
         var stale = Set<Int>()
+        // Shared, unless this store's own last try holds it exclusive (taking it shared would give that up).
+        let sharesWriterLock = !holdsWriterLock && writerLock?.lock(exclusive: false) == true
+        defer { if sharesWriterLock { writerLock?.unlock() } }
         let outcome = Result {
             try database.write { db in
                 for index in batch.indices {
@@ -148,10 +151,20 @@ extension DocumentStore {
 
     /// Runs `attempt`, and again (`commitAttempts` times in all) while it
     /// fails with `StoreError.changedElsewhere`: its document is reloaded by
-    /// then, so the next attempt works on what the other process wrote.
+    /// then, so the next attempt works on what the other process wrote. The
+    /// last attempt holds `writerLock` exclusive, so that two processes
+    /// writing one document flat out cannot keep racing each other. Lock held.
     func retryingChangedElsewhere<T>(_ attempt: () throws -> T) throws -> T {
         for _ in 1..<Self.commitAttempts {
             do { return try attempt() } catch StoreError.changedElsewhere(_) {}
+        }
+        // A batch of another thread holds the lock shared until it is written.
+        while isWriting { condition.wait() }
+        guard !holdsWriterLock, let writerLock, writerLock.lock(exclusive: true) else { return try attempt() }
+        holdsWriterLock = true
+        defer {
+            holdsWriterLock = false
+            writerLock.unlock()
         }
         return try attempt()
     }
@@ -166,8 +179,10 @@ extension DocumentStore {
         entry.changesSinceSnapshot += commit.newChanges.reduce(0) { $0 + $1.count }
         if entry.changesSinceSnapshot >= snapshotInterval {
             // The changes are already safe in the log; a snapshot that cannot
-            // be written now (say, the disk is full) is tried again later.
+            // be written now (say, the disk is full, or another process just
+            // wrote the document) is tried again later.
             do { try writeSnapshot(commit.id, &entry) }
+            catch StoreError.changedElsewhere(_) {}
             catch { warn("document \(commit.id): could not write a snapshot: \(error)") }
         }
         release(commit.id, entry)

@@ -10,11 +10,19 @@ extension DocumentStore {
     /// Writes a snapshot in its own transaction, which also prunes older
     /// snapshots: two are kept (one to fall back on if the newest is
     /// damaged), or one when compacting. Called with the lock held.
+    ///
+    /// Throws `StoreError.changedElsewhere`, writing nothing, if another
+    /// process logged the document past `entry`: the snapshot would be older
+    /// than the log, and pruning and compacting would drop the newer
+    /// snapshot the other process wrote, and the rows it covers.
     func writeSnapshot(_ id: DocumentID, _ entry: inout LoadedDocument, compacting: Compaction = .none) throws {
         let document = entry.document
         // What the document holds, which another process may have logged past.
         let coversSeq = entry.loggedThrough
         try database.write { db in
+            guard try !ChangeLog.hasChanges(document: id.rawValue, after: coversSeq, db) else {
+                throw StoreError.changedElsewhere(id.rawValue)
+            }
             let stored = try SnapshotStore.write(document, id: id.rawValue, coversSeq: coversSeq, now: Self.milliseconds(Date()), db)
             if compacting == .none {
                 try SnapshotStore.prune(document: id.rawValue, keepingNewest: 2, db)

@@ -33,6 +33,8 @@ public final class DocumentStore: @unchecked Sendable {
     public let snapshotInterval: Int
 
     let database: Database
+    /// Lets a raced call's last try run alone; nil in memory or read-only.
+    let writerLock: WriterLock?
     let warn: @Sendable (String) -> Void
     /// The streams of `events(of:)` and `allEvents()`.
     let observers = Observers()
@@ -50,6 +52,9 @@ public final class DocumentStore: @unchecked Sendable {
     var queue: [QueuedCommit] = []
     /// True while a thread writes a batch of commits (without the lock).
     var isWriting = false
+    /// True while a call's last try holds `writerLock` exclusive: batches
+    /// then go without taking it shared.
+    var holdsWriterLock = false
     var nextTicket = 0
     /// How each written commit ended, by ticket, until its caller takes it.
     var outcomes: [Int: Result<Void, any Error>] = [:]
@@ -98,6 +103,7 @@ public final class DocumentStore: @unchecked Sendable {
             }
         }
         self.database = database
+        writerLock = readOnly ? nil : WriterLock(storePath: path)
         self.snapshotInterval = snapshotInterval
         warn = onWarning
     }
@@ -108,6 +114,7 @@ public final class DocumentStore: @unchecked Sendable {
             try ReplicaIdentity.establish(db, fingerprint: "memory", now: Self.milliseconds(Date()))
         }
         self.database = database
+        writerLock = nil
         self.snapshotInterval = snapshotInterval
         warn = Self.printWarning
     }
@@ -420,11 +427,11 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// Writes a snapshot of the document now.
     public func snapshot(_ id: DocumentID) throws {
-        try locked {
+        try locked { try retryingChangedElsewhere {
             var entry = try takeIdle(id)
             defer { release(id, entry) }
             try writeSnapshot(id, &entry)
-        }
+        } }
     }
 
     /// Writes a snapshot and deletes what it makes unnecessary: older
@@ -435,11 +442,11 @@ public final class DocumentStore: @unchecked Sendable {
     /// some peer of the document has not acknowledged (or, when no peer has
     /// acknowledged anything of it yet, every local change).
     public func compact(_ id: DocumentID, keepHistory: Bool) throws {
-        try locked {
+        try locked { try retryingChangedElsewhere {
             var entry = try takeIdle(id)
             defer { release(id, entry) }
             try writeSnapshot(id, &entry, compacting: keepHistory ? .keepHistory : .dropHistory)
-        }
+        } }
     }
 
     static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }

@@ -47,6 +47,79 @@ import Testing
         }
     }
 
+    /// Two writer processes append to the same list in one file at once
+    /// (snapshotting or compacting as they go, by mode) until both are
+    /// killed: every number either acknowledged is in the list (each writer
+    /// counts on from what it found, so both may write a number: it is there
+    /// as often as it was acknowledged).
+    @Test(arguments: ["plain", "snapshot", "compact"])
+    func twoWritersOnOneFileLoseNothing(mode: String) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            try DocumentStore(path: path).create(id: "kill-test")
+            let writers = try (0..<2).map { _ in try startWriter(path: path, mode: mode) }
+            for writer in writers { writer.waitForFirstEdit() }
+            usleep(400_000)
+            let exited = writers.filter { !$0.process.isRunning }
+            let acknowledged = writers.flatMap { $0.kill() }
+            #expect(exited.isEmpty, "a writer stopped on its own: \(exited.map(\.errors))")
+
+            let store = try DocumentStore(path: path)
+            let numbers: [Int64] = try store.read("kill-test") { doc in
+                guard case .object(.list, let list)? = try doc.get(.root, key: "numbers") else { return [] }
+                return try doc.list(list).compactMap { value in
+                    if case .scalar(.int(let number)) = value { return number }
+                    return nil
+                }
+            }
+            let held = Dictionary(numbers.map { ($0, 1) }, uniquingKeysWith: +)
+            let lost = Dictionary(acknowledged.map { ($0, 1) }, uniquingKeysWith: +).filter { held[$0.key, default: 0] < $0.value }
+            #expect(lost.isEmpty, "acknowledged edits lost: \(lost.keys.sorted())")
+            #expect(acknowledged.count > 20)
+        }
+    }
+
+    /// A running writer and what it printed.
+    final class Writer {
+        let process: Process
+        private let output: Pipe, errorOutput: Pipe
+        private var received = Data()
+
+        init(process: Process, output: Pipe, errorOutput: Pipe) {
+            (self.process, self.output, self.errorOutput) = (process, output, errorOutput)
+        }
+
+        func waitForFirstEdit() {
+            while !received.contains(UInt8(ascii: "\n")) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { return }
+                received.append(chunk)
+            }
+        }
+
+        var errors: String { String(decoding: errorOutput.fileHandleForReading.availableData, as: UTF8.self) }
+
+        /// Kills it and returns the numbers it acknowledged.
+        func kill() -> [Int64] {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            received.append(output.fileHandleForReading.readDataToEndOfFile())
+            let text = String(decoding: received, as: UTF8.self)
+            return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().compactMap { Int64($0) }
+        }
+    }
+
+    func startWriter(path: String, mode: String) throws -> Writer {
+        let process = Process()
+        process.executableURL = Self.writerURL
+        process.arguments = [path, mode]
+        let output = Pipe(), errorOutput = Pipe()
+        process.standardOutput = output
+        process.standardError = errorOutput
+        try process.run()
+        return Writer(process: process, output: output, errorOutput: errorOutput)
+    }
+
     /// Starts the writer, kills it after `afterMilliseconds`, and returns
     /// the numbers it acknowledged (complete lines only). With
     /// `countingFromFirstEdit`, the delay starts once the writer has
