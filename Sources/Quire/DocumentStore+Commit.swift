@@ -30,11 +30,13 @@ extension DocumentStore {
         var ticket = 0
 
         /// Writes the commit's rows; runs inside the batch's transaction.
-        func save(_ db: DatabaseConnection) throws {
+        /// Returns the `seq` of the last change row, if it wrote any.
+        func save(_ db: DatabaseConnection) throws -> Int64? {
             if isNew {
                 try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
                                arguments: [.text(id.rawValue), .integer(DocumentStore.milliseconds(Date()))])
             }
+            var lastRow: Int64?
             for piece in newChanges {
                 switch piece {
                 case .changes(let changes):
@@ -42,6 +44,7 @@ extension DocumentStore {
                 case .run(let run, let bundle):
                     try ChangeLog.append(run: run, encodedAs: bundle, document: id.rawValue, isLocal: isLocal, db)
                 }
+                lastRow = db.lastInsertedRowID
             }
             try DocumentVersions.raise(document: id.rawValue, replicas: Set(newChanges.flatMap(\.replicas)),
                                        to: entry.document.versionVector, db)
@@ -49,6 +52,7 @@ extension DocumentStore {
                 try ParkedChanges.removeCovered(by: entry.document.versionVector, document: id.rawValue, db)
                 try ParkedChanges.park(parked, document: id.rawValue, db)
             }
+            return lastRow
         }
     }
 
@@ -129,13 +133,12 @@ extension DocumentStore {
         let outcome = Result {
             try database.write { db in
                 for index in batch.indices {
-                    let id = batch[index].id.rawValue
-                    guard try !ChangeLog.hasChanges(document: id, after: batch[index].entry.loggedThrough, db) else {
+                    let commit = batch[index]
+                    guard try commit.isNew || Self.isCurrent(commit.entry, db.query(sql: Self.currencyQuery, arguments: [.text(commit.id.rawValue)])) else {
                         stale.insert(index)
                         continue
                     }
-                    try batch[index].save(db)
-                    batch[index].entry.loggedThrough = try ChangeLog.lastSeq(document: id, db)
+                    if let lastRow = try batch[index].save(db) { batch[index].entry.loggedThrough = lastRow }
                 }
             }
         }
@@ -231,32 +234,28 @@ extension DocumentStore {
     /// Lock held.
     func takeIdle(_ id: DocumentID) throws -> LoadedDocument {
         waitUntilIdle(id)
-        let entry = try freshCachedEntry(id) ?? load(id)
-        cache[id] = nil
+        let entry = try cache.removeValue(forKey: id) ?? load(id)
         busy.insert(id)
         return entry
     }
 
-    /// The cached copy of a document, if the file holds nothing newer for
-    /// it; else nil, and the copy is dropped. Another process (or another
-    /// store on the same file) may have written since it was loaded. Lock held.
+    /// The cached copy of a document, for reading, if the file holds
+    /// nothing newer for it; else nil, and the copy is dropped. Another
+    /// process (or another store on the same file) may have written since
+    /// it was loaded. Lock held.
     ///
-    /// While a batch is being written the connection is busy until the
-    /// commit's disk sync, and waiting for it here, lock held, would keep
-    /// other calls from queueing theirs (it cost group commit a third of
-    /// its throughput): the copy is used as it is, and its commit's own
-    /// check catches another process's write.
+    /// `PRAGMA data_version` tells whether any other connection committed
+    /// since the last look. While a batch is being written the connection is
+    /// busy until the commit's disk sync, and waiting for it here, lock held,
+    /// would keep other calls from queueing theirs: the copy is read as it is.
+    /// (Edits do not look: a commit checks in its transaction, and an edit
+    /// that missed another process's write runs again.)
     private func freshCachedEntry(_ id: DocumentID) throws -> LoadedDocument? {
         guard var entry = cache[id] else { return nil }
         if isWriting { return entry }
-        let dataVersion = try self.dataVersion()
+        let dataVersion = try database.query(sql: "PRAGMA data_version")[0].int64(0)
         if entry.checkedAt == dataVersion { return entry }
-        let isFresh = try database.read { db in
-            let rows = try db.query(sql: "SELECT removed_at FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
-            guard let row = rows.first, row.isNull(0) == !entry.isRemoved else { return false }
-            return try !ChangeLog.hasChanges(document: id.rawValue, after: entry.loggedThrough, db)
-        }
-        guard isFresh else {
+        guard try Self.isCurrent(entry, database.query(sql: Self.currencyQuery, arguments: [.text(id.rawValue)])) else {
             cache[id] = nil
             return nil
         }
@@ -265,9 +264,28 @@ extension DocumentStore {
         return entry
     }
 
-    /// SQLite's `data_version`: it changes when another connection commits.
-    func dataVersion() throws -> Int64 {
-        try database.query(sql: "PRAGMA data_version")[0].int64(0)
+    /// A document's removal and newest log row, for `isCurrent`: one
+    /// statement (a transaction around two cost several times more).
+    static let currencyQuery =
+        "SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document_id = ?1) FROM documents WHERE id = ?1"
+
+    /// Whether the file holds nothing of a document that `entry` lacks, by
+    /// what `currencyQuery` read: no log row after `entry.loggedThrough`,
+    /// and the same removal.
+    static func isCurrent(_ entry: LoadedDocument, _ rows: [Row]) throws -> Bool {
+        guard let row = rows.first else { return false }
+        return try row.int64(0) == (entry.isRemoved ? 1 : 0) && (row.isNull(1) ? 0 : try row.int64(1)) <= entry.loggedThrough
+    }
+
+    /// Runs `body` on a taken document and releases it: back in the cache,
+    /// or dropped if `body` throws (another process may have written it,
+    /// and the next call must reload it). Lock held.
+    func releasing(_ id: DocumentID, _ entry: inout LoadedDocument, _ body: (inout LoadedDocument) throws -> Void) throws {
+        do { try body(&entry) } catch {
+            release(id, nil)
+            throw error
+        }
+        release(id, entry)
     }
 
     /// Ends a call's work on a document: puts `entry` back in the cache, or

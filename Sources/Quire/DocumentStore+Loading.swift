@@ -20,7 +20,7 @@ extension DocumentStore {
         // What the document holds, which another process may have logged past.
         let coversSeq = entry.loggedThrough
         try database.write { db in
-            guard try !ChangeLog.hasChanges(document: id.rawValue, after: coversSeq, db) else {
+            guard try ChangeLog.lastSeq(document: id.rawValue, db) <= coversSeq else {
                 throw StoreError.changedElsewhere(id.rawValue)
             }
             let stored = try SnapshotStore.write(document, id: id.rawValue, coversSeq: coversSeq, now: Self.milliseconds(Date()), db)
@@ -48,15 +48,10 @@ extension DocumentStore {
     /// after it, then the parked changes. A snapshot that fails any check is
     /// reported and skipped in favour of an older one or a full replay.
     func load(_ id: DocumentID) throws -> LoadedDocument {
-        // Read before loading: a write after it shows as a newer version.
-        let dataVersion = try self.dataVersion()
-        return try database.read { db in
-            let rows = try db.query(
-                sql: "SELECT removed_at, log_start_seq, (SELECT max(seq) FROM changes WHERE document_id = ?1) FROM documents WHERE id = ?1",
-                arguments: [.text(id.rawValue)])
+        try database.read { db in
+            let rows = try db.query(sql: "SELECT removed_at, log_start_seq FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
             guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
             let logStartSeq = try row.int64(1)
-            let lastSeq = row.isNull(2) ? 0 : try row.int64(2)
             var document = Document(replica: replicaID)
             var coversSeq: Int64 = 0
             for stored in try SnapshotStore.newestFirst(document: id.rawValue, db) where stored.coversSeq >= logStartSeq {
@@ -72,7 +67,7 @@ extension DocumentStore {
                 throw StoreError.unrecoverableDocument(
                     id.rawValue, reason: "its only snapshot since compaction is damaged, and the log before it was compacted")
             }
-            let tail = try ChangeLog.changes(document: id.rawValue, after: coversSeq, db)
+            let (tail, lastSeq) = try ChangeLog.changes(document: id.rawValue, after: coversSeq, db)
             do {
                 try document.apply(tail)
                 try document.apply(ParkedChanges.all(document: id.rawValue, db))
@@ -80,7 +75,7 @@ extension DocumentStore {
                 throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
             }
             return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count,
-                                  loggedThrough: max(coversSeq, lastSeq), checkedAt: dataVersion)
+                                  loggedThrough: lastSeq ?? coversSeq)
         }
     }
 }

@@ -429,8 +429,7 @@ public final class DocumentStore: @unchecked Sendable {
     public func snapshot(_ id: DocumentID) throws {
         try locked { try retryingChangedElsewhere {
             var entry = try takeIdle(id)
-            defer { release(id, entry) }
-            try writeSnapshot(id, &entry)
+            try releasing(id, &entry) { try writeSnapshot(id, &$0) }
         } }
     }
 
@@ -444,8 +443,7 @@ public final class DocumentStore: @unchecked Sendable {
     public func compact(_ id: DocumentID, keepHistory: Bool) throws {
         try locked { try retryingChangedElsewhere {
             var entry = try takeIdle(id)
-            defer { release(id, entry) }
-            try writeSnapshot(id, &entry, compacting: keepHistory ? .keepHistory : .dropHistory)
+            try releasing(id, &entry) { try writeSnapshot(id, &$0, compacting: keepHistory ? .keepHistory : .dropHistory) }
         } }
     }
 

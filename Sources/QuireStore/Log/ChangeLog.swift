@@ -12,7 +12,7 @@ import QuireCore
 ///     try db.write { db in
 ///         try ChangeLog.append([change], document: "note-1", isLocal: true, db)
 ///     }
-///     let all = try db.read { db in try ChangeLog.changes(document: "note-1", after: 0, db) }
+///     let all = try db.read { db in try ChangeLog.changes(document: "note-1", after: 0, db).changes }
 public enum ChangeLog {
     /// The most changes one row holds: a row is read whole, so a bound keeps
     /// a peer that lacks only the end of a run from decoding all of it.
@@ -70,12 +70,14 @@ public enum ChangeLog {
         run.count <= maxRunLength
     }
 
-    /// A document's changes with `seq` above `seq`, in log order.
-    public static func changes(document: String, after seq: Int64, _ db: DatabaseConnection) throws -> [Change] {
+    /// A document's changes with `seq` above `seq`, in log order, and the
+    /// `seq` of the last row read (nil if none).
+    public static func changes(document: String, after seq: Int64,
+                               _ db: DatabaseConnection) throws -> (changes: [Change], lastSeq: Int64?) {
         let rows = try db.query(
             sql: "SELECT seq, data FROM changes WHERE document_id = ? AND seq > ? ORDER BY seq",
             arguments: [.text(document), .integer(seq)])
-        return try rows.flatMap { row in try decode(row, document: document) }
+        return (try rows.flatMap { row in try decode(row, document: document) }, try rows.last?.int64(0))
     }
 
     /// A document's logged changes that `version` lacks, in log order, at
@@ -118,14 +120,8 @@ public enum ChangeLog {
         return nil
     }
 
-    /// Whether a document's log holds a row after `seq`. (`seq` only grows:
-    /// a row written since a reader saw `seq` is after it.)
-    public static func hasChanges(document: String, after seq: Int64, _ db: DatabaseConnection) throws -> Bool {
-        try !db.query(sql: "SELECT 1 FROM changes WHERE document_id = ? AND seq > ? LIMIT 1",
-                      arguments: [.text(document), .integer(seq)]).isEmpty
-    }
-
-    /// The highest `seq` of a document's log, or 0 for an empty log.
+    /// The highest `seq` of a document's log, or 0 for an empty log. (`seq`
+    /// only grows: a row written since a reader saw `seq` is after it.)
     public static func lastSeq(document: String, _ db: DatabaseConnection) throws -> Int64 {
         let row = try db.query(sql: "SELECT max(seq) FROM changes WHERE document_id = ?", arguments: [.text(document)])[0]
         return row.isNull(0) ? 0 : try row.int64(0)
