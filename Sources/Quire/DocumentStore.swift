@@ -21,11 +21,12 @@ import Foundation
 /// call on the store from inside it throws `StoreError.nestedCall`.
 ///
 /// Several processes may open one file (a sync running while a note is
-/// edited): a call first checks that the file holds nothing newer for its
-/// document than the copy in memory, and reloads it if it does; an edit
-/// whose commit finds another process's write in between runs again on the
-/// reloaded document. `Specs/storage.md` states the schema, the formats and
-/// the durability promise.
+/// edited): a read first checks that the file holds nothing newer for its
+/// document than the copy in memory, and reloads it if it does; a commit
+/// checks the same in its transaction, and an edit or apply that missed
+/// another process's write runs again on the reloaded document.
+/// `Specs/storage.md` states the schema, the formats and the durability
+/// promise.
 public final class DocumentStore: @unchecked Sendable {
     /// The id this store's local edits are made under.
     public let replicaID: ReplicaID
@@ -216,9 +217,9 @@ public final class DocumentStore: @unchecked Sendable {
     ///
     /// If `body` throws, or the commit fails (disk full, read-only file),
     /// nothing is saved, the document is as it was, and the error is rethrown.
-    /// If another process wrote the document between the start of the call
-    /// and its commit, `body` runs again on the document as the file now
-    /// holds it (`StoreError.changedElsewhere` after a few tries).
+    /// If another process wrote the document since this store loaded it,
+    /// `body` runs again on the document as the file now holds it
+    /// (`StoreError.changedElsewhere` if that keeps happening).
     ///
     ///     try store.edit(id) { tx in
     ///         let list = try tx.putObject(.root, key: "items", kind: .list)
