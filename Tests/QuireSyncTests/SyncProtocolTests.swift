@@ -52,6 +52,37 @@ import Testing
         }
     }
 
+    /// A document the store cannot read (a damaged change) is left out of
+    /// the sync, which goes on with the others and reports it.
+    @Test func aDamagedDocumentIsLeftOutAndTheOthersSync() async throws {
+        let server = try makeServer()
+        let path = NSTemporaryDirectory() + "quire-sync-damaged-\(UUID().uuidString).quire"
+        defer { for suffix in ["", "-wal", "-shm", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let bob = try DocumentStore.inMemory()
+        do {
+            let alice = try DocumentStore(path: path)
+            for id: DocumentID in ["bad", "ok"] {
+                try alice.create(id: id)
+                try write(alice, id, "k", 1)
+            }
+            try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+            try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
+            for id: DocumentID in ["bad", "ok"] { try write(bob, id, "k", 2) }
+            try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
+            try write(alice, "ok", "mine", 3)
+            try write(alice, "bad", "mine", 3)
+            try alice.database.write { db in try db.execute(sql: "UPDATE changes SET data = x'00' WHERE document_id = 'bad'") }
+        }
+        let alice = try DocumentStore(path: path, onWarning: { _ in })  // reopened: "bad" must load from the file
+        let report = try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        #expect(Array(report.damaged.keys) == ["bad"])
+        #expect(report.sent == 1 && report.received == 1)
+        #expect(try value(alice, "ok", "k") == .scalar(.int(2)))
+        try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        #expect(try value(bob, "ok", "mine") == .scalar(.int(3)))
+        #expect(try value(bob, "bad", "mine") == nil)
+    }
+
     @Test func aSyncSendsExactlyTheVersionVectorDifferenceInOneRoundTrip() async throws {
         let server = try makeServer()
         let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()

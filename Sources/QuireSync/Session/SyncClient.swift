@@ -48,6 +48,10 @@ public struct SyncClient: Sendable {
         public var bytesReceived = 0
         /// Changes the server refused for good during this sync.
         public var rejected: [RejectedChange] = []
+        /// Documents this store cannot read (a damaged change), with why:
+        /// left out of the sync, which went on with the others. What the
+        /// server sent for them meanwhile is not applied.
+        public var damaged: [DocumentID: String] = [:]
     }
 
     /// Syncs until neither side lacks anything the other may give it.
@@ -124,10 +128,17 @@ public struct SyncClient: Sendable {
             let theirs = session.serverVersions[id] ?? acknowledged[id] ?? VersionVector()
             var push: [Change] = []
             let mayPush = !(session.oneDocumentPerPush && !session.pushed.isEmpty) && !session.unanswered.contains(id)
+                && session.report.damaged[id] == nil
             if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
                 // Blocked changes are skipped, so with any the count is not known ahead.
                 let limit = blocked[id] == nil ? budget.changes : .max
-                for change in try store.changes(id, since: theirs, limit: limit) where !isBlocked(change, blocked[id]) {
+                let changes: [Change]
+                do { changes = try store.changes(id, since: theirs, limit: limit) } catch let error as StoreError where error.damagedDocument != nil {
+                    damage(id, error, &session)
+                    documents.append(SyncDocument(id: id, version: mine, changes: []))
+                    continue
+                }
+                for change in changes where !isBlocked(change, blocked[id]) {
                     let size = ChangeEncoding.encode([change]).count
                     guard budget.changes > 0, size <= budget.bytes || push.isEmpty && session.pushed.isEmpty else { break }
                     push.append(change)
@@ -151,12 +162,22 @@ public struct SyncClient: Sendable {
             session.serverVersions = [:]
         }
         // Every document's changes in one transaction: one disk sync a page.
-        let incoming = response.documents.filter { !$0.bundles.isEmpty }.map { ($0.id, $0.bundles) }
-        do { session.report.received += try store.apply(bundles: incoming) } catch let error as DecodingError {
-            throw SyncError.protocolViolation("the changes the server sent do not decode: \(error)")
-        } catch let error as DocumentError {
-            // Not the store's fault: its data is whole, and the next sync stops at the same change.
-            throw SyncError.protocolViolation("it sent a change that does not apply (\(error)); nothing of its answer was applied")
+        // A document this store cannot read is left out, and the page applied again without it.
+        while true {
+            let incoming = response.documents.filter { !$0.bundles.isEmpty && session.report.damaged[$0.id] == nil }.map { ($0.id, $0.bundles) }
+            do {
+                session.report.received += try store.apply(bundles: incoming)
+                break
+            } catch let error as DecodingError {
+                throw SyncError.protocolViolation("the changes the server sent do not decode: \(error)")
+            } catch let error as DocumentError {
+                // Not the store's fault: its data is whole, and the next sync stops at the same change.
+                throw SyncError.protocolViolation("it sent a change that does not apply (\(error)); nothing of its answer was applied")
+            } catch let error as StoreError {
+                guard let id = error.damagedDocument.flatMap(DocumentID.init(rawValue:)), session.report.damaged[id] == nil,
+                      incoming.contains(where: { $0.0 == id }) else { throw error }
+                damage(id, error, &session)
+            }
         }
         var answered = Set<DocumentID>()
         // Every document the store holds, now that the page is applied.
@@ -182,7 +203,8 @@ public struct SyncClient: Sendable {
         session.lastCursor = response.cursor
         // Complete once the server holds everything it may take from us.
         let blocked = try blockedCounters()
-        for (id, mine) in versions.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !session.unanswered.contains(id) {
+        for (id, mine) in versions.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where !session.unanswered.contains(id) && session.report.damaged[id] == nil {
             guard answered.contains(id) else {
                 session.unanswered.insert(id)
                 continue
@@ -192,6 +214,12 @@ public struct SyncClient: Sendable {
             }
         }
         return true
+    }
+
+    /// Leaves a document this store cannot read out of the rest of the sync.
+    private func damage(_ id: DocumentID, _ error: StoreError, _ session: inout Session) {
+        session.report.damaged[id] = "\(error)"
+        progress("document \(id) cannot be read and is left out of the sync: \(error)")
     }
 
     /// A refused request: a refused push parks its changes as rejected (one
@@ -237,6 +265,16 @@ public struct SyncClient: Sendable {
     private func storeWork<T>(_ body: () throws -> T) throws(SyncError) -> T {
         do { return try body() } catch let error as SyncError { throw error } catch {
             throw .store("\(error)")
+        }
+    }
+}
+
+extension StoreError {
+    /// The document a damaged store cannot read, for errors that say so.
+    var damagedDocument: String? {
+        switch self {
+        case .corruptChange(let document, _, _), .unrecoverableDocument(let document, _): document
+        default: nil
         }
     }
 }

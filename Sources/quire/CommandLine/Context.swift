@@ -103,3 +103,12 @@ extension DatabaseConnection {
         try !holdsStore() && !query(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table'").isEmpty
     }
 }
+
+extension DocumentStore {
+    /// How many local changes `peer` has not acknowledged. Counting them
+    /// decodes them, so a damaged one leaves the count unknown (the error),
+    /// not the rest of a command's report.
+    func pendingCount(peer: String) -> Result<Int, any Error> {
+        Result { try outbox(peer: peer).values.reduce(0) { $0 + $1.count } }
+    }
+}

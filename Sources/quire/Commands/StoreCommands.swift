@@ -40,8 +40,7 @@ enum StoreCommands {
             let store = try context.openStore()
             let documents = try store.documents(includeRemoved: true).count
             let server = context.serverPeer
-            // Counting them decodes them: a damaged one leaves the count unknown, not the rest of the status.
-            let pending: Result<Int, any Error> = Result { try store.outbox(peer: server).values.reduce(0) { $0 + $1.count } }
+            let pending = store.pendingCount(peer: server)
             let rejected = try store.rejectedChanges(peer: server)
             if invocation.flag("--json") {
                 context.output.print(json: .object([

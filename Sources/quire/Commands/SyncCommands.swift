@@ -119,22 +119,30 @@ enum SyncCommands {
             let outcome = try runBlocking { () async -> Result<SyncClient.Report, SyncError> in
                 do throws(SyncError) { return .success(try await configured.sync(waitSeconds: wait)) } catch { return .failure(error) }
             }
-            let pending = try store.outbox(peer: peer).values.reduce(0) { $0 + $1.count }
+            let pending = try? store.pendingCount(peer: peer).get()
+            let pendingText = pending.map { "\($0)" } ?? "an unknown number of (one is damaged)"
             let report: SyncClient.Report
             switch outcome {
             case .success(let done): report = done
             case .failure(let error):
-                throw CLIError.failure("sync with \(peer) failed: \(error)\n\(pending) local change\(pending == 1 ? " stays" : "s stay") pending")
+                throw CLIError.failure("sync with \(peer) failed: \(error)\n\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending")
             }
             if invocation.flag("--json") {
                 output.print(json: .object([
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
                     "received": .integer(report.received), "bytesSent": .integer(report.bytesSent),
-                    "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(report.rejected.count), "pending": .integer(pending),
+                    "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(report.rejected.count),
+                    "pending": pending.map { .integer(Int64($0)) } ?? .null,
+                    "damaged": .integer(report.damaged.count),
                 ]))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
-                    + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending) pending")
+                    + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending.map { "\($0)" } ?? "unknown") pending")
+            }
+            if !report.damaged.isEmpty {
+                let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }
+                throw CLIError.failure("\(report.damaged.count) note(s) cannot be read and were left out; the others synced "
+                    + "(`quire inspect \(context.storePath)` reports the damage):\n" + lines.joined(separator: "\n"))
             }
             if !report.rejected.isEmpty {
                 let lines = report.rejected.map { "  \($0.document) \($0.id): \($0.status) \($0.reason)" }
