@@ -90,22 +90,4 @@ import QuireTestSupport
         }
         #expect((try doc.allChanges()).count == 1)
     }
-
-    @Test func theReadmeExampleWorks() throws {
-        var laptop = Document(replica: ReplicaID(0x1111))
-        let body = try laptop.transact { tx in
-            let body = try tx.putObject(.root, key: "body", kind: .text)
-            try tx.insertText(body, at: 0, "Buy milk")
-            return body
-        }
-        var phone = Document(replica: ReplicaID(0x2222))
-        try phone.applyEncoded(laptop.encodeChanges())
-        try phone.transact { tx in try tx.insertText(body, at: 8, " and eggs") }
-        try laptop.transact { tx in try tx.put(.root, key: "pinned", .bool(true)) }
-        try laptop.applyEncoded(phone.encodeChanges(since: laptop.versionVector))
-        try phone.applyEncoded(laptop.encodeChanges(since: phone.versionVector))
-        #expect(try laptop.text(body) == "Buy milk and eggs")
-        #expect(try phone.text(body) == "Buy milk and eggs")
-        #expect(try phone.get(.root, key: "pinned") == .scalar(.bool(true)))
-    }
 }

@@ -23,6 +23,7 @@ import QuireCore
         try phone.applyEncoded(laptop.encodeChanges(since: phone.versionVector))
         #expect(try laptop.text(body) == phone.text(body))
         #expect(try laptop.text(body) == "Buy milk and eggs")
+        #expect(try phone.get(.root, key: "pinned") == .scalar(.bool(true)))
     }
 
     @Test func usingTheStore() throws {

@@ -18,6 +18,12 @@ import Testing
         return (store, body)
     }
 
+    /// The text as each of `stores` reads it, then as a store opened afresh
+    /// on `path` does (what the next process would see).
+    func texts(_ stores: [DocumentStore], path: String, _ id: DocumentID, _ body: ObjectID) throws -> [String] {
+        try (stores + [DocumentStore(path: path)]).map { store in try store.read(id) { try $0.text(body) } }
+    }
+
     @Test func editsFromBothStoresFollowOneAnother() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/notes.quire", id: DocumentID = "note"
@@ -29,9 +35,7 @@ import Testing
             try second.edit(id) { tx in try tx.insertText(body, at: tx.document.text(body).count, " two") }
             try first.edit(id) { tx in try tx.insertText(body, at: tx.document.text(body).count, " three") }
 
-            #expect(try first.read(id) { try $0.text(body) } == "base one two three")
-            #expect(try second.read(id) { try $0.text(body) } == "base one two three")
-            #expect(try DocumentStore(path: path).read(id) { try $0.text(body) } == "base one two three")
+            #expect(try texts([first, second], path: path, id, body) == Array(repeating: "base one two three", count: 3))
         }
     }
 
@@ -49,9 +53,7 @@ import Testing
             try syncing.apply(id, remote.changes(since: syncing.read(id) { $0.versionVector }))
             try syncing.compact(id, keepHistory: false)
 
-            let expected = "edited base (remote)"
-            #expect(try syncing.read(id) { try $0.text(body) } == expected)
-            #expect(try DocumentStore(path: path).read(id) { try $0.text(body) } == expected)
+            #expect(try texts([syncing], path: path, id, body) == ["edited base (remote)", "edited base (remote)"])
         }
     }
 
@@ -68,8 +70,7 @@ import Testing
                 try tx.insertText(body, at: 0, "<")
             }
             #expect(runs == 2)
-            #expect(try first.read(id) { try $0.text(body) } == "<base!")
-            #expect(try DocumentStore(path: path).read(id) { try $0.text(body) } == "<base!")
+            #expect(try texts([first], path: path, id, body) == ["<base!", "<base!"])
         }
     }
 
@@ -88,8 +89,7 @@ import Testing
             }
             #expect(runs == DocumentStore.commitAttempts)
             let expected = "<base" + String(repeating: "!", count: DocumentStore.commitAttempts - 1)
-            #expect(try first.read(id) { try $0.text(body) } == expected)
-            #expect(try DocumentStore(path: path).read(id) { try $0.text(body) } == expected)
+            #expect(try texts([first], path: path, id, body) == [expected, expected])
         }
     }
 
