@@ -104,6 +104,31 @@ import Testing
         #expect(try server.log.version("n") == alice.versionVector("n"))
     }
 
+    /// With a wait, a sync that finds nothing asks first without waiting,
+    /// then waits in a second round; one that sends or receives does not wait.
+    @Test func aSyncWaitsForNewsOnlyAfterARoundThatFoundNothing() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        try alice.create(id: "n")
+        try write(alice, "n", "k", 1)
+        let pushing = RecordingTransport(inner: FaultyTransport.sound(server))
+        let pushed = try await SyncClient(store: alice, peer: "s", transport: pushing).sync(waitSeconds: 30)
+        #expect(pushed.rounds == 1 && pushing.requests.map(\.waitMilliseconds) == [0])
+        let pulling = RecordingTransport(inner: FaultyTransport.sound(server))
+        let pulled = try await SyncClient(store: bob, peer: "s", transport: pulling).sync(waitSeconds: 30)
+        #expect(pulled.rounds == 1 && pulled.received == 1 && pulling.requests.map(\.waitMilliseconds) == [0])
+
+        let waiting = RecordingTransport(inner: FaultyTransport.sound(server))
+        let bobWaits = Task { try await SyncClient(store: bob, peer: "s", transport: waiting).sync(waitSeconds: 30) }
+        for _ in 0..<2_000 where waiting.requests.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        try write(alice, "n", "k", 2)
+        try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        let news = try await bobWaits.value
+        #expect(news.rounds == 2 && news.received == 1)
+        #expect(waiting.requests.map(\.waitMilliseconds) == [0, 30_000])
+        #expect(try value(bob, "n", "k") == .scalar(.int(2)))
+    }
+
     /// A round states the version of every document the store holds, as
     /// loading it would give (compacted, removed, empty, with a change
     /// waiting), read from the store: nothing is loaded when there is
