@@ -1,6 +1,7 @@
 /// What `quire-bench sync` measures: a fresh replica catching up with a
-/// trace's document through the HTTP sync server on loopback, and the rate at
-/// which the server accepts changes from concurrent clients. The measuring
+/// trace's document through the HTTP sync server on loopback, the rate at
+/// which the server accepts changes from concurrent clients, and the CPU a
+/// client's long-poll burns while it waits. The measuring
 /// needs QuireSync, so it lives in the command (`measureSync`); `sync` and
 /// `suite` both report these figures.
 public struct SyncFigures: Sendable {
@@ -17,10 +18,15 @@ public struct SyncFigures: Sendable {
     public var accepting: Spread
     /// The same with the server's HTTP handler called in process.
     public var acceptingWithoutHTTP: Spread
+    /// The process's CPU time (user and system) while a caught-up client
+    /// waits `longPollSeconds` for news that does not come.
+    public var longPollCPU: Spread
+    public var longPollSeconds: Double
 
     public init(
         changes: Int, catchUp: Spread, catchUpBytes: Int, catchUpRounds: Int,
-        writers: Int, changesPerWriter: Int, accepting: Spread, acceptingWithoutHTTP: Spread
+        writers: Int, changesPerWriter: Int, accepting: Spread, acceptingWithoutHTTP: Spread,
+        longPollCPU: Spread, longPollSeconds: Double
     ) {
         self.changes = changes
         self.catchUp = catchUp
@@ -30,6 +36,8 @@ public struct SyncFigures: Sendable {
         self.changesPerWriter = changesPerWriter
         self.accepting = accepting
         self.acceptingWithoutHTTP = acceptingWithoutHTTP
+        self.longPollCPU = longPollCPU
+        self.longPollSeconds = longPollSeconds
     }
 
     public var bytesPerChange: Double { Double(catchUpBytes) / Double(changes) }
@@ -45,6 +53,7 @@ public struct SyncFigures: Sendable {
             Measure("bytes on the wire per change", "bytes", exactly: bytesPerChange),
             Measure("accepted from \(writers) clients, one change a request", "changes/s", acceptedPerSecond),
             Measure("the same without HTTP (handler called in process)", "changes/s", acceptedPerSecondWithoutHTTP),
+            Measure("CPU used by a \(longPollSeconds.formatted()) s long-poll with nothing new", "ms", longPollCPU),
         ]
     }
 }

@@ -5,8 +5,9 @@ import QuireBenchKit
 import QuireSync
 
 /// A fresh replica catching up with TRACE's document through the HTTP sync
-/// server on loopback, and the rate at which the server accepts changes from
-/// concurrent clients; medians over `runs`. For `quire-bench sync` and `suite`.
+/// server on loopback, the rate at which the server accepts changes from
+/// concurrent clients, and the CPU a waiting client burns; medians over
+/// `runs`. For `quire-bench sync` and `suite`.
 func measureSync(tracePath: String, runs: Int) throws -> SyncFigures {
     guard case .sequential(let trace) = try EditingTrace.load(path: tracePath) else {
         throw UsageError(message: "sync needs a sequential trace")
@@ -90,9 +91,33 @@ func measureSync(tracePath: String, runs: Int) throws -> SyncFigures {
     }
     let push = try pushRate(HTTPSyncTransport(server: url, token: nil), "http")
     let pushInProcess = try pushRate(HandlerTransport(handler: server.handle), "direct")
+
+    // Waiting: a caught-up client long-polls for news that does not come,
+    // over a new connection as `quire sync --wait` makes. The server in this
+    // process sleeps meanwhile, so the CPU is the client's.
+    let waitSeconds = 1.0
+    let waiter = try DocumentStore.inMemory()
+    try blocking { try await SyncClient(store: waiter, peer: url.absoluteString, transport: HTTPSyncTransport(server: url, token: nil)).sync() }
+    var cpuSamples: [UInt64] = []
+    for _ in 0..<runs {
+        let waiting = SyncClient(store: waiter, peer: url.absoluteString, transport: HTTPSyncTransport(server: url, token: nil))
+        let start = processCPUTime()
+        let report = try blocking { try await waiting.sync(waitSeconds: waitSeconds) }
+        cpuSamples.append(processCPUTime() - start)
+        guard report.received == 0 else { throw UsageError(message: "news came during the long-poll") }
+    }
     return SyncFigures(
         changes: changes.count, catchUp: catchUp, catchUpBytes: report.bytesReceived, catchUpRounds: report.rounds,
-        writers: writers, changesPerWriter: editsPerWriter, accepting: push, acceptingWithoutHTTP: pushInProcess)
+        writers: writers, changesPerWriter: editsPerWriter, accepting: push, acceptingWithoutHTTP: pushInProcess,
+        longPollCPU: Spread(nanoseconds: cpuSamples)!, longPollSeconds: waitSeconds)
+}
+
+/// Nanoseconds of CPU time (user and system) every thread of this process has used.
+private func processCPUTime() -> UInt64 {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let microseconds = [usage.ru_utime, usage.ru_stime].reduce(0) { $0 + UInt64($1.tv_sec) * 1_000_000 + UInt64($1.tv_usec) }
+    return microseconds * 1000
 }
 
 /// `quire-bench sync`: prints what `measureSync` measures.
@@ -110,6 +135,7 @@ func runSyncBenchmark(tracePath: String, runs: Int, json: Bool) -> Int32 {
                 ("catchUpBytes", .integer(figures.catchUpBytes)), ("catchUpRounds", .integer(figures.catchUpRounds)),
                 ("bytesPerChange", .double(figures.bytesPerChange)), ("acceptedChangesPerSecond", .double(push.median)),
                 ("acceptedChangesPerSecondWithoutHTTP", .double(pushInProcess.median)),
+                ("longPollCPUMedianMs", .double(figures.longPollCPU.median)),
             ])
             print(line.compact)
         } else {
@@ -121,6 +147,7 @@ func runSyncBenchmark(tracePath: String, runs: Int, json: Bool) -> Int32 {
                 bytes on the wire per change \(String(format: "%.1f", figures.bytesPerChange))
                 accepted from 4 clients      \(rate(push)), one change a request
                   the same without HTTP      \(rate(pushInProcess)) (the server's handler called directly)
+                CPU in a \(figures.longPollSeconds.formatted()) s long-poll       \(String(format: "%.1f", figures.longPollCPU.median)) ms, median (min \(String(format: "%.1f", figures.longPollCPU.min)), max \(String(format: "%.1f", figures.longPollCPU.max)))
                 """)
         }
         return 0

@@ -121,7 +121,8 @@ import Testing
         let sync = SyncFigures(
             changes: 1000, catchUp: Spread(median: 50, min: 40, max: 60), catchUpBytes: 271_687, catchUpRounds: 1,
             writers: 4, changesPerWriter: 500, accepting: Spread(median: 1000, min: 800, max: 2000),
-            acceptingWithoutHTTP: Spread(median: 500, min: 400, max: 1000))
+            acceptingWithoutHTTP: Spread(median: 500, min: 400, max: 1000),
+            longPollCPU: Spread(median: 3, min: 2, max: 5), longPollSeconds: 1)
         let workloads = SuiteWorkload.all(traceFiles: ["traces/automerge-paper.json.gz"], cacheDirectory: "/tmp")
         let storeWorkload = try #require(workloads.first { $0.family == .store })
         let syncWorkload = try #require(workloads.first { $0.family == .sync })
@@ -167,13 +168,14 @@ import Testing
         #expect(markdown.contains("Quire only: Yrs and Loro have no sync server"))
         #expect(markdown.contains("| sync | catch-up bytes received | 271,687 bytes | same every run | 1 | yes |"))
         #expect(markdown.contains("| sync | catch-up of 1000 changes | 50 ms | 40 – 60 | 1 | yes |"))
+        #expect(markdown.contains("| sync | CPU used by a 1 s long-poll with nothing new | 3 ms | 2 – 5 | 1 | yes |"))
         #expect(markdown.contains("| store | single-edit commits, 1 thread | "))
         #expect(!markdown.contains("| store | –"))  // not in the replay table
 
         #expect(report.charts.map(\.family) == [.store, .sync])
         for chart in report.charts {
             let bars = try XMLDocument(xmlString: chart.svg).nodes(forXPath: "//*[local-name()='rect'][@class='bar']")
-            #expect(bars.count == (chart.family == .store ? 5 : 6))
+            #expect(bars.count == (chart.family == .store ? 5 : 7))
         }
 
         // The measures read back as they were written.

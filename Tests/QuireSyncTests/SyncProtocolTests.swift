@@ -254,6 +254,22 @@ import Testing
         #expect(closed.wait(timeout: .now() + 30) == .success)
     }
 
+    /// A command that neither answers nor reads its input fails the
+    /// exchange once it has been silent for the timeout, is stopped, and
+    /// the transport closes: a small request waits on the answer, one larger
+    /// than the pipe holds on its own writing.
+    @Test(arguments: [0, 1 << 20])
+    func aSilentStdioPeerTimesOut(padding: Int) async throws {
+        let transport = try StdioSyncTransport(command: "sleep 600", timeout: 0.5)
+        let request = SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded() + [UInt8](repeating: 0, count: padding)
+        await #expect(throws: SyncError.unreachable("the command \"sleep 600\" failed: nothing came through for 0.5 s")) {
+            try await transport.exchange(request, longPollSeconds: 0)
+        }
+        let closed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { transport.close(); closed.signal() }
+        #expect(closed.wait(timeout: .now() + 30) == .success)
+    }
+
     /// Only an input that ends between frames ends a stdio session cleanly;
     /// one cut inside a frame's length or message is an error.
     @Test(arguments: [[], [5, 0], [5, 0, 0, 0, 1]] as [[UInt8]])

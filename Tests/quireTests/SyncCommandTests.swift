@@ -103,6 +103,23 @@ import Testing
         }
     }
 
+    /// A peer command that never answers fails the sync after --timeout
+    /// seconds, and is stopped (the sync's output then ends with it).
+    @Test func syncViaASilentCommandTimesOut() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "here"])
+            let result = try runner.run(["sync", "--via", "sleep 600", "--timeout", "1"])
+            #expect(result.status == 1)
+            #expect(result.stderr.hasSuffix("""
+                error: sync with via:sleep 600 failed: could not reach the server: the command "sleep 600" failed: nothing came through for 1 s
+                1 local change stays pending
+
+                """))
+            #expect(try runner.run(["sync", "--via", "true", "--timeout", "0"]).status == 64)
+        }
+    }
+
     @Test func serveNamesATokensFileItCannotRead() throws {
         try withRunner { runner in
             let missing = runner.directory + "/tokens.txt"

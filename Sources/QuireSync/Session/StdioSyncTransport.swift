@@ -5,21 +5,27 @@ import Synchronization
 /// its standard input and output, such as
 /// `ssh host quire --store notes.quire serve --stdio`. The command runs
 /// through `/bin/sh -c` once, for the whole session; its standard error
-/// passes through to ours.
+/// passes through to ours. A command that goes silent for `timeout`
+/// seconds while an answer is due (or takes no input for that long) fails
+/// the exchange and is stopped.
 ///
 ///     let transport = try StdioSyncTransport(command: "quire --store other.quire serve --stdio")
 ///     defer { transport.close() }
 public final class StdioSyncTransport: SyncTransport {
     public let command: String
+    /// Seconds the command may go without taking or sending a byte while a
+    /// request is written or its answer read, beyond a long-poll wait.
+    public let timeout: TimeInterval
     private let process: Mutex<Process?>
     private let toPeer: FileHandle
     private let fromPeer: FileHandle
 
-    public init(command: String) throws {
+    public init(command: String, timeout: TimeInterval = 30) throws {
         // A peer that dies would otherwise kill us with SIGPIPE at the next
         // write; ignored, the write fails with EPIPE and is reported.
         signal(SIGPIPE, SIG_IGN)
         self.command = command
+        self.timeout = timeout
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
@@ -34,18 +40,39 @@ public final class StdioSyncTransport: SyncTransport {
 
     public func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
         // One request at a time: the answers come back in order on one stream.
-        let answer: [UInt8]?
-        do {
-            answer = try process.withLock { process in
-                guard process?.isRunning == true else { return nil }
-                try StdioFraming.write(request, to: toPeer)
-                return try StdioFraming.read(from: fromPeer)
+        let outcome: Result<[UInt8]?, any Error> = process.withLock { process in
+            guard let running = process, running.isRunning else { return .success(nil) }
+            do {
+                try StdioFraming.write(request, to: toPeer, idleTimeout: timeout)
+                return .success(try StdioFraming.read(from: fromPeer, idleTimeout: timeout + longPollSeconds))
+            } catch {
+                if error is StdioFraming.StreamError {
+                    // A silent command is stopped with everything it started (sh
+                    // forks the command, which would otherwise live on holding our
+                    // standard error), and not waited for: it may ignore SIGTERM.
+                    for pid in Self.processTree(running.processIdentifier) { kill(pid, SIGTERM) }
+                    process = nil
+                }
+                return .failure(error)
             }
-        } catch {
-            throw .unreachable("the command \"\(command)\" failed: \(error)")
         }
-        guard let answer else { throw .unreachable("the command \"\(command)\" ended without answering") }
-        return answer
+        switch outcome {
+        case .success(let answer?): return answer
+        case .success(nil): throw .unreachable("the command \"\(command)\" ended without answering")
+        case .failure(let error): throw .unreachable("the command \"\(command)\" failed: \(error)")
+        }
+    }
+
+    /// `root` and the processes it started, and theirs, as Linux lists them now.
+    private static func processTree(_ root: pid_t) -> [pid_t] {
+        var tree = [root], next = 0
+        while next < tree.count {
+            let pid = tree[next]
+            next += 1
+            guard let children = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else { continue }
+            tree += children.split(separator: " ").compactMap { pid_t($0) }
+        }
+        return tree
     }
 
     /// Closes the command's input and output, so that it ends, and waits

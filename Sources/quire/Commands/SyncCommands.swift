@@ -73,12 +73,13 @@ enum SyncCommands {
     static let sync = Command(
         name: "sync",
         summary: "Exchange changes with a sync server (or, with --via, a peer) until both hold the same.",
-        usage: ["URL [--token TOKEN] [--wait SECONDS] [--retry-rejected] [--json]", "--via COMMAND [--json]"],
+        usage: ["URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--json]", "--via COMMAND [--timeout SECONDS] [--json]"],
         arguments: [.init(name: "URL", help: "The server, such as http://127.0.0.1:8080.")],
         options: [
             Option(name: "--token", values: ["TOKEN"], help: "The bearer token (default: $QUIRE_TOKEN)."),
             Option(name: "--via", values: ["COMMAND"], help: "Sync with the peer that COMMAND runs (`quire ... serve --stdio`), through sh -c."),
             Option(name: "--wait", values: ["SECONDS"], help: "If nothing is new, wait up to that long for a change (long-poll)."),
+            Option(name: "--timeout", values: ["SECONDS"], help: "Give up on an answer after that long (default 30, plus any --wait); with --via, after that long without a byte."),
             Option(name: "--retry-rejected", help: "Offer again the changes the server refused before."),
             .json,
         ],
@@ -86,6 +87,8 @@ enum SyncCommands {
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             let context = invocation.context
+            let timeout = try invocation.value("--timeout").map { try Double(invocation.integer($0, "--timeout")) } ?? 30
+            guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
             let store = try context.openStore()
             let peer: String
             let transport: any SyncTransport
@@ -95,7 +98,7 @@ enum SyncCommands {
                 // A token is for a server; a peer run by COMMAND takes none and would never see it.
                 guard !invocation.flag("--token") else { throw invocation.usageError("--via and --token exclude each other") }
                 peer = "via:" + command
-                do { stdio = try StdioSyncTransport(command: command) } catch {
+                do { stdio = try StdioSyncTransport(command: command, timeout: timeout) } catch {
                     throw CLIError.failure("cannot run \(command): \(error)")
                 }
                 transport = stdio!
@@ -106,7 +109,7 @@ enum SyncCommands {
                 }
                 peer = text
                 let token = invocation.value("--token") ?? context.environment["QUIRE_TOKEN"]
-                transport = HTTPSyncTransport(server: url, token: token)
+                transport = HTTPSyncTransport(server: url, token: token, timeout: timeout)
             }
             defer { stdio?.close() }
             let wait = try invocation.value("--wait").map { try Double(invocation.integer($0, "--wait")) } ?? 0
