@@ -49,7 +49,7 @@ struct HTTPClientTests {
         #expect(sleeps.recorded.count == 2)
     }
 
-    @Test(arguments: [400, 401, 403, 404, 409, 413])
+    @Test(arguments: [400, 401, 403, 404, 409, 413, 501, 505])
     func permanentStatusIsThrownAtOnce(status: Int) async throws {
         let calls = Counter(), sleeps = SleepRecorder()
         try await withServer(handler: Self.failing(.max, with: .text(status, "refused: bad token"), calls: calls)) { server in
@@ -60,6 +60,18 @@ struct HTTPClientTests {
         }
         #expect(calls.count == 1)
         #expect(sleeps.recorded.isEmpty)
+    }
+
+    /// A web page (a wrong URL, a server that is not a sync server) is
+    /// named by its status, size and type, not quoted whole.
+    @Test func anAnswerThatIsNotPlainTextIsDescribed() async throws {
+        let page = HTTPResponse.bytes(404, Array("<html><body>Not here</body></html>".utf8), contentType: "text/html")
+        try await withServer(handler: { _ in page }) { server in
+            let client = HTTPClient(defaultTimeout: 30, retryPolicy: SleepRecorder().policy(maxAttempts: 1))
+            await #expect(throws: HTTPError.permanent(status: 404, message: "Not Found, with 34 bytes of text/html")) {
+                try await client.send(.init(method: "POST", url: url(server, "/"), body: [1]))
+            }
+        }
     }
 
     @Test func connectionRefusedIsUnreachableAfterRetries() async throws {

@@ -91,8 +91,8 @@ public final class HTTPClient: Sendable {
             case .success(let response) where response.status < 400:
                 return response
             case .success(let response):
-                let message = Self.message(fromBody: response.body, status: response.status)
-                guard Self.isTransient(response.status) else {
+                let message = Self.message(fromBody: response.body, headers: response.headers, status: response.status)
+                guard HTTPError.isTransient(status: response.status) else {
                     throw .permanent(status: response.status, message: message)
                 }
                 failure = .transient(status: response.status, message: message)
@@ -151,14 +151,17 @@ public final class HTTPClient: Sendable {
         return (http?.statusCode ?? 0, headers, [UInt8](data))
     }
 
-    private static func isTransient(_ status: Int) -> Bool {
-        status == 408 || status == 429 || status >= 500
-    }
-
-    /// The server's explanation, kept short enough for a log line or a UI.
-    private static func message(fromBody body: [UInt8], status: Int) -> String {
+    /// The server's explanation, kept short enough for a log line or a UI:
+    /// its plain text, or what kind of answer it was (a web page from a
+    /// server that is not a sync server, say).
+    private static func message(fromBody body: [UInt8], headers: HTTPHeaders, status: Int) -> String {
+        let statusText = HTTPURLResponse.localizedString(forStatusCode: status)
+        let type = headers["Content-Type"] ?? ""
+        guard type.isEmpty || type.lowercased().hasPrefix("text/plain") else {
+            return "\(statusText), with \(body.count) bytes of \(type)"
+        }
         let text = String(decoding: body.prefix(1000), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return text.isEmpty ? HTTPURLResponse.localizedString(forStatusCode: status) : text
+        return text.isEmpty ? statusText : text
     }
 
     /// A transport failure in words, with what was being sent.

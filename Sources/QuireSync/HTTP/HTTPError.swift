@@ -36,3 +36,12 @@ public enum HTTPError: Error, Equatable, CustomStringConvertible {
         }
     }
 }
+
+extension HTTPError {
+    /// Whether a request answered with `status` may succeed if sent again
+    /// unchanged: 408, 429 and 5xx, but not 501 and 505 (the server does
+    /// not do what was asked, and will not later).
+    public static func isTransient(status: Int) -> Bool {
+        status == 408 || status == 429 || (500...599).contains(status) && status != 501 && status != 505
+    }
+}

@@ -71,8 +71,9 @@ public final class HTTPServer: Sendable {
         /// Handlers running now, so that `stop()` can cancel them.
         var running: [UInt64: Task<Void, Never>] = [:]
         var nextHandlerID: UInt64 = 0
-        /// The last message MHD logged; explains a failed `start()`.
-        var lastLogMessage: String?
+        /// What MHD logged while `start()` runs: the last line explains a
+        /// failure, and all are shown once it succeeds.
+        var startupLog: [String]?
     }
 
     /// An MHD daemon handle. It is `@unchecked Sendable` because MHD allows
@@ -106,7 +107,7 @@ public final class HTTPServer: Sendable {
         try state.withLock { state in
             guard state.daemon == nil else { throw HTTPServerError.alreadyRunning }
             state.stopping = false
-            state.lastLogMessage = nil
+            state.startupLog = []
         }
         var (address, isIPv6) = try socketAddress(host: host, port: requestedPort)
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
@@ -132,13 +133,19 @@ public final class HTTPServer: Sendable {
         }
         guard let pointer else {
             unmanagedSelf.release()
-            let reason = state.withLock { $0.lastLogMessage } ?? "libmicrohttpd could not start"
-            throw HTTPServerError.cannotListen(host: host, port: requestedPort, reason: reason)
+            let reason = state.withLock { state in
+                defer { state.startupLog = nil }
+                return state.startupLog?.last
+            }
+            throw HTTPServerError.cannotListen(host: host, port: requestedPort, reason: reason ?? "libmicrohttpd could not start")
         }
-        state.withLock { state in
+        let startupLog = state.withLock { state in
             state.daemon = Daemon(pointer: pointer)
             state.boundPort = quire_mhd_bind_port(pointer)
+            defer { state.startupLog = nil }
+            return state.startupLog ?? []
         }
+        startupLog.forEach(logLine)
     }
 
     /// Stops listening, cancels running handlers, closes every connection
@@ -192,10 +199,13 @@ public final class HTTPServer: Sendable {
         return response
     }
 
-    /// Records what MHD logged and shows it on stderr.
+    /// Shows what MHD logged on stderr, or keeps it while `start()` runs.
     func log(_ message: String) {
-        state.withLock { $0.lastLogMessage = message }
-        logLine(message)
+        let starting = state.withLock { state in
+            state.startupLog?.append(message)
+            return state.startupLog != nil
+        }
+        if !starting { logLine(message) }
     }
 }
 
@@ -212,7 +222,7 @@ public enum HTTPServerError: Error, CustomStringConvertible, Equatable {
         case .invalidAddress(let host):
             "cannot listen on \"\(host)\": give a numeric IPv4 or IPv6 address"
         case .cannotListen(let host, let port, let reason):
-            "cannot listen on \(host):\(port) (is the port already in use?): \(reason)"
+            "cannot listen on \(host):\(port): \(reason)"
         }
     }
 }

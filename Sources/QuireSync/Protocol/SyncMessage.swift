@@ -109,9 +109,9 @@ public struct SyncFailure: Error, Hashable, Sendable, CustomStringConvertible {
         self.retryAfterSeconds = retryAfterSeconds
     }
 
-    /// Whether trying again later can succeed (429, 5xx); otherwise the
-    /// request must change first.
-    public var isTransient: Bool { status == 408 || status == 429 || status >= 500 }
+    /// Whether trying again later can succeed (`HTTPError.isTransient`);
+    /// otherwise the request must change first.
+    public var isTransient: Bool { HTTPError.isTransient(status: status) }
 
     /// Whether the refusal is about the pushed changes themselves (400, 403,
     /// 409, 413: `Specs/sync.md`, "Endpoint"). Any other (401 for a mistyped

@@ -64,7 +64,7 @@ enum SyncCommands {
             }
             let server = SyncServer(log: log, tokens: tokens, configuration: configuration)
             let http = HTTPServer(host: host, port: port, handler: server.handle)
-            do { try http.start() } catch { throw CLIError.failure("cannot listen on \(listen): \(error)") }
+            do { try http.start() } catch { throw CLIError.failure("\(error)") }
             // The one line on standard output: scripts and tests read the port from it.
             context.output.print("listening on \(host):\(http.port)")
             while true { sleep(3600) }
