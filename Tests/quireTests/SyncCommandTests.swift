@@ -100,6 +100,9 @@ import Testing
             let result = try runner.run(["sync", "--via", "true", "--token", "s3cret"])
             #expect(result.status == 64)
             #expect(result.stderr.hasPrefix("error: --via and --token exclude each other\nusage: quire sync"))
+            let waiting = try runner.run(["sync", "--via", "true", "--wait", "5"])
+            #expect(waiting.status == 64)
+            #expect(waiting.stderr.hasPrefix("error: --wait is for a server; a peer run by --via answers at once\nusage: quire sync"))
         }
     }
 

@@ -97,6 +97,8 @@ enum SyncCommands {
                 guard invocation.arguments.isEmpty else { throw invocation.usageError("give either URL or --via COMMAND, not both") }
                 // A token is for a server; a peer run by COMMAND takes none and would never see it.
                 guard !invocation.flag("--token") else { throw invocation.usageError("--via and --token exclude each other") }
+                // A peer store answers at once: it has no log to wait on.
+                guard !invocation.flag("--wait") else { throw invocation.usageError("--wait is for a server; a peer run by --via answers at once") }
                 peer = "via:" + command
                 do { stdio = try StdioSyncTransport(command: command, timeout: timeout) } catch {
                     throw CLIError.failure("cannot run \(command): \(error)")
