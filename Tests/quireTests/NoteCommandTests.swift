@@ -136,6 +136,20 @@ import Testing
         }
     }
 
+    /// While the editor is open, another process edits the note (as a sync
+    /// would); what it wrote stays when the edited copy comes back.
+    @Test func anEditWhileTheEditorIsOpenIsKept() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Shopping", "--body", "milk\neggs\nbread"]).trimmingCharacters(in: .newlines)
+            let other = "'\(QuireRunner.binaryURL.path)' --store '\(quire.store)' note edit \(id) --append '\nbutter' --title Groceries"
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "\(other) && sed -i s/eggs/oat-milk/"])
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["title"] as? String == "Groceries")
+            #expect(note["body"] as? String == "milk\noat-milk\nbread\nbutter")
+        }
+    }
+
     @Test func anEditorThatLeavesNoFileChangesNothing() throws {
         try withRunner { quire in
             try quire.ok(["init"])

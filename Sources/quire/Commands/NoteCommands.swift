@@ -143,18 +143,24 @@ enum NoteCommands {
         if invocation.flag("--pin") && invocation.flag("--unpin") { throw invocation.usageError("--pin and --unpin exclude each other") }
         let insert = try invocation.values("--insert").first.map { (try invocation.integer($0[0], "POS"), $0[1]) }
         let delete = try invocation.values("--delete").first.map { (try invocation.integer($0[0], "POS"), try invocation.integer($0[1], "COUNT")) }
-        let current = try store.read(id) { try Note(id: id, document: $0) }
+        // The title and body as the editor shows them, with their characters'
+        // ids: what a sync (or another edit) does to the note while the
+        // editor is open is kept when the edited copy comes back.
+        let (current, title, body) = try store.read(id) { document in
+            (try Note(id: id, document: document), try document.noteTextReading(Note.Key.title), try document.noteTextReading(Note.Key.body))
+        }
         guard !current.removed else {
             throw CLIError.failure("note \(id) is removed; `quire note restore \(id)` brings it back")
         }
         var newTitle = try oneLineTitle(invocation)
         var newBody = invocation.value("--body")
-        if invocation.options.isEmpty {
+        let inEditor = invocation.options.isEmpty
+        if inEditor {
             (newTitle, newBody) = try EditorSession(environment: invocation.context.environment).edit(title: current.title, body: current.body)
         }
         try store.edit(id) { tx in
-            if let newTitle { try tx.setNoteText(Note.Key.title, to: newTitle) }
-            if let newBody { try tx.setNoteText(Note.Key.body, to: newBody) }
+            if let newTitle { try tx.setNoteText(Note.Key.title, to: newTitle, editedFrom: inEditor ? title : nil) }
+            if let newBody { try tx.setNoteText(Note.Key.body, to: newBody, editedFrom: inEditor ? body : nil) }
             let body = try tx.noteText(Note.Key.body)
             if let (position, count) = delete {
                 let length = try tx.document.textCount(body)

@@ -21,8 +21,11 @@ extension Transaction {
     }
 
     /// Makes the text at `key` hold `value`, recording only what differs.
-    mutating func setNoteText(_ key: String, to value: String) throws {
-        try setText(noteText(key), to: value)
+    /// With `base`, the reading `value` was edited from, what other edits
+    /// did to the text since that reading stays (see `TextReading`).
+    mutating func setNoteText(_ key: String, to value: String, editedFrom base: TextReading? = nil) throws {
+        let text = try noteText(key)
+        if let base { try setText(text, to: value, editedFrom: base) } else { try setText(text, to: value) }
     }
 
     /// Adds `tag` at the end of the tags, unless it is there already.
@@ -43,5 +46,13 @@ extension Transaction {
     private mutating func tagList() throws -> ObjectID {
         if case .object(.list, let list)? = try document.get(.root, key: Note.Key.tags) { return list }
         return try putObject(.root, key: Note.Key.tags, kind: .list)
+    }
+}
+
+extension Document {
+    /// The text at `key` as read now, to edit a copy of it; nil if the note has none.
+    func noteTextReading(_ key: String) throws -> TextReading? {
+        guard case .object(.text, let text)? = try get(.root, key: key) else { return nil }
+        return try reading(text)
     }
 }
