@@ -154,12 +154,16 @@ import Testing
         try withRunner { quire in
             try quire.ok(["init"])
             let id = try quire.ok(["note", "new", "--title", "T", "--body", "abc"]).trimmingCharacters(in: .newlines)
-            for editor in ["rm", "printf '\\377' >"] {
-                let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor])
-                #expect(result.status == 1)
-                #expect(result.stderr.hasPrefix("error: the editor (\(editor)) left no file of UTF-8 text at "))
-                #expect(result.stderr.hasSuffix("; the note is unchanged\n"))
-            }
+            let removed = try quire.run(["note", "edit", id], environment: ["EDITOR": "rm"])
+            #expect(removed.status == 1)
+            #expect(removed.stderr.hasPrefix("error: the editor (rm) left no file at "))
+            #expect(removed.stderr.hasSuffix("; the note is unchanged\n"))
+            // A file that is not UTF-8 is kept, so that what was typed can be saved.
+            let binary = try quire.run(["note", "edit", id], environment: ["EDITOR": "printf 'typed \\377' >"])
+            #expect(binary.status == 1)
+            let kept = try #require(binary.stderr.firstRange(of: "kept at ").map { binary.stderr[$0.upperBound...] }?.split(separator: ";").first)
+            #expect(FileManager.default.contents(atPath: String(kept)) == Data(Array("typed ".utf8) + [0xFF]))
+            try? FileManager.default.removeItem(atPath: String(kept))
             #expect(try quire.ok(["note", "show", id]).hasSuffix("title   T\ntags    \npinned  no\n\nabc\n"))
         }
     }

@@ -12,7 +12,8 @@ struct EditorSession {
         let editor = environment["EDITOR"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["VISUAL"] ?? "vi"
         let path = NSTemporaryDirectory() + "quire-note-\(UUID().uuidString).txt"
         try "\(title)\n\n\(body)\n".write(toFile: path, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        var keepFile = false
+        defer { if !keepFile { try? FileManager.default.removeItem(atPath: path) } }
 
         // Through the shell, so EDITOR may hold arguments ("code --wait").
         let process = Process()
@@ -23,8 +24,13 @@ struct EditorSession {
         guard process.terminationStatus == 0 else {
             throw CLIError.failure("the editor (\(editor)) exited with status \(process.terminationStatus); the note is unchanged")
         }
-        guard let contents = FileManager.default.contents(atPath: path), var text = String(data: contents, encoding: .utf8) else {
-            throw CLIError.failure("the editor (\(editor)) left no file of UTF-8 text at \(path); the note is unchanged")
+        guard let contents = FileManager.default.contents(atPath: path) else {
+            throw CLIError.failure("the editor (\(editor)) left no file at \(path); the note is unchanged")
+        }
+        guard var text = String(data: contents, encoding: .utf8) else {
+            // What was typed is not thrown away: it can be fixed and pasted back.
+            keepFile = true
+            throw CLIError.failure("the editor (\(editor)) left a file that is not UTF-8 text, kept at \(path); the note is unchanged")
         }
         if text.hasSuffix("\n") { text.removeLast() }
         let lines = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
