@@ -278,10 +278,17 @@ import Testing
                operations: [.insert(object: text, origin: origin, content: .text("c"))])
     }
 
+    /// A log is open in one place at a time; reopened, it rebuilds its
+    /// documents from the file to check the next pushes.
     @Test func aReopenedLogRebuildsItsDocumentsToCheckPushes() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("quire-server-\(UUID().uuidString).db").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        _ = try ServerLog(path: path).push([("doc", start())], by: .unrestricted, limits: .init())
+        defer { for suffix in ["", "-wal", "-shm", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        do {
+            let first = try ServerLog(path: path)
+            _ = try first.push([("doc", start())], by: .unrestricted, limits: .init())
+            // What one log keeps in memory assumes no other writes the file.
+            #expect(throws: ServerLog.OpenError.inUse(path: path)) { try ServerLog(path: path) }
+        }
 
         let log = try ServerLog(path: path)
         let typed = OpID(replica: ReplicaID(1), counter: 3)
