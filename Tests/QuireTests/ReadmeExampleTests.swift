@@ -46,6 +46,21 @@ import QuireCore
         #expect(try store.outbox(peer: "server")[id] == nil)
     }
 
+    @Test func editingACopy() throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        let body = try store.edit(id) { tx in
+            let body = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(body, at: 0, "Buy milk")
+            return body
+        }
+        let before = try store.read(id) { doc in try doc.reading(body) }
+        #expect(before.text == "Buy milk")
+        try store.edit(id) { tx in try tx.insertText(body, at: 8, " and eggs") }  // as a sync would
+        try store.edit(id) { tx in try tx.setText(body, to: "Buy oat milk", editedFrom: before) }
+        #expect(try store.read(id) { doc in try doc.text(body) } == "Buy oat milk and eggs")
+    }
+
     struct Note: Codable, Equatable { var title: String; var tags: [String]; var due: Date? }
 
     @Test func theCodableBridgeAndEvents() async throws {
