@@ -270,6 +270,17 @@ import Testing
         #expect(closed.wait(timeout: .now() + 30) == .success)
     }
 
+    /// A stdin another process made non-blocking (a shell, ssh) is read as
+    /// a blocking one: the frame that comes later is waited for.
+    @Test func aNonBlockingInputIsWaitedOn() throws {
+        let pipe = Pipe()
+        let input = pipe.fileHandleForReading.fileDescriptor
+        _ = fcntl(input, F_SETFL, fcntl(input, F_GETFL) | O_NONBLOCK)
+        let writer = pipe.fileHandleForWriting
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { try? StdioFraming.write([7, 8, 9], to: writer) }
+        #expect(try StdioFraming.read(from: pipe.fileHandleForReading) == [7, 8, 9])
+    }
+
     /// Only an input that ends between frames ends a stdio session cleanly;
     /// one cut inside a frame's length or message is an error.
     @Test(arguments: [[], [5, 0], [5, 0, 0, 0, 1]] as [[UInt8]])

@@ -28,6 +28,8 @@ public enum StdioFraming {
                 let written = Glibc.write(fd, bytes.baseAddress! + offset, length)
                 if written < 0 {
                     if errno == EINTR { continue }
+                    // A descriptor another process made non-blocking: wait as a blocking one would.
+                    if errno == EAGAIN { try waitUntilReady(fd, for: Int16(POLLOUT), idleTimeout); continue }
                     throw StreamError.system("write", errno)
                 }
                 offset += written
@@ -79,6 +81,7 @@ public enum StdioFraming {
             let got = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, wanted) }
             if got < 0 {
                 if errno == EINTR { continue }
+                if errno == EAGAIN { try waitUntilReady(fd, for: Int16(POLLIN), idleTimeout); continue }
                 throw StreamError.system("read", errno)
             }
             if got == 0 { break }
@@ -88,14 +91,15 @@ public enum StdioFraming {
     }
 
     /// Returns once `fd` is ready for `events` (or closed at the other end,
-    /// which the next read or write reports).
-    private static func waitUntilReady(_ fd: Int32, for events: Int16, _ timeout: TimeInterval) throws {
+    /// which the next read or write reports); waits for ever without a timeout.
+    private static func waitUntilReady(_ fd: Int32, for events: Int16, _ timeout: TimeInterval?) throws {
         var entry = pollfd(fd: fd, events: events, revents: 0)
+        let milliseconds = timeout.map { Int32(clamping: Int(($0 * 1000).rounded(.up))) } ?? -1
         while true {
-            let ready = poll(&entry, 1, Int32(clamping: Int((timeout * 1000).rounded(.up))))
+            let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return }
-            if ready == 0 { throw StreamError.silent(seconds: timeout) }
-            if errno != EINTR { throw StreamError.system("poll", errno) }
+            if ready == 0, let timeout { throw StreamError.silent(seconds: timeout) }
+            if ready < 0 && errno != EINTR { throw StreamError.system("poll", errno) }
         }
     }
 
