@@ -150,6 +150,22 @@ import Testing
         }
     }
 
+    /// A note removed while the editor is open keeps the edit, and says so.
+    @Test func anEditOfANoteRemovedMeanwhileIsSavedWithAWarning() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Trip", "--body", "train"]).trimmingCharacters(in: .newlines)
+            let remove = "'\(QuireRunner.binaryURL.path)' --store '\(quire.store)' note rm \(id)"
+            let result = try quire.run(["note", "edit", id], environment: ["EDITOR": "\(remove) >/dev/null && sed -i s/train/night-train/"])
+            #expect(result.status == 0)
+            #expect(result.stderr == "warning: note \(id) was removed while it was being edited (by a sync or another process); "
+                + "the edit is saved, and `quire note restore \(id)` brings the note back\n")
+            try quire.ok(["note", "restore", id])
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["body"] as? String == "night-train")
+        }
+    }
+
     @Test func anEditorThatLeavesNoFileChangesNothing() throws {
         try withRunner { quire in
             try quire.ok(["init"])

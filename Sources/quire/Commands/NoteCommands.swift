@@ -158,7 +158,7 @@ enum NoteCommands {
         if inEditor {
             (newTitle, newBody) = try EditorSession(environment: invocation.context.environment).edit(title: current.title, body: current.body)
         }
-        try store.edit(id) { tx in
+        let removedMeanwhile = try store.edit(id) { tx in
             if let newTitle { try tx.setNoteText(Note.Key.title, to: newTitle, editedFrom: inEditor ? title : nil) }
             if let newBody { try tx.setNoteText(Note.Key.body, to: newBody, editedFrom: inEditor ? body : nil) }
             let body = try tx.noteText(Note.Key.body)
@@ -181,6 +181,12 @@ enum NoteCommands {
             for tag in invocation.values("--untag") { try tx.removeTag(tag[0]) }
             if invocation.flag("--pin") { try tx.put(.root, key: Note.Key.pinned, .bool(true)) }
             if invocation.flag("--unpin") { try tx.put(.root, key: Note.Key.pinned, .bool(false)) }
+            return try Note(id: id, document: tx.document).removed
+        }
+        if removedMeanwhile {
+            invocation.context.output.progress(
+                "warning: note \(id) was removed while it was being edited (by a sync or another process); "
+                + "the edit is saved, and `quire note restore \(id)` brings the note back")
         }
     }
 
