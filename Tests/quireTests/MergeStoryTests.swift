@@ -140,4 +140,16 @@ import Testing
             #expect(withoutParent.stderr == "error: version \(p):9 holds change 1@\(p) but not 18@\(l), which it builds on; `quire log \(id)` lists the note's versions\n")
         }
     }
+
+    @Test func headsStandForEverythingTheirChangeBuildsOnThroughEarlierChangesOfItsReplica() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            let (phone, id, p) = (stores.phone, stores.id, stores.phoneReplica)
+            try quire.ok(["note", "edit", id, "--append", " and eggs"], store: phone)  // 1@p ... 9@p, on the laptop's 18
+            try quire.ok(["note", "edit", id, "--append", "!"], store: phone)          // 10@p, on 9@p
+            // 10@p builds on 9@p, which builds on the laptop's change: all three are in.
+            #expect(try quire.ok(["show", id, "--at", "10@\(p)"], store: phone).hasSuffix("\n\nmilk and eggs!\n"))
+            #expect(try quire.ok(["diff", id, "--from", "9@\(p)", "--to", "10@\(p)"], store: phone) == "body @13 +\"!\"\n")
+        }
+    }
 }

@@ -77,16 +77,22 @@ struct DocumentHistory {
     /// The smallest version vector holding `heads` and every change they build on.
     private func causalPast(of heads: [OpID]) throws -> VersionVector {
         var version = VersionVector()
+        // Changes are marked visited by id, not by the version: the version
+        // covers a replica's earlier changes before their parents are visited.
+        var visited: Set<OpID> = []
         var pending = heads
         while let head = pending.popLast() {
-            guard !version.contains(head) else { continue }
             guard let change = change(containing: head) else {
                 throw CLIError.failure("document \(id) has no operation \(head); `quire log \(id)` lists its changes")
             }
-            // A change includes every earlier change of its replica, and its parents.
-            version[head.replica] = change.lastID.counter
+            guard visited.insert(change.id).inserted else { continue }
+            // A change includes its parents and every earlier change of its
+            // replica: the one just before it, which includes the others.
+            version[head.replica] = max(version[head.replica], change.lastID.counter)
             pending += change.parents
-            pending += changes.filter { $0.replica == head.replica && $0.lastID.counter < change.id.counter }.map(\.lastID)
+            if let previous = changes.last(where: { $0.replica == head.replica && $0.lastID.counter < change.id.counter }) {
+                pending.append(previous.lastID)
+            }
         }
         return version
     }
