@@ -54,6 +54,16 @@ import Testing
         }
     }
 
+    @Test func textShowsTheFileNameAsItIs() throws {
+        try withRunner { quire in
+            let path = quire.directory + "/my \"notes\" \\ 2.quire"
+            try quire.ok(["init"], store: path)
+            let lines = try quire.ok(["inspect", path]).split(separator: "\n")
+            #expect(lines.first == "file                \(path)")
+            #expect(lines.dropFirst(2).first == "kind                store")
+        }
+    }
+
     @Test func damagedFilesAreReportedPrecisely() throws {
         try withRunner { quire in
             let bundle = try Self.sampleDocument().encodeChanges()

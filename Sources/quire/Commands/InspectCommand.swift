@@ -26,7 +26,10 @@ enum InspectCommand {
             if invocation.flag("--json") {
                 output.print(json: report.json)
             } else {
-                output.print(Table(rows: report.fields.map { [$0.0, $0.1.compact.trimmingCharacters(in: ["\""])] }).render())
+                // Strings as they are (a path may hold quotes or backslashes), numbers and null as JSON writes them.
+                output.print(Table(rows: report.fields.map { name, value in
+                    if case .string(let text) = value { [name, text] } else { [name, value.compact] }
+                }).render())
                 for damage in report.damage { output.print(output.styled("damaged: \(damage)", .red)) }
             }
             if !report.damage.isEmpty {
