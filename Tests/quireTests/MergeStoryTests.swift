@@ -138,6 +138,10 @@ import Testing
             let withoutParent = try quire.run(["diff", id, "--from", afterCreate, "--to", "\(p):9"], store: laptop)
             #expect(withoutParent.status == 1)
             #expect(withoutParent.stderr == "error: version \(p):9 holds change 1@\(p) but not 18@\(l), which it builds on; `quire log \(id)` lists the note's versions\n")
+            // Part of the laptop's first change (counters 1-18): no state the note ever had either.
+            let partOfChange = try quire.run(["show", id, "--at", "\(l):5"], store: laptop)
+            #expect(partOfChange.status == 1)
+            #expect(partOfChange.stderr == "error: version \(l):5 holds part of change 1@\(l) (counters 1-18), which applies whole; `quire log \(id)` lists the note's versions\n")
         }
     }
 

@@ -44,8 +44,8 @@ struct DocumentHistory {
     /// Parses a version given on the command line into the version vector it
     /// names; heads name their changes and everything those build on.
     /// Throws a usage error for text that is neither form, a failure for a
-    /// version naming operations this document does not have or holding a
-    /// change without one it builds on.
+    /// version naming operations this document does not have, holding part
+    /// of a change, or holding a change without one it builds on.
     func version(_ text: String, invocation: Invocation) throws -> VersionVector {
         let version: VersionVector
         if text.contains("@") {
@@ -59,9 +59,12 @@ struct DocumentHistory {
             guard let vector = VersionVector(text) else {
                 throw invocation.usageError("\"\(text)\" is not a version: give replica:counter,... or counter@replica,...")
             }
-            // A replay leaves out a change whose parents it lacks, so such a
-            // version would show a note that never was.
-            for change in changes where vector.contains(change.lastID) {
+            // A replay leaves out a change it holds only part of, or whose
+            // parents it lacks, so such a version would show a note that never was.
+            for change in changes where vector.contains(change.id) {
+                guard vector.contains(change.lastID) else {
+                    throw CLIError.failure("version \(text) holds part of change \(change.id) (counters \(change.id.counter)-\(change.lastID.counter)), which applies whole; `quire log \(id)` lists the note's versions")
+                }
                 if let parent = change.parents.first(where: { !vector.contains($0) }) {
                     throw CLIError.failure("version \(text) holds change \(change.id) but not \(parent), which it builds on; `quire log \(id)` lists the note's versions")
                 }
