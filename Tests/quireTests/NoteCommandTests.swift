@@ -84,6 +84,23 @@ import Testing
         }
     }
 
+    /// On a terminal in colour, Quire's own styles are escape sequences and
+    /// a note's are shown, so a synced title cannot hide text (ESC [8m) or
+    /// forge a style mark.
+    @Test func aNotesEscapesShowOnAColourTerminal() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "hid\u{1B}[8mden", "--body", "a\u{F8F0}8\u{F8F1}b"])
+                .trimmingCharacters(in: .newlines)
+            let shown = try quire.runOnTerminal(["note", "show", id])
+            #expect(shown.contains("\u{1B}[1mhid^[[8mden\u{1B}[0m"))  // the title in bold, its escape shown
+            #expect(shown.contains("\r\nab\r\n"))  // the forged mark dropped
+            let listed = try quire.runOnTerminal(["note", "list"])
+            #expect(listed.hasPrefix("\u{1B}[1mID\u{1B}[0m        \u{1B}[1mTITLE\u{1B}[0m"))
+            #expect(listed.contains("  hid^[[8mden  "))
+        }
+    }
+
     /// Chinese, Japanese and Korean characters and emoji take two columns.
     @Test func tablesAlignWideCharacters() throws {
         try withRunner { quire in

@@ -59,6 +59,27 @@ struct QuireRunner {
                       status: process.terminationStatus)
     }
 
+    /// Runs `quire --store STORE ARGUMENTS` on a pseudo-terminal (through
+    /// util-linux's `script`), with colour on, and returns what it wrote there.
+    func runOnTerminal(_ arguments: [String]) throws -> String {
+        let quoted = ([Self.binaryURL.path, "--store", store] + arguments)
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", quoted, "/dev/null"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = nil
+        environment["TERM"] = "xterm"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// Runs a command that must succeed, and returns its standard output.
     @discardableResult
     func ok(_ arguments: [String], store: String? = nil, environment: [String: String] = [:],

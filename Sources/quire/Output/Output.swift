@@ -13,7 +13,7 @@ struct Output {
     /// Writes `text` and a newline to standard output, its control
     /// characters made harmless (`TerminalText`).
     func print(_ text: String) {
-        FileHandle.standardOutput.write(Data((TerminalText.safe(text, keepingColours: isColorEnabled) + "\n").utf8))
+        FileHandle.standardOutput.write(Data((TerminalText.applyingStyles(TerminalText.safe(text), inColour: isColorEnabled) + "\n").utf8))
     }
 
     /// Writes a JSON value to standard output, exact: its strings escape
@@ -24,12 +24,13 @@ struct Output {
 
     /// Writes a progress or warning line to standard error.
     func progress(_ text: String) {
-        FileHandle.standardError.write(Data("\(TerminalText.safe(text, keepingColours: false))\n".utf8))
+        FileHandle.standardError.write(Data("\(TerminalText.applyingStyles(TerminalText.safe(text), inColour: false))\n".utf8))
     }
 
-    /// `text` in a colour (an ANSI SGR code) when colour is enabled.
+    /// `text` in a colour (an ANSI SGR code) when colour is enabled, as
+    /// marks that `print` makes escape sequences (`TerminalText`).
     func styled(_ text: String, _ style: Style) -> String {
-        isColorEnabled ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+        isColorEnabled ? TerminalText.marked(text, code: style.rawValue) : text
     }
 
     enum Style: String {

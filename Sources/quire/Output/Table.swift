@@ -1,7 +1,7 @@
 /// Rows of cells printed in aligned columns, two spaces apart; the last
 /// column is not padded. Widths count terminal columns (`TerminalText`:
 /// two for Chinese, Japanese and Korean characters and emoji), and ignore
-/// colour codes.
+/// style marks.
 struct Table {
     var header: [String]?
     var rows: [[String]]
@@ -15,33 +15,17 @@ struct Table {
 
     func render() -> String {
         // Cells made safe first, so that widths count what will be shown.
-        let all = ((header.map { [$0] } ?? []) + rows).map { $0.map { TerminalText.safe($0, keepingColours: true) } }
+        let all = ((header.map { [$0] } ?? []) + rows).map { $0.map { TerminalText.safe($0) } }
         let columnCount = all.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: columnCount)
         for row in all {
-            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], Self.visibleWidth(cell)) }
+            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], TerminalText.width(cell)) }
         }
         return all.map { row in
             let cells = row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - Self.visibleWidth(cell))
+                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - TerminalText.width(cell))
             }
             return String(repeating: " ", count: indent) + cells.joined(separator: "  ")
         }.joined(separator: "\n")
-    }
-
-    /// The columns a cell takes, without the ANSI escape sequences of colours.
-    static func visibleWidth(_ text: String) -> Int {
-        var width = 0
-        var inEscape = false
-        for character in text {
-            if character == "\u{1B}" {
-                inEscape = true
-            } else if inEscape {
-                if character == "m" { inEscape = false }
-            } else {
-                width += TerminalText.columns(of: character)
-            }
-        }
-        return width
     }
 }

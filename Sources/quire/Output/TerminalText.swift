@@ -2,26 +2,24 @@
 ///
 /// Titles, bodies and tags come from other replicas through sync, so a
 /// hostile peer could otherwise send escape sequences that retitle the
-/// window, move the cursor or clear the screen. (`--json` output escapes
-/// control characters itself and is left exact.)
+/// window, move the cursor, clear the screen or hide text. (`--json` output
+/// escapes control characters itself and is left exact.)
+///
+/// Quire's own colours (`Output.styled`) therefore never travel as escape
+/// sequences: they are marks around a style's code (two private-use
+/// scalars), turned into escape sequences only as the text is written, and
+/// only for the codes of `Output.Style`. Every escape in the text is shown.
 enum TerminalText {
+    static let styleOpen: Unicode.Scalar = "\u{F8F0}", styleClose: Unicode.Scalar = "\u{F8F1}"
+
     /// `text` with every control character shown in caret notation (`^[`
     /// for escape, `^?` for delete; C1 controls as U+FFFD), except line
-    /// feeds, tabs, a carriage return before a line feed, and, when
-    /// `keepingColours`, the SGR sequences (`ESC [ digits ; ... m`) that
-    /// `Output.styled` writes.
-    static func safe(_ text: String, keepingColours: Bool) -> String {
+    /// feeds, tabs and a carriage return before a line feed.
+    static func safe(_ text: String) -> String {
         let scalars = Array(text.unicodeScalars)
         guard scalars.contains(where: isControl) else { return text }
         var result = String.UnicodeScalarView()
-        var index = 0
-        while index < scalars.count {
-            let scalar = scalars[index]
-            if keepingColours, scalar == "\u{1B}", let end = sgrEnd(scalars, from: index) {
-                result.append(contentsOf: scalars[index..<end])
-                index = end
-                continue
-            }
+        for (index, scalar) in scalars.enumerated() {
             switch scalar.value {
             case 0x0A, 0x09: result.append(scalar)
             case 0x0D where index + 1 < scalars.count && scalars[index + 1] == "\n": result.append(scalar)
@@ -30,7 +28,6 @@ enum TerminalText {
             case 0x80..<0xA0: result.append("\u{FFFD}")
             default: result.append(scalar)
             }
-            index += 1
         }
         return String(result)
     }
@@ -39,12 +36,46 @@ enum TerminalText {
         scalar.value < 0x20 && scalar != "\n" && scalar != "\t" || (0x7F..<0xA0).contains(scalar.value)
     }
 
-    /// Where the SGR sequence starting at `start` ends, or nil if none does.
-    private static func sgrEnd(_ scalars: [Unicode.Scalar], from start: Int) -> Int? {
-        guard start + 2 < scalars.count, scalars[start + 1] == "[" else { return nil }
-        var index = start + 2
-        while index < scalars.count, ("0"..."9").contains(scalars[index]) || scalars[index] == ";" { index += 1 }
-        return index < scalars.count && scalars[index] == "m" ? index + 1 : nil
+    /// `text` between style marks.
+    static func marked(_ text: String, code: String) -> String {
+        "\(styleOpen)\(code)\(styleClose)\(text)\(styleOpen)0\(styleClose)"
+    }
+
+    /// `text` with its style marks made escape sequences (`ESC [ code m`)
+    /// for a terminal in colour, else dropped. A mark naming no style of
+    /// `Output.Style` (one a note held) is dropped either way.
+    static func applyingStyles(_ text: String, inColour: Bool) -> String {
+        guard text.unicodeScalars.contains(styleOpen) else { return text }
+        var result = String.UnicodeScalarView()
+        var rest = text.unicodeScalars[...]
+        while let open = rest.firstIndex(of: styleOpen) {
+            result.append(contentsOf: rest[..<open])
+            let afterOpen = rest.index(after: open)
+            guard let close = rest[afterOpen...].firstIndex(of: styleClose) else { rest = rest[afterOpen...]; continue }
+            let code = String(String.UnicodeScalarView(rest[afterOpen..<close]))
+            if inColour && (code == "0" || Output.Style(rawValue: code) != nil) {
+                result.append(contentsOf: "\u{1B}[\(code)m".unicodeScalars)
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        result.append(contentsOf: rest)
+        return String(result)
+    }
+
+    /// The columns `text` takes on a terminal, its style marks not counted.
+    static func width(_ text: String) -> Int {
+        var width = 0
+        var inMark = false
+        for character in text {
+            if character.unicodeScalars.first == styleOpen {
+                inMark = true
+            } else if inMark {
+                if character.unicodeScalars.first == styleClose { inMark = false }
+            } else {
+                width += columns(of: character)
+            }
+        }
+        return width
     }
 
     /// How many terminal columns `character` takes: 2 for East Asian wide
