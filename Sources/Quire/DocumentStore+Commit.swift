@@ -84,7 +84,7 @@ extension DocumentStore {
             case .changes(let changes): changes
             // It decoded within the caller's limits when it was applied.
             case .run(_, let bundle):
-                (try? ChangeEncoding.decode(bundle, limits: DecodingLimits(maxChanges: .max, maxOperations: .max, maxOperationWidth: .max))) ?? []
+                (try? ChangeEncoding.decode(bundle, limits: .unlimited)) ?? []
             }
         }
     }

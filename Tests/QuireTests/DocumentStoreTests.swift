@@ -271,6 +271,30 @@ import Testing
         }
     }
 
+    @Test func anEditBeyondTheDecodingLimitsLoadsAgain() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let store = try DocumentStore(path: path)
+            let id = try store.createDocument()
+            // A run of more elements than `DecodingLimits.default` lets a peer
+            // send in one operation, then one delete of nearly all of it.
+            let length = DecodingLimits.default.maxOperationWidth + 1
+            let body = try store.edit(id) { tx in
+                let body = try tx.putObject(.root, key: "body", kind: .text)
+                try tx.insertText(body, at: 0, String(repeating: "a", count: length + 1))
+                return body
+            }
+            try store.snapshot(id)
+            try store.edit(id) { tx in try tx.deleteText(body, at: 1, count: length) }
+
+            let warnings = WarningLog()
+            let reopened = try DocumentStore(path: path, onWarning: warnings.handler)
+            #expect(try reopened.read(id) { try $0.text(body) } == "a")
+            #expect(try reopened.outbox(peer: "server")[id]?.count == 2)
+            #expect(warnings.all.isEmpty)
+        }
+    }
+
     @Test func aNestedCallIsAnErrorNotADeadlock() throws {
         let store = try DocumentStore.inMemory()
         let id = try store.createDocument()

@@ -596,6 +596,7 @@ struct ChangeHistory: Sendable {
 }
 
 extension DecodingLimits {
-    /// No limits: for bytes that were already checked against limits when they came in.
-    static let unlimited = DecodingLimits(maxChanges: .max, maxOperations: .max, maxOperationWidth: .max)
+    /// No limits: for bytes that were already checked against limits when
+    /// they came in, or that were made locally (a store's own log).
+    public static let unlimited = DecodingLimits(maxChanges: .max, maxOperations: .max, maxOperationWidth: .max)
 }

@@ -168,11 +168,14 @@ public enum ChangeLog {
             arguments: [.text(document), .integer(seq)])
     }
 
-    /// The changes of a row (`seq`, `data` first).
+    /// The changes of a row (`seq`, `data` first). Without decoding limits:
+    /// a local edit has none, and a remote change met the caller's when it
+    /// was applied; a row the defaults refuse would leave its document
+    /// unloadable and the outbox failing.
     private static func decode(_ row: Row, document: String) throws -> [Change] {
         let seq = try row.int64(0)
         do {
-            let changes = try ChangeEncoding.decode(try row.blob(1))
+            let changes = try ChangeEncoding.decode(try row.blob(1), limits: .unlimited)
             guard !changes.isEmpty else { throw DecodingError.invalid("the row holds no change") }
             return changes
         } catch let error as DecodingError {

@@ -30,9 +30,10 @@ public enum ParkedChanges {
 
     /// Every parked change of a document. One that no longer decodes is
     /// dropped from the answer: a peer sends it again, as it would any
-    /// change the store lacks.
+    /// change the store lacks. Without decoding limits, as the log's rows
+    /// (`ChangeLog`): each met the caller's limits when it was parked.
     public static func all(document: String, _ db: DatabaseConnection) throws -> [Change] {
         let rows = try db.query(sql: "SELECT data FROM parked_changes WHERE document_id = ?", arguments: [.text(document)])
-        return rows.compactMap { row in try? ChangeEncoding.decode(row.blob(0)).first }
+        return rows.compactMap { row in try? ChangeEncoding.decode(row.blob(0), limits: .unlimited).first }
     }
 }

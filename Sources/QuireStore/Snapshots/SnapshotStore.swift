@@ -36,9 +36,11 @@ public enum SnapshotStore {
     }
 
     /// Decodes a stored snapshot into a document editing as `replica`.
+    /// Without decoding limits (the frame's size is bounded): the document
+    /// it holds may have runs longer than a peer may send in one operation.
     public static func decode(_ stored: Stored, replica: ReplicaID) throws -> Document {
         let (encoding, _) = try SnapshotFrame.open(stored.frame)
-        return try Document(snapshot: encoding, replica: replica)
+        return try Document(snapshot: encoding, replica: replica, limits: .unlimited)
     }
 
     /// Deletes all but the `count` newest snapshots of a document.
