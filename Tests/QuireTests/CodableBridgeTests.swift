@@ -3,6 +3,8 @@ import Testing
 @testable import Quire
 
 @Suite struct CodableBridgeTests {
+    struct Oops: Error {}
+
     struct Address: Codable, Equatable {
         var street: String
         var zip: Int
@@ -125,6 +127,41 @@ import Testing
         merged.bio = "She wrote the first program, for the Analytical Engine."
         #expect(try laptop.read(id) { try $0.read(Contact.self, from: .root) } == merged)
         #expect(try phone.read(id) { try $0.read(Contact.self, from: .root) } == merged)
+    }
+
+    struct Post: Codable, Equatable {
+        var title: String
+        var likes: Int
+        var votes: [Int]
+    }
+
+    @Test func aCounterWrittenBackIsIncrementedByTheDifference() throws {
+        let laptop = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
+        let id: DocumentID = "post"
+        try laptop.create(id: id)
+        let (likes, vote) = try laptop.edit(id) { tx in
+            try tx.write(Post(title: "Hi", likes: 0, votes: []), into: .root)
+            let likes = try tx.putObject(.root, key: "likes", kind: .counter)
+            guard case .object(.list, let votes)? = try tx.document.get(.root, key: "votes") else { throw Oops() }
+            let vote = try tx.insertObject(votes, at: 0, kind: .counter)
+            return (likes, vote)
+        }
+        try phone.create(id: id)
+        try phone.apply(id, laptop.changes(id))
+
+        // Reading and writing back the same value changes nothing.
+        let post = try laptop.read(id) { try $0.read(Post.self, from: .root) }
+        #expect(post == Post(title: "Hi", likes: 0, votes: [0]))
+        let version = try laptop.versionVector(id)
+        try laptop.edit(id) { tx in try tx.write(post, into: .root) }
+        #expect(try laptop.versionVector(id) == version)
+
+        // A new total is an increment, so that concurrent ones add up.
+        try laptop.edit(id) { tx in try tx.write(Post(title: "Hi", likes: 2, votes: [1]), into: .root) }
+        try phone.edit(id) { tx in try tx.write(Post(title: "Hi", likes: 1, votes: [-1]), into: .root) }
+        try laptop.apply(id, phone.changes(id, since: laptop.versionVector(id)))
+        #expect(try laptop.read(id) { try $0.read(Post.self, from: .root) } == Post(title: "Hi", likes: 3, votes: [0]))
+        #expect(try laptop.read(id) { [try $0.counter(likes), try $0.counter(vote)] } == [3, 0])
     }
 
     @Test func aMissingFieldIsAClearDecodingError() throws {

@@ -14,6 +14,8 @@ extension Transaction {
     ///   deleted and inserted, and a changed struct or string inside it is
     ///   updated in place;
     /// - a number, bool, `Data` or `Date` is a scalar, written only if it changed;
+    /// - an integer where a counter is (which reads as its total) increments
+    ///   the counter by the difference;
     /// - a key the value does not encode (a nil optional, a field the type
     ///   no longer has) is removed.
     ///
@@ -37,14 +39,31 @@ extension Transaction {
         for key in try document.keys(map) where fields[key] == nil { try remove(map, key: key) }
         for (key, node) in fields.sorted(by: { $0.key < $1.key }) {
             let current = try document.get(map, key: key)
+            if try updateInPlace(current, to: node) { continue }
             if case .scalar(let scalar) = node {
                 if current != .scalar(scalar) { try put(map, key: key, scalar) }
-            } else if case .object(node.kind, let object)? = current {
-                try updateContents(of: object, to: node)
             } else {
                 try updateContents(of: putObject(map, key: key, kind: node.kind!), to: node)
             }
         }
+    }
+
+    /// Makes a map's or list's value `current` hold `node` where it is, if
+    /// it can; false if it must be replaced. An object of the node's kind
+    /// is updated; a counter, which reads as its total, given an int is
+    /// incremented by the difference, so that concurrent increments add up
+    /// (replaced by a scalar, they would be lost).
+    private mutating func updateInPlace(_ current: Value?, to node: DocumentNode) throws -> Bool {
+        switch (current, node) {
+        case (.object(.counter, let counter)?, .scalar(.int(let total))):
+            let delta = total &- (try document.counter(counter))
+            if delta != 0 { try increment(counter, by: delta) }
+        case (.object(let kind, let object)?, _) where kind == node.kind:
+            try updateContents(of: object, to: node)
+        default:
+            return false
+        }
+        return true
     }
 
     /// Makes an object of the node's kind (text, map or list) hold the node.
@@ -80,15 +99,14 @@ extension Transaction {
 
     /// Replaces `count` elements from `index` on with `items`. An element
     /// that is an object of the same kind as its replacement (a struct, a
-    /// string, an array) is updated in place, so that concurrent edits
-    /// inside it survive; other elements are deleted and inserted.
+    /// string, an array), or a counter replaced by an int, is updated in
+    /// place, so that concurrent edits inside it survive; other elements
+    /// are deleted and inserted.
     private mutating func replace(_ list: ObjectID, at index: Int, count: Int, with items: ArraySlice<DocumentNode>) throws {
         let replaced = try document.list(list)[index..<(index + count)]
         var position = index
         for (old, new) in zip(replaced, items) {
-            if case .object(new.kind, let object) = old {
-                try updateContents(of: object, to: new)
-            } else {
+            if try !updateInPlace(old, to: new) {
                 try delete(list, at: position)
                 try insertItem(list, at: position, new)
             }
