@@ -137,6 +137,8 @@ public final class DocumentStore: @unchecked Sendable {
     ///     try store.create(id: "groceries")
     public func create(id: DocumentID) throws {
         try locked {
+            // An `apply` may be creating it: its row is written with its commit.
+            waitUntilIdle(id)
             try database.write { db in
                 guard try db.query(sql: "SELECT 1 FROM documents WHERE id = ?", arguments: [.text(id.rawValue)]).isEmpty else {
                     throw StoreError.documentExists(id.rawValue)

@@ -119,6 +119,36 @@ import Testing
         #expect(try target.apply(bundles: bundles) == 0)  // duplicates are no-ops
     }
 
+    @Test func creatingADocumentAnApplyIsCreatingWaitsForIt() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let store = try DocumentStore(path: path)
+            let source = try DocumentStore.inMemory()
+            try source.create(id: "shared")
+            try source.edit("shared") { tx in try tx.put(.root, key: "k", .int(1)) }
+            let bundle = try ChangeEncoding.encode(source.changes("shared"))
+
+            // A lock another process holds keeps the apply's batch waiting
+            // (up to the lock's timeout) with the document taken and the
+            // store unlocked: `create` runs meanwhile.
+            let otherProcess = try #require(WriterLock(storePath: path))
+            #expect(otherProcess.lock(exclusive: true))
+            let applied = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var applyError: (any Error)?
+            Thread.detachNewThread {
+                do { try store.apply(bundles: [("shared", [bundle])]) } catch { applyError = error }
+                applied.signal()
+            }
+            while !store.condition.withLock({ store.isWriting }) { Thread.sleep(forTimeInterval: 0.001) }
+
+            #expect(throws: StoreError.documentExists("shared")) { try store.create(id: "shared") }
+            otherProcess.unlock()
+            applied.wait()
+            #expect(applyError == nil)
+            #expect(try store.state("shared") == source.state("shared"))
+        }
+    }
+
     /// A catch-up bundle (one run, all new) is applied without being
     /// decoded into changes, yet logged as one row of the bytes that came
     /// with the run's bounds, observed change by change, and reloaded. A
