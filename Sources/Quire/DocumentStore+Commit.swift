@@ -27,6 +27,8 @@ extension DocumentStore {
         let parked: [Change]
         /// The document is not in the file yet: its row is written first.
         var isNew = false
+        /// The call that queued it: one outcome for all its commits, which
+        /// are written together or not at all.
         var ticket = 0
 
         /// Writes the commit's rows; runs inside the batch's transaction.
@@ -93,32 +95,26 @@ extension DocumentStore {
     /// all in one transaction (or throws the error that kept them from being
     /// written). Lock held.
     func commit(_ commits: [QueuedCommit]) throws {
-        var waiting = Set<Int>()
+        guard !commits.isEmpty else { return }
+        nextTicket += 1
+        let ticket = nextTicket
         for var commit in commits {
-            nextTicket += 1
-            commit.ticket = nextTicket
-            waiting.insert(nextTicket)
+            commit.ticket = ticket
             queue.append(commit)
         }
-        var failure: (any Error)?
         while true {
-            for ticket in waiting {
-                guard let outcome = outcomes.removeValue(forKey: ticket) else { continue }
-                waiting.remove(ticket)
-                if case .failure(let error) = outcome, failure == nil { failure = error }
-            }
-            if waiting.isEmpty { break }
+            if let outcome = outcomes.removeValue(forKey: ticket) { return try outcome.get() }
             if isWriting { condition.wait() } else { writeQueuedBatch() }
         }
-        if let failure { throw failure }
     }
 
     /// Writes every queued commit in one SQLite transaction. Lock held on
     /// entry and exit, released while writing.
     ///
     /// A commit made on a document that another process has logged changes
-    /// to since it was loaded is not written: it fails with
-    /// `StoreError.changedElsewhere`, and its document is dropped, to be
+    /// to since it was loaded is not written, nor is any other commit of its
+    /// call (an apply of several documents is all or nothing): they fail with
+    /// `StoreError.changedElsewhere`, and their documents are dropped, to be
     /// reloaded. (The log would take it, but a snapshot of the document in
     /// memory would then claim to hold the other process's changes.)
     private func writeQueuedBatch() {
@@ -126,26 +122,26 @@ extension DocumentStore {
         var batch = queue
         queue = []
         condition.unlock()
-        var stale = Set<Int>()
+        // By ticket, the first document of the call that another process wrote.
+        var stale: [Int: DocumentID] = [:]
         // Shared, unless this store's own last try holds it exclusive (taking it shared would give that up).
         let sharesWriterLock = !holdsWriterLock && writerLock?.lock(exclusive: false) == true
         defer { if sharesWriterLock { writerLock?.unlock() } }
         let outcome = Result {
             try database.write { db in
-                for index in batch.indices {
-                    let commit = batch[index]
-                    guard try commit.isNew || Self.isCurrent(commit.entry, db.query(sql: Self.currencyQuery, arguments: [.text(commit.id.rawValue)])) else {
-                        stale.insert(index)
-                        continue
-                    }
+                for commit in batch where stale[commit.ticket] == nil && !commit.isNew {
+                    let rows = try db.query(sql: Self.currencyQuery, arguments: [.text(commit.id.rawValue)])
+                    if try !Self.isCurrent(commit.entry, rows) { stale[commit.ticket] = commit.id }
+                }
+                for index in batch.indices where stale[batch[index].ticket] == nil {
                     if let lastRow = try batch[index].save(db) { batch[index].entry.loggedThrough = lastRow }
                 }
             }
         }
         condition.lock()
         isWriting = false
-        for (index, commit) in batch.enumerated() {
-            let result = stale.contains(index) ? .failure(StoreError.changedElsewhere(commit.id.rawValue)) : outcome
+        for commit in batch {
+            let result = stale[commit.ticket].map { .failure(StoreError.changedElsewhere($0.rawValue)) } ?? outcome
             if case .success = result { didCommit(commit) } else { release(commit.id, nil) }
             outcomes[commit.ticket] = result
         }

@@ -93,6 +93,29 @@ import Testing
         }
     }
 
+    /// An apply of several documents, one of which the other store wrote, is
+    /// written all at once when it runs again, and counts every change.
+    @Test func anApplyRacedOnOneOfItsDocumentsRunsAgainWhole() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire"
+            let (syncing, _) = try makeShared(path, "a")
+            try syncing.create(id: "b")
+            let editor = try DocumentStore(path: path)
+            let remote = try DocumentStore.inMemory()
+            var bundles: [(id: DocumentID, bundles: [[UInt8]])] = []
+            for id: DocumentID in ["a", "b"] {
+                try remote.create(id: id)
+                try remote.apply(id, syncing.changes(id))
+                try remote.edit(id) { tx in try tx.put(.root, key: "remote", .bool(true)) }
+                bundles.append((id, [try ChangeEncoding.encode(remote.changes(id, since: syncing.versionVector(id)))]))
+            }
+
+            try editor.edit("b") { tx in try tx.put(.root, key: "editor", .bool(true)) }
+            #expect(try syncing.apply(bundles: bundles) == 2)
+            #expect(try syncing.read("b") { try $0.keys(.root) } == ["editor", "remote"])
+        }
+    }
+
     @Test func aRemovalByTheOtherStoreIsSeen() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/notes.quire", id: DocumentID = "note"
