@@ -244,9 +244,10 @@ extension DocumentStore {
     /// since the last look. While a batch is being written the connection is
     /// busy until the commit's disk sync, and waiting for it here, lock held,
     /// would keep other calls from queueing theirs: the copy is read as it is.
-    /// (Edits do not look: a commit checks in its transaction, and an edit
-    /// that missed another process's write runs again.)
-    private func freshCachedEntry(_ id: DocumentID) throws -> LoadedDocument? {
+    /// (Edits do not look, but for a copy that says removed: a commit checks
+    /// in its transaction, and an edit that missed another process's write
+    /// runs again.)
+    func freshCachedEntry(_ id: DocumentID) throws -> LoadedDocument? {
         guard var entry = cache[id] else { return nil }
         if isWriting { return entry }
         let dataVersion = try database.query(sql: "PRAGMA data_version")[0].int64(0)

@@ -233,6 +233,9 @@ public final class DocumentStore: @unchecked Sendable {
     @discardableResult
     public func edit<Result>(_ id: DocumentID, time: Date = Date(), _ body: (inout Transaction) throws -> Result) throws -> Result {
         try locked { try retryingChangedElsewhere {
+            waitUntilIdle(id)
+            // Refused only as the file has it: another process may have restored it.
+            if cache[id]?.isRemoved == true { _ = try freshCachedEntry(id) }
             var entry = try takeIdle(id)
             guard !entry.isRemoved else {
                 release(id, entry)

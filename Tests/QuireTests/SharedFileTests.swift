@@ -126,4 +126,15 @@ import Testing
             }
         }
     }
+
+    @Test func aRestoreByTheOtherStoreIsSeen() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            try first.remove(id)
+            try DocumentStore(path: path).restore(id)
+            try first.edit(id) { tx in try tx.insertText(body, at: 0, "<") }
+            #expect(try texts([first], path: path, id, body) == ["<base", "<base"])
+        }
+    }
 }
