@@ -399,9 +399,12 @@ public final class DocumentStore: @unchecked Sendable {
     /// some of them (the peer then needs a snapshot).
     ///
     /// - Parameter limit: at most this many, the first in log order: a
-    ///   client that sends a few at a time decodes only those.
+    ///   client that sends a few at a time decodes only those. None if
+    ///   not positive.
     public func changes(_ id: DocumentID, since version: VersionVector = VersionVector(), limit: Int = .max) throws -> [Change] {
-        try locked {
+        // A negative limit would trap in the log (a negative prefix) and mean "no limit" to SQLite.
+        let limit = max(limit, 0)
+        return try locked {
             let current = try loadedIdle(id).document.versionVector
             let changes = try database.read { db in try ChangeLog.changes(document: id.rawValue, since: version, limit: limit, db) }
             // Each replica's changes must follow on from `version` without a gap.

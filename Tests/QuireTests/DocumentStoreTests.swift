@@ -270,6 +270,9 @@ import Testing
         #expect(all.count == 4)
         let version: VersionVector = [store.replicaID: 2]
         #expect(try store.changes(id, since: version) == Array(all[2...]))
+        #expect(try store.changes(id, limit: 3) == Array(all[..<3]))
+        #expect(try store.changes(id, limit: 0).isEmpty)
+        #expect(try store.changes(id, limit: -1).isEmpty)
     }
 
     @Test func compactionKeepsUnsentChangesAndHistoryOnRequest() throws {
