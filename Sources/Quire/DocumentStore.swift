@@ -229,7 +229,8 @@ public final class DocumentStore: @unchecked Sendable {
     ///     }
     ///
     /// - Parameter time: the wall-clock time recorded with the change, for
-    ///   people reading the history; never used for ordering.
+    ///   people reading the history; never used for ordering. Recorded in
+    ///   milliseconds since 1970, as an `Int64`: one beyond is clamped.
     @discardableResult
     public func edit<Result>(_ id: DocumentID, time: Date = Date(), _ body: (inout Transaction) throws -> Result) throws -> Result {
         try locked { try retryingChangedElsewhere {
@@ -456,6 +457,11 @@ public final class DocumentStore: @unchecked Sendable {
         } }
     }
 
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    /// Clamped to what an `Int64` holds: times are informational, and an
+    /// edit's `time` may come from bad data (converting it would trap).
+    static func milliseconds(_ date: Date) -> Int64 {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        return Int64(exactly: milliseconds) ?? (milliseconds < 0 ? .min : .max)
+    }
     static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 }

@@ -28,6 +28,16 @@ import Testing
         #expect(throws: StoreError.noSuchDocument("nope")) { try store.read("nope") { _ in } }
     }
 
+    @Test func anEditTimeOutOfRangeIsRecordedAsTheNearestOneInRange() throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        try store.edit(id, time: Date(timeIntervalSince1970: 1e300)) { tx in try tx.put(.root, key: "a", .int(1)) }
+        #expect(try store.lastChangeTime(id) == Date(timeIntervalSince1970: Double(Int64.max) / 1000))
+        try store.edit(id, time: Date(timeIntervalSince1970: 1_700_000_000)) { tx in try tx.put(.root, key: "a", .int(2)) }
+        try store.edit(id, time: Date(timeIntervalSince1970: -.infinity)) { tx in try tx.put(.root, key: "a", .int(3)) }
+        #expect(try store.changes(id).map(\.time) == [.max, 1_700_000_000_000, .min])
+    }
+
     @Test func generatedIDsAreUUIDv7InCreationOrder() {
         let first = DocumentID.generate(now: Date(timeIntervalSince1970: 1_700_000_000))
         let second = DocumentID.generate(now: Date(timeIntervalSince1970: 1_700_000_001))
