@@ -25,9 +25,11 @@ public struct DocumentID: RawRepresentable, Hashable, Comparable, Sendable, Cust
 
     /// A new UUIDv7 (RFC 9562): 48 bits of Unix time in milliseconds, then
     /// random bits. Ids made later sort later, which keeps listings in
-    /// creation order and lets the CLI abbreviate them by prefix.
+    /// creation order and lets the CLI abbreviate them by prefix. A time
+    /// outside what 48 bits hold is taken as the nearest one inside.
     public static func generate(now: Date = Date()) -> DocumentID {
-        let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
+        // Clamped before converting, which would trap past UInt64.max.
+        let milliseconds = UInt64(min(max(0, now.timeIntervalSince1970 * 1000), Double(1 << 48 - 1)))
         var bytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
         for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
         bytes[6] = 0x70 | (bytes[6] & 0x0F)  // version 7

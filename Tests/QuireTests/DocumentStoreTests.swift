@@ -44,6 +44,9 @@ import Testing
         #expect(first < second)
         #expect(first.rawValue.count == 36)
         #expect(Array(first.rawValue)[14] == "7")
+        // A time the id's 48 bits cannot hold is the nearest one they can.
+        #expect(DocumentID.generate(now: Date(timeIntervalSince1970: 1e300)).rawValue.hasPrefix("ffffffff-ffff-7"))
+        #expect(DocumentID.generate(now: .distantPast).rawValue.hasPrefix("00000000-0000-7"))
     }
 
     @Test func editsSurviveReopening() throws {
