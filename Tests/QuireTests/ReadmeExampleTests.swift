@@ -66,12 +66,16 @@ import QuireCore
     @Test func theCodableBridgeAndEvents() async throws {
         let store = try DocumentStore.inMemory()
         let id = try store.createDocument()
-        var events = store.events(of: id).makeAsyncIterator()
+        let events = store.events(of: id)
+        let printed = Task { () -> DocumentEvent? in
+            for await event in events { return event }
+            return nil
+        }
         try store.edit(id) { tx in try tx.write(Note(title: "Milk", tags: [], due: nil), into: .root) }
         let note = try store.read(id) { doc in try doc.read(Note.self, from: .root) }
         #expect(note == Note(title: "Milk", tags: [], due: nil))
 
-        let event = try #require(await events.next())
+        let event = try #require(await printed.value)
         #expect(event.origin == .local)
         #expect(event.changedKeys[.root, default: []].sorted() == ["tags", "title"])
     }

@@ -6,14 +6,18 @@ extension DocumentStore {
     /// one event per commit, in commit order. Ending the iteration (or
     /// cancelling the task that iterates) unregisters the observer.
     ///
-    ///     let task = Task {
-    ///         for await event in store.events(of: id) {
+    /// The stream holds the commits made after this call, not after the
+    /// iteration starts: make it before the task that iterates it, or a
+    /// commit made before the task runs is missed.
+    ///
+    ///     let events = store.events(of: id)
+    ///     Task {
+    ///         for await event in events {
     ///             print(event.origin, event.changedKeys[.root] ?? [])
     ///         }
     ///     }
     ///     try store.edit(id) { tx in try tx.put(.root, key: "done", .bool(true)) }
     ///     // prints "local ["done"]"
-    ///     task.cancel()
     ///
     /// Only changes that were applied make an event: a remote change parked
     /// for a missing dependency makes one when it is finally applied; a
