@@ -83,6 +83,9 @@ extension DocumentStore {
     /// until `clearRejectedChanges`.
     public func rejectChanges(_ changes: [Change], of id: DocumentID, peer: String, status: Int, reason: String) throws {
         try database.write { db in
+            guard try !db.query(sql: Self.listedQuery, arguments: [.text(id.rawValue)]).isEmpty else {
+                throw StoreError.noSuchDocument(id.rawValue)
+            }
             try SyncState.reject(changes, document: id.rawValue, peer: peer, status: status, reason: reason,
                                  now: Self.milliseconds(Date()), db)
         }

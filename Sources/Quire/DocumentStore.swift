@@ -18,7 +18,8 @@ import Foundation
 /// time; edits of different documents made at the same time share one
 /// SQLite commit (group commit), so they share the cost of its disk sync.
 /// A closure passed to `read` or `edit` runs while the store is locked; a
-/// call on the store from inside it throws `StoreError.nestedCall`.
+/// call on the store that works on documents (`read`, `edit`, `apply`,
+/// `create`, `snapshot`...) from inside it throws `StoreError.nestedCall`.
 ///
 /// Several processes may open one file (a sync running while a note is
 /// edited): a read first checks that the file holds nothing newer for its
@@ -85,7 +86,8 @@ public final class DocumentStore: @unchecked Sendable {
     /// (`SQLITE_READONLY`). The schema must be current.
     ///
     /// - Parameter onWarning: receives a message for each damaged snapshot
-    ///   skipped while loading; by default, standard error.
+    ///   skipped while loading; by default, standard error. It runs while
+    ///   the store is locked: it must not call the store.
     public init(path: String, readOnly: Bool = false, snapshotInterval: Int = 1000,
                 onWarning: @escaping @Sendable (String) -> Void = DocumentStore.printWarning) throws {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")
@@ -110,6 +112,7 @@ public final class DocumentStore: @unchecked Sendable {
     }
 
     private init(inMemory database: Database, snapshotInterval: Int) throws {
+        precondition(snapshotInterval > 0, "snapshotInterval must be positive")
         try StoreSchema.migrator.migrate(database)
         replicaID = try database.write { db in
             try ReplicaIdentity.establish(db, fingerprint: "memory", now: Self.milliseconds(Date()))
@@ -390,8 +393,11 @@ public final class DocumentStore: @unchecked Sendable {
     /// Whether the store has the document (or a call is creating it). Lock held.
     private func exists(_ id: DocumentID) throws -> Bool {
         if cache[id] != nil || busy.contains(id) { return true }
-        return try !database.query(sql: "SELECT 1 FROM documents WHERE id = ?", arguments: [.text(id.rawValue)]).isEmpty
+        return try !database.query(sql: Self.listedQuery, arguments: [.text(id.rawValue)]).isEmpty
     }
+
+    /// A row if the file lists the document (its one argument).
+    static let listedQuery = "SELECT 1 FROM documents WHERE id = ?"
 
     // MARK: History and sync
 

@@ -273,6 +273,14 @@ import Testing
         try other.create(id: a)
         try other.apply(a, store.changes(a))
         #expect(try other.outbox(peer: "server").isEmpty)
+
+        // A refusal is recorded; one for a document the store lacks is named as such.
+        try store.rejectChanges(store.changes(b).prefix(1).map { $0 }, of: b, peer: "server", status: 400, reason: "no")
+        #expect(try store.rejectedChanges(peer: "server").map(\.document) == [b.rawValue])
+        let unknown = DocumentID(rawValue: "nowhere")!
+        #expect(throws: StoreError.noSuchDocument("nowhere")) {
+            try store.rejectChanges(store.changes(b), of: unknown, peer: "server", status: 400, reason: "no")
+        }
     }
 
     @Test func changesSinceAVersion() throws {
