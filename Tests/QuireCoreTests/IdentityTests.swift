@@ -11,6 +11,19 @@ import QuireTestSupport
         #expect(OpID("42@abc") == nil)
     }
 
+    @Test func versionVectorRoundTripsThroughItsTextAndOnlyIt() {
+        var vector = VersionVector()
+        vector[ReplicaID(0xabc)] = 19
+        vector[ReplicaID(0xdef)] = 3
+        #expect(vector.description == "0000000000000abc:19,0000000000000def:3")
+        #expect(VersionVector(vector.description) == vector)
+        #expect(VersionVector("") == VersionVector())
+        for text in ["0000000000000abc:19,", ",0000000000000abc:19", "0000000000000abc:0", "0000000000000abc:1,0000000000000abc:2",
+                     "abc:19", "0000000000000abc:", "0000000000000abc:19,,0000000000000def:3"] {
+            #expect(VersionVector(text) == nil, "\(text)")
+        }
+    }
+
     @Test func stampsOrderByLamportThenReplica() {
         let a = Stamp(lamport: 5, replica: ReplicaID(9))
         let b = Stamp(lamport: 6, replica: ReplicaID(1))

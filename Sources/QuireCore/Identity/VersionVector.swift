@@ -108,12 +108,15 @@ public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral,
         replicas.map { "\($0):\(self[$0])" }.joined(separator: ",")
     }
 
-    /// Parses the form printed by `description` (an empty string is the empty vector).
+    /// Parses the form printed by `description`, and only that (an empty
+    /// string is the empty vector): no empty pair, no counter of 0, no
+    /// replica twice.
     public init?(_ text: some StringProtocol) {
-        for pair in text.split(separator: ",") {
+        if text.isEmpty { return }
+        for pair in text.split(separator: ",", omittingEmptySubsequences: false) {
             let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count == 2, let replica = ReplicaID(hex: parts[0]),
-                  let counter = UInt64(parts[1]), self[replica] == 0 else { return nil }
+                  let counter = UInt64(parts[1]), counter > 0, self[replica] == 0 else { return nil }
             self[replica] = counter
         }
     }

@@ -50,7 +50,7 @@ struct DocumentHistory {
         let version: VersionVector
         if text.contains("@") {
             var heads: [OpID] = []
-            for part in text.split(separator: ",") {
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let head = OpID(part) else { throw invocation.usageError("\"\(part)\" is not an operation id (counter@replica)") }
                 heads.append(head)
             }
