@@ -138,6 +138,29 @@ import Testing
         }
     }
 
+    /// A body too long for a command line comes from a file or standard input.
+    @Test func aBodyComesFromAFileOrStandardInput() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let long = String(repeating: "line of minutes\n", count: 20_000)  // 320 kB: past a single argument's limit
+            let file = quire.directory + "/minutes.md"
+            try long.write(toFile: file, atomically: true, encoding: .utf8)
+            let id = try quire.ok(["note", "new", "--title", "Minutes", "--body-file", file]).trimmingCharacters(in: .newlines)
+            func body() throws -> String? { try (quire.run(["note", "show", id, "--json"]).json() as? [String: Any])?["body"] as? String }
+            #expect(try body() == long)
+
+            #expect(try quire.run(["note", "edit", id, "--body-file", "-"], input: Data("short now\n".utf8)).status == 0)
+            #expect(try body() == "short now\n")
+            let both = try quire.run(["note", "edit", id, "--body", "x", "--body-file", file])
+            #expect(both.status == 64 && both.stderr.hasPrefix("error: --body and --body-file exclude each other\n"))
+            let binary = try quire.run(["note", "edit", id, "--body-file", "-"], input: Data([0x61, 0xFF]))
+            #expect(binary.status == 1 && binary.stderr == "error: standard input is not UTF-8 text\n")
+            let missing = try quire.run(["note", "new", "--title", "T", "--body-file", file + ".gone"])
+            #expect(missing.status == 1 && missing.stderr == "error: cannot read \(file).gone: no such file, or not readable\n")
+            #expect(try body() == "short now\n")
+        }
+    }
+
     @Test func editorEditsApplyAsMinimalTextEdits() throws {
         try withRunner { quire in
             try quire.ok(["init"])

@@ -33,9 +33,10 @@ struct QuireRunner {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
-    /// Runs `quire --store STORE ARGUMENTS`, with `environment` added.
+    /// Runs `quire --store STORE ARGUMENTS`, with `environment` added and
+    /// `input` (if any) on its standard input.
     @discardableResult
-    func run(_ arguments: [String], store: String? = nil, environment: [String: String] = [:]) throws -> Result {
+    func run(_ arguments: [String], store: String? = nil, environment: [String: String] = [:], input: Data? = nil) throws -> Result {
         let process = Process()
         process.executableURL = Self.binaryURL
         process.arguments = ["--store", store ?? self.store] + arguments
@@ -46,7 +47,13 @@ struct QuireRunner {
         let output = Pipe(), error = Pipe()
         process.standardOutput = output
         process.standardError = error
+        let inputPipe = input.map { _ in Pipe() }
+        if let inputPipe { process.standardInput = inputPipe }
         try process.run()
+        if let inputPipe, let input {
+            try inputPipe.fileHandleForWriting.write(contentsOf: input)
+            try inputPipe.fileHandleForWriting.close()
+        }
         // Read both pipes before waiting, so a large output cannot block the process.
         let errorData = Captured()
         let reader = Thread { errorData.data = error.fileHandleForReading.readDataToEndOfFile() }

@@ -13,21 +13,24 @@ enum NoteCommands {
     static let new = Command(
         name: "new",
         summary: "Create a note and print its id.",
-        usage: ["--title TEXT [--body TEXT] [--tag TAG]... [--pin]"],
+        usage: ["--title TEXT [--body TEXT | --body-file FILE] [--tag TAG]... [--pin]"],
         options: [
             Option(name: "--title", values: ["TEXT"], help: "The title (required)."),
             Option(name: "--body", values: ["TEXT"], help: "The body (default: empty)."),
+            bodyFileOption,
             Option(name: "--tag", values: ["TAG"], help: "Add a tag; may be repeated.", repeatable: true),
             Option(name: "--pin", help: "Pin the note."),
         ],
-        examples: ["quire note new --title \"Groceries\" --body \"milk\" --tag home --pin"],
+        examples: ["quire note new --title \"Groceries\" --body \"milk\" --tag home --pin",
+                   "quire note new --title \"Minutes\" --body-file minutes.md", "xclip -o | quire note new --title \"Paste\" --body-file -"],
         run: { invocation in
             try invocation.expectArguments(atMost: 0)
             guard let title = try oneLineTitle(invocation) else { throw invocation.usageError("missing --title") }
+            let body = try newBody(invocation) ?? ""
             let store = try invocation.context.openStore()
             let id = try store.createDocument()
             try store.edit(id) { tx in
-                try tx.createNote(title: title, body: invocation.value("--body") ?? "",
+                try tx.createNote(title: title, body: body,
                                   tags: invocation.values("--tag").map { $0[0] }, pinned: invocation.flag("--pin"))
             }
             invocation.context.output.print(id.rawValue)
@@ -117,12 +120,13 @@ enum NoteCommands {
     static let edit = Command(
         name: "edit",
         summary: "Edit a note; with no option, open its title and body in $EDITOR.",
-        usage: ["ID [--title TEXT] [--body TEXT] [--append TEXT] [--insert POS TEXT] [--delete POS COUNT] [--tag TAG]... [--untag TAG]... [--pin | --unpin]",
+        usage: ["ID [--title TEXT] [--body TEXT | --body-file FILE] [--append TEXT] [--insert POS TEXT] [--delete POS COUNT] [--tag TAG]... [--untag TAG]... [--pin | --unpin]",
                 "ID    (no option: edit the title and body in $EDITOR)"],
         arguments: [noteArgument],
         options: [
             Option(name: "--title", values: ["TEXT"], help: "Set the title (recorded as the minimal text edit)."),
             Option(name: "--body", values: ["TEXT"], help: "Set the body (recorded as the minimal text edit)."),
+            bodyFileOption,
             Option(name: "--append", values: ["TEXT"], help: "Add TEXT at the end of the body."),
             Option(name: "--insert", values: ["POS", "TEXT"], help: "Insert TEXT before character POS of the body (0 = start)."),
             Option(name: "--delete", values: ["POS", "COUNT"], help: "Delete COUNT characters of the body from POS on."),
@@ -153,7 +157,7 @@ enum NoteCommands {
             throw CLIError.failure("note \(id) is removed; `quire note restore \(id)` brings it back")
         }
         var newTitle = try oneLineTitle(invocation)
-        var newBody = invocation.value("--body")
+        var newBody = try newBody(invocation)
         let inEditor = invocation.options.isEmpty
         if inEditor {
             (newTitle, newBody) = try EditorSession(environment: invocation.context.environment).edit(title: current.title, body: current.body)
@@ -188,6 +192,22 @@ enum NoteCommands {
                 "warning: note \(id) was removed while it was being edited (by a sync or another process); "
                 + "the edit is saved, and `quire note restore \(id)` brings the note back")
         }
+    }
+
+    static let bodyFileOption = Option(
+        name: "--body-file", values: ["FILE"], help: "The body from FILE (UTF-8 text), or from standard input for -.")
+
+    /// The body `--body` or `--body-file` gives, if either does. A file
+    /// holds what a command line cannot (long or binary-unsafe text).
+    private static func newBody(_ invocation: Invocation) throws -> String? {
+        guard let file = invocation.value("--body-file") else { return invocation.value("--body") }
+        guard invocation.value("--body") == nil else { throw invocation.usageError("--body and --body-file exclude each other") }
+        let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: file)
+        guard let data else { throw CLIError.failure("cannot read \(file): no such file, or not readable") }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw CLIError.failure("\(file == "-" ? "standard input" : file) is not UTF-8 text")
+        }
+        return text
     }
 
     /// The `--title` value. A title is one line: the editor file and the
