@@ -206,6 +206,42 @@ import Testing
         }
     }
 
+    /// When the edit cannot be stored (here another process holds the
+    /// store's write lock past the busy timeout), what the editor left is
+    /// kept and its path printed.
+    @Test func anEditThatCannotBeStoredKeepsTheEditorsFile() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let marker = quire.directory + "/locked"
+            // It closes what it inherited, or the test's runner would wait for it too.
+            let holdLock = "python3 -c \"import os, sqlite3, time; os.closerange(3, 4096); "
+                + "c = sqlite3.connect('\(quire.store)', isolation_level=None); "
+                + "c.execute('BEGIN EXCLUSIVE'); open('\(marker)', 'w').close(); time.sleep(20)\" >/dev/null 2>&1"
+            let editor = "\(holdLock) & while [ ! -e '\(marker)' ]; do sleep 0.05; done; sed -i s/draft/final/"
+            let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor])
+            #expect(result.status == 1)
+            let kept = try #require(result.stderr.firstRange(of: "kept at ").map { String(result.stderr[$0.upperBound...].dropLast()) })
+            #expect(try String(contentsOfFile: kept, encoding: .utf8) == "T\n\nfinal\n")
+            try? FileManager.default.removeItem(atPath: kept)
+        }
+    }
+
+    /// The edit is saved when the editor's shell exits, even if it left a
+    /// process running (an editor's server): that one is not waited for.
+    /// Here the process left running waits to see the edit saved.
+    @Test func whatTheEditorLeavesRunningIsNotWaitedFor() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let seen = quire.directory + "/seen"
+            let show = "'\(QuireRunner.binaryURL.path)' --store '\(quire.store)' note show \(id)"
+            let server = "for i in $(seq 300); do \(show) | grep -q final && { touch '\(seen)'; break; }; sleep 0.1; done"
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "(\(server)) >/dev/null 2>&1 & sed -i s/draft/final/"])
+            #expect(FileManager.default.fileExists(atPath: seen))
+        }
+    }
+
     @Test func anEditorThatLeavesNoFileChangesNothing() throws {
         try withRunner { quire in
             try quire.ok(["init"])

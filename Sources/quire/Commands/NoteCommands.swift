@@ -156,13 +156,9 @@ enum NoteCommands {
         guard !current.removed else {
             throw CLIError.failure("note \(id) is removed; `quire note restore \(id)` brings it back")
         }
-        var newTitle = try oneLineTitle(invocation)
-        var newBody = try newBody(invocation)
         let inEditor = invocation.options.isEmpty
-        if inEditor {
-            (newTitle, newBody) = try EditorSession(environment: invocation.context.environment).edit(title: current.title, body: current.body)
-        }
-        let removedMeanwhile = try store.edit(id) { tx in
+        // Every option in one change; returns whether the note was removed meanwhile.
+        func save(newTitle: String?, newBody: String?) throws -> Bool { try store.edit(id) { tx in
             if let newTitle { try tx.setNoteText(Note.Key.title, to: newTitle, editedFrom: inEditor ? title : nil) }
             if let newBody { try tx.setNoteText(Note.Key.body, to: newBody, editedFrom: inEditor ? body : nil) }
             let body = try tx.noteText(Note.Key.body)
@@ -186,6 +182,14 @@ enum NoteCommands {
             if invocation.flag("--pin") { try tx.put(.root, key: Note.Key.pinned, .bool(true)) }
             if invocation.flag("--unpin") { try tx.put(.root, key: Note.Key.pinned, .bool(false)) }
             return try Note(id: id, document: tx.document).removed
+        } }
+        var removedMeanwhile = false
+        if inEditor {
+            try EditorSession(environment: invocation.context.environment).edit(title: current.title, body: current.body) { title, body in
+                removedMeanwhile = try save(newTitle: title, newBody: body)
+            }
+        } else {
+            removedMeanwhile = try save(newTitle: oneLineTitle(invocation), newBody: newBody(invocation))
         }
         if removedMeanwhile {
             invocation.context.output.progress(

@@ -4,11 +4,13 @@ import Foundation
 /// `$EDITOR` (or `$VISUAL`, else `vi`), read back when the editor exits.
 ///
 /// The file holds the title on its first line, an empty line, then the
-/// body; one newline an editor adds at the end is ignored.
+/// body; one newline an editor adds at the end is ignored. It is removed
+/// once `save` has stored what the editor left, and kept (its path in the
+/// error) when that fails, so that nothing typed is lost.
 struct EditorSession {
     let environment: [String: String]
 
-    func edit(title: String, body: String) throws -> (title: String, body: String) {
+    func edit(title: String, body: String, save: (_ title: String, _ body: String) throws -> Void) throws {
         let editor = environment["EDITOR"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["VISUAL"] ?? "vi"
         let path = NSTemporaryDirectory() + "quire-note-\(UUID().uuidString).txt"
         try "\(title)\n\n\(body)\n".write(toFile: path, atomically: true, encoding: .utf8)
@@ -16,13 +18,9 @@ struct EditorSession {
         defer { if !keepFile { try? FileManager.default.removeItem(atPath: path) } }
 
         // Through the shell, so EDITOR may hold arguments ("code --wait").
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(editor) \"$1\"", "sh", path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CLIError.failure("the editor (\(editor)) exited with status \(process.terminationStatus); the note is unchanged")
+        let status = try Self.runShell("\(editor) \"$1\"", arguments: [path])
+        guard status == 0 else {
+            throw CLIError.failure("the editor (\(editor)) exited with status \(status); the note is unchanged")
         }
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw CLIError.failure("the editor (\(editor)) left no file at \(path); the note is unchanged")
@@ -36,6 +34,29 @@ struct EditorSession {
         let lines = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
         var rest = lines.count > 1 ? Substring(lines[1]) : ""
         if rest.hasPrefix("\n") { rest.removeFirst() }
-        return (String(lines[0]), String(rest))
+        do { try save(String(lines[0]), String(rest)) } catch {
+            keepFile = true
+            throw CLIError.failure("\(error); what the editor left is kept at \(path)")
+        }
+    }
+
+    /// Runs `script` with `sh -c`, on this process's standard input, output
+    /// and error, and returns its exit status (128 + the signal if one
+    /// ended it). It waits for the shell only, not for what the editor
+    /// leaves running (an editor's server): Foundation's `Process` learns of
+    /// an exit only once every process holding a descriptor it made has
+    /// ended, and so waited for those too.
+    private static func runShell(_ script: String, arguments: [String]) throws -> Int32 {
+        var arguments = (["/bin/sh", "-c", script, "sh"] + arguments).map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, &arguments, environ)
+        guard spawned == 0 else { throw CLIError.failure("cannot run /bin/sh: \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw CLIError.failure("cannot wait for the editor: \(String(cString: strerror(errno)))") }
+        }
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
     }
 }
