@@ -88,12 +88,14 @@ public enum TraceReplay {
     /// text object in a setup change that every replica applies first. Before
     /// each transaction its agent's replica pulls, from the other replicas,
     /// exactly what the transaction's parents had (see `ConcurrentPlan`).
+    /// Replicas exchange encoded changes, as the peers exchange their
+    /// updates (`peers.py`): encoding and decoding are part of the exchange.
     public static func replay(_ trace: ConcurrentTrace, plan: ConcurrentPlan) throws -> ReplayResult {
         let start = CPUClock.now()
         var replicas = (1...trace.numAgents).map { Document(replica: ReplicaID(UInt64($0))) }
         let text = try createText(in: &replicas[0])
-        let setup = try replicas[0].changes(since: VersionVector())
-        for agent in replicas.indices.dropFirst() { try replicas[agent].apply(setup) }
+        let setup = try replicas[0].encodeChanges()
+        for agent in replicas.indices.dropFirst() { try replicas[agent].applyEncoded(setup) }
 
         // The version vector of each transaction's replica right after it.
         var versionAfter: [VersionVector] = []
@@ -101,13 +103,13 @@ public enum TraceReplay {
         for (txn, pulls) in zip(trace.txns, plan.pulls) {
             for pull in pulls {
                 let missing = try replicas[pull.agent].changes(from: replicas[txn.agent].versionVector, to: versionAfter[pull.upTo])
-                try replicas[txn.agent].apply(missing)
+                try replicas[txn.agent].applyEncoded(ChangeEncoding.encode(missing))
             }
             try apply(txn.patches, to: text, in: &replicas[txn.agent])
             versionAfter.append(replicas[txn.agent].versionVector)
         }
         for agent in replicas.indices.dropFirst() {
-            try replicas[0].apply(replicas[agent].changes(since: replicas[0].versionVector))
+            try replicas[0].applyEncoded(replicas[agent].encodeChanges(since: replicas[0].versionVector))
         }
         let localNanos = CPUClock.now() - start
 

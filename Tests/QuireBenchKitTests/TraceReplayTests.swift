@@ -34,6 +34,21 @@ import Testing
         #expect(result.kind == "concurrent" && result.runs == 2)
     }
 
+    @Test func concurrentReplicasPullFromSeveralAgents() throws {
+        // Agent 2 pulls from agents 0 and 1 (encoded, as the peers exchange
+        // updates), and replica 1 then takes every other replica's changes.
+        let result = try measure(#"""
+            {"kind": "concurrent", "endContent": "Helo wörld!", "numAgents": 3, "txns": [
+              {"parents": [], "agent": 0, "patches": [[0, 0, "hello"]]},
+              {"parents": [0], "agent": 1, "patches": [[5, 0, " wörld"]]},
+              {"parents": [0], "agent": 0, "patches": [[0, 1, "H"]]},
+              {"parents": [0], "agent": 2, "patches": [[2, 1, ""]]},
+              {"parents": [1, 2, 3], "agent": 2, "patches": [[10, 0, "!"]]}]}
+            """#)
+        #expect(result.failures == [])
+        #expect(result.ops == 5 + 6 + 2 + 1 + 1)
+    }
+
     @Test func aWrongEndContentFailsEveryCheck() throws {
         let result = try measure(#"{"endContent": "abd", "txns": [{"patches": [[0, 0, "abc"]]}]}"#)
         #expect(!result.ok)
