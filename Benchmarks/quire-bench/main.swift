@@ -4,8 +4,10 @@ import Foundation
 import QuireBenchKit
 
 /// A command line that does not make sense: exit 64 with the message and the usage.
-struct UsageError: Error {
+/// Also thrown for a TRACE of the wrong kind (sync, B4x100), which is printed as its message.
+struct UsageError: Error, CustomStringConvertible {
     var message: String
+    var description: String { message }
 }
 
 /// One subcommand. To add one, write a `run` and list it in `subcommands`.
