@@ -177,10 +177,19 @@ class Trace:
     plan: list = field(default_factory=list)   # concurrent: txns to merge before each txn
 
 
-def load_trace(path: str) -> Trace:
+def read_json(path: str):
+    """A workload file's JSON; a file that cannot be read or parsed ends
+    the script with one line naming it, not a traceback."""
     opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        data = json.load(f)
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"{path}: {getattr(error, 'strerror', None) or error}")
+
+
+def load_trace(path: str) -> Trace:
+    data = read_json(path)
     name = os.path.basename(path)
     for suffix in (".gz", ".json"):
         if name.endswith(suffix):
@@ -497,8 +506,7 @@ class Replicas:
 
 
 def load_replicas(path: str) -> Replicas:
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
+    data = read_json(path)
     if data.get("kind") != "replicas" or data.get("container") not in ("map", "list"):
         raise SystemExit(f"{path}: not a replica workload")
     name = os.path.basename(path).removesuffix(".json")
