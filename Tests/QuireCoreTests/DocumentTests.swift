@@ -2,21 +2,22 @@ import Testing
 import QuireTestSupport
 @testable import QuireCore
 
+/// A document with a text object at "body", made by `replica` (for the
+/// suites of this target).
+func documentWithText(_ replica: ReplicaID, _ initial: String = "") throws -> (Document, ObjectID) {
+    var doc = Document(replica: replica)
+    let body = try doc.transact { tx in
+        let body = try tx.putObject(.root, key: "body", kind: .text)
+        try tx.insertText(body, at: 0, initial)
+        return body
+    }
+    return (doc, body)
+}
+
 /// Rules of Specs/crdt.md, one test each where possible.
 @Suite struct DocumentTests {
     let alice = ReplicaID(0xA)
     let bob = ReplicaID(0xB)
-
-    /// A document with a text object at "body", made by `replica`.
-    func documentWithText(_ replica: ReplicaID, _ initial: String = "") throws -> (Document, ObjectID) {
-        var doc = Document(replica: replica)
-        let body = try doc.transact { tx in
-            let body = try tx.putObject(.root, key: "body", kind: .text)
-            try tx.insertText(body, at: 0, initial)
-            return body
-        }
-        return (doc, body)
-    }
 
     /// A long editing session compacts its text's id index as the history
     /// is bundled (pages its writer has typed past are stored as runs): the

@@ -78,19 +78,8 @@ import QuireTestSupport
         #expect(try there.text(body) == string(result))
     }
 
-    /// A document whose text `body` holds `text`.
-    func document(holding text: String) throws -> (Document, ObjectID) {
-        var doc = Document(replica: ReplicaID(1))
-        let body = try doc.transact { tx in
-            let body = try tx.putObject(.root, key: "body", kind: .text)
-            try tx.insertText(body, at: 0, text)
-            return body
-        }
-        return (doc, body)
-    }
-
     @Test func anAppendMadeWhileTheCopyWasEditedStays() throws {
-        var (doc, body) = try document(holding: "milk\neggs\nbread")
+        var (doc, body) = try documentWithText(ReplicaID(1), "milk\neggs\nbread")
         let base = try doc.reading(body)
         try doc.transact { tx in try tx.insertText(body, at: 15, "\nbutter") }
         try doc.transact { tx in try tx.setText(body, to: "milk\neggs (a dozen)\n", editedFrom: base) }
@@ -100,7 +89,7 @@ import QuireTestSupport
     /// Text the copy rewrote around a scalar another edit deleted goes where
     /// that scalar was; a reading of a field since replaced is a two-way set.
     @Test func insertsNextToDeletedScalarsAndReplacedFields() throws {
-        var (doc, body) = try document(holding: "abcdef")
+        var (doc, body) = try documentWithText(ReplicaID(1), "abcdef")
         let base = try doc.reading(body)
         try doc.transact { tx in try tx.deleteText(body, at: 2, count: 2) }  // "abef"
         try doc.transact { tx in try tx.setText(body, to: "abcXdef", editedFrom: base) }
