@@ -281,6 +281,15 @@ import Testing
         #expect(try StdioFraming.read(from: pipe.fileHandleForReading) == [7, 8, 9])
     }
 
+    /// A command that ignores the end of its input is stopped once the
+    /// transport's timeout has passed, so that closing cannot hang.
+    @Test func closingStopsACommandThatOutlivesItsInput() throws {
+        let transport = try StdioSyncTransport(command: "sleep 600", timeout: 0.5)
+        let closed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { transport.close(); closed.signal() }
+        #expect(closed.wait(timeout: .now() + 30) == .success)
+    }
+
     /// Only an input that ends between frames ends a stdio session cleanly;
     /// one cut inside a frame's length or message is an error.
     @Test(arguments: [[], [5, 0], [5, 0, 0, 0, 1]] as [[UInt8]])

@@ -76,15 +76,21 @@ public final class StdioSyncTransport: SyncTransport {
     }
 
     /// Closes the command's input and output, so that it ends, and waits
-    /// for it. Its output too: a command that ignores its input and keeps
-    /// writing (its answer refused as too large) would otherwise fill the
-    /// pipe and block, and the wait with it.
+    /// for it, `timeout` seconds at most: a command still running then is
+    /// stopped with what it started. Its output is closed too: a command
+    /// that ignores its input and keeps writing (its answer refused as too
+    /// large) would otherwise fill the pipe and block.
     public func close() {
         process.withLock { process in
             try? toPeer.close()
             try? fromPeer.close()
-            process?.waitUntilExit()
+            guard let running = process else { return }
             process = nil
+            for _ in 0..<Int(timeout * 100) where running.isRunning { usleep(10_000) }
+            if running.isRunning {
+                for pid in Self.processTree(running.processIdentifier) { kill(pid, SIGTERM) }
+                running.waitUntilExit()
+            }
         }
     }
 }
