@@ -85,7 +85,7 @@ enum HistoryCommands {
     static let show = Command(
         name: "show", summary: NoteCommands.show.summary, usage: NoteCommands.show.usage,
         arguments: NoteCommands.show.arguments, options: NoteCommands.show.options,
-        examples: ["quire show 0190f1c2 --at 7c0c5e135634e4e8:3"], run: NoteCommands.show.run)
+        examples: ["quire show 0190f1c2 --at 3@7c0c5e135634e4e8", "quire show 0190f1c2 --at 7c0c5e135634e4e8:18,9a41d0c2e8b7f613:4"], run: NoteCommands.show.run)
 
     static let diff = Command(
         name: "diff",
@@ -93,7 +93,7 @@ enum HistoryCommands {
         usage: ["ID --from VERSION [--to VERSION] [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [.from, .to, .json],
-        examples: ["quire diff 0190f1c2 --from 7c0c5e135634e4e8:3", "quire diff 0190f1c2 --from 3@7c0c5e135634e4e8 --to 9@7c0c5e135634e4e8 --json"],
+        examples: ["quire diff 0190f1c2 --from 7c0c5e135634e4e8:18", "quire diff 0190f1c2 --from 3@7c0c5e135634e4e8 --to 9@7c0c5e135634e4e8 --json"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             guard let fromText = invocation.value("--from") else { throw invocation.usageError("missing --from VERSION") }
