@@ -125,7 +125,7 @@ extension DocumentStore {
         // By ticket, the first document of the call that another process wrote.
         var stale: [Int: DocumentID] = [:]
         // Shared, unless this store's own last try holds it exclusive (taking it shared would give that up).
-        let sharesWriterLock = !holdsWriterLock && writerLock?.lock(exclusive: false) == true
+        let sharesWriterLock = !holdsWriterLock && writerLock?.lock(exclusive: false, within: Self.writerLockTimeout) == true
         defer { if sharesWriterLock { writerLock?.unlock() } }
         let outcome = Result {
             try database.write { db in
@@ -159,7 +159,7 @@ extension DocumentStore {
         }
         // A batch of another thread holds the lock shared until it is written.
         while isWriting { condition.wait() }
-        guard !holdsWriterLock, let writerLock, writerLock.lock(exclusive: true) else { return try attempt() }
+        guard !holdsWriterLock, let writerLock, writerLock.lock(exclusive: true, within: Self.writerLockTimeout) else { return try attempt() }
         holdsWriterLock = true
         defer {
             holdsWriterLock = false

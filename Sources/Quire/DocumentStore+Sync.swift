@@ -83,7 +83,7 @@ extension DocumentStore {
     /// until `clearRejectedChanges`.
     public func rejectChanges(_ changes: [Change], of id: DocumentID, peer: String, status: Int, reason: String) throws {
         try database.write { db in
-            guard try !db.query(sql: Self.listedQuery, arguments: [.text(id.rawValue)]).isEmpty else {
+            guard try Self.isListed(id, db) else {
                 throw StoreError.noSuchDocument(id.rawValue)
             }
             try SyncState.reject(changes, document: id.rawValue, peer: peer, status: status, reason: reason,

@@ -35,8 +35,17 @@ public final class DocumentStore: @unchecked Sendable {
     public let snapshotInterval: Int
 
     let database: Database
-    /// Lets a raced call's last try run alone; nil in memory or read-only.
-    let writerLock: WriterLock?
+    /// `PATH-lock`, which lets a raced call's last try run alone; nil in
+    /// memory or read-only. Correctness never rests on it: a commit checks
+    /// inside its SQLite transaction that no other process logged the
+    /// document since it was read (`writeQueuedBatch`). The lock only
+    /// guarantees progress. Every batch commit takes it shared; a call whose
+    /// first tries were raced takes it exclusive for its last try, from
+    /// reading the document to its commit, so no other process commits in
+    /// between. A lock not granted within `writerLockTimeout` is done
+    /// without (a stopped process may hold it).
+    let writerLock: LockFile?
+    static let writerLockTimeout: TimeInterval = Double(Database.busyTimeout) / 1000
     let warn: @Sendable (String) -> Void
     /// The streams of `events(of:)` and `allEvents()`.
     let observers = Observers()
@@ -106,7 +115,7 @@ public final class DocumentStore: @unchecked Sendable {
             }
         }
         self.database = database
-        writerLock = readOnly ? nil : WriterLock(storePath: path)
+        writerLock = readOnly ? nil : LockFile(beside: path)
         self.snapshotInterval = snapshotInterval
         warn = onWarning
     }
@@ -143,7 +152,7 @@ public final class DocumentStore: @unchecked Sendable {
             // An `apply` may be creating it: its row is written with its commit.
             waitUntilIdle(id)
             try database.write { db in
-                guard try db.query(sql: "SELECT 1 FROM documents WHERE id = ?", arguments: [.text(id.rawValue)]).isEmpty else {
+                guard try !Self.isListed(id, db) else {
                     throw StoreError.documentExists(id.rawValue)
                 }
                 try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
@@ -194,7 +203,7 @@ public final class DocumentStore: @unchecked Sendable {
         try locked {
             waitUntilIdle(id)
             try database.write { db in
-                guard try !db.query(sql: "SELECT 1 FROM documents WHERE id = ?", arguments: [.text(id.rawValue)]).isEmpty else {
+                guard try Self.isListed(id, db) else {
                     throw StoreError.noSuchDocument(id.rawValue)
                 }
                 try db.execute(sql: "UPDATE documents SET removed_at = ? WHERE id = ?",
@@ -397,7 +406,12 @@ public final class DocumentStore: @unchecked Sendable {
     }
 
     /// A row if the file lists the document (its one argument).
-    static let listedQuery = "SELECT 1 FROM documents WHERE id = ?"
+    private static let listedQuery = "SELECT 1 FROM documents WHERE id = ?"
+
+    /// Whether the file lists the document, inside a transaction.
+    static func isListed(_ id: DocumentID, _ db: DatabaseConnection) throws -> Bool {
+        try !db.query(sql: listedQuery, arguments: [.text(id.rawValue)]).isEmpty
+    }
 
     // MARK: History and sync
 

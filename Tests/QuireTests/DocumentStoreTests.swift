@@ -144,8 +144,8 @@ import Testing
             // A lock another process holds keeps the apply's batch waiting
             // (up to the lock's timeout) with the document taken and the
             // store unlocked: `create` runs meanwhile.
-            let otherProcess = try #require(WriterLock(storePath: path))
-            #expect(otherProcess.lock(exclusive: true))
+            let otherProcess = try #require(LockFile(beside: path))
+            #expect(otherProcess.lock(exclusive: true, within: 0))
             let applied = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var applyError: (any Error)?
             Thread.detachNewThread {

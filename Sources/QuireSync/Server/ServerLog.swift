@@ -93,7 +93,7 @@ public final class ServerLog: Sendable {
 
     /// `PATH-lock`, held exclusive while the log is open: `state` and
     /// `documents` assume no other process writes the file.
-    private let ownership: Int32?
+    private let ownership: LockFile?
 
     /// Why a server store cannot be opened.
     public enum OpenError: Error, Equatable, CustomStringConvertible {
@@ -114,17 +114,9 @@ public final class ServerLog: Sendable {
     ///   log when a push writes it.
     public init(path: String, cachedDocuments: Int = 32) throws {
         documents = Mutex(ServerDocuments(capacity: cachedDocuments))
-        if path == ":memory:" {
-            ownership = nil
-        } else {
-            let descriptor = open(path + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-            // A directory it cannot write a lock file in still serves: the store's own open reports what is wrong.
-            if descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-                close(descriptor)
-                throw OpenError.inUse(path: path)
-            }
-            ownership = descriptor >= 0 ? descriptor : nil
-        }
+        // A directory it cannot write a lock file in still serves: the store's own open reports what is wrong.
+        ownership = path == ":memory:" ? nil : LockFile(beside: path)
+        if let ownership, !ownership.lock(exclusive: true, within: 0) { throw OpenError.inUse(path: path) }
         database = path == ":memory:" ? try Database.inMemory() : try Database(path: path)
         try Self.migrator.migrate(database)
         logID = try database.write { db in
@@ -135,10 +127,6 @@ public final class ServerLog: Sendable {
         }
         let row = try database.query(sql: "SELECT coalesce(max(seq), 0), coalesce(max(last_lamport), 0) FROM log")[0]
         state = Mutex(State(lastSeq: try row.unsigned(0), maxLamport: try row.unsigned(1)))
-    }
-
-    deinit {
-        if let ownership { close(ownership) }  // which lets the lock go
     }
 
     /// The `seq` of the newest change, 0 for an empty log.
