@@ -47,10 +47,8 @@ public final class StdioSyncTransport: SyncTransport {
                 return .success(try StdioFraming.read(from: fromPeer, idleTimeout: timeout + longPollSeconds))
             } catch {
                 if error is StdioFraming.StreamError {
-                    // A silent command is stopped with everything it started (sh
-                    // forks the command, which would otherwise live on holding our
-                    // standard error), and not waited for: it may ignore SIGTERM.
-                    for pid in Self.processTree(running.processIdentifier) { kill(pid, SIGTERM) }
+                    // A silent command is stopped, and not waited for: it may ignore SIGTERM.
+                    Self.stop(running)
                     process = nil
                 }
                 return .failure(error)
@@ -63,16 +61,18 @@ public final class StdioSyncTransport: SyncTransport {
         }
     }
 
-    /// `root` and the processes it started, and theirs, as Linux lists them now.
-    private static func processTree(_ root: pid_t) -> [pid_t] {
-        var tree = [root], next = 0
+    /// Sends SIGTERM to `process` and to every process it started, and
+    /// theirs, as Linux lists them now: sh forks the command, which would
+    /// otherwise live on holding our standard error.
+    private static func stop(_ process: Process) {
+        var tree = [process.processIdentifier], next = 0
         while next < tree.count {
             let pid = tree[next]
             next += 1
             guard let children = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else { continue }
             tree += children.split(separator: " ").compactMap { pid_t($0) }
         }
-        return tree
+        for pid in tree { kill(pid, SIGTERM) }
     }
 
     /// Closes the command's input and output, so that it ends, and waits
@@ -88,7 +88,7 @@ public final class StdioSyncTransport: SyncTransport {
             process = nil
             for _ in 0..<Int(timeout * 100) where running.isRunning { usleep(10_000) }
             if running.isRunning {
-                for pid in Self.processTree(running.processIdentifier) { kill(pid, SIGTERM) }
+                Self.stop(running)
                 running.waitUntilExit()
             }
         }

@@ -147,20 +147,21 @@ enum NoteCommands {
         if invocation.flag("--pin") && invocation.flag("--unpin") { throw invocation.usageError("--pin and --unpin exclude each other") }
         let insert = try invocation.values("--insert").first.map { (try invocation.integer($0[0], "POS"), $0[1]) }
         let delete = try invocation.values("--delete").first.map { (try invocation.integer($0[0], "POS"), try invocation.integer($0[1], "COUNT")) }
-        // The title and body as the editor shows them, with their characters'
+        let inEditor = invocation.options.isEmpty
+        // For the editor, the title and body it shows, with their characters'
         // ids: what a sync (or another edit) does to the note while the
         // editor is open is kept when the edited copy comes back.
         let (current, title, body) = try store.read(id) { document in
-            (try Note(id: id, document: document), try document.noteTextReading(Note.Key.title), try document.noteTextReading(Note.Key.body))
+            (try Note(id: id, document: document),
+             inEditor ? try document.noteTextReading(Note.Key.title) : nil, inEditor ? try document.noteTextReading(Note.Key.body) : nil)
         }
         guard !current.removed else {
             throw CLIError.failure("note \(id) is removed; `quire note restore \(id)` brings it back")
         }
-        let inEditor = invocation.options.isEmpty
         // Every option in one change; returns whether the note was removed meanwhile.
         func save(newTitle: String?, newBody: String?) throws -> Bool { try store.edit(id) { tx in
-            if let newTitle { try tx.setNoteText(Note.Key.title, to: newTitle, editedFrom: inEditor ? title : nil) }
-            if let newBody { try tx.setNoteText(Note.Key.body, to: newBody, editedFrom: inEditor ? body : nil) }
+            if let newTitle { try tx.setNoteText(Note.Key.title, to: newTitle, editedFrom: title) }
+            if let newBody { try tx.setNoteText(Note.Key.body, to: newBody, editedFrom: body) }
             let body = try tx.noteText(Note.Key.body)
             if let (position, count) = delete {
                 let length = try tx.document.textCount(body)
@@ -181,7 +182,7 @@ enum NoteCommands {
             for tag in invocation.values("--untag") { try tx.removeTag(tag[0]) }
             if invocation.flag("--pin") { try tx.put(.root, key: Note.Key.pinned, .bool(true)) }
             if invocation.flag("--unpin") { try tx.put(.root, key: Note.Key.pinned, .bool(false)) }
-            return try Note(id: id, document: tx.document).removed
+            return try Note.isRemoved(tx.document)
         } }
         var removedMeanwhile = false
         if inEditor {

@@ -32,7 +32,12 @@ struct Note {
             }
         }
         pinned = try Self.bool(document, Key.pinned)
-        removed = try Self.bool(document, Key.removed)
+        removed = try Self.isRemoved(document)
+    }
+
+    /// The `removed` field alone, without reading the texts.
+    static func isRemoved(_ document: Document) throws -> Bool {
+        try bool(document, Key.removed)
     }
 
     private static func text(_ document: Document, _ key: String) throws -> String {
