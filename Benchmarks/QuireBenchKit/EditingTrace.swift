@@ -29,6 +29,29 @@ public struct SequentialTrace: Sendable {
     public var txns: [[Patch]]
 }
 
+/// What a concurrent trace's merged text must be.
+public enum ExpectedText: Sendable, Equatable {
+    /// Exactly this text (the file's `endContent`).
+    case exact(String)
+    /// These scalars, in whatever order the CRDT gives inserts made
+    /// concurrently at one place: Quire orders them by stamp, Yrs by client
+    /// id, Loro by Fugue's rules, so no one text is right for every library.
+    /// What is checked is that nothing was lost or duplicated. The file's
+    /// `endContentSorted` holds the scalars in ascending order.
+    case anyOrder(sortedScalars: String)
+
+    /// What is wrong with `text`, or nil when it is as expected.
+    public func problem(with text: String) -> String? {
+        switch self {
+        case .exact(let expected):
+            return scalarDifference(text.unicodeScalars, expected.unicodeScalars)
+        case .anyOrder(let sorted):
+            return scalarDifference(text.unicodeScalars.sorted { $0.value < $1.value }, sorted.unicodeScalars)
+                .map { "sorted, \($0)" }
+        }
+    }
+}
+
 /// A trace typed by several agents at once: each transaction applies to the
 /// merge of the states after its parents.
 public struct ConcurrentTrace: Sendable {
@@ -39,7 +62,7 @@ public struct ConcurrentTrace: Sendable {
         public var agent: Int
         public var patches: [Patch]
     }
-    public var endContent: String
+    public var expected: ExpectedText
     public var numAgents: Int
     public var txns: [Txn]
 }
@@ -56,10 +79,10 @@ public enum EditingTrace: Sendable {
         }
     }
 
-    public var endContent: String {
+    public var expected: ExpectedText {
         switch self {
-        case .sequential(let trace): trace.endContent
-        case .concurrent(let trace): trace.endContent
+        case .sequential(let trace): .exact(trace.endContent)
+        case .concurrent(let trace): trace.expected
         }
     }
 
@@ -165,7 +188,10 @@ private struct TraceJSON: Decodable {
     }
     var kind: String?
     var startContent: String?
-    var endContent: String
+    /// A sequential trace has `endContent`; a concurrent one has it or
+    /// `endContentSorted` (`ExpectedText.anyOrder`).
+    var endContent: String?
+    var endContentSorted: String?
     var numAgents: Int?
     var txns: [Txn]
 
@@ -182,6 +208,8 @@ private struct TraceJSON: Decodable {
         case nil:
             // The replay starts from an empty document, as the format says.
             guard startContent?.isEmpty ?? true else { throw fail("startContent must be empty") }
+            guard let endContent else { throw fail(#"missing key "endContent" at the top level"#) }
+            guard endContentSorted == nil else { throw fail("endContentSorted is for concurrent traces only") }
             var txns: [[Patch]] = []
             txns.reserveCapacity(self.txns.count)
             for (index, txn) in self.txns.enumerated() { txns.append(try patches(of: txn, at: index)) }
@@ -189,6 +217,17 @@ private struct TraceJSON: Decodable {
 
         case "concurrent":
             guard let numAgents, numAgents > 0 else { throw fail("numAgents must be a positive integer") }
+            let expected: ExpectedText
+            switch (endContent, endContentSorted) {
+            case (let text?, nil): expected = .exact(text)
+            case (nil, let sorted?):
+                guard sorted.unicodeScalars.elementsEqual(sorted.unicodeScalars.sorted { $0.value < $1.value }) else {
+                    throw fail("endContentSorted must list its scalars in ascending order")
+                }
+                expected = .anyOrder(sortedScalars: sorted)
+            case (nil, nil): throw fail(#"missing key "endContent" (or "endContentSorted") at the top level"#)
+            case (_?, _?): throw fail("a concurrent trace has endContent or endContentSorted, not both")
+            }
             var txns: [ConcurrentTrace.Txn] = []
             txns.reserveCapacity(self.txns.count)
             for (index, txn) in self.txns.enumerated() {
@@ -200,7 +239,7 @@ private struct TraceJSON: Decodable {
                 }
                 txns.append(ConcurrentTrace.Txn(parents: parents, agent: agent, patches: try patches(of: txn, at: index)))
             }
-            return .concurrent(ConcurrentTrace(endContent: endContent, numAgents: numAgents, txns: txns))
+            return .concurrent(ConcurrentTrace(expected: expected, numAgents: numAgents, txns: txns))
 
         case let other?:
             throw fail("unknown kind \"\(other)\" (expected \"concurrent\" or no kind for a sequential trace)")

@@ -48,8 +48,12 @@ script measures:
   loadMs       a fresh doc loads the snapshot, gets the text, reads its length
                and inserts one character at position 0 ("ready to edit";
                this also forces Loro's lazily decoded state).
-  ok           the final text equals endContent after the replay and after
-               the merge, and the loaded snapshot holds endContent too.
+  ok           the final text equals endContent after the replay, the merge
+               gives the same text, and the loaded snapshot holds it too.
+               A concurrent trace may give `endContentSorted` instead (its
+               agents insert concurrently at one place, which each CRDT
+               orders its own way): then the final text's characters,
+               sorted, must equal it.
 
 Concurrent traces: agent a's doc gets the fixed Yrs client id / Loro peer id
 2**52 + a (as large as the random ids, so sizes stay realistic). This matters for Yrs: on friendsforever, when one agent deletes a
@@ -81,12 +85,14 @@ Benchmarks/QuireBenchKit/Workloads/ReplicaWorkload.swift):
     Benchmarks/peers/run.sh replicas FILE... [--runs N] [--json] [--memory]
 
   localMs      one doc per replica (random ids) writes its value (map: key
-               "k<i>" of the root map "map"; list: index 0 of the root list
-               "list"), exports its update, and one merging doc applies each
-               update in turn. emptyLoopMs, mergeMs, encodedBytes,
-               snapshotBytes and loadMs as for traces, on the merged doc
-               (loadMs without the "x" insert).
-  ok           the merged doc holds one key or element per replica.
+               "v" of the root map "map", the one key all replicas write;
+               list: index 0 of the root list "list"), exports its update,
+               and one merging doc applies each update in turn. emptyLoopMs,
+               mergeMs, encodedBytes, snapshotBytes and loadMs as for
+               traces, on the merged doc (loadMs without the "x" insert).
+  ok           the merged map holds only "v", with one of the values; the
+               merged list holds every value once; the merge and the loaded
+               snapshot hold the same as the merging doc.
 
 Memory (`--memory`, both subcommands): memoryBytes is the heap in use that
 the replayed document holds, measured as Quire measures its own (`heapInUse()`
@@ -166,7 +172,8 @@ ID_BASE = 1 << 52
 class Trace:
     name: str
     kind: str                      # "sequential" | "concurrent"
-    end: str                       # endContent
+    end: str                       # endContent, or endContentSorted when end_sorted
+    end_sorted: bool
     txns: list                     # list of patch lists [(pos, nDel, text)], code points
     agents: list                   # agent of each txn (concurrent) or []
     parents: list                  # parents of each txn (concurrent) or []
@@ -200,7 +207,10 @@ def load_trace(path: str) -> Trace:
     txns = [[(p[0], p[1], p[2]) for p in t["patches"]] for t in data["txns"]]
     ops = sum(nd + len(ins) for ps in txns for _, nd, ins in ps)
     is_ascii = all(ins.isascii() for ps in txns for _, _, ins in ps)
-    tr = Trace(name=name, kind=kind, end=data["endContent"], txns=txns,
+    if ("endContent" in data) == ("endContentSorted" in data) or (kind == "sequential" and "endContentSorted" in data):
+        raise SystemExit(f"{path}: a trace has endContent, or (concurrent only) endContentSorted")
+    end_sorted = "endContentSorted" in data
+    tr = Trace(name=name, kind=kind, end=data["endContentSorted" if end_sorted else "endContent"], end_sorted=end_sorted, txns=txns,
                agents=[t.get("agent", 0) for t in data["txns"]],
                parents=[t.get("parents", []) for t in data["txns"]],
                num_agents=data.get("numAgents", 1), ops=ops, ascii=is_ascii)
@@ -493,6 +503,9 @@ def loro_load(snapshot: bytes):
 # --------------------------------------------------------------------------
 # Replica workloads (B3)
 
+MAP_KEY = "v"   # the one key every replica of a map workload writes
+
+
 @dataclass
 class Replicas:
     name: str
@@ -516,35 +529,35 @@ def load_replicas(path: str) -> Replicas:
 def yrs_replicas(w: Replicas):
     import pycrdt
     merged = pycrdt.Doc()
-    for i, value in enumerate(w.values):
+    for value in w.values:
         doc = pycrdt.Doc()
         if w.container == "map":
             m = doc.get("map", type=pycrdt.Map)
-            m[f"k{i}"] = pycrdt.Map(value) if isinstance(value, dict) else value
+            m[MAP_KEY] = pycrdt.Map(value) if isinstance(value, dict) else value
         else:
             doc.get("list", type=pycrdt.Array).insert(0, value)
         merged.apply_update(doc.get_update())
     return merged
 
 
-def yrs_replicas_count(w: Replicas, doc) -> int:
+def yrs_replicas_contents(w: Replicas, doc):
     import pycrdt
-    return len(doc.get(w.container, type=pycrdt.Map if w.container == "map" else pycrdt.Array))
+    return doc.get(w.container, type=pycrdt.Map if w.container == "map" else pycrdt.Array).to_py()
 
 
 def loro_replicas(w: Replicas):
     import loro
     merged = loro.LoroDoc()
-    for i, value in enumerate(w.values):
+    for value in w.values:
         doc = loro.LoroDoc()
         if w.container == "map":
             m = doc.get_map("map")
             if isinstance(value, dict):
-                sub = m.insert_container(f"k{i}", loro.LoroMap())
+                sub = m.insert_container(MAP_KEY, loro.LoroMap())
                 for k in sorted(value):
                     sub.insert(k, value[k])
             else:
-                m.insert(f"k{i}", value)
+                m.insert(MAP_KEY, value)
         else:
             doc.get_list("list").insert(0, value)
         doc.commit()
@@ -552,15 +565,23 @@ def loro_replicas(w: Replicas):
     return merged
 
 
-def loro_replicas_count(w: Replicas, doc) -> int:
-    return len(doc.get_map("map").keys()) if w.container == "map" else len(doc.get_list("list"))
+def loro_replicas_contents(w: Replicas, doc):
+    return (doc.get_map("map") if w.container == "map" else doc.get_list("list")).get_deep_value()
+
+
+def replicas_ok(w: Replicas, contents) -> bool:
+    """The merged map holds only MAP_KEY, with one of the values written;
+    the merged list holds every value once, in any order."""
+    if w.container == "map":
+        return list(contents) == [MAP_KEY] and contents[MAP_KEY] in w.values
+    canonical = lambda values: sorted(json.dumps(v, sort_keys=True) for v in values)
+    return canonical(contents) == canonical(w.values)
 
 
 def empty_loop_replicas(w: Replicas) -> None:
     n = 0
-    for i, value in enumerate(w.values):
-        key = f"k{i}"
-        n += len(key) if isinstance(value, dict) else 1
+    for value in w.values:
+        n += len(value) if isinstance(value, dict) else 1
 
 
 def yrs_load_replicas(snapshot: bytes):
@@ -578,22 +599,23 @@ def loro_load_replicas(snapshot: bytes):
 
 
 REPLICA_PEERS = {
-    "yrs": dict(replay=yrs_replicas, count=yrs_replicas_count, load=yrs_load_replicas),
-    "loro": dict(replay=loro_replicas, count=loro_replicas_count, load=loro_load_replicas),
+    "yrs": dict(replay=yrs_replicas, contents=yrs_replicas_contents, load=yrs_load_replicas),
+    "loro": dict(replay=loro_replicas, contents=loro_replicas_contents, load=loro_load_replicas),
 }
 
 
 def measure_replicas(peer: str, w: Replicas, runs: int) -> dict:
     p, r = PEERS[peer], REPLICA_PEERS[peer]
     local, doc = timed(lambda: r["replay"](w), runs)
-    ok_local = r["count"](w, doc) == len(w.values)
+    contents = r["contents"](w, doc)
+    ok_local = replicas_ok(w, contents)
     loop, _ = timed(lambda: empty_loop_replicas(w), runs)
     update = p["encode"](doc)
     merge, merged = timed(lambda: r["load"](update), runs)
-    ok_merge = r["count"](w, merged) == len(w.values)
+    ok_merge = r["contents"](w, merged) == contents
     save, snap = timed(lambda: p["snapshot"](doc), runs)
     load, loaded = timed(lambda: r["load"](snap), runs)
-    ok_load = r["count"](w, loaded) == len(w.values)
+    ok_load = r["contents"](w, loaded) == contents
     return result_row(peer, p, w.name, w.kind, w.ops, runs, update, snap,
                       timings=(local, loop, merge, save, load), checks=(ok_local, ok_merge, ok_load))
 
@@ -714,14 +736,15 @@ def measure(peer: str, tr: Trace, runs: int) -> dict:
             empty_loop_concurrent(tr, loop_txns)
 
     local, doc = timed(lambda: replay(tr), runs)
-    ok_local = p["text"](doc) == tr.end
+    text = p["text"](doc)
+    ok_local = ("".join(sorted(text)) if tr.end_sorted else text) == tr.end
     loop, _ = timed(empty, runs)
     update = p["encode"](doc)
     merge, merged = timed(lambda: p["merge"](update), runs)
-    ok_merge = p["text"](merged) == tr.end
+    ok_merge = p["text"](merged) == text
     save, snap = timed(lambda: p["snapshot"](doc), runs)
     load, loaded = timed(lambda: p["load"](snap), runs)
-    ok_load = p["text"](loaded) == "x" + tr.end
+    ok_load = p["text"](loaded) == "x" + text
 
     return result_row(peer, p, tr.name, tr.kind, tr.ops, runs, update, snap,
                       timings=(local, loop, merge, save, load), checks=(ok_local, ok_merge, ok_load))

@@ -32,6 +32,35 @@ import Testing
         let plan = try ConcurrentPlan(concurrent)
         #expect(plan.pulls.map { $0.map(\.agent) } == [[], [], [1]])
         #expect(plan.pulls[2].map(\.upTo) == [1])
+        #expect(trace.expected == .exact("ab"))
+    }
+
+    /// `endContentSorted`: the merged text may hold its scalars in any
+    /// order, but must hold each as many times as listed.
+    @Test func aConcurrentTraceMayExpectScalarsInAnyOrder() throws {
+        let trace = try parse(#"""
+            {"kind": "concurrent", "endContentSorted": "aab", "numAgents": 2, "txns": [
+              {"parents": [], "agent": 0, "patches": [[0, 0, "a"]]},
+              {"parents": [0], "agent": 0, "patches": [[0, 0, "b"]]},
+              {"parents": [0], "agent": 1, "patches": [[1, 0, "a"]]}]}
+            """#)
+        #expect(trace.expected == .anyOrder(sortedScalars: "aab"))
+        #expect(trace.expected.problem(with: "baa") == nil)
+        #expect(trace.expected.problem(with: "aba") == nil)
+        #expect(trace.expected.problem(with: "ab") != nil)
+        #expect(trace.expected.problem(with: "abaa") != nil)
+        #expect(trace.expected.problem(with: "bba") != nil)
+        guard case .concurrent(let concurrent) = trace else { Issue.record("not concurrent"); return }
+        #expect(try TraceReplay.replay(concurrent, plan: ConcurrentPlan(concurrent)).failures == [])
+        let lost = ConcurrentTrace(expected: .anyOrder(sortedScalars: "aaab"), numAgents: 2, txns: concurrent.txns)
+        #expect(try TraceReplay.replay(lost, plan: ConcurrentPlan(lost)).failures.first?.hasPrefix("merged text: sorted, differs") == true)
+
+        #expect(formatError(#"{"kind": "concurrent", "endContentSorted": "ba", "numAgents": 1, "txns": []}"#)
+            == "endContentSorted must list its scalars in ascending order")
+        #expect(formatError(#"{"kind": "concurrent", "endContent": "ab", "endContentSorted": "ab", "numAgents": 1, "txns": []}"#)
+            == "a concurrent trace has endContent or endContentSorted, not both")
+        #expect(formatError(#"{"kind": "concurrent", "numAgents": 1, "txns": []}"#)?.hasPrefix("missing key \"endContent\"") == true)
+        #expect(formatError(#"{"endContent": "", "endContentSorted": "", "txns": []}"#) == "endContentSorted is for concurrent traces only")
     }
 
     @Test func namesWhatIsWrong() {

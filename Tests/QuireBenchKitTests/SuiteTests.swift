@@ -6,13 +6,13 @@ import Testing
 /// The suite's generator, formats and report; no timings are checked.
 @Suite struct SuiteTests {
     @Test func generatorIsDeterministicAndItsTracesAreValid() throws {
-        for name in ["B1.4", "B1.7", "B2.4", "merge-k2-m1000"] {
+        for name in ["B1.4", "B1.7", "B2.1", "B2.2", "B2.3", "B2.4", "merge-k2-m1000"] {
             let trace = try #require(CRDTBenchmarks.trace(named: name))
             #expect(trace.json == CRDTBenchmarks.trace(named: name)?.json, "\(name) differs between two generations")
             // Through the file format and back, then checked by the reference replay (sequential)
-            // or by Quire's replay against endContent (concurrent).
+            // or by Quire's replay against what the trace expects (concurrent).
             let parsed = try EditingTrace.parse(json: Array(trace.json.utf8))
-            #expect(parsed.endContent == trace.endContent && parsed.txnCount == trace.txnCount)
+            #expect(parsed.expected == trace.expected && parsed.txnCount == trace.txnCount)
             switch parsed {
             case .sequential(let sequential):
                 #expect(String(scalars: try sequential.referenceReplay()) == sequential.endContent)
@@ -22,6 +22,23 @@ import Testing
             }
         }
         #expect(CRDTBenchmarks.trace(named: "B1.1")?.txnCount == CRDTBenchmarks.n)
+    }
+
+    /// B2 as crdt-benchmarks defines it: a shared text of 100 letters, then
+    /// each user's N edits in one transaction, anywhere in the text.
+    @Test func b2UsersEditOneSharedTextInOneTransactionEach() throws {
+        guard case .concurrent(let b22) = try #require(CRDTBenchmarks.trace(named: "B2.2")) else { Issue.record("B2.2 is not concurrent"); return }
+        #expect(b22.txns.map(\.parents) == [[], [0], [0]])
+        #expect(b22.txns.map(\.agent) == [0, 0, 1])
+        #expect(b22.txns.map(\.patches.count) == [1, CRDTBenchmarks.n, CRDTBenchmarks.n])
+        guard case .anyOrder(let sorted) = b22.expected else { Issue.record("B2.2 expects an exact text"); return }
+        #expect(sorted.unicodeScalars.count == 100 + 2 * CRDTBenchmarks.n)
+        // Both users insert at index 0 of the shared text.
+        guard case .concurrent(let b21) = try #require(CRDTBenchmarks.trace(named: "B2.1")) else { Issue.record("B2.1 is not concurrent"); return }
+        #expect(b21.txns.dropFirst().map { $0.patches.map(\.position) } == [[0], [0]])
+        // B2.4 deletes: what both users deleted from the shared text is gone once.
+        guard case .concurrent(let b24) = try #require(CRDTBenchmarks.trace(named: "B2.4")) else { Issue.record("B2.4 is not concurrent"); return }
+        #expect(b24.txns.dropFirst().allSatisfy { txn in txn.patches.contains { $0.deleteCount > 0 } })
     }
 
     @Test func repeatedTraceShiftsEachRepetition() throws {
@@ -37,7 +54,16 @@ import Testing
             #expect(try ReplicaWorkload.parse(json: Array(workload.json.utf8)) == workload, "\(name)")
         }
         let small = ReplicaWorkload(container: .map, values: [.number(1), .string("x"), .object(["a": .number(2)])])
-        #expect(try TraceReplay.replay(small).failures == [])
+        let replay = try TraceReplay.replay(small)
+        #expect(replay.failures == [])
+        // Every replica wrote the one key: one of their values won.
+        #expect(try replay.document.keys(.root) == [ReplicaWorkload.key])
+        #expect(small.problem(with: [.number(1), .string("x")]) != nil)
+        #expect(small.problem(with: [.number(3)]) != nil)
+        let list = ReplicaWorkload(container: .list, values: [.string("a"), .number(3), .string("a")])
+        #expect(list.problem(with: [.string("a"), .string("a"), .number(3)]) == nil)
+        #expect(list.problem(with: [.string("a"), .number(3), .number(3)]) != nil)
+        #expect(list.problem(with: [.string("a"), .number(3)]) != nil)
         #expect(try TraceReplay.replay(ReplicaWorkload(container: .list, values: [.string("a"), .number(3)])).failures == [])
         #expect(throws: TraceFormatError.self) { try ReplicaWorkload.parse(json: Array(#"{"kind": "replicas", "container": "set", "values": []}"#.utf8)) }
     }

@@ -9,14 +9,20 @@ import QuireCore
 ///     {"kind": "replicas", "container": "map" | "list", "values": [v0, v1, ...]}
 ///
 /// Replica `i` (from 0) writes `values[i]`: into a map, under the root key
-/// `"k<i>"`; into a list, at index 0 of the root list `"list"`. A value is an
-/// integer, a string, or (in a map) an object of those, written as a nested
-/// map. The merged document must hold every value: all keys, or as many
-/// list elements as replicas (their order is each CRDT's own).
+/// `"v"`, the one key every replica writes, as in crdt-benchmarks (the
+/// conflict is what B3 measures); into a list, at index 0 of the root list
+/// `"list"`. A value is an integer, a string, or (in a map) an object of
+/// those, written as a nested map. The merged map must hold only `"v"`, with
+/// one of the values (which one is each CRDT's own rule); the merged list
+/// must hold every value once (in each CRDT's own order). A replica that
+/// loads the merged document must hold the same.
 public struct ReplicaWorkload: Sendable, Equatable {
     public enum Container: String, Sendable { case map, list }
 
-    public indirect enum Value: Sendable, Equatable {
+    /// The map key every replica writes.
+    public static let key = "v"
+
+    public indirect enum Value: Sendable, Hashable {
         case number(Int)
         case string(String)
         case object([String: Value])
@@ -29,8 +35,6 @@ public struct ReplicaWorkload: Sendable, Equatable {
         self.container = container
         self.values = values
     }
-
-    public static func key(_ index: Int) -> String { "k\(index)" }
 
     /// The file's text; object keys sorted so that the file is reproducible.
     public var json: String {
@@ -109,21 +113,64 @@ extension TraceReplay {
                 switch (workload.container, value) {
                 case (.list, _): try tx.insert(list, at: 0, value.scalar)
                 case (.map, .object(let fields)):
-                    let object = try tx.putObject(.root, key: ReplicaWorkload.key(index), kind: .map)
+                    let object = try tx.putObject(.root, key: ReplicaWorkload.key, kind: .map)
                     for (key, field) in fields.sorted(by: { $0.key < $1.key }) { try tx.put(object, key: key, field.scalar) }
-                case (.map, _): try tx.put(.root, key: ReplicaWorkload.key(index), value.scalar)
+                case (.map, _): try tx.put(.root, key: ReplicaWorkload.key, value.scalar)
                 }
             }
             try merged.applyEncoded(replica.encodeChanges(since: merged.versionVector))
         }
         let localNanos = CPUClock.now() - start
 
-        func problem(_ doc: Document) throws -> String? {
-            let count = workload.container == .map ? try doc.keys(.root).count : try doc.list(list).count
-            return count == workload.values.count ? nil : "the merged \(workload.container) holds \(count) values, not \(workload.values.count)"
+        let contents = try workload.contents(of: merged, list: list)
+        return try measureMerge(of: merged, localNanos: localNanos, failures: workload.problem(with: contents).map { [$0] } ?? []) { fresh in
+            try workload.contents(of: fresh, list: list) == contents ? nil : "decoded from the encoded history: not what the merging replica holds"
         }
-        return try measureMerge(of: merged, localNanos: localNanos, failures: try problem(merged).map { [$0] } ?? []) { fresh in
-            try problem(fresh).map { "decoded from the encoded history: \($0)" }
+    }
+}
+
+extension ReplicaWorkload {
+    /// What `doc` holds where the replicas wrote: the values of the root
+    /// map's keys (in key order), or the list's elements.
+    func contents(of doc: Document, list: ObjectID) throws -> [Value?] {
+        func read(_ value: QuireCore.Value?) throws -> Value? {
+            switch value {
+            case .scalar(.int(let number))?: return .number(Int(number))
+            case .scalar(.string(let string))?: return .string(string)
+            case .object(.map, let object)?:
+                var fields: [String: Value] = [:]
+                for key in try doc.keys(object) {
+                    guard let field = try read(doc.get(object, key: key)) else { return nil }
+                    fields[key] = field
+                }
+                return .object(fields)
+            default: return nil
+            }
+        }
+        switch container {
+        case .map: return try doc.keys(.root).map { try read(doc.get(.root, key: $0)) }
+        case .list: return try doc.list(list).map(read)
+        }
+    }
+
+    /// What is wrong with the merged `contents`, or nil.
+    func problem(with contents: [Value?]) -> String? {
+        switch container {
+        case .map:
+            guard contents.count == 1, let value = contents[0], values.contains(value) else {
+                return "the merged map should hold one key, \"\(Self.key)\", with one of the values written: it holds \(contents.count) keys"
+            }
+            return nil
+        case .list:
+            var counts: [Value: Int] = [:]
+            for value in values { counts[value, default: 0] += 1 }
+            for value in contents {
+                guard let value, let count = counts[value], count > 0 else {
+                    return "the merged list holds a value no replica wrote, or one twice"
+                }
+                counts[value] = count - 1
+            }
+            return contents.count == values.count ? nil : "the merged list holds \(contents.count) values, not \(values.count)"
         }
     }
 }

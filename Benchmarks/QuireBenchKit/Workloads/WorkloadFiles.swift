@@ -15,8 +15,12 @@ extension EditingTrace {
                 ("txns", .array(trace.txns.map { .orderedObject([patches($0)]) })),
             ]).compact
         case .concurrent(let trace):
+            let end: (String, JSONValue) = switch trace.expected {
+            case .exact(let text): ("endContent", .string(text))
+            case .anyOrder(let sorted): ("endContentSorted", .string(sorted))
+            }
             return JSONValue.orderedObject([
-                ("kind", .string("concurrent")), ("endContent", .string(trace.endContent)),
+                ("kind", .string("concurrent")), end,
                 ("numAgents", .integer(trace.numAgents)),
                 ("txns", .array(trace.txns.map { txn in
                     .orderedObject([("parents", .array(txn.parents.map { .integer($0) })), ("agent", .integer(txn.agent)), patches(txn.patches)])
