@@ -131,3 +131,63 @@ import Testing
         #expect(try doc.text(body) == "one tw")
     }
 }
+
+extension DeliveryTests {
+    /// A change's later operations may name elements its earlier ones
+    /// inserted, in the same text; an element inserted into the other text,
+    /// or by a later operation, is not held. Checked with hundreds of
+    /// operations in one change, through `apply` and through a decoded
+    /// bundle (each has its own checks).
+    @Test func aLongChangeFindsWhatItInsertedItself() throws {
+        var source = Document(replica: alice)
+        let (first, second) = try source.transact { tx in
+            (try tx.putObject(.root, key: "a", kind: .text), try tx.putObject(.root, key: "b", kind: .text))
+        }
+        try source.transact { tx in
+            for round in 0..<300 {
+                try tx.insertText(first, at: 0, "xyz")
+                try tx.insertText(second, at: 0, "pq")
+                try tx.deleteText(first, at: 1, count: 1)
+                if round.isMultiple(of: 10) { try tx.deleteText(second, at: 0, count: 2) }
+            }
+        }
+        let changes = try source.allChanges()
+        let long = try #require(changes.last)
+        #expect(long.operations.count > 900)
+
+        var applied = Document(replica: bob)
+        try applied.apply(changes)
+        var decoded = Document(replica: bob)
+        try decoded.applyEncoded(ChangeEncoding.encode(changes))
+        for doc in [applied, decoded] {
+            #expect(try doc.text(first) == source.text(first))
+            #expect(try doc.text(second) == source.text(second))
+        }
+
+        // The first delete from `first` made to name its element in `second`,
+        // then to name an element that a later insert into `first` makes.
+        let firstDelete = try #require(long.operations.firstIndex { if case .delete(first, _) = $0 { true } else { false } })
+        guard case .delete(_, let target) = long.operations[firstDelete] else { return }
+        var id = long.id, insertedLater: OpID?
+        for (index, operation) in long.operations.enumerated() {
+            if index > firstDelete, case .insert(first, _, _) = operation, insertedLater == nil { insertedLater = id }
+            id = id.advanced(by: UInt64(operation.width))
+        }
+        let later = try #require(insertedLater)
+        for (object, run) in [(second, target), (first, IDRun(start: later, length: 1))] {
+            var wrong = long
+            wrong.operations[firstDelete] = .delete(object: object, target: run)
+            var doc = Document(replica: bob)
+            try doc.apply(Array(changes.dropLast()))
+            let before = doc.encodeSnapshot()
+            #expect(throws: DocumentError.invalidChange(long.id, reason: "it deletes \(run.start), which \(object) does not hold")) {
+                try doc.apply(wrong)
+            }
+            // A fresh replica decodes the bundle and applies its edits straight from it.
+            var fresh = Document(replica: bob)
+            #expect(throws: DocumentError.self) { try fresh.applyEncoded(ChangeEncoding.encode(Array(changes.dropLast()) + [wrong])) }
+            #expect(!fresh.versionVector.contains(long.id))
+            #expect(doc.encodeSnapshot() == before)
+        }
+    }
+}

@@ -149,16 +149,18 @@ extension Document {
     mutating func validate(_ change: Change, checkingElements: Bool) throws(DocumentError) {
         func invalid(_ reason: String) -> DocumentError { .invalidChange(change.id, reason: reason) }
         try validateStamp(id: change.id, lamport: change.lamport, parents: change.parents)
-        // Objects and elements made earlier in this change, which later operations may use.
-        var created: [(object: ObjectID, kind: ObjectKind)] = []
-        var inserted: [(object: ObjectID, run: IDRun)] = []
+        // Objects and elements made earlier in this change, which later
+        // operations may use. Looked up by hash and by binary search: a
+        // change may hold thousands of operations.
+        var created: [ObjectID: ObjectKind] = [:]
+        var inserted = InsertedRuns()
         var id = change.id
         for (position, operation) in change.operations.enumerated() {
             let object = operation.object
             let lamport = change.lamport + (id.counter - change.id.counter)
             let isLast = position == change.operations.count - 1
             // An object made by this change is not in the table yet: no need to look it up.
-            let createdKind = created.first { $0.object == object }?.kind
+            let createdKind = created.isEmpty ? nil : created[object]
             let slot = createdKind == nil ? objects.find(object) : nil
             guard let objectKind = slot?.kind ?? createdKind else {
                 throw invalid("it edits object \(object), which does not exist")
@@ -174,7 +176,7 @@ extension Document {
                         throw invalid("it replaces \(entry.id) at key \(key) without a greater Lamport value")
                     }
                 }
-                if case .put(_, _, .object(let newKind), _) = operation, !isLast { created.append((ObjectID(id), newKind)) }
+                if case .put(_, _, .object(let newKind), _) = operation, !isLast { created[ObjectID(id)] = newKind }
             case let .insert(_, origin, content):
                 let count: Int
                 switch (objectKind, content) {
@@ -182,20 +184,20 @@ extension Document {
                 case (.list, .values(let values)):
                     count = values.count
                     for (offset, value) in values.enumerated() where !isLast {
-                        if case .object(let newKind) = value { created.append((ObjectID(id.advanced(by: UInt64(offset))), newKind)) }
+                        if case .object(let newKind) = value { created[ObjectID(id.advanced(by: UInt64(offset)))] = newKind }
                     }
                 default: throw invalid("its insert does not match \(object), a \(objectKind)")
                 }
                 guard count > 0 else { throw invalid("it inserts nothing") }
                 // An element's stamp is above its origin's: the RGA ordering rule depends on it.
                 // An origin this change inserted has a lower stamp than this insert's.
-                if checkingElements, let origin, !Self.isInserted(origin, into: object, among: inserted) {
+                if checkingElements, let origin, !inserted.contains(origin, in: object) {
                     guard let originLamport = objects.lamport(of: origin, in: slot) else {
                         throw invalid("it inserts after \(origin), which \(object) does not hold")
                     }
                     guard lamport > originLamport else { throw invalid("its insert's Lamport value is not above its origin \(origin)'s") }
                 }
-                if !isLast { inserted.append((object, IDRun(start: id, length: count))) }
+                if !isLast { inserted.append(IDRun(start: id, length: count), in: object) }
             case let .delete(_, target):
                 guard objectKind == .text || objectKind == .list else { throw invalid("it deletes from \(object), a \(objectKind)") }
                 guard target.length > 0, !target.start.counter.addingReportingOverflow(UInt64(target.length)).overflow else {
@@ -205,9 +207,9 @@ extension Document {
                     // The whole run at once, unless this change inserted into
                     // the object already: those elements are not in it yet.
                     var missing: OpID?
-                    if inserted.contains(where: { $0.object == object }) {
+                    if inserted.objects.contains(object) {
                         for element in (0..<UInt64(target.length)).lazy.map(target.start.advanced(by:))
-                        where !Self.isInserted(element, into: object, among: inserted) && objects.lamport(of: element, in: slot) == nil {
+                        where !inserted.contains(element, in: object) && objects.lamport(of: element, in: slot) == nil {
                             missing = element
                             break
                         }
@@ -224,13 +226,27 @@ extension Document {
     }
 }
 
-extension Document {
-    /// Whether `element` is one of the elements that earlier operations of
-    /// the change being validated inserted into `object`. (Static, over the
-    /// array passed in: a local function capturing the array made every
-    /// access to it an exclusivity check at run time.)
-    private static func isInserted(_ element: OpID, into object: ObjectID, among inserted: [(object: ObjectID, run: IDRun)]) -> Bool {
-        inserted.contains { $0.object == object && $0.run.contains(element) }
+/// The elements that earlier operations of a change being validated
+/// inserted, in the order of their ids (a change's ids only grow).
+private struct InsertedRuns {
+    private var runs: [(object: ObjectID, run: IDRun)] = []
+    /// The objects they went into.
+    private(set) var objects: Set<ObjectID> = []
+
+    mutating func append(_ run: IDRun, in object: ObjectID) {
+        runs.append((object, run))
+        objects.insert(object)
+    }
+
+    /// Whether `element` is one of them, inserted into `object`.
+    func contains(_ element: OpID, in object: ObjectID) -> Bool {
+        // The last run that starts at or before `element`.
+        var low = 0, high = runs.count
+        while low < high {
+            let middle = (low + high) / 2
+            if runs[middle].run.start.counter <= element.counter { low = middle + 1 } else { high = middle }
+        }
+        return low > 0 && runs[low - 1].object == object && runs[low - 1].run.contains(element)
     }
 }
 
