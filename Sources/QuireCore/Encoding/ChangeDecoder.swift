@@ -19,10 +19,6 @@ struct ChangeDecoder: ~Copyable {
         /// selection): `operations` is empty then, and each insert's text is
         /// the next `width` scalars of `scalars`.
         var edits: [(edit: Edit, width: UInt64)] = []
-        /// Where each of `edits` starts, counted from `id`: `isInserted`
-        /// finds an id's edit by binary search, since a change may hold
-        /// thousands of edits (crdt-benchmarks' B2 makes each user's in one).
-        var editStarts: [UInt64] = []
         var scalars = ScalarStorage()
         var operations: [Operation] = []
         var width: UInt64 = 0
@@ -54,9 +50,7 @@ struct ChangeDecoder: ~Copyable {
 
         /// Adds an edit read, as the `only` operation of the change or one of its `edits`.
         mutating func add(_ edit: Edit, width: UInt64, only: Bool) {
-            if only { self.edit = edit; return }
-            editStarts.append(edits.last.map { editStarts[editStarts.count - 1] + $0.width } ?? 0)
-            edits.append((edit, width))
+            if only { self.edit = edit } else { edits.append((edit, width)) }
         }
 
         /// Turns the edits read so far into operations, when the change turns
@@ -65,22 +59,32 @@ struct ChangeDecoder: ~Copyable {
             guard !edits.isEmpty else { return }
             operations = editOperations
             edits.removeAllOneByOne()
-            editStarts.removeAllOneByOne()
+        }
+
+        /// Where each of `edits` starts, counted from `id`: `isInserted`
+        /// finds an id's edit by binary search in it, since a change may hold
+        /// thousands of edits (crdt-benchmarks' B2 makes each user's in one).
+        var editStarts: [UInt64] {
+            var start: UInt64 = 0
+            return edits.map { _, width in
+                defer { start += width }
+                return start
+            }
         }
 
         /// Whether `element` is one of the elements that the edits before
-        /// `index` insert into `object`.
-        func isInserted(_ element: OpID, into object: ObjectID, before index: Int) -> Bool {
+        /// `index` insert into `object`; `starts` is `editStarts`.
+        func isInserted(_ element: OpID, into object: ObjectID, before index: Int, starts: [UInt64]) -> Bool {
             guard element.replica == id.replica, element.counter >= id.counter else { return false }
             let offset = element.counter - id.counter
             // The last edit before `index` that starts at or before `offset`.
             var low = 0, high = index
             while low < high {
                 let middle = (low + high) / 2
-                if editStarts[middle] <= offset { low = middle + 1 } else { high = middle }
+                if starts[middle] <= offset { low = middle + 1 } else { high = middle }
             }
             guard low > 0, case .insertText(object, _) = edits[low - 1].edit else { return false }
-            return offset - editStarts[low - 1] < edits[low - 1].width
+            return offset - starts[low - 1] < edits[low - 1].width
         }
     }
 
@@ -279,10 +283,7 @@ struct ChangeDecoder: ~Copyable {
         operationTotal += Int(operationCount)
         current.operations.removeAllOneByOne()
         current.edit = nil
-        if !current.edits.isEmpty {
-            current.edits.removeAllKeepingCapacity()
-            current.editStarts.removeAllKeepingCapacity()
-        }
+        if !current.edits.isEmpty { current.edits.removeAllKeepingCapacity() }
         current.scalars.removeAllKeepingCapacity()
         var id = OpID(replica: replica, counter: counter)
         for _ in 0..<operationCount {
