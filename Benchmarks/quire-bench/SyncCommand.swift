@@ -97,7 +97,7 @@ func measureSync(tracePath: String, runs: Int) throws -> SyncFigures {
     // process sleeps meanwhile, so the CPU is the client's.
     let waitSeconds = 1.0
     let waiter = try DocumentStore.inMemory()
-    try blocking { try await SyncClient(store: waiter, peer: url.absoluteString, transport: HTTPSyncTransport(server: url, token: nil)).sync() }
+    _ = try blocking { try await SyncClient(store: waiter, peer: url.absoluteString, transport: HTTPSyncTransport(server: url, token: nil)).sync() }
     var cpuSamples: [UInt64] = []
     for _ in 0..<runs {
         let waiting = SyncClient(store: waiter, peer: url.absoluteString, transport: HTTPSyncTransport(server: url, token: nil))

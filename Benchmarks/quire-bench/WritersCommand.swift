@@ -8,8 +8,9 @@ import QuireSync
     name: "writers",
     usage: """
         writers [--count N] [--runs N] [--json]
-            One bundle of N concurrent changes from N writers (default 80000), each writing one
-            root key, or each inserting one list element at the head, as a hostile push can:
+            One bundle of N concurrent changes from N writers (default 80000), each writing a
+            root key of its own ("map"), or all the same root key ("key", each write a conflict
+            the register keeps), or each inserting one list element at the head, as a hostile push can:
             the CPU time for a fresh replica to apply it and for the sync server to take it,
             writers in increasing and in decreasing id order; medians over --runs N (default 3).
         """,
@@ -26,10 +27,20 @@ import QuireSync
     }
 )
 
+/// What each of the writers writes.
+private enum WriterShape: String, CaseIterable {
+    /// A root key of its own.
+    case map
+    /// The same root key as every other writer.
+    case key
+    /// An element at the head of one list.
+    case list
+}
+
 /// The changes of `count` writers concurrent on one setup change (which
-/// makes the list), each putting a root key or inserting at the list's
-/// head, with writer ids rising or falling in the order listed.
-private func manyWriters(count: Int, list: Bool, descending: Bool) throws -> [Change] {
+/// makes the list), each writing as `shape` says, with writer ids rising or
+/// falling in the order listed.
+private func manyWriters(count: Int, shape: WriterShape, descending: Bool) throws -> [Change] {
     var setup = Document(replica: ReplicaID(1))
     let listID = try setup.transact { tx in try tx.putObject(.root, key: "list", kind: .list) }
     let base = try setup.changes(since: VersionVector())
@@ -37,9 +48,11 @@ private func manyWriters(count: Int, list: Bool, descending: Bool) throws -> [Ch
     for i in 0..<count {
         // Spread ids, as random ones are, in the order asked for.
         let replica = ReplicaID(UInt64(descending ? count - i : i + 1) * 0x9E37_79B9 + 7)
-        let operation: QuireCore.Operation = list
-            ? .insert(object: listID, origin: nil, content: .values([.scalar(.int(Int64(i)))]))
-            : .put(object: .root, key: "k\(i)", value: .scalar(.int(Int64(i))), pred: [])
+        let operation: QuireCore.Operation = switch shape {
+        case .map: .put(object: .root, key: "k\(i)", value: .scalar(.int(Int64(i))), pred: [])
+        case .key: .put(object: .root, key: "v", value: .scalar(.int(Int64(i))), pred: [])
+        case .list: .insert(object: listID, origin: nil, content: .values([.scalar(.int(Int64(i)))]))
+        }
         changes.append(Change(id: OpID(replica: replica, counter: 1), lamport: 2, parents: [base[0].lastID], operations: [operation]))
     }
     return changes
@@ -50,9 +63,9 @@ func runWritersBenchmark(count: Int, runs: Int, json: Bool) -> Int32 {
     do {
         var rows: [String] = []
         if !json { rows.append("writers  shape  order       apply ms (min-max)          server push ms (min-max)") }
-        for list in [false, true] {
+        for shape in WriterShape.allCases {
             for descending in [false, true] {
-                let changes = try manyWriters(count: count, list: list, descending: descending)
+                let changes = try manyWriters(count: count, shape: shape, descending: descending)
                 let bundle = ChangeEncoding.encode(changes)
                 var applySamples: [UInt64] = [], pushSamples: [UInt64] = []
                 for _ in 0..<runs {
@@ -68,17 +81,17 @@ func runWritersBenchmark(count: Int, runs: Int, json: Bool) -> Int32 {
                     pushSamples.append(CPUClock.now() - start)
                 }
                 let (apply, push) = (Spread(nanoseconds: applySamples)!, Spread(nanoseconds: pushSamples)!)
-                let (shape, order) = (list ? "list" : "map", descending ? "decreasing" : "increasing")
+                let order = descending ? "decreasing" : "increasing"
                 if json {
                     let line: JSONValue = .orderedObject([
-                        ("writers", .integer(count)), ("shape", .string(shape)), ("order", .string(order)), ("runs", .integer(runs)),
+                        ("writers", .integer(count)), ("shape", .string(shape.rawValue)), ("order", .string(order)), ("runs", .integer(runs)),
                         ("applyMs", .double(apply.median)), ("applyMsMin", .double(apply.min)), ("applyMsMax", .double(apply.max)),
                         ("serverPushMs", .double(push.median)), ("serverPushMsMin", .double(push.min)), ("serverPushMsMax", .double(push.max)),
                     ])
                     rows.append(line.compact)
                 } else {
                     func cell(_ spread: Spread) -> String { String(format: "%9.1f (%.1f-%.1f)", spread.median, spread.min, spread.max) }
-                    rows.append(String(count).padding(toLength: 9, withPad: " ", startingAt: 0) + shape.padding(toLength: 7, withPad: " ", startingAt: 0)
+                    rows.append(String(count).padding(toLength: 9, withPad: " ", startingAt: 0) + shape.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
                         + order.padding(toLength: 12, withPad: " ", startingAt: 0) + cell(apply).padding(toLength: 28, withPad: " ", startingAt: 0) + cell(push))
                 }
             }

@@ -25,7 +25,9 @@ let subcommands = [
         usage: """
             trace FILE... [--runs N] [--json]
                 Replay editing traces (.json or .json.gz, sequential or concurrent)
-                through Quire's Document and check the results against endContent.
+                through Quire's Document and check the results against endContent (or,
+                for a concurrent trace, endContentSorted: the same scalars in any order,
+                every replica converged).
                 Times are the CPU time of the measuring thread, not the wall clock.
                 --runs N  timed runs after one warm-up run (default 5); the median is shown
                 --json    one JSON object per line and trace instead of a table
