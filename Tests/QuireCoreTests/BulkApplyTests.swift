@@ -323,6 +323,22 @@ import QuireTestSupport
         try reader.applyEncoded(paster.encodeChanges())
         #expect(reader.history.bundles.count == 1 && reader.history.count == 1)
         #expect(try reader.allChanges() == paster.allChanges())
+        // A paste of about 1.2 kB: kept encoded by a replica that knows one
+        // writer, decoded by one that knows 100, beside whose version vector
+        // (1.6 kB) a bundle of it would hold more than the paste.
+        var smallPaster = Document(replica: ReplicaID(201))
+        try smallPaster.transact { tx in
+            try tx.insertText(try tx.putObject(.root, key: "text", kind: .text), at: 0, String(repeating: "paste ", count: 200))
+        }
+        let smallPaste = try smallPaster.encodeChanges()
+        #expect(smallPaste.count > Document.smallestKeptBundle.bytes)
+        var fresh = Document(replica: ReplicaID(1))
+        try fresh.applyEncoded(smallPaste)
+        #expect(fresh.history.bundles.count == 1)
+        var knowing = together  // its history: one bundle, no decoded changes after it
+        try knowing.applyEncoded(smallPaste)
+        #expect(knowing.history.bundles.count == 1 && knowing.history.count == 101)
+        #expect(try knowing.allChanges().last == smallPaster.allChanges().last)
 
         let reloaded = try Document(snapshot: merged.encodeSnapshot(), replica: ReplicaID(1))
         #expect(try reloaded.allChanges() == changes)

@@ -50,6 +50,9 @@ public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral,
 
     public var isEmpty: Bool { entries.isEmpty }
 
+    /// How many replicas it names.
+    var count: Int { entries.count }
+
     /// The replicas with at least one operation, sorted.
     public var replicas: [ReplicaID] { entries.replicas }
 
