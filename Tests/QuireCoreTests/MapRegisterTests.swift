@@ -10,21 +10,27 @@ import QuireTestSupport
         var rng = SeededGenerator(seed: seed)
         var register = MapRegister()
         var model: [RegisterEntry] = []
-        for counter in 1...UInt64.random(in: 1...60, using: &rng) {
+        // Up to 400 writes, mostly concurrent (no pred), so that many lose
+        // below the last loser and go through the `recent` entries.
+        for counter in 1...UInt64.random(in: 1...400, using: &rng) {
             // Lamport values in a small range, so that writes often tie on them and differ by replica.
             let entry = RegisterEntry(
                 id: OpID(replica: ReplicaID(counter), counter: 1),
-                lamport: UInt64.random(in: 1...10, using: &rng),
+                lamport: UInt64.random(in: 1...50, using: &rng),
                 value: Bool.random(using: &rng) ? .scalar(.int(Int64(counter))) : nil)
             // The write saw some of the entries there (or, rarely, an id no longer there).
-            var pred = model.map(\.id).filter { _ in Int.random(in: 0..<4, using: &rng) == 0 }
+            var pred = Int.random(in: 0..<20, using: &rng) == 0 ? model.map(\.id).filter { _ in Bool.random(using: &rng) } : []
             if Int.random(in: 0..<10, using: &rng) == 0 { pred.append(OpID(replica: ReplicaID(999), counter: 1)) }
             register.write(entry, replacing: pred)
             model.removeAll { pred.contains($0.id) }
             model.append(entry)
             model.sort { $0.stamp > $1.stamp }
             #expect(Array(register) == model, "seed \(seed), write \(counter)")
-            #expect(register.winner == model.first)
+            #expect(register.winner == model.first && register.count == model.count)
+            // Equal to a register of the same entries written in descending order, which holds them otherwise split.
+            var rebuilt = MapRegister()
+            for entry in model { rebuilt.write(entry, replacing: []) }
+            #expect(rebuilt == register && rebuilt.hashValue == register.hashValue)
         }
     }
 }

@@ -17,8 +17,8 @@ public struct RegisterEntry: Hashable, Sendable {
 /// that `quire conflicts` shows. A removal is an entry with no value, so a
 /// concurrent removal and write are resolved by stamp like any two writes.
 ///
-/// Its entries, as a collection, are sorted by descending stamp: the winner first.
-struct MapRegister: Hashable, Sendable, RandomAccessCollection {
+/// Its entries, as a sequence, come by descending stamp: the winner first.
+struct MapRegister: Hashable, Sendable, Sequence {
     /// Held apart from the others: most keys only ever hold one entry, and
     /// an array of one would be an allocation per key (a merge of 1,540
     /// writers' keys spent a sixth of its time on them).
@@ -27,10 +27,14 @@ struct MapRegister: Hashable, Sendable, RandomAccessCollection {
     /// case when many replicas write one key, crdt-benchmarks B3) moves the
     /// old winner to the end instead of shifting them all.
     private var losers: [RegisterEntry] = []
+    /// Losing entries written below the last of `losers`, by ascending
+    /// stamp, merged into `losers` once they number about its square root
+    /// (as `ReplicaMap` does with replicas): inserted into `losers` one by
+    /// one, 80,000 writers of one key in decreasing order moved the whole
+    /// array each, the square of their number in all.
+    private var recent: [RegisterEntry] = []
 
-    var startIndex: Int { 0 }
-    var endIndex: Int { winner == nil ? 0 : 1 + losers.count }
-    subscript(position: Int) -> RegisterEntry { position == 0 ? winner! : losers[losers.count - position] }
+    var count: Int { winner == nil ? 0 : 1 + losers.count + recent.count }
 
     /// Adds `entry`, dropping the entries whose ids are in `pred`. In
     /// place: a key that every one of thousands of replicas wrote gets a
@@ -38,6 +42,7 @@ struct MapRegister: Hashable, Sendable, RandomAccessCollection {
     /// them quadratic in allocations and reference counting.
     mutating func write(_ entry: RegisterEntry, replacing pred: [OpID]) {
         if !pred.isEmpty, let current = winner {
+            mergeRecent()
             if !losers.isEmpty { losers.removeAll { pred.contains($0.id) } }
             if pred.contains(current.id) { winner = losers.popLast() }
         }
@@ -45,20 +50,79 @@ struct MapRegister: Hashable, Sendable, RandomAccessCollection {
             winner = entry
             return
         }
+        // Every loser is below the winner, and every recent entry below the last loser.
         if current.stamp < entry.stamp {
             losers.append(current)
             winner = entry
+        } else if losers.last.map({ $0.stamp < entry.stamp }) ?? true {
+            losers.append(entry)
         } else {
-            // The first loser above the entry, by binary search.
-            var low = 0, high = losers.count
-            while low < high {
-                let middle = (low + high) / 2
-                if losers[middle].stamp < entry.stamp { low = middle + 1 } else { high = middle }
-            }
-            losers.insert(entry, at: low)
+            recent.insert(entry, at: Self.insertionIndex(of: entry, in: recent))
+            if recent.count * recent.count > losers.count { mergeRecent() }
         }
+    }
+
+    /// Where `entry` goes in `entries`, sorted by ascending stamp.
+    private static func insertionIndex(of entry: RegisterEntry, in entries: [RegisterEntry]) -> Int {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].stamp < entry.stamp { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    private mutating func mergeRecent() {
+        guard !recent.isEmpty else { return }
+        var merged: [RegisterEntry] = []
+        merged.reserveCapacity(losers.count + recent.count)
+        var (i, j) = (0, 0)
+        while i < losers.count && j < recent.count {
+            if losers[i].stamp < recent[j].stamp { merged.append(losers[i]); i += 1 } else { merged.append(recent[j]); j += 1 }
+        }
+        merged.append(contentsOf: losers[i...])
+        merged.append(contentsOf: recent[j...])
+        losers = merged
+        recent = []
     }
 
     /// The ids a new local write must name as `pred`: every entry now here.
     var ids: [OpID] { map(\.id) }
+
+    func makeIterator() -> Iterator { Iterator(register: self) }
+
+    /// The winner, then `losers` and `recent` merged from their ends.
+    struct Iterator: IteratorProtocol {
+        private let register: MapRegister
+        private var startedWithWinner = false
+        /// How many of `losers` and of `recent` are still to come.
+        private var loser: Int, recent: Int
+
+        fileprivate init(register: MapRegister) {
+            self.register = register
+            (loser, recent) = (register.losers.count, register.recent.count)
+        }
+
+        mutating func next() -> RegisterEntry? {
+            if !startedWithWinner {
+                startedWithWinner = true
+                return register.winner
+            }
+            let (loser, recent) = (self.loser, self.recent)
+            if loser > 0 && (recent == 0 || register.recent[recent - 1].stamp < register.losers[loser - 1].stamp) {
+                self.loser -= 1
+                return register.losers[loser - 1]
+            }
+            guard recent > 0 else { return nil }
+            self.recent -= 1
+            return register.recent[recent - 1]
+        }
+    }
+
+    // Equal entries, however they are split between `losers` and `recent`.
+    static func == (a: MapRegister, b: MapRegister) -> Bool { a.count == b.count && a.elementsEqual(b) }
+
+    func hash(into hasher: inout Hasher) {
+        for entry in self { hasher.combine(entry) }
+    }
 }
