@@ -241,11 +241,7 @@ private struct InsertedRuns {
     /// Whether `element` is one of them, inserted into `object`.
     func contains(_ element: OpID, in object: ObjectID) -> Bool {
         // The last run that starts at or before `element`.
-        var low = 0, high = runs.count
-        while low < high {
-            let middle = (low + high) / 2
-            if runs[middle].run.start.counter <= element.counter { low = middle + 1 } else { high = middle }
-        }
+        let low = runs.partitioningIndex { $0.run.start.counter > element.counter }
         return low > 0 && runs[low - 1].object == object && runs[low - 1].run.contains(element)
     }
 }

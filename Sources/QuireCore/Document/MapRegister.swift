@@ -57,32 +57,14 @@ struct MapRegister: Hashable, Sendable, Sequence {
         } else if losers.last.map({ $0.stamp < entry.stamp }) ?? true {
             losers.append(entry)
         } else {
-            recent.insert(entry, at: Self.insertionIndex(of: entry, in: recent))
+            recent.insert(entry, at: recent.partitioningIndex { entry.stamp < $0.stamp })
             if recent.count * recent.count > losers.count { mergeRecent() }
         }
     }
 
-    /// Where `entry` goes in `entries`, sorted by ascending stamp.
-    private static func insertionIndex(of entry: RegisterEntry, in entries: [RegisterEntry]) -> Int {
-        var low = 0, high = entries.count
-        while low < high {
-            let middle = (low + high) / 2
-            if entries[middle].stamp < entry.stamp { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
-
     private mutating func mergeRecent() {
         guard !recent.isEmpty else { return }
-        var merged: [RegisterEntry] = []
-        merged.reserveCapacity(losers.count + recent.count)
-        var (i, j) = (0, 0)
-        while i < losers.count && j < recent.count {
-            if losers[i].stamp < recent[j].stamp { merged.append(losers[i]); i += 1 } else { merged.append(recent[j]); j += 1 }
-        }
-        merged.append(contentsOf: losers[i...])
-        merged.append(contentsOf: recent[j...])
-        losers = merged
+        losers = .mergingSorted(losers, recent) { $0.stamp < $1.stamp }
         recent = []
     }
 

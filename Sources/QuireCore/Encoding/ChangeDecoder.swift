@@ -78,11 +78,7 @@ struct ChangeDecoder: ~Copyable {
             guard element.replica == id.replica, element.counter >= id.counter else { return false }
             let offset = element.counter - id.counter
             // The last edit before `index` that starts at or before `offset`.
-            var low = 0, high = index
-            while low < high {
-                let middle = (low + high) / 2
-                if starts[middle] <= offset { low = middle + 1 } else { high = middle }
-            }
+            let low = starts[..<index].partitioningIndex { $0 > offset }
             guard low > 0, case .insertText(object, _) = edits[low - 1].edit else { return false }
             return offset - starts[low - 1] < edits[low - 1].width
         }

@@ -145,15 +145,7 @@ struct ReplicaMap<Value> {
     }
 
     private static func merging(_ a: [Entry], _ b: [Entry]) -> [Entry] {
-        var merged: [Entry] = []
-        merged.reserveCapacity(a.count + b.count)
-        var (i, j) = (0, 0)
-        while i < a.count && j < b.count {
-            if a[i].replica < b[j].replica { merged.append(a[i]); i += 1 } else { merged.append(b[j]); j += 1 }
-        }
-        merged.append(contentsOf: a[i...])
-        merged.append(contentsOf: b[j...])
-        return merged
+        .mergingSorted(a, b) { $0.replica < $1.replica }
     }
 
     /// Every entry, sorted by replica.
