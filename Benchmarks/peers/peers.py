@@ -53,7 +53,9 @@ script measures:
                A concurrent trace may give `endContentSorted` instead (its
                agents insert concurrently at one place, which each CRDT
                orders its own way): then the final text's characters,
-               sorted, must equal it.
+               sorted, must equal it, and every agent's doc, after an
+               untimed replay more and a full exchange from agent 0's doc,
+               must hold the same text as agent 0's (okDetail "converged").
 
 Concurrent traces: agent a's doc gets the fixed Yrs client id / Loro peer id
 2**52 + a (as large as the random ids, so sizes stay realistic). This matters for Yrs: on friendsforever, when one agent deletes a
@@ -331,7 +333,9 @@ def yrs_replay_sequential(tr: Trace):
     return doc
 
 
-def yrs_replay_concurrent(tr: Trace):
+def yrs_replay_concurrent(tr: Trace, every_doc: bool = False):
+    """Agent 0's doc, after the final exchange (every agent's doc when
+    `every_doc`, for the convergence check)."""
     import pycrdt
     if tr.utf8_txns is None:
         raise SystemExit(f"{tr.name}: non-ASCII concurrent traces are not supported for yrs")
@@ -367,7 +371,13 @@ def yrs_replay_concurrent(tr: Trace):
     if len(docs) > 1:  # the final exchange (see "localMs" in the docstring)
         state = docs[0].get_state()
         docs[0].apply_update(yrs_message([d.get_update(state) for d in docs[1:]]))
-    return docs[0]
+    return docs if every_doc else docs[0]
+
+
+def yrs_exchange(docs: list) -> None:
+    """Every other agent's doc takes what agent 0's has and it lacks."""
+    for d in docs[1:]:
+        d.apply_update(docs[0].get_update(d.get_state()))
 
 
 def yrs_message(updates: list) -> bytes:
@@ -428,7 +438,8 @@ def loro_replay_sequential(tr: Trace):
     return doc
 
 
-def loro_replay_concurrent(tr: Trace):
+def loro_replay_concurrent(tr: Trace, every_doc: bool = False):
+    """As yrs_replay_concurrent."""
     import loro
     docs, texts, subs = [], [], []
     last = [None]
@@ -464,7 +475,14 @@ def loro_replay_concurrent(tr: Trace):
     if len(docs) > 1:  # the final exchange (see "localMs" in the docstring)
         mode = loro.ExportMode.Updates(docs[0].oplog_vv)
         docs[0].import_batch([d.export(mode) for d in docs[1:]])
-    return docs[0]
+    return docs if every_doc else docs[0]
+
+
+def loro_exchange(docs: list) -> None:
+    """As yrs_exchange."""
+    import loro
+    for d in docs[1:]:
+        d.import_(docs[0].export(loro.ExportMode.Updates(d.oplog_vv)))
 
 
 def loro_text(doc) -> str:
@@ -689,11 +707,11 @@ def memory_child(command: str, peer: str, path: str) -> None:
 
 PEERS = {
     "yrs": dict(version=yrs_version, seq=yrs_replay_sequential, conc=yrs_replay_concurrent,
-                text=yrs_text, encode=yrs_encode, merge=yrs_merge,
+                text=yrs_text, encode=yrs_encode, merge=yrs_merge, exchange=yrs_exchange,
                 snapshot=yrs_snapshot, load=yrs_load, snapshot_format="v1 update (uncompressed)",
                 loop_txns=lambda tr: tr.utf8_txns),
     "loro": dict(version=loro_version, seq=loro_replay_sequential, conc=loro_replay_concurrent,
-                 text=loro_text, encode=loro_encode, merge=loro_merge,
+                 text=loro_text, encode=loro_encode, merge=loro_merge, exchange=loro_exchange,
                  snapshot=loro_snapshot, load=loro_load, snapshot_format="loro Snapshot",
                  loop_txns=lambda tr: tr.txns),
 }
@@ -738,6 +756,7 @@ def measure(peer: str, tr: Trace, runs: int) -> dict:
     local, doc = timed(lambda: replay(tr), runs)
     text = p["text"](doc)
     ok_local = ("".join(sorted(text)) if tr.end_sorted else text) == tr.end
+    ok_converged = converged(p, tr, text)
     loop, _ = timed(empty, runs)
     update = p["encode"](doc)
     merge, merged = timed(lambda: p["merge"](update), runs)
@@ -747,7 +766,22 @@ def measure(peer: str, tr: Trace, runs: int) -> dict:
     ok_load = p["text"](loaded) == "x" + text
 
     return result_row(peer, p, tr.name, tr.kind, tr.ops, runs, update, snap,
-                      timings=(local, loop, merge, save, load), checks=(ok_local, ok_merge, ok_load))
+                      timings=(local, loop, merge, save, load), checks=(ok_local, ok_merge, ok_load),
+                      converged=ok_converged)
+
+
+def converged(p: dict, tr: Trace, text: str):
+    """For a trace that gives endContentSorted, whose order no one text
+    pins: an untimed replay more, a full exchange from agent 0's doc to the
+    others, and whether every doc then holds `text` (the timed replay's,
+    which the fixed ids make the same). crdt-benchmarks' B2 checks that
+    its two docs agree; Quire's replay checks every replica. None for
+    other traces (not checked)."""
+    if not tr.end_sorted:
+        return None
+    docs = p["conc"](tr, every_doc=True)
+    p["exchange"](docs)
+    return all(p["text"](d) == text for d in docs)
 
 
 def merge_turns(command: str, path: str, peers: list) -> None:
@@ -763,18 +797,21 @@ def merge_turns(command: str, path: str, peers: list) -> None:
         print(json.dumps({peer: round(timed_once(merge)[0], 3) for peer, merge in merges.items()}), flush=True)
 
 
-def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks) -> dict:
+def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks, converged=None) -> dict:
     """One JSON line: medians with min and max of (local, empty loop, merge,
-    snapshot encode, load), sizes, and ok only if the replay, merge and load checks all passed."""
+    snapshot encode, load), sizes, and ok only if the replay, merge and load
+    checks all passed (and the convergence check, when one was made)."""
     ok_local, ok_merge, ok_load = checks
     row = {"peer": peer, "version": p["version"](), "trace": name, "kind": kind,
-           "ops": ops, "ok": ok_local and ok_merge and ok_load}
+           "ops": ops, "ok": ok_local and ok_merge and ok_load and converged is not False}
     for key, (med, lo, hi) in zip(("localMs", "emptyLoopMs", "mergeMs", "encodeMs", "loadMs"), timings):
         row[key], row[key + "Min"], row[key + "Max"] = round(med, 3), round(lo, 3), round(hi, 3)
     row.update(encodedBytes=len(update), snapshotBytes=len(snap),
                snapshotFormat=p["snapshot_format"], runs=runs)
     if not row["ok"]:
         row["okDetail"] = {"replay": ok_local, "merge": ok_merge, "load": ok_load}
+        if converged is not None:
+            row["okDetail"]["converged"] = converged
     return row
 
 
