@@ -209,9 +209,15 @@ def load_trace(path: str) -> Trace:
     txns = [[(p[0], p[1], p[2]) for p in t["patches"]] for t in data["txns"]]
     ops = sum(nd + len(ins) for ps in txns for _, nd, ins in ps)
     is_ascii = all(ins.isascii() for ps in txns for _, _, ins in ps)
-    if ("endContent" in data) == ("endContentSorted" in data) or (kind == "sequential" and "endContentSorted" in data):
-        raise SystemExit(f"{path}: a trace has endContent, or (concurrent only) endContentSorted")
     end_sorted = "endContentSorted" in data
+    if end_sorted and kind != "concurrent":
+        raise SystemExit(f"{path}: endContentSorted is for concurrent traces only")
+    if end_sorted and "endContent" in data:
+        raise SystemExit(f"{path}: a concurrent trace has endContent or endContentSorted, not both")
+    if not end_sorted and "endContent" not in data:
+        raise SystemExit(f'{path}: missing key "endContent" (or, concurrent traces only, "endContentSorted")')
+    if end_sorted and list(data["endContentSorted"]) != sorted(data["endContentSorted"]):
+        raise SystemExit(f"{path}: endContentSorted must list its characters in ascending order")
     tr = Trace(name=name, kind=kind, end=data["endContentSorted" if end_sorted else "endContent"], end_sorted=end_sorted, txns=txns,
                agents=[t.get("agent", 0) for t in data["txns"]],
                parents=[t.get("parents", []) for t in data["txns"]],
