@@ -598,8 +598,18 @@ def replicas_ok(w: Replicas, contents) -> bool:
     the merged list holds every value once, in any order."""
     if w.container == "map":
         return list(contents) == [MAP_KEY] and contents[MAP_KEY] in w.values
-    canonical = lambda values: sorted(json.dumps(v, sort_keys=True) for v in values)
-    return canonical(contents) == canonical(w.values)
+    return canonical_values(contents) == canonical_values(w.values)
+
+
+def canonical_values(values: list) -> list:
+    """The values as sorted JSON texts, integral floats as integers:
+    pycrdt stores a Python int as a float and reads it back as one (3 ->
+    3.0), which JSON would tell apart from the 3 written."""
+    def plain(v):
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        return {k: plain(x) for k, x in v.items()} if isinstance(v, dict) else v
+    return sorted(json.dumps(plain(v), sort_keys=True) for v in values)
 
 
 def empty_loop_replicas(w: Replicas) -> None:
