@@ -41,6 +41,33 @@ import Testing
         #expect(b24.txns.dropFirst().allSatisfy { txn in txn.patches.contains { $0.deleteCount > 0 } })
     }
 
+    /// B2's `endContentSorted` against a replay that gives each letter an
+    /// identity: a shared letter either user deleted is gone (once, however
+    /// many deleted it), and each user's inserts it did not delete stay.
+    @Test func b2ExpectedScalarsFollowEachLettersIdentity() throws {
+        for name in ["B2.1", "B2.2", "B2.3", "B2.4"] {
+            guard case .concurrent(let trace) = try #require(CRDTBenchmarks.trace(named: name)),
+                  case .anyOrder(let sorted) = trace.expected else { Issue.record("\(name): not order-free"); continue }
+            let base = trace.txns[0].patches[0].inserted
+            var letter = base  // by identity: the shared letters, then every insert's
+            var deleted = Set<Int>()
+            var kept: [Int] = []
+            for txn in trace.txns.dropFirst() {
+                var ids = Array(base.indices)
+                for patch in txn.patches {
+                    deleted.formUnion(ids[patch.position..<patch.position + patch.deleteCount])
+                    ids.replaceSubrange(patch.position..<patch.position + patch.deleteCount,
+                                        with: letter.count..<letter.count + patch.inserted.count)
+                    letter += patch.inserted
+                }
+                kept += ids.filter { $0 >= base.count }
+            }
+            kept += base.indices.filter { !deleted.contains($0) }
+            let expected = kept.map { letter[$0] }.sorted { $0.value < $1.value }
+            #expect(String(String.UnicodeScalarView(expected)) == sorted, "\(name)")
+        }
+    }
+
     @Test func repeatedTraceShiftsEachRepetition() throws {
         let once = SequentialTrace(endContent: "ab", txns: [[Patch(position: 0, deleteCount: 0, insertedText: "b")], [Patch(position: 0, deleteCount: 0, insertedText: "a")]])
         let thrice = once.repeated(3)
