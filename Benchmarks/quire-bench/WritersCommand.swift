@@ -10,7 +10,9 @@ import QuireSync
         writers [--count N] [--runs N] [--json]
             One bundle of N concurrent changes from N writers (default 80000), each writing a
             root key of its own ("map"), or all the same root key ("key", each write a conflict
-            the register keeps), or each inserting one list element at the head, as a hostile push can:
+            the register keeps; "resolve": then the replica writes the key once, naming them
+            all, timed with the apply), or each inserting one list element at the head, as a
+            hostile push can:
             the CPU time for a fresh replica to apply it and for the sync server to take it,
             writers in increasing and in decreasing id order; medians over --runs N (default 3).
         """,
@@ -33,6 +35,9 @@ private enum WriterShape: String, CaseIterable {
     case map
     /// The same root key as every other writer.
     case key
+    /// As `key`; then the replica that applied them writes the key once,
+    /// naming every entry (what a local write after such a push does).
+    case resolve
     /// An element at the head of one list.
     case list
 }
@@ -50,7 +55,7 @@ private func manyWriters(count: Int, shape: WriterShape, descending: Bool) throw
         let replica = ReplicaID(UInt64(descending ? count - i : i + 1) * 0x9E37_79B9 + 7)
         let operation: QuireCore.Operation = switch shape {
         case .map: .put(object: .root, key: "k\(i)", value: .scalar(.int(Int64(i))), pred: [])
-        case .key: .put(object: .root, key: "v", value: .scalar(.int(Int64(i))), pred: [])
+        case .key, .resolve: .put(object: .root, key: "v", value: .scalar(.int(Int64(i))), pred: [])
         case .list: .insert(object: listID, origin: nil, content: .values([.scalar(.int(Int64(i)))]))
         }
         changes.append(Change(id: OpID(replica: replica, counter: 1), lamport: 2, parents: [base[0].lastID], operations: [operation]))
@@ -62,7 +67,7 @@ private func manyWriters(count: Int, shape: WriterShape, descending: Bool) throw
 func runWritersBenchmark(count: Int, runs: Int, json: Bool) -> Int32 {
     do {
         var rows: [String] = []
-        if !json { rows.append("writers  shape  order       apply ms (min-max)          server push ms (min-max)") }
+        if !json { rows.append("writers  shape   order       apply ms (min-max)          server push ms (min-max)") }
         for shape in WriterShape.allCases {
             for descending in [false, true] {
                 let changes = try manyWriters(count: count, shape: shape, descending: descending)
@@ -74,6 +79,7 @@ func runWritersBenchmark(count: Int, runs: Int, json: Bool) -> Int32 {
                     guard try document.applyEncoded(bundle) == changes.count else {
                         throw UsageError(message: "the bundle did not apply whole")
                     }
+                    if shape == .resolve { try document.transact { tx in try tx.put(.root, key: "v", .int(0)) } }
                     applySamples.append(CPUClock.now() - start)
                     let log = try ServerLog(path: ":memory:")
                     start = CPUClock.now()
@@ -91,7 +97,7 @@ func runWritersBenchmark(count: Int, runs: Int, json: Bool) -> Int32 {
                     rows.append(line.compact)
                 } else {
                     func cell(_ spread: Spread) -> String { String(format: "%9.1f (%.1f-%.1f)", spread.median, spread.min, spread.max) }
-                    rows.append(String(count).padding(toLength: 9, withPad: " ", startingAt: 0) + shape.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
+                    rows.append(String(count).padding(toLength: 9, withPad: " ", startingAt: 0) + shape.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
                         + order.padding(toLength: 12, withPad: " ", startingAt: 0) + cell(apply).padding(toLength: 28, withPad: " ", startingAt: 0) + cell(push))
                 }
             }

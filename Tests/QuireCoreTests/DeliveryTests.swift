@@ -191,3 +191,40 @@ extension DeliveryTests {
         }
     }
 }
+
+extension DeliveryTests {
+    /// A write replaces only entries below its own Lamport value, whatever
+    /// else the key holds: entries above it that it does not name are
+    /// passed over (not a reason to refuse it), one above it that it names
+    /// is refused, and many named at once are found too.
+    @Test func aWriteMayReplaceOnlyEntriesBelowItsLamportValue() throws {
+        var a = Document(replica: alice), b = Document(replica: bob)
+        try a.transact { tx in try tx.put(.root, key: "k", .int(1)) }  // lamport 1
+        for number in 0..<4 { try b.transact { tx in try tx.put(.root, key: "x", .int(Int64(number))) } }
+        try b.transact { tx in try tx.put(.root, key: "k", .int(2)) }  // lamport 5
+        var doc = Document(replica: ReplicaID(0xD))
+        try doc.apply(a.allChanges() + b.allChanges())
+        let (aliceEntry, bobEntry) = (OpID(replica: alice, counter: 1), OpID(replica: bob, counter: 5))
+        #expect(try doc.entries(.root, key: "k").map(\.id) == [bobEntry, aliceEntry])
+
+        let carol = ReplicaID(0xC)
+        func write(naming pred: [OpID], counter: UInt64 = 1) -> Change {
+            Change(id: OpID(replica: carol, counter: counter), lamport: 3, parents: [aliceEntry], operations: [
+                .put(object: .root, key: "x", value: .scalar(.int(9)), pred: []),
+                .put(object: .root, key: "k", value: .scalar(.int(3)), pred: pred),
+            ])
+        }
+        let before = doc.encodeSnapshot()
+        #expect(throws: DocumentError.invalidChange(OpID(replica: carol, counter: 1),
+                                                    reason: "it replaces \(bobEntry) at key k without a greater Lamport value")) {
+            try doc.apply(write(naming: [aliceEntry, bobEntry]))
+        }
+        // Named among more than eight ids, which are looked up by hash.
+        let many = (2...12).map { OpID(replica: ReplicaID(0xE), counter: UInt64($0)) } + [bobEntry]
+        #expect(throws: DocumentError.self) { try doc.apply(write(naming: many)) }
+        #expect(doc.encodeSnapshot() == before)
+
+        try doc.apply(write(naming: [aliceEntry]))
+        #expect(try doc.entries(.root, key: "k").map(\.id) == [bobEntry, OpID(replica: carol, counter: 2)])
+    }
+}

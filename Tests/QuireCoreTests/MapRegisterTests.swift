@@ -18,8 +18,15 @@ import QuireTestSupport
                 id: OpID(replica: ReplicaID(counter), counter: 1),
                 lamport: UInt64.random(in: 1...50, using: &rng),
                 value: Bool.random(using: &rng) ? .scalar(.int(Int64(counter))) : nil)
-            // The write saw some of the entries there (or, rarely, an id no longer there).
-            var pred = Int.random(in: 0..<20, using: &rng) == 0 ? model.map(\.id).filter { _ in Bool.random(using: &rng) } : []
+            // The write saw none of the entries there, or the winner alone (a
+            // writer writing again), or one of them, or some (more than 8 are
+            // looked up by hash), or, rarely, an id no longer there.
+            var pred: [OpID] = switch Int.random(in: 0..<20, using: &rng) {
+            case 0: model.map(\.id).filter { _ in Bool.random(using: &rng) }
+            case 1, 2: model.first.map { [$0.id] } ?? []
+            case 3: model.randomElement(using: &rng).map { [$0.id] } ?? []
+            default: []
+            }
             if Int.random(in: 0..<10, using: &rng) == 0 { pred.append(OpID(replica: ReplicaID(999), counter: 1)) }
             register.write(entry, replacing: pred)
             model.removeAll { pred.contains($0.id) }

@@ -170,10 +170,19 @@ extension Document {
                 guard objectKind == .map else { throw invalid("it writes key \(key) of \(object), a \(objectKind)") }
                 // A write's stamp is above the stamps of the entries it
                 // replaces. (A first write to a key replaces none: it need
-                // not look the key up.)
-                if !pred.isEmpty, let slot, let register = objects.maps[slot.index][key] {
-                    for entry in register where pred.contains(entry.id) && entry.lamport >= lamport {
-                        throw invalid("it replaces \(entry.id) at key \(key) without a greater Lamport value")
+                // not look the key up. Entries come by descending stamp, so
+                // only those up to the first below this write's Lamport value
+                // are looked at, and the ids named are found by hash when
+                // there are many: a scan of every entry per id named was
+                // quadratic in a key's concurrent entries.)
+                if !pred.isEmpty, let slot, let register = objects.maps[slot.index][key],
+                   let winner = register.winner, winner.lamport >= lamport {
+                    let named = pred.count > 8 ? Set(pred) : nil
+                    for entry in register {
+                        guard entry.lamport >= lamport else { break }
+                        if named?.contains(entry.id) ?? pred.contains(entry.id) {
+                            throw invalid("it replaces \(entry.id) at key \(key) without a greater Lamport value")
+                        }
                     }
                 }
                 if case .put(_, _, .object(let newKind), _) = operation, !isLast { created[ObjectID(id)] = newKind }
