@@ -66,6 +66,13 @@ import Testing
         try merger.apply(writes + [try partial.allChanges().last!])
         #expect(try merger.entries(.root, key: "k").map(\.value) == [.scalar(.int(4)), .scalar(.int(2))])
         #expect(try merger.conflictedKeys(.root) == ["k"])
+        // A snapshot keeps the entries and their order (it lists them winner
+        // first; loading writes them the other way round).
+        var three = Document(replica: ReplicaID(9))
+        try three.apply(writes)
+        let reloaded = try Document(snapshot: three.encodeSnapshot(), replica: ReplicaID(9))
+        #expect(try reloaded.entries(.root, key: "k") == three.entries(.root, key: "k"))
+        #expect(reloaded.encodeSnapshot() == three.encodeSnapshot())
     }
 
     @Test func aWriteMadeAfterSeeingAnotherWinsWhateverTheReplicaIDs() throws {

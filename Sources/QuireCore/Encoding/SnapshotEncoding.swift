@@ -256,10 +256,14 @@ extension Document {
                 let keyCount = try body.readCount("map keys", minimumItemSize: 2)
                 // Sized once (growing from empty reallocated at the first and second keys); bounded as above.
                 var map = [String: MapRegister](minimumCapacity: min(keyCount, 1 << 10))
+                // A key's entries, read winner first and written into its
+                // register last first: each then wins over those before it,
+                // where in the order read each would lose to all of them.
+                var entries: [RegisterEntry] = []
                 for _ in 0..<keyCount {
                     let key = try body.readString("a map key")
                     guard map[key] == nil else { throw .invalid("key \(key) appears twice") }
-                    var register = MapRegister()
+                    entries.removeAll(keepingCapacity: true)
                     for _ in 0..<(try body.readCount("register entries", minimumItemSize: 4)) {
                         let id = try readID("a register entry")
                         let lamport = try body.readVarint("a Lamport value")
@@ -272,8 +276,10 @@ extension Document {
                             guard objects.slots[ObjectID(id)]?.kind == kind else { throw .invalid("key \(key) names a missing object \(id)") }
                             stored = .object(kind, ObjectID(id))
                         }
-                        register.write(RegisterEntry(id: id, lamport: lamport, value: stored), replacing: [])
+                        entries.append(RegisterEntry(id: id, lamport: lamport, value: stored))
                     }
+                    var register = MapRegister()
+                    for entry in entries.reversed() { register.write(entry, replacing: []) }
                     map[key] = register
                 }
                 objects.maps[slot.index] = map
