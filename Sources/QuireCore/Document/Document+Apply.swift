@@ -177,10 +177,10 @@ extension Document {
                 // quadratic in a key's concurrent entries.)
                 if !pred.isEmpty, let slot, let register = objects.maps[slot.index][key],
                    let winner = register.winner, winner.lamport >= lamport {
-                    let named = pred.count > 8 ? Set(pred) : nil
+                    let named = NamedIDs(pred)
                     for entry in register {
                         guard entry.lamport >= lamport else { break }
-                        if named?.contains(entry.id) ?? pred.contains(entry.id) {
+                        if named.contains(entry.id) {
                             throw invalid("it replaces \(entry.id) at key \(key) without a greater Lamport value")
                         }
                     }

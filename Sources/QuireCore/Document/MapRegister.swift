@@ -51,12 +51,8 @@ struct MapRegister: Hashable, Sendable, Sequence {
         if !pred.isEmpty, let current = winner {
             if !losers.isEmpty || !recent.isEmpty, pred.contains(where: { $0 != current.id }) {
                 mergeRecent()
-                if pred.count <= 8 {
-                    losers.removeAll { pred.contains($0.id) }
-                } else {
-                    let named = Set(pred)
-                    losers.removeAll { named.contains($0.id) }
-                }
+                let named = NamedIDs(pred)
+                losers.removeAll { named.contains($0.id) }
             }
             if pred.contains(current.id) { winner = popGreatestLoser() }
         }
@@ -128,4 +124,19 @@ struct MapRegister: Hashable, Sendable, Sequence {
     func hash(into hasher: inout Hasher) {
         for entry in self { hasher.combine(entry) }
     }
+}
+
+/// The ids a write names as `pred`, to look entries up in: scanned when
+/// they are few, hashed when many (a local write names every entry of its
+/// key, which thousands of concurrent writers may have left there).
+struct NamedIDs {
+    private let few: [OpID]
+    private let many: Set<OpID>?
+
+    init(_ ids: [OpID]) {
+        few = ids
+        many = ids.count > 8 ? Set(ids) : nil
+    }
+
+    func contains(_ id: OpID) -> Bool { many?.contains(id) ?? few.contains(id) }
 }
