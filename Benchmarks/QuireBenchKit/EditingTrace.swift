@@ -40,13 +40,18 @@ public enum ExpectedText: Sendable, Equatable {
     /// `endContentSorted` holds the scalars in ascending order.
     case anyOrder(sortedScalars: String)
 
+    /// `scalars` in the order `anyOrder` holds them: ascending by value.
+    static func ascending(_ scalars: some Sequence<Unicode.Scalar>) -> [Unicode.Scalar] {
+        scalars.sorted { $0.value < $1.value }
+    }
+
     /// What is wrong with `text`, or nil when it is as expected.
     public func problem(with text: String) -> String? {
         switch self {
         case .exact(let expected):
             return scalarDifference(text.unicodeScalars, expected.unicodeScalars)
         case .anyOrder(let sorted):
-            return scalarDifference(text.unicodeScalars.sorted { $0.value < $1.value }, sorted.unicodeScalars)
+            return scalarDifference(Self.ascending(text.unicodeScalars), sorted.unicodeScalars)
                 .map { "sorted, \($0)" }
         }
     }
@@ -221,7 +226,7 @@ private struct TraceJSON: Decodable {
             switch (endContent, endContentSorted) {
             case (let text?, nil): expected = .exact(text)
             case (nil, let sorted?):
-                guard sorted.unicodeScalars.elementsEqual(sorted.unicodeScalars.sorted { $0.value < $1.value }) else {
+                guard sorted.unicodeScalars.elementsEqual(ExpectedText.ascending(sorted.unicodeScalars)) else {
                     throw fail("endContentSorted must list its scalars in ascending order")
                 }
                 expected = .anyOrder(sortedScalars: sorted)

@@ -187,7 +187,7 @@ public enum CRDTBenchmarks {
         }
         let merged = zip(base, kept).compactMap { $1 ? $0 : nil } + inserted
         return ConcurrentTrace(
-            expected: .anyOrder(sortedScalars: String(scalars: merged.sorted { $0.value < $1.value })), numAgents: 2, txns: txns)
+            expected: .anyOrder(sortedScalars: String(scalars: ExpectedText.ascending(merged))), numAgents: 2, txns: txns)
     }
 
     /// merge-kK-mM: `users` users, each making `edits` edits in its own region.
