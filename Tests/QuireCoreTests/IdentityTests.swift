@@ -127,4 +127,26 @@ import QuireTestSupport
             #expect(CRC32.checksum(bytes[split...], continuing: prefix) == CRC32.checksum(bytes))
         }
     }
+
+    @Test func longInputsMatchABitAtATimeModel() {
+        // The three-thirds path starts at 3 KB; lengths around it and odd
+        // lengths past it, continuing from a prefix or not.
+        func reference(_ bytes: ArraySlice<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
+            var crc = ~previous
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+            }
+            return ~crc
+        }
+        var generator = SeededGenerator(seed: 32)
+        let bytes = (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for count in [3_071, 3_072, 3_073, 3_088, 4_999, 48_017, 70_000] {
+            #expect(CRC32.checksum(bytes[..<count]) == reference(bytes[..<count]), "\(count) bytes")
+            #expect(CRC32.checksum(bytes[5..<count], continuing: 0x1234_5678) == reference(bytes[5..<count], continuing: 0x1234_5678),
+                    "\(count - 5) bytes after a prefix")
+        }
+        let pattern = (0..<100_003).map { UInt8(truncatingIfNeeded: ($0 &* 131 &+ 7) >> 3) }
+        #expect(CRC32.checksum(pattern) == 0x86A4_9C8B)  // zlib.crc32 of the same bytes
+    }
 }

@@ -1,16 +1,18 @@
 /// CRC-32 (IEEE 802.3, the checksum of zlib and PNG), which every Quire
 /// binary format ends with to detect damage.
 ///
-/// Computed sixteen bytes at a time ("slicing by 16"): snapshots are checked
-/// every time a document loads, so this runs at memory speed rather than a
-/// table lookup per byte.
+/// Computed sixteen bytes at a time ("slicing by 16"), and on a long input
+/// over three thirds at once, joined at the end: snapshots are checked
+/// every time a document loads and sealed every time one is saved, and one
+/// chain of table lookups waits on the last, where three keep the
+/// processor busy (about twice the bytes a second here).
 public enum CRC32 {
     /// `tables[k][b]`: the CRC of byte `b` followed by `k` zero bytes.
     static let tables: [UInt32] = {
         var tables = [UInt32](repeating: 0, count: 16 * 256)
         for index in 0..<256 {
             var crc = UInt32(index)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+            for _ in 0..<8 { crc = crc & 1 == 1 ? polynomial ^ (crc >> 1) : crc >> 1 }
             tables[index] = crc
         }
         for slice in 1..<16 {
@@ -21,6 +23,12 @@ public enum CRC32 {
         }
         return tables
     }()
+
+    /// The polynomial, bit-reversed: bit 31 is x^0.
+    static let polynomial: UInt32 = 0xEDB8_8320
+
+    /// Below this many bytes a third, joining the thirds costs more than it saves.
+    static let shortestThird = 1024
 
     public static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
@@ -37,15 +45,23 @@ public enum CRC32 {
             var crc = ~previous
             var index = 0
             let count = bytes.count
+            let third = count / 48 * 16
+            if third >= shortestThird {
+                // The second and third thirds start from zero; shifting a
+                // CRC past n more bytes is a product with x^(8n) mod P.
+                var second: UInt32 = 0, last: UInt32 = 0
+                while index < third {
+                    crc = sixteenBytes(at: index, of: bytes, after: crc, table)
+                    second = sixteenBytes(at: third + index, of: bytes, after: second, table)
+                    last = sixteenBytes(at: 2 * third + index, of: bytes, after: last, table)
+                    index += 16
+                }
+                let shift = powerOfX(eightTimes: third)
+                crc = product(product(crc, shift) ^ second, shift) ^ last
+                index = 3 * third
+            }
             while index + 16 <= count {
-                // Byte k of the sixteen goes through the table of the 15 - k
-                // zero bytes that follow it; the CRC so far joins the first four.
-                let low = crc ^ (UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8
-                                 | UInt32(bytes[index + 2]) << 16 | UInt32(bytes[index + 3]) << 24)
-                var next = table[15 * 256 + Int(low & 0xFF)] ^ table[14 * 256 + Int((low >> 8) & 0xFF)]
-                    ^ table[13 * 256 + Int((low >> 16) & 0xFF)] ^ table[12 * 256 + Int(low >> 24)]
-                for k in 4..<16 { next ^= table[(15 - k) * 256 + Int(bytes[index + k])] }
-                crc = next
+                crc = sixteenBytes(at: index, of: bytes, after: crc, table)
                 index += 16
             }
             while index < count {
@@ -54,5 +70,45 @@ public enum CRC32 {
             }
             return ~crc
         }
+    }
+
+    /// The CRC register after the sixteen bytes at `offset`: byte k goes
+    /// through the table of the 15 - k zero bytes that follow it, and the
+    /// register so far joins the first four.
+    @inline(__always)
+    private static func sixteenBytes(at offset: Int, of bytes: UnsafeRawBufferPointer, after crc: UInt32,
+                                     _ table: UnsafeBufferPointer<UInt32>) -> UInt32 {
+        let low = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) ^ UInt64(crc)
+        let high = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
+        var next: UInt32 = 0
+        for k in 0..<8 {
+            next ^= table[(15 - k) * 256 + Int(truncatingIfNeeded: low >> UInt64(8 * k)) & 0xFF]
+            next ^= table[(7 - k) * 256 + Int(truncatingIfNeeded: high >> UInt64(8 * k)) & 0xFF]
+        }
+        return next
+    }
+
+    /// `a * b mod P`, both bit-reversed polynomials.
+    static func product(_ a: UInt32, _ b: UInt32) -> UInt32 {
+        var a = a, b = b, product: UInt32 = 0
+        while a != 0 {
+            if a & 0x8000_0000 != 0 { product ^= b }
+            a <<= 1
+            b = b & 1 != 0 ? (b >> 1) ^ polynomial : b >> 1
+        }
+        return product
+    }
+
+    /// `x^(8n) mod P`, by squaring.
+    static func powerOfX(eightTimes n: Int) -> UInt32 {
+        var result: UInt32 = 0x8000_0000  // x^0
+        var square: UInt32 = 0x0080_0000  // x^8
+        var n = n
+        while n > 0 {
+            if n & 1 != 0 { result = product(result, square) }
+            square = product(square, square)
+            n >>= 1
+        }
+        return result
     }
 }
