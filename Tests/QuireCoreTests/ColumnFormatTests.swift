@@ -7,6 +7,31 @@ import QuireTestSupport
 /// and every run a `(length, value)` pair in versions 1 and 2, which are
 /// still read.
 @Suite struct ColumnFormatTests {
+    @Test func varintSizeIsWhatWriteVarintWrites() {
+        for bits in 0...64 {
+            for value in [bits == 64 ? UInt64.max : (UInt64(1) << bits) - 1, bits == 64 ? 0 : UInt64(1) << bits] {
+                var writer = ByteWriter()
+                writer.writeVarint(value)
+                #expect(ByteWriter.varintSize(value) == writer.bytes.count, "\(value)")
+            }
+        }
+    }
+
+    @Test(arguments: [0, 1, 127, 128, 16_383, 16_384, 70_000])
+    func aBodyWrittenInPlaceIsSealedAsOneGivenWhole(size: Int) throws {
+        // The length goes into room left for it, and the body moves back:
+        // the same bytes as sealing a finished body, whatever the varint's size.
+        let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let whole = Envelope.seal(magic: ChangeEncoding.magic, version: 3, body: body)
+        for estimate in [0, size, size * 2] {
+            let inPlace = Envelope.seal(magic: ChangeEncoding.magic, version: 3, bodyCapacity: estimate) { $0.writeBytes(body) }
+            #expect(inPlace == whole)
+        }
+        let reader = try Envelope.open(whole, magic: ChangeEncoding.magic, name: "a body", version: 3)
+        #expect(Array(reader.remainingBytes) == body)
+        #expect(whole.count == 4 + 1 + ByteWriter.varintSize(UInt64(size)) + size + 4)
+    }
+
     @Test func repeatsAreRunsAndValuesThatComeOnceAreLiteralRuns() throws {
         var writer = ColumnWriter()
         for value: UInt64 in [5, 5, 5, 1, 2, 3, 3, 9, 300] { writer.append(value) }

@@ -273,17 +273,26 @@ struct BundleWriter: ~Copyable {
 
     /// The bundle: tables, columns, text and values in a frame.
     mutating func finish() -> [UInt8] {
-        var body = ByteWriter()
-        body.writeVarint(replicaTable.count)
-        for replica in replicaTable { body.writeUInt64(replica.rawValue) }
-        body.writeVarint(keyTable.count)
-        for key in keyTable { body.writeString(key) }
-        body.writeVarint(changeCount)
-        for index in Column.allCases.indices { body.writeData(columns[index].finish()) }
-        body.writeData(text.bytes)
-        body.writeData(values.bytes)
-        return Envelope.seal(magic: ChangeEncoding.magic,
-                             version: elidingText ? ChangeEncoding.elidedTextVersion : ChangeEncoding.version, body: body.bytes)
+        var finished: [[UInt8]] = []
+        for index in Column.allCases.indices { finished.append(columns[index].finish()) }
+        // The body's exact size: a bundle kept in a history carries no slack.
+        func counted(_ count: Int) -> Int { ByteWriter.varintSize(UInt64(count)) + count }
+        var capacity = ByteWriter.varintSize(UInt64(replicaTable.count)) + replicaTable.count * 8
+            + ByteWriter.varintSize(UInt64(keyTable.count)) + ByteWriter.varintSize(UInt64(changeCount))
+            + counted(text.bytes.count) + counted(values.bytes.count)
+        for key in keyTable { capacity += counted(key.utf8.count) }
+        for column in finished { capacity += counted(column.count) }
+        return Envelope.seal(magic: ChangeEncoding.magic, version: elidingText ? ChangeEncoding.elidedTextVersion : ChangeEncoding.version,
+                             bodyCapacity: capacity) { body in
+            body.writeVarint(replicaTable.count)
+            for replica in replicaTable { body.writeUInt64(replica.rawValue) }
+            body.writeVarint(keyTable.count)
+            for key in keyTable { body.writeString(key) }
+            body.writeVarint(changeCount)
+            for column in finished { body.writeData(column) }
+            body.writeData(text.bytes)
+            body.writeData(values.bytes)
+        }
     }
 }
 

@@ -25,6 +25,9 @@ public struct ByteWriter: Sendable {
 
     public mutating func writeVarint(_ value: Int) { writeVarint(UInt64(value)) }
 
+    /// The bytes `writeVarint(value)` writes.
+    static func varintSize(_ value: UInt64) -> Int { max(1, (64 - value.leadingZeroBitCount + 6) / 7) }
+
     public mutating func writeSigned(_ value: Int64) { writeVarint(Self.zigzag(value)) }
 
     /// A signed value as an unsigned one that is small when it is near zero.
@@ -37,10 +40,16 @@ public struct ByteWriter: Sendable {
         if value < 0x80 {
             bytes[index] = UInt8(value)
         } else {
-            var varint = ByteWriter()
-            varint.writeVarint(value)
-            bytes.replaceSubrange(index...index, with: varint.bytes)
+            replaceBytes(in: index..<index + 1, withVarint: value)
         }
+    }
+
+    /// Replaces the bytes in `range` with `value` as a varint, moving the
+    /// bytes after them (in place: the buffer is not copied).
+    mutating func replaceBytes(in range: Range<Int>, withVarint value: UInt64) {
+        var varint = ByteWriter()
+        varint.writeVarint(value)
+        bytes.replaceSubrange(range, with: varint.bytes)
     }
 
     public mutating func writeByte(_ byte: UInt8) { bytes.append(byte) }
@@ -54,7 +63,10 @@ public struct ByteWriter: Sendable {
     }
 
     /// A length-prefixed UTF-8 string.
-    public mutating func writeString(_ string: String) { writeData(Array(string.utf8)) }
+    public mutating func writeString(_ string: String) {
+        // A native string's UTF-8 is written without copying it first.
+        if string.utf8.withContiguousStorageIfAvailable({ writeData($0) }) == nil { writeData(Array(string.utf8)) }
+    }
 
     public mutating func writeUInt32(_ value: UInt32) {
         for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }

@@ -6,12 +6,26 @@
 ///     var reader = try Envelope.open(bytes, magic: Array("QSYN".utf8), name: "a sync message", version: 1)
 public enum Envelope {
     public static func seal(magic: [UInt8], version: UInt64, body: [UInt8]) -> [UInt8] {
-        // Room for the frame at its largest (two 10-byte varints), so that
-        // the sealed bytes, often kept for long, carry no spare capacity.
-        var writer = ByteWriter(reservingCapacity: magic.count + 10 + 10 + body.count + 4)
+        seal(magic: magic, version: version, bodyCapacity: body.count) { $0.writeBytes(body) }
+    }
+
+    /// Seals the body `writeBody` writes straight into the sealed bytes, so
+    /// that a large body (a snapshot) is not built apart and copied.
+    ///
+    /// - Parameter bodyCapacity: the body's size if known (the sealed
+    ///   bytes, often kept for long, then carry no spare capacity), or an
+    ///   estimate.
+    static func seal(magic: [UInt8], version: UInt64, bodyCapacity: Int, writingBody writeBody: (inout ByteWriter) -> Void) -> [UInt8] {
+        // Room for the frame at its largest (two 10-byte varints).
+        var writer = ByteWriter(reservingCapacity: magic.count + 10 + 10 + bodyCapacity + 4)
         writer.writeBytes(magic)
         writer.writeVarint(version)
-        writer.writeData(body)
+        // The length is not known until the body is written: it goes into
+        // room left for its largest varint, the body then moved back in place.
+        let lengthStart = writer.bytes.count
+        writer.writeBytes(repeatElement(0, count: 10))
+        writeBody(&writer)
+        writer.replaceBytes(in: lengthStart..<lengthStart + 10, withVarint: UInt64(writer.bytes.count - lengthStart - 10))
         writer.writeUInt32(CRC32.checksum(writer.bytes))
         return writer.bytes
     }

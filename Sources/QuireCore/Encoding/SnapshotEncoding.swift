@@ -28,117 +28,125 @@ extension Document {
         let replicaTable = Self.replicaTable(versions: versions, creators: nested.lazy.map(\.id))
         let replicaIndex = ReplicaIndexTable(replicaTable)
 
-        var body = ByteWriter()
-        func writeID(_ id: OpID) {
-            body.writeVarint(replicaIndex.index(of: id.replica))
-            body.writeVarint(id.counter)
-        }
-        body.writeVarint(replicaTable.count)
-        for replica in replicaTable { body.writeUInt64(replica.rawValue) }
-        body.writeVarint(maxLamport)
-        body.writeVarint(versions.count)
-        // Each replica's last Lamport value, walking both sorted tables
-        // together rather than searching one for each replica.
-        let lamports = replicaLamports.sortedEntries
-        var lamportIndex = lamports.startIndex
-        for (replica, counter) in versions {
-            writeID(OpID(replica: replica, counter: counter))
-            while lamportIndex < lamports.endIndex && lamports[lamportIndex].replica < replica { lamportIndex += 1 }
-            let recorded = lamportIndex < lamports.endIndex && lamports[lamportIndex].replica == replica ? lamports[lamportIndex].value : 0
-            body.writeVarint(lastLamport(of: replica, recorded: recorded))
-        }
-        body.writeVarint(heads.count)
-        for head in heads { writeID(head) }
+        // The state holds every inserted element's text: the history leaves
+        // it out. (The recorded changes are about `bundleSize` at most.)
+        let bundles = includeHistory && base == nil
+            ? history.bundles.map(\.bytes) + (history.hasRecords ? [history.encodedRecords()] : []) : nil
+        // Written straight into the sealed bytes, with room for the history
+        // and the texts ahead: growing a snapshot of many megabytes by
+        // doubling, then copying it into its frame, took more time than
+        // writing it (fresh pages from the kernel each time).
+        var capacity = 64
+        for bundle in bundles ?? [] { capacity += bundle.count + 10 }
+        for text in objects.texts { capacity += text.content.count + text.spanCount * 4 }
+        return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, bodyCapacity: capacity) { body in
+            func writeID(_ id: OpID) {
+                body.writeVarint(replicaIndex.index(of: id.replica))
+                body.writeVarint(id.counter)
+            }
+            body.writeVarint(replicaTable.count)
+            for replica in replicaTable { body.writeUInt64(replica.rawValue) }
+            body.writeVarint(maxLamport)
+            body.writeVarint(versions.count)
+            // Each replica's last Lamport value, walking both sorted tables
+            // together rather than searching one for each replica.
+            let lamports = replicaLamports.sortedEntries
+            var lamportIndex = lamports.startIndex
+            for (replica, counter) in versions {
+                writeID(OpID(replica: replica, counter: counter))
+                while lamportIndex < lamports.endIndex && lamports[lamportIndex].replica < replica { lamportIndex += 1 }
+                let recorded = lamportIndex < lamports.endIndex && lamports[lamportIndex].replica == replica ? lamports[lamportIndex].value : 0
+                body.writeVarint(lastLamport(of: replica, recorded: recorded))
+            }
+            body.writeVarint(heads.count)
+            for head in heads { writeID(head) }
 
-        body.writeVarint(nested.count)
-        for (creator, slot) in nested {
-            writeID(creator)
-            body.writeByte(slot.kind.rawValue)
-            let (parent, key) = objects.placement(of: slot)!
-            if let parentCreator = parent.creator {
-                body.writeVarint(replicaIndex.index(of: parentCreator.replica) + 1)
-                body.writeVarint(parentCreator.counter)
-            } else {
-                body.writeVarint(0)
+            body.writeVarint(nested.count)
+            for (creator, slot) in nested {
+                writeID(creator)
+                body.writeByte(slot.kind.rawValue)
+                let (parent, key) = objects.placement(of: slot)!
+                if let parentCreator = parent.creator {
+                    body.writeVarint(replicaIndex.index(of: parentCreator.replica) + 1)
+                    body.writeVarint(parentCreator.counter)
+                } else {
+                    body.writeVarint(0)
+                }
+                if let key { body.writeByte(1); body.writeString(key) } else { body.writeByte(0) }
             }
-            if let key { body.writeByte(1); body.writeString(key) } else { body.writeByte(0) }
-        }
-        for slot in [ObjectTable.rootSlot] + nested.map(\.slot) {
-            switch slot.kind {
-            case .map:
-                // Sorted by key through their positions: sorting the
-                // entries moved each key and register, retained and released.
-                let registers = Array(objects.maps[slot.index])
-                let order = KeyOrder.sortedIndices(of: registers.map(\.key))
-                body.writeVarint(registers.count)
-                for index in order {
-                    let (key, register) = registers[index]
-                    body.writeString(key)
-                    body.writeVarint(register.count)
-                    for entry in register {
-                        writeID(entry.id)
-                        body.writeVarint(entry.lamport)
-                        body.writeValue(entry.value.map(NewValue.init))
+            for slot in [ObjectTable.rootSlot] + nested.map(\.slot) {
+                switch slot.kind {
+                case .map:
+                    // Sorted by key through their positions: sorting the
+                    // entries moved each key and register, retained and released.
+                    let registers = Array(objects.maps[slot.index])
+                    let order = KeyOrder.sortedIndices(of: registers.map(\.key))
+                    body.writeVarint(registers.count)
+                    for index in order {
+                        let (key, register) = registers[index]
+                        body.writeString(key)
+                        body.writeVarint(register.count)
+                        for entry in register {
+                            writeID(entry.id)
+                            body.writeVarint(entry.lamport)
+                            body.writeValue(entry.value.map(NewValue.init))
+                        }
                     }
+                case .text:
+                    // The run headers as columns, then all the content in one
+                    // piece: zstd compresses each column and the text far better
+                    // than rows of mixed fields (see encoding.md).
+                    let text = objects.texts[slot.index]
+                    var runs: [RunHeader] = [], replicas: [Int] = []
+                    runs.reserveCapacity(text.spanCount)
+                    replicas.reserveCapacity(text.spanCount)
+                    var content: [UInt8] = []
+                    content.reserveCapacity(text.content.count)
+                    // The text's replica indices to the table's, each looked up
+                    // once: hashing every run's replica (in a `Dictionary`) cost
+                    // a sixth of a snapshot.
+                    var tableIndex = [Int](repeating: -1, count: text.tree.replicaCount)
+                    text.forEachRun(contents: { text.content.appendUTF8($0, to: &content) }, headers: { run, replica in
+                        if tableIndex[Int(replica)] < 0 { tableIndex[Int(replica)] = replicaIndex.index(of: run.id.replica) }
+                        runs.append(run)
+                        replicas.append(tableIndex[Int(replica)])
+                    })
+                    body.writeVarint(runs.count)
+                    for replica in replicas { body.writeVarint(replica) }
+                    var previousEnd: UInt64 = 0
+                    for run in runs {
+                        body.writeSigned(Int64(bitPattern: run.id.counter &- previousEnd))
+                        previousEnd = run.id.counter &+ UInt64(run.count)
+                    }
+                    for run in runs { body.writeSigned(Int64(bitPattern: run.lamport &- run.id.counter)) }
+                    for run in runs { body.writeVarint(UInt64(run.count) << 1 | (run.isDeleted ? 1 : 0)) }
+                    body.writeData(content)
+                case .list:
+                    var runs: [SequenceRun<Value>] = []
+                    objects.lists[slot.index].forEachRun { runs.append($0) }
+                    body.writeVarint(runs.count)
+                    for run in runs {
+                        writeRunHeader(run.id, run.lamport, run.isDeleted, run.elements.count)
+                        for value in run.elements { body.writeValue(NewValue(value)) }
+                    }
+                case .counter:
+                    body.writeSigned(objects.counters[slot.index])
                 }
-            case .text:
-                // The run headers as columns, then all the content in one
-                // piece: zstd compresses each column and the text far better
-                // than rows of mixed fields (see encoding.md).
-                let text = objects.texts[slot.index]
-                var runs: [RunHeader] = [], replicas: [Int] = []
-                runs.reserveCapacity(text.spanCount)
-                replicas.reserveCapacity(text.spanCount)
-                var content: [UInt8] = []
-                content.reserveCapacity(text.content.count)
-                // The text's replica indices to the table's, each looked up
-                // once: hashing every run's replica (in a `Dictionary`) cost
-                // a sixth of a snapshot.
-                var tableIndex = [Int](repeating: -1, count: text.tree.replicaCount)
-                text.forEachRun(contents: { text.content.appendUTF8($0, to: &content) }, headers: { run, replica in
-                    if tableIndex[Int(replica)] < 0 { tableIndex[Int(replica)] = replicaIndex.index(of: run.id.replica) }
-                    runs.append(run)
-                    replicas.append(tableIndex[Int(replica)])
-                })
-                body.writeVarint(runs.count)
-                for replica in replicas { body.writeVarint(replica) }
-                var previousEnd: UInt64 = 0
-                for run in runs {
-                    body.writeSigned(Int64(bitPattern: run.id.counter &- previousEnd))
-                    previousEnd = run.id.counter &+ UInt64(run.count)
-                }
-                for run in runs { body.writeSigned(Int64(bitPattern: run.lamport &- run.id.counter)) }
-                for run in runs { body.writeVarint(UInt64(run.count) << 1 | (run.isDeleted ? 1 : 0)) }
-                body.writeData(content)
-            case .list:
-                var runs: [SequenceRun<Value>] = []
-                objects.lists[slot.index].forEachRun { runs.append($0) }
-                body.writeVarint(runs.count)
-                for run in runs {
-                    writeRunHeader(run.id, run.lamport, run.isDeleted, run.elements.count)
-                    for value in run.elements { body.writeValue(NewValue(value)) }
-                }
-            case .counter:
-                body.writeSigned(objects.counters[slot.index])
+            }
+            func writeRunHeader(_ id: OpID, _ lamport: UInt64, _ isDeleted: Bool, _ count: Int) {
+                writeID(id)
+                body.writeVarint(lamport)
+                body.writeByte(isDeleted ? 1 : 0)
+                body.writeVarint(count)
+            }
+            if let bundles {
+                body.writeByte(1)
+                body.writeVarint(bundles.count)
+                for bundle in bundles { body.writeData(bundle) }
+            } else {
+                body.writeByte(0)
             }
         }
-        func writeRunHeader(_ id: OpID, _ lamport: UInt64, _ isDeleted: Bool, _ count: Int) {
-            writeID(id)
-            body.writeVarint(lamport)
-            body.writeByte(isDeleted ? 1 : 0)
-            body.writeVarint(count)
-        }
-        if includeHistory && base == nil {
-            // The state holds every inserted element's text: the history leaves
-            // it out. (The recorded changes are about `bundleSize` at most.)
-            let bundles = history.bundles.map(\.bytes) + (history.hasRecords ? [history.encodedRecords()] : [])
-            body.writeByte(1)
-            body.writeVarint(bundles.count)
-            for bundle in bundles { body.writeData(bundle) }
-        } else {
-            body.writeByte(0)
-        }
-        return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body.bytes)
     }
 
     /// Every replica the state names, sorted: those of the version vector,
