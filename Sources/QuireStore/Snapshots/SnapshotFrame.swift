@@ -37,9 +37,11 @@ public enum SnapshotFrame {
         frame.writeUInt64(changeCount)
         frame.writeUInt64(UInt64(encoding.count))
         var bytes = frame.bytes
-        let checksum = CRC32.checksum(bytes + payload)
+        let checksum = CRC32.checksum(payload[...], continuing: CRC32.checksum(bytes))
+        bytes.reserveCapacity(headerSize + payload.count)
         bytes += withUnsafeBytes(of: checksum.littleEndian, Array.init)
-        return bytes + payload
+        bytes += payload
+        return bytes
     }
 
     /// The document encoding inside a frame, after checking the magic, the
