@@ -11,8 +11,8 @@ import QuireSync
             One bundle of N concurrent changes from N writers (default 80000), each writing a
             root key of its own ("map"), or all the same root key ("key", each write a conflict
             the register keeps; "resolve": then the replica writes the key once, naming them
-            all, timed with the apply), or each inserting one list element at the head, as a
-            hostile push can:
+            all, timed with the apply; "replace": the second half each replace one entry of the
+            first half's), or each inserting one list element at the head, as a hostile push can:
             the CPU time for a fresh replica to apply it and for the sync server to take it,
             writers in increasing and in decreasing id order; medians over --runs N (default 3).
         """,
@@ -38,6 +38,9 @@ private enum WriterShape: String, CaseIterable {
     /// As `key`; then the replica that applied them writes the key once,
     /// naming every entry (what a local write after such a push does).
     case resolve
+    /// As `key` for the first half; each writer of the second half then
+    /// replaces one entry of the first half's, a different one each.
+    case replace
     /// An element at the head of one list.
     case list
 }
@@ -55,10 +58,20 @@ private func manyWriters(count: Int, shape: WriterShape, descending: Bool) throw
         let replica = ReplicaID(UInt64(descending ? count - i : i + 1) * 0x9E37_79B9 + 7)
         let operation: QuireCore.Operation = switch shape {
         case .map: .put(object: .root, key: "k\(i)", value: .scalar(.int(Int64(i))), pred: [])
-        case .key, .resolve: .put(object: .root, key: "v", value: .scalar(.int(Int64(i))), pred: [])
+        case .key, .resolve, .replace: .put(object: .root, key: "v", value: .scalar(.int(Int64(i))), pred: [])
         case .list: .insert(object: listID, origin: nil, content: .values([.scalar(.int(Int64(i)))]))
         }
         changes.append(Change(id: OpID(replica: replica, counter: 1), lamport: 2, parents: [base[0].lastID], operations: [operation]))
+    }
+    guard shape == .replace else { return changes }
+    // The first half stays; the second half's writers write again, each
+    // naming the entry of one first-half writer (from the last to the first).
+    let half = count / 2
+    for i in half..<count {
+        let named = changes[base.count + count - 1 - i].id
+        let writer = changes[base.count + i].id.replica
+        changes[base.count + i] = Change(id: OpID(replica: writer, counter: 1), lamport: 3, parents: [named],
+                                         operations: [.put(object: .root, key: "v", value: .scalar(.int(Int64(i))), pred: [named])])
     }
     return changes
 }
