@@ -170,18 +170,16 @@ extension Document {
                 guard objectKind == .map else { throw invalid("it writes key \(key) of \(object), a \(objectKind)") }
                 // A write's stamp is above the stamps of the entries it
                 // replaces. (A first write to a key replaces none: it need
-                // not look the key up. Entries come by descending stamp, so
-                // only those up to the first below this write's Lamport value
-                // are looked at, and the ids named are found by hash when
-                // there are many: a scan of every entry per id named was
-                // quadratic in a key's concurrent entries.)
-                if !pred.isEmpty, let slot, let register = objects.maps[slot.index][key],
-                   let winner = register.winner, winner.lamport >= lamport {
-                    let named = NamedIDs(pred)
-                    for entry in register {
-                        guard entry.lamport >= lamport else { break }
-                        if named.contains(entry.id) {
-                            throw invalid("it replaces \(entry.id) at key \(key) without a greater Lamport value")
+                // not look the key up; nor need a write above the winner.
+                // Each id named is looked up, by hash in a register of many
+                // entries: scanning the entries was quadratic in a key's
+                // concurrent entries.)
+                if !pred.isEmpty, let slot, let winner = objects.maps[slot.index][key]?.winner, winner.lamport >= lamport {
+                    objects.maps[slot.index][key]!.indexIfLarge()
+                    let register = objects.maps[slot.index][key]!
+                    for named in pred {
+                        if let replaced = register.lamport(of: named), replaced >= lamport {
+                            throw invalid("it replaces \(named) at key \(key) without a greater Lamport value")
                         }
                     }
                 }

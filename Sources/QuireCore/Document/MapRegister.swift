@@ -33,8 +33,23 @@ struct MapRegister: Hashable, Sendable, Sequence {
     /// one, 80,000 writers of one key in decreasing order moved the whole
     /// array each, the square of their number in all.
     private var recent: [RegisterEntry] = []
+    /// Once a write names losing entries of a register of more than
+    /// `indexedLosers` (or is checked against them), each live one's
+    /// Lamport value by id. An entry of `losers` or `recent` missing from
+    /// it was replaced and is skipped, until they are mostly such and are
+    /// dropped at once: finding and removing each entry a write names among
+    /// all the others made 40,000 writes that each replace one of 40,000
+    /// entries take a minute (`quire-bench writers`, "replace"). Built only
+    /// then, so that keys many replicas wrote and none resolved (B3) pay
+    /// nothing for it.
+    private var live: [OpID: UInt64]?
+    /// Entries of `losers` and `recent` that were replaced, kept until compacted.
+    private var replaced = 0
 
-    var count: Int { winner == nil ? 0 : 1 + losers.count + recent.count }
+    /// How many losing entries a register holds before it indexes them.
+    static let indexedLosers = 32
+
+    var count: Int { winner == nil ? 0 : 1 + losers.count + recent.count - replaced }
 
     /// Adds `entry`, dropping the entries whose ids are in `pred`. In
     /// place: a key that every one of thousands of replicas wrote gets a
@@ -43,17 +58,12 @@ struct MapRegister: Hashable, Sendable, Sequence {
     ///
     /// A write that names the winner alone (a writer that saw no other
     /// entry, writing again and again) leaves the losers be; one that names
-    /// many (a local write names them all) finds them by hash. Scanning
-    /// every loser per id named, a key with 20,000 concurrent entries took
-    /// 14 s to resolve in a debug build, and 20,000 writes naming the
-    /// winner alone 58 s.
+    /// others finds them by hash: by scanning every loser per id named, a
+    /// key with 20,000 concurrent entries took 14 s to resolve in a debug
+    /// build, and 20,000 writes naming the winner alone 58 s.
     mutating func write(_ entry: RegisterEntry, replacing pred: [OpID]) {
         if !pred.isEmpty, let current = winner {
-            if !losers.isEmpty || !recent.isEmpty, pred.contains(where: { $0 != current.id }) {
-                mergeRecent()
-                let named = NamedIDs(pred)
-                losers.removeAll { named.contains($0.id) }
-            }
+            if !losers.isEmpty || !recent.isEmpty, pred.contains(where: { $0 != current.id }) { drop(pred) }
             if pred.contains(current.id) { winner = popGreatestLoser() }
         }
         guard let current = winner else {
@@ -62,21 +72,76 @@ struct MapRegister: Hashable, Sendable, Sequence {
         }
         // Every loser and recent entry is below the winner; each array is sorted.
         if current.stamp < entry.stamp {
-            losers.append(current)
+            addLoser(current)
             winner = entry
-        } else if losers.last.map({ $0.stamp < entry.stamp }) ?? true {
+        } else {
+            addLoser(entry)
+        }
+    }
+
+    /// The Lamport value of the entry `id` wrote, if it is here.
+    func lamport(of id: OpID) -> UInt64? {
+        if let winner, winner.id == id { return winner.lamport }
+        if let live { return live[id] }
+        return (losers.first { $0.id == id } ?? recent.first { $0.id == id })?.lamport
+    }
+
+    private mutating func addLoser(_ entry: RegisterEntry) {
+        if losers.last.map({ $0.stamp < entry.stamp }) ?? true {
             losers.append(entry)
         } else {
             recent.insert(entry, at: recent.partitioningIndex { entry.stamp < $0.stamp })
             if recent.count * recent.count > losers.count { mergeRecent() }
         }
+        if live != nil { live![entry.id] = entry.lamport }
     }
 
-    /// Removes and returns the greatest of `losers` and `recent`. (A recent
-    /// entry may be above the last loser once losers have been taken.)
+    /// Indexes the losing entries by id if they are more than `indexedLosers`.
+    mutating func indexIfLarge() {
+        guard live == nil, losers.count + recent.count > Self.indexedLosers else { return }
+        var index = [OpID: UInt64](minimumCapacity: losers.count + recent.count)
+        for entry in losers { index[entry.id] = entry.lamport }
+        for entry in recent { index[entry.id] = entry.lamport }
+        live = index
+    }
+
+    /// Drops the losing entries named in `ids`.
+    private mutating func drop(_ ids: [OpID]) {
+        indexIfLarge()
+        guard live != nil else {
+            // At most `indexedLosers` entries, each looked for among the ids.
+            losers.removeAll { ids.contains($0.id) }
+            recent.removeAll { ids.contains($0.id) }
+            return
+        }
+        for id in ids where live!.removeValue(forKey: id) != nil { replaced += 1 }
+        // Dropped at once when they are most: each entry is dropped once.
+        if replaced > live!.count { compact() }
+    }
+
+    private mutating func compact() {
+        guard let live, replaced > 0 else { return }
+        losers.removeAll { live[$0.id] == nil }
+        recent.removeAll { live[$0.id] == nil }
+        replaced = 0
+    }
+
+    /// Removes and returns the greatest live entry of `losers` and
+    /// `recent`. (A recent entry may be above the last loser once losers
+    /// have been taken.)
     private mutating func popGreatestLoser() -> RegisterEntry? {
-        if let last = recent.last, losers.last.map({ $0.stamp < last.stamp }) ?? true { return recent.popLast() }
-        return losers.popLast()
+        while true {
+            let entry: RegisterEntry?
+            if let last = recent.last, losers.last.map({ $0.stamp < last.stamp }) ?? true {
+                entry = recent.popLast()
+            } else {
+                entry = losers.popLast()
+            }
+            guard let entry else { return nil }
+            guard live != nil else { return entry }
+            if live!.removeValue(forKey: entry.id) != nil { return entry }
+            replaced -= 1
+        }
     }
 
     private mutating func mergeRecent() {
@@ -107,14 +172,19 @@ struct MapRegister: Hashable, Sendable, Sequence {
                 startedWithWinner = true
                 return register.winner
             }
-            let (loser, recent) = (self.loser, self.recent)
-            if loser > 0 && (recent == 0 || register.recent[recent - 1].stamp < register.losers[loser - 1].stamp) {
-                self.loser -= 1
-                return register.losers[loser - 1]
+            while true {
+                let entry: RegisterEntry
+                let (loser, recent) = (self.loser, self.recent)
+                if loser > 0 && (recent == 0 || register.recent[recent - 1].stamp < register.losers[loser - 1].stamp) {
+                    self.loser -= 1
+                    entry = register.losers[loser - 1]
+                } else {
+                    guard recent > 0 else { return nil }
+                    self.recent -= 1
+                    entry = register.recent[recent - 1]
+                }
+                if register.replaced == 0 || register.live?[entry.id] != nil { return entry }
             }
-            guard recent > 0 else { return nil }
-            self.recent -= 1
-            return register.recent[recent - 1]
         }
     }
 
@@ -124,19 +194,4 @@ struct MapRegister: Hashable, Sendable, Sequence {
     func hash(into hasher: inout Hasher) {
         for entry in self { hasher.combine(entry) }
     }
-}
-
-/// The ids a write names as `pred`, to look entries up in: scanned when
-/// they are few, hashed when many (a local write names every entry of its
-/// key, which thousands of concurrent writers may have left there).
-struct NamedIDs {
-    private let few: [OpID]
-    private let many: Set<OpID>?
-
-    init(_ ids: [OpID]) {
-        few = ids
-        many = ids.count > 8 ? Set(ids) : nil
-    }
-
-    func contains(_ id: OpID) -> Bool { many?.contains(id) ?? few.contains(id) }
 }
