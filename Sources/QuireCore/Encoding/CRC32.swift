@@ -28,7 +28,7 @@ public enum CRC32 {
     static let polynomial: UInt32 = 0xEDB8_8320
 
     /// Below this many bytes a third, joining the thirds costs more than it saves.
-    static let shortestThird = 1024
+    static let shortestThird = 4096
 
     public static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
@@ -99,16 +99,23 @@ public enum CRC32 {
         return product
     }
 
-    /// `x^(8n) mod P`, by squaring.
+    /// `x^(8n) mod P`: the product of `powersOfX` for the bits set in n.
     static func powerOfX(eightTimes n: Int) -> UInt32 {
         var result: UInt32 = 0x8000_0000  // x^0
-        var square: UInt32 = 0x0080_0000  // x^8
+        var bit = 0
         var n = n
         while n > 0 {
-            if n & 1 != 0 { result = product(result, square) }
-            square = product(square, square)
+            if n & 1 != 0 { result = product(result, powersOfX[bit]) }
             n >>= 1
+            bit += 1
         }
         return result
     }
+
+    /// `powersOfX[k]`: x^(8 * 2^k) mod P, each the square of the one before.
+    static let powersOfX: [UInt32] = {
+        var powers: [UInt32] = [0x0080_0000]  // x^8
+        for _ in 1..<Int.bitWidth { powers.append(product(powers.last!, powers.last!)) }
+        return powers
+    }()
 }
