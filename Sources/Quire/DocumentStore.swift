@@ -447,8 +447,11 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// Records that `peer` holds `version` of a document: the outbox for
     /// that peer no longer offers the changes it covers.
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list the document.
     public func acknowledge(peer: String, id: DocumentID, version: VersionVector) throws {
         try database.write { db in
+            guard try Self.isListed(id, db) else { throw StoreError.noSuchDocument(id.rawValue) }
             try PeerAcknowledgements.acknowledge(peer: peer, document: id.rawValue, version: version, db)
         }
     }

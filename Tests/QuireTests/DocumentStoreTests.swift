@@ -268,6 +268,16 @@ import Testing
         try store.acknowledge(peer: "server", id: a, version: version)
         #expect(try store.outbox(peer: "server").mapValues(\.count) == [b: 3])
         #expect(try store.outbox(peer: "laptop").mapValues(\.count) == [a: 3, b: 3])
+        // A document the store does not hold cannot be acknowledged: the error
+        // names it (before, SQLite's foreign key failure came through), and
+        // a document made with its id later has its changes in the outbox.
+        let later = DocumentID.generate()
+        #expect(throws: StoreError.noSuchDocument(later.rawValue)) {
+            try store.acknowledge(peer: "server", id: later, version: version)
+        }
+        try store.create(id: later)
+        try store.edit(later) { tx in try tx.put(.root, key: "k", .int(1)) }
+        #expect(try store.outbox(peer: "server")[later]?.count == 1)
         // Remote changes are never in the outbox.
         let other = try DocumentStore.inMemory()
         try other.create(id: a)
