@@ -464,6 +464,26 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(tailWidths.utf8 == tail.utf8.count && tailWidths.utf16 == tail.utf16.count)
     }
 
+    /// The UTF-8 of stored scalars, in narrow and wide storage, whole and
+    /// in part, longer than the chunk it is encoded through.
+    @Test func utf8OfStoredScalarsIsTheStringsUTF8() {
+        var rng = SeededGenerator(seed: 8)
+        let ranges: [ClosedRange<UInt32>] = [0...0x7F, 0x80...0xFF, 0x100...0x7FF, 0x800...0xD7FF, 0xE000...0xFFFF, 0x1_0000...0x10_FFFF]
+        for wide in [false, true] {
+            let scalars = (0..<3_000).map { index -> Unicode.Scalar in
+                let range = wide ? ranges[index % ranges.count] : ranges[index % 2]
+                return Unicode.Scalar(UInt32.random(in: range, using: &rng))!
+            }
+            let storage = ScalarStorage(compacting: scalars)
+            #expect(storage.isWide == wide)
+            for range in [0..<3_000, 1..<2_999, 7..<8, 0..<0, 130..<1_900] {
+                var utf8: [UInt8] = [1, 2]
+                storage.appendUTF8(range, to: &utf8)
+                #expect(utf8 == [1, 2] + Array(String(String.UnicodeScalarView(scalars[range])).utf8), "wide \(wide), \(range)")
+            }
+        }
+    }
+
     /// Text below U+0100 is kept a byte a scalar until a wider scalar
     /// arrives; it reads, measures and loads the same either way.
     @Test func latin1TextTakesAByteAScalarUntilAWiderOneArrives() throws {
