@@ -87,15 +87,20 @@ extension Array where Element == UInt8 {
     /// capacity checks, three quarters of the snapshot encode of a text of
     /// wide scalars (rustcode.unicode).
     mutating func appendUTF8(of scalars: some Sequence<Unicode.Scalar>) {
+        appendUTF8(ofScalarValues: scalars.lazy.map { $0.value })
+    }
+
+    /// Appends the UTF-8 of scalars given by their values, which must be
+    /// valid scalars (a text's storage, read without making each a `Unicode.Scalar`).
+    mutating func appendUTF8(ofScalarValues values: some Sequence<UInt32>) {
         let chunkSize = 512
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: chunkSize) { chunk in
             var used = 0
-            for scalar in scalars {
+            for value in values {
                 if used > chunkSize - 4 {
                     append(contentsOf: UnsafeBufferPointer(rebasing: chunk[..<used]))
                     used = 0
                 }
-                let value = scalar.value
                 if value < 0x80 {
                     chunk[used] = UInt8(truncatingIfNeeded: value)
                     used += 1

@@ -398,9 +398,12 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
                 let narrow = UnsafeBufferPointer(rebasing: buffer[range])
                 // Or-ing the bytes together vectorises; a test per byte does not.
                 if narrow.reduce(0, |) < 0x80 { return utf8.append(contentsOf: narrow) }
-                utf8.appendUTF8(of: narrow.lazy.map { Unicode.Scalar($0) })
+                utf8.appendUTF8(ofScalarValues: narrow.lazy.map { UInt32($0) })
             } else {
-                utf8.appendUTF8(of: range.lazy.map { Self.scalar(in: UnsafeRawBufferPointer(buffer), at: $0) })
+                // Four bytes a scalar, from an array's storage: aligned for UInt32.
+                UnsafeRawBufferPointer(buffer).withMemoryRebound(to: UInt32.self) { wide in
+                    utf8.appendUTF8(ofScalarValues: UnsafeBufferPointer(rebasing: wide[range]))
+                }
             }
         }
     }
