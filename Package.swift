@@ -13,6 +13,12 @@ let package = Package(
         .executable(name: "quire", targets: ["quire"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
     ],
+    // Each target lists every module of the package it depends on, directly or
+    // through another, not only those it imports: SwiftPM recompiles a target
+    // when one of its listed dependencies' .swiftmodule changes, and a stored
+    // property more in a QuireCore struct changes QuireCore.swiftmodule but
+    // not those of the modules above it, so a target that lays out a Document
+    // without listing QuireCore would keep the old size (HISTORY.md).
     targets: [
         // C libraries from Debian's -dev packages.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -35,7 +41,7 @@ let package = Package(
         .target(name: "JSONText"),
 
         // The command-line tool: notes, merge inspection, file inspection.
-        .executableTarget(name: "quire", dependencies: ["Quire", "QuireSync", "JSONText"]),
+        .executableTarget(name: "quire", dependencies: ["Quire", "QuireCore", "QuireStore", "QuireSync", "JSONText"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
         // glibc's malloc statistics, for the memory a loaded document holds.
@@ -47,23 +53,26 @@ let package = Package(
         ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireBenchKit", "QuireSync", "JSONText"],
+            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireSync", "QuireTestSupport", "JSONText"],
             path: "Benchmarks/quire-bench"
         ),
 
         // The seeded generator (and fuzzing helpers) the tests and the benchmark workloads share.
         .target(name: "QuireTestSupport", dependencies: ["QuireCore"], path: "Tests/QuireTestSupport"),
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "QuireTestSupport"]),
-        .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire"]),
+        .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire", "QuireCore", "QuireStore"]),
         .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "QuireCore", "CSQLite", "CZstd"]),
         // A real process for the kill tests of QuireTests: writes edits in a
         // loop and reports each acknowledged one.
-        .executableTarget(name: "quire-store-writer", dependencies: ["Quire"], path: "Tests/StoreWriter"),
-        .testTarget(name: "QuireTests", dependencies: ["QuireTestSupport", "Quire", "QuireStore", "CSQLite", "quire-store-writer"]),
-        .testTarget(name: "QuireBenchKitTests", dependencies: ["QuireBenchKit"]),
+        .executableTarget(name: "quire-store-writer", dependencies: ["Quire", "QuireCore", "QuireStore"], path: "Tests/StoreWriter"),
+        .testTarget(name: "QuireTests", dependencies: ["QuireTestSupport", "Quire", "QuireCore", "QuireStore", "CSQLite", "quire-store-writer"]),
+        .testTarget(
+            name: "QuireBenchKitTests",
+            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireTestSupport", "JSONText"]
+        ),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         // End-to-end tests that run the built `quire` binary.
-        .testTarget(name: "quireTests", dependencies: ["quire", "Quire"]),
+        .testTarget(name: "quireTests", dependencies: ["quire", "Quire", "QuireCore", "QuireStore"]),
     ],
     swiftLanguageModes: [.v6]
 )
