@@ -58,9 +58,10 @@ struct MapRegister: Hashable, Sendable, Sequence {
     ///
     /// A write that names the winner alone (a writer that saw no other
     /// entry, writing again and again) leaves the losers be; one that names
-    /// others finds them by hash: by scanning every loser per id named, a
-    /// key with 20,000 concurrent entries took 14 s to resolve in a debug
-    /// build, and 20,000 writes naming the winner alone 58 s.
+    /// others finds them through `live` once they are many: by scanning
+    /// every loser per id named, a key with 20,000 concurrent entries took
+    /// 14 s to resolve in a debug build, and 20,000 writes naming the
+    /// winner alone 58 s.
     mutating func write(_ entry: RegisterEntry, replacing pred: [OpID]) {
         if !pred.isEmpty, let current = winner {
             if !losers.isEmpty || !recent.isEmpty, pred.contains(where: { $0 != current.id }) { drop(pred) }
