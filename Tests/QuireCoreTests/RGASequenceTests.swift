@@ -73,11 +73,12 @@ private extension RGASequence where Element == Unicode.Scalar {
     /// straight from the storage, are those of `runs`.
     func checkHeadersAndUTF8(sourceLocation: SourceLocation = #_sourceLocation) {
         var headers: [RunHeader] = []
-        var utf8: [UInt8] = []
-        forEachRun(contents: { content.appendUTF8($0, to: &utf8) }, headers: { header, replica in
+        var ranges: [Range<Int>] = []
+        forEachRun(contents: { ranges.append($0) }, headers: { header, replica in
             #expect(tree.replicaID(replica) == header.id.replica, sourceLocation: sourceLocation)
             headers.append(header)
         })
+        let utf8 = content.utf8(of: ranges)
         let runs = self.runs
         #expect(headers == runs.map { RunHeader(id: $0.id, lamport: $0.lamport, isDeleted: $0.isDeleted, count: $0.elements.count) },
                 sourceLocation: sourceLocation)
@@ -464,22 +465,21 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(tailWidths.utf8 == tail.utf8.count && tailWidths.utf16 == tail.utf16.count)
     }
 
-    /// The UTF-8 of stored scalars, in narrow and wide storage, whole and
-    /// in part, longer than the chunk it is encoded through.
+    /// The UTF-8 of stored scalars, in ASCII, narrow and wide storage, of
+    /// ranges in any order, whole and in parts longer than the chunk it is
+    /// encoded through.
     @Test func utf8OfStoredScalarsIsTheStringsUTF8() {
         var rng = SeededGenerator(seed: 8)
-        let ranges: [ClosedRange<UInt32>] = [0...0x7F, 0x80...0xFF, 0x100...0x7FF, 0x800...0xD7FF, 0xE000...0xFFFF, 0x1_0000...0x10_FFFF]
-        for wide in [false, true] {
+        let lengths: [ClosedRange<UInt32>] = [0...0x7F, 0x80...0xFF, 0x100...0x7FF, 0x800...0xD7FF, 0xE000...0xFFFF, 0x1_0000...0x10_FFFF]
+        for kinds in [1, 2, lengths.count] {
             let scalars = (0..<3_000).map { index -> Unicode.Scalar in
-                let range = wide ? ranges[index % ranges.count] : ranges[index % 2]
-                return Unicode.Scalar(UInt32.random(in: range, using: &rng))!
+                Unicode.Scalar(UInt32.random(in: lengths[index % kinds], using: &rng))!
             }
             let storage = ScalarStorage(compacting: scalars)
-            #expect(storage.isWide == wide)
-            for range in [0..<3_000, 1..<2_999, 7..<8, 0..<0, 130..<1_900] {
-                var utf8: [UInt8] = [1, 2]
-                storage.appendUTF8(range, to: &utf8)
-                #expect(utf8 == [1, 2] + Array(String(String.UnicodeScalarView(scalars[range])).utf8), "wide \(wide), \(range)")
+            #expect(storage.isWide == (kinds > 2))
+            for ranges in [[0..<3_000], [1..<2_999], [7..<8, 0..<0, 2..<3], [130..<1_900, 5..<100, 2_000..<2_001], []] {
+                let expected = ranges.flatMap { Array(String(String.UnicodeScalarView(scalars[$0])).utf8) }
+                #expect(storage.utf8(of: ranges) == expected, "\(kinds) kinds, \(ranges)")
             }
         }
     }

@@ -100,13 +100,13 @@ extension Document {
                     var runs: [RunHeader] = [], replicas: [Int] = []
                     runs.reserveCapacity(text.spanCount)
                     replicas.reserveCapacity(text.spanCount)
-                    var content: [UInt8] = []
-                    content.reserveCapacity(text.content.count)
+                    var contentRanges: [Range<Int>] = []
+                    contentRanges.reserveCapacity(text.spanCount)
                     // The text's replica indices to the table's, each looked up
                     // once: hashing every run's replica (in a `Dictionary`) cost
                     // a sixth of a snapshot.
                     var tableIndex = [Int](repeating: -1, count: text.tree.replicaCount)
-                    text.forEachRun(contents: { text.content.appendUTF8($0, to: &content) }, headers: { run, replica in
+                    text.forEachRun(contents: { contentRanges.append($0) }, headers: { run, replica in
                         if tableIndex[Int(replica)] < 0 { tableIndex[Int(replica)] = replicaIndex.index(of: run.id.replica) }
                         runs.append(run)
                         replicas.append(tableIndex[Int(replica)])
@@ -120,7 +120,7 @@ extension Document {
                     }
                     for run in runs { body.writeSigned(Int64(bitPattern: run.lamport &- run.id.counter)) }
                     for run in runs { body.writeVarint(UInt64(run.count) << 1 | (run.isDeleted ? 1 : 0)) }
-                    body.writeData(content)
+                    body.writeData(text.content.utf8(of: contentRanges))
                 case .list:
                     var runs: [SequenceRun<Value>] = []
                     objects.lists[slot.index].forEachRun { runs.append($0) }
