@@ -24,9 +24,10 @@ import QuireTestSupport
         let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let whole = Envelope.seal(magic: ChangeEncoding.magic, version: 3, body: body)
         for estimate in [0, size, size * 2] {
-            let inPlace = Envelope.seal(magic: ChangeEncoding.magic, version: 3, bodyCapacity: estimate) { $0.writeBytes(body) }
+            let inPlace = Envelope.seal(magic: ChangeEncoding.magic, version: 3, bodySize: .about(estimate)) { $0.writeBytes(body) }
             #expect(inPlace == whole)
         }
+        #expect(Envelope.seal(magic: ChangeEncoding.magic, version: 3, bodySize: .exactly(size)) { $0.writeBytes(body) } == whole)
         let reader = try Envelope.open(whole, magic: ChangeEncoding.magic, name: "a body", version: 3)
         #expect(Array(reader.remainingBytes) == body)
         #expect(whole.count == 4 + 1 + ByteWriter.varintSize(UInt64(size)) + size + 4)

@@ -275,15 +275,16 @@ struct BundleWriter: ~Copyable {
     mutating func finish() -> [UInt8] {
         var finished: [[UInt8]] = []
         for index in Column.allCases.indices { finished.append(columns[index].finish()) }
-        // The body's exact size: a bundle kept in a history carries no slack.
+        // The body's exact size: a bundle kept in a history carries no
+        // slack, and the body is not moved once written.
         func counted(_ count: Int) -> Int { ByteWriter.varintSize(UInt64(count)) + count }
-        var capacity = ByteWriter.varintSize(UInt64(replicaTable.count)) + replicaTable.count * 8
+        var size = ByteWriter.varintSize(UInt64(replicaTable.count)) + replicaTable.count * 8
             + ByteWriter.varintSize(UInt64(keyTable.count)) + ByteWriter.varintSize(UInt64(changeCount))
             + counted(text.bytes.count) + counted(values.bytes.count)
-        for key in keyTable { capacity += counted(key.utf8.count) }
-        for column in finished { capacity += counted(column.count) }
+        for key in keyTable { size += counted(key.utf8.count) }
+        for column in finished { size += counted(column.count) }
         return Envelope.seal(magic: ChangeEncoding.magic, version: elidingText ? ChangeEncoding.elidedTextVersion : ChangeEncoding.version,
-                             bodyCapacity: capacity) { body in
+                             bodySize: .exactly(size)) { body in
             body.writeVarint(replicaTable.count)
             for replica in replicaTable { body.writeUInt64(replica.rawValue) }
             body.writeVarint(keyTable.count)

@@ -6,26 +6,40 @@
 ///     var reader = try Envelope.open(bytes, magic: Array("QSYN".utf8), name: "a sync message", version: 1)
 public enum Envelope {
     public static func seal(magic: [UInt8], version: UInt64, body: [UInt8]) -> [UInt8] {
-        seal(magic: magic, version: version, bodyCapacity: body.count) { $0.writeBytes(body) }
+        seal(magic: magic, version: version, bodySize: .exactly(body.count)) { $0.writeBytes(body) }
+    }
+
+    /// The size of a body `seal(magic:version:bodySize:writingBody:)` writes.
+    enum BodySize {
+        /// Known ahead: the length is written first, and the sealed bytes,
+        /// often kept for long, carry no spare capacity.
+        case exactly(Int)
+        /// An estimate: room is left for the length's largest varint, and
+        /// the body is moved back in place once its length is known.
+        case about(Int)
     }
 
     /// Seals the body `writeBody` writes straight into the sealed bytes, so
-    /// that a large body (a snapshot) is not built apart and copied.
-    ///
-    /// - Parameter bodyCapacity: the body's size if known (the sealed
-    ///   bytes, often kept for long, then carry no spare capacity), or an
-    ///   estimate.
-    static func seal(magic: [UInt8], version: UInt64, bodyCapacity: Int, writingBody writeBody: (inout ByteWriter) -> Void) -> [UInt8] {
+    /// that a large body (a snapshot, a history's bundle) is not built
+    /// apart and copied.
+    static func seal(magic: [UInt8], version: UInt64, bodySize: BodySize, writingBody writeBody: (inout ByteWriter) -> Void) -> [UInt8] {
+        let capacity = switch bodySize { case .exactly(let size), .about(let size): size }
         // Room for the frame at its largest (two 10-byte varints).
-        var writer = ByteWriter(reservingCapacity: magic.count + 10 + 10 + bodyCapacity + 4)
+        var writer = ByteWriter(reservingCapacity: magic.count + 10 + 10 + capacity + 4)
         writer.writeBytes(magic)
         writer.writeVarint(version)
-        // The length is not known until the body is written: it goes into
-        // room left for its largest varint, the body then moved back in place.
-        let lengthStart = writer.bytes.count
-        writer.writeBytes(repeatElement(0, count: 10))
-        writeBody(&writer)
-        writer.replaceBytes(in: lengthStart..<lengthStart + 10, withVarint: UInt64(writer.bytes.count - lengthStart - 10))
+        switch bodySize {
+        case .exactly(let size):
+            writer.writeVarint(size)
+            let bodyStart = writer.bytes.count
+            writeBody(&writer)
+            precondition(writer.bytes.count - bodyStart == size, "the body is not the size announced")
+        case .about:
+            let lengthStart = writer.bytes.count
+            writer.writeBytes(repeatElement(0, count: 10))
+            writeBody(&writer)
+            writer.replaceBytes(in: lengthStart..<lengthStart + 10, withVarint: UInt64(writer.bytes.count - lengthStart - 10))
+        }
         writer.writeUInt32(CRC32.checksum(writer.bytes))
         return writer.bytes
     }

@@ -39,7 +39,7 @@ extension Document {
         var capacity = 64
         for bundle in bundles ?? [] { capacity += bundle.count + 10 }
         for text in objects.texts { capacity += text.content.count + text.spanCount * 4 }
-        return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, bodyCapacity: capacity) { body in
+        return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, bodySize: .about(capacity)) { body in
             func writeID(_ id: OpID) {
                 body.writeVarint(replicaIndex.index(of: id.replica))
                 body.writeVarint(id.counter)

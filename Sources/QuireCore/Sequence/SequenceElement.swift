@@ -412,14 +412,14 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
             }
             var utf8: [UInt8] = []
             utf8.reserveCapacity(count)
-            for range in ranges {
-                if !isWide {
+            if !isWide {
+                for range in ranges {
                     utf8.appendUTF8(ofScalarValues: UnsafeBufferPointer(rebasing: buffer[range]).lazy.map { UInt32($0) })
-                } else {
-                    // Four bytes a scalar, from an array's storage: aligned for UInt32.
-                    UnsafeRawBufferPointer(buffer).withMemoryRebound(to: UInt32.self) { wide in
-                        utf8.appendUTF8(ofScalarValues: UnsafeBufferPointer(rebasing: wide[range]))
-                    }
+                }
+            } else {
+                // Four bytes a scalar, from an array's storage: aligned for UInt32.
+                UnsafeRawBufferPointer(buffer).withMemoryRebound(to: UInt32.self) { wide in
+                    for range in ranges { utf8.appendUTF8(ofScalarValues: UnsafeBufferPointer(rebasing: wide[range])) }
                 }
             }
             return utf8
