@@ -34,6 +34,8 @@ public struct TraceMeasurement: Sendable {
     public var runs: Int
     public var local: Spread?
     public var merge: Spread?
+    /// Encoding the whole history for a peer (`ReplayResult.historyNanos`).
+    public var history: Spread?
     public var encodedBytes: Int?
     /// Opening the final document from its snapshot; see `SnapshotLoad`.
     public var load: Spread?
@@ -83,7 +85,7 @@ extension TraceMeasurement {
     /// timings and failures to `self`.
     func measuringRuns(_ runs: Int, _ replayOnce: () throws -> ReplayResult) -> TraceMeasurement {
         var result = self
-        var local: [UInt64] = [], merge: [UInt64] = []
+        var local: [UInt64] = [], merge: [UInt64] = [], history: [UInt64] = []
         var final: Document?
         for run in 0...runs {
             let replay: ReplayResult
@@ -98,11 +100,13 @@ extension TraceMeasurement {
             if run > 0 {  // run 0 is the warm-up
                 local.append(replay.localNanos)
                 merge.append(replay.mergeNanos)
+                history.append(replay.historyNanos)
             }
         }
         result.runs = local.count
         result.local = Spread(nanoseconds: local)
         result.merge = Spread(nanoseconds: merge)
+        result.history = Spread(nanoseconds: history)
         if let final, result.ok {
             do {
                 let snapshot = try SnapshotLoad.measure(final, runs: runs)

@@ -6,6 +6,9 @@ public struct ReplayResult: Sendable {
     public var localNanos: UInt64
     /// A fresh document applying the whole encoded history.
     public var mergeNanos: UInt64
+    /// The replayed document encoding its whole history for a peer
+    /// (`encodeChanges()`), the bytes the merge applies.
+    public var historyNanos: UInt64
     /// Size of the whole encoded history.
     public var encodedBytes: Int
     /// One line per failed check; empty when the replay is correct.
@@ -151,7 +154,7 @@ public enum TraceReplay {
         if !inserted.isEmpty { try tx.insertText(text, at: position, inserted) }
     }
 
-    /// Times a fresh replica loading `doc`'s whole encoded history; `check`
+    /// Times `doc` encoding its whole history, and a fresh replica loading it; `check`
     /// says what is wrong with the fresh replica's state, or nil. Never
     /// inlined, so that a profiler can single out the merge.
     @inline(never)
@@ -159,11 +162,13 @@ public enum TraceReplay {
         of doc: Document, localNanos: UInt64, failures: [String], check: (Document) throws -> String?
     ) throws -> ReplayResult {
         var failures = failures
+        let start = CPUClock.now()
         let encoded = try doc.encodeChanges()
+        let historyNanos = CPUClock.now() - start
         let (fresh, mergeNanos) = try merge(encoded)
         if let problem = try check(fresh) { failures.append(problem) }
-        return ReplayResult(
-            localNanos: localNanos, mergeNanos: mergeNanos, encodedBytes: encoded.count, failures: failures, document: doc)
+        return ReplayResult(localNanos: localNanos, mergeNanos: mergeNanos, historyNanos: historyNanos,
+                            encodedBytes: encoded.count, failures: failures, document: doc)
     }
 
     /// A fresh replica applying `encoded`, a whole encoded history, and the

@@ -6,7 +6,7 @@ import JSONText
 public struct TraceTable {
     private let nameWidth: Int
     private static let numberWidth = 10
-    private static let numberColumns = ["ops", "txns", "local ms", "min", "max", "merge ms", "min", "max", "encoded B",
+    private static let numberColumns = ["ops", "txns", "local ms", "min", "max", "merge ms", "min", "max", "history ms", "encoded B",
                                         "load ms", "min", "max", "snapshot B", "memory B"]
 
     /// `names`: every trace name the table will show, to size the first column.
@@ -24,6 +24,7 @@ public struct TraceTable {
             "\(m.ops)", "\(m.txns)",
             ms(m.local?.median), ms(m.local?.min), ms(m.local?.max),
             ms(m.merge?.median), ms(m.merge?.min), ms(m.merge?.max),
+            ms(m.history?.median),
             m.encodedBytes.map { "\($0)" } ?? "-",
             ms(m.load?.median), ms(m.load?.min), ms(m.load?.max),
             m.snapshotBytes.map { "\($0)" } ?? "-",
@@ -57,6 +58,7 @@ extension TraceMeasurement {
             ("mergeMs", ms(merge?.median)),
             ("mergeMsMin", ms(merge?.min)),
             ("mergeMsMax", ms(merge?.max)),
+            ("historyMs", ms(history?.median)),
             ("encodedBytes", encodedBytes.map { .integer($0) } ?? .null),
             ("loadMs", ms(load?.median)),
             ("loadMsMin", ms(load?.min)),

@@ -27,7 +27,8 @@ let subcommands = [
                 Replay editing traces (.json or .json.gz, sequential or concurrent)
                 through Quire's Document and check the results against endContent (or,
                 for a concurrent trace, endContentSorted: the same scalars in any order,
-                every replica converged).
+                every replica converged). "history ms" is the replayed document encoding
+                its whole history for a peer (encodeChanges), the bytes "merge" applies.
                 Times are the CPU time of the measuring thread, not the wall clock.
                 --runs N  timed runs after one warm-up run (default 5); the median is shown
                 --json    one JSON object per line and trace instead of a table

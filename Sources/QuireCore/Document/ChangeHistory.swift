@@ -319,7 +319,7 @@ struct ChangeHistory: Sendable {
 
     /// Calls `body` with each of the first `end` records, its parents (nil
     /// when they are exactly the previous record's last id) and its operations.
-    private func forEachRecord(
+    func forEachRecord(
         upTo end: Int,
         _ body: (Record, _ parents: UnsafeBufferPointer<OpID>?, _ operations: UnsafeBufferPointer<Operation>) -> Void
     ) {

@@ -212,6 +212,14 @@ struct ObjectTable: Sendable {
         return String(scalars: scalars)
     }
 
+    /// The UTF-8 of the text that inserting the elements `run` into text
+    /// `object` wrote, as `insertedText` finds it, read straight from the
+    /// text's storage.
+    func insertedUTF8(_ object: ObjectID, _ run: IDRun) -> [UInt8]? {
+        guard let slot = slots[object], slot.kind == .text, let ranges = texts[slot.index].contentRanges(of: run) else { return nil }
+        return texts[slot.index].content.utf8(of: ranges)
+    }
+
     /// The value a list element or register holds once written by operation `id`,
     /// creating the nested object if the value is one.
     mutating func materialize(_ value: NewValue, id: OpID, parent: ObjectID, key: String?) -> Value {

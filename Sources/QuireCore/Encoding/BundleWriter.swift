@@ -36,6 +36,12 @@ struct BundleTables {
     private mutating func note(_ object: ObjectID) {
         if let creator = object.creator { note(creator.replica) }
     }
+
+    /// Notes the tables of a bundle whose changes will be written again.
+    mutating func note(replicas: [ReplicaID], keys: [String]) {
+        for replica in replicas { note(replica) }
+        self.keys.formUnion(keys)
+    }
 }
 
 /// Writes a change bundle (`ChangeEncoding`, `Specs/encoding.md`) one
@@ -142,37 +148,102 @@ struct BundleWriter: ~Copyable {
     /// operation was `first`, each repeating it one element on
     /// (`ChangeHistory.Record.keystrokes`): typing one scalar right after
     /// the one before, or deleting the element one counter above
-    /// (`deletingForward`) or below the one before. Each column gets one
-    /// value `count` times, so a run costs the same whatever its length.
-    mutating func appendKeystrokes(_ count: Int, repeating first: Operation, deletingForward: Bool) {
-        precondition(elidingText, "keystrokes are written without their text")
-        guard let last = previousLast else { preconditionFailure("keystrokes follow a change") }
+    /// (`deletingForward`) or below the one before. Unless the writer
+    /// elides text, `utf8` is the text they type.
+    mutating func appendKeystrokes(_ count: Int, repeating first: Operation, deletingForward: Bool,
+                                   utf8: UnsafeBufferPointer<UInt8>? = nil) {
+        switch first {
+        case .insert(let object, _, .text):
+            appendRepeats(count, .typing(object: object, each: .scalars(1)), width: UInt64(count), timeStep: 0, utf8: utf8)
+        case .delete(let object, let target):
+            appendRepeats(count, .deleting(object: object, replica: target.start.replica, step: deletingForward ? 1 : -1, length: 1),
+                          width: UInt64(count), timeStep: 0, utf8: nil)
+        default:
+            preconditionFailure("\(first) starts no run of keystrokes")
+        }
+    }
+
+    /// What each change of a run (`appendRepeats`) does, one operation
+    /// carrying on from the change before's.
+    enum RepeatedEdit {
+        /// Types into `object` right after the element before, as many
+        /// scalars, or bytes of UTF-8, as each of the others.
+        case typing(object: ObjectID, each: TypedLength)
+        /// Deletes `length` elements of `replica`, `step` counters on from
+        /// the first the delete before deleted.
+        case deleting(object: ObjectID, replica: ReplicaID, step: Int64, length: UInt64)
+    }
+
+    enum TypedLength {
+        case scalars(UInt64)
+        case utf8Bytes(UInt64)
+    }
+
+    /// Appends `count` changes after the last one appended, each doing
+    /// `edit`, built on the change before alone, with the next counters and
+    /// Lamport values and a time `timeStep` after its; together they take
+    /// `width` counters. Each column gets one value `count` times, so a run
+    /// costs the same whatever its length (but for the lengths of typed
+    /// text that is not ASCII, counted in scalars). Unless the writer
+    /// elides text, typing writes `utf8`, the text the run types.
+    mutating func appendRepeats(_ count: Int, _ edit: RepeatedEdit, width: UInt64, timeStep: Int64, utf8: UnsafeBufferPointer<UInt8>?) {
+        guard let last = previousLast else { preconditionFailure("a run follows a change") }
         let replica = replicaIndex(last.replica)
         let repeats = UInt64(count)
         changeCount += count
         put(.changeReplica, replica, count: repeats)
-        // Each keystroke's counter, Lamport value and time follow on from
-        // the previous change's (deltas 0), and its parent is that change.
-        for column in [Column.changeCounter, .changeLamport, .parentCount, .changeTime] { put(column, 0, count: repeats) }
+        // Each change's counter and Lamport value follow on from the
+        // previous change's (deltas 0), and its parent is that change.
+        for column in [Column.changeCounter, .changeLamport, .parentCount] { put(column, 0, count: repeats) }
+        put(.changeTime, signed: timeStep, count: repeats)
         put(.operationCount, 1, count: repeats)
-        switch first {
-        case .insert(let object, _, .text):
+        switch edit {
+        case let .typing(object, each):
             put(object, .insertText, count: repeats)
             put(.originMode, OriginMode.previousElement.rawValue, count: repeats)
-            put(.textLength, 1, count: repeats)
-        case .delete(let object, let target):
+            switch (elidingText, each, utf8) {
+            case (true, .scalars(let scalars), _):
+                put(.textLength, scalars, count: repeats)
+            case (false, .utf8Bytes(let bytes), let utf8?):
+                put(.textLength, bytes, count: repeats)
+                text.writeBytes(utf8)
+            case (false, .scalars(let scalars), let utf8?):
+                putTextLengths(of: utf8, changes: count, scalarsEach: scalars)
+                text.writeBytes(utf8)
+            default:
+                preconditionFailure("typing is written with its text, counted in scalars when it is elided")
+            }
+        case let .deleting(object, target, step, length):
             put(object, .delete, count: repeats)
-            put(.deleteReplica, replicaIndex(target.start.replica), count: repeats)
-            put(.deleteCounter, signed: deletingForward ? 1 : -1, count: repeats)
-            put(.deleteLength, 1, count: repeats)
-            previousDelete = deletingForward ? previousDelete + repeats : previousDelete - repeats
-        default:
-            preconditionFailure("\(first) starts no run of keystrokes")
+            put(.deleteReplica, replicaIndex(target), count: repeats)
+            put(.deleteCounter, signed: step, count: repeats)
+            put(.deleteLength, length, count: repeats)
+            previousDelete = UInt64(bitPattern: Int64(bitPattern: previousDelete) &+ step &* Int64(count))
         }
-        let runLast = last.advanced(by: repeats)
+        let runLast = last.advanced(by: width)
         lastCounters[Int(replica)] = runLast.counter
         previousLast = runLast
-        previousLastLamport += repeats
+        previousLastLamport += width
+        previousTime = previousTime &+ timeStep &* Int64(count)
+    }
+
+    /// The text length column of `changes` typing `scalarsEach` scalars
+    /// each, whose text is `utf8`: the bytes of each change's scalars.
+    private mutating func putTextLengths(of utf8: UnsafeBufferPointer<UInt8>, changes: Int, scalarsEach: UInt64) {
+        if utf8.count == changes * Int(scalarsEach) {
+            // ASCII: a byte a scalar.
+            return put(.textLength, scalarsEach, count: UInt64(changes))
+        }
+        var offset = 0
+        for _ in 0..<changes {
+            let start = offset
+            for _ in 0..<scalarsEach {
+                let lead = utf8[offset]
+                offset += lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
+            }
+            put(.textLength, UInt64(offset - start))
+        }
+        precondition(offset == utf8.count, "the text typed is not the run's scalars")
     }
 
     /// Appends `operations[index]`, whose id is `id` and, if it is the

@@ -112,6 +112,11 @@ struct ChangeDecoder: ~Copyable {
     /// Where the text of inserts comes from when the bundle elides it; nil
     /// when the bundle holds its text.
     private let elidedText: ChangeEncoding.InsertedText?
+    /// The bundle elides its text and the reader takes it from the state
+    /// itself: a change whose one operation is a text insert, and a run of
+    /// them (`readContinuation`), is read as an edit without its text, and
+    /// `elidedText` serves only the inserts of changes with several operations.
+    let leavesTextOut: Bool
     private let limits: DecodingLimits
     private let replicaTable: [ReplicaID]
     /// Each replica's index in `replicaTable`, for `readContinuation`.
@@ -139,8 +144,10 @@ struct ChangeDecoder: ~Copyable {
     private var previousDelete: UInt64 = 0
 
     /// A decoder of `bytes`; with `insertedText`, bundles that elide their
-    /// text are accepted too, and their text is taken from it.
-    init(_ bytes: [UInt8], limits: DecodingLimits, insertedText: ChangeEncoding.InsertedText? = nil) throws(DecodingError) {
+    /// text are accepted too, and their text is taken from it (or, with
+    /// `leavingTextOut`, left to the reader: see `leavesTextOut`).
+    init(_ bytes: [UInt8], limits: DecodingLimits, insertedText: ChangeEncoding.InsertedText? = nil,
+         leavingTextOut: Bool = false) throws(DecodingError) {
         // Everything that can throw first: a value that cannot be copied is
         // either wholly made or not at all.
         let opened = try ChangeEncoding.open(bytes, elidedTextAllowed: insertedText != nil)
@@ -159,6 +166,7 @@ struct ChangeDecoder: ~Copyable {
         let values = ByteReader(body.bytes, range: try body.readData("the values").indices)
         guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
         elidedText = opened.elidesText ? insertedText : nil
+        leavesTextOut = opened.elidesText && insertedText != nil && leavingTextOut
         (replicaTable, keyTable) = tables
         replicaIndices = ReplicaIndexTable(replicaTable)
         lastCounters = Array(repeating: 0, count: replicaTable.count)
@@ -317,6 +325,11 @@ struct ChangeDecoder: ~Copyable {
             let width = UInt64(current.scalars.count - scalarStart)
             current.add(.insertText(object: object, origin: origin), width: width, only: only)
             return width
+        case .insertText where only && leavesTextOut:
+            let origin = try nextOrigin(id: id)
+            let width = try nextElidedTextLength(at: id)
+            current.add(.insertText(object: object, origin: origin), width: width, only: true)
+            return width
         case .delete where current.operations.isEmpty:
             let target = try nextDeleteTarget()
             current.add(.delete(object: object, target: target), width: UInt64(target.length), only: only)
@@ -358,6 +371,15 @@ struct ChangeDecoder: ~Copyable {
         }
     }
 
+    /// The scalars the next text insert of a bundle that elides its text inserts at `id`.
+    private mutating func nextElidedTextLength(at id: OpID) throws(DecodingError) -> UInt64 {
+        let count = try next(.textLength)
+        guard count > 0, count <= UInt64(limits.maxOperationWidth) else {
+            throw .invalid("the state holds no text for the \(count) scalars inserted at \(id)")
+        }
+        return count
+    }
+
     /// The UTF-8 bytes of the next text insert, not yet validated.
     private mutating func nextText() throws(DecodingError) -> ArraySlice<UInt8> {
         let length = try next(.textLength)
@@ -394,9 +416,8 @@ struct ChangeDecoder: ~Copyable {
         case .insertText:
             let origin = try nextOrigin(id: id)
             if let elidedText {
-                let count = try next(.textLength)
-                guard count > 0, count <= UInt64(limits.maxOperationWidth),
-                      let text = elidedText(object, IDRun(start: id, length: Int(count))) else {
+                let count = try nextElidedTextLength(at: id)
+                guard let text = elidedText(object, IDRun(start: id, length: Int(count))) else {
                     throw .invalid("the state holds no text for the \(count) scalars inserted at \(id)")
                 }
                 return .insert(object: object, origin: origin, content: .text(text))
@@ -429,7 +450,8 @@ extension ChangeDecoder {
         /// How many changes, and the elements (counters) they take together.
         var count: Int
         var width: UInt64
-        /// Typing (their text is appended to the caller's storage), not deleting.
+        /// Typing (their text is appended to the caller's storage, unless
+        /// the decoder `leavesTextOut`), not deleting.
         var isTyping: Bool
         /// Deleting: the counters deleted, first to last change.
         var deleteStart: UInt64 = 0
@@ -438,6 +460,8 @@ extension ChangeDecoder {
         var lastStart: OpID
         var lastLamport: UInt64
         var lastWidth: UInt64
+        /// How much later each change's time is than the one's before.
+        var timeStep: Int64 = 0
     }
 
     /// Reads, all at once, the changes after `current` that continue it as
@@ -465,7 +489,7 @@ extension ChangeDecoder {
         var deleteStep: Int64 = 0
         switch edit {
         case .insertText:
-            guard elidedText == nil, try same(.originMode, ChangeEncoding.OriginMode.previousElement.rawValue) != nil,
+            guard elidedText == nil || leavesTextOut, try same(.originMode, ChangeEncoding.OriginMode.previousElement.rawValue) != nil,
                   try same(.operationKind, ChangeEncoding.Kind.insertText.rawValue) != nil else { return nil }
         case .delete(_, let target):
             guard let rawStep = try same(.deleteCounter), try same(.deleteLength, UInt64(target.length)) != nil else { return nil }
@@ -487,6 +511,14 @@ extension ChangeDecoder {
         var textEnd = textOffset
         let textStart = text.count
         switch edit {
+        case .insertText where leavesTextOut:
+            // The length column counts scalars, the width of each change.
+            guard let widthEach = try same(.textLength), widthEach > 0, widthEach <= UInt64(limits.maxOperationWidth),
+                  case let (width, overflow) = widthEach.multipliedReportingOverflow(by: count), !overflow
+            else { return nil }
+            continuation = Continuation(count: Int(count), width: width, isTyping: true,
+                                        lastStart: current.lastID.advanced(by: width - widthEach + 1),
+                                        lastLamport: current.lastLamport + width - widthEach + 1, lastWidth: widthEach)
         case .insertText:
             guard let bytesEach = try same(.textLength), bytesEach > 0,
                   bytesEach.multipliedReportingOverflow(by: count).partialValue <= UInt64(textBytes.endIndex - textOffset),
@@ -513,6 +545,7 @@ extension ChangeDecoder {
                                         lastStart: current.lastID.advanced(by: span.partialValue - length + 1),
                                         lastLamport: current.lastLamport + span.partialValue - length + 1, lastWidth: length)
         }
+        continuation.timeStep = Int64(bitPattern: timeDelta >> 1) ^ -Int64(bitPattern: timeDelta & 1)
         guard operationTotal <= limits.maxOperations - Int(count),
               !current.lastID.counter.addingReportingOverflow(continuation.width).overflow,
               // (`current`'s Lamport values fit, so the one after its last does not overflow.)
@@ -537,8 +570,7 @@ extension ChangeDecoder {
         operationTotal += Int(count)
         previousLast = continuation.lastStart.advanced(by: continuation.lastWidth - 1)
         previousLastLamport = continuation.lastLamport + continuation.lastWidth - 1
-        let timeStep = Int64(bitPattern: timeDelta >> 1) ^ -Int64(bitPattern: timeDelta & 1)
-        previousTime = previousTime &+ timeStep &* Int64(count)
+        previousTime = previousTime &+ continuation.timeStep &* Int64(count)
         return continuation
     }
 

@@ -120,19 +120,29 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
 
     /// The elements with the ids `run`, tombstones included, or nil if one is missing.
     func elements(of run: IDRun) -> [Element]? {
-        guard run.length <= tree.summary.total else { return nil }
+        guard let ranges = contentRanges(of: run) else { return nil }
         var elements: [Element] = []
         elements.reserveCapacity(run.length)
-        var next = run.start
-        while elements.count < run.length {
-            guard let found = tree.find(next) else { return nil }
-            let span = tree.span(found.leaf, found.slot)
-            let start = Int(span.contentStart) + found.offset
-            let taken = min(Int(span.length) - found.offset, run.length - elements.count)
-            elements += content.slice(start..<start + taken)
+        for range in ranges { elements += content.slice(range) }
+        return elements
+    }
+
+    /// Where in `content` the elements with the ids `run` are, tombstones
+    /// included, a span's part at a time; nil if one is missing.
+    func contentRanges(of run: IDRun) -> [Range<Int>]? {
+        guard run.length <= tree.summary.total else { return nil }
+        var ranges: [Range<Int>] = []
+        var next = run.start, found = 0
+        while found < run.length {
+            guard let location = tree.find(next) else { return nil }
+            let span = tree.span(location.leaf, location.slot)
+            let start = Int(span.contentStart) + location.offset
+            let taken = min(Int(span.length) - location.offset, run.length - found)
+            ranges.append(start..<start + taken)
+            found += taken
             next = next.advanced(by: UInt64(taken))
         }
-        return elements
+        return ranges
     }
 
     /// Appends `elements` to the content buffer and hands them, described as

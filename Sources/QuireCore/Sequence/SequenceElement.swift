@@ -400,8 +400,9 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
             // into an array of the exact size. (Appended a range at a time,
             // a run of a few letters cost a couple of hundred instructions:
             // a third of a snapshot encode.) Or-ing the bytes together
-            // vectorises; a test per byte does not.
-            if !isWide && buffer.reduce(0, |) < 0x80 {
+            // vectorises; a test per byte does not. Only the ranges are
+            // read: a history's runs of typing ask for a few scalars at a time.
+            if !isWide && ranges.allSatisfy({ UnsafeBufferPointer(rebasing: buffer[$0]).reduce(0, |) < 0x80 }) {
                 let total = ranges.reduce(0) { $0 + $1.count }
                 return [UInt8](unsafeUninitializedCapacity: total) { target, written in
                     for range in ranges where !range.isEmpty {
