@@ -28,9 +28,10 @@ extension ChangeHistory {
         }
         var writer = BundleWriter(tables, elidingText: false)
         var order = ReplicaOrder()
+        var state = StateText(objects)
         do {
             for bundle in bundles {
-                guard try write(bundle.bytes, to: &writer, order: &order, objects) else { return nil }
+                guard try write(bundle.bytes, to: &writer, order: &order, &state) else { return nil }
             }
         } catch {
             throw .damagedHistory(error)
@@ -44,7 +45,7 @@ extension ChangeHistory {
             let typed = IDRun(start: record.firstLastID.advanced(by: 1), length: Int(record.keystrokes))
             var utf8: [UInt8]?
             if case .insert(let object, _, .text) = operations[0] {
-                utf8 = objects.insertedUTF8(object, typed)
+                utf8 = state.utf8(object, typed)
                 precondition(utf8 != nil, "the document's state lacks the text typed by \(typed)")
             }
             (utf8 ?? []).withUnsafeBufferPointer { buffer in
@@ -58,20 +59,23 @@ extension ChangeHistory {
     /// Writes the changes of a bundle held to `writer`; false, at the first
     /// change that `order` does not admit, if there is one.
     private func write(_ bytes: [UInt8], to writer: inout BundleWriter, order: inout ReplicaOrder,
-                       _ objects: ObjectTable) throws(DecodingError) -> Bool {
-        var decoder = try ChangeDecoder(bytes, limits: .unlimited, insertedText: objects.insertedText, leavingTextOut: true)
+                       _ state: inout StateText) throws(DecodingError) -> Bool {
+        var decoder = try ChangeDecoder(bytes, limits: .unlimited, insertedText: state.objects.insertedText, leavingTextOut: true)
         var current = ChangeDecoder.Current()
         var runText = ScalarStorage()
+        var insert: [Operation] = []  // a change's one insert, its text from the state
         func missingText(_ run: IDRun) -> DecodingError { .invalid("the state holds no text for the elements \(run)") }
         while try decoder.next(into: &current) {
             guard order.admits(current.id.replica) else { return false }
-            var operations: [Operation]
+            let operations: [Operation]
             if decoder.leavesTextOut, case .insertText(let object, let origin)? = current.edit {
                 let run = IDRun(start: current.id, length: Int(current.width))
-                guard let text = objects.insertedText(object, run) else { throw missingText(run) }
-                operations = [.insert(object: object, origin: origin, content: .text(text))]
+                guard let utf8 = state.utf8(object, run) else { throw missingText(run) }
+                insert.removeAll(keepingCapacity: true)
+                insert.append(.insert(object: object, origin: origin, content: .text(String(decoding: utf8, as: UTF8.self))))
+                operations = insert
             } else {
-                operations = current.change.operations
+                operations = current.allOperations
             }
             current.parents.withUnsafeBufferPointer { parents in
                 operations.withUnsafeBufferPointer { operations in
@@ -87,7 +91,7 @@ extension ChangeHistory {
             case .insertText(let object, _):
                 let typed = IDRun(start: current.lastID.advanced(by: 1), length: Int(run.width))
                 // Left out, the text is counted in scalars; held, in bytes.
-                let utf8 = decoder.leavesTextOut ? objects.insertedUTF8(object, typed) : runText.utf8(of: [0..<runText.count])
+                let utf8 = decoder.leavesTextOut ? state.utf8(object, typed) : runText.utf8(of: [0..<runText.count])
                 guard let utf8 else { throw missingText(typed) }
                 let each: BundleWriter.TypedLength = decoder.leavesTextOut ? .scalars(run.lastWidth) : .utf8Bytes(UInt64(utf8.count / run.count))
                 utf8.withUnsafeBufferPointer { utf8 in
@@ -101,6 +105,26 @@ extension ChangeHistory {
         }
         try decoder.finish()
         return true
+    }
+}
+
+/// Inserted text read from the document's state, the last text read held
+/// apart: taken out of the table for each read, a text was copied (its
+/// buffers retained and released), a fifth of a history's encode.
+private struct StateText {
+    let objects: ObjectTable
+    private var textID: ObjectID?
+    private var text = RGASequence<Unicode.Scalar>()
+
+    init(_ objects: ObjectTable) { self.objects = objects }
+
+    /// The UTF-8 that inserting the elements `run` into text `object` wrote.
+    mutating func utf8(_ object: ObjectID, _ run: IDRun) -> [UInt8]? {
+        if object != textID {
+            guard let slot = objects.slots[object], slot.kind == .text else { return nil }
+            (textID, text) = (object, objects.texts[slot.index])
+        }
+        return text.utf8(of: run)
     }
 }
 

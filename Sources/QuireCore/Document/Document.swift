@@ -208,16 +208,8 @@ struct ObjectTable: Sendable {
     /// tombstones included, or nil if the text has no such elements. (A
     /// snapshot's history leaves inserted text out: the state holds it.)
     func insertedText(_ object: ObjectID, _ run: IDRun) -> String? {
-        guard let slot = slots[object], slot.kind == .text, let scalars = texts[slot.index].elements(of: run) else { return nil }
-        return String(scalars: scalars)
-    }
-
-    /// The UTF-8 of the text that inserting the elements `run` into text
-    /// `object` wrote, as `insertedText` finds it, read straight from the
-    /// text's storage.
-    func insertedUTF8(_ object: ObjectID, _ run: IDRun) -> [UInt8]? {
-        guard let slot = slots[object], slot.kind == .text, let ranges = texts[slot.index].contentRanges(of: run) else { return nil }
-        return texts[slot.index].content.utf8(of: ranges)
+        guard let slot = slots[object], slot.kind == .text, let utf8 = texts[slot.index].utf8(of: run) else { return nil }
+        return String(decoding: utf8, as: UTF8.self)
     }
 
     /// The value a list element or register holds once written by operation `id`,

@@ -26,8 +26,12 @@ struct ChangeDecoder: ~Copyable {
         var lastID: OpID { id.advanced(by: width - 1) }
         var lastLamport: UInt64 { lamport + width - 1 }
         var change: Change {
-            let operations = edit.map { [$0.operation(inserting: scalars[...])] } ?? (edits.isEmpty ? operations : editOperations)
-            return Change(id: id, lamport: lamport, parents: parents, time: time, operations: operations, width: width)
+            Change(id: id, lamport: lamport, parents: parents, time: time, operations: allOperations, width: width)
+        }
+
+        /// The change's operations, however they were read.
+        var allOperations: [Operation] {
+            edit.map { [$0.operation(inserting: scalars[...])] } ?? (edits.isEmpty ? operations : editOperations)
         }
 
         /// `edits` as operations.

@@ -118,18 +118,9 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
         return tree.span(found.leaf, found.slot).isDeleted ? (before, true) : (before + found.offset, false)
     }
 
-    /// The elements with the ids `run`, tombstones included, or nil if one is missing.
-    func elements(of run: IDRun) -> [Element]? {
-        guard let ranges = contentRanges(of: run) else { return nil }
-        var elements: [Element] = []
-        elements.reserveCapacity(run.length)
-        for range in ranges { elements += content.slice(range) }
-        return elements
-    }
-
     /// Where in `content` the elements with the ids `run` are, tombstones
     /// included, a span's part at a time; nil if one is missing.
-    func contentRanges(of run: IDRun) -> [Range<Int>]? {
+    private func contentRanges(of run: IDRun) -> [Range<Int>]? {
         guard run.length <= tree.summary.total else { return nil }
         var ranges: [Range<Int>] = []
         var next = run.start, found = 0
@@ -206,5 +197,13 @@ extension RGASequence<Unicode.Scalar> {
     mutating func reserveCapacity(_ count: Int, ids: Int) {
         content.reserveCapacity(count)
         tree.ids.reserveCapacity(ids)
+    }
+}
+
+extension RGASequence where Element == Unicode.Scalar {
+    /// The UTF-8 of the elements with the ids `run`, tombstones included,
+    /// or nil if one is missing: the text an insert wrote.
+    func utf8(of run: IDRun) -> [UInt8]? {
+        contentRanges(of: run).map(content.utf8(of:))
     }
 }
