@@ -109,12 +109,72 @@ import QuireTestSupport
         }
     }
 
-    /// Writers whose changes interleave are regrouped from `Change` values.
-    @Test func interleavedWritersAreLeftToTheChanges() throws {
-        let doc = try BulkApplyTests.typedDocument(seed: 3, replicas: 2)
-        let replicas = try doc.allChanges().map(\.id.replica)
-        #expect(zip(replicas, replicas.dropFirst()).filter { $0 != $1 }.count > 2)
-        #expect(try doc.history.encodedWithText(doc.objects) == nil)
-        #expect(try doc.encodeChanges() == (try Self.encodedFromChanges(doc)))
+    /// Writers taking turns, each typing after merging the other's turn:
+    /// their changes interleave, in the order `groupedByReplica` keeps.
+    @Test func writersTakingTurnsAreWrittenAsTheirChangesWouldBe() throws {
+        var docs = [Document(replica: ReplicaID(1)), Document(replica: ReplicaID(2))]
+        docs[0].history.bundleSize = 7
+        let text = try docs[0].transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+        for turn in 0..<12 {
+            let (writer, reader) = (turn % 2, 1 - turn % 2)
+            try docs[writer].apply(docs[reader].changes(since: docs[writer].versionVector))
+            for index in 0..<(3 + turn) {
+                try docs[writer].transact { tx in try tx.insertText(text, at: index, turn % 3 == 0 ? "ö" : "t") }
+            }
+        }
+        try docs[0].apply(docs[1].changes(since: docs[0].versionVector))
+        #expect(docs[0].history.bundles.count > 3)
+        try Self.expectSameBytes(docs[0], "turns")
+    }
+
+    /// A writer's change that names only changes written before its
+    /// writer's run ended does not wait: `groupedByReplica` moves it up to
+    /// that run, so the history is regrouped, and one that names a change
+    /// written after the run ended keeps its place.
+    @Test func aChangeThatNeedNotWaitIsRegrouped() throws {
+        var setup = Document(replica: ReplicaID(9))
+        let text = try setup.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+        var (a, b, c) = (Document(replica: ReplicaID(1)), Document(replica: ReplicaID(2)), Document(replica: ReplicaID(3)))
+        try a.apply(setup.allChanges())
+        try b.apply(setup.allChanges())
+        try c.apply(setup.allChanges())
+        try b.transact { tx in try tx.insertText(text, at: 0, "b") }
+        try a.transact { tx in try tx.insertText(text, at: 0, "a") }
+        // c takes b's, then a's change, types, and takes a's next one, which merged b's.
+        try c.apply(b.changes(since: c.versionVector))
+        let aFirst = try a.changes(since: c.versionVector)
+        try c.apply(aFirst)
+        try c.transact { tx in try tx.insertText(text, at: 0, "c") }
+        try a.apply(b.changes(since: a.versionVector))
+        try a.transact { tx in try tx.insertText(text, at: 0, "A") }
+        try c.apply(a.changes(since: c.versionVector))
+        #expect(try c.allChanges().map(\.id.replica) == [9, 2, 1, 3, 1].map { ReplicaID(UInt64($0)) })
+        #expect(try c.history.encodedWithText(c.objects) == nil)
+        #expect(try c.encodeChanges() == (try Self.encodedFromChanges(c)))
+
+        // Taken after a's first change and d's own, b's change is written
+        // after a's run ended, and a's next change, which names it, waits.
+        var d = Document(replica: ReplicaID(4))
+        try d.apply(setup.allChanges())
+        try d.apply(aFirst)
+        try d.transact { tx in try tx.insertText(text, at: 0, "d") }
+        try d.apply(b.changes(since: d.versionVector))
+        try d.apply(a.changes(since: d.versionVector))
+        #expect(try d.allChanges().map(\.id.replica) == [9, 1, 4, 2, 1].map { ReplicaID(UInt64($0)) })
+        try Self.expectSameBytes(d, "a's second change waits for b's")
+    }
+
+    /// Histories of writers editing concurrently, applied as they met:
+    /// written straight where `groupedByReplica` keeps their order, and
+    /// regrouped from `Change` values where it does not. Either way the
+    /// bytes are those of the regrouped changes.
+    @Test func concurrentWritersAreWrittenInTheGroupedOrder() throws {
+        var straight = 0, regrouped = 0
+        for (seed, replicas) in [(3, 2), (4, 3), (6, 2), (7, 2), (8, 3), (9, 2)] as [(UInt64, Int)] {
+            let doc = try BulkApplyTests.typedDocument(seed: seed, replicas: replicas)
+            if try doc.history.encodedWithText(doc.objects) == nil { regrouped += 1 } else { straight += 1 }
+            #expect(try doc.encodeChanges() == (try Self.encodedFromChanges(doc)), "seed \(seed)")
+        }
+        #expect(straight > 0 && regrouped > 0, "\(straight) written straight, \(regrouped) regrouped")
     }
 }

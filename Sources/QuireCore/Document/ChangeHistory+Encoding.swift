@@ -1,8 +1,8 @@
 extension ChangeHistory {
     /// Every change held, in the order applied, as one bundle that holds
-    /// its text (what `Document.encodeChanges()` sends), or nil if some
-    /// replica's changes are split by another's: `groupedByReplica` would
-    /// reorder those, from `Change` values.
+    /// its text (what `Document.encodeChanges()` sends), or nil if
+    /// `groupedByReplica` would put them in another order (`GroupedOrder`),
+    /// which it does from `Change` values.
     ///
     /// Written straight from the bundles and records, without `Change`
     /// values: a run of typing or deleting is read and written as one, and
@@ -27,7 +27,7 @@ extension ChangeHistory {
             tables.note(operations)
         }
         var writer = BundleWriter(tables, elidingText: false)
-        var order = ReplicaOrder()
+        var order = GroupedOrder()
         var state = StateText(objects)
         do {
             for bundle in bundles {
@@ -37,8 +37,13 @@ extension ChangeHistory {
             throw .damagedHistory(error)
         }
         var isGrouped = true
+        var previousLast: OpID?
         forEachRecord(upTo: records.count) { record, parents, operations in
-            guard isGrouped, order.admits(record.id.replica) else { return isGrouped = false }
+            let admitted = parents.map { order.admits(record.id, parents: $0) }
+                ?? previousLast.map { last in withUnsafePointer(to: last) { order.admits(record.id, parents: UnsafeBufferPointer(start: $0, count: 1)) } }
+            guard isGrouped, admitted ?? true else { return isGrouped = false }
+            previousLast = record.lastID
+            order.wrote(record.lastID)
             writer.append(id: record.id, lamport: record.lamport, width: record.firstWidth, time: record.time,
                           parents: parents, operations: operations)
             guard record.keystrokes > 0 else { return }
@@ -58,7 +63,7 @@ extension ChangeHistory {
 
     /// Writes the changes of a bundle held to `writer`; false, at the first
     /// change that `order` does not admit, if there is one.
-    private func write(_ bytes: [UInt8], to writer: inout BundleWriter, order: inout ReplicaOrder,
+    private func write(_ bytes: [UInt8], to writer: inout BundleWriter, order: inout GroupedOrder,
                        _ state: inout StateText) throws(DecodingError) -> Bool {
         var decoder = try ChangeDecoder(bytes, limits: .unlimited, insertedText: state.objects.insertedText, leavingTextOut: true)
         var current = ChangeDecoder.Current()
@@ -66,7 +71,8 @@ extension ChangeHistory {
         var insert: [Operation] = []  // a change's one insert, its text from the state
         func missingText(_ run: IDRun) -> DecodingError { .invalid("the state holds no text for the elements \(run)") }
         while try decoder.next(into: &current) {
-            guard order.admits(current.id.replica) else { return false }
+            guard current.parents.withUnsafeBufferPointer({ order.admits(current.id, parents: $0) }) else { return false }
+            order.wrote(current.lastID)
             let operations: [Operation]
             if decoder.leavesTextOut, case .insertText(let object, let origin)? = current.edit {
                 let run = IDRun(start: current.id, length: Int(current.width))
@@ -102,6 +108,7 @@ extension ChangeHistory {
                                                           length: UInt64(target.length)),
                                      width: run.width, timeStep: run.timeStep, utf8: nil)
             }
+            order.wrote(run.lastStart.advanced(by: run.lastWidth - 1))
         }
         try decoder.finish()
         return true
@@ -128,18 +135,47 @@ private struct StateText {
     }
 }
 
-/// The replicas of changes written one after another, each admitted
-/// while its changes come together: a replica that comes back after
-/// another's changes is not.
-private struct ReplicaOrder {
-    private var seen = ReplicaMap<Bool>()
+/// Whether changes written in the order held come in the order that
+/// `groupedByReplica` would give them, which writes on with a replica's
+/// next change while its parents are written, and otherwise goes on with
+/// the earliest change not yet written.
+///
+/// A replica's changes that another's split are in that order when the
+/// replica's next change had to wait: it names a change of another
+/// replica written after the replica's run before it ended (as when
+/// writers take turns, each merging the other's work). Changes
+/// made concurrently and applied as they met are not: those are regrouped.
+private struct GroupedOrder {
+    /// The highest counter written of each replica.
+    private var written = VersionVector()
+    /// The first counter of each replica written, and what had been written
+    /// when its last run of changes ended.
+    private var replicas = ReplicaMap<(first: UInt64, atRunEnd: VersionVector)>()
     private var last: ReplicaID?
+    /// Past this many replicas, a replica coming back is left to
+    /// `groupedByReplica`: each run's end keeps a copy of `written`.
+    private static let maxReplicas = 64
 
-    mutating func admits(_ replica: ReplicaID) -> Bool {
-        guard replica != last else { return true }
-        last = replica
-        guard seen[replica] == nil else { return false }
-        seen[replica] = true
-        return true
+    /// Whether the change `id`, naming `parents`, comes next.
+    mutating func admits(_ id: OpID, parents: UnsafeBufferPointer<OpID>) -> Bool {
+        guard id.replica != last else { return true }
+        if let last { replicas[last]?.atRunEnd = written }
+        last = id.replica
+        guard let known = replicas[id.replica] else {
+            replicas[id.replica] = (id.counter, VersionVector())
+            return true
+        }
+        guard written.count <= Self.maxReplicas else { return false }
+        // It waited if a parent of another replica written here was not
+        // written yet when its run ended.
+        return parents.contains { parent in
+            guard parent.replica != id.replica, let other = replicas[parent.replica] else { return false }
+            return parent.counter > max(known.atRunEnd[parent.replica], other.first - 1)
+        }
+    }
+
+    /// Notes a change or run written, up to `lastID`.
+    mutating func wrote(_ lastID: OpID) {
+        written[lastID.replica] = lastID.counter
     }
 }
