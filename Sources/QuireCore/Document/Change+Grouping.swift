@@ -17,70 +17,70 @@ extension Array where Element == Change {
     /// `Document.encodeChanges` and `SyncDocument(id:version:changes:)`
     /// send changes in this order.
     public func groupedByReplica() -> [Change] {
-        guard withUnsafeBufferPointer(Self.isInterleaved) else { return self }
-        let order = withUnsafeBufferPointer(Self.groupedOrder)
-        return order.map { self[$0] }
-    }
-
-    /// Whether some replica's changes are split by another's: a history of
-    /// one writer, or of writers merged one after another, is grouped already.
-    private static func isInterleaved(_ changes: UnsafeBufferPointer<Change>) -> Bool {
-        var seen = ReplicaMap<Bool>()
-        var previous: ReplicaID?
-        for change in changes where change.id.replica != previous {
-            previous = change.id.replica
-            if seen[change.id.replica] != nil { return true }
-            seen[change.id.replica] = true
+        let order = withUnsafeBufferPointer { changes in
+            ReplicaGrouping.order(count: changes.count, id: { changes[$0].id }, lastCounter: { changes[$0].lastID.counter },
+                                  forEachParent: { index, body in changes[index].parents.forEach(body) })
         }
-        return false
+        return order.map { $0.map { self[$0] } } ?? self
     }
+}
 
-    /// The positions of `changes` in the order `groupedByReplica` gives.
-    private static func groupedOrder(_ changes: UnsafeBufferPointer<Change>) -> [Int] {
-        // Replicas are numbered in order of appearance. A change waits for
-        // its parents of other replicas that are among `changes`: those of
+/// The order `groupedByReplica` gives, worked out on positions: of changes,
+/// or of runs of one replica's consecutive changes each built on the one
+/// before (a history's runs of typing, `ChangeHistory.encodedWithText`).
+enum ReplicaGrouping {
+    /// The positions of `count` items in grouped order, read through `id`
+    /// (an item's first id), `lastCounter` and `forEachParent` (its first
+    /// change's parents); nil when that is the order given: no replica's
+    /// items are split by another's, as in a history of one writer, or of
+    /// writers merged one after another.
+    static func order(count: Int, id: (Int) -> OpID, lastCounter: (Int) -> UInt64,
+                      forEachParent: (Int, (OpID) -> Void) -> Void) -> [Int]? {
+        guard isInterleaved(count: count, id: id) else { return nil }
+        // Replicas are numbered in order of appearance. An item waits for
+        // its parents of other replicas that are among the items: those of
         // replicas numbered before it. (Its own replica's come before it.)
         var numbers = ReplicaMap<Int>()
-        var numberOfChange = [Int](repeating: 0, count: changes.count)
-        var nextOfReplica = [Int](repeating: changes.count, count: changes.count)
+        var numberOfItem = [Int](repeating: 0, count: count)
+        var nextOfReplica = [Int](repeating: count, count: count)
         var firstOfReplica: [Int] = [], lastOfReplica: [Int] = []
         var awaited: [(number: Int, counter: UInt64)] = []
-        var awaitedEnd = [Int](repeating: 0, count: changes.count)  // where each change's awaited parents end
-        for index in changes.indices {
-            let replica = changes[index].id.replica
+        var awaitedEnd = [Int](repeating: 0, count: count)  // where each item's awaited parents end
+        for index in 0..<count {
+            let replica = id(index).replica
             if let number = numbers[replica] {
                 nextOfReplica[lastOfReplica[number]] = index
                 lastOfReplica[number] = index
-                numberOfChange[index] = number
+                numberOfItem[index] = number
             } else {
                 numbers[replica] = firstOfReplica.count
-                numberOfChange[index] = firstOfReplica.count
+                numberOfItem[index] = firstOfReplica.count
                 firstOfReplica.append(index)
                 lastOfReplica.append(index)
             }
-            for parent in changes[index].parents where parent.replica != replica {
-                if let number = numbers[parent.replica] { awaited.append((number, parent.counter)) }
+            forEachParent(index) { parent in
+                if parent.replica != replica, let number = numbers[parent.replica] { awaited.append((number, parent.counter)) }
             }
             awaitedEnd[index] = awaited.count
         }
         // The highest counter of each replica placed so far; below a
-        // replica's first change here, the receiver holds them all.
-        var placed = firstOfReplica.map { changes[$0].id.counter - 1 }
-        var isPlaced = [Bool](repeating: false, count: changes.count)
+        // replica's first item here, the receiver holds them all.
+        var placed = firstOfReplica.map { id($0).counter - 1 }
+        var isPlaced = [Bool](repeating: false, count: count)
         var order: [Int] = []
-        order.reserveCapacity(changes.count)
-        // The earliest change not placed yet: every change before it is, so it is ready.
+        order.reserveCapacity(count)
+        // The earliest item not placed yet: every item before it is, so it is ready.
         var earliest = 0
-        while order.count < changes.count {
+        while order.count < count {
             while isPlaced[earliest] { earliest += 1 }
-            let number = numberOfChange[earliest]
+            let number = numberOfItem[earliest]
             var index = earliest
             placing: while true {
                 order.append(index)
                 isPlaced[index] = true
-                placed[number] = changes[index].lastID.counter
+                placed[number] = lastCounter(index)
                 index = nextOfReplica[index]
-                guard index < changes.count else { break }
+                guard index < count else { break }
                 for parent in awaited[(index == 0 ? 0 : awaitedEnd[index - 1])..<awaitedEnd[index]]
                 where parent.counter > placed[parent.number] {
                     break placing
@@ -88,5 +88,17 @@ extension Array where Element == Change {
             }
         }
         return order
+    }
+
+    /// Whether some replica's items are split by another's.
+    private static func isInterleaved(count: Int, id: (Int) -> OpID) -> Bool {
+        var seen = ReplicaMap<Bool>()
+        var previous: ReplicaID?
+        for index in 0..<count where id(index).replica != previous {
+            previous = id(index).replica
+            if seen[id(index).replica] != nil { return true }
+            seen[id(index).replica] = true
+        }
+        return false
     }
 }

@@ -1,22 +1,23 @@
 extension ChangeHistory {
-    /// Every change held, in the order applied, as one bundle that holds
-    /// its text (what `Document.encodeChanges()` sends), or nil if
-    /// `groupedByReplica` would put them in another order (`GroupedOrder`),
-    /// which it does from `Change` values.
+    /// Every change held as one bundle that holds its text (what
+    /// `Document.encodeChanges()` sends), in the order `groupedByReplica`
+    /// gives: the same bytes as `ChangeEncoding.encode` of the changes
+    /// regrouped.
     ///
-    /// Written straight from the bundles and records, without `Change`
-    /// values: a run of typing or deleting is read and written as one, and
-    /// its text is read from `objects`, the document's state, in one piece.
-    /// Going through `Change` values, a replayed automerge-paper (259,779
-    /// changes) took about 190 ms to encode, seven times its replay. The
-    /// bytes are those `ChangeEncoding.encode` writes for the same changes.
-    func encodedWithText(_ objects: ObjectTable) throws(DocumentError) -> [UInt8]? {
+    /// Read from the bundles and records as `HistoryUnits`, changes and runs
+    /// of typing or deleting, not as `Change` values; the text comes from
+    /// `objects`, the document's state, a run's in one piece. Going through
+    /// `Change` values, a replayed automerge-paper (259,779 changes) took
+    /// about 190 ms to encode, seven times its replay.
+    func encodedWithText(_ objects: ObjectTable) throws(DocumentError) -> [UInt8] {
         var tables = BundleTables()
+        var units = HistoryUnits(objects)
         do {
             for bundle in bundles {
                 var body = try ChangeEncoding.open(bundle.bytes, elidedTextAllowed: true).body
                 let (replicas, keys) = try ChangeEncoding.readTables(&body)
                 tables.note(replicas: replicas, keys: keys)
+                try units.read(bundle.bytes)
             }
         } catch {
             throw .damagedHistory(error)
@@ -25,94 +26,157 @@ extension ChangeHistory {
             tables.note(record.id.replica)
             if let parents { for parent in parents { tables.note(parent.replica) } }
             tables.note(operations)
+            units.add(record, parents: parents, operations: operations)
         }
         var writer = BundleWriter(tables, elidingText: false)
-        var order = GroupedOrder()
-        var state = StateText(objects)
         do {
-            for bundle in bundles {
-                guard try write(bundle.bytes, to: &writer, order: &order, &state) else { return nil }
+            if let order = units.groupedOrder {
+                for index in order { try units.write(index, to: &writer) }
+            } else {
+                for index in units.indices { try units.write(index, to: &writer) }
             }
         } catch {
             throw .damagedHistory(error)
         }
-        var isGrouped = true
-        var previousLast: OpID?
-        forEachRecord(upTo: records.count) { record, parents, operations in
-            let admitted = parents.map { order.admits(record.id, parents: $0) }
-                ?? previousLast.map { last in withUnsafePointer(to: last) { order.admits(record.id, parents: UnsafeBufferPointer(start: $0, count: 1)) } }
-            guard isGrouped, admitted ?? true else { return isGrouped = false }
-            previousLast = record.lastID
-            order.wrote(record.lastID)
-            writer.append(id: record.id, lamport: record.lamport, width: record.firstWidth, time: record.time,
-                          parents: parents, operations: operations)
-            guard record.keystrokes > 0 else { return }
-            let typed = IDRun(start: record.firstLastID.advanced(by: 1), length: Int(record.keystrokes))
-            var utf8: [UInt8]?
-            if case .insert(let object, _, .text) = operations[0] {
-                utf8 = state.utf8(object, typed)
-                precondition(utf8 != nil, "the document's state lacks the text typed by \(typed)")
-            }
-            (utf8 ?? []).withUnsafeBufferPointer { buffer in
-                writer.appendKeystrokes(Int(record.keystrokes), repeating: operations[0], deletingForward: record.deletesForward,
-                                        utf8: utf8 == nil ? nil : buffer)
-            }
-        }
-        return isGrouped ? writer.finish() : nil
+        return writer.finish()
+    }
+}
+
+/// A history read into changes and runs: a run is changes of one replica
+/// that each carry on from the one before (`BundleWriter.appendRepeats`),
+/// and follows the change it carries on from. Their text is left in the
+/// document's state until they are written.
+private struct HistoryUnits {
+    struct Unit {
+        /// The first change's id, Lamport value and time, and the counters
+        /// of all the unit's changes.
+        var id: OpID
+        var lamport: UInt64
+        var time: Int64
+        var width: UInt64
+        /// For a run: how many changes, what each does, and the time between them.
+        var run: (count: Int, edit: BundleWriter.RepeatedEdit, timeStep: Int64)?
+        /// For a change: where its parents and operations end in `parents` and `operations`.
+        var parentsEnd = 0, operationsEnd = 0
     }
 
-    /// Writes the changes of a bundle held to `writer`; false, at the first
-    /// change that `order` does not admit, if there is one.
-    private func write(_ bytes: [UInt8], to writer: inout BundleWriter, order: inout GroupedOrder,
-                       _ state: inout StateText) throws(DecodingError) -> Bool {
+    private var units: [Unit] = []
+    private var parents: [OpID] = []
+    private var operations: [Operation] = []
+    private var state: StateText
+
+    init(_ objects: ObjectTable) { state = StateText(objects) }
+
+    var indices: Range<Int> { units.indices }
+
+    /// The order `groupedByReplica` gives, or nil if it is the order read.
+    var groupedOrder: [Int]? {
+        units.withUnsafeBufferPointer { units in
+            parents.withUnsafeBufferPointer { parents in
+                ReplicaGrouping.order(
+                    count: units.count, id: { units[$0].id }, lastCounter: { units[$0].id.counter + units[$0].width - 1 },
+                    forEachParent: { index, body in
+                        // A run's changes name only the change before.
+                        guard units[index].run == nil else { return }
+                        let start = index == 0 ? 0 : units[index - 1].parentsEnd
+                        for parent in parents[start..<units[index].parentsEnd] { body(parent) }
+                    })
+            }
+        }
+    }
+
+    /// Reads the changes of a bundle held.
+    mutating func read(_ bytes: [UInt8]) throws(DecodingError) {
         var decoder = try ChangeDecoder(bytes, limits: .unlimited, insertedText: state.objects.insertedText, leavingTextOut: true)
         var current = ChangeDecoder.Current()
-        var runText = ScalarStorage()
-        var insert: [Operation] = []  // a change's one insert, its text from the state
-        func missingText(_ run: IDRun) -> DecodingError { .invalid("the state holds no text for the elements \(run)") }
+        var runText = ScalarStorage()  // unused: runs take their text from the state
         while try decoder.next(into: &current) {
-            guard current.parents.withUnsafeBufferPointer({ order.admits(current.id, parents: $0) }) else { return false }
-            order.wrote(current.lastID)
-            let operations: [Operation]
             if decoder.leavesTextOut, case .insertText(let object, let origin)? = current.edit {
                 let run = IDRun(start: current.id, length: Int(current.width))
-                guard let utf8 = state.utf8(object, run) else { throw missingText(run) }
-                insert.removeAll(keepingCapacity: true)
-                insert.append(.insert(object: object, origin: origin, content: .text(String(decoding: utf8, as: UTF8.self))))
-                operations = insert
+                guard let text = state.withUTF8(object, run, { String(decoding: $0, as: UTF8.self) }) else { throw Self.missingText(run) }
+                operations.append(.insert(object: object, origin: origin, content: .text(text)))
+            } else if let edit = current.edit {
+                operations.append(edit.operation(inserting: current.scalars[...]))
             } else {
-                operations = current.allOperations
+                operations.append(contentsOf: current.allOperations)
             }
-            current.parents.withUnsafeBufferPointer { parents in
-                operations.withUnsafeBufferPointer { operations in
-                    writer.append(id: current.id, lamport: current.lamport, width: current.width, time: current.time,
-                                  parents: parents, operations: operations)
-                }
-            }
+            parents.append(contentsOf: current.parents)
+            units.append(Unit(id: current.id, lamport: current.lamport, time: current.time, width: current.width,
+                              parentsEnd: parents.count, operationsEnd: operations.count))
             runText.removeAllKeepingCapacity()
             guard let edit = current.edit,
                   let run = try decoder.readContinuation(of: current, appendingTextTo: &runText, if: { _ in true })
             else { continue }
-            switch edit {
+            let repeated: BundleWriter.RepeatedEdit = switch edit {
             case .insertText(let object, _):
-                let typed = IDRun(start: current.lastID.advanced(by: 1), length: Int(run.width))
-                // Left out, the text is counted in scalars; held, in bytes.
-                let utf8 = decoder.leavesTextOut ? state.utf8(object, typed) : runText.utf8(of: [0..<runText.count])
-                guard let utf8 else { throw missingText(typed) }
-                let each: BundleWriter.TypedLength = decoder.leavesTextOut ? .scalars(run.lastWidth) : .utf8Bytes(UInt64(utf8.count / run.count))
-                utf8.withUnsafeBufferPointer { utf8 in
-                    writer.appendRepeats(run.count, .typing(object: object, each: each), width: run.width, timeStep: run.timeStep, utf8: utf8)
-                }
+                // The length column counts scalars when the text is left out, bytes when it is held.
+                .typing(object: object, each: decoder.leavesTextOut ? .scalars(run.textLengthEach) : .utf8Bytes(run.textLengthEach))
             case .delete(let object, let target):
-                writer.appendRepeats(run.count, .deleting(object: object, replica: target.start.replica, step: run.deleteStep,
-                                                          length: UInt64(target.length)),
-                                     width: run.width, timeStep: run.timeStep, utf8: nil)
+                .deleting(object: object, replica: target.start.replica, step: run.deleteStep, length: UInt64(target.length))
             }
-            order.wrote(run.lastStart.advanced(by: run.lastWidth - 1))
+            addRun(after: current.lastID, lamport: current.lastLamport + 1, time: current.time &+ run.timeStep,
+                   count: run.count, width: run.width, repeated, timeStep: run.timeStep)
         }
         try decoder.finish()
-        return true
     }
+
+    /// Adds a record of the history held decoded: its first change, and
+    /// its keystrokes as a run. `parents` nil means the last id of the
+    /// change before.
+    mutating func add(_ record: ChangeHistory.Record, parents: UnsafeBufferPointer<OpID>?, operations: UnsafeBufferPointer<Operation>) {
+        if let parents { self.parents.append(contentsOf: parents) } else { self.parents.append(lastID(of: units.count - 1)) }
+        self.operations.append(contentsOf: operations)
+        units.append(Unit(id: record.id, lamport: record.lamport, time: record.time, width: record.firstWidth,
+                          parentsEnd: self.parents.count, operationsEnd: self.operations.count))
+        guard record.keystrokes > 0 else { return }
+        let repeated: BundleWriter.RepeatedEdit
+        switch operations[0] {
+        case .insert(let object, _, .text):
+            repeated = .typing(object: object, each: .scalars(1))
+        case .delete(let object, let target):
+            repeated = .deleting(object: object, replica: target.start.replica, step: record.deletesForward ? 1 : -1, length: 1)
+        default:
+            preconditionFailure("record \(record.id) holds keystrokes of no run")
+        }
+        let count = Int(record.keystrokes)
+        addRun(after: record.firstLastID, lamport: record.lamport + record.firstWidth, time: record.time,
+               count: count, width: UInt64(count), repeated, timeStep: 0)
+    }
+
+    private mutating func addRun(after last: OpID, lamport: UInt64, time: Int64, count: Int, width: UInt64,
+                                 _ edit: BundleWriter.RepeatedEdit, timeStep: Int64) {
+        // Parents and operations end where the change's before it do.
+        units.append(Unit(id: last.advanced(by: 1), lamport: lamport, time: time, width: width, run: (count, edit, timeStep),
+                          parentsEnd: parents.count, operationsEnd: operations.count))
+    }
+
+    private func lastID(of index: Int) -> OpID { units[index].id.advanced(by: units[index].width - 1) }
+
+    /// Writes unit `index`; a run right after the unit before it of its replica.
+    mutating func write(_ index: Int, to writer: inout BundleWriter) throws(DecodingError) {
+        let unit = units[index]
+        guard let run = unit.run else {
+            let (parentsStart, operationsStart) = index == 0 ? (0, 0) : (units[index - 1].parentsEnd, units[index - 1].operationsEnd)
+            parents.withUnsafeBufferPointer { parents in
+                operations.withUnsafeBufferPointer { operations in
+                    writer.append(id: unit.id, lamport: unit.lamport, width: unit.width, time: unit.time,
+                                  parents: UnsafeBufferPointer(rebasing: parents[parentsStart..<unit.parentsEnd]),
+                                  operations: UnsafeBufferPointer(rebasing: operations[operationsStart..<unit.operationsEnd]))
+                }
+            }
+            return
+        }
+        guard case .typing(let object, _) = run.edit else {
+            return writer.appendRepeats(run.count, run.edit, width: unit.width, timeStep: run.timeStep, utf8: nil)
+        }
+        let typed = IDRun(start: unit.id, length: Int(unit.width))
+        let written: Void? = state.withUTF8(object, typed) { utf8 in
+            writer.appendRepeats(run.count, run.edit, width: unit.width, timeStep: run.timeStep, utf8: utf8)
+        }
+        guard written != nil else { throw Self.missingText(typed) }
+    }
+
+    private static func missingText(_ run: IDRun) -> DecodingError { .invalid("the state holds no text for the elements \(run)") }
 }
 
 /// Inserted text read from the document's state, the last text read held
@@ -125,57 +189,13 @@ private struct StateText {
 
     init(_ objects: ObjectTable) { self.objects = objects }
 
-    /// The UTF-8 that inserting the elements `run` into text `object` wrote.
-    mutating func utf8(_ object: ObjectID, _ run: IDRun) -> [UInt8]? {
+    /// Calls `body` with the UTF-8 that inserting the elements `run` into
+    /// text `object` wrote; nil if there is no such text.
+    mutating func withUTF8<Result>(_ object: ObjectID, _ run: IDRun, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
         if object != textID {
             guard let slot = objects.slots[object], slot.kind == .text else { return nil }
             (textID, text) = (object, objects.texts[slot.index])
         }
-        return text.utf8(of: run)
-    }
-}
-
-/// Whether changes written in the order held come in the order that
-/// `groupedByReplica` would give them, which writes on with a replica's
-/// next change while its parents are written, and otherwise goes on with
-/// the earliest change not yet written.
-///
-/// A replica's changes that another's split are in that order when the
-/// replica's next change had to wait: it names a change of another
-/// replica written after the replica's run before it ended (as when
-/// writers take turns, each merging the other's work). Changes
-/// made concurrently and applied as they met are not: those are regrouped.
-private struct GroupedOrder {
-    /// The highest counter written of each replica.
-    private var written = VersionVector()
-    /// The first counter of each replica written, and what had been written
-    /// when its last run of changes ended.
-    private var replicas = ReplicaMap<(first: UInt64, atRunEnd: VersionVector)>()
-    private var last: ReplicaID?
-    /// Past this many replicas, a replica coming back is left to
-    /// `groupedByReplica`: each run's end keeps a copy of `written`.
-    private static let maxReplicas = 64
-
-    /// Whether the change `id`, naming `parents`, comes next.
-    mutating func admits(_ id: OpID, parents: UnsafeBufferPointer<OpID>) -> Bool {
-        guard id.replica != last else { return true }
-        if let last { replicas[last]?.atRunEnd = written }
-        last = id.replica
-        guard let known = replicas[id.replica] else {
-            replicas[id.replica] = (id.counter, VersionVector())
-            return true
-        }
-        guard written.count <= Self.maxReplicas else { return false }
-        // It waited if a parent of another replica written here was not
-        // written yet when its run ended.
-        return parents.contains { parent in
-            guard parent.replica != id.replica, let other = replicas[parent.replica] else { return false }
-            return parent.counter > max(known.atRunEnd[parent.replica], other.first - 1)
-        }
-    }
-
-    /// Notes a change or run written, up to `lastID`.
-    mutating func wrote(_ lastID: OpID) {
-        written[lastID.replica] = lastID.counter
+        return text.withUTF8(of: run, body)
     }
 }

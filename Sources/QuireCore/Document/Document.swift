@@ -208,8 +208,8 @@ struct ObjectTable: Sendable {
     /// tombstones included, or nil if the text has no such elements. (A
     /// snapshot's history leaves inserted text out: the state holds it.)
     func insertedText(_ object: ObjectID, _ run: IDRun) -> String? {
-        guard let slot = slots[object], slot.kind == .text, let utf8 = texts[slot.index].utf8(of: run) else { return nil }
-        return String(decoding: utf8, as: UTF8.self)
+        guard let slot = slots[object], slot.kind == .text else { return nil }
+        return texts[slot.index].withUTF8(of: run) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The value a list element or register holds once written by operation `id`,

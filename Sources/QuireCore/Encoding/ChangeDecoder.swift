@@ -466,6 +466,9 @@ extension ChangeDecoder {
         var lastWidth: UInt64
         /// How much later each change's time is than the one's before.
         var timeStep: Int64 = 0
+        /// Typing: the text length of each change, in bytes of UTF-8, or
+        /// in scalars when the decoder `leavesTextOut`.
+        var textLengthEach: UInt64 = 0
     }
 
     /// Reads, all at once, the changes after `current` that continue it as
@@ -522,7 +525,8 @@ extension ChangeDecoder {
             else { return nil }
             continuation = Continuation(count: Int(count), width: width, isTyping: true,
                                         lastStart: current.lastID.advanced(by: width - widthEach + 1),
-                                        lastLamport: current.lastLamport + width - widthEach + 1, lastWidth: widthEach)
+                                        lastLamport: current.lastLamport + width - widthEach + 1, lastWidth: widthEach,
+                                        textLengthEach: widthEach)
         case .insertText:
             guard let bytesEach = try same(.textLength), bytesEach > 0,
                   bytesEach.multipliedReportingOverflow(by: count).partialValue <= UInt64(textBytes.endIndex - textOffset),
@@ -537,7 +541,8 @@ extension ChangeDecoder {
             let lastWidth = UInt64(lastCount)
             continuation = Continuation(count: Int(count), width: width, isTyping: true,
                                         lastStart: current.lastID.advanced(by: width - lastWidth + 1),
-                                        lastLamport: current.lastLamport + width - lastWidth + 1, lastWidth: lastWidth)
+                                        lastLamport: current.lastLamport + width - lastWidth + 1, lastWidth: lastWidth,
+                                        textLengthEach: bytesEach)
         case .delete(_, let target):
             // The decoder checked `target.length` against the limit when it read it.
             let length = UInt64(target.length)

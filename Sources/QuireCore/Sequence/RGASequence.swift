@@ -201,9 +201,18 @@ extension RGASequence<Unicode.Scalar> {
 }
 
 extension RGASequence where Element == Unicode.Scalar {
-    /// The UTF-8 of the elements with the ids `run`, tombstones included,
-    /// or nil if one is missing: the text an insert wrote.
-    func utf8(of run: IDRun) -> [UInt8]? {
-        contentRanges(of: run).map(content.utf8(of:))
+    /// Calls `body` with the UTF-8 of the elements with the ids `run`,
+    /// tombstones included (the text an insert wrote); nil if one is
+    /// missing. ASCII text in one span is read in place: a history's
+    /// encode reads a few scalars at a time, and copying them into arrays
+    /// cost more than finding them.
+    func withUTF8<Result>(of run: IDRun, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        guard run.length <= tree.summary.total, let location = tree.find(run.start) else { return nil }
+        let span = tree.span(location.leaf, location.slot)
+        if Int(span.length) - location.offset >= run.length {
+            let start = Int(span.contentStart) + location.offset
+            if let result = content.withASCII(start..<start + run.length, body) { return result }
+        }
+        return contentRanges(of: run).map { content.utf8(of: $0).withUnsafeBufferPointer(body) }
     }
 }

@@ -389,6 +389,17 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         return bytes.withUnsafeBytes { bytes in range.map { Self.scalar(in: bytes, at: $0) } }[...]
     }
 
+    /// Calls `body` with the scalars in `range` as they are stored, if they
+    /// are ASCII: then they are their UTF-8. Nil otherwise.
+    func withASCII<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ScalarStorage range out of bounds")
+        guard !isWide else { return nil }
+        return bytes.withUnsafeBufferPointer { bytes in
+            let scalars = UnsafeBufferPointer(rebasing: bytes[range])
+            return scalars.reduce(0, |) < 0x80 ? body(scalars) : nil
+        }
+    }
+
     /// The UTF-8 of the scalars in `ranges`, one range after another (a
     /// snapshot's text: its runs' scalars in document order).
     func utf8(of ranges: [Range<Int>]) -> [UInt8] {
