@@ -2,22 +2,41 @@ import Testing
 import QuireTestSupport
 @testable import QuireCore
 
-/// `Document.encodeChanges()` writes a whole history straight from its
+/// `Document.encodeChanges(since:)` writes a history straight from its
 /// bundles and records (`ChangeHistory.encodedWithText`): the bytes must be
 /// exactly those that encoding the history's `Change` values, regrouped by
-/// replica, gives, from every form a history is held in.
+/// replica, gives, from every form a history is held in, whole or from any
+/// version on.
 @Suite struct HistoryEncodingTests {
     /// What encoding the history change by change gives.
-    static func encodedFromChanges(_ doc: Document) throws -> [UInt8] {
-        ChangeEncoding.encode(try doc.changes(since: doc.history.start).groupedByReplica())
+    static func encodedFromChanges(_ doc: Document, since version: VersionVector? = nil) throws -> [UInt8] {
+        ChangeEncoding.encode(try doc.changes(since: version ?? doc.history.start).groupedByReplica())
     }
 
     /// Checks that `doc`'s history written straight is the one written from
-    /// its changes, and that a fresh replica applying it gets `doc`'s state.
+    /// its changes, whole and from versions that cut it anywhere (after
+    /// every few changes, and at every few counters of each replica, inside
+    /// runs of typing), and that a fresh replica applying it gets `doc`'s state.
     static func expectSameBytes(_ doc: Document, _ comment: Comment) throws {
-        let direct = try doc.history.encodedWithText(doc.objects)
+        let direct = try doc.history.encodedWithText(from: doc.history.start, doc.objects)
         #expect(direct == (try encodedFromChanges(doc)), comment)
-        #expect(try doc.encodeChanges() == direct, comment)
+        #expect(try doc.encodeChanges(since: doc.history.start) == direct, comment)
+        var cuts: [VersionVector] = []
+        var version = doc.history.start
+        for (index, change) in try doc.changes(since: doc.history.start).enumerated() {
+            version[change.replica] = change.lastID.counter
+            if index % 11 == 2 { cuts.append(version) }
+        }
+        for replica in doc.versionVector.replicas {
+            for counter in stride(from: doc.history.start[replica], through: doc.versionVector[replica], by: 7) {
+                var cut = doc.history.start
+                cut[replica] = counter
+                cuts.append(cut)
+            }
+        }
+        for cut in cuts {
+            #expect(try doc.encodeChanges(since: cut) == (try encodedFromChanges(doc, since: cut)), "\(comment) since \(cut)")
+        }
         guard doc.history.start.isEmpty else { return }
         var fresh = Document(replica: ReplicaID(77))
         try fresh.applyEncoded(direct)

@@ -1,44 +1,34 @@
 extension ChangeHistory {
-    /// Every change held as one bundle that holds its text (what
-    /// `Document.encodeChanges()` sends), in the order `groupedByReplica`
-    /// gives: the same bytes as `ChangeEncoding.encode` of the changes
-    /// regrouped.
+    /// The changes held that `from` lacks, as one bundle that holds its text
+    /// (what `Document.encodeChanges(since:)` sends), in the order
+    /// `groupedByReplica` gives: the same bytes as `ChangeEncoding.encode`
+    /// of `changes(from:)` regrouped.
     ///
     /// Read from the bundles and records as `HistoryUnits`, changes and runs
     /// of typing or deleting, not as `Change` values; the text comes from
     /// `objects`, the document's state, a run's in one piece. Going through
     /// `Change` values, a replayed automerge-paper (259,779 changes) took
     /// about 190 ms to encode, seven times its replay.
-    func encodedWithText(_ objects: ObjectTable) throws(DocumentError) -> [UInt8] {
-        var tables = BundleTables()
+    func encodedWithText(from: VersionVector, _ objects: ObjectTable) throws(DocumentError) -> [UInt8] {
+        guard from.includes(start) else { throw .historyUnavailable(start: start) }
         var units = HistoryUnits(objects)
         do {
-            for bundle in bundles {
-                var body = try ChangeEncoding.open(bundle.bytes, elidedTextAllowed: true).body
-                let (replicas, keys) = try ChangeEncoding.readTables(&body)
-                tables.note(replicas: replicas, keys: keys)
-                try units.read(bundle.bytes)
+            // Bundles up to the last one whose changes (with those before it) `from` has are not read.
+            for bundle in bundles.drop(while: { from.includes($0.version) }) { try units.read(bundle.bytes) }
+            forEachRecord(upTo: records.count) { record, parents, operations in
+                units.add(record, parents: parents, operations: operations)
             }
-        } catch {
-            throw .damagedHistory(error)
-        }
-        forEachRecord(upTo: records.count) { record, parents, operations in
-            tables.note(record.id.replica)
-            if let parents { for parent in parents { tables.note(parent.replica) } }
-            tables.note(operations)
-            units.add(record, parents: parents, operations: operations)
-        }
-        var writer = BundleWriter(tables, elidingText: false)
-        do {
+            try units.dropChanges(in: from)
+            var writer = BundleWriter(units.tables, elidingText: false)
             if let order = units.groupedOrder {
                 for index in order { try units.write(index, to: &writer) }
             } else {
                 for index in units.indices { try units.write(index, to: &writer) }
             }
+            return writer.finish()
         } catch {
             throw .damagedHistory(error)
         }
-        return writer.finish()
     }
 }
 
@@ -54,10 +44,24 @@ private struct HistoryUnits {
         var lamport: UInt64
         var time: Int64
         var width: UInt64
-        /// For a run: how many changes, what each does, and the time between them.
-        var run: (count: Int, edit: BundleWriter.RepeatedEdit, timeStep: Int64)?
-        /// For a change: where its parents and operations end in `parents` and `operations`.
-        var parentsEnd = 0, operationsEnd = 0
+        var run: Run?
+        /// For a change: its parents and operations in `parents` and `operations`.
+        var parents = 0..<0, operations = 0..<0
+
+        var lastCounter: UInt64 { id.counter + width - 1 }
+    }
+
+    struct Run {
+        var count: Int
+        var edit: BundleWriter.RepeatedEdit
+        var timeStep: Int64
+        /// The counters each change takes, when they are the same for all
+        /// (nil for typing read with its text whose changes each insert as
+        /// many bytes but not as many scalars: see `changeWidths`).
+        var changeWidth: UInt64?
+        /// Deleting: the first counter the first change deletes (as read:
+        /// a run is cut once at most, and the writer follows its deletes on).
+        var deleteStart: UInt64 = 0
     }
 
     private var units: [Unit] = []
@@ -69,17 +73,34 @@ private struct HistoryUnits {
 
     var indices: Range<Int> { units.indices }
 
+    /// The replicas and keys the units name.
+    var tables: BundleTables {
+        var tables = BundleTables()
+        parents.withUnsafeBufferPointer { parents in
+            operations.withUnsafeBufferPointer { operations in
+                for unit in units {
+                    tables.note(unit.id.replica)
+                    if let run = unit.run {
+                        tables.note(run.edit)
+                    } else {
+                        for parent in parents[unit.parents] { tables.note(parent.replica) }
+                        tables.note(UnsafeBufferPointer(rebasing: operations[unit.operations]))
+                    }
+                }
+            }
+        }
+        return tables
+    }
+
     /// The order `groupedByReplica` gives, or nil if it is the order read.
     var groupedOrder: [Int]? {
         units.withUnsafeBufferPointer { units in
             parents.withUnsafeBufferPointer { parents in
                 ReplicaGrouping.order(
-                    count: units.count, id: { units[$0].id }, lastCounter: { units[$0].id.counter + units[$0].width - 1 },
+                    count: units.count, id: { units[$0].id }, lastCounter: { units[$0].lastCounter },
                     forEachParent: { index, body in
                         // A run's changes name only the change before.
-                        guard units[index].run == nil else { return }
-                        let start = index == 0 ? 0 : units[index - 1].parentsEnd
-                        for parent in parents[start..<units[index].parentsEnd] { body(parent) }
+                        for parent in parents[units[index].parents] { body(parent) }
                     })
             }
         }
@@ -89,33 +110,40 @@ private struct HistoryUnits {
     mutating func read(_ bytes: [UInt8]) throws(DecodingError) {
         var decoder = try ChangeDecoder(bytes, limits: .unlimited, insertedText: state.objects.insertedText, leavingTextOut: true)
         var current = ChangeDecoder.Current()
-        var runText = ScalarStorage()  // unused: runs take their text from the state
+        var runText = ScalarStorage()  // runs take their text from the state, but for counting it
         while try decoder.next(into: &current) {
+            let operationsStart = operations.count
             if decoder.leavesTextOut, case .insertText(let object, let origin)? = current.edit {
                 let run = IDRun(start: current.id, length: Int(current.width))
-                guard let text = state.withUTF8(object, run, { String(decoding: $0, as: UTF8.self) }) else { throw Self.missingText(run) }
-                operations.append(.insert(object: object, origin: origin, content: .text(text)))
+                operations.append(.insert(object: object, origin: origin, content: .text(try text(of: object, run))))
             } else if let edit = current.edit {
                 operations.append(edit.operation(inserting: current.scalars[...]))
             } else {
                 operations.append(contentsOf: current.allOperations)
             }
+            let parentsStart = parents.count
             parents.append(contentsOf: current.parents)
             units.append(Unit(id: current.id, lamport: current.lamport, time: current.time, width: current.width,
-                              parentsEnd: parents.count, operationsEnd: operations.count))
+                              parents: parentsStart..<parents.count, operations: operationsStart..<operations.count))
             runText.removeAllKeepingCapacity()
             guard let edit = current.edit,
-                  let run = try decoder.readContinuation(of: current, appendingTextTo: &runText, if: { _ in true })
+                  let continuation = try decoder.readContinuation(of: current, appendingTextTo: &runText, if: { _ in true })
             else { continue }
-            let repeated: BundleWriter.RepeatedEdit = switch edit {
+            var run = Run(count: continuation.count, edit: .typing(object: edit.object, each: .scalars(1)), timeStep: continuation.timeStep)
+            switch edit {
             case .insertText(let object, _):
                 // The length column counts scalars when the text is left out, bytes when it is held.
-                .typing(object: object, each: decoder.leavesTextOut ? .scalars(run.textLengthEach) : .utf8Bytes(run.textLengthEach))
+                let each = continuation.textLengthEach
+                run.edit = .typing(object: object, each: decoder.leavesTextOut ? .scalars(each) : .utf8Bytes(each))
+                let isEven = decoder.leavesTextOut || runText.count == continuation.count * Int(continuation.lastWidth)
+                run.changeWidth = isEven ? continuation.lastWidth : nil
             case .delete(let object, let target):
-                .deleting(object: object, replica: target.start.replica, step: run.deleteStep, length: UInt64(target.length))
+                run.edit = .deleting(object: object, replica: target.start.replica, step: continuation.deleteStep, length: UInt64(target.length))
+                run.changeWidth = UInt64(target.length)
+                run.deleteStart = UInt64(bitPattern: Int64(bitPattern: continuation.deleteStart) &+ continuation.deleteStep)
             }
-            addRun(after: current.lastID, lamport: current.lastLamport + 1, time: current.time &+ run.timeStep,
-                   count: run.count, width: run.width, repeated, timeStep: run.timeStep)
+            addRun(run, after: current.lastID, lamport: current.lastLamport + 1, time: current.time &+ continuation.timeStep,
+                   width: continuation.width)
         }
         try decoder.finish()
     }
@@ -124,44 +152,115 @@ private struct HistoryUnits {
     /// its keystrokes as a run. `parents` nil means the last id of the
     /// change before.
     mutating func add(_ record: ChangeHistory.Record, parents: UnsafeBufferPointer<OpID>?, operations: UnsafeBufferPointer<Operation>) {
+        let (parentsStart, operationsStart) = (self.parents.count, self.operations.count)
         if let parents { self.parents.append(contentsOf: parents) } else { self.parents.append(lastID(of: units.count - 1)) }
         self.operations.append(contentsOf: operations)
         units.append(Unit(id: record.id, lamport: record.lamport, time: record.time, width: record.firstWidth,
-                          parentsEnd: self.parents.count, operationsEnd: self.operations.count))
+                          parents: parentsStart..<self.parents.count, operations: operationsStart..<self.operations.count))
         guard record.keystrokes > 0 else { return }
-        let repeated: BundleWriter.RepeatedEdit
+        let count = Int(record.keystrokes)
+        var run = Run(count: count, edit: .typing(object: .root, each: .scalars(1)), timeStep: 0, changeWidth: 1)
         switch operations[0] {
         case .insert(let object, _, .text):
-            repeated = .typing(object: object, each: .scalars(1))
+            run.edit = .typing(object: object, each: .scalars(1))
         case .delete(let object, let target):
-            repeated = .deleting(object: object, replica: target.start.replica, step: record.deletesForward ? 1 : -1, length: 1)
+            let step: Int64 = record.deletesForward ? 1 : -1
+            run.edit = .deleting(object: object, replica: target.start.replica, step: step, length: 1)
+            run.deleteStart = UInt64(bitPattern: Int64(bitPattern: target.start.counter) &+ step)
         default:
             preconditionFailure("record \(record.id) holds keystrokes of no run")
         }
-        let count = Int(record.keystrokes)
-        addRun(after: record.firstLastID, lamport: record.lamport + record.firstWidth, time: record.time,
-               count: count, width: UInt64(count), repeated, timeStep: 0)
+        addRun(run, after: record.firstLastID, lamport: record.lamport + record.firstWidth, time: record.time, width: UInt64(count))
     }
 
-    private mutating func addRun(after last: OpID, lamport: UInt64, time: Int64, count: Int, width: UInt64,
-                                 _ edit: BundleWriter.RepeatedEdit, timeStep: Int64) {
-        // Parents and operations end where the change's before it do.
-        units.append(Unit(id: last.advanced(by: 1), lamport: lamport, time: time, width: width, run: (count, edit, timeStep),
-                          parentsEnd: parents.count, operationsEnd: operations.count))
+    private mutating func addRun(_ run: Run, after last: OpID, lamport: UInt64, time: Int64, width: UInt64) {
+        units.append(Unit(id: last.advanced(by: 1), lamport: lamport, time: time, width: width, run: run))
     }
 
     private func lastID(of index: Int) -> OpID { units[index].id.advanced(by: units[index].width - 1) }
+
+    /// Drops the changes `from` holds: whole units, or the first changes of
+    /// a run, whose first change kept then becomes a change of its own,
+    /// naming the one before (as does the first change of a run whose
+    /// change before is dropped).
+    mutating func dropChanges(in from: VersionVector) throws(DecodingError) {
+        guard !from.isEmpty else { return }
+        var kept: [Unit] = []
+        kept.reserveCapacity(units.count)
+        var previousKept = false
+        for unit in units {
+            let known = from[unit.id.replica]
+            defer { previousKept = unit.lastCounter > known }
+            guard unit.lastCounter > known else { continue }
+            guard var run = unit.run, !previousKept || known >= unit.id.counter else {
+                kept.append(unit)
+                continue
+            }
+            // The first change kept, the first whose last counter `from`
+            // lacks: `offset` counters into the run, `width` counters wide.
+            var (first, offset, width) = (0, UInt64(0), run.changeWidth ?? 0)
+            if let changeWidth = run.changeWidth {
+                first = known >= unit.id.counter ? Int((known - unit.id.counter + 1) / changeWidth) : 0
+                offset = UInt64(first) * changeWidth
+            } else {
+                let widths = try changeWidths(of: unit)
+                while unit.id.counter + offset + widths[first] - 1 <= known {
+                    offset += widths[first]
+                    first += 1
+                }
+                width = widths[first]
+            }
+            let id = unit.id.advanced(by: offset)
+            let operation: Operation
+            switch run.edit {
+            case .typing(let object, _):
+                let typed = IDRun(start: id, length: Int(width))
+                operation = .insert(object: object, origin: OpID(replica: id.replica, counter: id.counter - 1),
+                                    content: .text(try text(of: object, typed)))
+            case .deleting(let object, let replica, let step, let length):
+                let start = UInt64(bitPattern: Int64(bitPattern: run.deleteStart) &+ step &* Int64(first))
+                operation = .delete(object: object, target: IDRun(start: OpID(replica: replica, counter: start), length: Int(length)))
+            }
+            let time = unit.time &+ run.timeStep &* Int64(first)
+            parents.append(OpID(replica: id.replica, counter: id.counter - 1))
+            operations.append(operation)
+            kept.append(Unit(id: id, lamport: unit.lamport + offset, time: time, width: width,
+                             parents: (parents.count - 1)..<parents.count, operations: (operations.count - 1)..<operations.count))
+            run.count -= first + 1
+            if run.count > 0 {
+                kept.append(Unit(id: id.advanced(by: width), lamport: unit.lamport + offset + width, time: time &+ run.timeStep,
+                                 width: unit.width - offset - width, run: run))
+            }
+        }
+        units = kept
+    }
+
+    /// The scalars each change of a run of typing inserts, for a run
+    /// whose changes each insert as many bytes but not as many scalars:
+    /// counted on its text, one change's bytes at a time.
+    private mutating func changeWidths(of unit: Unit) throws(DecodingError) -> [UInt64] {
+        guard case .typing(let object, .utf8Bytes(let bytesEach))? = unit.run?.edit else {
+            preconditionFailure("only typing read with its text has changes of different widths")
+        }
+        let typed = IDRun(start: unit.id, length: Int(unit.width))
+        let widths = state.withUTF8(object, typed) { utf8 in
+            stride(from: 0, to: utf8.count, by: Int(bytesEach)).map { start in
+                UInt64(utf8[start..<(start + Int(bytesEach))].count { $0 & 0xC0 != 0x80 })  // bytes that start a scalar
+            }
+        }
+        guard let widths else { throw Self.missingText(typed) }
+        return widths
+    }
 
     /// Writes unit `index`; a run right after the unit before it of its replica.
     mutating func write(_ index: Int, to writer: inout BundleWriter) throws(DecodingError) {
         let unit = units[index]
         guard let run = unit.run else {
-            let (parentsStart, operationsStart) = index == 0 ? (0, 0) : (units[index - 1].parentsEnd, units[index - 1].operationsEnd)
             parents.withUnsafeBufferPointer { parents in
                 operations.withUnsafeBufferPointer { operations in
                     writer.append(id: unit.id, lamport: unit.lamport, width: unit.width, time: unit.time,
-                                  parents: UnsafeBufferPointer(rebasing: parents[parentsStart..<unit.parentsEnd]),
-                                  operations: UnsafeBufferPointer(rebasing: operations[operationsStart..<unit.operationsEnd]))
+                                  parents: UnsafeBufferPointer(rebasing: parents[unit.parents]),
+                                  operations: UnsafeBufferPointer(rebasing: operations[unit.operations]))
                 }
             }
             return
@@ -174,6 +273,12 @@ private struct HistoryUnits {
             writer.appendRepeats(run.count, run.edit, width: unit.width, timeStep: run.timeStep, utf8: utf8)
         }
         guard written != nil else { throw Self.missingText(typed) }
+    }
+
+    /// The text inserting the elements `run` into `object` wrote.
+    private mutating func text(of object: ObjectID, _ run: IDRun) throws(DecodingError) -> String {
+        guard let text = state.withUTF8(object, run, { String(decoding: $0, as: UTF8.self) }) else { throw Self.missingText(run) }
+        return text
     }
 
     private static func missingText(_ run: IDRun) -> DecodingError { .invalid("the state holds no text for the elements \(run)") }

@@ -37,10 +37,15 @@ struct BundleTables {
         if let creator = object.creator { note(creator.replica) }
     }
 
-    /// Notes the tables of a bundle whose changes will be written again.
-    mutating func note(replicas: [ReplicaID], keys: [String]) {
-        for replica in replicas { note(replica) }
-        self.keys.formUnion(keys)
+    /// Notes what the changes of a run name besides their replica.
+    mutating func note(_ edit: BundleWriter.RepeatedEdit) {
+        switch edit {
+        case .typing(let object, _):
+            note(object)
+        case .deleting(let object, let replica, _, _):
+            note(object)
+            note(replica)
+        }
     }
 }
 

@@ -149,8 +149,7 @@ extension Document {
         if version.isEmpty, let bundle = history.wholeHistoryBundle {
             return bundle  // the whole history arrived as one bundle: send it as it is
         }
-        if version == history.start { return try history.encodedWithText(objects) }
-        return ChangeEncoding.encode(try changes(since: version).groupedByReplica())
+        return try history.encodedWithText(from: version, objects)
     }
 
     /// Decodes a change bundle and applies it (see `apply(_:)`).
