@@ -205,4 +205,25 @@ import QuireTestSupport
         }
         #expect(reordered > 0)
     }
+
+    /// A snapshot's history may hold a caught-up bundle with its text, and
+    /// its state is not made from that history: where the two disagree,
+    /// encoding the history reports it rather than trapping.
+    @Test func aStateWhoseTextIsNotTheHistorysIsReported() throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        for index in 0..<30 { try source.transact { tx in try tx.insertText(text, at: 2 * index, "ab") } }
+        var copy = Document(replica: ReplicaID(2))
+        try copy.applyEncoded(source.encodeChanges())
+        try copy.transact { tx in try tx.insertText(text, at: 0, "z") }
+        var cut = VersionVector()
+        cut[ReplicaID(1)] = 20
+        #expect(try copy.encodeChanges(since: cut) == (try Self.encodedFromChanges(copy, since: cut)))
+        // One letter typed after the cut becomes a scalar of two bytes.
+        let slot = try #require(copy.objects.slots[text]).index
+        copy.objects.texts[slot].content.bytes[40] = 0xE9
+        for version in [VersionVector(), cut] {
+            #expect(throws: DocumentError.self) { try copy.encodeChanges(since: version) }
+        }
+    }
 }

@@ -243,12 +243,16 @@ private struct HistoryUnits {
             preconditionFailure("only typing read with its text has changes of different widths")
         }
         let typed = IDRun(start: unit.id, length: Int(unit.width))
-        let widths = state.withUTF8(object, typed) { utf8 in
-            stride(from: 0, to: utf8.count, by: Int(bytesEach)).map { start in
+        let widths = state.withUTF8(object, typed) { utf8 -> [UInt64]? in
+            guard Self.fits(utf8, unit.run!) else { return nil }
+            let widths = stride(from: 0, to: utf8.count, by: Int(bytesEach)).map { start in
                 UInt64(utf8[start..<(start + Int(bytesEach))].count { $0 & 0xC0 != 0x80 })  // bytes that start a scalar
             }
+            // Each change's bytes start a scalar if the text is the one typed.
+            return widths.contains(0) ? nil : widths
         }
         guard let widths else { throw Self.missingText(typed) }
+        guard let widths else { throw Self.mismatchedText(typed) }
         return widths
     }
 
@@ -269,10 +273,21 @@ private struct HistoryUnits {
             return writer.appendRepeats(run.count, run.edit, width: unit.width, timeStep: run.timeStep, utf8: nil)
         }
         let typed = IDRun(start: unit.id, length: Int(unit.width))
-        let written: Void? = state.withUTF8(object, typed) { utf8 in
+        let written: Bool? = state.withUTF8(object, typed) { utf8 in
+            guard Self.fits(utf8, run) else { return false }
             writer.appendRepeats(run.count, run.edit, width: unit.width, timeStep: run.timeStep, utf8: utf8)
+            return true
         }
-        guard written != nil else { throw Self.missingText(typed) }
+        guard let written else { throw Self.missingText(typed) }
+        guard written else { throw Self.mismatchedText(typed) }
+    }
+
+    /// Whether `utf8`, read from the state, is as many bytes as a run of
+    /// typing read with its text says each change typed. (A snapshot's
+    /// history may hold such a run, and its state is not made from it.)
+    private static func fits(_ utf8: UnsafeBufferPointer<UInt8>, _ run: Run) -> Bool {
+        guard case .typing(_, .utf8Bytes(let bytesEach)) = run.edit else { return true }
+        return utf8.count == run.count * Int(bytesEach)
     }
 
     /// The text inserting the elements `run` into `object` wrote.
@@ -282,6 +297,9 @@ private struct HistoryUnits {
     }
 
     private static func missingText(_ run: IDRun) -> DecodingError { .invalid("the state holds no text for the elements \(run)") }
+    private static func mismatchedText(_ run: IDRun) -> DecodingError {
+        .invalid("the state's text for the elements \(run) is not the text the history typed")
+    }
 }
 
 /// Inserted text read from the document's state, the last text read held
