@@ -29,7 +29,8 @@ struct ChangeDecoder: ~Copyable {
             Change(id: id, lamport: lamport, parents: parents, time: time, operations: allOperations, width: width)
         }
 
-        /// The change's operations, however they were read.
+        /// The change's operations, however they were read. (From a decoder
+        /// that `leavesTextOut`, a text insert read as `edit` has no text.)
         var allOperations: [Operation] {
             edit.map { [$0.operation(inserting: scalars[...])] } ?? (edits.isEmpty ? operations : editOperations)
         }
