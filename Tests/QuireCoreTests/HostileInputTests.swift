@@ -89,6 +89,7 @@ import QuireTestSupport
         let forged = Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body + history.bytes)
         let loaded = try Document(snapshot: forged, replica: ReplicaID(6))
         #expect(throws: DocumentError.self) { try loaded.allChanges() }
+        #expect(throws: DocumentError.self) { try loaded.encodeChanges() }
         do {
             _ = try loaded.allChanges()
         } catch {

@@ -153,13 +153,12 @@ struct BundleWriter: ~Copyable {
     /// operation was `first`, each repeating it one element on
     /// (`ChangeHistory.Record.keystrokes`): typing one scalar right after
     /// the one before, or deleting the element one counter above
-    /// (`deletingForward`) or below the one before. Unless the writer
-    /// elides text, `utf8` is the text they type.
-    mutating func appendKeystrokes(_ count: Int, repeating first: Operation, deletingForward: Bool,
-                                   utf8: UnsafeBufferPointer<UInt8>? = nil) {
+    /// (`deletingForward`) or below the one before, written without their
+    /// text (a history's own bundle: the state holds it).
+    mutating func appendKeystrokes(_ count: Int, repeating first: Operation, deletingForward: Bool) {
         switch first {
         case .insert(let object, _, .text):
-            appendRepeats(count, .typing(object: object, each: .scalars(1)), width: UInt64(count), timeStep: 0, utf8: utf8)
+            appendRepeats(count, .typing(object: object, each: .scalars(1)), width: UInt64(count), timeStep: 0, utf8: nil)
         case .delete(let object, let target):
             appendRepeats(count, .deleting(object: object, replica: target.start.replica, step: deletingForward ? 1 : -1, length: 1),
                           width: UInt64(count), timeStep: 0, utf8: nil)

@@ -380,7 +380,7 @@ struct ChangeDecoder: ~Copyable {
     private mutating func nextElidedTextLength(at id: OpID) throws(DecodingError) -> UInt64 {
         let count = try next(.textLength)
         guard count > 0, count <= UInt64(limits.maxOperationWidth) else {
-            throw .invalid("the state holds no text for the \(count) scalars inserted at \(id)")
+            throw .invalid("the text insert at \(id) has \(count) scalars, none or more than the limit")
         }
         return count
     }
