@@ -246,7 +246,7 @@ private struct HistoryUnits {
         let widths = state.withUTF8(object, typed) { utf8 -> [UInt64]? in
             guard Self.fits(utf8, unit.run!) else { return nil }
             let widths = stride(from: 0, to: utf8.count, by: Int(bytesEach)).map { start in
-                UInt64(utf8[start..<(start + Int(bytesEach))].count { $0 & 0xC0 != 0x80 })  // bytes that start a scalar
+                UInt64(UnsafeBufferPointer(rebasing: utf8[start..<(start + Int(bytesEach))]).unicodeScalarCount)
             }
             // Each change's bytes start a scalar if the text is the one typed.
             return widths.contains(0) ? nil : widths

@@ -292,9 +292,7 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     @usableFromInline
     mutating func append(decodingUTF8 buffer: UnsafeBufferPointer<UInt8>, textLength: Int) -> Int? {
         guard buffer.isEmpty || (textLength > 0 && buffer.count % textLength == 0) else { return nil }
-        // The bytes ORed, in a loop that vectorises: `allSatisfy` stops
-        // early and does not, at several instructions a byte of a paste.
-        if !isWide, buffer.reduce(0, |) < 0x80 {
+        if !isWide, buffer.isASCII {
             // ASCII, most text: a byte a scalar, copied in one go (here,
             // not through `appendNarrowBytes`: a call a keystroke costs).
             bytes.reserveGrowingByAThird(adding: buffer.count)
@@ -396,7 +394,7 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         guard !isWide else { return nil }
         return bytes.withUnsafeBufferPointer { bytes in
             let scalars = UnsafeBufferPointer(rebasing: bytes[range])
-            return scalars.reduce(0, |) < 0x80 ? body(scalars) : nil
+            return scalars.isASCII ? body(scalars) : nil
         }
     }
 
@@ -410,10 +408,9 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
             // Narrow ASCII, the usual text: each range is its bytes, copied
             // into an array of the exact size. (Appended a range at a time,
             // a run of a few letters cost a couple of hundred instructions:
-            // a third of a snapshot encode.) Or-ing the bytes together
-            // vectorises; a test per byte does not. Only the ranges are
-            // read: a history's runs of typing ask for a few scalars at a time.
-            if !isWide && ranges.allSatisfy({ UnsafeBufferPointer(rebasing: buffer[$0]).reduce(0, |) < 0x80 }) {
+            // a third of a snapshot encode.) Only the ranges are read: a
+            // history's runs of typing ask for a few scalars at a time.
+            if !isWide && ranges.allSatisfy({ UnsafeBufferPointer(rebasing: buffer[$0]).isASCII }) {
                 let total = ranges.reduce(0) { $0 + $1.count }
                 return [UInt8](unsafeUninitializedCapacity: total) { target, written in
                     for range in ranges where !range.isEmpty {
