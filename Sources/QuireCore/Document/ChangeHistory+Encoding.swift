@@ -59,9 +59,10 @@ private struct HistoryUnits {
         /// (nil for typing read with its text whose changes each insert as
         /// many bytes but not as many scalars: see `changeWidths`).
         var changeWidth: UInt64?
-        /// Deleting: the first counter the first change deletes (as read:
-        /// a run is cut once at most, and the writer follows its deletes on).
-        var deleteStart: UInt64 = 0
+        /// Deleting: the first counter the change before the run deletes
+        /// (as read: a run is cut once at most, and the writer follows its
+        /// deletes on).
+        var deleteBefore: UInt64 = 0
     }
 
     private var units: [Unit] = []
@@ -129,18 +130,18 @@ private struct HistoryUnits {
             guard let edit = current.edit,
                   let continuation = try decoder.readContinuation(of: current, appendingTextTo: &runText, if: { _ in true })
             else { continue }
-            var run = Run(count: continuation.count, edit: .typing(object: edit.object, each: .scalars(1)), timeStep: continuation.timeStep)
+            let run: Run
             switch edit {
             case .insertText(let object, _):
                 // The length column counts scalars when the text is left out, bytes when it is held.
                 let each = continuation.textLengthEach
-                run.edit = .typing(object: object, each: decoder.leavesTextOut ? .scalars(each) : .utf8Bytes(each))
                 let isEven = decoder.leavesTextOut || runText.count == continuation.count * Int(continuation.lastWidth)
-                run.changeWidth = isEven ? continuation.lastWidth : nil
+                run = Run(count: continuation.count, edit: .typing(object: object, each: decoder.leavesTextOut ? .scalars(each) : .utf8Bytes(each)),
+                          timeStep: continuation.timeStep, changeWidth: isEven ? continuation.lastWidth : nil)
             case .delete(let object, let target):
-                run.edit = .deleting(object: object, replica: target.start.replica, step: continuation.deleteStep, length: UInt64(target.length))
-                run.changeWidth = UInt64(target.length)
-                run.deleteStart = UInt64(bitPattern: Int64(bitPattern: continuation.deleteStart) &+ continuation.deleteStep)
+                let length = UInt64(target.length)
+                run = Run(count: continuation.count, edit: .deleting(object: object, replica: target.start.replica, step: continuation.deleteStep, length: length),
+                          timeStep: continuation.timeStep, changeWidth: length, deleteBefore: continuation.deleteStart)
             }
             addRun(run, after: current.lastID, lamport: current.lastLamport + 1, time: current.time &+ continuation.timeStep,
                    width: continuation.width)
@@ -159,17 +160,11 @@ private struct HistoryUnits {
                           parents: parentsStart..<self.parents.count, operations: operationsStart..<self.operations.count))
         guard record.keystrokes > 0 else { return }
         let count = Int(record.keystrokes)
-        var run = Run(count: count, edit: .typing(object: .root, each: .scalars(1)), timeStep: 0, changeWidth: 1)
-        switch operations[0] {
-        case .insert(let object, _, .text):
-            run.edit = .typing(object: object, each: .scalars(1))
-        case .delete(let object, let target):
-            let step: Int64 = record.deletesForward ? 1 : -1
-            run.edit = .deleting(object: object, replica: target.start.replica, step: step, length: 1)
-            run.deleteStart = UInt64(bitPattern: Int64(bitPattern: target.start.counter) &+ step)
-        default:
+        guard let edit = BundleWriter.RepeatedEdit(keystrokesRepeating: operations[0], deletingForward: record.deletesForward) else {
             preconditionFailure("record \(record.id) holds keystrokes of no run")
         }
+        var run = Run(count: count, edit: edit, timeStep: 0, changeWidth: 1)
+        if case .delete(_, let target) = operations[0] { run.deleteBefore = target.start.counter }
         addRun(run, after: record.firstLastID, lamport: record.lamport + record.firstWidth, time: record.time, width: UInt64(count))
     }
 
@@ -218,7 +213,7 @@ private struct HistoryUnits {
                 operation = .insert(object: object, origin: OpID(replica: id.replica, counter: id.counter - 1),
                                     content: .text(try text(of: object, typed)))
             case .deleting(let object, let replica, let step, let length):
-                let start = UInt64(bitPattern: Int64(bitPattern: run.deleteStart) &+ step &* Int64(first))
+                let start = UInt64(bitPattern: Int64(bitPattern: run.deleteBefore) &+ step &* Int64(first + 1))
                 operation = .delete(object: object, target: IDRun(start: OpID(replica: replica, counter: start), length: Int(length)))
             }
             let time = unit.time &+ run.timeStep &* Int64(first)

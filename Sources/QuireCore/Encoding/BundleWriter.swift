@@ -156,15 +156,10 @@ struct BundleWriter: ~Copyable {
     /// (`deletingForward`) or below the one before, written without their
     /// text (a history's own bundle: the state holds it).
     mutating func appendKeystrokes(_ count: Int, repeating first: Operation, deletingForward: Bool) {
-        switch first {
-        case .insert(let object, _, .text):
-            appendRepeats(count, .typing(object: object, each: .scalars(1)), width: UInt64(count), timeStep: 0, utf8: nil)
-        case .delete(let object, let target):
-            appendRepeats(count, .deleting(object: object, replica: target.start.replica, step: deletingForward ? 1 : -1, length: 1),
-                          width: UInt64(count), timeStep: 0, utf8: nil)
-        default:
+        guard let edit = RepeatedEdit(keystrokesRepeating: first, deletingForward: deletingForward) else {
             preconditionFailure("\(first) starts no run of keystrokes")
         }
+        appendRepeats(count, edit, width: UInt64(count), timeStep: 0, utf8: nil)
     }
 
     /// What each change of a run (`appendRepeats`) does, one operation
@@ -176,6 +171,20 @@ struct BundleWriter: ~Copyable {
         /// Deletes `length` elements of `replica`, `step` counters on from
         /// the first the delete before deleted.
         case deleting(object: ObjectID, replica: ReplicaID, step: Int64, length: UInt64)
+
+        /// What each keystroke after a change whose one operation is
+        /// `first` does (`ChangeHistory.Record.keystrokes`); nil if such a
+        /// change starts no run.
+        init?(keystrokesRepeating first: Operation, deletingForward: Bool) {
+            switch first {
+            case .insert(let object, _, .text):
+                self = .typing(object: object, each: .scalars(1))
+            case .delete(let object, let target):
+                self = .deleting(object: object, replica: target.start.replica, step: deletingForward ? 1 : -1, length: 1)
+            default:
+                return nil
+            }
+        }
     }
 
     enum TypedLength {
