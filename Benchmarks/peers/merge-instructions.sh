@@ -12,8 +12,11 @@
 # the instructions, the misses of the level-1 instruction and data caches
 # (thousands): why equal counts can take unequal times.
 #
-# Quire: callgrind counts Document.applyEncodedRun during `quire-bench trace
-# --runs 1`, which merges twice (warm-up and timed run): half is one merge.
+# Quire: callgrind counts TraceReplay.merge (a fresh replica applying the
+# whole encoded history) during `quire-bench trace --runs 1`, which merges
+# twice (warm-up and timed run): half is one merge. (Not
+# Document.applyEncodedRun: a concurrent trace's replay calls it too, as
+# its replicas exchange changes.)
 # Peers: each writes its encoded history once (`peers.py encode`), then a
 # process applies it to fresh docs once and another three times
 # (`peers.py merge-file`); half the difference is one merge, without
@@ -48,7 +51,7 @@ else
 fi
 for trace in "$@"; do
     name="$(basename "$trace")"; name="${name%%.json*}"
-    quire=$(half "0 0 0" "$(count --toggle-collect='$s9QuireCore8DocumentV15applyEncodedRun*' \
+    quire=$(half "0 0 0" "$(count --toggle-collect='$s13QuireBenchKit11TraceReplayO5mergey*' \
         .build/release/quire-bench trace "$trace" --runs 1)")
     row=("$quire")
     for peer in yrs loro; do
