@@ -78,9 +78,12 @@ struct ChangeDecoder: ~Copyable {
         }
 
         /// Whether `element` is one of the elements that the edits before
-        /// `index` insert into `object`; `starts` is `editStarts`.
-        func isInserted(_ element: OpID, into object: ObjectID, before index: Int, starts: [UInt64]) -> Bool {
+        /// `index` insert into `object`. `starts` is `editStarts`, made on
+        /// first need: most changes only name elements of other changes.
+        func isInserted(_ element: OpID, into object: ObjectID, before index: Int, starts: inout [UInt64]?) -> Bool {
             guard element.replica == id.replica, element.counter >= id.counter else { return false }
+            if starts == nil { starts = editStarts }
+            let starts = starts!
             let offset = element.counter - id.counter
             // The last edit before `index` that starts at or before `offset`.
             let low = starts[..<index].partitioningIndex { $0 > offset }
