@@ -174,9 +174,11 @@ extension Document {
                 // Each id named is looked up, by hash in a register of many
                 // entries: scanning the entries was quadratic in a key's
                 // concurrent entries.)
-                if !pred.isEmpty, let slot, let winner = objects.maps[slot.index][key]?.winner, winner.lamport >= lamport {
-                    objects.maps[slot.index][key]!.indexIfLarge()
-                    let register = objects.maps[slot.index][key]!
+                if !pred.isEmpty, let slot, let entry = objects.maps[slot.index].index(forKey: key),
+                   let winner = objects.maps[slot.index].values[entry].winner, winner.lamport >= lamport {
+                    // The key hashed once: indexed in place, then read.
+                    objects.maps[slot.index].values[entry].indexIfLarge()
+                    let register = objects.maps[slot.index].values[entry]
                     for named in pred {
                         if let replaced = register.lamport(of: named), replaced >= lamport {
                             throw invalid("it replaces \(named) at key \(key) without a greater Lamport value")

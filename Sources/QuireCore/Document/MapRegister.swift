@@ -127,22 +127,24 @@ struct MapRegister: Hashable, Sendable, Sequence {
         replaced = 0
     }
 
-    /// Removes and returns the greatest live entry of `losers` and
-    /// `recent`. (A recent entry may be above the last loser once losers
-    /// have been taken.)
+    /// Removes and returns the greatest live entry of `losers` and `recent`.
     private mutating func popGreatestLoser() -> RegisterEntry? {
-        while true {
-            let entry: RegisterEntry?
-            if let last = recent.last, losers.last.map({ $0.stamp < last.stamp }) ?? true {
-                entry = recent.popLast()
-            } else {
-                entry = losers.popLast()
-            }
-            guard let entry else { return nil }
+        while let isRecent = greatestIsRecent(losers: losers.count, recent: recent.count) {
+            let entry = isRecent ? recent.removeLast() : losers.removeLast()
             guard live != nil else { return entry }
             if live!.removeValue(forKey: entry.id) != nil { return entry }
             replaced -= 1
         }
+        return nil
+    }
+
+    /// Whether the greatest of the first `loserCount` entries of `losers`
+    /// and the first `recentCount` of `recent` is recent's last (true) or
+    /// losers' (false); nil if there are none. (A recent entry may be above
+    /// the last loser once losers have been taken.)
+    private func greatestIsRecent(losers loserCount: Int, recent recentCount: Int) -> Bool? {
+        guard recentCount > 0 else { return loserCount > 0 ? false : nil }
+        return loserCount == 0 || losers[loserCount - 1].stamp < recent[recentCount - 1].stamp
     }
 
     private mutating func mergeRecent() {
@@ -173,19 +175,18 @@ struct MapRegister: Hashable, Sendable, Sequence {
                 startedWithWinner = true
                 return register.winner
             }
-            while true {
+            while let isRecent = register.greatestIsRecent(losers: loser, recent: recent) {
                 let entry: RegisterEntry
-                let (loser, recent) = (self.loser, self.recent)
-                if loser > 0 && (recent == 0 || register.recent[recent - 1].stamp < register.losers[loser - 1].stamp) {
-                    self.loser -= 1
-                    entry = register.losers[loser - 1]
+                if isRecent {
+                    recent -= 1
+                    entry = register.recent[recent]
                 } else {
-                    guard recent > 0 else { return nil }
-                    self.recent -= 1
-                    entry = register.recent[recent - 1]
+                    loser -= 1
+                    entry = register.losers[loser]
                 }
                 if register.replaced == 0 || register.live?[entry.id] != nil { return entry }
             }
+            return nil
         }
     }
 
