@@ -170,9 +170,9 @@ extension Document {
     private mutating func applyEdits(of change: ChangeDecoder.Current) throws(DocumentError) {
         try validateStamp(id: change.id, lamport: change.lamport, parents: change.parents)
         var id = change.id.advanced(by: change.edits[0].width)
-        var starts: [UInt64]?
+        let starts = change.editStarts
         for index in change.edits.indices.dropFirst() {
-            try checkEdit(at: index, of: change, id: id, starts: &starts)
+            try checkEdit(at: index, of: change, id: id, starts: starts)
             id = id.advanced(by: change.edits[index].width)
         }
         id = change.id
@@ -203,14 +203,14 @@ extension Document {
     /// object is a text (or a list, to delete from) and holds the elements
     /// it names, or the edits before insert them; an insert's stamp is
     /// above its origin's.
-    private mutating func checkEdit(at index: Int, of change: ChangeDecoder.Current, id: OpID, starts: inout [UInt64]?) throws(DocumentError) {
+    private mutating func checkEdit(at index: Int, of change: ChangeDecoder.Current, id: OpID, starts: [UInt64]) throws(DocumentError) {
         func invalid(_ reason: String) -> DocumentError { .invalidChange(change.id, reason: reason) }
         switch change.edits[index].edit {
         case let .insertText(object, origin):
             guard let slot = objects.find(object) else { throw invalid("it edits object \(object), which does not exist") }
             guard slot.kind == .text else { throw invalid("its insert does not match \(object), a \(slot.kind)") }
             // An origin the change inserted has a lower stamp than this insert's.
-            guard let origin, !change.isInserted(origin, into: object, before: index, starts: &starts) else { return }
+            guard let origin, !change.isInserted(origin, into: object, before: index, starts: starts) else { return }
             guard let originLamport = objects.lamport(of: origin, in: slot) else {
                 throw invalid("it inserts after \(origin), which \(object) does not hold")
             }
@@ -227,7 +227,7 @@ extension Document {
             var missing = heldLength > 0 ? objects.firstMissing(of: IDRun(start: target.start, length: heldLength), in: slot) : nil
             if missing == nil, ownStart < end {
                 missing = (ownStart..<end).lazy.map { OpID(replica: change.id.replica, counter: $0) }
-                    .first { !change.isInserted($0, into: object, before: index, starts: &starts) }
+                    .first { !change.isInserted($0, into: object, before: index, starts: starts) }
             }
             if let missing { throw invalid("it deletes \(missing), which \(object) does not hold") }
         }
