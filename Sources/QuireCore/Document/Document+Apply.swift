@@ -283,8 +283,8 @@ extension ObjectTable {
     /// (tombstones count as held); nil if it holds them all.
     mutating func firstMissing(of run: IDRun, in slot: Slot?) -> OpID? {
         switch slot?.kind {
-        case .text: texts.withUnsafeMutableBufferPointer { $0[slot!.index].firstMissing(of: run) }
-        case .list: lists.withUnsafeMutableBufferPointer { $0[slot!.index].firstMissing(of: run) }
+        case .text: texts.withUnsafeMutableBufferPointer { $0[slot!.index].firstMissingInPlace(of: run) }
+        case .list: lists.withUnsafeMutableBufferPointer { $0[slot!.index].firstMissingInPlace(of: run) }
         case .map, .counter, nil: run.start
         }
     }

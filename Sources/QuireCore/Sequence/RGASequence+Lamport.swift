@@ -12,10 +12,17 @@ extension RGASequence {
 
     /// The first id of `run` this sequence does not hold (tombstones count
     /// as held), or nil if it holds them all. Checking a remote delete
-    /// needs it; the id index answers for a whole page at a time. Mutating
-    /// so that a call reaches the sequence in place: a non-mutating call on
-    /// an element of an array copies the whole struct first.
-    public mutating func firstMissing(of run: IDRun) -> OpID? {
+    /// needs it; the id index answers for a whole page at a time.
+    public func firstMissing(of run: IDRun) -> OpID? {
+        var sequence = self  // the struct's references, not its storage
+        return sequence.firstMissingInPlace(of: run)
+    }
+
+    /// `firstMissing(of:)`, mutating only so that a call on an element of
+    /// the document's texts reaches it in place: a non-mutating call there
+    /// copies the whole struct first (a memcpy and a retain per array, for
+    /// every delete a merge checks).
+    mutating func firstMissingInPlace(of run: IDRun) -> OpID? {
         guard run.length > 0 else { return nil }
         let (end, overflow) = run.start.counter.addingReportingOverflow(UInt64(run.length))
         guard !overflow, let replica = tree.ids.replicaIndex(of: run.start.replica) else { return run.start }
