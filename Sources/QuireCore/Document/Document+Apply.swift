@@ -267,10 +267,10 @@ extension ObjectTable {
     /// holds it. (By slot: a check runs per element, and hashing the
     /// object's id each time cost more than the lookup itself.)
     ///
-    /// These checks reach the sequence through a mutable buffer pointer: a
-    /// method called on `texts[index]`, or on an element of an immutable
-    /// buffer, copied the whole sequence struct first (a memcpy and a
-    /// dozen retains per check, a fifth of a merge's checks).
+    /// These checks reach the sequence in place, through a mutable buffer
+    /// pointer and mutating methods: a non-mutating method called on
+    /// `texts[index]`, or on an element of a buffer, copies the whole
+    /// sequence struct first (a memcpy and a retain per array, every check).
     mutating func lamport(of element: OpID, in slot: Slot?) -> UInt64? {
         switch slot?.kind {
         case .text: texts.withUnsafeMutableBufferPointer { $0[slot!.index].lamport(of: element) }
