@@ -94,10 +94,12 @@ enum ReplicaGrouping {
     private static func isInterleaved(count: Int, id: (Int) -> OpID) -> Bool {
         var seen = ReplicaMap<Bool>()
         var previous: ReplicaID?
-        for index in 0..<count where id(index).replica != previous {
-            previous = id(index).replica
-            if seen[id(index).replica] != nil { return true }
-            seen[id(index).replica] = true
+        for index in 0..<count {
+            let replica = id(index).replica
+            guard replica != previous else { continue }
+            previous = replica
+            if seen[replica] != nil { return true }
+            seen[replica] = true
         }
         return false
     }

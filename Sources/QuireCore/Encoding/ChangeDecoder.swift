@@ -82,19 +82,24 @@ struct ChangeDecoder: ~Copyable {
             }
         }
 
-        /// Whether `edit` inserts after, or deletes, an element of this
-        /// change's replica with a counter from `id` on.
+        /// Whether `edit` inserts after, or deletes, an element of the change itself.
         private func namesOwnElement(_ edit: Edit) -> Bool {
             switch edit {
-            case .insertText(_, let origin): origin.map { $0.replica == id.replica && $0.counter >= id.counter } ?? false
-            case .delete(_, let target): target.start.replica == id.replica && target.start.counter + UInt64(target.length) > id.counter
+            case .insertText(_, let origin): origin.map(isOwn) ?? false
+            case .delete(_, let target): isOwn(target.start.advanced(by: UInt64(target.length) - 1))
             }
+        }
+
+        /// Whether `element` has this change's replica and a counter from
+        /// `id` on: only the change itself can have inserted it.
+        private func isOwn(_ element: OpID) -> Bool {
+            element.replica == id.replica && element.counter >= id.counter
         }
 
         /// Whether `element` is one of the elements that the edits before
         /// `index` insert into `object`; `starts` is `editStarts`.
         func isInserted(_ element: OpID, into object: ObjectID, before index: Int, starts: [UInt64]) -> Bool {
-            guard element.replica == id.replica, element.counter >= id.counter else { return false }
+            guard isOwn(element) else { return false }
             let offset = element.counter - id.counter
             // The last edit before `index` that starts at or before `offset`.
             let low = starts[..<index].partitioningIndex { $0 > offset }
