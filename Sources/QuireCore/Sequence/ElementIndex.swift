@@ -635,7 +635,7 @@ struct ElementIndex: Sendable {
     /// touch (and short gaps, as `addPage` fills them), and a table from page
     /// to start in `pool` replaces the page lookup per span: recording the
     /// spans one by one with `setLeaf` cost several times more.
-    mutating func load(_ spans: [Span], leafCapacity: Int) -> (replica: UInt32, counter: UInt64)? {
+    mutating func load(_ spans: UnsafeBufferPointer<Span>, leafCapacity: Int) -> (replica: UInt32, counter: UInt64)? {
         precondition(pool.isEmpty, "ElementIndex: the index has pages already")
         // Each replica's pages from the first to the last it uses, and its elements.
         var pageRanges = [ClosedRange<UInt64>?](repeating: nil, count: replicas.count)
@@ -704,7 +704,7 @@ struct ElementIndex: Sendable {
     /// table into `pool`, for `load`. Stops at the first span, in document
     /// order, that holds an element an earlier span wrote, and returns the
     /// first such element.
-    private static func fill(_ pool: inout [Int32], loading spans: [Span], leafCapacity: Int, pageTable: [Int],
+    private static func fill(_ pool: inout [Int32], loading spans: UnsafeBufferPointer<Span>, leafCapacity: Int, pageTable: [Int],
                              tableOrigins: [Int?]) -> (replica: UInt32, counter: UInt64)? {
         pool.withUnsafeMutableBufferPointer { pool in
             pageTable.withUnsafeBufferPointer { pageTable in

@@ -59,7 +59,7 @@ enum Metric: Sendable {
 /// Kept to 40 bytes (the replica is an index into the sequence's replica
 /// table) because spans are most of the sequence's memory after the content.
 @usableFromInline
-struct Span: Sendable {
+struct Span: Sendable, BitwiseCopyable {
     @usableFromInline var counter: UInt64
     @usableFromInline var lamport: UInt64
     /// Where the span's elements start in the content buffer.

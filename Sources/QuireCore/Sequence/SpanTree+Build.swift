@@ -19,22 +19,22 @@ extension SpanTree {
     /// leaf's worth. Throws as `makeSpan` does for an invalid or repeated id.
     @usableFromInline
     init(loading runs: [LoadedRun]) throws(SequenceError) {
-        var built: [Span] = []
+        var built = Arena<Span>()
         // The exact size when no run continues the one before (snapshots).
         built.reserveCapacity(max(1, (runs.count + Self.leafCapacity - 1) / Self.leafCapacity) * Self.leafCapacity)
         for loaded in runs {
             let span = try checkedSpan(loaded.run, isDeleted: loaded.isDeleted)
             // Runs from `forEachRun` are maximal; merging keeps other input
             // stored as edits would have stored it.
-            if let last = built.last, last.canAbsorb(span) { built[built.count - 1].absorb(span) } else { built.append(span) }
+            if !built.isEmpty, built[built.count - 1].canAbsorb(span) { built[built.count - 1].absorb(span) } else { built.append(span) }
         }
         let leafCount = max(1, (built.count + Self.leafCapacity - 1) / Self.leafCapacity)
         let spanCount = built.count
         // Leaf l owns slots l * leafCapacity ..< (l + 1) * leafCapacity: packed
         // full, the spans are already where their leaves want them.
-        built.append(contentsOf: repeatElement(Span.empty, count: leafCount * Self.leafCapacity - spanCount))
+        built.append(repeating: .empty, count: leafCount * Self.leafCapacity - spanCount)
         spans = built
-        if let duplicate = ids.load(spans, leafCapacity: Self.leafCapacity) {
+        if let duplicate = built.withUnsafeBufferPointer({ ids.load($0, leafCapacity: Self.leafCapacity) }) {
             throw .duplicateElement(OpID(replica: ids.replicas[Int(duplicate.replica)], counter: duplicate.counter))
         }
 

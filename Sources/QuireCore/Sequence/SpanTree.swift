@@ -8,7 +8,8 @@
 ///
 /// Nodes live in arenas (flat arrays addressed by `Int32`), not in objects,
 /// so there is no ARC traffic per node or per span and copying the tree is
-/// copying a few arrays (copy-on-write). Leaf `l` owns the slots
+/// copying a few arrays (copy-on-write). The spans, most of the tree's
+/// memory, are in an `Arena`, which grows in place rather than by copying. Leaf `l` owns the slots
 /// `spans[l * leafCapacity ..< l * leafCapacity + leaves[l].count]`; inner
 /// node `n` owns `children[n * fanout ...]` in the same way. Each node stores
 /// its own summary, so an edit updates its leaf and walks parent links up.
@@ -18,8 +19,6 @@
 struct SpanTree: Sendable {
     static let leafCapacity = 24
     static let fanout = 32
-    /// The unused slots of a new leaf.
-    private static let emptyLeafSpans = [Span](repeating: .empty, count: leafCapacity)
 
     struct Leaf: Sendable {
         var summary = Summary.zero
@@ -72,7 +71,7 @@ struct SpanTree: Sendable {
         @usableFromInline var before: Summary
     }
 
-    var spans: [Span] = []
+    var spans = Arena<Span>()
     var leaves: [Leaf] = []
     var children: [Int32] = []
     var inners: [Inner] = []
@@ -112,7 +111,7 @@ struct SpanTree: Sendable {
 
     /// Releases the arrays' spare capacity (after loading a snapshot).
     mutating func shrinkToFit() {
-        spans = compacted(spans)
+        spans.shrinkToFit()
         leaves = compacted(leaves)
         children = compacted(children)
         inners = compacted(inners)
@@ -497,9 +496,7 @@ struct SpanTree: Sendable {
         precondition(leaves.count < Int(Int32.max) / Self.leafCapacity, "SpanTree: too many leaves")
         leaves.reserveGrowingByAThird(adding: 1)
         leaves.append(Leaf())
-        spans.reserveGrowingByAThird(adding: Self.leafCapacity)
-        // Appending an array is one copy; a `repeatElement` went element by element.
-        spans.append(contentsOf: Self.emptyLeafSpans)
+        spans.append(repeating: .empty, count: Self.leafCapacity)
         return Int32(leaves.count - 1)
     }
 
@@ -511,17 +508,25 @@ struct SpanTree: Sendable {
 }
 
 extension Array {
-    /// Makes room for `extra` more elements, growing by a third rather
-    /// than doubling once the array holds 4 MiB: for the arrays that hold
-    /// most of a large document (spans, the id index, text content), which
-    /// then keep at most a quarter of their memory spare instead of half,
-    /// for two more copies of each element in all. Smaller arrays double,
-    /// as `append` does: many small copies would cost more than they save.
+    /// Makes room for `extra` more elements, as `grownCapacity` says: for
+    /// the arrays that hold much of a large document (the id index, text
+    /// content).
     @inlinable
     mutating func reserveGrowingByAThird(adding extra: Int) {
-        guard count + extra > capacity, capacity * MemoryLayout<Element>.stride >= 4 << 20 else { return }
-        reserveCapacity(Swift.max(count + extra, capacity + capacity / 3))
+        guard count + extra > capacity else { return }
+        reserveCapacity(Swift.max(count + extra, grownCapacity(capacity, stride: MemoryLayout<Element>.stride)))
     }
+}
+
+/// The room a full array (or `Arena`) of `capacity` elements of `stride`
+/// bytes makes: double while small, as `append` does, but a third more once
+/// it holds 4 MiB. The arrays that hold most of a large document then keep
+/// at most a quarter of their memory spare instead of half, for two more
+/// copies of each element in all (none for an arena, which grows in place);
+/// many small copies would cost more than they save.
+@usableFromInline
+func grownCapacity(_ capacity: Int, stride: Int) -> Int {
+    capacity * stride >= 4 << 20 ? capacity + capacity / 3 : 2 * capacity
 }
 
 /// A copy of `array` without spare capacity; `array` itself when its slack

@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A flat array of plain values that grows in place: the storage of a
+/// `SpanTree`'s leaves, which holds most of a large document's memory.
+///
+/// An `Array` grows by allocating a bigger block, copying into it and
+/// freeing the old one; past the allocator's mmap threshold every new block
+/// is fresh memory that the kernel must map page by page as the copy
+/// touches it. A document typed for hours (automerge-paper 100 times, 26 M
+/// edits) grew its spans to 106 MB that way and touched about four times
+/// that, two thirds of its replay's page faults. `realloc` moves a large
+/// block by remapping its pages (`mremap` on Linux): nothing is copied and
+/// only the new room is touched.
+///
+/// A value type with copy-on-write, like `Array`: a copy shares the
+/// storage until one of them is written. `Element` must be bitwise
+/// movable (no references), as `realloc` moves its bytes.
+struct Arena<Element: BitwiseCopyable> {
+    private final class Storage {
+        private(set) var base: UnsafeMutablePointer<Element>
+        var count = 0
+        private(set) var capacity: Int
+
+        init(capacity: Int) {
+            base = Self.reallocate(nil, capacity: capacity)
+            self.capacity = capacity
+        }
+
+        deinit { free(base) }
+
+        func copy() -> Storage {
+            let copy = Storage(capacity: count)
+            copy.base.initialize(from: base, count: count)
+            copy.count = count
+            return copy
+        }
+
+        /// Makes room for exactly `capacity` elements (at least `count`).
+        func resize(to capacity: Int) {
+            guard capacity != self.capacity else { return }
+            base = Self.reallocate(base, capacity: capacity)
+            self.capacity = capacity
+        }
+
+        private static func reallocate(_ base: UnsafeMutablePointer<Element>?, capacity: Int) -> UnsafeMutablePointer<Element> {
+            let bytes = Swift.max(capacity, 1) * MemoryLayout<Element>.stride
+            guard let moved = realloc(base, bytes) else { preconditionFailure("Arena: out of memory for \(capacity) elements") }
+            return moved.bindMemory(to: Element.self, capacity: Swift.max(capacity, 1))
+        }
+    }
+
+    private var storage: Storage
+    /// `storage.base`, kept beside it: an element is then one load away, not two.
+    private var base: UnsafeMutablePointer<Element>
+
+    init() {
+        storage = Storage(capacity: 0)
+        base = storage.base
+    }
+
+    var count: Int { storage.count }
+    var capacity: Int { storage.capacity }
+    var isEmpty: Bool { storage.count == 0 }
+
+    subscript(index: Int) -> Element {
+        @inline(__always) get {
+            checkIndex(index)
+            return base[index]
+        }
+        @inline(__always) _modify {
+            checkIndex(index)
+            makeUnique()
+            yield &base[index]
+        }
+    }
+
+    /// One unsigned comparison: a negative index wraps past any count.
+    @inline(__always)
+    private func checkIndex(_ index: Int) {
+        precondition(UInt(bitPattern: index) < UInt(bitPattern: storage.count), "Arena: index out of range")
+    }
+
+    func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<Element>) throws -> Result) rethrows -> Result {
+        try body(UnsafeBufferPointer(start: base, count: storage.count))
+    }
+
+    mutating func withUnsafeMutableBufferPointer<Result>(
+        _ body: (UnsafeMutableBufferPointer<Element>) throws -> Result
+    ) rethrows -> Result {
+        makeUnique()
+        return try body(UnsafeMutableBufferPointer(start: base, count: storage.count))
+    }
+
+    mutating func append(_ element: Element) {
+        append(repeating: element, count: 1)
+    }
+
+    /// Appends `element` `count` times.
+    mutating func append(repeating element: Element, count added: Int) {
+        growIfNeeded(adding: added)
+        (base + storage.count).initialize(repeating: element, count: added)
+        storage.count += added
+    }
+
+    /// Makes room for `capacity` elements in all.
+    mutating func reserveCapacity(_ capacity: Int) {
+        makeUnique()
+        if capacity > storage.capacity { storage.resize(to: capacity) }
+        base = storage.base
+    }
+
+    /// Gives back the room past the elements (after a load), when it is
+    /// more than a sixteenth of them, as `compacted(_:)` does for arrays.
+    mutating func shrinkToFit() {
+        guard storage.capacity - storage.count > storage.count / 16 else { return }
+        makeUnique()
+        storage.resize(to: storage.count)
+        base = storage.base
+    }
+
+    /// Room for `added` more elements, grown as `grownCapacity` says.
+    private mutating func growIfNeeded(adding added: Int) {
+        makeUnique()
+        let needed = storage.count + added
+        guard needed > storage.capacity else { return }
+        storage.resize(to: Swift.max(needed, grownCapacity(storage.capacity, stride: MemoryLayout<Element>.stride), 16))
+        base = storage.base
+    }
+
+    @inline(__always)
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = storage.copy()
+            base = storage.base
+        }
+    }
+}
+
+/// Copy-on-write makes an arena a value, as `Array` is.
+extension Arena: @unchecked Sendable where Element: Sendable {}

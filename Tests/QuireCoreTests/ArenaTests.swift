@@ -1,0 +1,64 @@
+import Testing
+@testable import QuireCore
+
+/// `Arena` is a value with copy-on-write whose storage moves as it grows:
+/// these check that copies stay apart and that growing keeps every element.
+@Suite struct ArenaTests {
+    @Test func growingPastTheThirdsThresholdKeepsEveryElement() {
+        // 4 MiB of 8-byte elements is 524,288: past it the arena grows by a
+        // third at a time, through several moves of its block.
+        var arena = Arena<UInt64>()
+        var model: [UInt64] = []
+        for value in 0..<UInt64(1_500_000) {
+            arena.append(value &* 2_654_435_761)
+            model.append(value &* 2_654_435_761)
+        }
+        #expect(arena.count == model.count)
+        #expect(arena.capacity >= model.count)
+        #expect(arena.withUnsafeBufferPointer { Array($0) } == model)
+    }
+
+    @Test func aCopyKeepsItsElementsWhenTheOriginalChanges() {
+        var original = Arena<Int32>()
+        original.append(repeating: 7, count: 10)
+        var copy = original
+        original[3] = -1
+        original.append(repeating: 9, count: 100_000)
+        copy[4] = 42
+        #expect(copy.count == 10)
+        #expect(copy.withUnsafeBufferPointer { Array($0) } == [7, 7, 7, 7, 42, 7, 7, 7, 7, 7])
+        #expect(original[3] == -1 && original[4] == 7 && original[10] == 9 && original.count == 100_010)
+
+        var third = copy
+        third.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+        #expect(copy[0] == 7 && third[0] == 0)
+        third.shrinkToFit()
+        #expect(copy.count == 10 && copy[4] == 42)
+    }
+
+    @Test func shrinkToFitGivesBackTheSpareRoom() {
+        var arena = Arena<Int32>()
+        arena.reserveCapacity(1000)
+        arena.append(repeating: 5, count: 100)
+        #expect(arena.capacity >= 1000)
+        arena.shrinkToFit()
+        #expect(arena.capacity == 100)
+        #expect(arena.withUnsafeBufferPointer { $0.allSatisfy { $0 == 5 } } && arena.count == 100)
+        arena.append(6)
+        #expect(arena[100] == 6 && arena.count == 101)
+    }
+
+    @Test func aSpanTreeCopyIsUnchangedByEditsToTheOriginal() throws {
+        // The spans live in an arena: a document copied (as `show --at` and
+        // a failed transaction's rollback copy one) must not see later edits.
+        var text = RGASequence<Unicode.Scalar>()
+        _ = try text.insertLocal(at: 0, id: OpID(replica: ReplicaID(1), counter: 1), lamport: 1, contentsOf: "hello".unicodeScalars)
+        let before = text
+        _ = try text.insertLocal(at: 5, id: OpID(replica: ReplicaID(1), counter: 6), lamport: 6, contentsOf: " world".unicodeScalars)
+        _ = try text.deleteLocal(0..<1)
+        #expect(String(String.UnicodeScalarView(before.elements)) == "hello")
+        #expect(String(String.UnicodeScalarView(text.elements)) == "ello world")
+        before.checkInvariants()
+        text.checkInvariants()
+    }
+}
