@@ -14,7 +14,7 @@ import Darwin
 /// is fresh memory that the kernel must map page by page as the copy
 /// touches it. A document typed for hours (automerge-paper 100 times, 26 M
 /// edits) grew its spans to 106 MB that way and touched about four times
-/// that, two thirds of its replay's page faults. `realloc` moves a large
+/// that: 72% of its replay's page faults. `realloc` moves a large
 /// block by remapping its pages (`mremap` on Linux): nothing is copied and
 /// only the new room is touched.
 ///

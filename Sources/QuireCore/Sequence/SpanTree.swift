@@ -9,7 +9,8 @@
 /// Nodes live in arenas (flat arrays addressed by `Int32`), not in objects,
 /// so there is no ARC traffic per node or per span and copying the tree is
 /// copying a few arrays (copy-on-write). The spans, most of the tree's
-/// memory, are in an `Arena`, which grows in place rather than by copying. Leaf `l` owns the slots
+/// memory, are in an `Arena`, which grows in place rather than by copying.
+/// Leaf `l` owns the slots
 /// `spans[l * leafCapacity ..< l * leafCapacity + leaves[l].count]`; inner
 /// node `n` owns `children[n * fanout ...]` in the same way. Each node stores
 /// its own summary, so an edit updates its leaf and walks parent links up.
