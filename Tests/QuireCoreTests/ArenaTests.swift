@@ -48,6 +48,33 @@ import Testing
         #expect(arena[100] == 6 && arena.count == 101)
     }
 
+    @Test func bulkWritesMatchAnArray() {
+        // The id index's pages go through these: appended whole, emptied in
+        // place, trimmed from the end, and rebuilt through a pointer.
+        var arena = Arena<Int32>(repeating: -1, count: 300)
+        var model = [Int32](repeating: -1, count: 300)
+        let page: [Int32] = Array(0..<256)
+        page.withUnsafeBufferPointer { arena.append(contentsOf: $0) }
+        model += page
+        arena.update(10..<20, repeating: 4)
+        model.replaceSubrange(10..<20, with: repeatElement(4, count: 10))
+        arena.removeLast(56)
+        model.removeLast(56)
+        #expect(arena.withUnsafeBufferPointer { Array($0) } == model)
+
+        let copy = arena
+        arena.update(0..<5, repeating: 9)
+        arena.removeLast(100)
+        #expect(copy.withUnsafeBufferPointer { Array($0) } == model)
+
+        let rebuilt = Arena<Int32>(unsafeUninitializedCapacity: 1000) { buffer, count in
+            for index in 0..<600 { (buffer.baseAddress! + index).initialize(to: Int32(index) * 3) }
+            count = 600
+        }
+        #expect(rebuilt.count == 600 && rebuilt.capacity >= 1000)
+        #expect(rebuilt.withUnsafeBufferPointer { Array($0) } == (0..<600).map { Int32($0) * 3 })
+    }
+
     @Test func aSpanTreeCopyIsUnchangedByEditsToTheOriginal() throws {
         // The spans live in an arena: a document copied (as `show --at` and
         // a failed transaction's rollback copy one) must not see later edits.

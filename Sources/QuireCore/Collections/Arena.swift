@@ -7,7 +7,8 @@ import Darwin
 #endif
 
 /// A flat array of plain values that grows in place: the storage of a
-/// `SpanTree`'s leaves, which holds most of a large document's memory.
+/// `SpanTree`'s leaves and of its `ElementIndex`'s pages, which hold most of
+/// a large document's memory.
 ///
 /// An `Array` grows by allocating a bigger block, copying into it and
 /// freeing the old one; past the allocator's mmap threshold every new block
@@ -64,6 +65,24 @@ struct Arena<Element: BitwiseCopyable> {
         base = storage.base
     }
 
+    init(repeating element: Element, count: Int) {
+        self.init()
+        append(repeating: element, count: count)
+    }
+
+    /// An arena with room for `capacity` elements, of which `initializer`
+    /// writes the first ones and says how many, as `Array`'s initializer of
+    /// the same name does.
+    init(unsafeUninitializedCapacity capacity: Int,
+         initializingWith initializer: (UnsafeMutableBufferPointer<Element>, inout Int) throws -> Void) rethrows {
+        self.init()
+        reserveCapacity(capacity)
+        var count = 0
+        try initializer(UnsafeMutableBufferPointer(start: base, count: capacity), &count)
+        precondition(count <= capacity, "Arena: initialized more elements than its capacity")
+        storage.count = count
+    }
+
     var count: Int { storage.count }
     var capacity: Int { storage.capacity }
     var isEmpty: Bool { storage.count == 0 }
@@ -106,6 +125,26 @@ struct Arena<Element: BitwiseCopyable> {
         growIfNeeded(adding: added)
         (base + storage.count).initialize(repeating: element, count: added)
         storage.count += added
+    }
+
+    /// Appends the elements of `buffer`, which must not be this arena's own.
+    mutating func append(contentsOf buffer: UnsafeBufferPointer<Element>) {
+        growIfNeeded(adding: buffer.count)
+        if let start = buffer.baseAddress { (base + storage.count).initialize(from: start, count: buffer.count) }
+        storage.count += buffer.count
+    }
+
+    mutating func removeLast(_ removed: Int) {
+        precondition(removed >= 0 && removed <= storage.count, "Arena: cannot remove more elements than it holds")
+        makeUnique()
+        storage.count -= removed
+    }
+
+    /// Sets the elements in `range` to `element`.
+    mutating func update(_ range: Range<Int>, repeating element: Element) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= storage.count, "Arena: range out of bounds")
+        makeUnique()
+        (base + range.lowerBound).update(repeating: element, count: range.count)
     }
 
     /// Makes room for `capacity` elements in all.

@@ -47,18 +47,22 @@ struct ElementIndex: Sendable {
     private var pageNumbers: [UInt64] = []
     /// Where each page is in `pool`.
     private var pageSlots: [PageSlot] = []
-    private var pool: [Int32] = []
+    /// The pages' entries. An arena, as it grows to tens of megabytes in a
+    /// long session and would otherwise be copied into fresh pages at each growth.
+    private var pool = Arena<Int32>()
     /// The page `setLeaf` wrote last, with its slot in `pool`: typing
     /// writes one page many times in a row, and operations on what was just
     /// typed read it. A page that moves or grows is written then, so this
     /// never goes stale.
     private var lastWritten = (replica: UInt32.max, page: UInt64.max, slot: PageSlot(start: 0, length: 0))
     private var lastLookedUp = (replica: ReplicaID(0), index: UInt32.max)
+    /// Whether `compact` stored some page as runs: until it has, writes
+    /// take the paths that look for none. (Declared before `compactedSize`,
+    /// which keeps the index within 128 bytes: at 129, Swift copied it with a
+    /// call to memcpy at each lookup, 2% of a merge's instructions.)
+    private var hasRunPages = false
     /// The pool's size when `compact` last ran.
     private var compactedSize = 0
-    /// Whether `compact` stored some page as runs: until it has, writes
-    /// take the paths that look for none.
-    private var hasRunPages = false
 
     private struct Segment: Sendable {
         var start = 0
@@ -141,7 +145,7 @@ struct ElementIndex: Sendable {
         // smaller), so the pool is made at that size, written through pointers.
         let old = pool
         let room = pageSlots.reduce(0) { $0 + $1.storedSize }
-        let kept = [Int32](unsafeUninitializedCapacity: room) { kept, count in
+        var kept = Arena<Int32>(unsafeUninitializedCapacity: room) { kept, count in
             old.withUnsafeBufferPointer { old in
                 for segment in segments {
                     // The page its writer types into stays whole.
@@ -175,7 +179,8 @@ struct ElementIndex: Sendable {
                 }
             }
         }
-        pool = compacted(kept)
+        kept.shrinkToFit()
+        pool = kept
         compactedSize = pool.count
         lastWritten.page = .max
     }
@@ -419,9 +424,7 @@ struct ElementIndex: Sendable {
             }
             let first = writableSlot(replica, page, reaching: offsets.upperBound).start + offset
             // Runs (the spans a leaf split moves) in vectorised passes.
-            pool.withUnsafeMutableBufferPointer { pool in
-                UnsafeMutableBufferPointer(rebasing: pool[first..<first + offsets.count]).update(repeating: leaf)
-            }
+            pool.update(first..<first + offsets.count, repeating: leaf)
         }
     }
 
@@ -482,9 +485,11 @@ struct ElementIndex: Sendable {
             if count > capacity {
                 release(index)
                 (start, capacity) = (pool.count, count + count / 2 + 2)
-                pool.append(contentsOf: Self.emptyPage[..<(2 * capacity)])
+                pool.append(repeating: -1, count: 2 * capacity)
             }
-            for entry in 0..<2 * count { pool[start + entry] = runs[entry] }
+            pool.withUnsafeMutableBufferPointer { pool in
+                UnsafeMutableBufferPointer(rebasing: pool[start..<start + 2 * count]).update(fromContentsOf: runs[..<(2 * count)])
+            }
             pageSlots[index] = .runs(at: start, count: count, capacity: capacity)
             return true
         }
@@ -499,17 +504,14 @@ struct ElementIndex: Sendable {
         let slot = pageSlots[index]
         if slot.start + slot.length == pool.count {
             let grown = min(Self.pageSize, max(length, slot.length * 4, 16))
-            pool.reserveGrowingByAThird(adding: grown - slot.length)
-            pool.append(contentsOf: Self.emptyPage[..<(grown - slot.length)])
+            pool.append(repeating: -1, count: grown - slot.length)
             pageSlots[index].length = grown
         } else {
-            let entries = Array(pool[slot.start..<slot.start + slot.length])
-            pool[slot.start..<slot.start + slot.length] = Self.emptyPage[..<slot.length]
+            let entries = pool.withUnsafeBufferPointer { Array($0[slot.start..<slot.start + slot.length]) }
+            pool.update(slot.start..<slot.start + slot.length, repeating: -1)
             pageSlots[index] = PageSlot(start: pool.count, length: Self.pageSize)
-            pool.reserveGrowingByAThird(adding: Self.pageSize)
-            // An array appended is one copy; a `repeatElement` went entry by entry.
-            pool.append(contentsOf: entries)
-            pool.append(contentsOf: Self.emptyPage[..<(Self.pageSize - slot.length)])
+            entries.withUnsafeBufferPointer { pool.append(contentsOf: $0) }
+            pool.append(repeating: -1, count: Self.pageSize - slot.length)
         }
     }
 
@@ -555,7 +557,7 @@ struct ElementIndex: Sendable {
         if slot.start + size == pool.count {
             pool.removeLast(size)
         } else {
-            pool[slot.start..<slot.start + size] = Self.emptyPage[..<size]
+            pool.update(slot.start..<slot.start + size, repeating: -1)
         }
         if lastWritten.slot.start == slot.start { lastWritten.page = .max }
     }
@@ -565,15 +567,14 @@ struct ElementIndex: Sendable {
     private mutating func unpack(_ index: Int) {
         let slot = pageSlots[index]
         let start = pool.count
-        pool.reserveGrowingByAThird(adding: Self.pageSize)
         if slot.isUniform {
-            pool.append(contentsOf: repeatElement(slot.uniformLeaf, count: slot.length))
-            pool.append(contentsOf: Self.emptyPage[..<(Self.pageSize - slot.length)])
+            pool.append(repeating: slot.uniformLeaf, count: slot.length)
+            pool.append(repeating: -1, count: Self.pageSize - slot.length)
         } else {
             var runStart = 0
             for index in 0..<Int(slot.runCount) {
                 let (end, leaf) = run(index, of: slot)
-                pool.append(contentsOf: repeatElement(leaf, count: end - runStart))
+                pool.append(repeating: leaf, count: end - runStart)
                 runStart = end
             }
             release(index)
@@ -686,7 +687,7 @@ struct ElementIndex: Sendable {
             segments[r].count = pageNumbers.count - segments[r].start
         }
         pageSlots = pageNumbers.indices.map { PageSlot(start: $0 * Self.pageSize, length: Self.pageSize) }
-        pool = Array(repeating: -1, count: pageNumbers.count * Self.pageSize)
+        pool = Arena(repeating: -1, count: pageNumbers.count * Self.pageSize)
         if let duplicate = Self.fill(&pool, loading: spans, leafCapacity: leafCapacity,
                                      pageTable: pageTable, tableOrigins: tableOrigins) {
             return duplicate
@@ -704,7 +705,7 @@ struct ElementIndex: Sendable {
     /// table into `pool`, for `load`. Stops at the first span, in document
     /// order, that holds an element an earlier span wrote, and returns the
     /// first such element.
-    private static func fill(_ pool: inout [Int32], loading spans: UnsafeBufferPointer<Span>, leafCapacity: Int, pageTable: [Int],
+    private static func fill(_ pool: inout Arena<Int32>, loading spans: UnsafeBufferPointer<Span>, leafCapacity: Int, pageTable: [Int],
                              tableOrigins: [Int?]) -> (replica: UInt32, counter: UInt64)? {
         pool.withUnsafeMutableBufferPointer { pool in
             pageTable.withUnsafeBufferPointer { pageTable in
@@ -758,17 +759,11 @@ struct ElementIndex: Sendable {
             pageNumbers.insert(contentsOf: pages, at: at)
             pageSlots.insert(contentsOf: (0..<added).lazy.map { [start = pool.count] in PageSlot(start: start + $0 * length, length: length) }, at: at)
         }
-        if length > 0 {
-            pool.reserveGrowingByAThird(adding: added * length)
-            // An array appended is one copy; a `repeatElement` went entry by entry.
-            for _ in 0..<added { pool.append(contentsOf: Self.emptyPage) }
-        }
+        if length > 0 { pool.append(repeating: -1, count: added * length) }
         segments[Int(replica)].count += added
         for r in (Int(replica) + 1)..<segments.count { segments[r].start += added }
         return at + added - 1
     }
-
-    private static let emptyPage = [Int32](repeating: -1, count: pageSize)
 
     /// The most empty pages `addPage` adds to keep a segment without holes.
     static let maxFilledGap: UInt64 = 8
@@ -783,7 +778,7 @@ struct ElementIndex: Sendable {
                     return held + (leaf >= 0 ? end - (index == 0 ? 0 : run(index - 1, of: slot).end) : 0)
                 }
             }
-            return count + pool[slot.start..<slot.start + slot.length].reduce(0) { $0 + ($1 >= 0 ? 1 : 0) }
+            return count + pool.withUnsafeBufferPointer { $0[slot.start..<slot.start + slot.length].reduce(0) { $0 + ($1 >= 0 ? 1 : 0) } }
         }
     }
 }
