@@ -18,14 +18,15 @@ extension RGASequence {
         return sequence.firstMissingInPlace(of: run)
     }
 
-    /// `firstMissing(of:)`, mutating only so that a call on an element of
-    /// the document's texts reaches it in place: a non-mutating call there
-    /// copies the whole struct first (a memcpy and a retain per array, for
-    /// every delete a merge checks).
+    /// `firstMissing(of:)`, mutating so that a call on an element of the
+    /// document's texts reaches it in place (a non-mutating call there
+    /// copies the whole struct first: a memcpy and a retain per array, for
+    /// every delete a merge checks), and so that the id index remembers the
+    /// replica it looked up, which the delete checked then names again.
     mutating func firstMissingInPlace(of run: IDRun) -> OpID? {
         guard run.length > 0 else { return nil }
         let (end, overflow) = run.start.counter.addingReportingOverflow(UInt64(run.length))
-        guard !overflow, let replica = tree.ids.replicaIndex(of: run.start.replica) else { return run.start }
+        guard !overflow, let replica = tree.ids.cachedReplicaIndex(of: run.start.replica) else { return run.start }
         return tree.ids.first(present: false, replica: replica, counters: run.start.counter..<end)
             .map { OpID(replica: run.start.replica, counter: $0) }
     }
