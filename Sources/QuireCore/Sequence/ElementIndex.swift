@@ -487,8 +487,9 @@ struct ElementIndex: Sendable {
                 (start, capacity) = (pool.count, count + count / 2 + 2)
                 pool.append(repeating: -1, count: 2 * capacity)
             }
+            // One copy: the arena's element setter checks uniqueness at each write.
             pool.withUnsafeMutableBufferPointer { pool in
-                UnsafeMutableBufferPointer(rebasing: pool[start..<start + 2 * count]).update(fromContentsOf: runs[..<(2 * count)])
+                (pool.baseAddress! + start).update(from: runs.baseAddress!, count: 2 * count)
             }
             pageSlots[index] = .runs(at: start, count: count, capacity: capacity)
             return true
