@@ -154,10 +154,10 @@ struct Arena<Element: BitwiseCopyable> {
         base = storage.base
     }
 
-    /// Gives back the room past the elements (after a load), when it is
-    /// more than a sixteenth of them, as `compacted(_:)` does for arrays.
+    /// Gives back the room past the elements (after a load), when
+    /// `isWorthShrinking` says so, as `compacted(_:)` does for arrays.
     mutating func shrinkToFit() {
-        guard storage.capacity - storage.count > storage.count / 16 else { return }
+        guard isWorthShrinking(count: storage.count, capacity: storage.capacity) else { return }
         makeUnique()
         storage.resize(to: storage.count)
         base = storage.base

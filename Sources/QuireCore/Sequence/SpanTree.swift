@@ -510,8 +510,8 @@ struct SpanTree: Sendable {
 
 extension Array {
     /// Makes room for `extra` more elements, as `grownCapacity` says: for
-    /// the arrays that hold much of a large document (the id index, text
-    /// content).
+    /// the arrays that grow with a large document (text content, the tree's
+    /// leaves).
     @inlinable
     mutating func reserveGrowingByAThird(adding extra: Int) {
         guard count + extra > capacity else { return }
@@ -530,11 +530,19 @@ func grownCapacity(_ capacity: Int, stride: Int) -> Int {
     capacity * stride >= 4 << 20 ? capacity + capacity / 3 : 2 * capacity
 }
 
-/// A copy of `array` without spare capacity; `array` itself when its slack
-/// is small (malloc rounds every block up, so a copy would keep some too).
+/// Whether room for `capacity` elements holding `count` is worth giving
+/// back: more than a sixteenth of them spare (malloc rounds every block up,
+/// so a smaller block would keep some too).
+@usableFromInline
+func isWorthShrinking(count: Int, capacity: Int) -> Bool {
+    capacity - count > count / 16
+}
+
+/// A copy of `array` without spare capacity; `array` itself when
+/// `isWorthShrinking` says its slack is small.
 @usableFromInline
 func compacted<T>(_ array: [T]) -> [T] {
-    guard array.capacity - array.count > array.count / 16 else { return array }
+    guard isWorthShrinking(count: array.count, capacity: array.capacity) else { return array }
     return Array(unsafeUninitializedCapacity: array.count) { buffer, initialized in
         initialized = buffer.initialize(fromContentsOf: array)
     }
