@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "QuireTests", dependencies: ["QuireTestSupport", "Quire", "QuireCore", "QuireStore", "CSQLite", "quire-store-writer"]),
         .testTarget(
             name: "QuireBenchKitTests",
-            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireTestSupport", "JSONText"]
+            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireTestSupport", "JSONText", "quire-bench"]
         ),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         // End-to-end tests that run the built `quire` binary.

@@ -37,9 +37,7 @@ func parseStoreOptions(_ arguments: [String]) throws(UsageError) -> (StoreBenchm
         ("--runs", \.runs), ("--edits", \.edits), ("--batch", \.batch), ("--threads", \.threads), ("--documents", \.documents),
     ]
     for (flag, keyPath) in numbers {
-        guard let value = parsed.options[flag] else { continue }
-        guard let number = Int(value), number > 0 else { throw UsageError(message: "\(flag) needs a positive integer, not \"\(value)\"") }
-        options[keyPath: keyPath] = number
+        options[keyPath: keyPath] = try parsed.positiveInteger(flag, default: options[keyPath: keyPath])
     }
     if let directory = parsed.options["--dir"] { options.directory = directory }
     return (options, parsed.flags.contains("--json"))

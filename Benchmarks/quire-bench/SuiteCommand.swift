@@ -23,8 +23,7 @@ let suiteUsage = """
 /// `quire-bench suite`; returns 0 when every check passed, else 1.
 func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     let parsed = try parse(arguments, flags: ["--peers"], options: ["--only", "--runs"])
-    let runs = Int(parsed.options["--runs"] ?? "3") ?? 0
-    guard runs > 0 else { throw UsageError(message: "--runs needs a positive integer") }
+    let runs = try parsed.positiveInteger("--runs", default: 3)
     guard FileManager.default.fileExists(atPath: "Benchmarks/peers/run.sh") else {
         throw UsageError(message: "run suite from the package root (Benchmarks/ not found)")
     }
@@ -35,7 +34,11 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     let allWorkloads = SuiteWorkload.all(traceFiles: traceFiles + parsed.positional, cacheDirectory: cache)
     var workloads = allWorkloads
     if let only = parsed.options["--only"] { workloads = workloads.filter { $0.matches(only: only) } }
-    guard !workloads.isEmpty else { throw UsageError(message: "--only matches no workload") }
+    guard !workloads.isEmpty else {
+        let families = SuiteWorkload.Family.allCases.filter { family in allWorkloads.contains { $0.family == family } }
+        throw UsageError(message: "--only \(parsed.options["--only"] ?? "") matches no workload; the workloads are "
+                         + allWorkloads.map(\.name).joined(separator: ", ") + " (families: " + families.map(\.rawValue).joined(separator: ", ") + ")")
+    }
 
     let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
     let command = (["quire-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")

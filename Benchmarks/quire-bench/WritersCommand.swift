@@ -19,13 +19,8 @@ import QuireSync
     run: { arguments throws(UsageError) in
         let parsed = try parse(arguments, flags: ["--json"], options: ["--count", "--runs"])
         guard parsed.positional.isEmpty else { throw UsageError(message: "writers takes no FILE") }
-        var numbers = (count: 80_000, runs: 3)
-        for (flag, keyPath) in [("--count", \(count: Int, runs: Int).count), ("--runs", \.runs)] {
-            guard let value = parsed.options[flag] else { continue }
-            guard let number = Int(value), number > 0 else { throw UsageError(message: "\(flag) needs a positive integer, not \"\(value)\"") }
-            numbers[keyPath: keyPath] = number
-        }
-        return runWritersBenchmark(count: numbers.count, runs: numbers.runs, json: parsed.flags.contains("--json"))
+        return runWritersBenchmark(count: try parsed.positiveInteger("--count", default: 80_000),
+                                   runs: try parsed.positiveInteger("--runs", default: 3), json: parsed.flags.contains("--json"))
     }
 )
 

@@ -36,13 +36,7 @@ let subcommands = [
         run: { arguments throws(UsageError) in
             let parsed = try parse(arguments, flags: ["--json"], options: ["--runs"])
             guard !parsed.positional.isEmpty else { throw UsageError(message: "trace needs at least one FILE") }
-            var runs = 5
-            if let value = parsed.options["--runs"] {
-                guard let number = Int(value), number > 0 else {
-                    throw UsageError(message: "--runs needs a positive integer, not \"\(value)\"")
-                }
-                runs = number
-            }
+            let runs = try parsed.positiveInteger("--runs", default: 5)
             return runTrace(files: parsed.positional, runs: runs, json: parsed.flags.contains("--json"))
         }
     ),
@@ -58,8 +52,7 @@ let subcommands = [
         run: { arguments throws(UsageError) in
             let parsed = try parse(arguments, flags: ["--json"], options: ["--runs"])
             guard parsed.positional.count == 1 else { throw UsageError(message: "sync needs one TRACE") }
-            let runs = Int(parsed.options["--runs"] ?? "5") ?? 0
-            guard runs > 0 else { throw UsageError(message: "--runs needs a positive integer") }
+            let runs = try parsed.positiveInteger("--runs", default: 5)
             return runSyncBenchmark(tracePath: parsed.positional[0], runs: runs, json: parsed.flags.contains("--json"))
         }
     ),
@@ -68,15 +61,41 @@ let subcommands = [
     Subcommand(name: "suite", usage: suiteUsage, run: runSuiteCommand),
 ]
 
-let usage = "usage: quire-bench SUBCOMMAND [ARGUMENTS]\n       quire-bench --help\n\nsubcommands:\n"
+/// `quire-bench --help`: every subcommand in full.
+let usage = "usage: quire-bench SUBCOMMAND [ARGUMENTS]\n       quire-bench [SUBCOMMAND] --help\n\nsubcommands:\n"
     + subcommands.map { "  " + $0.usage.replacingOccurrences(of: "\n", with: "\n  ") }.joined(separator: "\n")
+
+/// After a usage error that names no subcommand: the synopsis of each, so
+/// that the error stays in sight above a screenful of help.
+let synopses = "usage: quire-bench SUBCOMMAND [ARGUMENTS]\n\nsubcommands:\n"
+    + subcommands.map { "  " + ($0.usage.split(separator: "\n").first ?? "") }.joined(separator: "\n")
+    + "\n\nquire-bench SUBCOMMAND --help describes one; quire-bench --help, all."
+
+extension Subcommand {
+    /// `quire-bench SUBCOMMAND --help`, and what follows a usage error in this subcommand.
+    var help: String { "usage: quire-bench " + usage }
+}
+
+/// Arguments as `parse` splits them.
+struct ParsedArguments {
+    var positional: [String]
+    var flags: Set<String>
+    var options: [String: String]
+
+    /// The value of `option`, which must be a positive integer, or `fallback` if it is not given.
+    func positiveInteger(_ option: String, default fallback: Int) throws(UsageError) -> Int {
+        guard let value = options[option] else { return fallback }
+        guard let number = Int(value), number > 0 else {
+            throw UsageError(message: "\(option) needs a positive integer, not \"\(value)\"")
+        }
+        return number
+    }
+}
 
 /// Splits arguments into positional ones, boolean `flags` and `options` that
 /// take a value (`--runs 3`). Strict: an unknown, repeated or valueless flag
 /// is a usage error. `--` ends the flags, for file names starting with `-`.
-func parse(_ arguments: [String], flags: Set<String>, options: Set<String>) throws(UsageError)
-    -> (positional: [String], flags: Set<String>, options: [String: String])
-{
+func parse(_ arguments: [String], flags: Set<String>, options: Set<String>) throws(UsageError) -> ParsedArguments {
     var positional: [String] = [], seenFlags: Set<String> = [], values: [String: String] = [:]
     var rest = arguments[...]
     while let argument = rest.popFirst() {
@@ -100,25 +119,38 @@ func parse(_ arguments: [String], flags: Set<String>, options: Set<String>) thro
             throw UsageError(message: "unknown option \(argument)")
         }
     }
-    return (positional, seenFlags, values)
+    return ParsedArguments(positional: positional, flags: seenFlags, options: values)
 }
 
-@MainActor func run(_ arguments: [String]) throws(UsageError) -> Int32 {
-    // --help anywhere asks for the usage, and is not an error.
-    if arguments.contains("--help") || arguments.contains("-h") {
-        print(usage)
+/// Runs the command line; returns the exit status. `--help` anywhere
+/// asks for help (of the subcommand, if one is named first), and is not an error.
+@MainActor func run(_ arguments: [String]) -> Int32 {
+    let asksForHelp = arguments.contains("--help") || arguments.contains("-h")
+    guard let name = arguments.first, name != "--help", name != "-h" else {
+        if asksForHelp {
+            print(usage)
+            return 0
+        }
+        return usageError("no subcommand given", help: synopses)
+    }
+    guard let subcommand = subcommands.first(where: { $0.name == name }) else {
+        return usageError("unknown subcommand \(name)", help: synopses)
+    }
+    if asksForHelp {
+        print(subcommand.help)
         return 0
     }
-    guard let name = arguments.first else { throw UsageError(message: "no subcommand given") }
-    guard let subcommand = subcommands.first(where: { $0.name == name }) else {
-        throw UsageError(message: "unknown subcommand \(name)")
+    do {
+        return try subcommand.run(Array(arguments.dropFirst()))
+    } catch {
+        return usageError(error.message, help: subcommand.help)
     }
-    return try subcommand.run(Array(arguments.dropFirst()))
 }
 
-do {
-    exit(try run(Array(CommandLine.arguments.dropFirst())))
-} catch {
-    FileHandle.standardError.write(Data("error: \(error.message)\n\n\(usage)\n".utf8))
-    exit(64)
+/// Prints a usage error and the help that goes with it on standard error; returns 64.
+func usageError(_ message: String, help: String) -> Int32 {
+    printError("error: \(message)\n\n\(help)")
+    return 64
 }
+
+exit(run(Array(CommandLine.arguments.dropFirst())))
