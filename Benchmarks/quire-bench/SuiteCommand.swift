@@ -27,6 +27,11 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     guard FileManager.default.fileExists(atPath: "Benchmarks/peers/run.sh") else {
         throw UsageError(message: "run suite from the package root (Benchmarks/ not found)")
     }
+    // A TRACE that is not there fails now, not after the workloads before it.
+    if let missing = parsed.positional.first(where: { !FileManager.default.fileExists(atPath: $0) }) {
+        printError("error: \(missing): no such file")
+        return 1
+    }
     let sharedTraces = "../shared/traces"
     let traceFiles = ((try? FileManager.default.contentsOfDirectory(atPath: sharedTraces)) ?? [])
         .filter { $0.hasSuffix(".json.gz") || $0.hasSuffix(".json") }.sorted().map { sharedTraces + "/" + $0 }
@@ -97,6 +102,10 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
             printError("error: cannot write Benchmarks/RESULTS.md: \(error)")
             return 1
         }
+    }
+    guard measured > 0 else {
+        printError("error: no workload could be measured: nothing written")
+        return 1
     }
     printLine("wrote \(files.jsonPath) and .md with \(measured) workloads measured by this run, \(report.results.count) in all, and \(report.charts.count) charts")
     for statement in report.behindStatements { printLine("behind: \(statement)") }

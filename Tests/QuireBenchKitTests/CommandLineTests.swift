@@ -74,4 +74,14 @@ import Testing
         #expect(result.stderr.hasPrefix("error: --only no-such-workload matches no workload; the workloads are "))
         for name in ["B1.1", "merge-k8-m10000", "B3.4", "B4x100", "families: "] { #expect(result.stderr.contains(name)) }
     }
+
+    @Test func aTraceThatIsNotThereFailsBeforeAnythingRuns() throws {
+        let name = "quire-bench-\(UUID().uuidString)"
+        let missing = NSTemporaryDirectory() + name + ".json"
+        // (--only keeps a regression from running the whole suite.)
+        let result = try run(["suite", missing, "--only", name, "--runs", "1"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "error: \(missing): no such file\n")
+        #expect(result.stdout.isEmpty)
+    }
 }
