@@ -105,6 +105,9 @@ import QuireTestSupport
         #expect(decode(Array("ab😀cdefgh".utf8), 6)! == ("ab😀cdefgh", 6))
         #expect(decode(Array("😀abcdefgh".utf8), 6)! == ("😀abcdefgh", 6))
         #expect(decode(Array("abcdé".utf8), 3)! == ("abcdé", 2))
+        // ASCII read eight bytes at a time, stopping at each text's end.
+        #expect(decode(Array("éabcdefghijklmnopqrstuvw".utf8), 5)! == ("éabcdefghijklmnopqrstuvw", 5))
+        #expect(decode(Array("abcdefghijklmnopqrstuvw😀".utf8), 27)! == ("abcdefghijklmnopqrstuvw😀", 24))
         // "aéb" is valid, but cut in texts of 2 bytes "é" is split between them.
         #expect(decode([0x61, 0xC3, 0xA9, 0x62], 2) == nil)
         #expect(decode([0xFF], 1) == nil)                // never a UTF-8 byte

@@ -55,6 +55,19 @@ extension UnsafeBufferPointer<UInt8> {
     /// vectorises: `allSatisfy` stops early and does not, at several
     /// instructions a byte of a paste.
     var isASCII: Bool { reduce(0, |) < 0x80 }
+
+    /// Where the ASCII bytes from `start` on end, at `end` at most: read
+    /// eight at a time, and a byte at a time only where the run ends.
+    func endOfASCII(from start: Int, upTo end: Int) -> Int {
+        precondition(start >= 0 && end <= count, "endOfASCII: range out of bounds")
+        let raw = UnsafeRawBufferPointer(self)
+        var index = start
+        while index + 8 <= end && raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+            index += 8
+        }
+        while index < end && self[index] < 0x80 { index += 1 }
+        return index
+    }
 }
 
 /// One operation of a change. See `Specs/crdt.md`, "Operations".

@@ -101,25 +101,7 @@ extension Array where Element == UInt8 {
                     append(contentsOf: UnsafeBufferPointer(rebasing: chunk[..<used]))
                     used = 0
                 }
-                if value < 0x80 {
-                    chunk[used] = UInt8(truncatingIfNeeded: value)
-                    used += 1
-                } else if value < 0x800 {
-                    chunk[used] = UInt8(truncatingIfNeeded: 0xC0 | value >> 6)
-                    chunk[used + 1] = UInt8(truncatingIfNeeded: 0x80 | value & 0x3F)
-                    used += 2
-                } else if value < 0x1_0000 {
-                    chunk[used] = UInt8(truncatingIfNeeded: 0xE0 | value >> 12)
-                    chunk[used + 1] = UInt8(truncatingIfNeeded: 0x80 | (value >> 6) & 0x3F)
-                    chunk[used + 2] = UInt8(truncatingIfNeeded: 0x80 | value & 0x3F)
-                    used += 3
-                } else {
-                    chunk[used] = UInt8(truncatingIfNeeded: 0xF0 | value >> 18)
-                    chunk[used + 1] = UInt8(truncatingIfNeeded: 0x80 | (value >> 12) & 0x3F)
-                    chunk[used + 2] = UInt8(truncatingIfNeeded: 0x80 | (value >> 6) & 0x3F)
-                    chunk[used + 3] = UInt8(truncatingIfNeeded: 0x80 | value & 0x3F)
-                    used += 4
-                }
+                used += Unicode.Scalar.writeUTF8(of: value, at: chunk.baseAddress! + used)
             }
             append(contentsOf: UnsafeBufferPointer(rebasing: chunk[..<used]))
         }

@@ -89,15 +89,44 @@ extension Unicode.Scalar: SequenceElement {
     @inlinable
     public var utf8Width: Int { Self.utf8Width(of: value) }
 
-    /// The widths of the scalar with value `value`, as sums of comparisons
-    /// rather than branches, so that loops over stored values (a wide
-    /// text's, `ScalarStorage.widths`) vectorise.
+    /// The widths of the scalar with value `value`, in arithmetic without
+    /// branches or comparisons, so that loops over stored values (a wide
+    /// text's, `ScalarStorage.widths`) vectorise: `(limit &- value) >> 31`
+    /// is 1 when `value` is above `limit`, as scalar values are below 2^31.
+    /// (Written as comparisons, the compiler made them branches, and the
+    /// loops ran a scalar at a time.)
     @inlinable
-    static func utf16Width(of value: UInt32) -> Int { 1 &+ (value > 0xFFFF ? 1 : 0) }
+    static func utf16Width(of value: UInt32) -> Int { Int(truncatingIfNeeded: 1 &+ (0xFFFF &- value) >> 31) }
 
     @inlinable
     static func utf8Width(of value: UInt32) -> Int {
-        1 &+ (value >= 0x80 ? 1 : 0) &+ (value >= 0x800 ? 1 : 0) &+ (value > 0xFFFF ? 1 : 0)
+        Int(truncatingIfNeeded: 1 &+ (0x7F &- value) >> 31 &+ (0x7FF &- value) >> 31 &+ (0xFFFF &- value) >> 31)
+    }
+
+    /// Writes the UTF-8 of `value`, a valid scalar's, at `target`, which
+    /// has room for it; returns how many bytes that is.
+    @inline(__always)
+    static func writeUTF8(of value: UInt32, at target: UnsafeMutablePointer<UInt8>) -> Int {
+        if value < 0x80 {
+            target[0] = UInt8(truncatingIfNeeded: value)
+            return 1
+        }
+        if value < 0x800 {
+            target[0] = UInt8(truncatingIfNeeded: 0xC0 | value >> 6)
+            target[1] = UInt8(truncatingIfNeeded: 0x80 | value & 0x3F)
+            return 2
+        }
+        if value < 0x1_0000 {
+            target[0] = UInt8(truncatingIfNeeded: 0xE0 | value >> 12)
+            target[1] = UInt8(truncatingIfNeeded: 0x80 | (value >> 6) & 0x3F)
+            target[2] = UInt8(truncatingIfNeeded: 0x80 | value & 0x3F)
+            return 3
+        }
+        target[0] = UInt8(truncatingIfNeeded: 0xF0 | value >> 18)
+        target[1] = UInt8(truncatingIfNeeded: 0x80 | (value >> 12) & 0x3F)
+        target[2] = UInt8(truncatingIfNeeded: 0x80 | (value >> 6) & 0x3F)
+        target[3] = UInt8(truncatingIfNeeded: 0x80 | value & 0x3F)
+        return 4
     }
 }
 
@@ -299,6 +328,11 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
             bytes.append(contentsOf: buffer)
             return buffer.isEmpty ? 0 : textLength
         }
+        // A scalar from U+0100 on (lead byte 0xC4 or above) makes the storage
+        // wide: widened now, with room for a scalar per byte, it is not
+        // grown again scalar by scalar. (A snapshot's text with an em dash
+        // in it regrew its wide copy at each of its other scalars.)
+        if !isWide && buffer.reduce(0, Swift.max) >= 0xC4 { widen(addingCapacity: buffer.count * 4) }
         var offset = 0, textEnd = textLength, lastCount = 0
         let lastStart = buffer.count - textLength
         while offset < buffer.count {
@@ -307,8 +341,7 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
                 // of any text once the storage is wide): the run up to the
                 // next other scalar or the text's end, a scalar a byte, in
                 // one go. (Scalar by scalar, a wide paste cost 24 instructions a scalar.)
-                var runEnd = offset + 1
-                while runEnd < textEnd && buffer[runEnd] < 0x80 { runEnd += 1 }
+                let runEnd = buffer.endOfASCII(from: offset + 1, upTo: textEnd)
                 appendNarrowBytes(UnsafeBufferPointer(rebasing: buffer[offset..<runEnd]))
                 if offset >= lastStart { lastCount += runEnd - offset }
                 offset = runEnd
@@ -419,20 +452,46 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
                     }
                 }
             }
-            var utf8: [UInt8] = []
-            utf8.reserveCapacity(count)
-            if !isWide {
-                for range in ranges {
-                    utf8.appendUTF8(ofScalarValues: UnsafeBufferPointer(rebasing: buffer[range]).lazy.map { UInt32($0) })
-                }
-            } else {
-                // Four bytes a scalar, from an array's storage: aligned for UInt32.
-                UnsafeRawBufferPointer(buffer).withMemoryRebound(to: UInt32.self) { wide in
-                    for range in ranges { utf8.appendUTF8(ofScalarValues: UnsafeBufferPointer(rebasing: wide[range])) }
+            guard isWide else { return Self.utf8(of: ranges, in: buffer) }
+            // Four bytes a scalar, from an array's storage: aligned for UInt32.
+            return UnsafeRawBufferPointer(buffer).withMemoryRebound(to: UInt32.self) { Self.utf8(of: ranges, in: $0) }
+        }
+    }
+
+    /// The UTF-8 of the scalar values in `ranges` of `values`, written in
+    /// one pass into an array with room for the longest it can be (pages
+    /// the writing does not reach are not touched). A snapshot's runs are
+    /// short, a few dozen scalars: measured first, range by range, its
+    /// text's UTF-8 took longer than writing it; appended range by range
+    /// through a scratch buffer, longer than zstd took to compress it.
+    /// Inlined, so that each caller gets it for its own `Value`: as a
+    /// generic call, it went a value at a time through the protocols.
+    @inline(__always)
+    private static func utf8<Value: FixedWidthInteger & UnsignedInteger>(
+        of ranges: [Range<Int>], in values: UnsafeBufferPointer<Value>
+    ) -> [UInt8] {
+        // Two bytes at most a scalar below U+0100 (narrow storage), four above.
+        let longest = ranges.reduce(0) { $0 + $1.count } * (Value.bitWidth == 8 ? 2 : 4)
+        return [UInt8](unsafeUninitializedCapacity: longest) { target, written in
+            var end = target.baseAddress!
+            for range in ranges {
+                for value in UnsafeBufferPointer(rebasing: values[range]) {
+                    end += Unicode.Scalar.writeUTF8(of: UInt32(value), at: end)
                 }
             }
-            return utf8
+            written = end - target.baseAddress!
         }
+    }
+
+    /// The UTF-16 units and UTF-8 bytes of scalar values, in a loop that vectorises.
+    @inlinable
+    static func widths(of values: UnsafeBufferPointer<UInt32>) -> (utf16: Int, utf8: Int) {
+        var utf16 = 0, utf8 = 0
+        for value in values {
+            utf16 &+= Unicode.Scalar.utf16Width(of: value)
+            utf8 &+= Unicode.Scalar.utf8Width(of: value)
+        }
+        return (utf16, utf8)
     }
 
     /// The storage's bytes, and whether they are four to a scalar.
@@ -457,16 +516,13 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     public static func widths(_ view: UnsafeView, _ start: Int, _ count: Int) -> (utf16: Int, utf8: Int) {
         if view.isWide {
             precondition(start >= 0 && (start + count) * 4 <= view.bytes.count, "ScalarStorage range out of bounds")
-            // The stored values themselves: through `Unicode.Scalar` the loop
-            // did not vectorise, at a dozen instructions a scalar.
-            let raw = UnsafeRawBufferPointer(view.bytes)
-            var utf16 = 0, utf8 = 0
-            for position in start..<start + count {
-                let value = raw.loadUnaligned(fromByteOffset: position * 4, as: UInt32.self)
-                utf16 &+= Unicode.Scalar.utf16Width(of: value)
-                utf8 &+= Unicode.Scalar.utf8Width(of: value)
+            // The stored values themselves, as a typed buffer (an array's
+            // storage is aligned for UInt32), in a loop that vectorises:
+            // loaded one by one from raw bytes, a wide snapshot's load spent
+            // a fifth of its time here.
+            return UnsafeRawBufferPointer(view.bytes).withMemoryRebound(to: UInt32.self) { values in
+                Self.widths(of: UnsafeBufferPointer(rebasing: values[start..<start + count]))
             }
-            return (utf16, utf8)
         }
         // Below U+0100: one UTF-16 unit, and one UTF-8 byte below U+0080, else two.
         var utf8 = count
