@@ -282,6 +282,10 @@ import Testing
             let past = try quire.run(["note", "edit", id, "--insert", "9", "x"])
             #expect(past.status == 1)
             #expect(past.stderr == "error: cannot insert at 9: the body has 3 characters\n")
+            // A count so large that adding it to the position would overflow is past the end too.
+            let huge = try quire.run(["note", "edit", id, "--delete", "1", "\(Int.max)"])
+            #expect(huge.status == 1)
+            #expect(huge.stderr == "error: cannot delete \(Int.max) characters at 1: the body has 3 characters\n")
             // `--` ends the options: a body may start with a dash.
             try quire.ok(["note", "edit", "--append", "-x", "--", id])
             #expect(try quire.ok(["note", "show", id]).hasSuffix("abc-x\n"))

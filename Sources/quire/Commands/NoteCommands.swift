@@ -165,7 +165,8 @@ enum NoteCommands {
             let body = try tx.noteText(Note.Key.body)
             if let (position, count) = delete {
                 let length = try tx.document.textCount(body)
-                guard position + count <= length else {
+                // Compared without adding, which a huge POS or COUNT would overflow.
+                guard position <= length, count <= length - position else {
                     throw CLIError.failure("cannot delete \(count) characters at \(position): the body has \(length) characters")
                 }
                 try tx.deleteText(body, at: position, count: count)
