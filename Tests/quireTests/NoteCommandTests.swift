@@ -176,6 +176,25 @@ import Testing
         }
     }
 
+    /// An editor that saves with CRLF line ends: the first line is still the
+    /// title alone, and the body what follows the empty line. A carriage
+    /// return ending a body read back unchanged stays.
+    @Test func anEditorSavingCRLFLineEndsKeepsTitleAndBodyApart() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Old", "--body", "one\ntwo\r"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "true"])
+            var note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["body"] as? String == "one\ntwo\r")
+            #expect(try #require(try quire.run(["log", id, "--json"]).json() as? [Any]).count == 1)
+
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "printf 'New\\r\\n\\r\\none\\r\\nthree\\r\\n' >"])
+            note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["title"] as? String == "New")
+            #expect(note["body"] as? String == "one\r\nthree")
+        }
+    }
+
     /// While the editor is open, another process edits the note (as a sync
     /// would); what it wrote stays when the edited copy comes back.
     @Test func anEditWhileTheEditorIsOpenIsKept() throws {
