@@ -290,6 +290,14 @@ import Testing
                 #expect(result.stderr.hasPrefix("error: "))
                 #expect(result.stderr.contains("usage: quire"))
             }
+            // A wrong command line is a usage error whatever the id names, or a store that is not there.
+            for (arguments, store) in [(["note", "edit", "ffffffff", "--pin", "--unpin"], quire.store),
+                                       (["note", "edit", "ffffffff", "--insert", "x", "y"], quire.store),
+                                       (["note", "edit", id, "--body", "a", "--body-file", "b"], quire.directory + "/missing.quire")] {
+                let result = try quire.run(arguments, store: store)
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr.contains("usage: quire note edit"))
+            }
             // A title is one line: a second one would become the body after an editor session.
             for arguments in [["note", "new", "--title", "two\nlines"], ["note", "edit", id, "--title", "two\nlines"]] {
                 let result = try quire.run(arguments)

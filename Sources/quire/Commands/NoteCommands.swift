@@ -141,13 +141,17 @@ enum NoteCommands {
 
     /// Positions count characters as Unicode scalars (Specs/cli.md).
     private static func runEdit(_ invocation: Invocation) throws {
+        // The whole command line is checked before the store is opened: a
+        // usage error is one (exit 64) whatever the store and the id.
         try invocation.expectArguments(atMost: 1)
-        let store = try invocation.context.openStore()
-        let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+        let idPrefix = try invocation.argument(0, "ID")
         if invocation.flag("--pin") && invocation.flag("--unpin") { throw invocation.usageError("--pin and --unpin exclude each other") }
         let insert = try invocation.values("--insert").first.map { (try invocation.integer($0[0], "POS"), $0[1]) }
         let delete = try invocation.values("--delete").first.map { (try invocation.integer($0[0], "POS"), try invocation.integer($0[1], "COUNT")) }
+        let (givenTitle, givenBody) = (try oneLineTitle(invocation), try newBody(invocation))
         let inEditor = invocation.options.isEmpty
+        let store = try invocation.context.openStore()
+        let id = try NoteIDs.resolve(idPrefix, in: store)
         // For the editor, the title and body it shows, with their characters'
         // ids: what a sync (or another edit) does to the note while the
         // editor is open is kept when the edited copy comes back.
@@ -191,7 +195,7 @@ enum NoteCommands {
                 removedMeanwhile = try save(newTitle: title, newBody: body)
             }
         } else {
-            removedMeanwhile = try save(newTitle: oneLineTitle(invocation), newBody: newBody(invocation))
+            removedMeanwhile = try save(newTitle: givenTitle, newBody: givenBody)
         }
         if removedMeanwhile {
             invocation.context.output.progress(
