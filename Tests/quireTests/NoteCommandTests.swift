@@ -151,6 +151,12 @@ import Testing
 
             #expect(try quire.run(["note", "edit", id, "--body-file", "-"], input: Data("short now\n".utf8)).status == 0)
             #expect(try body() == "short now\n")
+            // A file that is a pipe or a device reads too: /dev/stdin, a shell's <(command), /dev/null.
+            #expect(try quire.run(["note", "edit", id, "--body-file", "/dev/stdin"], input: Data("piped\n".utf8)).status == 0)
+            #expect(try body() == "piped\n")
+            try quire.ok(["note", "edit", id, "--body-file", "/dev/null"])
+            #expect(try body() == "")
+            #expect(try quire.run(["note", "edit", id, "--body-file", "-"], input: Data("short now\n".utf8)).status == 0)
             let both = try quire.run(["note", "edit", id, "--body", "x", "--body-file", file])
             #expect(both.status == 64 && both.stderr.hasPrefix("error: --body and --body-file exclude each other\n"))
             let binary = try quire.run(["note", "edit", id, "--body-file", "-"], input: Data([0x61, 0xFF]))
