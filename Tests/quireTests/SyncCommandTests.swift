@@ -171,6 +171,11 @@ import Testing
             let result = try runner.run(["serve", "--listen", "127.0.0.1:0", "--tokens", missing], store: runner.directory + "/server.db")
             #expect(result.status == 1)
             #expect(result.stderr == "error: cannot read the tokens file \(missing): no such file, or not readable\n")
+            // A pipe is read (here, with a line that is not a token's).
+            let piped = try runner.run(["serve", "--listen", "127.0.0.1:0", "--tokens", "/dev/stdin"],
+                                       store: runner.directory + "/server.db", input: Data("s3cret world\n".utf8))
+            #expect(piped.status == 1)
+            #expect(piped.stderr == "error: cannot use the tokens file /dev/stdin: tokens file, line 1: the mode must be rw or ro, not \"world\"\n")
         }
     }
 

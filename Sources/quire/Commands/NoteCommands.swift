@@ -212,21 +212,12 @@ enum NoteCommands {
     private static func newBody(_ invocation: Invocation) throws -> String? {
         guard let file = invocation.value("--body-file") else { return invocation.value("--body") }
         guard invocation.value("--body") == nil else { throw invocation.usageError("--body and --body-file exclude each other") }
-        let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : contents(of: file)
+        let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : Context.contents(of: file)
         guard let data else { throw CLIError.failure("cannot read \(file): no such file, or not readable") }
         guard let text = String(data: data, encoding: .utf8) else {
             throw CLIError.failure("\(file == "-" ? "standard input" : file) is not UTF-8 text")
         }
         return text
-    }
-
-    /// The bytes of `file`, or nil if it cannot be read. Read through a
-    /// descriptor, so that a pipe or a device reads too (`/dev/stdin`, a
-    /// shell's `<(command)`, `/dev/null`), which `FileManager.contents(atPath:)` does not.
-    private static func contents(of file: String) -> Data? {
-        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd() ?? Data()
     }
 
     /// The `--title` value. A title is one line: the editor file and the
