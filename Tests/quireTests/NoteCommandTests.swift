@@ -304,6 +304,11 @@ import Testing
                 #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
                 #expect(result.stderr.contains("usage: quire note edit"))
             }
+            for arguments in [["note", "show"], ["note", "rm"], ["log"], ["heads"], ["vv"], ["blame"], ["conflicts"], ["diff", "--from", "x"]] {
+                let result = try quire.run(arguments, store: quire.directory + "/missing.quire")
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr.hasPrefix("error: missing ID\nusage: quire \(arguments.prefix { !$0.hasPrefix("-") }.joined(separator: " "))"))
+            }
             // A title is one line: a second one would become the body after an editor session.
             for arguments in [["note", "new", "--title", "two\nlines"], ["note", "edit", id, "--title", "two\nlines"]] {
                 let result = try quire.run(arguments)

@@ -96,8 +96,7 @@ enum NoteCommands {
         examples: ["quire note show 0190f1c2", "quire note show 0190f1c2 --at 3@7c0c5e135634e4e8 --json"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
-            let store = try invocation.context.openStore()
-            let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+            let (store, id) = try invocation.openStoreAndNote()
             let note: Note
             if let at = invocation.value("--at") {
                 let history = try DocumentHistory(id, in: store)
@@ -144,14 +143,12 @@ enum NoteCommands {
         // The whole command line is checked before the store is opened: a
         // usage error is one (exit 64) whatever the store and the id.
         try invocation.expectArguments(atMost: 1)
-        let idPrefix = try invocation.argument(0, "ID")
         if invocation.flag("--pin") && invocation.flag("--unpin") { throw invocation.usageError("--pin and --unpin exclude each other") }
         let insert = try invocation.values("--insert").first.map { (try invocation.integer($0[0], "POS"), $0[1]) }
         let delete = try invocation.values("--delete").first.map { (try invocation.integer($0[0], "POS"), try invocation.integer($0[1], "COUNT")) }
         let (givenTitle, givenBody) = (try oneLineTitle(invocation), try newBody(invocation))
         let inEditor = invocation.options.isEmpty
-        let store = try invocation.context.openStore()
-        let id = try NoteIDs.resolve(idPrefix, in: store)
+        let (store, id) = try invocation.openStoreAndNote()
         // For the editor, the title and body it shows, with their characters'
         // ids: what a sync (or another edit) does to the note while the
         // editor is open is kept when the edited copy comes back.
@@ -248,8 +245,7 @@ enum NoteCommands {
     /// syncs like any edit (Specs/cli.md, "Notes").
     private static func setRemoved(_ removed: Bool, _ invocation: Invocation) throws {
         try invocation.expectArguments(atMost: 1)
-        let store = try invocation.context.openStore()
-        let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+        let (store, id) = try invocation.openStoreAndNote()
         try store.edit(id) { tx in try tx.put(.root, key: Note.Key.removed, .bool(removed)) }
         invocation.context.output.print(removed ? "Removed note \(id); `quire note restore \(id)` brings it back." : "Restored note \(id).")
     }
