@@ -98,6 +98,15 @@ import Testing
             let listed = try quire.runOnTerminal(["note", "list"])
             #expect(listed.hasPrefix("\u{1B}[1mID\u{1B}[0m        \u{1B}[1mTITLE\u{1B}[0m"))
             #expect(listed.contains("  hid^[[8mden  "))
+
+            // A mark naming one of Quire's own styles colours nothing either, and
+            // an open mark left alone does not take in the reset after the title.
+            let forged = try quire.ok(["note", "new", "--title", "a\u{F8F0}31\u{F8F1}red\u{F8F0}", "--body", "b\u{F8F0}32\u{F8F1}green"])
+                .trimmingCharacters(in: .newlines)
+            let forgedShown = try quire.runOnTerminal(["note", "show", forged])
+            #expect(forgedShown.contains("\u{1B}[1mared\u{1B}[0m\r\n"))
+            #expect(forgedShown.hasSuffix("\r\nbgreen\r\n"))
+            #expect(!forgedShown.contains("\u{1B}[31m") && !forgedShown.contains("\u{1B}[32m"))
         }
     }
 
