@@ -101,6 +101,10 @@ public final class DocumentStore: @unchecked Sendable {
                 onWarning: @escaping @Sendable (String) -> Void = DocumentStore.printWarning) throws {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")
         let database = try Database(path: path, readOnly: readOnly)
+        // The file a symbolic link names, whose fingerprint and lock file
+        // are the same whichever path reaches it (else each path in turn
+        // would take the file for a copy, and mint a new replica id).
+        let file = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         if readOnly {
             let version = try database.query(sql: "PRAGMA user_version")[0].int64(0)
             guard version == StoreSchema.latestVersion, let replica = try database.read(ReplicaIdentity.recorded) else {
@@ -109,13 +113,13 @@ public final class DocumentStore: @unchecked Sendable {
             replicaID = replica
         } else {
             try StoreSchema.migrator.migrate(database)
-            let fingerprint = try ReplicaIdentity.fingerprint(ofFile: path)
+            let fingerprint = try ReplicaIdentity.fingerprint(ofFile: file)
             replicaID = try database.write { db in
                 try ReplicaIdentity.establish(db, fingerprint: fingerprint, now: Self.milliseconds(Date()))
             }
         }
         self.database = database
-        writerLock = readOnly ? nil : LockFile(beside: path)
+        writerLock = readOnly ? nil : LockFile(beside: file)
         self.snapshotInterval = snapshotInterval
         warn = onWarning
     }

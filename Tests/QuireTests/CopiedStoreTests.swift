@@ -40,4 +40,18 @@ import Testing
             #expect(try DocumentStore(path: copyPath).replicaID == copy.replicaID)
         }
     }
+
+    /// A symbolic link to a store is no copy: the store keeps its id
+    /// whichever path, the link's or the file's, opens it.
+    @Test func aStoreReachedThroughASymbolicLinkKeepsItsReplicaID() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", linkPath = directory + "/link.quire"
+            try FileManager.default.createSymbolicLink(atPath: linkPath, withDestinationPath: path)
+            let replica = try DocumentStore(path: path).replicaID
+            #expect(try DocumentStore(path: linkPath).replicaID == replica)
+            #expect(try DocumentStore(path: path).replicaID == replica)
+            let store = try DocumentStore(path: linkPath)
+            #expect(try store.database.query(sql: "SELECT count(*) FROM local_replicas")[0].int64(0) == 1)
+        }
+    }
 }

@@ -31,6 +31,9 @@ import Testing
             #expect(bundle["changes"] as? Int == 2)
             #expect(bundle["operations"] as? Int == 3)
             #expect(bundle["replicas"] as? Int == 1)
+            // A pipe is read too.
+            let piped = try quire.run(["inspect", "/dev/stdin", "--json"], input: Data(document.encodeChanges()))
+            #expect((try piped.json() as? [String: Any])?["changes"] as? Int == 2)
 
             let snapshot = try #require(try inspect(quire, "doc.qdoc", document.encodeSnapshot()).json() as? [String: Any])
             #expect(snapshot["kind"] as? String == "snapshot")

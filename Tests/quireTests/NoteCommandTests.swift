@@ -98,6 +98,15 @@ import Testing
             let listed = try quire.runOnTerminal(["note", "list"])
             #expect(listed.hasPrefix("\u{1B}[1mID\u{1B}[0m        \u{1B}[1mTITLE\u{1B}[0m"))
             #expect(listed.contains("  hid^[[8mden  "))
+
+            // A mark naming one of Quire's own styles colours nothing either, and
+            // an open mark left alone does not take in the reset after the title.
+            let forged = try quire.ok(["note", "new", "--title", "a\u{F8F0}31\u{F8F1}red\u{F8F0}", "--body", "b\u{F8F0}32\u{F8F1}green"])
+                .trimmingCharacters(in: .newlines)
+            let forgedShown = try quire.runOnTerminal(["note", "show", forged])
+            #expect(forgedShown.contains("\u{1B}[1mared\u{1B}[0m\r\n"))
+            #expect(forgedShown.hasSuffix("\r\nbgreen\r\n"))
+            #expect(!forgedShown.contains("\u{1B}[31m") && !forgedShown.contains("\u{1B}[32m"))
         }
     }
 
@@ -151,6 +160,12 @@ import Testing
 
             #expect(try quire.run(["note", "edit", id, "--body-file", "-"], input: Data("short now\n".utf8)).status == 0)
             #expect(try body() == "short now\n")
+            // A file that is a pipe or a device reads too: /dev/stdin, a shell's <(command), /dev/null.
+            #expect(try quire.run(["note", "edit", id, "--body-file", "/dev/stdin"], input: Data("piped\n".utf8)).status == 0)
+            #expect(try body() == "piped\n")
+            try quire.ok(["note", "edit", id, "--body-file", "/dev/null"])
+            #expect(try body() == "")
+            #expect(try quire.run(["note", "edit", id, "--body-file", "-"], input: Data("short now\n".utf8)).status == 0)
             let both = try quire.run(["note", "edit", id, "--body", "x", "--body-file", file])
             #expect(both.status == 64 && both.stderr.hasPrefix("error: --body and --body-file exclude each other\n"))
             let binary = try quire.run(["note", "edit", id, "--body-file", "-"], input: Data([0x61, 0xFF]))
@@ -173,6 +188,25 @@ import Testing
             let log = try #require(try quire.run(["log", id, "--json"]).json() as? [[String: Any]])
             let counters = try #require(log.first?["counters"] as? [String: Int])
             #expect(counters["last"]! - counters["first"]! + 1 == 6)  // 3 deleted + 3 inserted
+        }
+    }
+
+    /// An editor that saves with CRLF line ends: the first line is still the
+    /// title alone, and the body what follows the empty line. A carriage
+    /// return ending a body read back unchanged stays.
+    @Test func anEditorSavingCRLFLineEndsKeepsTitleAndBodyApart() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Old", "--body", "one\ntwo\r"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "true"])
+            var note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["body"] as? String == "one\ntwo\r")
+            #expect(try #require(try quire.run(["log", id, "--json"]).json() as? [Any]).count == 1)
+
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "printf 'New\\r\\n\\r\\none\\r\\nthree\\r\\n' >"])
+            note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["title"] as? String == "New")
+            #expect(note["body"] as? String == "one\r\nthree")
         }
     }
 
@@ -271,6 +305,19 @@ import Testing
                 #expect(result.stderr.hasPrefix("error: "))
                 #expect(result.stderr.contains("usage: quire"))
             }
+            // A wrong command line is a usage error whatever the id names, or a store that is not there.
+            for (arguments, store) in [(["note", "edit", "ffffffff", "--pin", "--unpin"], quire.store),
+                                       (["note", "edit", "ffffffff", "--insert", "x", "y"], quire.store),
+                                       (["note", "edit", id, "--body", "a", "--body-file", "b"], quire.directory + "/missing.quire")] {
+                let result = try quire.run(arguments, store: store)
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr.contains("usage: quire note edit"))
+            }
+            for arguments in [["note", "show"], ["note", "rm"], ["log"], ["heads"], ["vv"], ["blame"], ["conflicts"], ["diff", "--from", "x"]] {
+                let result = try quire.run(arguments, store: quire.directory + "/missing.quire")
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr.hasPrefix("error: missing ID\nusage: quire \(arguments.prefix { !$0.hasPrefix("-") }.joined(separator: " "))"))
+            }
             // A title is one line: a second one would become the body after an editor session.
             for arguments in [["note", "new", "--title", "two\nlines"], ["note", "edit", id, "--title", "two\nlines"]] {
                 let result = try quire.run(arguments)
@@ -282,6 +329,10 @@ import Testing
             let past = try quire.run(["note", "edit", id, "--insert", "9", "x"])
             #expect(past.status == 1)
             #expect(past.stderr == "error: cannot insert at 9: the body has 3 characters\n")
+            // A count so large that adding it to the position would overflow is past the end too.
+            let huge = try quire.run(["note", "edit", id, "--delete", "1", "\(Int.max)"])
+            #expect(huge.status == 1)
+            #expect(huge.stderr == "error: cannot delete \(Int.max) characters at 1: the body has 3 characters\n")
             // `--` ends the options: a body may start with a dash.
             try quire.ok(["note", "edit", "--append", "-x", "--", id])
             #expect(try quire.ok(["note", "show", id]).hasSuffix("abc-x\n"))

@@ -75,6 +75,48 @@ import Testing
         }
     }
 
+    /// A server's refusal is quoted in the error: its escape sequences
+    /// (retitling the terminal, clearing it) are shown, not obeyed.
+    @Test func aServersRefusalPrintsHarmlessly() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "T"])
+            let server = Process()
+            server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            server.arguments = ["python3", "-c", """
+                import http.server
+                class Refuse(http.server.BaseHTTPRequestHandler):
+                    def do_POST(self):
+                        self.rfile.read(int(self.headers.get('Content-Length', 0)))
+                        body = b'go away \\x1b]0;pwned\\x07\\x1b[2J'
+                        self.send_response(403)
+                        self.send_header('Content-Type', 'text/plain')
+                        self.send_header('Content-Length', str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                    def log_message(self, *arguments): pass
+                server = http.server.HTTPServer(('127.0.0.1', 0), Refuse)
+                print(server.server_address[1], flush=True)
+                server.serve_forever()
+                """]
+            let output = Pipe()
+            server.standardOutput = output
+            try server.run()
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            var line = Data()
+            while !line.contains(UInt8(ascii: "\n")) {
+                let chunk = output.fileHandleForReading.availableData
+                guard !chunk.isEmpty else { break }
+                line += chunk
+            }
+            let port = try #require(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+            let result = try runner.run(["sync", "http://127.0.0.1:\(port)"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("go away ^[]0;pwned^G^[[2J"))
+            #expect(!result.stderr.contains("\u{1B}"))
+        }
+    }
+
     @Test func serveRefusesANotesStoreForItsLog() throws {
         try withRunner { runner in
             try runner.ok(["init"])
@@ -129,6 +171,11 @@ import Testing
             let result = try runner.run(["serve", "--listen", "127.0.0.1:0", "--tokens", missing], store: runner.directory + "/server.db")
             #expect(result.status == 1)
             #expect(result.stderr == "error: cannot read the tokens file \(missing): no such file, or not readable\n")
+            // A pipe is read (here, with a line that is not a token's).
+            let piped = try runner.run(["serve", "--listen", "127.0.0.1:0", "--tokens", "/dev/stdin"],
+                                       store: runner.directory + "/server.db", input: Data("s3cret world\n".utf8))
+            #expect(piped.status == 1)
+            #expect(piped.stderr == "error: cannot use the tokens file /dev/stdin: tokens file, line 1: the mode must be rw or ro, not \"world\"\n")
         }
     }
 

@@ -57,6 +57,16 @@ extension Context {
         return (try? database.read(test)) == true
     }
 
+    /// The bytes of the file at `path`, or nil if it cannot be read. Read
+    /// through a descriptor, so that a pipe or a device reads too
+    /// (`/dev/stdin`, a shell's `<(command)`, `/dev/null`), which
+    /// `FileManager.contents(atPath:)` does not.
+    static func contents(of path: String) -> Data? {
+        let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd() ?? Data()
+    }
+
     /// A failure when `path` is a directory, which SQLite and Foundation
     /// report as a missing or unreadable file.
     static func refuseDirectory(_ path: String) throws {

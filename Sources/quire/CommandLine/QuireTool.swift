@@ -35,7 +35,9 @@ enum QuireTool {
         }
     }
 
+    /// Errors quote what others wrote (a server's refusal, say): their
+    /// control characters are shown as progress lines show them.
     private static func writeError(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        FileHandle.standardError.write(Data(TerminalText.safe(text).utf8))
     }
 }

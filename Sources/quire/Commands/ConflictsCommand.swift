@@ -12,8 +12,7 @@ enum ConflictsCommand {
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             let output = invocation.context.output
-            let store = try invocation.context.openStore()
-            let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+            let (store, id) = try invocation.openStoreAndNote()
             let conflicts = try store.read(id) { try Conflict.all(in: $0) }
             if invocation.flag("--json") {
                 output.print(json: .array(conflicts.map(\.json)))

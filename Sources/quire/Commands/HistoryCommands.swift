@@ -14,8 +14,8 @@ enum HistoryCommands {
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             let context = invocation.context
-            let store = try context.openStore()
-            let history = try DocumentHistory(NoteIDs.resolve(invocation.argument(0, "ID"), in: store), in: store)
+            let (store, id) = try invocation.openStoreAndNote()
+            let history = try DocumentHistory(id, in: store)
             let acknowledged = try context.acknowledgedVersion(peer: context.serverPeer, id: history.id)
             let entries = zip(history.changes, history.versionsAfterEachChange).reversed()
             if invocation.flag("--json") {
@@ -51,8 +51,7 @@ enum HistoryCommands {
         examples: ["quire heads 0190f1c2"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
-            let store = try invocation.context.openStore()
-            let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+            let (store, id) = try invocation.openStoreAndNote()
             let heads = try store.read(id) { $0.heads }
             if invocation.flag("--json") {
                 invocation.context.output.print(json: .array(heads.map { .string($0.description) }))
@@ -70,8 +69,7 @@ enum HistoryCommands {
         examples: ["quire vv 0190f1c2"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
-            let store = try invocation.context.openStore()
-            let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+            let (store, id) = try invocation.openStoreAndNote()
             let version = try store.read(id) { $0.versionVector }
             if invocation.flag("--json") {
                 invocation.context.output.print(json: .version(version))
@@ -97,8 +95,8 @@ enum HistoryCommands {
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             guard let fromText = invocation.value("--from") else { throw invocation.usageError("missing --from VERSION") }
-            let store = try invocation.context.openStore()
-            let history = try DocumentHistory(NoteIDs.resolve(invocation.argument(0, "ID"), in: store), in: store)
+            let (store, id) = try invocation.openStoreAndNote()
+            let history = try DocumentHistory(id, in: store)
             let from = try history.version(fromText, invocation: invocation)
             let to = try invocation.value("--to").map { try history.version($0, invocation: invocation) } ?? history.current
             let old = try Note(id: history.id, document: history.document(at: from))
@@ -116,8 +114,8 @@ enum HistoryCommands {
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             let context = invocation.context
-            let store = try context.openStore()
-            let history = try DocumentHistory(NoteIDs.resolve(invocation.argument(0, "ID"), in: store), in: store)
+            let (store, id) = try invocation.openStoreAndNote()
+            let history = try DocumentHistory(id, in: store)
             let pieces = try store.read(history.id) { try Blame.pieces(of: $0, history: history) }
             if invocation.flag("--json") {
                 context.output.print(json: .array(pieces.map { piece in

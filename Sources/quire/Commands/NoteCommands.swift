@@ -96,8 +96,7 @@ enum NoteCommands {
         examples: ["quire note show 0190f1c2", "quire note show 0190f1c2 --at 3@7c0c5e135634e4e8 --json"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
-            let store = try invocation.context.openStore()
-            let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+            let (store, id) = try invocation.openStoreAndNote()
             let note: Note
             if let at = invocation.value("--at") {
                 let history = try DocumentHistory(id, in: store)
@@ -141,13 +140,15 @@ enum NoteCommands {
 
     /// Positions count characters as Unicode scalars (Specs/cli.md).
     private static func runEdit(_ invocation: Invocation) throws {
+        // The whole command line is checked before the store is opened: a
+        // usage error is one (exit 64) whatever the store and the id.
         try invocation.expectArguments(atMost: 1)
-        let store = try invocation.context.openStore()
-        let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
         if invocation.flag("--pin") && invocation.flag("--unpin") { throw invocation.usageError("--pin and --unpin exclude each other") }
         let insert = try invocation.values("--insert").first.map { (try invocation.integer($0[0], "POS"), $0[1]) }
         let delete = try invocation.values("--delete").first.map { (try invocation.integer($0[0], "POS"), try invocation.integer($0[1], "COUNT")) }
+        let (givenTitle, givenBody) = (try oneLineTitle(invocation), try newBody(invocation))
         let inEditor = invocation.options.isEmpty
+        let (store, id) = try invocation.openStoreAndNote()
         // For the editor, the title and body it shows, with their characters'
         // ids: what a sync (or another edit) does to the note while the
         // editor is open is kept when the edited copy comes back.
@@ -165,7 +166,8 @@ enum NoteCommands {
             let body = try tx.noteText(Note.Key.body)
             if let (position, count) = delete {
                 let length = try tx.document.textCount(body)
-                guard position + count <= length else {
+                // Compared without adding, which a huge POS or COUNT would overflow.
+                guard position <= length, count <= length - position else {
                     throw CLIError.failure("cannot delete \(count) characters at \(position): the body has \(length) characters")
                 }
                 try tx.deleteText(body, at: position, count: count)
@@ -190,7 +192,7 @@ enum NoteCommands {
                 removedMeanwhile = try save(newTitle: title, newBody: body)
             }
         } else {
-            removedMeanwhile = try save(newTitle: oneLineTitle(invocation), newBody: newBody(invocation))
+            removedMeanwhile = try save(newTitle: givenTitle, newBody: givenBody)
         }
         if removedMeanwhile {
             invocation.context.output.progress(
@@ -207,7 +209,7 @@ enum NoteCommands {
     private static func newBody(_ invocation: Invocation) throws -> String? {
         guard let file = invocation.value("--body-file") else { return invocation.value("--body") }
         guard invocation.value("--body") == nil else { throw invocation.usageError("--body and --body-file exclude each other") }
-        let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: file)
+        let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : Context.contents(of: file)
         guard let data else { throw CLIError.failure("cannot read \(file): no such file, or not readable") }
         guard let text = String(data: data, encoding: .utf8) else {
             throw CLIError.failure("\(file == "-" ? "standard input" : file) is not UTF-8 text")
@@ -243,8 +245,7 @@ enum NoteCommands {
     /// syncs like any edit (Specs/cli.md, "Notes").
     private static func setRemoved(_ removed: Bool, _ invocation: Invocation) throws {
         try invocation.expectArguments(atMost: 1)
-        let store = try invocation.context.openStore()
-        let id = try NoteIDs.resolve(invocation.argument(0, "ID"), in: store)
+        let (store, id) = try invocation.openStoreAndNote()
         try store.edit(id) { tx in try tx.put(.root, key: Note.Key.removed, .bool(removed)) }
         invocation.context.output.print(removed ? "Removed note \(id); `quire note restore \(id)` brings it back." : "Restored note \(id).")
     }

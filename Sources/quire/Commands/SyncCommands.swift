@@ -43,7 +43,7 @@ enum SyncCommands {
             }
             var tokens: AccessTokens?
             if let file = invocation.value("--tokens") {
-                guard let contents = FileManager.default.contents(atPath: file) else {
+                guard let contents = Context.contents(of: file) else {
                     throw CLIError.failure("cannot read the tokens file \(file): no such file, or not readable")
                 }
                 do { tokens = try AccessTokens(parsing: String(decoding: contents, as: UTF8.self)) } catch {

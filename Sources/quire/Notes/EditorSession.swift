@@ -25,19 +25,32 @@ struct EditorSession {
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw CLIError.failure("the editor (\(editor)) left no file at \(path); the note is unchanged")
         }
-        guard var text = String(data: contents, encoding: .utf8) else {
+        guard let text = String(data: contents, encoding: .utf8) else {
             // What was typed is not thrown away: it can be fixed and pasted back.
             keepFile = true
             throw CLIError.failure("the editor (\(editor)) left a file that is not UTF-8 text, kept at \(path); the note is unchanged")
         }
-        if text.hasSuffix("\n") { text.removeLast() }
-        let lines = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
-        var rest = lines.count > 1 ? Substring(lines[1]) : ""
-        if rest.hasPrefix("\n") { rest.removeFirst() }
-        do { try save(String(lines[0]), String(rest)) } catch {
+        let (newTitle, newBody) = Self.titleAndBody(text)
+        do { try save(newTitle, newBody) } catch {
             keepFile = true
             throw CLIError.failure("\(error); what the editor left is kept at \(path)")
         }
+    }
+
+    /// The title and body in the file as the editor left it: the first
+    /// line, then the rest after an empty line, less one line break at the
+    /// end. The file's line breaks are the one ending the title, `\n` or
+    /// `\r\n`: an editor may save with CRLF line ends.
+    static func titleAndBody(_ text: String) -> (title: String, body: String) {
+        // By scalars: "\r\n" is one Character, in which a search for "\n" finds none.
+        let scalars = Array(text.unicodeScalars)
+        guard let firstBreak = scalars.firstIndex(of: "\n") else { return (text, "") }
+        let titleEnd = firstBreak > 0 && scalars[firstBreak - 1] == "\r" ? firstBreak - 1 : firstBreak
+        let lineBreak = scalars[titleEnd...firstBreak]
+        var rest = scalars[(firstBreak + 1)...]
+        if rest.starts(with: lineBreak) { rest.removeFirst(lineBreak.count) }
+        if rest.reversed().starts(with: lineBreak.reversed()) { rest.removeLast(lineBreak.count) }
+        return (String(String.UnicodeScalarView(scalars[..<titleEnd])), String(String.UnicodeScalarView(rest)))
     }
 
     /// Runs `script` with `sh -c`, on this process's standard input, output

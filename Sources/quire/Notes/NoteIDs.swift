@@ -36,3 +36,14 @@ enum NoteIDs {
         return length
     }
 }
+
+extension Invocation {
+    /// Opens the store and finds the note the command's ID argument names.
+    /// A missing ID is a usage error, told before the store is opened, so
+    /// whether or not there is one.
+    func openStoreAndNote() throws -> (store: DocumentStore, id: DocumentID) {
+        let prefix = try argument(0, "ID")
+        let store = try context.openStore()
+        return (store, try NoteIDs.resolve(prefix, in: store))
+    }
+}

@@ -9,8 +9,12 @@
 /// sequences: they are marks around a style's code (two private-use
 /// scalars), turned into escape sequences only as the text is written, and
 /// only for the codes of `Output.Style`. Every escape in the text is shown.
+/// A note may hold the marks' scalars too, but not `markKey`, which every
+/// mark Quire makes carries: a note's marks style nothing.
 enum TerminalText {
     static let styleOpen: Unicode.Scalar = "\u{F8F0}", styleClose: Unicode.Scalar = "\u{F8F1}"
+    /// Random to each run of the tool, so that no note can know it.
+    private static let markKey = String(UInt64.random(in: .min ... .max), radix: 16) + ":"
 
     /// `text` with every control character shown in caret notation (`^[`
     /// for escape, `^?` for delete; C1 controls as U+FFFD), except line
@@ -38,12 +42,14 @@ enum TerminalText {
 
     /// `text` between style marks.
     static func marked(_ text: String, code: String) -> String {
-        "\(styleOpen)\(code)\(styleClose)\(text)\(styleOpen)0\(styleClose)"
+        "\(styleOpen)\(markKey)\(code)\(styleClose)\(text)\(styleOpen)\(markKey)0\(styleClose)"
     }
 
     /// `text` with its style marks made escape sequences (`ESC [ code m`)
-    /// for a terminal in colour, else dropped. A mark naming no style of
-    /// `Output.Style` (one a note held) is dropped either way.
+    /// for a terminal in colour, else dropped. A mark without `markKey`, or
+    /// naming no style of `Output.Style` (one a note held), is dropped
+    /// either way, and so is an open mark left without its close, which
+    /// would otherwise take in the next mark of Quire's (its reset, say).
     static func applyingStyles(_ text: String, inColour: Bool) -> String {
         guard text.unicodeScalars.contains(styleOpen) else { return text }
         var result = String.UnicodeScalarView()
@@ -51,9 +57,13 @@ enum TerminalText {
         while let open = rest.firstIndex(of: styleOpen) {
             result.append(contentsOf: rest[..<open])
             let afterOpen = rest.index(after: open)
-            guard let close = rest[afterOpen...].firstIndex(of: styleClose) else { rest = rest[afterOpen...]; continue }
-            let code = String(String.UnicodeScalarView(rest[afterOpen..<close]))
-            if inColour && (code == "0" || Output.Style(rawValue: code) != nil) {
+            guard let close = rest[afterOpen...].firstIndex(of: styleClose), !rest[afterOpen..<close].contains(styleOpen) else {
+                rest = rest[afterOpen...]
+                continue
+            }
+            let mark = String(String.UnicodeScalarView(rest[afterOpen..<close]))
+            let code = mark.hasPrefix(markKey) ? String(mark.dropFirst(markKey.count)) : nil
+            if inColour, let code, code == "0" || Output.Style(rawValue: code) != nil {
                 result.append(contentsOf: "\u{1B}[\(code)m".unicodeScalars)
             }
             rest = rest[rest.index(after: close)...]
@@ -62,20 +72,10 @@ enum TerminalText {
         return String(result)
     }
 
-    /// The columns `text` takes on a terminal, its style marks not counted.
+    /// The columns `text` takes on a terminal: those of what is printed
+    /// once its style marks are applied (escape sequences take none).
     static func width(_ text: String) -> Int {
-        var width = 0
-        var inMark = false
-        for character in text {
-            if character.unicodeScalars.first == styleOpen {
-                inMark = true
-            } else if inMark {
-                if character.unicodeScalars.first == styleClose { inMark = false }
-            } else {
-                width += columns(of: character)
-            }
-        }
-        return width
+        applyingStyles(text, inColour: false).reduce(0) { $0 + columns(of: $1) }
     }
 
     /// How many terminal columns `character` takes: 2 for East Asian wide
