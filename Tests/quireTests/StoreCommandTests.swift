@@ -117,6 +117,13 @@ import Testing
             #expect(help.hasPrefix("OVERVIEW: "))
             #expect(help.contains("USAGE: quire status [--json]"))
             #expect(help.contains("EXAMPLES:"))
+            // They are flags: a value is a usage error naming the option, not a request for help.
+            for arguments in [["--help=3"], ["status", "--help=3"], ["--version=3"]] {
+                let result = try quire.run(arguments)
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                let option = arguments.last!.prefix { $0 != "=" }
+                #expect(result.stderr.hasPrefix("error: \(option) does not take \"=value\"\nusage: quire"), "quire \(arguments)")
+            }
         }
     }
 }
