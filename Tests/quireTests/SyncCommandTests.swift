@@ -148,6 +148,26 @@ import Testing
         }
     }
 
+    /// Usage errors come before the store is looked for: whether or not it
+    /// is there, a wrong command line exits 64. A right one with no store
+    /// fails before the peer's command runs (it could be an ssh session).
+    @Test func syncTellsUsageErrorsBeforeLookingForTheStore() throws {
+        try withRunner { runner in
+            let missing = runner.directory + "/missing.quire"
+            for arguments in [["sync"], ["sync", "http://x", "--via", "y"], ["sync", "--via", "y", "--token", "t"],
+                              ["sync", "--via", "y", "--wait", "5"], ["sync", "ftp://x"], ["sync", "http://x", "--wait", "soon"]] {
+                let result = try runner.run(arguments, store: missing)
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr.contains("usage: quire sync"), "quire \(arguments)")
+            }
+            let marker = runner.directory + "/ran"
+            let result = try runner.run(["sync", "--via", "touch '\(marker)'"], store: missing)
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("error: no store at \(missing): "))
+            #expect(!FileManager.default.fileExists(atPath: marker))
+        }
+    }
+
     /// A peer command that never answers fails the sync after --timeout
     /// seconds, and is stopped (the sync's output then ends with it).
     @Test func syncViaASilentCommandTimesOut() throws {

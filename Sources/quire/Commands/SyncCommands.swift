@@ -89,32 +89,42 @@ enum SyncCommands {
             let context = invocation.context
             let timeout = try invocation.value("--timeout").map { try Double(invocation.integer($0, "--timeout")) } ?? 30
             guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
-            let store = try context.openStore()
-            let peer: String
-            let transport: any SyncTransport
-            var stdio: StdioSyncTransport?
-            if let command = invocation.value("--via") {
+            let command = invocation.value("--via")
+            var server: (text: String, url: URL)?
+            if command != nil {
                 guard invocation.arguments.isEmpty else { throw invocation.usageError("give either URL or --via COMMAND, not both") }
                 // A token is for a server; a peer run by COMMAND takes none and would never see it.
                 guard !invocation.flag("--token") else { throw invocation.usageError("--via and --token exclude each other") }
                 // A peer store answers at once: it has no log to wait on.
                 guard !invocation.flag("--wait") else { throw invocation.usageError("--wait is for a server; a peer run by --via answers at once") }
+            } else {
+                let text = try invocation.argument(0, "URL")
+                guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                    throw invocation.usageError("\"\(text)\" is not an http:// or https:// URL")
+                }
+                server = (text, url)
+            }
+            let wait = try invocation.value("--wait").map { try Double(invocation.integer($0, "--wait")) } ?? 0
+            // The command line is checked before the store (a usage error is
+            // one whatever the store), and the store before COMMAND is run: a
+            // missing store must not start an ssh session for nothing.
+            let store = try context.openStore()
+            let peer: String
+            let transport: any SyncTransport
+            var stdio: StdioSyncTransport?
+            if let command {
                 peer = "via:" + command
                 do { stdio = try StdioSyncTransport(command: command, timeout: timeout) } catch {
                     throw CLIError.failure("cannot run \(command): \(error)")
                 }
                 transport = stdio!
             } else {
-                let text = try invocation.argument(0, "URL")
-                guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
-                    throw invocation.usageError("\"\(text)\" is not an http:// or https:// URL")
-                }
+                let (text, url) = server!
                 peer = text
                 let token = invocation.value("--token") ?? context.environment["QUIRE_TOKEN"]
                 transport = HTTPSyncTransport(server: url, token: token, timeout: timeout)
             }
             defer { stdio?.close() }
-            let wait = try invocation.value("--wait").map { try Double(invocation.integer($0, "--wait")) } ?? 0
             if invocation.flag("--retry-rejected") { try store.clearRejectedChanges(peer: peer) }
 
             var client = SyncClient(store: store, peer: peer, transport: transport)
