@@ -34,6 +34,23 @@ import Testing
         }
     }
 
+    /// An empty file holds no store: every command but init says so, as for
+    /// a missing one, and leaves it empty; init makes a store of it.
+    @Test func anEmptyFileIsNoStoreButInitMakesOne() throws {
+        try withRunner { quire in
+            FileManager.default.createFile(atPath: quire.store, contents: Data())
+            for arguments in [["status"], ["note", "list"], ["note", "new", "--title", "T"], ["sync", "http://127.0.0.1:1"]] {
+                let result = try quire.run(arguments)
+                #expect(result.status == 1, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr == "error: no store at \(quire.store): run `quire init` to create it, or pass --store PATH\n", "quire \(arguments)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: quire.directory) == ["notes.quire"])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: quire.store)).isEmpty)
+            #expect(try quire.ok(["init"]).hasPrefix("Initialized an empty Quire store in \(quire.store)"))
+            #expect(try quire.run(["status", "--json"]).json() is [String: Any])
+        }
+    }
+
     @Test func anotherProgramsDatabaseIsRefusedAndLeftAsItWas() throws {
         try withRunner { quire in
             let path = quire.directory + "/other.sqlite"

@@ -30,7 +30,7 @@ struct Context {
     /// Opens a store file; a missing or unreadable file is a failure that
     /// says what to do.
     static func open(_ path: String, readOnly: Bool, missingAdvice: String) throws -> DocumentStore {
-        guard FileManager.default.fileExists(atPath: path) else {
+        guard !isMissingOrEmpty(path) else {
             throw CLIError.failure("no store at \(path): \(missingAdvice)")
         }
         try refuseDirectory(path)
@@ -65,6 +65,15 @@ extension Context {
         let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd() ?? Data()
+    }
+
+    /// Whether there is no file at `path`, or an empty one: SQLite would
+    /// quietly make a store of it, but it holds none (made by `: > FILE`,
+    /// or by a program stopped before writing), so it is no store either.
+    /// A symbolic link is the file it names.
+    static func isMissingOrEmpty(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) != 0 || (info.st_mode & S_IFMT == S_IFREG && info.st_size == 0)
     }
 
     /// A failure when `path` is a directory, which SQLite and Foundation
