@@ -185,6 +185,26 @@ import Testing
         }
     }
 
+    /// A command that answers with something other than sync messages is
+    /// told apart from one that ends without answering, whether it ends
+    /// before the request is written or after.
+    @Test func syncViaACommandAnsweringGarbageSaysSo() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "here"])
+            for command in ["echo garbage", "head -c 4 >/dev/null; echo garbage"] {
+                let result = try runner.run(["sync", "--via", command])
+                #expect(result.status == 1)
+                #expect(result.stderr.hasPrefix("error: sync with via:\(command) failed: the server broke the sync protocol: "
+                    + "the command \"\(command)\" answered with something that is not a sync message ("), "\(command): \(result.stderr)")
+                #expect(result.stderr.hasSuffix(")\n1 local change stays pending\n"))
+            }
+            let silent = try runner.run(["sync", "--via", "true"])
+            #expect(silent.status == 1)
+            #expect(silent.stderr.hasPrefix("error: sync with via:true failed: could not reach the server: the command \"true\" ended without answering\n"))
+        }
+    }
+
     @Test func serveNamesATokensFileItCannotRead() throws {
         try withRunner { runner in
             let missing = runner.directory + "/tokens.txt"
