@@ -5,10 +5,11 @@ import Testing
 @Suite(.serialized) struct SyncCommandTests {
     /// Starts `quire --store PATH serve --listen 127.0.0.1:PORT`; returns
     /// the process and the port it printed.
-    func startServer(_ runner: QuireRunner, port: Int = 0) throws -> (Process, Int) {
+    func startServer(_ runner: QuireRunner, port: Int = 0, tokens: String? = nil) throws -> (Process, Int) {
         let process = Process()
         process.executableURL = QuireRunner.binaryURL
         process.arguments = ["--store", runner.directory + "/server.db", "serve", "--listen", "127.0.0.1:\(port)", "--rate-limit", "1000"]
+            + (tokens.map { ["--tokens", $0] } ?? [])
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -72,6 +73,37 @@ import Testing
             #expect(result.status == 1)
             #expect(result.stderr.contains("could not reach the server"))
             #expect(result.stderr.contains("1 local change stays pending"))
+        }
+    }
+
+    /// A change a read-only token could not push waits for --retry-rejected:
+    /// a later sync that does not offer it says so, and counts it in
+    /// --json's `rejected`, as status does.
+    @Test func aChangeRefusedBeforeIsSaidToWaitForRetryRejected() throws {
+        try withRunner { runner in
+            let tokens = runner.directory + "/tokens.txt"
+            try "reader ro\nwriter rw\n".write(toFile: tokens, atomically: true, encoding: .utf8)
+            let (server, port) = try startServer(runner, tokens: tokens)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            let url = "http://127.0.0.1:\(port)"
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "T"])
+            let refused = try runner.run(["sync", url, "--token", "reader"])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("error: the server refused 1 change(s)"))
+
+            let later = try runner.run(["sync", url, "--token", "writer"])
+            #expect(later.status == 0)
+            #expect(later.stdout.hasSuffix("; 1 pending\n1 change(s) the server refused before, and the later changes that build on them, "
+                + "wait for `quire sync --retry-rejected` (quire status lists the refused ones)\n"))
+            let json = try #require(try runner.run(["sync", url, "--token", "writer", "--json"]).json() as? [String: Any])
+            #expect(json["rejected"] as? Int == 1 && json["pending"] as? Int == 1)
+
+            let retried = try runner.run(["sync", url, "--token", "writer", "--retry-rejected"])
+            #expect(retried.status == 0)
+            #expect(retried.stdout.hasSuffix("; 0 pending\n"))
+            let after = try #require(try runner.run(["sync", url, "--token", "writer", "--json"]).json() as? [String: Any])
+            #expect(after["rejected"] as? Int == 0 && after["pending"] as? Int == 0)
         }
     }
 

@@ -142,17 +142,25 @@ enum SyncCommands {
             case .failure(let error):
                 throw CLIError.failure("sync with \(peer) failed: \(error)\n\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending")
             }
+            // Refused changes, this sync's and earlier ones (a read-only token's
+            // push, say), wait for --retry-rejected: a later sync does not offer them.
+            let rejected = try store.rejectedChanges(peer: peer)
             if invocation.flag("--json") {
                 output.print(json: .object([
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
                     "received": .integer(report.received), "bytesSent": .integer(report.bytesSent),
-                    "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(report.rejected.count),
+                    "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(rejected.count),
                     "pending": pending.map { .integer(Int64($0)) } ?? .null,
                     "damaged": .integer(report.damaged.count),
                 ]))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
                     + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending.map { "\($0)" } ?? "unknown") pending")
+                // This sync's refusals end it with an error that lists them; earlier ones are only held back.
+                if report.rejected.isEmpty && !rejected.isEmpty {
+                    output.print("\(rejected.count) change(s) the server refused before, and the later changes that build on them, "
+                        + "wait for `quire sync --retry-rejected` (quire status lists the refused ones)")
+                }
             }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }
