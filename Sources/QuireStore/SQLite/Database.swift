@@ -186,6 +186,11 @@ public final class Database: @unchecked Sendable {
         }
         isInUse = true
         defer { isInUse = false }
-        return try body(connection)
+        do {
+            return try body(connection)
+        } catch let error as DatabaseError where error.file == nil {
+            // Named here, once for every call: SQLite's messages name no file.
+            throw DatabaseError(extendedCode: error.extendedCode, message: error.message, sql: error.sql, file: path)
+        }
     }
 }
