@@ -101,10 +101,10 @@ public final class DocumentStore: @unchecked Sendable {
                 onWarning: @escaping @Sendable (String) -> Void = DocumentStore.printWarning) throws {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")
         let database = try Database(path: path, readOnly: readOnly)
-        // The file a symbolic link names, whose fingerprint and lock file
-        // are the same whichever path reaches it (else each path in turn
-        // would take the file for a copy, and mint a new replica id).
-        let file = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        // The file a symbolic link names, whose fingerprint is the same
+        // whichever path reaches it (else each path in turn would take the
+        // file for a copy, and mint a new replica id).
+        let file = Database.file(namedBy: path)
         if readOnly {
             let version = try database.query(sql: "PRAGMA user_version")[0].int64(0)
             guard version == StoreSchema.latestVersion, let replica = try database.read(ReplicaIdentity.recorded) else {
@@ -119,7 +119,7 @@ public final class DocumentStore: @unchecked Sendable {
             }
         }
         self.database = database
-        writerLock = readOnly ? nil : LockFile(beside: file)
+        writerLock = readOnly ? nil : LockFile(beside: path)
         self.snapshotInterval = snapshotInterval
         warn = onWarning
     }

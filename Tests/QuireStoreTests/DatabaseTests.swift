@@ -216,6 +216,8 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
             }
             #expect(error?.primaryCode == SQLITE_READONLY)
             #expect(error?.description.contains("read-only") == true)
+            // It names its file, for a program with several open to say which failed.
+            #expect(error?.file == path)
             #expect(try readOnly.query(sql: "SELECT title FROM notes")[0].text(0) == "kept")
         }
     }

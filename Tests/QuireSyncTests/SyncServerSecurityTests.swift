@@ -301,6 +301,22 @@ import Testing
         #expect(log.lastSeq == 2)
     }
 
+    /// A log reached through a symbolic link is the file it names: its lock
+    /// is beside that file, so a second server on the file's own path (or
+    /// on another link to it) is refused, as on the same path.
+    @Test func aLogOpenedThroughASymbolicLinkLocksTheFileItNames() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quire-server-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/server.db", link = directory + "/link.db"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        try withExtendedLifetime(ServerLog(path: link)) {
+            #expect(throws: ServerLog.OpenError.inUse(path: path)) { try ServerLog(path: path) }
+        }
+        #expect(FileManager.default.fileExists(atPath: path + "-lock"))
+        #expect(!FileManager.default.fileExists(atPath: link + "-lock"))
+    }
+
     @Test func aParkedChangeThatDoesNotApplyIsDroppedWhenReady() throws {
         let log = try ServerLog(path: ":memory:")
         let typed = OpID(replica: ReplicaID(1), counter: 3)

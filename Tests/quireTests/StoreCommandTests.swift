@@ -34,6 +34,23 @@ import Testing
         }
     }
 
+    /// An empty file holds no store: every command but init says so, as for
+    /// a missing one, and leaves it empty; init makes a store of it.
+    @Test func anEmptyFileIsNoStoreButInitMakesOne() throws {
+        try withRunner { quire in
+            FileManager.default.createFile(atPath: quire.store, contents: Data())
+            for arguments in [["status"], ["note", "list"], ["note", "new", "--title", "T"], ["sync", "http://127.0.0.1:1"]] {
+                let result = try quire.run(arguments)
+                #expect(result.status == 1, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr == "error: no store at \(quire.store): run `quire init` to create it, or pass --store PATH\n", "quire \(arguments)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: quire.directory) == ["notes.quire"])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: quire.store)).isEmpty)
+            #expect(try quire.ok(["init"]).hasPrefix("Initialized an empty Quire store in \(quire.store)"))
+            #expect(try quire.run(["status", "--json"]).json() is [String: Any])
+        }
+    }
+
     @Test func anotherProgramsDatabaseIsRefusedAndLeftAsItWas() throws {
         try withRunner { quire in
             let path = quire.directory + "/other.sqlite"
@@ -117,6 +134,13 @@ import Testing
             #expect(help.hasPrefix("OVERVIEW: "))
             #expect(help.contains("USAGE: quire status [--json]"))
             #expect(help.contains("EXAMPLES:"))
+            // They are flags: a value is a usage error naming the option, not a request for help.
+            for arguments in [["--help=3"], ["status", "--help=3"], ["--version=3"]] {
+                let result = try quire.run(arguments)
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                let option = arguments.last!.prefix { $0 != "=" }
+                #expect(result.stderr.hasPrefix("error: \(option) does not take \"=value\"\nusage: quire"), "quire \(arguments)")
+            }
         }
     }
 }

@@ -5,10 +5,11 @@ import Testing
 @Suite(.serialized) struct SyncCommandTests {
     /// Starts `quire --store PATH serve --listen 127.0.0.1:PORT`; returns
     /// the process and the port it printed.
-    func startServer(_ runner: QuireRunner, port: Int = 0) throws -> (Process, Int) {
+    func startServer(_ runner: QuireRunner, port: Int = 0, tokens: String? = nil) throws -> (Process, Int) {
         let process = Process()
         process.executableURL = QuireRunner.binaryURL
         process.arguments = ["--store", runner.directory + "/server.db", "serve", "--listen", "127.0.0.1:\(port)", "--rate-limit", "1000"]
+            + (tokens.map { ["--tokens", $0] } ?? [])
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -72,6 +73,37 @@ import Testing
             #expect(result.status == 1)
             #expect(result.stderr.contains("could not reach the server"))
             #expect(result.stderr.contains("1 local change stays pending"))
+        }
+    }
+
+    /// A change a read-only token could not push waits for --retry-rejected:
+    /// a later sync that does not offer it says so, and counts it in
+    /// --json's `rejected`, as status does.
+    @Test func aChangeRefusedBeforeIsSaidToWaitForRetryRejected() throws {
+        try withRunner { runner in
+            let tokens = runner.directory + "/tokens.txt"
+            try "reader ro\nwriter rw\n".write(toFile: tokens, atomically: true, encoding: .utf8)
+            let (server, port) = try startServer(runner, tokens: tokens)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            let url = "http://127.0.0.1:\(port)"
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "T"])
+            let refused = try runner.run(["sync", url, "--token", "reader"])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("error: the server refused 1 change(s)"))
+
+            let later = try runner.run(["sync", url, "--token", "writer"])
+            #expect(later.status == 0)
+            #expect(later.stdout.hasSuffix("; 1 pending\n1 change(s) the server refused before, and the later changes that build on them, "
+                + "wait for `quire sync --retry-rejected` (quire status lists the refused ones)\n"))
+            let json = try #require(try runner.run(["sync", url, "--token", "writer", "--json"]).json() as? [String: Any])
+            #expect(json["rejected"] as? Int == 1 && json["pending"] as? Int == 1)
+
+            let retried = try runner.run(["sync", url, "--token", "writer", "--retry-rejected"])
+            #expect(retried.status == 0)
+            #expect(retried.stdout.hasSuffix("; 0 pending\n"))
+            let after = try #require(try runner.run(["sync", url, "--token", "writer", "--json"]).json() as? [String: Any])
+            #expect(after["rejected"] as? Int == 0 && after["pending"] as? Int == 0)
         }
     }
 
@@ -148,6 +180,26 @@ import Testing
         }
     }
 
+    /// Usage errors come before the store is looked for: whether or not it
+    /// is there, a wrong command line exits 64. A right one with no store
+    /// fails before the peer's command runs (it could be an ssh session).
+    @Test func syncTellsUsageErrorsBeforeLookingForTheStore() throws {
+        try withRunner { runner in
+            let missing = runner.directory + "/missing.quire"
+            for arguments in [["sync"], ["sync", "http://x", "--via", "y"], ["sync", "--via", "y", "--token", "t"],
+                              ["sync", "--via", "y", "--wait", "5"], ["sync", "ftp://x"], ["sync", "http://x", "--wait", "soon"]] {
+                let result = try runner.run(arguments, store: missing)
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr.contains("usage: quire sync"), "quire \(arguments)")
+            }
+            let marker = runner.directory + "/ran"
+            let result = try runner.run(["sync", "--via", "touch '\(marker)'"], store: missing)
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("error: no store at \(missing): "))
+            #expect(!FileManager.default.fileExists(atPath: marker))
+        }
+    }
+
     /// A peer command that never answers fails the sync after --timeout
     /// seconds, and is stopped (the sync's output then ends with it).
     @Test func syncViaASilentCommandTimesOut() throws {
@@ -162,6 +214,26 @@ import Testing
 
                 """))
             #expect(try runner.run(["sync", "--via", "true", "--timeout", "0"]).status == 64)
+        }
+    }
+
+    /// A command that answers with something other than sync messages is
+    /// told apart from one that ends without answering, whether it ends
+    /// before the request is written or after.
+    @Test func syncViaACommandAnsweringGarbageSaysSo() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "here"])
+            for command in ["echo garbage", "head -c 4 >/dev/null; echo garbage"] {
+                let result = try runner.run(["sync", "--via", command])
+                #expect(result.status == 1)
+                #expect(result.stderr.hasPrefix("error: sync with via:\(command) failed: the server broke the sync protocol: "
+                    + "the command \"\(command)\" answered with something that is not a sync message ("), "\(command): \(result.stderr)")
+                #expect(result.stderr.hasSuffix(")\n1 local change stays pending\n"))
+            }
+            let silent = try runner.run(["sync", "--via", "true"])
+            #expect(silent.status == 1)
+            #expect(silent.stderr.hasPrefix("error: sync with via:true failed: could not reach the server: the command \"true\" ended without answering\n"))
         }
     }
 

@@ -51,6 +51,15 @@ public final class Database: @unchecked Sendable {
             writeAheadLog: !readOnly)
     }
 
+    /// The file `path` names, symbolic links resolved: where SQLite keeps
+    /// the database's `-wal` and `-shm` files, and what a lock file or the
+    /// file's identity (`ReplicaIdentity.fingerprint`) must be taken from,
+    /// so that they are the same whichever path, a link's or the file's,
+    /// reaches it.
+    public static func file(namedBy path: String) -> String {
+        URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    }
+
     /// A private database that lives in memory until it is closed; for tests
     /// and scratch work. It cannot use WAL, which needs a file.
     public static func inMemory() throws -> Database {
@@ -177,6 +186,11 @@ public final class Database: @unchecked Sendable {
         }
         isInUse = true
         defer { isInUse = false }
-        return try body(connection)
+        do {
+            return try body(connection)
+        } catch let error as DatabaseError where error.file == nil {
+            // Named here, once for every call: SQLite's messages name no file.
+            throw DatabaseError(extendedCode: error.extendedCode, message: error.message, sql: error.sql, file: path)
+        }
     }
 }

@@ -23,11 +23,15 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     public let message: String
     /// The SQL being prepared or run, if any.
     public let sql: String?
+    /// The path of the `Database` that failed, which sets it: a program
+    /// with several files open can say which one is damaged or read-only.
+    public let file: String?
 
-    public init(extendedCode: Int32, message: String, sql: String? = nil) {
+    public init(extendedCode: Int32, message: String, sql: String? = nil, file: String? = nil) {
         self.extendedCode = extendedCode
         self.message = message
         self.sql = sql
+        self.file = file
     }
 
     /// The primary result code, such as `SQLITE_CONSTRAINT` or `SQLITE_FULL`.

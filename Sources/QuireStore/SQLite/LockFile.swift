@@ -10,9 +10,11 @@ public final class LockFile: @unchecked Sendable {
     private let descriptor: Int32
 
     /// Opens (creating if needed) the lock file of the database at
-    /// `databasePath`; nil if it cannot, and then its holder goes without.
+    /// `databasePath`, beside the file a symbolic link names (where SQLite
+    /// keeps its `-wal` and `-shm`), so that every path to one file shares
+    /// one lock; nil if it cannot, and then its holder goes without.
     public init?(beside databasePath: String) {
-        let descriptor = open(databasePath + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = open(Database.file(namedBy: databasePath) + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { return nil }
         self.descriptor = descriptor
     }

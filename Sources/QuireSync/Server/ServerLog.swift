@@ -114,10 +114,12 @@ public final class ServerLog: Sendable {
     ///   log when a push writes it.
     public init(path: String, cachedDocuments: Int = 32) throws {
         documents = Mutex(ServerDocuments(capacity: cachedDocuments))
-        // A directory it cannot write a lock file in still serves: the store's own open reports what is wrong.
+        database = path == ":memory:" ? try Database.inMemory() : try Database(path: path)
+        // Taken once the file exists, so that a symbolic link to a new file
+        // finds it, and the lock is the file's whatever path reaches it. A
+        // directory it cannot write a lock file in still serves.
         ownership = path == ":memory:" ? nil : LockFile(beside: path)
         if let ownership, !ownership.lock(exclusive: true, within: 0) { throw OpenError.inUse(path: path) }
-        database = path == ":memory:" ? try Database.inMemory() : try Database(path: path)
         try Self.migrator.migrate(database)
         logID = try database.write { db in
             if let row = try db.query(sql: "SELECT log_id FROM server").first { return try row.unsigned(0) }

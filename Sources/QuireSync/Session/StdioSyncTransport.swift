@@ -41,9 +41,14 @@ public final class StdioSyncTransport: SyncTransport {
     public func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
         // One request at a time: the answers come back in order on one stream.
         let outcome: Result<[UInt8]?, any Error> = process.withLock { process in
-            guard let running = process, running.isRunning else { return .success(nil) }
+            guard let running = process else { return .success(nil) }
             do {
-                try StdioFraming.write(request, to: toPeer, idleTimeout: timeout)
+                do {
+                    try StdioFraming.write(request, to: toPeer, idleTimeout: timeout)
+                } catch StdioFraming.StreamError.system(_, EPIPE) {
+                    // The command stopped reading (it ended, say): what it
+                    // wrote before, if anything, is still to be read and tells why.
+                }
                 return .success(try StdioFraming.read(from: fromPeer, idleTimeout: timeout + longPollSeconds))
             } catch {
                 if error is StdioFraming.StreamError {
@@ -57,6 +62,9 @@ public final class StdioSyncTransport: SyncTransport {
         switch outcome {
         case .success(let answer?): return answer
         case .success(nil): throw .unreachable("the command \"\(command)\" ended without answering")
+        // Bytes came, but not in frames: a shell's greeting, a program that is not `quire serve --stdio`.
+        case .failure(let failure as SyncFailure):
+            throw .protocolViolation("the command \"\(command)\" answered with something that is not a sync message (\(failure.message))")
         case .failure(let error): throw .unreachable("the command \"\(command)\" failed: \(error)")
         }
     }

@@ -47,8 +47,11 @@ struct ArgumentParser {
                 name = String(word[..<equals])
                 inlineValue = String(word[word.index(after: equals)...])
             }
-            if name == "--version" && path.isEmpty { return .version }
-            if name == "--help" { return .help(command, path: path) }
+            if name == "--help" || (name == "--version" && path.isEmpty) {
+                // Flags, like the others: `--help=3` is a mistake, not a request for help.
+                guard inlineValue == nil else { throw usageError("\(name) does not take \"=value\"") }
+                return name == "--help" ? .help(command, path: path) : .version
+            }
             let option: Option
             if name == "--store" {
                 option = Context.storeOption

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Quire
 
@@ -30,7 +31,7 @@ struct Context {
     /// Opens a store file; a missing or unreadable file is a failure that
     /// says what to do.
     static func open(_ path: String, readOnly: Bool, missingAdvice: String) throws -> DocumentStore {
-        guard FileManager.default.fileExists(atPath: path) else {
+        guard !isMissingOrEmpty(path) else {
             throw CLIError.failure("no store at \(path): \(missingAdvice)")
         }
         try refuseDirectory(path)
@@ -41,9 +42,28 @@ struct Context {
         }
         do {
             return try DocumentStore(path: path, readOnly: readOnly)
+        } catch let error as DatabaseError {
+            throw storeFailure(error, path: path)
         } catch {
             throw CLIError.failure("cannot open the store \(path): \(error); `quire inspect \(path)` reports what is wrong with the file")
         }
+    }
+
+    /// SQLite's failure on the store file at `path`, said so that whoever
+    /// keeps the notes can act on it: the file, what is wrong and what to
+    /// do, then SQLite's report on a line of its own.
+    static func storeFailure(_ error: DatabaseError, path: String) -> CLIError {
+        let plainly = switch error.primaryCode {
+        case SQLITE_CORRUPT, SQLITE_NOTADB:
+            "the store \(path) is damaged; `quire inspect \(path)` reports what is wrong with the file"
+        case SQLITE_READONLY, SQLITE_PERM:
+            "the store \(path) is read-only, nothing was saved; check that you may write to the file and to its directory, and that its disk is not mounted read-only"
+        case SQLITE_FULL:
+            "the disk of the store \(path) is full, nothing was saved; make room on it and try again"
+        default:
+            "cannot use the store \(path); try again, and if it fails again, `quire inspect \(path)` reports whether the file is damaged"
+        }
+        return .failure(plainly + "\nSQLite's report: \(error)")
     }
 }
 
@@ -65,6 +85,15 @@ extension Context {
         let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd() ?? Data()
+    }
+
+    /// Whether there is no file at `path`, or an empty one: SQLite would
+    /// quietly make a store of it, but it holds none (made by `: > FILE`,
+    /// or by a program stopped before writing), so it is no store either.
+    /// A symbolic link is the file it names.
+    static func isMissingOrEmpty(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) != 0 || (info.st_mode & S_IFMT == S_IFREG && info.st_size == 0)
     }
 
     /// A failure when `path` is a directory, which SQLite and Foundation

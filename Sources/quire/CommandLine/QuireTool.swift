@@ -1,4 +1,5 @@
 import Foundation
+import Quire
 
 /// Parses the command line, runs the command, and turns its outcome into
 /// an exit code: 0 success, 1 failure, 64 usage error (Specs/cli.md).
@@ -20,7 +21,10 @@ enum QuireTool {
             case let .help(command, path):
                 print(Help.text(for: command, path: path), terminator: "")
             case .run(let invocation):
-                try invocation.command.run!(invocation)
+                do { try invocation.command.run!(invocation) } catch let error as DatabaseError {
+                    // The file it names: `merge` reads another store than --store.
+                    throw error.file.map { Context.storeFailure(error, path: $0) } ?? error
+                }
             }
             return 0
         } catch CLIError.usage(let message, let command, let path) {

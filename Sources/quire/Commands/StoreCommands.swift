@@ -12,7 +12,8 @@ enum StoreCommands {
             try invocation.expectArguments(atMost: 0)
             let path = invocation.context.storePath
             try Context.refuseDirectory(path)
-            guard !FileManager.default.fileExists(atPath: path) else {
+            // An empty file holds no store: init makes one of it.
+            guard Context.isMissingOrEmpty(path) else {
                 throw CLIError.failure("a store already exists at \(path); use it as it is, or pass --store PATH for a new one")
             }
             let directory = (path as NSString).deletingLastPathComponent

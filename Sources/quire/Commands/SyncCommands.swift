@@ -89,32 +89,42 @@ enum SyncCommands {
             let context = invocation.context
             let timeout = try invocation.value("--timeout").map { try Double(invocation.integer($0, "--timeout")) } ?? 30
             guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
-            let store = try context.openStore()
-            let peer: String
-            let transport: any SyncTransport
-            var stdio: StdioSyncTransport?
-            if let command = invocation.value("--via") {
+            let command = invocation.value("--via")
+            var server: (text: String, url: URL)?
+            if command != nil {
                 guard invocation.arguments.isEmpty else { throw invocation.usageError("give either URL or --via COMMAND, not both") }
                 // A token is for a server; a peer run by COMMAND takes none and would never see it.
                 guard !invocation.flag("--token") else { throw invocation.usageError("--via and --token exclude each other") }
                 // A peer store answers at once: it has no log to wait on.
                 guard !invocation.flag("--wait") else { throw invocation.usageError("--wait is for a server; a peer run by --via answers at once") }
+            } else {
+                let text = try invocation.argument(0, "URL")
+                guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                    throw invocation.usageError("\"\(text)\" is not an http:// or https:// URL")
+                }
+                server = (text, url)
+            }
+            let wait = try invocation.value("--wait").map { try Double(invocation.integer($0, "--wait")) } ?? 0
+            // The command line is checked before the store (a usage error is
+            // one whatever the store), and the store before COMMAND is run: a
+            // missing store must not start an ssh session for nothing.
+            let store = try context.openStore()
+            let peer: String
+            let transport: any SyncTransport
+            var stdio: StdioSyncTransport?
+            if let command {
                 peer = "via:" + command
                 do { stdio = try StdioSyncTransport(command: command, timeout: timeout) } catch {
                     throw CLIError.failure("cannot run \(command): \(error)")
                 }
                 transport = stdio!
             } else {
-                let text = try invocation.argument(0, "URL")
-                guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
-                    throw invocation.usageError("\"\(text)\" is not an http:// or https:// URL")
-                }
+                let (text, url) = server!
                 peer = text
                 let token = invocation.value("--token") ?? context.environment["QUIRE_TOKEN"]
                 transport = HTTPSyncTransport(server: url, token: token, timeout: timeout)
             }
             defer { stdio?.close() }
-            let wait = try invocation.value("--wait").map { try Double(invocation.integer($0, "--wait")) } ?? 0
             if invocation.flag("--retry-rejected") { try store.clearRejectedChanges(peer: peer) }
 
             var client = SyncClient(store: store, peer: peer, transport: transport)
@@ -132,17 +142,25 @@ enum SyncCommands {
             case .failure(let error):
                 throw CLIError.failure("sync with \(peer) failed: \(error)\n\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending")
             }
+            // Refused changes, this sync's and earlier ones (a read-only token's
+            // push, say), wait for --retry-rejected: a later sync does not offer them.
+            let rejected = try store.rejectedChanges(peer: peer)
             if invocation.flag("--json") {
                 output.print(json: .object([
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
                     "received": .integer(report.received), "bytesSent": .integer(report.bytesSent),
-                    "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(report.rejected.count),
+                    "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(rejected.count),
                     "pending": pending.map { .integer(Int64($0)) } ?? .null,
                     "damaged": .integer(report.damaged.count),
                 ]))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
                     + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending.map { "\($0)" } ?? "unknown") pending")
+                // This sync's refusals end it with an error that lists them; earlier ones are only held back.
+                if report.rejected.isEmpty && !rejected.isEmpty {
+                    output.print("\(rejected.count) change(s) the server refused before, and the later changes that build on them, "
+                        + "wait for `quire sync --retry-rejected` (quire status lists the refused ones)")
+                }
             }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }
