@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "JSONText"),
 
         // The command-line tool: notes, merge inspection, file inspection.
-        .executableTarget(name: "quire", dependencies: ["Quire", "QuireCore", "QuireStore", "QuireSync", "JSONText", "CSQLite"]),
+        .executableTarget(name: "quire", dependencies: ["Quire", "QuireCore", "QuireStore", "QuireSync", "JSONText"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
         // glibc's malloc statistics, for the memory a loaded document holds.

@@ -98,7 +98,7 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
             let error = databaseError {
                 try db.read { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('x')") }
             }
-            #expect(error?.primaryCode == SQLITE_READONLY)
+            #expect(error?.primaryCode == SQLITE_READONLY && error?.fileProblem == .readOnly)
             // query_only is switched off again after the read.
             try db.write { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('x')") }
             #expect(try db.read { db in try db.query(sql: "SELECT title FROM notes")[0].text(0) } == "x")
@@ -227,7 +227,7 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
             let path = directory + "/notes.txt"
             try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
             let error = databaseError { _ = try Database(path: path) }
-            #expect(error?.primaryCode == SQLITE_NOTADB)
+            #expect(error?.primaryCode == SQLITE_NOTADB && error?.fileProblem == .damaged)
             #expect(error?.description.contains("not a SQLite database") == true)
         }
     }
@@ -320,7 +320,7 @@ private final class Failures: @unchecked Sendable {
                 #expect(try damaged.integrityCheck() == false)
             } catch let error as DatabaseError {
                 // Damage can also be too bad to check at all.
-                #expect(error.primaryCode == SQLITE_CORRUPT)
+                #expect(error.primaryCode == SQLITE_CORRUPT && error.fileProblem == .damaged)
             }
         }
     }

@@ -37,6 +37,27 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     /// The primary result code, such as `SQLITE_CONSTRAINT` or `SQLITE_FULL`.
     public var primaryCode: Int32 { extendedCode & 0xFF }
 
+    /// What is wrong with the database's file, for the failures whose cure
+    /// is the file's (a tool tells its user what to do without SQLite's codes).
+    public enum FileProblem: Sendable {
+        /// Damaged, or not a database at all.
+        case damaged
+        /// Not writable: permissions, a read-only mount, or opened read-only.
+        case readOnly
+        /// Its disk is full.
+        case diskFull
+    }
+
+    /// The file's problem, if the failure is one; nil for every other failure.
+    public var fileProblem: FileProblem? {
+        switch primaryCode {
+        case SQLITE_CORRUPT, SQLITE_NOTADB: .damaged
+        case SQLITE_READONLY, SQLITE_PERM: .readOnly
+        case SQLITE_FULL: .diskFull
+        default: nil
+        }
+    }
+
     public var description: String {
         var text = "\(explanation): \(message) (SQLite code \(extendedCode))"
         if let sql { text += " in `\(sql)`" }

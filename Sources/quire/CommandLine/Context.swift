@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import Quire
 
@@ -53,14 +52,14 @@ struct Context {
     /// keeps the notes can act on it: the file, what is wrong and what to
     /// do, then SQLite's report on a line of its own.
     static func storeFailure(_ error: DatabaseError, path: String) -> CLIError {
-        let plainly = switch error.primaryCode {
-        case SQLITE_CORRUPT, SQLITE_NOTADB:
+        let plainly = switch error.fileProblem {
+        case .damaged:
             "the store \(path) is damaged; `quire inspect \(path)` reports what is wrong with the file"
-        case SQLITE_READONLY, SQLITE_PERM:
+        case .readOnly:
             "the store \(path) is read-only, nothing was saved; check that you may write to the file and to its directory, and that its disk is not mounted read-only"
-        case SQLITE_FULL:
+        case .diskFull:
             "the disk of the store \(path) is full, nothing was saved; make room on it and try again"
-        default:
+        case nil:
             "cannot use the store \(path); try again, and if it fails again, `quire inspect \(path)` reports whether the file is damaged"
         }
         return .failure(plainly + "\nSQLite's report: \(error)")
