@@ -96,6 +96,19 @@ import QuireTestSupport
         }
     }
 
+    /// A word replaced on every line of a long note (`sed s/alpha/ALPHA/g`):
+    /// too many lines and words differ for a search at any level, but the
+    /// texts have as many lines, so each line is compared with the one in
+    /// its place, and only the words that changed are touched.
+    @Test func aWordReplacedOnEveryLineTouchesOnlyThatWord() {
+        let old = (0..<3_000).map { "line \($0) alpha, and more" }
+        let new = (0..<3_000).map { "line \($0) ALPHA, and more" }
+        let (oldText, newText) = (Array(old.joined(separator: "\n").unicodeScalars), Array(new.joined(separator: "\n").unicodeScalars))
+        let edits = TextDiff.edits(from: oldText, to: newText)
+        #expect(apply(edits, to: oldText, new: newText) == newText)
+        #expect(touched(edits) == 3_000 * 10)  // "alpha" deleted and "ALPHA" inserted on each line
+    }
+
     @Test func refinedScriptsRoundTrip() {
         var rng = SeededGenerator(seed: 11)
         for _ in 0..<2_000 {

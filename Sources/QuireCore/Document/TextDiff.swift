@@ -10,8 +10,10 @@
 /// differ are compared scalar by scalar: a long paste at the top of a note
 /// and a fix at its bottom leave the text between them alone. (Replacing
 /// it, as a single search's fallback would, brings back whatever another
-/// replica deleted there meanwhile.) Only a stretch that differs past every
-/// level is replaced whole.
+/// replica deleted there meanwhile.) Where too many lines differ but both
+/// texts have as many, line i is compared with line i (a word replaced
+/// throughout a note). Only a stretch that differs past every level is
+/// replaced whole.
 public enum TextDiff {
     /// One edit, in positions of the sequence as it is when the edit applies
     /// (edits are listed in the order to apply them).
@@ -96,8 +98,18 @@ public enum TextDiff {
                                                       tokenizers: ArraySlice<Tokenizer<Element>>, maxDistance: Int) -> [Run] {
         for (level, tokenizer) in zip(tokenizers.indices, tokenizers) {
             let (tokensA, tokensB) = tokenizer.split(a, b)
-            guard let keptTokens = commonRuns(tokensA.map(\.id)[...], tokensB.map(\.id)[...], maxDistance: maxDistance), !keptTokens.isEmpty else { continue }
             let finer = tokenizers[(level + 1)...]
+            guard let keptTokens = commonRuns(tokensA.map(\.id)[...], tokensB.map(\.id)[...], maxDistance: maxDistance), !keptTokens.isEmpty else {
+                // Too many tokens differ, but both sides have as many (a word
+                // replaced on every line of a long note): each token is taken
+                // for the one in its place, and the pair refined.
+                if tokensA.count == tokensB.count && tokensA.count > 1 {
+                    return zip(tokensA, tokensB).flatMap { old, new in
+                        keptRuns(a[old.start..<old.end], b[new.start..<new.end], tokenizers: finer, maxDistance: maxDistance)
+                    }
+                }
+                continue
+            }
             var runs: [Run] = []
             var (oldPosition, newPosition) = (a.startIndex, b.startIndex)
             for (oldToken, newToken, count) in keptTokens {
