@@ -103,6 +103,21 @@ import Testing
         }
     }
 
+    /// A request may name any number of documents the server does not
+    /// hold, in a pull or in a refused push: none of them stays in memory.
+    @Test func documentsTheLogDoesNotHoldAreNotKeptInMemory() async throws {
+        let unknown = (0..<500).map { SyncDocument(id: DocumentID(rawValue: "unknown-\($0)")!, version: [:]) }
+        let pull = SyncMessage.request(SyncRequest(cursor: nil, documents: unknown)).encoded()
+        try await withSyncServer { server, url throws in
+            #expect(try await post(url, pushRequest("held"), token: "writer").0 == 200)
+            #expect(try await post(url, pull, token: "reader").0 == 200)
+            #expect(try await post(url, pushRequest("refused"), token: "reader").0 == 403)
+            #expect(try await post(url, pushRequest("refused", replica: ReplicaID(1), counter: 1), token: "other").0 == 403)
+            #expect(server.log.cachedVersionCount <= 1)
+            #expect(try server.log.version("held")[ReplicaID(1)] == 1)
+        }
+    }
+
     /// Replica 2's first change: well framed, but it inserts into a text no one made.
     static func insertIntoAMissingText(lamport: UInt64, parents: [OpID]) -> Change {
         Change(id: OpID(replica: ReplicaID(2), counter: 1), lamport: lamport, parents: parents,
