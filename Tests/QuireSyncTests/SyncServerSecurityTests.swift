@@ -193,6 +193,30 @@ import Testing
         }
     }
 
+    /// Guessing tokens is limited as using one is: per client address.
+    @Test func requestsWithoutAKnownTokenAreRateLimitedTooAndOthersStillSync() async throws {
+        try await withSyncServer(configure: { $0.requestsPerSecond = 0.001; $0.burst = 2 }) { _, url in
+            let empty = SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded()
+            var statuses: [Int] = []
+            for token in ["guess1", "guess2", "guess3", nil] { statuses.append(try await post(url, empty, token: token).0) }
+            #expect(statuses == [401, 401, 429, 429])
+            #expect(try await post(url, empty, token: "reader").0 == 200)
+        }
+    }
+
+    /// A bucket per client address that ever failed to authenticate
+    /// would pile up: full buckets, the same as none, are dropped.
+    @Test func theRateLimiterForgetsFullBuckets() {
+        // Refilled at once: every bucket is full again by the next request.
+        let limiter = RateLimiter(perSecond: 1e15, burst: 2)
+        for address in 0..<5_000 { #expect(limiter.take(for: "address 10.0.\(address / 256).\(address % 256)") == nil) }
+        #expect(limiter.bucketCount <= 1025)
+        // One that is not full is kept.
+        let slow = RateLimiter(perSecond: 0.001, burst: 2)
+        for address in 0..<5_000 { _ = slow.take(for: "address \(address)") }
+        #expect(slow.bucketCount == 5_000)
+    }
+
     @Test func aRefusedPushIsParkedAndShownNeverDropped() async throws {
         try await withSyncServer { _, url in
             let store = try DocumentStore.inMemory()
