@@ -27,9 +27,13 @@ import Testing
 
     /// Posts raw bytes; returns the status and body text.
     func post(_ url: URL, _ body: [UInt8], token: String?) async throws -> (Int, String) {
+        try await send(.init(method: "POST", url: url.appendingPathComponent("v1/sync"), body: body), token: token)
+    }
+
+    /// Sends `request` once; returns the status and body text.
+    func send(_ request: HTTPClient.Request, token: String?) async throws -> (Int, String) {
         do {
-            let response = try await HTTPClient(bearerToken: token, defaultTimeout: 30, retryPolicy: .never)
-                .send(.init(method: "POST", url: url.appendingPathComponent("v1/sync"), body: body))
+            let response = try await HTTPClient(bearerToken: token, defaultTimeout: 30, retryPolicy: .never).send(request)
             return (response.status, "")
         } catch .permanent(let status, let message) {
             return (status, message)
@@ -115,6 +119,20 @@ import Testing
             #expect(try await post(url, pushRequest("refused", replica: ReplicaID(1), counter: 1), token: "other").0 == 403)
             #expect(server.log.cachedVersionCount <= 1)
             #expect(try server.log.version("held")[ReplicaID(1)] == 1)
+        }
+    }
+
+    @Test func aContentEncodingTheServerDoesNotDecodeGets415NamingIt() async throws {
+        try await withSyncServer { server, url in
+            // Whatever the bytes: the server cannot know what they are once decoded.
+            var request = HTTPClient.Request(method: "POST", url: url.appendingPathComponent("v1/sync"), body: pushRequest())
+            request.headers["Content-Encoding"] = "gzip"
+            let (status, message) = try await send(request, token: "writer")
+            #expect(status == 415 && message.contains("Content-Encoding \"gzip\" is not supported"), "\(status) \(message)")
+            #expect(server.log.lastSeq == 0)
+            var plain = HTTPClient.Request(method: "POST", url: url.appendingPathComponent("v1/sync"), body: pushRequest())
+            plain.headers["Content-Encoding"] = "identity"
+            #expect(try await send(plain, token: "writer").0 == 200)
         }
     }
 

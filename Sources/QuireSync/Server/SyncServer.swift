@@ -48,6 +48,11 @@ public final class SyncServer: SyncService {
         }
         do throws(SyncFailure) {
             let access = try authenticate(request.headers["Authorization"], from: request.clientAddress)
+            // The body would be taken as it came, and fail as a message with a wrong magic number.
+            if let encoding = request.headers["Content-Encoding"], encoding.lowercased() != "identity" {
+                throw SyncFailure(status: 415, "Content-Encoding \"\(encoding.prefix(100))\" is not supported: "
+                    + "send the sync message as it is (it compresses its own payload)")
+            }
             let message: SyncMessage
             do { message = try SyncMessage.decode(request.body, limits: configuration.message) } catch {
                 throw SyncFailure(decoding: error)
