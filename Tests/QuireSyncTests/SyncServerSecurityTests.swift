@@ -66,6 +66,21 @@ import Testing
         }
     }
 
+    /// The scheme's name is case-insensitive; another scheme is named as the fault, not the token.
+    @Test func theAuthorizationHeaderIsReadAsHTTPSaysAndAWrongOneIsNamed() async throws {
+        try await withSyncServer { server, url in
+            func post(authorization: String) async throws -> (Int, String) {
+                try await send(.init(method: "POST", url: url.appendingPathComponent("v1/sync"),
+                                     headers: HTTPHeaders([("Authorization", authorization)]), body: pushRequest()), token: nil)
+            }
+            let (basic, message) = try await post(authorization: "Basic d3JpdGVyOg==")
+            #expect(basic == 401 && message.contains("must be \"Bearer TOKEN\""), "\(basic) \(message)")
+            #expect(try await post(authorization: "Bearer nobody") == (401, "unknown token"))
+            #expect(try await post(authorization: "bearer writer").0 == 200)
+            #expect(server.log.lastSeq == 1)
+        }
+    }
+
     @Test func aReplicaIDBelongsToTheTokenThatFirstWroteWithIt() async throws {
         try await withSyncServer { server, url in
             #expect(try await post(url, pushRequest(counter: 1), token: "writer").0 == 200)

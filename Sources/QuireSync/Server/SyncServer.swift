@@ -79,7 +79,12 @@ public final class SyncServer: SyncService {
         guard let access = tokens.access(forAuthorization: authorization) else {
             // A token holds no whitespace, so this key is never a token's.
             try takeRequest(for: "address \(address ?? "unknown")")
-            throw SyncFailure(status: 401, authorization == nil ? "a bearer token is required" : "unknown token")
+            let reason = switch authorization {
+            case nil: "a bearer token is required"
+            case let header? where AccessTokens.bearerToken(header) == nil: "the Authorization header must be \"Bearer TOKEN\""
+            default: "unknown token"
+            }
+            throw SyncFailure(status: 401, reason)
         }
         try takeRequest(for: access.token)
         return access
