@@ -131,6 +131,16 @@ struct HTTPServerTests {
         }
     }
 
+    @Test func aHeaderMHDRefusesGives500NotTheHandlersStatus() async throws {
+        try await withServer(handler: { _ in
+            .text(200, "fine", headers: HTTPHeaders([("X-Broken", "one\r\nX-Injected: two")]))
+        }) { server in
+            await #expect(throws: HTTPError.transient(status: 500, message: "internal server error: the handler produced an invalid header")) {
+                try await onceClient.send(.init(method: "GET", url: url(server, "/")))
+            }
+        }
+    }
+
     @Test func answersTwentyConcurrentRequests() async throws {
         try await withServer(handler: { request in
             try await Task.sleep(for: .milliseconds(50))

@@ -27,9 +27,13 @@ import Testing
 
     /// Posts raw bytes; returns the status and body text.
     func post(_ url: URL, _ body: [UInt8], token: String?) async throws -> (Int, String) {
+        try await send(.init(method: "POST", url: url.appendingPathComponent("v1/sync"), body: body), token: token)
+    }
+
+    /// Sends `request` once; returns the status and body text.
+    func send(_ request: HTTPClient.Request, token: String?) async throws -> (Int, String) {
         do {
-            let response = try await HTTPClient(bearerToken: token, defaultTimeout: 30, retryPolicy: .never)
-                .send(.init(method: "POST", url: url.appendingPathComponent("v1/sync"), body: body))
+            let response = try await HTTPClient(bearerToken: token, defaultTimeout: 30, retryPolicy: .never).send(request)
             return (response.status, "")
         } catch .permanent(let status, let message) {
             return (status, message)
@@ -59,6 +63,21 @@ import Testing
             let report = try await SyncClient(store: store, peer: url.absoluteString, transport: transport).sync()
             #expect(report.received == 0)
             #expect(try store.documents().isEmpty)
+        }
+    }
+
+    /// The scheme's name is case-insensitive; another scheme is named as the fault, not the token.
+    @Test func theAuthorizationHeaderIsReadAsHTTPSaysAndAWrongOneIsNamed() async throws {
+        try await withSyncServer { server, url in
+            func post(authorization: String) async throws -> (Int, String) {
+                try await send(.init(method: "POST", url: url.appendingPathComponent("v1/sync"),
+                                     headers: HTTPHeaders([("Authorization", authorization)]), body: pushRequest()), token: nil)
+            }
+            let (basic, message) = try await post(authorization: "Basic d3JpdGVyOg==")
+            #expect(basic == 401 && message.contains("must be \"Bearer TOKEN\""), "\(basic) \(message)")
+            #expect(try await post(authorization: "Bearer nobody") == (401, "unknown token"))
+            #expect(try await post(authorization: "bearer writer").0 == 200)
+            #expect(server.log.lastSeq == 1)
         }
     }
 
@@ -100,6 +119,35 @@ import Testing
             let request = SyncMessage.request(SyncRequest(cursor: nil, documents: [SyncDocument(id: "d", version: [:], changes: [far])])).encoded()
             #expect(try await post(url, request, token: "writer").0 == 400)
             #expect(server.log.lastSeq == 0)
+        }
+    }
+
+    /// A request may name any number of documents the server does not
+    /// hold, in a pull or in a refused push: none of them stays in memory.
+    @Test func documentsTheLogDoesNotHoldAreNotKeptInMemory() async throws {
+        let unknown = (0..<500).map { SyncDocument(id: DocumentID(rawValue: "unknown-\($0)")!, version: [:]) }
+        let pull = SyncMessage.request(SyncRequest(cursor: nil, documents: unknown)).encoded()
+        try await withSyncServer { server, url throws in
+            #expect(try await post(url, pushRequest("held"), token: "writer").0 == 200)
+            #expect(try await post(url, pull, token: "reader").0 == 200)
+            #expect(try await post(url, pushRequest("refused"), token: "reader").0 == 403)
+            #expect(try await post(url, pushRequest("refused", replica: ReplicaID(1), counter: 1), token: "other").0 == 403)
+            #expect(server.log.cachedVersionCount <= 1)
+            #expect(try server.log.version("held")[ReplicaID(1)] == 1)
+        }
+    }
+
+    @Test func aContentEncodingTheServerDoesNotDecodeGets415NamingIt() async throws {
+        try await withSyncServer { server, url in
+            // Whatever the bytes: the server cannot know what they are once decoded.
+            var request = HTTPClient.Request(method: "POST", url: url.appendingPathComponent("v1/sync"), body: pushRequest())
+            request.headers["Content-Encoding"] = "gzip"
+            let (status, message) = try await send(request, token: "writer")
+            #expect(status == 415 && message.contains("Content-Encoding \"gzip\" is not supported"), "\(status) \(message)")
+            #expect(server.log.lastSeq == 0)
+            var plain = HTTPClient.Request(method: "POST", url: url.appendingPathComponent("v1/sync"), body: pushRequest())
+            plain.headers["Content-Encoding"] = "identity"
+            #expect(try await send(plain, token: "writer").0 == 200)
         }
     }
 
@@ -176,6 +224,30 @@ import Testing
             for _ in 0..<3 { statuses.append(try await post(url, empty, token: "reader").0) }
             #expect(statuses == [200, 200, 429])
         }
+    }
+
+    /// Guessing tokens is limited as using one is: per client address.
+    @Test func requestsWithoutAKnownTokenAreRateLimitedTooAndOthersStillSync() async throws {
+        try await withSyncServer(configure: { $0.requestsPerSecond = 0.001; $0.burst = 2 }) { _, url in
+            let empty = SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded()
+            var statuses: [Int] = []
+            for token in ["guess1", "guess2", "guess3", nil] { statuses.append(try await post(url, empty, token: token).0) }
+            #expect(statuses == [401, 401, 429, 429])
+            #expect(try await post(url, empty, token: "reader").0 == 200)
+        }
+    }
+
+    /// A bucket per client address that ever failed to authenticate
+    /// would pile up: full buckets, the same as none, are dropped.
+    @Test func theRateLimiterForgetsFullBuckets() {
+        // Refilled at once: every bucket is full again by the next request.
+        let limiter = RateLimiter(perSecond: 1e15, burst: 2)
+        for address in 0..<5_000 { #expect(limiter.take(for: "address 10.0.\(address / 256).\(address % 256)") == nil) }
+        #expect(limiter.bucketCount <= 1025)
+        // One that is not full is kept.
+        let slow = RateLimiter(perSecond: 0.001, burst: 2)
+        for address in 0..<5_000 { _ = slow.take(for: "address \(address)") }
+        #expect(slow.bucketCount == 5_000)
     }
 
     @Test func aRefusedPushIsParkedAndShownNeverDropped() async throws {

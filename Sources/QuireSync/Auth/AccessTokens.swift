@@ -70,9 +70,16 @@ public struct AccessTokens: Sendable {
     }
 
     /// The access of the token in an `Authorization: Bearer TOKEN` header,
-    /// or nil for a missing header or an unknown token.
+    /// or nil for a missing header, another scheme or an unknown token.
     public func access(forAuthorization header: String?) -> Access? {
-        guard let header, header.hasPrefix("Bearer ") else { return nil }
-        return byToken[String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)]
+        header.flatMap(Self.bearerToken).flatMap { byToken[$0] }
+    }
+
+    /// The token of an `Authorization: Bearer TOKEN` header, or nil for
+    /// another scheme. The scheme's name is case-insensitive (RFC 9110).
+    public static func bearerToken(_ header: String) -> String? {
+        let scheme = "bearer "
+        guard header.prefix(scheme.count).lowercased() == scheme else { return nil }
+        return header.dropFirst(scheme.count).trimmingCharacters(in: .whitespaces)
     }
 }

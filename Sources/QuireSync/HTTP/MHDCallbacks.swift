@@ -129,11 +129,12 @@ enum MHDCallbacks {
 
     /// Hands `response` to MHD, which copies it and sends it when it can.
     private static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
-        guard let mhdResponse = makeMHDResponse(response) ?? makeMHDResponse(
-            .text(500, "internal server error: the handler produced an invalid header")
-        ) else { return .NO }
+        let invalidHeader = HTTPResponse.text(500, "internal server error: the handler produced an invalid header")
+        // The status goes with the response MHD took, not the one it refused.
+        guard let (status, mhdResponse) = makeMHDResponse(response).map({ (response.status, $0) })
+            ?? makeMHDResponse(invalidHeader).map({ (invalidHeader.status, $0) }) else { return .NO }
         defer { MHD_destroy_response(mhdResponse) }
-        return MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
+        return MHD_queue_response(connection, UInt32(clamping: status), mhdResponse)
     }
 
     /// An MHD response with a copy of the body, or nil if MHD rejects a

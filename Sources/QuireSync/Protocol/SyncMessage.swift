@@ -96,7 +96,8 @@ public struct SyncResponse: Hashable, Sendable {
 /// response's status line and body; over stdio it is a message of its own.
 ///
 /// 400 malformed, 401 no or unknown token, 403 not allowed, 409 a change
-/// clashes with a stored one, 413 too large, 429 too many requests
+/// clashes with a stored one, 413 too large, 415 a Content-Encoding the
+/// server does not decode, 429 too many requests
 /// (`retryAfterSeconds` says when to come back), 503 stopping.
 public struct SyncFailure: Error, Hashable, Sendable, CustomStringConvertible {
     public var status: Int

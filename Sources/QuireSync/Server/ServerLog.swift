@@ -88,6 +88,7 @@ public final class ServerLog: Sendable {
     private struct State {
         var lastSeq: UInt64
         var maxLamport: UInt64
+        /// Of documents the log holds, once asked about; never an empty one.
         var versions: [DocumentID: VersionVector] = [:]
     }
 
@@ -138,9 +139,14 @@ public final class ServerLog: Sendable {
     public func version(_ id: DocumentID) throws -> VersionVector {
         if let cached = state.withLock({ $0.versions[id] }) { return cached }
         let version = try database.read { db in try Self.version(id, db) }
-        state.withLock { $0.versions[id] = version }
+        // Only documents the log holds: a request may name any number of
+        // others, which would otherwise stay in memory for good.
+        if !version.isEmpty { state.withLock { $0.versions[id] = version } }
         return version
     }
+
+    /// How many documents' versions are held in memory.
+    var cachedVersionCount: Int { state.withLock { $0.versions.count } }
 
     private static func version(_ id: DocumentID, _ db: DatabaseConnection) throws -> VersionVector {
         var version = VersionVector()
@@ -245,7 +251,7 @@ public final class ServerLog: Sendable {
             state.withLock { state in
                 state.lastSeq = written.lastSeq
                 state.maxLamport = written.maxLamport
-                state.versions.merge(written.versions) { $1 }
+                state.versions.merge(written.versions.filter { !$0.value.isEmpty }) { $1 }
             }
             documents.withLock { $0.restore(written.documents) }
             return outcomes

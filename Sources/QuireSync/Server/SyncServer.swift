@@ -47,7 +47,12 @@ public final class SyncServer: SyncService {
             return .text(405, "use POST", headers: HTTPHeaders([("Allow", "POST")]))
         }
         do throws(SyncFailure) {
-            let access = try authenticate(request.headers["Authorization"])
+            let access = try authenticate(request.headers["Authorization"], from: request.clientAddress)
+            // The body would be taken as it came, and fail as a message with a wrong magic number.
+            if let encoding = request.headers["Content-Encoding"], encoding.lowercased() != "identity" {
+                throw SyncFailure(status: 415, "Content-Encoding \"\(encoding.prefix(100))\" is not supported: "
+                    + "send the sync message as it is (it compresses its own payload)")
+            }
             let message: SyncMessage
             do { message = try SyncMessage.decode(request.body, limits: configuration.message) } catch {
                 throw SyncFailure(decoding: error)
@@ -64,20 +69,31 @@ public final class SyncServer: SyncService {
     }
 
     /// The access of the request's bearer token, after the rate limit.
-    private func authenticate(_ authorization: String?) throws(SyncFailure) -> Access {
-        let access: Access
-        if let tokens {
-            guard let found = tokens.access(forAuthorization: authorization) else {
-                throw SyncFailure(status: 401, authorization == nil ? "a bearer token is required" : "unknown token")
-            }
-            access = found
-        } else {
-            access = .unrestricted
+    /// A request without a known token counts against its client's
+    /// address, so that guessing tokens is no faster than using one.
+    private func authenticate(_ authorization: String?, from address: String?) throws(SyncFailure) -> Access {
+        guard let tokens else {
+            try takeRequest(for: Access.unrestricted.token)
+            return .unrestricted
         }
-        if let wait = rateLimiter.take(for: access.token) {
+        guard let access = tokens.access(forAuthorization: authorization) else {
+            // A token holds no whitespace, so this key is never a token's.
+            try takeRequest(for: "address \(address ?? "unknown")")
+            let reason = switch authorization {
+            case nil: "a bearer token is required"
+            case let header? where AccessTokens.bearerToken(header) == nil: "the Authorization header must be \"Bearer TOKEN\""
+            default: "unknown token"
+            }
+            throw SyncFailure(status: 401, reason)
+        }
+        try takeRequest(for: access.token)
+        return access
+    }
+
+    private func takeRequest(for key: String) throws(SyncFailure) {
+        if let wait = rateLimiter.take(for: key) {
             throw SyncFailure(status: 429, "too many requests; try again in \(wait) s", retryAfterSeconds: wait)
         }
-        return access
     }
 
     // MARK: Sync
@@ -145,31 +161,49 @@ public final class SyncServer: SyncService {
     }
 }
 
-/// A token bucket per token: `perSecond` requests a second on average,
-/// `burst` at once.
+/// A token bucket per key (a token, or a client's address): `perSecond`
+/// requests a second on average, `burst` at once.
 final class RateLimiter: Sendable {
     private let perSecond: Double
     private let burst: Double
-    private let buckets = Mutex<[String: (tokens: Double, at: ContinuousClock.Instant)]>([:])
+    private let buckets = Mutex(Buckets())
+
+    private struct Buckets {
+        var byKey: [String: (tokens: Double, at: ContinuousClock.Instant)] = [:]
+        /// Past this many buckets, the full ones are dropped: a missing
+        /// bucket is a full one, and client addresses are countless.
+        var pruneAbove = 1024
+    }
 
     init(perSecond: Double, burst: Double) {
         self.perSecond = perSecond
         self.burst = burst
     }
 
+    /// How many keys have a bucket.
+    var bucketCount: Int { buckets.withLock { $0.byKey.count } }
+
     /// Takes one request from `key`'s bucket: nil if allowed, else the
     /// whole seconds to wait.
     func take(for key: String) -> Int? {
         let now = ContinuousClock.now
         return buckets.withLock { buckets in
-            var bucket = buckets[key] ?? (burst, now)
-            let elapsed = now - bucket.at
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            bucket = (min(burst, bucket.tokens + seconds * perSecond), now)
-            defer { buckets[key] = bucket }
+            if buckets.byKey.count > buckets.pruneAbove {
+                buckets.byKey = buckets.byKey.filter { _, bucket in refilled(bucket, at: now) < burst }
+                buckets.pruneAbove = max(1024, 2 * buckets.byKey.count)
+            }
+            var bucket = (tokens: refilled(buckets.byKey[key] ?? (burst, now), at: now), at: now)
+            defer { buckets.byKey[key] = bucket }
             guard bucket.tokens >= 1 else { return max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up))) }
             bucket.tokens -= 1
             return nil
         }
+    }
+
+    /// The requests `bucket` allows at `now`.
+    private func refilled(_ bucket: (tokens: Double, at: ContinuousClock.Instant), at now: ContinuousClock.Instant) -> Double {
+        let elapsed = now - bucket.at
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return min(burst, bucket.tokens + seconds * perSecond)
     }
 }
