@@ -180,10 +180,18 @@ public struct Transaction: ~Copyable {
         try insertText(text, at: document.textIndex(text, utf16Offset: utf16Offset), string)
     }
 
-    /// Deletes the scalars covering a UTF-16 range.
+    /// Deletes the scalars covering a UTF-16 range: a bound inside a
+    /// surrogate pair takes in the whole pair, so that no half of one is
+    /// left behind and no covered scalar is kept.
+    ///
+    ///     // "a😀b": "a" is 0..<1, the pair 1..<3, "b" 3..<4
+    ///     try tx.deleteText(text, utf16Range: 0..<2)   // "b"
     public mutating func deleteText(_ text: ObjectID, utf16Range: Range<Int>) throws(DocumentError) {
         let start = try document.textIndex(text, utf16Offset: utf16Range.lowerBound)
-        let end = try document.textIndex(text, utf16Offset: utf16Range.upperBound)
+        var end = try document.textIndex(text, utf16Offset: utf16Range.upperBound)
+        // `textIndex` maps an offset inside a pair to the pair's index: the
+        // end of a range that ends there lies after the pair.
+        if !utf16Range.isEmpty, try document.utf16Offset(text, index: end) < utf16Range.upperBound { end += 1 }
         try deleteText(text, at: start, count: end - start)
     }
 
