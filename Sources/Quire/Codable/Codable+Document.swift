@@ -9,6 +9,8 @@ extension Transaction {
     ///
     /// - a `String` is a text object changed with `setText` (a minimal diff),
     ///   so concurrent edits to other parts of the text merge;
+    /// - a `UUID` or a string enum case (`enum Status: String`) is a string
+    ///   scalar: concurrent changes leave one of the values, never a mix;
     /// - a nested struct is a map, updated field by field in the same way;
     /// - an array is a list: kept elements stay, elements that differ are
     ///   deleted and inserted, and a changed struct or string inside it is

@@ -11,11 +11,22 @@ struct NodeEncoder: Encoder {
     /// Encodes `value` into `target`. `Data` and `Date` are scalars here
     /// rather than what their own `encode(to:)` makes (a list of bytes, a
     /// number of seconds since 2001).
+    ///
+    /// A `UUID`, or an enum that encodes as a string (`enum Status: String`),
+    /// is a string scalar, not a text: it is one value or another, and
+    /// concurrent changes must leave one of them (the last writer's), where
+    /// two texts' edits would merge into no value at all ("done" and
+    /// "archived" into "donrhed").
     static func encode(_ value: some Encodable, into target: EncodedValue, codingPath: [any CodingKey]) throws {
         switch value {
         case let data as Data: target.scalar = .scalar(.bytes(Array(data)))
         case let date as Date: target.scalar = .scalar(.double(date.timeIntervalSince1970))
-        default: try value.encode(to: NodeEncoder(value: target, codingPath: codingPath))
+        case let uuid as UUID: target.scalar = .scalar(.string(uuid.uuidString))
+        default:
+            try value.encode(to: NodeEncoder(value: target, codingPath: codingPath))
+            if case .text(let string)? = target.scalar, !(value is String), Mirror(reflecting: value).displayStyle == .enum {
+                target.scalar = .scalar(.string(string))
+            }
         }
     }
 
