@@ -172,6 +172,39 @@ import Testing
         #expect(try doc.get(.root, key: "owner") == .scalar(.string(owner.uuidString)))
     }
 
+    struct Profile: Codable, Equatable {
+        var name: String
+        var tags: Set<String>
+    }
+
+    /// A set lists its elements in an order of its own, which an equal set
+    /// need not share: read and written back, it makes no change, so a
+    /// replica that changed another field brings back no element another
+    /// replica removed meanwhile, and elements added on both are all kept.
+    @Test func aSetWrittenBackIsNoChangeAndBringsNoRemovedElementBack() throws {
+        var laptop = Document(replica: ReplicaID(1)), phone = Document(replica: ReplicaID(2))
+        try laptop.transact { tx in try tx.write(Profile(name: "Ada", tags: Set((0..<40).map { "tag\($0)" })), into: .root) }
+        try phone.applyEncoded(laptop.encodeChanges())
+        let written = laptop.versionVector
+        var onLaptop = try laptop.read(Profile.self, from: .root)
+        try laptop.transact { tx in try tx.write(onLaptop, into: .root) }
+        #expect(laptop.versionVector == written)
+
+        onLaptop.tags.remove("tag3")
+        onLaptop.tags.insert("maths")
+        try laptop.transact { tx in try tx.write(onLaptop, into: .root) }
+        var onPhone = try phone.read(Profile.self, from: .root)
+        onPhone.name = "Ada Lovelace"
+        onPhone.tags.insert("poetry")
+        try phone.transact { tx in try tx.write(onPhone, into: .root) }
+        try laptop.applyEncoded(phone.encodeChanges(since: laptop.versionVector))
+        try phone.applyEncoded(laptop.encodeChanges(since: phone.versionVector))
+
+        let merged = Profile(name: "Ada Lovelace", tags: onLaptop.tags.union(["poetry"]))
+        #expect(try laptop.read(Profile.self, from: .root) == merged)
+        #expect(try phone.read(Profile.self, from: .root) == merged)
+    }
+
     struct Post: Codable, Equatable {
         var title: String
         var likes: Int

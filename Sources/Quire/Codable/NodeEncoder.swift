@@ -27,6 +27,8 @@ struct NodeEncoder: Encoder {
             if case .text(let string)? = target.scalar, !(value is String), Mirror(reflecting: value).displayStyle == .enum {
                 target.scalar = .scalar(.string(string))
             }
+            // A set lists its elements in no order of its own: an equal set may list them in another.
+            if target.items != nil, value is any SetAlgebra { target.isSet = true }
         }
     }
 
@@ -57,11 +59,16 @@ final class EncodedValue {
     var scalar: DocumentNode?
     var fields: [String: EncodedValue]?
     var items: [EncodedValue]?
+    /// `items` are a set's elements, whose order means nothing.
+    var isSet = false
 
     /// `nil` when nothing was encoded.
     var node: DocumentNode? {
         if let fields { return .map(fields.compactMapValues(\.node)) }
-        if let items { return .list(items.map { $0.node ?? .scalar(.null) }) }
+        if let items {
+            let elements = items.map { $0.node ?? .scalar(.null) }
+            return isSet ? .set(elements) : .list(elements)
+        }
         return scalar
     }
 
