@@ -200,6 +200,32 @@ func documentWithText(_ replica: ReplicaID, _ initial: String = "") throws -> (D
         #expect((try doc.allChanges()).count == 5)
     }
 
+    /// A deletion out of range is refused naming its start when that is
+    /// outside the elements, else its end, and computing the end never
+    /// traps: `NSNotFound` (`Int.max`) is a location Apple's text APIs
+    /// hand out.
+    @Test func deletionsOutOfRangeNameTheirStartOrEndWithoutTrapping() throws {
+        var doc = Document(replica: alice)
+        let (text, list) = try doc.transact { tx in
+            let text = try tx.putObject(.root, key: "text", kind: .text)
+            try tx.insertText(text, at: 0, "abc")
+            let list = try tx.putObject(.root, key: "list", kind: .list)
+            for value in 0..<3 { try tx.insert(list, at: value, .int(Int64(value))) }
+            return (text, list)
+        }
+        for (index, count, named) in [(Int.max, 1, Int.max), (-1, 2, -1), (2, 2, 4), (1, Int.max, Int.max)] {
+            #expect(throws: DocumentError.indexOutOfRange(index: named, count: 3)) {
+                try doc.transact { tx in try tx.deleteText(text, at: index, count: count) }
+            }
+            #expect(throws: DocumentError.indexOutOfRange(index: named, count: 3)) {
+                try doc.transact { tx in try tx.delete(list, at: index, count: count) }
+            }
+        }
+        #expect(try doc.text(text) == "abc")
+        #expect(try doc.list(list).count == 3)
+        #expect(doc.changeCount == 1)
+    }
+
     @Test func changesRoundTripThroughTheEncoding() throws {
         var (doc, body) = try documentWithText(alice, "héllo 👋")
         try doc.transact(time: 1_700_000_000_000) { tx in

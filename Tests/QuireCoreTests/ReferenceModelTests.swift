@@ -80,6 +80,22 @@ import QuireTestSupport
         #expect(throws: DocumentError.indexOutOfRange(index: 99, count: 5)) { try doc.textIndex(text, utf16Offset: 99) }
     }
 
+    /// A UTF-16 range deletes every scalar it covers, even in part: a
+    /// bound inside a surrogate pair takes the whole pair, at either end.
+    @Test func aUTF16RangeEndingInsideASurrogatePairDeletesThePair() throws {
+        var doc = Document(replica: ReplicaID(1))
+        let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        // "a😀b𝄞c": a 0, 😀 1..<3, b 3, 𝄞 4..<6, c 6
+        for (range, left) in [(0..<2, "b𝄞c"), (2..<3, "ab𝄞c"), (1..<2, "ab𝄞c"), (2..<5, "ac"), (5..<7, "a😀b"), (2..<2, "a😀b𝄞c")] {
+            var edited = doc
+            try edited.transact { tx in
+                try tx.insertText(text, at: 0, "a😀b𝄞c")
+                try tx.deleteText(text, utf16Range: range)
+            }
+            #expect(try edited.text(text) == left, "\(range)")
+        }
+    }
+
     @Test func outOfRangeEditsThrowAndChangeNothing() throws {
         var doc = Document(replica: ReplicaID(1))
         let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }

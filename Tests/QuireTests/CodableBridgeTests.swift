@@ -129,6 +129,82 @@ import Testing
         #expect(try phone.read(id) { try $0.read(Contact.self, from: .root) } == merged)
     }
 
+    enum Status: String, Codable, Equatable { case active, done, archived }
+    struct Chore: Codable, Equatable {
+        var status: Status
+        var owner: UUID
+    }
+
+    /// An enum case or a UUID is one value or another: changed on two
+    /// replicas at once, it ends as one of the two on both, where as texts
+    /// the two edits merged into a string no case or UUID reads from.
+    @Test func concurrentChangesOfAnEnumOrAUUIDLeaveOneOfTheValues() throws {
+        var laptop = Document(replica: ReplicaID(1)), phone = Document(replica: ReplicaID(2))
+        try laptop.transact { tx in try tx.write(Chore(status: .active, owner: UUID()), into: .root) }
+        try phone.applyEncoded(laptop.encodeChanges())
+        let (done, archived) = (Chore(status: .done, owner: UUID()), Chore(status: .archived, owner: UUID()))
+        try laptop.transact { tx in try tx.write(done, into: .root) }
+        try phone.transact { tx in try tx.write(archived, into: .root) }
+        try laptop.applyEncoded(phone.encodeChanges(since: laptop.versionVector))
+        try phone.applyEncoded(laptop.encodeChanges(since: phone.versionVector))
+
+        let merged = try laptop.read(Chore.self, from: .root)
+        #expect(try phone.read(Chore.self, from: .root) == merged)
+        #expect([done.status, archived.status].contains(merged.status))
+        #expect([done.owner, archived.owner].contains(merged.owner))
+        // Written again unchanged, it makes no change.
+        try laptop.transact { tx in try tx.write(merged, into: .root) }
+        #expect(laptop.versionVector == phone.versionVector)
+    }
+
+    /// A case stored as a text, as before, still reads; writing it makes
+    /// it a string scalar.
+    @Test func anEnumCaseStoredAsATextStillReads() throws {
+        var doc = Document(replica: ReplicaID(1))
+        let owner = UUID()
+        try doc.transact { tx in
+            try tx.insertText(tx.putObject(.root, key: "status", kind: .text), at: 0, "done")
+            try tx.insertText(tx.putObject(.root, key: "owner", kind: .text), at: 0, owner.uuidString)
+        }
+        #expect(try doc.read(Chore.self, from: .root) == Chore(status: .done, owner: owner))
+        try doc.transact { tx in try tx.write(Chore(status: .archived, owner: owner), into: .root) }
+        #expect(try doc.get(.root, key: "status") == .scalar(.string("archived")))
+        #expect(try doc.get(.root, key: "owner") == .scalar(.string(owner.uuidString)))
+    }
+
+    struct Profile: Codable, Equatable {
+        var name: String
+        var tags: Set<String>
+    }
+
+    /// A set lists its elements in an order of its own, which an equal set
+    /// need not share: read and written back, it makes no change, so a
+    /// replica that changed another field brings back no element another
+    /// replica removed meanwhile, and elements added on both are all kept.
+    @Test func aSetWrittenBackIsNoChangeAndBringsNoRemovedElementBack() throws {
+        var laptop = Document(replica: ReplicaID(1)), phone = Document(replica: ReplicaID(2))
+        try laptop.transact { tx in try tx.write(Profile(name: "Ada", tags: Set((0..<40).map { "tag\($0)" })), into: .root) }
+        try phone.applyEncoded(laptop.encodeChanges())
+        let written = laptop.versionVector
+        var onLaptop = try laptop.read(Profile.self, from: .root)
+        try laptop.transact { tx in try tx.write(onLaptop, into: .root) }
+        #expect(laptop.versionVector == written)
+
+        onLaptop.tags.remove("tag3")
+        onLaptop.tags.insert("maths")
+        try laptop.transact { tx in try tx.write(onLaptop, into: .root) }
+        var onPhone = try phone.read(Profile.self, from: .root)
+        onPhone.name = "Ada Lovelace"
+        onPhone.tags.insert("poetry")
+        try phone.transact { tx in try tx.write(onPhone, into: .root) }
+        try laptop.applyEncoded(phone.encodeChanges(since: laptop.versionVector))
+        try phone.applyEncoded(laptop.encodeChanges(since: phone.versionVector))
+
+        let merged = Profile(name: "Ada Lovelace", tags: onLaptop.tags.union(["poetry"]))
+        #expect(try laptop.read(Profile.self, from: .root) == merged)
+        #expect(try phone.read(Profile.self, from: .root) == merged)
+    }
+
     struct Post: Codable, Equatable {
         var title: String
         var likes: Int

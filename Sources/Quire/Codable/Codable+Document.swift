@@ -9,10 +9,14 @@ extension Transaction {
     ///
     /// - a `String` is a text object changed with `setText` (a minimal diff),
     ///   so concurrent edits to other parts of the text merge;
+    /// - a `UUID` or a string enum case (`enum Status: String`) is a string
+    ///   scalar: concurrent changes leave one of the values, never a mix;
     /// - a nested struct is a map, updated field by field in the same way;
     /// - an array is a list: kept elements stay, elements that differ are
     ///   deleted and inserted, and a changed struct or string inside it is
     ///   updated in place;
+    /// - a set is a list whose order means nothing: the elements it holds
+    ///   stay where they are, the others are deleted, new ones are appended;
     /// - a number, bool, `Data` or `Date` is a scalar, written only if it changed;
     /// - an integer where a counter is (which reads as its total) increments
     ///   the counter by the difference;
@@ -72,20 +76,30 @@ extension Transaction {
         case .text(let string): try setText(object, to: string)
         case .map(let fields): try update(object, to: fields)
         case .list(let items): try updateList(object, to: items)
+        case .set(let elements): try updateList(object, to: elements, isSet: true)
         case .scalar: preconditionFailure("a scalar is not an object")
         }
     }
 
     /// Makes a list hold `items` with the edits `TextDiff` finds between the
     /// elements it holds and `items`.
-    private mutating func updateList(_ list: ObjectID, to items: [DocumentNode]) throws {
+    ///
+    /// `items` that are a set's elements, which come in no order of their
+    /// own, go in the list's order: those it holds stay where they are, the
+    /// others are deleted, and the new ones are appended. (In the set's
+    /// order, writing an equal set would move elements, each a delete and
+    /// an insert, which bring back an element another replica removed
+    /// meanwhile.) An element is what it holds: none is updated in place
+    /// into another.
+    private mutating func updateList(_ list: ObjectID, to items: [DocumentNode], isSet: Bool = false) throws {
         let old = try document.list(list).map { try DocumentNode(reading: $0, in: document) }
+        let items = isSet ? Self.inOrder(of: old, items) : items
         var edits = TextDiff.edits(from: old, to: items)[...]
         while let edit = edits.popFirst() {
             switch edit {
             case let .delete(at, count):
                 // A delete followed by an insert at the same place replaces elements.
-                if case let .insert(insertAt, insertCount, from)? = edits.first, insertAt == at {
+                if !isSet, case let .insert(insertAt, insertCount, from)? = edits.first, insertAt == at {
                     edits.removeFirst()
                     try replace(list, at: at, count: count, with: items[from..<(from + insertCount)])
                 } else {
@@ -95,6 +109,19 @@ extension Transaction {
                 for (offset, item) in items[from..<(from + count)].enumerated() { try insertItem(list, at: at + offset, item) }
             }
         }
+    }
+
+    /// `elements` with those that `list` holds first, in its order, then
+    /// the others, in theirs.
+    private static func inOrder(of list: [DocumentNode], _ elements: [DocumentNode]) -> [DocumentNode] {
+        var unplaced = Dictionary(elements.map { ($0, 1) }, uniquingKeysWith: +)
+        func take(_ element: DocumentNode) -> Bool {
+            guard let count = unplaced[element], count > 0 else { return false }
+            unplaced[element] = count - 1
+            return true
+        }
+        let kept = list.filter(take)
+        return kept + elements.filter(take)
     }
 
     /// Replaces `count` elements from `index` on with `items`. An element

@@ -3,11 +3,14 @@ import Foundation
 /// A value as the Codable bridge stores it in a document: the shape both
 /// directions work with. `Specs/storage.md`, "Codable bridge", gives the
 /// mapping from Swift types.
-indirect enum DocumentNode: Equatable {
+indirect enum DocumentNode: Hashable {
     case scalar(ScalarValue)
     case text(String)
     case map([String: DocumentNode])
     case list([DocumentNode])
+    /// A set's elements, to be stored as a list whose order means nothing
+    /// (`Transaction.updateList`). Only written: a list reads as `list`.
+    case set([DocumentNode])
 
     /// The kind of object the node is stored as; `nil` for a scalar.
     var kind: ObjectKind? {
@@ -15,7 +18,7 @@ indirect enum DocumentNode: Equatable {
         case .scalar: nil
         case .text: .text
         case .map: .map
-        case .list: .list
+        case .list, .set: .list
         }
     }
 
@@ -46,7 +49,7 @@ indirect enum DocumentNode: Equatable {
         case .scalar(let scalar): "the value \(scalar)"
         case .text: "a text"
         case .map: "a map"
-        case .list: "a list"
+        case .list, .set: "a list"
         }
     }
 }

@@ -11,11 +11,24 @@ struct NodeEncoder: Encoder {
     /// Encodes `value` into `target`. `Data` and `Date` are scalars here
     /// rather than what their own `encode(to:)` makes (a list of bytes, a
     /// number of seconds since 2001).
+    ///
+    /// A `UUID`, or an enum that encodes as a string (`enum Status: String`),
+    /// is a string scalar, not a text: it is one value or another, and
+    /// concurrent changes must leave one of them (the last writer's), where
+    /// two texts' edits would merge into no value at all ("done" and
+    /// "archived" into "donrhed").
     static func encode(_ value: some Encodable, into target: EncodedValue, codingPath: [any CodingKey]) throws {
         switch value {
         case let data as Data: target.scalar = .scalar(.bytes(Array(data)))
         case let date as Date: target.scalar = .scalar(.double(date.timeIntervalSince1970))
-        default: try value.encode(to: NodeEncoder(value: target, codingPath: codingPath))
+        case let uuid as UUID: target.scalar = .scalar(.string(uuid.uuidString))
+        default:
+            try value.encode(to: NodeEncoder(value: target, codingPath: codingPath))
+            if case .text(let string)? = target.scalar, !(value is String), Mirror(reflecting: value).displayStyle == .enum {
+                target.scalar = .scalar(.string(string))
+            }
+            // A set lists its elements in no order of its own: an equal set may list them in another.
+            if target.items != nil, value is any SetAlgebra { target.isSet = true }
         }
     }
 
@@ -46,11 +59,16 @@ final class EncodedValue {
     var scalar: DocumentNode?
     var fields: [String: EncodedValue]?
     var items: [EncodedValue]?
+    /// `items` are a set's elements, whose order means nothing.
+    var isSet = false
 
     /// `nil` when nothing was encoded.
     var node: DocumentNode? {
         if let fields { return .map(fields.compactMapValues(\.node)) }
-        if let items { return .list(items.map { $0.node ?? .scalar(.null) }) }
+        if let items {
+            let elements = items.map { $0.node ?? .scalar(.null) }
+            return isSet ? .set(elements) : .list(elements)
+        }
         return scalar
     }
 

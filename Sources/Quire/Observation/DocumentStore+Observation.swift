@@ -21,7 +21,9 @@ extension DocumentStore {
     ///
     /// Only changes that were applied make an event: a remote change parked
     /// for a missing dependency makes one when it is finally applied; a
-    /// duplicate makes none. The stream buffers without bound, so a slow
+    /// duplicate makes none. Only this store's commits make events: what
+    /// another process, or another `DocumentStore` on the same file,
+    /// commits makes none here, though reads see it. The stream buffers without bound, so a slow
     /// consumer loses nothing; it ends when the store is released.
     public func events(of id: DocumentID) -> AsyncStream<DocumentEvent> {
         observers.stream(of: id)

@@ -57,6 +57,19 @@ public struct Transaction: ~Copyable {
         width += UInt64(operationWidth)
     }
 
+    /// Throws unless the `count` elements from `index` on are among the
+    /// `length` visible ones, naming the start if it is outside them, else
+    /// the end. The end is not `index + count` when that overflows: Apple's
+    /// `NSNotFound`, a range's location when nothing was found, is `Int.max`.
+    @inline(__always)
+    static func checkRange(at index: Int, count: Int, within length: Int) throws(DocumentError) {
+        guard index >= 0, index <= length else { throw .indexOutOfRange(index: index, count: length) }
+        guard count >= 0, count <= length - index else {
+            let (end, overflow) = index.addingReportingOverflow(count)
+            throw .indexOutOfRange(index: overflow ? .max : end, count: length)
+        }
+    }
+
     // MARK: Maps
 
     /// Sets `key` of a map to a scalar value.
@@ -142,9 +155,7 @@ public struct Transaction: ~Copyable {
     public mutating func deleteText(_ text: ObjectID, at index: Int, count: Int) throws(DocumentError) {
         let slot = try document.objects.editableSlot(text, .text)
         let length = document.objects.texts[slot].count
-        guard index >= 0, count >= 0, index <= length - count else {
-            throw .indexOutOfRange(index: index + count, count: length)
-        }
+        try Self.checkRange(at: index, count: count, within: length)
         if count == 0 { return }
         let runs: DeletedRuns
         do { runs = try document.objects.texts[slot].deleteLocal(index..<(index + count)) }
@@ -169,10 +180,18 @@ public struct Transaction: ~Copyable {
         try insertText(text, at: document.textIndex(text, utf16Offset: utf16Offset), string)
     }
 
-    /// Deletes the scalars covering a UTF-16 range.
+    /// Deletes the scalars covering a UTF-16 range: a bound inside a
+    /// surrogate pair takes in the whole pair, so that no half of one is
+    /// left behind and no covered scalar is kept.
+    ///
+    ///     // "a😀b": "a" is 0..<1, the pair 1..<3, "b" 3..<4
+    ///     try tx.deleteText(text, utf16Range: 0..<2)   // "b"
     public mutating func deleteText(_ text: ObjectID, utf16Range: Range<Int>) throws(DocumentError) {
         let start = try document.textIndex(text, utf16Offset: utf16Range.lowerBound)
-        let end = try document.textIndex(text, utf16Offset: utf16Range.upperBound)
+        var end = try document.textIndex(text, utf16Offset: utf16Range.upperBound)
+        // `textIndex` maps an offset inside a pair to the pair's index: the
+        // end of a range that ends there lies after the pair.
+        if !utf16Range.isEmpty, try document.utf16Offset(text, index: end) < utf16Range.upperBound { end += 1 }
         try deleteText(text, at: start, count: end - start)
     }
 
@@ -208,9 +227,7 @@ public struct Transaction: ~Copyable {
     public mutating func delete(_ list: ObjectID, at index: Int, count: Int = 1) throws(DocumentError) {
         let slot = try document.objects.editableSlot(list, .list)
         let length = document.objects.lists[slot].count
-        guard index >= 0, count >= 0, index <= length - count else {
-            throw .indexOutOfRange(index: index + count, count: length)
-        }
+        try Self.checkRange(at: index, count: count, within: length)
         if count == 0 { return }
         let runs: DeletedRuns
         do { runs = try document.objects.lists[slot].deleteLocal(index..<(index + count)) }
