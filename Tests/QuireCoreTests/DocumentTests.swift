@@ -164,6 +164,50 @@ func documentWithText(_ replica: ReplicaID, _ initial: String = "") throws -> (D
         #expect(applied.encodeSnapshot() == typed.encodeSnapshot())
     }
 
+    /// Objects nest at most `SnapshotEncoding.maxDepth` levels, the most a
+    /// snapshot holds: a deeper one is refused, made locally or by a peer,
+    /// and a document at the limit snapshots and loads.
+    @Test func objectsNestNoDeeperThanASnapshotHolds() throws {
+        let limit = SnapshotEncoding.maxDepth
+        var doc = Document(replica: alice)
+        let deepest = try doc.transact { tx in
+            var map = ObjectID.root
+            for _ in 0..<(limit - 1) { map = try tx.putObject(map, key: "n", kind: .map) }
+            return try tx.putObject(map, key: "list", kind: .list)  // level `limit`
+        }
+        let before = doc.encodeSnapshot()
+        #expect(throws: DocumentError.nestedTooDeep(parent: deepest, limit: limit)) {
+            try doc.transact { tx in _ = try tx.insertObject(deepest, at: 0, kind: .text) }
+        }
+        #expect(throws: DocumentError.nestedTooDeep(parent: deepest, limit: limit)) {
+            try doc.transact { tx in try tx.insert(deepest, at: 0, .int(1)); _ = try tx.insertObject(deepest, at: 1, kind: .map) }
+        }
+        let unchanged = doc.encodeSnapshot() == before  // (compared apart: a failure would print both snapshots)
+        #expect(unchanged)
+        let loaded = try Document(snapshot: before, replica: bob)
+        let sameState = loaded.encodeSnapshot(includeHistory: false) == doc.encodeSnapshot(includeHistory: false)
+        #expect(sameState)
+
+        // A peer's change is checked too, objects it makes itself included:
+        // a map at level `limit - 1` may hold a map, but not that map another.
+        var peer = Document(replica: bob)
+        try peer.applyEncoded(doc.encodeChanges())
+        let parent = try #require(doc.objects.placement(of: deepest)?.parent)
+        let id = OpID(replica: ReplicaID(0xC), counter: 1)
+        let tooDeep = Change(id: id, lamport: peer.maxLamport + 1, parents: peer.heads, operations: [
+            .put(object: parent, key: "m", value: .object(.map), pred: []),
+            .put(object: ObjectID(id), key: "m", value: .object(.map), pred: []),
+        ])
+        let state = peer.encodeSnapshot()
+        #expect(throws: DocumentError.invalidChange(id, reason: "it nests objects deeper than \(limit) levels")) {
+            try peer.apply([tooDeep])
+        }
+        let peerUnchanged = peer.encodeSnapshot() == state
+        #expect(peerUnchanged)
+        try peer.apply([Change(id: id, lamport: peer.maxLamport + 1, parents: peer.heads, operations: [tooDeep.operations[0]])])
+        #expect(try Document(snapshot: peer.encodeSnapshot(), replica: alice).versionVector == peer.versionVector)
+    }
+
     @Test func aThrowingTransactionLeavesTheDocumentAsItWas() throws {
         var (doc, body) = try documentWithText(alice, "keep")
         struct Abort: Error {}

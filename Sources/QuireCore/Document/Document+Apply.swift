@@ -153,6 +153,18 @@ extension Document {
         // operations may use. Looked up by hash and by binary search: a
         // change may hold thousands of operations.
         var created: [ObjectID: ObjectKind] = [:]
+        /// The depths of the objects `created` that may hold others; the
+        /// rest (their parents at the limit) are refused before they are.
+        var createdDepths: [ObjectID: Int] = [:]
+        /// Refuses a new object in `object` past the depth a snapshot allows,
+        /// and notes the new object's depth (id `id`) for later operations.
+        func checkRoom(for id: OpID, in object: ObjectID) throws(DocumentError) {
+            let depth = createdDepths[object] ?? objects.depth(of: object)
+            guard depth < SnapshotEncoding.maxDepth else {
+                throw invalid("it nests objects deeper than \(SnapshotEncoding.maxDepth) levels")
+            }
+            createdDepths[ObjectID(id)] = depth + 1
+        }
         var inserted = InsertedRuns()
         var id = change.id
         for (position, operation) in change.operations.enumerated() {
@@ -185,15 +197,20 @@ extension Document {
                         }
                     }
                 }
-                if case .put(_, _, .object(let newKind), _) = operation, !isLast { created[ObjectID(id)] = newKind }
+                if case .put(_, _, .object(let newKind), _) = operation {
+                    try checkRoom(for: id, in: object)
+                    if !isLast { created[ObjectID(id)] = newKind }
+                }
             case let .insert(_, origin, content):
                 let count: Int
                 switch (objectKind, content) {
                 case (.text, .text(let string)): count = string.unicodeScalarCount
                 case (.list, .values(let values)):
                     count = values.count
-                    for (offset, value) in values.enumerated() where !isLast {
-                        if case .object(let newKind) = value { created[ObjectID(id.advanced(by: UInt64(offset)))] = newKind }
+                    for (offset, value) in values.enumerated() {
+                        guard case .object(let newKind) = value else { continue }
+                        try checkRoom(for: id.advanced(by: UInt64(offset)), in: object)
+                        if !isLast { created[ObjectID(id.advanced(by: UInt64(offset)))] = newKind }
                     }
                 default: throw invalid("its insert does not match \(object), a \(objectKind)")
                 }

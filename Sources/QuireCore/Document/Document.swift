@@ -160,6 +160,23 @@ struct ObjectTable: Sendable {
         slots[object].flatMap(placement(of:))
     }
 
+    /// How many levels below the root `object` is (the root is at 0), its
+    /// parents counted up to `SnapshotEncoding.maxDepth` at most: where an
+    /// object may be made (`mayHoldNewObject`), nothing deeper is.
+    func depth(of object: ObjectID) -> Int {
+        var (depth, current) = (0, object)
+        while depth < SnapshotEncoding.maxDepth, let parent = placement(of: current)?.parent {
+            (depth, current) = (depth + 1, parent)
+        }
+        return depth
+    }
+
+    /// Whether an object made in `object` stays within the depth a snapshot
+    /// allows (`SnapshotEncoding.maxDepth`).
+    func mayHoldNewObject(_ object: ObjectID) -> Bool {
+        depth(of: object) < SnapshotEncoding.maxDepth
+    }
+
     private static func check(_ object: ObjectID, _ slot: Slot?, _ kind: ObjectKind) throws(DocumentError) -> Int {
         guard let slot else { throw .unknownObject(object) }
         guard slot.kind == kind else { throw .wrongKind(object, expected: kind, actual: slot.kind) }

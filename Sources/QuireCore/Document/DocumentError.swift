@@ -17,6 +17,9 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
     case historyUnavailable(start: VersionVector)
     /// History kept encoded in memory could not be decoded.
     case damagedHistory(DecodingError)
+    /// A new object in `parent` would nest deeper than `limit` levels, past
+    /// which a snapshot could not hold the document (`Specs/crdt.md`, "Objects").
+    case nestedTooDeep(parent: ObjectID, limit: Int)
 
     public var description: String {
         switch self {
@@ -36,6 +39,8 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
             "the changes before version \(start) are not kept here (the document was loaded from a snapshot without history)"
         case .damagedHistory(let error):
             "the document's history is damaged: \(error)"
+        case let .nestedTooDeep(parent, limit):
+            "an object in \(parent) would nest deeper than \(limit) levels, the most a document may have"
         }
     }
 }

@@ -2,7 +2,8 @@
 ///
 /// Get one from `Document.transact(time:_:)`. Every method checks its
 /// arguments before it changes anything and throws `DocumentError` on a bad
-/// object id or index. Reads inside the closure see the edits made so far.
+/// object id or index, or a new object nested deeper than a document may
+/// hold (`nestedTooDeep`). Reads inside the closure see the edits made so far.
 ///
 /// A transaction edits the document in place through a pointer that is
 /// valid only while `transact` runs; it is not copyable, so it cannot
@@ -95,6 +96,7 @@ public struct Transaction: ~Copyable {
     @discardableResult
     mutating func write(_ map: ObjectID, key: String, value: NewValue) throws(DocumentError) -> ObjectID {
         let slot = try document.objects.editableSlot(map, .map)
+        try checkRoom(for: value, in: map)
         let pred = document.objects.maps[slot][key]?.ids ?? []
         let id = nextID
         let stored = document.objects.materialize(value, id: id, parent: map, key: key)
@@ -102,6 +104,12 @@ public struct Transaction: ~Copyable {
             .write(RegisterEntry(id: id, lamport: nextLamport, value: stored), replacing: pred)
         record(.put(object: map, key: key, value: value, pred: pred), width: 1)
         return ObjectID(id)
+    }
+
+    /// Throws if `value` is a new object that `parent` is too deep to hold.
+    private func checkRoom(for value: NewValue, in parent: ObjectID) throws(DocumentError) {
+        guard case .object = value, !document.objects.mayHoldNewObject(parent) else { return }
+        throw .nestedTooDeep(parent: parent, limit: SnapshotEncoding.maxDepth)
     }
 
     // MARK: Text
@@ -211,6 +219,7 @@ public struct Transaction: ~Copyable {
         let slot = try document.objects.editableSlot(list, .list)
         let count = document.objects.lists[slot].count
         guard index >= 0, index <= count else { throw .indexOutOfRange(index: index, count: count) }
+        try checkRoom(for: value, in: list)
         let id = nextID
         let stored = document.objects.materialize(value, id: id, parent: list, key: nil)
         let origin: OpID?
