@@ -44,6 +44,28 @@ import Testing
         }
     }
 
+    /// A document edited a little in each of many sessions still gets its
+    /// snapshots: a load counts the changes it replayed after the newest
+    /// snapshot toward the next, or the log's tail would grow for good.
+    @Test func changesReplayedAtLoadCountTowardTheNextSnapshot() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let id: DocumentID = "note"
+            func snapshotCount(_ store: DocumentStore) throws -> Int64 {
+                try store.database.query(sql: "SELECT count(*) FROM snapshots")[0].int64(0)
+            }
+            for session in 0..<4 {
+                let store = try DocumentStore(path: path, snapshotInterval: 10)
+                if session == 0 { try store.create(id: id) }
+                try store.read(id) { _ in }  // loaded, as a session opening the note does
+                for index in 0..<4 { try store.edit(id) { tx in try tx.put(.root, key: "s\(session)k\(index)", .int(1)) } }
+                // 4 changes a session: the 10th falls in session 2, and the
+                // next snapshot is due 10 changes later, after session 3.
+                #expect(try snapshotCount(store) == [0, 0, 1, 1][session], "session \(session)")
+            }
+        }
+    }
+
     /// Damages the newest snapshot in `damage` ways; loading must skip it
     /// with a warning and still produce the right document.
     @Test(arguments: ["flip", "truncate", "empty", "garbage"])
