@@ -257,6 +257,20 @@ import Testing
         #expect(throws: Swift.DecodingError.self) { try store.read(id) { try $0.read(Address.self, from: .root) } }
     }
 
+    /// A date is seconds since 1970, and reads from an int as a `Double` does.
+    @Test func aDateReadsFromAnIntAsADoubleDoes() throws {
+        struct Event: Codable, Equatable { var at: Date; var weight: Double }
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        try store.edit(id) { tx in
+            try tx.put(.root, key: "at", .int(86_400))
+            try tx.put(.root, key: "weight", .int(3))
+        }
+        #expect(try store.read(id) { try $0.read(Event.self, from: .root) } == Event(at: Date(timeIntervalSince1970: 86_400), weight: 3))
+        try store.edit(id) { tx in try tx.put(.root, key: "at", .string("Monday")) }
+        #expect(throws: Swift.DecodingError.self) { try store.read(id) { try $0.read(Event.self, from: .root) } }
+    }
+
     @Test func onlyKeyedValuesCanBeWrittenIntoAMap() throws {
         let store = try DocumentStore.inMemory()
         let id = try store.createDocument()

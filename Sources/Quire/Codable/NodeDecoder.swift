@@ -15,7 +15,9 @@ struct NodeDecoder: Decoder {
             return Data(bytes) as! T
         }
         if T.self == Date.self {
-            guard case .scalar(.double(let seconds)) = node else { throw mismatch(type, "a double (seconds since 1970)", node, codingPath) }
+            // Seconds since 1970, read as a `Double` field is: an int too
+            // (what another writer, or a person, may have stored).
+            let seconds = try SingleNodeDecoder(node: node, codingPath: codingPath).decode(Double.self)
             return Date(timeIntervalSince1970: seconds) as! T
         }
         return try T(from: NodeDecoder(node: node, codingPath: codingPath))
