@@ -38,13 +38,24 @@ extension DocumentStore {
                 try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
                                arguments: [.text(id.rawValue), .integer(DocumentStore.milliseconds(Date()))])
             }
+            // Received changes under one of the store's own ids were made on a
+            // copy of a document read from it: they are local, for the outbox to offer.
+            let ownReplicas = isLocal ? [] : try ReplicaIdentity.all(db)
+            func isOwn(_ replica: ReplicaID) -> Bool { isLocal || ownReplicas.contains(replica) }
             var lastRow: Int64?
             for piece in newChanges {
                 switch piece {
                 case .changes(let changes):
-                    try ChangeLog.append(changes, document: id.rawValue, isLocal: isLocal, db)
+                    // In the order applied, a stretch of the same locality at a time.
+                    var start = changes.startIndex
+                    while start < changes.endIndex {
+                        let local = isOwn(changes[start].replica)
+                        let end = changes[start...].firstIndex { isOwn($0.replica) != local } ?? changes.endIndex
+                        try ChangeLog.append(Array(changes[start..<end]), document: id.rawValue, isLocal: local, db)
+                        start = end
+                    }
                 case .run(let run, let bundle):
-                    try ChangeLog.append(run: run, encodedAs: bundle, document: id.rawValue, isLocal: isLocal, db)
+                    try ChangeLog.append(run: run, encodedAs: bundle, document: id.rawValue, isLocal: isOwn(run.replica), db)
                 }
                 lastRow = db.lastInsertedRowID
             }

@@ -256,6 +256,32 @@ import Testing
         }
     }
 
+    /// A change made on a copy of a document read from the store (under the
+    /// store's own replica id) and handed back through `apply` is the
+    /// store's own: the outbox offers it, in the order applied with the
+    /// peer's changes around it, and a reopened store still does.
+    @Test func ownChangesHandedBackThroughApplyAreInTheOutbox() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let store = try DocumentStore(path: path)
+            let id = try store.createDocument()
+            try store.edit(id) { tx in try tx.put(.root, key: "a", .int(1)) }
+            try store.acknowledge(peer: "server", id: id, version: store.read(id) { $0.versionVector })
+            var copy = try store.read(id) { $0 }
+            let before = copy.versionVector
+            var peer = Document(replica: ReplicaID(0xBEEF))
+            try peer.apply(store.changes(id))
+            try peer.transact { tx in try tx.put(.root, key: "p", .int(2)) }
+            try copy.apply(peer.changes(since: copy.versionVector))
+            try copy.transact { tx in try tx.put(.root, key: "b", .int(3)) }
+            try store.apply(id, copy.changes(since: before))
+            let offered = try store.outbox(peer: "server")[id] ?? []
+            #expect(offered.map(\.replica) == [store.replicaID])
+            #expect(offered.first?.operations == [.put(object: .root, key: "b", value: .scalar(.int(3)), pred: [])])
+            #expect(try DocumentStore(path: path).outbox(peer: "server")[id]?.count == 1)
+        }
+    }
+
     @Test func outboxListsWhatAPeerHasNotAcknowledged() throws {
         let store = try DocumentStore.inMemory()
         let a = try store.createDocument(), b = try store.createDocument()

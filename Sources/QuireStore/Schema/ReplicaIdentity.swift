@@ -50,6 +50,11 @@ public enum ReplicaIdentity {
         try db.query(sql: "SELECT replica_id FROM replica WHERE singleton = 1").first?.replica(0)
     }
 
+    /// Every id the store has written under: changes under them are its own.
+    public static func all(_ db: DatabaseConnection) throws -> Set<ReplicaID> {
+        Set(try db.query(sql: "SELECT replica_id FROM local_replicas").map { try $0.replica(0) })
+    }
+
     /// A random id this store has never used. 0 is left out: it is what
     /// ids default to, so no real replica looks like an unset one.
     private static func newReplicaID(_ db: DatabaseConnection) throws -> ReplicaID {
