@@ -88,8 +88,10 @@ public final class ServerLog: Sendable {
     private struct State {
         var lastSeq: UInt64
         var maxLamport: UInt64
-        /// Of documents the log holds, once asked about; never an empty one.
-        var versions: [DocumentID: VersionVector] = [:]
+        /// Of every document the log holds, read when it opens: a request
+        /// may name any number of documents, and looking each up in the
+        /// file let a client keep the server busy with ids it does not hold.
+        var versions: [DocumentID: VersionVector]
     }
 
     /// `PATH-lock`, held exclusive while the log is open: `state` and
@@ -129,7 +131,14 @@ public final class ServerLog: Sendable {
             return id
         }
         let row = try database.query(sql: "SELECT coalesce(max(seq), 0), coalesce(max(last_lamport), 0) FROM log")[0]
-        state = Mutex(State(lastSeq: try row.unsigned(0), maxLamport: try row.unsigned(1)))
+        var versions: [DocumentID: VersionVector] = [:]
+        for held in try database.query(sql: "SELECT document_id, replica, max(last_counter) FROM log GROUP BY document_id, replica") {
+            guard let id = DocumentID(rawValue: try held.text(0)) else {
+                throw StoreError.unrecoverableDocument(try held.text(0), reason: "invalid id in the server log")
+            }
+            versions[id, default: VersionVector()][try held.replica(1)] = try held.unsigned(2)
+        }
+        state = Mutex(State(lastSeq: try row.unsigned(0), maxLamport: try row.unsigned(1), versions: versions))
     }
 
     /// The `seq` of the newest change, 0 for an empty log.
@@ -137,24 +146,11 @@ public final class ServerLog: Sendable {
 
     /// The operations the server holds of a document.
     public func version(_ id: DocumentID) throws -> VersionVector {
-        if let cached = state.withLock({ $0.versions[id] }) { return cached }
-        let version = try database.read { db in try Self.version(id, db) }
-        // Only documents the log holds: a request may name any number of
-        // others, which would otherwise stay in memory for good.
-        if !version.isEmpty { state.withLock { $0.versions[id] = version } }
-        return version
+        state.withLock { $0.versions[id] } ?? VersionVector()
     }
 
     /// How many documents' versions are held in memory.
     var cachedVersionCount: Int { state.withLock { $0.versions.count } }
-
-    private static func version(_ id: DocumentID, _ db: DatabaseConnection) throws -> VersionVector {
-        var version = VersionVector()
-        let rows = try db.query(sql: "SELECT replica, max(last_counter) FROM log WHERE document_id = ? GROUP BY replica",
-                                arguments: [.text(id.rawValue)])
-        for row in rows { version[try row.replica(0)] = try row.unsigned(1) }
-        return version
-    }
 
     // MARK: Pushing
 
