@@ -83,7 +83,7 @@ func measureSync(tracePath: String, runs: Int) throws -> SyncFigures {
                 }
             }
             samples.append(DispatchTime.now().uptimeNanoseconds - start)
-            for id in ids where try log.version(id).operationCount != editsPerWriter {
+            for id in ids where log.version(id).operationCount != editsPerWriter {
                 throw UsageError(message: "the server lacks changes of \(id)")
             }
         }

@@ -483,17 +483,6 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         }
     }
 
-    /// The UTF-16 units and UTF-8 bytes of scalar values, in a loop that vectorises.
-    @inlinable
-    static func widths(of values: UnsafeBufferPointer<UInt32>) -> (utf16: Int, utf8: Int) {
-        var utf16 = 0, utf8 = 0
-        for value in values {
-            utf16 &+= Unicode.Scalar.utf16Width(of: value)
-            utf8 &+= Unicode.Scalar.utf8Width(of: value)
-        }
-        return (utf16, utf8)
-    }
-
     /// The storage's bytes, and whether they are four to a scalar.
     public struct UnsafeView {
         @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
@@ -521,7 +510,12 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
             // loaded one by one from raw bytes, a wide snapshot's load spent
             // a fifth of its time here.
             return UnsafeRawBufferPointer(view.bytes).withMemoryRebound(to: UInt32.self) { values in
-                Self.widths(of: UnsafeBufferPointer(rebasing: values[start..<start + count]))
+                var utf16 = 0, utf8 = 0
+                for value in UnsafeBufferPointer(rebasing: values[start..<start + count]) {
+                    utf16 &+= Unicode.Scalar.utf16Width(of: value)
+                    utf8 &+= Unicode.Scalar.utf8Width(of: value)
+                }
+                return (utf16, utf8)
             }
         }
         // Below U+0100: one UTF-16 unit, and one UTF-8 byte below U+0080, else two.

@@ -144,8 +144,8 @@ public final class ServerLog: Sendable {
     /// The `seq` of the newest change, 0 for an empty log.
     public var lastSeq: UInt64 { state.withLock { $0.lastSeq } }
 
-    /// The operations the server holds of a document.
-    public func version(_ id: DocumentID) throws -> VersionVector {
+    /// The operations the server holds of a document (from memory: see `State.versions`).
+    public func version(_ id: DocumentID) -> VersionVector {
         state.withLock { $0.versions[id] } ?? VersionVector()
     }
 
@@ -214,7 +214,7 @@ public final class ServerLog: Sendable {
         var outcomes: [Result<[DocumentID: VersionVector], SyncFailure>] = []
         do throws(SyncFailure) {
             for request in requests {
-                for push in request.pushes where versions[push.id] == nil { versions[push.id] = try failure(500) { try version(push.id) } }
+                for push in request.pushes where versions[push.id] == nil { versions[push.id] = version(push.id) }
             }
             // What the pushes stored so far leave: where the next one starts.
             // The documents are taken out of the cache, so that applying
