@@ -38,7 +38,7 @@ import Testing
     /// a missing one, and leaves it empty; init makes a store of it.
     @Test func anEmptyFileIsNoStoreButInitMakesOne() throws {
         try withRunner { quire in
-            FileManager.default.createFile(atPath: quire.store, contents: Data())
+            try #require(FileManager.default.createFile(atPath: quire.store, contents: Data()))
             for arguments in [["status"], ["note", "list"], ["note", "new", "--title", "T"], ["sync", "http://127.0.0.1:1"]] {
                 let result = try quire.run(arguments)
                 #expect(result.status == 1, "quire \(arguments) exited \(result.status)")
