@@ -57,7 +57,7 @@ let package = Package(
             path: "Benchmarks/quire-bench"
         ),
 
-        // The seeded generator (and fuzzing helpers) the tests and the benchmark workloads share.
+        // The seeded generator (and fuzzing helpers) the tests and the benchmark workloads share, and raw sockets for the HTTP tests.
         .target(name: "QuireTestSupport", dependencies: ["QuireCore"], path: "Tests/QuireTestSupport"),
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "QuireTestSupport"]),
         .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire", "QuireCore", "QuireStore"]),
@@ -72,7 +72,7 @@ let package = Package(
         ),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         // End-to-end tests that run the built `quire` binary.
-        .testTarget(name: "quireTests", dependencies: ["quire", "Quire", "QuireCore", "QuireStore"]),
+        .testTarget(name: "quireTests", dependencies: ["quire", "Quire", "QuireCore", "QuireStore", "QuireTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

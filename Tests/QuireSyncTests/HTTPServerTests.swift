@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import QuireSync
+import QuireTestSupport
 import Testing
 
 @Suite("HTTP server")
@@ -156,6 +157,22 @@ struct HTTPServerTests {
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }
             }
             #expect(bodies == Set((0..<20).map { "/\($0)" }))
+        }
+    }
+
+    /// A client holding connections open by sending its headers a byte at a
+    /// time gets only its share; other clients are still served.
+    @Test func oneAddressCannotTakeEveryConnection() async throws {
+        let limits = HTTPServer.Limits(maxConnections: 8, maxConnectionsPerAddress: 2)
+        try await withServer(limits: limits, handler: Self.echo) { server in
+            let stalled = try (0..<2).map { _ in try rawConnection(port: server.port, from: "127.0.0.2") }
+            defer { stalled.forEach { close($0) } }
+            for socket in stalled {
+                _ = Array("GET / HTTP/1.1\r\nHo".utf8).withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
+            }
+            let request = "GET /x HTTP/1.1\r\nHost: quire\r\nConnection: close\r\n\r\n"
+            #expect(try rawExchange(port: server.port, request, from: "127.0.0.2") == "")
+            #expect(try rawExchange(port: server.port, request, from: "127.0.0.3").hasPrefix("HTTP/1.1 200"))
         }
     }
 

@@ -1,15 +1,16 @@
 import Foundation
+import QuireTestSupport
 import Testing
 
 /// `quire serve` and `quire sync` end to end, with the real binary.
 @Suite(.serialized) struct SyncCommandTests {
     /// Starts `quire --store PATH serve --listen 127.0.0.1:PORT`; returns
     /// the process and the port it printed.
-    func startServer(_ runner: QuireRunner, port: Int = 0, tokens: String? = nil) throws -> (Process, Int) {
+    func startServer(_ runner: QuireRunner, port: Int = 0, tokens: String? = nil, options: [String] = []) throws -> (Process, Int) {
         let process = Process()
         process.executableURL = QuireRunner.binaryURL
         process.arguments = ["--store", runner.directory + "/server.db", "serve", "--listen", "127.0.0.1:\(port)", "--rate-limit", "1000"]
-            + (tokens.map { ["--tokens", $0] } ?? [])
+            + (tokens.map { ["--tokens", $0] } ?? []) + options
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -156,6 +157,27 @@ import Testing
             #expect(result.status == 1)
             #expect(result.stderr == "error: \(runner.store) is a notes store; the server keeps its own log: give serve a --store of its own, such as server.quire\n")
             #expect(try runner.ok(["status", "--json"]).contains("\"documents\": 0"))
+        }
+    }
+
+    /// A client may hold only `--connections-per-address` connections (here
+    /// one, stalled halfway through its headers); others still sync.
+    @Test func serveLimitsConnectionsPerAddress() throws {
+        try withRunner { runner in
+            let wrong = try runner.run(["serve", "--listen", "127.0.0.1:0", "--connections-per-address", "many"])
+            #expect(wrong.status == 64)
+            #expect(wrong.stderr.hasPrefix("error: --connections-per-address must be a whole number of 0 or more, not \"many\"\n"))
+
+            let (server, port) = try startServer(runner, options: ["--connections-per-address", "1"])
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            let stalled = try rawConnection(port: UInt16(port), from: "127.0.0.2")
+            defer { close(stalled) }
+            _ = Array("GET / HTTP/1.1\r\nHo".utf8).withUnsafeBytes { send(stalled, $0.baseAddress, $0.count, 0) }
+            let request = "GET / HTTP/1.1\r\nHost: quire\r\nConnection: close\r\n\r\n"
+            #expect(try rawExchange(port: UInt16(port), request, from: "127.0.0.2") == "")
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "reaches the server"])
+            #expect(try runner.ok(["sync", "http://127.0.0.1:\(port)", "--json"]).contains("\"sent\": 1"))
         }
     }
 

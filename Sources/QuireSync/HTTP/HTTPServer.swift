@@ -32,14 +32,24 @@ public final class HTTPServer: Sendable {
         public var maxBodyBytes: Int
         /// Connections served at once (each one is a thread); MHD refuses more.
         public var maxConnections: Int
+        /// Connections one client address may hold at once; 0 for no limit.
+        /// Without it, a client that opens `maxConnections` connections and
+        /// sends their headers a byte at a time shuts everyone else out
+        /// until it stops. Behind a reverse proxy every client has the
+        /// proxy's address: set 0 there, and let the proxy limit clients.
+        public var maxConnectionsPerAddress: Int
         /// A connection idle this long is closed. Keep it above the longest
         /// time a handler may wait (long-polls), or MHD may drop the
         /// connection before the answer is sent.
         public var connectionTimeoutSeconds: Int
 
-        public init(maxBodyBytes: Int = 16 << 20, maxConnections: Int = 64, connectionTimeoutSeconds: Int = 60) {
+        public init(
+            maxBodyBytes: Int = 16 << 20, maxConnections: Int = 64, maxConnectionsPerAddress: Int = 16,
+            connectionTimeoutSeconds: Int = 60
+        ) {
             self.maxBodyBytes = maxBodyBytes
             self.maxConnections = maxConnections
+            self.maxConnectionsPerAddress = maxConnectionsPerAddress
             self.connectionTimeoutSeconds = connectionTimeoutSeconds
         }
     }
@@ -122,6 +132,7 @@ public final class HTTPServer: Sendable {
                 // The logger first, so that it receives the errors about the other options too.
                 MHD_OPTION.EXTERNAL_LOGGER.rawValue, MHDCallbacks.logPointer, context,
                 MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnections),
+                MHD_OPTION.PER_IP_CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnectionsPerAddress),
                 MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(clamping: limits.connectionTimeoutSeconds),
                 MHD_OPTION.NOTIFY_COMPLETED.rawValue, MHDCallbacks.completedPointer, context,
                 MHD_OPTION.SOCK_ADDR.rawValue, OpaquePointer(address),

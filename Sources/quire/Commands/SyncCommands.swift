@@ -8,11 +8,12 @@ enum SyncCommands {
     static let serve = Command(
         name: "serve",
         summary: "Run a sync server on its own store, or answer one sync session on stdin/stdout.",
-        usage: ["--listen ADDRESS:PORT [--tokens FILE] [--rate-limit N]", "--stdio"],
+        usage: ["--listen ADDRESS:PORT [--tokens FILE] [--rate-limit N] [--connections-per-address N]", "--stdio"],
         options: [
             Option(name: "--listen", values: ["ADDRESS:PORT"], help: "Serve HTTP there (a numeric address; port 0 picks a free one)."),
             Option(name: "--tokens", values: ["FILE"], help: "Bearer tokens: `TOKEN rw|ro [DOCUMENT...]` a line. Without it, anyone may do anything."),
             Option(name: "--rate-limit", values: ["N"], help: "Requests per second allowed per token (default 50, bursts of twice that)."),
+            Option(name: "--connections-per-address", values: ["N"], help: "Connections one client address may hold at once (default 16 of 64; 0 for no limit, behind a reverse proxy)."),
             Option(name: "--stdio", help: "Speak the sync protocol on stdin/stdout with the store (--store) as the peer."),
         ],
         examples: [
@@ -24,7 +25,7 @@ enum SyncCommands {
             let context = invocation.context
             if invocation.flag("--stdio") {
                 // They only configure the HTTP server: given with --stdio, they would do nothing.
-                if let httpOption = ["--listen", "--tokens", "--rate-limit"].first(where: invocation.flag) {
+                if let httpOption = ["--listen", "--tokens", "--rate-limit", "--connections-per-address"].first(where: invocation.flag) {
                     throw invocation.usageError("--stdio and \(httpOption) exclude each other")
                 }
                 let store = try context.openStore()
@@ -34,6 +35,16 @@ enum SyncCommands {
             guard let listen = invocation.value("--listen") else { throw invocation.usageError("serve needs --listen ADDRESS:PORT or --stdio") }
             guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
                 throw invocation.usageError("--listen needs ADDRESS:PORT, such as 127.0.0.1:8080, not \"\(listen)\"")
+            }
+            var configuration = SyncServer.Configuration()
+            if let rate = invocation.value("--rate-limit") {
+                let perSecond = try invocation.integer(rate, "--rate-limit")
+                configuration.requestsPerSecond = Double(max(1, perSecond))
+                configuration.burst = Double(max(1, perSecond) * 2)
+            }
+            var limits = HTTPServer.Limits()
+            if let perAddress = invocation.value("--connections-per-address") {
+                limits.maxConnectionsPerAddress = try invocation.integer(perAddress, "--connections-per-address")
             }
             let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             // The server's log is a file of its own (Specs/sync.md), whose
@@ -52,18 +63,12 @@ enum SyncCommands {
             } else {
                 context.output.progress("warning: no --tokens: every client may read and write every document")
             }
-            var configuration = SyncServer.Configuration()
-            if let rate = invocation.value("--rate-limit") {
-                let perSecond = try invocation.integer(rate, "--rate-limit")
-                configuration.requestsPerSecond = Double(max(1, perSecond))
-                configuration.burst = Double(max(1, perSecond) * 2)
-            }
             let log: ServerLog
             do { log = try ServerLog(path: context.storePath) } catch {
                 throw CLIError.failure("cannot open the server store \(context.storePath): \(error)")
             }
             let server = SyncServer(log: log, tokens: tokens, configuration: configuration)
-            let http = HTTPServer(host: host, port: port, handler: server.handle)
+            let http = HTTPServer(host: host, port: port, limits: limits, handler: server.handle)
             do { try http.start() } catch { throw CLIError.failure("\(error)") }
             // The one line on standard output: scripts and tests read the port from it.
             context.output.print("listening on \(host):\(http.port)")
