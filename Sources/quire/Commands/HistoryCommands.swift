@@ -94,11 +94,12 @@ enum HistoryCommands {
         examples: ["quire diff 0190f1c2 --from 7c0c5e135634e4e8:18", "quire diff 0190f1c2 --from 3@7c0c5e135634e4e8 --to 9@7c0c5e135634e4e8 --json"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
-            guard let fromText = invocation.value("--from") else { throw invocation.usageError("missing --from VERSION") }
+            guard let fromVersion = try invocation.version("--from") else { throw invocation.usageError("missing --from VERSION") }
+            let toVersion = try invocation.version("--to")
             let (store, id) = try invocation.openStoreAndNote()
             let history = try DocumentHistory(id, in: store)
-            let from = try history.version(fromText, invocation: invocation)
-            let to = try invocation.value("--to").map { try history.version($0, invocation: invocation) } ?? history.current
+            let from = try history.version(fromVersion)
+            let to = try toVersion.map { try history.version($0) } ?? history.current
             let old = try Note(id: history.id, document: history.document(at: from))
             let new = try Note(id: history.id, document: history.document(at: to))
             NoteDiff(old: old, new: new).print(from: from, to: to, json: invocation.flag("--json"), to: invocation.context.output)
