@@ -42,27 +42,27 @@ struct DocumentHistory {
     /// version naming operations this document does not have, holding part
     /// of a change, or holding a change without one it builds on.
     func version(_ version: VersionArgument) throws -> VersionVector {
-        let vector: VersionVector
         switch version.form {
         case .heads(let heads):
-            vector = try causalPast(of: heads)
-        case .vector(let given):
+            return try causalPast(of: heads)
+        case .vector(let vector):
+            // Checked first: a version past the note's may also seem to
+            // hold a change without its parents, but what is wrong is the excess.
+            guard current.includes(vector) else {
+                throw CLIError.failure("version \(version.text) names operations document \(id) does not have; `quire log \(id)` lists its versions")
+            }
             // A replay leaves out a change it holds only part of, or whose
             // parents it lacks, so such a version would show a note that never was.
-            for change in changes where given.contains(change.id) {
-                guard given.contains(change.lastID) else {
+            for change in changes where vector.contains(change.id) {
+                guard vector.contains(change.lastID) else {
                     throw CLIError.failure("version \(version.text) holds part of change \(change.id) (counters \(change.id.counter)-\(change.lastID.counter)), which applies whole; `quire log \(id)` lists the note's versions")
                 }
-                if let parent = change.parents.first(where: { !given.contains($0) }) {
+                if let parent = change.parents.first(where: { !vector.contains($0) }) {
                     throw CLIError.failure("version \(version.text) holds change \(change.id) but not \(parent), which it builds on; `quire log \(id)` lists the note's versions")
                 }
             }
-            vector = given
+            return vector
         }
-        guard current.includes(vector) else {
-            throw CLIError.failure("version \(version.text) names operations document \(id) does not have; `quire log \(id)` lists its versions")
-        }
-        return vector
     }
 
     /// The smallest version vector holding `heads` and every change they build on.
