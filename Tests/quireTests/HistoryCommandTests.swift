@@ -1,4 +1,5 @@
 import Foundation
+import Quire
 import Testing
 
 /// The merge-explaining commands (`show --at`, `diff`, `blame`, `log`,
@@ -38,6 +39,22 @@ import Testing
             let result = try quire.run(["show", id, "--at", future], store: laptop)
             #expect(result.status == 1)
             #expect(result.stderr == "error: version \(future) names operations document \(id) does not have; `quire log \(id)` lists its versions\n")
+        }
+    }
+
+    @Test func aTimeAheadOfThisClockSaysHowFarAhead() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "milk"]).trimmingCharacters(in: .newlines)
+            // An edit made on a machine whose clock is three days ahead (and an hour, so that rounding keeps three).
+            let store = try DocumentStore(path: quire.store)
+            try store.edit(try #require(DocumentID(rawValue: id)), time: Date().addingTimeInterval(3 * 86_400 + 3600)) { tx in
+                if case .object(.text, let body)? = try tx.document.get(.root, key: "body") { try tx.insertText(body, at: 4, "!") }
+            }
+            let log = try quire.ok(["log", id]).split(separator: "\n")
+            #expect(log.count == 3)
+            #expect(log[1].contains("  in 3 days  "), "\(log[1])")
+            #expect(try quire.ok(["blame", id]).split(separator: "\n").last?.contains("  in 3 days  ") == true)
         }
     }
 }
