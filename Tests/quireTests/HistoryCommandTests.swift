@@ -57,4 +57,17 @@ import Testing
             #expect(try quire.ok(["blame", id]).split(separator: "\n").last?.contains("  in 3 days  ") == true)
         }
     }
+
+    @Test func blameOfAnEmptyBodySaysSo() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let empty = try quire.ok(["note", "new", "--title", "T"]).trimmingCharacters(in: .newlines)
+            let emptied = try quire.ok(["note", "new", "--title", "U", "--body", "gone"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", emptied, "--delete", "0", "4"])
+            for id in [empty, emptied] {
+                #expect(try quire.ok(["blame", id]) == "The body is empty.\n")
+                #expect(try quire.ok(["blame", id, "--json"]) == "[]\n")
+            }
+        }
+    }
 }

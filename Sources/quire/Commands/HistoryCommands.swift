@@ -129,6 +129,10 @@ enum HistoryCommands {
                 }))
                 return
             }
+            guard !pieces.isEmpty else {
+                context.output.print("The body is empty.")
+                return
+            }
             let rows = pieces.map { piece in
                 [context.output.styled(piece.change.id.description, .yellow), RelativeTime.describe(milliseconds: piece.change.time),
                  "\(piece.offset)", JSONValue.quoted(piece.text)]
