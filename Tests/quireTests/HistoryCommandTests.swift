@@ -70,4 +70,25 @@ import Testing
             }
         }
     }
+
+    @Test func blameTellsWhoTypedEachCharacterOfAMergedTitle() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
+            // Offline on both: two retitles of "Groceries", which merge character by character.
+            try quire.ok(["note", "edit", id, "--title", "Groceries list"], store: laptop)
+            try quire.ok(["note", "edit", id, "--title", "My Groceries"], store: phone)
+            try quire.ok(["merge", phone], store: laptop)
+            #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
+            let note = try #require(try quire.run(["show", id, "--json"], store: laptop).json() as? [String: Any])
+            #expect(note["title"] as? String == "My Groceries list")
+            let pieces = try #require(try quire.run(["blame", id, "--title", "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(pieces.map { $0["text"] as? String } == ["My ", "Groceries", " list"])
+            #expect(pieces.map { $0["replica"] as? String } == [p, l, l])
+            #expect(pieces.map { $0["offset"] as? Int } == [0, 3, 12])
+            #expect(pieces.map { $0["change"] as? String } == ["1@\(p)", "1@\(l)", "19@\(l)"])
+            let untitled = try quire.ok(["note", "new", "--title", ""], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["blame", untitled, "--title"], store: laptop) == "The title is empty.\n")
+        }
+    }
 }

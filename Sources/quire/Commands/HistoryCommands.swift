@@ -107,17 +107,18 @@ enum HistoryCommands {
 
     static let blame = Command(
         name: "blame",
-        summary: "Show a note's body with each run of characters attributed to the replica and change that inserted it.",
-        usage: ["ID [--json]"],
+        summary: "Show a note's body (or title) with each run of characters attributed to the replica and change that inserted it.",
+        usage: ["ID [--title] [--json]"],
         arguments: [NoteCommands.noteArgument],
-        options: [.json],
-        examples: ["quire blame 0190f1c2"],
+        options: [Option(name: "--title", help: "Blame the title instead of the body: concurrent retitles merge character by character."), .json],
+        examples: ["quire blame 0190f1c2", "quire blame 0190f1c2 --title"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             let context = invocation.context
+            let key = invocation.flag("--title") ? Note.Key.title : Note.Key.body
             let (store, id) = try invocation.openStoreAndNote()
             let history = try DocumentHistory(id, in: store)
-            let pieces = try store.read(history.id) { try Blame.pieces(of: $0, history: history) }
+            let pieces = try store.read(history.id) { try Blame.pieces(of: $0, key: key, history: history) }
             if invocation.flag("--json") {
                 context.output.print(json: .array(pieces.map { piece in
                     .object([
@@ -130,7 +131,7 @@ enum HistoryCommands {
                 return
             }
             guard !pieces.isEmpty else {
-                context.output.print("The body is empty.")
+                context.output.print("The \(key) is empty.")
                 return
             }
             let rows = pieces.map { piece in
