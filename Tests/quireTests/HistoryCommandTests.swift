@@ -13,7 +13,9 @@ import Testing
             for (arguments, store) in [(["show", "ffffffff", "--at", "yesterday"], quire.store),
                                        (["note", "show", id, "--at", "1@"], missing),
                                        (["diff", "ffffffff", "--from", "yesterday"], quire.store),
-                                       (["diff", id, "--from", "1@0000000000000001", "--to", ","], missing)] {
+                                       (["diff", id, "--from", "1@0000000000000001", "--to", ","], missing),
+                                       // Empty, as from an unset shell variable: the note before it was made.
+                                       (["show", id, "--at", ""], quire.store), (["diff", id, "--from", ""], quire.store)] {
                 let result = try quire.run(arguments, store: store)
                 #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
                 #expect(result.stderr.contains("usage: quire \(arguments.prefix { !$0.hasPrefix("-") }.dropLast().joined(separator: " ")) ID"),

@@ -113,6 +113,9 @@ struct VersionArgument {
 
     init(_ text: String, invocation: Invocation) throws {
         self.text = text
+        // An empty word (an unset shell variable) would be the empty
+        // vector, before the note's first change: a note that never was.
+        guard !text.isEmpty else { throw invocation.usageError("an empty version names no state of the note: give replica:counter,... or counter@replica,...") }
         if text.contains("@") {
             form = .heads(try text.split(separator: ",", omittingEmptySubsequences: false).map { part in
                 guard let head = OpID(part) else { throw invocation.usageError("\"\(part)\" is not an operation id (counter@replica)") }
