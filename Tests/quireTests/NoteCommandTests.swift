@@ -314,7 +314,7 @@ import Testing
                 #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
                 #expect(result.stderr.contains("usage: quire note edit"))
             }
-            for arguments in [["note", "show"], ["note", "rm"], ["log"], ["heads"], ["vv"], ["blame"], ["conflicts"], ["diff", "--from", "x"]] {
+            for arguments in [["note", "show"], ["note", "rm"], ["log"], ["heads"], ["vv"], ["blame"], ["conflicts"], ["diff", "--from", "1@0000000000000001"]] {
                 let result = try quire.run(arguments, store: quire.directory + "/missing.quire")
                 #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
                 #expect(result.stderr.hasPrefix("error: missing ID\nusage: quire \(arguments.prefix { !$0.hasPrefix("-") }.joined(separator: " "))"))

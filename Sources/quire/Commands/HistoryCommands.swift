@@ -94,11 +94,12 @@ enum HistoryCommands {
         examples: ["quire diff 0190f1c2 --from 7c0c5e135634e4e8:18", "quire diff 0190f1c2 --from 3@7c0c5e135634e4e8 --to 9@7c0c5e135634e4e8 --json"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
-            guard let fromText = invocation.value("--from") else { throw invocation.usageError("missing --from VERSION") }
+            guard let fromVersion = try invocation.version("--from") else { throw invocation.usageError("missing --from VERSION") }
+            let toVersion = try invocation.version("--to")
             let (store, id) = try invocation.openStoreAndNote()
             let history = try DocumentHistory(id, in: store)
-            let from = try history.version(fromText, invocation: invocation)
-            let to = try invocation.value("--to").map { try history.version($0, invocation: invocation) } ?? history.current
+            let from = try history.version(fromVersion)
+            let to = try toVersion.map { try history.version($0) } ?? history.current
             let old = try Note(id: history.id, document: history.document(at: from))
             let new = try Note(id: history.id, document: history.document(at: to))
             NoteDiff(old: old, new: new).print(from: from, to: to, json: invocation.flag("--json"), to: invocation.context.output)
@@ -106,17 +107,18 @@ enum HistoryCommands {
 
     static let blame = Command(
         name: "blame",
-        summary: "Show a note's body with each run of characters attributed to the replica and change that inserted it.",
-        usage: ["ID [--json]"],
+        summary: "Show a note's body (or title) with each run of characters attributed to the replica and change that inserted it.",
+        usage: ["ID [--title] [--json]"],
         arguments: [NoteCommands.noteArgument],
-        options: [.json],
-        examples: ["quire blame 0190f1c2"],
+        options: [Option(name: "--title", help: "Blame the title instead of the body: concurrent retitles merge character by character."), .json],
+        examples: ["quire blame 0190f1c2", "quire blame 0190f1c2 --title"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             let context = invocation.context
+            let key = invocation.flag("--title") ? Note.Key.title : Note.Key.body
             let (store, id) = try invocation.openStoreAndNote()
             let history = try DocumentHistory(id, in: store)
-            let pieces = try store.read(history.id) { try Blame.pieces(of: $0, history: history) }
+            let pieces = try store.read(history.id) { try Blame.pieces(of: $0, key: key, history: history) }
             if invocation.flag("--json") {
                 context.output.print(json: .array(pieces.map { piece in
                     .object([
@@ -126,6 +128,10 @@ enum HistoryCommands {
                         "time": piece.change.time > 0 ? .string(RelativeTime.isoDate(milliseconds: piece.change.time)) : .null,
                     ])
                 }))
+                return
+            }
+            guard !pieces.isEmpty else {
+                context.output.print("The \(key) is empty.")
                 return
             }
             let rows = pieces.map { piece in

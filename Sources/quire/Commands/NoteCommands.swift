@@ -96,11 +96,12 @@ enum NoteCommands {
         examples: ["quire note show 0190f1c2", "quire note show 0190f1c2 --at 3@7c0c5e135634e4e8 --json"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
+            let at = try invocation.version("--at")
             let (store, id) = try invocation.openStoreAndNote()
             let note: Note
-            if let at = invocation.value("--at") {
+            if let at {
                 let history = try DocumentHistory(id, in: store)
-                note = try Note(id: id, document: history.document(at: history.version(at, invocation: invocation)))
+                note = try Note(id: id, document: history.document(at: history.version(at)))
             } else {
                 note = try store.read(id) { try Note(id: id, document: $0) }
             }

@@ -1,9 +1,9 @@
 import Quire
 
-/// `quire blame`: the visible body cut into pieces, each inserted by one change.
+/// `quire blame`: the visible body (or title) cut into pieces, each inserted by one change.
 enum Blame {
     struct Piece {
-        /// Where the piece starts in the body, in characters (Unicode scalars).
+        /// Where the piece starts in the text, in characters (Unicode scalars).
         let offset: Int
         let text: String
         let change: Change
@@ -11,11 +11,12 @@ enum Blame {
         let lamport: UInt64
     }
 
-    static func pieces(of document: Document, history: DocumentHistory) throws -> [Piece] {
-        guard case .object(.text, let body)? = try document.get(.root, key: Note.Key.body) else { return [] }
+    /// The pieces of the text at `key` (`Note.Key.body` or `Note.Key.title`).
+    static func pieces(of document: Document, key: String, history: DocumentHistory) throws -> [Piece] {
+        guard case .object(.text, let text)? = try document.get(.root, key: key) else { return [] }
         var pieces: [Piece] = []
         var offset = 0
-        for run in try document.textRuns(body) where !run.isDeleted {
+        for run in try document.textRuns(text) where !run.isDeleted {
             // A run is consecutive ids of one replica, which several changes
             // (say, two appends) may have typed: cut it at change boundaries.
             var start = run.elements.startIndex

@@ -2,10 +2,6 @@ import Quire
 
 /// A document's logged changes, and the document as it was at any version
 /// of it: the basis of `log`, `show --at`, `diff` and `blame`.
-///
-/// A version on the command line is either a version vector as
-/// `VersionVector.description` prints it (`replica:counter,...`) or heads
-/// as `OpID.description` prints them (`counter@replica,...`).
 struct DocumentHistory {
     let id: DocumentID
     /// In the order this store applied them, a causal order.
@@ -41,40 +37,32 @@ struct DocumentHistory {
         changes.first { $0.replica == id.replica && $0.counters.contains(id.counter) }
     }
 
-    /// Parses a version given on the command line into the version vector it
-    /// names; heads name their changes and everything those build on.
-    /// Throws a usage error for text that is neither form, a failure for a
+    /// The version vector `version` names in this document: heads name
+    /// their changes and everything those build on. Throws a failure for a
     /// version naming operations this document does not have, holding part
     /// of a change, or holding a change without one it builds on.
-    func version(_ text: String, invocation: Invocation) throws -> VersionVector {
-        let version: VersionVector
-        if text.contains("@") {
-            var heads: [OpID] = []
-            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let head = OpID(part) else { throw invocation.usageError("\"\(part)\" is not an operation id (counter@replica)") }
-                heads.append(head)
-            }
-            version = try causalPast(of: heads)
-        } else {
-            guard let vector = VersionVector(text) else {
-                throw invocation.usageError("\"\(text)\" is not a version: give replica:counter,... or counter@replica,...")
+    func version(_ version: VersionArgument) throws -> VersionVector {
+        switch version.form {
+        case .heads(let heads):
+            return try causalPast(of: heads)
+        case .vector(let vector):
+            // Checked first: a version past the note's may also seem to
+            // hold a change without its parents, but what is wrong is the excess.
+            guard current.includes(vector) else {
+                throw CLIError.failure("version \(version.text) names operations document \(id) does not have; `quire log \(id)` lists its versions")
             }
             // A replay leaves out a change it holds only part of, or whose
             // parents it lacks, so such a version would show a note that never was.
             for change in changes where vector.contains(change.id) {
                 guard vector.contains(change.lastID) else {
-                    throw CLIError.failure("version \(text) holds part of change \(change.id) (counters \(change.id.counter)-\(change.lastID.counter)), which applies whole; `quire log \(id)` lists the note's versions")
+                    throw CLIError.failure("version \(version.text) holds part of change \(change.id) (counters \(change.id.counter)-\(change.lastID.counter)), which applies whole; `quire log \(id)` lists the note's versions")
                 }
                 if let parent = change.parents.first(where: { !vector.contains($0) }) {
-                    throw CLIError.failure("version \(text) holds change \(change.id) but not \(parent), which it builds on; `quire log \(id)` lists the note's versions")
+                    throw CLIError.failure("version \(version.text) holds change \(change.id) but not \(parent), which it builds on; `quire log \(id)` lists the note's versions")
                 }
             }
-            version = vector
+            return vector
         }
-        guard current.includes(version) else {
-            throw CLIError.failure("version \(text) names operations document \(id) does not have; `quire log \(id)` lists its versions")
-        }
-        return version
     }
 
     /// The smallest version vector holding `heads` and every change they build on.
@@ -105,6 +93,47 @@ struct DocumentHistory {
         var document = Document(replica: replica)
         try document.apply(changes.filter { version.contains($0.lastID) })
         return document
+    }
+}
+
+/// A version as given on the command line: a version vector as
+/// `VersionVector.description` prints it (`replica:counter,...`) or heads
+/// as `OpID.description` prints them (`counter@replica,...`). Read before
+/// the store is opened, so that text that is neither is a usage error
+/// whatever the store and the note (Specs/cli.md, "Versions").
+struct VersionArgument {
+    enum Form {
+        case vector(VersionVector)
+        case heads([OpID])
+    }
+
+    /// As given, for messages.
+    let text: String
+    let form: Form
+
+    init(_ text: String, invocation: Invocation) throws {
+        self.text = text
+        // An empty word (an unset shell variable) would be the empty
+        // vector, before the note's first change: a note that never was.
+        guard !text.isEmpty else { throw invocation.usageError("an empty version names no state of the note: give replica:counter,... or counter@replica,...") }
+        if text.contains("@") {
+            form = .heads(try text.split(separator: ",", omittingEmptySubsequences: false).map { part in
+                guard let head = OpID(part) else { throw invocation.usageError("\"\(part)\" is not an operation id (counter@replica)") }
+                return head
+            })
+        } else {
+            guard let vector = VersionVector(text) else {
+                throw invocation.usageError("\"\(text)\" is not a version: give replica:counter,... or counter@replica,...")
+            }
+            form = .vector(vector)
+        }
+    }
+}
+
+extension Invocation {
+    /// The version an option (`--at`, `--from`, `--to`) gives, if given.
+    func version(_ option: String) throws -> VersionArgument? {
+        try value(option).map { try VersionArgument($0, invocation: self) }
     }
 }
 

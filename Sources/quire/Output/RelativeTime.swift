@@ -1,8 +1,9 @@
 import Foundation
 
 /// Times for people: "just now", "5 min ago", "3 h ago", "2 days ago",
-/// then the date. Taken from the informational wall-clock time stored with
-/// changes, which never orders anything.
+/// then the date; a time ahead of this clock as "in 5 min", "in 3 h",
+/// "in 2 days", then the date. Taken from the informational wall-clock
+/// time stored with changes, which never orders anything.
 enum RelativeTime {
     /// `milliseconds` since 1970; 0 means unknown.
     static func describe(milliseconds: Int64, now: Date = Date()) -> String {
@@ -13,14 +14,18 @@ enum RelativeTime {
     static func describe(_ date: Date?, now: Date = Date()) -> String {
         guard let date, date.timeIntervalSince1970 > 0 else { return "unknown" }
         let seconds = Int(now.timeIntervalSince(date))
-        switch seconds {
-        case ..<(-60): return "in the future"
+        let distance = abs(seconds)
+        let span: String
+        switch distance {
         case ..<60: return "just now"
-        case ..<3600: return "\(seconds / 60) min ago"
-        case ..<86_400: return "\(seconds / 3600) h ago"
-        case ..<(86_400 * 30): return seconds / 86_400 == 1 ? "1 day ago" : "\(seconds / 86_400) days ago"
+        case ..<3600: span = "\(distance / 60) min"
+        case ..<86_400: span = "\(distance / 3600) h"
+        case ..<(86_400 * 30): span = distance / 86_400 == 1 ? "1 day" : "\(distance / 86_400) days"
         default: return isoDate(date)
         }
+        // A time ahead is a change made on a machine whose clock is ahead:
+        // how far shows the skew, which explains an order that looks wrong.
+        return seconds < 0 ? "in " + span : span + " ago"
     }
 
     /// ISO 8601 in UTC, to the second, as JSON gives times.

@@ -1,0 +1,96 @@
+import Foundation
+import Quire
+import Testing
+
+/// The merge-explaining commands (`show --at`, `diff`, `blame`, `log`,
+/// `conflicts`) on the cases a review found them wrong in.
+@Suite struct HistoryCommandTests {
+    @Test func aVersionThatIsNoVersionIsAUsageErrorWhateverTheNoteAndTheStore() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "abc"]).trimmingCharacters(in: .newlines)
+            let missing = quire.directory + "/missing.quire"
+            for (arguments, store) in [(["show", "ffffffff", "--at", "yesterday"], quire.store),
+                                       (["note", "show", id, "--at", "1@"], missing),
+                                       (["diff", "ffffffff", "--from", "yesterday"], quire.store),
+                                       (["diff", id, "--from", "1@0000000000000001", "--to", ","], missing),
+                                       // Empty, as from an unset shell variable: the note before it was made.
+                                       (["show", id, "--at", ""], quire.store), (["diff", id, "--from", ""], quire.store)] {
+                let result = try quire.run(arguments, store: store)
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                #expect(result.stderr.contains("usage: quire \(arguments.prefix { !$0.hasPrefix("-") }.dropLast().joined(separator: " ")) ID"),
+                        "\(result.stderr)")
+            }
+        }
+    }
+
+    @Test func aVersionPastTheNotesIsSaidToBeSo() throws {
+        try withRunner { quire in
+            let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")
+            try quire.ok(["init"], store: laptop)
+            try quire.ok(["init"], store: phone)
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "milk"], store: laptop).trimmingCharacters(in: .newlines)
+            try quire.ok(["merge", laptop], store: phone)
+            try quire.ok(["note", "edit", id, "--append", " and eggs"], store: phone)
+            try quire.ok(["merge", phone], store: laptop)
+            try quire.ok(["note", "edit", id, "--append", "!"], store: laptop)
+            let laptopReplica = try #require(try quire.run(["status", "--json"], store: laptop).json() as? [String: Any])["replica"] as? String
+            // The laptop's last change builds on the phone's, which the
+            // version leaves out: but what is wrong is the counter past the note's.
+            let future = "\(try #require(laptopReplica)):99"
+            let result = try quire.run(["show", id, "--at", future], store: laptop)
+            #expect(result.status == 1)
+            #expect(result.stderr == "error: version \(future) names operations document \(id) does not have; `quire log \(id)` lists its versions\n")
+        }
+    }
+
+    @Test func aTimeAheadOfThisClockSaysHowFarAhead() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "milk"]).trimmingCharacters(in: .newlines)
+            // An edit made on a machine whose clock is three days ahead (and an hour, so that rounding keeps three).
+            let store = try DocumentStore(path: quire.store)
+            try store.edit(try #require(DocumentID(rawValue: id)), time: Date().addingTimeInterval(3 * 86_400 + 3600)) { tx in
+                if case .object(.text, let body)? = try tx.document.get(.root, key: "body") { try tx.insertText(body, at: 4, "!") }
+            }
+            let log = try quire.ok(["log", id]).split(separator: "\n")
+            #expect(log.count == 3)
+            #expect(log[1].contains("  in 3 days  "), "\(log[1])")
+            #expect(try quire.ok(["blame", id]).split(separator: "\n").last?.contains("  in 3 days  ") == true)
+        }
+    }
+
+    @Test func blameOfAnEmptyBodySaysSo() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let empty = try quire.ok(["note", "new", "--title", "T"]).trimmingCharacters(in: .newlines)
+            let emptied = try quire.ok(["note", "new", "--title", "U", "--body", "gone"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", emptied, "--delete", "0", "4"])
+            for id in [empty, emptied] {
+                #expect(try quire.ok(["blame", id]) == "The body is empty.\n")
+                #expect(try quire.ok(["blame", id, "--json"]) == "[]\n")
+            }
+        }
+    }
+
+    @Test func blameTellsWhoTypedEachCharacterOfAMergedTitle() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
+            // Offline on both: two retitles of "Groceries", which merge character by character.
+            try quire.ok(["note", "edit", id, "--title", "Groceries list"], store: laptop)
+            try quire.ok(["note", "edit", id, "--title", "My Groceries"], store: phone)
+            try quire.ok(["merge", phone], store: laptop)
+            #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
+            let note = try #require(try quire.run(["show", id, "--json"], store: laptop).json() as? [String: Any])
+            #expect(note["title"] as? String == "My Groceries list")
+            let pieces = try #require(try quire.run(["blame", id, "--title", "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(pieces.map { $0["text"] as? String } == ["My ", "Groceries", " list"])
+            #expect(pieces.map { $0["replica"] as? String } == [p, l, l])
+            #expect(pieces.map { $0["offset"] as? Int } == [0, 3, 12])
+            #expect(pieces.map { $0["change"] as? String } == ["1@\(p)", "1@\(l)", "19@\(l)"])
+            let untitled = try quire.ok(["note", "new", "--title", ""], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["blame", untitled, "--title"], store: laptop) == "The title is empty.\n")
+        }
+    }
+}
