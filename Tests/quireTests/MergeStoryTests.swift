@@ -29,6 +29,25 @@ import Testing
         }
     }
 
+    /// Tags are a set to the person: one added on both stores at once is
+    /// shown once, and one --untag removes it.
+    @Test func aTagAddedOnTwoStoresAtOnceIsOneTag() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            try quire.ok(["note", "edit", id, "--tag", "home", "--tag", "food"], store: laptop)
+            try quire.ok(["note", "edit", id, "--tag", "home"], store: phone)
+            try quire.ok(["merge", laptop], store: phone)
+            let merged = try #require(try quire.run(["note", "show", id, "--json"], store: phone).json() as? [String: Any])
+            #expect(merged["tags"] as? [String] == ["home", "food"])
+            #expect(try quire.ok(["note", "show", id], store: phone).contains("\ntags    home, food\n"))
+
+            try quire.ok(["note", "edit", id, "--untag", "home"], store: phone)
+            let untagged = try #require(try quire.run(["note", "show", id, "--json"], store: phone).json() as? [String: Any])
+            #expect(untagged["tags"] as? [String] == ["food"])
+        }
+    }
+
     @Test func offlineEditsMergeAndConcurrentWritesShowAsConflicts() throws {
         try withRunner { quire in
             let stores = try TwoStores(quire)

@@ -4,7 +4,7 @@ import Quire
 /// A note: one document of the store whose root map holds
 ///
 /// - `title`, `body`: text objects (edits merge character by character),
-/// - `tags`: a list of strings,
+/// - `tags`: a list of strings, shown once each,
 /// - `pinned`, `removed`: booleans (last writer wins; `removed` is a CRDT
 ///   field, so a removal syncs and `restore` brings back the note with any
 ///   edit made concurrently elsewhere).
@@ -27,8 +27,12 @@ struct Note {
         title = try Self.text(document, Key.title)
         body = try Self.text(document, Key.body)
         if case .object(.list, let list)? = try document.get(.root, key: Key.tags) {
+            // Two replicas adding a tag at once put it in the list twice;
+            // to a person tags are a set, so it shows once (`--untag`
+            // removes every copy).
+            var seen = Set<String>()
             tags = try document.list(list).compactMap { value in
-                if case .scalar(.string(let tag)) = value { tag } else { nil }
+                if case .scalar(.string(let tag)) = value, seen.insert(tag).inserted { tag } else { nil }
             }
         }
         pinned = try Self.bool(document, Key.pinned)
