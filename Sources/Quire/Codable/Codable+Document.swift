@@ -12,6 +12,10 @@ extension Transaction {
     /// - a `UUID` or a string enum case (`enum Status: String`) is a string
     ///   scalar: concurrent changes leave one of the values, never a mix;
     /// - a nested struct is a map, updated field by field in the same way;
+    /// - an enum case with associated values is a map of one key, the case's
+    ///   name, replaced whole when it changes: concurrent changes leave one
+    ///   of the values, never two cases (so it cannot be the value written
+    ///   into `map` itself, only a field or an element inside it);
     /// - an array is a list: kept elements stay, elements that differ are
     ///   deleted and inserted, and a changed struct or string inside it is
     ///   updated in place;
@@ -30,11 +34,16 @@ extension Transaction {
     ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk", done: false), into: .root) }
     ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk!", done: false), into: .root) }  // one insert
     public mutating func write(_ value: some Encodable, into map: ObjectID) throws {
-        guard case .map(let fields)? = try NodeEncoder.encoded(value, codingPath: []).node else {
+        switch try NodeEncoder.encoded(value, codingPath: []).node {
+        case .map(let fields)?:
+            try update(map, to: fields)
+        case .atomic?:
+            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription:
+                "\(type(of: value)) is replaced whole when it changes, which a map written into is not: write it as a field of a struct"))
+        default:
             throw EncodingError.invalidValue(value, .init(
                 codingPath: [], debugDescription: "only a value that encodes as a keyed container can be written into a map"))
         }
-        try update(map, to: fields)
     }
 
     /// Makes a map hold exactly `fields`. Keys in sorted order, so that the
@@ -56,12 +65,17 @@ extension Transaction {
     /// it can; false if it must be replaced. An object of the node's kind
     /// is updated; a counter, which reads as its total, given an int is
     /// incremented by the difference, so that concurrent increments add up
-    /// (replaced by a scalar, they would be lost).
+    /// (replaced by a scalar, they would be lost). An atomic map is left
+    /// alone if it holds the node already, and replaced otherwise: then
+    /// concurrent changes are writes of one key (or list element), and
+    /// leave one whole value where key-by-key edits would leave a mix.
     private mutating func updateInPlace(_ current: Value?, to node: DocumentNode) throws -> Bool {
         switch (current, node) {
         case (.object(.counter, let counter)?, .scalar(.int(let total))):
             let delta = total &- (try document.counter(counter))
             if delta != 0 { try increment(counter, by: delta) }
+        case (.object(.map, let map)?, .atomic):
+            return try DocumentNode(readingMap: map, in: document) == node
         case (.object(let kind, let object)?, _) where kind == node.kind:
             try updateContents(of: object, to: node)
         default:
@@ -74,7 +88,7 @@ extension Transaction {
     private mutating func updateContents(of object: ObjectID, to node: DocumentNode) throws {
         switch node {
         case .text(let string): try setText(object, to: string)
-        case .map(let fields): try update(object, to: fields)
+        case .map(let fields), .atomic(let fields): try update(object, to: fields)
         case .list(let items): try updateList(object, to: items)
         case .set(let elements): try updateList(object, to: elements, isSet: true)
         case .scalar: preconditionFailure("a scalar is not an object")

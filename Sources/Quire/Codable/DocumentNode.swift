@@ -7,6 +7,11 @@ indirect enum DocumentNode: Hashable {
     case scalar(ScalarValue)
     case text(String)
     case map([String: DocumentNode])
+    /// A map that is one value or another, such as an enum case with
+    /// associated values (`{"circle": {"radius": 1}}`), to be replaced whole
+    /// when it changes (`Transaction.updateInPlace`). Only written: a map
+    /// reads as `map`.
+    case atomic([String: DocumentNode])
     case list([DocumentNode])
     /// A set's elements, to be stored as a list whose order means nothing
     /// (`Transaction.updateList`). Only written: a list reads as `list`.
@@ -17,8 +22,29 @@ indirect enum DocumentNode: Hashable {
         switch self {
         case .scalar: nil
         case .text: .text
-        case .map: .map
+        case .map, .atomic: .map
         case .list, .set: .list
+        }
+    }
+
+    /// `atomic` and `set` say how to write a map or a list, not what it
+    /// holds: a written node equals the one reading it back gives.
+    static func == (a: DocumentNode, b: DocumentNode) -> Bool {
+        switch (a, b) {
+        case let (.scalar(x), .scalar(y)): x == y
+        case let (.text(x), .text(y)): x == y
+        case let (.map(x), .map(y)), let (.map(x), .atomic(y)), let (.atomic(x), .map(y)), let (.atomic(x), .atomic(y)): x == y
+        case let (.list(x), .list(y)), let (.list(x), .set(y)), let (.set(x), .list(y)), let (.set(x), .set(y)): x == y
+        default: false
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        switch self {
+        case .scalar(let scalar): hasher.combine(scalar)
+        case .text(let string): hasher.combine(string)
+        case .map(let fields), .atomic(let fields): hasher.combine(fields)
+        case .list(let items), .set(let items): hasher.combine(items)
         }
     }
 
@@ -48,7 +74,7 @@ indirect enum DocumentNode: Hashable {
         switch self {
         case .scalar(let scalar): "the value \(scalar)"
         case .text: "a text"
-        case .map: "a map"
+        case .map, .atomic: "a map"
         case .list, .set: "a list"
         }
     }

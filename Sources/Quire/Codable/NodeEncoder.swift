@@ -13,10 +13,12 @@ struct NodeEncoder: Encoder {
     /// number of seconds since 2001).
     ///
     /// A `UUID`, or an enum that encodes as a string (`enum Status: String`),
-    /// is a string scalar, not a text: it is one value or another, and
-    /// concurrent changes must leave one of them (the last writer's), where
-    /// two texts' edits would merge into no value at all ("done" and
-    /// "archived" into "donrhed").
+    /// is a string scalar, not a text, and an enum that encodes as a map (a
+    /// case with associated values) an atomic map: it is one value or
+    /// another, and concurrent changes must leave one of them (the last
+    /// writer's), where two texts' edits would merge into no value at all
+    /// ("done" and "archived" into "donrhed"), and two maps' edits into a
+    /// map of two cases.
     static func encode(_ value: some Encodable, into target: EncodedValue, codingPath: [any CodingKey]) throws {
         switch value {
         case let data as Data: target.scalar = .scalar(.bytes(Array(data)))
@@ -24,8 +26,8 @@ struct NodeEncoder: Encoder {
         case let uuid as UUID: target.scalar = .scalar(.string(uuid.uuidString))
         default:
             try value.encode(to: NodeEncoder(value: target, codingPath: codingPath))
-            if case .text(let string)? = target.scalar, !(value is String), Mirror(reflecting: value).displayStyle == .enum {
-                target.scalar = .scalar(.string(string))
+            if target.fields != nil || target.scalar?.kind == .text, !(value is String), Mirror(reflecting: value).displayStyle == .enum {
+                if case .text(let string)? = target.scalar { target.scalar = .scalar(.string(string)) } else { target.isAtomic = true }
             }
             // A set lists its elements in no order of its own: an equal set may list them in another.
             if target.items != nil, value is any SetAlgebra { target.isSet = true }
@@ -61,10 +63,15 @@ final class EncodedValue {
     var items: [EncodedValue]?
     /// `items` are a set's elements, whose order means nothing.
     var isSet = false
+    /// `fields` are one value or another, replaced whole when they change.
+    var isAtomic = false
 
     /// `nil` when nothing was encoded.
     var node: DocumentNode? {
-        if let fields { return .map(fields.compactMapValues(\.node)) }
+        if let fields {
+            let nodes = fields.compactMapValues(\.node)
+            return isAtomic ? .atomic(nodes) : .map(nodes)
+        }
         if let items {
             let elements = items.map { $0.node ?? .scalar(.null) }
             return isSet ? .set(elements) : .list(elements)
