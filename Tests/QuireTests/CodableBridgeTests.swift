@@ -219,6 +219,48 @@ import Testing
         #expect(throws: EncodingError.self) { try doc.transact { tx in try tx.write(Shape.dot, into: .root) } }
     }
 
+    struct Cell: Codable, Hashable {
+        var row: Int
+        var column: Int
+    }
+    struct Sheet: Codable, Equatable { var values: [Cell: Int] }
+
+    /// Swift encodes a dictionary with struct keys as a list of alternating
+    /// keys and values. Stored so, a removal and a concurrent edit of the
+    /// same entry left a key without its value, and the list did not
+    /// decode; as a map from the keys' texts, entries merge as keys do.
+    @Test func concurrentRemovalsAndEditsOfADictionaryWithStructKeysMergeAsAMap() throws {
+        let (a, b, c, d) = (Cell(row: 0, column: 0), Cell(row: 1, column: 0), Cell(row: 2, column: 0), Cell(row: 3, column: 0))
+        let base = Sheet(values: [a: 1, b: 1, c: 1])
+        let removedB = Sheet(values: [a: 1, c: 1]), editedB = Sheet(values: [a: 1, b: 5, c: 1])
+        let editedCAddedD = Sheet(values: [a: 1, b: 1, c: 7, d: 2])
+        let merged = try merged(base, removedB, editedB, editedCAddedD)
+        // The removal and the edit of `b` decide its key by stamp; the rest all stays.
+        #expect([Sheet(values: [a: 1, c: 7, d: 2]), Sheet(values: [a: 1, b: 5, c: 7, d: 2])].contains(merged))
+    }
+
+    /// Stored as a list of keys and values, as before, such a dictionary
+    /// still reads; written, it becomes a map keyed by the keys' texts.
+    @Test func aDictionaryWithStructKeysStoredAsAListStillReads() throws {
+        var doc = Document(replica: ReplicaID(1))
+        try doc.transact { tx in
+            let list = try tx.putObject(.root, key: "values", kind: .list)
+            let key = try tx.insertObject(list, at: 0, kind: .map)
+            try tx.put(key, key: "row", .int(2))
+            try tx.put(key, key: "column", .int(0))
+            try tx.insert(list, at: 1, .int(7))
+        }
+        let sheet = Sheet(values: [Cell(row: 2, column: 0): 7])
+        #expect(try doc.read(Sheet.self, from: .root) == sheet)
+        try doc.transact { tx in try tx.write(sheet, into: .root) }
+        guard case .object(.map, let values)? = try doc.get(.root, key: "values") else { Issue.record("not a map"); return }
+        #expect(try doc.keys(values) == [#"{"column":0,"row":2}"#])
+        #expect(try doc.read(Sheet.self, from: .root) == sheet)
+        let written = doc.versionVector
+        try doc.transact { tx in try tx.write(sheet, into: .root) }
+        #expect(doc.versionVector == written)
+    }
+
     struct Profile: Codable, Equatable {
         var name: String
         var tags: Set<String>

@@ -16,6 +16,8 @@ extension Transaction {
     ///   name, replaced whole when it changes: concurrent changes leave one
     ///   of the values, never two cases (so it cannot be the value written
     ///   into `map` itself, only a field or an element inside it);
+    /// - a dictionary whose keys are not strings or ints (which Swift lists
+    ///   among its values) is a map keyed by each key's JSON text;
     /// - an array is a list: kept elements stay, elements that differ are
     ///   deleted and inserted, and a changed struct or string inside it is
     ///   updated in place;

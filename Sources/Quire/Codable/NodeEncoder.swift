@@ -10,7 +10,8 @@ struct NodeEncoder: Encoder {
 
     /// Encodes `value` into `target`. `Data` and `Date` are scalars here
     /// rather than what their own `encode(to:)` makes (a list of bytes, a
-    /// number of seconds since 2001).
+    /// number of seconds since 2001), and a dictionary Swift would write as
+    /// a list of keys and values a map (`EncodableByKeyTexts`).
     ///
     /// A `UUID`, or an enum that encodes as a string (`enum Status: String`),
     /// is a string scalar, not a text, and an enum that encodes as a map (a
@@ -24,6 +25,8 @@ struct NodeEncoder: Encoder {
         case let data as Data: target.scalar = .scalar(.bytes(Array(data)))
         case let date as Date: target.scalar = .scalar(.double(date.timeIntervalSince1970))
         case let uuid as UUID: target.scalar = .scalar(.string(uuid.uuidString))
+        case let dictionary as any EncodableByKeyTexts where type(of: dictionary).listsKeys:
+            target.fields = try dictionary.valuesByKeyText(codingPath: codingPath)
         default:
             try value.encode(to: NodeEncoder(value: target, codingPath: codingPath))
             if target.fields != nil || target.scalar?.kind == .text, !(value is String), Mirror(reflecting: value).displayStyle == .enum {
