@@ -219,6 +219,23 @@ import Testing
         #expect(throws: EncodingError.self) { try doc.transact { tx in try tx.write(Shape.dot, into: .root) } }
     }
 
+    struct Payment: Codable, Equatable {
+        var link: URL
+        var amount: Decimal
+    }
+
+    /// A URL and a Decimal encode as maps (the URL's text; a Decimal's
+    /// exponent, mantissa and sign). Changed on two replicas at once, key by
+    /// key, they merged into a URL and a number neither replica wrote.
+    @Test func concurrentChangesOfAURLOrADecimalLeaveOneOfTheValues() throws {
+        let base = Payment(link: URL(string: "https://example.com/a")!, amount: Decimal(string: "12.5")!)
+        let values = [Payment(link: URL(string: "https://quire.org/docs")!, amount: Decimal(string: "-3.14159")!),
+                      Payment(link: URL(string: "http://x.io")!, amount: Decimal(string: "100000000000000000000000.5")!)]
+        let merged = try merged(base, values[0], values[1])
+        #expect(values.map(\.link).contains(merged.link))
+        #expect(values.map(\.amount).contains(merged.amount))
+    }
+
     struct Cell: Codable, Hashable {
         var row: Int
         var column: Int

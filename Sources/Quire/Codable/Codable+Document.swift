@@ -12,10 +12,11 @@ extension Transaction {
     /// - a `UUID` or a string enum case (`enum Status: String`) is a string
     ///   scalar: concurrent changes leave one of the values, never a mix;
     /// - a nested struct is a map, updated field by field in the same way;
-    /// - an enum case with associated values is a map of one key, the case's
-    ///   name, replaced whole when it changes: concurrent changes leave one
-    ///   of the values, never two cases (so it cannot be the value written
-    ///   into `map` itself, only a field or an element inside it);
+    /// - an enum case with associated values (a map of one key, the case's
+    ///   name), a `URL` or a `Decimal` is a map replaced whole when it
+    ///   changes: concurrent changes leave one of the values, never a mix
+    ///   (so it cannot be the value written into `map` itself, only a field
+    ///   or an element inside it);
     /// - a dictionary whose keys are not strings or ints (which Swift lists
     ///   among its values) is a map keyed by each key's JSON text;
     /// - an array is a list: kept elements stay, elements that differ are

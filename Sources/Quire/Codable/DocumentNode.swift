@@ -8,9 +8,9 @@ indirect enum DocumentNode: Hashable {
     case text(String)
     case map([String: DocumentNode])
     /// A map that is one value or another, such as an enum case with
-    /// associated values (`{"circle": {"radius": 1}}`), to be replaced whole
-    /// when it changes (`Transaction.updateInPlace`). Only written: a map
-    /// reads as `map`.
+    /// associated values (`{"circle": {"radius": 1}}`) or a `URL`, to be
+    /// replaced whole when it changes (`Transaction.updateInPlace`). Only
+    /// written: a map reads as `map`.
     case atomic([String: DocumentNode])
     case list([DocumentNode])
     /// A set's elements, to be stored as a list whose order means nothing

@@ -14,12 +14,12 @@ struct NodeEncoder: Encoder {
     /// a list of keys and values a map (`EncodableByKeyTexts`).
     ///
     /// A `UUID`, or an enum that encodes as a string (`enum Status: String`),
-    /// is a string scalar, not a text, and an enum that encodes as a map (a
-    /// case with associated values) an atomic map: it is one value or
-    /// another, and concurrent changes must leave one of them (the last
-    /// writer's), where two texts' edits would merge into no value at all
-    /// ("done" and "archived" into "donrhed"), and two maps' edits into a
-    /// map of two cases.
+    /// is a string scalar, not a text, and a `URL`, a `Decimal` or an enum
+    /// that encodes as a map (a case with associated values) an atomic map:
+    /// it is one value or another, and concurrent changes must leave one of
+    /// them (the last writer's), where two texts' edits would merge into no
+    /// value at all ("done" and "archived" into "donrhed"), and two maps'
+    /// edits into a map of two cases, a URL no one wrote, or another number.
     static func encode(_ value: some Encodable, into target: EncodedValue, codingPath: [any CodingKey]) throws {
         switch value {
         case let data as Data: target.scalar = .scalar(.bytes(Array(data)))
@@ -29,8 +29,11 @@ struct NodeEncoder: Encoder {
             target.fields = try dictionary.valuesByKeyText(codingPath: codingPath)
         default:
             try value.encode(to: NodeEncoder(value: target, codingPath: codingPath))
-            if target.fields != nil || target.scalar?.kind == .text, !(value is String), Mirror(reflecting: value).displayStyle == .enum {
-                if case .text(let string)? = target.scalar { target.scalar = .scalar(.string(string)) } else { target.isAtomic = true }
+            if case .text(let string)? = target.scalar, !(value is String), Mirror(reflecting: value).displayStyle == .enum {
+                target.scalar = .scalar(.string(string))
+            }
+            if target.fields != nil, value is URL || value is Decimal || Mirror(reflecting: value).displayStyle == .enum {
+                target.isAtomic = true
             }
             // A set lists its elements in no order of its own: an equal set may list them in another.
             if target.items != nil, value is any SetAlgebra { target.isSet = true }
