@@ -311,6 +311,33 @@ import Testing
         #expect(try phone.read(Profile.self, from: .root) == merged)
     }
 
+    struct Chores: Codable, Equatable {
+        struct Task: Codable, Equatable {
+            var title: String
+            var labels: Set<String>
+        }
+        var tasks: [Task]
+    }
+
+    /// A set read back lists its elements in an order of its own, not its
+    /// list's. Compared with the list's order, every struct holding one
+    /// differed from the one stored, so an insert at the front of an array
+    /// of them rewrote each struct in place into the one before it, and a
+    /// concurrent edit of a struct ended in another, mixed with its title.
+    @Test func aStructHoldingASetKeepsItsPlaceInAnArray() throws {
+        let base = Chores(tasks: [.init(title: "one", labels: Set((0..<20).map { "a\($0)" })),
+                                  .init(title: "two", labels: Set((0..<20).map { "b\($0)" }))])
+        var doc = Document(replica: ReplicaID(1))
+        try doc.transact { tx in try tx.write(base, into: .root) }
+        let read = try doc.read(Chores.self, from: .root)
+        var onLaptop = read, onPhone = read
+        onLaptop.tasks.insert(.init(title: "zero", labels: ["q"]), at: 0)
+        onPhone.tasks[1].title = "TWO"
+        var expected = onLaptop
+        expected.tasks[2].title = "TWO"
+        #expect(try merged(base, onLaptop, onPhone) == expected)
+    }
+
     struct Post: Codable, Equatable {
         var title: String
         var likes: Int

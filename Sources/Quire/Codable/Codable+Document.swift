@@ -78,7 +78,7 @@ extension Transaction {
             let delta = total &- (try document.counter(counter))
             if delta != 0 { try increment(counter, by: delta) }
         case (.object(.map, let map)?, .atomic):
-            return try DocumentNode(readingMap: map, in: document) == node
+            return try DocumentNode(readingMap: map, in: document).holds(node)
         case (.object(let kind, let object)?, _) where kind == node.kind:
             try updateContents(of: object, to: node)
         default:
@@ -111,7 +111,7 @@ extension Transaction {
     private mutating func updateList(_ list: ObjectID, to items: [DocumentNode], isSet: Bool = false) throws {
         let old = try document.list(list).map { try DocumentNode(reading: $0, in: document) }
         let items = isSet ? Self.inOrder(of: old, items) : items
-        var edits = TextDiff.edits(from: old, to: items)[...]
+        var edits = TextDiff.edits(from: old.map(ListElement.read), to: items.map(ListElement.written))[...]
         while let edit = edits.popFirst() {
             switch edit {
             case let .delete(at, count):
@@ -124,6 +124,21 @@ extension Transaction {
                 }
             case let .insert(at, count, from):
                 for (offset, item) in items[from..<(from + count)].enumerated() { try insertItem(list, at: at + offset, item) }
+            }
+        }
+    }
+
+    /// A list element as `updateList` diffs it: read from the list or
+    /// written, one read equal to one written that it holds
+    /// (`DocumentNode.holds`), so that a struct holding a set matches
+    /// whatever order the set lists its elements in.
+    private enum ListElement: Equatable {
+        case read(DocumentNode), written(DocumentNode)
+
+        static func == (a: ListElement, b: ListElement) -> Bool {
+            switch (a, b) {
+            case let (.read(read), .written(written)), let (.written(written), .read(read)): read.holds(written)
+            case let (.read(x), .read(y)), let (.written(x), .written(y)): x == y
             }
         }
     }

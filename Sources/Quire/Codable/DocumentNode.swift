@@ -48,6 +48,24 @@ indirect enum DocumentNode: Hashable {
         }
     }
 
+    /// Whether this node, read from a document, holds what the written node
+    /// `written` does: as `==`, but a set matches a list of its elements in
+    /// any order. (A set keeps the order its list has; a set read back
+    /// lists its elements in an order of its own.)
+    func holds(_ written: DocumentNode) -> Bool {
+        switch (self, written) {
+        case let (.list(items), .set(elements)):
+            return items.count == elements.count
+                && Dictionary(items.map { ($0, 1) }, uniquingKeysWith: +) == Dictionary(elements.map { ($0, 1) }, uniquingKeysWith: +)
+        case let (.list(items), .list(writtenItems)):
+            return items.count == writtenItems.count && zip(items, writtenItems).allSatisfy { $0.holds($1) }
+        case let (.map(fields), .map(writtenFields)), let (.map(fields), .atomic(writtenFields)):
+            return fields.count == writtenFields.count && writtenFields.allSatisfy { key, node in fields[key]?.holds(node) ?? false }
+        default:
+            return self == written
+        }
+    }
+
     /// A map object of `document` with everything inside it.
     init(readingMap map: ObjectID, in document: Document) throws {
         var fields: [String: DocumentNode] = [:]
