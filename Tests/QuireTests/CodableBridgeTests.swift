@@ -338,6 +338,39 @@ import Testing
         #expect(try merged(base, onLaptop, onPhone) == expected)
     }
 
+    struct Row: Codable, Equatable {
+        var title: String
+        var done: Bool
+        var note: String
+    }
+
+    /// Deleting an element of an array and editing the next, in one write,
+    /// is a run of two elements replaced by one. The one was taken for an
+    /// edit of the first, the deleted one: updated in place into it, it took
+    /// in another replica's edits of the deleted element, and lost that
+    /// replica's edits of the one it was. It now pairs with the element it
+    /// shares the most fields with.
+    @Test func anElementEditedNextToADeletedOneKeepsConcurrentEdits() throws {
+        let base = [Row(title: "alpha", done: false, note: "first"), Row(title: "beta", done: false, note: "second"),
+                    Row(title: "gamma", done: false, note: "third")]
+        var onLaptop = base, onPhone = base
+        onLaptop.remove(at: 0)
+        onLaptop[0].title = "beta!"
+        onPhone[0].note = "first, edited"
+        onPhone[1].done = true
+        let merged = try merged(["rows": base], ["rows": onLaptop], ["rows": onPhone])
+        #expect(merged == ["rows": [Row(title: "beta!", done: true, note: "second"), base[2]]])
+    }
+
+    @Test func itemsPairWithTheReplacedElementsTheyShareTheMostWith() {
+        func text(_ string: String) -> DocumentNode { .text(string) }
+        #expect(Transaction.pairing(["alpha", "beta"].map(text), ["beta!"].map(text)) == [1])
+        #expect(Transaction.pairing(["a", "b"].map(text), ["x", "y", "b2"].map(text)) == [0, nil, 1])
+        // Sharing nothing, by position.
+        #expect(Transaction.pairing(["a", "b"].map(text), ["x", "y", "z"].map(text)) == [0, 1, nil])
+        #expect(Transaction.pairing(["a", "b", "c"].map(text), ["x"].map(text)) == [0])
+    }
+
     struct Post: Codable, Equatable {
         var title: String
         var likes: Int

@@ -156,26 +156,64 @@ extension Transaction {
         return kept + elements.filter(take)
     }
 
-    /// Replaces `count` elements from `index` on with `items`. An element
-    /// that is an object of the same kind as its replacement (a struct, a
-    /// string, an array), or a counter replaced by an int, is updated in
-    /// place, so that concurrent edits inside it survive; other elements
-    /// are deleted and inserted.
+    /// Replaces `count` elements from `index` on with `items`. An item that
+    /// is an edit of a replaced element (`pairing`) updates it in place if
+    /// it is an object of the same kind (a struct, a string, an array), or
+    /// an int replacing a counter, so that concurrent edits inside it
+    /// survive; the other elements are deleted and the other items inserted.
     private mutating func replace(_ list: ObjectID, at index: Int, count: Int, with items: ArraySlice<DocumentNode>) throws {
-        let replaced = try document.list(list)[index..<(index + count)]
+        let replaced = Array(try document.list(list)[index..<(index + count)])
+        let pairs = Self.pairing(try replaced.map { try DocumentNode(reading: $0, in: document) }, Array(items))
         var position = index
-        for (old, new) in zip(replaced, items) {
-            if try !updateInPlace(old, to: new) {
+        var unpaired = 0  // the first replaced element neither updated nor deleted yet
+        for (item, pair) in zip(items, pairs) {
+            if let pair {
+                if pair > unpaired { try delete(list, at: position, count: pair - unpaired) }
+                unpaired = pair + 1
+                if try updateInPlace(replaced[pair], to: item) {
+                    position += 1
+                    continue
+                }
                 try delete(list, at: position)
-                try insertItem(list, at: position, new)
             }
-            position += 1
-        }
-        if count > items.count { try delete(list, at: position, count: count - items.count) }
-        for item in items.dropFirst(count) {
             try insertItem(list, at: position, item)
             position += 1
         }
+        if count > unpaired { try delete(list, at: position, count: count - unpaired) }
+    }
+
+    /// Past this many comparisons (100 elements replaced by 100), items pair
+    /// with replaced elements by position: the time `pairing` takes stays bounded.
+    static let pairingLimit = 10_000
+
+    /// For each of `items`, the offset of the element of `replaced` it is
+    /// taken for an edit of, if any: pairs in order that share the most
+    /// (`DocumentNode.resemblance`), and of those the most pairs, earliest
+    /// first. So a struct deleted before one edited is not updated into
+    /// it, and elements that share nothing pair by position.
+    static func pairing(_ replaced: [DocumentNode], _ items: [DocumentNode]) -> [Int?] {
+        let (n, m) = (replaced.count, items.count)
+        guard n * m <= pairingLimit else { return items.indices.map { $0 < n ? $0 : nil } }
+        // A pair's score: what it shares, above the one pair it adds (pairs <= m).
+        func paired(_ i: Int, _ j: Int) -> Int { replaced[i].resemblance(to: items[j]) * (m + 1) + 1 }
+        // best[i][j]: the greatest total score between replaced[i...] and items[j...].
+        var best = [[Int]](repeating: [Int](repeating: 0, count: m + 1), count: n + 1)
+        for i in (0..<n).reversed() {
+            for j in (0..<m).reversed() { best[i][j] = max(paired(i, j) + best[i + 1][j + 1], best[i + 1][j], best[i][j + 1]) }
+        }
+        var pairs = [Int?](repeating: nil, count: m)
+        var (i, j) = (0, 0)
+        while i < n && j < m {
+            if best[i][j] == paired(i, j) + best[i + 1][j + 1] {
+                pairs[j] = i
+                (i, j) = (i + 1, j + 1)
+            } else if best[i][j] == best[i + 1][j] {
+                i += 1
+            } else {
+                j += 1
+            }
+        }
+        return pairs
     }
 
     private mutating func insertItem(_ list: ObjectID, at index: Int, _ item: DocumentNode) throws {

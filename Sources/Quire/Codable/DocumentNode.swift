@@ -66,6 +66,23 @@ indirect enum DocumentNode: Hashable {
         }
     }
 
+    /// How much of the written node `written` this node, read from a
+    /// document, holds: for maps, the fields; for texts, the scalars both
+    /// begin and end with; otherwise nothing. It tells which element of a
+    /// list a written one is an edit of.
+    func resemblance(to written: DocumentNode) -> Int {
+        switch (self, written) {
+        case let (.map(fields), .map(writtenFields)):
+            return writtenFields.count { key, node in fields[key]?.holds(node) ?? false }
+        case let (.text(text), .text(writtenText)):
+            let (a, b) = (text.unicodeScalars, writtenText.unicodeScalars)
+            let prefix = zip(a, b).prefix { $0 == $1 }.count
+            return prefix + zip(a.dropFirst(prefix).reversed(), b.dropFirst(prefix).reversed()).prefix { $0 == $1 }.count
+        default:
+            return 0
+        }
+    }
+
     /// A map object of `document` with everything inside it.
     init(readingMap map: ObjectID, in document: Document) throws {
         var fields: [String: DocumentNode] = [:]
