@@ -371,6 +371,29 @@ import Testing
         #expect(Transaction.pairing(["a", "b", "c"].map(text), ["x"].map(text)) == [0])
     }
 
+    struct Label: Codable, Hashable {
+        var name: String
+        var aliases: Set<String>
+    }
+    struct Labels: Codable, Equatable { var labels: Set<Label> }
+
+    /// A struct read back lists its set's elements in an order of its own,
+    /// so a set of such structs found none of them stored: written back
+    /// unchanged, it deleted every element and appended it again, and,
+    /// merged with another replica's removal of one, brought that one back.
+    @Test func aSetOfStructsHoldingSetsWrittenBackIsNoChange() throws {
+        let base = Labels(labels: Set((0..<5).map { i in Label(name: "l\(i)", aliases: Set((0..<8).map { "a\(i)\($0)" })) }))
+        var doc = Document(replica: ReplicaID(1))
+        try doc.transact { tx in try tx.write(base, into: .root) }
+        let read = try doc.read(Labels.self, from: .root)
+        let written = doc.versionVector
+        try doc.transact { tx in try tx.write(read, into: .root) }
+        #expect(doc.versionVector == written)
+        var removed = read
+        removed.labels.remove(try #require(removed.labels.first { $0.name == "l1" }))
+        #expect(try merged(base, removed, read) == removed)
+    }
+
     struct Post: Codable, Equatable {
         var title: String
         var likes: Int

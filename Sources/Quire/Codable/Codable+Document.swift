@@ -144,16 +144,25 @@ extension Transaction {
     }
 
     /// `elements` with those that `list` holds first, in its order, then
-    /// the others, in theirs.
+    /// the others, in theirs. An element of the list holds at most one.
     private static func inOrder(of list: [DocumentNode], _ elements: [DocumentNode]) -> [DocumentNode] {
-        var unplaced = Dictionary(elements.map { ($0, 1) }, uniquingKeysWith: +)
-        func take(_ element: DocumentNode) -> Bool {
-            guard let count = unplaced[element], count > 0 else { return false }
-            unplaced[element] = count - 1
-            return true
+        var placed = [Bool](repeating: false, count: elements.count)
+        var equal = Dictionary(grouping: elements.indices.reversed(), by: { elements[$0] })
+        func take(_ element: DocumentNode) -> Int? {
+            while let index = equal[element]?.popLast() {
+                if !placed[index] {
+                    placed[index] = true
+                    return index
+                }
+            }
+            // Not equal to any: a map or list may hold one whose set lists its elements in another order.
+            guard element.kind == .map || element.kind == .list,
+                  let index = elements.indices.first(where: { !placed[$0] && element.holds(elements[$0]) }) else { return nil }
+            placed[index] = true
+            return index
         }
-        let kept = list.filter(take)
-        return kept + elements.filter(take)
+        let kept = list.compactMap(take)
+        return kept.map { elements[$0] } + elements.indices.filter { !placed[$0] }.map { elements[$0] }
     }
 
     /// Replaces `count` elements from `index` on with `items`. An item that
