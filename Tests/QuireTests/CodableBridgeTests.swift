@@ -42,6 +42,25 @@ import Testing
         try store.read(id) { try #require($0.lastChange).operations }
     }
 
+    /// Replicas holding `base` each write one of `values` at once, then sync,
+    /// each taking the others' changes in another order. The value they all
+    /// read then (which must decode, and be the same on each).
+    func merged<T: Codable & Equatable>(_ base: T, _ values: T...) throws -> T {
+        var replicas = values.indices.map { Document(replica: ReplicaID(UInt64($0 + 1))) }
+        try replicas[0].transact { tx in try tx.write(base, into: .root) }
+        for i in replicas.indices.dropFirst() { try replicas[i].applyEncoded(replicas[0].encodeChanges()) }
+        for (i, value) in values.enumerated() { try replicas[i].transact { tx in try tx.write(value, into: .root) } }
+        let written = replicas
+        for i in replicas.indices {
+            for next in 1..<written.count {
+                try replicas[i].applyEncoded(written[(i + next) % written.count].encodeChanges(since: replicas[i].versionVector))
+            }
+        }
+        let reads = try replicas.map { try $0.read(T.self, from: .root) }
+        #expect(reads.allSatisfy { $0 == reads[0] }, "the replicas read \(reads)")
+        return reads[0]
+    }
+
     @Test func roundTripsEveryKindOfField() throws {
         let (store, id) = try store(with: Self.ada)
         #expect(try store.read(id) { try $0.read(Contact.self, from: .root) } == Self.ada)
@@ -172,6 +191,93 @@ import Testing
         #expect(try doc.get(.root, key: "owner") == .scalar(.string(owner.uuidString)))
     }
 
+    enum Shape: Codable, Equatable { case circle(radius: Double), square(side: Double), dot }
+    struct Drawing: Codable, Equatable {
+        var shape: Shape
+        var layers: [Shape]
+    }
+
+    /// An enum case with associated values is a map of one key, the case's
+    /// name. Changed on replicas at once, key by key, it became a map of
+    /// several cases, which no case reads from; replaced whole, it ends as
+    /// one of the values.
+    @Test func concurrentChangesOfAnEnumCaseWithValuesLeaveOneOfTheValues() throws {
+        let base = Drawing(shape: .circle(radius: 1), layers: [])
+        let values = [Shape.square(side: 2), .dot, .circle(radius: 3)].map { Drawing(shape: $0, layers: []) }
+        #expect(try values.contains(merged(base, values[0], values[1], values[2])))
+    }
+
+    @Test func anEnumCaseWithValuesWrittenUnchangedIsNoChange() throws {
+        var doc = Document(replica: ReplicaID(1))
+        let drawing = Drawing(shape: .square(side: 2), layers: [.dot, .circle(radius: 1), .square(side: 1)])
+        try doc.transact { tx in try tx.write(drawing, into: .root) }
+        let written = doc.versionVector
+        let read = try doc.read(Drawing.self, from: .root)
+        try doc.transact { tx in try tx.write(read, into: .root) }
+        #expect(doc.versionVector == written)
+        // Only as a field or an element: the map written into cannot be replaced.
+        #expect(throws: EncodingError.self) { try doc.transact { tx in try tx.write(Shape.dot, into: .root) } }
+    }
+
+    struct Payment: Codable, Equatable {
+        var link: URL
+        var amount: Decimal
+    }
+
+    /// A URL and a Decimal encode as maps (the URL's text; a Decimal's
+    /// exponent, mantissa and sign). Changed on two replicas at once, key by
+    /// key, they merged into a URL and a number neither replica wrote.
+    @Test func concurrentChangesOfAURLOrADecimalLeaveOneOfTheValues() throws {
+        let base = Payment(link: URL(string: "https://example.com/a")!, amount: Decimal(string: "12.5")!)
+        let values = [Payment(link: URL(string: "https://quire.org/docs")!, amount: Decimal(string: "-3.14159")!),
+                      Payment(link: URL(string: "http://x.io")!, amount: Decimal(string: "100000000000000000000000.5")!)]
+        let merged = try merged(base, values[0], values[1])
+        #expect(values.map(\.link).contains(merged.link))
+        #expect(values.map(\.amount).contains(merged.amount))
+    }
+
+    struct Cell: Codable, Hashable {
+        var row: Int
+        var column: Int
+    }
+    struct Sheet: Codable, Equatable { var values: [Cell: Int] }
+
+    /// Swift encodes a dictionary with struct keys as a list of alternating
+    /// keys and values. Stored so, a removal and a concurrent edit of the
+    /// same entry left a key without its value, and the list did not
+    /// decode; as a map from the keys' texts, entries merge as keys do.
+    @Test func concurrentRemovalsAndEditsOfADictionaryWithStructKeysMergeAsAMap() throws {
+        let (a, b, c, d) = (Cell(row: 0, column: 0), Cell(row: 1, column: 0), Cell(row: 2, column: 0), Cell(row: 3, column: 0))
+        let base = Sheet(values: [a: 1, b: 1, c: 1])
+        let removedB = Sheet(values: [a: 1, c: 1]), editedB = Sheet(values: [a: 1, b: 5, c: 1])
+        let editedCAddedD = Sheet(values: [a: 1, b: 1, c: 7, d: 2])
+        let merged = try merged(base, removedB, editedB, editedCAddedD)
+        // The removal and the edit of `b` decide its key by stamp; the rest all stays.
+        #expect([Sheet(values: [a: 1, c: 7, d: 2]), Sheet(values: [a: 1, b: 5, c: 7, d: 2])].contains(merged))
+    }
+
+    /// Stored as a list of keys and values, as before, such a dictionary
+    /// still reads; written, it becomes a map keyed by the keys' texts.
+    @Test func aDictionaryWithStructKeysStoredAsAListStillReads() throws {
+        var doc = Document(replica: ReplicaID(1))
+        try doc.transact { tx in
+            let list = try tx.putObject(.root, key: "values", kind: .list)
+            let key = try tx.insertObject(list, at: 0, kind: .map)
+            try tx.put(key, key: "row", .int(2))
+            try tx.put(key, key: "column", .int(0))
+            try tx.insert(list, at: 1, .int(7))
+        }
+        let sheet = Sheet(values: [Cell(row: 2, column: 0): 7])
+        #expect(try doc.read(Sheet.self, from: .root) == sheet)
+        try doc.transact { tx in try tx.write(sheet, into: .root) }
+        guard case .object(.map, let values)? = try doc.get(.root, key: "values") else { Issue.record("not a map"); return }
+        #expect(try doc.keys(values) == [#"{"column":0,"row":2}"#])
+        #expect(try doc.read(Sheet.self, from: .root) == sheet)
+        let written = doc.versionVector
+        try doc.transact { tx in try tx.write(sheet, into: .root) }
+        #expect(doc.versionVector == written)
+    }
+
     struct Profile: Codable, Equatable {
         var name: String
         var tags: Set<String>
@@ -203,6 +309,89 @@ import Testing
         let merged = Profile(name: "Ada Lovelace", tags: onLaptop.tags.union(["poetry"]))
         #expect(try laptop.read(Profile.self, from: .root) == merged)
         #expect(try phone.read(Profile.self, from: .root) == merged)
+    }
+
+    struct Chores: Codable, Equatable {
+        struct Task: Codable, Equatable {
+            var title: String
+            var labels: Set<String>
+        }
+        var tasks: [Task]
+    }
+
+    /// A set read back lists its elements in an order of its own, not its
+    /// list's. Compared with the list's order, every struct holding one
+    /// differed from the one stored, so an insert at the front of an array
+    /// of them rewrote each struct in place into the one before it, and a
+    /// concurrent edit of a struct ended in another, mixed with its title.
+    @Test func aStructHoldingASetKeepsItsPlaceInAnArray() throws {
+        let base = Chores(tasks: [.init(title: "one", labels: Set((0..<20).map { "a\($0)" })),
+                                  .init(title: "two", labels: Set((0..<20).map { "b\($0)" }))])
+        var doc = Document(replica: ReplicaID(1))
+        try doc.transact { tx in try tx.write(base, into: .root) }
+        let read = try doc.read(Chores.self, from: .root)
+        var onLaptop = read, onPhone = read
+        onLaptop.tasks.insert(.init(title: "zero", labels: ["q"]), at: 0)
+        onPhone.tasks[1].title = "TWO"
+        var expected = onLaptop
+        expected.tasks[2].title = "TWO"
+        #expect(try merged(base, onLaptop, onPhone) == expected)
+    }
+
+    struct Row: Codable, Equatable {
+        var title: String
+        var done: Bool
+        var note: String
+    }
+
+    /// Deleting an element of an array and editing the next, in one write,
+    /// is a run of two elements replaced by one. The one was taken for an
+    /// edit of the first, the deleted one: updated in place into it, it took
+    /// in another replica's edits of the deleted element, and lost that
+    /// replica's edits of the one it was. It now pairs with the element it
+    /// shares the most fields with.
+    @Test func anElementEditedNextToADeletedOneKeepsConcurrentEdits() throws {
+        let base = [Row(title: "alpha", done: false, note: "first"), Row(title: "beta", done: false, note: "second"),
+                    Row(title: "gamma", done: false, note: "third")]
+        var onLaptop = base, onPhone = base
+        onLaptop.remove(at: 0)
+        onLaptop[0].title = "beta!"
+        onPhone[0].note = "first, edited"
+        onPhone[1].done = true
+        let merged = try merged(["rows": base], ["rows": onLaptop], ["rows": onPhone])
+        #expect(merged == ["rows": [Row(title: "beta!", done: true, note: "second"), base[2]]])
+    }
+
+    @Test func itemsPairWithTheReplacedElementsTheyShareTheMostWith() {
+        func text(_ string: String) -> DocumentNode { .text(string) }
+        #expect(Transaction.pairing(["alpha", "beta"].map(text), ["beta!"].map(text)) == [1])
+        #expect(Transaction.pairing(["a", "b"].map(text), ["x", "y", "b2"].map(text)) == [0, nil, 1])
+        // Sharing nothing, by position.
+        #expect(Transaction.pairing(["a", "b"].map(text), ["x", "y", "z"].map(text)) == [0, 1, nil])
+        #expect(Transaction.pairing(["a", "b", "c"].map(text), ["x"].map(text)) == [0])
+    }
+
+    struct Label: Codable, Hashable {
+        var name: String
+        var aliases: Set<String>
+    }
+    struct Labels: Codable, Equatable { var labels: Set<Label> }
+
+    /// A struct read back lists its set's elements in an order of its own,
+    /// so a set of such structs found none of them stored: written back
+    /// unchanged, it deleted every element and appended it again, and,
+    /// merged with another replica's removal of one, brought that one back.
+    @Test func aSetOfStructsHoldingSetsWrittenBackIsNoChange() throws {
+        let base = Labels(labels: Set((0..<5).map { i in Label(name: "l\(i)", aliases: Set((0..<8).map { "a\(i)\($0)" })) }))
+        var doc = Document(replica: ReplicaID(1))
+        try doc.transact { tx in try tx.write(base, into: .root) }
+        let read = try doc.read(Labels.self, from: .root)
+        let written = doc.versionVector
+        try doc.transact { tx in try tx.write(read, into: .root) }
+        #expect(doc.versionVector == written)
+        var removed = read
+        removed.labels.remove(try #require(removed.labels.first { $0.name == "l1" }))
+        #expect(try merged(base, removed, read) == removed)
     }
 
     struct Post: Codable, Equatable {

@@ -12,6 +12,13 @@ extension Transaction {
     /// - a `UUID` or a string enum case (`enum Status: String`) is a string
     ///   scalar: concurrent changes leave one of the values, never a mix;
     /// - a nested struct is a map, updated field by field in the same way;
+    /// - an enum case with associated values (a map of one key, the case's
+    ///   name), a `URL` or a `Decimal` is a map replaced whole when it
+    ///   changes: concurrent changes leave one of the values, never a mix
+    ///   (so it cannot be the value written into `map` itself, only a field
+    ///   or an element inside it);
+    /// - a dictionary whose keys are not strings or ints (which Swift lists
+    ///   among its values) is a map keyed by each key's JSON text;
     /// - an array is a list: kept elements stay, elements that differ are
     ///   deleted and inserted, and a changed struct or string inside it is
     ///   updated in place;
@@ -30,11 +37,16 @@ extension Transaction {
     ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk", done: false), into: .root) }
     ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk!", done: false), into: .root) }  // one insert
     public mutating func write(_ value: some Encodable, into map: ObjectID) throws {
-        guard case .map(let fields)? = try NodeEncoder.encoded(value, codingPath: []).node else {
+        switch try NodeEncoder.encoded(value, codingPath: []).node {
+        case .map(let fields)?:
+            try update(map, to: fields)
+        case .atomic?:
+            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription:
+                "\(type(of: value)) is replaced whole when it changes, which a map written into is not: write it as a field of a struct"))
+        default:
             throw EncodingError.invalidValue(value, .init(
                 codingPath: [], debugDescription: "only a value that encodes as a keyed container can be written into a map"))
         }
-        try update(map, to: fields)
     }
 
     /// Makes a map hold exactly `fields`. Keys in sorted order, so that the
@@ -56,12 +68,17 @@ extension Transaction {
     /// it can; false if it must be replaced. An object of the node's kind
     /// is updated; a counter, which reads as its total, given an int is
     /// incremented by the difference, so that concurrent increments add up
-    /// (replaced by a scalar, they would be lost).
+    /// (replaced by a scalar, they would be lost). An atomic map is left
+    /// alone if it holds the node already, and replaced otherwise: then
+    /// concurrent changes are writes of one key (or list element), and
+    /// leave one whole value where key-by-key edits would leave a mix.
     private mutating func updateInPlace(_ current: Value?, to node: DocumentNode) throws -> Bool {
         switch (current, node) {
         case (.object(.counter, let counter)?, .scalar(.int(let total))):
             let delta = total &- (try document.counter(counter))
             if delta != 0 { try increment(counter, by: delta) }
+        case (.object(.map, let map)?, .atomic):
+            return try DocumentNode(readingMap: map, in: document).holds(node)
         case (.object(let kind, let object)?, _) where kind == node.kind:
             try updateContents(of: object, to: node)
         default:
@@ -74,7 +91,7 @@ extension Transaction {
     private mutating func updateContents(of object: ObjectID, to node: DocumentNode) throws {
         switch node {
         case .text(let string): try setText(object, to: string)
-        case .map(let fields): try update(object, to: fields)
+        case .map(let fields), .atomic(let fields): try update(object, to: fields)
         case .list(let items): try updateList(object, to: items)
         case .set(let elements): try updateList(object, to: elements, isSet: true)
         case .scalar: preconditionFailure("a scalar is not an object")
@@ -94,7 +111,7 @@ extension Transaction {
     private mutating func updateList(_ list: ObjectID, to items: [DocumentNode], isSet: Bool = false) throws {
         let old = try document.list(list).map { try DocumentNode(reading: $0, in: document) }
         let items = isSet ? Self.inOrder(of: old, items) : items
-        var edits = TextDiff.edits(from: old, to: items)[...]
+        var edits = TextDiff.edits(from: old.map(ListElement.read), to: items.map(ListElement.written))[...]
         while let edit = edits.popFirst() {
             switch edit {
             case let .delete(at, count):
@@ -111,39 +128,101 @@ extension Transaction {
         }
     }
 
-    /// `elements` with those that `list` holds first, in its order, then
-    /// the others, in theirs.
-    private static func inOrder(of list: [DocumentNode], _ elements: [DocumentNode]) -> [DocumentNode] {
-        var unplaced = Dictionary(elements.map { ($0, 1) }, uniquingKeysWith: +)
-        func take(_ element: DocumentNode) -> Bool {
-            guard let count = unplaced[element], count > 0 else { return false }
-            unplaced[element] = count - 1
-            return true
+    /// A list element as `updateList` diffs it: read from the list or
+    /// written, one read equal to one written that it holds
+    /// (`DocumentNode.holds`), so that a struct holding a set matches
+    /// whatever order the set lists its elements in.
+    private enum ListElement: Equatable {
+        case read(DocumentNode), written(DocumentNode)
+
+        static func == (a: ListElement, b: ListElement) -> Bool {
+            switch (a, b) {
+            case let (.read(read), .written(written)), let (.written(written), .read(read)): read.holds(written)
+            case let (.read(x), .read(y)), let (.written(x), .written(y)): x == y
+            }
         }
-        let kept = list.filter(take)
-        return kept + elements.filter(take)
     }
 
-    /// Replaces `count` elements from `index` on with `items`. An element
-    /// that is an object of the same kind as its replacement (a struct, a
-    /// string, an array), or a counter replaced by an int, is updated in
-    /// place, so that concurrent edits inside it survive; other elements
-    /// are deleted and inserted.
-    private mutating func replace(_ list: ObjectID, at index: Int, count: Int, with items: ArraySlice<DocumentNode>) throws {
-        let replaced = try document.list(list)[index..<(index + count)]
-        var position = index
-        for (old, new) in zip(replaced, items) {
-            if try !updateInPlace(old, to: new) {
-                try delete(list, at: position)
-                try insertItem(list, at: position, new)
+    /// `elements` with those that `list` holds first, in its order, then
+    /// the others, in theirs. An element of the list holds at most one.
+    private static func inOrder(of list: [DocumentNode], _ elements: [DocumentNode]) -> [DocumentNode] {
+        var placed = [Bool](repeating: false, count: elements.count)
+        var equal = Dictionary(grouping: elements.indices.reversed(), by: { elements[$0] })
+        func take(_ element: DocumentNode) -> Int? {
+            while let index = equal[element]?.popLast() {
+                if !placed[index] {
+                    placed[index] = true
+                    return index
+                }
             }
-            position += 1
+            // Not equal to any: a map or list may hold one whose set lists its elements in another order.
+            guard element.kind == .map || element.kind == .list,
+                  let index = elements.indices.first(where: { !placed[$0] && element.holds(elements[$0]) }) else { return nil }
+            placed[index] = true
+            return index
         }
-        if count > items.count { try delete(list, at: position, count: count - items.count) }
-        for item in items.dropFirst(count) {
+        let kept = list.compactMap(take)
+        return kept.map { elements[$0] } + elements.indices.filter { !placed[$0] }.map { elements[$0] }
+    }
+
+    /// Replaces `count` elements from `index` on with `items`. An item that
+    /// is an edit of a replaced element (`pairing`) updates it in place if
+    /// it is an object of the same kind (a struct, a string, an array), or
+    /// an int replacing a counter, so that concurrent edits inside it
+    /// survive; the other elements are deleted and the other items inserted.
+    private mutating func replace(_ list: ObjectID, at index: Int, count: Int, with items: ArraySlice<DocumentNode>) throws {
+        let replaced = Array(try document.list(list)[index..<(index + count)])
+        let pairs = Self.pairing(try replaced.map { try DocumentNode(reading: $0, in: document) }, Array(items))
+        var position = index
+        var unpaired = 0  // the first replaced element neither updated nor deleted yet
+        for (item, pair) in zip(items, pairs) {
+            if let pair {
+                if pair > unpaired { try delete(list, at: position, count: pair - unpaired) }
+                unpaired = pair + 1
+                if try updateInPlace(replaced[pair], to: item) {
+                    position += 1
+                    continue
+                }
+                try delete(list, at: position)
+            }
             try insertItem(list, at: position, item)
             position += 1
         }
+        if count > unpaired { try delete(list, at: position, count: count - unpaired) }
+    }
+
+    /// Past this many comparisons (100 elements replaced by 100), items pair
+    /// with replaced elements by position: the time `pairing` takes stays bounded.
+    static let pairingLimit = 10_000
+
+    /// For each of `items`, the offset of the element of `replaced` it is
+    /// taken for an edit of, if any: pairs in order that share the most
+    /// (`DocumentNode.resemblance`), and of those the most pairs, earliest
+    /// first. So a struct deleted before one edited is not updated into
+    /// it, and elements that share nothing pair by position.
+    static func pairing(_ replaced: [DocumentNode], _ items: [DocumentNode]) -> [Int?] {
+        let (n, m) = (replaced.count, items.count)
+        guard n * m <= pairingLimit else { return items.indices.map { $0 < n ? $0 : nil } }
+        // A pair's score: what it shares, above the one pair it adds (pairs <= m).
+        func paired(_ i: Int, _ j: Int) -> Int { replaced[i].resemblance(to: items[j]) * (m + 1) + 1 }
+        // best[i][j]: the greatest total score between replaced[i...] and items[j...].
+        var best = [[Int]](repeating: [Int](repeating: 0, count: m + 1), count: n + 1)
+        for i in (0..<n).reversed() {
+            for j in (0..<m).reversed() { best[i][j] = max(paired(i, j) + best[i + 1][j + 1], best[i + 1][j], best[i][j + 1]) }
+        }
+        var pairs = [Int?](repeating: nil, count: m)
+        var (i, j) = (0, 0)
+        while i < n && j < m {
+            if best[i][j] == paired(i, j) + best[i + 1][j + 1] {
+                pairs[j] = i
+                (i, j) = (i + 1, j + 1)
+            } else if best[i][j] == best[i + 1][j] {
+                i += 1
+            } else {
+                j += 1
+            }
+        }
+        return pairs
     }
 
     private mutating func insertItem(_ list: ObjectID, at index: Int, _ item: DocumentNode) throws {

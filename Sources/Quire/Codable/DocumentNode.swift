@@ -7,6 +7,11 @@ indirect enum DocumentNode: Hashable {
     case scalar(ScalarValue)
     case text(String)
     case map([String: DocumentNode])
+    /// A map that is one value or another, such as an enum case with
+    /// associated values (`{"circle": {"radius": 1}}`) or a `URL`, to be
+    /// replaced whole when it changes (`Transaction.updateInPlace`). Only
+    /// written: a map reads as `map`.
+    case atomic([String: DocumentNode])
     case list([DocumentNode])
     /// A set's elements, to be stored as a list whose order means nothing
     /// (`Transaction.updateList`). Only written: a list reads as `list`.
@@ -17,8 +22,64 @@ indirect enum DocumentNode: Hashable {
         switch self {
         case .scalar: nil
         case .text: .text
-        case .map: .map
+        case .map, .atomic: .map
         case .list, .set: .list
+        }
+    }
+
+    /// `atomic` and `set` say how to write a map or a list, not what it
+    /// holds: a written node equals the one reading it back gives.
+    static func == (a: DocumentNode, b: DocumentNode) -> Bool {
+        switch (a, b) {
+        case let (.scalar(x), .scalar(y)): x == y
+        case let (.text(x), .text(y)): x == y
+        case let (.map(x), .map(y)), let (.map(x), .atomic(y)), let (.atomic(x), .map(y)), let (.atomic(x), .atomic(y)): x == y
+        case let (.list(x), .list(y)), let (.list(x), .set(y)), let (.set(x), .list(y)), let (.set(x), .set(y)): x == y
+        default: false
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        switch self {
+        case .scalar(let scalar): hasher.combine(scalar)
+        case .text(let string): hasher.combine(string)
+        case .map(let fields), .atomic(let fields): hasher.combine(fields)
+        case .list(let items), .set(let items): hasher.combine(items)
+        }
+    }
+
+    /// Whether this node, read from a document, holds what the written node
+    /// `written` does: as `==`, but a set matches a list of its elements in
+    /// any order. (A set keeps the order its list has; a set read back
+    /// lists its elements in an order of its own.)
+    func holds(_ written: DocumentNode) -> Bool {
+        switch (self, written) {
+        case let (.list(items), .set(elements)):
+            return items.count == elements.count
+                && Dictionary(items.map { ($0, 1) }, uniquingKeysWith: +) == Dictionary(elements.map { ($0, 1) }, uniquingKeysWith: +)
+        case let (.list(items), .list(writtenItems)):
+            return items.count == writtenItems.count && zip(items, writtenItems).allSatisfy { $0.holds($1) }
+        case let (.map(fields), .map(writtenFields)), let (.map(fields), .atomic(writtenFields)):
+            return fields.count == writtenFields.count && writtenFields.allSatisfy { key, node in fields[key]?.holds(node) ?? false }
+        default:
+            return self == written
+        }
+    }
+
+    /// How much of the written node `written` this node, read from a
+    /// document, holds: for maps, the fields; for texts, the scalars both
+    /// begin and end with; otherwise nothing. It tells which element of a
+    /// list a written one is an edit of.
+    func resemblance(to written: DocumentNode) -> Int {
+        switch (self, written) {
+        case let (.map(fields), .map(writtenFields)):
+            return writtenFields.count { key, node in fields[key]?.holds(node) ?? false }
+        case let (.text(text), .text(writtenText)):
+            let (a, b) = (text.unicodeScalars, writtenText.unicodeScalars)
+            let prefix = zip(a, b).prefix { $0 == $1 }.count
+            return prefix + zip(a.dropFirst(prefix).reversed(), b.dropFirst(prefix).reversed()).prefix { $0 == $1 }.count
+        default:
+            return 0
         }
     }
 
@@ -48,7 +109,7 @@ indirect enum DocumentNode: Hashable {
         switch self {
         case .scalar(let scalar): "the value \(scalar)"
         case .text: "a text"
-        case .map: "a map"
+        case .map, .atomic: "a map"
         case .list, .set: "a list"
         }
     }

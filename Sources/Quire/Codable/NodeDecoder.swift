@@ -8,8 +8,13 @@ struct NodeDecoder: Decoder {
     let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    /// `Data` and `Date` are read from the scalars `NodeEncoder` writes for them.
+    /// `Data`, `Date` and a dictionary keyed by JSON texts are read from
+    /// what `NodeEncoder` writes for them; such a dictionary stored as a
+    /// list of keys and values (as before) reads as Swift's Codable does.
     static func decode<T: Decodable>(_ type: T.Type, from node: DocumentNode, codingPath: [any CodingKey]) throws -> T {
+        if let dictionary = T.self as? any DecodableByKeyTexts.Type, dictionary.listsKeys, case .map(let fields) = node {
+            return try dictionary.init(valuesByKeyText: fields, codingPath: codingPath) as! T
+        }
         if T.self == Data.self {
             guard case .scalar(.bytes(let bytes)) = node else { throw mismatch(type, "bytes", node, codingPath) }
             return Data(bytes) as! T

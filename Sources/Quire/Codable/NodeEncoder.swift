@@ -10,22 +10,30 @@ struct NodeEncoder: Encoder {
 
     /// Encodes `value` into `target`. `Data` and `Date` are scalars here
     /// rather than what their own `encode(to:)` makes (a list of bytes, a
-    /// number of seconds since 2001).
+    /// number of seconds since 2001), and a dictionary Swift would write as
+    /// a list of keys and values a map (`EncodableByKeyTexts`).
     ///
     /// A `UUID`, or an enum that encodes as a string (`enum Status: String`),
-    /// is a string scalar, not a text: it is one value or another, and
-    /// concurrent changes must leave one of them (the last writer's), where
-    /// two texts' edits would merge into no value at all ("done" and
-    /// "archived" into "donrhed").
+    /// is a string scalar, not a text, and a `URL`, a `Decimal` or an enum
+    /// that encodes as a map (a case with associated values) an atomic map:
+    /// it is one value or another, and concurrent changes must leave one of
+    /// them (the last writer's), where two texts' edits would merge into no
+    /// value at all ("done" and "archived" into "donrhed"), and two maps'
+    /// edits into a map of two cases, a URL no one wrote, or another number.
     static func encode(_ value: some Encodable, into target: EncodedValue, codingPath: [any CodingKey]) throws {
         switch value {
         case let data as Data: target.scalar = .scalar(.bytes(Array(data)))
         case let date as Date: target.scalar = .scalar(.double(date.timeIntervalSince1970))
         case let uuid as UUID: target.scalar = .scalar(.string(uuid.uuidString))
+        case let dictionary as any EncodableByKeyTexts where type(of: dictionary).listsKeys:
+            target.fields = try dictionary.valuesByKeyText(codingPath: codingPath)
         default:
             try value.encode(to: NodeEncoder(value: target, codingPath: codingPath))
             if case .text(let string)? = target.scalar, !(value is String), Mirror(reflecting: value).displayStyle == .enum {
                 target.scalar = .scalar(.string(string))
+            }
+            if target.fields != nil, value is URL || value is Decimal || Mirror(reflecting: value).displayStyle == .enum {
+                target.isAtomic = true
             }
             // A set lists its elements in no order of its own: an equal set may list them in another.
             if target.items != nil, value is any SetAlgebra { target.isSet = true }
@@ -61,10 +69,15 @@ final class EncodedValue {
     var items: [EncodedValue]?
     /// `items` are a set's elements, whose order means nothing.
     var isSet = false
+    /// `fields` are one value or another, replaced whole when they change.
+    var isAtomic = false
 
     /// `nil` when nothing was encoded.
     var node: DocumentNode? {
-        if let fields { return .map(fields.compactMapValues(\.node)) }
+        if let fields {
+            let nodes = fields.compactMapValues(\.node)
+            return isAtomic ? .atomic(nodes) : .map(nodes)
+        }
         if let items {
             let elements = items.map { $0.node ?? .scalar(.null) }
             return isSet ? .set(elements) : .list(elements)
