@@ -272,17 +272,22 @@ extension DocumentStore {
         return entry
     }
 
-    /// A document's removal and newest log row, for `isCurrent`: one
-    /// statement (a transaction around two cost several times more).
-    static let currencyQuery =
-        "SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document_id = ?1) FROM documents WHERE id = ?1"
+    /// A document's removal, newest log row and `log_start_seq`, for
+    /// `isCurrent`: one statement (a transaction around two cost several
+    /// times more).
+    static let currencyQuery = """
+        SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document_id = ?1), log_start_seq
+        FROM documents WHERE id = ?1
+        """
 
     /// Whether the file holds nothing of a document that `entry` lacks, by
-    /// what `currencyQuery` read: no log row after `entry.loggedThrough`,
-    /// and the same removal.
+    /// what `currencyQuery` read: the same removal, and neither a log row
+    /// nor a compaction after `entry.loggedThrough` (a compaction may have
+    /// deleted the rows the copy lacks, which its snapshot now holds).
     static func isCurrent(_ entry: LoadedDocument, _ rows: [Row]) throws -> Bool {
         guard let row = rows.first else { return false }
-        return try row.int64(0) == (entry.isRemoved ? 1 : 0) && (row.isNull(1) ? 0 : try row.int64(1)) <= entry.loggedThrough
+        let lastSeq = row.isNull(1) ? 0 : try row.int64(1)
+        return try row.int64(0) == (entry.isRemoved ? 1 : 0) && max(lastSeq, try row.int64(2)) <= entry.loggedThrough
     }
 
     /// Runs `body` on a taken document and releases it: back in the cache,

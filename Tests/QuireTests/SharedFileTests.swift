@@ -124,4 +124,26 @@ import Testing
             #expect(try texts([first], path: path, id, body) == ["<base", "<base"])
         }
     }
+
+    /// The other store applies a remote change and compacts it out of the
+    /// log: this store's copy, loaded before, has no log row past it and
+    /// must still be reloaded, or its next snapshot, the newest, would lack
+    /// the remote change (which the version table says the store holds).
+    @Test func aCompactionByTheOtherStoreOfRowsThisCopyLacksIsSeen() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            var remote = Document(replica: ReplicaID(0xFEED))
+            try remote.apply(second.changes(id))
+            try remote.transact { tx in try tx.insertText(body, at: 4, " remote") }
+            try second.apply(id, remote.changes(since: second.read(id) { $0.versionVector }))
+            try second.compact(id, keepHistory: false)
+
+            #expect(try first.read(id) { try $0.text(body) } == "base remote")
+            try first.edit(id) { tx in try tx.insertText(body, at: 0, "<") }
+            try first.snapshot(id)
+            #expect(try texts([first, second], path: path, id, body) == Array(repeating: "<base remote", count: 3))
+        }
+    }
 }
