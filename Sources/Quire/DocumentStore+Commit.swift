@@ -32,8 +32,9 @@ extension DocumentStore {
         var ticket = 0
 
         /// Writes the commit's rows; runs inside the batch's transaction.
-        /// Returns the `seq` of the last change row, if it wrote any.
-        func save(_ db: DatabaseConnection) throws -> Int64? {
+        /// Records in `entry` what of the file it now holds: the `seq` of
+        /// its last change row, and its parked rows.
+        mutating func save(_ db: DatabaseConnection) throws {
             if isNew {
                 try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
                                arguments: [.text(id.rawValue), .integer(DocumentStore.milliseconds(Date()))])
@@ -42,7 +43,6 @@ extension DocumentStore {
             // copy of a document read from it: they are local, for the outbox to offer.
             let ownReplicas = isLocal ? [] : try ReplicaIdentity.all(db)
             func isOwn(_ replica: ReplicaID) -> Bool { isLocal || ownReplicas.contains(replica) }
-            var lastRow: Int64?
             for piece in newChanges {
                 switch piece {
                 case .changes(let changes):
@@ -57,15 +57,15 @@ extension DocumentStore {
                 case .run(let run, let bundle):
                     try ChangeLog.append(run: run, encodedAs: bundle, document: id.rawValue, isLocal: isOwn(run.replica), db)
                 }
-                lastRow = db.lastInsertedRowID
+                entry.loggedThrough = db.lastInsertedRowID
             }
             try DocumentVersions.raise(document: id.rawValue, replicas: Set(newChanges.flatMap(\.replicas)),
                                        to: entry.document.versionVector, db)
             if !isLocal {
                 try ParkedChanges.removeCovered(by: entry.document.versionVector, document: id.rawValue, db)
                 try ParkedChanges.park(parked, document: id.rawValue, db)
+                entry.parkedRows = try ParkedChanges.rowCount(document: id.rawValue, db)
             }
-            return lastRow
         }
     }
 
@@ -145,7 +145,7 @@ extension DocumentStore {
                     if try !Self.isCurrent(commit.entry, rows) { stale[commit.ticket] = commit.id }
                 }
                 for index in batch.indices where stale[batch[index].ticket] == nil {
-                    if let lastRow = try batch[index].save(db) { batch[index].entry.loggedThrough = lastRow }
+                    try batch[index].save(db)
                 }
             }
         }
@@ -272,22 +272,26 @@ extension DocumentStore {
         return entry
     }
 
-    /// A document's removal, newest log row and `log_start_seq`, for
-    /// `isCurrent`: one statement (a transaction around two cost several
-    /// times more).
+    /// A document's removal, newest log row, `log_start_seq` and number of
+    /// parked rows, for `isCurrent`: one statement (a transaction around
+    /// several cost several times more).
     static let currencyQuery = """
-        SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document_id = ?1), log_start_seq
+        SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document_id = ?1), log_start_seq,
+               (SELECT count(*) FROM parked_changes WHERE document_id = ?1)
         FROM documents WHERE id = ?1
         """
 
     /// Whether the file holds nothing of a document that `entry` lacks, by
-    /// what `currencyQuery` read: the same removal, and neither a log row
-    /// nor a compaction after `entry.loggedThrough` (a compaction may have
-    /// deleted the rows the copy lacks, which its snapshot now holds).
+    /// what `currencyQuery` read: the same removal, neither a log row nor a
+    /// compaction after `entry.loggedThrough` (a compaction may have
+    /// deleted the rows the copy lacks, which its snapshot now holds), and
+    /// the same parked rows (another process may have parked a change that
+    /// waits for one this copy is about to apply).
     static func isCurrent(_ entry: LoadedDocument, _ rows: [Row]) throws -> Bool {
         guard let row = rows.first else { return false }
         let lastSeq = row.isNull(1) ? 0 : try row.int64(1)
         return try row.int64(0) == (entry.isRemoved ? 1 : 0) && max(lastSeq, try row.int64(2)) <= entry.loggedThrough
+            && row.int64(3) == entry.parkedRows
     }
 
     /// Runs `body` on a taken document and releases it: back in the cache,

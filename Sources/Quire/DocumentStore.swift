@@ -80,6 +80,11 @@ public final class DocumentStore: @unchecked Sendable {
         /// after it was written by another process (or another store on the
         /// file), and the document must be reloaded before it is used.
         var loggedThrough: Int64 = 0
+        /// How many rows of `parked_changes` the file held for the document
+        /// when `document` was loaded or last committed. Another process
+        /// parking one makes the copy stale: applying what it waits for
+        /// must apply and log it too.
+        var parkedRows: Int64 = 0
         /// SQLite's `data_version` when the file was last found to hold
         /// nothing newer for the document: while it stays the same, no
         /// other connection has written anything.

@@ -146,4 +146,32 @@ import Testing
             #expect(try texts([first, second], path: path, id, body) == Array(repeating: "<base remote", count: 3))
         }
     }
+
+    /// The other store parks a remote change that waits for another; this
+    /// store, whose copy was loaded before, then applies that other change:
+    /// the parked one is applied and logged with it, not left parked though
+    /// ready (applied in memory by the next load but never logged, and
+    /// dropped from the file by the next apply).
+    @Test func aChangeTheOtherStoreParkedIsAppliedWithWhatItWaitsFor() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            var remote = Document(replica: ReplicaID(0xFEED))
+            try remote.apply(second.changes(id))
+            let base = remote.versionVector
+            try remote.transact { tx in try tx.insertText(body, at: 4, " one") }
+            let afterOne = remote.versionVector
+            try remote.transact { tx in try tx.insertText(body, at: 8, " two") }
+            let one = try remote.changes(since: base).filter { afterOne.contains($0.lastID) }
+            let two = try remote.changes(since: afterOne)
+
+            #expect(try second.apply(id, two) == 0)  // parked: it waits for `one`
+            #expect(try first.apply(id, one) == 2)
+            #expect(try first.read(id) { try $0.text(body) } == "base one two")
+            #expect(try first.changes(id).filter { $0.replica == ReplicaID(0xFEED) }.count == 2)
+            #expect(try first.database.query(sql: "SELECT count(*) FROM parked_changes")[0].int64(0) == 0)
+            #expect(try texts([first, second], path: path, id, body) == Array(repeating: "base one two", count: 3))
+        }
+    }
 }
