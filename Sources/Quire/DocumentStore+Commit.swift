@@ -123,8 +123,9 @@ extension DocumentStore {
     /// entry and exit, released while writing.
     ///
     /// A commit made on a document that another process has logged changes
-    /// to since it was loaded is not written, nor is any other commit of its
-    /// call (an apply of several documents is all or nothing): they fail with
+    /// to since it was loaded, or created since the call found it missing,
+    /// is not written, nor is any other commit of its call (an apply of
+    /// several documents is all or nothing): they fail with
     /// `StoreError.changedElsewhere`, and their documents are dropped, to be
     /// reloaded. (The log would take it, but a snapshot of the document in
     /// memory would then claim to hold the other process's changes.)
@@ -140,9 +141,10 @@ extension DocumentStore {
         defer { if sharesWriterLock { writerLock?.unlock() } }
         let outcome = Result {
             try database.write { db in
-                for commit in batch where stale[commit.ticket] == nil && !commit.isNew {
+                for commit in batch where stale[commit.ticket] == nil {
                     let rows = try db.query(sql: Self.currencyQuery, arguments: [.text(commit.id.rawValue)])
-                    if try !Self.isCurrent(commit.entry, rows) { stale[commit.ticket] = commit.id }
+                    // A new document is stale once another process has created it.
+                    if try commit.isNew ? !rows.isEmpty : !Self.isCurrent(commit.entry, rows) { stale[commit.ticket] = commit.id }
                 }
                 for index in batch.indices where stale[batch[index].ticket] == nil {
                     try batch[index].save(db)

@@ -174,4 +174,37 @@ import Testing
             #expect(try texts([first, second], path: path, id, body) == Array(repeating: "base one two", count: 3))
         }
     }
+
+    /// The other store creates a document that an apply here is bringing,
+    /// after the apply found it missing: the apply runs again on the
+    /// document the file now lists instead of failing on its row.
+    @Test func aDocumentTheOtherStoreCreatesDuringAnApplyIsAppliedTo() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let syncing = try DocumentStore(path: path)
+            let source = try DocumentStore.inMemory()
+            try source.create(id: id)
+            try source.edit(id) { tx in try tx.put(.root, key: "title", .string("remote")) }
+            let bundle = try ChangeEncoding.encode(source.changes(id))
+
+            // Holding the lock file keeps the apply's batch waiting, the
+            // document found missing, until the other store has created it.
+            let lock = try #require(LockFile(beside: path))
+            #expect(lock.lock(exclusive: true, within: 0))
+            let applied = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var outcome: Result<Int, any Error>?
+            Thread.detachNewThread {
+                outcome = Result { try syncing.apply(bundles: [(id, [bundle])]) }
+                applied.signal()
+            }
+            while !syncing.condition.withLock({ syncing.isWriting }) { Thread.sleep(forTimeInterval: 0.001) }
+            let other = try DocumentStore(path: path)
+            try other.create(id: id)
+            lock.unlock()
+            applied.wait()
+
+            #expect(try outcome?.get() == 1)
+            #expect(try [syncing, other].map { try $0.state(id) } == [source.state(id), source.state(id)])
+        }
+    }
 }
