@@ -99,6 +99,9 @@ public final class DocumentStore: @unchecked Sendable {
     /// documents can be read, and every write fails with a `DatabaseError`
     /// (`SQLITE_READONLY`). The schema must be current.
     ///
+    /// - Throws: `StoreError.unsupportedSchema` for a file a newer program
+    ///   wrote, or (read-only) one whose schema is older.
+    ///
     /// - Parameter onWarning: receives a message for each damaged snapshot
     ///   skipped while loading; by default, standard error. It runs while
     ///   the store is locked: it must not call the store.
@@ -110,10 +113,13 @@ public final class DocumentStore: @unchecked Sendable {
         // whichever path reaches it (else each path in turn would take the
         // file for a copy, and mint a new replica id).
         let file = Database.file(namedBy: path)
+        let version = try Int(database.query(sql: "PRAGMA user_version")[0].int64(0))
+        guard version <= StoreSchema.latestVersion else {
+            throw StoreError.unsupportedSchema(found: version, expected: StoreSchema.latestVersion)
+        }
         if readOnly {
-            let version = try database.query(sql: "PRAGMA user_version")[0].int64(0)
             guard version == StoreSchema.latestVersion, let replica = try database.read(ReplicaIdentity.recorded) else {
-                throw StoreError.unsupportedSchema(found: Int(version), expected: StoreSchema.latestVersion)
+                throw StoreError.unsupportedSchema(found: version, expected: StoreSchema.latestVersion)
             }
             replicaID = replica
         } else {

@@ -68,6 +68,31 @@ import Testing
         }
     }
 
+    /// A store a newer Quire wrote is refused as such, to use and as the
+    /// other store of a merge, and left as it is: it is not damaged, and
+    /// trying again will not help.
+    @Test func aStoreFromANewerQuireIsRefusedAsSuch() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let database = try Database(path: quire.store)
+            try database.execute(sql: "PRAGMA user_version = \(StoreSchema.latestVersion + 1)")
+            database.close()
+            let before = try Data(contentsOf: URL(fileURLWithPath: quire.store))
+            let refusal = "error: cannot open the store \(quire.store): the store's schema version is \(StoreSchema.latestVersion + 1), "
+                + "newer than this program's \(StoreSchema.latestVersion): it was written by a newer version of Quire, which is needed to open it\n"
+
+            let used = try quire.run(["status"])
+            #expect(used.status == 1)
+            #expect(used.stderr == refusal)
+            let other = quire.directory + "/other.quire"
+            try quire.ok(["init"], store: other)
+            let merged = try quire.run(["merge", quire.store], store: other)
+            #expect(merged.status == 1)
+            #expect(merged.stderr == refusal)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: quire.store)) == before)
+        }
+    }
+
     /// A damaged change hides neither the other notes from `note list` nor
     /// the rest of `status`; both name the damage and exit 1.
     @Test func aDamagedNoteLeavesTheOthersListed() throws {

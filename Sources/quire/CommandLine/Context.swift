@@ -43,6 +43,10 @@ struct Context {
             return try DocumentStore(path: path, readOnly: readOnly)
         } catch let error as DatabaseError {
             throw storeFailure(error, path: path)
+        } catch let error as StoreError {
+            // A schema this program does not read: the file is sound, and
+            // the error says what it needs, which `inspect` cannot add to.
+            throw CLIError.failure("cannot open the store \(path): \(error)")
         } catch {
             throw CLIError.failure("cannot open the store \(path): \(error); `quire inspect \(path)` reports what is wrong with the file")
         }
