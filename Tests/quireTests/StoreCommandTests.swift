@@ -93,6 +93,29 @@ import Testing
         }
     }
 
+    /// A merge that cannot save everything saves nothing: no note merged
+    /// before the failure, and no note created empty (here a trigger
+    /// refuses the changes of the second new note, as a full disk would).
+    @Test func aMergeThatFailsSavesNothing() throws {
+        try withRunner { quire in
+            let other = quire.directory + "/other.quire"
+            try quire.ok(["init"], store: other)
+            try quire.ok(["note", "new", "--title", "First"], store: other)
+            let second = try quire.ok(["note", "new", "--title", "Second"], store: other).trimmingCharacters(in: .newlines)
+            try quire.ok(["init"])
+            let database = try Database(path: quire.store)
+            try database.execute(sql: """
+                CREATE TRIGGER refuse BEFORE INSERT ON changes WHEN NEW.document_id = '\(second)'
+                BEGIN SELECT RAISE(ABORT, 'refused'); END
+                """)
+            database.close()
+
+            #expect(try quire.run(["merge", other]).status == 1)
+            #expect(try quire.ok(["note", "list", "--all", "--json"]) == "[]\n")
+            #expect(try quire.ok(["status", "--json"]).contains("\"documents\": 0,"))
+        }
+    }
+
     /// A damaged change hides neither the other notes from `note list` nor
     /// the rest of `status`; both name the damage and exit 1.
     @Test func aDamagedNoteLeavesTheOthersListed() throws {
