@@ -125,9 +125,10 @@ public final class DocumentStore: @unchecked Sendable {
         } else {
             try StoreSchema.migrator.migrate(database)
             let fingerprint = try ReplicaIdentity.fingerprint(ofFile: file)
-            replicaID = try database.write { db in
-                try ReplicaIdentity.establish(db, fingerprint: fingerprint, now: Self.milliseconds(Date()))
-            }
+            // Read first: a file that is no copy, the usual case, then takes
+            // no write lock, which another process may hold for long.
+            replicaID = try database.read { db in try ReplicaIdentity.recorded(db, for: fingerprint) }
+                ?? database.write { db in try ReplicaIdentity.establish(db, fingerprint: fingerprint, now: Self.milliseconds(Date())) }
         }
         self.database = database
         writerLock = readOnly ? nil : LockFile(beside: path)

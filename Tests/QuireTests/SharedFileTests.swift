@@ -207,4 +207,19 @@ import Testing
             #expect(try [syncing, other].map { try $0.state(id) } == [source.state(id), source.state(id)])
         }
     }
+
+    /// Opening a store that needs no migration and is no copy, and reading
+    /// it, take no write lock: another process writing for longer than the
+    /// busy timeout (a long sync) keeps no one from opening and reading.
+    @Test func aStoreOpensAndReadsWhileAnotherProcessWrites() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (_, body) = try makeShared(path, id)
+            let writer = try Database(path: path)
+            try writer.write { _ in
+                let reader = try DocumentStore(path: path)
+                #expect(try reader.read(id) { try $0.text(body) } == "base")
+            }
+        }
+    }
 }
