@@ -93,6 +93,20 @@ import Testing
         }
     }
 
+    /// A store another process keeps locked past the busy timeout is
+    /// named busy, not possibly damaged; nothing is saved.
+    @Test func aStoreLockedByAnotherProcessIsReportedBusy() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let writer = try Database(path: quire.store)
+            let result = try writer.write { _ in try quire.run(["note", "new", "--title", "Waiting"]) }
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix(
+                "error: the store \(quire.store) is busy: another process kept it locked for 5 s, nothing was saved; try again once it is done\n"))
+            #expect(try quire.ok(["note", "list", "--json"]) == "[]\n")
+        }
+    }
+
     /// A merge that cannot save everything saves nothing: no note merged
     /// before the failure, and no note created empty (here a trigger
     /// refuses the changes of the second new note, as a full disk would).

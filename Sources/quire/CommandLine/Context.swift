@@ -63,6 +63,8 @@ struct Context {
             "the store \(path) is read-only, nothing was saved; check that you may write to the file and to its directory, and that its disk is not mounted read-only"
         case .diskFull:
             "the disk of the store \(path) is full, nothing was saved; make room on it and try again"
+        case .busy:
+            "the store \(path) is busy: another process kept it locked for \(Database.busyTimeout / 1000) s, nothing was saved; try again once it is done"
         case nil:
             "cannot use the store \(path); try again, and if it fails again, `quire inspect \(path)` reports whether the file is damaged"
         }
