@@ -32,8 +32,9 @@ extension DocumentStore {
         var ticket = 0
 
         /// Writes the commit's rows; runs inside the batch's transaction.
-        /// Returns the `seq` of the last change row, if it wrote any.
-        func save(_ db: DatabaseConnection) throws -> Int64? {
+        /// Records in `entry` what of the file it now holds: the `seq` of
+        /// its last change row, and its parked rows.
+        mutating func save(_ db: DatabaseConnection) throws {
             if isNew {
                 try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
                                arguments: [.text(id.rawValue), .integer(DocumentStore.milliseconds(Date()))])
@@ -42,7 +43,6 @@ extension DocumentStore {
             // copy of a document read from it: they are local, for the outbox to offer.
             let ownReplicas = isLocal ? [] : try ReplicaIdentity.all(db)
             func isOwn(_ replica: ReplicaID) -> Bool { isLocal || ownReplicas.contains(replica) }
-            var lastRow: Int64?
             for piece in newChanges {
                 switch piece {
                 case .changes(let changes):
@@ -57,15 +57,15 @@ extension DocumentStore {
                 case .run(let run, let bundle):
                     try ChangeLog.append(run: run, encodedAs: bundle, document: id.rawValue, isLocal: isOwn(run.replica), db)
                 }
-                lastRow = db.lastInsertedRowID
+                entry.loggedThrough = db.lastInsertedRowID
             }
             try DocumentVersions.raise(document: id.rawValue, replicas: Set(newChanges.flatMap(\.replicas)),
                                        to: entry.document.versionVector, db)
             if !isLocal {
                 try ParkedChanges.removeCovered(by: entry.document.versionVector, document: id.rawValue, db)
                 try ParkedChanges.park(parked, document: id.rawValue, db)
+                entry.parkedRows = try ParkedChanges.rowCount(document: id.rawValue, db)
             }
-            return lastRow
         }
     }
 
@@ -123,8 +123,9 @@ extension DocumentStore {
     /// entry and exit, released while writing.
     ///
     /// A commit made on a document that another process has logged changes
-    /// to since it was loaded is not written, nor is any other commit of its
-    /// call (an apply of several documents is all or nothing): they fail with
+    /// to since it was loaded, or created since the call found it missing,
+    /// is not written, nor is any other commit of its call (an apply of
+    /// several documents is all or nothing): they fail with
     /// `StoreError.changedElsewhere`, and their documents are dropped, to be
     /// reloaded. (The log would take it, but a snapshot of the document in
     /// memory would then claim to hold the other process's changes.)
@@ -140,12 +141,13 @@ extension DocumentStore {
         defer { if sharesWriterLock { writerLock?.unlock() } }
         let outcome = Result {
             try database.write { db in
-                for commit in batch where stale[commit.ticket] == nil && !commit.isNew {
+                for commit in batch where stale[commit.ticket] == nil {
                     let rows = try db.query(sql: Self.currencyQuery, arguments: [.text(commit.id.rawValue)])
-                    if try !Self.isCurrent(commit.entry, rows) { stale[commit.ticket] = commit.id }
+                    // A new document is stale once another process has created it.
+                    if try commit.isNew ? !rows.isEmpty : !Self.isCurrent(commit.entry, rows) { stale[commit.ticket] = commit.id }
                 }
                 for index in batch.indices where stale[batch[index].ticket] == nil {
-                    if let lastRow = try batch[index].save(db) { batch[index].entry.loggedThrough = lastRow }
+                    try batch[index].save(db)
                 }
             }
         }
@@ -272,17 +274,26 @@ extension DocumentStore {
         return entry
     }
 
-    /// A document's removal and newest log row, for `isCurrent`: one
-    /// statement (a transaction around two cost several times more).
-    static let currencyQuery =
-        "SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document_id = ?1) FROM documents WHERE id = ?1"
+    /// A document's removal, newest log row, `log_start_seq` and number of
+    /// parked rows, for `isCurrent`: one statement (a transaction around
+    /// several cost several times more).
+    static let currencyQuery = """
+        SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document_id = ?1), log_start_seq,
+               (SELECT count(*) FROM parked_changes WHERE document_id = ?1)
+        FROM documents WHERE id = ?1
+        """
 
     /// Whether the file holds nothing of a document that `entry` lacks, by
-    /// what `currencyQuery` read: no log row after `entry.loggedThrough`,
-    /// and the same removal.
+    /// what `currencyQuery` read: the same removal, neither a log row nor a
+    /// compaction after `entry.loggedThrough` (a compaction may have
+    /// deleted the rows the copy lacks, which its snapshot now holds), and
+    /// the same parked rows (another process may have parked a change that
+    /// waits for one this copy is about to apply).
     static func isCurrent(_ entry: LoadedDocument, _ rows: [Row]) throws -> Bool {
         guard let row = rows.first else { return false }
-        return try row.int64(0) == (entry.isRemoved ? 1 : 0) && (row.isNull(1) ? 0 : try row.int64(1)) <= entry.loggedThrough
+        let lastSeq = row.isNull(1) ? 0 : try row.int64(1)
+        return try row.int64(0) == (entry.isRemoved ? 1 : 0) && max(lastSeq, try row.int64(2)) <= entry.loggedThrough
+            && row.int64(3) == entry.parkedRows
     }
 
     /// Runs `body` on a taken document and releases it: back in the cache,

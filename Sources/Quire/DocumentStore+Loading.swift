@@ -75,7 +75,7 @@ extension DocumentStore {
                 throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
             }
             return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count,
-                                  loggedThrough: lastSeq ?? coversSeq)
+                                  loggedThrough: lastSeq ?? coversSeq, parkedRows: try ParkedChanges.rowCount(document: id.rawValue, db))
         }
     }
 }

@@ -80,6 +80,11 @@ public final class DocumentStore: @unchecked Sendable {
         /// after it was written by another process (or another store on the
         /// file), and the document must be reloaded before it is used.
         var loggedThrough: Int64 = 0
+        /// How many rows of `parked_changes` the file held for the document
+        /// when `document` was loaded or last committed. Another process
+        /// parking one makes the copy stale: applying what it waits for
+        /// must apply and log it too.
+        var parkedRows: Int64 = 0
         /// SQLite's `data_version` when the file was last found to hold
         /// nothing newer for the document: while it stays the same, no
         /// other connection has written anything.
@@ -94,6 +99,9 @@ public final class DocumentStore: @unchecked Sendable {
     /// documents can be read, and every write fails with a `DatabaseError`
     /// (`SQLITE_READONLY`). The schema must be current.
     ///
+    /// - Throws: `StoreError.unsupportedSchema` for a file a newer program
+    ///   wrote, or (read-only) one whose schema is older.
+    ///
     /// - Parameter onWarning: receives a message for each damaged snapshot
     ///   skipped while loading; by default, standard error. It runs while
     ///   the store is locked: it must not call the store.
@@ -105,18 +113,22 @@ public final class DocumentStore: @unchecked Sendable {
         // whichever path reaches it (else each path in turn would take the
         // file for a copy, and mint a new replica id).
         let file = Database.file(namedBy: path)
+        let version = try Int(database.query(sql: "PRAGMA user_version")[0].int64(0))
+        guard version <= StoreSchema.latestVersion else {
+            throw StoreError.unsupportedSchema(found: version, expected: StoreSchema.latestVersion)
+        }
         if readOnly {
-            let version = try database.query(sql: "PRAGMA user_version")[0].int64(0)
             guard version == StoreSchema.latestVersion, let replica = try database.read(ReplicaIdentity.recorded) else {
-                throw StoreError.unsupportedSchema(found: Int(version), expected: StoreSchema.latestVersion)
+                throw StoreError.unsupportedSchema(found: version, expected: StoreSchema.latestVersion)
             }
             replicaID = replica
         } else {
             try StoreSchema.migrator.migrate(database)
             let fingerprint = try ReplicaIdentity.fingerprint(ofFile: file)
-            replicaID = try database.write { db in
-                try ReplicaIdentity.establish(db, fingerprint: fingerprint, now: Self.milliseconds(Date()))
-            }
+            // Read first: a file that is no copy, the usual case, then takes
+            // no write lock, which another process may hold for long.
+            replicaID = try database.read { db in try ReplicaIdentity.recorded(db, for: fingerprint) }
+                ?? database.write { db in try ReplicaIdentity.establish(db, fingerprint: fingerprint, now: Self.milliseconds(Date())) }
         }
         self.database = database
         writerLock = readOnly ? nil : LockFile(beside: path)
@@ -253,35 +265,65 @@ public final class DocumentStore: @unchecked Sendable {
             waitUntilIdle(id)
             // Refused only as the file has it: another process may have restored it.
             if cache[id]?.isRemoved == true { _ = try freshCachedEntry(id) }
-            var entry = try takeIdle(id)
+            let entry = try takeIdle(id)
             guard !entry.isRemoved else {
                 release(id, entry)
                 throw StoreError.documentRemoved(id.rawValue)
             }
-            let before = entry.document.versionVector[replicaID]
-            // On a throw, `entry` is dropped: the next access reloads from disk.
-            // `transact` undoes a failed body by replaying the history it holds,
-            // which after a snapshot load is not all of it and can fail with an
-            // error of its own; the caller gets the body's error all the same.
-            var bodyError: (any Error)?
-            let result: Result
-            do {
-                result = try runningClosure {
-                    try entry.document.transact(time: Self.milliseconds(time)) { tx in
-                        do { return try body(&tx) } catch { bodyError = error; throw error }
-                    }
-                }
-            } catch {
-                release(id, nil)
-                throw bodyError ?? error
-            }
-            guard entry.document.versionVector[replicaID] != before, let change = entry.document.lastChange else {
-                release(id, entry)
-                return result
-            }
-            try commit([QueuedCommit(id: id, entry: entry, newChanges: [.changes([change])], isLocal: true, parked: [])])
-            return result
+            return try transactAndCommit(id, entry, isNew: false, time: time, body)
         } }
+    }
+
+    /// Creates a document with a new UUIDv7 id and the change `body` makes
+    /// to it, in one SQLite transaction: if `body` throws or the commit
+    /// fails, neither is saved. (`createDocument()` then `edit` would leave
+    /// an empty document behind.)
+    ///
+    ///     let id = try store.createDocument { tx in
+    ///         try tx.put(.root, key: "title", .string("Groceries"))
+    ///     }
+    ///
+    /// - Parameter time: recorded with the change, as for `edit`.
+    public func createDocument(time: Date = Date(), _ body: (inout Transaction) throws -> Void) throws -> DocumentID {
+        let id = DocumentID.generate()
+        try locked {
+            busy.insert(id)
+            let entry = LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
+            try transactAndCommit(id, entry, isNew: true, time: time, body)
+        }
+        return id
+    }
+
+    /// Runs `body` as one local transaction on a taken document and commits
+    /// its change, with the document's row if `isNew`. Lock held.
+    private func transactAndCommit<Result>(_ id: DocumentID, _ entry: LoadedDocument, isNew: Bool, time: Date,
+                                           _ body: (inout Transaction) throws -> Result) throws -> Result {
+        var entry = entry
+        let before = entry.document.versionVector[replicaID]
+        // On a throw, `entry` is dropped: the next access reloads from disk.
+        // `transact` undoes a failed body by replaying the history it holds,
+        // which after a snapshot load is not all of it and can fail with an
+        // error of its own; the caller gets the body's error all the same.
+        var bodyError: (any Error)?
+        let result: Result
+        do {
+            result = try runningClosure {
+                try entry.document.transact(time: Self.milliseconds(time)) { tx in
+                    do { return try body(&tx) } catch { bodyError = error; throw error }
+                }
+            }
+        } catch {
+            release(id, nil)
+            throw bodyError ?? error
+        }
+        let change = entry.document.versionVector[replicaID] != before ? entry.document.lastChange : nil
+        guard change != nil || isNew else {
+            release(id, entry)
+            return result
+        }
+        let newChanges = change.map { [LogPiece.changes([$0])] } ?? []
+        try commit([QueuedCommit(id: id, entry: entry, newChanges: newChanges, isLocal: true, parked: [], isNew: isNew)])
+        return result
     }
 
     /// Applies remote changes, in any order, all or nothing: either every

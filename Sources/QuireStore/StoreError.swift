@@ -14,8 +14,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The changes after the newest usable snapshot are not all in the log
     /// any more (they were compacted away), so the document cannot be rebuilt.
     case unrecoverableDocument(String, reason: String)
-    /// A read-only open of a file whose schema is not the one this program
-    /// writes (opening it for writing would migrate or refuse it).
+    /// A file whose schema a newer program wrote, or a read-only open of
+    /// one whose schema is older (opening it for writing migrates it).
     case unsupportedSchema(found: Int, expected: Int)
     /// A call on a `DocumentStore` from inside one of its own `read` or
     /// `edit` closures; use the document or transaction the closure got.
@@ -33,6 +33,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .documentRemoved(let id): "document \(id) is removed; restore it to edit it"
         case let .corruptChange(document, seq, reason): "change \(seq) of document \(document) is corrupt: \(reason)"
         case let .unrecoverableDocument(id, reason): "document \(id) cannot be loaded: \(reason)"
+        case let .unsupportedSchema(found, expected) where found > expected:
+            "the store's schema version is \(found), newer than this program's \(expected): "
+                + "it was written by a newer version of Quire, which is needed to open it"
         case let .unsupportedSchema(found, expected):
             "the store's schema version is \(found); this program reads version \(expected) (open it for writing to migrate it)"
         case .nestedCall: "the document store was called from inside its own read or edit closure"

@@ -88,6 +88,34 @@ import Testing
         }
     }
 
+    /// A document created with its first change is saved with it or not
+    /// at all: when the body throws, and when the commit fails (here a
+    /// trigger refuses the change's row, as a full disk would fail it).
+    @Test func aDocumentCreatedWithItsFirstChangeIsSavedWholeOrNotAtAll() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let store = try DocumentStore(path: path)
+            #expect(throws: Oops.self) {
+                try store.createDocument { tx in
+                    try tx.put(.root, key: "title", .string("half"))
+                    throw Oops()
+                }
+            }
+            try store.database.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON changes BEGIN SELECT RAISE(ABORT, 'refused'); END")
+            #expect(throws: DatabaseError.self) {
+                try store.createDocument { tx in try tx.put(.root, key: "title", .string("refused")) }
+            }
+            #expect(try store.documents(includeRemoved: true).isEmpty)
+
+            try store.database.execute(sql: "DROP TRIGGER refuse")
+            let id = try store.createDocument { tx in try tx.put(.root, key: "title", .string("kept")) }
+            let reopened = try DocumentStore(path: path)
+            #expect(try reopened.documents().map(\.id) == [id])
+            #expect(try reopened.read(id) { try $0.get(.root, key: "title") } == .scalar(.string("kept")))
+            #expect(try reopened.changes(id).count == 1)
+        }
+    }
+
     @Test func applyIsAllOrNothing() throws {
         let source = try DocumentStore.inMemory()
         let target = try DocumentStore.inMemory()

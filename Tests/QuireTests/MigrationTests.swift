@@ -145,14 +145,10 @@ import Testing
             let database = try Database(path: path)
             try database.execute(sql: "PRAGMA user_version = \(StoreSchema.latestVersion + 1)")
             database.close()
-            #expect {
-                try DocumentStore(path: path)
-            } throws: { error in
-                (error as? DatabaseError)?.description.contains("newer") == true
-            }
-            #expect(throws: StoreError.unsupportedSchema(found: StoreSchema.latestVersion + 1, expected: StoreSchema.latestVersion)) {
-                try DocumentStore(path: path, readOnly: true)
-            }
+            let refusal = StoreError.unsupportedSchema(found: StoreSchema.latestVersion + 1, expected: StoreSchema.latestVersion)
+            #expect(throws: refusal) { try DocumentStore(path: path) }
+            #expect(throws: refusal) { try DocumentStore(path: path, readOnly: true) }
+            #expect(refusal.description.contains("newer version of Quire") && !refusal.description.contains("migrate"))
         }
     }
 }

@@ -124,4 +124,102 @@ import Testing
             #expect(try texts([first], path: path, id, body) == ["<base", "<base"])
         }
     }
+
+    /// The other store applies a remote change and compacts it out of the
+    /// log: this store's copy, loaded before, has no log row past it and
+    /// must still be reloaded, or its next snapshot, the newest, would lack
+    /// the remote change (which the version table says the store holds).
+    @Test func aCompactionByTheOtherStoreOfRowsThisCopyLacksIsSeen() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            var remote = Document(replica: ReplicaID(0xFEED))
+            try remote.apply(second.changes(id))
+            try remote.transact { tx in try tx.insertText(body, at: 4, " remote") }
+            try second.apply(id, remote.changes(since: second.read(id) { $0.versionVector }))
+            try second.compact(id, keepHistory: false)
+
+            #expect(try first.read(id) { try $0.text(body) } == "base remote")
+            try first.edit(id) { tx in try tx.insertText(body, at: 0, "<") }
+            try first.snapshot(id)
+            #expect(try texts([first, second], path: path, id, body) == Array(repeating: "<base remote", count: 3))
+        }
+    }
+
+    /// The other store parks a remote change that waits for another; this
+    /// store, whose copy was loaded before, then applies that other change:
+    /// the parked one is applied and logged with it, not left parked though
+    /// ready (applied in memory by the next load but never logged, and
+    /// dropped from the file by the next apply).
+    @Test func aChangeTheOtherStoreParkedIsAppliedWithWhatItWaitsFor() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            var remote = Document(replica: ReplicaID(0xFEED))
+            try remote.apply(second.changes(id))
+            let base = remote.versionVector
+            try remote.transact { tx in try tx.insertText(body, at: 4, " one") }
+            let afterOne = remote.versionVector
+            try remote.transact { tx in try tx.insertText(body, at: 8, " two") }
+            let one = try remote.changes(since: base).filter { afterOne.contains($0.lastID) }
+            let two = try remote.changes(since: afterOne)
+
+            #expect(try second.apply(id, two) == 0)  // parked: it waits for `one`
+            #expect(try first.apply(id, one) == 2)
+            #expect(try first.read(id) { try $0.text(body) } == "base one two")
+            #expect(try first.changes(id).filter { $0.replica == ReplicaID(0xFEED) }.count == 2)
+            #expect(try first.database.query(sql: "SELECT count(*) FROM parked_changes")[0].int64(0) == 0)
+            #expect(try texts([first, second], path: path, id, body) == Array(repeating: "base one two", count: 3))
+        }
+    }
+
+    /// The other store creates a document that an apply here is bringing,
+    /// after the apply found it missing: the apply runs again on the
+    /// document the file now lists instead of failing on its row.
+    @Test func aDocumentTheOtherStoreCreatesDuringAnApplyIsAppliedTo() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let syncing = try DocumentStore(path: path)
+            let source = try DocumentStore.inMemory()
+            try source.create(id: id)
+            try source.edit(id) { tx in try tx.put(.root, key: "title", .string("remote")) }
+            let bundle = try ChangeEncoding.encode(source.changes(id))
+
+            // Holding the lock file keeps the apply's batch waiting, the
+            // document found missing, until the other store has created it.
+            let lock = try #require(LockFile(beside: path))
+            #expect(lock.lock(exclusive: true, within: 0))
+            let applied = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var outcome: Result<Int, any Error>?
+            Thread.detachNewThread {
+                outcome = Result { try syncing.apply(bundles: [(id, [bundle])]) }
+                applied.signal()
+            }
+            while !syncing.condition.withLock({ syncing.isWriting }) { Thread.sleep(forTimeInterval: 0.001) }
+            let other = try DocumentStore(path: path)
+            try other.create(id: id)
+            lock.unlock()
+            applied.wait()
+
+            #expect(try outcome?.get() == 1)
+            #expect(try [syncing, other].map { try $0.state(id) } == [source.state(id), source.state(id)])
+        }
+    }
+
+    /// Opening a store that needs no migration and is no copy, and reading
+    /// it, take no write lock: another process writing for longer than the
+    /// busy timeout (a long sync) keeps no one from opening and reading.
+    @Test func aStoreOpensAndReadsWhileAnotherProcessWrites() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (_, body) = try makeShared(path, id)
+            let writer = try Database(path: path)
+            try writer.write { _ in
+                let reader = try DocumentStore(path: path)
+                #expect(try reader.read(id) { try $0.text(body) } == "base")
+            }
+        }
+    }
 }

@@ -68,7 +68,7 @@ import Testing
 
     /// Damages the newest snapshot in `damage` ways; loading must skip it
     /// with a warning and still produce the right document.
-    @Test(arguments: ["flip", "truncate", "empty", "garbage"])
+    @Test(arguments: ["flip", "truncate", "empty", "garbage", "text"])
     func aDamagedSnapshotIsSkippedWithAWarning(damage: String) throws {
         try withTemporaryDirectory { directory in
             let (path, id) = try randomDocument(seed: 7, directory: directory)
@@ -80,9 +80,11 @@ import Testing
             case "flip": for offset in stride(from: 0, to: frame.count, by: max(1, frame.count / 5)) { frame[offset] ^= 0x10 }
             case "truncate": frame.removeLast(frame.count / 3)
             case "empty": frame = []
+            case "text": frame[frame.count / 2] ^= 0x01  // and stored as TEXT, as `x || y` in `sqlite3` does
             default: frame = Array(repeating: 0xAB, count: 64)
             }
-            try database.execute(sql: "UPDATE snapshots SET frame = ? WHERE id = ?", arguments: [.blob(frame), newest[0]])
+            let value = damage == "text" ? "CAST(? AS TEXT)" : "?"
+            try database.execute(sql: "UPDATE snapshots SET frame = \(value) WHERE id = ?", arguments: [.blob(frame), newest[0]])
             database.close()
 
             let warnings = WarningLog()
@@ -93,7 +95,10 @@ import Testing
         }
     }
 
-    @Test func aCorruptChangeIsAClearErrorAndOtherDocumentsStayUsable() throws {
+    /// A change row damaged, stored as a BLOB or (as `x || y` in `sqlite3`
+    /// leaves it) as TEXT.
+    @Test(arguments: [false, true])
+    func aCorruptChangeIsAClearErrorAndOtherDocumentsStayUsable(storedAsText: Bool) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"
             do {
@@ -108,7 +113,8 @@ import Testing
             let row = try database.query(sql: "SELECT seq, data FROM changes WHERE document_id = 'damaged'")[0]
             var data = try row.blob(1)
             data[data.count / 2] ^= 0x01
-            try database.execute(sql: "UPDATE changes SET data = ? WHERE seq = ?", arguments: [.blob(data), row[0]])
+            let value = storedAsText ? "CAST(? AS TEXT)" : "?"
+            try database.execute(sql: "UPDATE changes SET data = \(value) WHERE seq = ?", arguments: [.blob(data), row[0]])
             database.close()
 
             let store = try DocumentStore(path: path)

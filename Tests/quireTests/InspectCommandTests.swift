@@ -67,6 +67,31 @@ import Testing
         }
     }
 
+    /// A change row and a snapshot damaged by hand in `sqlite3`, where
+    /// `x || y` leaves TEXT: each is a damage entry; the rest is reported.
+    @Test func rowsDamagedIntoTextAreReportedAsDamage() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "One"]).trimmingCharacters(in: .newlines)
+            try DocumentStore(path: quire.store).snapshot(try #require(DocumentID(rawValue: id)))
+            let database = try Database(path: quire.store)
+            try database.write { db in
+                try db.execute(sql: "UPDATE changes SET data = CAST(x'00' || data AS TEXT)")
+                try db.execute(sql: "UPDATE snapshots SET frame = CAST(x'00' || frame AS TEXT)")
+            }
+            database.close()
+
+            let result = try quire.run(["inspect", quire.store, "--json"])
+            #expect(result.status == 1)
+            let report = try #require(try result.json() as? [String: Any])
+            #expect(report["documents"] as? Int == 1 && report["snapshots"] as? Int == 1)
+            let damage = try #require(report["damage"] as? [String])
+            #expect(damage.count == 2)
+            #expect(damage.first?.hasPrefix("change 1 of document \(id): ") == true)
+            #expect(damage.last?.hasPrefix("snapshot 1 of document \(id): ") == true)
+        }
+    }
+
     @Test func damagedFilesAreReportedPrecisely() throws {
         try withRunner { quire in
             let bundle = try Self.sampleDocument().encodeChanges()

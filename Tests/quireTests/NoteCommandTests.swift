@@ -340,6 +340,22 @@ import Testing
         }
     }
 
+    /// A `note new` whose commit fails (here a trigger refuses the change's
+    /// row, as a full disk would) leaves no note behind, not even an
+    /// empty one: the note and its first change are one commit.
+    @Test func aNewNoteThatCannotBeSavedLeavesNothing() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let database = try Database(path: quire.store)
+            try database.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON changes BEGIN SELECT RAISE(ABORT, 'refused'); END")
+            database.close()
+            let result = try quire.run(["note", "new", "--title", "Lost"])
+            #expect(result.status == 1)
+            #expect(try quire.ok(["note", "list", "--all", "--json"]) == "[]\n")
+            #expect(try quire.ok(["status", "--json"]).contains("\"documents\": 0,"))
+        }
+    }
+
     /// A damaged store is named, with what to do about it, and SQLite's
     /// report after that; the failed command changes nothing in the file.
     @Test func aDamagedStoreFileGivesAClearError() throws {

@@ -68,6 +68,68 @@ import Testing
         }
     }
 
+    /// A store a newer Quire wrote is refused as such, to use and as the
+    /// other store of a merge, and left as it is: it is not damaged, and
+    /// trying again will not help.
+    @Test func aStoreFromANewerQuireIsRefusedAsSuch() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let database = try Database(path: quire.store)
+            try database.execute(sql: "PRAGMA user_version = \(StoreSchema.latestVersion + 1)")
+            database.close()
+            let before = try Data(contentsOf: URL(fileURLWithPath: quire.store))
+            let refusal = "error: cannot open the store \(quire.store): the store's schema version is \(StoreSchema.latestVersion + 1), "
+                + "newer than this program's \(StoreSchema.latestVersion): it was written by a newer version of Quire, which is needed to open it\n"
+
+            let used = try quire.run(["status"])
+            #expect(used.status == 1)
+            #expect(used.stderr == refusal)
+            let other = quire.directory + "/other.quire"
+            try quire.ok(["init"], store: other)
+            let merged = try quire.run(["merge", quire.store], store: other)
+            #expect(merged.status == 1)
+            #expect(merged.stderr == refusal)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: quire.store)) == before)
+        }
+    }
+
+    /// A store another process keeps locked past the busy timeout is
+    /// named busy, not possibly damaged; nothing is saved.
+    @Test func aStoreLockedByAnotherProcessIsReportedBusy() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let writer = try Database(path: quire.store)
+            let result = try writer.write { _ in try quire.run(["note", "new", "--title", "Waiting"]) }
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix(
+                "error: the store \(quire.store) is busy: another process kept it locked for 5 s, nothing was saved; try again once it is done\n"))
+            #expect(try quire.ok(["note", "list", "--json"]) == "[]\n")
+        }
+    }
+
+    /// A merge that cannot save everything saves nothing: no note merged
+    /// before the failure, and no note created empty (here a trigger
+    /// refuses the changes of the second new note, as a full disk would).
+    @Test func aMergeThatFailsSavesNothing() throws {
+        try withRunner { quire in
+            let other = quire.directory + "/other.quire"
+            try quire.ok(["init"], store: other)
+            try quire.ok(["note", "new", "--title", "First"], store: other)
+            let second = try quire.ok(["note", "new", "--title", "Second"], store: other).trimmingCharacters(in: .newlines)
+            try quire.ok(["init"])
+            let database = try Database(path: quire.store)
+            try database.execute(sql: """
+                CREATE TRIGGER refuse BEFORE INSERT ON changes WHEN NEW.document_id = '\(second)'
+                BEGIN SELECT RAISE(ABORT, 'refused'); END
+                """)
+            database.close()
+
+            #expect(try quire.run(["merge", other]).status == 1)
+            #expect(try quire.ok(["note", "list", "--all", "--json"]) == "[]\n")
+            #expect(try quire.ok(["status", "--json"]).contains("\"documents\": 0,"))
+        }
+    }
+
     /// A damaged change hides neither the other notes from `note list` nor
     /// the rest of `status`; both name the damage and exit 1.
     @Test func aDamagedNoteLeavesTheOthersListed() throws {

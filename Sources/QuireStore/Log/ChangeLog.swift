@@ -75,7 +75,7 @@ public enum ChangeLog {
     public static func changes(document: String, after seq: Int64,
                                _ db: DatabaseConnection) throws -> (changes: [Change], lastSeq: Int64?) {
         let rows = try db.query(
-            sql: "SELECT seq, data FROM changes WHERE document_id = ? AND seq > ? ORDER BY seq",
+            sql: "SELECT seq, \(dataBytes) FROM changes WHERE document_id = ? AND seq > ? ORDER BY seq",
             arguments: [.text(document), .integer(seq)])
         return (try rows.flatMap { row in try decode(row, document: document) }, try rows.last?.int64(0))
     }
@@ -90,7 +90,7 @@ public enum ChangeLog {
         let replicas = version.replicas
         let known = replicas.isEmpty ? "0" : "CASE replica " + String(repeating: "WHEN ? THEN ? ", count: replicas.count) + "ELSE 0 END"
         let rows = try db.query(
-            sql: "SELECT seq, data FROM changes WHERE document_id = ? AND last_counter > \(known) ORDER BY seq LIMIT ?",
+            sql: "SELECT seq, \(dataBytes) FROM changes WHERE document_id = ? AND last_counter > \(known) ORDER BY seq LIMIT ?",
             arguments: [.text(document)] + replicas.flatMap { [.replica($0), .unsigned(version[$0])] } + [.integer(Int64(limit))])
         var changes: [Change] = []
         for row in rows {
@@ -107,7 +107,7 @@ public enum ChangeLog {
         for change in changes {
             let rows = try db.query(
                 sql: """
-                    SELECT seq, data FROM changes
+                    SELECT seq, \(dataBytes) FROM changes
                     WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?
                     """,
                 arguments: [.text(document), .replica(change.replica), .unsigned(change.lastID.counter), .unsigned(change.id.counter)])
@@ -131,7 +131,7 @@ public enum ChangeLog {
     public static func outbox(peer: String, _ db: DatabaseConnection) throws -> [(document: String, changes: [Change])] {
         let rows = try db.query(
             sql: """
-                SELECT c.seq, c.data, c.document_id, coalesce(a.counter, 0) FROM changes c
+                SELECT c.seq, \(dataBytes), c.document_id, coalesce(a.counter, 0) FROM changes c
                 LEFT JOIN peer_acknowledgements a
                     ON a.peer = ? AND a.document_id = c.document_id AND a.replica = c.replica
                 WHERE c.is_local = 1 AND c.last_counter > coalesce(a.counter, 0)
@@ -168,8 +168,14 @@ public enum ChangeLog {
             arguments: [.text(document), .integer(seq)])
     }
 
-    /// The changes of a row (`seq`, `data` first). Without decoding limits:
-    /// a local edit has none, and a remote change met the caller's when it
+    /// The `data` column as `decode` reads it: bytes, whatever type a hand
+    /// edit left it in (`x || y` in `sqlite3` makes TEXT of two BLOBs), so
+    /// that they meet the checks of any row: damaged, a `corruptChange`
+    /// naming the row's `seq`, not a type mismatch failing the whole query.
+    public static let dataBytes = "CAST(data AS BLOB)"
+
+    /// The changes of a row (`seq`, `dataBytes` first). Without decoding
+    /// limits: a local edit has none, and a remote change met the caller's when it
     /// was applied; a row the defaults refuse would leave its document
     /// unloadable and the outbox failing.
     private static func decode(_ row: Row, document: String) throws -> [Change] {

@@ -28,6 +28,11 @@ public enum ParkedChanges {
         }
     }
 
+    /// How many rows the document has in the table, decodable or not.
+    public static func rowCount(document: String, _ db: DatabaseConnection) throws -> Int64 {
+        try db.query(sql: "SELECT count(*) FROM parked_changes WHERE document_id = ?", arguments: [.text(document)])[0].int64(0)
+    }
+
     /// Every parked change of a document. One that no longer decodes is
     /// dropped from the answer: a peer sends it again, as it would any
     /// change the store lacks. Without decoding limits, as the log's rows

@@ -38,7 +38,8 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     public var primaryCode: Int32 { extendedCode & 0xFF }
 
     /// What is wrong with the database's file, for the failures whose cure
-    /// is the file's (a tool tells its user what to do without SQLite's codes).
+    /// is the file's or waiting for another process (a tool tells its user
+    /// what to do without SQLite's codes).
     public enum FileProblem: Sendable {
         /// Damaged, or not a database at all.
         case damaged
@@ -46,6 +47,9 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
         case readOnly
         /// Its disk is full.
         case diskFull
+        /// Another process kept it locked past the busy timeout: the file
+        /// is sound, and a try once that process is done will do.
+        case busy
     }
 
     /// The file's problem, if the failure is one; nil for every other failure.
@@ -54,6 +58,7 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
         case SQLITE_CORRUPT, SQLITE_NOTADB: .damaged
         case SQLITE_READONLY, SQLITE_PERM: .readOnly
         case SQLITE_FULL: .diskFull
+        case SQLITE_BUSY: .busy
         default: nil
         }
     }

@@ -56,6 +56,9 @@ public struct DatabaseMigrator: Sendable {
     /// the file stays at the previous version and the error is rethrown.
     @discardableResult
     public func migrate(_ db: Database) throws -> [Int] {
+        // A current file, the usual case, is found so in a read transaction:
+        // it takes no write lock, which another process may hold for long.
+        guard try db.read({ db in try pendingVersion(db) }) != nil else { return [] }
         var applied: [Int] = []
         // Reading the version inside the write transaction means two
         // processes migrating the same file at once cannot both apply a step.
@@ -65,8 +68,8 @@ public struct DatabaseMigrator: Sendable {
         return applied
     }
 
-    /// Applies the next pending migration, if any, and returns its version.
-    private func migrateOneStep(_ db: DatabaseConnection) throws -> Int? {
+    /// The file's schema version if a migration is pending, else nil.
+    private func pendingVersion(_ db: DatabaseConnection) throws -> Int? {
         let current = try Int(db.query(sql: "PRAGMA user_version")[0].int64(0))
         guard current <= latestVersion else {
             throw DatabaseError(
@@ -75,7 +78,12 @@ public struct DatabaseMigrator: Sendable {
                     + "(\(latestVersion)); it was written by a newer version of Quire, "
                     + "which is needed to open it")
         }
-        guard current < latestVersion else { return nil }
+        return current < latestVersion ? current : nil
+    }
+
+    /// Applies the next pending migration, if any, and returns its version.
+    private func migrateOneStep(_ db: DatabaseConnection) throws -> Int? {
+        guard let current = try pendingVersion(db) else { return nil }
         let next = current + 1
         try migrations[current](db)
         // PRAGMA takes no parameters; `next` is an Int, so this is safe.

@@ -28,10 +28,7 @@ public enum ReplicaIdentity {
     /// Run it inside a write transaction before any other write, so that a
     /// copy never appends a change under the original's id.
     public static func establish(_ db: DatabaseConnection, fingerprint: String, now: Int64) throws -> ReplicaID {
-        let rows = try db.query(sql: "SELECT replica_id, file_fingerprint FROM replica WHERE singleton = 1")
-        if let row = rows.first, try row.text(1) == fingerprint {
-            return try row.replica(0)
-        }
+        if let replica = try recorded(db, for: fingerprint) { return replica }
         let replica = try newReplicaID(db)
         try db.execute(
             sql: """
@@ -42,6 +39,15 @@ public enum ReplicaIdentity {
         try db.execute(sql: "INSERT INTO local_replicas(replica_id, created_at) VALUES (?, ?)",
                        arguments: [.replica(replica), .integer(now)])
         return replica
+    }
+
+    /// The store's replica id if it was made for the file with `fingerprint`;
+    /// nil if the store has none yet or the file is a copy (`establish`
+    /// then makes one).
+    public static func recorded(_ db: DatabaseConnection, for fingerprint: String) throws -> ReplicaID? {
+        guard let row = try db.query(sql: "SELECT replica_id, file_fingerprint FROM replica WHERE singleton = 1").first,
+              try row.text(1) == fingerprint else { return nil }
+        return try row.replica(0)
     }
 
     /// The store's replica id as recorded, without checking the fingerprint;

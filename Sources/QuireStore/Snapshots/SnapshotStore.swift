@@ -27,10 +27,16 @@ public enum SnapshotStore {
         return Stored(id: db.lastInsertedRowID, coversSeq: coversSeq, frame: frame)
     }
 
+    /// The `frame` column as bytes, whatever type a hand edit left it in
+    /// (`x || y` in `sqlite3` makes TEXT of two BLOBs): a frame of another
+    /// type then fails its checks and is skipped as damaged, instead of
+    /// failing the query and with it the document.
+    public static let frameBytes = "CAST(frame AS BLOB)"
+
     /// A document's snapshots, newest first.
     public static func newestFirst(document: String, _ db: DatabaseConnection) throws -> [Stored] {
         try db.query(
-            sql: "SELECT id, covers_seq, frame FROM snapshots WHERE document_id = ? ORDER BY id DESC",
+            sql: "SELECT id, covers_seq, \(frameBytes) FROM snapshots WHERE document_id = ? ORDER BY id DESC",
             arguments: [.text(document)]
         ).map { row in Stored(id: try row.int64(0), coversSeq: try row.int64(1), frame: try row.blob(2)) }
     }

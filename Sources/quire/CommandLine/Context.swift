@@ -43,6 +43,10 @@ struct Context {
             return try DocumentStore(path: path, readOnly: readOnly)
         } catch let error as DatabaseError {
             throw storeFailure(error, path: path)
+        } catch let error as StoreError {
+            // A schema this program does not read: the file is sound, and
+            // the error says what it needs, which `inspect` cannot add to.
+            throw CLIError.failure("cannot open the store \(path): \(error)")
         } catch {
             throw CLIError.failure("cannot open the store \(path): \(error); `quire inspect \(path)` reports what is wrong with the file")
         }
@@ -59,6 +63,8 @@ struct Context {
             "the store \(path) is read-only, nothing was saved; check that you may write to the file and to its directory, and that its disk is not mounted read-only"
         case .diskFull:
             "the disk of the store \(path) is full, nothing was saved; make room on it and try again"
+        case .busy:
+            "the store \(path) is busy: another process kept it locked for \(Database.busyTimeout / 1000) s, nothing was saved; try again once it is done"
         case nil:
             "cannot use the store \(path); try again, and if it fails again, `quire inspect \(path)` reports whether the file is damaged"
         }

@@ -130,7 +130,7 @@ struct FileReport {
         var operations = 0
         var changeCount = 0
         var replicas = Set<ReplicaID>()
-        for row in try db.query(sql: "SELECT seq, document_id, data FROM changes ORDER BY seq") {
+        for row in try db.query(sql: "SELECT seq, document_id, \(ChangeLog.dataBytes) FROM changes ORDER BY seq") {
             do {
                 for change in try ChangeEncoding.decode(row.blob(2)) {
                     changeCount += 1
@@ -146,7 +146,7 @@ struct FileReport {
         add("replicas", .integer(replicas.count))
         var tombstones = 0
         var snapshotBytes = 0
-        let snapshots = try db.query(sql: "SELECT id, document_id, frame FROM snapshots ORDER BY document_id, id DESC")
+        let snapshots = try db.query(sql: "SELECT id, document_id, \(SnapshotStore.frameBytes) FROM snapshots ORDER BY document_id, id DESC")
         var newestSeen = Set<String>()
         for row in snapshots {
             let frame = try row.blob(2)

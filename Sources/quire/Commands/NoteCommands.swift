@@ -28,8 +28,7 @@ enum NoteCommands {
             guard let title = try oneLineTitle(invocation) else { throw invocation.usageError("missing --title") }
             let body = try newBody(invocation) ?? ""
             let store = try invocation.context.openStore()
-            let id = try store.createDocument()
-            try store.edit(id) { tx in
+            let id = try store.createDocument { tx in
                 try tx.createNote(title: title, body: body,
                                   tags: invocation.values("--tag").map { $0[0] }, pinned: invocation.flag("--pin"))
             }

@@ -44,12 +44,12 @@ struct StoreMerge {
         documents = plans
     }
 
-    /// Writes the incoming changes, creating the documents this store lacks.
+    /// Writes the incoming changes, creating the documents this store
+    /// lacks, all in one commit: a merge that fails saves nothing. Without
+    /// decoding limits, as the other store's changes were read.
     func apply(to store: DocumentStore) throws {
-        for plan in documents where !plan.incoming.isEmpty {
-            if plan.isNew { try store.create(id: plan.id) }
-            try store.apply(plan.id, plan.incoming)
-        }
+        try store.apply(bundles: documents.filter { !$0.incoming.isEmpty }.map { ($0.id, [ChangeEncoding.encode($0.incoming)]) },
+                        limits: .unlimited)
     }
 
     var incomingCount: Int { documents.reduce(0) { $0 + $1.incoming.count } }
