@@ -1,7 +1,7 @@
 import CSQLite
 import Dispatch
 import Foundation
-import QuireStore
+@testable import QuireStore
 import Testing
 
 /// Opens a file database in a temporary directory with a `notes` table.
@@ -99,9 +99,25 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
                 try db.read { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('x')") }
             }
             #expect(error?.primaryCode == SQLITE_READONLY && error?.fileProblem == .readOnly)
-            // query_only is switched off again after the read.
+            // Writing is refused only inside the read.
             try db.write { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('x')") }
             #expect(try db.read { db in try db.query(sql: "SELECT title FROM notes")[0].text(0) } == "x")
+        }
+    }
+
+    /// A read leaves the connection's prepared statements compiled for the
+    /// next (setting `PRAGMA query_only` around each read expired them all).
+    @Test func readsKeepTheirStatementsCompiled() throws {
+        try withNotesDatabase { db, _ throws in
+            let sql = "SELECT count(*) FROM notes WHERE title = ?"
+            let recompilations = try (0..<3).map { _ in
+                try db.read { db in
+                    let statement = try db.statement(sql: sql)
+                    _ = try statement.fetchAll(arguments: [.text("x")])
+                    return statement.recompilations
+                }
+            }
+            #expect(recompilations == [0, 0, 0])
         }
     }
 

@@ -144,10 +144,8 @@ public final class Database: @unchecked Sendable {
     ///     }
     public func read<T>(_ body: (DatabaseConnection) throws -> T) throws -> T {
         try withConnection { connection in
-            try connection.execute(sql: "PRAGMA query_only = ON")
-            // Setting a pragma on an open connection cannot fail in practice;
-            // if it did, the next statement would report the broken connection.
-            defer { try? connection.execute(sql: "PRAGMA query_only = OFF") }
+            connection.isReadOnly = true
+            defer { connection.isReadOnly = false }
             return try connection.transaction(begin: "BEGIN DEFERRED", body)
         }
     }

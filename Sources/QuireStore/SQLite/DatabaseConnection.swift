@@ -14,6 +14,11 @@ public final class DatabaseConnection {
     let handle: OpaquePointer
     /// Prepared statements by SQL text; see `statement(sql:)`.
     private var statements: [String: Statement] = [:]
+    /// True inside `Database.read`: statements that write are refused.
+    /// (Not `PRAGMA query_only`: setting it expires every prepared
+    /// statement, so each read compiled its statements again, more than
+    /// half the time of loading a small document.)
+    var isReadOnly = false
 
     init(handle: OpaquePointer) {
         self.handle = handle
@@ -32,10 +37,18 @@ public final class DatabaseConnection {
     /// `sql` must hold exactly one statement; use `executeScript` for several.
     /// Use parameters (`?`) rather than building SQL from values, both for
     /// safety and because every distinct text gets its own cache entry.
+    /// Inside `Database.read`, a statement that writes throws `SQLITE_READONLY`.
     public func statement(sql: String) throws -> Statement {
-        if let cached = statements[sql] { return cached }
-        let statement = try prepare(sql: sql)
-        statements[sql] = statement
+        let statement: Statement
+        if let cached = statements[sql] {
+            statement = cached
+        } else {
+            statement = try prepare(sql: sql)
+            statements[sql] = statement
+        }
+        guard !isReadOnly || statement.isReadOnly else {
+            throw DatabaseError(extendedCode: SQLITE_READONLY, message: "a read transaction cannot write", sql: sql)
+        }
         return statement
     }
 
@@ -56,6 +69,9 @@ public final class DatabaseConnection {
     /// Runs several `;`-separated statements without arguments, such as a
     /// migration's `CREATE TABLE` and `CREATE INDEX`. Nothing is cached.
     public func executeScript(_ sql: String) throws {
+        guard !isReadOnly else {
+            throw DatabaseError(extendedCode: SQLITE_READONLY, message: "a read transaction cannot run a script", sql: sql)
+        }
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &message)
         defer { sqlite3_free(message) }

@@ -35,6 +35,14 @@ public final class Statement {
         sqlite3_finalize(handle)
     }
 
+    /// True when running it cannot change the file (a `SELECT`, `BEGIN`).
+    var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
+    /// How many times SQLite compiled it again since it was prepared, for
+    /// tests: a cached statement is recompiled only after something expires
+    /// it (a schema change; setting some pragmas).
+    var recompilations: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)) }
+
     /// Runs the statement to completion, ignoring any rows it returns.
     public func execute(arguments: [DatabaseValue] = []) throws {
         try bind(arguments)
