@@ -49,6 +49,28 @@ import Testing
         #expect(DocumentID.generate(now: .distantPast).rawValue.hasPrefix("00000000-0000-7"))
     }
 
+    /// Ids that differ only in Unicode normalization ("é" as one scalar, or
+    /// "e" and a combining accent: two writers' systems may make either)
+    /// are two documents, in the store's file and in every lookup: a peer
+    /// sending one while the store holds the other adds a document.
+    @Test func idsThatDifferOnlyInNormalizationAreTwoDocuments() throws {
+        let composed = DocumentID(rawValue: "caf\u{E9}")!, decomposed = DocumentID(rawValue: "cafe\u{301}")!
+        #expect(composed != decomposed)
+        let store = try DocumentStore.inMemory(), other = try DocumentStore.inMemory()
+        try store.create(id: composed)
+        try store.edit(composed) { tx in try tx.put(.root, key: "k", .int(1)) }
+        try other.create(id: decomposed)
+        try other.edit(decomposed) { tx in try tx.put(.root, key: "k", .int(2)) }
+        try store.apply(bundles: [(decomposed, [ChangeEncoding.encode(other.changes(decomposed))])])
+        #expect(try store.documents().map(\.id) == [decomposed, composed])  // byte order, as the file sorts them
+        #expect(try store.versionVectors() == [composed: [store.replicaID: 1], decomposed: [other.replicaID: 1]])
+        #expect(try store.read(composed) { try $0.get(.root, key: "k") } == .scalar(.int(1)))
+        try store.edit(decomposed) { tx in try tx.put(.root, key: "mine", .int(3)) }
+        #expect(try store.outbox(peer: "p").mapValues(\.count) == [composed: 1, decomposed: 1])
+        try store.acknowledge(peer: "p", id: composed, version: [store.replicaID: 1])
+        #expect(try store.acknowledgedVersions(peer: "p") == [composed: [store.replicaID: 1]])
+    }
+
     @Test func editsSurviveReopening() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"

@@ -248,8 +248,9 @@ public struct SyncClient: Sendable {
             try store.rejectChanges(changes, of: id, peer: peer, status: failure.status, reason: failure.message)
             progress("the server refused \(changes.count) change(s) of document \(id): \(failure.status) \(failure.message)")
         }
-        let pushedIDs = Set(session.pushed.keys.map(\.rawValue))
-        session.report.rejected += try store.rejectedChanges(peer: peer).filter { pushedIDs.contains($0.document) }
+        session.report.rejected += try store.rejectedChanges(peer: peer).filter { rejected in
+            DocumentID(rawValue: rejected.document).map { session.pushed[$0] != nil } ?? false
+        }
         session.pushed = [:]
     }
 
