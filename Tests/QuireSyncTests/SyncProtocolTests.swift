@@ -230,6 +230,21 @@ import Testing
         #expect(try fresh.read("n") { try $0.text(text) } == hub.text(text))
     }
 
+    /// A peer answers every document the client names, those it lacks at
+    /// no version: a store put in place of the one a client synced with
+    /// through the same command gets every document again.
+    @Test func aReplacedPeerStoreGetsEveryDocumentAgain() async throws {
+        let alice = try DocumentStore.inMemory()
+        try alice.create(id: "n")
+        try write(alice, "n", "k", 1)
+        try await SyncClient(store: alice, peer: "via:peer", transport: FaultyTransport.sound(PeerSyncService(store: .inMemory()))).sync()
+        let replaced = try DocumentStore.inMemory()
+        let report = try await SyncClient(store: alice, peer: "via:peer", transport: FaultyTransport.sound(PeerSyncService(store: replaced))).sync()
+        #expect(report.sent == 1)
+        #expect(try replaced.versionVectors() == alice.versionVectors())
+        #expect(try alice.outbox(peer: "via:peer").isEmpty)
+    }
+
     @Test func messagesRoundTripAndDamageIsRefused() throws {
         let request = SyncRequest(cursor: SyncCursor(logID: 9, seq: 4), waitMilliseconds: 250, documents: [
             SyncDocument(id: "x", version: [ReplicaID(3): 4], bundles: [Array(repeating: 7, count: 3000)]),

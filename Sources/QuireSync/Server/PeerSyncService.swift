@@ -55,6 +55,11 @@ public struct PeerSyncService: SyncService {
                 }
                 if known[info.id] != nil || !document.bundles.isEmpty { response.documents.append(document) }
             }
+            // Those it lacks too, at no version: a client that synced with
+            // another store behind the same command then sends them again.
+            for document in request.documents where versions[document.id] == nil && access.mayRead(document.id) {
+                response.documents.append(SyncDocument(id: document.id, version: VersionVector()))
+            }
             return response
         } catch let failure as SyncFailure {
             throw failure
