@@ -245,6 +245,19 @@ import Testing
         #expect(try alice.outbox(peer: "via:peer").isEmpty)
     }
 
+    /// A push a peer refuses stores nothing, not even the document it was for.
+    @Test func aPushAPeerRefusesLeavesNoDocumentBehind() async throws {
+        let store = try DocumentStore.inMemory()
+        let unknownObject = ObjectID(OpID(replica: ReplicaID(9), counter: 4))
+        let change = Change(id: OpID(replica: ReplicaID(7), counter: 1), lamport: 1, parents: [],
+                            operations: [.put(object: unknownObject, key: "k", value: .scalar(.int(1)), pred: [])])
+        let request = SyncRequest(cursor: nil, documents: [SyncDocument(id: "new", version: [:], changes: [change])])
+        let answer = await PeerSyncService(store: store).respond(toMessage: SyncMessage.request(request).encoded(), access: .unrestricted)
+        #expect(try SyncMessage.decode(answer) == .failure(SyncFailure(status: 400, "a change of document new does not apply: "
+            + "change 1@0000000000000007 is invalid: it edits object 4@0000000000000009, which does not exist")))
+        #expect(try store.documents(includeRemoved: true).isEmpty)
+    }
+
     @Test func messagesRoundTripAndDamageIsRefused() throws {
         let request = SyncRequest(cursor: SyncCursor(logID: 9, seq: 4), waitMilliseconds: 250, documents: [
             SyncDocument(id: "x", version: [ReplicaID(3): 4], bundles: [Array(repeating: 7, count: 3000)]),

@@ -24,9 +24,11 @@ public struct PeerSyncService: SyncService {
         do {
             for document in request.documents where !document.bundles.isEmpty {
                 guard access.mayWrite(document.id) else { throw SyncFailure(status: 403, "this peer may not write \(document.id)") }
-                let changes = try document.decodedChanges(limits: .default)
-                try store.createIfMissing(document.id)
-                do { try store.apply(document.id, changes) } catch let error as DocumentError {
+                // One transaction creates a missing document with its changes:
+                // a refused push leaves no empty document behind.
+                do { try store.apply(bundles: [(document.id, document.bundles)]) } catch let error as DecodingError {
+                    throw SyncFailure(undecodable: error, in: document.id)
+                } catch let error as DocumentError {
                     throw SyncFailure(refusing: error, in: document.id)
                 }
             }
