@@ -213,6 +213,19 @@ import Testing
         #expect(try reader.versionVector("n") == writer.versionVector("n"))
     }
 
+    /// A peer cuts its answer into pages inside the first document too: a
+    /// page larger than a frame or a message may be is refused.
+    @Test func aPeersLargeHistoryTravelsInPages() async throws {
+        let writer = try DocumentStore.inMemory(), reader = try DocumentStore.inMemory()
+        try writer.create(id: "n")
+        for index in 0..<300 { try write(writer, "n", "k\(index % 7)", Int64(index)) }
+        var peer = PeerSyncService(store: writer)
+        peer.maxPageBytes = 2_000
+        let report = try await SyncClient(store: reader, peer: "p", transport: FaultyTransport.sound(peer)).sync()
+        #expect(report.rounds > 1 && report.received == 300)
+        #expect(try reader.versionVectors() == writer.versionVectors())
+    }
+
     /// A peer whose history lists two writers' keystrokes in turns sends
     /// each writer's together, as `encodeChanges` does: the fresh store
     /// catching up through it holds them in that order.

@@ -44,10 +44,12 @@ public struct PeerSyncService: SyncService {
                 if !theirs.includes(mine) && !response.more {
                     var changes = try store.changes(info.id, since: theirs)
                     // Keep whole causal prefixes: cut the list, never reorder it.
+                    // The first document is cut too (a page past the frame and
+                    // message limits is refused), but a page holds a change at least.
                     var size = 0
                     if let cut = changes.indices.first(where: { index in
                         size += ChangeEncoding.encode([changes[index]]).count
-                        return bytes > 0 && bytes + size > maxPageBytes
+                        return bytes + size > maxPageBytes && (bytes > 0 || index > 0)
                     }) {
                         changes = Array(changes[..<cut])
                         response.more = true
