@@ -271,6 +271,24 @@ import Testing
         #expect(try store.documents(includeRemoved: true).isEmpty)
     }
 
+    /// A peer that answers a push without taking the changes or refusing
+    /// them ends the sync at the round that would repeat the last, not
+    /// after `maxRounds` rounds sending the same changes.
+    @Test func aPeerThatNeitherTakesNorRefusesAPushEndsTheSync() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let recorder = RecordingTransport(inner: FaultyTransport.sound(ScriptedPeer { request in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [:]) })
+        }))
+        await #expect(throws: SyncError.protocolViolation("it neither took nor refused the changes pushed (1 of document n) "
+            + "and sent nothing new: another round would only repeat the last")) {
+            try await SyncClient(store: store, peer: "p", transport: recorder).sync()
+        }
+        #expect(recorder.requests.count == 2)  // the second states the cursor the first answer gave
+        #expect(try store.outbox(peer: "p")["n"]?.count == 1)
+    }
+
     @Test func messagesRoundTripAndDamageIsRefused() throws {
         let request = SyncRequest(cursor: SyncCursor(logID: 9, seq: 4), waitMilliseconds: 250, documents: [
             SyncDocument(id: "x", version: [ReplicaID(3): 4], bundles: [Array(repeating: 7, count: 3000)]),
@@ -355,6 +373,13 @@ extension FaultyTransport {
         transport.dropRequest = 0; transport.dropAnswer = 0; transport.duplicate = 0; transport.replayOld = 0
         return transport
     }
+}
+
+/// Answers every request as `answer` says.
+struct ScriptedPeer: SyncService {
+    let answer: @Sendable (SyncRequest) throws(SyncFailure) -> SyncResponse
+
+    func respond(to request: SyncRequest, access: Access) async throws(SyncFailure) -> SyncResponse { try answer(request) }
 }
 
 /// Keeps every request it passes on.

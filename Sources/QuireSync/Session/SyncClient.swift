@@ -69,6 +69,14 @@ public struct SyncClient: Sendable {
             session.report.rounds = round
             let wait = round == waitingRound ? waitSeconds : 0
             let request = try storeWork { try makeRequest(&session, waitMilliseconds: UInt64(wait * 1000)) }
+            // An answer that changed nothing leaves the request as it was: the
+            // same answer would come back, round after round.
+            guard request != session.lastRequest else {
+                let pushed = session.pushed.map { "\($0.value.count) of document \($0.key)" }.sorted()
+                throw .protocolViolation("it neither took nor refused the changes pushed (\(pushed.joined(separator: ", "))) "
+                    + "and sent nothing new: another round would only repeat the last")
+            }
+            session.lastRequest = request
             let bytes = SyncMessage.request(request).encoded()
             session.report.bytesSent += bytes.count
             let answer: SyncMessage
@@ -125,6 +133,7 @@ public struct SyncClient: Sendable {
         /// Documents the server did not answer for: this token may not read them.
         var unanswered: Set<DocumentID> = []
         var lastCursor: SyncCursor?
+        var lastRequest: SyncRequest?
     }
 
     private func makeRequest(_ session: inout Session, waitMilliseconds: UInt64) throws -> SyncRequest {
