@@ -289,6 +289,25 @@ import Testing
         #expect(try store.outbox(peer: "p")["n"]?.count == 1)
     }
 
+    /// An answer claiming more of this store's own changes than it has made
+    /// ends the sync and is not recorded: as an acknowledgement, it would
+    /// keep those changes from ever being sent to that peer.
+    @Test func anAnswerClaimingMoreOfTheStoresOwnChangesThanItMadeIsRefused() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let replica = store.replicaID
+        let liar = ScriptedPeer { request in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [replica: 1 << 40]) })
+        }
+        await #expect(throws: SyncError.protocolViolation("it claims to hold the changes of this store (replica \(replica)) "
+            + "to document n up to counter \(1 << 40), but this store has made them only up to 1")) {
+            try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(liar)).sync()
+        }
+        #expect(try store.acknowledgedVersions(peer: "p").isEmpty)
+        #expect(try store.outbox(peer: "p")["n"]?.count == 1)
+    }
+
     @Test func messagesRoundTripAndDamageIsRefused() throws {
         let request = SyncRequest(cursor: SyncCursor(logID: 9, seq: 4), waitMilliseconds: 250, documents: [
             SyncDocument(id: "x", version: [ReplicaID(3): 4], bundles: [Array(repeating: 7, count: 3000)]),

@@ -206,6 +206,13 @@ public struct SyncClient: Sendable {
         let versions = try store.versionVectors()
         var acknowledged: [DocumentID: VersionVector] = [:]
         for document in response.documents {
+            // Only this store makes changes under its replica id: recorded, a
+            // claim of more would keep the ones it names from ever being sent.
+            let claimed = document.version[store.replicaID], made = versions[document.id]?[store.replicaID] ?? 0
+            guard claimed <= made else {
+                throw SyncError.protocolViolation("it claims to hold the changes of this store (replica \(store.replicaID)) "
+                    + "to document \(document.id) up to counter \(claimed), but this store has made them only up to \(made)")
+            }
             answered.insert(document.id)
             if versions[document.id] != nil { acknowledged[document.id] = document.version }
             session.serverVersions[document.id] = document.version
