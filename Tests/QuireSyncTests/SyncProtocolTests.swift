@@ -308,6 +308,31 @@ import Testing
         #expect(try store.outbox(peer: "p")["n"]?.count == 1)
     }
 
+    /// A change whose Lamport value jumps far ahead is refused by a peer
+    /// (400, as by the server) and by a client taking a page, which keeps
+    /// nothing of it: taken, it would end the document's local edits.
+    @Test func aChangeFarAheadInLamportValueIsRefusedBothWays() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let farAhead = Change(id: OpID(replica: ReplicaID(7), counter: 1), lamport: Document.lamportLimit - 3,
+                              parents: [OpID(replica: store.replicaID, counter: 1)],
+                              operations: [.put(object: .root, key: "k", value: .scalar(.int(2)), pred: [])])
+        let reason = "change 1@0000000000000007 is invalid: its Lamport value \(Document.lamportLimit - 3) lies more than "
+            + "\(DocumentStore.maxLamportLead) beyond the document's highest, 1"
+        let request = SyncRequest(cursor: nil, documents: [SyncDocument(id: "n", version: [:], changes: [farAhead])])
+        let answer = await PeerSyncService(store: store).respond(toMessage: SyncMessage.request(request).encoded(), access: .unrestricted)
+        #expect(try SyncMessage.decode(answer) == .failure(SyncFailure(status: 400, "a change of document n does not apply: " + reason)))
+
+        let sender = ScriptedPeer { _ in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: [SyncDocument(id: "n", version: [:], changes: [farAhead])])
+        }
+        await #expect(throws: SyncError.protocolViolation("it sent a change that does not apply (\(reason)); nothing of its answer was applied")) {
+            try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
+        }
+        #expect(try store.versionVectors() == ["n": [store.replicaID: 1]])
+    }
+
     @Test func messagesRoundTripAndDamageIsRefused() throws {
         let request = SyncRequest(cursor: SyncCursor(logID: 9, seq: 4), waitMilliseconds: 250, documents: [
             SyncDocument(id: "x", version: [ReplicaID(3): 4], bundles: [Array(repeating: 7, count: 3000)]),
