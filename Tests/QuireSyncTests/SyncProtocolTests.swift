@@ -344,6 +344,15 @@ import Testing
         #expect(throws: SyncMessage.DecodeError.self) { try SyncMessage.decode(bytes) }
     }
 
+    /// A response's flags byte holds only the bits `Specs/sync.md` names
+    /// (1 more, 2 cursor reset), as the message's own flags do.
+    @Test func aResponseWithUnknownFlagsIsRefused() throws {
+        let response = [UInt8](repeating: 0, count: 9) + [4, 0]  // cursor none, flags 4, no documents
+        #expect(throws: SyncMessage.DecodeError.malformed("invalid data: unknown response flags 4")) {
+            try SyncMessage.decode(Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: [2, 0] + response))
+        }
+    }
+
     /// A command that answers garbage and keeps writing fails the exchange
     /// and still ends when the transport closes.
     @Test func aStdioPeerThatFloodsGarbageIsClosed() async throws {
