@@ -353,6 +353,28 @@ import Testing
         }
     }
 
+    /// A version vector names each replica once, with a counter of 1 or
+    /// more: an entry of 0 (which no writer makes) is refused, and so
+    /// cannot hide that its replica comes again.
+    @Test func aVersionVectorEntryOfZeroIsRefused() throws {
+        var request = ByteWriter()
+        request.writeUInt64(0)
+        request.writeVarint(0)  // cursor none
+        request.writeVarint(0)  // no wait
+        request.writeVarint(1)
+        request.writeString("n")
+        request.writeVarint(2)
+        for counter: UInt64 in [0, 3] {
+            request.writeUInt64(5)
+            request.writeVarint(counter)
+        }
+        request.writeVarint(0)  // no bundles
+        #expect(throws: SyncMessage.DecodeError.malformed("invalid data: replica 0000000000000005 has counter 0; "
+            + "a version vector names only replicas it holds operations of")) {
+            try SyncMessage.decode(Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: [1, 0] + request.bytes))
+        }
+    }
+
     /// A command that answers garbage and keeps writing fails the exchange
     /// and still ends when the transport closes.
     @Test func aStdioPeerThatFloodsGarbageIsClosed() async throws {

@@ -184,7 +184,10 @@ public enum SyncMessage: Hashable, Sendable {
             for _ in 0..<(try reader.readCount("version vector entries", minimumItemSize: 9)) {
                 let replica = ReplicaID(try reader.readUInt64("a replica id"))
                 guard version[replica] == 0 else { throw DecodingError.invalid("replica \(replica) is repeated") }
-                version[replica] = try reader.readVarint("a counter")
+                // A zero would leave no entry, and the replica could come again.
+                let counter = try reader.readVarint("a counter")
+                guard counter > 0 else { throw DecodingError.invalid("replica \(replica) has counter 0; a version vector names only replicas it holds operations of") }
+                version[replica] = counter
             }
             var bundles: [[UInt8]] = []
             for _ in 0..<(try reader.readCount("change bundles")) {
