@@ -441,8 +441,9 @@ public final class DocumentStore: @unchecked Sendable {
     // MARK: History and sync
 
     /// The logged changes of a document that `version` lacks, in a causal
-    /// order. Throws `StoreError.historyCompacted` if compaction removed
-    /// some of them (the peer then needs a snapshot).
+    /// order; a version naming part of a change lacks all of it. Throws
+    /// `StoreError.historyCompacted` if compaction removed some of them
+    /// (the peer then needs a snapshot).
     ///
     /// - Parameter limit: at most this many, the first in log order: a
     ///   client that sends a few at a time decodes only those. None if
@@ -454,9 +455,11 @@ public final class DocumentStore: @unchecked Sendable {
             let current = try loadedIdle(id).document.versionVector
             let changes = try database.read { db in try ChangeLog.changes(document: id.rawValue, since: version, limit: limit, db) }
             // Each replica's changes must follow on from `version` without a gap.
+            // One may start inside it: only a broken or hostile peer states
+            // part of a change, and refusing would fail every later sync with it.
             var covered = version
             for change in changes {
-                guard change.id.counter == covered[change.replica] + 1 else { throw StoreError.historyCompacted(id.rawValue) }
+                guard change.id.counter <= covered[change.replica] + 1 else { throw StoreError.historyCompacted(id.rawValue) }
                 covered[change.replica] = change.lastID.counter
             }
             guard changes.count == limit || covered.includes(current) else { throw StoreError.historyCompacted(id.rawValue) }

@@ -271,6 +271,30 @@ import Testing
         #expect(try store.documents(includeRemoved: true).isEmpty)
     }
 
+    /// An answer stating part of a change (a counter inside it) is recorded
+    /// as the peer's acknowledgement like any other, and the change is then
+    /// pushed whole: a later sync with that peer works instead of failing
+    /// for good as if the store's history had been compacted away.
+    @Test func anAcknowledgementOfPartOfAChangeDoesNotStopLaterSyncs() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try store.edit("n") { tx in for key in ["a", "b", "c", "d"] { try tx.put(.root, key: key, .int(1)) } }
+        let replica = store.replicaID
+        let partial = ScriptedPeer { request in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [replica: 2]) })
+        }
+        await #expect(throws: SyncError.self) {
+            try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(partial)).sync()
+        }
+        #expect(try store.acknowledgedVersions(peer: "p") == ["n": [replica: 2]])
+        #expect(try store.changes("n", since: [replica: 2]).map(\.id.counter) == [1])
+
+        let honest = try DocumentStore.inMemory()
+        let report = try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(PeerSyncService(store: honest))).sync()
+        #expect(report.sent == 1)
+        #expect(try honest.versionVectors() == ["n": [replica: 4]])
+    }
+
     /// A peer that answers a push without taking the changes or refusing
     /// them ends the sync at the round that would repeat the last, not
     /// after `maxRounds` rounds sending the same changes.
