@@ -295,6 +295,30 @@ import Testing
         #expect(try honest.versionVectors() == ["n": [replica: 4]])
     }
 
+    /// A page holding a change under the store's own replica id that does
+    /// not follow on from its changes is refused whole: parked, it would
+    /// clash with the store's next edits, and the note would no longer load.
+    @Test func anEarlyChangeUnderTheStoresOwnIdIsRefused() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let own = store.replicaID
+        let early = Change(id: OpID(replica: own, counter: 5), lamport: 5, parents: [OpID(replica: own, counter: 4)],
+                           operations: [.put(object: .root, key: "forged", value: .scalar(.int(9)), pred: [])])
+        let sender = ScriptedPeer { _ in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: [SyncDocument(id: "n", version: [:], changes: [early])])
+        }
+        await #expect(throws: SyncError.protocolViolation("it sent a change that does not apply (change \(early.id) is invalid: "
+            + "it is under this replica's own id but does not follow on from its changes, so its next edits would take the "
+            + "same counters); nothing of its answer was applied")) {
+            try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
+        }
+        for value in 2...6 { try write(store, "n", "k", Int64(value)) }
+        store.cache = [:]
+        #expect(try store.versionVector("n") == [own: 6])
+        #expect(try value(store, "n", "k") == .scalar(.int(6)))
+    }
+
     /// A peer that answers a push without taking the changes or refusing
     /// them ends the sync at the round that would repeat the last, not
     /// after `maxRounds` rounds sending the same changes.
