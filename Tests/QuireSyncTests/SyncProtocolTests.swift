@@ -472,6 +472,16 @@ import Testing
         #expect(closed.wait(timeout: .now() + 30) == .success)
     }
 
+    /// Closing does not wait for a command that outlives its input and
+    /// ignores SIGTERM (it ends by itself later): `quire sync --via` would
+    /// otherwise hang after the sync is done.
+    @Test func closingDoesNotWaitForACommandThatIgnoresSIGTERM() throws {
+        let transport = try StdioSyncTransport(command: "trap '' TERM; sleep 60", timeout: 0.5)
+        let closed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { transport.close(); closed.signal() }
+        #expect(closed.wait(timeout: .now() + 30) == .success)
+    }
+
     /// Only an input that ends between frames ends a stdio session cleanly;
     /// one cut inside a frame's length or message is an error.
     @Test(arguments: [[], [5, 0], [5, 0, 0, 0, 1]] as [[UInt8]])
