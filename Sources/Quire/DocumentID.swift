@@ -6,6 +6,8 @@ import QuireStore
 ///
 ///     let id = DocumentID.generate()        // "0190f1c2-7a3b-7c4d-8e5f-0123456789ab"
 ///     let named: DocumentID = "groceries"   // any non-empty string up to 256 UTF-8 bytes
+///
+/// Two ids are the same only when their UTF-8 bytes are.
 public struct DocumentID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     public let rawValue: String
 
@@ -50,7 +52,18 @@ public struct DocumentID: RawRepresentable, Hashable, Comparable, Sendable, Cust
         self = id
     }
 
-    public static func < (a: DocumentID, b: DocumentID) -> Bool { a.rawValue < b.rawValue }
+    // Ids compare as their UTF-8 bytes, as the store's SQLite file does, not
+    // as Swift strings, which equate canonically equivalent ones ("é" as one
+    // scalar or as "e" and a combining accent): those are two documents in
+    // the file, and must be two here too.
+    public static func == (a: DocumentID, b: DocumentID) -> Bool { a.rawValue.hasSameBytes(as: b.rawValue) }
+
+    public func hash(into hasher: inout Hasher) {
+        var contiguous = rawValue
+        contiguous.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    public static func < (a: DocumentID, b: DocumentID) -> Bool { a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8) }
 
     public var description: String { rawValue }
 }

@@ -25,18 +25,21 @@ extension DocumentStore {
     /// holds it: read from the store without loading any document.
     public func versionVectors() throws -> [DocumentID: VersionVector] {
         try database.read { db in
-            let logged = try DocumentVersions.all(db)
-            return Dictionary(uniqueKeysWithValues: try db.query(sql: "SELECT id FROM documents").map { row in
-                let id = try row.text(0)
-                return (try DocumentID(stored: id), logged[id] ?? VersionVector())
+            var versions = Dictionary(uniqueKeysWithValues: try db.query(sql: "SELECT id FROM documents").map { row in
+                (try DocumentID(stored: row.text(0)), VersionVector())
             })
+            for (stored, version) in try DocumentVersions.all(db) {
+                let id = try DocumentID(stored: stored)
+                if versions[id] != nil { versions[id] = version }
+            }
+            return versions
         }
     }
 
     /// The version of every document `peer` has acknowledged something of.
     public func acknowledgedVersions(peer: String) throws -> [DocumentID: VersionVector] {
         let versions = try database.read { db in try PeerAcknowledgements.versions(peer: peer, db) }
-        return Dictionary(uniqueKeysWithValues: try versions.map { (try DocumentID(stored: $0.key), $0.value) })
+        return Dictionary(uniqueKeysWithValues: try versions.map { (try DocumentID(stored: $0.document), $0.version) })
     }
 
     /// The version of a document `peer` has acknowledged holding.

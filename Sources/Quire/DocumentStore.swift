@@ -33,6 +33,12 @@ public final class DocumentStore: @unchecked Sendable {
     public let replicaID: ReplicaID
     /// A snapshot is written after this many changes to a document.
     public let snapshotInterval: Int
+    /// How far beyond the highest Lamport value of a document a remote
+    /// change's may lie; `apply` refuses one further ahead. A writer takes
+    /// one value past what it has seen, so only a broken or hostile peer's
+    /// change jumps far; taken, one near 2^62 would leave the document's
+    /// later local edits no value to take (`Specs/crdt.md`).
+    public static let maxLamportLead: UInt64 = 1 << 32
 
     let database: Database
     /// `PATH-lock`, which lets a raced call's last try run alone; nil in
@@ -409,12 +415,17 @@ public final class DocumentStore: @unchecked Sendable {
         var decoded: [Change] = []
         for piece in pieces {
             let before = entry.document.versionVector
+            let highestLamport = entry.document.maxLamport
             let count: Int, changes: [Change]
             switch piece {
             case .bundle(let bytes):
                 let (bundleCount, run) = try entry.document.applyEncodedRun(bytes, limits: limits)
-                // Taken whole, every change new and in order: nothing to check, nothing waits.
+                // Taken whole, every change new and in order: nothing waits, and
+                // one replica's Lamport values only grow, so its last is the highest.
                 if let run, ChangeLog.fitsOneRow(run) {
+                    if run.lastLamport > highestLamport + Self.maxLamportLead {
+                        try Self.refuseFarAhead(ChangeEncoding.decode(bytes, limits: limits), of: highestLamport)
+                    }
                     applied += bundleCount
                     logged.append(.run(run, bundle: bytes))
                     continue
@@ -423,6 +434,8 @@ public final class DocumentStore: @unchecked Sendable {
             case .changes(let given):
                 (count, changes) = (try entry.document.apply(given), given)
             }
+            // Checked after the fact: on a throw the document is dropped, unwritten.
+            try Self.refuseFarAhead(changes, of: highestLamport)
             applied += count
             decoded += changes
             // The document only checks duplicates against the history it holds
@@ -445,6 +458,14 @@ public final class DocumentStore: @unchecked Sendable {
         return (logged, decoded.filter { !after.contains($0.lastID) })
     }
 
+    /// Refuses the first of `changes` whose Lamport values reach more than
+    /// `maxLamportLead` beyond `highest`, the document's before them.
+    private static func refuseFarAhead(_ changes: [Change], of highest: UInt64) throws(DocumentError) {
+        guard let change = changes.first(where: { $0.lastLamport > highest + maxLamportLead }) else { return }
+        throw .invalidChange(change.id, reason: "its Lamport value \(change.lastLamport) lies more than "
+            + "\(maxLamportLead) beyond the document's highest, \(highest)")
+    }
+
     /// Whether the store has the document (or a call is creating it). Lock held.
     private func exists(_ id: DocumentID) throws -> Bool {
         if cache[id] != nil || busy.contains(id) { return true }
@@ -462,8 +483,9 @@ public final class DocumentStore: @unchecked Sendable {
     // MARK: History and sync
 
     /// The logged changes of a document that `version` lacks, in a causal
-    /// order. Throws `StoreError.historyCompacted` if compaction removed
-    /// some of them (the peer then needs a snapshot).
+    /// order; a version naming part of a change lacks all of it. Throws
+    /// `StoreError.historyCompacted` if compaction removed some of them
+    /// (the peer then needs a snapshot).
     ///
     /// - Parameter limit: at most this many, the first in log order: a
     ///   client that sends a few at a time decodes only those. None if
@@ -475,9 +497,11 @@ public final class DocumentStore: @unchecked Sendable {
             let current = try loadedIdle(id).document.versionVector
             let changes = try database.read { db in try ChangeLog.changes(document: id.rawValue, since: version, limit: limit, db) }
             // Each replica's changes must follow on from `version` without a gap.
+            // One may start inside it: only a broken or hostile peer states
+            // part of a change, and refusing would fail every later sync with it.
             var covered = version
             for change in changes {
-                guard change.id.counter == covered[change.replica] + 1 else { throw StoreError.historyCompacted(id.rawValue) }
+                guard change.id.counter <= covered[change.replica] + 1 else { throw StoreError.historyCompacted(id.rawValue) }
                 covered[change.replica] = change.lastID.counter
             }
             guard changes.count == limit || covered.includes(current) else { throw StoreError.historyCompacted(id.rawValue) }

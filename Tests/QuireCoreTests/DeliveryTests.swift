@@ -38,6 +38,21 @@ import Testing
         #expect(try doc.text(body) == "one two")
     }
 
+    /// A change under the document's own replica that is not ready is
+    /// refused, not parked: the replica's next local edits would take its
+    /// counters, and the two would clash once it became ready.
+    @Test func anEarlyChangeOfTheDocumentsOwnReplicaIsRefused() throws {
+        let (source, body) = try threeChanges()
+        let changes = try source.allChanges()
+        var doc = Document(replica: alice)
+        try doc.apply(changes[0])
+        #expect(throws: DocumentError.invalidChange(changes[2].id, reason: "it is under this replica's own id but does not "
+            + "follow on from its changes, so its next edits would take the same counters")) { try doc.apply(changes[2]) }
+        #expect(doc.pendingCount == 0)
+        try doc.transact { tx in try tx.insertText(body, at: 0, "mine") }
+        #expect(try doc.text(body) == "mine")
+    }
+
     @Test func theParkingLimitIsAClearError() throws {
         let (source, _) = try threeChanges()
         var doc = Document(replica: bob)

@@ -213,6 +213,19 @@ import Testing
         #expect(try reader.versionVector("n") == writer.versionVector("n"))
     }
 
+    /// A peer cuts its answer into pages inside the first document too: a
+    /// page larger than a frame or a message may be is refused.
+    @Test func aPeersLargeHistoryTravelsInPages() async throws {
+        let writer = try DocumentStore.inMemory(), reader = try DocumentStore.inMemory()
+        try writer.create(id: "n")
+        for index in 0..<300 { try write(writer, "n", "k\(index % 7)", Int64(index)) }
+        var peer = PeerSyncService(store: writer)
+        peer.maxPageBytes = 2_000
+        let report = try await SyncClient(store: reader, peer: "p", transport: FaultyTransport.sound(peer)).sync()
+        #expect(report.rounds > 1 && report.received == 300)
+        #expect(try reader.versionVectors() == writer.versionVectors())
+    }
+
     /// A peer whose history lists two writers' keystrokes in turns sends
     /// each writer's together, as `encodeChanges` does: the fresh store
     /// catching up through it holds them in that order.
@@ -230,6 +243,144 @@ import Testing
         #expect(try fresh.read("n") { try $0.text(text) } == hub.text(text))
     }
 
+    /// A peer answers every document the client names, those it lacks at
+    /// no version: a store put in place of the one a client synced with
+    /// through the same command gets every document again.
+    @Test func aReplacedPeerStoreGetsEveryDocumentAgain() async throws {
+        let alice = try DocumentStore.inMemory()
+        try alice.create(id: "n")
+        try write(alice, "n", "k", 1)
+        try await SyncClient(store: alice, peer: "via:peer", transport: FaultyTransport.sound(PeerSyncService(store: .inMemory()))).sync()
+        let replaced = try DocumentStore.inMemory()
+        let report = try await SyncClient(store: alice, peer: "via:peer", transport: FaultyTransport.sound(PeerSyncService(store: replaced))).sync()
+        #expect(report.sent == 1)
+        #expect(try replaced.versionVectors() == alice.versionVectors())
+        #expect(try alice.outbox(peer: "via:peer").isEmpty)
+    }
+
+    /// A push a peer refuses stores nothing, not even the document it was for.
+    @Test func aPushAPeerRefusesLeavesNoDocumentBehind() async throws {
+        let store = try DocumentStore.inMemory()
+        let unknownObject = ObjectID(OpID(replica: ReplicaID(9), counter: 4))
+        let change = Change(id: OpID(replica: ReplicaID(7), counter: 1), lamport: 1, parents: [],
+                            operations: [.put(object: unknownObject, key: "k", value: .scalar(.int(1)), pred: [])])
+        let request = SyncRequest(cursor: nil, documents: [SyncDocument(id: "new", version: [:], changes: [change])])
+        let answer = await PeerSyncService(store: store).respond(toMessage: SyncMessage.request(request).encoded(), access: .unrestricted)
+        #expect(try SyncMessage.decode(answer) == .failure(SyncFailure(status: 400, "a change of document new does not apply: "
+            + "change 1@0000000000000007 is invalid: it edits object 4@0000000000000009, which does not exist")))
+        #expect(try store.documents(includeRemoved: true).isEmpty)
+    }
+
+    /// An answer stating part of a change (a counter inside it) is recorded
+    /// as the peer's acknowledgement like any other, and the change is then
+    /// pushed whole: a later sync with that peer works instead of failing
+    /// for good as if the store's history had been compacted away.
+    @Test func anAcknowledgementOfPartOfAChangeDoesNotStopLaterSyncs() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try store.edit("n") { tx in for key in ["a", "b", "c", "d"] { try tx.put(.root, key: key, .int(1)) } }
+        let replica = store.replicaID
+        let partial = ScriptedPeer { request in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [replica: 2]) })
+        }
+        await #expect(throws: SyncError.self) {
+            try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(partial)).sync()
+        }
+        #expect(try store.acknowledgedVersions(peer: "p") == ["n": [replica: 2]])
+        #expect(try store.changes("n", since: [replica: 2]).map(\.id.counter) == [1])
+
+        let honest = try DocumentStore.inMemory()
+        let report = try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(PeerSyncService(store: honest))).sync()
+        #expect(report.sent == 1)
+        #expect(try honest.versionVectors() == ["n": [replica: 4]])
+    }
+
+    /// A page holding a change under the store's own replica id that does
+    /// not follow on from its changes is refused whole: parked, it would
+    /// clash with the store's next edits, and the note would no longer load.
+    @Test func anEarlyChangeUnderTheStoresOwnIdIsRefused() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let own = store.replicaID
+        let early = Change(id: OpID(replica: own, counter: 5), lamport: 5, parents: [OpID(replica: own, counter: 4)],
+                           operations: [.put(object: .root, key: "forged", value: .scalar(.int(9)), pred: [])])
+        let sender = ScriptedPeer { _ in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: [SyncDocument(id: "n", version: [:], changes: [early])])
+        }
+        await #expect(throws: SyncError.protocolViolation("it sent a change that does not apply (change \(early.id) is invalid: "
+            + "it is under this replica's own id but does not follow on from its changes, so its next edits would take the "
+            + "same counters); nothing of its answer was applied")) {
+            try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
+        }
+        for value in 2...6 { try write(store, "n", "k", Int64(value)) }
+        store.cache = [:]
+        #expect(try store.versionVector("n") == [own: 6])
+        #expect(try value(store, "n", "k") == .scalar(.int(6)))
+    }
+
+    /// A peer that answers a push without taking the changes or refusing
+    /// them ends the sync at the round that would repeat the last, not
+    /// after `maxRounds` rounds sending the same changes.
+    @Test func aPeerThatNeitherTakesNorRefusesAPushEndsTheSync() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let recorder = RecordingTransport(inner: FaultyTransport.sound(ScriptedPeer { request in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [:]) })
+        }))
+        await #expect(throws: SyncError.protocolViolation("it neither took nor refused the changes pushed (1 of document n) "
+            + "and sent nothing new: another round would only repeat the last")) {
+            try await SyncClient(store: store, peer: "p", transport: recorder).sync()
+        }
+        #expect(recorder.requests.count == 2)  // the second states the cursor the first answer gave
+        #expect(try store.outbox(peer: "p")["n"]?.count == 1)
+    }
+
+    /// An answer claiming more of this store's own changes than it has made
+    /// ends the sync and is not recorded: as an acknowledgement, it would
+    /// keep those changes from ever being sent to that peer.
+    @Test func anAnswerClaimingMoreOfTheStoresOwnChangesThanItMadeIsRefused() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let replica = store.replicaID
+        let liar = ScriptedPeer { request in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [replica: 1 << 40]) })
+        }
+        await #expect(throws: SyncError.protocolViolation("it claims to hold the changes of this store (replica \(replica)) "
+            + "to document n up to counter \(1 << 40), but this store has made them only up to 1")) {
+            try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(liar)).sync()
+        }
+        #expect(try store.acknowledgedVersions(peer: "p").isEmpty)
+        #expect(try store.outbox(peer: "p")["n"]?.count == 1)
+    }
+
+    /// A change whose Lamport value jumps far ahead is refused by a peer
+    /// (400, as by the server) and by a client taking a page, which keeps
+    /// nothing of it: taken, it would end the document's local edits.
+    @Test func aChangeFarAheadInLamportValueIsRefusedBothWays() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let farAhead = Change(id: OpID(replica: ReplicaID(7), counter: 1), lamport: Document.lamportLimit - 3,
+                              parents: [OpID(replica: store.replicaID, counter: 1)],
+                              operations: [.put(object: .root, key: "k", value: .scalar(.int(2)), pred: [])])
+        let reason = "change 1@0000000000000007 is invalid: its Lamport value \(Document.lamportLimit - 3) lies more than "
+            + "\(DocumentStore.maxLamportLead) beyond the document's highest, 1"
+        let request = SyncRequest(cursor: nil, documents: [SyncDocument(id: "n", version: [:], changes: [farAhead])])
+        let answer = await PeerSyncService(store: store).respond(toMessage: SyncMessage.request(request).encoded(), access: .unrestricted)
+        #expect(try SyncMessage.decode(answer) == .failure(SyncFailure(status: 400, "a change of document n does not apply: " + reason)))
+
+        let sender = ScriptedPeer { _ in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: [SyncDocument(id: "n", version: [:], changes: [farAhead])])
+        }
+        await #expect(throws: SyncError.protocolViolation("it sent a change that does not apply (\(reason)); nothing of its answer was applied")) {
+            try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
+        }
+        #expect(try store.versionVectors() == ["n": [store.replicaID: 1]])
+    }
+
     @Test func messagesRoundTripAndDamageIsRefused() throws {
         let request = SyncRequest(cursor: SyncCursor(logID: 9, seq: 4), waitMilliseconds: 250, documents: [
             SyncDocument(id: "x", version: [ReplicaID(3): 4], bundles: [Array(repeating: 7, count: 3000)]),
@@ -239,6 +390,37 @@ import Testing
         #expect(try SyncMessage.decode(bytes) == .request(request))
         bytes[bytes.count / 2] ^= 1
         #expect(throws: SyncMessage.DecodeError.self) { try SyncMessage.decode(bytes) }
+    }
+
+    /// A response's flags byte holds only the bits `Specs/sync.md` names
+    /// (1 more, 2 cursor reset), as the message's own flags do.
+    @Test func aResponseWithUnknownFlagsIsRefused() throws {
+        let response = [UInt8](repeating: 0, count: 9) + [4, 0]  // cursor none, flags 4, no documents
+        #expect(throws: SyncMessage.DecodeError.malformed("invalid data: unknown response flags 4")) {
+            try SyncMessage.decode(Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: [2, 0] + response))
+        }
+    }
+
+    /// A version vector names each replica once, with a counter of 1 or
+    /// more: an entry of 0 (which no writer makes) is refused, and so
+    /// cannot hide that its replica comes again.
+    @Test func aVersionVectorEntryOfZeroIsRefused() throws {
+        var request = ByteWriter()
+        request.writeUInt64(0)
+        request.writeVarint(0)  // cursor none
+        request.writeVarint(0)  // no wait
+        request.writeVarint(1)
+        request.writeString("n")
+        request.writeVarint(2)
+        for counter: UInt64 in [0, 3] {
+            request.writeUInt64(5)
+            request.writeVarint(counter)
+        }
+        request.writeVarint(0)  // no bundles
+        #expect(throws: SyncMessage.DecodeError.malformed("invalid data: replica 0000000000000005 has counter 0; "
+            + "a version vector names only replicas it holds operations of")) {
+            try SyncMessage.decode(Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: [1, 0] + request.bytes))
+        }
     }
 
     /// A command that answers garbage and keeps writing fails the exchange
@@ -290,6 +472,16 @@ import Testing
         #expect(closed.wait(timeout: .now() + 30) == .success)
     }
 
+    /// Closing does not wait for a command that outlives its input and
+    /// ignores SIGTERM (it ends by itself later): `quire sync --via` would
+    /// otherwise hang after the sync is done.
+    @Test func closingDoesNotWaitForACommandThatIgnoresSIGTERM() throws {
+        let transport = try StdioSyncTransport(command: "trap '' TERM; sleep 60", timeout: 0.5)
+        let closed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { transport.close(); closed.signal() }
+        #expect(closed.wait(timeout: .now() + 30) == .success)
+    }
+
     /// Only an input that ends between frames ends a stdio session cleanly;
     /// one cut inside a frame's length or message is an error.
     @Test(arguments: [[], [5, 0], [5, 0, 0, 0, 1]] as [[UInt8]])
@@ -314,6 +506,13 @@ extension FaultyTransport {
         transport.dropRequest = 0; transport.dropAnswer = 0; transport.duplicate = 0; transport.replayOld = 0
         return transport
     }
+}
+
+/// Answers every request as `answer` says.
+struct ScriptedPeer: SyncService {
+    let answer: @Sendable (SyncRequest) throws(SyncFailure) -> SyncResponse
+
+    func respond(to request: SyncRequest, access: Access) async throws(SyncFailure) -> SyncResponse { try answer(request) }
 }
 
 /// Keeps every request it passes on.

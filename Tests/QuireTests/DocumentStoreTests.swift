@@ -49,6 +49,60 @@ import Testing
         #expect(DocumentID.generate(now: .distantPast).rawValue.hasPrefix("00000000-0000-7"))
     }
 
+    /// Ids that differ only in Unicode normalization ("é" as one scalar, or
+    /// "e" and a combining accent: two writers' systems may make either)
+    /// are two documents, in the store's file and in every lookup: a peer
+    /// sending one while the store holds the other adds a document.
+    @Test func idsThatDifferOnlyInNormalizationAreTwoDocuments() throws {
+        let composed = DocumentID(rawValue: "caf\u{E9}")!, decomposed = DocumentID(rawValue: "cafe\u{301}")!
+        #expect(composed != decomposed)
+        let store = try DocumentStore.inMemory(), other = try DocumentStore.inMemory()
+        try store.create(id: composed)
+        try store.edit(composed) { tx in try tx.put(.root, key: "k", .int(1)) }
+        try other.create(id: decomposed)
+        try other.edit(decomposed) { tx in try tx.put(.root, key: "k", .int(2)) }
+        try store.apply(bundles: [(decomposed, [ChangeEncoding.encode(other.changes(decomposed))])])
+        #expect(try store.documents().map(\.id) == [decomposed, composed])  // byte order, as the file sorts them
+        #expect(try store.versionVectors() == [composed: [store.replicaID: 1], decomposed: [other.replicaID: 1]])
+        #expect(try store.read(composed) { try $0.get(.root, key: "k") } == .scalar(.int(1)))
+        try store.edit(decomposed) { tx in try tx.put(.root, key: "mine", .int(3)) }
+        #expect(try store.outbox(peer: "p").mapValues(\.count) == [composed: 1, decomposed: 1])
+        try store.acknowledge(peer: "p", id: composed, version: [store.replicaID: 1])
+        #expect(try store.acknowledgedVersions(peer: "p") == [composed: [store.replicaID: 1]])
+    }
+
+    /// A remote change whose Lamport value lies more than `maxLamportLead`
+    /// beyond the document's highest is refused, by `apply` and by
+    /// `apply(bundles:)` (a bundle taken whole too), and nothing of its
+    /// batch is kept: taken near 2^62, it would leave the document's later
+    /// edits no Lamport value to take.
+    @Test func aRemoteChangeFarAheadInLamportValueIsRefused() throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try store.edit("n") { tx in try tx.put(.root, key: "k", .int(1)) }
+        let farAhead = Change(id: OpID(replica: ReplicaID(7), counter: 1), lamport: Document.lamportLimit - 3,
+                              parents: [OpID(replica: store.replicaID, counter: 1)],
+                              operations: [.put(object: .root, key: "k", value: .scalar(.int(2)), pred: [])])
+        let refusal = DocumentError.invalidChange(farAhead.id, reason: "its Lamport value \(Document.lamportLimit - 3) lies more than "
+            + "\(DocumentStore.maxLamportLead) beyond the document's highest, 1")
+        #expect(throws: refusal) { try store.apply("n", [farAhead]) }
+        #expect(throws: refusal) { try store.apply(bundles: [("n", [ChangeEncoding.encode([farAhead])])]) }
+        // A catch-up long enough to be kept as it came, for a document the store lacks.
+        let start = DocumentStore.maxLamportLead + 1
+        let catchUp = (1...40).map { counter in
+            Change(id: OpID(replica: ReplicaID(7), counter: counter), lamport: start + counter - 1,
+                   parents: counter == 1 ? [] : [OpID(replica: ReplicaID(7), counter: counter - 1)],
+                   operations: [.put(object: .root, key: "k", value: .scalar(.int(Int64(counter))),
+                                     pred: counter == 1 ? [] : [OpID(replica: ReplicaID(7), counter: counter - 1)])])
+        }
+        #expect(throws: DocumentError.invalidChange(catchUp[0].id, reason: "its Lamport value \(start) lies more than "
+            + "\(DocumentStore.maxLamportLead) beyond the document's highest, 0")) {
+            try store.apply(bundles: [("new", [ChangeEncoding.encode(catchUp)])])
+        }
+        #expect(try store.versionVectors() == ["n": [store.replicaID: 1]])
+        try store.edit("n") { tx in try tx.put(.root, key: "k", .int(3)) }
+    }
+
     @Test func editsSurviveReopening() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"

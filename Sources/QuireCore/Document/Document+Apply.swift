@@ -59,8 +59,14 @@ extension Document {
             return .duplicate
         }
         if change.id.counter <= seen { throw .conflictingChange(change.id) }
-        if change.id.counter != seen + 1 { return .waiting }
-        return change.parents.allSatisfy(versionVector.contains) ? .ready : .waiting
+        let isReady = change.id.counter == seen + 1 && change.parents.allSatisfy(versionVector.contains)
+        // This replica's next local operations take the counters after `seen`:
+        // a change of its own left waiting would clash with them.
+        guard isReady || change.replica != replica else {
+            throw .invalidChange(change.id, reason: "it is under this replica's own id but does not follow on from its changes, "
+                + "so its next edits would take the same counters")
+        }
+        return isReady ? .ready : .waiting
     }
 
     /// Applies every pending change that has become ready, repeatedly.

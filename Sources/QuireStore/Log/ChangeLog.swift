@@ -143,7 +143,7 @@ public enum ChangeLog {
             let document = try row.text(2)
             let acknowledged = try row.unsigned(3)
             let changes = try decode(row, document: document).filter { $0.lastID.counter > acknowledged }
-            if outbox.last?.document == document { outbox[outbox.count - 1].changes += changes }
+            if outbox.last?.document.hasSameBytes(as: document) == true { outbox[outbox.count - 1].changes += changes }
             else { outbox.append((document, changes)) }
         }
         return outbox

@@ -21,10 +21,19 @@ public enum DocumentVersions {
     }
 
     /// The version vector of every document that has logged changes.
-    public static func all(_ db: DatabaseConnection) throws -> [String: VersionVector] {
-        var versions: [String: VersionVector] = [:]
-        for row in try db.query(sql: "SELECT document_id, replica, counter FROM document_versions") {
-            versions[try row.text(0), default: VersionVector()][try row.replica(1)] = try row.unsigned(2)
+    public static func all(_ db: DatabaseConnection) throws -> [(document: String, version: VersionVector)] {
+        try grouped(db.query(sql: "SELECT document_id, replica, counter FROM document_versions ORDER BY document_id"))
+    }
+
+    /// Version vectors from rows `(document_id, replica, counter)` that come
+    /// a document at a time. Not a dictionary keyed by the id: that would
+    /// merge two documents whose ids differ only in Unicode normalization.
+    static func grouped(_ rows: [Row]) throws -> [(document: String, version: VersionVector)] {
+        var versions: [(document: String, version: VersionVector)] = []
+        for row in rows {
+            let document = try row.text(0)
+            if versions.last?.document.hasSameBytes(as: document) != true { versions.append((document, VersionVector())) }
+            versions[versions.count - 1].version[try row.replica(1)] = try row.unsigned(2)
         }
         return versions
     }

@@ -19,13 +19,10 @@ public enum PeerAcknowledgements {
 
     /// The version vector `peer` has acknowledged for each document it
     /// acknowledged something of.
-    public static func versions(peer: String, _ db: DatabaseConnection) throws -> [String: VersionVector] {
-        var versions: [String: VersionVector] = [:]
-        for row in try db.query(sql: "SELECT document_id, replica, counter FROM peer_acknowledgements WHERE peer = ?",
-                                arguments: [.text(peer)]) {
-            versions[try row.text(0), default: VersionVector()][try row.replica(1)] = try row.unsigned(2)
-        }
-        return versions
+    public static func versions(peer: String, _ db: DatabaseConnection) throws -> [(document: String, version: VersionVector)] {
+        try DocumentVersions.grouped(db.query(
+            sql: "SELECT document_id, replica, counter FROM peer_acknowledgements WHERE peer = ? ORDER BY document_id",
+            arguments: [.text(peer)]))
     }
 
     /// The version vector `peer` has acknowledged for `document`.

@@ -20,6 +20,7 @@ public enum SyncMessage: Hashable, Sendable {
 
     private enum Kind: UInt8 { case request = 1, response = 2, failure = 3 }
     private static let compressedFlag: UInt8 = 1
+    private static let moreFlag: UInt8 = 1, cursorResetFlag: UInt8 = 2
 
     /// Caps on what `decode` accepts: a hostile message is refused before
     /// it costs more than this.
@@ -62,7 +63,7 @@ public enum SyncMessage: Hashable, Sendable {
         case .response(let response):
             kind = .response
             Self.write(response.cursor, to: &payload)
-            payload.writeByte((response.more ? 1 : 0) | (response.cursorReset ? 2 : 0))
+            payload.writeByte((response.more ? Self.moreFlag : 0) | (response.cursorReset ? Self.cursorResetFlag : 0))
             Self.write(response.documents, to: &payload)
         case .failure(let failure):
             kind = .failure
@@ -138,8 +139,9 @@ public enum SyncMessage: Hashable, Sendable {
             case .response:
                 let cursor = try readCursor(&reader) ?? SyncCursor(logID: 0, seq: 0)
                 let flags = try reader.readByte("the response flags")
+                guard flags & ~(moreFlag | cursorResetFlag) == 0 else { throw DecodingError.invalid("unknown response flags \(flags)") }
                 let documents = try readDocuments(&reader, limits: limits)
-                message = .response(SyncResponse(cursor: cursor, more: flags & 1 != 0, cursorReset: flags & 2 != 0,
+                message = .response(SyncResponse(cursor: cursor, more: flags & moreFlag != 0, cursorReset: flags & cursorResetFlag != 0,
                                                   documents: documents))
             case .failure:
                 let status = try reader.readIndex("the status", below: 1000)
@@ -182,7 +184,10 @@ public enum SyncMessage: Hashable, Sendable {
             for _ in 0..<(try reader.readCount("version vector entries", minimumItemSize: 9)) {
                 let replica = ReplicaID(try reader.readUInt64("a replica id"))
                 guard version[replica] == 0 else { throw DecodingError.invalid("replica \(replica) is repeated") }
-                version[replica] = try reader.readVarint("a counter")
+                // A zero would leave no entry, and the replica could come again.
+                let counter = try reader.readVarint("a counter")
+                guard counter > 0 else { throw DecodingError.invalid("replica \(replica) has counter 0; a version vector names only replicas it holds operations of") }
+                version[replica] = counter
             }
             var bundles: [[UInt8]] = []
             for _ in 0..<(try reader.readCount("change bundles")) {

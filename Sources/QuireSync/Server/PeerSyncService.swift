@@ -24,9 +24,11 @@ public struct PeerSyncService: SyncService {
         do {
             for document in request.documents where !document.bundles.isEmpty {
                 guard access.mayWrite(document.id) else { throw SyncFailure(status: 403, "this peer may not write \(document.id)") }
-                let changes = try document.decodedChanges(limits: .default)
-                try store.createIfMissing(document.id)
-                do { try store.apply(document.id, changes) } catch let error as DocumentError {
+                // One transaction creates a missing document with its changes:
+                // a refused push leaves no empty document behind.
+                do { try store.apply(bundles: [(document.id, document.bundles)]) } catch let error as DecodingError {
+                    throw SyncFailure(undecodable: error, in: document.id)
+                } catch let error as DocumentError {
                     throw SyncFailure(refusing: error, in: document.id)
                 }
             }
@@ -42,10 +44,12 @@ public struct PeerSyncService: SyncService {
                 if !theirs.includes(mine) && !response.more {
                     var changes = try store.changes(info.id, since: theirs)
                     // Keep whole causal prefixes: cut the list, never reorder it.
+                    // The first document is cut too (a page past the frame and
+                    // message limits is refused), but a page holds a change at least.
                     var size = 0
                     if let cut = changes.indices.first(where: { index in
                         size += ChangeEncoding.encode([changes[index]]).count
-                        return bytes > 0 && bytes + size > maxPageBytes
+                        return bytes + size > maxPageBytes && (bytes > 0 || index > 0)
                     }) {
                         changes = Array(changes[..<cut])
                         response.more = true
@@ -54,6 +58,11 @@ public struct PeerSyncService: SyncService {
                     document = SyncDocument(id: info.id, version: mine, changes: changes)
                 }
                 if known[info.id] != nil || !document.bundles.isEmpty { response.documents.append(document) }
+            }
+            // Those it lacks too, at no version: a client that synced with
+            // another store behind the same command then sends them again.
+            for document in request.documents where versions[document.id] == nil && access.mayRead(document.id) {
+                response.documents.append(SyncDocument(id: document.id, version: VersionVector()))
             }
             return response
         } catch let failure as SyncFailure {

@@ -66,7 +66,7 @@ public final class ServerLog: Sendable {
         /// of 64 bits would make every later write lose or overflow.
         public var maxLamportLead: UInt64
 
-        public init(maxChangesPerRequest: Int = 100_000, maxParkedPerDocument: Int = 10_000, maxLamportLead: UInt64 = 1 << 32) {
+        public init(maxChangesPerRequest: Int = 100_000, maxParkedPerDocument: Int = 10_000, maxLamportLead: UInt64 = DocumentStore.maxLamportLead) {
             self.maxChangesPerRequest = maxChangesPerRequest
             self.maxParkedPerDocument = maxParkedPerDocument
             self.maxLamportLead = maxLamportLead

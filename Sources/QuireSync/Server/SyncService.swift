@@ -38,6 +38,11 @@ extension SyncFailure {
         }
     }
 
+    /// A 400 for pushed changes of `document` that do not decode.
+    init(undecodable error: DecodingError, in document: DocumentID) {
+        self.init(status: 400, "the changes of document \(document) do not decode: \(error)")
+    }
+
     /// A pushed change of `document` that the document refused: 400 when
     /// it breaks the rules of `Specs/crdt.md`, 409 when it reuses the id
     /// of another change, 413 when too many would wait for dependencies.
@@ -56,7 +61,7 @@ extension SyncDocument {
     /// The changes of the bundles, or a 400 naming the document.
     func decodedChanges(limits: DecodingLimits) throws(SyncFailure) -> [Change] {
         do { return try changes(limits: limits) } catch {
-            throw SyncFailure(status: 400, "the changes of document \(id) do not decode: \(error)")
+            throw SyncFailure(undecodable: error, in: id)
         }
     }
 }

@@ -85,9 +85,10 @@ public final class StdioSyncTransport: SyncTransport {
 
     /// Closes the command's input and output, so that it ends, and waits
     /// for it, `timeout` seconds at most: a command still running then is
-    /// stopped with what it started. Its output is closed too: a command
-    /// that ignores its input and keeps writing (its answer refused as too
-    /// large) would otherwise fill the pipe and block.
+    /// stopped with what it started, and not waited for, as it may ignore
+    /// SIGTERM. Its output is closed too: a command that ignores its input
+    /// and keeps writing (its answer refused as too large) would otherwise
+    /// fill the pipe and block.
     public func close() {
         process.withLock { process in
             try? toPeer.close()
@@ -95,10 +96,7 @@ public final class StdioSyncTransport: SyncTransport {
             guard let running = process else { return }
             process = nil
             for _ in 0..<Int(timeout * 100) where running.isRunning { usleep(10_000) }
-            if running.isRunning {
-                Self.stop(running)
-                running.waitUntilExit()
-            }
+            if running.isRunning { Self.stop(running) }
         }
     }
 }

@@ -69,6 +69,14 @@ public struct SyncClient: Sendable {
             session.report.rounds = round
             let wait = round == waitingRound ? waitSeconds : 0
             let request = try storeWork { try makeRequest(&session, waitMilliseconds: UInt64(wait * 1000)) }
+            // An answer that changed nothing leaves the request as it was: the
+            // same answer would come back, round after round.
+            guard request != session.lastRequest else {
+                let pushed = session.pushed.map { "\($0.value.count) of document \($0.key)" }.sorted()
+                throw .protocolViolation("it neither took nor refused the changes pushed (\(pushed.joined(separator: ", "))) "
+                    + "and sent nothing new: another round would only repeat the last")
+            }
+            session.lastRequest = request
             let bytes = SyncMessage.request(request).encoded()
             session.report.bytesSent += bytes.count
             let answer: SyncMessage
@@ -125,6 +133,7 @@ public struct SyncClient: Sendable {
         /// Documents the server did not answer for: this token may not read them.
         var unanswered: Set<DocumentID> = []
         var lastCursor: SyncCursor?
+        var lastRequest: SyncRequest?
     }
 
     private func makeRequest(_ session: inout Session, waitMilliseconds: UInt64) throws -> SyncRequest {
@@ -197,6 +206,13 @@ public struct SyncClient: Sendable {
         let versions = try store.versionVectors()
         var acknowledged: [DocumentID: VersionVector] = [:]
         for document in response.documents {
+            // Only this store makes changes under its replica id: recorded, a
+            // claim of more would keep the ones it names from ever being sent.
+            let claimed = document.version[store.replicaID], made = versions[document.id]?[store.replicaID] ?? 0
+            guard claimed <= made else {
+                throw SyncError.protocolViolation("it claims to hold the changes of this store (replica \(store.replicaID)) "
+                    + "to document \(document.id) up to counter \(claimed), but this store has made them only up to \(made)")
+            }
             answered.insert(document.id)
             if versions[document.id] != nil { acknowledged[document.id] = document.version }
             session.serverVersions[document.id] = document.version
@@ -248,8 +264,9 @@ public struct SyncClient: Sendable {
             try store.rejectChanges(changes, of: id, peer: peer, status: failure.status, reason: failure.message)
             progress("the server refused \(changes.count) change(s) of document \(id): \(failure.status) \(failure.message)")
         }
-        let pushedIDs = Set(session.pushed.keys.map(\.rawValue))
-        session.report.rejected += try store.rejectedChanges(peer: peer).filter { pushedIDs.contains($0.document) }
+        session.report.rejected += try store.rejectedChanges(peer: peer).filter { rejected in
+            DocumentID(rawValue: rejected.document).map { session.pushed[$0] != nil } ?? false
+        }
         session.pushed = [:]
     }
 
