@@ -74,12 +74,30 @@ extension DocumentStore {
             let (tail, lastSeq) = try ChangeLog.changes(document: id.rawValue, after: coversSeq, db)
             do {
                 try document.apply(tail)
-                try document.apply(ParkedChanges.all(document: id.rawValue, db))
             } catch let error as DocumentError {
                 throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
             }
+            applyParked(try ParkedChanges.all(document: id.rawValue, db), to: &document, id)
             return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count,
                                   loggedThrough: lastSeq ?? coversSeq, parkedRows: try row.int64(2))
+        }
+    }
+
+    /// Applies the parked changes to a loaded document. They are no part of
+    /// its state, so one the document refuses (parked under an older rule,
+    /// such as a change of the store's own replica that came early) is left
+    /// out with a warning rather than making the document unloadable (a
+    /// peer sends a valid one again).
+    private func applyParked(_ parked: [Change], to document: inout Document, _ id: DocumentID) {
+        do {
+            try document.apply(parked)
+        } catch {
+            // Those before the refused one are applied; an applied one is ignored.
+            for change in parked {
+                do { try document.apply([change]) } catch {
+                    warn("document \(id): parked change \(change.id) was left out: \(error)")
+                }
+            }
         }
     }
 }

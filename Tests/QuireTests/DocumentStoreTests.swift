@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Quire
+import QuireStore
 
 @Suite struct DocumentStoreTests {
     struct Oops: Error {}
@@ -361,6 +362,29 @@ import Testing
             #expect(offered.map(\.replica) == [store.replicaID])
             #expect(offered.first?.operations == [.put(object: .root, key: "b", value: .scalar(.int(3)), pred: [])])
             #expect(try DocumentStore(path: path).outbox(peer: "server")[id]?.count == 1)
+        }
+    }
+
+    /// A parked change the document now refuses (one of the store's own
+    /// replica that came early, parked before such changes were refused) is
+    /// left out of a load, not a reason to lose the whole document.
+    @Test func aParkedChangeTheDocumentRefusesIsLeftOutOfALoad() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let id: DocumentID = "doc"
+            do {
+                let store = try DocumentStore(path: path)
+                try store.create(id: id)
+                try store.edit(id) { tx in try tx.put(.root, key: "kept", .int(1)) }
+                var ahead = try store.read(id) { $0 }
+                try ahead.transact { tx in try tx.put(.root, key: "a", .int(2)) }
+                try ahead.transact { tx in try tx.put(.root, key: "b", .int(3)) }
+                let early = try #require(try ahead.changes(since: store.read(id) { $0.versionVector }).last)
+                try store.database.write { db in try ParkedChanges.park([early], document: id.rawValue, db) }
+            }
+            let reopened = try DocumentStore(path: path)
+            #expect(try reopened.read(id) { try $0.get(.root, key: "kept") } == .scalar(.int(1)))
+            #expect(try reopened.read(id) { $0.pendingCount } == 0)
         }
     }
 
