@@ -160,6 +160,21 @@ import Testing
         }
     }
 
+    /// A sync server's log given where a notes store belongs is named as such.
+    @Test func aServersLogIsNotTakenForAStore() throws {
+        try withRunner { runner in
+            let (server, _) = try startServer(runner)
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+            let log = runner.directory + "/server.db"
+            let kind = "\(log) is a sync server's log (the store of `quire serve`), not a notes store"
+            let inspected = try runner.run(["inspect", log])
+            #expect(inspected.status == 1 && inspected.stderr == "error: \(kind)\n")
+            let listed = try runner.run(["note", "list"], store: log)
+            #expect(listed.status == 1 && listed.stderr == "error: \(kind); give the path of a store file\n")
+        }
+    }
+
     /// A client may hold only `--connections-per-address` connections (here
     /// one, stalled halfway through its headers); others still sync.
     @Test func serveLimitsConnectionsPerAddress() throws {

@@ -36,8 +36,8 @@ struct Context {
         try refuseDirectory(path)
         // Opening for writing migrates the file: it must not add the store's
         // tables to another program's database or to a sync server's log.
-        if sqliteFile(path, satisfies: { db in try db.isForeignDatabase() }) {
-            throw CLIError.failure("\(path) is a SQLite database but not a Quire store; give the path of a store file")
+        if let kind = foreignKind(of: path) {
+            throw CLIError.failure("\(path) is \(kind); give the path of a store file")
         }
         do {
             return try DocumentStore(path: path, readOnly: readOnly)
@@ -80,6 +80,14 @@ extension Context {
         guard let database = try? Database(path: path, readOnly: true) else { return false }
         defer { database.close() }
         return (try? database.read(test)) == true
+    }
+
+    /// `foreignKind()` of the SQLite file at `path`; nil if it is a store or
+    /// not a SQLite file that opens.
+    static func foreignKind(of path: String) -> String? {
+        guard let database = try? Database(path: path, readOnly: true) else { return nil }
+        defer { database.close() }
+        return (try? database.read { db in try db.foreignKind() }) ?? nil
     }
 
     /// The bytes of the file at `path`, or nil if it cannot be read. Read
@@ -141,10 +149,15 @@ extension DatabaseConnection {
         try !query(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'replica'").isEmpty
     }
 
-    /// Whether the database holds tables but no Quire store: another
-    /// program's, or a sync server's log. A store being created has no table yet.
-    func isForeignDatabase() throws -> Bool {
-        try !holdsStore() && !query(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table'").isEmpty
+    /// What the database is when it holds tables but no Quire store
+    /// ("a sync server's log ..."), for an error naming the file; nil for a
+    /// store, or one being created (no table yet).
+    func foreignKind() throws -> String? {
+        let tables = try Set(query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { try $0.text(0) })
+        guard !tables.isEmpty, !tables.contains("replica") else { return nil }
+        // ServerLog's tables: the file given to `quire serve --store`.
+        if tables.isSuperset(of: ["server", "log", "parked"]) { return "a sync server's log (the store of `quire serve`), not a notes store" }
+        return "a SQLite database but not a Quire store"
     }
 }
 

@@ -113,9 +113,7 @@ struct FileReport {
             let database = try Database(path: path, readOnly: true)
             defer { database.close() }
             guard try database.integrityCheck() else { throw CLIError.failure("\(path) is damaged: SQLite's integrity check failed") }
-            guard try !database.read({ db in try db.isForeignDatabase() }) else {
-                throw CLIError.failure("\(path) is a SQLite database but not a Quire store")
-            }
+            if let kind = try database.read({ db in try db.foreignKind() }) { throw CLIError.failure("\(path) is \(kind)") }
             try database.read { db in try inspectTables(db) }
         } catch let error as DatabaseError {
             throw CLIError.failure("\(path) is a damaged SQLite store: \(error)")
