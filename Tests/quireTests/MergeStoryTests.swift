@@ -48,6 +48,23 @@ import Testing
         }
     }
 
+    /// Writes with the same Lamport value are ordered by replica id, and
+    /// the reason names both ids, so a person sees which is higher.
+    @Test func aTieOfLamportValuesNamesBothReplicas() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            try quire.ok(["note", "edit", id, "--pin"], store: laptop)
+            try quire.ok(["note", "edit", id, "--pin"], store: phone)
+            try quire.ok(["merge", laptop], store: phone)
+            let (higher, lower) = stores.laptopReplica > stores.phoneReplica
+                ? (stores.laptopReplica, stores.phoneReplica) : (stores.phoneReplica, stores.laptopReplica)
+            let conflicts = try #require(try quire.run(["conflicts", id, "--json"], store: phone).json() as? [[String: Any]])
+            let reason = try #require(conflicts.first?["reason"] as? String)
+            #expect(reason.hasPrefix("same Lamport value ") && reason.hasSuffix(", higher replica id (\(higher) > \(lower))"))
+        }
+    }
+
     @Test func offlineEditsMergeAndConcurrentWritesShowAsConflicts() throws {
         try withRunner { quire in
             let stores = try TwoStores(quire)

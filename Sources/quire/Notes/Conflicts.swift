@@ -30,7 +30,7 @@ struct Conflict {
         let winner = entries[0].stamp, runnerUp = entries[1].stamp
         return winner.lamport > runnerUp.lamport
             ? "higher Lamport value (\(winner.lamport) > \(runnerUp.lamport))"
-            : "same Lamport value \(winner.lamport), higher replica id"
+            : "same Lamport value \(winner.lamport), higher replica id (\(winner.replica) > \(runnerUp.replica))"
     }
 
     /// An entry's value as JSON: scalars as themselves, a text as its
