@@ -135,6 +135,14 @@ Merges in turns (quire-bench suite --peers runs this after the figures above):
   input. quire-bench merges in Quire between the lines, so that the three
   libraries take turns and share the host's slow moments.
 
+Checking the install (quire-bench suite --peers runs this once, before any workload):
+
+    Benchmarks/peers/run.sh versions
+
+  imports both libraries and prints their versions as one JSON object, e.g.
+  {"yrs": "0.14.13", "loro": "1.17.1"}; fails as the measurements would
+  when the virtualenv could not be made or a library does not import.
+
 Output: a table by default; with `--json` one JSON object per line with keys
 peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,
 emptyLoopMs, mergeMs, encodedBytes, snapshotBytes, encodeMs, loadMs, runs (the key names
@@ -890,6 +898,8 @@ def main(argv=None) -> int:
     w.add_argument("kind", choices=("trace", "replicas"))
     w.add_argument("file", metavar="FILE")
     w.add_argument("--peer", action="append", choices=sorted(PEERS), help="only this peer (repeatable; default: all)")
+    sub.add_parser("versions", help="import both peers and print their versions as one JSON object "
+                                    "(quire-bench suite --peers checks the install with it)")
     args = ap.parse_args(argv)
     if args.help_long:
         print(__doc__)
@@ -899,6 +909,10 @@ def main(argv=None) -> int:
         doc = (p["seq"] if work.kind == "sequential" else p["conc"])(work)
         with open(args.out, "wb") as out:
             out.write(p["encode"](doc))
+        return 0
+    if args.command == "versions":
+        import loro, pycrdt  # noqa: F401  (what a broken install fails at)
+        print(json.dumps({peer: PEERS[peer]["version"]() for peer in PEERS}))
         return 0
     if args.command == "merge-turns":
         merge_turns(args.kind, args.file, args.peer or ["yrs", "loro"])

@@ -17,14 +17,15 @@ let suiteUsage = """
         --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
         --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files; the merge
                         figures of all three then come from rounds in which they take turns
-                        (N rounds, at least \(MergeTurns.minimumRounds))
+                        (N rounds, at least \(MergeTurns.minimumRounds)). Peers that cannot run are
+                        reported as not measured, beside Quire's figures, and the exit status is 1
     """
 
 /// `quire-bench suite`; returns 0 when every check passed, else 1.
 func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     let parsed = try parse(arguments, flags: ["--peers"], options: ["--only", "--runs"])
     let runs = try parsed.positiveInteger("--runs", default: 3)
-    guard FileManager.default.fileExists(atPath: "Benchmarks/peers/run.sh") else {
+    guard FileManager.default.fileExists(atPath: peersRunner) else {
         throw UsageError(message: "run suite from the package root (Benchmarks/ not found)")
     }
     // A TRACE that is not there fails now, not after the workloads before it.
@@ -60,6 +61,11 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         return 1
     }
 
+    // Checked once, before any workload: a broken install was otherwise
+    // retried, pip and all, twice for every workload.
+    let peersProblem = parsed.flags.contains("--peers") && workloads.contains(where: \.hasPeers) ? checkPeers() : nil
+    if let peersProblem { printError("\nerror: \(peersProblem) (its errors are above); measuring Quire only") }
+
     var measured = 0, allOK = true
     for (index, workload) in workloads.enumerated() {
         let step = "[\(index + 1)/\(workloads.count)] \(workload.name)"
@@ -73,9 +79,15 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
             continue
         }
         if parsed.flags.contains("--peers"), workload.hasPeers, let (peerCommand, path) = peerInput(workload) {
-            progress("\(step) yrs and loro (\(runs) runs, then memory)...")
-            result.figures += runPeers(workload, command: peerCommand, path: path, runs: runs)
-            if let replayOnce {
+            let peerFigures: [LibraryFigures]
+            if let peersProblem {
+                peerFigures = SuiteReport.peers.map { LibraryFigures.notMeasured($0, because: peersProblem) }
+            } else {
+                progress("\(step) yrs and loro (\(runs) runs, then memory)...")
+                peerFigures = runPeers(workload, command: peerCommand, path: path, runs: runs)
+            }
+            result.figures += peerFigures
+            if let replayOnce, peerFigures.allSatisfy({ $0.merge != nil }) {
                 let rounds = max(runs, MergeTurns.minimumRounds)
                 progress("\(step) merges in turns (\(rounds) rounds)...")
                 measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
@@ -168,21 +180,46 @@ private func peerInput(_ workload: SuiteWorkload) -> (command: String, path: Str
     }
 }
 
-/// Runs peers.py `command` on `path`; its stderr (virtualenv set-up) passes through.
+/// Runs the peers in their virtualenv, which it makes on first use.
+private let peersRunner = "Benchmarks/peers/run.sh"
+
+/// nil when the peers can run (`peers.py versions` imports both); else why
+/// not. run.sh's own errors (pip's, Python's) pass through on stderr.
+private func checkPeers() -> String? {
+    progress("checking the peers (\(peersRunner) versions)...")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: peersRunner)
+    process.arguments = ["versions"]
+    process.standardOutput = FileHandle.nullDevice
+    do { try process.run() } catch { return "cannot run \(peersRunner): \(error)" }
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        return "the peers cannot run: \(peersRunner) versions exited with status \(process.terminationStatus)"
+    }
+    return nil
+}
+
+/// Runs peers.py `command` on `path`; its stderr passes through. A peer
+/// that gave no result is recorded as not measured.
 private func runPeers(_ workload: SuiteWorkload, command: String, path: String, runs: Int) -> [LibraryFigures] {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: "Benchmarks/peers/run.sh")
+    process.executableURL = URL(fileURLWithPath: peersRunner)
     process.arguments = [command, path, "--json", "--memory", "--runs", "\(runs)"]
     let output = Pipe()
     process.standardOutput = output
-    do { try process.run() } catch {
-        printError("\ncannot run Benchmarks/peers/run.sh: \(error)")
-        return []
+    var data = Data()
+    let reason: String
+    do {
+        try process.run()
+        data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        reason = "peers.py gave no result (exit status \(process.terminationStatus))"
+    } catch {
+        reason = "cannot run \(peersRunner): \(error)"
     }
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let figures = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { LibraryFigures.peer(jsonLine: String($0)) }
-    if figures.isEmpty { printError("\n\(workload.name): peers.py gave no result (exit status \(process.terminationStatus))") }
+    let figures = LibraryFigures.peers(output: String(decoding: data, as: UTF8.self), missingBecause: reason)
+    // A peer that ran has run at least once; one not measured, never.
+    for figure in figures where figure.runs == 0 { printError("\n\(workload.name) \(figure.library): \(figure.failures.joined())") }
     return figures
 }
 
@@ -194,7 +231,7 @@ private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, pa
     do {
         let encoded = try replayOnce().document.encodeChanges()
         _ = try TraceReplay.merge(encoded)  // warm-up, as the peers have had theirs
-        var turns = try MergeTurns(runner: "Benchmarks/peers/run.sh", command: command, path: path)
+        var turns = try MergeTurns(runner: peersRunner, command: command, path: path)
         defer { turns.finish() }
         let spreads = try turns.measure(rounds: rounds) { try TraceReplay.merge(encoded).nanoseconds }
         for index in figures.indices {

@@ -13,7 +13,7 @@ import Testing
 
     /// Runs the built `quire-bench` (beside the test bundle) with `arguments`.
     /// Only for commands that print a little: both pipes are read after it ends.
-    func run(_ arguments: [String]) throws -> Result {
+    func run(_ arguments: [String], in directory: String? = nil) throws -> Result {
         let candidates = [
             Bundle.main.bundleURL.appendingPathComponent("quire-bench"),
             Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("quire-bench"),
@@ -21,6 +21,7 @@ import Testing
         let process = Process()
         process.executableURL = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let output = Pipe(), error = Pipe()
         process.standardOutput = output
         process.standardError = error
@@ -83,5 +84,54 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stderr == "error: \(missing): no such file\n")
         #expect(result.stdout.isEmpty)
+    }
+
+    /// A package root for `suite` whose Benchmarks/peers/run.sh is `script`.
+    private func packageRoot(peersScript script: String) throws -> String {
+        let root = NSTemporaryDirectory() + "quire-bench-suite-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root + "/Benchmarks/peers", withIntermediateDirectories: true)
+        let runner = root + "/Benchmarks/peers/run.sh"
+        try ("#!/bin/sh\n" + script + "\n").write(toFile: runner, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: runner)
+        return root
+    }
+
+    /// The workloads of the one report a `suite` run wrote under `root`.
+    private func writtenWorkloads(_ root: String) throws -> [[String: Any]] {
+        let results = root + "/Benchmarks/results/"
+        let json = try #require(try FileManager.default.contentsOfDirectory(atPath: results).first { $0.hasSuffix(".json") })
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: results + json))) as? [String: Any])
+        return try #require(report["workloads"] as? [[String: Any]])
+    }
+
+    @Test func peersThatCannotRunAreTriedOnceAndQuiresFiguresAreWritten() throws {
+        // A failed install: run.sh says why and fails, whatever it is asked.
+        let root = try packageRoot(peersScript: """
+            echo "$@" >> calls
+            echo 'ERROR: No matching distribution found for pycrdt==0.14.13' >&2
+            exit 1
+            """)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let result = try run(["suite", "--only", "B1.1,B1.2", "--runs", "1", "--peers"], in: root)
+        #expect(result.status == 1)
+        // Tried once, not twice for each workload (pip and all), and said once.
+        #expect(try String(contentsOfFile: root + "/calls", encoding: .utf8) == "versions\n")
+        #expect(result.stderr.components(separatedBy: "the peers cannot run").count == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("measuring Quire only"))
+
+        let workloads = try writtenWorkloads(root)
+        #expect(workloads.map { $0["name"] as? String } == ["B1.1", "B1.2"])
+        for workload in workloads {
+            let libraries = try #require(workload["libraries"] as? [[String: Any]])
+            #expect(libraries.map { $0["library"] as? String } == ["quire", "yrs", "loro"])
+            #expect(libraries[0]["ok"] as? Bool == true && libraries[0]["mergeMs"] is [String: Any])
+            for peer in libraries.dropFirst() {
+                #expect(peer["ok"] as? Bool == false && peer["mergeMs"] is NSNull)
+                #expect((peer["failures"] as? [String])?.first?.hasPrefix("not measured: the peers cannot run") == true)
+            }
+        }
+        let results = root + "/Benchmarks/results/"
+        let markdown = try #require(try FileManager.default.contentsOfDirectory(atPath: results).first { $0.hasSuffix(".md") })
+        #expect(try String(contentsOfFile: results + markdown, encoding: .utf8).contains("\n- B1.2 loro: not measured: the peers cannot run"))
     }
 }

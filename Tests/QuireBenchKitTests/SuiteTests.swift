@@ -152,6 +152,14 @@ import Testing
         #expect(LibraryFigures.peer(jsonLine: "peers: installing pycrdt") == nil)
     }
 
+    @Test func aPeerMissingFromPeersOutputIsNotMeasured() {
+        let yrs = #"{"peer": "yrs", "ok": true, "runs": 1, "mergeMs": 1.0, "mergeMsMin": 1.0, "mergeMsMax": 1.0}"#
+        let figures = LibraryFigures.peers(output: "peers: installing\n" + yrs + "\nTraceback\n", missingBecause: "peers.py gave no result (exit status 1)")
+        #expect(figures.map(\.library) == ["yrs", "loro"])
+        #expect(figures[0].ok && figures[0].merge != nil)
+        #expect(!figures[1].ok && figures[1].merge == nil && figures[1].failures == ["not measured: peers.py gave no result (exit status 1)"])
+    }
+
     @Test func memoryColumnShowsSmallDocuments() {
         func figures(_ library: String, memory: Int) -> LibraryFigures {
             var figures = LibraryFigures(library: library, ok: true, runs: 3)

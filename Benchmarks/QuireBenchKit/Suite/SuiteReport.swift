@@ -12,7 +12,7 @@ public struct SuiteReport {
     public var machine: String
 
     public static let libraries = ["quire", "yrs", "loro"]
-    static let peers = ["yrs", "loro"]
+    public static let peers = ["yrs", "loro"]
 
     public init(results: [WorkloadResult], command: String, date: String, machine: String) {
         self.results = results

@@ -114,6 +114,21 @@ extension LibraryFigures {
         return figures
     }
 
+    /// A peer the suite was asked to measure and could not: no figures, and
+    /// a failed check that says why, so that the report shows the gap.
+    public static func notMeasured(_ library: String, because reason: String) -> LibraryFigures {
+        var figures = LibraryFigures(library: library, ok: false, runs: 0)
+        figures.failures = ["not measured: \(reason)"]
+        return figures
+    }
+
+    /// Each peer's figures from the output of `peers.py --json`; a peer
+    /// without a line (the script ended before it) is `notMeasured`, `because`.
+    public static func peers(output: String, missingBecause reason: String) -> [LibraryFigures] {
+        let measured = output.split(separator: "\n").compactMap { peer(jsonLine: String($0)) }
+        return SuiteReport.peers.map { name in measured.first { $0.library == name } ?? notMeasured(name, because: reason) }
+    }
+
     /// One JSON line of `peers.py --json`; nil for a line that is not one.
     public static func peer(jsonLine: String) -> LibraryFigures? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(jsonLine.utf8)) as? [String: Any],
