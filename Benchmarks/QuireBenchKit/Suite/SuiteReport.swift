@@ -5,7 +5,12 @@ import JSONText
 /// Markdown report with Quire-to-peer ratios, one SVG chart per family. A
 /// day's report gathers the workloads of that day's runs (`SuiteResultsFiles`).
 public struct SuiteReport {
-    public var results: [WorkloadResult]
+    /// Every figure as the JSON file keeps it (`stored`): the Markdown, the
+    /// charts and the statements are made from these, so that each ratio in
+    /// them is the ratio of the figures in the JSON.
+    public var results: [WorkloadResult] {
+        didSet { results = results.map(\.stored) }
+    }
     /// The latest run's exact command line (each workload has its own), the date and a note on the machine.
     public var command: String
     public var date: String
@@ -15,7 +20,7 @@ public struct SuiteReport {
     public static let peers = ["yrs", "loro"]
 
     public init(results: [WorkloadResult], command: String, date: String, machine: String) {
-        self.results = results
+        self.results = results.map(\.stored)
         self.command = command
         self.date = date
         self.machine = machine
@@ -23,17 +28,20 @@ public struct SuiteReport {
 
     // MARK: JSON
 
+    /// A figure as the JSON file keeps it: to the microsecond for times in milliseconds.
+    static func stored(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+
     public var json: String {
-        func rounded(_ x: Double?) -> JSONValue { x.map { .double(($0 * 1000).rounded() / 1000) } ?? .null }
+        func number(_ x: Double?) -> JSONValue { x.map(JSONValue.double) ?? .null }
         func spread(_ value: Spread?) -> JSONValue {
             guard let value else { return .null }
-            return .orderedObject([("median", rounded(value.median)), ("min", rounded(value.min)), ("max", rounded(value.max))])
+            return .orderedObject([("median", number(value.median)), ("min", number(value.min)), ("max", number(value.max))])
         }
         func int(_ value: Int?) -> JSONValue { value.map { .integer($0) } ?? .null }
         func measure(_ value: Measure) -> JSONValue {
             .orderedObject([
-                ("name", .string(value.name)), ("unit", .string(value.unit)), ("median", rounded(value.median)),
-                ("min", rounded(value.spread?.lowerBound)), ("max", rounded(value.spread?.upperBound)),
+                ("name", .string(value.name)), ("unit", .string(value.unit)), ("median", number(value.median)),
+                ("min", number(value.spread?.lowerBound)), ("max", number(value.spread?.upperBound)),
             ])
         }
         let workloads: [JSONValue] = results.map { result in

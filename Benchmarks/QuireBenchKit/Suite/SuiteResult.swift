@@ -67,6 +67,31 @@ public struct WorkloadResult: Sendable {
     public func figures(of library: String) -> LibraryFigures? { figures.first { $0.library == library } }
 }
 
+extension WorkloadResult {
+    /// Every figure as the JSON file keeps it (`SuiteReport.stored`).
+    var stored: WorkloadResult {
+        func stored(_ spread: Spread?) -> Spread? {
+            spread.map { Spread(median: SuiteReport.stored($0.median), min: SuiteReport.stored($0.min), max: SuiteReport.stored($0.max)) }
+        }
+        var result = self
+        for index in result.figures.indices {
+            let figures = result.figures[index]
+            result.figures[index].local = stored(figures.local)
+            result.figures[index].emptyLoop = stored(figures.emptyLoop)
+            result.figures[index].merge = stored(figures.merge)
+            result.figures[index].encode = stored(figures.encode)
+            result.figures[index].load = stored(figures.load)
+            result.figures[index].measures = figures.measures.map { measure in
+                var stored = measure
+                stored.median = SuiteReport.stored(measure.median)
+                stored.spread = measure.spread.map { SuiteReport.stored($0.lowerBound)...SuiteReport.stored($0.upperBound) }
+                return stored
+            }
+        }
+        return result
+    }
+}
+
 extension Spread {
     public init(median: Double, min: Double, max: Double) {
         self.median = median
