@@ -818,7 +818,7 @@ def merge_turns(command: str, path: str, peers: list) -> None:
         merges[peer] = functools.partial(merge, update)
     print("ready", flush=True)
     for _ in sys.stdin:
-        print(json.dumps({peer: round(timed_once(merge)[0], 3) for peer, merge in merges.items()}), flush=True)
+        print(json.dumps({peer: timed_once(merge)[0] for peer, merge in merges.items()}), flush=True)
 
 
 def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks, converged=None) -> dict:
@@ -829,7 +829,7 @@ def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks, co
     row = {"peer": peer, "version": p["version"](), "trace": name, "kind": kind,
            "ops": ops, "ok": ok_local and ok_merge and ok_load and converged is not False}
     for key, (med, lo, hi) in zip(("localMs", "emptyLoopMs", "mergeMs", "encodeMs", "loadMs"), timings):
-        row[key], row[key + "Min"], row[key + "Max"] = round(med, 3), round(lo, 3), round(hi, 3)
+        row[key], row[key + "Min"], row[key + "Max"] = med, lo, hi
     row.update(encodedBytes=len(update), snapshotBytes=len(snap),
                snapshotFormat=p["snapshot_format"], runs=runs)
     if not row["ok"]:

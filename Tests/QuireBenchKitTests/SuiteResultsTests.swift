@@ -93,6 +93,21 @@ import Testing
         #expect(readBack.markdown.contains("| B1.1 | 6000 | 1.01 | 1.00 | – | **1.01** | – |"))
     }
 
+    /// B1's merges take tens of microseconds: kept to the microsecond, a
+    /// 20.5 µs merge was 21 and its ratio to a 10 µs one 2.10, not 2.05.
+    @Test func theJSONKeepsTimesToTheNanosecond() throws {
+        var result = try Self.replay("B1.1", command: "c", mergeMs: 0.0205)
+        var yrs = LibraryFigures(library: "yrs", ok: true, runs: 3)
+        yrs.merge = Spread(median: 0.01, min: 0.01, max: 0.01)
+        result.figures.append(yrs)
+        let report = Self.report([result], command: "c")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any])
+        let workloads = try #require(json["workloads"] as? [[String: Any]])
+        let quire = try #require((workloads.first?["libraries"] as? [[String: Any]])?.first)
+        #expect((quire["mergeMs"] as? [String: Any])?["median"] as? Double == 0.0205)
+        #expect(report.markdown.contains("| B1.1 | 6000 | 0.02 | 0.01 | – | **2.05** |"))
+    }
+
     @Test func workloadsOutsideTheOrderComeLastAsTheyWere() throws {
         let trace = SuiteWorkload(name: "my-trace", family: .traces, source: .traceFile("my-trace.json"), description: "a trace given once")
         let given = WorkloadResult(workload: trace, command: "quire-bench suite my-trace.json --only my-trace", ops: 5, figures: [])
