@@ -134,4 +134,25 @@ import Testing
         let markdown = try #require(try FileManager.default.contentsOfDirectory(atPath: results).first { $0.hasSuffix(".md") })
         #expect(try String(contentsOfFile: results + markdown, encoding: .utf8).contains("\n- B1.2 loro: not measured: the peers cannot run"))
     }
+
+    @Test func aWrongResultIsNotMergedInTurnsWithThePeers() throws {
+        // Peers that answer every subcommand, and say which they were asked.
+        let peer = #"{"peer": "PEER", "ok": true, "runs": 1, "mergeMs": 1.0, "mergeMsMin": 1.0, "mergeMsMax": 1.0}"#
+        let root = try packageRoot(peersScript: """
+            echo "$1" >> calls
+            case "$1" in
+              trace) for p in yrs loro; do echo '\(peer)' | sed "s/PEER/$p/"; done ;;
+              merge-turns) echo ready; while read line; do echo '{"yrs": 1, "loro": 1}'; done ;;
+            esac
+            """)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // Its endContent is not what its edits type: Quire's replay fails its check.
+        try #"{"endContent": "abd", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/wrong.json", atomically: true, encoding: .utf8)
+        let result = try run(["suite", "wrong.json", "--only", "wrong", "--runs", "1", "--peers"], in: root)
+        #expect(result.status == 1)
+        #expect(try String(contentsOfFile: root + "/calls", encoding: .utf8) == "versions\ntrace\n")
+        let libraries = try #require(try writtenWorkloads(root).first?["libraries"] as? [[String: Any]])
+        #expect(libraries.map { $0["library"] as? String } == ["quire", "yrs", "loro"])
+        #expect(libraries[0]["ok"] as? Bool == false && libraries[0]["mergeMs"] is NSNull)
+    }
 }

@@ -138,6 +138,34 @@ import Testing
         #expect((try? JSONSerialization.jsonObject(with: Data(report.json.utf8))) != nil)
     }
 
+    /// A library whose result was wrong did other work: its figures stay in
+    /// the table, but no ratio or "behind" compares Quire with it.
+    @Test func failedChecksAreNotCompared() throws {
+        func figures(_ library: String, ok: Bool, ms: Double) -> LibraryFigures {
+            var figures = LibraryFigures(library: library, ok: ok, runs: 3)
+            (figures.merge, figures.encode, figures.load) = (Spread(median: ms, min: ms, max: ms), Spread(median: ms, min: ms, max: ms), Spread(median: ms, min: ms, max: ms))
+            figures.snapshotBytes = Int(ms * 100)
+            if !ok { figures.failures = ["final text: differs"] }
+            return figures
+        }
+        let workload = try #require(SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").first { $0.name == "B1.1" })
+        func report(quireOK: Bool, yrsOK: Bool) -> SuiteReport {
+            let result = WorkloadResult(workload: workload, command: "c", ops: 10, figures: [
+                figures("quire", ok: quireOK, ms: 4), figures("yrs", ok: yrsOK, ms: 2), figures("loro", ok: true, ms: 1),
+            ])
+            return SuiteReport(results: [result], command: "c", date: "2026-01-01", machine: "test")
+        }
+        let wrongYrs = report(quireOK: true, yrsOK: false)
+        #expect(!wrongYrs.behindStatements.isEmpty && !wrongYrs.behindStatements.contains { $0.contains("Yrs") })
+        #expect(wrongYrs.markdown.contains("| B1.1 | 10 | 4.00 | 2.00 | 1.00 | – | **4.00** |"))
+        #expect(wrongYrs.markdown.contains("| B1.1 | 4.00 | 2.00 | 1.00 | – | **4.00** | 4.00 | 2.00 | 1.00 | – | **4.00** |"))
+        #expect(wrongYrs.markdown.contains("| 400 | 200 | 100 | – | **4.00** |"))
+        #expect(wrongYrs.markdown.contains("- B1.1 yrs: final text: differs"))
+        let wrongQuire = report(quireOK: false, yrsOK: true)
+        #expect(wrongQuire.behindStatements.isEmpty)
+        #expect(wrongQuire.markdown.contains("| B1.1 | 10 | 4.00 | 2.00 | 1.00 | – | – |"))
+    }
+
     @Test func peerLineGivesEveryFigure() throws {
         let line = #"{"peer": "yrs", "version": "0.14.13", "trace": "B1.1", "ok": true, "runs": 3, "#
             + #""localMs": 5.0, "localMsMin": 4.0, "localMsMax": 6.0, "mergeMs": 1.5, "mergeMsMin": 1.0, "mergeMsMax": 2.0, "#

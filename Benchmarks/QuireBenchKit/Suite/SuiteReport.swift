@@ -71,6 +71,13 @@ public struct SuiteReport {
 
     // MARK: Markdown
 
+    /// `peer` when both it and `quire` passed their checks, else nil: a
+    /// library whose result was wrong did other work, so no ratio or
+    /// "behind" compares it (Failed checks lists it).
+    static func comparable(_ peer: LibraryFigures?, with quire: LibraryFigures?) -> LibraryFigures? {
+        quire?.ok == true && peer?.ok == true ? peer : nil
+    }
+
     /// Quire's figure divided by a peer's (below 1: Quire is faster or smaller).
     static func ratio(_ quire: Double?, _ peer: Double?) -> Double? {
         guard let quire, let peer, peer > 0 else { return nil }
@@ -94,7 +101,8 @@ public struct SuiteReport {
             round per run, at least \(MergeTurns.minimumRounds)), so that a busy moment on the host slows
             them alike. **local** replays edit by edit; for the peers that includes Python's call overhead,
             and the **empty loop** column is the same Python loop with no library call. Ratios are
-            Quire ÷ peer on the same workload: below 1 Quire is faster or smaller. **memory** is the heap in
+            Quire ÷ peer on the same workload: below 1 Quire is faster or smaller; a library that failed
+            a check (ok: NO) is not compared, nor merged in turns. **memory** is the heap in
             use held by the document after one local replay (for concurrent workloads the merged replica),
             measured the same way for all three: glibc `mallinfo2()`, `uordblks + hblkhd` after the replay
             minus before, with the document alive and the replay's transient allocations freed; for the
@@ -187,6 +195,7 @@ public struct SuiteReport {
 
     private func tableRow(_ result: WorkloadResult) -> String {
         let q = result.figures(of: "quire"), y = result.figures(of: "yrs"), l = result.figures(of: "loro")
+        let yc = Self.comparable(y, with: q), lc = Self.comparable(l, with: q)
         let ms = Self.formatMilliseconds, ratio = Self.formatRatio
         func bytes(_ value: Int?) -> String { value.map { "\($0)" } ?? "–" }
         // Three significant figures: a document of a few kB must not read 0.0 MB.
@@ -195,12 +204,12 @@ public struct SuiteReport {
         let cells = [
             result.name, result.ops.map(String.init) ?? "–",
             ms(q?.merge?.median), ms(y?.merge?.median), ms(l?.merge?.median),
-            ratio(Self.ratio(q?.merge?.median, y?.merge?.median)), ratio(Self.ratio(q?.merge?.median, l?.merge?.median)),
+            ratio(Self.ratio(q?.merge?.median, yc?.merge?.median)), ratio(Self.ratio(q?.merge?.median, lc?.merge?.median)),
             ms(q?.local?.median), ms(y?.local?.median), ms(l?.local?.median),
             [y, l].compactMap { $0?.emptyLoop?.median }.map { ms($0) }.joined(separator: " / ").nonEmpty ?? "–",
             bytes(q?.snapshotBytes), bytes(y?.snapshotBytes), bytes(l?.snapshotBytes),
-            ratio(Self.ratio(q?.snapshotBytes.map(Double.init), y?.snapshotBytes.map(Double.init))),
-            ratio(Self.ratio(q?.snapshotBytes.map(Double.init), l?.snapshotBytes.map(Double.init))),
+            ratio(Self.ratio(q?.snapshotBytes.map(Double.init), yc?.snapshotBytes.map(Double.init))),
+            ratio(Self.ratio(q?.snapshotBytes.map(Double.init), lc?.snapshotBytes.map(Double.init))),
             mb(q?.memoryBytes), mb(y?.memoryBytes), mb(l?.memoryBytes), ok,
         ]
         return "| " + cells.joined(separator: " | ") + " |\n"
@@ -213,10 +222,11 @@ public struct SuiteReport {
             + "|" + String(repeating: " --- |", count: 11) + "\n"
         for result in rows {
             var cells = [result.name]
+            let quire = result.figures(of: "quire")
             for measure in [\LibraryFigures.encode, \LibraryFigures.load] {
                 let times = Self.libraries.map { result.figures(of: $0)?[keyPath: measure]?.median }
-                cells += times.map(Self.formatMilliseconds)
-                    + [Self.formatRatio(Self.ratio(times[0], times[1])), Self.formatRatio(Self.ratio(times[0], times[2]))]
+                let ratios = Self.peers.map { Self.ratio(times[0], Self.comparable(result.figures(of: $0), with: quire)?[keyPath: measure]?.median) }
+                cells += times.map(Self.formatMilliseconds) + ratios.map(Self.formatRatio)
             }
             out += "| " + cells.joined(separator: " | ") + " |\n"
         }
@@ -243,7 +253,7 @@ public struct SuiteReport {
         for result in results {
             guard let quire = result.figures(of: "quire") else { continue }
             for peer in Self.peers {
-                guard let other = result.figures(of: peer) else { continue }
+                guard let other = Self.comparable(result.figures(of: peer), with: quire) else { continue }
                 let measures: [(String, Double?, Double?, String)] = [
                     ("merge", quire.merge?.median, other.merge?.median, "slower"),
                     ("local replay", quire.local?.median, other.local?.median, "slower"),
