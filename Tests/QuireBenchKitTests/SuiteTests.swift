@@ -166,6 +166,16 @@ import Testing
         #expect(wrongQuire.markdown.contains("| B1.1 | 10 | 4.00 | 2.00 | 1.00 | – | – |"))
     }
 
+    @Test func aPeersZeroStillLeavesQuireBehind() throws {
+        // B1.6 in the run of 2026-12-05: Yrs's document, all of it deleted, measured 0 bytes.
+        let workload = try #require(SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").first { $0.name == "B1.6" })
+        var quire = LibraryFigures(library: "quire", ok: true, runs: 3), yrs = LibraryFigures(library: "yrs", ok: true, runs: 3)
+        (quire.memoryBytes, yrs.memoryBytes) = (9664, 0)
+        let report = SuiteReport(results: [WorkloadResult(workload: workload, command: "c", ops: 12000, figures: [quire, yrs])],
+                                 command: "c", date: "2026-01-01", machine: "test")
+        #expect(report.behindStatements == ["B1.6: Quire's document in memory is bigger than Yrs's, which measured 0."])
+    }
+
     @Test func peerLineGivesEveryFigure() throws {
         let line = #"{"peer": "yrs", "version": "0.14.13", "trace": "B1.1", "ok": true, "runs": 3, "#
             + #""localMs": 5.0, "localMsMin": 4.0, "localMsMax": 6.0, "mergeMs": 1.5, "mergeMsMin": 1.0, "mergeMsMax": 2.0, "#

@@ -263,9 +263,13 @@ public struct SuiteReport {
                     ("encoded history size", quire.encodedBytes.map(Double.init), other.encodedBytes.map(Double.init), "bigger"),
                     ("document in memory", quire.memoryBytes.map(Double.init), other.memoryBytes.map(Double.init), "bigger"),
                 ]
+                let name = peer == "yrs" ? "Yrs" : "Loro"
                 for (what, mine, theirs, word) in measures {
                     if let ratio = Self.ratio(mine, theirs), ratio > 1 {
-                        statements.append("\(result.name): Quire's \(what) is \(String(format: "%.2f", ratio))× \(word) than \(peer == "yrs" ? "Yrs" : "Loro")'s.")
+                        statements.append("\(result.name): Quire's \(what) is \(String(format: "%.2f", ratio))× \(word) than \(name)'s.")
+                    } else if theirs == 0, let mine, mine > 0 {
+                        // No ratio to a zero (B1.6's Yrs document in memory), but Quire is still behind.
+                        statements.append("\(result.name): Quire's \(what) is \(word) than \(name)'s, which measured 0.")
                     }
                 }
             }
