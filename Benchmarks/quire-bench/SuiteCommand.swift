@@ -38,6 +38,11 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         .filter { $0.hasSuffix(".json.gz") || $0.hasSuffix(".json") }.sorted().map { sharedTraces + "/" + $0 }
     let cache = "Benchmarks/.workloads"
     let allWorkloads = SuiteWorkload.all(traceFiles: traceFiles + parsed.positional, cacheDirectory: cache)
+    let sharedNames = SuiteWorkload.sharedNames(allWorkloads)
+    guard sharedNames.isEmpty else {
+        throw UsageError(message: "more than one workload would be named \(sharedNames.joined(separator: ", ")), and the report keeps "
+                         + "one result per name; give the TRACE another file name")
+    }
     var workloads = allWorkloads
     if let only = parsed.options["--only"] { workloads = workloads.filter { $0.matches(only: only) } }
     guard !workloads.isEmpty else {

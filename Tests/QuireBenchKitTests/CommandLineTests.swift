@@ -76,6 +76,17 @@ import Testing
         for name in ["B1.1", "merge-k8-m10000", "B3.4", "B4x100", "families: "] { #expect(result.stderr.contains(name)) }
     }
 
+    @Test func aTraceNamedLikeAnotherWorkloadIsAUsageError() throws {
+        // (A scratch package root: a regression would measure, and write results.)
+        let root = try packageRoot(peersScript: "exit 1")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/mine", withIntermediateDirectories: true)
+        try #"{"endContent": "", "txns": []}"#.write(toFile: root + "/mine/B1.6.json", atomically: true, encoding: .utf8)
+        let result = try run(["suite", "mine/B1.6.json", "--only", "B1.6", "--runs", "1"], in: root)
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("error: more than one workload would be named B1.6, and the report keeps one result per name"))
+    }
+
     @Test func aTraceThatIsNotThereFailsBeforeAnythingRuns() throws {
         let name = "quire-bench-\(UUID().uuidString)"
         let missing = NSTemporaryDirectory() + name + ".json"

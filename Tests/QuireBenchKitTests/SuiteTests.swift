@@ -68,6 +68,15 @@ import Testing
         }
     }
 
+    @Test func aFileListedTwiceIsOneWorkloadAndANameTakenTwiceIsFound() {
+        let twice = SuiteWorkload.all(traceFiles: ["t/automerge-paper.json.gz", "t/./automerge-paper.json.gz"], cacheDirectory: "/tmp")
+        #expect(twice.filter { $0.name == "automerge-paper" }.count == 1)
+        #expect(SuiteWorkload.sharedNames(twice).isEmpty)
+        // A copy of a synthetic workload given as a TRACE, and two files of one name.
+        let clashing = SuiteWorkload.all(traceFiles: ["a/x.json", "mine/B1.6.json", "b/x.json.gz"], cacheDirectory: "/tmp")
+        #expect(SuiteWorkload.sharedNames(clashing) == ["x", "B1.6"])
+    }
+
     @Test func repeatedTraceShiftsEachRepetition() throws {
         let once = SequentialTrace(endContent: "ab", txns: [[Patch(position: 0, deleteCount: 0, insertedText: "b")], [Patch(position: 0, deleteCount: 0, insertedText: "a")]])
         let thrice = once.repeated(3)
