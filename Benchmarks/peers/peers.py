@@ -347,12 +347,18 @@ def yrs_replay_sequential(tr: Trace):
     return doc
 
 
+class Unsupported(SystemExit):
+    """A workload one peer cannot replay. A SystemExit, so that wherever it
+    is not caught it ends the script with its message; the measuring loop
+    catches it, so that the other peer is still measured."""
+
+
 def yrs_replay_concurrent(tr: Trace, every_doc: bool = False):
     """Agent 0's doc, after the final exchange (every agent's doc when
     `every_doc`, for the convergence check)."""
     import pycrdt
     if tr.utf8_txns is None:
-        raise SystemExit(f"{tr.name}: non-ASCII concurrent traces are not supported for yrs")
+        raise Unsupported(f"{tr.name}: non-ASCII concurrent traces are not supported for yrs")
     docs, texts, subs = [], [], []
     last = [None]
 
@@ -933,10 +939,12 @@ def main(argv=None) -> int:
     for path in args.files:
         work = load_trace(path) if args.command == "trace" else load_replicas(path)
         for peer in peers:
-            if args.command == "trace":
-                row = measure(peer, work, args.runs)
-            else:
-                row = measure_replicas(peer, work, args.runs)
+            try:
+                row = measure(peer, work, args.runs) if args.command == "trace" else measure_replicas(peer, work, args.runs)
+            except Unsupported as error:
+                print(f"{error}; no figures for {peer}", file=sys.stderr, flush=True)
+                all_ok = False
+                continue
             if args.memory:
                 row["memoryBytes"] = measure_memory(args.command, peer, path)
             all_ok &= row["ok"]
