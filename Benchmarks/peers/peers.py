@@ -239,10 +239,17 @@ def load_trace(path: str) -> Trace:
     return tr
 
 
+def makes_edit(patches: list) -> bool:
+    """Whether a txn changes the text: one that does not (no patches, as a
+    txn that only marks a merge has) makes no update in either library."""
+    return any(nd or ins for _, nd, ins in patches)
+
+
 def plan_exchanges(tr: Trace) -> list:
     """For each txn, the txns (ascending) that its agent's doc must receive
-    first: the ancestors of the txn not yet seen by that agent. Trace txns
-    are in causal order (parents < index), so ascending order is causal."""
+    first: the ancestors of the txn not yet seen by that agent, but for those
+    that make no edit and so have no update. Trace txns are in causal order
+    (parents < index), so ascending order is causal."""
     known = [set() for _ in range(tr.num_agents)]
     plan = []
     for i, parents in enumerate(tr.parents):
@@ -257,8 +264,7 @@ def plan_exchanges(tr: Trace) -> list:
             seen.add(p)
             need.append(p)
             stack.extend(tr.parents[p])
-        need.sort()
-        plan.append(need)
+        plan.append(sorted(p for p in need if makes_edit(tr.txns[p])))
         seen.add(i)
     return plan
 
@@ -383,7 +389,7 @@ def yrs_replay_concurrent(tr: Trace, every_doc: bool = False):
                     del text[pos:pos + nd]
                 if ins:
                     text.insert(pos, ins)
-        if last[0] is None:
+        if last[0] is None and makes_edit(patches):
             raise RuntimeError(f"{tr.name}: yrs emitted no update for txn {i}")
         updates[i] = last[0]
     for d, s in zip(docs, subs):
@@ -487,7 +493,7 @@ def loro_replay_concurrent(tr: Trace, every_doc: bool = False):
             if ins:
                 text.insert(pos, ins)
         doc.commit()
-        if last[0] is None:
+        if last[0] is None and makes_edit(patches):
             raise RuntimeError(f"{tr.name}: loro emitted no update for txn {i}")
         updates[i] = last[0]
     for s in subs:
