@@ -72,6 +72,18 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     if let peersProblem { printError("\nerror: \(peersProblem) (its errors are above); measuring Quire only") }
 
     var measured = 0, allOK = true
+    /// Puts `result` in the day's report and writes the files, after every
+    /// workload, so that an interrupted run keeps what it measured; false
+    /// when they cannot be written.
+    func record(_ result: WorkloadResult) -> Bool {
+        allOK = allOK && result.figures.allSatisfy(\.ok)
+        report.results = SuiteReport.merging([result], into: report.results, order: allWorkloads.map(\.name))
+        do { try files.write(report) } catch {
+            printError("\nerror: cannot write the results: \(error)")
+            return false
+        }
+        return true
+    }
     for (index, workload) in workloads.enumerated() {
         let step = "[\(index + 1)/\(workloads.count)] \(workload.name)"
         var result: WorkloadResult, replayOnce: (() throws -> ReplayResult)?
@@ -81,6 +93,10 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
             (result, replayOnce) = try measureQuire(workload, runs: runs, command: command)
         } catch {
             printError("\n\(step): \(error)")
+            // Recorded, so that the day's report does not go on showing an
+            // earlier run's figures for it as if this run had measured them.
+            let failed = WorkloadResult(workload: workload, command: command, ops: nil, figures: [.notMeasured("quire", because: "\(error)")])
+            guard record(failed) else { return 1 }
             continue
         }
         if parsed.flags.contains("--peers"), workload.hasPeers, let (peerCommand, path) = peerInput(workload) {
@@ -101,13 +117,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
             }
         }
         measured += 1
-        allOK = allOK && result.figures.allSatisfy(\.ok)
-        // Written after every workload, so that an interrupted run keeps what it measured.
-        report.results = SuiteReport.merging([result], into: report.results, order: allWorkloads.map(\.name))
-        do { try files.write(report) } catch {
-            printError("\nerror: cannot write the results: \(error)")
-            return 1
-        }
+        guard record(result) else { return 1 }
     }
     progress("")
 
@@ -122,7 +132,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         }
     }
     guard measured > 0 else {
-        printError("error: no workload could be measured: nothing written")
+        printError("error: no workload could be measured; \(files.markdownPath) says why")
         return 1
     }
     printLine("wrote \(files.jsonPath) and .md with \(measured) workloads measured by this run, \(report.results.count) in all, and \(report.charts.count) charts")

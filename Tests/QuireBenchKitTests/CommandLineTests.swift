@@ -166,4 +166,21 @@ import Testing
         #expect(libraries.map { $0["library"] as? String } == ["quire", "yrs", "loro"])
         #expect(libraries[0]["ok"] as? Bool == false && libraries[0]["mergeMs"] is NSNull)
     }
+
+    @Test func aTraceThatCannotBeReadReplacesItsEarlierFigures() throws {
+        let root = try packageRoot(peersScript: "exit 1")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let trace = root + "/mine.json", arguments = ["suite", "mine.json", "--only", "mine", "--runs", "1"]
+        try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: trace, atomically: true, encoding: .utf8)
+        #expect(try run(arguments, in: root).status == 0)
+        // The same command again, on the file damaged since: the day's report
+        // must not go on showing the first run's figures as this run's.
+        try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "#.write(toFile: trace, atomically: true, encoding: .utf8)
+        let result = try run(arguments, in: root)
+        #expect(result.status == 1)
+        let libraries = try #require(try writtenWorkloads(root).first?["libraries"] as? [[String: Any]])
+        #expect(libraries.count == 1 && libraries[0]["ok"] as? Bool == false && libraries[0]["localMs"] is NSNull)
+        let failure = try #require((libraries[0]["failures"] as? [String])?.first)
+        #expect(failure.hasPrefix("not measured: mine.json: invalid JSON"), "\(failure)")
+    }
 }
