@@ -112,8 +112,8 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
             if let replayOnce, result.figures.allSatisfy(\.ok) {
                 let rounds = max(runs, MergeTurns.minimumRounds)
                 progress("\(step) merges in turns (\(rounds) rounds)...")
-                measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
-                                     rounds: rounds, figures: &result.figures)
+                result.mergeTurnsFailure = measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
+                                                                rounds: rounds, figures: &result.figures)
             }
         }
         measured += 1
@@ -241,9 +241,10 @@ private func runPeers(_ workload: SuiteWorkload, command: String, path: String, 
 
 /// Measures the merge of Quire and the peers again, in turns (see
 /// `MergeTurns`), and puts those times in place of each library's merge
-/// figure. On failure the figures measured one library after the other stay.
+/// figure. On failure the figures measured one library after the other
+/// stay, and it returns why.
 private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, path: String,
-                                  replayOnce: () throws -> ReplayResult, rounds: Int, figures: inout [LibraryFigures]) {
+                                  replayOnce: () throws -> ReplayResult, rounds: Int, figures: inout [LibraryFigures]) -> String? {
     do {
         let encoded = try replayOnce().document.encodeChanges()
         _ = try TraceReplay.merge(encoded)  // warm-up, as the peers have had theirs
@@ -251,10 +252,12 @@ private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, pa
         defer { turns.finish() }
         let spreads = try turns.measure(rounds: rounds) { try TraceReplay.merge(encoded).nanoseconds }
         for index in figures.indices {
-            if let spread = spreads[figures[index].library] { figures[index].merge = spread }
+            if let spread = spreads[figures[index].library] { (figures[index].merge, figures[index].mergeRounds) = (spread, rounds) }
         }
+        return nil
     } catch {
         printError("\n\(workload.name): merges in turns failed, keeping the merges measured one library after the other: \(error)")
+        return "\(error)"
     }
 }
 

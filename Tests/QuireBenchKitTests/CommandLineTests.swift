@@ -183,4 +183,35 @@ import Testing
         let failure = try #require((libraries[0]["failures"] as? [String])?.first)
         #expect(failure.hasPrefix("not measured: mine.json: invalid JSON"), "\(failure)")
     }
+
+    @Test func mergesInTurnsAreRecordedWithTheirRoundsOrWhyNot() throws {
+        let peer = #"{"peer": "PEER", "ok": true, "runs": 1, "mergeMs": 1.0, "mergeMsMin": 1.0, "mergeMsMax": 1.0}"#
+        for turns in ["echo ready; while read line; do echo '{\"yrs\": 2, \"loro\": 3}'; done", "echo ready; exit 1"] {
+            let root = try packageRoot(peersScript: """
+                case "$1" in
+                  trace) for p in yrs loro; do echo '\(peer)' | sed "s/PEER/$p/"; done ;;
+                  merge-turns) \(turns) ;;
+                esac
+                """)
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/mine.json", atomically: true, encoding: .utf8)
+            #expect(try run(["suite", "mine.json", "--only", "mine", "--runs", "1", "--peers"], in: root).status == 0)
+            let workload = try #require(try writtenWorkloads(root).first)
+            let libraries = try #require(workload["libraries"] as? [[String: Any]])
+            let peerMerges = libraries.dropFirst().map { ($0["mergeMs"] as? [String: Any])?["median"] as? Double }
+            let markdown = try String(contentsOfFile: root + "/Benchmarks/results/" + (try FileManager.default.contentsOfDirectory(atPath: root + "/Benchmarks/results")).first { $0.hasSuffix(".md") }!, encoding: .utf8)
+            if turns.contains("exit") {
+                // The merges measured one library after the other stay, and the report says so.
+                #expect(libraries.map { $0["mergeRounds"] is NSNull } == [true, true, true])
+                #expect(peerMerges == [1, 1])
+                #expect(workload["mergeTurnsFailure"] as? String == "peers.py merge-turns stopped answering")
+                #expect(markdown.contains("not in turns (a busy moment may have slowed one library only): mine (peers.py merge-turns stopped answering).\n"))
+            } else {
+                // One round per run, at least MergeTurns.minimumRounds, for all three; the peers' times are their turns'.
+                #expect(libraries.map { $0["mergeRounds"] as? Int } == [15, 15, 15])
+                #expect(peerMerges == [2, 3])
+                #expect(workload["mergeTurnsFailure"] is NSNull && !markdown.contains("not in turns"))
+            }
+        }
+    }
 }

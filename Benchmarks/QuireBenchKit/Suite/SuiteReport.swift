@@ -50,11 +50,13 @@ public struct SuiteReport {
             .orderedObject([
                 ("name", .string(result.name)), ("family", .string(result.family.rawValue)),
                 ("description", .string(result.description)), ("command", .string(result.command)), ("ops", int(result.ops)),
+                ("mergeTurnsFailure", result.mergeTurnsFailure.map(JSONValue.string) ?? .null),
                 ("libraries", .array(result.figures.map { f in
                     .orderedObject([
                         ("library", .string(f.library)), ("version", f.version.map(JSONValue.string) ?? .null),
                         ("ok", .bool(f.ok)), ("runs", int(f.runs)),
                         ("localMs", spread(f.local)), ("emptyLoopMs", spread(f.emptyLoop)), ("mergeMs", spread(f.merge)),
+                        ("mergeRounds", int(f.mergeRounds)),
                         ("encodeMs", spread(f.encode)), ("loadMs", spread(f.load)),
                         ("encodedBytes", int(f.encodedBytes)), ("snapshotBytes", int(f.snapshotBytes)),
                         ("memoryBytes", int(f.memoryBytes)), ("measures", .array(f.measures.map(measure))),
@@ -98,8 +100,8 @@ public struct SuiteReport {
             Store and sync times are wall-clock: waiting for the disk or the socket is their cost.
             **merge** is a fresh replica applying the whole encoded history in one call: the fair native
             comparison. With peers, the three libraries merge in turns (Quire, Yrs, Loro, and again: one
-            round per run, at least \(MergeTurns.minimumRounds)), so that a busy moment on the host slows
-            them alike. **local** replays edit by edit; for the peers that includes Python's call overhead,
+            round per run, at least \(MergeTurns.minimumRounds); `mergeRounds` in the JSON), so that a busy
+            moment on the host slows them alike; a line under a table names any workload merged otherwise. **local** replays edit by edit; for the peers that includes Python's call overhead,
             and the **empty loop** column is the same Python loop with no library call. Ratios are
             Quire ÷ peer on the same workload: below 1 Quire is faster or smaller; a library that failed
             a check (ok: NO) is not compared, nor merged in turns. **memory** is the heap in
@@ -128,6 +130,11 @@ public struct SuiteReport {
             out += "| workload | ops | merge ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | local ms Quire | Yrs | Loro | empty loop | snapshot B Quire | Yrs | Loro | ÷Yrs | ÷Loro | memory MB Quire | Yrs | Loro | ok |\n"
             out += "|" + String(repeating: " --- |", count: 20) + "\n"
             for result in rows { out += tableRow(result) }
+            let alone = rows.compactMap { result in result.mergeTurnsFailure.map { "\(result.name) (\($0))" } }
+            if !alone.isEmpty {
+                out += "\nMerged one library after the other, not in turns (a busy moment may have slowed one library only): "
+                    + alone.joined(separator: ", ") + ".\n"
+            }
             out += "\n" + snapshotTable(rows)
             if family == .merge { out += "\n" + throughputTable(rows) }
             out += "\n"

@@ -16,6 +16,10 @@ public struct LibraryFigures: Sendable {
     public var emptyLoop: Spread?
     /// A fresh replica applying the whole encoded history in one call.
     public var merge: Spread?
+    /// The rounds of merges in turns with the other libraries (`MergeTurns`)
+    /// that `merge` comes from; nil when it comes from this library's own
+    /// `runs`, one library after the other.
+    public var mergeRounds: Int?
     /// Writing the snapshot from the replayed document, in one call:
     /// Quire's store snapshot frame (full history, zstd), Yrs's v1 update,
     /// Loro's `Snapshot` export.
@@ -50,6 +54,9 @@ public struct WorkloadResult: Sendable {
     /// Operations in the workload's history; nil for the store and sync families.
     public var ops: Int?
     public var figures: [LibraryFigures]
+    /// Why the merges were not measured in turns although the peers were
+    /// (`MergeTurns` failed): each library's merge then comes from its own runs.
+    public var mergeTurnsFailure: String?
 
     public init(name: String, family: SuiteWorkload.Family, description: String, command: String, ops: Int?, figures: [LibraryFigures]) {
         self.name = name
