@@ -112,7 +112,9 @@ public struct SuiteReport {
             through glibc malloc). It is exact to a few kB only: glibc counts the small blocks it caches
             per thread after they are freed as in use.
             Snapshot: what each library would keep on disk for the document with its whole history:
-            Quire's store snapshot frame (zstd), Yrs's v1 update, Loro's `Snapshot` export.
+            Quire's store snapshot frame (zstd), Yrs's v1 update (uncompressed), Loro's `Snapshot` export.
+            **history** is the encoded history the merge applies: Quire's `encodeChanges()`, Yrs's v1
+            update, Loro's `Updates` export from the empty version.
             **encode** writes that snapshot from the replayed document, in one call. **load** opens that snapshot in a fresh document, ready to edit (for Quire: checksum, zstd,
             the state and the whole history). Yrs keeps no history apart from its state: its v1 update
             is both its snapshot and what its merge applies, so its merge and load do the same work.
@@ -222,18 +224,25 @@ public struct SuiteReport {
         return "| " + cells.joined(separator: " | ") + " |\n"
     }
 
-    /// Writing each workload's snapshot (encode) and opening it, ready to edit (load).
+    /// Writing each workload's snapshot (encode), opening it, ready to edit
+    /// (load), and the size of the encoded history the merge applies, which
+    /// "Where Quire is behind" compares too.
     private func snapshotTable(_ rows: [WorkloadResult]) -> String {
-        var out = "Writing the snapshot (encode) and opening it (load):\n\n"
-            + "| workload | encode ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | load ms Quire | Yrs | Loro | ÷Yrs | ÷Loro |\n"
-            + "|" + String(repeating: " --- |", count: 11) + "\n"
+        var out = "Writing the snapshot (encode), opening it (load), and the encoded history the merge applies:\n\n"
+            + "| workload | encode ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | load ms Quire | Yrs | Loro | ÷Yrs | ÷Loro "
+            + "| history B Quire | Yrs | Loro | ÷Yrs | ÷Loro |\n"
+            + "|" + String(repeating: " --- |", count: 16) + "\n"
         for result in rows {
             var cells = [result.name]
             let quire = result.figures(of: "quire")
-            for measure in [\LibraryFigures.encode, \LibraryFigures.load] {
-                let times = Self.libraries.map { result.figures(of: $0)?[keyPath: measure]?.median }
-                let ratios = Self.peers.map { Self.ratio(times[0], Self.comparable(result.figures(of: $0), with: quire)?[keyPath: measure]?.median) }
-                cells += times.map(Self.formatMilliseconds) + ratios.map(Self.formatRatio)
+            let figures: [(value: (LibraryFigures) -> Double?, format: (Double?) -> String)] = [
+                ({ $0.encode?.median }, Self.formatMilliseconds), ({ $0.load?.median }, Self.formatMilliseconds),
+                ({ $0.encodedBytes.map(Double.init) }, { $0.map { String(Int($0)) } ?? "–" }),
+            ]
+            for (value, format) in figures {
+                let values = Self.libraries.map { result.figures(of: $0).flatMap(value) }
+                let ratios = Self.peers.map { Self.ratio(values[0], Self.comparable(result.figures(of: $0), with: quire).flatMap(value)) }
+                cells += values.map(format) + ratios.map(Self.formatRatio)
             }
             out += "| " + cells.joined(separator: " | ") + " |\n"
         }
