@@ -177,6 +177,17 @@ import Testing
         #expect(wrongQuire.markdown.contains("| B1.1 | 10 | 4.00 | 2.00 | 1.00 | – | – |"))
     }
 
+    @Test func aRatioJustAboveOneDoesNotReadAsOne() throws {
+        let workload = try #require(SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").first { $0.name == "B1.1" })
+        var quire = LibraryFigures(library: "quire", ok: true, runs: 3), yrs = LibraryFigures(library: "yrs", ok: true, runs: 3)
+        (quire.snapshotBytes, yrs.snapshotBytes) = (6021 + 18, 6021)  // 1.003 times
+        let report = SuiteReport(results: [WorkloadResult(workload: workload, command: "c", ops: 6000, figures: [quire, yrs])],
+                                 command: "c", date: "2026-01-01", machine: "test")
+        #expect(report.behindStatements == ["B1.1: Quire's snapshot size is 1.003× bigger than Yrs's."])
+        #expect(report.markdown.contains("| 6039 | 6021 | – | **1.003** | – |"))
+        #expect(SuiteReport.ratioText(0.999) == "0.999" && SuiteReport.ratioText(1) == "1.00" && SuiteReport.ratioText(1.234) == "1.23")
+    }
+
     @Test func aPeersZeroStillLeavesQuireBehind() throws {
         // B1.6 in the run of 2026-12-05: Yrs's document, all of it deleted, measured 0 bytes.
         let workload = try #require(SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").first { $0.name == "B1.6" })

@@ -198,8 +198,15 @@ public struct SuiteReport {
     /// A Quire ÷ peer ratio, in bold where Quire is behind.
     private static func formatRatio(_ value: Double?) -> String {
         guard let value else { return "–" }
-        let text = String(format: "%.2f", value)
+        let text = ratioText(value)
         return value > 1 ? "**\(text)**" : text
+    }
+
+    /// Two decimals, or three where two would show 1.00 for a ratio that is
+    /// not 1: a bold "1.00", or "1.00× slower", would say behind and equal at once.
+    static func ratioText(_ value: Double) -> String {
+        let text = String(format: "%.2f", value)
+        return text == "1.00" && value != 1 ? String(format: "%.3f", value) : text
     }
 
     private func tableRow(_ result: WorkloadResult) -> String {
@@ -282,7 +289,7 @@ public struct SuiteReport {
                 let name = peer == "yrs" ? "Yrs" : "Loro"
                 for (what, mine, theirs, word) in measures {
                     if let ratio = Self.ratio(mine, theirs), ratio > 1 {
-                        statements.append("\(result.name): Quire's \(what) is \(String(format: "%.2f", ratio))× \(word) than \(name)'s.")
+                        statements.append("\(result.name): Quire's \(what) is \(Self.ratioText(ratio))× \(word) than \(name)'s.")
                     } else if theirs == 0, let mine, mine > 0 {
                         // No ratio to a zero (B1.6's Yrs document in memory), but Quire is still behind.
                         statements.append("\(result.name): Quire's \(what) is \(word) than \(name)'s, which measured 0.")
