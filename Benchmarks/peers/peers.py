@@ -135,6 +135,14 @@ Merges in turns (quire-bench suite --peers runs this after the figures above):
   input. quire-bench merges in Quire between the lines, so that the three
   libraries take turns and share the host's slow moments.
 
+Checking the install (quire-bench suite --peers runs this once, before any workload):
+
+    Benchmarks/peers/run.sh versions
+
+  imports both libraries and prints their versions as one JSON object, e.g.
+  {"yrs": "0.14.13", "loro": "1.17.1"}; fails as the measurements would
+  when the virtualenv could not be made or a library does not import.
+
 Output: a table by default; with `--json` one JSON object per line with keys
 peer, version, trace, kind, ops (inserted + deleted chars), ok, localMs,
 emptyLoopMs, mergeMs, encodedBytes, snapshotBytes, encodeMs, loadMs, runs (the key names
@@ -231,10 +239,17 @@ def load_trace(path: str) -> Trace:
     return tr
 
 
+def makes_edit(patches: list) -> bool:
+    """Whether a txn changes the text: one that does not (no patches, as a
+    txn that only marks a merge has) makes no update in either library."""
+    return any(nd or ins for _, nd, ins in patches)
+
+
 def plan_exchanges(tr: Trace) -> list:
     """For each txn, the txns (ascending) that its agent's doc must receive
-    first: the ancestors of the txn not yet seen by that agent. Trace txns
-    are in causal order (parents < index), so ascending order is causal."""
+    first: the ancestors of the txn not yet seen by that agent, but for those
+    that make no edit and so have no update. Trace txns are in causal order
+    (parents < index), so ascending order is causal."""
     known = [set() for _ in range(tr.num_agents)]
     plan = []
     for i, parents in enumerate(tr.parents):
@@ -249,8 +264,7 @@ def plan_exchanges(tr: Trace) -> list:
             seen.add(p)
             need.append(p)
             stack.extend(tr.parents[p])
-        need.sort()
-        plan.append(need)
+        plan.append(sorted(p for p in need if makes_edit(tr.txns[p])))
         seen.add(i)
     return plan
 
@@ -339,12 +353,18 @@ def yrs_replay_sequential(tr: Trace):
     return doc
 
 
+class Unsupported(SystemExit):
+    """A workload one peer cannot replay. A SystemExit, so that wherever it
+    is not caught it ends the script with its message; the measuring loop
+    catches it, so that the other peer is still measured."""
+
+
 def yrs_replay_concurrent(tr: Trace, every_doc: bool = False):
     """Agent 0's doc, after the final exchange (every agent's doc when
     `every_doc`, for the convergence check)."""
     import pycrdt
     if tr.utf8_txns is None:
-        raise SystemExit(f"{tr.name}: non-ASCII concurrent traces are not supported for yrs")
+        raise Unsupported(f"{tr.name}: non-ASCII concurrent traces are not supported for yrs")
     docs, texts, subs = [], [], []
     last = [None]
 
@@ -369,7 +389,7 @@ def yrs_replay_concurrent(tr: Trace, every_doc: bool = False):
                     del text[pos:pos + nd]
                 if ins:
                     text.insert(pos, ins)
-        if last[0] is None:
+        if last[0] is None and makes_edit(patches):
             raise RuntimeError(f"{tr.name}: yrs emitted no update for txn {i}")
         updates[i] = last[0]
     for d, s in zip(docs, subs):
@@ -473,7 +493,7 @@ def loro_replay_concurrent(tr: Trace, every_doc: bool = False):
             if ins:
                 text.insert(pos, ins)
         doc.commit()
-        if last[0] is None:
+        if last[0] is None and makes_edit(patches):
             raise RuntimeError(f"{tr.name}: loro emitted no update for txn {i}")
         updates[i] = last[0]
     for s in subs:
@@ -810,7 +830,7 @@ def merge_turns(command: str, path: str, peers: list) -> None:
         merges[peer] = functools.partial(merge, update)
     print("ready", flush=True)
     for _ in sys.stdin:
-        print(json.dumps({peer: round(timed_once(merge)[0], 3) for peer, merge in merges.items()}), flush=True)
+        print(json.dumps({peer: timed_once(merge)[0] for peer, merge in merges.items()}), flush=True)
 
 
 def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks, converged=None) -> dict:
@@ -821,7 +841,7 @@ def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks, co
     row = {"peer": peer, "version": p["version"](), "trace": name, "kind": kind,
            "ops": ops, "ok": ok_local and ok_merge and ok_load and converged is not False}
     for key, (med, lo, hi) in zip(("localMs", "emptyLoopMs", "mergeMs", "encodeMs", "loadMs"), timings):
-        row[key], row[key + "Min"], row[key + "Max"] = round(med, 3), round(lo, 3), round(hi, 3)
+        row[key], row[key + "Min"], row[key + "Max"] = med, lo, hi
     row.update(encodedBytes=len(update), snapshotBytes=len(snap),
                snapshotFormat=p["snapshot_format"], runs=runs)
     if not row["ok"]:
@@ -890,6 +910,8 @@ def main(argv=None) -> int:
     w.add_argument("kind", choices=("trace", "replicas"))
     w.add_argument("file", metavar="FILE")
     w.add_argument("--peer", action="append", choices=sorted(PEERS), help="only this peer (repeatable; default: all)")
+    sub.add_parser("versions", help="import both peers and print their versions as one JSON object "
+                                    "(quire-bench suite --peers checks the install with it)")
     args = ap.parse_args(argv)
     if args.help_long:
         print(__doc__)
@@ -899,6 +921,10 @@ def main(argv=None) -> int:
         doc = (p["seq"] if work.kind == "sequential" else p["conc"])(work)
         with open(args.out, "wb") as out:
             out.write(p["encode"](doc))
+        return 0
+    if args.command == "versions":
+        import loro, pycrdt  # noqa: F401  (what a broken install fails at)
+        print(json.dumps({peer: PEERS[peer]["version"]() for peer in PEERS}))
         return 0
     if args.command == "merge-turns":
         merge_turns(args.kind, args.file, args.peer or ["yrs", "loro"])
@@ -919,10 +945,12 @@ def main(argv=None) -> int:
     for path in args.files:
         work = load_trace(path) if args.command == "trace" else load_replicas(path)
         for peer in peers:
-            if args.command == "trace":
-                row = measure(peer, work, args.runs)
-            else:
-                row = measure_replicas(peer, work, args.runs)
+            try:
+                row = measure(peer, work, args.runs) if args.command == "trace" else measure_replicas(peer, work, args.runs)
+            except Unsupported as error:
+                print(f"{error}; no figures for {peer}", file=sys.stderr, flush=True)
+                all_ok = False
+                continue
             if args.memory:
                 row["memoryBytes"] = measure_memory(args.command, peer, path)
             all_ok &= row["ok"]

@@ -17,14 +17,15 @@ let suiteUsage = """
         --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
         --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files; the merge
                         figures of all three then come from rounds in which they take turns
-                        (N rounds, at least \(MergeTurns.minimumRounds))
+                        (N rounds, at least \(MergeTurns.minimumRounds)). Peers that cannot run are
+                        reported as not measured, beside Quire's figures, and the exit status is 1
     """
 
 /// `quire-bench suite`; returns 0 when every check passed, else 1.
 func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     let parsed = try parse(arguments, flags: ["--peers"], options: ["--only", "--runs"])
     let runs = try parsed.positiveInteger("--runs", default: 3)
-    guard FileManager.default.fileExists(atPath: "Benchmarks/peers/run.sh") else {
+    guard FileManager.default.fileExists(atPath: peersRunner) else {
         throw UsageError(message: "run suite from the package root (Benchmarks/ not found)")
     }
     // A TRACE that is not there fails now, not after the workloads before it.
@@ -37,6 +38,11 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         .filter { $0.hasSuffix(".json.gz") || $0.hasSuffix(".json") }.sorted().map { sharedTraces + "/" + $0 }
     let cache = "Benchmarks/.workloads"
     let allWorkloads = SuiteWorkload.all(traceFiles: traceFiles + parsed.positional, cacheDirectory: cache)
+    let sharedNames = SuiteWorkload.sharedNames(allWorkloads)
+    guard sharedNames.isEmpty else {
+        throw UsageError(message: "more than one workload would be named \(sharedNames.joined(separator: ", ")), and the report keeps "
+                         + "one result per name; give the TRACE another file name")
+    }
     var workloads = allWorkloads
     if let only = parsed.options["--only"] { workloads = workloads.filter { $0.matches(only: only) } }
     guard !workloads.isEmpty else {
@@ -60,7 +66,24 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         return 1
     }
 
+    // Checked once, before any workload: a broken install was otherwise
+    // retried, pip and all, twice for every workload.
+    let peersProblem = parsed.flags.contains("--peers") && workloads.contains(where: \.hasPeers) ? checkPeers() : nil
+    if let peersProblem { printError("\nerror: \(peersProblem) (its errors are above); measuring Quire only") }
+
     var measured = 0, allOK = true
+    /// Puts `result` in the day's report and writes the files, after every
+    /// workload, so that an interrupted run keeps what it measured; false
+    /// when they cannot be written.
+    func record(_ result: WorkloadResult) -> Bool {
+        allOK = allOK && result.figures.allSatisfy(\.ok)
+        report.results = SuiteReport.merging([result], into: report.results, order: allWorkloads.map(\.name))
+        do { try files.write(report) } catch {
+            printError("\nerror: cannot write the results: \(error)")
+            return false
+        }
+        return true
+    }
     for (index, workload) in workloads.enumerated() {
         let step = "[\(index + 1)/\(workloads.count)] \(workload.name)"
         var result: WorkloadResult, replayOnce: (() throws -> ReplayResult)?
@@ -70,26 +93,31 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
             (result, replayOnce) = try measureQuire(workload, runs: runs, command: command)
         } catch {
             printError("\n\(step): \(error)")
+            // Recorded, so that the day's report does not go on showing an
+            // earlier run's figures for it as if this run had measured them.
+            let failed = WorkloadResult(workload: workload, command: command, ops: nil, figures: [.notMeasured("quire", because: "\(error)")])
+            guard record(failed) else { return 1 }
             continue
         }
         if parsed.flags.contains("--peers"), workload.hasPeers, let (peerCommand, path) = peerInput(workload) {
-            progress("\(step) yrs and loro (\(runs) runs, then memory)...")
-            result.figures += runPeers(workload, command: peerCommand, path: path, runs: runs)
-            if let replayOnce {
+            let peerFigures: [LibraryFigures]
+            if let peersProblem {
+                peerFigures = SuiteReport.peers.map { LibraryFigures.notMeasured($0, because: peersProblem) }
+            } else {
+                progress("\(step) yrs and loro (\(runs) runs, then memory)...")
+                peerFigures = runPeers(workload, command: peerCommand, path: path, runs: runs)
+            }
+            result.figures += peerFigures
+            // Only between results that passed their checks: a wrong one did other work.
+            if let replayOnce, result.figures.allSatisfy(\.ok) {
                 let rounds = max(runs, MergeTurns.minimumRounds)
                 progress("\(step) merges in turns (\(rounds) rounds)...")
-                measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
-                                     rounds: rounds, figures: &result.figures)
+                result.mergeTurnsFailure = measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
+                                                                rounds: rounds, figures: &result.figures)
             }
         }
         measured += 1
-        allOK = allOK && result.figures.allSatisfy(\.ok)
-        // Written after every workload, so that an interrupted run keeps what it measured.
-        report.results = SuiteReport.merging([result], into: report.results, order: allWorkloads.map(\.name))
-        do { try files.write(report) } catch {
-            printError("\nerror: cannot write the results: \(error)")
-            return 1
-        }
+        guard record(result) else { return 1 }
     }
     progress("")
 
@@ -104,7 +132,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         }
     }
     guard measured > 0 else {
-        printError("error: no workload could be measured: nothing written")
+        printError("error: no workload could be measured; \(files.markdownPath) says why")
         return 1
     }
     printLine("wrote \(files.jsonPath) and .md with \(measured) workloads measured by this run, \(report.results.count) in all, and \(report.charts.count) charts")
@@ -168,40 +196,68 @@ private func peerInput(_ workload: SuiteWorkload) -> (command: String, path: Str
     }
 }
 
-/// Runs peers.py `command` on `path`; its stderr (virtualenv set-up) passes through.
+/// Runs the peers in their virtualenv, which it makes on first use.
+private let peersRunner = "Benchmarks/peers/run.sh"
+
+/// nil when the peers can run (`peers.py versions` imports both); else why
+/// not. run.sh's own errors (pip's, Python's) pass through on stderr.
+private func checkPeers() -> String? {
+    progress("checking the peers (\(peersRunner) versions)...")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: peersRunner)
+    process.arguments = ["versions"]
+    process.standardOutput = FileHandle.nullDevice
+    do { try process.run() } catch { return "cannot run \(peersRunner): \(error)" }
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        return "the peers cannot run: \(peersRunner) versions exited with status \(process.terminationStatus)"
+    }
+    return nil
+}
+
+/// Runs peers.py `command` on `path`; its stderr passes through. A peer
+/// that gave no result is recorded as not measured.
 private func runPeers(_ workload: SuiteWorkload, command: String, path: String, runs: Int) -> [LibraryFigures] {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: "Benchmarks/peers/run.sh")
+    process.executableURL = URL(fileURLWithPath: peersRunner)
     process.arguments = [command, path, "--json", "--memory", "--runs", "\(runs)"]
     let output = Pipe()
     process.standardOutput = output
-    do { try process.run() } catch {
-        printError("\ncannot run Benchmarks/peers/run.sh: \(error)")
-        return []
+    var data = Data()
+    let reason: String
+    do {
+        try process.run()
+        data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        reason = "peers.py gave no result (exit status \(process.terminationStatus))"
+    } catch {
+        reason = "cannot run \(peersRunner): \(error)"
     }
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let figures = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { LibraryFigures.peer(jsonLine: String($0)) }
-    if figures.isEmpty { printError("\n\(workload.name): peers.py gave no result (exit status \(process.terminationStatus))") }
+    let figures = LibraryFigures.peers(output: String(decoding: data, as: UTF8.self), missingBecause: reason)
+    // A peer that ran has run at least once; one not measured, never.
+    for figure in figures where figure.runs == 0 { printError("\n\(workload.name) \(figure.library): \(figure.failures.joined())") }
     return figures
 }
 
 /// Measures the merge of Quire and the peers again, in turns (see
 /// `MergeTurns`), and puts those times in place of each library's merge
-/// figure. On failure the figures measured one library after the other stay.
+/// figure. On failure the figures measured one library after the other
+/// stay, and it returns why.
 private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, path: String,
-                                  replayOnce: () throws -> ReplayResult, rounds: Int, figures: inout [LibraryFigures]) {
+                                  replayOnce: () throws -> ReplayResult, rounds: Int, figures: inout [LibraryFigures]) -> String? {
     do {
         let encoded = try replayOnce().document.encodeChanges()
         _ = try TraceReplay.merge(encoded)  // warm-up, as the peers have had theirs
-        var turns = try MergeTurns(runner: "Benchmarks/peers/run.sh", command: command, path: path)
+        var turns = try MergeTurns(runner: peersRunner, command: command, path: path)
         defer { turns.finish() }
         let spreads = try turns.measure(rounds: rounds) { try TraceReplay.merge(encoded).nanoseconds }
         for index in figures.indices {
-            if let spread = spreads[figures[index].library] { figures[index].merge = spread }
+            if let spread = spreads[figures[index].library] { (figures[index].merge, figures[index].mergeRounds) = (spread, rounds) }
         }
+        return nil
     } catch {
         printError("\n\(workload.name): merges in turns failed, keeping the merges measured one library after the other: \(error)")
+        return "\(error)"
     }
 }
 

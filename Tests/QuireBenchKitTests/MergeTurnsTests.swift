@@ -43,6 +43,16 @@ import Testing
         #expect(throws: MergeTurns.TurnsError.self) { try turns.measure(rounds: 2) { 1_000_000 } }
     }
 
+    @Test func aPeerProcessThatHasEndedStoppedAnswering() throws {
+        let script = try Self.runner("echo ready")
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        var turns = try MergeTurns(runner: script, command: "trace", path: "unused")
+        defer { turns.finish() }
+        usleep(200_000)  // it has ended: writing to it fails
+        let error = #expect(throws: MergeTurns.TurnsError.self) { try turns.measure(rounds: 2) { 1_000_000 } }
+        #expect(error?.message == "peers.py merge-turns stopped answering")
+    }
+
     @Test func answersAreMillisecondsByPeer() {
         #expect(MergeTurns.peerTimes(#"{"yrs": 1.5, "loro": 40}"#) == ["yrs": 1.5, "loro": 40])
         #expect(MergeTurns.peerTimes("ready") == nil)

@@ -65,6 +65,49 @@ import Testing
         for family in ["B1", "B2", "B3"] { #expect(FileManager.default.fileExists(atPath: files.chartPath(SuiteWorkload.Family(rawValue: family)!))) }
     }
 
+    /// The Markdown, the charts and the statements of a run say what its
+    /// JSON says: they were made from figures the JSON then rounded, so a
+    /// ratio or a "behind" near a rounding step told another story.
+    @Test func theReportIsMadeFromTheFiguresTheJSONKeeps() throws {
+        let files = try Self.scratchFiles()
+        func figures(_ library: String, merge: Double, encode: Double) -> LibraryFigures {
+            var figures = LibraryFigures(library: library, ok: true, runs: 3)
+            figures.merge = Spread(median: merge, min: merge, max: merge)
+            figures.encode = Spread(median: encode, min: encode, max: encode)
+            return figures
+        }
+        // Quire's figures are a fraction of a nanosecond past a rounding
+        // step: its merge ratio is 1.0150004 (1.02) and its encode
+        // 1.0000004 times Yrs's (behind) before rounding, 1.015 (1.01) and
+        // 1 (not behind) after.
+        var result = try Self.replay("B1.1", command: "c", mergeMs: 1)
+        result.figures = [figures("quire", merge: 1.0150004, encode: 1.0000004), figures("yrs", merge: 1, encode: 1)]
+        var report = Self.report([], command: "c")
+        report.results = SuiteReport.merging([result], into: report.results, order: Self.order)
+        try files.write(report)
+
+        let readBack = Self.report(try files.readEarlierResults().results, command: "c")
+        #expect(try String(contentsOfFile: files.markdownPath, encoding: .utf8) == readBack.markdown)
+        #expect(try String(contentsOfFile: files.chartPath(.b1), encoding: .utf8) == readBack.charts.first?.svg)
+        #expect(report.behindStatements == readBack.behindStatements)
+        #expect(readBack.markdown.contains("| B1.1 | 6000 | 1.01 | 1.00 | – | **1.01** | – |"))
+    }
+
+    /// B1's merges take tens of microseconds: kept to the microsecond, a
+    /// 20.5 µs merge was 21 and its ratio to a 10 µs one 2.10, not 2.05.
+    @Test func theJSONKeepsTimesToTheNanosecond() throws {
+        var result = try Self.replay("B1.1", command: "c", mergeMs: 0.0205)
+        var yrs = LibraryFigures(library: "yrs", ok: true, runs: 3)
+        yrs.merge = Spread(median: 0.01, min: 0.01, max: 0.01)
+        result.figures.append(yrs)
+        let report = Self.report([result], command: "c")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any])
+        let workloads = try #require(json["workloads"] as? [[String: Any]])
+        let quire = try #require((workloads.first?["libraries"] as? [[String: Any]])?.first)
+        #expect((quire["mergeMs"] as? [String: Any])?["median"] as? Double == 0.0205)
+        #expect(report.markdown.contains("| B1.1 | 6000 | 0.02 | 0.01 | – | **2.05** |"))
+    }
+
     @Test func workloadsOutsideTheOrderComeLastAsTheyWere() throws {
         let trace = SuiteWorkload(name: "my-trace", family: .traces, source: .traceFile("my-trace.json"), description: "a trace given once")
         let given = WorkloadResult(workload: trace, command: "quire-bench suite my-trace.json --only my-trace", ops: 5, figures: [])

@@ -68,6 +68,15 @@ import Testing
         }
     }
 
+    @Test func aFileListedTwiceIsOneWorkloadAndANameTakenTwiceIsFound() {
+        let twice = SuiteWorkload.all(traceFiles: ["t/automerge-paper.json.gz", "t/./automerge-paper.json.gz"], cacheDirectory: "/tmp")
+        #expect(twice.filter { $0.name == "automerge-paper" }.count == 1)
+        #expect(SuiteWorkload.sharedNames(twice).isEmpty)
+        // A copy of a synthetic workload given as a TRACE, and two files of one name.
+        let clashing = SuiteWorkload.all(traceFiles: ["a/x.json", "mine/B1.6.json", "b/x.json.gz"], cacheDirectory: "/tmp")
+        #expect(SuiteWorkload.sharedNames(clashing) == ["x", "B1.6"])
+    }
+
     @Test func repeatedTraceShiftsEachRepetition() throws {
         let once = SequentialTrace(endContent: "ab", txns: [[Patch(position: 0, deleteCount: 0, insertedText: "b")], [Patch(position: 0, deleteCount: 0, insertedText: "a")]])
         let thrice = once.repeated(3)
@@ -115,6 +124,7 @@ import Testing
             figures.encode = Spread(median: 2 * merge, min: 2 * merge, max: 2 * merge)
             figures.load = Spread(median: 3 / merge, min: 3 / merge, max: 3 / merge)
             figures.snapshotBytes = 100
+            figures.encodedBytes = Int(500 * merge)
             figures.memoryBytes = Int(1000 * merge)
             return figures
         }
@@ -128,14 +138,64 @@ import Testing
         for workload in workloads { #expect(report.markdown.contains("| \(workload.name) | 10 |"), "\(workload.name)") }
         #expect(report.markdown.contains("Command: `quire-bench suite`"))
         #expect(report.behindStatements.contains("B1.1: Quire's merge is 2.00× slower than Yrs's."))
-        // Encode, then load: Quire, Yrs, Loro and the two ratios.
-        #expect(report.markdown.contains("| B1.1 | 4.00 | 2.00 | 8.00 | **2.00** | 0.50 | 1.50 | 3.00 | 0.75 | 0.50 | **2.00** |"))
+        // Encode, load, then the encoded history the merge applies: Quire, Yrs, Loro and the two ratios.
+        #expect(report.markdown.contains("| B1.1 | 4.00 | 2.00 | 8.00 | **2.00** | 0.50 | 1.50 | 3.00 | 0.75 | 0.50 | **2.00** | 1000 | 500 | 2000 | **2.00** | 0.50 |\n"))
+        #expect(report.behindStatements.contains("B1.1: Quire's encoded history size is 2.00× bigger than Yrs's."))
         #expect(report.behindStatements.contains("B1.1: Quire's snapshot encode is 2.00× slower than Yrs's."))
         #expect(report.behindStatements.contains("B1.1: Quire's snapshot load is 2.00× slower than Loro's."))
         #expect(report.behindStatements.contains("B1.1: Quire's document in memory is 2.00× bigger than Yrs's."))
         #expect(!report.behindStatements.contains { $0.contains("Loro") && !$0.contains("load") })
         #expect(report.charts.count == 4)  // B1, B2, B3, merge: no traces given
         #expect((try? JSONSerialization.jsonObject(with: Data(report.json.utf8))) != nil)
+    }
+
+    /// A library whose result was wrong did other work: its figures stay in
+    /// the table, but no ratio or "behind" compares Quire with it.
+    @Test func failedChecksAreNotCompared() throws {
+        func figures(_ library: String, ok: Bool, ms: Double) -> LibraryFigures {
+            var figures = LibraryFigures(library: library, ok: ok, runs: 3)
+            (figures.merge, figures.encode, figures.load) = (Spread(median: ms, min: ms, max: ms), Spread(median: ms, min: ms, max: ms), Spread(median: ms, min: ms, max: ms))
+            figures.snapshotBytes = Int(ms * 100)
+            if !ok { figures.failures = ["final text: differs"] }
+            return figures
+        }
+        let workload = try #require(SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").first { $0.name == "B1.1" })
+        func report(quireOK: Bool, yrsOK: Bool) -> SuiteReport {
+            let result = WorkloadResult(workload: workload, command: "c", ops: 10, figures: [
+                figures("quire", ok: quireOK, ms: 4), figures("yrs", ok: yrsOK, ms: 2), figures("loro", ok: true, ms: 1),
+            ])
+            return SuiteReport(results: [result], command: "c", date: "2026-01-01", machine: "test")
+        }
+        let wrongYrs = report(quireOK: true, yrsOK: false)
+        #expect(!wrongYrs.behindStatements.isEmpty && !wrongYrs.behindStatements.contains { $0.contains("Yrs") })
+        #expect(wrongYrs.markdown.contains("| B1.1 | 10 | 4.00 | 2.00 | 1.00 | – | **4.00** |"))
+        #expect(wrongYrs.markdown.contains("| B1.1 | 4.00 | 2.00 | 1.00 | – | **4.00** | 4.00 | 2.00 | 1.00 | – | **4.00** |"))
+        #expect(wrongYrs.markdown.contains("| 400 | 200 | 100 | – | **4.00** |"))
+        #expect(wrongYrs.markdown.contains("- B1.1 yrs: final text: differs"))
+        let wrongQuire = report(quireOK: false, yrsOK: true)
+        #expect(wrongQuire.behindStatements.isEmpty)
+        #expect(wrongQuire.markdown.contains("| B1.1 | 10 | 4.00 | 2.00 | 1.00 | – | – |"))
+    }
+
+    @Test func aRatioJustAboveOneDoesNotReadAsOne() throws {
+        let workload = try #require(SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").first { $0.name == "B1.1" })
+        var quire = LibraryFigures(library: "quire", ok: true, runs: 3), yrs = LibraryFigures(library: "yrs", ok: true, runs: 3)
+        (quire.snapshotBytes, yrs.snapshotBytes) = (6021 + 18, 6021)  // 1.003 times
+        let report = SuiteReport(results: [WorkloadResult(workload: workload, command: "c", ops: 6000, figures: [quire, yrs])],
+                                 command: "c", date: "2026-01-01", machine: "test")
+        #expect(report.behindStatements == ["B1.1: Quire's snapshot size is 1.003× bigger than Yrs's."])
+        #expect(report.markdown.contains("| 6039 | 6021 | – | **1.003** | – |"))
+        #expect(SuiteReport.ratioText(0.999) == "0.999" && SuiteReport.ratioText(1) == "1.00" && SuiteReport.ratioText(1.234) == "1.23")
+    }
+
+    @Test func aPeersZeroStillLeavesQuireBehind() throws {
+        // B1.6 in the run of 2026-12-05: Yrs's document, all of it deleted, measured 0 bytes.
+        let workload = try #require(SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").first { $0.name == "B1.6" })
+        var quire = LibraryFigures(library: "quire", ok: true, runs: 3), yrs = LibraryFigures(library: "yrs", ok: true, runs: 3)
+        (quire.memoryBytes, yrs.memoryBytes) = (9664, 0)
+        let report = SuiteReport(results: [WorkloadResult(workload: workload, command: "c", ops: 12000, figures: [quire, yrs])],
+                                 command: "c", date: "2026-01-01", machine: "test")
+        #expect(report.behindStatements == ["B1.6: Quire's document in memory is bigger than Yrs's, which measured 0."])
     }
 
     @Test func peerLineGivesEveryFigure() throws {
@@ -150,6 +210,14 @@ import Testing
         #expect(figures.load == Spread(median: 1.2, min: 1.1, max: 1.3))
         #expect(figures.encodedBytes == 700 && figures.snapshotBytes == 700 && figures.memoryBytes == 4096)
         #expect(LibraryFigures.peer(jsonLine: "peers: installing pycrdt") == nil)
+    }
+
+    @Test func aPeerMissingFromPeersOutputIsNotMeasured() {
+        let yrs = #"{"peer": "yrs", "ok": true, "runs": 1, "mergeMs": 1.0, "mergeMsMin": 1.0, "mergeMsMax": 1.0}"#
+        let figures = LibraryFigures.peers(output: "peers: installing\n" + yrs + "\nTraceback\n", missingBecause: "peers.py gave no result (exit status 1)")
+        #expect(figures.map(\.library) == ["yrs", "loro"])
+        #expect(figures[0].ok && figures[0].merge != nil)
+        #expect(!figures[1].ok && figures[1].merge == nil && figures[1].failures == ["not measured: peers.py gave no result (exit status 1)"])
     }
 
     @Test func memoryColumnShowsSmallDocuments() {

@@ -48,8 +48,9 @@ public struct MergeTurns {
         var peers: [String: [Double]] = [:]
         for _ in 0..<rounds {
             quire.append(try quireMerge())
-            try toPeers.write(contentsOf: Data("merge\n".utf8))
-            guard let line = fromPeers.next(), let times = Self.peerTimes(line) else {
+            // A peer process that has ended fails the write (EPIPE) or gives no line: the same failure.
+            let line = (try? toPeers.write(contentsOf: Data("merge\n".utf8))).flatMap { fromPeers.next() }
+            guard let line, let times = Self.peerTimes(line) else {
                 throw TurnsError(message: "peers.py merge-turns stopped answering")
             }
             for (peer, milliseconds) in times { peers[peer, default: []].append(milliseconds) }

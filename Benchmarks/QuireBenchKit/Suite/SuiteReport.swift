@@ -5,17 +5,22 @@ import JSONText
 /// Markdown report with Quire-to-peer ratios, one SVG chart per family. A
 /// day's report gathers the workloads of that day's runs (`SuiteResultsFiles`).
 public struct SuiteReport {
-    public var results: [WorkloadResult]
+    /// Every figure as the JSON file keeps it (`stored`): the Markdown, the
+    /// charts and the statements are made from these, so that each ratio in
+    /// them is the ratio of the figures in the JSON.
+    public var results: [WorkloadResult] {
+        didSet { results = results.map(\.stored) }
+    }
     /// The latest run's exact command line (each workload has its own), the date and a note on the machine.
     public var command: String
     public var date: String
     public var machine: String
 
     public static let libraries = ["quire", "yrs", "loro"]
-    static let peers = ["yrs", "loro"]
+    public static let peers = ["yrs", "loro"]
 
     public init(results: [WorkloadResult], command: String, date: String, machine: String) {
-        self.results = results
+        self.results = results.map(\.stored)
         self.command = command
         self.date = date
         self.machine = machine
@@ -23,28 +28,35 @@ public struct SuiteReport {
 
     // MARK: JSON
 
+    /// A figure as the JSON file keeps it: to the nanosecond, the clocks'
+    /// resolution, for times in milliseconds. To the microsecond, B1's merges
+    /// of 20 µs kept two digits, and their ratios moved by up to 5%.
+    static func stored(_ value: Double) -> Double { (value * 1e6).rounded() / 1e6 }
+
     public var json: String {
-        func rounded(_ x: Double?) -> JSONValue { x.map { .double(($0 * 1000).rounded() / 1000) } ?? .null }
+        func number(_ x: Double?) -> JSONValue { x.map(JSONValue.double) ?? .null }
         func spread(_ value: Spread?) -> JSONValue {
             guard let value else { return .null }
-            return .orderedObject([("median", rounded(value.median)), ("min", rounded(value.min)), ("max", rounded(value.max))])
+            return .orderedObject([("median", number(value.median)), ("min", number(value.min)), ("max", number(value.max))])
         }
         func int(_ value: Int?) -> JSONValue { value.map { .integer($0) } ?? .null }
         func measure(_ value: Measure) -> JSONValue {
             .orderedObject([
-                ("name", .string(value.name)), ("unit", .string(value.unit)), ("median", rounded(value.median)),
-                ("min", rounded(value.spread?.lowerBound)), ("max", rounded(value.spread?.upperBound)),
+                ("name", .string(value.name)), ("unit", .string(value.unit)), ("median", number(value.median)),
+                ("min", number(value.spread?.lowerBound)), ("max", number(value.spread?.upperBound)),
             ])
         }
         let workloads: [JSONValue] = results.map { result in
             .orderedObject([
                 ("name", .string(result.name)), ("family", .string(result.family.rawValue)),
                 ("description", .string(result.description)), ("command", .string(result.command)), ("ops", int(result.ops)),
+                ("mergeTurnsFailure", result.mergeTurnsFailure.map(JSONValue.string) ?? .null),
                 ("libraries", .array(result.figures.map { f in
                     .orderedObject([
                         ("library", .string(f.library)), ("version", f.version.map(JSONValue.string) ?? .null),
                         ("ok", .bool(f.ok)), ("runs", int(f.runs)),
                         ("localMs", spread(f.local)), ("emptyLoopMs", spread(f.emptyLoop)), ("mergeMs", spread(f.merge)),
+                        ("mergeRounds", int(f.mergeRounds)),
                         ("encodeMs", spread(f.encode)), ("loadMs", spread(f.load)),
                         ("encodedBytes", int(f.encodedBytes)), ("snapshotBytes", int(f.snapshotBytes)),
                         ("memoryBytes", int(f.memoryBytes)), ("measures", .array(f.measures.map(measure))),
@@ -60,6 +72,13 @@ public struct SuiteReport {
     }
 
     // MARK: Markdown
+
+    /// `peer` when both it and `quire` passed their checks, else nil: a
+    /// library whose result was wrong did other work, so no ratio or
+    /// "behind" compares it (Failed checks lists it).
+    static func comparable(_ peer: LibraryFigures?, with quire: LibraryFigures?) -> LibraryFigures? {
+        quire?.ok == true && peer?.ok == true ? peer : nil
+    }
 
     /// Quire's figure divided by a peer's (below 1: Quire is faster or smaller).
     static func ratio(_ quire: Double?, _ peer: Double?) -> Double? {
@@ -81,10 +100,11 @@ public struct SuiteReport {
             Store and sync times are wall-clock: waiting for the disk or the socket is their cost.
             **merge** is a fresh replica applying the whole encoded history in one call: the fair native
             comparison. With peers, the three libraries merge in turns (Quire, Yrs, Loro, and again: one
-            round per run, at least \(MergeTurns.minimumRounds)), so that a busy moment on the host slows
-            them alike. **local** replays edit by edit; for the peers that includes Python's call overhead,
+            round per run, at least \(MergeTurns.minimumRounds); `mergeRounds` in the JSON), so that a busy
+            moment on the host slows them alike; a line under a table names any workload merged otherwise. **local** replays edit by edit; for the peers that includes Python's call overhead,
             and the **empty loop** column is the same Python loop with no library call. Ratios are
-            Quire ÷ peer on the same workload: below 1 Quire is faster or smaller. **memory** is the heap in
+            Quire ÷ peer on the same workload: below 1 Quire is faster or smaller; a library that failed
+            a check (ok: NO) is not compared, nor merged in turns. **memory** is the heap in
             use held by the document after one local replay (for concurrent workloads the merged replica),
             measured the same way for all three: glibc `mallinfo2()`, `uordblks + hblkhd` after the replay
             minus before, with the document alive and the replay's transient allocations freed; for the
@@ -92,7 +112,9 @@ public struct SuiteReport {
             through glibc malloc). It is exact to a few kB only: glibc counts the small blocks it caches
             per thread after they are freed as in use.
             Snapshot: what each library would keep on disk for the document with its whole history:
-            Quire's store snapshot frame (zstd), Yrs's v1 update, Loro's `Snapshot` export.
+            Quire's store snapshot frame (zstd), Yrs's v1 update (uncompressed), Loro's `Snapshot` export.
+            **history** is the encoded history the merge applies: Quire's `encodeChanges()`, Yrs's v1
+            update, Loro's `Updates` export from the empty version.
             **encode** writes that snapshot from the replayed document, in one call. **load** opens that snapshot in a fresh document, ready to edit (for Quire: checksum, zstd,
             the state and the whole history). Yrs keeps no history apart from its state: its v1 update
             is both its snapshot and what its merge applies, so its merge and load do the same work.
@@ -110,6 +132,11 @@ public struct SuiteReport {
             out += "| workload | ops | merge ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | local ms Quire | Yrs | Loro | empty loop | snapshot B Quire | Yrs | Loro | ÷Yrs | ÷Loro | memory MB Quire | Yrs | Loro | ok |\n"
             out += "|" + String(repeating: " --- |", count: 20) + "\n"
             for result in rows { out += tableRow(result) }
+            let alone = rows.compactMap { result in result.mergeTurnsFailure.map { "\(result.name) (\($0))" } }
+            if !alone.isEmpty {
+                out += "\nMerged one library after the other, not in turns (a busy moment may have slowed one library only): "
+                    + alone.joined(separator: ", ") + ".\n"
+            }
             out += "\n" + snapshotTable(rows)
             if family == .merge { out += "\n" + throughputTable(rows) }
             out += "\n"
@@ -171,12 +198,20 @@ public struct SuiteReport {
     /// A Quire ÷ peer ratio, in bold where Quire is behind.
     private static func formatRatio(_ value: Double?) -> String {
         guard let value else { return "–" }
-        let text = String(format: "%.2f", value)
+        let text = ratioText(value)
         return value > 1 ? "**\(text)**" : text
+    }
+
+    /// Two decimals, or three where two would show 1.00 for a ratio that is
+    /// not 1: a bold "1.00", or "1.00× slower", would say behind and equal at once.
+    static func ratioText(_ value: Double) -> String {
+        let text = String(format: "%.2f", value)
+        return text == "1.00" && value != 1 ? String(format: "%.3f", value) : text
     }
 
     private func tableRow(_ result: WorkloadResult) -> String {
         let q = result.figures(of: "quire"), y = result.figures(of: "yrs"), l = result.figures(of: "loro")
+        let yc = Self.comparable(y, with: q), lc = Self.comparable(l, with: q)
         let ms = Self.formatMilliseconds, ratio = Self.formatRatio
         func bytes(_ value: Int?) -> String { value.map { "\($0)" } ?? "–" }
         // Three significant figures: a document of a few kB must not read 0.0 MB.
@@ -185,28 +220,36 @@ public struct SuiteReport {
         let cells = [
             result.name, result.ops.map(String.init) ?? "–",
             ms(q?.merge?.median), ms(y?.merge?.median), ms(l?.merge?.median),
-            ratio(Self.ratio(q?.merge?.median, y?.merge?.median)), ratio(Self.ratio(q?.merge?.median, l?.merge?.median)),
+            ratio(Self.ratio(q?.merge?.median, yc?.merge?.median)), ratio(Self.ratio(q?.merge?.median, lc?.merge?.median)),
             ms(q?.local?.median), ms(y?.local?.median), ms(l?.local?.median),
             [y, l].compactMap { $0?.emptyLoop?.median }.map { ms($0) }.joined(separator: " / ").nonEmpty ?? "–",
             bytes(q?.snapshotBytes), bytes(y?.snapshotBytes), bytes(l?.snapshotBytes),
-            ratio(Self.ratio(q?.snapshotBytes.map(Double.init), y?.snapshotBytes.map(Double.init))),
-            ratio(Self.ratio(q?.snapshotBytes.map(Double.init), l?.snapshotBytes.map(Double.init))),
+            ratio(Self.ratio(q?.snapshotBytes.map(Double.init), yc?.snapshotBytes.map(Double.init))),
+            ratio(Self.ratio(q?.snapshotBytes.map(Double.init), lc?.snapshotBytes.map(Double.init))),
             mb(q?.memoryBytes), mb(y?.memoryBytes), mb(l?.memoryBytes), ok,
         ]
         return "| " + cells.joined(separator: " | ") + " |\n"
     }
 
-    /// Writing each workload's snapshot (encode) and opening it, ready to edit (load).
+    /// Writing each workload's snapshot (encode), opening it, ready to edit
+    /// (load), and the size of the encoded history the merge applies, which
+    /// "Where Quire is behind" compares too.
     private func snapshotTable(_ rows: [WorkloadResult]) -> String {
-        var out = "Writing the snapshot (encode) and opening it (load):\n\n"
-            + "| workload | encode ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | load ms Quire | Yrs | Loro | ÷Yrs | ÷Loro |\n"
-            + "|" + String(repeating: " --- |", count: 11) + "\n"
+        var out = "Writing the snapshot (encode), opening it (load), and the encoded history the merge applies:\n\n"
+            + "| workload | encode ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | load ms Quire | Yrs | Loro | ÷Yrs | ÷Loro "
+            + "| history B Quire | Yrs | Loro | ÷Yrs | ÷Loro |\n"
+            + "|" + String(repeating: " --- |", count: 16) + "\n"
         for result in rows {
             var cells = [result.name]
-            for measure in [\LibraryFigures.encode, \LibraryFigures.load] {
-                let times = Self.libraries.map { result.figures(of: $0)?[keyPath: measure]?.median }
-                cells += times.map(Self.formatMilliseconds)
-                    + [Self.formatRatio(Self.ratio(times[0], times[1])), Self.formatRatio(Self.ratio(times[0], times[2]))]
+            let quire = result.figures(of: "quire")
+            let figures: [(value: (LibraryFigures) -> Double?, format: (Double?) -> String)] = [
+                ({ $0.encode?.median }, Self.formatMilliseconds), ({ $0.load?.median }, Self.formatMilliseconds),
+                ({ $0.encodedBytes.map(Double.init) }, { $0.map { String(Int($0)) } ?? "–" }),
+            ]
+            for (value, format) in figures {
+                let values = Self.libraries.map { result.figures(of: $0).flatMap(value) }
+                let ratios = Self.peers.map { Self.ratio(values[0], Self.comparable(result.figures(of: $0), with: quire).flatMap(value)) }
+                cells += values.map(format) + ratios.map(Self.formatRatio)
             }
             out += "| " + cells.joined(separator: " | ") + " |\n"
         }
@@ -233,7 +276,7 @@ public struct SuiteReport {
         for result in results {
             guard let quire = result.figures(of: "quire") else { continue }
             for peer in Self.peers {
-                guard let other = result.figures(of: peer) else { continue }
+                guard let other = Self.comparable(result.figures(of: peer), with: quire) else { continue }
                 let measures: [(String, Double?, Double?, String)] = [
                     ("merge", quire.merge?.median, other.merge?.median, "slower"),
                     ("local replay", quire.local?.median, other.local?.median, "slower"),
@@ -243,9 +286,13 @@ public struct SuiteReport {
                     ("encoded history size", quire.encodedBytes.map(Double.init), other.encodedBytes.map(Double.init), "bigger"),
                     ("document in memory", quire.memoryBytes.map(Double.init), other.memoryBytes.map(Double.init), "bigger"),
                 ]
+                let name = peer == "yrs" ? "Yrs" : "Loro"
                 for (what, mine, theirs, word) in measures {
                     if let ratio = Self.ratio(mine, theirs), ratio > 1 {
-                        statements.append("\(result.name): Quire's \(what) is \(String(format: "%.2f", ratio))× \(word) than \(peer == "yrs" ? "Yrs" : "Loro")'s.")
+                        statements.append("\(result.name): Quire's \(what) is \(Self.ratioText(ratio))× \(word) than \(name)'s.")
+                    } else if theirs == 0, let mine, mine > 0 {
+                        // No ratio to a zero (B1.6's Yrs document in memory), but Quire is still behind.
+                        statements.append("\(result.name): Quire's \(what) is \(word) than \(name)'s, which measured 0.")
                     }
                 }
             }

@@ -16,6 +16,10 @@ public struct LibraryFigures: Sendable {
     public var emptyLoop: Spread?
     /// A fresh replica applying the whole encoded history in one call.
     public var merge: Spread?
+    /// The rounds of merges in turns with the other libraries (`MergeTurns`)
+    /// that `merge` comes from; nil when it comes from this library's own
+    /// `runs`, one library after the other.
+    public var mergeRounds: Int?
     /// Writing the snapshot from the replayed document, in one call:
     /// Quire's store snapshot frame (full history, zstd), Yrs's v1 update,
     /// Loro's `Snapshot` export.
@@ -50,6 +54,9 @@ public struct WorkloadResult: Sendable {
     /// Operations in the workload's history; nil for the store and sync families.
     public var ops: Int?
     public var figures: [LibraryFigures]
+    /// Why the merges were not measured in turns although the peers were
+    /// (`MergeTurns` failed): each library's merge then comes from its own runs.
+    public var mergeTurnsFailure: String?
 
     public init(name: String, family: SuiteWorkload.Family, description: String, command: String, ops: Int?, figures: [LibraryFigures]) {
         self.name = name
@@ -65,6 +72,31 @@ public struct WorkloadResult: Sendable {
     }
 
     public func figures(of library: String) -> LibraryFigures? { figures.first { $0.library == library } }
+}
+
+extension WorkloadResult {
+    /// Every figure as the JSON file keeps it (`SuiteReport.stored`).
+    var stored: WorkloadResult {
+        func stored(_ spread: Spread?) -> Spread? {
+            spread.map { Spread(median: SuiteReport.stored($0.median), min: SuiteReport.stored($0.min), max: SuiteReport.stored($0.max)) }
+        }
+        var result = self
+        for index in result.figures.indices {
+            let figures = result.figures[index]
+            result.figures[index].local = stored(figures.local)
+            result.figures[index].emptyLoop = stored(figures.emptyLoop)
+            result.figures[index].merge = stored(figures.merge)
+            result.figures[index].encode = stored(figures.encode)
+            result.figures[index].load = stored(figures.load)
+            result.figures[index].measures = figures.measures.map { measure in
+                var stored = measure
+                stored.median = SuiteReport.stored(measure.median)
+                stored.spread = measure.spread.map { SuiteReport.stored($0.lowerBound)...SuiteReport.stored($0.upperBound) }
+                return stored
+            }
+        }
+        return result
+    }
 }
 
 extension Spread {
@@ -112,6 +144,21 @@ extension LibraryFigures {
         var figures = LibraryFigures(library: "quire", ok: true, runs: runs)
         figures.measures = measures
         return figures
+    }
+
+    /// A peer the suite was asked to measure and could not: no figures, and
+    /// a failed check that says why, so that the report shows the gap.
+    public static func notMeasured(_ library: String, because reason: String) -> LibraryFigures {
+        var figures = LibraryFigures(library: library, ok: false, runs: 0)
+        figures.failures = ["not measured: \(reason)"]
+        return figures
+    }
+
+    /// Each peer's figures from the output of `peers.py --json`; a peer
+    /// without a line (the script ended before it) is `notMeasured`, `because`.
+    public static func peers(output: String, missingBecause reason: String) -> [LibraryFigures] {
+        let measured = output.split(separator: "\n").compactMap { peer(jsonLine: String($0)) }
+        return SuiteReport.peers.map { name in measured.first { $0.library == name } ?? notMeasured(name, because: reason) }
     }
 
     /// One JSON line of `peers.py --json`; nil for a line that is not one.

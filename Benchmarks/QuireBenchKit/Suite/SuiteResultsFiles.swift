@@ -70,9 +70,11 @@ public struct SuiteResultsFiles: Sendable {
     static func results(json: Data) throws -> [WorkloadResult] {
         let report = try JSONDecoder().decode(StoredReport.self, from: json)
         return report.workloads.map { stored in
-            WorkloadResult(
+            var result = WorkloadResult(
                 name: stored.name, family: stored.family, description: stored.description,
                 command: stored.command ?? report.command, ops: stored.ops, figures: stored.libraries)
+            result.mergeTurnsFailure = stored.mergeTurnsFailure
+            return result
         }
     }
 
@@ -109,6 +111,7 @@ public struct SuiteResultsFiles: Sendable {
         var command: String?
         var ops: Int?
         var libraries: [LibraryFigures]
+        var mergeTurnsFailure: String?
     }
 }
 
@@ -160,7 +163,7 @@ extension Measure: Decodable {
 
 extension LibraryFigures: Decodable {
     private enum CodingKeys: String, CodingKey {
-        case library, version, ok, runs, local = "localMs", emptyLoop = "emptyLoopMs", merge = "mergeMs"
+        case library, version, ok, runs, local = "localMs", emptyLoop = "emptyLoopMs", merge = "mergeMs", mergeRounds
         case encode = "encodeMs", load = "loadMs", encodedBytes, snapshotBytes, memoryBytes, measures, failures
     }
 
@@ -173,6 +176,7 @@ extension LibraryFigures: Decodable {
         local = try container.decodeIfPresent(Spread.self, forKey: .local)
         emptyLoop = try container.decodeIfPresent(Spread.self, forKey: .emptyLoop)
         merge = try container.decodeIfPresent(Spread.self, forKey: .merge)
+        mergeRounds = try container.decodeIfPresent(Int.self, forKey: .mergeRounds)
         encode = try container.decodeIfPresent(Spread.self, forKey: .encode)
         load = try container.decodeIfPresent(Spread.self, forKey: .load)
         encodedBytes = try container.decodeIfPresent(Int.self, forKey: .encodedBytes)

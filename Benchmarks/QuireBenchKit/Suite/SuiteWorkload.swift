@@ -61,8 +61,11 @@ public struct SuiteWorkload: Sendable {
     /// The default workload list: the given trace files, then every
     /// synthetic family (written into `cacheDirectory` by `materialise`),
     /// then the store, then sync and B4x100 if automerge-paper is among the
-    /// trace files.
+    /// trace files. A file listed twice (given as a TRACE and also in the
+    /// shared folder) is one workload.
     public static func all(traceFiles: [String], cacheDirectory: String) -> [SuiteWorkload] {
+        var files = Set<String>()
+        let traceFiles = traceFiles.filter { files.insert(URL(fileURLWithPath: $0).standardizedFileURL.resolvingSymlinksInPath().path).inserted }
         var list = traceFiles.map { path in
             SuiteWorkload(name: traceName(path), family: .traces, source: .traceFile(path), description: "editing trace \(URL(fileURLWithPath: path).lastPathComponent)")
         }
@@ -88,6 +91,15 @@ public struct SuiteWorkload: Sendable {
                 description: "automerge-paper typed 100 times into one document (26 M edits; slow, Quire only)"))
         }
         return list
+    }
+
+    /// The names more than one workload has, in order: a TRACE file named
+    /// like a shared trace or a synthetic workload (`B1.1.json`). The report
+    /// keeps one result per name, so one would silently replace the other.
+    public static func sharedNames(_ workloads: [SuiteWorkload]) -> [String] {
+        var seen = Set<String>(), shared: [String] = []
+        for name in workloads.map(\.name) where !seen.insert(name).inserted && !shared.contains(name) { shared.append(name) }
+        return shared
     }
 
     /// `automerge-paper.json.gz` -> `automerge-paper`.
