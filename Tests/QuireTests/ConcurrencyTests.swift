@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import Quire
+
+/// Many threads using one store at once: what they do must all be there,
+/// once, and none of them may wait for another forever.
+@Suite struct ConcurrencyTests {
+    /// Applies of several documents, each taking them in another order,
+    /// while edits keep the documents busy now and then. An apply that
+    /// took one document and waited for the next while another apply held
+    /// that one and waited for the first would leave both waiting forever.
+    @Test func appliesTakingDocumentsInOppositeOrdersNeverDeadlock() throws {
+        let source = try DocumentStore.inMemory()
+        for id: DocumentID in ["x", "y"] {
+            try source.create(id: id)
+            try source.edit(id) { tx in try tx.put(.root, key: "k", .int(1)) }
+        }
+        let bundles = try [DocumentID("x"), "y"].map { id in try ChangeEncoding.encode(source.changes(id)) }
+        let store = try DocumentStore.inMemory()
+        try store.apply(bundles: [("x", [bundles[0]]), ("y", [bundles[1]])])
+
+        let rounds = 200
+        let finished = runOnThreads(4) { thread in
+            for round in 0..<rounds {
+                switch thread {
+                case 0: try! store.apply(bundles: [("x", [bundles[0]]), ("y", [bundles[1]])])
+                case 1: try! store.apply(bundles: [("y", [bundles[1]]), ("x", [bundles[0]])])
+                default: try! store.edit(thread == 2 ? "x" : "y") { tx in try tx.put(.root, key: "e", .int(Int64(round))) }
+                }
+            }
+        }
+        #expect(finished, "the threads deadlocked")
+        guard finished else { return }
+        for id: DocumentID in ["x", "y"] { #expect(try store.changes(id).count == 1 + rounds) }
+    }
+}
+
+/// Runs `body(thread)` on `count` new threads at once and waits for them;
+/// false if they have not all ended after five minutes, far more than the
+/// work of any caller takes on a slow machine: they are deadlocked.
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Bool {
+    let group = DispatchGroup()
+    for thread in 0..<count {
+        group.enter()
+        Thread.detachNewThread {
+            body(thread)
+            group.leave()
+        }
+    }
+    return group.wait(timeout: .now() + 300) == .success
+}
