@@ -33,6 +33,47 @@ import Testing
         guard finished else { return }
         for id: DocumentID in ["x", "y"] { #expect(try store.changes(id).count == 1 + rounds) }
     }
+
+    /// A last try (which holds the lock file exclusive) that ends while
+    /// another thread writes a batch of another document: the batch must
+    /// have read whether a last try holds the lock file before it let the
+    /// store's lock go, or (under ThreadSanitizer, which sees it in about
+    /// half the rounds) that read races the last try clearing the mark.
+    @Test func lastTriesEndingWhileBatchesAreWrittenLoseNothing() throws {
+        try withTemporaryDirectory { directory in
+            let store = try DocumentStore(path: directory + "/notes.quire")
+            try store.create(id: "other")
+            let rounds = 10
+            for round in 0..<rounds {
+                // A read of the file held open keeps the batch from writing until the last try has ended.
+                let (reading, readDone, edited) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+                Thread.detachNewThread {
+                    try! store.database.read { _ in
+                        reading.signal()
+                        readDone.wait()
+                    }
+                }
+                reading.wait()
+                var tries = 0
+                try store.locked {
+                    try store.retryingChangedElsewhere {
+                        tries += 1
+                        guard tries == DocumentStore.commitAttempts else { throw StoreError.changedElsewhere("raced") }
+                        Thread.detachNewThread {
+                            try! store.edit("other") { tx in try tx.put(.root, key: "k\(round)", .int(1)) }
+                            edited.signal()
+                        }
+                        while !store.isWriting { _ = store.condition.wait(until: Date(timeIntervalSinceNow: 0.001)) }
+                    }
+                }
+                readDone.signal()
+                edited.wait()
+                #expect(tries == DocumentStore.commitAttempts)
+                #expect(!store.condition.withLock { store.holdsWriterLock })
+            }
+            #expect(try store.changes("other").count == rounds)
+        }
+    }
 }
 
 /// Runs `body(thread)` on `count` new threads at once and waits for them;
