@@ -1,4 +1,5 @@
 import Foundation
+import QuireTestSupport
 import Testing
 @testable import Quire
 
@@ -74,19 +75,4 @@ import Testing
             #expect(try store.changes("other").count == rounds)
         }
     }
-}
-
-/// Runs `body(thread)` on `count` new threads at once and waits for them;
-/// false if they have not all ended after five minutes, far more than the
-/// work of any caller takes on a slow machine: they are deadlocked.
-func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Bool {
-    let group = DispatchGroup()
-    for thread in 0..<count {
-        group.enter()
-        Thread.detachNewThread {
-            body(thread)
-            group.leave()
-        }
-    }
-    return group.wait(timeout: .now() + 300) == .success
 }
