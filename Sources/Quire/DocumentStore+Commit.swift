@@ -133,11 +133,13 @@ extension DocumentStore {
         isWriting = true
         var batch = queue
         queue = []
+        // Read with the lock held: a last try ending meanwhile clears it.
+        let lastTryHoldsWriterLock = holdsWriterLock
         condition.unlock()
         // By ticket, the first document of the call that another process wrote.
         var stale: [Int: DocumentID] = [:]
         // Shared, unless this store's own last try holds it exclusive (taking it shared would give that up).
-        let sharesWriterLock = !holdsWriterLock && writerLock?.lock(exclusive: false, within: Self.writerLockTimeout) == true
+        let sharesWriterLock = !lastTryHoldsWriterLock && writerLock?.lock(exclusive: false, within: Self.writerLockTimeout) == true
         defer { if sharesWriterLock { writerLock?.unlock() } }
         let outcome = Result {
             try database.write { db in

@@ -380,6 +380,9 @@ public final class DocumentStore: @unchecked Sendable {
             else { merged.append(document) }
         }
         return try locked { try retryingChangedElsewhere {
+            // All idle before any is taken: holding one while waiting for the
+            // next would deadlock with an apply taking them in the other order.
+            while merged.contains(where: { busy.contains($0.id) }) { condition.wait() }
             var commits: [QueuedCommit] = []
             var applied = 0
             do {

@@ -240,6 +240,36 @@ struct HTTPServerTests {
         }
     }
 
+    /// `stop()` while requests arrive, are read, wait in their handler or
+    /// are answered: each ends with its answer, a 503 or no answer (its
+    /// connection closed or refused), `stop()` returns, and the server
+    /// starts again.
+    @Test func stopRacingRequestsEndsEveryRequest() async throws {
+        let entered = Counter()
+        let server = HTTPServer(port: 0, handler: { request in
+            _ = entered.next()
+            if request.path == "/wait" { try await Task.sleep(for: .seconds(60)) }
+            return .text(200, "answered")
+        })
+        for _ in 0..<5 {
+            try server.start()
+            let addresses = (0..<12).map { url(server, $0.isMultiple(of: 2) ? "/wait" : "/now") }
+            let handled = entered.count
+            let requests = addresses.map { address in
+                Task { try await onceClient.send(.init(method: "POST", url: address, body: [UInt8](repeating: 1, count: 100_000))) }
+            }
+            while entered.count == handled { try await Task.sleep(for: .milliseconds(1)) }
+            server.stop()
+            for request in requests {
+                switch await request.result {
+                case .success(let response): #expect(response.status == 200)
+                case .failure(HTTPError.transient(503, "server is stopping")), .failure(HTTPError.unreachable): break
+                case .failure(let error): Issue.record("unexpected \(error)")
+                }
+            }
+        }
+    }
+
     @Test func portInUseGivesAClearError() async throws {
         try await withServer(handler: Self.echo) { first in
             let second = HTTPServer(port: first.port, handler: Self.echo)

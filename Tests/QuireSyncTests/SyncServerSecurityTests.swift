@@ -449,4 +449,29 @@ import Testing
         #expect(logged.count == 31)
         #expect(page.lastScannedSeq == 16)
     }
+
+    /// A push commits before it updates what the log keeps in memory. A
+    /// page must not serve a row committed in between: its cursor would lie
+    /// past the end of the log as the next request finds it, and that
+    /// request would be answered with `cursor reset`, making the client
+    /// forget what the server acknowledged and start over.
+    @Test func aPageServesOnlyWhatFinishedPushesWrote() async throws {
+        let path = NSTemporaryDirectory() + "quire-server-\(UUID().uuidString).db"
+        defer { for suffix in ["", "-wal", "-shm", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let server = SyncServer(log: try ServerLog(path: path), tokens: nil)
+        var writer = Document(replica: ReplicaID(1))
+        for value in 0..<2 { try writer.transact { tx in try tx.put(.root, key: "k", .int(Int64(value))) } }
+        let changes = try writer.allChanges()
+        _ = try await server.respond(to: SyncRequest(cursor: nil, documents: [SyncDocument(id: "doc", version: [:], changes: [changes[0]])]),
+                                     access: .unrestricted)
+        // The second change as a push writes it, committed, before that push updates the log's memory.
+        try Database(path: path).execute(
+            sql: "INSERT INTO log(seq, document_id, replica, first_counter, last_counter, last_lamport, data) VALUES (2, 'doc', ?, 2, 2, 2, ?)",
+            arguments: [.replica(ReplicaID(1)), .blob(ChangeEncoding.encode([changes[1]]))])
+
+        let first = try await server.respond(to: SyncRequest(cursor: nil, documents: []), access: .unrestricted)
+        #expect(try first.documents.flatMap(\.bundles).flatMap { try ChangeEncoding.decode($0) } == [changes[0]])
+        let next = try await server.respond(to: SyncRequest(cursor: first.cursor, documents: []), access: .unrestricted)
+        #expect(!next.cursorReset)
+    }
 }

@@ -426,20 +426,23 @@ public final class ServerLog: Sendable {
     /// may read that `known` (the client's versions) lacks, in `seq` order,
     /// grouped by document, at most about `maxBytes` of bundles.
     public func page(after seq: UInt64, access: Access, known: [DocumentID: VersionVector], maxBytes: Int) throws -> LogPage {
+        // Only the rows of finished pushes: a push commits, then updates
+        // `state`. A row in between would make the page's cursor lie past
+        // `lastSeq` (the next request would be answered `cursor reset`) and
+        // its document's changes lie beyond `version(_:)`.
+        let end = lastSeq
         var page = LogPage(lastScannedSeq: seq)
         var index: [DocumentID: Int] = [:]
         var bytes = 0
         let batchSize = 5_000
         while true {
             let rows = try database.query(
-                sql: "SELECT seq, document_id, replica, first_counter, last_counter, data FROM log WHERE seq > ? ORDER BY seq LIMIT ?",
-                arguments: [.unsigned(page.lastScannedSeq), .integer(batchSize)])
+                sql: "SELECT seq, document_id, replica, first_counter, last_counter, data FROM log WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                arguments: [.unsigned(page.lastScannedSeq), .unsigned(end), .integer(batchSize)])
             for row in rows {
                 let rowSeq = try row.unsigned(0)
                 guard let id = DocumentID(rawValue: try row.text(1)) else { throw StoreError.unrecoverableDocument(try row.text(1), reason: "invalid id in the server log") }
-                let replica = try row.replica(2)
-                page.scanned[id, default: VersionVector()][replica] = try row.unsigned(4)
-                let seen = known[id, default: VersionVector()][replica]
+                let seen = known[id, default: VersionVector()][try row.replica(2)]
                 if access.mayRead(id), try row.unsigned(4) > seen {
                     var data = try row.blob(5)
                     if try row.unsigned(3) <= seen {
@@ -468,10 +471,6 @@ public struct LogPage: Sendable {
     /// Every change up to here was sent or is known to the client.
     public var lastScannedSeq: UInt64
     public var documents: [(id: DocumentID, bundles: [[UInt8]])] = []
-    /// Per document, the changes of the rows looked at: committed, so held,
-    /// even if `version(_:)` does not show them yet (a push updates it just
-    /// after its commit).
-    public var scanned: [DocumentID: VersionVector] = [:]
     /// True when the page stopped at its size limit before the log's end.
     public var more = false
 }

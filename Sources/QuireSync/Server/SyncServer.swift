@@ -131,10 +131,8 @@ public final class SyncServer: SyncService {
         var documents: [SyncDocument] = []
         var answered = Set<DocumentID>()
         for (id, bundles) in page.documents {
-            // At least what the page holds: otherwise, racing a push, the client
-            // would think the server lacks changes it just sent, and send them back.
-            let version = log.version(id).merged(with: page.scanned[id] ?? VersionVector())
-            documents.append(SyncDocument(id: id, version: version, bundles: bundles))
+            // It covers the page: a page holds only what finished pushes wrote.
+            documents.append(SyncDocument(id: id, version: log.version(id), bundles: bundles))
             answered.insert(id)
         }
         for document in request.documents where access.mayRead(document.id) && !answered.contains(document.id) {
