@@ -281,7 +281,7 @@ extension DocumentStore {
     /// several cost several times more).
     static let currencyQuery = """
         SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document_id = ?1), log_start_seq,
-               (SELECT count(*) FROM parked_changes WHERE document_id = ?1)
+               \(ParkedChanges.rowCountExpression)
         FROM documents WHERE id = ?1
         """
 

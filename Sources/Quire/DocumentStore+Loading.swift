@@ -52,7 +52,7 @@ extension DocumentStore {
             // The parked rows counted here, not by `ParkedChanges.rowCount`:
             // one statement fewer, about 4% of loading a small document.
             let rows = try db.query(
-                sql: "SELECT removed_at, log_start_seq, (SELECT count(*) FROM parked_changes WHERE document_id = ?1) FROM documents WHERE id = ?1",
+                sql: "SELECT removed_at, log_start_seq, \(ParkedChanges.rowCountExpression) FROM documents WHERE id = ?1",
                 arguments: [.text(id.rawValue)])
             guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
             let logStartSeq = try row.int64(1)

@@ -28,9 +28,14 @@ public enum ParkedChanges {
         }
     }
 
+    /// The SQL of `rowCount` for the document bound to `?1`, for a query
+    /// that reads it with other columns: the counts a store compares
+    /// (`DocumentStore.isCurrent`) must all be taken the same way.
+    public static let rowCountExpression = "(SELECT count(*) FROM parked_changes WHERE document_id = ?1)"
+
     /// How many rows the document has in the table, decodable or not.
     public static func rowCount(document: String, _ db: DatabaseConnection) throws -> Int64 {
-        try db.query(sql: "SELECT count(*) FROM parked_changes WHERE document_id = ?", arguments: [.text(document)])[0].int64(0)
+        try db.query(sql: "SELECT \(rowCountExpression)", arguments: [.text(document)])[0].int64(0)
     }
 
     /// Every parked change of a document. One that no longer decodes is

@@ -36,7 +36,7 @@ struct Context {
         try refuseDirectory(path)
         // Opening for writing migrates the file: it must not add the store's
         // tables to another program's database or to a sync server's log.
-        if let kind = foreignKind(of: path) {
+        if let kind = readSQLiteFile(path, { db in try db.foreignKind() }) ?? nil {
             throw CLIError.failure("\(path) is \(kind); give the path of a store file")
         }
         do {
@@ -73,21 +73,13 @@ struct Context {
 }
 
 extension Context {
-    /// Whether the SQLite file at `path` passes `test`, read without writing
-    /// to it; false when it does not open as SQLite (opening it for use then
-    /// says why).
-    static func sqliteFile(_ path: String, satisfies test: (DatabaseConnection) throws -> Bool) -> Bool {
-        guard let database = try? Database(path: path, readOnly: true) else { return false }
-        defer { database.close() }
-        return (try? database.read(test)) == true
-    }
-
-    /// `foreignKind()` of the SQLite file at `path`; nil if it is a store or
-    /// not a SQLite file that opens.
-    static func foreignKind(of path: String) -> String? {
+    /// What `body` reads from the SQLite file at `path`, opened without
+    /// writing to it; nil when it does not open as SQLite or the read fails
+    /// (opening it for use then says why).
+    static func readSQLiteFile<T>(_ path: String, _ body: (DatabaseConnection) throws -> T) -> T? {
         guard let database = try? Database(path: path, readOnly: true) else { return nil }
         defer { database.close() }
-        return (try? database.read { db in try db.foreignKind() }) ?? nil
+        return try? database.read(body)
     }
 
     /// The bytes of the file at `path`, or nil if it cannot be read. Read
