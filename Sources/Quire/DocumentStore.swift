@@ -374,10 +374,14 @@ public final class DocumentStore: @unchecked Sendable {
 
     private func apply(_ documents: [(id: DocumentID, pieces: [Received])], creatingMissing: Bool, limits: DecodingLimits) throws -> Int {
         // One entry per document: taking a document twice would wait for itself.
+        // Found by a dictionary: a page of a sync may hold many thousands.
         var merged: [(id: DocumentID, pieces: [Received])] = []
+        var positions: [DocumentID: Int] = [:]
         for document in documents {
-            if let index = merged.firstIndex(where: { $0.id == document.id }) { merged[index].pieces += document.pieces }
-            else { merged.append(document) }
+            if let index = positions[document.id] { merged[index].pieces += document.pieces } else {
+                positions[document.id] = merged.count
+                merged.append(document)
+            }
         }
         return try locked { try retryingChangedElsewhere {
             var commits: [QueuedCommit] = []

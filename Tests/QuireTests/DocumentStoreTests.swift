@@ -215,6 +215,25 @@ import QuireStore
         #expect(try target.apply(bundles: bundles) == 0)  // duplicates are no-ops
     }
 
+    /// A page of a sync holds many documents, one possibly listed twice:
+    /// each is created once and gets every bundle listed for it.
+    @Test func aBatchOfManyDocumentsAppliesEachOnceWithEveryBundle() throws {
+        let source = try DocumentStore.inMemory()
+        var bundles: [(id: DocumentID, bundles: [[UInt8]])] = []
+        for index in 0..<1_000 {
+            let id = DocumentID(rawValue: "d\(index)")!
+            try source.create(id: id)
+            try source.edit(id) { tx in try tx.put(.root, key: "k", .int(Int64(index))) }
+            bundles.append((id, [ChangeEncoding.encode(try source.changes(id))]))
+        }
+        try source.edit("d7") { tx in try tx.put(.root, key: "more", .int(1)) }
+        bundles.append(("d7", [ChangeEncoding.encode([try source.changes("d7").last!])]))
+        let target = try DocumentStore.inMemory()
+        #expect(try target.apply(bundles: bundles) == 1_001)
+        #expect(try target.documents().count == 1_000)
+        #expect(try target.versionVectors() == source.versionVectors())
+    }
+
     @Test func creatingADocumentAnApplyIsCreatingWaitsForIt() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"
