@@ -226,6 +226,7 @@ public final class ServerLog: Sendable {
             try failure(500) {
                 try database.write { db in
                     for request in requests {
+                        let pushed = Set(request.pushes.map(\.id))
                         var batch = PushBatch(lastSeq: written.lastSeq, maxLamport: written.maxLamport, versions: written.versions,
                                               documents: written.documents, access: request.access, limits: request.limits)
                         written.documents = [:]  // the batch's copy is the only one: applying changes copies nothing
@@ -234,11 +235,11 @@ public final class ServerLog: Sendable {
                             for push in request.pushes { try batch.store(push.changes, of: push.id, db) }
                             try db.execute(sql: "RELEASE push")
                             written = (batch.lastSeq, batch.maxLamport, batch.versions, batch.documents)
-                            outcomes.append(.success(batch.versions.filter { id, _ in request.pushes.contains { $0.id == id } }))
+                            outcomes.append(.success(batch.versions.filter { pushed.contains($0.key) }))
                         } catch let refusal as SyncFailure {
                             try db.execute(sql: "ROLLBACK TO push")
                             try db.execute(sql: "RELEASE push")
-                            written.documents = batch.documents.filter { id, _ in !request.pushes.contains { $0.id == id } }
+                            written.documents = batch.documents.filter { !pushed.contains($0.key) }
                             outcomes.append(.failure(refusal))
                         }
                     }
