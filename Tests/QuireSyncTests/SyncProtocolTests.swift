@@ -213,6 +213,45 @@ import Testing
         #expect(try reader.versionVector("n") == writer.versionVector("n"))
     }
 
+    /// A store with more documents than a message may name states them a
+    /// range of ids at a time, and answers name no more than a message may:
+    /// every document syncs, through a server and through a peer, in both
+    /// directions, and nothing is refused.
+    @Test func storesWithMoreDocumentsThanAMessageNamesSyncInRanges() async throws {
+        let limits = SyncMessage.Limits(maxDocuments: 10)
+        var configuration = SyncServer.Configuration()
+        configuration.message = limits
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: configuration)
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory(), carol = try DocumentStore.inMemory()
+        for (store, prefix, count) in [(alice, "a", 25), (carol, "c", 12)] {
+            for index in 0..<count {
+                let id = DocumentID(rawValue: "\(prefix)\(index)")!
+                try store.create(id: id)
+                try write(store, id, "k", Int64(index))
+            }
+        }
+        var recorders: [RecordingTransport] = []
+        func sync(_ store: DocumentStore, with service: any SyncService) async throws -> SyncClient.Report {
+            let recorder = RecordingTransport(inner: LimitedTransport(service: service, limits: limits))
+            recorders.append(recorder)
+            var client = SyncClient(store: store, peer: "p", transport: recorder)
+            client.maxStatedDocuments = 4
+            client.messageLimits = limits
+            return try await client.sync()
+        }
+        let pushed = try await sync(alice, with: server)
+        #expect(pushed.sent == 25 && pushed.rejected.isEmpty)
+        #expect(try await sync(bob, with: server).received == 25)
+        #expect(try bob.versionVectors() == alice.versionVectors())
+
+        var peer = PeerSyncService(store: alice)
+        peer.maxDocuments = limits.maxDocuments
+        let viaPeer = try await sync(carol, with: peer)
+        #expect(viaPeer.sent == 12 && viaPeer.received == 25 && viaPeer.rejected.isEmpty)
+        #expect(try carol.versionVectors() == alice.versionVectors() && alice.versionVectors().count == 37)
+        #expect(recorders.allSatisfy { $0.requests.allSatisfy { $0.documents.count <= 4 } })
+    }
+
     /// A peer cuts its answer into pages inside the first document too: a
     /// page larger than a frame or a message may be is refused.
     @Test func aPeersLargeHistoryTravelsInPages() async throws {
@@ -390,6 +429,10 @@ import Testing
         #expect(try SyncMessage.decode(bytes) == .request(request))
         bytes[bytes.count / 2] ^= 1
         #expect(throws: SyncMessage.DecodeError.self) { try SyncMessage.decode(bytes) }
+        for range in [DocumentRange(after: "k", through: nil), DocumentRange(after: nil, through: "é")] {
+            let ranged = SyncRequest(cursor: nil, documents: [SyncDocument(id: "m", version: [ReplicaID(3): 1])], range: range)
+            #expect(try SyncMessage.decode(SyncMessage.request(ranged).encoded()) == .request(ranged))
+        }
     }
 
     /// A response's flags byte holds only the bits `Specs/sync.md` names

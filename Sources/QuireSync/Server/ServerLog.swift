@@ -423,13 +423,17 @@ public final class ServerLog: Sendable {
 
     // MARK: Pulling
 
-    /// One page of the log after `seq`: the changes of documents `access`
-    /// may read that `known` (the client's versions) lacks, in `seq` order,
-    /// grouped by document, at most about `maxBytes` of bundles.
-    public func page(after seq: UInt64, access: Access, known: [DocumentID: VersionVector], maxBytes: Int) throws -> LogPage {
+    /// One page of the log after `seq`: the changes of documents in `range`
+    /// that `access` may read and `known` (the client's versions) lacks, in
+    /// `seq` order, grouped by document, at most about `maxBytes` of
+    /// bundles and `maxNewDocuments` documents `known` does not name (the
+    /// answer names those too, and a message holds only so many).
+    public func page(after seq: UInt64, access: Access, known: [DocumentID: VersionVector], in range: DocumentRange = .all,
+                     maxBytes: Int, maxNewDocuments: Int = .max) throws -> LogPage {
         var page = LogPage(lastScannedSeq: seq)
         var index: [DocumentID: Int] = [:]
         var bytes = 0
+        var newDocuments = 0
         let batchSize = 5_000
         while true {
             let rows = try database.query(
@@ -441,17 +445,19 @@ public final class ServerLog: Sendable {
                 let replica = try row.replica(2)
                 page.scanned[id, default: VersionVector()][replica] = try row.unsigned(4)
                 let seen = known[id, default: VersionVector()][replica]
-                if access.mayRead(id), try row.unsigned(4) > seen {
+                if access.mayRead(id), range.contains(id), try row.unsigned(4) > seen {
                     var data = try row.blob(5)
                     if try row.unsigned(3) <= seen {
                         // The client holds the start of the run: send only the rest.
                         data = ChangeEncoding.encode(try ChangeEncoding.decode(data).filter { $0.lastID.counter > seen })
                     }
-                    if bytes > 0 && bytes + data.count > maxBytes {
+                    let isNew = index[id] == nil && known[id] == nil
+                    if bytes > 0 && (bytes + data.count > maxBytes || isNew && newDocuments >= maxNewDocuments) {
                         page.more = true
                         return page
                     }
                     bytes += data.count
+                    if isNew { newDocuments += 1 }
                     if let position = index[id] { page.documents[position].bundles.append(data) } else {
                         index[id] = page.documents.count
                         page.documents.append((id, [data]))

@@ -119,13 +119,18 @@ public final class SyncServer: SyncService {
         var known: [DocumentID: VersionVector] = [:]
         for document in request.documents { known[document.id] = document.version }
 
-        var page = try storeFailure { try log.page(after: from, access: access, known: known, maxBytes: configuration.maxPageBytes) }
+        // The answer names every document of the request too, and the client refuses a message of more than the limit.
+        let readPage = { (seq: UInt64) throws(SyncFailure) in
+            try self.storeFailure {
+                try self.log.page(after: seq, access: access, known: known, in: request.range, maxBytes: self.configuration.maxPageBytes,
+                                  maxNewDocuments: self.configuration.message.maxDocuments - request.documents.count)
+            }
+        }
+        var page = try readPage(from)
         let wait = min(request.waitMilliseconds, configuration.maxWaitMilliseconds)
         if wait > 0, pushes.isEmpty, page.documents.isEmpty {
             let scanned = page.lastScannedSeq
-            if await waitForChanges(after: scanned, milliseconds: wait) {
-                page = try storeFailure { try log.page(after: scanned, access: access, known: known, maxBytes: configuration.maxPageBytes) }
-            }
+            if await waitForChanges(after: scanned, milliseconds: wait) { page = try readPage(scanned) }
         }
 
         var documents: [SyncDocument] = []
