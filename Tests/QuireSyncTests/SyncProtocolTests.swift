@@ -83,13 +83,15 @@ import Testing
         #expect(try value(bob, "bad", "mine") == nil)
     }
 
+    /// The first sync with a server asks what it holds before sending;
+    /// later ones send at once what it was last known to lack.
     @Test func aSyncSendsExactlyTheVersionVectorDifferenceInOneRoundTrip() async throws {
         let server = try makeServer()
         let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
         try alice.create(id: "n")
         for index in 0..<5 { try write(alice, "n", "k\(index)", Int64(index)) }
         let first = try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
-        #expect(first.rounds == 1 && first.sent == 5 && first.received == 0)
+        #expect(first.rounds == 2 && first.sent == 5 && first.received == 0)
 
         let second = try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
         #expect(second.rounds == 1 && second.received == 5 && second.sent == 0)
@@ -113,7 +115,7 @@ import Testing
         try write(alice, "n", "k", 1)
         let pushing = RecordingTransport(inner: FaultyTransport.sound(server))
         let pushed = try await SyncClient(store: alice, peer: "s", transport: pushing).sync(waitSeconds: 30)
-        #expect(pushed.rounds == 1 && pushing.requests.map(\.waitMilliseconds) == [0])
+        #expect(pushed.rounds == 2 && pushing.requests.map(\.waitMilliseconds) == [0, 0])
         let pulling = RecordingTransport(inner: FaultyTransport.sound(server))
         let pulled = try await SyncClient(store: bob, peer: "s", transport: pulling).sync(waitSeconds: 30)
         #expect(pulled.rounds == 1 && pulled.received == 1 && pulling.requests.map(\.waitMilliseconds) == [0])
@@ -211,6 +213,24 @@ import Testing
         let report = try await SyncClient(store: reader, peer: "s", transport: FaultyTransport.sound(server)).sync()
         #expect(report.rounds > 1 && report.received == 300)
         #expect(try reader.versionVector("n") == writer.versionVector("n"))
+    }
+
+    /// A store syncing with a peer for the first time sends it nothing it
+    /// holds already: after one store synced through another, a sync the
+    /// other way (another peer name) sends nothing, and counts nothing sent.
+    @Test func aFirstSyncWithAPeerSendsOnlyWhatItLacks() async throws {
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        for (store, id) in [(alice, "a"), (bob, "b")] as [(DocumentStore, DocumentID)] {
+            try store.create(id: id)
+            for index in 0..<3 { try write(store, id, "k", Int64(index)) }
+        }
+        let there = try await SyncClient(store: alice, peer: "via:bob", transport: FaultyTransport.sound(PeerSyncService(store: bob))).sync()
+        #expect(there.sent == 3 && there.received == 3)
+        let back = RecordingTransport(inner: FaultyTransport.sound(PeerSyncService(store: alice)))
+        let report = try await SyncClient(store: bob, peer: "via:alice", transport: back).sync()
+        #expect(report.sent == 0 && report.received == 0 && report.rounds == 1)
+        #expect(back.requests.allSatisfy { $0.documents.allSatisfy(\.bundles.isEmpty) })
+        #expect(try bob.outbox(peer: "via:alice").isEmpty)
     }
 
     /// A store with more documents than a message may name states them a

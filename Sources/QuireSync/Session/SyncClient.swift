@@ -165,6 +165,7 @@ public struct SyncClient: Sendable {
         // Read from the store in two queries: no document is loaded to state it.
         let versions = try store.versionVectors()
         let acknowledged = try store.acknowledgedVersions(peer: peer)
+        let storedCursor = try store.syncCursor(peer: peer)
         let stated = versions.keys.sorted()
         let perRequest = max(1, maxStatedDocuments)
         if session.pass == nil && stated.count > perRequest { session.pass = RangedPass() }
@@ -182,10 +183,15 @@ public struct SyncClient: Sendable {
         let range = session.pass?.range ?? .all
         for id in stated where range.contains(id) {
             let mine = versions[id] ?? VersionVector()
-            let theirs = session.serverVersions[id] ?? acknowledged[id] ?? VersionVector()
+            let known = session.serverVersions[id] ?? acknowledged[id]
+            let theirs = known ?? VersionVector()
             var push: [Change] = []
-            let mayPush = !(session.oneDocumentPerPush && !session.pushed.isEmpty) && !session.unanswered.contains(id)
-                && session.report.damaged[id] == nil
+            // Without a cursor (no sync with this peer yet, or its log was
+            // replaced) what it holds of a document is unknown until it
+            // answers: it may hold all of it already (from a sync the other
+            // way), which sending would only count and carry again.
+            let mayPush = (known != nil || storedCursor != nil) && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
+                && !session.unanswered.contains(id) && session.report.damaged[id] == nil
             if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
                 // Blocked changes are skipped, so with any the count is not known ahead.
                 let limit = blocked[id] == nil ? budget.changes : .max
@@ -206,8 +212,7 @@ public struct SyncClient: Sendable {
             if !push.isEmpty { session.pushed[id] = push }
             documents.append(SyncDocument(id: id, version: mine, changes: push))
         }
-        let cursor = try session.pass?.cursor ?? store.syncCursor(peer: peer)
-        return SyncRequest(cursor: cursor, waitMilliseconds: waitMilliseconds, documents: documents, range: range)
+        return SyncRequest(cursor: session.pass?.cursor ?? storedCursor, waitMilliseconds: waitMilliseconds, documents: documents, range: range)
     }
 
     /// Applies an answer; returns whether the sync is complete.
