@@ -131,10 +131,10 @@ import Testing
         #expect(try value(bob, "n", "k") == .scalar(.int(2)))
     }
 
-    /// A round states the version of every document the store holds, as
-    /// loading it would give (compacted, removed, empty, with a change
-    /// waiting), read from the store: nothing is loaded when there is
-    /// nothing to send.
+    /// A first round with a server states the version of every document
+    /// the store holds changes of, as loading it would give (compacted,
+    /// removed, with a change waiting), read from the store: nothing is
+    /// loaded when there is nothing to send.
     @Test func aRoundStatesEveryDocumentsVersionWithoutLoadingIt() async throws {
         let directory = NSTemporaryDirectory() + "quire-sync-tests-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -162,13 +162,14 @@ import Testing
 
         let reopened = try DocumentStore(path: path)
         let recorder = RecordingTransport(inner: FaultyTransport.sound(server))
-        let report = try await SyncClient(store: reopened, peer: "s", transport: recorder).sync()
+        // Under another name, the server is new to the store: it has no cursor there.
+        let report = try await SyncClient(store: reopened, peer: "s again", transport: recorder).sync()
         #expect(report.rounds == 1 && report.sent == 0 && report.received == 0)
         #expect(reopened.cache.keys.isEmpty)
         let stated = Dictionary(uniqueKeysWithValues: recorder.requests[0].documents.map { ($0.id, $0.version) })
-        #expect(Set(stated.keys) == ["shared", "mine", "removed", "empty"])
+        #expect(Set(stated.keys) == ["shared", "mine", "removed"])
         for (id, version) in stated { #expect(try reopened.read(id) { $0.versionVector } == version) }
-        #expect(stated["shared"] == [other.replicaID: 5] && stated["empty"] == VersionVector())
+        #expect(stated["shared"] == [other.replicaID: 5])
         #expect(stated["mine"] == [reopened.replicaID: 3])
     }
 
@@ -213,6 +214,38 @@ import Testing
         let report = try await SyncClient(store: reader, peer: "s", transport: FaultyTransport.sound(server)).sync()
         #expect(report.rounds > 1 && report.received == 300)
         #expect(try reader.versionVector("n") == writer.versionVector("n"))
+    }
+
+    /// Once a server has acknowledged what a store holds, a sync names only
+    /// the documents whose version is not the one acknowledged: with
+    /// nothing new it names none and is answered with none; a change made
+    /// elsewhere since still comes, and a document changed here is named,
+    /// alone, with its push.
+    @Test func aSyncNamesOnlyTheDocumentsThatChanged() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        for index in 0..<20 {
+            let id = DocumentID(rawValue: "n\(index)")!
+            try alice.create(id: id)
+            try write(alice, id, "k", Int64(index))
+        }
+        try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        let quiet = RecordingTransport(inner: FaultyTransport.sound(server))
+        let nothing = try await SyncClient(store: alice, peer: "s", transport: quiet).sync()
+        #expect(nothing.rounds == 1 && nothing.sent == 0 && nothing.received == 0)
+        #expect(quiet.requests[0].documents.isEmpty && quiet.responses[0].documents.isEmpty)
+
+        try write(bob, "n3", "k", 100)
+        try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        try write(alice, "n5", "k", 200)
+        let busy = RecordingTransport(inner: FaultyTransport.sound(server))
+        let report = try await SyncClient(store: alice, peer: "s", transport: busy).sync()
+        #expect(report.rounds == 1 && report.sent == 1 && report.received == 1)
+        #expect(busy.requests[0].documents.map(\.id) == ["n5"])
+        #expect(Set(busy.responses[0].documents.map(\.id)) == ["n3", "n5"])
+        #expect(try value(alice, "n3", "k") == .scalar(.int(100)))
+        #expect(try server.log.version("n5") == alice.versionVector("n5"))
     }
 
     /// A store syncing with a peer for the first time sends it nothing it
@@ -578,17 +611,21 @@ struct ScriptedPeer: SyncService {
     func respond(to request: SyncRequest, access: Access) async throws(SyncFailure) -> SyncResponse { try answer(request) }
 }
 
-/// Keeps every request it passes on.
+/// Keeps every request it passes on, and every response it brings back.
 final class RecordingTransport: SyncTransport, @unchecked Sendable {
     let inner: any SyncTransport
     private let lock = NSLock()
     private var recorded: [SyncRequest] = []
+    private var answered: [SyncResponse] = []
     var requests: [SyncRequest] { lock.withLock { recorded } }
+    var responses: [SyncResponse] { lock.withLock { answered } }
 
     init(inner: any SyncTransport) { self.inner = inner }
 
     func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
         if case .request(let decoded)? = try? SyncMessage.decode(request) { lock.withLock { recorded.append(decoded) } }
-        return try await inner.exchange(request, longPollSeconds: longPollSeconds)
+        let answer = try await inner.exchange(request, longPollSeconds: longPollSeconds)
+        if case .response(let decoded)? = try? SyncMessage.decode(answer) { lock.withLock { answered.append(decoded) } }
+        return answer
     }
 }

@@ -57,8 +57,9 @@ public struct SyncRequest: Hashable, Sendable {
     /// Long-poll: when the server has nothing to send, it waits up to this
     /// long for a new change before answering. 0 answers at once.
     public var waitMilliseconds: UInt64
-    /// Every document the client holds in `range`, with its version
-    /// vector; those with changes to push carry them.
+    /// The documents of `range` the client names, with their version
+    /// vectors; those with changes to push carry them. One it does not
+    /// name holds, for the server, the rows up to the cursor.
     public var documents: [SyncDocument]
     /// The documents the request is about: the answer holds only those.
     /// A client with more documents than a message holds states them a

@@ -68,6 +68,7 @@ public struct SyncClient: Sendable {
     @discardableResult
     public func sync(waitSeconds: Double = 0) async throws(SyncError) -> Report {
         var session = Session()
+        session.serverVersions = try storeWork { try store.acknowledgedVersions(peer: peer) }
         var waitingRound = 0
         for round in 1...maxRounds {
             session.report.rounds = round
@@ -126,8 +127,8 @@ public struct SyncClient: Sendable {
     /// What a sync knows between rounds.
     private struct Session {
         var report = Report()
-        /// The server's versions, from its answers in this sync: more
-        /// reliable than the stored acknowledgements.
+        /// What the server is known to hold: the stored acknowledgements,
+        /// then its answers in this sync.
         var serverVersions: [DocumentID: VersionVector] = [:]
         /// The changes the current request pushes.
         var pushed: [DocumentID: [Change]] = [:]
@@ -162,11 +163,16 @@ public struct SyncClient: Sendable {
         let blocked = try blockedCounters()
         var budget = (changes: maxPushChanges, bytes: maxPushBytes)
         var documents: [SyncDocument] = []
-        // Read from the store in two queries: no document is loaded to state it.
+        // Read from the store's `document_versions`: no document is loaded to state it.
         let versions = try store.versionVectors()
-        let acknowledged = try store.acknowledgedVersions(peer: peer)
         let storedCursor = try store.syncCursor(peer: peer)
-        let stated = versions.keys.sorted()
+        // A cursor past 0 stands for every row up to it: a document at the
+        // version the server is known to hold need not be named, as the
+        // server sends it the rows after the cursor, which it lacks. A peer's
+        // cursor is always at 0 (it goes by the named versions alone). An
+        // empty version says nothing.
+        let coversRows = (storedCursor?.seq ?? 0) > 0
+        let stated = versions.filter { id, mine in !mine.isEmpty && (!coversRows || mine != session.serverVersions[id]) }.keys.sorted()
         let perRequest = max(1, maxStatedDocuments)
         if session.pass == nil && stated.count > perRequest { session.pass = RangedPass() }
         if var pass = session.pass {
@@ -183,7 +189,7 @@ public struct SyncClient: Sendable {
         let range = session.pass?.range ?? .all
         for id in stated where range.contains(id) {
             let mine = versions[id] ?? VersionVector()
-            let known = session.serverVersions[id] ?? acknowledged[id]
+            let known = session.serverVersions[id]
             let theirs = known ?? VersionVector()
             var push: [Change] = []
             // Without a cursor (no sync with this peer yet, or its log was
