@@ -305,6 +305,32 @@ import Testing
         #expect(recorders.allSatisfy { $0.requests.allSatisfy { $0.documents.count <= 4 } })
     }
 
+    /// A page carries the changes of at most `maxPageDocuments` documents,
+    /// which the client holds in memory until it has applied the page: a
+    /// store catching up with many small notes gets them in several pages,
+    /// from a server and from a peer.
+    @Test func aPageCarriesTheChangesOfBoundedlyManyDocuments() async throws {
+        var configuration = SyncServer.Configuration()
+        configuration.maxPageDocuments = 5
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: configuration)
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory(), carol = try DocumentStore.inMemory()
+        for index in 0..<23 {
+            let id = DocumentID(rawValue: "n\(index)")!
+            try alice.create(id: id)
+            try write(alice, id, "k", Int64(index))
+        }
+        try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        var peer = PeerSyncService(store: alice)
+        peer.maxPageDocuments = 5
+        for (store, service) in [(bob, server), (carol, peer)] as [(DocumentStore, any SyncService)] {
+            let recorder = RecordingTransport(inner: FaultyTransport.sound(service))
+            #expect(try await SyncClient(store: store, peer: "p", transport: recorder).sync().received == 23)
+            #expect(recorder.responses.count >= 5)
+            #expect(recorder.responses.allSatisfy { $0.documents.filter { !$0.bundles.isEmpty }.count <= 5 })
+            #expect(try store.versionVectors() == alice.versionVectors())
+        }
+    }
+
     /// A peer cuts its answer into pages inside the first document too: a
     /// page larger than a frame or a message may be is refused.
     @Test func aPeersLargeHistoryTravelsInPages() async throws {

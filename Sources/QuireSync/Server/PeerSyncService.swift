@@ -15,6 +15,10 @@ public struct PeerSyncService: SyncService {
     public let store: DocumentStore
     /// The bundle bytes of one response page, about.
     public var maxPageBytes = 4 << 20
+    /// The documents one answer carries changes of, as the server's
+    /// `maxPageDocuments`: the client holds each in memory until it has
+    /// applied the page.
+    public var maxPageDocuments = 10_000
     /// The most documents an answer names: the client refuses a message
     /// of more.
     public var maxDocuments = SyncMessage.Limits().maxDocuments
@@ -39,16 +43,16 @@ public struct PeerSyncService: SyncService {
             for document in request.documents { known[document.id] = document.version }
             var response = SyncResponse(cursor: SyncCursor(logID: store.replicaID.rawValue, seq: 0), documents: [])
             var bytes = 0
-            // The documents the answer may add to those the request names, which it all answers.
-            var newDocuments = maxDocuments - request.documents.count
+            // The documents the page may still carry changes of; the answer names those of the request too.
+            var pageDocuments = min(maxPageDocuments, maxDocuments - request.documents.count)
             let versions = try store.versionVectors()
             for info in try store.documents(includeRemoved: true) where access.mayRead(info.id) && request.range.contains(info.id) {
                 let theirs = known[info.id] ?? VersionVector()
                 let mine = versions[info.id] ?? VersionVector()
                 var document = SyncDocument(id: info.id, version: mine)
                 // Past the limit the page ends, holding the changes of one document at least.
-                if known[info.id] == nil && !theirs.includes(mine) && !response.more {
-                    if newDocuments <= 0 && bytes > 0 { response.more = true } else { newDocuments -= 1 }
+                if !theirs.includes(mine) && !response.more {
+                    if pageDocuments <= 0 && bytes > 0 { response.more = true } else { pageDocuments -= 1 }
                 }
                 if !theirs.includes(mine) && !response.more {
                     var changes = try store.changes(info.id, since: theirs)

@@ -426,14 +426,12 @@ public final class ServerLog: Sendable {
     /// One page of the log after `seq`: the changes of documents in `range`
     /// that `access` may read and `known` (the client's versions) lacks, in
     /// `seq` order, grouped by document, at most about `maxBytes` of
-    /// bundles and `maxNewDocuments` documents `known` does not name (the
-    /// answer names those too, and a message holds only so many).
+    /// bundles and `maxDocuments` documents (it holds one at least).
     public func page(after seq: UInt64, access: Access, known: [DocumentID: VersionVector], in range: DocumentRange = .all,
-                     maxBytes: Int, maxNewDocuments: Int = .max) throws -> LogPage {
+                     maxBytes: Int, maxDocuments: Int = .max) throws -> LogPage {
         var page = LogPage(lastScannedSeq: seq)
         var index: [DocumentID: Int] = [:]
         var bytes = 0
-        var newDocuments = 0
         let batchSize = 5_000
         while true {
             let rows = try database.query(
@@ -451,13 +449,11 @@ public final class ServerLog: Sendable {
                         // The client holds the start of the run: send only the rest.
                         data = ChangeEncoding.encode(try ChangeEncoding.decode(data).filter { $0.lastID.counter > seen })
                     }
-                    let isNew = index[id] == nil && known[id] == nil
-                    if bytes > 0 && (bytes + data.count > maxBytes || isNew && newDocuments >= maxNewDocuments) {
+                    if bytes > 0 && (bytes + data.count > maxBytes || index[id] == nil && page.documents.count >= maxDocuments) {
                         page.more = true
                         return page
                     }
                     bytes += data.count
-                    if isNew { newDocuments += 1 }
                     if let position = index[id] { page.documents[position].bundles.append(data) } else {
                         index[id] = page.documents.count
                         page.documents.append((id, [data]))

@@ -16,6 +16,10 @@ public final class SyncServer: SyncService {
         public var message = SyncMessage.Limits()
         /// The bundle bytes of one response page, about.
         public var maxPageBytes = 4 << 20
+        /// The documents one response page carries changes of: the client
+        /// holds each in memory until it has applied the page (one
+        /// transaction), about 9 KB for a small note.
+        public var maxPageDocuments = 10_000
         /// The longest long-poll wait granted.
         public var maxWaitMilliseconds: UInt64 = 30_000
         /// Requests per second per token, on average, and in a burst.
@@ -120,10 +124,11 @@ public final class SyncServer: SyncService {
         for document in request.documents { known[document.id] = document.version }
 
         // The answer names every document of the request too, and the client refuses a message of more than the limit.
+        let maxDocuments = min(configuration.maxPageDocuments, configuration.message.maxDocuments - request.documents.count)
         let readPage = { (seq: UInt64) throws(SyncFailure) in
             try self.storeFailure {
                 try self.log.page(after: seq, access: access, known: known, in: request.range, maxBytes: self.configuration.maxPageBytes,
-                                  maxNewDocuments: self.configuration.message.maxDocuments - request.documents.count)
+                                  maxDocuments: maxDocuments)
             }
         }
         var page = try readPage(from)
