@@ -165,7 +165,7 @@ import Testing
         // Under another name, the server is new to the store: it has no cursor there.
         let report = try await SyncClient(store: reopened, peer: "s again", transport: recorder).sync()
         #expect(report.rounds == 1 && report.sent == 0 && report.received == 0)
-        #expect(reopened.cache.keys.isEmpty)
+        #expect(reopened.cache.count == 0)
         let stated = Dictionary(uniqueKeysWithValues: recorder.requests[0].documents.map { ($0.id, $0.version) })
         #expect(Set(stated.keys) == ["shared", "mine", "removed"])
         for (id, version) in stated { #expect(try reopened.read(id) { $0.versionVector } == version) }
@@ -305,6 +305,25 @@ import Testing
         #expect(recorders.allSatisfy { $0.requests.allSatisfy { $0.documents.count <= 4 } })
     }
 
+    /// A store keeps at most `cachedDocuments` loaded documents: syncs that
+    /// push and pull every document of a store leave no more in memory.
+    @Test func syncingManyDocumentsKeepsBoundedlyManyInMemory() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory(cachedDocuments: 8), bob = try DocumentStore.inMemory(cachedDocuments: 8)
+        for index in 0..<60 {
+            let id = DocumentID(rawValue: "n\(index)")!
+            try alice.create(id: id)
+            try write(alice, id, "k", Int64(index))
+        }
+        #expect(alice.cache.count <= 8)
+        #expect(try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync().sent == 60)
+        #expect(alice.cache.count <= 8)
+        #expect(try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync().received == 60)
+        #expect(bob.cache.count <= 8)
+        for index in 0..<60 { #expect(try value(bob, DocumentID(rawValue: "n\(index)")!, "k") == .scalar(.int(Int64(index)))) }
+        #expect(bob.cache.count <= 8)
+    }
+
     /// A page carries the changes of at most `maxPageDocuments` documents,
     /// which the client holds in memory until it has applied the page: a
     /// store catching up with many small notes gets them in several pages,
@@ -432,7 +451,7 @@ import Testing
             try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
         }
         for value in 2...6 { try write(store, "n", "k", Int64(value)) }
-        store.cache = [:]
+        store.cache.removeAll()
         #expect(try store.versionVector("n") == [own: 6])
         #expect(try value(store, "n", "k") == .scalar(.int(6)))
     }

@@ -234,6 +234,23 @@ import QuireStore
         #expect(try target.versionVectors() == source.versionVectors())
     }
 
+    /// Past `cachedDocuments`, a store drops the loaded documents used
+    /// longest ago, a read counting as a use; one dropped reads as before.
+    @Test func theDocumentsUsedLongestAgoLeaveMemoryFirst() throws {
+        let store = try DocumentStore.inMemory(cachedDocuments: 4)
+        let ids: [DocumentID] = ["a", "b", "c", "d", "e"]
+        for id in ids {
+            try store.create(id: id)
+            try store.edit(id) { tx in try tx.put(.root, key: "k", .string(id.rawValue)) }
+        }
+        store.cache.removeAll()
+        for id in ids.prefix(4) { _ = try store.read(id) { _ in } }
+        _ = try store.read("a") { _ in }
+        _ = try store.read("e") { _ in }
+        #expect(store.cache.count == 2 && store.cache["a"] != nil && store.cache["e"] != nil)
+        for id in ids { #expect(try store.read(id) { try $0.get(.root, key: "k") } == .scalar(.string(id.rawValue))) }
+    }
+
     @Test func creatingADocumentAnApplyIsCreatingWaitsForIt() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"
