@@ -234,7 +234,10 @@ extension DocumentStore {
     /// The document, loaded if needed, once no call is working on it. Lock held.
     func loadedIdle(_ id: DocumentID) throws -> LoadedDocument {
         waitUntilIdle(id)
-        if let entry = try freshCachedEntry(id) { return entry }
+        if let entry = try freshCachedEntry(id) {
+            cache.touch(id)
+            return entry
+        }
         let entry = try load(id)
         cache[id] = entry
         return entry

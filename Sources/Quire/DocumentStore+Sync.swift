@@ -57,10 +57,10 @@ extension DocumentStore {
     }
 
     /// Records what `peer` acknowledged of each document and the new cursor
-    /// in one transaction: one disk sync for a whole answer, not one per
-    /// document. A refused change `peer` now holds (its writer sent it) is
-    /// no longer refused.
-    public func recordSyncProgress(peer: String, acknowledged: [DocumentID: VersionVector], cursor: SyncCursor) throws {
+    /// (nil: the cursor stays) in one transaction: one disk sync for a whole
+    /// answer, not one per document. A refused change `peer` now holds (its
+    /// writer sent it) is no longer refused.
+    public func recordSyncProgress(peer: String, acknowledged: [DocumentID: VersionVector], cursor: SyncCursor?) throws {
         try database.write { db in
             for (id, version) in acknowledged {
                 try PeerAcknowledgements.acknowledge(peer: peer, document: id.rawValue, version: version, db)
@@ -70,7 +70,7 @@ extension DocumentStore {
                       acknowledged[id]?.contains(OpID(replica: rejected.id.replica, counter: rejected.lastCounter)) == true else { continue }
                 try SyncState.forgetRejected(rejected, peer: peer, db)
             }
-            try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db)
+            if let cursor { try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db) }
         }
     }
 

@@ -59,9 +59,10 @@ public final class DocumentStore: @unchecked Sendable {
     /// Guards every `var` below. Threads wait on it for a busy document
     /// or for their commit to be written.
     let condition = NSCondition()
-    /// Loaded documents that match the file. A document being edited or
-    /// committed is not here but in `busy`.
-    var cache: [DocumentID: LoadedDocument] = [:]
+    /// Loaded documents that match the file, the `cachedDocuments` used
+    /// most recently. A document being edited or committed is not here but
+    /// in `busy`.
+    var cache: DocumentCache
     /// Documents with an edit in progress or a commit not yet written:
     /// other calls on them wait, so nobody sees an unwritten change.
     var busy: Set<DocumentID> = []
@@ -111,7 +112,10 @@ public final class DocumentStore: @unchecked Sendable {
     /// - Parameter onWarning: receives a message for each damaged snapshot
     ///   skipped while loading; by default, standard error. It runs while
     ///   the store is locked: it must not call the store.
-    public init(path: String, readOnly: Bool = false, snapshotInterval: Int = 1000,
+    /// - Parameter cachedDocuments: how many loaded documents stay in
+    ///   memory; past it, those used longest ago are dropped, to be loaded
+    ///   again when next used.
+    public init(path: String, readOnly: Bool = false, snapshotInterval: Int = 1000, cachedDocuments: Int = 1000,
                 onWarning: @escaping @Sendable (String) -> Void = DocumentStore.printWarning) throws {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")
         let database = try Database(path: path, readOnly: readOnly)
@@ -139,10 +143,11 @@ public final class DocumentStore: @unchecked Sendable {
         self.database = database
         writerLock = readOnly ? nil : LockFile(beside: path)
         self.snapshotInterval = snapshotInterval
+        cache = DocumentCache(capacity: cachedDocuments)
         warn = onWarning
     }
 
-    private init(inMemory database: Database, snapshotInterval: Int) throws {
+    private init(inMemory database: Database, snapshotInterval: Int, cachedDocuments: Int) throws {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")
         try StoreSchema.migrator.migrate(database)
         replicaID = try database.write { db in
@@ -151,12 +156,13 @@ public final class DocumentStore: @unchecked Sendable {
         self.database = database
         writerLock = nil
         self.snapshotInterval = snapshotInterval
+        cache = DocumentCache(capacity: cachedDocuments)
         warn = Self.printWarning
     }
 
     /// A store that lives in memory until it is released; for tests.
-    public static func inMemory(snapshotInterval: Int = 1000) throws -> DocumentStore {
-        try DocumentStore(inMemory: Database.inMemory(), snapshotInterval: snapshotInterval)
+    public static func inMemory(snapshotInterval: Int = 1000, cachedDocuments: Int = 1000) throws -> DocumentStore {
+        try DocumentStore(inMemory: Database.inMemory(), snapshotInterval: snapshotInterval, cachedDocuments: cachedDocuments)
     }
 
     /// Writes a warning to standard error.
@@ -374,10 +380,14 @@ public final class DocumentStore: @unchecked Sendable {
 
     private func apply(_ documents: [(id: DocumentID, pieces: [Received])], creatingMissing: Bool, limits: DecodingLimits) throws -> Int {
         // One entry per document: taking a document twice would wait for itself.
+        // Found by a dictionary: a page of a sync may hold many thousands.
         var merged: [(id: DocumentID, pieces: [Received])] = []
+        var positions: [DocumentID: Int] = [:]
         for document in documents {
-            if let index = merged.firstIndex(where: { $0.id == document.id }) { merged[index].pieces += document.pieces }
-            else { merged.append(document) }
+            if let index = positions[document.id] { merged[index].pieces += document.pieces } else {
+                positions[document.id] = merged.count
+                merged.append(document)
+            }
         }
         return try locked { try retryingChangedElsewhere {
             // All idle before any is taken: holding one while waiting for the

@@ -83,13 +83,15 @@ import Testing
         #expect(try value(bob, "bad", "mine") == nil)
     }
 
+    /// The first sync with a server asks what it holds before sending;
+    /// later ones send at once what it was last known to lack.
     @Test func aSyncSendsExactlyTheVersionVectorDifferenceInOneRoundTrip() async throws {
         let server = try makeServer()
         let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
         try alice.create(id: "n")
         for index in 0..<5 { try write(alice, "n", "k\(index)", Int64(index)) }
         let first = try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
-        #expect(first.rounds == 1 && first.sent == 5 && first.received == 0)
+        #expect(first.rounds == 2 && first.sent == 5 && first.received == 0)
 
         let second = try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
         #expect(second.rounds == 1 && second.received == 5 && second.sent == 0)
@@ -113,7 +115,7 @@ import Testing
         try write(alice, "n", "k", 1)
         let pushing = RecordingTransport(inner: FaultyTransport.sound(server))
         let pushed = try await SyncClient(store: alice, peer: "s", transport: pushing).sync(waitSeconds: 30)
-        #expect(pushed.rounds == 1 && pushing.requests.map(\.waitMilliseconds) == [0])
+        #expect(pushed.rounds == 2 && pushing.requests.map(\.waitMilliseconds) == [0, 0])
         let pulling = RecordingTransport(inner: FaultyTransport.sound(server))
         let pulled = try await SyncClient(store: bob, peer: "s", transport: pulling).sync(waitSeconds: 30)
         #expect(pulled.rounds == 1 && pulled.received == 1 && pulling.requests.map(\.waitMilliseconds) == [0])
@@ -129,10 +131,10 @@ import Testing
         #expect(try value(bob, "n", "k") == .scalar(.int(2)))
     }
 
-    /// A round states the version of every document the store holds, as
-    /// loading it would give (compacted, removed, empty, with a change
-    /// waiting), read from the store: nothing is loaded when there is
-    /// nothing to send.
+    /// A first round with a server states the version of every document
+    /// the store holds changes of, as loading it would give (compacted,
+    /// removed, with a change waiting), read from the store: nothing is
+    /// loaded when there is nothing to send.
     @Test func aRoundStatesEveryDocumentsVersionWithoutLoadingIt() async throws {
         let directory = NSTemporaryDirectory() + "quire-sync-tests-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -160,13 +162,14 @@ import Testing
 
         let reopened = try DocumentStore(path: path)
         let recorder = RecordingTransport(inner: FaultyTransport.sound(server))
-        let report = try await SyncClient(store: reopened, peer: "s", transport: recorder).sync()
+        // Under another name, the server is new to the store: it has no cursor there.
+        let report = try await SyncClient(store: reopened, peer: "s again", transport: recorder).sync()
         #expect(report.rounds == 1 && report.sent == 0 && report.received == 0)
-        #expect(reopened.cache.keys.isEmpty)
+        #expect(reopened.cache.count == 0)
         let stated = Dictionary(uniqueKeysWithValues: recorder.requests[0].documents.map { ($0.id, $0.version) })
-        #expect(Set(stated.keys) == ["shared", "mine", "removed", "empty"])
+        #expect(Set(stated.keys) == ["shared", "mine", "removed"])
         for (id, version) in stated { #expect(try reopened.read(id) { $0.versionVector } == version) }
-        #expect(stated["shared"] == [other.replicaID: 5] && stated["empty"] == VersionVector())
+        #expect(stated["shared"] == [other.replicaID: 5])
         #expect(stated["mine"] == [reopened.replicaID: 3])
     }
 
@@ -211,6 +214,140 @@ import Testing
         let report = try await SyncClient(store: reader, peer: "s", transport: FaultyTransport.sound(server)).sync()
         #expect(report.rounds > 1 && report.received == 300)
         #expect(try reader.versionVector("n") == writer.versionVector("n"))
+    }
+
+    /// Once a server has acknowledged what a store holds, a sync names only
+    /// the documents whose version is not the one acknowledged: with
+    /// nothing new it names none and is answered with none; a change made
+    /// elsewhere since still comes, and a document changed here is named,
+    /// alone, with its push.
+    @Test func aSyncNamesOnlyTheDocumentsThatChanged() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        for index in 0..<20 {
+            let id = DocumentID(rawValue: "n\(index)")!
+            try alice.create(id: id)
+            try write(alice, id, "k", Int64(index))
+        }
+        try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        let quiet = RecordingTransport(inner: FaultyTransport.sound(server))
+        let nothing = try await SyncClient(store: alice, peer: "s", transport: quiet).sync()
+        #expect(nothing.rounds == 1 && nothing.sent == 0 && nothing.received == 0)
+        #expect(quiet.requests[0].documents.isEmpty && quiet.responses[0].documents.isEmpty)
+
+        try write(bob, "n3", "k", 100)
+        try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        try write(alice, "n5", "k", 200)
+        let busy = RecordingTransport(inner: FaultyTransport.sound(server))
+        let report = try await SyncClient(store: alice, peer: "s", transport: busy).sync()
+        #expect(report.rounds == 1 && report.sent == 1 && report.received == 1)
+        #expect(busy.requests[0].documents.map(\.id) == ["n5"])
+        #expect(Set(busy.responses[0].documents.map(\.id)) == ["n3", "n5"])
+        #expect(try value(alice, "n3", "k") == .scalar(.int(100)))
+        #expect(try server.log.version("n5") == alice.versionVector("n5"))
+    }
+
+    /// A store syncing with a peer for the first time sends it nothing it
+    /// holds already: after one store synced through another, a sync the
+    /// other way (another peer name) sends nothing, and counts nothing sent.
+    @Test func aFirstSyncWithAPeerSendsOnlyWhatItLacks() async throws {
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        for (store, id) in [(alice, "a"), (bob, "b")] as [(DocumentStore, DocumentID)] {
+            try store.create(id: id)
+            for index in 0..<3 { try write(store, id, "k", Int64(index)) }
+        }
+        let there = try await SyncClient(store: alice, peer: "via:bob", transport: FaultyTransport.sound(PeerSyncService(store: bob))).sync()
+        #expect(there.sent == 3 && there.received == 3)
+        let back = RecordingTransport(inner: FaultyTransport.sound(PeerSyncService(store: alice)))
+        let report = try await SyncClient(store: bob, peer: "via:alice", transport: back).sync()
+        #expect(report.sent == 0 && report.received == 0 && report.rounds == 1)
+        #expect(back.requests.allSatisfy { $0.documents.allSatisfy(\.bundles.isEmpty) })
+        #expect(try bob.outbox(peer: "via:alice").isEmpty)
+    }
+
+    /// A store with more documents than a message may name states them a
+    /// range of ids at a time, and answers name no more than a message may:
+    /// every document syncs, through a server and through a peer, in both
+    /// directions, and nothing is refused.
+    @Test func storesWithMoreDocumentsThanAMessageNamesSyncInRanges() async throws {
+        let limits = SyncMessage.Limits(maxDocuments: 10)
+        var configuration = SyncServer.Configuration()
+        configuration.message = limits
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: configuration)
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory(), carol = try DocumentStore.inMemory()
+        for (store, prefix, count) in [(alice, "a", 25), (carol, "c", 12)] {
+            for index in 0..<count {
+                let id = DocumentID(rawValue: "\(prefix)\(index)")!
+                try store.create(id: id)
+                try write(store, id, "k", Int64(index))
+            }
+        }
+        var recorders: [RecordingTransport] = []
+        func sync(_ store: DocumentStore, with service: any SyncService) async throws -> SyncClient.Report {
+            let recorder = RecordingTransport(inner: LimitedTransport(service: service, limits: limits))
+            recorders.append(recorder)
+            var client = SyncClient(store: store, peer: "p", transport: recorder)
+            client.maxStatedDocuments = 4
+            client.messageLimits = limits
+            return try await client.sync()
+        }
+        let pushed = try await sync(alice, with: server)
+        #expect(pushed.sent == 25 && pushed.rejected.isEmpty)
+        #expect(try await sync(bob, with: server).received == 25)
+        #expect(try bob.versionVectors() == alice.versionVectors())
+
+        var peer = PeerSyncService(store: alice)
+        peer.maxDocuments = limits.maxDocuments
+        let viaPeer = try await sync(carol, with: peer)
+        #expect(viaPeer.sent == 12 && viaPeer.received == 25 && viaPeer.rejected.isEmpty)
+        #expect(try carol.versionVectors() == alice.versionVectors() && alice.versionVectors().count == 37)
+        #expect(recorders.allSatisfy { $0.requests.allSatisfy { $0.documents.count <= 4 } })
+    }
+
+    /// A store keeps at most `cachedDocuments` loaded documents: syncs that
+    /// push and pull every document of a store leave no more in memory.
+    @Test func syncingManyDocumentsKeepsBoundedlyManyInMemory() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory(cachedDocuments: 8), bob = try DocumentStore.inMemory(cachedDocuments: 8)
+        for index in 0..<60 {
+            let id = DocumentID(rawValue: "n\(index)")!
+            try alice.create(id: id)
+            try write(alice, id, "k", Int64(index))
+        }
+        #expect(alice.cache.count <= 8)
+        #expect(try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync().sent == 60)
+        #expect(alice.cache.count <= 8)
+        #expect(try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync().received == 60)
+        #expect(bob.cache.count <= 8)
+        for index in 0..<60 { #expect(try value(bob, DocumentID(rawValue: "n\(index)")!, "k") == .scalar(.int(Int64(index)))) }
+        #expect(bob.cache.count <= 8)
+    }
+
+    /// A page carries the changes of at most `maxPageDocuments` documents,
+    /// which the client holds in memory until it has applied the page: a
+    /// store catching up with many small notes gets them in several pages,
+    /// from a server and from a peer.
+    @Test func aPageCarriesTheChangesOfBoundedlyManyDocuments() async throws {
+        var configuration = SyncServer.Configuration()
+        configuration.maxPageDocuments = 5
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: configuration)
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory(), carol = try DocumentStore.inMemory()
+        for index in 0..<23 {
+            let id = DocumentID(rawValue: "n\(index)")!
+            try alice.create(id: id)
+            try write(alice, id, "k", Int64(index))
+        }
+        try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        var peer = PeerSyncService(store: alice)
+        peer.maxPageDocuments = 5
+        for (store, service) in [(bob, server), (carol, peer)] as [(DocumentStore, any SyncService)] {
+            let recorder = RecordingTransport(inner: FaultyTransport.sound(service))
+            #expect(try await SyncClient(store: store, peer: "p", transport: recorder).sync().received == 23)
+            #expect(recorder.responses.count >= 5)
+            #expect(recorder.responses.allSatisfy { $0.documents.filter { !$0.bundles.isEmpty }.count <= 5 })
+            #expect(try store.versionVectors() == alice.versionVectors())
+        }
     }
 
     /// A peer cuts its answer into pages inside the first document too: a
@@ -314,7 +451,7 @@ import Testing
             try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
         }
         for value in 2...6 { try write(store, "n", "k", Int64(value)) }
-        store.cache = [:]
+        store.cache.removeAll()
         #expect(try store.versionVector("n") == [own: 6])
         #expect(try value(store, "n", "k") == .scalar(.int(6)))
     }
@@ -390,6 +527,10 @@ import Testing
         #expect(try SyncMessage.decode(bytes) == .request(request))
         bytes[bytes.count / 2] ^= 1
         #expect(throws: SyncMessage.DecodeError.self) { try SyncMessage.decode(bytes) }
+        for range in [DocumentRange(after: "k", through: nil), DocumentRange(after: nil, through: "é")] {
+            let ranged = SyncRequest(cursor: nil, documents: [SyncDocument(id: "m", version: [ReplicaID(3): 1])], range: range)
+            #expect(try SyncMessage.decode(SyncMessage.request(ranged).encoded()) == .request(ranged))
+        }
     }
 
     /// A response's flags byte holds only the bits `Specs/sync.md` names
@@ -515,17 +656,21 @@ struct ScriptedPeer: SyncService {
     func respond(to request: SyncRequest, access: Access) async throws(SyncFailure) -> SyncResponse { try answer(request) }
 }
 
-/// Keeps every request it passes on.
+/// Keeps every request it passes on, and every response it brings back.
 final class RecordingTransport: SyncTransport, @unchecked Sendable {
     let inner: any SyncTransport
     private let lock = NSLock()
     private var recorded: [SyncRequest] = []
+    private var answered: [SyncResponse] = []
     var requests: [SyncRequest] { lock.withLock { recorded } }
+    var responses: [SyncResponse] { lock.withLock { answered } }
 
     init(inner: any SyncTransport) { self.inner = inner }
 
     func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
         if case .request(let decoded)? = try? SyncMessage.decode(request) { lock.withLock { recorded.append(decoded) } }
-        return try await inner.exchange(request, longPollSeconds: longPollSeconds)
+        let answer = try await inner.exchange(request, longPollSeconds: longPollSeconds)
+        if case .response(let decoded)? = try? SyncMessage.decode(answer) { lock.withLock { answered.append(decoded) } }
+        return answer
     }
 }

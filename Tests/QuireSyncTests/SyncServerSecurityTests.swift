@@ -373,6 +373,21 @@ import Testing
         #expect(log.lastSeq == 2)
     }
 
+    /// A push of more documents than the log keeps in memory answers for
+    /// each of them, and the next push to any of them is checked, whether
+    /// its document was kept or is rebuilt from the log.
+    @Test func aPushOfManyDocumentsLeavesEachCheckedByTheNext() throws {
+        let log = try ServerLog(path: ":memory:", cachedDocuments: 4)
+        let ids = (0..<500).map { DocumentID(rawValue: "d\($0)")! }
+        #expect(try Set(log.push(ids.map { ($0, start()) }, by: .unrestricted, limits: .init()).keys) == Set(ids))
+        let typed = OpID(replica: ReplicaID(1), counter: 3)
+        for id in [ids[0], ids[250], ids[499]] {
+            #expect(try log.push([(id, [typing(2, 1, after: typed, parents: [typed])])], by: .unrestricted, limits: .init())[id]?[ReplicaID(2)] == 1)
+            let bad = typing(3, 1, after: OpID(replica: ReplicaID(1), counter: 9), parents: [typed])
+            #expect(throws: SyncFailure.self) { try log.push([(id, [bad])], by: .unrestricted, limits: .init()) }
+        }
+    }
+
     /// A log reached through a symbolic link is the file it names: its lock
     /// is beside that file, so a second server on the file's own path (or
     /// on another link to it) is refused, as on the same path.

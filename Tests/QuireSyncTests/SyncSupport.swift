@@ -60,3 +60,14 @@ func write(_ store: DocumentStore, _ id: DocumentID, _ key: String, _ value: Int
 func value(_ store: DocumentStore, _ id: DocumentID, _ key: String) throws -> Value? {
     try store.read(id) { doc in try doc.get(.root, key: key) }
 }
+
+/// Hands requests to a `SyncService` in memory, which decodes them within
+/// `limits`, as a server configured with them does.
+struct LimitedTransport: SyncTransport {
+    let service: any SyncService
+    let limits: SyncMessage.Limits
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        await service.respond(toMessage: request, access: .unrestricted, limits: limits)
+    }
+}

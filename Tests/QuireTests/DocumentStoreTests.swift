@@ -215,6 +215,42 @@ import QuireStore
         #expect(try target.apply(bundles: bundles) == 0)  // duplicates are no-ops
     }
 
+    /// A page of a sync holds many documents, one possibly listed twice:
+    /// each is created once and gets every bundle listed for it.
+    @Test func aBatchOfManyDocumentsAppliesEachOnceWithEveryBundle() throws {
+        let source = try DocumentStore.inMemory()
+        var bundles: [(id: DocumentID, bundles: [[UInt8]])] = []
+        for index in 0..<1_000 {
+            let id = DocumentID(rawValue: "d\(index)")!
+            try source.create(id: id)
+            try source.edit(id) { tx in try tx.put(.root, key: "k", .int(Int64(index))) }
+            bundles.append((id, [ChangeEncoding.encode(try source.changes(id))]))
+        }
+        try source.edit("d7") { tx in try tx.put(.root, key: "more", .int(1)) }
+        bundles.append(("d7", [ChangeEncoding.encode([try source.changes("d7").last!])]))
+        let target = try DocumentStore.inMemory()
+        #expect(try target.apply(bundles: bundles) == 1_001)
+        #expect(try target.documents().count == 1_000)
+        #expect(try target.versionVectors() == source.versionVectors())
+    }
+
+    /// Past `cachedDocuments`, a store drops the loaded documents used
+    /// longest ago, a read counting as a use; one dropped reads as before.
+    @Test func theDocumentsUsedLongestAgoLeaveMemoryFirst() throws {
+        let store = try DocumentStore.inMemory(cachedDocuments: 4)
+        let ids: [DocumentID] = ["a", "b", "c", "d", "e"]
+        for id in ids {
+            try store.create(id: id)
+            try store.edit(id) { tx in try tx.put(.root, key: "k", .string(id.rawValue)) }
+        }
+        store.cache.removeAll()
+        for id in ids.prefix(4) { _ = try store.read(id) { _ in } }
+        _ = try store.read("a") { _ in }
+        _ = try store.read("e") { _ in }
+        #expect(store.cache.count == 2 && store.cache["a"] != nil && store.cache["e"] != nil)
+        for id in ids { #expect(try store.read(id) { try $0.get(.root, key: "k") } == .scalar(.string(id.rawValue))) }
+    }
+
     @Test func creatingADocumentAnApplyIsCreatingWaitsForIt() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"

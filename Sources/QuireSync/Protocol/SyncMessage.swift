@@ -57,14 +57,39 @@ public struct SyncRequest: Hashable, Sendable {
     /// Long-poll: when the server has nothing to send, it waits up to this
     /// long for a new change before answering. 0 answers at once.
     public var waitMilliseconds: UInt64
-    /// Every document the client holds, with its version vector; those with
-    /// changes to push carry them.
+    /// The documents of `range` the client names, with their version
+    /// vectors; those with changes to push carry them. One it does not
+    /// name holds, for the server, the rows up to the cursor.
     public var documents: [SyncDocument]
+    /// The documents the request is about: the answer holds only those.
+    /// A client with more documents than a message holds states them a
+    /// range at a time.
+    public var range: DocumentRange
 
-    public init(cursor: SyncCursor?, waitMilliseconds: UInt64 = 0, documents: [SyncDocument]) {
+    public init(cursor: SyncCursor?, waitMilliseconds: UInt64 = 0, documents: [SyncDocument], range: DocumentRange = .all) {
         self.cursor = cursor
         self.waitMilliseconds = waitMilliseconds
         self.documents = documents
+        self.range = range
+    }
+}
+
+/// The documents whose ids (compared as bytes) come after `after` and up
+/// to `through`; nil leaves that end open.
+public struct DocumentRange: Hashable, Sendable {
+    public var after: DocumentID?
+    public var through: DocumentID?
+
+    /// Every document.
+    public static let all = DocumentRange(after: nil, through: nil)
+
+    public init(after: DocumentID?, through: DocumentID?) {
+        self.after = after
+        self.through = through
+    }
+
+    public func contains(_ id: DocumentID) -> Bool {
+        (after.map { $0 < id } ?? true) && (through.map { id <= $0 } ?? true)
     }
 }
 

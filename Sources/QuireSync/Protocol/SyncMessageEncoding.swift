@@ -60,6 +60,11 @@ public enum SyncMessage: Hashable, Sendable {
             Self.write(request.cursor ?? SyncCursor(logID: 0, seq: 0), to: &payload)
             payload.writeVarint(request.waitMilliseconds)
             Self.write(request.documents, to: &payload)
+            // Only a request that needs it carries a range: every other is as it was before ranges.
+            if request.range != .all {
+                payload.writeString(request.range.after?.rawValue ?? "")
+                payload.writeString(request.range.through?.rawValue ?? "")
+            }
         case .response(let response):
             kind = .response
             Self.write(response.cursor, to: &payload)
@@ -135,7 +140,8 @@ public enum SyncMessage: Hashable, Sendable {
                 let cursor = try readCursor(&reader)
                 let wait = try reader.readVarint("the wait")
                 let documents = try readDocuments(&reader, limits: limits)
-                message = .request(SyncRequest(cursor: cursor, waitMilliseconds: wait, documents: documents))
+                let range = reader.isAtEnd ? .all : DocumentRange(after: try readRangeEnd(&reader), through: try readRangeEnd(&reader))
+                message = .request(SyncRequest(cursor: cursor, waitMilliseconds: wait, documents: documents, range: range))
             case .response:
                 let cursor = try readCursor(&reader) ?? SyncCursor(logID: 0, seq: 0)
                 let flags = try reader.readByte("the response flags")
@@ -165,6 +171,14 @@ public enum SyncMessage: Hashable, Sendable {
     private static func readCursor(_ reader: inout ByteReader) throws(DecodingError) -> SyncCursor? {
         let cursor = SyncCursor(logID: try reader.readUInt64("the log id"), seq: try reader.readVarint("the cursor"))
         return cursor.logID == 0 && cursor.seq == 0 ? nil : cursor
+    }
+
+    /// A document id, or nil for the empty string: that end of the range is open.
+    private static func readRangeEnd(_ reader: inout ByteReader) throws(DecodingError) -> DocumentID? {
+        let text = try reader.readString("a range end")
+        guard !text.isEmpty else { return nil }
+        guard let id = DocumentID(rawValue: text) else { throw DecodingError.invalid("range end \"\(text.prefix(300))\" is too long") }
+        return id
     }
 
     private static func readDocuments(_ reader: inout ByteReader, limits: Limits) throws -> [SyncDocument] {

@@ -15,6 +15,13 @@ public struct PeerSyncService: SyncService {
     public let store: DocumentStore
     /// The bundle bytes of one response page, about.
     public var maxPageBytes = 4 << 20
+    /// The documents one answer carries changes of, as the server's
+    /// `maxPageDocuments`: the client holds each in memory until it has
+    /// applied the page.
+    public var maxPageDocuments = 10_000
+    /// The most documents an answer names: the client refuses a message
+    /// of more.
+    public var maxDocuments = SyncMessage.Limits().maxDocuments
 
     public init(store: DocumentStore) {
         self.store = store
@@ -36,11 +43,17 @@ public struct PeerSyncService: SyncService {
             for document in request.documents { known[document.id] = document.version }
             var response = SyncResponse(cursor: SyncCursor(logID: store.replicaID.rawValue, seq: 0), documents: [])
             var bytes = 0
+            // The documents the page may still carry changes of; the answer names those of the request too.
+            var pageDocuments = min(maxPageDocuments, maxDocuments - request.documents.count)
             let versions = try store.versionVectors()
-            for info in try store.documents(includeRemoved: true) where access.mayRead(info.id) {
+            for info in try store.documents(includeRemoved: true) where access.mayRead(info.id) && request.range.contains(info.id) {
                 let theirs = known[info.id] ?? VersionVector()
                 let mine = versions[info.id] ?? VersionVector()
                 var document = SyncDocument(id: info.id, version: mine)
+                // Past the limit the page ends, holding the changes of one document at least.
+                if !theirs.includes(mine) && !response.more {
+                    if pageDocuments <= 0 && bytes > 0 { response.more = true } else { pageDocuments -= 1 }
+                }
                 if !theirs.includes(mine) && !response.more {
                     var changes = try store.changes(info.id, since: theirs)
                     // Keep whole causal prefixes: cut the list, never reorder it.

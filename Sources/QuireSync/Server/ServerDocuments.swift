@@ -32,12 +32,12 @@ struct ServerDocuments {
     }
 
     /// Holds `documents` as the most recently used, dropping the least
-    /// recently used past `capacity`.
+    /// recently used past `capacity` (of more documents than that, those
+    /// last in id order stay). Linear: a push may write thousands.
     mutating func restore(_ documents: [DocumentID: Document]) {
-        for (id, document) in documents.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            held.removeAll { $0.id == id }
-            held.append((id, document))
-        }
+        let restored = documents.keys.sorted().suffix(capacity)
+        held.removeAll { documents[$0.id] != nil }
+        held += restored.map { ($0, documents[$0]!) }
         if held.count > capacity { held.removeFirst(held.count - capacity) }
     }
 

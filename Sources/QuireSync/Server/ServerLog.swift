@@ -226,6 +226,7 @@ public final class ServerLog: Sendable {
             try failure(500) {
                 try database.write { db in
                     for request in requests {
+                        let pushed = Set(request.pushes.map(\.id))
                         var batch = PushBatch(lastSeq: written.lastSeq, maxLamport: written.maxLamport, versions: written.versions,
                                               documents: written.documents, access: request.access, limits: request.limits)
                         written.documents = [:]  // the batch's copy is the only one: applying changes copies nothing
@@ -234,11 +235,11 @@ public final class ServerLog: Sendable {
                             for push in request.pushes { try batch.store(push.changes, of: push.id, db) }
                             try db.execute(sql: "RELEASE push")
                             written = (batch.lastSeq, batch.maxLamport, batch.versions, batch.documents)
-                            outcomes.append(.success(batch.versions.filter { id, _ in request.pushes.contains { $0.id == id } }))
+                            outcomes.append(.success(batch.versions.filter { pushed.contains($0.key) }))
                         } catch let refusal as SyncFailure {
                             try db.execute(sql: "ROLLBACK TO push")
                             try db.execute(sql: "RELEASE push")
-                            written.documents = batch.documents.filter { id, _ in !request.pushes.contains { $0.id == id } }
+                            written.documents = batch.documents.filter { !pushed.contains($0.key) }
                             outcomes.append(.failure(refusal))
                         }
                     }
@@ -422,10 +423,12 @@ public final class ServerLog: Sendable {
 
     // MARK: Pulling
 
-    /// One page of the log after `seq`: the changes of documents `access`
-    /// may read that `known` (the client's versions) lacks, in `seq` order,
-    /// grouped by document, at most about `maxBytes` of bundles.
-    public func page(after seq: UInt64, access: Access, known: [DocumentID: VersionVector], maxBytes: Int) throws -> LogPage {
+    /// One page of the log after `seq`: the changes of documents in `range`
+    /// that `access` may read and `known` (the client's versions) lacks, in
+    /// `seq` order, grouped by document, at most about `maxBytes` of
+    /// bundles and `maxDocuments` documents (it holds one at least).
+    public func page(after seq: UInt64, access: Access, known: [DocumentID: VersionVector], in range: DocumentRange = .all,
+                     maxBytes: Int, maxDocuments: Int = .max) throws -> LogPage {
         // Only the rows of finished pushes: a push commits, then updates
         // `state`. A row in between would make the page's cursor lie past
         // `lastSeq` (the next request would be answered `cursor reset`) and
@@ -443,13 +446,13 @@ public final class ServerLog: Sendable {
                 let rowSeq = try row.unsigned(0)
                 guard let id = DocumentID(rawValue: try row.text(1)) else { throw StoreError.unrecoverableDocument(try row.text(1), reason: "invalid id in the server log") }
                 let seen = known[id, default: VersionVector()][try row.replica(2)]
-                if access.mayRead(id), try row.unsigned(4) > seen {
+                if access.mayRead(id), range.contains(id), try row.unsigned(4) > seen {
                     var data = try row.blob(5)
                     if try row.unsigned(3) <= seen {
                         // The client holds the start of the run: send only the rest.
                         data = ChangeEncoding.encode(try ChangeEncoding.decode(data).filter { $0.lastID.counter > seen })
                     }
-                    if bytes > 0 && bytes + data.count > maxBytes {
+                    if bytes > 0 && (bytes + data.count > maxBytes || index[id] == nil && page.documents.count >= maxDocuments) {
                         page.more = true
                         return page
                     }

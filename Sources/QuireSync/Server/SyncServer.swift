@@ -16,6 +16,10 @@ public final class SyncServer: SyncService {
         public var message = SyncMessage.Limits()
         /// The bundle bytes of one response page, about.
         public var maxPageBytes = 4 << 20
+        /// The documents one response page carries changes of: the client
+        /// holds each in memory until it has applied the page (one
+        /// transaction), about 9 KB for a small note.
+        public var maxPageDocuments = 10_000
         /// The longest long-poll wait granted.
         public var maxWaitMilliseconds: UInt64 = 30_000
         /// Requests per second per token, on average, and in a burst.
@@ -119,13 +123,19 @@ public final class SyncServer: SyncService {
         var known: [DocumentID: VersionVector] = [:]
         for document in request.documents { known[document.id] = document.version }
 
-        var page = try storeFailure { try log.page(after: from, access: access, known: known, maxBytes: configuration.maxPageBytes) }
+        // The answer names every document of the request too, and the client refuses a message of more than the limit.
+        let maxDocuments = min(configuration.maxPageDocuments, configuration.message.maxDocuments - request.documents.count)
+        let readPage = { (seq: UInt64) throws(SyncFailure) in
+            try self.storeFailure {
+                try self.log.page(after: seq, access: access, known: known, in: request.range, maxBytes: self.configuration.maxPageBytes,
+                                  maxDocuments: maxDocuments)
+            }
+        }
+        var page = try readPage(from)
         let wait = min(request.waitMilliseconds, configuration.maxWaitMilliseconds)
         if wait > 0, pushes.isEmpty, page.documents.isEmpty {
             let scanned = page.lastScannedSeq
-            if await waitForChanges(after: scanned, milliseconds: wait) {
-                page = try storeFailure { try log.page(after: scanned, access: access, known: known, maxBytes: configuration.maxPageBytes) }
-            }
+            if await waitForChanges(after: scanned, milliseconds: wait) { page = try readPage(scanned) }
         }
 
         var documents: [SyncDocument] = []

@@ -25,6 +25,10 @@ public struct SyncClient: Sendable {
     /// Bounds on one request's push; the rest goes in the next rounds.
     public var maxPushChanges = 10_000
     public var maxPushBytes = 4 << 20
+    /// The most documents one request states (below the server's
+    /// `SyncMessage.Limits.maxDocuments`, as its answer adds the documents
+    /// it sends); a store with more states them a range of ids at a time.
+    public var maxStatedDocuments = 50_000
     /// A sync that needs more rounds than this stops with an error.
     public var maxRounds = 10_000
     public var messageLimits = SyncMessage.Limits()
@@ -64,6 +68,7 @@ public struct SyncClient: Sendable {
     @discardableResult
     public func sync(waitSeconds: Double = 0) async throws(SyncError) -> Report {
         var session = Session()
+        session.serverVersions = try storeWork { try store.acknowledgedVersions(peer: peer) }
         var waitingRound = 0
         for round in 1...maxRounds {
             session.report.rounds = round
@@ -122,8 +127,8 @@ public struct SyncClient: Sendable {
     /// What a sync knows between rounds.
     private struct Session {
         var report = Report()
-        /// The server's versions, from its answers in this sync: more
-        /// reliable than the stored acknowledgements.
+        /// What the server is known to hold: the stored acknowledgements,
+        /// then its answers in this sync.
         var serverVersions: [DocumentID: VersionVector] = [:]
         /// The changes the current request pushes.
         var pushed: [DocumentID: [Change]] = [:]
@@ -134,6 +139,23 @@ public struct SyncClient: Sendable {
         var unanswered: Set<DocumentID> = []
         var lastCursor: SyncCursor?
         var lastRequest: SyncRequest?
+        /// Set while the documents are stated a range at a time.
+        var pass: RangedPass?
+    }
+
+    /// Stating the documents a range at a time, each range pulled from the
+    /// stored cursor. That cursor moves only once every range is pulled,
+    /// and to where the first one ended: the others ended later, and a
+    /// range's rows past its end are not yet pulled.
+    private struct RangedPass {
+        /// The range stated now; nil until its first request sets it.
+        var range: DocumentRange?
+        /// Where the range before this one ended.
+        var after: DocumentID?
+        /// How far this range's pages have got; nil: the stored cursor.
+        var cursor: SyncCursor?
+        /// Where the first range ended.
+        var firstEnd: SyncCursor?
     }
 
     private func makeRequest(_ session: inout Session, waitMilliseconds: UInt64) throws -> SyncRequest {
@@ -141,16 +163,41 @@ public struct SyncClient: Sendable {
         let blocked = try blockedCounters()
         var budget = (changes: maxPushChanges, bytes: maxPushBytes)
         var documents: [SyncDocument] = []
-        // Read from the store in two queries: no document is loaded to state it.
+        // Read from the store's `document_versions`: no document is loaded to state it.
         let versions = try store.versionVectors()
-        let acknowledged = try store.acknowledgedVersions(peer: peer)
-        for info in try store.documents(includeRemoved: true) {
-            let id = info.id
+        let storedCursor = try store.syncCursor(peer: peer)
+        // A cursor past 0 stands for every row up to it: a document at the
+        // version the server is known to hold need not be named, as the
+        // server sends it the rows after the cursor, which it lacks. A peer's
+        // cursor is always at 0 (it goes by the named versions alone). An
+        // empty version says nothing.
+        let coversRows = (storedCursor?.seq ?? 0) > 0
+        let stated = versions.filter { id, mine in !mine.isEmpty && (!coversRows || mine != session.serverVersions[id]) }.keys.sorted()
+        let perRequest = max(1, maxStatedDocuments)
+        if session.pass == nil && stated.count > perRequest { session.pass = RangedPass() }
+        if var pass = session.pass {
+            let rest = stated.drop { id in pass.after.map { id <= $0 } ?? false }
+            let end = rest.count > perRequest ? rest.dropFirst(perRequest - 1).first : nil
+            // A range may shrink while its pages come, as the documents they
+            // bring are stated too (its rows past the new end come again with
+            // the next range), never grow: the rows its pages passed would be
+            // missed for the documents it gained.
+            let through = pass.range.map { range in [range.through, end].compactMap { $0 }.min() } ?? end
+            pass.range = DocumentRange(after: pass.after, through: through)
+            session.pass = pass
+        }
+        let range = session.pass?.range ?? .all
+        for id in stated where range.contains(id) {
             let mine = versions[id] ?? VersionVector()
-            let theirs = session.serverVersions[id] ?? acknowledged[id] ?? VersionVector()
+            let known = session.serverVersions[id]
+            let theirs = known ?? VersionVector()
             var push: [Change] = []
-            let mayPush = !(session.oneDocumentPerPush && !session.pushed.isEmpty) && !session.unanswered.contains(id)
-                && session.report.damaged[id] == nil
+            // Without a cursor (no sync with this peer yet, or its log was
+            // replaced) what it holds of a document is unknown until it
+            // answers: it may hold all of it already (from a sync the other
+            // way), which sending would only count and carry again.
+            let mayPush = (known != nil || storedCursor != nil) && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
+                && !session.unanswered.contains(id) && session.report.damaged[id] == nil
             if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
                 // Blocked changes are skipped, so with any the count is not known ahead.
                 let limit = blocked[id] == nil ? budget.changes : .max
@@ -171,7 +218,7 @@ public struct SyncClient: Sendable {
             if !push.isEmpty { session.pushed[id] = push }
             documents.append(SyncDocument(id: id, version: mine, changes: push))
         }
-        return SyncRequest(cursor: try store.syncCursor(peer: peer), waitMilliseconds: waitMilliseconds, documents: documents)
+        return SyncRequest(cursor: session.pass?.cursor ?? storedCursor, waitMilliseconds: waitMilliseconds, documents: documents, range: range)
     }
 
     /// Applies an answer; returns whether the sync is complete.
@@ -221,7 +268,27 @@ public struct SyncClient: Sendable {
             let version = session.serverVersions[id] ?? VersionVector()
             session.report.sent += changes.filter { version.contains($0.lastID) }.count
         }
-        try store.recordSyncProgress(peer: peer, acknowledged: acknowledged, cursor: response.cursor)
+        // A document the request names and the answer leaves out, this token may not read.
+        for document in session.lastRequest?.documents ?? [] where !answered.contains(document.id) {
+            session.unanswered.insert(document.id)
+        }
+        // What the stored cursor becomes: in a pass, only once every range is pulled.
+        var cursor: SyncCursor? = response.cursor
+        if var pass = session.pass {
+            cursor = nil
+            if response.cursorReset {
+                // The ranges pulled so far came from another log: start again.
+                pass = RangedPass()
+            } else if response.more {
+                pass.cursor = response.cursor
+            } else if let through = pass.range?.through {
+                pass = RangedPass(after: through, firstEnd: pass.firstEnd ?? response.cursor)
+            } else {
+                cursor = pass.firstEnd ?? response.cursor
+            }
+            session.pass = cursor == nil ? pass : nil
+        }
+        try store.recordSyncProgress(peer: peer, acknowledged: acknowledged, cursor: cursor)
         if response.more {
             guard response.cursor != session.lastCursor || !response.documents.allSatisfy(\.bundles.isEmpty) else {
                 throw SyncError.protocolViolation("the server says more is to come but sends nothing new")
@@ -230,14 +297,10 @@ public struct SyncClient: Sendable {
             return false
         }
         session.lastCursor = response.cursor
+        if session.pass != nil { return false }
         // Complete once the server holds everything it may take from us.
         let blocked = try blockedCounters()
-        for (id, mine) in versions.sorted(by: { $0.key.rawValue < $1.key.rawValue })
-        where !session.unanswered.contains(id) && session.report.damaged[id] == nil {
-            guard answered.contains(id) else {
-                session.unanswered.insert(id)
-                continue
-            }
+        for (id, mine) in versions where !session.unanswered.contains(id) && session.report.damaged[id] == nil {
             if !(session.serverVersions[id] ?? VersionVector()).includes(pushable(mine, blocked[id])) {
                 return false
             }
