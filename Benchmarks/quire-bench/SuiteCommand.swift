@@ -14,6 +14,7 @@ let suiteUsage = """
         report in Benchmarks/RESULTS.md, between marks that keep the rest of that file.
         Run it from the package root.
         --only PATTERN  only workloads whose name or family contains one of the comma-separated patterns
+                        (automerge-paper is also named B4, as in crdt-benchmarks)
         --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
         --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files; the merge
                         figures of all three then come from rounds in which they take turns

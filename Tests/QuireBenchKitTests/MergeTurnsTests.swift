@@ -53,6 +53,17 @@ import Testing
         #expect(error?.message == "peers.py merge-turns stopped answering")
     }
 
+    @Test func aPeerProcessThatHangsIsAnErrorAndIsEnded() throws {
+        // It reads the first round and never answers, nor ends when its input closes.
+        let script = try Self.runner("echo ready; read line; exec sleep 600")
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        var turns = try MergeTurns(runner: script, command: "trace", path: "unused", answerTimeout: .milliseconds(300))
+        let error = #expect(throws: MergeTurns.TurnsError.self) { try turns.measure(rounds: 2) { 1_000_000 } }
+        #expect(error?.message.hasPrefix("peers.py merge-turns gave no answer within") == true)
+        turns.finish()
+        #expect(!turns.isRunning)
+    }
+
     @Test func answersAreMillisecondsByPeer() {
         #expect(MergeTurns.peerTimes(#"{"yrs": 1.5, "loro": 40}"#) == ["yrs": 1.5, "loro": 40])
         #expect(MergeTurns.peerTimes("ready") == nil)

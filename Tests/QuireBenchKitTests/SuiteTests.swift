@@ -77,6 +77,12 @@ import Testing
         #expect(SuiteWorkload.sharedNames(clashing) == ["x", "B1.6"])
     }
 
+    @Test func onlyB4SelectsAutomergePaperByItsBenchmarkName() {
+        let workloads = SuiteWorkload.all(traceFiles: ["t/automerge-paper.json.gz", "t/seph-blog1.json.gz"], cacheDirectory: "/tmp")
+        #expect(workloads.filter { $0.matches(only: "B4") }.map(\.name) == ["automerge-paper", "B4x100"])
+        #expect(workloads.filter { $0.matches(only: "b4x100") }.map(\.name) == ["B4x100"])
+    }
+
     @Test func repeatedTraceShiftsEachRepetition() throws {
         let once = SequentialTrace(endContent: "ab", txns: [[Patch(position: 0, deleteCount: 0, insertedText: "b")], [Patch(position: 0, deleteCount: 0, insertedText: "a")]])
         let thrice = once.repeated(3)

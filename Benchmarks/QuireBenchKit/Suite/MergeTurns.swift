@@ -15,14 +15,22 @@ public struct MergeTurns {
     /// ratio to Yrs from 0.87 to 1.53 between runs on this project's shared machine.
     public static let minimumRounds = 15
 
+    /// How long the peers get to answer, by default: a peer process that
+    /// hangs (neither answers nor ends) fails its workload's merges in turns
+    /// after this, instead of holding up the whole suite.
+    public static let defaultAnswerTimeout: Duration = .seconds(300)
+
     private let process: Process
     private let toPeers: FileHandle
     private var fromPeers: LineReader
+    private let answerTimeout: Duration
 
     /// Starts `peers.py merge-turns` through `runner` (`Benchmarks/peers/run.sh`)
     /// and waits until the peers have encoded the workload and merged it
-    /// once each. `command` is `trace` or `replicas`.
-    public init(runner: String, command: String, path: String) throws {
+    /// once each. `command` is `trace` or `replicas`. Each answer, "ready"
+    /// included, must come within `answerTimeout`.
+    public init(runner: String, command: String, path: String, answerTimeout: Duration = defaultAnswerTimeout) throws {
+        self.answerTimeout = answerTimeout
         // A peer process that has died makes writing to it fail, not end this process.
         signal(SIGPIPE, SIG_IGN)
         process = Process()
@@ -34,7 +42,8 @@ public struct MergeTurns {
         try process.run()
         toPeers = input.fileHandleForWriting
         fromPeers = LineReader(output.fileHandleForReading)
-        guard fromPeers.next() == "ready" else {
+        let first = try fromPeers.next(within: answerTimeout)
+        guard first == "ready" else {
             finish()
             throw TurnsError(message: "peers.py merge-turns did not start (exit status \(process.terminationStatus))")
         }
@@ -49,7 +58,7 @@ public struct MergeTurns {
         for _ in 0..<rounds {
             quire.append(try quireMerge())
             // A peer process that has ended fails the write (EPIPE) or gives no line: the same failure.
-            let line = (try? toPeers.write(contentsOf: Data("merge\n".utf8))).flatMap { fromPeers.next() }
+            let line = try (try? toPeers.write(contentsOf: Data("merge\n".utf8))).flatMap { try fromPeers.next(within: answerTimeout) }
             guard let line, let times = Self.peerTimes(line) else {
                 throw TurnsError(message: "peers.py merge-turns stopped answering")
             }
@@ -60,11 +69,18 @@ public struct MergeTurns {
         return spreads
     }
 
-    /// Closes the peers' input, which ends their process, and waits for it.
+    /// Closes the peers' input, which ends their process, and waits for it;
+    /// one that is still running after a few seconds (a hung peer) is killed.
     public func finish() {
         try? toPeers.close()
+        let deadline = ContinuousClock.now + .seconds(2)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(50_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
+
+    /// Whether the peers' process is still running.
+    var isRunning: Bool { process.isRunning }
 
     /// One round's answer from `peers.py merge-turns`: each peer's merge
     /// time in milliseconds, as a JSON object; nil for anything else.
@@ -92,13 +108,24 @@ private struct LineReader {
     init(_ handle: FileHandle) { self.handle = handle }
 
     /// The next line without its newline, or nil at the end of the input.
-    mutating func next() -> String? {
+    /// Throws if no whole line has come within `timeout`.
+    mutating func next(within timeout: Duration) throws -> String? {
+        let deadline = ContinuousClock.now + timeout
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
                 buffer.removeSubrange(...newline)
                 return line
             }
+            // Waits for input, never past the deadline: reading would block for good on a hung peer.
+            var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let left = ContinuousClock.now.duration(to: deadline)
+            let milliseconds = max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+            let ready = poll(&descriptor, 1, Int32(clamping: milliseconds))
+            if ready == 0 {
+                throw MergeTurns.TurnsError(message: "peers.py merge-turns gave no answer within \(timeout)")
+            }
+            if ready < 0 && errno == EINTR { continue }
             let data = handle.availableData
             if data.isEmpty { return nil }
             buffer += data

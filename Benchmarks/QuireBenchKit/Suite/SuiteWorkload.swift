@@ -42,6 +42,8 @@ public struct SuiteWorkload: Sendable {
     public var family: Family
     public var source: Source
     public var description: String
+    /// Its name in crdt-benchmarks, when that is another ("B4" for automerge-paper).
+    public var benchmarkName: String? { name == "automerge-paper" ? "B4" : nil }
 
     public init(name: String, family: Family, source: Source, description: String) {
         self.name = name
@@ -110,11 +112,11 @@ public struct SuiteWorkload: Sendable {
     }
 
     /// `--only`: comma-separated patterns, each matching a workload whose
-    /// name or family contains it (case-insensitive).
+    /// name, crdt-benchmarks name or family contains it (case-insensitive).
     public func matches(only patterns: String) -> Bool {
         patterns.split(separator: ",").contains { pattern in
             let pattern = pattern.lowercased()
-            return name.lowercased().contains(pattern) || family.rawValue.lowercased().contains(pattern)
+            return [name, benchmarkName ?? "", family.rawValue].contains { $0.lowercased().contains(pattern) }
         }
     }
 
