@@ -273,11 +273,11 @@ public final class DocumentStore: @unchecked Sendable {
     ///   milliseconds since 1970, as an `Int64`: one beyond is clamped.
     @discardableResult
     public func edit<Result>(_ id: DocumentID, time: Date = Date(), _ body: (inout Transaction) throws -> Result) throws -> Result {
-        try locked { try retryingChangedElsewhere {
+        try locked { try retryingChangedElsewhere { isRetry in
             waitUntilIdle(id)
             // Refused only as the file has it: another process may have restored it.
             if cache[id]?.isRemoved == true { _ = try freshCachedEntry(id) }
-            let entry = try takeIdle(id)
+            let entry = try takeIdle(id, fromFile: isRetry)
             guard !entry.isRemoved else {
                 release(id, entry)
                 throw StoreError.documentRemoved(id.rawValue)
@@ -389,7 +389,7 @@ public final class DocumentStore: @unchecked Sendable {
                 merged.append(document)
             }
         }
-        return try locked { try retryingChangedElsewhere {
+        return try locked { try retryingChangedElsewhere { isRetry in
             // All idle before any is taken: holding one while waiting for the
             // next would deadlock with an apply taking them in the other order.
             while merged.contains(where: { busy.contains($0.id) }) { condition.wait() }
@@ -399,7 +399,7 @@ public final class DocumentStore: @unchecked Sendable {
                 for (id, pieces) in merged {
                     let isNew = try creatingMissing && !exists(id)
                     var entry = isNew ? LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
-                        : try takeIdle(id)
+                        : try takeIdle(id, fromFile: isRetry)
                     if isNew { busy.insert(id) }
                     let (logged, parked): ([LogPiece], [Change])
                     do { (logged, parked) = try applyInMemory(pieces, to: &entry, id, limits: limits, applied: &applied) } catch {
@@ -543,8 +543,8 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// Writes a snapshot of the document now.
     public func snapshot(_ id: DocumentID) throws {
-        try locked { try retryingChangedElsewhere {
-            var entry = try takeIdle(id)
+        try locked { try retryingChangedElsewhere { isRetry in
+            var entry = try takeIdle(id, fromFile: isRetry)
             try releasing(id, &entry) { try writeSnapshot(id, &$0) }
         } }
     }
@@ -557,8 +557,8 @@ public final class DocumentStore: @unchecked Sendable {
     /// some peer of the document has not acknowledged (or, when no peer has
     /// acknowledged anything of it yet, every local change).
     public func compact(_ id: DocumentID, keepHistory: Bool) throws {
-        try locked { try retryingChangedElsewhere {
-            var entry = try takeIdle(id)
+        try locked { try retryingChangedElsewhere { isRetry in
+            var entry = try takeIdle(id, fromFile: isRetry)
             try releasing(id, &entry) { try writeSnapshot(id, &$0, compacting: keepHistory ? .keepHistory : .dropHistory) }
         } }
     }

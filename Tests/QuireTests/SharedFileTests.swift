@@ -80,6 +80,61 @@ import Testing
         }
     }
 
+    /// The raced try before the last is written by another thread's batch,
+    /// and the last try then waits for a further batch to be written: a
+    /// read meanwhile loads the document, and the other store writes it
+    /// again before the last try takes the lock file. The last try must
+    /// work on what the file holds once it has the lock, not on that copy:
+    /// with it, it was raced once more and failed with `changedElsewhere`,
+    /// though holding the lock file exclusive, and the edit was lost.
+    @Test func theLastTryWorksOnWhatTheFileHoldsOnceItHasTheLock() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            nonisolated(unsafe) var runs = 0
+            nonisolated(unsafe) var outcome: Result<Void, any Error>?
+            let edited = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                outcome = Result {
+                    try first.edit(id) { tx in
+                        runs += 1
+                        if runs < DocumentStore.commitAttempts {
+                            try second.edit(id) { tx in try tx.insertText(body, at: 4, "!") }
+                            // Another thread's batch is being written: this try's commit waits in the queue.
+                            if runs == DocumentStore.commitAttempts - 1 { first.isWriting = true }
+                        }
+                        try tx.insertText(body, at: 0, "<")
+                    }
+                }
+                edited.signal()
+            }
+            func when(_ condition: () -> Bool) {
+                while !first.condition.withLock(condition) { Thread.sleep(forTimeInterval: 0.001) }
+            }
+            // The other thread writes the batch holding the raced try, then starts another.
+            when { !first.queue.isEmpty }
+            first.condition.withLock {
+                first.isWriting = false
+                first.writeQueuedBatch()
+                first.isWriting = true
+            }
+            // The last try waits for that batch; a read meanwhile caches the document.
+            when { first.outcomes.isEmpty }
+            #expect(try first.read(id) { try $0.text(body) } == "base!!")
+            try second.edit(id) { tx in try tx.insertText(body, at: 4, "!") }
+            first.condition.withLock {
+                first.isWriting = false
+                first.condition.broadcast()
+            }
+            edited.wait()
+
+            #expect(throws: Never.self) { try outcome?.get() }
+            #expect(runs == DocumentStore.commitAttempts)
+            #expect(try texts([first, second], path: path, id, body) == Array(repeating: "<base!!!", count: 3))
+        }
+    }
+
     /// An apply of several documents, one of which the other store wrote, is
     /// written all at once when it runs again, and counts every change.
     @Test func anApplyRacedOnOneOfItsDocumentsRunsAgainWhole() throws {
