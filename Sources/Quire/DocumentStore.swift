@@ -208,12 +208,13 @@ public final class DocumentStore: @unchecked Sendable {
         }
     }
 
-    /// The newest informational wall-clock time among the document's logged
-    /// changes (local or remote), or nil if its log holds none; read from
-    /// the log's rows, without decoding a change.
+    /// The informational wall-clock time of the document's newest change
+    /// (local or remote), the one with the greatest Lamport stamp, or nil if
+    /// its log holds none: stores that hold the same changes agree on it,
+    /// even when a replica's clock went back (`ChangeLog.newestChangeTime`).
+    /// Read from the log's rows, without decoding a change.
     public func lastChangeTime(_ id: DocumentID) throws -> Date? {
-        let row = try database.query(sql: "SELECT max(time) FROM changes WHERE document_id = ?", arguments: [.text(id.rawValue)])[0]
-        return row.isNull(0) ? nil : Self.date(try row.int64(0))
+        try database.read { db in try ChangeLog.newestChangeTime(document: id.rawValue, db) }.map(Self.date)
     }
 
     /// Marks a document removed. Its history stays; `restore` brings it back.
