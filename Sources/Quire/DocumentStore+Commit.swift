@@ -175,13 +175,16 @@ extension DocumentStore {
         for number in 1..<Self.commitAttempts {
             do { return try attempt(number > 1) } catch StoreError.changedElsewhere(_) {}
         }
-        // A batch of another thread holds the lock shared until it is written.
-        while isWriting { condition.wait() }
-        guard !holdsWriterLock, let writerLock, writerLock.lock(exclusive: true, within: Self.writerLockTimeout) else { return try attempt(true) }
+        // A batch of another thread holds the lock shared until it is written;
+        // another thread's last try holds it exclusive until it ends, and run
+        // beside it, this one would go on without it once that one let it go.
+        while isWriting || holdsWriterLock { condition.wait() }
+        guard let writerLock, writerLock.lock(exclusive: true, within: Self.writerLockTimeout) else { return try attempt(true) }
         holdsWriterLock = true
         defer {
             holdsWriterLock = false
             writerLock.unlock()
+            condition.broadcast()
         }
         return try attempt(true)
     }

@@ -135,6 +135,62 @@ import Testing
         }
     }
 
+    /// Two raced calls of this store reach their last tries at once. The
+    /// second must wait for the first to end and take the lock file itself:
+    /// run while the first held it, it went on without it once the first
+    /// let it go, the other store wrote its document in between, and it
+    /// failed with `changedElsewhere`, its edit lost.
+    @Test func aLastTryWaitsForAnotherThreadsToEndAndTakesTheLockItself() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, _) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            // Another thread's last try holds the lock file (only the mark: the
+            // other store's racing commits must not wait for the file).
+            first.condition.withLock { first.holdsWriterLock = true }
+            // Set with `first.condition` held.
+            nonisolated(unsafe) var (editRuns, pretendsBatch, otherEnded) = (0, false, false)
+            nonisolated(unsafe) var outcome: Result<Void, any Error>?
+            let edited = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                outcome = Result {
+                    try first.edit(id) { tx in
+                        editRuns += 1
+                        if editRuns < DocumentStore.commitAttempts {
+                            try second.edit(id) { tx in try tx.put(.root, key: "race \(editRuns)", .bool(true)) }
+                        } else if !otherEnded {
+                            // Run beside the other last try: its commit waits for another thread's batch meanwhile.
+                            (first.isWriting, pretendsBatch) = (true, true)
+                        }
+                        try tx.put(.root, key: "edit", .bool(true))
+                    }
+                }
+                edited.signal()
+            }
+            // The edit's raced tries are over: its last try waits for the other's, or runs.
+            while !first.condition.withLock({
+                editRuns == DocumentStore.commitAttempts - 1 && first.outcomes.isEmpty && !first.isWriting || pretendsBatch
+            }) {
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            // The other last try ends, and the other store writes the document.
+            first.condition.withLock {
+                (first.holdsWriterLock, otherEnded) = (false, true)
+                first.condition.broadcast()
+            }
+            try second.edit(id) { tx in try tx.put(.root, key: "race 3", .bool(true)) }
+            first.condition.withLock {
+                if pretendsBatch { first.isWriting = false }
+                first.condition.broadcast()
+            }
+            edited.wait()
+
+            #expect(throws: Never.self) { try outcome?.get() }
+            let keys = ["body", "edit", "race 1", "race 2", "race 3"]
+            #expect(try [first, second, DocumentStore(path: path)].map { try $0.read(id) { try $0.keys(.root) } } == [keys, keys, keys])
+        }
+    }
+
     /// An apply of several documents, one of which the other store wrote, is
     /// written all at once when it runs again, and counts every change.
     @Test func anApplyRacedOnOneOfItsDocumentsRunsAgainWhole() throws {
