@@ -258,6 +258,37 @@ import Testing
         }
     }
 
+    /// As above, but this store's next call on the document is a snapshot
+    /// or a compaction, which take the cached copy without reading the
+    /// file first. The remote change is older (a lower Lamport stamp) than
+    /// this store's last edit, so no row past the copy's is left after the
+    /// other store's compaction. The copy was taken for current: a
+    /// compaction here lowered `log_start_seq` to it and deleted the other
+    /// store's snapshot, the only copy of the remote change; two snapshots
+    /// here pruned that snapshot and left the document unloadable.
+    @Test(arguments: [false, true])
+    func aSnapshotOrCompactionAfterTheOtherStoreCompactedRowsThisCopyLacksKeepsThem(compacting: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            var remote = Document(replica: ReplicaID(0xFEED))
+            try remote.apply(first.changes(id))
+            try remote.transact { tx in try tx.insertText(body, at: 0, "R") }
+            for _ in 0..<3 { try first.edit(id) { tx in try tx.insertText(body, at: tx.document.text(body).count, "!") } }
+            try second.apply(id, remote.changes(since: second.read(id) { $0.versionVector }))
+            try second.compact(id, keepHistory: false)
+
+            if compacting {
+                try first.compact(id, keepHistory: false)
+            } else {
+                try first.snapshot(id)
+                try first.snapshot(id)
+            }
+            #expect(try texts([first, second], path: path, id, body) == Array(repeating: "Rbase!!!", count: 3))
+        }
+    }
+
     /// The other store parks a remote change that waits for another; this
     /// store, whose copy was loaded before, then applies that other change:
     /// the parked one is applied and logged with it, not left parked though
