@@ -120,13 +120,6 @@ public enum ChangeLog {
         return nil
     }
 
-    /// The highest `seq` of a document's log, or 0 for an empty log. (`seq`
-    /// only grows: a row written since a reader saw `seq` is after it.)
-    public static func lastSeq(document: String, _ db: DatabaseConnection) throws -> Int64 {
-        let row = try db.query(sql: "SELECT max(seq) FROM changes WHERE document_id = ?", arguments: [.text(document)])[0]
-        return row.isNull(0) ? 0 : try row.int64(0)
-    }
-
     /// The informational time of a document's newest change, nil if its
     /// log holds none. The newest is the one with the greatest Lamport
     /// stamp, a function of the changes alone, so stores holding the same
