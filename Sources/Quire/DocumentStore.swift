@@ -209,10 +209,11 @@ public final class DocumentStore: @unchecked Sendable {
     }
 
     /// The informational wall-clock time of the document's newest change
-    /// (local or remote), the one with the greatest Lamport stamp, or nil if
-    /// its log holds none: stores that hold the same changes agree on it,
-    /// even when a replica's clock went back (`ChangeLog.newestChangeTime`).
-    /// Read from the log's rows, without decoding a change.
+    /// (local or remote), the one whose last operation has the greatest
+    /// Lamport stamp, or nil if its log holds none: stores that hold the
+    /// same changes agree on it, even when a replica's clock went back
+    /// (`ChangeLog.newestChangeTime`). Read from the log's rows, without
+    /// decoding a change.
     public func lastChangeTime(_ id: DocumentID) throws -> Date? {
         try database.read { db in try ChangeLog.newestChangeTime(document: id.rawValue, db) }.map(Self.date)
     }

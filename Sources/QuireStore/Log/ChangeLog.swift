@@ -121,8 +121,8 @@ public enum ChangeLog {
     }
 
     /// The informational time of a document's newest change, nil if its
-    /// log holds none. The newest is the one with the greatest Lamport
-    /// stamp, a function of the changes alone, so stores holding the same
+    /// log holds none. The newest is the one whose last operation has the
+    /// greatest Lamport stamp, a function of the changes alone, so stores holding the same
     /// changes agree whatever the wall clocks did; the greatest time is
     /// not, as a row holds only its last change's time. That change is the
     /// last of whatever run holds it (a replica's Lamport values only grow).
@@ -132,7 +132,7 @@ public enum ChangeLog {
     }
 
     /// The `seq` of the row holding the newest change of document `?1`: by
-    /// Lamport value, then replica id compared unsigned, as the core orders
+    /// last Lamport value, then replica id compared unsigned, as the core orders
     /// stamps (a replica id stored below 0 is above every one at or above 0).
     static let newestRow = """
         SELECT seq FROM changes WHERE document_id = ?1 ORDER BY last_lamport DESC, replica < 0 DESC, replica DESC LIMIT 1
