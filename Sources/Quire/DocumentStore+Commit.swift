@@ -129,7 +129,7 @@ extension DocumentStore {
     /// `StoreError.changedElsewhere`, and their documents are dropped, to be
     /// reloaded. (The log would take it, but a snapshot of the document in
     /// memory would then claim to hold the other process's changes.)
-    private func writeQueuedBatch() {
+    func writeQueuedBatch() {
         isWriting = true
         var batch = queue
         queue = []
@@ -164,23 +164,29 @@ extension DocumentStore {
     }
 
     /// Runs `attempt`, and again (`commitAttempts` times in all) while it
-    /// fails with `StoreError.changedElsewhere`: its document is reloaded by
-    /// then, so the next attempt works on what the other process wrote. The
-    /// last attempt holds `writerLock` exclusive, so that two processes
-    /// writing one document flat out cannot keep racing each other. Lock held.
-    func retryingChangedElsewhere<T>(_ attempt: () throws -> T) throws -> T {
-        for _ in 1..<Self.commitAttempts {
-            do { return try attempt() } catch StoreError.changedElsewhere(_) {}
+    /// fails with `StoreError.changedElsewhere`, each time after the first
+    /// with `isRetry`: a retry loads its documents from the file
+    /// (`takeIdle(_:fromFile:)`), so that it works on what the other process
+    /// wrote. (A copy in the cache may be one another thread loaded while
+    /// this call waited, before the other process's last write.) The last
+    /// attempt holds `writerLock` exclusive, so that two processes writing
+    /// one document flat out cannot keep racing each other. Lock held.
+    func retryingChangedElsewhere<T>(_ attempt: (_ isRetry: Bool) throws -> T) throws -> T {
+        for number in 1..<Self.commitAttempts {
+            do { return try attempt(number > 1) } catch StoreError.changedElsewhere(_) {}
         }
-        // A batch of another thread holds the lock shared until it is written.
-        while isWriting { condition.wait() }
-        guard !holdsWriterLock, let writerLock, writerLock.lock(exclusive: true, within: Self.writerLockTimeout) else { return try attempt() }
+        // A batch of another thread holds the lock shared until it is written;
+        // another thread's last try holds it exclusive until it ends, and run
+        // beside it, this one would go on without it once that one let it go.
+        while isWriting || holdsWriterLock { condition.wait() }
+        guard let writerLock, writerLock.lock(exclusive: true, within: Self.writerLockTimeout) else { return try attempt(true) }
         holdsWriterLock = true
         defer {
             holdsWriterLock = false
             writerLock.unlock()
+            condition.broadcast()
         }
-        return try attempt()
+        return try attempt(true)
     }
 
     static let commitAttempts = 3
@@ -244,11 +250,12 @@ extension DocumentStore {
     }
 
     /// The document, taken out of the cache (so that editing it does not
-    /// copy its buffers) and marked busy. The caller ends with `release`.
-    /// Lock held.
-    func takeIdle(_ id: DocumentID) throws -> LoadedDocument {
+    /// copy its buffers), or loaded if it is not there or `fromFile`, and
+    /// marked busy. The caller ends with `release`. Lock held.
+    func takeIdle(_ id: DocumentID, fromFile: Bool = false) throws -> LoadedDocument {
         waitUntilIdle(id)
-        let entry = try cache.removeValue(forKey: id) ?? load(id)
+        let cached = cache.removeValue(forKey: id)
+        let entry = try fromFile ? load(id) : cached ?? load(id)
         busy.insert(id)
         return entry
     }

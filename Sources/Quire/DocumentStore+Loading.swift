@@ -11,16 +11,18 @@ extension DocumentStore {
     /// snapshots: two are kept (one to fall back on if the newest is
     /// damaged), or one when compacting. Called with the lock held.
     ///
-    /// Throws `StoreError.changedElsewhere`, writing nothing, if another
-    /// process logged the document past `entry`: the snapshot would be older
-    /// than the log, and pruning and compacting would drop the newer
+    /// Throws `StoreError.changedElsewhere`, writing nothing, if the file
+    /// holds anything of the document that `entry` lacks (`isCurrent`), as
+    /// a commit does: another process logged past it, or compacted away rows
+    /// it lacks (no row past it may be left then). The snapshot would be
+    /// older than the file, and pruning and compacting would drop the newer
     /// snapshot the other process wrote, and the rows it covers.
     func writeSnapshot(_ id: DocumentID, _ entry: inout LoadedDocument, compacting: Compaction = .none) throws {
         let document = entry.document
         // What the document holds, which another process may have logged past.
         let coversSeq = entry.loggedThrough
         try database.write { db in
-            guard try ChangeLog.lastSeq(document: id.rawValue, db) <= coversSeq else {
+            guard try Self.isCurrent(entry, db.query(sql: Self.currencyQuery, arguments: [.text(id.rawValue)])) else {
                 throw StoreError.changedElsewhere(id.rawValue)
             }
             let stored = try SnapshotStore.write(document, id: id.rawValue, coversSeq: coversSeq, now: Self.milliseconds(Date()), db)

@@ -208,12 +208,14 @@ public final class DocumentStore: @unchecked Sendable {
         }
     }
 
-    /// The newest informational wall-clock time among the document's logged
-    /// changes (local or remote), or nil if its log holds none; read from
-    /// the log's rows, without decoding a change.
+    /// The informational wall-clock time of the document's newest change
+    /// (local or remote), the one whose last operation has the greatest
+    /// Lamport stamp, or nil if its log holds none: stores that hold the
+    /// same changes agree on it, even when a replica's clock went back
+    /// (`ChangeLog.newestChangeTime`). Read from the log's rows, without
+    /// decoding a change.
     public func lastChangeTime(_ id: DocumentID) throws -> Date? {
-        let row = try database.query(sql: "SELECT max(time) FROM changes WHERE document_id = ?", arguments: [.text(id.rawValue)])[0]
-        return row.isNull(0) ? nil : Self.date(try row.int64(0))
+        try database.read { db in try ChangeLog.newestChangeTime(document: id.rawValue, db) }.map(Self.date)
     }
 
     /// Marks a document removed. Its history stays; `restore` brings it back.
@@ -273,11 +275,11 @@ public final class DocumentStore: @unchecked Sendable {
     ///   milliseconds since 1970, as an `Int64`: one beyond is clamped.
     @discardableResult
     public func edit<Result>(_ id: DocumentID, time: Date = Date(), _ body: (inout Transaction) throws -> Result) throws -> Result {
-        try locked { try retryingChangedElsewhere {
+        try locked { try retryingChangedElsewhere { isRetry in
             waitUntilIdle(id)
             // Refused only as the file has it: another process may have restored it.
             if cache[id]?.isRemoved == true { _ = try freshCachedEntry(id) }
-            let entry = try takeIdle(id)
+            let entry = try takeIdle(id, fromFile: isRetry)
             guard !entry.isRemoved else {
                 release(id, entry)
                 throw StoreError.documentRemoved(id.rawValue)
@@ -389,7 +391,7 @@ public final class DocumentStore: @unchecked Sendable {
                 merged.append(document)
             }
         }
-        return try locked { try retryingChangedElsewhere {
+        return try locked { try retryingChangedElsewhere { isRetry in
             // All idle before any is taken: holding one while waiting for the
             // next would deadlock with an apply taking them in the other order.
             while merged.contains(where: { busy.contains($0.id) }) { condition.wait() }
@@ -399,7 +401,7 @@ public final class DocumentStore: @unchecked Sendable {
                 for (id, pieces) in merged {
                     let isNew = try creatingMissing && !exists(id)
                     var entry = isNew ? LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
-                        : try takeIdle(id)
+                        : try takeIdle(id, fromFile: isRetry)
                     if isNew { busy.insert(id) }
                     let (logged, parked): ([LogPiece], [Change])
                     do { (logged, parked) = try applyInMemory(pieces, to: &entry, id, limits: limits, applied: &applied) } catch {
@@ -543,8 +545,8 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// Writes a snapshot of the document now.
     public func snapshot(_ id: DocumentID) throws {
-        try locked { try retryingChangedElsewhere {
-            var entry = try takeIdle(id)
+        try locked { try retryingChangedElsewhere { isRetry in
+            var entry = try takeIdle(id, fromFile: isRetry)
             try releasing(id, &entry) { try writeSnapshot(id, &$0) }
         } }
     }
@@ -557,8 +559,8 @@ public final class DocumentStore: @unchecked Sendable {
     /// some peer of the document has not acknowledged (or, when no peer has
     /// acknowledged anything of it yet, every local change).
     public func compact(_ id: DocumentID, keepHistory: Bool) throws {
-        try locked { try retryingChangedElsewhere {
-            var entry = try takeIdle(id)
+        try locked { try retryingChangedElsewhere { isRetry in
+            var entry = try takeIdle(id, fromFile: isRetry)
             try releasing(id, &entry) { try writeSnapshot(id, &$0, compacting: keepHistory ? .keepHistory : .dropHistory) }
         } }
     }

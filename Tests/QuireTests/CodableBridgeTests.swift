@@ -362,6 +362,24 @@ import Testing
         #expect(merged == ["rows": [Row(title: "beta!", done: true, note: "second"), base[2]]])
     }
 
+    /// The list has no move: an array written in another order keeps the
+    /// longest run of elements in order where they are and deletes and
+    /// inserts the others, as new objects holding the values written. So a
+    /// concurrent edit of a moved element is made to the deleted one and is
+    /// not read (it stays in the log), an edit of one that stayed is kept,
+    /// and two replicas moving the same element make two of it.
+    @Test func aMovedElementIsANewOneWithoutTheConcurrentEditsOfTheOld() throws {
+        let base = [Row(title: "alpha", done: false, note: ""), Row(title: "beta", done: false, note: ""),
+                    Row(title: "gamma", done: false, note: "")]
+        let moved = [base[2], base[0], base[1]]
+        var edited = base
+        edited[0].done = true
+        edited[2].note = "lost"
+        #expect(try merged(["rows": base], ["rows": moved], ["rows": edited])
+                == ["rows": [base[2], edited[0], base[1]]])
+        #expect(try merged(["rows": base], ["rows": moved], ["rows": moved]) == ["rows": [base[2], base[2], base[0], base[1]]])
+    }
+
     @Test func itemsPairWithTheReplacedElementsTheyShareTheMostWith() {
         func text(_ string: String) -> DocumentNode { .text(string) }
         #expect(Transaction.pairing(["alpha", "beta"].map(text), ["beta!"].map(text)) == [1])

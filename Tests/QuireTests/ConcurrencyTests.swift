@@ -57,7 +57,7 @@ import Testing
                 reading.wait()
                 var tries = 0
                 try store.locked {
-                    try store.retryingChangedElsewhere {
+                    try store.retryingChangedElsewhere { _ in
                         tries += 1
                         guard tries == DocumentStore.commitAttempts else { throw StoreError.changedElsewhere("raced") }
                         Thread.detachNewThread {

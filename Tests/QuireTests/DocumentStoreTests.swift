@@ -39,6 +39,25 @@ import QuireStore
         #expect(try store.changes(id).map(\.time) == [.max, 1_700_000_000_000, .min])
     }
 
+    /// A replica whose clock went back between two edits: the store that
+    /// made them logs a row each, a peer that caught up logs them as one
+    /// row holding the last one's time. Both hold the same changes, so the
+    /// time `note list` shows, that of the newest change (the greatest
+    /// Lamport stamp), is the same in both, and stays after compaction.
+    @Test func theLastChangeTimeIsTheSameInStoresHoldingTheSameChanges() throws {
+        let editor = try DocumentStore.inMemory(), peer = try DocumentStore.inMemory()
+        let id = try editor.createDocument()
+        try editor.edit(id, time: Date(timeIntervalSince1970: 2_000)) { tx in try tx.put(.root, key: "a", .int(1)) }
+        try editor.edit(id, time: Date(timeIntervalSince1970: 1_000)) { tx in try tx.put(.root, key: "a", .int(2)) }
+        try peer.apply(bundles: [(id, [ChangeEncoding.encode(editor.changes(id))])])
+        #expect(try peer.database.query(sql: "SELECT count(*) FROM changes")[0].int64(0) == 1)
+
+        let newest = Date(timeIntervalSince1970: 1_000)
+        #expect(try [editor, peer].map { try $0.lastChangeTime(id) } == [newest, newest])
+        try peer.compact(id, keepHistory: false)
+        #expect(try peer.lastChangeTime(id) == newest)
+    }
+
     @Test func generatedIDsAreUUIDv7InCreationOrder() {
         let first = DocumentID.generate(now: Date(timeIntervalSince1970: 1_700_000_000))
         let second = DocumentID.generate(now: Date(timeIntervalSince1970: 1_700_000_001))

@@ -80,6 +80,117 @@ import Testing
         }
     }
 
+    /// The raced try before the last is written by another thread's batch,
+    /// and the last try then waits for a further batch to be written: a
+    /// read meanwhile loads the document, and the other store writes it
+    /// again before the last try takes the lock file. The last try must
+    /// work on what the file holds once it has the lock, not on that copy:
+    /// with it, it was raced once more and failed with `changedElsewhere`,
+    /// though holding the lock file exclusive, and the edit was lost.
+    @Test func theLastTryWorksOnWhatTheFileHoldsOnceItHasTheLock() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            nonisolated(unsafe) var runs = 0
+            nonisolated(unsafe) var outcome: Result<Void, any Error>?
+            let edited = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                outcome = Result {
+                    try first.edit(id) { tx in
+                        runs += 1
+                        if runs < DocumentStore.commitAttempts {
+                            try second.edit(id) { tx in try tx.insertText(body, at: 4, "!") }
+                            // Another thread's batch is being written: this try's commit waits in the queue.
+                            if runs == DocumentStore.commitAttempts - 1 { first.isWriting = true }
+                        }
+                        try tx.insertText(body, at: 0, "<")
+                    }
+                }
+                edited.signal()
+            }
+            func when(_ condition: () -> Bool) {
+                while !first.condition.withLock(condition) { Thread.sleep(forTimeInterval: 0.001) }
+            }
+            // The other thread writes the batch holding the raced try, then starts another.
+            when { !first.queue.isEmpty }
+            first.condition.withLock {
+                first.isWriting = false
+                first.writeQueuedBatch()
+                first.isWriting = true
+            }
+            // The last try waits for that batch; a read meanwhile caches the document.
+            when { first.outcomes.isEmpty }
+            #expect(try first.read(id) { try $0.text(body) } == "base!!")
+            try second.edit(id) { tx in try tx.insertText(body, at: 4, "!") }
+            first.condition.withLock {
+                first.isWriting = false
+                first.condition.broadcast()
+            }
+            edited.wait()
+
+            #expect(throws: Never.self) { try outcome?.get() }
+            #expect(runs == DocumentStore.commitAttempts)
+            #expect(try texts([first, second], path: path, id, body) == Array(repeating: "<base!!!", count: 3))
+        }
+    }
+
+    /// Two raced calls of this store reach their last tries at once. The
+    /// second must wait for the first to end and take the lock file itself:
+    /// run while the first held it, it went on without it once the first
+    /// let it go, the other store wrote its document in between, and it
+    /// failed with `changedElsewhere`, its edit lost.
+    @Test func aLastTryWaitsForAnotherThreadsToEndAndTakesTheLockItself() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, _) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            // Another thread's last try holds the lock file (only the mark: the
+            // other store's racing commits must not wait for the file).
+            first.condition.withLock { first.holdsWriterLock = true }
+            // Set with `first.condition` held.
+            nonisolated(unsafe) var (editRuns, pretendsBatch, otherEnded) = (0, false, false)
+            nonisolated(unsafe) var outcome: Result<Void, any Error>?
+            let edited = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                outcome = Result {
+                    try first.edit(id) { tx in
+                        editRuns += 1
+                        if editRuns < DocumentStore.commitAttempts {
+                            try second.edit(id) { tx in try tx.put(.root, key: "race \(editRuns)", .bool(true)) }
+                        } else if !otherEnded {
+                            // Run beside the other last try: its commit waits for another thread's batch meanwhile.
+                            (first.isWriting, pretendsBatch) = (true, true)
+                        }
+                        try tx.put(.root, key: "edit", .bool(true))
+                    }
+                }
+                edited.signal()
+            }
+            // The edit's raced tries are over: its last try waits for the other's, or runs.
+            while !first.condition.withLock({
+                editRuns == DocumentStore.commitAttempts - 1 && first.outcomes.isEmpty && !first.isWriting || pretendsBatch
+            }) {
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            // The other last try ends, and the other store writes the document.
+            first.condition.withLock {
+                (first.holdsWriterLock, otherEnded) = (false, true)
+                first.condition.broadcast()
+            }
+            try second.edit(id) { tx in try tx.put(.root, key: "race 3", .bool(true)) }
+            first.condition.withLock {
+                if pretendsBatch { first.isWriting = false }
+                first.condition.broadcast()
+            }
+            edited.wait()
+
+            #expect(throws: Never.self) { try outcome?.get() }
+            let keys = ["body", "edit", "race 1", "race 2", "race 3"]
+            #expect(try [first, second, DocumentStore(path: path)].map { try $0.read(id) { try $0.keys(.root) } } == [keys, keys, keys])
+        }
+    }
+
     /// An apply of several documents, one of which the other store wrote, is
     /// written all at once when it runs again, and counts every change.
     @Test func anApplyRacedOnOneOfItsDocumentsRunsAgainWhole() throws {
@@ -144,6 +255,37 @@ import Testing
             try first.edit(id) { tx in try tx.insertText(body, at: 0, "<") }
             try first.snapshot(id)
             #expect(try texts([first, second], path: path, id, body) == Array(repeating: "<base remote", count: 3))
+        }
+    }
+
+    /// As above, but this store's next call on the document is a snapshot
+    /// or a compaction, which take the cached copy without reading the
+    /// file first. The remote change is older (a lower Lamport stamp) than
+    /// this store's last edit, so no row past the copy's is left after the
+    /// other store's compaction. The copy was taken for current: a
+    /// compaction here lowered `log_start_seq` to it and deleted the other
+    /// store's snapshot, the only copy of the remote change; two snapshots
+    /// here pruned that snapshot and left the document unloadable.
+    @Test(arguments: [false, true])
+    func aSnapshotOrCompactionAfterTheOtherStoreCompactedRowsThisCopyLacksKeepsThem(compacting: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (first, body) = try makeShared(path, id)
+            let second = try DocumentStore(path: path)
+            var remote = Document(replica: ReplicaID(0xFEED))
+            try remote.apply(first.changes(id))
+            try remote.transact { tx in try tx.insertText(body, at: 0, "R") }
+            for _ in 0..<3 { try first.edit(id) { tx in try tx.insertText(body, at: tx.document.text(body).count, "!") } }
+            try second.apply(id, remote.changes(since: second.read(id) { $0.versionVector }))
+            try second.compact(id, keepHistory: false)
+
+            if compacting {
+                try first.compact(id, keepHistory: false)
+            } else {
+                try first.snapshot(id)
+                try first.snapshot(id)
+            }
+            #expect(try texts([first, second], path: path, id, body) == Array(repeating: "Rbase!!!", count: 3))
         }
     }
 

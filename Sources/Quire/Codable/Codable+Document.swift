@@ -21,7 +21,13 @@ extension Transaction {
     ///   among its values) is a map keyed by each key's JSON text;
     /// - an array is a list: kept elements stay, elements that differ are
     ///   deleted and inserted, and a changed struct or string inside it is
-    ///   updated in place;
+    ///   updated in place. A list has no move: an array written in another
+    ///   order keeps the longest run of elements in order where they are,
+    ///   and each other element is deleted and inserted anew at its new
+    ///   place, a new object holding the value written. Another replica's
+    ///   concurrent edit of a moved element is made to the deleted one and
+    ///   is not read (it stays in the log), and two replicas moving the same
+    ///   element make two of it;
     /// - a set is a list whose order means nothing: the elements it holds
     ///   stay where they are, the others are deleted, new ones are appended;
     /// - a number, bool, `Data` or `Date` is a scalar, written only if it changed;

@@ -120,12 +120,23 @@ public enum ChangeLog {
         return nil
     }
 
-    /// The highest `seq` of a document's log, or 0 for an empty log. (`seq`
-    /// only grows: a row written since a reader saw `seq` is after it.)
-    public static func lastSeq(document: String, _ db: DatabaseConnection) throws -> Int64 {
-        let row = try db.query(sql: "SELECT max(seq) FROM changes WHERE document_id = ?", arguments: [.text(document)])[0]
-        return row.isNull(0) ? 0 : try row.int64(0)
+    /// The informational time of a document's newest change, nil if its
+    /// log holds none. The newest is the one whose last operation has the
+    /// greatest Lamport stamp, a function of the changes alone, so stores holding the same
+    /// changes agree whatever the wall clocks did; the greatest time is
+    /// not, as a row holds only its last change's time. That change is the
+    /// last of whatever run holds it (a replica's Lamport values only grow).
+    public static func newestChangeTime(document: String, _ db: DatabaseConnection) throws -> Int64? {
+        let rows = try db.query(sql: "SELECT time FROM changes WHERE seq = (\(newestRow))", arguments: [.text(document)])
+        return try rows.first?.int64(0)
     }
+
+    /// The `seq` of the row holding the newest change of document `?1`: by
+    /// last Lamport value, then replica id compared unsigned, as the core orders
+    /// stamps (a replica id stored below 0 is above every one at or above 0).
+    static let newestRow = """
+        SELECT seq FROM changes WHERE document_id = ?1 ORDER BY last_lamport DESC, replica < 0 DESC, replica DESC LIMIT 1
+        """
 
     /// The local changes `peer` has not acknowledged, per document, in log order.
     public static func outbox(peer: String, _ db: DatabaseConnection) throws -> [(document: String, changes: [Change])] {
@@ -153,10 +164,12 @@ public enum ChangeLog {
     /// more: remote changes, and local changes every peer that syncs this
     /// document has acknowledged. Local changes stay while no peer has
     /// acknowledged anything of the document: they have never been sent.
+    /// The row of the newest change stays too: it holds the time
+    /// `newestChangeTime` reads.
     public static func deleteCompacted(document: String, through seq: Int64, _ db: DatabaseConnection) throws {
         try db.execute(
             sql: """
-                DELETE FROM changes WHERE document_id = ?1 AND seq <= ?2 AND (
+                DELETE FROM changes WHERE document_id = ?1 AND seq <= ?2 AND seq IS NOT (\(newestRow)) AND (
                     is_local = 0 OR (
                         EXISTS (SELECT 1 FROM peer_acknowledgements WHERE document_id = ?1)
                         AND NOT EXISTS (
