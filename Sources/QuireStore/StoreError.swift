@@ -2,7 +2,7 @@ import QuireCore
 
 /// What can go wrong in a Quire store above the SQLite layer. SQLite's own
 /// failures (disk full, read-only file...) stay `DatabaseError`s.
-public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+public enum StoreError: Error, Hashable, Sendable, DescribedError {
     /// No document with this id is in the store.
     case noSuchDocument(String)
     /// `create` with an id that is already taken.
