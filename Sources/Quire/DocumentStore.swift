@@ -112,9 +112,11 @@ public final class DocumentStore: @unchecked Sendable {
     /// - Parameter onWarning: receives a message for each damaged snapshot
     ///   skipped while loading; by default, standard error. It runs while
     ///   the store is locked: it must not call the store.
+    /// - Parameter snapshotInterval: a snapshot is written after this many
+    ///   changes to a document; it must be positive.
     /// - Parameter cachedDocuments: how many loaded documents stay in
     ///   memory; past it, those used longest ago are dropped, to be loaded
-    ///   again when next used.
+    ///   again when next used. None stays if it is not positive.
     public init(path: String, readOnly: Bool = false, snapshotInterval: Int = 1000, cachedDocuments: Int = 1000,
                 onWarning: @escaping @Sendable (String) -> Void = DocumentStore.printWarning) throws {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")

@@ -251,6 +251,16 @@ import QuireStore
         for id in ids { #expect(try store.read(id) { try $0.get(.root, key: "k") } == .scalar(.string(id.rawValue))) }
     }
 
+    /// A cache size an app takes from a setting may be zero or negative:
+    /// the store then keeps no document in memory (a negative one trapped).
+    @Test(arguments: [0, -1]) func aStoreWithNoCacheLoadsEachDocumentWhenUsed(cachedDocuments: Int) throws {
+        let store = try DocumentStore.inMemory(cachedDocuments: cachedDocuments)
+        let id = try store.createDocument { tx in try tx.put(.root, key: "k", .string("kept")) }
+        try store.edit(id) { tx in try tx.put(.root, key: "l", .string("too")) }
+        #expect(store.cache.count == 0)
+        #expect(try store.read(id) { try $0.keys(.root) } == ["k", "l"])
+    }
+
     @Test func creatingADocumentAnApplyIsCreatingWaitsForIt() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"
