@@ -429,6 +429,78 @@ import Testing
         #expect(try laptop.read(id) { [try $0.counter(likes), try $0.counter(vote)] } == [3, 0])
     }
 
+    struct Card: Codable, Equatable {
+        var title: String
+        var body: String
+        var tags: [String]
+        var home: Address
+        var likes: Int
+        var due: Date?
+    }
+
+    /// A notes app reads a note into a form, the person edits it for a
+    /// while, and a sync applies another replica's edits meanwhile: writing
+    /// the form back with `write(_:into:)` made the note hold the form,
+    /// undoing those edits (the other replica's tag, its words in the body,
+    /// its likes). Written `editedFrom` the document as read, only what the
+    /// form changed is written.
+    @Test func aValueEditedFromAnEarlierReadingKeepsWhatOthersChangedSince() throws {
+        let laptop = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
+        let card = Card(title: "Milk", body: "Buy milk", tags: ["food"], home: Address(street: "Main", zip: 1), likes: 5, due: nil)
+        let id = try laptop.createDocument { tx in
+            try tx.write(card, into: .root)
+            let likes = try tx.putObject(.root, key: "likes", kind: .counter)
+            try tx.increment(likes, by: 5)
+        }
+        try phone.create(id: id)
+        try phone.apply(id, laptop.changes(id))
+
+        // The form opens on the laptop.
+        var form = try laptop.read(id) { try $0.read(Card.self, from: .root) }
+        let seen = try laptop.read(id) { $0 }
+        // The phone edits, and syncs.
+        try phone.edit(id) { tx in
+            var onPhone = try tx.document.read(Card.self, from: .root)
+            onPhone.body += " today"
+            onPhone.tags.append("urgent")
+            onPhone.home.zip = 2
+            onPhone.likes += 2
+            onPhone.due = Date(timeIntervalSince1970: 1_000)
+            try tx.write(onPhone, into: .root)
+        }
+        try laptop.apply(id, phone.changes(id, since: laptop.versionVector(id)))
+        // The form is saved.
+        form.title = "Oat milk"
+        form.body = "Buy oat milk"
+        form.home.street = "High"
+        form.likes += 1
+        let undone = try laptop.read(id) { doc in
+            var copy = doc
+            try copy.transact { tx in try tx.write(form, into: .root) }
+            return try copy.read(Card.self, from: .root)
+        }
+        #expect(undone == form)
+        // The document as saved is the next save's reading.
+        let saved = try laptop.edit(id) { tx in
+            try tx.write(form, into: .root, editedFrom: seen)
+            return tx.document
+        }
+
+        let merged = Card(title: "Oat milk", body: "Buy oat milk today", tags: ["food", "urgent"], home: Address(street: "High", zip: 2),
+                          likes: 8, due: Date(timeIntervalSince1970: 1_000))
+        #expect(try laptop.read(id) { try $0.read(Card.self, from: .root) } == merged)
+        // The form shows the note as saved: saved again unchanged, it changes
+        // nothing; a field it then drops is removed.
+        form = try saved.read(Card.self, from: .root)
+        let version = try laptop.versionVector(id)
+        try laptop.edit(id) { tx in try tx.write(form, into: .root, editedFrom: saved) }
+        #expect(try laptop.versionVector(id) == version)
+        var cleared = form
+        cleared.due = nil
+        try laptop.edit(id) { tx in try tx.write(cleared, into: .root, editedFrom: saved) }
+        #expect(try laptop.read(id) { try $0.read(Card.self, from: .root) } == cleared)
+    }
+
     @Test func aMissingFieldIsAClearDecodingError() throws {
         let (store, id) = try store(with: Self.ada)
         try store.edit(id) { tx in
