@@ -532,6 +532,22 @@ import Testing
         #expect(throws: Swift.DecodingError.self) { try store.read(id) { try $0.read(Event.self, from: .root) } }
     }
 
+    /// A `Date` is stored as seconds since 1970, a `Double`, and a `Date`
+    /// counts from 2001: most read back a fraction of a microsecond off,
+    /// never further, and the date read back written again is no change.
+    @Test func aDateReadsBackWithinAMicrosecondAndWritesBackAsNoChange() throws {
+        struct Event: Codable, Equatable { var at: Date }
+        let store = try DocumentStore.inMemory()
+        let dates = (0..<200).map { Date(timeIntervalSinceReferenceDate: 786_000_000.123_456_789 + Double($0) * 0.000_1) }
+        let id = try store.createDocument { tx in try tx.write(["dates": dates], into: .root) }
+        let read = try store.read(id) { try $0.read([String: [Date]].self, from: .root) }["dates"] ?? []
+        #expect(read.count == dates.count && read != dates)
+        #expect(zip(read, dates).allSatisfy { abs($0.timeIntervalSince($1)) < 0.000_001 })
+        let version = try store.versionVector(id)
+        try store.edit(id) { tx in try tx.write(["dates": read], into: .root) }
+        #expect(try store.versionVector(id) == version)
+    }
+
     @Test func onlyKeyedValuesCanBeWrittenIntoAMap() throws {
         let store = try DocumentStore.inMemory()
         let id = try store.createDocument()

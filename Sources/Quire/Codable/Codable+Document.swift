@@ -24,7 +24,9 @@ extension Transaction {
     ///   updated in place;
     /// - a set is a list whose order means nothing: the elements it holds
     ///   stay where they are, the others are deleted, new ones are appended;
-    /// - a number, bool, `Data` or `Date` is a scalar, written only if it changed;
+    /// - a number, bool, `Data` or `Date` is a scalar, written only if it
+    ///   changed (a `Date` as seconds since 1970, which reads back up to
+    ///   0.24 µs off before 2106);
     /// - an integer where a counter is (which reads as its total) increments
     ///   the counter by the difference;
     /// - a key the value does not encode (a nil optional, a field the type
