@@ -106,8 +106,10 @@ public final class DocumentStore: @unchecked Sendable {
     /// documents can be read, and every write fails with a `DatabaseError`
     /// (`SQLITE_READONLY`). The schema must be current.
     ///
-    /// - Throws: `StoreError.unsupportedSchema` for a file a newer program
-    ///   wrote, or (read-only) one whose schema is older.
+    /// - Throws: `StoreError.notAStore` for a SQLite file that holds another
+    ///   program's tables (or a sync server's log), which is left as it was;
+    ///   `StoreError.unsupportedSchema` for a file a newer program wrote, or
+    ///   (read-only) one whose schema is older.
     ///
     /// - Parameter onWarning: receives a message for each damaged snapshot
     ///   skipped while loading; by default, standard error. It runs while
@@ -120,6 +122,9 @@ public final class DocumentStore: @unchecked Sendable {
     public init(path: String, readOnly: Bool = false, snapshotInterval: Int = 1000, cachedDocuments: Int = 1000,
                 onWarning: @escaping @Sendable (String) -> Void = DocumentStore.printWarning) throws {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")
+        // Looked at without writing: the open below switches the file to WAL,
+        // and migrating it would add the store's tables.
+        if let kind = Self.foreignKind(ofFile: path) { throw StoreError.notAStore(path: path, kind: kind) }
         let database = try Database(path: path, readOnly: readOnly)
         // The file a symbolic link names, whose fingerprint is the same
         // whichever path reaches it (else each path in turn would take the
@@ -147,6 +152,15 @@ public final class DocumentStore: @unchecked Sendable {
         self.snapshotInterval = snapshotInterval
         cache = DocumentCache(capacity: cachedDocuments)
         warn = onWarning
+    }
+
+    /// What the SQLite file at `path` is if it holds another program's
+    /// tables; nil for a store, an empty or missing file, or one that does
+    /// not open read-only (opening it for use then says why).
+    private static func foreignKind(ofFile path: String) -> String? {
+        guard let database = try? Database(path: path, readOnly: true) else { return nil }
+        defer { database.close() }
+        return (try? database.read(StoreSchema.foreignKind)) ?? nil
     }
 
     private init(inMemory database: Database, snapshotInterval: Int, cachedDocuments: Int) throws {
