@@ -52,7 +52,8 @@ public final class DocumentStore: @unchecked Sendable {
     /// without (a stopped process may hold it).
     let writerLock: LockFile?
     static let writerLockTimeout: TimeInterval = Double(Database.busyTimeout) / 1000
-    let warn: @Sendable (String) -> Void
+    /// The caller's `onWarning`; called through `warn(_:)`.
+    let warningHandler: @Sendable (String) -> Void
     /// The streams of `events(of:)` and `allEvents()`.
     let observers = Observers()
 
@@ -113,7 +114,8 @@ public final class DocumentStore: @unchecked Sendable {
     ///
     /// - Parameter onWarning: receives a message for each damaged snapshot
     ///   skipped while loading; by default, standard error. It runs while
-    ///   the store is locked: it must not call the store.
+    ///   the store is locked: a call on the store from it throws
+    ///   `StoreError.nestedCall`, as from a `read` or `edit` closure.
     /// - Parameter snapshotInterval: a snapshot is written after this many
     ///   changes to a document; it must be positive.
     /// - Parameter cachedDocuments: how many loaded documents stay in
@@ -151,7 +153,7 @@ public final class DocumentStore: @unchecked Sendable {
         writerLock = readOnly ? nil : LockFile(beside: path)
         self.snapshotInterval = snapshotInterval
         cache = DocumentCache(capacity: cachedDocuments)
-        warn = onWarning
+        warningHandler = onWarning
     }
 
     /// What the SQLite file at `path` is if it holds another program's
@@ -173,12 +175,19 @@ public final class DocumentStore: @unchecked Sendable {
         writerLock = nil
         self.snapshotInterval = snapshotInterval
         cache = DocumentCache(capacity: cachedDocuments)
-        warn = Self.printWarning
+        warningHandler = Self.printWarning
     }
 
     /// A store that lives in memory until it is released; for tests.
     public static func inMemory(snapshotInterval: Int = 1000, cachedDocuments: Int = 1000) throws -> DocumentStore {
         try DocumentStore(inMemory: Database.inMemory(), snapshotInterval: snapshotInterval, cachedDocuments: cachedDocuments)
+    }
+
+    /// Hands `message` to the caller's `onWarning`, marked as a closure of
+    /// the caller's: the lock is held, and a call on the store from it
+    /// would wait for it for ever. Lock held.
+    func warn(_ message: String) {
+        runningClosure { warningHandler(message) }
     }
 
     /// Writes a warning to standard error.
