@@ -176,6 +176,38 @@ import Testing
         #expect(laptop.versionVector == phone.versionVector)
     }
 
+    struct Folder: Codable, Equatable {
+        var name: String
+        var notes: [DocumentID]
+        var pinned: DocumentID?
+    }
+
+    /// An app's model holds the ids of its notes: `DocumentID` was not
+    /// Codable, so such a model could not be written (nor saved with
+    /// `JSONEncoder`) without a retroactive conformance, which would have
+    /// made each id a text, merging concurrent changes into no id at all.
+    @Test func documentIDsAreCodableAndConcurrentChangesLeaveOneOfThem() throws {
+        let folder = Folder(name: "Shopping", notes: ["groceries", DocumentID.generate()], pinned: "groceries")
+        #expect(try JSONDecoder().decode(Folder.self, from: JSONEncoder().encode(folder)) == folder)
+        #expect(throws: Swift.DecodingError.self) { try JSONDecoder().decode(DocumentID.self, from: Data(#""""#.utf8)) }
+
+        var laptop = Document(replica: ReplicaID(1)), phone = Document(replica: ReplicaID(2))
+        try laptop.transact { tx in try tx.write(folder, into: .root) }
+        #expect(try laptop.read(Folder.self, from: .root) == folder)
+        #expect(try laptop.get(.root, key: "pinned") == .scalar(.string("groceries")))
+        try phone.applyEncoded(laptop.encodeChanges())
+        var (onLaptop, onPhone) = (folder, folder)
+        onLaptop.pinned = "bread"
+        onPhone.pinned = "butter"
+        try laptop.transact { tx in try tx.write(onLaptop, into: .root) }
+        try phone.transact { tx in try tx.write(onPhone, into: .root) }
+        try laptop.applyEncoded(phone.encodeChanges(since: laptop.versionVector))
+        try phone.applyEncoded(laptop.encodeChanges(since: phone.versionVector))
+        let merged = try laptop.read(Folder.self, from: .root)
+        #expect(try phone.read(Folder.self, from: .root) == merged)
+        #expect(["bread", "butter"].contains(merged.pinned))
+    }
+
     /// A case stored as a text, as before, still reads; writing it makes
     /// it a string scalar.
     @Test func anEnumCaseStoredAsATextStillReads() throws {

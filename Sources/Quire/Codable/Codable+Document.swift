@@ -9,7 +9,7 @@ extension Transaction {
     ///
     /// - a `String` is a text object changed with `setText` (a minimal diff),
     ///   so concurrent edits to other parts of the text merge;
-    /// - a `UUID` or a string enum case (`enum Status: String`) is a string
+    /// - a `UUID`, a `DocumentID` or a string enum case (`enum Status: String`) is a string
     ///   scalar: concurrent changes leave one of the values, never a mix;
     /// - a nested struct is a map, updated field by field in the same way;
     /// - an enum case with associated values (a map of one key, the case's
