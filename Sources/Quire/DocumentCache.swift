@@ -8,8 +8,9 @@ struct DocumentCache {
     private var uses: UInt64 = 0
     let capacity: Int
 
+    /// A capacity below zero keeps none, as zero does.
     init(capacity: Int) {
-        self.capacity = capacity
+        self.capacity = max(capacity, 0)
     }
 
     /// A document put in counts as just used.

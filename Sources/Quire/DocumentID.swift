@@ -7,8 +7,11 @@ import QuireStore
 ///     let id = DocumentID.generate()        // "0190f1c2-7a3b-7c4d-8e5f-0123456789ab"
 ///     let named: DocumentID = "groceries"   // any non-empty string up to 256 UTF-8 bytes
 ///
-/// Two ids are the same only when their UTF-8 bytes are.
-public struct DocumentID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+/// Two ids are the same only when their UTF-8 bytes are. Codable as its
+/// string, so that an app's own models can hold one (a folder's notes, a
+/// link); one that is no valid id fails to decode. Through the Codable
+/// bridge it is a string scalar, as a `UUID` is.
+public struct DocumentID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral, Codable {
     public let rawValue: String
 
     /// The longest id accepted, in UTF-8 bytes.

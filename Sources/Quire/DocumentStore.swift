@@ -52,7 +52,8 @@ public final class DocumentStore: @unchecked Sendable {
     /// without (a stopped process may hold it).
     let writerLock: LockFile?
     static let writerLockTimeout: TimeInterval = Double(Database.busyTimeout) / 1000
-    let warn: @Sendable (String) -> Void
+    /// The caller's `onWarning`; called through `warn(_:)`.
+    let warningHandler: @Sendable (String) -> Void
     /// The streams of `events(of:)` and `allEvents()`.
     let observers = Observers()
 
@@ -106,18 +107,26 @@ public final class DocumentStore: @unchecked Sendable {
     /// documents can be read, and every write fails with a `DatabaseError`
     /// (`SQLITE_READONLY`). The schema must be current.
     ///
-    /// - Throws: `StoreError.unsupportedSchema` for a file a newer program
-    ///   wrote, or (read-only) one whose schema is older.
+    /// - Throws: `StoreError.notAStore` for a SQLite file that holds another
+    ///   program's tables (or a sync server's log), which is left as it was;
+    ///   `StoreError.unsupportedSchema` for a file a newer program wrote, or
+    ///   (read-only) one whose schema is older.
     ///
     /// - Parameter onWarning: receives a message for each damaged snapshot
     ///   skipped while loading; by default, standard error. It runs while
-    ///   the store is locked: it must not call the store.
+    ///   the store is locked: a call on the store from it throws
+    ///   `StoreError.nestedCall`, as from a `read` or `edit` closure.
+    /// - Parameter snapshotInterval: a snapshot is written after this many
+    ///   changes to a document; it must be positive.
     /// - Parameter cachedDocuments: how many loaded documents stay in
     ///   memory; past it, those used longest ago are dropped, to be loaded
-    ///   again when next used.
+    ///   again when next used. None stays if it is not positive.
     public init(path: String, readOnly: Bool = false, snapshotInterval: Int = 1000, cachedDocuments: Int = 1000,
                 onWarning: @escaping @Sendable (String) -> Void = DocumentStore.printWarning) throws {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")
+        // Looked at without writing: the open below switches the file to WAL,
+        // and migrating it would add the store's tables.
+        if let kind = Self.foreignKind(ofFile: path) { throw StoreError.notAStore(path: path, kind: kind) }
         let database = try Database(path: path, readOnly: readOnly)
         // The file a symbolic link names, whose fingerprint is the same
         // whichever path reaches it (else each path in turn would take the
@@ -144,7 +153,16 @@ public final class DocumentStore: @unchecked Sendable {
         writerLock = readOnly ? nil : LockFile(beside: path)
         self.snapshotInterval = snapshotInterval
         cache = DocumentCache(capacity: cachedDocuments)
-        warn = onWarning
+        warningHandler = onWarning
+    }
+
+    /// What the SQLite file at `path` is if it holds another program's
+    /// tables; nil for a store, an empty or missing file, or one that does
+    /// not open read-only (opening it for use then says why).
+    private static func foreignKind(ofFile path: String) -> String? {
+        guard let database = try? Database(path: path, readOnly: true) else { return nil }
+        defer { database.close() }
+        return (try? database.read(StoreSchema.foreignKind)) ?? nil
     }
 
     private init(inMemory database: Database, snapshotInterval: Int, cachedDocuments: Int) throws {
@@ -157,12 +175,19 @@ public final class DocumentStore: @unchecked Sendable {
         writerLock = nil
         self.snapshotInterval = snapshotInterval
         cache = DocumentCache(capacity: cachedDocuments)
-        warn = Self.printWarning
+        warningHandler = Self.printWarning
     }
 
     /// A store that lives in memory until it is released; for tests.
     public static func inMemory(snapshotInterval: Int = 1000, cachedDocuments: Int = 1000) throws -> DocumentStore {
         try DocumentStore(inMemory: Database.inMemory(), snapshotInterval: snapshotInterval, cachedDocuments: cachedDocuments)
+    }
+
+    /// Hands `message` to the caller's `onWarning`, marked as a closure of
+    /// the caller's: the lock is held, and a call on the store from it
+    /// would wait for it for ever. Lock held.
+    func warn(_ message: String) {
+        runningClosure { warningHandler(message) }
     }
 
     /// Writes a warning to standard error.

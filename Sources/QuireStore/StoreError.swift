@@ -2,7 +2,7 @@ import QuireCore
 
 /// What can go wrong in a Quire store above the SQLite layer. SQLite's own
 /// failures (disk full, read-only file...) stay `DatabaseError`s.
-public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+public enum StoreError: Error, Hashable, Sendable, DescribedError {
     /// No document with this id is in the store.
     case noSuchDocument(String)
     /// `create` with an id that is already taken.
@@ -17,6 +17,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A file whose schema a newer program wrote, or a read-only open of
     /// one whose schema is older (opening it for writing migrates it).
     case unsupportedSchema(found: Int, expected: Int)
+    /// A file that holds another program's tables (`StoreSchema.foreignKind`),
+    /// left as it was.
+    case notAStore(path: String, kind: String)
     /// A call on a `DocumentStore` from inside one of its own `read` or
     /// `edit` closures; use the document or transaction the closure got.
     case nestedCall
@@ -38,6 +41,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
                 + "it was written by a newer version of Quire, which is needed to open it"
         case let .unsupportedSchema(found, expected):
             "the store's schema version is \(found); this program reads version \(expected) (open it for writing to migrate it)"
+        case let .notAStore(path, kind): "\(path) is \(kind); give the path of a store file"
         case .nestedCall: "the document store was called from inside its own read or edit closure"
         case .historyCompacted(let id): "the history of document \(id) asked for was compacted away"
         case .changedElsewhere(let id): "document \(id) kept changing in another process during the edit, which was not saved; try again"

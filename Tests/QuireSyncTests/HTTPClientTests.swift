@@ -86,7 +86,9 @@ struct HTTPClientTests {
             try await client.send(.init(method: "GET", url: address))
         } throws: { error in
             guard case .unreachable(let message) = error as? HTTPError else { return false }
+            // What an app shows, as `quire` prints it.
             return message.contains("connection refused") && message.contains("GET \(address.absoluteString)")
+                && error.localizedDescription == "\(error)"
         }
         #expect(sleeps.recorded.count == 2)
     }

@@ -176,6 +176,38 @@ import Testing
         #expect(laptop.versionVector == phone.versionVector)
     }
 
+    struct Folder: Codable, Equatable {
+        var name: String
+        var notes: [DocumentID]
+        var pinned: DocumentID?
+    }
+
+    /// An app's model holds the ids of its notes: `DocumentID` was not
+    /// Codable, so such a model could not be written (nor saved with
+    /// `JSONEncoder`) without a retroactive conformance, which would have
+    /// made each id a text, merging concurrent changes into no id at all.
+    @Test func documentIDsAreCodableAndConcurrentChangesLeaveOneOfThem() throws {
+        let folder = Folder(name: "Shopping", notes: ["groceries", DocumentID.generate()], pinned: "groceries")
+        #expect(try JSONDecoder().decode(Folder.self, from: JSONEncoder().encode(folder)) == folder)
+        #expect(throws: Swift.DecodingError.self) { try JSONDecoder().decode(DocumentID.self, from: Data(#""""#.utf8)) }
+
+        var laptop = Document(replica: ReplicaID(1)), phone = Document(replica: ReplicaID(2))
+        try laptop.transact { tx in try tx.write(folder, into: .root) }
+        #expect(try laptop.read(Folder.self, from: .root) == folder)
+        #expect(try laptop.get(.root, key: "pinned") == .scalar(.string("groceries")))
+        try phone.applyEncoded(laptop.encodeChanges())
+        var (onLaptop, onPhone) = (folder, folder)
+        onLaptop.pinned = "bread"
+        onPhone.pinned = "butter"
+        try laptop.transact { tx in try tx.write(onLaptop, into: .root) }
+        try phone.transact { tx in try tx.write(onPhone, into: .root) }
+        try laptop.applyEncoded(phone.encodeChanges(since: laptop.versionVector))
+        try phone.applyEncoded(laptop.encodeChanges(since: phone.versionVector))
+        let merged = try laptop.read(Folder.self, from: .root)
+        #expect(try phone.read(Folder.self, from: .root) == merged)
+        #expect(["bread", "butter"].contains(merged.pinned))
+    }
+
     /// A case stored as a text, as before, still reads; writing it makes
     /// it a string scalar.
     @Test func anEnumCaseStoredAsATextStillReads() throws {
@@ -447,6 +479,78 @@ import Testing
         #expect(try laptop.read(id) { [try $0.counter(likes), try $0.counter(vote)] } == [3, 0])
     }
 
+    struct Card: Codable, Equatable {
+        var title: String
+        var body: String
+        var tags: [String]
+        var home: Address
+        var likes: Int
+        var due: Date?
+    }
+
+    /// A notes app reads a note into a form, the person edits it for a
+    /// while, and a sync applies another replica's edits meanwhile: writing
+    /// the form back with `write(_:into:)` made the note hold the form,
+    /// undoing those edits (the other replica's tag, its words in the body,
+    /// its likes). Written `editedFrom` the document as read, only what the
+    /// form changed is written.
+    @Test func aValueEditedFromAnEarlierReadingKeepsWhatOthersChangedSince() throws {
+        let laptop = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
+        let card = Card(title: "Milk", body: "Buy milk", tags: ["food"], home: Address(street: "Main", zip: 1), likes: 5, due: nil)
+        let id = try laptop.createDocument { tx in
+            try tx.write(card, into: .root)
+            let likes = try tx.putObject(.root, key: "likes", kind: .counter)
+            try tx.increment(likes, by: 5)
+        }
+        try phone.create(id: id)
+        try phone.apply(id, laptop.changes(id))
+
+        // The form opens on the laptop.
+        var form = try laptop.read(id) { try $0.read(Card.self, from: .root) }
+        let seen = try laptop.read(id) { $0 }
+        // The phone edits, and syncs.
+        try phone.edit(id) { tx in
+            var onPhone = try tx.document.read(Card.self, from: .root)
+            onPhone.body += " today"
+            onPhone.tags.append("urgent")
+            onPhone.home.zip = 2
+            onPhone.likes += 2
+            onPhone.due = Date(timeIntervalSince1970: 1_000)
+            try tx.write(onPhone, into: .root)
+        }
+        try laptop.apply(id, phone.changes(id, since: laptop.versionVector(id)))
+        // The form is saved.
+        form.title = "Oat milk"
+        form.body = "Buy oat milk"
+        form.home.street = "High"
+        form.likes += 1
+        let undone = try laptop.read(id) { doc in
+            var copy = doc
+            try copy.transact { tx in try tx.write(form, into: .root) }
+            return try copy.read(Card.self, from: .root)
+        }
+        #expect(undone == form)
+        // The document as saved is the next save's reading.
+        let saved = try laptop.edit(id) { tx in
+            try tx.write(form, into: .root, editedFrom: seen)
+            return tx.document
+        }
+
+        let merged = Card(title: "Oat milk", body: "Buy oat milk today", tags: ["food", "urgent"], home: Address(street: "High", zip: 2),
+                          likes: 8, due: Date(timeIntervalSince1970: 1_000))
+        #expect(try laptop.read(id) { try $0.read(Card.self, from: .root) } == merged)
+        // The form shows the note as saved: saved again unchanged, it changes
+        // nothing; a field it then drops is removed.
+        form = try saved.read(Card.self, from: .root)
+        let version = try laptop.versionVector(id)
+        try laptop.edit(id) { tx in try tx.write(form, into: .root, editedFrom: saved) }
+        #expect(try laptop.versionVector(id) == version)
+        var cleared = form
+        cleared.due = nil
+        try laptop.edit(id) { tx in try tx.write(cleared, into: .root, editedFrom: saved) }
+        #expect(try laptop.read(id) { try $0.read(Card.self, from: .root) } == cleared)
+    }
+
     @Test func aMissingFieldIsAClearDecodingError() throws {
         let (store, id) = try store(with: Self.ada)
         try store.edit(id) { tx in
@@ -476,6 +580,22 @@ import Testing
         #expect(try store.read(id) { try $0.read(Event.self, from: .root) } == Event(at: Date(timeIntervalSince1970: 86_400), weight: 3))
         try store.edit(id) { tx in try tx.put(.root, key: "at", .string("Monday")) }
         #expect(throws: Swift.DecodingError.self) { try store.read(id) { try $0.read(Event.self, from: .root) } }
+    }
+
+    /// A `Date` is stored as seconds since 1970, a `Double`, and a `Date`
+    /// counts from 2001: most read back a fraction of a microsecond off,
+    /// never further, and the date read back written again is no change.
+    @Test func aDateReadsBackWithinAMicrosecondAndWritesBackAsNoChange() throws {
+        struct Event: Codable, Equatable { var at: Date }
+        let store = try DocumentStore.inMemory()
+        let dates = (0..<200).map { Date(timeIntervalSinceReferenceDate: 786_000_000.123_456_789 + Double($0) * 0.000_1) }
+        let id = try store.createDocument { tx in try tx.write(["dates": dates], into: .root) }
+        let read = try store.read(id) { try $0.read([String: [Date]].self, from: .root) }["dates"] ?? []
+        #expect(read.count == dates.count && read != dates)
+        #expect(zip(read, dates).allSatisfy { abs($0.timeIntervalSince($1)) < 0.000_001 })
+        let version = try store.versionVector(id)
+        try store.edit(id) { tx in try tx.write(["dates": read], into: .root) }
+        #expect(try store.versionVector(id) == version)
     }
 
     @Test func onlyKeyedValuesCanBeWrittenIntoAMap() throws {

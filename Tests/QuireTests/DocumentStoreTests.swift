@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Testing
 @testable import Quire
@@ -268,6 +269,38 @@ import QuireStore
         _ = try store.read("e") { _ in }
         #expect(store.cache.count == 2 && store.cache["a"] != nil && store.cache["e"] != nil)
         for id in ids { #expect(try store.read(id) { try $0.get(.root, key: "k") } == .scalar(.string(id.rawValue))) }
+    }
+
+    /// A cache size an app takes from a setting may be zero or negative:
+    /// the store then keeps no document in memory (a negative one trapped).
+    @Test(arguments: [0, -1]) func aStoreWithNoCacheLoadsEachDocumentWhenUsed(cachedDocuments: Int) throws {
+        let store = try DocumentStore.inMemory(cachedDocuments: cachedDocuments)
+        let id = try store.createDocument { tx in try tx.put(.root, key: "k", .string("kept")) }
+        try store.edit(id) { tx in try tx.put(.root, key: "l", .string("too")) }
+        #expect(store.cache.count == 0)
+        #expect(try store.read(id) { try $0.keys(.root) } == ["k", "l"])
+    }
+
+    /// A path that names another program's SQLite file (an app's own
+    /// database, a sync server's log) was opened as a store: switched to
+    /// WAL, given the store's tables and a replica. It is refused, as it was.
+    @Test(arguments: [["bookmarks"], ["server", "log", "parked"]]) func anotherProgramsDatabaseIsRefusedAndLeftAsItWas(tables: [String]) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/app.sqlite"
+            var handle: OpaquePointer?
+            #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+            for table in tables { #expect(sqlite3_exec(handle, "CREATE TABLE \(table)(x)", nil, nil, nil) == SQLITE_OK) }
+            sqlite3_close(handle)
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+
+            let kind = tables.count == 1 ? "a SQLite database but not a Quire store"
+                : "a sync server's log (the store of `quire serve`), not a notes store"
+            for readOnly in [false, true] {
+                #expect(throws: StoreError.notAStore(path: path, kind: kind)) { try DocumentStore(path: path, readOnly: readOnly) }
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["app.sqlite"])
+        }
     }
 
     @Test func creatingADocumentAnApplyIsCreatingWaitsForIt() throws {

@@ -6,6 +6,28 @@ import Testing
 /// A full disk or a read-only file: a clear error, nothing half-saved, and
 /// the store still usable.
 @Suite struct FailureTests {
+    /// An app shows `error.localizedDescription`; Foundation makes it
+    /// "The operation could not be completed. (QuireStore.StoreError error 0.)"
+    /// for an error that is not a `LocalizedError`, which names nothing.
+    @Test func anErrorsLocalizedDescriptionSaysWhatIsWrong() throws {
+        try withTemporaryDirectory { directory in
+            let store = try DocumentStore(path: directory + "/store.quire")
+            var shown: [String] = []
+            do { _ = try store.read("groceries") { $0.versionVector } } catch { shown.append(error.localizedDescription) }
+            let id = try store.createDocument()
+            do { try store.edit(id) { tx in try tx.insertText(.root, at: 0, "milk") } } catch { shown.append(error.localizedDescription) }
+            try Data("not a store".utf8).write(to: URL(fileURLWithPath: directory + "/notes.txt"))
+            do { _ = try DocumentStore(path: directory + "/notes.txt") } catch { shown.append(error.localizedDescription) }
+            do { _ = try store.apply(bundles: [(id, [[1, 2, 3]])]) } catch { shown.append(error.localizedDescription) }
+            #expect(shown == [
+                "no document groceries in this store",
+                "object root is a map, not a text",
+                "the file is not a SQLite database (or is encrypted): file is not a database (SQLite code 26) in `PRAGMA journal_mode = WAL`",
+                "not a Quire change bundle (wrong magic number)",
+            ])
+        }
+    }
+
     @Test func aFullDiskFailsTheEditAndLeavesTheStoreUsable() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"

@@ -78,5 +78,20 @@ import QuireCore
         let event = try #require(await printed.value)
         #expect(event.origin == .local)
         #expect(event.changedKeys[.root, default: []].sorted() == ["tags", "title"])
+
+        var (form, seen) = try store.read(id) { doc in (try doc.read(Note.self, from: .root), doc) }
+        try store.edit(id) { tx in  // as a sync would
+            var synced = try tx.document.read(Note.self, from: .root)
+            synced.tags.append("food")
+            try tx.write(synced, into: .root)
+        }
+        form.title = "Oat milk"
+        seen = try store.edit(id) { tx in
+            try tx.write(form, into: .root, editedFrom: seen)
+            return tx.document                                    // the next save's reading
+        }
+        form = try seen.read(Note.self, from: .root)              // "Oat milk", with the tag
+        #expect(form == Note(title: "Oat milk", tags: ["food"], due: nil))
+        #expect(try store.read(id) { doc in try doc.read(Note.self, from: .root) } == form)
     }
 }

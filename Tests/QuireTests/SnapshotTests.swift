@@ -95,6 +95,32 @@ import Testing
         }
     }
 
+    /// A warning handler that calls the store (to show the note it warns
+    /// about, say) runs while the store is locked: the call waited for that
+    /// lock for ever. It gets `StoreError.nestedCall`, as a call from a
+    /// `read` or `edit` closure does, and loading goes on.
+    @Test func aWarningHandlerCallingTheStoreGetsANestedCallError() throws {
+        final class Handler: @unchecked Sendable {
+            weak var store: DocumentStore?
+            var errors: [String] = []
+        }
+        try withTemporaryDirectory { directory in
+            let (path, id) = try randomDocument(seed: 7, directory: directory)
+            let expected = try DocumentStore(path: path).state(id)
+            let database = try Database(path: path)
+            try database.execute(sql: "UPDATE snapshots SET frame = zeroblob(64) WHERE id = (SELECT max(id) FROM snapshots)")
+            database.close()
+
+            let handler = Handler()
+            let store = try DocumentStore(path: path, onWarning: { _ in
+                do { _ = try handler.store?.read(id) { $0.versionVector } } catch { handler.errors.append("\(error)") }
+            })
+            handler.store = store
+            #expect(try store.state(id) == expected)
+            #expect(handler.errors == [StoreError.nestedCall.description])
+        }
+    }
+
     /// A change row damaged, stored as a BLOB or (as `x || y` in `sqlite3`
     /// leaves it) as TEXT.
     @Test(arguments: [false, true])

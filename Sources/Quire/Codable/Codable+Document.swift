@@ -9,7 +9,7 @@ extension Transaction {
     ///
     /// - a `String` is a text object changed with `setText` (a minimal diff),
     ///   so concurrent edits to other parts of the text merge;
-    /// - a `UUID` or a string enum case (`enum Status: String`) is a string
+    /// - a `UUID`, a `DocumentID` or a string enum case (`enum Status: String`) is a string
     ///   scalar: concurrent changes leave one of the values, never a mix;
     /// - a nested struct is a map, updated field by field in the same way;
     /// - an enum case with associated values (a map of one key, the case's
@@ -30,22 +30,61 @@ extension Transaction {
     ///   element make two of it;
     /// - a set is a list whose order means nothing: the elements it holds
     ///   stay where they are, the others are deleted, new ones are appended;
-    /// - a number, bool, `Data` or `Date` is a scalar, written only if it changed;
+    /// - a number, bool, `Data` or `Date` is a scalar, written only if it
+    ///   changed (a `Date` as seconds since 1970, which reads back up to
+    ///   0.24 µs off before 2106);
     /// - an integer where a counter is (which reads as its total) increments
     ///   the counter by the difference;
     /// - a key the value does not encode (a nil optional, a field the type
     ///   no longer has) is removed.
     ///
     /// Unchanged fields make no operation; writing the same value twice
-    /// makes no change the second time.
+    /// makes no change the second time. The map ends holding `value`, so a
+    /// value read a while ago undoes what other edits did since: write it
+    /// with `write(_:into:editedFrom:)`.
     ///
     ///     struct Note: Codable { var title: String; var done: Bool }
     ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk", done: false), into: .root) }
     ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk!", done: false), into: .root) }  // one insert
     public mutating func write(_ value: some Encodable, into map: ObjectID) throws {
+        try update(map, to: Self.fields(of: value))
+    }
+
+    /// As `write(_:into:)`, for a value edited from what the map held in
+    /// `base`, the document as it was read (when a form was opened, say):
+    /// only what the value changes from `base` is written, so that what other
+    /// edits did since (a sync, another window) stays, where `write(_:into:)`
+    /// would undo it.
+    ///
+    /// - a field the value holds as `base` did is left as the document has it now;
+    /// - a `String` edited is merged as `setText(_:to:editedFrom:)` merges:
+    ///   what was typed goes in, other edits of the text stay;
+    /// - a nested struct edited is merged field by field in the same way;
+    /// - an integer where a counter is increments it by what the value
+    ///   changed from `base`, so that other increments count too;
+    /// - any other field that differs from `base` (a list, a set, a scalar,
+    ///   an object replaced since) is written as `write(_:into:)` writes it;
+    /// - a key the value drops is removed; one added since `base` stays.
+    ///
+    /// `base` must be the document the value was read from (or last saved
+    /// as): what the value changes from an older one is written again.
+    ///
+    ///     var (note, seen) = try store.read(id) { doc in (try doc.read(Note.self, from: .root), doc) }
+    ///     // ... the person edits `note`; meanwhile a sync changes the note ...
+    ///     seen = try store.edit(id) { tx in
+    ///         try tx.write(note, into: .root, editedFrom: seen)
+    ///         return tx.document                               // the next save's reading
+    ///     }
+    ///     note = try seen.read(Note.self, from: .root)         // with the sync's changes
+    public mutating func write(_ value: some Encodable, into map: ObjectID, editedFrom base: Document) throws {
+        try update(map, to: Self.fields(of: value), editedFrom: base)
+    }
+
+    /// The fields of a value written into a map.
+    private static func fields(of value: some Encodable) throws -> [String: DocumentNode] {
         switch try NodeEncoder.encoded(value, codingPath: []).node {
         case .map(let fields)?:
-            try update(map, to: fields)
+            return fields
         case .atomic?:
             throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription:
                 "\(type(of: value)) is replaced whole when it changes, which a map written into is not: write it as a field of a struct"))
@@ -55,12 +94,20 @@ extension Transaction {
         }
     }
 
-    /// Makes a map hold exactly `fields`. Keys in sorted order, so that the
-    /// same edit always makes the same operations.
-    private mutating func update(_ map: ObjectID, to fields: [String: DocumentNode]) throws {
-        for key in try document.keys(map) where fields[key] == nil { try remove(map, key: key) }
+    /// Makes a map hold exactly `fields` or, given `base`, changes in it what
+    /// `fields` change from what it held in `base`. Keys in sorted order, so
+    /// that the same edit always makes the same operations.
+    private mutating func update(_ map: ObjectID, to fields: [String: DocumentNode], editedFrom base: Document? = nil) throws {
+        // A map created since `base` was read: nothing of it was edited from `base`.
+        let base = base?.kind(of: map) == .map ? base : nil
+        let baseKeys = try base.map { Set(try $0.keys(map)) }
+        for key in try document.keys(map) where fields[key] == nil && baseKeys?.contains(key) != false { try remove(map, key: key) }
         for (key, node) in fields.sorted(by: { $0.key < $1.key }) {
             let current = try document.get(map, key: key)
+            if let base, let read = try base.get(map, key: key) {
+                if try DocumentNode(reading: read, in: base).holds(node) { continue }
+                if try merge(current, to: node, editedFrom: read, in: base) { continue }
+            }
             if try updateInPlace(current, to: node) { continue }
             if case .scalar(let scalar) = node {
                 if current != .scalar(scalar) { try put(map, key: key, scalar) }
@@ -68,6 +115,26 @@ extension Transaction {
                 try updateContents(of: putObject(map, key: key, kind: node.kind!), to: node)
             }
         }
+    }
+
+    /// Merges into `current` the edit that turned `read`, what `base` held
+    /// there, into `node`, if `current` is still the object `read` was: a
+    /// text as `setText(_:to:editedFrom:)` does, a map key by key, a counter
+    /// by the difference. False if it must be written as `write` writes it.
+    private mutating func merge(_ current: Value?, to node: DocumentNode, editedFrom read: Value, in base: Document) throws -> Bool {
+        guard case .object(let kind, let object)? = current, read == current else { return false }
+        switch (kind, node) {
+        case (.text, .text(let string)):
+            try setText(object, to: string, editedFrom: base.reading(object))
+        case (.map, .map(let fields)):
+            try update(object, to: fields, editedFrom: base)
+        case (.counter, .scalar(.int(let total))):
+            let delta = total &- (try base.counter(object))
+            if delta != 0 { try increment(object, by: delta) }
+        default:
+            return false
+        }
+        return true
     }
 
     /// Makes a map's or list's value `current` hold `node` where it is, if

@@ -13,7 +13,7 @@ struct NodeEncoder: Encoder {
     /// number of seconds since 2001), and a dictionary Swift would write as
     /// a list of keys and values a map (`EncodableByKeyTexts`).
     ///
-    /// A `UUID`, or an enum that encodes as a string (`enum Status: String`),
+    /// A `UUID`, a `DocumentID`, or an enum that encodes as a string (`enum Status: String`),
     /// is a string scalar, not a text, and a `URL`, a `Decimal` or an enum
     /// that encodes as a map (a case with associated values) an atomic map:
     /// it is one value or another, and concurrent changes must leave one of
@@ -25,6 +25,7 @@ struct NodeEncoder: Encoder {
         case let data as Data: target.scalar = .scalar(.bytes(Array(data)))
         case let date as Date: target.scalar = .scalar(.double(date.timeIntervalSince1970))
         case let uuid as UUID: target.scalar = .scalar(.string(uuid.uuidString))
+        case let id as DocumentID: target.scalar = .scalar(.string(id.rawValue))
         case let dictionary as any EncodableByKeyTexts where type(of: dictionary).listsKeys:
             target.fields = try dictionary.valuesByKeyText(codingPath: codingPath)
         default:

@@ -2,7 +2,7 @@
 ///
 /// Decompression errors mean the input is damaged or hostile; none of them
 /// leaves anything half-decoded behind.
-public enum CompressionError: Error, Equatable, CustomStringConvertible, Sendable {
+public enum CompressionError: Error, Equatable, DescribedError, Sendable {
     /// The level is outside zstd's range (`ZSTD_minCLevel()...ZSTD_maxCLevel()`).
     case invalidLevel(Int)
     /// zstd failed to compress, or to set up a (de)compression context; the

@@ -16,7 +16,7 @@ import CSQLite
 /// Errors that the layer itself detects (a nested transaction, a column of
 /// the wrong type, a schema newer than the code) use the closest SQLite code:
 /// `SQLITE_MISUSE`, `SQLITE_MISMATCH` or `SQLITE_ERROR`.
-public struct DatabaseError: Error, CustomStringConvertible, Sendable {
+public struct DatabaseError: Error, DescribedError, Sendable {
     /// SQLite's extended result code; `primaryCode` is its low byte.
     public let extendedCode: Int32
     /// SQLite's message (`sqlite3_errmsg`) or the layer's own.

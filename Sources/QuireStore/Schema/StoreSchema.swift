@@ -27,6 +27,18 @@ public enum StoreSchema {
     /// The schema version this program writes.
     public static var latestVersion: Int { migrator.latestVersion }
 
+    /// What the database is when it holds tables but no store (every store
+    /// has the `replica` table from its first version on), for an error
+    /// naming the file: opening it as a store would add the store's tables
+    /// to another program's database. Nil for a store, or an empty file.
+    public static func foreignKind(_ db: DatabaseConnection) throws -> String? {
+        let tables = try Set(db.query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { try $0.text(0) })
+        guard !tables.isEmpty, !tables.contains("replica") else { return nil }
+        // QuireSync's ServerLog tables: the file given to `quire serve --store`.
+        if tables.isSuperset(of: ["server", "log", "parked"]) { return "a sync server's log (the store of `quire serve`), not a notes store" }
+        return "a SQLite database but not a Quire store"
+    }
+
     /// Version 1: replica identity, documents, the op log, parked changes,
     /// snapshots and peer acknowledgements.
     @Sendable static func createVersion1(_ db: DatabaseConnection) throws {

@@ -23,7 +23,7 @@ public enum SnapshotFrame {
     /// allocate more than this.
     public static let maxUncompressedSize = 512 << 20
 
-    public struct Error: Swift.Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Error: Swift.Error, Hashable, Sendable, DescribedError {
         public let reason: String
         public var description: String { "invalid snapshot frame: \(reason)" }
     }

@@ -37,7 +37,7 @@ public struct AccessTokens: Sendable {
     public private(set) var byToken: [String: Access] = [:]
 
     /// A line of the file that does not parse; `line` counts from 1.
-    public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct ParseError: Error, Hashable, Sendable, DescribedError {
         public var line: Int
         public var reason: String
         public var description: String { "tokens file, line \(line): \(reason)" }

@@ -1,3 +1,5 @@
+import QuireStore
+
 /// Why an `HTTPClient` request failed, sorted by what the caller should do.
 ///
 /// ```swift
@@ -10,7 +12,7 @@
 /// } catch .cancelled {
 /// }
 /// ```
-public enum HTTPError: Error, Equatable, CustomStringConvertible {
+public enum HTTPError: Error, Equatable, DescribedError {
     /// The server answered with a status that retrying will not change
     /// (400, 401, 403, 404, 409, 413...). `message` holds the body text it sent.
     case permanent(status: Int, message: String)

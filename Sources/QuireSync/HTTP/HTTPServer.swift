@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Dispatch
 import Foundation
+import QuireStore
 import Synchronization
 
 /// An HTTP/1.1 server over GNU libmicrohttpd (MHD), which does all the HTTP
@@ -221,7 +222,7 @@ public final class HTTPServer: Sendable {
 }
 
 /// Why a server could not start.
-public enum HTTPServerError: Error, CustomStringConvertible, Equatable {
+public enum HTTPServerError: Error, DescribedError, Equatable {
     case alreadyRunning
     case invalidAddress(String)
     case cannotListen(host: String, port: UInt16, reason: String)

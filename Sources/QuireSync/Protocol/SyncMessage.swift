@@ -124,7 +124,7 @@ public struct SyncResponse: Hashable, Sendable {
 /// clashes with a stored one, 413 too large, 415 a Content-Encoding the
 /// server does not decode, 429 too many requests
 /// (`retryAfterSeconds` says when to come back), 503 stopping.
-public struct SyncFailure: Error, Hashable, Sendable, CustomStringConvertible {
+public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
     public var status: Int
     public var message: String
     public var retryAfterSeconds: Int?

@@ -37,7 +37,7 @@ public enum SyncMessage: Hashable, Sendable {
     }
 
     /// Why a message could not be decoded: `tooLarge` is a 413, the rest 400.
-    public enum DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum DecodeError: Error, Hashable, Sendable, DescribedError {
         case malformed(String)
         case tooLarge(String)
 

@@ -99,7 +99,7 @@ public final class ServerLog: Sendable {
     private let ownership: LockFile?
 
     /// Why a server store cannot be opened.
-    public enum OpenError: Error, Equatable, CustomStringConvertible {
+    public enum OpenError: Error, Equatable, DescribedError {
         /// Another process (a second `quire serve`) has it open.
         case inUse(path: String)
 

@@ -55,7 +55,7 @@ public enum StdioFraming {
     }
 
     /// Why a stream failed underneath the frames.
-    public enum StreamError: Error, Equatable, CustomStringConvertible {
+    public enum StreamError: Error, Equatable, DescribedError {
         /// Nothing could be read or written for that many seconds.
         case silent(seconds: TimeInterval)
         /// A system call failed with that errno.

@@ -1,4 +1,5 @@
 import Foundation
+import QuireStore
 
 /// Carries one encoded sync request to a server or peer and brings back its
 /// encoded answer. `SyncClient` does the rest.
@@ -17,7 +18,7 @@ public protocol SyncTransport: Sendable {
 }
 
 /// Why a sync did not complete.
-public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible {
+public enum SyncError: Error, Hashable, Sendable, DescribedError {
     /// The server refused for good (400, 401, 403, 409, 413): retrying the
     /// same request cannot help.
     case refused(SyncFailure)

@@ -34,16 +34,13 @@ struct Context {
             throw CLIError.failure("no store at \(path): \(missingAdvice)")
         }
         try refuseDirectory(path)
-        // Opening for writing migrates the file: it must not add the store's
-        // tables to another program's database or to a sync server's log.
-        if let kind = readSQLiteFile(path, { db in try db.foreignKind() }) ?? nil {
-            throw CLIError.failure("\(path) is \(kind); give the path of a store file")
-        }
         do {
             return try DocumentStore(path: path, readOnly: readOnly)
         } catch let error as DatabaseError {
             throw storeFailure(error, path: path)
         } catch let error as StoreError {
+            // Another program's file names itself and what to give instead.
+            if case .notAStore = error { throw CLIError.failure(error.description) }
             // A schema this program does not read: the file is sound, and
             // the error says what it needs, which `inspect` cannot add to.
             throw CLIError.failure("cannot open the store \(path): \(error)")
@@ -139,17 +136,6 @@ extension DatabaseConnection {
     /// table from its first schema version on.
     func holdsStore() throws -> Bool {
         try !query(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'replica'").isEmpty
-    }
-
-    /// What the database is when it holds tables but no Quire store
-    /// ("a sync server's log ..."), for an error naming the file; nil for a
-    /// store, or one being created (no table yet).
-    func foreignKind() throws -> String? {
-        let tables = try Set(query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { try $0.text(0) })
-        guard !tables.isEmpty, !tables.contains("replica") else { return nil }
-        // ServerLog's tables: the file given to `quire serve --store`.
-        if tables.isSuperset(of: ["server", "log", "parked"]) { return "a sync server's log (the store of `quire serve`), not a notes store" }
-        return "a SQLite database but not a Quire store"
     }
 }
 

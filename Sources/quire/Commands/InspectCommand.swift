@@ -113,7 +113,7 @@ struct FileReport {
             let database = try Database(path: path, readOnly: true)
             defer { database.close() }
             guard try database.integrityCheck() else { throw CLIError.failure("\(path) is damaged: SQLite's integrity check failed") }
-            if let kind = try database.read({ db in try db.foreignKind() }) { throw CLIError.failure("\(path) is \(kind)") }
+            if let kind = try database.read(StoreSchema.foreignKind) { throw CLIError.failure("\(path) is \(kind)") }
             try database.read { db in try inspectTables(db) }
         } catch let error as DatabaseError {
             throw CLIError.failure("\(path) is a damaged SQLite store: \(error)")
