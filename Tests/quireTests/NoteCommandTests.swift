@@ -295,6 +295,24 @@ import Testing
         }
     }
 
+    /// Ctrl-C (or Ctrl-\) typed while the editor is open goes to every
+    /// process of the terminal's foreground group: quire, the shell running
+    /// the editor, the editor. The editor handles it (vim running a `:!`
+    /// command, a GUI editor started from the terminal) and goes on; quire
+    /// and the shell wait on for it, as git does, instead of dying and
+    /// leaving what the editor then saves out of the note. Here the editor
+    /// ignores SIGINT, sends it to its group, then saves.
+    @Test func anInterruptWhileTheEditorIsOpenDoesNotLoseTheEdit() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let editor = "sh -c 'trap \"\" INT QUIT; kill -INT 0; kill -QUIT 0; sed -i s/draft/final/ \"$1\"' editor"
+            let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor], launcher: QuireRunner.asForegroundGroup)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\nfinal\n"))
+        }
+    }
+
     @Test func usageErrorsAndFailures() throws {
         try withRunner { quire in
             try quire.ok(["init"])

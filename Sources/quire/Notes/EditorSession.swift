@@ -18,7 +18,9 @@ struct EditorSession {
         defer { if !keepFile { try? FileManager.default.removeItem(atPath: path) } }
 
         // Through the shell, so EDITOR may hold arguments ("code --wait").
-        let status = try Self.runShell("\(editor) \"$1\"", arguments: [path])
+        // The shell traps Ctrl-C and Ctrl-\ (see runShell) so as to wait on
+        // for an editor that handles them, which a trap does not change.
+        let status = try Self.runShell("trap : INT QUIT; \(editor) \"$1\"", arguments: [path])
         guard status == 0 else {
             throw CLIError.failure("the editor (\(editor)) exited with status \(status); the note is unchanged")
         }
@@ -59,17 +61,40 @@ struct EditorSession {
     /// leaves running (an editor's server): Foundation's `Process` learns of
     /// an exit only once every process holding a descriptor it made has
     /// ended, and so waited for those too.
+    ///
+    /// Ctrl-C and Ctrl-\ typed meanwhile reach every process of the
+    /// terminal's foreground group, this one too, while the editor handles
+    /// them (vim running a `:!` command, a GUI editor started from the
+    /// terminal) and goes on: this process ignores them until the shell
+    /// exits, as git does, instead of dying and leaving what the editor
+    /// then saves out of the note. The shell starts with them as this
+    /// process was started with.
     private static func runShell(_ script: String, arguments: [String]) throws -> Int32 {
         var arguments = (["/bin/sh", "-c", script, "sh"] + arguments).map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }
+        let terminalSignals = [SIGINT, SIGQUIT]
+        let startHandlers = terminalSignals.map { signal($0, SIG_IGN) }
+        defer { for (number, handler) in zip(terminalSignals, startHandlers) { signal(number, handler) } }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var setToDefault = sigset_t()
+        sigemptyset(&setToDefault)
+        for (number, handler) in zip(terminalSignals, startHandlers) where !isIgnore(handler) { sigaddset(&setToDefault, number) }
+        posix_spawnattr_setsigdefault(&attributes, &setToDefault)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, &arguments, environ)
+        let spawned = posix_spawn(&pid, "/bin/sh", nil, &attributes, &arguments, environ)
         guard spawned == 0 else { throw CLIError.failure("cannot run /bin/sh: \(String(cString: strerror(spawned)))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw CLIError.failure("cannot wait for the editor: \(String(cString: strerror(errno)))") }
         }
-        let signal = status & 0x7F
-        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+        let endingSignal = status & 0x7F
+        return endingSignal == 0 ? (status >> 8) & 0xFF : 128 + endingSignal
+    }
+
+    private static func isIgnore(_ handler: __sighandler_t?) -> Bool {
+        handler.map { unsafeBitCast($0, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) } ?? false
     }
 }
