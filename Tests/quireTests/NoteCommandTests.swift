@@ -295,6 +295,28 @@ import Testing
         }
     }
 
+    /// An editor that exits with an error (vim's `:cq`, a crash after a
+    /// save) leaves the note unchanged, but what was typed into the file is
+    /// kept and its path printed; a file left as it was is removed.
+    @Test func anEditorThatFailsKeepsWhatWasTyped() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let typed = try quire.run(["note", "edit", id], environment: ["EDITOR": "sed -i s/draft/long-typed-text/ \"$1\"; exit 1; :"])
+            #expect(typed.status == 1)
+            #expect(typed.stderr.hasPrefix("error: the editor (sed -i s/draft/long-typed-text/ \"$1\"; exit 1; :) exited with status 1 and left a changed file, kept at "))
+            let kept = try #require(typed.stderr.firstRange(of: "kept at ").map { typed.stderr[$0.upperBound...] }?.split(separator: ";").first)
+            #expect(try String(contentsOfFile: String(kept), encoding: .utf8) == "T\n\nlong-typed-text\n")
+            try? FileManager.default.removeItem(atPath: String(kept))
+            #expect(typed.stderr.hasSuffix("; the note is unchanged\n"))
+
+            let untouched = try quire.run(["note", "edit", id], environment: ["EDITOR": "false"])
+            #expect(untouched.status == 1)
+            #expect(untouched.stderr == "error: the editor (false) exited with status 1; the note is unchanged\n")
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\ndraft\n"))
+        }
+    }
+
     /// Ctrl-C (or Ctrl-\) typed while the editor is open goes to every
     /// process of the terminal's foreground group: quire, the shell running
     /// the editor, the editor. The editor handles it (vim running a `:!`

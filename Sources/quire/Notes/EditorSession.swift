@@ -6,14 +6,16 @@ import Foundation
 /// The file holds the title on its first line, an empty line, then the
 /// body; one newline an editor adds at the end is ignored. It is removed
 /// once `save` has stored what the editor left, and kept (its path in the
-/// error) when that fails, so that nothing typed is lost.
+/// error) when that fails, or when the editor changed it and then exited
+/// with an error, so that nothing typed is lost.
 struct EditorSession {
     let environment: [String: String]
 
     func edit(title: String, body: String, save: (_ title: String, _ body: String) throws -> Void) throws {
         let editor = environment["EDITOR"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["VISUAL"] ?? "vi"
         let path = NSTemporaryDirectory() + "quire-note-\(UUID().uuidString).txt"
-        try "\(title)\n\n\(body)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let written = "\(title)\n\n\(body)\n"
+        try written.write(toFile: path, atomically: true, encoding: .utf8)
         var keepFile = false
         defer { if !keepFile { try? FileManager.default.removeItem(atPath: path) } }
 
@@ -22,7 +24,11 @@ struct EditorSession {
         // for an editor that handles them, which a trap does not change.
         let status = try Self.runShell("trap : INT QUIT; \(editor) \"$1\"", arguments: [path])
         guard status == 0 else {
-            throw CLIError.failure("the editor (\(editor)) exited with status \(status); the note is unchanged")
+            // An editor quit with an error (vim's :cq) or that failed after a
+            // save: the note is not changed, but what was typed is not lost.
+            keepFile = FileManager.default.contents(atPath: path).map { $0 != Data(written.utf8) } ?? false
+            let kept = keepFile ? " and left a changed file, kept at \(path)" : ""
+            throw CLIError.failure("the editor (\(editor)) exited with status \(status)\(kept); the note is unchanged")
         }
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw CLIError.failure("the editor (\(editor)) left no file at \(path); the note is unchanged")
