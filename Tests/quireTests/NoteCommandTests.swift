@@ -295,6 +295,25 @@ import Testing
         }
     }
 
+    /// A title another replica wrote on two lines (a notes app may allow
+    /// them) does not fit the file's one title line: read back, its second
+    /// line would go to the body. An editor that changes nothing must leave
+    /// the note as it is, not move text that then syncs everywhere.
+    @Test func anEditorThatChangesNothingLeavesTheNoteAsItIs() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Two", "--body", "body"]).trimmingCharacters(in: .newlines)
+            try DocumentStore(path: quire.store).edit(try #require(DocumentID(rawValue: id))) { tx in
+                if case .object(.text, let title)? = try tx.document.get(.root, key: "title") { try tx.insertText(title, at: 3, "\nlines\r") }
+            }
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "true"])
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["title"] as? String == "Two\nlines\r")
+            #expect(note["body"] as? String == "body")
+            #expect(try #require(try quire.run(["log", id, "--json"]).json() as? [Any]).count == 2)
+        }
+    }
+
     /// An editor that exits with an error (vim's `:cq`, a crash after a
     /// save) leaves the note unchanged, but what was typed into the file is
     /// kept and its path printed; a file left as it was is removed.

@@ -33,6 +33,9 @@ struct EditorSession {
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw CLIError.failure("the editor (\(editor)) left no file at \(path); the note is unchanged")
         }
+        // Nothing edited, nothing to save: read back, a title another replica
+        // wrote on several lines would lose all but its first to the body.
+        guard contents != Data(written.utf8) else { return }
         guard let text = String(data: contents, encoding: .utf8) else {
             // What was typed is not thrown away: it can be fixed and pasted back.
             keepFile = true
