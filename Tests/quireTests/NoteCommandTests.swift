@@ -354,6 +354,32 @@ import Testing
         }
     }
 
+    /// The examples `note edit --help` prints, run by a shell as printed,
+    /// do what they show: one appended "\\neggs", which a shell passes on as
+    /// a backslash and an n, and quire stored as such.
+    @Test func theEditExamplesWorkAsPrinted() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Shopping", "--body", "milk"]).trimmingCharacters(in: .newlines)
+            let help = try quire.ok(["note", "edit", "--help"])
+            let examples = help.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("quire note edit 0190f1c2 --") }
+            #expect(examples.count == 2)
+            let quireCommand = "'\(QuireRunner.binaryURL.path)' --store '\(quire.store)'"
+            for example in examples {
+                let command = example.replacingOccurrences(of: "quire", with: quireCommand).replacingOccurrences(of: "0190f1c2", with: id)
+                let shell = Process()
+                shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+                shell.arguments = ["-c", command]
+                try shell.run()
+                shell.waitUntilExit()
+                #expect(shell.terminationStatus == 0, "\(example)")
+            }
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["body"] as? String == "TODO: milk, eggs")
+            #expect(note["tags"] as? [String] == ["todo"])
+        }
+    }
+
     @Test func usageErrorsAndFailures() throws {
         try withRunner { quire in
             try quire.ok(["init"])

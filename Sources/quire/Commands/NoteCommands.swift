@@ -134,7 +134,7 @@ enum NoteCommands {
             Option(name: "--pin", help: "Pin the note."),
             Option(name: "--unpin", help: "Unpin the note."),
         ],
-        examples: ["quire note edit 0190f1c2 --append \"\\neggs\"", "quire note edit 0190f1c2 --insert 0 \"TODO: \" --tag todo",
+        examples: ["quire note edit 0190f1c2 --append \", eggs\"", "quire note edit 0190f1c2 --insert 0 \"TODO: \" --tag todo",
                    "EDITOR=nano quire note edit 0190f1c2"],
         run: runEdit)
 
