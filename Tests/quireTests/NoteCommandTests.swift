@@ -177,6 +177,22 @@ import Testing
         }
     }
 
+    /// `--body-file -` with standard input closed (`<&-`) or a directory
+    /// (`< /`) crashed quire (a trap in Foundation, exit 132): it is a
+    /// failure naming standard input, and no note is made.
+    @Test func aBodyFromStandardInputThatCannotBeReadIsAFailure() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            for redirection in ["<&-", "< /"] {
+                let result = try quire.run(["note", "new", "--title", "T", "--body-file", "-"],
+                                           launcher: ["sh", "-c", "exec \"$@\" \(redirection)", "sh"])
+                #expect(result.status == 1, "\(redirection): \(result.stderr.prefix(200))")
+                #expect(result.stderr == "error: cannot read standard input (--body-file -): it is closed, or not readable\n")
+            }
+            #expect(try quire.ok(["note", "list", "--json"]) == "[]\n")
+        }
+    }
+
     @Test func editorEditsApplyAsMinimalTextEdits() throws {
         try withRunner { quire in
             try quire.ok(["init"])

@@ -209,8 +209,12 @@ enum NoteCommands {
     private static func newBody(_ invocation: Invocation) throws -> String? {
         guard let file = invocation.value("--body-file") else { return invocation.value("--body") }
         guard invocation.value("--body") == nil else { throw invocation.usageError("--body and --body-file exclude each other") }
-        let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : Context.contents(of: file)
-        guard let data else { throw CLIError.failure("cannot read \(file): no such file, or not readable") }
+        // Standard input may be closed (`<&-`) or a directory (`< /`): a failure to say, not a crash.
+        let data = file == "-" ? try? FileHandle.standardInput.readToEnd() ?? Data() : Context.contents(of: file)
+        guard let data else {
+            throw CLIError.failure(file == "-" ? "cannot read standard input (--body-file -): it is closed, or not readable"
+                                               : "cannot read \(file): no such file, or not readable")
+        }
         guard let text = String(data: data, encoding: .utf8) else {
             throw CLIError.failure("\(file == "-" ? "standard input" : file) is not UTF-8 text")
         }
