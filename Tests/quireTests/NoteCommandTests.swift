@@ -193,6 +193,23 @@ import Testing
         }
     }
 
+    /// Standard output that cannot be written (a full disk, here
+    /// /dev/full; a closed descriptor) made quire trap after `note new`
+    /// had made the note (exit 132): a script retrying made it twice. It
+    /// fails now, saying that the work is done and only the output lost.
+    @Test func outputThatCannotBeWrittenIsAFailureNotACrash() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            for redirection in ["> /dev/full", ">&-"] {
+                let result = try quire.run(["note", "new", "--title", "T"], launcher: ["sh", "-c", "exec \"$@\" \(redirection)", "sh"])
+                #expect(result.status == 1, "\(redirection): \(result.stderr.prefix(200))")
+                #expect(result.stderr.hasPrefix("error: cannot write to standard output ("))
+                #expect(result.stderr.hasSuffix("); the command did its work, only what it printed is lost\n"))
+            }
+            #expect(try #require(try quire.run(["note", "list", "--json"]).json() as? [Any]).count == 2)
+        }
+    }
+
     @Test func editorEditsApplyAsMinimalTextEdits() throws {
         try withRunner { quire in
             try quire.ok(["init"])
