@@ -347,6 +347,23 @@ import Testing
         }
     }
 
+    /// `$EDITOR`, else `$VISUAL`, else `vi`: an empty variable is passed
+    /// over like an unset one. An empty `$VISUAL` was run as the editor
+    /// (the shell then ran the note's file: "Permission denied", exit 1).
+    @Test func emptyEditorVariablesFallBackToVi() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let bin = quire.directory + "/bin"
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: bin + "/vi", contents: Data("#!/bin/sh\nsed -i s/draft/by-vi/ \"$1\"\n".utf8),
+                                             attributes: [.posixPermissions: 0o755]))
+            let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "", "VISUAL": "", "PATH": path])
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\nby-vi\n"))
+        }
+    }
+
     /// An editor that exits with an error (vim's `:cq`, a crash after a
     /// save) leaves the note unchanged, but what was typed into the file is
     /// kept and its path printed; a file left as it was is removed.

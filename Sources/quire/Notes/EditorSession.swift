@@ -12,7 +12,8 @@ struct EditorSession {
     let environment: [String: String]
 
     func edit(title: String, body: String, save: (_ title: String, _ body: String) throws -> Void) throws {
-        let editor = environment["EDITOR"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["VISUAL"] ?? "vi"
+        // An empty variable (`VISUAL=` in a profile) names no editor: it is passed over, as an unset one.
+        let editor = [environment["EDITOR"], environment["VISUAL"]].lazy.compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
         let path = NSTemporaryDirectory() + "quire-note-\(UUID().uuidString).txt"
         let written = "\(title)\n\n\(body)\n"
         try written.write(toFile: path, atomically: true, encoding: .utf8)
