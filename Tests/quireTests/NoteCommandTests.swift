@@ -136,6 +136,23 @@ import Testing
         }
     }
 
+    /// An empty tag (`--tag "$UNSET"`) was stored: a tag no listing shows
+    /// (`tags` blank), only JSON (`[""]`). It is a usage error now.
+    @Test func anEmptyTagIsAUsageError() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--tag", "home"]).trimmingCharacters(in: .newlines)
+            for arguments in [["note", "new", "--title", "U", "--tag", ""], ["note", "edit", id, "--tag", ""], ["note", "edit", id, "--untag", ""]] {
+                let result = try quire.run(arguments)
+                #expect(result.status == 64, "quire \(arguments)")
+                #expect(result.stderr.hasPrefix("error: \(arguments[arguments.count - 2]) needs a tag, not an empty word\nusage: quire note "))
+            }
+            let notes = try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]])
+            #expect(notes.count == 1)
+            #expect(notes.first?["tags"] as? [String] == ["home"])
+        }
+    }
+
     @Test func anEmptyIdNamesNoNoteEvenInAStoreOfOne() throws {
         try withRunner { quire in
             try quire.ok(["init"])
