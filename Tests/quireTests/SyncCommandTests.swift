@@ -66,6 +66,9 @@ import Testing
         }
     }
 
+    /// Each try that gets no answer is said as it fails (a server that
+    /// does not answer at all holds a sync five times --timeout, minutes
+    /// with the default, which printed nothing until the end).
     @Test func anUnreachableServerExitsNonZeroAndKeepsChangesPending() throws {
         try withRunner { runner in
             try runner.ok(["init"])
@@ -74,6 +77,12 @@ import Testing
             #expect(result.status == 1)
             #expect(result.stderr.contains("could not reach the server"))
             #expect(result.stderr.contains("1 local change stays pending"))
+            let retries = result.stderr.split(separator: "\n").filter { $0.hasPrefix("try ") }
+            #expect(retries.count == 4, "\(result.stderr)")
+            for (index, line) in retries.enumerated() {
+                #expect(line.hasPrefix("try \(index + 1) of 5 failed: POST http://127.0.0.1:1/v1/sync: connection refused"), "\(line)")
+                #expect(line.hasSuffix(" s") && line.contains("; trying again in "), "\(line)")
+            }
         }
     }
 

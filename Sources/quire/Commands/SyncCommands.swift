@@ -129,7 +129,11 @@ enum SyncCommands {
                 let (text, url) = server!
                 peer = text
                 let token = invocation.value("--token") ?? context.environment["QUIRE_TOKEN"]
-                transport = HTTPSyncTransport(server: url, token: token, timeout: timeout)
+                let output = context.output
+                // A server that does not answer holds a sync for minutes (5 tries of --timeout): each retry says so.
+                transport = HTTPSyncTransport(server: url, token: token, timeout: timeout) { reason, attempt, delay in
+                    output.progress("try \(attempt - 1) of \(RetryPolicy().maxAttempts) failed: \(reason); trying again in \(String(format: "%.1f", delay)) s")
+                }
             }
             defer { stdio?.close() }
             if invocation.flag("--retry-rejected") { try store.clearRejectedChanges(peer: peer) }
