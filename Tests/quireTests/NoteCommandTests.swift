@@ -136,6 +136,23 @@ import Testing
         }
     }
 
+    /// An empty tag (`--tag "$UNSET"`) was stored: a tag no listing shows
+    /// (`tags` blank), only JSON (`[""]`). It is a usage error now.
+    @Test func anEmptyTagIsAUsageError() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--tag", "home"]).trimmingCharacters(in: .newlines)
+            for arguments in [["note", "new", "--title", "U", "--tag", ""], ["note", "edit", id, "--tag", ""], ["note", "edit", id, "--untag", ""]] {
+                let result = try quire.run(arguments)
+                #expect(result.status == 64, "quire \(arguments)")
+                #expect(result.stderr.hasPrefix("error: \(arguments[arguments.count - 2]) needs a tag, not an empty word\nusage: quire note "))
+            }
+            let notes = try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]])
+            #expect(notes.count == 1)
+            #expect(notes.first?["tags"] as? [String] == ["home"])
+        }
+    }
+
     @Test func anEmptyIdNamesNoNoteEvenInAStoreOfOne() throws {
         try withRunner { quire in
             try quire.ok(["init"])
@@ -174,6 +191,39 @@ import Testing
             let missing = try quire.run(["note", "new", "--title", "T", "--body-file", file + ".gone"])
             #expect(missing.status == 1 && missing.stderr == "error: cannot read \(file).gone: no such file, or not readable\n")
             #expect(try body() == "short now\n")
+        }
+    }
+
+    /// `--body-file -` with standard input closed (`<&-`) or a directory
+    /// (`< /`) crashed quire (a trap in Foundation, exit 132): it is a
+    /// failure naming standard input, and no note is made.
+    @Test func aBodyFromStandardInputThatCannotBeReadIsAFailure() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            for redirection in ["<&-", "< /"] {
+                let result = try quire.run(["note", "new", "--title", "T", "--body-file", "-"],
+                                           launcher: ["sh", "-c", "exec \"$@\" \(redirection)", "sh"])
+                #expect(result.status == 1, "\(redirection): \(result.stderr.prefix(200))")
+                #expect(result.stderr == "error: cannot read standard input (--body-file -): it is closed, or not readable\n")
+            }
+            #expect(try quire.ok(["note", "list", "--json"]) == "[]\n")
+        }
+    }
+
+    /// Standard output that cannot be written (a full disk, here
+    /// /dev/full; a closed descriptor) made quire trap after `note new`
+    /// had made the note (exit 132): a script retrying made it twice. It
+    /// fails now, saying that the work is done and only the output lost.
+    @Test func outputThatCannotBeWrittenIsAFailureNotACrash() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            for redirection in ["> /dev/full", ">&-"] {
+                let result = try quire.run(["note", "new", "--title", "T"], launcher: ["sh", "-c", "exec \"$@\" \(redirection)", "sh"])
+                #expect(result.status == 1, "\(redirection): \(result.stderr.prefix(200))")
+                #expect(result.stderr.hasPrefix("error: cannot write to standard output ("))
+                #expect(result.stderr.hasSuffix("); the command did its work, only what it printed is lost\n"))
+            }
+            #expect(try #require(try quire.run(["note", "list", "--json"]).json() as? [Any]).count == 2)
         }
     }
 
@@ -292,6 +342,108 @@ import Testing
             #expect(FileManager.default.contents(atPath: String(kept)) == Data(Array("typed ".utf8) + [0xFF]))
             try? FileManager.default.removeItem(atPath: String(kept))
             #expect(try quire.ok(["note", "show", id]).hasSuffix("title   T\ntags    \npinned  no\n\nabc\n"))
+        }
+    }
+
+    /// A title another replica wrote on two lines (a notes app may allow
+    /// them) does not fit the file's one title line: read back, its second
+    /// line would go to the body. An editor that changes nothing must leave
+    /// the note as it is, not move text that then syncs everywhere.
+    @Test func anEditorThatChangesNothingLeavesTheNoteAsItIs() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Two", "--body", "body"]).trimmingCharacters(in: .newlines)
+            try DocumentStore(path: quire.store).edit(try #require(DocumentID(rawValue: id))) { tx in
+                if case .object(.text, let title)? = try tx.document.get(.root, key: "title") { try tx.insertText(title, at: 3, "\nlines\r") }
+            }
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "true"])
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["title"] as? String == "Two\nlines\r")
+            #expect(note["body"] as? String == "body")
+            #expect(try #require(try quire.run(["log", id, "--json"]).json() as? [Any]).count == 2)
+        }
+    }
+
+    /// `$EDITOR`, else `$VISUAL`, else `vi`: an empty variable is passed
+    /// over like an unset one. An empty `$VISUAL` was run as the editor
+    /// (the shell then ran the note's file: "Permission denied", exit 1).
+    @Test func emptyEditorVariablesFallBackToVi() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let bin = quire.directory + "/bin"
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: bin + "/vi", contents: Data("#!/bin/sh\nsed -i s/draft/by-vi/ \"$1\"\n".utf8),
+                                             attributes: [.posixPermissions: 0o755]))
+            let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "", "VISUAL": "", "PATH": path])
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\nby-vi\n"))
+        }
+    }
+
+    /// An editor that exits with an error (vim's `:cq`, a crash after a
+    /// save) leaves the note unchanged, but what was typed into the file is
+    /// kept and its path printed; a file left as it was is removed.
+    @Test func anEditorThatFailsKeepsWhatWasTyped() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let typed = try quire.run(["note", "edit", id], environment: ["EDITOR": "sed -i s/draft/long-typed-text/ \"$1\"; exit 1; :"])
+            #expect(typed.status == 1)
+            #expect(typed.stderr.hasPrefix("error: the editor (sed -i s/draft/long-typed-text/ \"$1\"; exit 1; :) exited with status 1 and left a changed file, kept at "))
+            let kept = try #require(typed.stderr.firstRange(of: "kept at ").map { typed.stderr[$0.upperBound...] }?.split(separator: ";").first)
+            #expect(try String(contentsOfFile: String(kept), encoding: .utf8) == "T\n\nlong-typed-text\n")
+            try? FileManager.default.removeItem(atPath: String(kept))
+            #expect(typed.stderr.hasSuffix("; the note is unchanged\n"))
+
+            let untouched = try quire.run(["note", "edit", id], environment: ["EDITOR": "false"])
+            #expect(untouched.status == 1)
+            #expect(untouched.stderr == "error: the editor (false) exited with status 1; the note is unchanged\n")
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\ndraft\n"))
+        }
+    }
+
+    /// Ctrl-C (or Ctrl-\) typed while the editor is open goes to every
+    /// process of the terminal's foreground group: quire, the shell running
+    /// the editor, the editor. The editor handles it (vim running a `:!`
+    /// command, a GUI editor started from the terminal) and goes on; quire
+    /// and the shell wait on for it, as git does, instead of dying and
+    /// leaving what the editor then saves out of the note. Here the editor
+    /// ignores SIGINT, sends it to its group, then saves.
+    @Test func anInterruptWhileTheEditorIsOpenDoesNotLoseTheEdit() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let editor = "sh -c 'trap \"\" INT QUIT; kill -INT 0; kill -QUIT 0; sed -i s/draft/final/ \"$1\"' editor"
+            let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor], launcher: QuireRunner.asForegroundGroup)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\nfinal\n"))
+        }
+    }
+
+    /// The examples `note edit --help` prints, run by a shell as printed,
+    /// do what they show: one appended "\\neggs", which a shell passes on as
+    /// a backslash and an n, and quire stored as such.
+    @Test func theEditExamplesWorkAsPrinted() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Shopping", "--body", "milk"]).trimmingCharacters(in: .newlines)
+            let help = try quire.ok(["note", "edit", "--help"])
+            let examples = help.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("quire note edit 0190f1c2 --") }
+            #expect(examples.count == 2)
+            let quireCommand = "'\(QuireRunner.binaryURL.path)' --store '\(quire.store)'"
+            for example in examples {
+                let command = example.replacingOccurrences(of: "quire", with: quireCommand).replacingOccurrences(of: "0190f1c2", with: id)
+                let shell = Process()
+                shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+                shell.arguments = ["-c", command]
+                try shell.run()
+                shell.waitUntilExit()
+                #expect(shell.terminationStatus == 0, "\(example)")
+            }
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["body"] as? String == "TODO: milk, eggs")
+            #expect(note["tags"] as? [String] == ["todo"])
         }
     }
 

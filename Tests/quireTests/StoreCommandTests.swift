@@ -68,6 +68,25 @@ import Testing
         }
     }
 
+    /// A file that is no SQLite database (notes.md given as --store) was
+    /// called a damaged store, and init said a store already exists there.
+    /// Both say what it is now, and leave it as it was.
+    @Test func aFileThatIsNoDatabaseIsNotCalledAStore() throws {
+        try withRunner { quire in
+            let path = quire.directory + "/notes.md"
+            try Data("# My notes\n".utf8).write(to: URL(fileURLWithPath: path))
+            let kind = "\(path) is not a Quire store: it does not start as every SQLite database does (another kind of file, "
+                + "or a store whose first bytes are damaged: `quire inspect \(path)` tells)"
+            let refused = try quire.run(["status"], store: path)
+            #expect(refused.status == 1)
+            #expect(refused.stderr == "error: \(kind); give the path of a store file\n")
+            let initialized = try quire.run(["init"], store: path)
+            #expect(initialized.status == 1)
+            #expect(initialized.stderr == "error: \(kind); init makes a store only of a missing or empty file: pass --store PATH for a new one\n")
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == "# My notes\n")
+        }
+    }
+
     /// A store a newer Quire wrote is refused as such, to use and as the
     /// other store of a merge, and left as it is: it is not damaged, and
     /// trying again will not help.

@@ -33,13 +33,24 @@ struct QuireRunner {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
+    /// A launcher that runs quire as a shell runs a command on a terminal:
+    /// in a process group of its own (which a signal to the group, as
+    /// Ctrl-C sends, reaches without reaching the tests), with no signal
+    /// blocked (the test runner's threads block most, and a process started
+    /// from one inherits that mask).
+    static let asForegroundGroup = [
+        "python3", "-c", "import os, signal, sys; os.setpgrp(); signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
+    ]
+
     /// Runs `quire --store STORE ARGUMENTS`, with `environment` added and
-    /// `input` (if any) on its standard input.
+    /// `input` (if any) on its standard input; through `launcher` (a command
+    /// that runs the words after its own) when one is given.
     @discardableResult
-    func run(_ arguments: [String], store: String? = nil, environment: [String: String] = [:], input: Data? = nil) throws -> Result {
+    func run(_ arguments: [String], store: String? = nil, environment: [String: String] = [:], input: Data? = nil,
+             launcher: [String] = []) throws -> Result {
         let process = Process()
-        process.executableURL = Self.binaryURL
-        process.arguments = ["--store", store ?? self.store] + arguments
+        process.executableURL = URL(fileURLWithPath: launcher.isEmpty ? Self.binaryURL.path : "/usr/bin/env")
+        process.arguments = launcher + (launcher.isEmpty ? [] : [Self.binaryURL.path]) + ["--store", store ?? self.store] + arguments
         var fullEnvironment = ProcessInfo.processInfo.environment
         fullEnvironment["NO_COLOR"] = "1"
         fullEnvironment.merge(environment) { $1 }

@@ -6,10 +6,10 @@ import Testing
 @Suite(.serialized) struct SyncCommandTests {
     /// Starts `quire --store PATH serve --listen 127.0.0.1:PORT`; returns
     /// the process and the port it printed.
-    func startServer(_ runner: QuireRunner, port: Int = 0, tokens: String? = nil, options: [String] = []) throws -> (Process, Int) {
+    func startServer(_ runner: QuireRunner, port: Int = 0, tokens: String? = nil, rateLimit: String = "1000", options: [String] = []) throws -> (Process, Int) {
         let process = Process()
         process.executableURL = QuireRunner.binaryURL
-        process.arguments = ["--store", runner.directory + "/server.db", "serve", "--listen", "127.0.0.1:\(port)", "--rate-limit", "1000"]
+        process.arguments = ["--store", runner.directory + "/server.db", "serve", "--listen", "127.0.0.1:\(port)", "--rate-limit", rateLimit]
             + (tokens.map { ["--tokens", $0] } ?? []) + options
         let output = Pipe()
         process.standardOutput = output
@@ -66,6 +66,9 @@ import Testing
         }
     }
 
+    /// Each try that gets no answer is said as it fails (a server that
+    /// does not answer at all holds a sync five times --timeout, minutes
+    /// with the default, which printed nothing until the end).
     @Test func anUnreachableServerExitsNonZeroAndKeepsChangesPending() throws {
         try withRunner { runner in
             try runner.ok(["init"])
@@ -74,6 +77,12 @@ import Testing
             #expect(result.status == 1)
             #expect(result.stderr.contains("could not reach the server"))
             #expect(result.stderr.contains("1 local change stays pending"))
+            let retries = result.stderr.split(separator: "\n").filter { $0.hasPrefix("try ") }
+            #expect(retries.count == 4, "\(result.stderr)")
+            for (index, line) in retries.enumerated() {
+                #expect(line.hasPrefix("try \(index + 1) of 5 failed: POST http://127.0.0.1:1/v1/sync: connection refused"), "\(line)")
+                #expect(line.hasSuffix(" s") && line.contains("; trying again in "), "\(line)")
+            }
         }
     }
 
@@ -234,6 +243,32 @@ import Testing
             #expect(result.status == 1)
             #expect(result.stderr.hasPrefix("error: no store at \(missing): "))
             #expect(!FileManager.default.fileExists(atPath: marker))
+        }
+    }
+
+    /// Seconds past what the clocks they go to can count (nanoseconds in 64
+    /// bits) crashed the tool, and so did a rate whose burst (twice it)
+    /// overflowed; a rate of 0 was taken for 1 a second. The seconds and
+    /// the 0 are usage errors now, and a huge rate serves.
+    @Test func hugeNumbersAndARateOfZeroAreNoCrashes() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "here"])
+            let huge = "9223372036854775807"
+            for arguments in [["sync", "--via", "cat", "--timeout", huge], ["sync", "http://127.0.0.1:1", "--timeout", huge],
+                              ["sync", "http://127.0.0.1:1", "--wait", huge], ["sync", "http://127.0.0.1:1", "--wait", "86401"]] {
+                let result = try runner.run(arguments)
+                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                let (option, value) = (arguments[arguments.count - 2], arguments[arguments.count - 1])
+                #expect(result.stderr.hasPrefix("error: \(option) must be at most 86400 seconds (a day), not \"\(value)\"\nusage: quire sync"),
+                        "\(result.stderr.prefix(300))")
+            }
+            let zero = try runner.run(["serve", "--listen", "127.0.0.1:0", "--rate-limit", "0"], store: runner.directory + "/server.db")
+            #expect(zero.status == 64)
+            #expect(zero.stderr.hasPrefix("error: --rate-limit must be 1 or more requests a second, not \"0\"\nusage: quire serve"))
+            let (server, port) = try startServer(runner, rateLimit: huge)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            #expect(try runner.ok(["sync", "http://127.0.0.1:\(port)", "--wait", "1", "--json"]).contains("\"sent\": 1"))
         }
     }
 

@@ -43,18 +43,28 @@ public final class HTTPClient: Sendable {
     /// A successful answer (status below 400).
     public typealias Response = (status: Int, headers: HTTPHeaders, body: [UInt8])
 
+    /// Told of each failed try that will be tried again: why it failed
+    /// ("HTTP 503: ..." or why no answer came), the number of the try to
+    /// come (from 2) and the seconds slept first.
+    public typealias RetryObserver = @Sendable (_ reason: String, _ nextAttempt: Int, _ delay: TimeInterval) -> Void
+
     public let bearerToken: String?
     public let defaultTimeout: TimeInterval
     public let retryPolicy: RetryPolicy
+    /// So that a person sees what a sync waiting on a server that does not
+    /// answer is doing: with the defaults that lasts minutes.
+    public let onRetry: RetryObserver?
     private let session: URLSession
 
     /// - Parameters:
     ///   - bearerToken: sent as `Authorization: Bearer <token>` on every request.
     ///   - defaultTimeout: seconds, for requests that give none.
-    public init(bearerToken: String? = nil, defaultTimeout: TimeInterval = 30, retryPolicy: RetryPolicy = RetryPolicy()) {
+    public init(bearerToken: String? = nil, defaultTimeout: TimeInterval = 30, retryPolicy: RetryPolicy = RetryPolicy(),
+                onRetry: RetryObserver? = nil) {
         self.bearerToken = bearerToken
         self.defaultTimeout = defaultTimeout
         self.retryPolicy = retryPolicy
+        self.onRetry = onRetry
         // Sync answers must never come from a cache, and no cookies are used.
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -86,6 +96,7 @@ public final class HTTPClient: Sendable {
             }
 
             let failure: HTTPError
+            let reason: String
             var retryAfter: TimeInterval?
             switch outcome {
             case .success(let response) where response.status < 400:
@@ -96,16 +107,20 @@ public final class HTTPClient: Sendable {
                     throw .permanent(status: response.status, message: message)
                 }
                 failure = .transient(status: response.status, message: message)
+                reason = "HTTP \(response.status): \(message)"
                 if response.status == 429 || response.status == 503 {
                     retryAfter = response.headers["Retry-After"].flatMap { TimeInterval($0) }
                 }
             case .failure(let error):
                 if Task.isCancelled { throw .cancelled }
-                failure = .unreachable(Self.describe(error, request: urlRequest))
+                reason = Self.describe(error, request: urlRequest)
+                failure = .unreachable(reason)
             }
             guard retry + 1 < retryPolicy.maxAttempts else { throw failure }
+            let delay = retryPolicy.delay(beforeRetry: retry, retryAfter: retryAfter)
+            onRetry?(reason, retry + 2, delay)
             do {
-                try await retryPolicy.sleep(retryPolicy.delay(beforeRetry: retry, retryAfter: retryAfter))
+                try await retryPolicy.sleep(delay)
             } catch {
                 throw .cancelled
             }

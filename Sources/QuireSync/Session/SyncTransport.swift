@@ -51,9 +51,10 @@ public struct HTTPSyncTransport: SyncTransport {
     /// Seconds each request may take beyond a long-poll wait.
     public let timeout: TimeInterval
 
-    public init(server: URL, token: String?, timeout: TimeInterval = 30, retryPolicy: RetryPolicy = RetryPolicy()) {
+    public init(server: URL, token: String?, timeout: TimeInterval = 30, retryPolicy: RetryPolicy = RetryPolicy(),
+                onRetry: HTTPClient.RetryObserver? = nil) {
         endpoint = server.appendingPathComponent("v1/sync")
-        client = HTTPClient(bearerToken: token, defaultTimeout: timeout, retryPolicy: retryPolicy)
+        client = HTTPClient(bearerToken: token, defaultTimeout: timeout, retryPolicy: retryPolicy, onRetry: onRetry)
         self.timeout = timeout
     }
 

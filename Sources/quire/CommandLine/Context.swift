@@ -34,6 +34,11 @@ struct Context {
             throw CLIError.failure("no store at \(path): \(missingAdvice)")
         }
         try refuseDirectory(path)
+        // SQLite would call it a damaged database; another program's SQLite
+        // database is refused by DocumentStore (StoreError.notAStore).
+        if let kind = notADatabase(path) {
+            throw CLIError.failure("\(path) is \(kind); give the path of a store file")
+        }
         do {
             return try DocumentStore(path: path, readOnly: readOnly)
         } catch let error as DatabaseError {
@@ -77,6 +82,20 @@ extension Context {
         guard let database = try? Database(path: path, readOnly: true) else { return nil }
         defer { database.close() }
         return try? database.read(body)
+    }
+
+    /// What the file at `path` is when it is no SQLite database at all
+    /// (`notes.md` given as --store), for an error naming it, so that it is
+    /// not called a damaged store; nil when it starts as one, or cannot be
+    /// read (opening it says why).
+    static func notADatabase(_ path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        let header = try? handle.read(upToCount: 16)
+        try? handle.close()
+        guard header == Data("SQLite format 3\0".utf8) else {
+            return "not a Quire store: it does not start as every SQLite database does (another kind of file, or a store whose first bytes are damaged: `quire inspect \(path)` tells)"
+        }
+        return nil
     }
 
     /// The bytes of the file at `path`, or nil if it cannot be read. Read

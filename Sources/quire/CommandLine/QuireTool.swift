@@ -25,6 +25,9 @@ enum QuireTool {
                     // The file it names: `merge` reads another store than --store.
                     throw error.file.map { Context.storeFailure(error, path: $0) } ?? error
                 }
+                if let reason = Output.failedWrite {
+                    throw CLIError.failure("cannot write to standard output (\(reason)); the command did its work, only what it printed is lost")
+                }
             }
             return 0
         } catch CLIError.usage(let message, let command, let path) {
@@ -42,6 +45,7 @@ enum QuireTool {
     /// Errors quote what others wrote (a server's refusal, say): their
     /// control characters are shown as progress lines show them.
     private static func writeError(_ text: String) {
-        FileHandle.standardError.write(Data(TerminalText.safe(text).utf8))
+        // Nowhere is left to say that standard error fails: the exit code says the rest.
+        _ = Output.write(TerminalText.safe(text), to: STDERR_FILENO)
     }
 }

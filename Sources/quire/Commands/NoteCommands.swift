@@ -26,11 +26,11 @@ enum NoteCommands {
         run: { invocation in
             try invocation.expectArguments(atMost: 0)
             guard let title = try oneLineTitle(invocation) else { throw invocation.usageError("missing --title") }
+            let tags = try givenTags("--tag", invocation)
             let body = try newBody(invocation) ?? ""
             let store = try invocation.context.openStore()
             let id = try store.createDocument { tx in
-                try tx.createNote(title: title, body: body,
-                                  tags: invocation.values("--tag").map { $0[0] }, pinned: invocation.flag("--pin"))
+                try tx.createNote(title: title, body: body, tags: tags, pinned: invocation.flag("--pin"))
             }
             invocation.context.output.print(id.rawValue)
         })
@@ -134,7 +134,7 @@ enum NoteCommands {
             Option(name: "--pin", help: "Pin the note."),
             Option(name: "--unpin", help: "Unpin the note."),
         ],
-        examples: ["quire note edit 0190f1c2 --append \"\\neggs\"", "quire note edit 0190f1c2 --insert 0 \"TODO: \" --tag todo",
+        examples: ["quire note edit 0190f1c2 --append \", eggs\"", "quire note edit 0190f1c2 --insert 0 \"TODO: \" --tag todo",
                    "EDITOR=nano quire note edit 0190f1c2"],
         run: runEdit)
 
@@ -146,6 +146,7 @@ enum NoteCommands {
         if invocation.flag("--pin") && invocation.flag("--unpin") { throw invocation.usageError("--pin and --unpin exclude each other") }
         let insert = try invocation.values("--insert").first.map { (try invocation.integer($0[0], "POS"), $0[1]) }
         let delete = try invocation.values("--delete").first.map { (try invocation.integer($0[0], "POS"), try invocation.integer($0[1], "COUNT")) }
+        let (addedTags, removedTags) = (try givenTags("--tag", invocation), try givenTags("--untag", invocation))
         let (givenTitle, givenBody) = (try oneLineTitle(invocation), try newBody(invocation))
         let inEditor = invocation.options.isEmpty
         let (store, id) = try invocation.openStoreAndNote()
@@ -180,8 +181,8 @@ enum NoteCommands {
                 try tx.insertText(body, at: position, text)
             }
             if let text = invocation.value("--append") { try tx.insertText(body, at: tx.document.textCount(body), text) }
-            for tag in invocation.values("--tag") { try tx.addTag(tag[0]) }
-            for tag in invocation.values("--untag") { try tx.removeTag(tag[0]) }
+            for tag in addedTags { try tx.addTag(tag) }
+            for tag in removedTags { try tx.removeTag(tag) }
             if invocation.flag("--pin") { try tx.put(.root, key: Note.Key.pinned, .bool(true)) }
             if invocation.flag("--unpin") { try tx.put(.root, key: Note.Key.pinned, .bool(false)) }
             return try Note.isRemoved(tx.document)
@@ -209,12 +210,24 @@ enum NoteCommands {
     private static func newBody(_ invocation: Invocation) throws -> String? {
         guard let file = invocation.value("--body-file") else { return invocation.value("--body") }
         guard invocation.value("--body") == nil else { throw invocation.usageError("--body and --body-file exclude each other") }
-        let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : Context.contents(of: file)
-        guard let data else { throw CLIError.failure("cannot read \(file): no such file, or not readable") }
+        // Standard input may be closed (`<&-`) or a directory (`< /`): a failure to say, not a crash.
+        let data = file == "-" ? try? FileHandle.standardInput.readToEnd() ?? Data() : Context.contents(of: file)
+        guard let data else {
+            throw CLIError.failure(file == "-" ? "cannot read standard input (--body-file -): it is closed, or not readable"
+                                               : "cannot read \(file): no such file, or not readable")
+        }
         guard let text = String(data: data, encoding: .utf8) else {
             throw CLIError.failure("\(file == "-" ? "standard input" : file) is not UTF-8 text")
         }
         return text
+    }
+
+    /// The tags `option` (`--tag`, `--untag`) gives. An empty one (an unset
+    /// shell variable) would be a tag no listing can show.
+    private static func givenTags(_ option: String, _ invocation: Invocation) throws -> [String] {
+        let tags = invocation.values(option).map { $0[0] }
+        if tags.contains("") { throw invocation.usageError("\(option) needs a tag, not an empty word") }
+        return tags
     }
 
     /// The `--title` value. A title is one line: the editor file and the

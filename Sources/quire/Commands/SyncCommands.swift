@@ -39,8 +39,10 @@ enum SyncCommands {
             var configuration = SyncServer.Configuration()
             if let rate = invocation.value("--rate-limit") {
                 let perSecond = try invocation.integer(rate, "--rate-limit")
-                configuration.requestsPerSecond = Double(max(1, perSecond))
-                configuration.burst = Double(max(1, perSecond) * 2)
+                // 0 would be no request at all, not "no limit": a large N is that.
+                guard perSecond >= 1 else { throw invocation.usageError("--rate-limit must be 1 or more requests a second, not \"\(rate)\"") }
+                configuration.requestsPerSecond = Double(perSecond)
+                configuration.burst = Double(perSecond) * 2
             }
             var limits = HTTPServer.Limits()
             if let perAddress = invocation.value("--connections-per-address") {
@@ -92,7 +94,7 @@ enum SyncCommands {
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             let context = invocation.context
-            let timeout = try invocation.value("--timeout").map { try Double(invocation.integer($0, "--timeout")) } ?? 30
+            let timeout = try seconds("--timeout", invocation) ?? 30
             guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
             let command = invocation.value("--via")
             var server: (text: String, url: URL)?
@@ -109,7 +111,7 @@ enum SyncCommands {
                 }
                 server = (text, url)
             }
-            let wait = try invocation.value("--wait").map { try Double(invocation.integer($0, "--wait")) } ?? 0
+            let wait = try seconds("--wait", invocation) ?? 0
             // The command line is checked before the store (a usage error is
             // one whatever the store), and the store before COMMAND is run: a
             // missing store must not start an ssh session for nothing.
@@ -127,7 +129,11 @@ enum SyncCommands {
                 let (text, url) = server!
                 peer = text
                 let token = invocation.value("--token") ?? context.environment["QUIRE_TOKEN"]
-                transport = HTTPSyncTransport(server: url, token: token, timeout: timeout)
+                let output = context.output
+                // A server that does not answer holds a sync for minutes (5 tries of --timeout): each retry says so.
+                transport = HTTPSyncTransport(server: url, token: token, timeout: timeout) { reason, attempt, delay in
+                    output.progress("try \(attempt - 1) of \(RetryPolicy().maxAttempts) failed: \(reason); trying again in \(String(format: "%.1f", delay)) s")
+                }
             }
             defer { stdio?.close() }
             if invocation.flag("--retry-rejected") { try store.clearRejectedChanges(peer: peer) }
@@ -178,6 +184,21 @@ enum SyncCommands {
                     + "(quire status shows them; quire sync --retry-rejected offers them again):\n" + lines.joined(separator: "\n"))
             }
         })
+}
+
+extension SyncCommands {
+    /// The longest `--timeout` and `--wait`: far beyond any sync, and far
+    /// below the seconds the clocks they go to can count (nanoseconds in 64 bits).
+    static let maxSeconds = 86_400
+
+    /// The whole seconds `option` gives, if given.
+    static func seconds(_ option: String, _ invocation: Invocation) throws -> Double? {
+        try invocation.value(option).map { text in
+            let seconds = try invocation.integer(text, option)
+            guard seconds <= maxSeconds else { throw invocation.usageError("\(option) must be at most \(maxSeconds) seconds (a day), not \"\(text)\"") }
+            return Double(seconds)
+        }
+    }
 }
 
 /// Runs async work from a command (commands are synchronous) and waits for it.

@@ -6,25 +6,37 @@ import Foundation
 /// The file holds the title on its first line, an empty line, then the
 /// body; one newline an editor adds at the end is ignored. It is removed
 /// once `save` has stored what the editor left, and kept (its path in the
-/// error) when that fails, so that nothing typed is lost.
+/// error) when that fails, or when the editor changed it and then exited
+/// with an error, so that nothing typed is lost.
 struct EditorSession {
     let environment: [String: String]
 
     func edit(title: String, body: String, save: (_ title: String, _ body: String) throws -> Void) throws {
-        let editor = environment["EDITOR"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["VISUAL"] ?? "vi"
+        // An empty variable (`VISUAL=` in a profile) names no editor: it is passed over, as an unset one.
+        let editor = [environment["EDITOR"], environment["VISUAL"]].lazy.compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
         let path = NSTemporaryDirectory() + "quire-note-\(UUID().uuidString).txt"
-        try "\(title)\n\n\(body)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let written = "\(title)\n\n\(body)\n"
+        try written.write(toFile: path, atomically: true, encoding: .utf8)
         var keepFile = false
         defer { if !keepFile { try? FileManager.default.removeItem(atPath: path) } }
 
         // Through the shell, so EDITOR may hold arguments ("code --wait").
-        let status = try Self.runShell("\(editor) \"$1\"", arguments: [path])
+        // The shell traps Ctrl-C and Ctrl-\ (see runShell) so as to wait on
+        // for an editor that handles them, which a trap does not change.
+        let status = try Self.runShell("trap : INT QUIT; \(editor) \"$1\"", arguments: [path])
         guard status == 0 else {
-            throw CLIError.failure("the editor (\(editor)) exited with status \(status); the note is unchanged")
+            // An editor quit with an error (vim's :cq) or that failed after a
+            // save: the note is not changed, but what was typed is not lost.
+            keepFile = FileManager.default.contents(atPath: path).map { $0 != Data(written.utf8) } ?? false
+            let kept = keepFile ? " and left a changed file, kept at \(path)" : ""
+            throw CLIError.failure("the editor (\(editor)) exited with status \(status)\(kept); the note is unchanged")
         }
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw CLIError.failure("the editor (\(editor)) left no file at \(path); the note is unchanged")
         }
+        // Nothing edited, nothing to save: read back, a title another replica
+        // wrote on several lines would lose all but its first to the body.
+        guard contents != Data(written.utf8) else { return }
         guard let text = String(data: contents, encoding: .utf8) else {
             // What was typed is not thrown away: it can be fixed and pasted back.
             keepFile = true
@@ -59,17 +71,40 @@ struct EditorSession {
     /// leaves running (an editor's server): Foundation's `Process` learns of
     /// an exit only once every process holding a descriptor it made has
     /// ended, and so waited for those too.
+    ///
+    /// Ctrl-C and Ctrl-\ typed meanwhile reach every process of the
+    /// terminal's foreground group, this one too, while the editor handles
+    /// them (vim running a `:!` command, a GUI editor started from the
+    /// terminal) and goes on: this process ignores them until the shell
+    /// exits, as git does, instead of dying and leaving what the editor
+    /// then saves out of the note. The shell starts with them as this
+    /// process was started with.
     private static func runShell(_ script: String, arguments: [String]) throws -> Int32 {
         var arguments = (["/bin/sh", "-c", script, "sh"] + arguments).map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }
+        let terminalSignals = [SIGINT, SIGQUIT]
+        let startHandlers = terminalSignals.map { signal($0, SIG_IGN) }
+        defer { for (number, handler) in zip(terminalSignals, startHandlers) { signal(number, handler) } }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var setToDefault = sigset_t()
+        sigemptyset(&setToDefault)
+        for (number, handler) in zip(terminalSignals, startHandlers) where !isIgnore(handler) { sigaddset(&setToDefault, number) }
+        posix_spawnattr_setsigdefault(&attributes, &setToDefault)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, &arguments, environ)
+        let spawned = posix_spawn(&pid, "/bin/sh", nil, &attributes, &arguments, environ)
         guard spawned == 0 else { throw CLIError.failure("cannot run /bin/sh: \(String(cString: strerror(spawned)))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw CLIError.failure("cannot wait for the editor: \(String(cString: strerror(errno)))") }
         }
-        let signal = status & 0x7F
-        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+        let endingSignal = status & 0x7F
+        return endingSignal == 0 ? (status >> 8) & 0xFF : 128 + endingSignal
+    }
+
+    private static func isIgnore(_ handler: __sighandler_t?) -> Bool {
+        handler.map { unsafeBitCast($0, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) } ?? false
     }
 }

@@ -13,18 +13,45 @@ struct Output {
     /// Writes `text` and a newline to standard output, its control
     /// characters made harmless (`TerminalText`).
     func print(_ text: String) {
-        FileHandle.standardOutput.write(Data((TerminalText.applyingStyles(TerminalText.safe(text), inColour: isColorEnabled) + "\n").utf8))
+        Self.writeToStandardOutput(TerminalText.applyingStyles(TerminalText.safe(text), inColour: isColorEnabled) + "\n")
     }
 
     /// Writes a JSON value to standard output, exact: its strings escape
     /// every control character.
     func print(json: JSONValue) {
-        FileHandle.standardOutput.write(Data((json.indented + "\n").utf8))
+        Self.writeToStandardOutput(json.indented + "\n")
     }
 
     /// Writes a progress or warning line to standard error.
     func progress(_ text: String) {
-        FileHandle.standardError.write(Data("\(TerminalText.applyingStyles(TerminalText.safe(text), inColour: false))\n".utf8))
+        // A progress line that cannot be written is no reason to stop.
+        _ = Self.write("\(TerminalText.applyingStyles(TerminalText.safe(text), inColour: false))\n", to: STDERR_FILENO)
+    }
+
+    /// Why a write to standard output failed (a full disk, a closed
+    /// descriptor), if one did: the command goes on, as what it did is
+    /// done, and then fails saying so (`QuireTool`), rather than trapping
+    /// (Foundation's `FileHandle.write` does) after a note was made.
+    static var failedWrite: String? { standardOutputFailure.errorNumber.map { String(cString: strerror($0)) } }
+
+    private static let standardOutputFailure = FirstWriteFailure()
+
+    private static func writeToStandardOutput(_ text: String) {
+        if let errorNumber = write(text, to: STDOUT_FILENO) { standardOutputFailure.record(errorNumber) }
+    }
+
+    /// Writes all of `text`; returns errno if that fails.
+    static func write(_ text: String, to descriptor: Int32) -> Int32? {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            guard written >= 0 else {
+                if errno == EINTR { continue }
+                return errno
+            }
+            bytes = bytes.dropFirst(written)
+        }
+        return nil
     }
 
     /// `text` in a colour (an ANSI SGR code) when colour is enabled, as
@@ -35,5 +62,17 @@ struct Output {
 
     enum Style: String {
         case bold = "1", dim = "2", red = "31", green = "32", yellow = "33", cyan = "36"
+    }
+}
+
+/// The errno of the first failed write to a descriptor, kept across threads.
+private final class FirstWriteFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var first: Int32?
+
+    var errorNumber: Int32? { lock.withLock { first } }
+
+    func record(_ errorNumber: Int32) {
+        lock.withLock { if first == nil { first = errorNumber } }
     }
 }
