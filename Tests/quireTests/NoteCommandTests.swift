@@ -32,6 +32,9 @@ import Testing
             #expect(listed.count == 1)
             #expect(listed.first?["title"] as? String == "Shopping")
             #expect(listed.first?["body"] as? String == "milk and eggs")
+            // UPDATED's time, as log --json gives its newest change's.
+            let newest = try #require(try quire.run(["log", id, "--json"]).json() as? [[String: Any]]).first
+            #expect(listed.first?["updated"] as? String == newest?["time"] as? String)
             #expect(try quire.ok(["note", "list"]) == """
                 ID        TITLE     TAGS  PINNED  UPDATED
                 \(id.prefix(8))  Shopping  food          just now
@@ -44,8 +47,13 @@ import Testing
             let refused = try quire.run(["note", "edit", id, "--pin"])
             #expect(refused.status == 1)
             #expect(refused.stderr == "error: note \(id) is removed; `quire note restore \(id)` brings it back\n")
+            #expect(try quire.ok(["note", "rm", id]) == "Note \(id) is already removed; nothing changed.\n")
             #expect(try quire.ok(["note", "restore", id]) == "Restored note \(id).\n")
             #expect(try quire.ok(["note", "show", id]).contains("milk and eggs"))
+            // Neither a second rm nor a second restore wrote a change to sync.
+            let changes = try #require(try quire.run(["log", id, "--json"]).json() as? [Any]).count
+            #expect(try quire.ok(["note", "restore", id]) == "Note \(id) is not removed; nothing changed.\n")
+            #expect(try #require(try quire.run(["log", id, "--json"]).json() as? [Any]).count == changes)
         }
     }
 

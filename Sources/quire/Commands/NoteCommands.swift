@@ -64,18 +64,22 @@ enum NoteCommands {
             }
             let failure = unreadable.isEmpty ? nil : CLIError.failure(
                 "\(unreadable.count) note\(unreadable.count == 1 ? "" : "s") could not be read and \(unreadable.count == 1 ? "is" : "are") not listed")
+            let updated = try notes.map { try store.lastChangeTime($0.id) }
             if invocation.flag("--json") {
-                context.output.print(json: .array(notes.map(\.json)))
+                context.output.print(json: .array(zip(notes, updated).map { note, updated in
+                    guard case .object(var fields) = note.json else { return note.json }
+                    fields["updated"] = updated.map { .string(RelativeTime.isoDate($0)) } ?? .null
+                    return .object(fields)
+                }))
                 if let failure { throw failure }
                 return
             }
             let length = NoteIDs.abbreviationLength(ids)
-            let rows = try notes.map { note in
-                let updated = try store.lastChangeTime(note.id)
-                return [String(note.id.rawValue.prefix(length)),
-                        note.title + (note.removed ? " " + context.output.styled("(removed)", .red) : ""),
-                        note.tags.joined(separator: ", "), note.pinned ? "yes" : "",
-                        RelativeTime.describe(updated)]
+            let rows = zip(notes, updated).map { note, updated in
+                [String(note.id.rawValue.prefix(length)),
+                 note.title + (note.removed ? " " + context.output.styled("(removed)", .red) : ""),
+                 note.tags.joined(separator: ", "), note.pinned ? "yes" : "",
+                 RelativeTime.describe(updated)]
             }
             if notes.isEmpty && failure == nil {
                 context.output.print("No notes. Create one with `quire note new --title TEXT`.")
@@ -259,8 +263,19 @@ enum NoteCommands {
     private static func setRemoved(_ removed: Bool, _ invocation: Invocation) throws {
         try invocation.expectArguments(atMost: 1)
         let (store, id) = try invocation.openStoreAndNote()
-        try store.edit(id) { tx in try tx.put(.root, key: Note.Key.removed, .bool(removed)) }
-        invocation.context.output.print(removed ? "Removed note \(id); `quire note restore \(id)` brings it back." : "Restored note \(id).")
+        // A note already so is left as it is: writing the field again would be a change to sync for nothing.
+        let changed = try store.edit(id) { tx in
+            guard try Note.isRemoved(tx.document) != removed else { return false }
+            try tx.put(.root, key: Note.Key.removed, .bool(removed))
+            return true
+        }
+        let output = invocation.context.output
+        switch (removed, changed) {
+        case (true, true): output.print("Removed note \(id); `quire note restore \(id)` brings it back.")
+        case (true, false): output.print("Note \(id) is already removed; nothing changed.")
+        case (false, true): output.print("Restored note \(id).")
+        case (false, false): output.print("Note \(id) is not removed; nothing changed.")
+        }
     }
 
     static let noteArgument = Command.Argument(name: "ID", help: "The note's id, or any prefix of it that no other note's id starts with.")

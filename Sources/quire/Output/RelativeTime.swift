@@ -33,7 +33,7 @@ enum RelativeTime {
         isoDate(Date(timeIntervalSince1970: Double(milliseconds) / 1000))
     }
 
-    private static func isoDate(_ date: Date) -> String {
+    static func isoDate(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.string(from: date)
