@@ -31,6 +31,23 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
 }
 
 @Suite struct DatabaseTests {
+    @Test func aPathIsAFilesNameEvenWhenSQLiteWouldReadItOtherwise() throws {
+        #expect(databaseError { _ = try Database(path: "") }?.message == "the database path is empty")
+        #expect(databaseError { _ = try Database(path: ":memory:") }?.message.contains("Database.inMemory()") == true)
+        // Not the URI "file:...?mode=memory", which would keep nothing. A
+        // relative name (an absolute one begins with "/"), so in the current
+        // directory: changing it would move every test running beside this one.
+        let name = "file:quire-database-test-\(UUID().uuidString).db?mode=memory"
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: name + suffix) } }
+        do {
+            let db = try Database(path: name)
+            try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY)")
+            db.close()
+        }
+        #expect(FileManager.default.fileExists(atPath: name))
+        #expect(try Database(path: name).query(sql: "SELECT count(*) FROM sqlite_schema WHERE name = 'notes'")[0].int64(0) == 1)
+    }
+
     @Test func writeCommitsWhenTheClosureReturns() throws {
         try withNotesDatabase { db, path throws in
             let id = try db.write { db in

@@ -45,6 +45,13 @@ public final class Database: @unchecked Sendable {
     /// `SQLITE_READONLY`; nothing is set up, so it opens files of any schema
     /// version for inspection.
     public convenience init(path: String, readOnly: Bool = false) throws {
+        // SQLite would open a private temporary or in-memory database for
+        // these names, and the data would vanish when it closes.
+        guard !path.isEmpty, path != ":memory:" else {
+            throw DatabaseError(extendedCode: SQLITE_CANTOPEN,
+                                message: path.isEmpty ? "the database path is empty" : "\":memory:\" is no file; Database.inMemory() opens a database in memory",
+                                file: path)
+        }
         try self.init(
             path: path,
             flags: readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
@@ -73,7 +80,10 @@ public final class Database: @unchecked Sendable {
         // keeps a transaction's statements together; SQLite's guards the calls
         // that can happen outside it, such as a Statement finalized by
         // whichever thread releases it last.
-        let code = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_FULLMUTEX, nil)
+        // A name beginning with "file:" is a URI to a SQLite built to take
+        // them (Debian's is): "./" keeps it the file's name it is here.
+        let name = path.hasPrefix("file:") ? "./" + path : path
+        let code = sqlite3_open_v2(name, &handle, flags | SQLITE_OPEN_FULLMUTEX, nil)
         guard code == SQLITE_OK, let handle else {
             let error = handle.map { DatabaseError(handle: $0, sql: nil) }
                 ?? DatabaseError(extendedCode: code, message: String(cString: sqlite3_errstr(code)))
