@@ -156,6 +156,29 @@ public final class DocumentStore: @unchecked Sendable {
         warningHandler = onWarning
     }
 
+    /// Closes the store: waits for the calls in progress to end (their
+    /// commits written), then closes the SQLite file, drops the documents
+    /// kept in memory and ends the streams of `events(of:)` and
+    /// `allEvents()`. Every later call throws a `DatabaseError` saying the
+    /// database is closed; closing again does nothing. Without it, the file
+    /// closes when the last reference to the store goes.
+    ///
+    /// ```swift
+    /// try store.close()
+    /// try FileManager.default.moveItem(atPath: "notes.quire", toPath: "archive.quire")
+    /// ```
+    ///
+    /// Throws `StoreError.nestedCall` from inside a `read` or `edit`
+    /// closure, whose call would never end.
+    public func close() throws {
+        try locked {
+            while !busy.isEmpty || !queue.isEmpty || isWriting || holdsWriterLock { condition.wait() }
+            cache.removeAll()
+            database.close()
+        }
+        observers.finishAll()
+    }
+
     /// What the SQLite file at `path` is if it holds another program's
     /// tables; nil for a store, an empty or missing file, or one that does
     /// not open read-only (opening it for use then says why).

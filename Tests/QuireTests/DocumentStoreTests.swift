@@ -145,6 +145,29 @@ import QuireStore
         }
     }
 
+    @Test func aClosedStoreHasWrittenEverythingAndRefusesLaterCalls() async throws {
+        let events = try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let store = try DocumentStore(path: path)
+            try store.create(id: "note")
+            let events = store.events(of: "note")
+            #expect(throws: StoreError.nestedCall) { try store.read("note") { _ in try store.close() } }
+            try store.edit("note") { tx in try tx.put(.root, key: "title", .string("Groceries")) }
+            try store.close()
+            try store.close()
+            let refused = #expect(throws: DatabaseError.self) { try store.read("note") { _ in } }
+            #expect(refused?.message.contains("the database is closed") == true)
+            #expect(throws: DatabaseError.self) { try store.createDocument() }
+            let reopened = try DocumentStore(path: path)
+            #expect(try reopened.read("note") { try $0.get(.root, key: "title") } == .scalar(.string("Groceries")))
+            return events
+        }
+        // The one edit's event came, then the stream ended.
+        var received = 0
+        for await _ in events { received += 1 }
+        #expect(received == 1)
+    }
+
     @Test func aThrowingEditSavesNothing() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"

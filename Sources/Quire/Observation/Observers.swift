@@ -48,9 +48,11 @@ final class Observers: Sendable {
         for continuation in targets { continuation.yield(event) }
     }
 
-    /// Ends every stream when the store goes away, so that no consumer
-    /// waits for an event that can no longer come.
-    deinit {
+    /// Ends every stream, so that no consumer waits for an event that can
+    /// no longer come: the store was closed or went away.
+    func finishAll() {
         for observer in observers.withLock({ $0.byToken.values }) { observer.continuation.finish() }
     }
+
+    deinit { finishAll() }
 }
