@@ -6,7 +6,8 @@ import Testing
 
 /// Peer-to-peer sync through a pipe (`quire serve --stdio`) at scale, and
 /// what a hostile or broken peer on the other end of the pipe can do.
-@Suite struct PipeSyncTests {
+// Serialized: several of the tests block a thread that runs tasks.
+@Suite(.serialized) struct PipeSyncTests {
     /// A push of many documents to a peer costs one transaction (one disk
     /// sync), not one per document.
     @Test func aPeerAppliesAPushOfManyDocumentsInOneTransaction() async throws {
@@ -49,6 +50,126 @@ import Testing
         #expect(try SyncMessage.decode(answer) == .failure(SyncFailure(status: 400, "a change of document b does not apply: "
             + "change 1@0000000000000007 is invalid: it edits object 4@0000000000000009, which does not exist")))
         #expect(try peer.versionVectors() == writer.versionVectors())
+    }
+
+    /// A request over the frame limit is read and dropped and answered
+    /// with a 413 failure naming the limit, as the HTTP server answers a
+    /// body over its own; the session goes on with the next request.
+    @Test func anOversizedRequestIsAnsweredWith413AndTheSessionGoesOn() async throws {
+        let requests = Pipe(), answers = Pipe()
+        // The client's side on a thread of its own: serving blocks one of the tasks' threads, which may be all there are.
+        let client = Task { try await onThread { () throws -> [SyncMessage] in
+            let oversized = StdioFraming.maxFrameBytes + 1
+            var frame = [UInt8](repeating: 0, count: 4 + oversized)
+            for index in 0..<4 { frame[index] = UInt8(truncatingIfNeeded: oversized >> (8 * index)) }
+            try requests.fileHandleForWriting.write(contentsOf: frame)
+            let refusal = try StdioFraming.read(from: answers.fileHandleForReading) ?? []
+            try StdioFraming.write(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), to: requests.fileHandleForWriting)
+            let answer = try StdioFraming.read(from: answers.fileHandleForReading) ?? []
+            try requests.fileHandleForWriting.close()
+            return try [SyncMessage.decode(refusal), SyncMessage.decode(answer)]
+        } }
+        do {
+            try await StdioFraming.serve(PeerSyncService(store: try DocumentStore.inMemory()),
+                                         input: requests.fileHandleForReading, output: answers.fileHandleForWriting)
+        } catch {
+            // Without an answer, or its request taken, the client would wait for ever.
+            signal(SIGPIPE, SIG_IGN)
+            try answers.fileHandleForWriting.close()
+            try requests.fileHandleForReading.close()
+            throw error
+        }
+        let messages = try await client.value
+        #expect(messages.first == .failure(SyncFailure(status: 413, "a frame of 67108865 bytes, above the limit of 67108864 bytes (64 MiB)")))
+        guard case .response = messages.last else { Issue.record("not a response: \(messages)"); return }
+    }
+
+    /// A client that stops inside a request ends the session once it has
+    /// been silent for the timeout, instead of holding the peer for ever.
+    @Test func aClientStoppingInsideARequestEndsTheSession() async throws {
+        let requests = Pipe(), answers = Pipe()
+        try requests.fileHandleForWriting.write(contentsOf: [100, 0, 0, 0, 1, 2, 3])
+        await #expect(throws: StdioFraming.StreamError.silent(seconds: 0.5)) {
+            try await StdioFraming.serve(PeerSyncService(store: try DocumentStore.inMemory()), input: requests.fileHandleForReading,
+                                         output: answers.fileHandleForWriting, timeout: 0.5)
+        }
+    }
+
+    /// A peer that trickles its answer, a byte now and then but never
+    /// silent for the timeout, fails the exchange once it falls behind
+    /// the slowest pace a frame may keep.
+    @Test func aPeerTricklingItsAnswerTimesOut() async throws {
+        // A frame of 1,000 bytes claimed, then ten bytes a second.
+        let command = "printf '\\350\\003\\000\\000'; while :; do printf x; sleep 0.1; done"
+        let transport = try StdioSyncTransport(command: command, timeout: 0.5)
+        defer { transport.close() }
+        let outcome = await finishing(within: 60) { () async -> SyncError? in
+            do throws(SyncError) { _ = try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0) } catch {
+                return error
+            }
+            return nil
+        }
+        guard case .unreachable(let reason)?? = outcome else { Issue.record("\(String(describing: outcome))"); return }
+        #expect(reason.hasPrefix("the command \"\(command)\" failed: only "))
+        #expect(reason.contains(" bytes of a frame of 1004 went through in "))
+    }
+
+    /// Closing the transport while an exchange waits for its answer ends
+    /// the exchange at once, with an error saying so, rather than after
+    /// the timeout.
+    @Test func closingTheTransportEndsAnExchangeInProgress() async throws {
+        let transport = try StdioSyncTransport(command: "sleep 600", timeout: 600)
+        let closed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { transport.close(); closed.signal() }
+        let outcome = await finishing(within: 60) { () async -> SyncError? in
+            do throws(SyncError) {
+                _ = try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0)
+            } catch {
+                return error
+            }
+            return nil
+        }
+        #expect(outcome == .some(.unreachable("the transport to the command \"sleep 600\" was closed during the sync")))
+        #expect(closed.wait(timeout: .now() + 60) == .success)
+        await #expect(throws: SyncError.unreachable("the transport to the command \"sleep 600\" was closed during the sync")) {
+            try await transport.exchange([], longPollSeconds: 0)
+        }
+    }
+}
+
+/// What `body` returns, or nil if it has not finished within `seconds`
+/// (it is left running): a test of something that used to hang fails
+/// instead of hanging.
+func finishing<T: Sendable>(within seconds: Double, _ body: @escaping @Sendable () async -> T) async -> T? {
+    await withCheckedContinuation { continuation in
+        let once = ResumingOnce(continuation)
+        Task.detached { once.resume(returning: await body()) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { once.resume(returning: nil) }
+    }
+}
+
+/// What `body` returns, run on a thread of its own rather than one of the
+/// few that run tasks: for blocking reads and writes.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// Resumes a continuation with the first value it is given.
+private final class ResumingOnce<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T?, Never>?
+
+    init(_ continuation: CheckedContinuation<T?, Never>) {
+        self.continuation = continuation
+    }
+
+    func resume(returning value: T?) {
+        lock.withLock {
+            continuation?.resume(returning: value)
+            continuation = nil
+        }
     }
 }
 
