@@ -52,6 +52,54 @@ import Testing
         #expect(try peer.versionVectors() == writer.versionVectors())
     }
 
+    /// `sent` counts the changes the peer lacked: what a peer holds may
+    /// have grown since it last answered (another store synced with it,
+    /// under another name), and a change it got that way is neither sent
+    /// again nor counted.
+    @Test func changesAPeerGotThroughAnotherStoreAreNotCountedAsSent() async throws {
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        try alice.create(id: "old")
+        try write(alice, "old", "k", 1)
+        let aliceToBob = SyncClient(store: alice, peer: "via:bob", transport: FaultyTransport.sound(PeerSyncService(store: bob)))
+        #expect(try await aliceToBob.sync().sent == 1)
+        // A new note and an edit of one bob acknowledged, which bob then pulls under another name.
+        try alice.create(id: "new")
+        try write(alice, "new", "k", 1)
+        try write(alice, "old", "k", 2)
+        let pulled = try await SyncClient(store: bob, peer: "via:alice", transport: FaultyTransport.sound(PeerSyncService(store: alice))).sync()
+        #expect(pulled.received == 2)
+        let recorder = RecordingTransport(inner: FaultyTransport.sound(PeerSyncService(store: bob)))
+        let report = try await SyncClient(store: alice, peer: "via:bob", transport: recorder).sync()
+        #expect(report.sent == 0)
+        #expect(recorder.requests.allSatisfy { $0.documents.allSatisfy(\.bundles.isEmpty) })
+        try write(alice, "new", "k", 2)
+        #expect(try await aliceToBob.sync().sent == 1)
+    }
+
+    /// After a refused push of several documents, those the peer stored
+    /// anyway (all but the refused one) are counted as sent, once.
+    @Test func documentsAPeerStoredFromARefusedPushAreCountedOnce() async throws {
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        for id: DocumentID in ["a", "b", "c"] {
+            try alice.create(id: id)
+            try write(alice, id, "k", 1)
+        }
+        // Changes of b whose Lamport values each lie as far beyond the one before as a store takes:
+        // alice took them one at a time, and bob refuses them as one push (400).
+        let writer = ReplicaID(5)
+        for counter: UInt64 in [1, 2] {
+            let change = Change(id: OpID(replica: writer, counter: counter), lamport: counter << 32,
+                                parents: counter == 1 ? [] : [OpID(replica: writer, counter: 1)],
+                                operations: [.put(object: .root, key: "far", value: .scalar(.int(Int64(counter))),
+                                                  pred: counter == 1 ? [] : [OpID(replica: writer, counter: 1)])])
+            try alice.apply("b", [change])
+        }
+        let report = try await SyncClient(store: alice, peer: "via:bob", transport: FaultyTransport.sound(PeerSyncService(store: bob))).sync()
+        #expect(Set(report.rejected.map(\.document)) == ["b"])
+        #expect(report.sent == 2)
+        #expect(try bob.versionVectors()["a"] == alice.versionVector("a") && bob.versionVectors()["c"] == alice.versionVector("c"))
+    }
+
     /// A request over the frame limit is read and dropped and answered
     /// with a 413 failure naming the limit, as the HTTP server answers a
     /// body over its own; the session goes on with the next request.
