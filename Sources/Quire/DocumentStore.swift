@@ -401,7 +401,7 @@ public final class DocumentStore: @unchecked Sendable {
     ///     try store.apply(id, changes)
     @discardableResult
     public func apply(_ id: DocumentID, _ changes: [Change]) throws -> Int {
-        try apply([(id, [.changes(changes)])], creatingMissing: false, limits: .default)
+        try apply([(id, [.changes(changes)])], creatingMissing: false, refusingEach: false, limits: .default).applied
     }
 
     /// Applies change bundles (`ChangeEncoding`) received from a peer for
@@ -419,7 +419,21 @@ public final class DocumentStore: @unchecked Sendable {
     /// - Returns: how many changes were applied.
     @discardableResult
     public func apply(bundles documents: [(id: DocumentID, bundles: [[UInt8]])], limits: DecodingLimits = .default) throws -> Int {
-        try apply(documents.map { ($0.id, $0.bundles.map(Received.bundle)) }, creatingMissing: true, limits: limits)
+        try apply(documents.map { ($0.id, $0.bundles.map(Received.bundle)) }, creatingMissing: true, refusingEach: false, limits: limits).applied
+    }
+
+    /// Applies change bundles for several documents as `apply(bundles:)`
+    /// does, in one SQLite transaction, but each document all or nothing on
+    /// its own: one whose changes do not decode (`DecodingError`) or do not
+    /// apply (`DocumentError`) is left as it was (a missing one is not
+    /// created) and returned with the error, and the others are saved. For
+    /// a peer's push of many documents, of which one may be refused.
+    ///
+    /// - Returns: how many changes were applied, and the refused documents
+    ///   in the order given.
+    public func applyEach(bundles documents: [(id: DocumentID, bundles: [[UInt8]])], limits: DecodingLimits = .default)
+        throws -> (applied: Int, refused: [(id: DocumentID, error: any Error)]) {
+        try apply(documents.map { ($0.id, $0.bundles.map(Received.bundle)) }, creatingMissing: true, refusingEach: true, limits: limits)
     }
 
     /// Remote changes as they reach `apply`: decoded, or a bundle as it came.
@@ -428,7 +442,10 @@ public final class DocumentStore: @unchecked Sendable {
         case bundle([UInt8])
     }
 
-    private func apply(_ documents: [(id: DocumentID, pieces: [Received])], creatingMissing: Bool, limits: DecodingLimits) throws -> Int {
+    /// With `refusingEach`, a document whose changes do not decode or apply
+    /// is left out and returned with why; without, it fails the whole call.
+    private func apply(_ documents: [(id: DocumentID, pieces: [Received])], creatingMissing: Bool, refusingEach: Bool,
+                       limits: DecodingLimits) throws -> (applied: Int, refused: [(id: DocumentID, error: any Error)]) {
         // One entry per document: taking a document twice would wait for itself.
         // Found by a dictionary: a page of a sync may hold many thousands.
         var merged: [(id: DocumentID, pieces: [Received])] = []
@@ -444,6 +461,7 @@ public final class DocumentStore: @unchecked Sendable {
             // next would deadlock with an apply taking them in the other order.
             while merged.contains(where: { busy.contains($0.id) }) { condition.wait() }
             var commits: [QueuedCommit] = []
+            var refused: [(id: DocumentID, error: any Error)] = []
             var applied = 0
             do {
                 for (id, pieces) in merged {
@@ -452,11 +470,15 @@ public final class DocumentStore: @unchecked Sendable {
                         : try takeIdle(id, fromFile: isRetry)
                     if isNew { busy.insert(id) }
                     let (logged, parked): ([LogPiece], [Change])
-                    do { (logged, parked) = try applyInMemory(pieces, to: &entry, id, limits: limits, applied: &applied) } catch {
+                    var appliedHere = 0
+                    do { (logged, parked) = try applyInMemory(pieces, to: &entry, id, limits: limits, applied: &appliedHere) } catch {
                         // `entry` may be half-applied: drop it, to be reloaded from disk.
                         release(id, nil)
-                        throw error
+                        guard refusingEach, error is DecodingError || error is DocumentError else { throw error }
+                        refused.append((id, error))
+                        continue
                     }
+                    applied += appliedHere
                     commits.append(QueuedCommit(id: id, entry: entry, newChanges: logged, isLocal: false, parked: parked, isNew: isNew))
                 }
             } catch {
@@ -465,7 +487,7 @@ public final class DocumentStore: @unchecked Sendable {
                 throw error
             }
             try commit(commits)
-            return applied
+            return (applied, refused)
         } }
     }
 

@@ -214,6 +214,19 @@ import Testing
         }
     }
 
+    /// `--timeout` bounds a stdio session's stalls; the HTTP server has its own.
+    @Test func serveTakesATimeoutWithStdioOnly() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            let listening = try runner.run(["serve", "--listen", "127.0.0.1:0", "--timeout", "5"])
+            #expect(listening.status == 64)
+            #expect(listening.stderr.hasPrefix("error: --timeout is for --stdio\nusage: quire serve"))
+            let zero = try runner.run(["serve", "--stdio", "--timeout", "0"])
+            #expect(zero.status == 64)
+            #expect(zero.stderr.hasPrefix("error: --timeout must be 1 second or more\nusage: quire serve"))
+        }
+    }
+
     @Test func syncViaRefusesAToken() throws {
         try withRunner { runner in
             try runner.ok(["init"])

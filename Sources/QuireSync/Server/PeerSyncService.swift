@@ -22,6 +22,9 @@ public struct PeerSyncService: SyncService {
     /// The most documents an answer names: the client refuses a message
     /// of more.
     public var maxDocuments = SyncMessage.Limits().maxDocuments
+    /// The pushed documents applied in one transaction (one disk sync),
+    /// all held in memory until it commits; a push of more takes several.
+    public var documentsPerTransaction = 10_000
 
     public init(store: DocumentStore) {
         self.store = store
@@ -29,16 +32,26 @@ public struct PeerSyncService: SyncService {
 
     public func respond(to request: SyncRequest, access: Access) async throws(SyncFailure) -> SyncResponse {
         do {
-            for document in request.documents where !document.bundles.isEmpty {
-                guard access.mayWrite(document.id) else { throw SyncFailure(status: 403, "this peer may not write \(document.id)") }
-                // One transaction creates a missing document with its changes:
-                // a refused push leaves no empty document behind.
-                do { try store.apply(bundles: [(document.id, document.bundles)]) } catch let error as DecodingError {
-                    throw SyncFailure(undecodable: error, in: document.id)
-                } catch let error as DocumentError {
-                    throw SyncFailure(refusing: error, in: document.id)
+            let pushed = request.documents.filter { !$0.bundles.isEmpty }
+            if let forbidden = pushed.first(where: { !access.mayWrite($0.id) }) {
+                throw SyncFailure(status: 403, "this peer may not write \(forbidden.id)")
+            }
+            // Many documents a transaction, each all or nothing: a refused one
+            // leaves nothing, not even an empty document, and the others are
+            // stored all the same. The first refused is the answer.
+            var refusal: SyncFailure?
+            let perTransaction = max(1, documentsPerTransaction)
+            for start in stride(from: 0, to: pushed.count, by: perTransaction) {
+                let part = pushed[start..<min(start + perTransaction, pushed.count)]
+                for (id, error) in try store.applyEach(bundles: part.map { ($0.id, $0.bundles) }).refused where refusal == nil {
+                    refusal = switch error {
+                    case let error as DecodingError: SyncFailure(undecodable: error, in: id)
+                    case let error as DocumentError: SyncFailure(refusing: error, in: id)
+                    default: SyncFailure(status: 500, "the peer's store failed: \(error)")
+                    }
                 }
             }
+            if let refusal { throw refusal }
             var known: [DocumentID: VersionVector] = [:]
             for document in request.documents { known[document.id] = document.version }
             var response = SyncResponse(cursor: SyncCursor(logID: store.replicaID.rawValue, seq: 0), documents: [])

@@ -6,19 +6,25 @@ import Synchronization
 /// `ssh host quire --store notes.quire serve --stdio`. The command runs
 /// through `/bin/sh -c` once, for the whole session; its standard error
 /// passes through to ours. A command that goes silent for `timeout`
-/// seconds while an answer is due (or takes no input for that long) fails
-/// the exchange and is stopped.
+/// seconds while an answer is due (or takes no input for that long), or
+/// that trickles a frame slower than `StdioFraming` allows, fails the
+/// exchange and is stopped.
 ///
 ///     let transport = try StdioSyncTransport(command: "quire --store other.quire serve --stdio")
 ///     defer { transport.close() }
 public final class StdioSyncTransport: SyncTransport {
     public let command: String
     /// Seconds the command may go without taking or sending a byte while a
-    /// request is written or its answer read, beyond a long-poll wait.
+    /// request is written or its answer read, beyond a long-poll wait; a
+    /// frame may take that long and a second per
+    /// `StdioFraming.minimumBytesPerSecond` bytes.
     public let timeout: TimeInterval
     private let process: Mutex<Process?>
     private let toPeer: FileHandle
     private let fromPeer: FileHandle
+    /// Written to by `close()`, to end an exchange's wait at once.
+    private let interrupt: Pipe
+    private let isClosed = Atomic(false)
 
     public init(command: String, timeout: TimeInterval = 30) throws {
         // A peer that dies would otherwise kill us with SIGPIPE at the next
@@ -35,21 +41,25 @@ public final class StdioSyncTransport: SyncTransport {
         try process.run()
         toPeer = input.fileHandleForWriting
         fromPeer = output.fileHandleForReading
+        interrupt = Pipe()
         self.process = Mutex(process)
     }
 
     public func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
         // One request at a time: the answers come back in order on one stream.
         let outcome: Result<[UInt8]?, any Error> = process.withLock { process in
+            guard !isClosed.load(ordering: .sequentiallyConsistent) else { return .failure(StdioFraming.StreamError.interrupted) }
             guard let running = process else { return .success(nil) }
+            let interrupt = interrupt.fileHandleForReading.fileDescriptor
             do {
                 do {
-                    try StdioFraming.write(request, to: toPeer, idleTimeout: timeout)
+                    try StdioFraming.write(request, to: toPeer, timeout: timeout, interrupt: interrupt)
                 } catch StdioFraming.StreamError.system(_, EPIPE) {
                     // The command stopped reading (it ended, say): what it
                     // wrote before, if anything, is still to be read and tells why.
                 }
-                return .success(try StdioFraming.read(from: fromPeer, idleTimeout: timeout + longPollSeconds))
+                return .success(try StdioFraming.read(from: fromPeer, timeout: timeout, firstByteWithin: timeout + longPollSeconds,
+                                                      interrupt: interrupt))
             } catch {
                 if error is StdioFraming.StreamError {
                     // A silent command is stopped, and not waited for: it may ignore SIGTERM.
@@ -62,6 +72,8 @@ public final class StdioSyncTransport: SyncTransport {
         switch outcome {
         case .success(let answer?): return answer
         case .success(nil): throw .unreachable("the command \"\(command)\" ended without answering")
+        case .failure(StdioFraming.StreamError.interrupted):
+            throw .unreachable("the transport to the command \"\(command)\" was closed during the sync")
         // Bytes came, but not in frames: a shell's greeting, a program that is not `quire serve --stdio`.
         case .failure(let failure as SyncFailure):
             throw .protocolViolation("the command \"\(command)\" answered with something that is not a sync message (\(failure.message))")
@@ -83,13 +95,17 @@ public final class StdioSyncTransport: SyncTransport {
         for pid in tree { kill(pid, SIGTERM) }
     }
 
-    /// Closes the command's input and output, so that it ends, and waits
+    /// Ends an exchange in progress at once (it fails as unreachable,
+    /// saying the transport was closed, and its command is stopped), then
+    /// closes the command's input and output, so that it ends, and waits
     /// for it, `timeout` seconds at most: a command still running then is
     /// stopped with what it started, and not waited for, as it may ignore
     /// SIGTERM. Its output is closed too: a command that ignores its input
     /// and keeps writing (its answer refused as too large) would otherwise
-    /// fill the pipe and block.
+    /// fill the pipe and block. Later exchanges fail the same way.
     public func close() {
+        guard !isClosed.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        try? interrupt.fileHandleForWriting.write(contentsOf: [1])
         process.withLock { process in
             try? toPeer.close()
             try? fromPeer.close()

@@ -132,6 +132,13 @@ public struct SyncClient: Sendable {
         var serverVersions: [DocumentID: VersionVector] = [:]
         /// The changes the current request pushes.
         var pushed: [DocumentID: [Change]] = [:]
+        /// The changes pushed in this sync that no answer has shown the
+        /// server holding yet, by the id of their last operation: each is
+        /// counted in `sent` when one does, once, though pushed again (a
+        /// peer stores the documents of a refused push but the refused one).
+        var unconfirmed: [DocumentID: Set<OpID>] = [:]
+        /// The documents an answer of this sync has stated the version of.
+        var answered: Set<DocumentID> = []
         /// After a refused push of several documents, push one document a
         /// request, so that the next refusal names the guilty one.
         var oneDocumentPerPush = false
@@ -192,11 +199,15 @@ public struct SyncClient: Sendable {
             let known = session.serverVersions[id]
             let theirs = known ?? VersionVector()
             var push: [Change] = []
-            // Without a cursor (no sync with this peer yet, or its log was
-            // replaced) what it holds of a document is unknown until it
-            // answers: it may hold all of it already (from a sync the other
-            // way), which sending would only count and carry again.
-            let mayPush = (known != nil || storedCursor != nil) && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
+            // What a server holds of a document is known from its
+            // acknowledgement when its cursor covers rows: its log is the one
+            // they came from. A peer's (a cursor at seq 0), or any without a
+            // cursor (no sync yet, or its log was replaced), may hold more
+            // than it acknowledged, got from another store (a sync the other
+            // way, under another name): sending that would carry it again and
+            // count it, so a document is pushed once an answer of this sync
+            // has stated what the peer holds of it.
+            let mayPush = (coversRows || session.answered.contains(id)) && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
                 && !session.unanswered.contains(id) && session.report.damaged[id] == nil
             if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
                 // Blocked changes are skipped, so with any the count is not known ahead.
@@ -215,7 +226,10 @@ public struct SyncClient: Sendable {
                     budget.bytes -= size
                 }
             }
-            if !push.isEmpty { session.pushed[id] = push }
+            if !push.isEmpty {
+                session.pushed[id] = push
+                session.unconfirmed[id, default: []].formUnion(push.map(\.lastID))
+            }
             documents.append(SyncDocument(id: id, version: mine, changes: push))
         }
         return SyncRequest(cursor: session.pass?.cursor ?? storedCursor, waitMilliseconds: waitMilliseconds, documents: documents, range: range)
@@ -263,10 +277,18 @@ public struct SyncClient: Sendable {
             answered.insert(document.id)
             if versions[document.id] != nil { acknowledged[document.id] = document.version }
             session.serverVersions[document.id] = document.version
+            if let pushed = session.unconfirmed[document.id] {
+                let held = pushed.filter { document.version.contains($0) }
+                session.report.sent += held.count
+                session.unconfirmed[document.id] = pushed.subtracting(held)
+            }
         }
-        for (id, changes) in session.pushed {
-            let version = session.serverVersions[id] ?? VersionVector()
-            session.report.sent += changes.filter { version.contains($0.lastID) }.count
+        session.answered.formUnion(answered)
+        // The last page of an answer from the start of the log (no cursor, or
+        // a reset) has sent every row of its range the stated versions lack:
+        // a document of the range it leaves out, the server lacks.
+        if let request = session.lastRequest, !response.more, response.cursorReset || (request.cursor?.seq ?? 0) == 0 {
+            session.answered.formUnion(versions.keys.filter { request.range.contains($0) })
         }
         // A document the request names and the answer leaves out, this token may not read.
         for document in session.lastRequest?.documents ?? [] where !answered.contains(document.id) {
@@ -324,6 +346,7 @@ public struct SyncClient: Sendable {
             return
         }
         for (id, changes) in session.pushed {
+            session.unconfirmed[id]?.subtract(changes.map(\.lastID))
             try store.rejectChanges(changes, of: id, peer: peer, status: failure.status, reason: failure.message)
             progress("the server refused \(changes.count) change(s) of document \(id): \(failure.status) \(failure.message)")
         }

@@ -8,13 +8,14 @@ enum SyncCommands {
     static let serve = Command(
         name: "serve",
         summary: "Run a sync server on its own store, or answer one sync session on stdin/stdout.",
-        usage: ["--listen ADDRESS:PORT [--tokens FILE] [--rate-limit N] [--connections-per-address N]", "--stdio"],
+        usage: ["--listen ADDRESS:PORT [--tokens FILE] [--rate-limit N] [--connections-per-address N]", "--stdio [--timeout SECONDS]"],
         options: [
             Option(name: "--listen", values: ["ADDRESS:PORT"], help: "Serve HTTP there (a numeric address; port 0 picks a free one)."),
             Option(name: "--tokens", values: ["FILE"], help: "Bearer tokens: `TOKEN rw|ro [DOCUMENT...]` a line. Without it, anyone may do anything."),
             Option(name: "--rate-limit", values: ["N"], help: "Requests per second allowed per token (default 50, bursts of twice that)."),
             Option(name: "--connections-per-address", values: ["N"], help: "Connections one client address may hold at once (default 16 of 64; 0 for no limit, behind a reverse proxy)."),
             Option(name: "--stdio", help: "Speak the sync protocol on stdin/stdout with the store (--store) as the peer."),
+            Option(name: "--timeout", values: ["SECONDS"], help: "With --stdio: end the session when a request under way, or an answer, stalls that long (default 30)."),
         ],
         examples: [
             "quire --store server.db serve --listen 127.0.0.1:8080 --tokens tokens.txt",
@@ -28,10 +29,16 @@ enum SyncCommands {
                 if let httpOption = ["--listen", "--tokens", "--rate-limit", "--connections-per-address"].first(where: invocation.flag) {
                     throw invocation.usageError("--stdio and \(httpOption) exclude each other")
                 }
+                let timeout = try invocation.value("--timeout").map { try Double(invocation.integer($0, "--timeout")) } ?? 30
+                guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
                 let store = try context.openStore()
-                try runBlocking { try await StdioFraming.serve(PeerSyncService(store: store)) }
+                do { try runBlocking { try await StdioFraming.serve(PeerSyncService(store: store), timeout: timeout) } } catch {
+                    // What was stored stays: each request's push was committed before its answer.
+                    throw CLIError.failure("the sync session on standard input ended: \(error)")
+                }
                 return
             }
+            guard !invocation.flag("--timeout") else { throw invocation.usageError("--timeout is for --stdio") }
             guard let listen = invocation.value("--listen") else { throw invocation.usageError("serve needs --listen ADDRESS:PORT or --stdio") }
             guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
                 throw invocation.usageError("--listen needs ADDRESS:PORT, such as 127.0.0.1:8080, not \"\(listen)\"")

@@ -1,0 +1,239 @@
+import Foundation
+import QuireTestSupport
+import Quire
+import QuireSync
+import Testing
+
+/// Peer-to-peer sync through a pipe (`quire serve --stdio`) at scale, and
+/// what a hostile or broken peer on the other end of the pipe can do.
+// Serialized: several of the tests block a thread that runs tasks.
+@Suite(.serialized) struct PipeSyncTests {
+    /// A push of many documents to a peer costs one transaction (one disk
+    /// sync), not one per document.
+    @Test func aPeerAppliesAPushOfManyDocumentsInOneTransaction() async throws {
+        let directory = NSTemporaryDirectory() + "quire-pipe-sync-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let writer = try DocumentStore.inMemory()
+        for index in 0..<40 {
+            let id = DocumentID(rawValue: "note-\(index)")!
+            try writer.create(id: id)
+            try write(writer, id, "k", Int64(index))
+        }
+        let path = directory + "/peer.quire"
+        let peer = try DocumentStore(path: path)
+        let before = committedTransactions(inLogOf: path)
+        let report = try await SyncClient(store: writer, peer: "via:peer", transport: FaultyTransport.sound(PeerSyncService(store: peer))).sync()
+        #expect(report.sent == 40)
+        #expect(committedTransactions(inLogOf: path) - before == 1)
+        #expect(try peer.versionVectors() == writer.versionVectors())
+    }
+
+    /// A refused document of a push leaves nothing (not even an empty
+    /// document), the others are stored, and the answer names it.
+    @Test func aPeerRefusingOneDocumentOfAPushStoresTheOthers() async throws {
+        let writer = try DocumentStore.inMemory()
+        for id: DocumentID in ["a", "c"] {
+            try writer.create(id: id)
+            try write(writer, id, "k", 1)
+        }
+        let unknownObject = ObjectID(OpID(replica: ReplicaID(9), counter: 4))
+        let invalid = Change(id: OpID(replica: ReplicaID(7), counter: 1), lamport: 1, parents: [],
+                             operations: [.put(object: unknownObject, key: "k", value: .scalar(.int(1)), pred: [])])
+        let request = SyncRequest(cursor: nil, documents: [
+            SyncDocument(id: "a", version: [:], changes: try writer.changes("a")),
+            SyncDocument(id: "b", version: [:], changes: [invalid]),
+            SyncDocument(id: "c", version: [:], changes: try writer.changes("c")),
+        ])
+        let peer = try DocumentStore.inMemory()
+        let answer = await PeerSyncService(store: peer).respond(toMessage: SyncMessage.request(request).encoded(), access: .unrestricted)
+        #expect(try SyncMessage.decode(answer) == .failure(SyncFailure(status: 400, "a change of document b does not apply: "
+            + "change 1@0000000000000007 is invalid: it edits object 4@0000000000000009, which does not exist")))
+        #expect(try peer.versionVectors() == writer.versionVectors())
+    }
+
+    /// `sent` counts the changes the peer lacked: what a peer holds may
+    /// have grown since it last answered (another store synced with it,
+    /// under another name), and a change it got that way is neither sent
+    /// again nor counted.
+    @Test func changesAPeerGotThroughAnotherStoreAreNotCountedAsSent() async throws {
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        try alice.create(id: "old")
+        try write(alice, "old", "k", 1)
+        let aliceToBob = SyncClient(store: alice, peer: "via:bob", transport: FaultyTransport.sound(PeerSyncService(store: bob)))
+        #expect(try await aliceToBob.sync().sent == 1)
+        // A new note and an edit of one bob acknowledged, which bob then pulls under another name.
+        try alice.create(id: "new")
+        try write(alice, "new", "k", 1)
+        try write(alice, "old", "k", 2)
+        let pulled = try await SyncClient(store: bob, peer: "via:alice", transport: FaultyTransport.sound(PeerSyncService(store: alice))).sync()
+        #expect(pulled.received == 2)
+        let recorder = RecordingTransport(inner: FaultyTransport.sound(PeerSyncService(store: bob)))
+        let report = try await SyncClient(store: alice, peer: "via:bob", transport: recorder).sync()
+        #expect(report.sent == 0)
+        #expect(recorder.requests.allSatisfy { $0.documents.allSatisfy(\.bundles.isEmpty) })
+        try write(alice, "new", "k", 2)
+        #expect(try await aliceToBob.sync().sent == 1)
+    }
+
+    /// After a refused push of several documents, those the peer stored
+    /// anyway (all but the refused one) are counted as sent, once.
+    @Test func documentsAPeerStoredFromARefusedPushAreCountedOnce() async throws {
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        for id: DocumentID in ["a", "b", "c"] {
+            try alice.create(id: id)
+            try write(alice, id, "k", 1)
+        }
+        // Changes of b whose Lamport values each lie as far beyond the one before as a store takes:
+        // alice took them one at a time, and bob refuses them as one push (400).
+        let writer = ReplicaID(5)
+        for counter: UInt64 in [1, 2] {
+            let change = Change(id: OpID(replica: writer, counter: counter), lamport: counter << 32,
+                                parents: counter == 1 ? [] : [OpID(replica: writer, counter: 1)],
+                                operations: [.put(object: .root, key: "far", value: .scalar(.int(Int64(counter))),
+                                                  pred: counter == 1 ? [] : [OpID(replica: writer, counter: 1)])])
+            try alice.apply("b", [change])
+        }
+        let report = try await SyncClient(store: alice, peer: "via:bob", transport: FaultyTransport.sound(PeerSyncService(store: bob))).sync()
+        #expect(Set(report.rejected.map(\.document)) == ["b"])
+        #expect(report.sent == 2)
+        #expect(try bob.versionVectors()["a"] == alice.versionVector("a") && bob.versionVectors()["c"] == alice.versionVector("c"))
+    }
+
+    /// A request over the frame limit is read and dropped and answered
+    /// with a 413 failure naming the limit, as the HTTP server answers a
+    /// body over its own; the session goes on with the next request.
+    @Test func anOversizedRequestIsAnsweredWith413AndTheSessionGoesOn() async throws {
+        let requests = Pipe(), answers = Pipe()
+        // The client's side on a thread of its own: serving blocks one of the tasks' threads, which may be all there are.
+        let client = Task { try await onThread { () throws -> [SyncMessage] in
+            let oversized = StdioFraming.maxFrameBytes + 1
+            var frame = [UInt8](repeating: 0, count: 4 + oversized)
+            for index in 0..<4 { frame[index] = UInt8(truncatingIfNeeded: oversized >> (8 * index)) }
+            try requests.fileHandleForWriting.write(contentsOf: frame)
+            let refusal = try StdioFraming.read(from: answers.fileHandleForReading) ?? []
+            try StdioFraming.write(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), to: requests.fileHandleForWriting)
+            let answer = try StdioFraming.read(from: answers.fileHandleForReading) ?? []
+            try requests.fileHandleForWriting.close()
+            return try [SyncMessage.decode(refusal), SyncMessage.decode(answer)]
+        } }
+        do {
+            try await StdioFraming.serve(PeerSyncService(store: try DocumentStore.inMemory()),
+                                         input: requests.fileHandleForReading, output: answers.fileHandleForWriting)
+        } catch {
+            // Without an answer, or its request taken, the client would wait for ever.
+            signal(SIGPIPE, SIG_IGN)
+            try answers.fileHandleForWriting.close()
+            try requests.fileHandleForReading.close()
+            throw error
+        }
+        let messages = try await client.value
+        #expect(messages.first == .failure(SyncFailure(status: 413, "a frame of 67108865 bytes, above the limit of 67108864 bytes (64 MiB)")))
+        guard case .response = messages.last else { Issue.record("not a response: \(messages)"); return }
+    }
+
+    /// A client that stops inside a request ends the session once it has
+    /// been silent for the timeout, instead of holding the peer for ever.
+    @Test func aClientStoppingInsideARequestEndsTheSession() async throws {
+        let requests = Pipe(), answers = Pipe()
+        try requests.fileHandleForWriting.write(contentsOf: [100, 0, 0, 0, 1, 2, 3])
+        await #expect(throws: StdioFraming.StreamError.silent(seconds: 0.5)) {
+            try await StdioFraming.serve(PeerSyncService(store: try DocumentStore.inMemory()), input: requests.fileHandleForReading,
+                                         output: answers.fileHandleForWriting, timeout: 0.5)
+        }
+    }
+
+    /// A peer that trickles its answer, a byte now and then but never
+    /// silent for the timeout, fails the exchange once it falls behind
+    /// the slowest pace a frame may keep.
+    @Test func aPeerTricklingItsAnswerTimesOut() async throws {
+        // A frame of 1,000 bytes claimed, then ten bytes a second.
+        let command = "printf '\\350\\003\\000\\000'; while :; do printf x; sleep 0.1; done"
+        let transport = try StdioSyncTransport(command: command, timeout: 0.5)
+        defer { transport.close() }
+        let outcome = await finishing(within: 60) { () async -> SyncError? in
+            do throws(SyncError) { _ = try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0) } catch {
+                return error
+            }
+            return nil
+        }
+        guard case .unreachable(let reason)?? = outcome else { Issue.record("\(String(describing: outcome))"); return }
+        #expect(reason.hasPrefix("the command \"\(command)\" failed: only "))
+        #expect(reason.contains(" bytes of a frame of 1004 went through in "))
+    }
+
+    /// Closing the transport while an exchange waits for its answer ends
+    /// the exchange at once, with an error saying so, rather than after
+    /// the timeout.
+    @Test func closingTheTransportEndsAnExchangeInProgress() async throws {
+        let transport = try StdioSyncTransport(command: "sleep 600", timeout: 600)
+        let closed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { transport.close(); closed.signal() }
+        let outcome = await finishing(within: 60) { () async -> SyncError? in
+            do throws(SyncError) {
+                _ = try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0)
+            } catch {
+                return error
+            }
+            return nil
+        }
+        #expect(outcome == .some(.unreachable("the transport to the command \"sleep 600\" was closed during the sync")))
+        #expect(closed.wait(timeout: .now() + 60) == .success)
+        await #expect(throws: SyncError.unreachable("the transport to the command \"sleep 600\" was closed during the sync")) {
+            try await transport.exchange([], longPollSeconds: 0)
+        }
+    }
+}
+
+/// What `body` returns, or nil if it has not finished within `seconds`
+/// (it is left running): a test of something that used to hang fails
+/// instead of hanging.
+func finishing<T: Sendable>(within seconds: Double, _ body: @escaping @Sendable () async -> T) async -> T? {
+    await withCheckedContinuation { continuation in
+        let once = ResumingOnce(continuation)
+        Task.detached { once.resume(returning: await body()) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { once.resume(returning: nil) }
+    }
+}
+
+/// What `body` returns, run on a thread of its own rather than one of the
+/// few that run tasks: for blocking reads and writes.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// Resumes a continuation with the first value it is given.
+private final class ResumingOnce<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T?, Never>?
+
+    init(_ continuation: CheckedContinuation<T?, Never>) {
+        self.continuation = continuation
+    }
+
+    func resume(returning value: T?) {
+        lock.withLock {
+            continuation?.resume(returning: value)
+            continuation = nil
+        }
+    }
+}
+
+/// How many write transactions the write-ahead log of the store at `path` holds: its
+/// commit frames (a non-zero database size in the frame header) that carry
+/// the log's current salt. The log is only reset by a checkpoint, which
+/// SQLite makes past 1,000 pages: keep what a test writes below that.
+func committedTransactions(inLogOf path: String) -> Int {
+    guard let log = FileManager.default.contents(atPath: path + "-wal").map([UInt8].init), log.count >= 32 else { return 0 }
+    func bigEndian(_ offset: Int) -> UInt32 { log[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+    let pageSize = Int(bigEndian(8)), salt = (bigEndian(16), bigEndian(20))
+    var commits = 0
+    var frame = 32
+    while frame + 24 + pageSize <= log.count, (bigEndian(frame + 8), bigEndian(frame + 12)) == salt {
+        if bigEndian(frame + 4) != 0 { commits += 1 }
+        frame += 24 + pageSize
+    }
+    return commits
+}
