@@ -117,6 +117,30 @@ import Testing
         }
     }
 
+    /// A note outside what a scoped token may read is named as not synced
+    /// (exit 0: such a token may be meant for some notes only), not left
+    /// silently pending.
+    @Test func aNoteOutsideTheTokensDocumentsIsSaidNotToSync() throws {
+        try withRunner { runner in
+            let tokens = runner.directory + "/tokens.txt"
+            try "shared rw shared-notebook\n".write(toFile: tokens, atomically: true, encoding: .utf8)
+            let (server, port) = try startServer(runner, tokens: tokens)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            let url = "http://127.0.0.1:\(port)"
+            try runner.ok(["init"])
+            let id = try runner.ok(["note", "new", "--title", "Private"]).trimmingCharacters(in: .newlines)
+            for _ in 0..<2 {
+                let result = try runner.run(["sync", url, "--token", "shared"])
+                #expect(result.status == 0)
+                #expect(result.stdout.hasSuffix("; 1 pending\n"))
+                #expect(result.stderr.hasSuffix("note: 1 note(s) with changes \(url) lacks are outside what this token may read and write, "
+                    + "and were not synced; their changes stay pending:\n  \(id)\n"))
+            }
+            let json = try #require(try runner.run(["sync", url, "--token", "shared", "--json"]).json() as? [String: Any])
+            #expect(json["outOfScope"] as? Int == 1 && json["pending"] as? Int == 1)
+        }
+    }
+
     /// A server's refusal is quoted in the error: its escape sequences
     /// (retitling the terminal, clearing it) are shown, not obeyed.
     @Test func aServersRefusalPrintsHarmlessly() throws {

@@ -56,6 +56,10 @@ public struct SyncClient: Sendable {
         /// left out of the sync, which went on with the others. What the
         /// server sent for them meanwhile is not applied.
         public var damaged: [DocumentID: String] = [:]
+        /// Documents with changes the server lacks that it did not answer
+        /// for: the token may not read them (nor write them), so they were
+        /// left out, and their changes stay pending.
+        public var outOfScope: [DocumentID] = []
     }
 
     /// Syncs until neither side lacks anything the other may give it.
@@ -322,11 +326,14 @@ public struct SyncClient: Sendable {
         if session.pass != nil { return false }
         // Complete once the server holds everything it may take from us.
         let blocked = try blockedCounters()
-        for (id, mine) in versions where !session.unanswered.contains(id) && session.report.damaged[id] == nil {
+        var outOfScope: [DocumentID] = []
+        for (id, mine) in versions where session.report.damaged[id] == nil {
             if !(session.serverVersions[id] ?? VersionVector()).includes(pushable(mine, blocked[id])) {
-                return false
+                guard session.unanswered.contains(id) else { return false }
+                outOfScope.append(id)
             }
         }
+        session.report.outOfScope = outOfScope.sorted()
         return true
     }
 

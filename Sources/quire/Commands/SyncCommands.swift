@@ -169,7 +169,7 @@ enum SyncCommands {
                     "received": .integer(report.received), "bytesSent": .integer(report.bytesSent),
                     "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(rejected.count),
                     "pending": pending.map { .integer(Int64($0)) } ?? .null,
-                    "damaged": .integer(report.damaged.count),
+                    "damaged": .integer(report.damaged.count), "outOfScope": .integer(report.outOfScope.count),
                 ]))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
@@ -179,6 +179,12 @@ enum SyncCommands {
                     output.print("\(rejected.count) change(s) the server refused before, and the later changes that build on them, "
                         + "wait for `quire sync --retry-rejected` (quire status lists the refused ones)")
                 }
+            }
+            if !report.outOfScope.isEmpty {
+                // Not a failure: a token may be meant for some notes only (a shared notebook's).
+                output.progress("note: \(report.outOfScope.count) note(s) with changes \(peer) lacks are outside what this token may read "
+                    + "and write, and were not synced; their changes stay pending:\n"
+                    + report.outOfScope.map { "  \($0)" }.joined(separator: "\n"))
             }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }
