@@ -238,6 +238,21 @@ import Testing
         }
     }
 
+    /// A client that closed its end before the answer ends the session
+    /// with an error saying so, not the process by SIGPIPE.
+    @Test func serveStdioToAClientGoneIsAnErrorNotASignal() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            // Standard output a pipe nobody reads, SIGPIPE as a shell leaves it.
+            let goneReader = ["python3", "-c", "import os, signal, sys; r, w = os.pipe(); os.close(r); os.dup2(w, 1); "
+                + "signal.signal(signal.SIGPIPE, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"]
+            let request = Data([5, 0, 0, 0]) + Data("hello".utf8)
+            let result = try runner.run(["serve", "--stdio"], input: request, launcher: goneReader)
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("error: the sync session on standard input ended: "))
+        }
+    }
+
     /// `--timeout` bounds a stdio session's stalls; the HTTP server has its own.
     @Test func serveTakesATimeoutWithStdioOnly() throws {
         try withRunner { runner in

@@ -186,6 +186,9 @@ public enum StdioFraming {
     public static func serve(_ service: some SyncService, access: Access = .unrestricted,
                              input: FileHandle = .standardInput, output: FileHandle = .standardOutput,
                              timeout: TimeInterval? = 30) async throws {
+        // A client that closed its end would otherwise kill the process with
+        // SIGPIPE at the next answer; the write fails with EPIPE instead, said as such.
+        signal(SIGPIPE, SIG_IGN)
         while true {
             let answer: [UInt8]
             do {
