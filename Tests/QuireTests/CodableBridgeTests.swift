@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import QuireTestSupport
 @testable import Quire
 
 @Suite struct CodableBridgeTests {
@@ -549,6 +550,227 @@ import Testing
         cleared.due = nil
         try laptop.edit(id) { tx in try tx.write(cleared, into: .root, editedFrom: saved) }
         #expect(try laptop.read(id) { try $0.read(Card.self, from: .root) } == cleared)
+    }
+
+    struct Item: Codable, Equatable {
+        var title: String
+        var done: Bool
+    }
+    struct Checklist: Codable, Equatable {
+        var name: String
+        var items: [Item]
+        var tags: Set<String>
+    }
+
+    static let groceries = Checklist(
+        name: "Groceries", items: ["milk", "eggs", "bread"].map { Item(title: $0, done: false) }, tags: ["home"])
+
+    /// A form opened on `base` here and edited with `edit`, while another
+    /// replica edits the note with `meanwhile` and syncs; the form is then
+    /// saved `editedFrom` the reading it opened on, and the replicas sync.
+    /// What both read then (the same), and what a plain `write` of the form
+    /// would have left.
+    func savedForm<T: Codable & Equatable>(
+        _ base: T, edit: (inout T) -> Void, meanwhile: (inout T) -> Void
+    ) throws -> (saved: T, writtenWhole: T) {
+        var here = Document(replica: ReplicaID(1)), there = Document(replica: ReplicaID(2))
+        try here.transact { tx in try tx.write(base, into: .root) }
+        try there.applyEncoded(here.encodeChanges())
+        let seen = here
+        var form = try seen.read(T.self, from: .root), theirs = try there.read(T.self, from: .root)
+        edit(&form)
+        meanwhile(&theirs)
+        try there.transact { tx in try tx.write(theirs, into: .root) }
+        try here.applyEncoded(there.encodeChanges(since: here.versionVector))
+        var writtenWhole = here
+        try writtenWhole.transact { tx in try tx.write(form, into: .root) }
+        try here.transact { tx in try tx.write(form, into: .root, editedFrom: seen) }
+        try there.applyEncoded(here.encodeChanges(since: there.versionVector))
+        let saved = try here.read(T.self, from: .root)
+        #expect(try there.read(T.self, from: .root) == saved)
+        return (saved, try writtenWhole.read(T.self, from: .root))
+    }
+
+    /// A checklist ticked in a form while a sync added an item and deleted
+    /// another: the list was written whole, as the form held it, so the
+    /// added item was lost and the deleted one came back. Now the list gets
+    /// only the form's edit, made to the element it was read from.
+    @Test func aListEditedInAFormKeepsTheItemsASyncAddedAndDeleted() throws {
+        let (saved, writtenWhole) = try savedForm(Self.groceries, edit: { form in
+            form.items[1].done = true
+            form.tags.insert("weekly")
+        }, meanwhile: { theirs in
+            theirs.items.remove(at: 2)
+            theirs.items.insert(Item(title: "butter", done: false), at: 1)
+            theirs.tags.insert("shared")
+        })
+        #expect(saved == Checklist(name: "Groceries", items: [Item(title: "milk", done: false), Item(title: "butter", done: false),
+                                                                Item(title: "eggs", done: true)],
+                                   tags: ["home", "weekly", "shared"]))
+        #expect(writtenWhole.items.map(\.title) == ["milk", "eggs", "bread"] && writtenWhole.tags == ["home", "weekly"])
+    }
+
+    /// An element edited in a form while another replica edited another
+    /// field of it: both edits stay, as for a struct that is a field.
+    @Test func anElementEditedInAFormKeepsAnotherReplicasEditOfIt() throws {
+        let (saved, writtenWhole) = try savedForm(Self.groceries, edit: { form in
+            form.items[1].done = true
+            form.items[2].title = "rye bread"
+        }, meanwhile: { theirs in
+            theirs.items[1].title = "eggs (6)"
+            theirs.items.append(Item(title: "tea", done: false))
+        })
+        #expect(saved.items == [Item(title: "milk", done: false), Item(title: "eggs (6)", done: true),
+                                Item(title: "rye bread", done: false), Item(title: "tea", done: false)])
+        #expect(writtenWhole.items[1] == Item(title: "eggs", done: true))
+    }
+
+    /// An element another replica deleted meanwhile stays deleted unless
+    /// the form changed it: then it comes back as the form holds it (an
+    /// item new in the form may be paired with it for an edit), and scalar
+    /// elements edited are replaced where they were: the other replica's
+    /// inserts around them stay.
+    @Test func anElementEditedInAFormThatASyncDeletedComesBackAsEdited() throws {
+        let (saved, _) = try savedForm(Self.groceries, edit: { form in
+            form.items[0].done = true
+            form.items[2].title = "rye bread"
+        }, meanwhile: { theirs in
+            theirs.items.remove(at: 2)
+            theirs.items.remove(at: 0)
+        })
+        #expect(saved.items == [Item(title: "milk", done: true), Item(title: "eggs", done: false), Item(title: "rye bread", done: false)])
+        let (replaced, _) = try savedForm(Self.groceries, edit: { form in
+            form.items[2] = Item(title: "jam", done: true)
+        }, meanwhile: { theirs in
+            theirs.items.remove(at: 2)
+            theirs.items.remove(at: 1)
+        })
+        #expect(replaced.items == [Item(title: "milk", done: false), Item(title: "jam", done: true)])
+
+        let (words, _) = try savedForm(["list": ["a", "b", "c"]], edit: { $0["list"]![1] = "B" }, meanwhile: { theirs in
+            theirs["list"]!.insert("x", at: 1)
+            theirs["list"]!.insert("y", at: 3)
+        })
+        #expect(words == ["list": ["a", "x", "B", "y", "c"]])
+    }
+
+    /// An edit of a checklist's items, in a form or by another replica.
+    enum ItemEdit {
+        case delete(Int), tick(Int), insert(Item, at: Int)
+
+        /// Random edits of `items`, the new items titled after `side`; the
+        /// titles of the items of `items` deleted and ticked, and of those added.
+        static func random(of items: [Item], side: String, using random: inout SeededGenerator)
+            -> (edits: [ItemEdit], deleted: Set<String>, ticked: Set<String>, added: Set<String>) {
+            var list = items, edits: [ItemEdit] = [], deleted: Set<String> = [], ticked: Set<String> = [], added: Set<String> = []
+            for step in 0..<Int.random(in: 0...3, using: &random) {
+                let untouched = list.indices.filter { !added.contains(list[$0].title) && !ticked.contains(list[$0].title) }
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0 where !list.isEmpty:
+                    edits.append(.delete(Int.random(in: list.indices, using: &random)))
+                case 1 where !untouched.isEmpty:
+                    edits.append(.tick(untouched.randomElement(using: &random)!))
+                default:
+                    edits.append(.insert(Item(title: "\(side)\(step)", done: Bool.random(using: &random)),
+                                         at: Int.random(in: 0...list.count, using: &random)))
+                }
+                switch edits.last! {
+                case .delete(let index):
+                    let title = list.remove(at: index).title
+                    if added.remove(title) == nil { deleted.insert(title) }
+                case .tick(let index):
+                    list[index].done.toggle()
+                    ticked.insert(list[index].title)
+                case let .insert(item, index):
+                    list.insert(item, at: index)
+                    added.insert(item.title)
+                }
+            }
+            return (edits, deleted, ticked.subtracting(deleted), added)
+        }
+    }
+
+    /// Random forms of a checklist (items added, deleted, ticked) saved
+    /// while another replica edited its items, operation by operation: the
+    /// replicas agree; a form saved with nothing done meanwhile is written
+    /// as it is, an unchanged one leaves the other replica's edits as they
+    /// are; and the items are the checklist's less those either side
+    /// deleted (unless the form ticked it), plus those either side added,
+    /// the checklist's in their order.
+    @Test func randomListEditsFromAFormAndAnotherReplicaAllSurvive() throws {
+        func edited(_ items: [Item], _ edits: [ItemEdit]) -> [Item] {
+            var items = items
+            for edit in edits {
+                switch edit {
+                case .delete(let index): items.remove(at: index)
+                case .tick(let index): items[index].done.toggle()
+                case let .insert(item, index): items.insert(item, at: index)
+                }
+            }
+            return items
+        }
+        for seed in 0..<UInt64(fuzzSeedCount(default: 200)) {
+            var random = SeededGenerator(seed: seed)
+            let base = Checklist(name: "", items: (0..<Int.random(in: 0...6, using: &random)).map {
+                Item(title: "b\($0)", done: Bool.random(using: &random))
+            }, tags: [])
+            let form = ItemEdit.random(of: base.items, side: "f", using: &random)
+            let theirs = ItemEdit.random(of: base.items, side: "t", using: &random)
+            func saved(form formEdits: [ItemEdit], theirs theirEdits: [ItemEdit]) throws -> [Item] {
+                var here = Document(replica: ReplicaID(1)), there = Document(replica: ReplicaID(2))
+                try here.transact { tx in try tx.write(base, into: .root) }
+                try there.applyEncoded(here.encodeChanges())
+                let seen = here
+                try there.transact { tx in
+                    guard case .object(.list, let list)? = try tx.document.get(.root, key: "items") else { throw Oops() }
+                    for edit in theirEdits {
+                        switch edit {
+                        case .delete(let index):
+                            try tx.delete(list, at: index)
+                        case .tick(let index):
+                            guard case .object(.map, let item) = try tx.document.list(list)[index],
+                                  case .scalar(.bool(let done))? = try tx.document.get(item, key: "done") else { throw Oops() }
+                            try tx.put(item, key: "done", .bool(!done))
+                        case let .insert(new, index):
+                            try tx.write(new, into: tx.insertObject(list, at: index, kind: .map))
+                        }
+                    }
+                }
+                try here.applyEncoded(there.encodeChanges(since: here.versionVector))
+                var form = base
+                form.items = edited(base.items, formEdits)
+                try here.transact { tx in try tx.write(form, into: .root, editedFrom: seen) }
+                try there.applyEncoded(here.encodeChanges(since: there.versionVector))
+                let items = try here.read(Checklist.self, from: .root).items
+                #expect(try there.read(Checklist.self, from: .root).items == items, "seed \(seed)")
+                return items
+            }
+
+            let titles = try saved(form: form.edits, theirs: theirs.edits).map(\.title)
+            let kept = base.items.map(\.title).filter {
+                !form.deleted.contains($0) && (!theirs.deleted.contains($0) || form.ticked.contains($0))
+            }
+            #expect(titles.sorted() == (kept + form.added + theirs.added).sorted(), "seed \(seed)")
+            #expect(titles.filter(Set(kept).contains) == kept, "seed \(seed)")
+            #expect(try saved(form: form.edits, theirs: []) == edited(base.items, form.edits), "seed \(seed)")
+            #expect(try saved(form: [], theirs: theirs.edits) == edited(base.items, theirs.edits), "seed \(seed)")
+        }
+    }
+
+    /// Reordering in a form is, as in `write(_:into:)`, a delete and an
+    /// insert of the moved element: another replica's concurrent edit of it
+    /// is made to the deleted one and is not read, while its edits of the
+    /// elements that stayed, and its inserts, are kept.
+    @Test func anElementMovedInAFormIsANewOneWithoutTheConcurrentEditsOfTheOld() throws {
+        let (saved, _) = try savedForm(Self.groceries, edit: { form in
+            form.items.append(form.items.removeFirst())
+        }, meanwhile: { theirs in
+            theirs.items[0].done = true
+            theirs.items[1].title = "eggs (6)"
+            theirs.items.append(Item(title: "jam", done: false))
+        })
+        #expect(saved.items == [Item(title: "eggs (6)", done: false), Item(title: "bread", done: false),
+                                Item(title: "milk", done: false), Item(title: "jam", done: false)])
     }
 
     @Test func aMissingFieldIsAClearDecodingError() throws {

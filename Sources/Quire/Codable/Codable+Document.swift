@@ -62,8 +62,18 @@ extension Transaction {
     /// - a nested struct edited is merged field by field in the same way;
     /// - an integer where a counter is increments it by what the value
     ///   changed from `base`, so that other increments count too;
-    /// - any other field that differs from `base` (a list, a set, a scalar,
-    ///   an object replaced since) is written as `write(_:into:)` writes it;
+    /// - an array or a set edited gets only the deletes, inserts and element
+    ///   edits that `write(_:into:)` would make to the list `base` held,
+    ///   each at the element it was read from, wherever other edits have
+    ///   put it since: elements they inserted or deleted meanwhile stay as
+    ///   they left them, an edited element is merged in the same way (a
+    ///   struct field by field), and one they deleted stays deleted unless
+    ///   the value changed it, which brings it back as the value holds it.
+    ///   A moved element is deleted and inserted anew, as `write(_:into:)`
+    ///   does, without their edits of it;
+    /// - any other field that differs from `base` (a scalar, an enum case
+    ///   with values, an object replaced since) is written as
+    ///   `write(_:into:)` writes it;
     /// - a key the value drops is removed; one added since `base` stays.
     ///
     /// `base` must be the document the value was read from (or last saved
@@ -119,8 +129,9 @@ extension Transaction {
 
     /// Merges into `current` the edit that turned `read`, what `base` held
     /// there, into `node`, if `current` is still the object `read` was: a
-    /// text as `setText(_:to:editedFrom:)` does, a map key by key, a counter
-    /// by the difference. False if it must be written as `write` writes it.
+    /// text as `setText(_:to:editedFrom:)` does, a map key by key, a list
+    /// element by element, a counter by the difference. False if it must be
+    /// written as `write` writes it.
     private mutating func merge(_ current: Value?, to node: DocumentNode, editedFrom read: Value, in base: Document) throws -> Bool {
         guard case .object(let kind, let object)? = current, read == current else { return false }
         switch (kind, node) {
@@ -128,6 +139,10 @@ extension Transaction {
             try setText(object, to: string, editedFrom: base.reading(object))
         case (.map, .map(let fields)):
             try update(object, to: fields, editedFrom: base)
+        case (.list, .list(let items)):
+            return try updateList(object, to: items, editedFrom: base)
+        case (.list, .set(let elements)):
+            return try updateList(object, to: elements, isSet: true, editedFrom: base)
         case (.counter, .scalar(.int(let total))):
             let delta = total &- (try base.counter(object))
             if delta != 0 { try increment(object, by: delta) }
@@ -172,7 +187,7 @@ extension Transaction {
     }
 
     /// Makes a list hold `items` with the edits `TextDiff` finds between the
-    /// elements it holds and `items`.
+    /// elements it holds and `items` (`listEdits`).
     ///
     /// `items` that are a set's elements, which come in no order of their
     /// own, go in the list's order: those it holds stay where they are, the
@@ -182,23 +197,149 @@ extension Transaction {
     /// meanwhile.) An element is what it holds: none is updated in place
     /// into another.
     private mutating func updateList(_ list: ObjectID, to items: [DocumentNode], isSet: Bool = false) throws {
-        let old = try document.list(list).map { try DocumentNode(reading: $0, in: document) }
+        let values = try document.list(list)
+        let old = try values.map { try DocumentNode(reading: $0, in: document) }
         let items = isSet ? Self.inOrder(of: old, items) : items
+        var shift = 0  // an index in the list as edited so far, less the same element's in `old`
+        for edit in Self.listEdits(from: old, to: items, isSet: isSet) {
+            switch edit {
+            case .delete(let elements):
+                try delete(list, at: elements.lowerBound + shift, count: elements.count)
+                shift -= elements.count
+            case let .update(element, item):
+                if try updateInPlace(values[element], to: items[item]) { continue }
+                try delete(list, at: element + shift)
+                try insertItem(list, at: element + shift, items[item])
+            case let .insert(inserted, before):
+                for (offset, item) in items[inserted].enumerated() { try insertItem(list, at: before + shift + offset, item) }
+                shift += inserted.count
+            }
+        }
+    }
+
+    /// Merges into `list`, which `base` held too, the edit that turned what
+    /// it held there into `items`, as `listEdits` finds it: each element
+    /// deleted or edited is found by its id wherever other edits since have
+    /// moved it, and an edited one is merged as `merge` merges a map's
+    /// value; new items go after the element they follow in `base`. So the
+    /// elements others inserted, deleted or edited meanwhile stay as they
+    /// left them; an element another edit deleted stays deleted unless
+    /// `items` changed it, which brings it back as `items` holds it. False
+    /// if an element `base` held is not in the list (which never drops
+    /// one): it must be written whole.
+    private mutating func updateList(_ list: ObjectID, to items: [DocumentNode], isSet: Bool = false, editedFrom base: Document) throws -> Bool {
+        let baseValues = try base.list(list), baseIDs = try base.elementIDs(list)
+        let old = try baseValues.map { try DocumentNode(reading: $0, in: base) }
+        let items = isSet ? Self.inOrder(of: old, items) : items
+        let current = try document.list(list)
+        var positions: [(index: Int, isDeleted: Bool)] = []
+        for id in baseIDs {
+            guard let position = try document.position(of: id, inList: list) else { return false }
+            positions.append(position)
+        }
+
+        // Applied from the end, so that each index still holds when its turn
+        // comes: at one index, the element there is deleted first, then the
+        // items go in, the last first (the others go before it).
+        var steps: [(index: Int, order: Int, step: ListStep)] = []
+        for edit in Self.listEdits(from: old, to: items, isSet: isSet) {
+            switch edit {
+            case .delete(let elements):
+                // Another edit may have deleted one already.
+                for now in positions[elements] where !now.isDeleted { steps.append((now.index, .max, .delete)) }
+            case let .update(element, item):
+                if old[element].holds(items[item]) { continue }
+                let now = positions[element]
+                if !now.isDeleted {
+                    if try merge(current[now.index], to: items[item], editedFrom: baseValues[element], in: base) { continue }
+                    steps.append((now.index, .max, .delete))
+                }
+                // Replaced, or brought back where it was: the edit may be all
+                // that is left of an item new in `items` (`pairing` tells an
+                // edit from a new item only by what they share).
+                steps.append((now.index, item, .insert(item..<(item + 1))))
+            case let .insert(inserted, before):
+                var index = 0
+                if before > 0 {
+                    let anchor = positions[before - 1]
+                    index = anchor.index + (anchor.isDeleted ? 0 : 1)
+                }
+                steps.append((index, inserted.lowerBound, .insert(inserted)))
+            }
+        }
+        steps.sort { ($0.index, $0.order) > ($1.index, $1.order) }
+        for (index, _, step) in steps {
+            switch step {
+            case .delete:
+                try delete(list, at: index)
+            case .insert(let inserted):
+                for (offset, item) in items[inserted].enumerated() { try insertItem(list, at: index + offset, item) }
+            }
+        }
+        return true
+    }
+
+    /// One edit `updateList(_:to:isSet:editedFrom:)` makes, at an index of
+    /// the list as it is then.
+    private enum ListStep {
+        case delete
+        case insert(Range<Int>)
+    }
+
+    /// One edit of what turns a list's elements `old` into `items`, in
+    /// positions of `old` and `items`.
+    private enum ListEdit {
+        /// Elements of `old` deleted.
+        case delete(Range<Int>)
+        /// An element of `old` taken for an edit of an item (`pairing`): it
+        /// is updated in place if it is an object of the item's kind (a
+        /// struct, a string, an array), or a counter given an int, so that
+        /// concurrent edits inside it survive; otherwise it is deleted and
+        /// the item inserted in its place.
+        case update(element: Int, item: Int)
+        /// Items inserted before an element of `old` (or at its end).
+        case insert(Range<Int>, before: Int)
+    }
+
+    /// The edits that turn a list's elements `old` into `items`, in order:
+    /// the deletes and inserts `TextDiff` finds between them and, where a
+    /// run of elements is replaced (not in a set), each item paired with
+    /// the replaced element it is taken for an edit of (`pairing`), the
+    /// others deleted or inserted.
+    private static func listEdits(from old: [DocumentNode], to items: [DocumentNode], isSet: Bool) -> [ListEdit] {
+        var listEdits: [ListEdit] = []
         var edits = TextDiff.edits(from: old.map(ListElement.read), to: items.map(ListElement.written))[...]
+        var shift = 0  // a position in the edited list, less the same position in `old`
         while let edit = edits.popFirst() {
             switch edit {
             case let .delete(at, count):
+                let start = at - shift
+                shift -= count
                 // A delete followed by an insert at the same place replaces elements.
-                if !isSet, case let .insert(insertAt, insertCount, from)? = edits.first, insertAt == at {
-                    edits.removeFirst()
-                    try replace(list, at: at, count: count, with: items[from..<(from + insertCount)])
-                } else {
-                    try delete(list, at: at, count: count)
+                guard !isSet, case let .insert(insertAt, insertCount, from)? = edits.first, insertAt == at else {
+                    listEdits.append(.delete(start..<(start + count)))
+                    continue
                 }
+                edits.removeFirst()
+                shift += insertCount
+                let pairs = pairing(Array(old[start..<(start + count)]), Array(items[from..<(from + insertCount)]))
+                var unpaired = 0  // the first replaced element neither updated nor deleted yet
+                for (offset, pair) in pairs.enumerated() {
+                    guard let pair else {
+                        listEdits.append(.insert((from + offset)..<(from + offset + 1), before: start + unpaired))
+                        continue
+                    }
+                    if pair > unpaired { listEdits.append(.delete((start + unpaired)..<(start + pair))) }
+                    unpaired = pair + 1
+                    listEdits.append(.update(element: start + pair, item: from + offset))
+                }
+                if count > unpaired { listEdits.append(.delete((start + unpaired)..<(start + count))) }
             case let .insert(at, count, from):
-                for (offset, item) in items[from..<(from + count)].enumerated() { try insertItem(list, at: at + offset, item) }
+                listEdits.append(.insert(from..<(from + count), before: at - shift))
+                shift += count
             }
         }
+        return listEdits
     }
 
     /// A list element as `updateList` diffs it: read from the list or
@@ -236,32 +377,6 @@ extension Transaction {
         }
         let kept = list.compactMap(take)
         return kept.map { elements[$0] } + elements.indices.filter { !placed[$0] }.map { elements[$0] }
-    }
-
-    /// Replaces `count` elements from `index` on with `items`. An item that
-    /// is an edit of a replaced element (`pairing`) updates it in place if
-    /// it is an object of the same kind (a struct, a string, an array), or
-    /// an int replacing a counter, so that concurrent edits inside it
-    /// survive; the other elements are deleted and the other items inserted.
-    private mutating func replace(_ list: ObjectID, at index: Int, count: Int, with items: ArraySlice<DocumentNode>) throws {
-        let replaced = Array(try document.list(list)[index..<(index + count)])
-        let pairs = Self.pairing(try replaced.map { try DocumentNode(reading: $0, in: document) }, Array(items))
-        var position = index
-        var unpaired = 0  // the first replaced element neither updated nor deleted yet
-        for (item, pair) in zip(items, pairs) {
-            if let pair {
-                if pair > unpaired { try delete(list, at: position, count: pair - unpaired) }
-                unpaired = pair + 1
-                if try updateInPlace(replaced[pair], to: item) {
-                    position += 1
-                    continue
-                }
-                try delete(list, at: position)
-            }
-            try insertItem(list, at: position, item)
-            position += 1
-        }
-        if count > unpaired { try delete(list, at: position, count: count - unpaired) }
     }
 
     /// Past this many comparisons (100 elements replaced by 100), items pair

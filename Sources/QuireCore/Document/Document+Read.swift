@@ -78,6 +78,24 @@ extension Document {
         Array(try objects.lists[objects.slot(list, .list)].elements)
     }
 
+    /// The id of each visible element of a list, in order: what finds an
+    /// element read now in the list later (`position(of:inList:)`), whatever
+    /// other edits insert or delete around it meanwhile.
+    public func elementIDs(_ list: ObjectID) throws(DocumentError) -> [OpID] {
+        var ids: [OpID] = []
+        objects.lists[try objects.slot(list, .list)].forEachRun(contents: { _ in }, headers: { run, _ in
+            if !run.isDeleted { ids += (0..<UInt64(run.count)).map(run.id.advanced(by:)) }
+        })
+        return ids
+    }
+
+    /// Where the element `id` of a list is now: its index or, deleted, the
+    /// index of the visible element after it. Nil if the list has no such
+    /// element.
+    public func position(of id: OpID, inList list: ObjectID) throws(DocumentError) -> (index: Int, isDeleted: Bool)? {
+        try objects.lists[objects.slot(list, .list)].position(of: id)
+    }
+
     // MARK: Counters
 
     /// The sum of a counter's increments.
