@@ -213,6 +213,27 @@ extension RGASequence where Element == Unicode.Scalar {
             let start = Int(span.contentStart) + location.offset
             if let result = content.withASCII(start..<start + run.length, body) { return result }
         }
-        return contentRanges(of: run).map { content.utf8(of: $0).withUnsafeBufferPointer(body) }
+        return contentRanges(of: run).map { withUTF8(of: $0, body) }
+    }
+
+    /// `withUTF8(of:_:)`, finding the elements through `spans`, made from
+    /// this sequence as it is: for reading many runs, in id order.
+    func withUTF8<Result>(of run: IDRun, in spans: inout IDOrderedSpans, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        guard let replica = tree.ids.replicaIndex(of: run.start.replica), spans.find(run, replica: replica) else { return nil }
+        return withUTF8(of: spans.ranges, body)
+    }
+
+    /// Calls `body` with the UTF-8 of the content in `ranges`, read in
+    /// place if that is one range of ASCII.
+    private func withUTF8<Result>(of ranges: [Range<Int>], _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if ranges.count == 1, let result = content.withASCII(ranges[0], body) { return result }
+        return content.utf8(of: ranges).withUnsafeBufferPointer(body)
+    }
+
+    /// The spans in id order, once a reader has asked for the text of as
+    /// many runs as the tree has leaves (`IDOrderedSpans`): sorting them
+    /// costs about as much as finding a couple of runs a leaf by id.
+    func idOrderedSpans(afterReads reads: Int) -> IDOrderedSpans? {
+        reads >= tree.leaves.count ? IDOrderedSpans(tree) : nil
     }
 }
