@@ -227,7 +227,7 @@ extension RGASequence where Element == Unicode.Scalar {
     /// place if that is one range of ASCII.
     private func withUTF8<Result>(of ranges: [Range<Int>], _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         if ranges.count == 1, let result = content.withASCII(ranges[0], body) { return result }
-        return content.utf8(of: ranges).withUnsafeBufferPointer(body)
+        return content.withUTF8(of: ranges, body)
     }
 
     /// The spans in id order, once a reader has asked for the text of as
