@@ -305,11 +305,12 @@ private struct StateText {
     let objects: ObjectTable
     private var textID: ObjectID?
     private var text = RGASequence<Unicode.Scalar>()
-    /// How many runs were read from `text` by id, and its spans in id
-    /// order once it has them; other texts', while another is read.
-    private var textReads = 0
+    /// How many spans past their first the runs read from `text` by id
+    /// were found in, and its spans in id order once it has them; other
+    /// texts', while another is read.
+    private var textLaterSpans = 0
     private var textSpans: IDOrderedSpans?
-    private var otherTexts: [ObjectID: (reads: Int, spans: IDOrderedSpans?)] = [:]
+    private var otherTexts: [ObjectID: (laterSpans: Int, spans: IDOrderedSpans?)] = [:]
 
     init(_ objects: ObjectTable) { self.objects = objects }
 
@@ -318,15 +319,14 @@ private struct StateText {
     mutating func withUTF8<Result>(_ object: ObjectID, _ run: IDRun, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
         if object != textID {
             guard let slot = objects.slots[object], slot.kind == .text else { return nil }
-            if let textID { otherTexts[textID] = (textReads, textSpans) }
+            if let textID { otherTexts[textID] = (textLaterSpans, textSpans) }
             (textID, text) = (object, objects.texts[slot.index])
-            (textReads, textSpans) = otherTexts.removeValue(forKey: object) ?? (0, nil)
+            (textLaterSpans, textSpans) = otherTexts.removeValue(forKey: object) ?? (0, nil)
         }
         if textSpans == nil {
-            textReads += 1
-            textSpans = text.idOrderedSpans(afterReads: textReads)
+            textSpans = text.idOrderedSpans(afterLaterSpans: textLaterSpans)
         }
-        guard textSpans != nil else { return text.withUTF8(of: run, body) }
+        guard textSpans != nil else { return text.withUTF8(of: run, countingLaterSpansIn: &textLaterSpans, body) }
         return text.withUTF8(of: run, in: &textSpans!, body)
     }
 }
