@@ -206,6 +206,43 @@ import QuireTestSupport
         #expect(reordered > 0)
     }
 
+    /// Two writers' edits (`SnapshotVersionTests.sample()`), then one
+    /// writer's typing, backspacing and typing inside what it typed, held
+    /// in bundles of four changes and in records.
+    static func smallHistory() throws -> Document {
+        var (doc, text) = try SnapshotVersionTests.sample()
+        doc.history.bundleSize = 4
+        for (index, letter) in "typing".enumerated() {
+            try doc.transact(time: 1_000) { tx in try tx.insertText(text, at: 4 + index, String(letter)) }
+        }
+        for _ in 0..<2 { try doc.transact(time: 1_040) { tx in try tx.deleteText(text, at: 9, count: 1) } }
+        for (index, letter) in "in ß".enumerated() {
+            try doc.transact(time: 1_080) { tx in try tx.insertText(text, at: 6 + index, String(letter)) }
+        }
+        return doc
+    }
+
+    /// `smallHistory()`'s `encodeChanges()` as the code of e32494d wrote it.
+    static let smallHistoryBytes = """
+        5143484703ec01020a000000000000000b000000000000000305636f756e74046c69737404746578740f06040003011800021e00060400\
+        030318000709010002031600040400030104071113040d060003d00f0a0007500050060006030704021801120700020004030700050204\
+        040e02040408020a070001000401030022010d07000100040d090010010d1c010c0400030106020a010302060102080005090c03071506\
+        030d1601030202040102080005091c132a21050501030401040702010002060000000203061a68c3a96c6c6f2077c3b6726c6421597479\
+        70696e67696e20c39f0d080208010402060374776f08030b1d952b
+        """
+
+    /// The bytes a history is written in are the format's, not only the
+    /// same whichever way the history is held: pinned for a small one.
+    @Test func aSmallHistorysBytesAreThoseWrittenBefore() throws {
+        let doc = try Self.smallHistory()
+        #expect(doc.history.bundles.count > 1 && doc.history.hasRecords)
+        let pinned = try SnapshotVersionTests.bytes(Self.smallHistoryBytes)
+        #expect(try doc.encodeChanges() == pinned)
+        #expect(try Self.encodedFromChanges(doc) == pinned)
+        let loaded = try Document(snapshot: doc.encodeSnapshot(), replica: ReplicaID(0xC))
+        #expect(try loaded.encodeChanges() == pinned)
+    }
+
     /// A snapshot's history may hold a caught-up bundle with its text, and
     /// its state is not made from that history: where the two disagree,
     /// encoding the history reports it rather than trapping.

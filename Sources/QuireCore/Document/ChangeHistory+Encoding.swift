@@ -299,11 +299,18 @@ private struct HistoryUnits {
 
 /// Inserted text read from the document's state, the last text read held
 /// apart: taken out of the table for each read, a text was copied (its
-/// buffers retained and released), a fifth of a history's encode.
+/// buffers retained and released), a fifth of a history's encode. A text
+/// read many times is read through its spans in id order.
 private struct StateText {
     let objects: ObjectTable
     private var textID: ObjectID?
     private var text = RGASequence<Unicode.Scalar>()
+    /// How many spans past their first the runs read from `text` by id
+    /// were found in, and its spans in id order once it has them; other
+    /// texts', while another is read.
+    private var textLaterSpans = 0
+    private var textSpans: IDOrderedSpans?
+    private var otherTexts: [ObjectID: (laterSpans: Int, spans: IDOrderedSpans?)] = [:]
 
     init(_ objects: ObjectTable) { self.objects = objects }
 
@@ -312,8 +319,14 @@ private struct StateText {
     mutating func withUTF8<Result>(_ object: ObjectID, _ run: IDRun, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
         if object != textID {
             guard let slot = objects.slots[object], slot.kind == .text else { return nil }
+            if let textID { otherTexts[textID] = (textLaterSpans, textSpans) }
             (textID, text) = (object, objects.texts[slot.index])
+            (textLaterSpans, textSpans) = otherTexts.removeValue(forKey: object) ?? (0, nil)
         }
-        return text.withUTF8(of: run, body)
+        if textSpans == nil {
+            textSpans = text.idOrderedSpans(afterLaterSpans: textLaterSpans)
+        }
+        guard textSpans != nil else { return text.withUTF8(of: run, countingLaterSpansIn: &textLaterSpans, body) }
+        return text.withUTF8(of: run, in: &textSpans!, body)
     }
 }

@@ -434,28 +434,59 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     /// The UTF-8 of the scalars in `ranges`, one range after another (a
     /// snapshot's text: its runs' scalars in document order).
     func utf8(of ranges: [Range<Int>]) -> [UInt8] {
-        for range in ranges {
-            precondition(range.lowerBound >= 0 && range.upperBound <= count, "ScalarStorage range out of bounds")
-        }
+        checkBounds(of: ranges)
         return bytes.withUnsafeBufferPointer { buffer in
             // Narrow ASCII, the usual text: each range is its bytes, copied
             // into an array of the exact size. (Appended a range at a time,
             // a run of a few letters cost a couple of hundred instructions:
             // a third of a snapshot encode.) Only the ranges are read: a
             // history's runs of typing ask for a few scalars at a time.
-            if !isWide && ranges.allSatisfy({ UnsafeBufferPointer(rebasing: buffer[$0]).isASCII }) {
-                let total = ranges.reduce(0) { $0 + $1.count }
-                return [UInt8](unsafeUninitializedCapacity: total) { target, written in
-                    for range in ranges where !range.isEmpty {
-                        (target.baseAddress! + written).initialize(from: buffer.baseAddress! + range.lowerBound, count: range.count)
-                        written += range.count
-                    }
+            if isASCII(ranges, of: buffer) {
+                return [UInt8](unsafeUninitializedCapacity: ranges.reduce(0) { $0 + $1.count }) { target, written in
+                    written = Self.copy(ranges, of: buffer, to: target)
                 }
             }
             guard isWide else { return Self.utf8(of: ranges, in: buffer) }
             // Four bytes a scalar, from an array's storage: aligned for UInt32.
             return UnsafeRawBufferPointer(buffer).withMemoryRebound(to: UInt32.self) { Self.utf8(of: ranges, in: $0) }
         }
+    }
+
+    /// Calls `body` with `utf8(of: ranges)`, gathered in temporary memory
+    /// (on the stack when it is small) if they are narrow ASCII: a
+    /// history's encode reads each run of typing that later edits split
+    /// so, and an array for each cost a third of reading it.
+    func withUTF8<Result>(of ranges: [Range<Int>], _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        checkBounds(of: ranges)
+        let gathered: Result? = bytes.withUnsafeBufferPointer { buffer in
+            guard isASCII(ranges, of: buffer) else { return nil }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: ranges.reduce(0) { $0 + $1.count }) { target in
+                body(UnsafeBufferPointer(rebasing: target[..<Self.copy(ranges, of: buffer, to: target)]))
+            }
+        }
+        return gathered ?? utf8(of: ranges).withUnsafeBufferPointer(body)
+    }
+
+    private func checkBounds(of ranges: [Range<Int>]) {
+        for range in ranges {
+            precondition(range.lowerBound >= 0 && range.upperBound <= count, "ScalarStorage range out of bounds")
+        }
+    }
+
+    /// Whether the scalars in `ranges` of `buffer`, the storage, are narrow and ASCII: their own UTF-8.
+    private func isASCII(_ ranges: [Range<Int>], of buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        !isWide && ranges.allSatisfy { UnsafeBufferPointer(rebasing: buffer[$0]).isASCII }
+    }
+
+    /// Copies the bytes in `ranges` of `buffer` one range after another to
+    /// `target`, which has room; returns how many.
+    private static func copy(_ ranges: [Range<Int>], of buffer: UnsafeBufferPointer<UInt8>, to target: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var written = 0
+        for range in ranges where !range.isEmpty {
+            (target.baseAddress! + written).initialize(from: buffer.baseAddress! + range.lowerBound, count: range.count)
+            written += range.count
+        }
+        return written
     }
 
     /// The UTF-8 of the scalar values in `ranges` of `values`, written in
