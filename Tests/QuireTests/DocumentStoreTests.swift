@@ -45,6 +45,20 @@ import QuireStore
     /// row holding the last one's time. Both hold the same changes, so the
     /// time `note list` shows, that of the newest change (the greatest
     /// Lamport stamp), is the same in both, and stays after compaction.
+    /// Two syncs with one server at once may end in either order.
+    @Test func aSyncCursorNeverGoesBackInOneLog() throws {
+        let store = try DocumentStore.inMemory()
+        try store.recordSyncProgress(peer: "server", acknowledged: [:], cursor: SyncCursor(logID: 1, seq: 10))
+        try store.recordSyncProgress(peer: "server", acknowledged: [:], cursor: SyncCursor(logID: 1, seq: 5))
+        #expect(try store.syncCursor(peer: "server") == SyncCursor(logID: 1, seq: 10))
+        // Another log's, or after a reset, it is what the server said.
+        try store.recordSyncProgress(peer: "server", acknowledged: [:], cursor: SyncCursor(logID: 2, seq: 3))
+        #expect(try store.syncCursor(peer: "server") == SyncCursor(logID: 2, seq: 3))
+        try store.forgetSyncState(peer: "server")
+        try store.recordSyncProgress(peer: "server", acknowledged: [:], cursor: SyncCursor(logID: 2, seq: 1))
+        #expect(try store.syncCursor(peer: "server") == SyncCursor(logID: 2, seq: 1))
+    }
+
     @Test func theLastChangeTimeIsTheSameInStoresHoldingTheSameChanges() throws {
         let editor = try DocumentStore.inMemory(), peer = try DocumentStore.inMemory()
         let id = try editor.createDocument()

@@ -13,9 +13,18 @@ public enum SyncState {
         return try rows.first.map { row in SyncCursor(logID: try row.unsigned(0), seq: try row.unsigned(1)) }
     }
 
+    /// Stores the cursor of `peer`. In the same log it never goes back: two
+    /// syncs with one server at once may end in either order, and the
+    /// later-ending one's older cursor would only make the next sync pull
+    /// again what it has. (A reset forgets the cursor first.)
     public static func setCursor(_ cursor: SyncCursor, peer: String, now: Int64, _ db: DatabaseConnection) throws {
         try db.execute(
-            sql: "INSERT OR REPLACE INTO sync_cursors(peer, log_id, seq, synced_at) VALUES (?, ?, ?, ?)",
+            sql: """
+                INSERT INTO sync_cursors(peer, log_id, seq, synced_at) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT(peer) DO UPDATE SET
+                    seq = CASE WHEN log_id = excluded.log_id THEN max(seq, excluded.seq) ELSE excluded.seq END,
+                    log_id = excluded.log_id, synced_at = excluded.synced_at
+                """,
             arguments: [.text(peer), .unsigned(cursor.logID), .unsigned(cursor.seq), .integer(now)])
     }
 
