@@ -26,7 +26,8 @@ public enum StoreError: Error, Hashable, Sendable, DescribedError {
     /// The peer asked for changes that compaction removed; it needs a snapshot.
     case historyCompacted(String)
     /// Another process (or another store on the same file) kept writing the
-    /// document while an edit was retried; nothing of the edit was saved.
+    /// document while a call (an edit, apply, snapshot or compaction) was
+    /// retried; nothing of the call was saved.
     case changedElsewhere(String)
 
     public var description: String {
@@ -44,7 +45,7 @@ public enum StoreError: Error, Hashable, Sendable, DescribedError {
         case let .notAStore(path, kind): "\(path) is \(kind); give the path of a store file"
         case .nestedCall: "the document store was called from inside its own read or edit closure"
         case .historyCompacted(let id): "the history of document \(id) asked for was compacted away"
-        case .changedElsewhere(let id): "document \(id) kept changing in another process during the edit, which was not saved; try again"
+        case .changedElsewhere(let id): "document \(id) kept changing in another process meanwhile, and nothing of this call was saved; try again"
         }
     }
 }
