@@ -64,6 +64,9 @@ import Testing
             let second = try quire.ok(["note", "new", "--title", "Two"]).trimmingCharacters(in: .newlines)
             let common = zip(first, second).prefix { $0 == $1 }.count
             #expect(try quire.ok(["note", "show", String(first.prefix(common + 1))]).contains("title   One"))
+            // Copied from a display that shows ids in capitals.
+            #expect(first.uppercased() != first)
+            #expect(try quire.ok(["note", "show", first.uppercased()]).contains("title   One"))
 
             let ambiguous = try quire.run(["note", "show", String(first.prefix(common))])
             #expect(ambiguous.status == 1)

@@ -7,13 +7,19 @@ enum NoteIDs {
     static let minimumLength = 8
 
     /// The one note whose id is `prefix` or starts with it, among every
-    /// document of the store (removed notes included).
+    /// document of the store (removed notes included); if none does, the
+    /// one whose id starts with it in any case (an id copied from a
+    /// display that shows it in capitals).
     static func resolve(_ prefix: String, in store: DocumentStore) throws -> DocumentID {
         let ids = try store.documents(includeRemoved: true).map(\.id)
         if let exact = ids.first(where: { $0.rawValue == prefix }) { return exact }
         // Every id starts with "", but an empty word (an unset shell
         // variable) names no note, even in a store of one.
-        let matches = prefix.isEmpty ? [] : ids.filter { $0.rawValue.hasPrefix(prefix) }
+        var matches = prefix.isEmpty ? [] : ids.filter { $0.rawValue.hasPrefix(prefix) }
+        if matches.isEmpty && !prefix.isEmpty {
+            let lowered = prefix.lowercased()
+            matches = ids.filter { $0.rawValue.lowercased().hasPrefix(lowered) }
+        }
         switch matches.count {
         case 1:
             return matches[0]
