@@ -266,6 +266,8 @@ func documentWithText(_ replica: ReplicaID, _ initial: String = "") throws -> (D
             }
         }
         #expect(try doc.text(text) == "abc")
+        #expect(DocumentError.indexOutOfRange(index: -1, count: 1).description == "index -1 is out of range: the object holds 1 element")
+        #expect(DocumentError.indexOutOfRange(index: 4, count: 3).description == "index 4 is out of range: the object holds 3 elements")
         #expect(try doc.list(list).count == 3)
         #expect(doc.changeCount == 1)
     }

@@ -28,7 +28,7 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .wrongKind(id, expected, actual):
             "object \(id) is a \(actual), not a \(expected)"
         case let .indexOutOfRange(index, count):
-            "index \(index) is out of range for \(count) elements"
+            "index \(index) is out of range: the object holds \(count) element\(count == 1 ? "" : "s")"
         case let .invalidChange(id, reason):
             "change \(id) is invalid: \(reason)"
         case .conflictingChange(let id):
