@@ -57,6 +57,19 @@ import Testing
         }
     }
 
+    /// Bytes that are not UTF-8 would have been stored as U+FFFD for good.
+    @Test func anArgumentThatIsNotUTF8IsAUsageError() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            // The last argument as raw bytes, which a Swift String cannot carry.
+            let appendingLatin1 = ["python3", "-c", "import os, sys; os.execv(sys.argv[1], [os.fsencode(a) for a in sys.argv[1:]] + [b'caf\\xe9'])"]
+            let result = try quire.run(["note", "new", "--title"], launcher: appendingLatin1)
+            #expect(result.status == 64)
+            #expect(result.stderr == "error: argument 6 (\"caf\u{FFFD}\") is not UTF-8 text; quire reads its arguments as UTF-8\n")
+            #expect(try quire.ok(["note", "list", "--json"]) == "[]\n")
+        }
+    }
+
     @Test func idsAbbreviateToAnyUniquePrefix() throws {
         try withRunner { quire in
             try quire.ok(["init"])
