@@ -23,10 +23,12 @@ enum MergeCommand {
             let dryRun = invocation.flag("--dry-run")
             let merge = try StoreMerge(into: store, from: other)
             if !dryRun { try merge.apply(to: store) }
-            report(merge, dryRun: dryRun, json: invocation.flag("--json"), output: context.output)
+            // Abbreviated as other listings are, among the notes this store holds once merged.
+            let ids = try store.documents(includeRemoved: true).map(\.id) + merge.documents.filter(\.isNew).map(\.id)
+            report(merge, dryRun: dryRun, json: invocation.flag("--json"), idLength: NoteIDs.abbreviationLength(ids), output: context.output)
         })
 
-    private static func report(_ merge: StoreMerge, dryRun: Bool, json: Bool, output: Output) {
+    private static func report(_ merge: StoreMerge, dryRun: Bool, json: Bool, idLength: Int, output: Output) {
         if json {
             output.print(json: .object([
                 "dryRun": .bool(dryRun), "incoming": .integer(merge.incomingCount), "outgoing": .integer(merge.outgoingCount),
@@ -47,7 +49,7 @@ enum MergeCommand {
             return
         }
         let rows = merge.documents.map { plan in
-            [plan.id.rawValue, plan.title + (plan.isNew ? " (new)" : ""), "\(plan.incoming.count)", "\(plan.outgoing)",
+            [String(plan.id.rawValue.prefix(idLength)), plan.title + (plan.isNew ? " (new)" : ""), "\(plan.incoming.count)", "\(plan.outgoing)",
              plan.newConflicts.joined(separator: ", ")]
         }
         output.print(Table(header: ["NOTE", "TITLE", "INCOMING", "OUTGOING", "NEW CONFLICTS"], rows: rows).render() + "\n" + summary)
