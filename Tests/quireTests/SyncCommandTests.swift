@@ -28,6 +28,20 @@ import Testing
         return (process, bound)
     }
 
+    /// A port already taken is an error that leaves no new server file behind.
+    @Test func aServerThatCannotListenCreatesNoFile() throws {
+        try withRunner { runner in
+            let (server, port) = try startServer(runner)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            let path = runner.directory + "/second.db"
+            let result = try runner.run(["serve", "--listen", "127.0.0.1:\(port)"], store: path)
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("127.0.0.1:\(port)"))
+            let left = try FileManager.default.contentsOfDirectory(atPath: runner.directory).filter { $0.hasPrefix("second.db") }
+            #expect(left.isEmpty)
+        }
+    }
+
     @Test func threeStoresConvergeThroughAServerKilledMidSync() throws {
         try withRunner { runner in
             var (server, port) = try startServer(runner)

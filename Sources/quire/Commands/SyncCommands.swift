@@ -72,13 +72,20 @@ enum SyncCommands {
             } else {
                 context.output.progress("warning: no --tokens: every client may read and write every document")
             }
+            // A server that cannot listen leaves no new file behind, only the error.
+            let isNewFile = !FileManager.default.fileExists(atPath: context.storePath)
             let log: ServerLog
             do { log = try ServerLog(path: context.storePath) } catch {
                 throw CLIError.failure("cannot open the server store \(context.storePath): \(error)")
             }
             let server = SyncServer(log: log, tokens: tokens, configuration: configuration)
             let http = HTTPServer(host: host, port: port, limits: limits, handler: server.handle)
-            do { try http.start() } catch { throw CLIError.failure("\(error)") }
+            do { try http.start() } catch {
+                if isNewFile {
+                    for suffix in ["", "-wal", "-shm", "-lock"] { try? FileManager.default.removeItem(atPath: context.storePath + suffix) }
+                }
+                throw CLIError.failure("\(error)")
+            }
             // The one line on standard output: scripts and tests read the port from it.
             context.output.print("listening on \(host):\(http.port)")
             while true { sleep(3600) }
