@@ -263,6 +263,10 @@ import Testing
             let zero = try runner.run(["serve", "--stdio", "--timeout", "0"])
             #expect(zero.status == 64)
             #expect(zero.stderr.hasPrefix("error: --timeout must be 1 second or more\nusage: quire serve"))
+            // Past a day, the session's clock (nanoseconds in 64 bits) overflowed at its first request: the peer trapped.
+            let huge = try runner.run(["serve", "--stdio", "--timeout", "99999999999999999"])
+            #expect(huge.status == 64)
+            #expect(huge.stderr.hasPrefix("error: --timeout must be at most 86400 seconds (a day), not \"99999999999999999\"\nusage: quire serve"))
         }
     }
 

@@ -29,7 +29,7 @@ enum SyncCommands {
                 if let httpOption = ["--listen", "--tokens", "--rate-limit", "--connections-per-address"].first(where: invocation.flag) {
                     throw invocation.usageError("--stdio and \(httpOption) exclude each other")
                 }
-                let timeout = try invocation.value("--timeout").map { try Double(invocation.integer($0, "--timeout")) } ?? 30
+                let timeout = try seconds("--timeout", invocation) ?? 30
                 guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
                 let store = try context.openStore()
                 do { try runBlocking { try await StdioFraming.serve(PeerSyncService(store: store), timeout: timeout) } } catch {
