@@ -270,6 +270,16 @@ import Testing
         }
     }
 
+    /// A peer refuses pushes as a server does (recorded as rejected under
+    /// `via:COMMAND`), so --retry-rejected is one of --via's options too.
+    @Test func syncHelpGivesEachFormItsOptions() throws {
+        try withRunner { runner in
+            let help = try runner.ok(["sync", "--help"])
+            #expect(help.contains("USAGE: quire sync URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--json]\n"))
+            #expect(help.contains("       quire sync --via COMMAND [--timeout SECONDS] [--retry-rejected] [--json]\n"))
+        }
+    }
+
     @Test func syncViaRefusesAToken() throws {
         try withRunner { runner in
             try runner.ok(["init"])

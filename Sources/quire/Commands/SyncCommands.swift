@@ -87,7 +87,7 @@ enum SyncCommands {
     static let sync = Command(
         name: "sync",
         summary: "Exchange changes with a sync server (or, with --via, a peer) until both hold the same.",
-        usage: ["URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--json]", "--via COMMAND [--timeout SECONDS] [--json]"],
+        usage: ["URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--json]", "--via COMMAND [--timeout SECONDS] [--retry-rejected] [--json]"],
         arguments: [.init(name: "URL", help: "The server, such as http://127.0.0.1:8080.")],
         options: [
             Option(name: "--token", values: ["TOKEN"], help: "The bearer token (default: $QUIRE_TOKEN)."),
