@@ -270,6 +270,18 @@ import Testing
         }
     }
 
+    /// A host name is no address to listen on: said as a usage error, before
+    /// the server's log is made (the failed start left an empty log behind).
+    @Test func serveRefusesAHostNameBeforeMakingItsLog() throws {
+        try withRunner { runner in
+            let log = runner.directory + "/server.quire"
+            let result = try runner.run(["serve", "--listen", "localhost:0"], store: log)
+            #expect(result.status == 64)
+            #expect(result.stderr.hasPrefix("error: --listen needs a numeric IPv4 or IPv6 address, such as 127.0.0.1:8080, not \"localhost:0\"\nusage: quire serve"))
+            #expect(!FileManager.default.fileExists(atPath: log))
+        }
+    }
+
     /// A peer refuses pushes as a server does (recorded as rejected under
     /// `via:COMMAND`), so --retry-rejected is one of --via's options too.
     @Test func syncHelpGivesEachFormItsOptions() throws {

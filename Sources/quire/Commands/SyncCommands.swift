@@ -56,6 +56,10 @@ enum SyncCommands {
                 limits.maxConnectionsPerAddress = try invocation.integer(perAddress, "--connections-per-address")
             }
             let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            // Checked before the log is opened, which would make its file for a server that cannot start.
+            guard HTTPServer.isListenable(host) else {
+                throw invocation.usageError("--listen needs a numeric IPv4 or IPv6 address, such as 127.0.0.1:8080, not \"\(listen)\"")
+            }
             // The server's log is a file of its own (Specs/sync.md), whose
             // migrations would take a store's schema version for a newer one's.
             if Context.readSQLiteFile(context.storePath, { db in try db.holdsStore() }) == true {
