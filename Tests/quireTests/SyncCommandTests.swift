@@ -277,6 +277,32 @@ import Testing
             let zero = try runner.run(["serve", "--stdio", "--timeout", "0"])
             #expect(zero.status == 64)
             #expect(zero.stderr.hasPrefix("error: --timeout must be 1 second or more\nusage: quire serve"))
+            // Past a day, the session's clock (nanoseconds in 64 bits) overflowed at its first request: the peer trapped.
+            let huge = try runner.run(["serve", "--stdio", "--timeout", "99999999999999999"])
+            #expect(huge.status == 64)
+            #expect(huge.stderr.hasPrefix("error: --timeout must be at most 86400 seconds (a day), not \"99999999999999999\"\nusage: quire serve"))
+        }
+    }
+
+    /// A host name is no address to listen on: said as a usage error, before
+    /// the server's log is made (the failed start left an empty log behind).
+    @Test func serveRefusesAHostNameBeforeMakingItsLog() throws {
+        try withRunner { runner in
+            let log = runner.directory + "/server.quire"
+            let result = try runner.run(["serve", "--listen", "localhost:0"], store: log)
+            #expect(result.status == 64)
+            #expect(result.stderr.hasPrefix("error: --listen needs a numeric IPv4 or IPv6 address, such as 127.0.0.1:8080, not \"localhost:0\"\nusage: quire serve"))
+            #expect(!FileManager.default.fileExists(atPath: log))
+        }
+    }
+
+    /// A peer refuses pushes as a server does (recorded as rejected under
+    /// `via:COMMAND`), so --retry-rejected is one of --via's options too.
+    @Test func syncHelpGivesEachFormItsOptions() throws {
+        try withRunner { runner in
+            let help = try runner.ok(["sync", "--help"])
+            #expect(help.contains("USAGE: quire sync URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--json]\n"))
+            #expect(help.contains("       quire sync --via COMMAND [--timeout SECONDS] [--retry-rejected] [--json]\n"))
         }
     }
 

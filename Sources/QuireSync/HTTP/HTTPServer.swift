@@ -107,6 +107,12 @@ public final class HTTPServer: Sendable {
     /// The port the server listens on; 0 while it is not running.
     public var port: UInt16 { state.withLock { $0.boundPort } }
 
+    /// Whether `host` is an address the server can listen on (numeric
+    /// IPv4 or IPv6), for a caller to check before it sets anything up.
+    public static func isListenable(_ host: String) -> Bool {
+        (try? socketAddress(host: host, port: 0)) != nil
+    }
+
     /// Binds `host:port` and starts serving.
     /// - Throws: `HTTPServerError` if the address is not numeric, the port is
     ///   taken, or the server already runs.

@@ -29,7 +29,7 @@ enum SyncCommands {
                 if let httpOption = ["--listen", "--tokens", "--rate-limit", "--connections-per-address"].first(where: invocation.flag) {
                     throw invocation.usageError("--stdio and \(httpOption) exclude each other")
                 }
-                let timeout = try invocation.value("--timeout").map { try Double(invocation.integer($0, "--timeout")) } ?? 30
+                let timeout = try seconds("--timeout", invocation) ?? 30
                 guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
                 let store = try context.openStore()
                 do { try runBlocking { try await StdioFraming.serve(PeerSyncService(store: store), timeout: timeout) } } catch {
@@ -56,6 +56,10 @@ enum SyncCommands {
                 limits.maxConnectionsPerAddress = try invocation.integer(perAddress, "--connections-per-address")
             }
             let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            // Checked before the log is opened, which would make its file for a server that cannot start.
+            guard HTTPServer.isListenable(host) else {
+                throw invocation.usageError("--listen needs a numeric IPv4 or IPv6 address, such as 127.0.0.1:8080, not \"\(listen)\"")
+            }
             // The server's log is a file of its own (Specs/sync.md), whose
             // migrations would take a store's schema version for a newer one's.
             if Context.readSQLiteFile(context.storePath, { db in try db.holdsStore() }) == true {
@@ -94,7 +98,7 @@ enum SyncCommands {
     static let sync = Command(
         name: "sync",
         summary: "Exchange changes with a sync server (or, with --via, a peer) until both hold the same.",
-        usage: ["URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--json]", "--via COMMAND [--timeout SECONDS] [--json]"],
+        usage: ["URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--json]", "--via COMMAND [--timeout SECONDS] [--retry-rejected] [--json]"],
         arguments: [.init(name: "URL", help: "The server, such as http://127.0.0.1:8080.")],
         options: [
             Option(name: "--token", values: ["TOKEN"], help: "The bearer token (default: $QUIRE_TOKEN)."),
