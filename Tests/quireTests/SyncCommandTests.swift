@@ -28,6 +28,31 @@ import Testing
         return (process, bound)
     }
 
+    /// The address printed is one a URL takes, IPv6 in brackets.
+    @Test func anIPv6ServerPrintsItsAddressAsAURLTakesIt() throws {
+        try withRunner { runner in
+            let server = Process()
+            server.executableURL = QuireRunner.binaryURL
+            server.arguments = ["--store", runner.directory + "/server.db", "serve", "--listen", "[::1]:0"]
+            let output = Pipe()
+            server.standardOutput = output
+            server.standardError = FileHandle.nullDevice
+            try server.run()
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            var line = Data()
+            while !line.contains(UInt8(ascii: "\n")) {
+                let chunk = output.fileHandleForReading.availableData
+                guard !chunk.isEmpty else { break }
+                line += chunk
+            }
+            let text = String(decoding: line, as: UTF8.self)
+            try #require(!text.isEmpty, "the server did not start on IPv6 loopback")
+            #expect(text.hasPrefix("listening on [::1]:"))
+            let port = try #require(text.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+            #expect(URL(string: "http://[::1]:\(port)")?.port == port)
+        }
+    }
+
     /// A port already taken is an error that leaves no new server file behind.
     @Test func aServerThatCannotListenCreatesNoFile() throws {
         try withRunner { runner in

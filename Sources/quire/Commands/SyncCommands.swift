@@ -91,7 +91,8 @@ enum SyncCommands {
                 throw CLIError.failure("\(error)")
             }
             // The one line on standard output: scripts and tests read the port from it.
-            context.output.print("listening on \(host):\(http.port)")
+            // An IPv6 address in brackets, as a URL takes it: http://[::1]:8080.
+            context.output.print("listening on \(host.contains(":") ? "[\(host)]" : host):\(http.port)")
             while true { sleep(3600) }
         })
 
