@@ -79,7 +79,9 @@ extension DocumentStore {
             } catch let error as DocumentError {
                 throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
             }
-            applyParked(try ParkedChanges.all(document: id.rawValue, db), to: &document, id)
+            let parked = try ParkedChanges.all(document: id.rawValue, db)
+            for damage in parked.damaged { warn("document \(id): \(damage) and was left out") }
+            applyParked(parked.changes, to: &document, id)
             return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count,
                                   loggedThrough: lastSeq ?? coversSeq, parkedRows: try row.int64(2))
         }

@@ -113,7 +113,8 @@ public final class DocumentStore: @unchecked Sendable {
     ///   (read-only) one whose schema is older.
     ///
     /// - Parameter onWarning: receives a message for each damaged snapshot
-    ///   skipped while loading; by default, standard error. It runs while
+    ///   skipped, and each parked change left out, while loading; by
+    ///   default, standard error. It runs while
     ///   the store is locked: a call on the store from it throws
     ///   `StoreError.nestedCall`, as from a `read` or `edit` closure.
     /// - Parameter snapshotInterval: a snapshot is written after this many

@@ -66,6 +66,19 @@ import Testing
         #expect(doc.versionVector == source.versionVector)
     }
 
+    /// A change that is parked already takes no new place: sent again
+    /// (a peer retrying a page) while the parking area is full, it is the
+    /// no-op any repeat is, not `tooManyPendingChanges`.
+    @Test func aParkedChangeSentAgainWhenParkingIsFullIsANoOp() throws {
+        let (source, _) = try threeChanges()
+        var doc = Document(replica: bob)
+        doc.pendingLimit = 1
+        let early = (try source.allChanges())[2]
+        try doc.apply(early)
+        #expect(try doc.apply(early) == 0)
+        #expect(doc.pendingCount == 1)
+    }
+
     @Test func aReusedChangeIDWithOtherContentIsRejected() throws {
         let (source, _) = try threeChanges()
         var doc = Document(replica: bob)

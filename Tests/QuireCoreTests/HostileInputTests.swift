@@ -279,6 +279,26 @@ import QuireTestSupport
         }
     }
 
+    @Test func anObjectsKeyFlagOtherThanZeroOrOneIsRefused() throws {
+        var doc = Document(replica: ReplicaID(1))
+        try doc.transact { tx in
+            let list = try tx.putObject(.root, key: "l", kind: .list)
+            _ = try tx.insertObject(list, at: 0, kind: .map)
+        }
+        var body = Array(try Envelope.open(doc.encodeSnapshot(includeHistory: false), magic: SnapshotEncoding.magic,
+                                           name: "sample", version: SnapshotEncoding.version).remainingBytes)
+        // The second object, the map in the list: id (0, 2), kind 0, parent
+        // (1, 1), and its key flag 0, for an element of a list.
+        #expect(Array(body[25...30]) == [0, 2, 0, 1, 1, 0])
+        body[30] = 2
+        let forged = Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body)
+        #expect {
+            try Document(snapshot: forged, replica: ReplicaID(3))
+        } throws: { error in
+            "\(error)".contains("key flag is 2")
+        }
+    }
+
     /// Nests `levels` maps in `parent` straight into the document's state,
     /// past the depth check a transaction or a peer's change meets, as a
     /// hostile snapshot's objects would be; returns the deepest.

@@ -513,6 +513,32 @@ import QuireStore
         }
     }
 
+    /// A parked row that no longer decodes is left out of a load, as a
+    /// damaged snapshot is skipped: with a warning naming it.
+    @Test func aDamagedParkedChangeIsLeftOutOfALoadWithAWarning() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let id: DocumentID = "doc"
+            let author = ReplicaID(0xA)
+            do {
+                let store = try DocumentStore(path: path)
+                try store.create(id: id)
+                try store.edit(id) { tx in try tx.put(.root, key: "kept", .int(1)) }
+                var ahead = Document(replica: author)
+                try ahead.transact { tx in try tx.put(.root, key: "a", .int(2)) }
+                try ahead.transact { tx in try tx.put(.root, key: "b", .int(3)) }
+                try store.apply(id, [try #require(try ahead.allChanges().last)])
+                try store.database.execute(sql: "UPDATE parked_changes SET data = X'00'")
+            }
+            let warnings = WarningLog()
+            let reopened = try DocumentStore(path: path, onWarning: warnings.handler)
+            #expect(try reopened.read(id) { try $0.get(.root, key: "kept") } == .scalar(.int(1)))
+            #expect(try reopened.read(id) { $0.pendingCount } == 0)
+            #expect(warnings.all.count == 1)
+            #expect(warnings.all.first?.contains("parked change 2@\(author) is damaged") == true)
+        }
+    }
+
     @Test func outboxListsWhatAPeerHasNotAcknowledged() throws {
         let store = try DocumentStore.inMemory()
         let a = try store.createDocument(), b = try store.createDocument()

@@ -22,8 +22,10 @@ extension Document {
             case .duplicate:
                 continue
             case .waiting:
+                // One parked already is a repeat: it takes no new place.
+                guard !pending.contains(change) else { continue }
                 guard pending.count < pendingLimit else { throw .tooManyPendingChanges(limit: pendingLimit) }
-                if !pending.contains(change) { pending.append(change) }
+                pending.append(change)
             case .ready:
                 try integrate(change)
                 applied += 1

@@ -230,7 +230,11 @@ extension Document {
             let parentCode = try body.readIndex("the parent of \(creator)", below: replicaTable.count + 1)
             let parent = parentCode == 0 ? ObjectID.root
                 : ObjectID(OpID(replica: replicaTable[parentCode - 1], counter: try body.readVarint("a parent counter")))
-            let key: String? = try body.readByte("a key flag") == 1 ? try body.readString("a key") : nil
+            let key: String? = switch try body.readByte("a key flag") {
+            case 0: nil
+            case 1: try body.readString("a key")
+            case let flag: throw .invalid("object \(creator)'s key flag is \(flag)")
+            }
             order.append((object, parent, objects.create(kind, id: creator, parent: parent, key: key)))
         }
         // Parents are checked once every object is known: a tree rooted at the root, of bounded depth.

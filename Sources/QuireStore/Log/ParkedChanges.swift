@@ -38,12 +38,26 @@ public enum ParkedChanges {
         try db.query(sql: "SELECT \(rowCountExpression)", arguments: [.text(document)])[0].int64(0)
     }
 
-    /// Every parked change of a document. One that no longer decodes is
-    /// dropped from the answer: a peer sends it again, as it would any
-    /// change the store lacks. Without decoding limits, as the log's rows
-    /// (`ChangeLog`): each met the caller's limits when it was parked.
-    public static func all(document: String, _ db: DatabaseConnection) throws -> [Change] {
-        let rows = try db.query(sql: "SELECT data FROM parked_changes WHERE document_id = ?", arguments: [.text(document)])
-        return rows.compactMap { row in try? ChangeEncoding.decode(row.blob(0), limits: .unlimited).first }
+    /// Every parked change of a document, and a description of each row
+    /// that no longer decodes, which is left out: a peer sends its change
+    /// again, as it would any change the store lacks. Without decoding
+    /// limits, as the log's rows (`ChangeLog`): each met the caller's
+    /// limits when it was parked.
+    public static func all(document: String, _ db: DatabaseConnection) throws -> (changes: [Change], damaged: [String]) {
+        let rows = try db.query(sql: "SELECT replica, first_counter, CAST(data AS BLOB) FROM parked_changes WHERE document_id = ?",
+                                arguments: [.text(document)])
+        var changes: [Change] = [], damaged: [String] = []
+        for row in rows {
+            let id = OpID(replica: try row.replica(0), counter: try row.unsigned(1))
+            do {
+                guard let change = try ChangeEncoding.decode(row.blob(2), limits: .unlimited).first else {
+                    throw DecodingError.invalid("the row holds no change")
+                }
+                changes.append(change)
+            } catch {
+                damaged.append("parked change \(id) is damaged (\(error))")
+            }
+        }
+        return (changes, damaged)
     }
 }
