@@ -15,17 +15,23 @@ import Testing
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line += chunk
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text = firstLine(of: output)
         guard let bound = Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") else {
             throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "no port in \"\(text)\""])
         }
         return (process, bound)
+    }
+
+    /// The first line a process writes to `pipe` (what `serve` prints once
+    /// it listens), or what came before the pipe ended.
+    func firstLine(of pipe: Pipe) -> String {
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = pipe.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            line += chunk
+        }
+        return String(decoding: line, as: UTF8.self)
     }
 
     /// The address printed is one a URL takes, IPv6 in brackets.
@@ -39,13 +45,7 @@ import Testing
             server.standardError = FileHandle.nullDevice
             try server.run()
             defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-            var line = Data()
-            while !line.contains(UInt8(ascii: "\n")) {
-                let chunk = output.fileHandleForReading.availableData
-                guard !chunk.isEmpty else { break }
-                line += chunk
-            }
-            let text = String(decoding: line, as: UTF8.self)
+            let text = firstLine(of: output)
             try #require(!text.isEmpty, "the server did not start on IPv6 loopback")
             #expect(text.hasPrefix("listening on [::1]:"))
             let port = try #require(text.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
@@ -208,13 +208,7 @@ import Testing
             server.standardOutput = output
             try server.run()
             defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-            var line = Data()
-            while !line.contains(UInt8(ascii: "\n")) {
-                let chunk = output.fileHandleForReading.availableData
-                guard !chunk.isEmpty else { break }
-                line += chunk
-            }
-            let port = try #require(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+            let port = try #require(Int(firstLine(of: output).trimmingCharacters(in: .whitespacesAndNewlines)))
             let result = try runner.run(["sync", "http://127.0.0.1:\(port)"])
             #expect(result.status == 1)
             #expect(result.stderr.contains("go away ^[]0;pwned^G^[[2J"))
