@@ -92,6 +92,32 @@ import Testing
         }
     }
 
+    /// A parked change (one waiting for another) whose row no longer decodes.
+    @Test func aDamagedParkedChangeIsReportedAsDamage() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let store = try DocumentStore(path: quire.store)
+            let id = try store.createDocument()
+            var ahead = Document(replica: ReplicaID(0xA))
+            try ahead.transact { tx in try tx.put(.root, key: "a", .int(2)) }
+            try ahead.transact { tx in try tx.put(.root, key: "b", .int(3)) }
+            try store.apply(id, [try #require(try ahead.allChanges().last)])
+            try store.close()
+            let database = try Database(path: quire.store)
+            try database.execute(sql: "UPDATE parked_changes SET data = X'00'")
+            database.close()
+
+            let result = try quire.run(["inspect", quire.store, "--json"])
+            #expect(result.status == 1)
+            let report = try #require(try result.json() as? [String: Any])
+            #expect(report["parkedChanges"] as? Int == 1)
+            let damage = try #require(report["damage"] as? [String])
+            #expect(damage.count == 1)
+            #expect(damage.first?.hasPrefix("parked change 2@\(ReplicaID(0xA)) is damaged (") == true)
+            #expect(damage.first?.hasSuffix(") of document \(id)") == true)
+        }
+    }
+
     @Test func damagedFilesAreReportedPrecisely() throws {
         try withRunner { quire in
             let bundle = try Self.sampleDocument().encodeChanges()

@@ -161,5 +161,10 @@ struct FileReport {
         add("snapshotBytes", .integer(snapshotBytes))
         add("snapshotTombstones", .integer(tombstones))
         add("parkedChanges", .integer(try count("SELECT count(*) FROM parked_changes")))
+        // A parked change that no longer decodes is left out of every load (with a warning): damage too.
+        for row in try db.query(sql: "SELECT DISTINCT document_id FROM parked_changes ORDER BY document_id") {
+            let document = try row.text(0)
+            damage += try ParkedChanges.all(document: document, db).damaged.map { "\($0) of document \(document)" }
+        }
     }
 }
