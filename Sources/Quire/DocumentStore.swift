@@ -127,7 +127,7 @@ public final class DocumentStore: @unchecked Sendable {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")
         // Looked at without writing: the open below switches the file to WAL,
         // and migrating it would add the store's tables.
-        if let kind = Self.foreignKind(ofFile: path) { throw StoreError.notAStore(path: path, kind: kind) }
+        if let kind = Database.peek(atPath: path, StoreSchema.foreignKind) ?? nil { throw StoreError.notAStore(path: path, kind: kind) }
         let database = try Database(path: path, readOnly: readOnly)
         // The file a symbolic link names, whose fingerprint is the same
         // whichever path reaches it (else each path in turn would take the
@@ -178,15 +178,6 @@ public final class DocumentStore: @unchecked Sendable {
             database.close()
         }
         observers.finishAll()
-    }
-
-    /// What the SQLite file at `path` is if it holds another program's
-    /// tables; nil for a store, an empty or missing file, or one that does
-    /// not open read-only (opening it for use then says why).
-    private static func foreignKind(ofFile path: String) -> String? {
-        guard let database = try? Database(path: path, readOnly: true) else { return nil }
-        defer { database.close() }
-        return (try? database.read(StoreSchema.foreignKind)) ?? nil
     }
 
     private init(inMemory database: Database, snapshotInterval: Int, cachedDocuments: Int) throws {

@@ -58,6 +58,18 @@ public final class Database: @unchecked Sendable {
             writeAheadLog: !readOnly)
     }
 
+    /// What `body` reads from the SQLite file at `path`, opened read-only
+    /// and closed again, so that looking writes nothing (opening it for use
+    /// would switch it to WAL); nil when it does not open as SQLite or the
+    /// read fails (opening it for use then says why).
+    ///
+    ///     let kind = Database.peek(atPath: path, StoreSchema.foreignKind) ?? nil
+    public static func peek<T>(atPath path: String, _ body: (DatabaseConnection) throws -> T) -> T? {
+        guard let database = try? Database(path: path, readOnly: true) else { return nil }
+        defer { database.close() }
+        return try? database.read(body)
+    }
+
     /// The file `path` names, symbolic links resolved: where SQLite keeps
     /// the database's `-wal` and `-shm` files, and what a lock file or the
     /// file's identity (`ReplicaIdentity.fingerprint`) must be taken from,

@@ -27,13 +27,21 @@ public enum StoreSchema {
     /// The schema version this program writes.
     public static var latestVersion: Int { migrator.latestVersion }
 
-    /// What the database is when it holds tables but no store (every store
-    /// has the `replica` table from its first version on), for an error
+    /// The table every store has from its first version on: what marks a
+    /// database as a store.
+    private static let markingTable = "replica"
+
+    /// Whether the database is a store (of any version).
+    public static func holdsStore(_ db: DatabaseConnection) throws -> Bool {
+        try !db.query(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [.text(markingTable)]).isEmpty
+    }
+
+    /// What the database is when it holds tables but no store, for an error
     /// naming the file: opening it as a store would add the store's tables
     /// to another program's database. Nil for a store, or an empty file.
     public static func foreignKind(_ db: DatabaseConnection) throws -> String? {
         let tables = try Set(db.query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { try $0.text(0) })
-        guard !tables.isEmpty, !tables.contains("replica") else { return nil }
+        guard !tables.isEmpty, !tables.contains(markingTable) else { return nil }
         // QuireSync's ServerLog tables: the file given to `quire serve --store`.
         if tables.isSuperset(of: ["server", "log", "parked"]) { return "a sync server's log (the store of `quire serve`), not a notes store" }
         return "a SQLite database but not a Quire store"

@@ -75,15 +75,6 @@ struct Context {
 }
 
 extension Context {
-    /// What `body` reads from the SQLite file at `path`, opened without
-    /// writing to it; nil when it does not open as SQLite or the read fails
-    /// (opening it for use then says why).
-    static func readSQLiteFile<T>(_ path: String, _ body: (DatabaseConnection) throws -> T) -> T? {
-        guard let database = try? Database(path: path, readOnly: true) else { return nil }
-        defer { database.close() }
-        return try? database.read(body)
-    }
-
     /// What the file at `path` is when it is no SQLite database at all
     /// (`notes.md` given as --store), for an error naming it, so that it is
     /// not called a damaged store; nil when it starts as one, or cannot be
@@ -147,14 +138,6 @@ extension Context {
         let database = try Database(path: storePath, readOnly: true)
         defer { database.close() }
         return try database.read { db in try PeerAcknowledgements.version(peer: peer, document: id.rawValue, db) }
-    }
-}
-
-extension DatabaseConnection {
-    /// Whether the database is a Quire store: every store has the `replica`
-    /// table from its first schema version on.
-    func holdsStore() throws -> Bool {
-        try !query(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'replica'").isEmpty
     }
 }
 

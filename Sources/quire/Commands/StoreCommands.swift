@@ -14,7 +14,7 @@ enum StoreCommands {
             try Context.refuseDirectory(path)
             // An empty file holds no store: init makes one of it.
             guard Context.isMissingOrEmpty(path) else {
-                if let kind = Context.notADatabase(path) ?? Context.readSQLiteFile(path, StoreSchema.foreignKind) ?? nil {
+                if let kind = Context.notADatabase(path) ?? Database.peek(atPath: path, StoreSchema.foreignKind) ?? nil {
                     throw CLIError.failure("\(path) is \(kind); init makes a store only of a missing or empty file: pass --store PATH for a new one")
                 }
                 throw CLIError.failure("a store already exists at \(path); use it as it is, or pass --store PATH for a new one")

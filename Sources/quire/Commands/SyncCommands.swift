@@ -62,7 +62,7 @@ enum SyncCommands {
             }
             // The server's log is a file of its own (Specs/sync.md), whose
             // migrations would take a store's schema version for a newer one's.
-            if Context.readSQLiteFile(context.storePath, { db in try db.holdsStore() }) == true {
+            if Database.peek(atPath: context.storePath, StoreSchema.holdsStore) == true {
                 throw CLIError.failure("\(context.storePath) is a notes store; the server keeps its own log: give serve a --store of its own, such as server.quire")
             }
             var tokens: AccessTokens?
