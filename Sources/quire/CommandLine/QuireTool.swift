@@ -13,6 +13,22 @@ enum QuireTool {
         examples: ["quire init", "quire note new --title \"Groceries\" --body \"milk\"", "quire note list", "quire log 0190f1c2"],
         subcommands: Commands.all)
 
+    /// Runs the command line's words as given to the process. Each must be
+    /// UTF-8: `CommandLine.arguments` turns other bytes into U+FFFD, which
+    /// a note's text would then keep for good, so such a word is refused.
+    static func run(argv: [UnsafeMutablePointer<CChar>?], environment: [String: String]) -> Int32 {
+        var words: [String] = []
+        for (index, raw) in argv.enumerated() {
+            guard let raw, let word = String(validatingCString: raw) else {
+                let shown = raw.map { String(cString: $0) } ?? ""
+                writeError("error: argument \(index + 1) (\"\(shown)\") is not UTF-8 text; quire reads its arguments as UTF-8\n")
+                return CLIError.usageExitCode
+            }
+            words.append(word)
+        }
+        return run(words, environment: environment)
+    }
+
     static func run(_ words: [String], environment: [String: String]) -> Int32 {
         do {
             switch try ArgumentParser(root: root).parse(words, environment: environment) {

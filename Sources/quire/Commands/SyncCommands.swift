@@ -29,8 +29,7 @@ enum SyncCommands {
                 if let httpOption = ["--listen", "--tokens", "--rate-limit", "--connections-per-address"].first(where: invocation.flag) {
                     throw invocation.usageError("--stdio and \(httpOption) exclude each other")
                 }
-                let timeout = try seconds("--timeout", invocation) ?? 30
-                guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
+                let timeout = try timeoutSeconds(invocation)
                 let store = try context.openStore()
                 do { try runBlocking { try await StdioFraming.serve(PeerSyncService(store: store), timeout: timeout) } } catch {
                     // What was stored stays: each request's push was committed before its answer.
@@ -113,8 +112,7 @@ enum SyncCommands {
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             let context = invocation.context
-            let timeout = try seconds("--timeout", invocation) ?? 30
-            guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
+            let timeout = try timeoutSeconds(invocation)
             let command = invocation.value("--via")
             var server: (text: String, url: URL)?
             if command != nil {
@@ -215,6 +213,13 @@ extension SyncCommands {
     /// The longest `--timeout` and `--wait`: far beyond any sync, and far
     /// below the seconds the clocks they go to can count (nanoseconds in 64 bits).
     static let maxSeconds = 86_400
+
+    /// `--timeout`: whole seconds, at least 1, 30 if not given.
+    static func timeoutSeconds(_ invocation: Invocation) throws -> Double {
+        let timeout = try seconds("--timeout", invocation) ?? 30
+        guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
+        return timeout
+    }
 
     /// The whole seconds `option` gives, if given.
     static func seconds(_ option: String, _ invocation: Invocation) throws -> Double? {
