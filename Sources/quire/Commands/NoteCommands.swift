@@ -67,9 +67,7 @@ enum NoteCommands {
             let updated = try notes.map { try store.lastChangeTime($0.id) }
             if invocation.flag("--json") {
                 context.output.print(json: .array(zip(notes, updated).map { note, updated in
-                    guard case .object(var fields) = note.json else { return note.json }
-                    fields["updated"] = updated.map { .string(RelativeTime.isoDate($0)) } ?? .null
-                    return .object(fields)
+                    .object(note.jsonFields.merging(["updated": updated.map { .string(RelativeTime.isoDate($0)) } ?? .null]) { $1 })
                 }))
                 if let failure { throw failure }
                 return

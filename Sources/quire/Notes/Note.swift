@@ -55,10 +55,11 @@ struct Note {
     }
 
     /// The JSON shape of `note show --json` (Specs/cli.md).
-    var json: JSONValue {
-        .object([
-            "id": .string(id.rawValue), "title": .string(title), "body": .string(body),
-            "tags": .array(tags.map(JSONValue.string)), "pinned": .bool(pinned), "removed": .bool(removed),
-        ])
+    var json: JSONValue { .object(jsonFields) }
+
+    /// The fields of `json`, to which `note list --json` adds one.
+    var jsonFields: [String: JSONValue] {
+        ["id": .string(id.rawValue), "title": .string(title), "body": .string(body),
+         "tags": .array(tags.map(JSONValue.string)), "pinned": .bool(pinned), "removed": .bool(removed)]
     }
 }
