@@ -29,6 +29,18 @@ import Testing
         #expect(try peer.versionVectors() == writer.versionVectors())
     }
 
+    /// A peer run by a command is no server, and its refusals carry the
+    /// protocol's statuses, not HTTP's: the errors say so.
+    @Test func errorsFromAPeerNameThePeer() throws {
+        let transport = try StdioSyncTransport(command: "cat >/dev/null")
+        defer { transport.close() }
+        let tooLarge = SyncError.refused(SyncFailure(status: 413, "the request is larger than 67108864 bytes"))
+        #expect(tooLarge.description(otherSide: transport.otherSide) == "the peer refused (status 413): the request is larger than 67108864 bytes")
+        #expect(SyncError.unreachable("it ended").description(otherSide: transport.otherSide) == "could not reach the peer: it ended")
+        #expect(tooLarge.description == "the server refused: HTTP 413: the request is larger than 67108864 bytes")
+        #expect(HTTPSyncTransport(server: URL(string: "http://127.0.0.1:1")!, token: nil).otherSide == "the server")
+    }
+
     /// A refused document of a push leaves nothing (not even an empty
     /// document), the others are stored, and the answer names it.
     @Test func aPeerRefusingOneDocumentOfAPushStoresTheOthers() async throws {

@@ -392,7 +392,7 @@ import Testing
             let result = try runner.run(["sync", "--via", "sleep 600", "--timeout", "1"])
             #expect(result.status == 1)
             #expect(result.stderr.hasSuffix("""
-                error: sync with via:sleep 600 failed: could not reach the server: the command "sleep 600" failed: nothing came through for 1 s
+                error: sync with via:sleep 600 failed: could not reach the peer: the command "sleep 600" failed: nothing came through for 1 s
                 1 local change stays pending
 
                 """))
@@ -410,13 +410,13 @@ import Testing
             for command in ["echo garbage", "head -c 4 >/dev/null; echo garbage"] {
                 let result = try runner.run(["sync", "--via", command])
                 #expect(result.status == 1)
-                #expect(result.stderr.hasPrefix("error: sync with via:\(command) failed: the server broke the sync protocol: "
+                #expect(result.stderr.hasPrefix("error: sync with via:\(command) failed: the peer broke the sync protocol: "
                     + "the command \"\(command)\" answered with something that is not a sync message ("), "\(command): \(result.stderr)")
                 #expect(result.stderr.hasSuffix(")\n1 local change stays pending\n"))
             }
             let silent = try runner.run(["sync", "--via", "true"])
             #expect(silent.status == 1)
-            #expect(silent.stderr.hasPrefix("error: sync with via:true failed: could not reach the server: the command \"true\" ended without answering\n"))
+            #expect(silent.stderr.hasPrefix("error: sync with via:true failed: could not reach the peer: the command \"true\" ended without answering\n"))
         }
     }
 

@@ -107,7 +107,7 @@ public struct SyncClient: Sendable {
             case .failure(let failure):
                 try storeWork { try handleRefusal(failure, &session) }
             case .request:
-                throw .protocolViolation("the server answered with a request")
+                throw .protocolViolation("it answered with a request")
             case .response(let response):
                 let done = try storeWork { try apply(response, &session) }
                 progress("round \(round): sent \(session.report.sent), received \(session.report.received)"
@@ -244,7 +244,7 @@ public struct SyncClient: Sendable {
         if response.cursorReset {
             // The server is not the one the acknowledgements were from:
             // forget them, so that every change it lacks is pending again.
-            progress("the server's log is not the one this store synced with: resyncing by version vectors")
+            progress("\(transport.otherSide)'s log is not the one this store synced with: resyncing by version vectors")
             try store.forgetSyncState(peer: peer)
             session.serverVersions = [:]
         }
@@ -256,7 +256,7 @@ public struct SyncClient: Sendable {
                 session.report.received += try store.apply(bundles: incoming)
                 break
             } catch let error as DecodingError {
-                throw SyncError.protocolViolation("the changes the server sent do not decode: \(error)")
+                throw SyncError.protocolViolation("the changes it sent do not decode: \(error)")
             } catch let error as DocumentError {
                 // Not the store's fault: its data is whole, and the next sync stops at the same change.
                 throw SyncError.protocolViolation("it sent a change that does not apply (\(error)); nothing of its answer was applied")
@@ -317,7 +317,7 @@ public struct SyncClient: Sendable {
         try store.recordSyncProgress(peer: peer, acknowledged: acknowledged, cursor: cursor)
         if response.more {
             guard response.cursor != session.lastCursor || !response.documents.allSatisfy(\.bundles.isEmpty) else {
-                throw SyncError.protocolViolation("the server says more is to come but sends nothing new")
+                throw SyncError.protocolViolation("it says more is to come but sends nothing new")
             }
             session.lastCursor = response.cursor
             return false
@@ -355,7 +355,7 @@ public struct SyncClient: Sendable {
         for (id, changes) in session.pushed {
             session.unconfirmed[id]?.subtract(changes.map(\.lastID))
             try store.rejectChanges(changes, of: id, peer: peer, status: failure.status, reason: failure.message)
-            progress("the server refused \(changes.count) change(s) of document \(id): \(failure.status) \(failure.message)")
+            progress("\(transport.otherSide) refused \(changes.count) change(s) of document \(id): \(failure.status) \(failure.message)")
         }
         session.report.rejected += try store.rejectedChanges(peer: peer).filter { rejected in
             DocumentID(rawValue: rejected.document).map { session.pushed[$0] != nil } ?? false

@@ -15,6 +15,14 @@ public protocol SyncTransport: Sendable {
     /// request asks the server to wait for news: the time allowed for the
     /// answer grows by that much.
     func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8]
+
+    /// What messages call the other side: "the server" (the default) or
+    /// "the peer" (a store run by a command).
+    var otherSide: String { get }
+}
+
+extension SyncTransport {
+    public var otherSide: String { "the server" }
 }
 
 /// Why a sync did not complete.
@@ -31,11 +39,17 @@ public enum SyncError: Error, Hashable, Sendable, DescribedError {
     /// The local store failed.
     case store(String)
 
-    public var description: String {
+    public var description: String { description(otherSide: "the server") }
+
+    /// The description naming the other side as `otherSide` (a transport's
+    /// `otherSide`): a peer run by a command is no server, and its
+    /// statuses are the protocol's, not HTTP's.
+    public func description(otherSide: String) -> String {
         switch self {
-        case .refused(let failure): "the server refused: HTTP \(failure.status): \(failure.message)"
-        case .unreachable(let reason): "could not reach the server: \(reason)"
-        case .protocolViolation(let reason): "the server broke the sync protocol: \(reason)"
+        case .refused(let failure) where otherSide == "the server": "the server refused: HTTP \(failure.status): \(failure.message)"
+        case .refused(let failure): "\(otherSide) refused (status \(failure.status)): \(failure.message)"
+        case .unreachable(let reason): "could not reach \(otherSide): \(reason)"
+        case .protocolViolation(let reason): "\(otherSide) broke the sync protocol: \(reason)"
         case .store(let reason): "the local store failed: \(reason)"
         }
     }

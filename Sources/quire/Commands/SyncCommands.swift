@@ -168,7 +168,7 @@ enum SyncCommands {
             switch outcome {
             case .success(let done): report = done
             case .failure(let error):
-                throw CLIError.failure("sync with \(peer) failed: \(error)\n\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending")
+                throw CLIError.failure("sync with \(peer) failed: \(error.description(otherSide: transport.otherSide))\n\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending")
             }
             // Refused changes, this sync's and earlier ones (a read-only token's
             // push, say), wait for --retry-rejected: a later sync does not offer them.
@@ -186,7 +186,7 @@ enum SyncCommands {
                     + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending.map { "\($0)" } ?? "unknown") pending")
                 // This sync's refusals end it with an error that lists them; earlier ones are only held back.
                 if report.rejected.isEmpty && !rejected.isEmpty {
-                    output.print("\(rejected.count) change(s) the server refused before, and the later changes that build on them, "
+                    output.print("\(rejected.count) change(s) \(transport.otherSide) refused before, and the later changes that build on them, "
                         + "wait for `quire sync --retry-rejected` (quire status lists the refused ones)")
                 }
             }
@@ -203,7 +203,7 @@ enum SyncCommands {
             }
             if !report.rejected.isEmpty {
                 let lines = report.rejected.map { "  \($0.document) \($0.id): \($0.status) \($0.reason)" }
-                throw CLIError.failure("the server refused \(report.rejected.count) change(s); they stay in the store "
+                throw CLIError.failure("\(transport.otherSide) refused \(report.rejected.count) change(s); they stay in the store "
                     + "(quire status shows them; quire sync --retry-rejected offers them again):\n" + lines.joined(separator: "\n"))
             }
         })
