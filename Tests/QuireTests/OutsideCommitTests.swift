@@ -138,6 +138,47 @@ import Testing
         }
     }
 
+    /// With no stream open the watch looks at nothing: what the other store
+    /// wrote is still there for a call to find. (A watch that looked anyway
+    /// would have found it many times over meanwhile.)
+    @Test func theWatchLooksOnlyWhileSomeoneObserves() async throws {
+        try await withTwoStores { _, first, second, id, text in
+            first.watchOutsideCommits(every: 0.001)
+            try second.edit(id) { tx in try tx.insertText(text, at: 0, "unwatched ") }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try first.checkForOutsideCommits().count == 1)
+        }
+    }
+
+    /// Threads edit through a watched store while another store edits the
+    /// same documents: group commits, the watch's looks and retries after
+    /// the other store's writes interleave, and still each commit is in
+    /// exactly one event of the right origin.
+    @Test func threadsAndTheWatchReportEachCommitOnce() async throws {
+        try await withTwoStores { _, first, second, _, _ in
+            let ids = try (0..<3).map { index -> DocumentID in
+                let id = DocumentID(rawValue: "doc-\(index)")!
+                try first.create(id: id)
+                return id
+            }
+            first.watchOutsideCommits(every: 0.001)
+            let events = first.allEvents()
+            let stores = [first, first, first, second]
+            #expect(await runOnThreadsAsync(stores.count) { thread in
+                for edit in 0..<15 {
+                    try! stores[thread].edit(ids[(thread + edit) % ids.count]) { tx in
+                        try tx.put(.root, key: "t\(thread)", .int(Int64(edit)))
+                    }
+                }
+            })
+            try first.checkForOutsideCommits()
+            try first.close()
+            var outside = 0, own = 0
+            for await event in events { if event.origin == .outside { outside += event.changeIDs.count } else { own += event.changeIDs.count } }
+            #expect(outside == 15 && own == 45)
+        }
+    }
+
     @Test func closingOrReleasingTheStoreStopsTheWatch() async throws {
         try await withTwoStores { path, first, _, _, _ in
             first.watchOutsideCommits(every: 0.01)
