@@ -141,8 +141,12 @@ extension DocumentStore {
         // Shared, unless this store's own last try holds it exclusive (taking it shared would give that up).
         let sharesWriterLock = !lastTryHoldsWriterLock && writerLock?.lock(exclusive: false, within: Self.writerLockTimeout) == true
         defer { if sharesWriterLock { writerLock?.unlock() } }
+        // The log's highest seq before and after the batch's rows: those up to
+        // `before` that this store has not seen are others'.
+        var logged: (before: Int64, after: Int64)?
         let outcome = Result {
             try database.write { db in
+                let before = try ChangeLog.highestSeq(db)
                 for commit in batch where stale[commit.ticket] == nil {
                     let rows = try db.query(sql: Self.currencyQuery, arguments: [.text(commit.id.rawValue)])
                     // A new document is stale once another process has created it.
@@ -151,10 +155,12 @@ extension DocumentStore {
                 for index in batch.indices where stale[batch[index].ticket] == nil {
                     try batch[index].save(db)
                 }
+                logged = (before, try ChangeLog.highestSeq(db))
             }
         }
         condition.lock()
         isWriting = false
+        if case .success = outcome, let logged { noteOwnRows(after: logged.before, through: logged.after) }
         for commit in batch {
             let result = stale[commit.ticket].map { .failure(StoreError.changedElsewhere($0.rawValue)) } ?? outcome
             if case .success = result { didCommit(commit) } else { release(commit.id, nil) }
@@ -214,10 +220,16 @@ extension DocumentStore {
     /// Runs `body` with the lock held. Throws `StoreError.nestedCall` when
     /// called from inside a `read` or `edit` closure of this store.
     func locked<T>(_ body: () throws -> T) throws -> T {
-        guard Thread.current.threadDictionary[closureMarker] == nil else { throw StoreError.nestedCall }
+        try refuseNestedCall()
         condition.lock()
         defer { condition.unlock() }
         return try body()
+    }
+
+    /// Throws `StoreError.nestedCall` when called from inside a `read` or
+    /// `edit` closure of this store, whose call holds the lock.
+    func refuseNestedCall() throws {
+        guard Thread.current.threadDictionary[closureMarker] == nil else { throw StoreError.nestedCall }
     }
 
     /// Runs a caller's closure, marked so that a call back into this store

@@ -25,7 +25,9 @@ import Foundation
 /// edited): a read first checks that the file holds nothing newer for its
 /// document than the copy in memory, and reloads it if it does; a commit
 /// checks the same in its transaction, and an edit or apply that missed
-/// another process's write runs again on the reloaded document.
+/// another process's write runs again on the reloaded document. Events for
+/// what others commit come from `checkForOutsideCommits()` or
+/// `watchOutsideCommits(every:)`.
 /// `Specs/storage.md` states the schema, the formats and the durability
 /// promise.
 public final class DocumentStore: @unchecked Sendable {
@@ -56,6 +58,8 @@ public final class DocumentStore: @unchecked Sendable {
     let warningHandler: @Sendable (String) -> Void
     /// The streams of `events(of:)` and `allEvents()`.
     let observers = Observers()
+    /// The thread of `watchOutsideCommits(every:)`, when one runs.
+    let outsideWatch = OutsideCommitWatch()
 
     /// Guards every `var` below. Threads wait on it for a busy document
     /// or for their commit to be written.
@@ -77,6 +81,16 @@ public final class DocumentStore: @unchecked Sendable {
     var nextTicket = 0
     /// How each written commit ended, by ticket, until its caller takes it.
     var outcomes: [Int: Result<Void, any Error>] = [:]
+    /// This store's place in the log, for finding what others commit
+    /// (`checkForOutsideCommits`): every row up to it is this store's own or
+    /// has been looked at, but for those in `unexaminedOutsideRows`.
+    var outsidePosition: Int64 = 0
+    /// Rows below `outsidePosition` that others logged just before one of
+    /// this store's batches, not looked at yet.
+    var unexaminedOutsideRows: [ClosedRange<Int64>] = []
+    /// SQLite's `data_version` when others' commits were last looked for:
+    /// while it stays the same, no other connection has committed.
+    var outsideCheckedAt: Int64?
 
     /// A document as loaded, with what the store needs to know about it.
     struct LoadedDocument {
@@ -155,9 +169,11 @@ public final class DocumentStore: @unchecked Sendable {
         self.snapshotInterval = snapshotInterval
         cache = DocumentCache(capacity: cachedDocuments)
         warningHandler = onWarning
+        outsidePosition = try database.read(ChangeLog.highestSeq)
     }
 
-    /// Closes the store: waits for the calls in progress to end (their
+    /// Closes the store: stops the watch of `watchOutsideCommits(every:)`,
+    /// waits for the calls in progress to end (their
     /// commits written), then closes the SQLite file, drops the documents
     /// kept in memory and ends the streams of `events(of:)` and
     /// `allEvents()`. Every later call throws a `DatabaseError` saying the
@@ -172,6 +188,9 @@ public final class DocumentStore: @unchecked Sendable {
     /// Throws `StoreError.nestedCall` from inside a `read` or `edit`
     /// closure, whose call would never end.
     public func close() throws {
+        // Before the lock: the watch's last look may be waiting for it.
+        try refuseNestedCall()
+        outsideWatch.stop(forever: true)
         try locked {
             while !busy.isEmpty || !queue.isEmpty || isWriting || holdsWriterLock { condition.wait() }
             cache.removeAll()
@@ -191,6 +210,12 @@ public final class DocumentStore: @unchecked Sendable {
         self.snapshotInterval = snapshotInterval
         cache = DocumentCache(capacity: cachedDocuments)
         warningHandler = Self.printWarning
+        outsidePosition = try database.read(ChangeLog.highestSeq)
+    }
+
+    deinit {
+        // Without waiting: the watch's thread may be the one releasing the store.
+        outsideWatch.end()
     }
 
     /// A store that lives in memory until it is released; for tests.

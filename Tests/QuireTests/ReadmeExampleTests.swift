@@ -94,4 +94,25 @@ import QuireCore
         #expect(form == Note(title: "Oat milk", tags: ["food"], due: nil))
         #expect(try store.read(id) { doc in try doc.read(Note.self, from: .root) } == form)
     }
+
+    @Test func outsideCommits() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try DocumentStore(path: directory + "/notes.quire")
+            let id = try store.createDocument { tx in try tx.write(Note(title: "Milk", tags: [], due: nil), into: .root) }
+            store.watchOutsideCommits(every: 0.25)                    // stops on close()
+            let changes = store.events(of: id)
+            let printed = Task { () -> String? in
+                for await event in changes where event.origin == .outside {
+                    return try store.read(id) { doc in try doc.read(Note.self, from: .root).title }  // as quire left it
+                }
+                return nil
+            }
+            try DocumentStore(path: directory + "/notes.quire").edit(id) { tx in  // as quire would
+                try tx.write(Note(title: "Oat milk", tags: [], due: nil), into: .root)
+            }
+            #expect(try await printed.value == "Oat milk")
+            #expect(try store.checkForOutsideCommits().isEmpty)      // the watch found it
+            try store.close()
+        }
+    }
 }

@@ -1,5 +1,6 @@
-/// What one commit changed in one document: a local edit, or a batch of
-/// remote changes applied. Delivered by `DocumentStore.events(of:)` and
+/// What one commit changed in one document: a local edit, a batch of
+/// remote changes applied, or what another writer of the file committed
+/// (`.outside`). Delivered by `DocumentStore.events(of:)` and
 /// `DocumentStore.allEvents()` once the commit is on disk.
 ///
 ///     for await event in store.events(of: id) {
@@ -12,6 +13,12 @@ public struct DocumentEvent: Sendable, Equatable {
         case local
         /// `DocumentStore.apply`: changes from another replica.
         case remote
+        /// Committed to the file by another process (a `quire sync`, a
+        /// `quire note edit`) or another `DocumentStore` on it, and found by
+        /// `checkForOutsideCommits()` or the watch of
+        /// `watchOutsideCommits(every:)`. One event holds everything found
+        /// of the document at once, which may be several commits.
+        case outside
     }
 
     /// The document that changed.
@@ -19,14 +26,20 @@ public struct DocumentEvent: Sendable, Equatable {
     public var origin: Origin
     /// The id of each applied change, in the order applied. A remote batch
     /// can hold changes that were parked earlier and became ready with it.
+    /// An outside event lacks those another process compacted away before
+    /// this store looked (`versionVector` still covers them).
     public var changeIDs: [OpID]
     /// The document's version vector after the commit.
     public var versionVector: VersionVector
     /// Every object an operation of the changes acted on (maps, lists,
     /// texts, counters). An object created by the changes appears only once
     /// something is written into it; its parent appears because it was written.
+    /// When changes of an outside event could not be read (compacted away,
+    /// or damaged), every object the document holds, as none can be ruled out.
     public var changedObjects: Set<ObjectID>
-    /// For each map in `changedObjects`, the keys that were written or removed.
+    /// For each map in `changedObjects`, the keys that were written or removed
+    /// (in the case above, every key the map holds: a key the unreadable
+    /// changes removed is not named, but its map is).
     public var changedKeys: [ObjectID: Set<String>]
 
     public init(document: DocumentID, origin: Origin, changeIDs: [OpID], versionVector: VersionVector,

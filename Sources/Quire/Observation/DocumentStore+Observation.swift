@@ -1,5 +1,6 @@
 // Observing a store: streams of `DocumentEvent`s, one per commit that
-// applied changes, delivered after the commit. See Specs/storage.md,
+// applied changes, delivered after the commit (another writer's, once
+// found: DocumentStore+OutsideCommits.swift). See Specs/storage.md,
 // "Observation".
 extension DocumentStore {
     /// The changes committed to one document from now on, local and remote,
@@ -21,19 +22,29 @@ extension DocumentStore {
     ///
     /// Only changes that were applied make an event: a remote change parked
     /// for a missing dependency makes one when it is finally applied; a
-    /// duplicate makes none. Only this store's commits make events: what
-    /// another process, or another `DocumentStore` on the same file,
-    /// commits makes none here, though reads see it. The stream buffers without bound, so a slow
-    /// consumer loses nothing; it ends when the store is released.
+    /// duplicate makes none. What another process, or another
+    /// `DocumentStore` on the same file, commits makes an `.outside` event
+    /// once this store looks for it: `checkForOutsideCommits()`, or
+    /// `watchOutsideCommits(every:)` to look on a timer while a stream is open.
+    ///
+    ///     store.watchOutsideCommits()
+    ///     for await event in store.events(of: id) where event.origin == .outside {
+    ///         refreshNote()  // `quire sync` brought changes
+    ///     }
+    ///
+    /// The stream buffers without bound, so a slow
+    /// consumer loses nothing; it ends when the store is closed or released.
     public func events(of id: DocumentID) -> AsyncStream<DocumentEvent> {
-        observers.stream(of: id)
+        defer { outsideWatch.observersChanged() }
+        return observers.stream(of: id)
     }
 
     /// The changes committed to every document from now on; as `events(of:)`.
     ///
     ///     for await event in store.allEvents() { reloadList(event.document) }
     public func allEvents() -> AsyncStream<DocumentEvent> {
-        observers.stream(of: nil)
+        defer { outsideWatch.observersChanged() }
+        return observers.stream(of: nil)
     }
 
     /// Tells the observers about a commit that is on disk. Lock held, so

@@ -4,8 +4,9 @@ import Synchronization
 /// handed out by `events(of:)` or `allEvents()`, with the document it
 /// watches (`nil`: every document).
 ///
-/// The store publishes from `didCommit`, with its own lock held, so events
-/// reach each stream in commit order, exactly once per commit. A stream's
+/// The store publishes from `didCommit` and `checkForOutsideCommits`, with
+/// its own lock held, so events reach each stream in the order published,
+/// exactly once per commit. A stream's
 /// termination (its consumer cancelled, or the stream released) removes
 /// its observer here.
 final class Observers: Sendable {

@@ -80,6 +80,29 @@ public enum ChangeLog {
         return (try rows.flatMap { row in try decode(row, document: document) }, try rows.last?.int64(0))
     }
 
+    /// The highest `seq` any row of the log was ever given (SQLite's
+    /// AUTOINCREMENT record), 0 before the first: unlike `max(seq)`, it never
+    /// goes down when compaction deletes the newest rows, so a row above it
+    /// is one written after it was read.
+    public static func highestSeq(_ db: DatabaseConnection) throws -> Int64 {
+        try db.query(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'changes'").first?.int64(0) ?? 0
+    }
+
+    /// The rows with `seq` in `range`, in log order, each with its document
+    /// and its changes, or why they do not decode (a damaged row is no
+    /// reason to hide the others).
+    public static func rows(in range: ClosedRange<Int64>, _ db: DatabaseConnection)
+        throws -> [(seq: Int64, document: String, changes: Result<[Change], any Error>)] {
+        let rows = try db.query(
+            sql: "SELECT seq, \(dataBytes), document_id FROM changes WHERE seq BETWEEN ? AND ? ORDER BY seq",
+            arguments: [.integer(range.lowerBound), .integer(range.upperBound)])
+        return try rows.map { row in
+            let document = try row.text(2)
+            let changes = Result { try decode(row, document: document) }
+            return (try row.int64(0), document, changes)
+        }
+    }
+
     /// A document's logged changes that `version` lacks, in log order, at
     /// most `limit` of them.
     public static func changes(document: String, since version: VersionVector, limit: Int = .max,

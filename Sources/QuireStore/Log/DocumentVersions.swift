@@ -25,6 +25,12 @@ public enum DocumentVersions {
         try grouped(db.query(sql: "SELECT document_id, replica, counter FROM document_versions ORDER BY document_id"))
     }
 
+    /// The version vector of one document (empty if it has no logged change).
+    public static func version(document: String, _ db: DatabaseConnection) throws -> VersionVector {
+        try grouped(db.query(sql: "SELECT document_id, replica, counter FROM document_versions WHERE document_id = ?",
+                             arguments: [.text(document)])).first?.version ?? VersionVector()
+    }
+
     /// Version vectors from rows `(document_id, replica, counter)` that come
     /// a document at a time. Not a dictionary keyed by the id: that would
     /// merge two documents whose ids differ only in Unicode normalization.

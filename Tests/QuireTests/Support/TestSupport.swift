@@ -4,10 +4,22 @@ import QuireTestSupport
 
 /// Runs `body` with the path of a new empty directory, removed afterwards.
 func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
-    let path = NSTemporaryDirectory() + "quire-tests-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    let path = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: path) }
     return try body(path)
+}
+
+/// `withTemporaryDirectory` for an async `body`.
+func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+    let path = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try await body(path)
+}
+
+private func makeTemporaryDirectory() throws -> String {
+    let path = NSTemporaryDirectory() + "quire-tests-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
 }
 
 /// Collects the warnings a store reports, for tests that expect some.
