@@ -51,6 +51,40 @@ import Testing
         }
     }
 
+    /// `quire init` killed after SQLite wrote the file's header (switching
+    /// it to WAL) but before the store's tables were committed leaves a
+    /// database holding nothing; killed while committing that switch, a
+    /// header and a hot journal whose rollback empties the file (the bytes
+    /// are those of such a kill). Running init again made no store of
+    /// either: it said that a store already existed there, while it held none.
+    @Test(arguments: [false, true]) func aDatabaseAKilledInitLeftIsNoStoreAndInitMakesOne(withHotJournal: Bool) throws {
+        try withRunner { quire in
+            if withHotJournal {
+                func page(_ hex: String, size: Int) -> Data {
+                    var bytes = stride(from: 0, to: hex.count, by: 2).map { offset in
+                        UInt8(hex.dropFirst(offset).prefix(2), radix: 16)!
+                    }
+                    bytes += Array(repeating: 0, count: size - bytes.count)
+                    return Data(bytes)
+                }
+                try page("53514c69746520666f726d617420330010000202004020200000000100000001" + String(repeating: "0", count: 126)
+                         + "01002e63010d0000000010", size: 4096).write(to: URL(fileURLWithPath: quire.store))
+                try page("d9d505f920a163d700000000777bf9c2000000000000020000001000", size: 512)
+                    .write(to: URL(fileURLWithPath: quire.store + "-journal"))
+            } else {
+                let cutShort = try Database(path: quire.store)
+                cutShort.close()
+            }
+            try #require(try Data(contentsOf: URL(fileURLWithPath: quire.store)).starts(with: Data("SQLite format 3\0".utf8)))
+            let listed = try quire.run(["note", "list"])
+            #expect(listed.status == 1)
+            #expect(listed.stderr == "error: no store at \(quire.store): run `quire init` to create it, or pass --store PATH\n")
+            #expect(try quire.ok(["init"]).hasPrefix("Initialized an empty Quire store in \(quire.store)"))
+            try quire.ok(["note", "new", "--title", "T"])
+            #expect(try quire.ok(["note", "list"]).contains("T"))
+        }
+    }
+
     @Test func anotherProgramsDatabaseIsRefusedAndLeftAsItWas() throws {
         try withRunner { quire in
             let path = quire.directory + "/other.sqlite"
