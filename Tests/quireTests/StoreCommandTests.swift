@@ -59,22 +59,7 @@ import Testing
     /// either: it said that a store already existed there, while it held none.
     @Test(arguments: [false, true]) func aDatabaseAKilledInitLeftIsNoStoreAndInitMakesOne(withHotJournal: Bool) throws {
         try withRunner { quire in
-            if withHotJournal {
-                func page(_ hex: String, size: Int) -> Data {
-                    var bytes = stride(from: 0, to: hex.count, by: 2).map { offset in
-                        UInt8(hex.dropFirst(offset).prefix(2), radix: 16)!
-                    }
-                    bytes += Array(repeating: 0, count: size - bytes.count)
-                    return Data(bytes)
-                }
-                try page("53514c69746520666f726d617420330010000202004020200000000100000001" + String(repeating: "0", count: 126)
-                         + "01002e63010d0000000010", size: 4096).write(to: URL(fileURLWithPath: quire.store))
-                try page("d9d505f920a163d700000000777bf9c2000000000000020000001000", size: 512)
-                    .write(to: URL(fileURLWithPath: quire.store + "-journal"))
-            } else {
-                let cutShort = try Database(path: quire.store)
-                cutShort.close()
-            }
+            try quire.writeWhatAKilledInitLeaves(withHotJournal: withHotJournal)
             try #require(try Data(contentsOf: URL(fileURLWithPath: quire.store)).starts(with: Data("SQLite format 3\0".utf8)))
             let listed = try quire.run(["note", "list"])
             #expect(listed.status == 1)

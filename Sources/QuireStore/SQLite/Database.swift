@@ -87,7 +87,7 @@ public final class Database: @unchecked Sendable {
 
     /// SQLITE_READONLY_ROLLBACK, which Swift does not import (a macro of
     /// an expression): a read-only connection met a hot journal.
-    static let readOnlyRollback = SQLITE_READONLY | (3 << 8)
+    public static let readOnlyRollback = SQLITE_READONLY | (3 << 8)
 
     /// The file `path` names, symbolic links resolved: where SQLite keeps
     /// the database's `-wal` and `-shm` files, and what a lock file or the
