@@ -17,7 +17,13 @@ public struct SeededGenerator: RandomNumberGenerator {
 
 /// How many seeds a fuzz test runs: `QUIRE_FUZZ_SEEDS` when set, otherwise `default`.
 public func fuzzSeedCount(default count: Int) -> Int {
-    guard let raw = getenv("QUIRE_FUZZ_SEEDS"), let value = Int(String(cString: raw)), value > 0 else { return count }
+    seedCount(default: count, variable: "QUIRE_FUZZ_SEEDS")
+}
+
+/// How many seeds a test runs: the environment variable `variable` when
+/// set to a positive number, otherwise `default`.
+public func seedCount(default count: Int, variable: String) -> Int {
+    guard let raw = getenv(variable), let value = Int(String(cString: raw)), value > 0 else { return count }
     return value
 }
 

@@ -22,6 +22,21 @@ import Testing
         return try quire.run(["inspect", path, "--json"])
     }
 
+    /// A file a killed `quire init` left with a hot journal was reported
+    /// as "a damaged SQLite store: the database is read-only": it is not
+    /// damaged, and the first command that opens it for writing recovers it.
+    @Test func aFileLeftMidWriteIsNotCalledDamaged() throws {
+        try withRunner { quire in
+            try quire.writeWhatAKilledInitLeaves(withHotJournal: true)
+            let result = try quire.run(["inspect", quire.store])
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("error: \(quire.store) was left in the middle of a write by a process that stopped; "
+                + "its journal \(quire.store)-journal undoes that write, which a read-only open cannot do: any other quire command "
+                + "on the store does it (`quire --store \(quire.store) status`), then inspect it again\nSQLite's report: "), "\(result.stderr)")
+            #expect(!result.stderr.contains("damaged"))
+        }
+    }
+
     @Test func eachKindOfFile() throws {
         try withRunner { quire in
             let document = try Self.sampleDocument()

@@ -51,6 +51,25 @@ import Testing
         }
     }
 
+    /// `quire init` killed after SQLite wrote the file's header (switching
+    /// it to WAL) but before the store's tables were committed leaves a
+    /// database holding nothing; killed while committing that switch, a
+    /// header and a hot journal whose rollback empties the file (the bytes
+    /// are those of such a kill). Running init again made no store of
+    /// either: it said that a store already existed there, while it held none.
+    @Test(arguments: [false, true]) func aDatabaseAKilledInitLeftIsNoStoreAndInitMakesOne(withHotJournal: Bool) throws {
+        try withRunner { quire in
+            try quire.writeWhatAKilledInitLeaves(withHotJournal: withHotJournal)
+            try #require(try Data(contentsOf: URL(fileURLWithPath: quire.store)).starts(with: Data("SQLite format 3\0".utf8)))
+            let listed = try quire.run(["note", "list"])
+            #expect(listed.status == 1)
+            #expect(listed.stderr == "error: no store at \(quire.store): run `quire init` to create it, or pass --store PATH\n")
+            #expect(try quire.ok(["init"]).hasPrefix("Initialized an empty Quire store in \(quire.store)"))
+            try quire.ok(["note", "new", "--title", "T"])
+            #expect(try quire.ok(["note", "list"]).contains("T"))
+        }
+    }
+
     @Test func anotherProgramsDatabaseIsRefusedAndLeftAsItWas() throws {
         try withRunner { quire in
             let path = quire.directory + "/other.sqlite"

@@ -1,4 +1,5 @@
 import Foundation
+import Quire
 import Testing
 
 /// Runs the built `quire` binary, as a person would, on temporary stores.
@@ -105,6 +106,26 @@ struct QuireRunner {
         let result = try run(arguments, store: store, environment: environment)
         #expect(result.status == 0, "quire \(arguments.joined(separator: " ")) failed: \(result.stderr)", sourceLocation: sourceLocation)
         return result.stdout
+    }
+
+    /// What a `quire init` killed before it committed the store's tables
+    /// leaves at `store`: a SQLite database switched to WAL and holding
+    /// nothing; with `withHotJournal`, killed while committing that switch,
+    /// its header and a hot journal whose rollback empties the file (the
+    /// bytes such a kill left).
+    func writeWhatAKilledInitLeaves(withHotJournal: Bool) throws {
+        guard withHotJournal else {
+            try Database(path: store).close()
+            return
+        }
+        func page(_ hex: String, size: Int) -> Data {
+            var bytes = stride(from: 0, to: hex.count, by: 2).map { offset in UInt8(hex.dropFirst(offset).prefix(2), radix: 16)! }
+            bytes += Array(repeating: 0, count: size - bytes.count)
+            return Data(bytes)
+        }
+        try page("53514c69746520666f726d617420330010000202004020200000000100000001" + String(repeating: "0", count: 126)
+                 + "01002e63010d0000000010", size: 4096).write(to: URL(fileURLWithPath: store))
+        try page("d9d505f920a163d700000000777bf9c2000000000000020000001000", size: 512).write(to: URL(fileURLWithPath: store + "-journal"))
     }
 
     func remove() {

@@ -64,11 +64,30 @@ public final class Database: @unchecked Sendable {
     /// read fails (opening it for use then says why).
     ///
     ///     let kind = Database.peek(atPath: path, StoreSchema.foreignKind) ?? nil
+    ///
+    /// A file with a hot journal (a process stopped in the middle of a
+    /// rollback-journal transaction: a store is switched to WAL in its first
+    /// one, so a `quire init` killed then leaves one) is opened for writing
+    /// instead, without switching it to WAL: a read-only connection cannot
+    /// roll the journal back, and what the file holds is what is left once
+    /// it is, which any opener's first read does anyway.
     public static func peek<T>(atPath path: String, _ body: (DatabaseConnection) throws -> T) -> T? {
-        guard let database = try? Database(path: path, readOnly: true) else { return nil }
+        let database: Database
+        do {
+            database = try Database(path: path, readOnly: true)
+        } catch let error as DatabaseError where error.extendedCode == Self.readOnlyRollback {
+            guard let recovering = try? Database(path: path, flags: SQLITE_OPEN_READWRITE, writeAheadLog: false) else { return nil }
+            database = recovering
+        } catch {
+            return nil
+        }
         defer { database.close() }
         return try? database.read(body)
     }
+
+    /// SQLITE_READONLY_ROLLBACK, which Swift does not import (a macro of
+    /// an expression): a read-only connection met a hot journal.
+    public static let readOnlyRollback = SQLITE_READONLY | (3 << 8)
 
     /// The file `path` names, symbolic links resolved: where SQLite keeps
     /// the database's `-wal` and `-shm` files, and what a lock file or the

@@ -36,6 +36,12 @@ public enum StoreSchema {
         try !db.query(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [.text(markingTable)]).isEmpty
     }
 
+    /// Whether the database holds no table, index or anything else: a
+    /// file whose creation stopped before its first migration committed.
+    public static func holdsNothing(_ db: DatabaseConnection) throws -> Bool {
+        try db.query(sql: "SELECT 1 FROM sqlite_master LIMIT 1").isEmpty
+    }
+
     /// What the database is when it holds tables but no store, for an error
     /// naming the file: opening it as a store would add the store's tables
     /// to another program's database. Nil for a store, or an empty file.

@@ -99,13 +99,19 @@ extension Context {
         return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd() ?? Data()
     }
 
-    /// Whether there is no file at `path`, or an empty one: SQLite would
-    /// quietly make a store of it, but it holds none (made by `: > FILE`,
-    /// or by a program stopped before writing), so it is no store either.
-    /// A symbolic link is the file it names.
+    /// Whether there is no file at `path`, an empty one, or a SQLite
+    /// database holding nothing: SQLite would quietly make a store of it,
+    /// but it holds none (made by `: > FILE`, or by a program stopped
+    /// before writing; a `quire init` killed after SQLite wrote the header
+    /// of a WAL file, before the store's tables were committed, leaves a
+    /// database without a table), so it is no store either. A symbolic
+    /// link is the file it names.
     static func isMissingOrEmpty(_ path: String) -> Bool {
         var info = stat()
-        return stat(path, &info) != 0 || (info.st_mode & S_IFMT == S_IFREG && info.st_size == 0)
+        guard stat(path, &info) == 0 else { return true }
+        guard info.st_mode & S_IFMT == S_IFREG else { return false }
+        // A database holding nothing is its header page: at most 64 KiB.
+        return info.st_size == 0 || (info.st_size <= 65_536 && Database.peek(atPath: path, StoreSchema.holdsNothing) == true)
     }
 
     /// A failure when `path` is a directory, which SQLite and Foundation

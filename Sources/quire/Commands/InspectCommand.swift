@@ -115,6 +115,11 @@ struct FileReport {
             guard try database.integrityCheck() else { throw CLIError.failure("\(path) is damaged: SQLite's integrity check failed") }
             if let kind = try database.read(StoreSchema.foreignKind) { throw CLIError.failure("\(path) is \(kind)") }
             try database.read { db in try inspectTables(db) }
+        } catch let error as DatabaseError where error.extendedCode == Database.readOnlyRollback {
+            // Not damage: SQLite's own recovery, which inspect, only reading, cannot run.
+            throw CLIError.failure("\(path) was left in the middle of a write by a process that stopped; its journal \(path)-journal "
+                + "undoes that write, which a read-only open cannot do: any other quire command on the store does it "
+                + "(`quire --store \(path) status`), then inspect it again\nSQLite's report: \(error)")
         } catch let error as DatabaseError {
             throw CLIError.failure("\(path) is a damaged SQLite store: \(error)")
         }
