@@ -36,6 +36,43 @@ import Testing
         #expect(throws: SnapshotFrame.Error.self) { try SnapshotFrame.open(frame + [0]) }
     }
 
+    /// Text-like bytes: words of a small vocabulary in a pseudo-random
+    /// order, which zstd's levels compress differently (random bytes would
+    /// be stored raw at every level).
+    static func wordSoup(count: Int, seed: UInt64) -> [UInt8] {
+        let words = ["the", "snapshot", "of", "a", "document", "holds", "its", "history", "and", "state", "text"].map { Array("\($0) ".utf8) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 16)
+        for choice in pseudoRandomBytes(count: count, seed: seed) where bytes.count < count {
+            bytes += words[Int(choice) % words.count]
+        }
+        return Array(bytes.prefix(count))
+    }
+
+    /// Level 2 writes a snapshot faster than level 3 for a few percent more
+    /// bytes; past `levelTwoLimit` level 3 is the faster one.
+    @Test func theLevelFollowsTheEncodingsSize() throws {
+        for count in [300_000, SnapshotFrame.levelTwoLimit, SnapshotFrame.levelTwoLimit + 1] {
+            let encoding = Self.wordSoup(count: count, seed: UInt64(count))
+            let payload = Array(try SnapshotFrame.seal(encoding, changeCount: 1)[SnapshotFrame.headerSize...])
+            let level = count <= SnapshotFrame.levelTwoLimit ? 2 : 3
+            #expect(payload == (try Zstd.compress(encoding, level: level)), "\(count) bytes")
+            #expect(payload != (try Zstd.compress(encoding, level: 5 - level)), "\(count) bytes")
+        }
+    }
+
+    /// Frames written before the level followed the size (level 3 for every
+    /// snapshot) still open, as do frames of any other level.
+    @Test func framesOfEveryLevelOpen() throws {
+        let encoding = try Self.sampleDocument().encodeSnapshot(includeHistory: false) + Self.wordSoup(count: 100_000, seed: 7)
+        for level in [-5, 1, 2, 3, 19] {
+            let frame = try SnapshotFrame.seal(encoding, changeCount: 2, level: level)
+            let opened = try SnapshotFrame.open(frame)
+            #expect(opened.encoding == encoding, "level \(level)")
+            #expect(opened.changeCount == 2)
+        }
+    }
+
     /// A frame whose checksum is right but which declares more than the cap
     /// is refused before anything is decompressed or allocated.
     @Test func anOversizedDeclarationIsRefused() throws {

@@ -48,6 +48,20 @@ private func streamCompress(chunk: [UInt8], count: Int, pledge: Bool) throws -> 
     return frame
 }
 
+/// `Zstd.compress`'s frame made with a context of its own, as zstd's one-shot call does.
+private func freshContextFrame(_ bytes: [UInt8], level: Int32) throws -> [UInt8] {
+    let context = try #require(ZSTD_createCCtx())
+    defer { ZSTD_freeCCtx(context) }
+    ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level)
+    ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1)
+    var frame = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
+    let written = frame.withUnsafeMutableBytes { output in
+        bytes.withUnsafeBytes { ZSTD_compress2(context, output.baseAddress, output.count, $0.baseAddress, $0.count) }
+    }
+    try #require(ZSTD_isError(written) == 0)
+    return Array(frame.prefix(written))
+}
+
 @Suite struct ZstdTests {
     @Test(arguments: [0, 1, 1000, 300_000])
     func randomBytesRoundTrip(count: Int) throws {
@@ -133,6 +147,43 @@ private func streamCompress(chunk: [UInt8], count: Int, pledge: Bool) throws -> 
         // Window exponent 18: a 256 MiB window (2^28), just beyond windowLogMax.
         let huge = craftedFrame(descriptor: 0x40, window: 18 << 3, contentSize: [0, 0], block: block)
         #expect(compressionError { _ = try Zstd.decompress(huge, maxSize: 256) } == .windowTooLarge(windowSize: 1 << 28, limit: 1 << 27))
+    }
+
+    // Contexts are kept between calls (`Zstd`'s pool): what one call set or
+    // left behind must not reach the next.
+    @Test func aFrameDoesNotDependOnTheCallsBeforeIt() throws {
+        let bytes = pseudoRandomBytes(count: 5000, seed: 3) + [UInt8](repeating: 1, count: 5000)
+        let first = try Zstd.compress(bytes, level: 1)
+        _ = try Zstd.compress(pseudoRandomBytes(count: 300_000, seed: 4), level: 19)
+        #expect(try Zstd.compress(bytes, level: 1) == first)
+        #expect(try Zstd.compress(bytes, level: 1) == freshContextFrame(bytes, level: 1))
+    }
+
+    @Test func aFailedDecompressionLeavesTheNextOneWhole() throws {
+        let bytes = pseudoRandomBytes(count: 3000, seed: 5) + [UInt8](repeating: 2, count: 3000)
+        let frame = try Zstd.compress(bytes)
+        for offset in stride(from: 8, to: frame.count - 4, by: 7) {
+            var damaged = frame
+            damaged[offset] ^= 0xFF
+            _ = try? Zstd.decompress(damaged, maxSize: bytes.count)
+            #expect(try Zstd.decompress(frame, maxSize: bytes.count) == bytes, "after damage at \(offset)")
+        }
+    }
+
+    @Test func concurrentCallsEachGetTheirOwnContext() async throws {
+        let inputs = (0..<16).map { pseudoRandomBytes(count: 20_000 + $0 * 1000, seed: UInt64($0)) + [UInt8](repeating: 9, count: 4000) }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for input in inputs {
+                group.addTask {
+                    for level in [1, 3, 1] {
+                        let frame = try Zstd.compress(input, level: level)
+                        guard try Zstd.decompress(frame, maxSize: input.count) == input else { return false }
+                    }
+                    return true
+                }
+            }
+            for try await roundTripped in group { #expect(roundTripped) }
+        }
     }
 
     @Test func aFrameLyingAboutItsSizeIsRejected() throws {

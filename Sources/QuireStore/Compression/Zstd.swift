@@ -1,4 +1,5 @@
 import CZstd
+import Synchronization
 
 /// Single-frame zstd compression with bounded decompression.
 ///
@@ -27,23 +28,23 @@ public enum Zstd {
         guard (Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel())).contains(level) else {
             throw CompressionError.invalidLevel(level)
         }
-        guard let context = ZSTD_createCCtx() else {
-            throw CompressionError.zstdFailed("cannot allocate a compression context")
-        }
-        defer { ZSTD_freeCCtx(context) }
-        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, Int32(level)))
-        // The declared size is what lets `decompress` bound its allocation.
-        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 1))
-        // A checksum of the content catches damage that still decodes.
-        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1))
+        return try compressionContexts.withContext { context in
+            // A kept context still holds the last call's parameters.
+            try check(ZSTD_CCtx_reset(context, ZSTD_reset_session_and_parameters))
+            try check(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, Int32(level)))
+            // The declared size is what lets `decompress` bound its allocation.
+            try check(ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 1))
+            // A checksum of the content catches damage that still decodes.
+            try check(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1))
 
-        let capacity = ZSTD_compressBound(bytes.count)
-        return try [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
-            let written = bytes.withUnsafeBytes { input in
-                ZSTD_compress2(context, output.baseAddress, capacity, input.baseAddress, input.count)
+            let capacity = ZSTD_compressBound(bytes.count)
+            return try [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+                let written = bytes.withUnsafeBytes { input in
+                    ZSTD_compress2(context, output.baseAddress, capacity, input.baseAddress, input.count)
+                }
+                try check(written)
+                count = written
             }
-            try check(written)
-            count = written
         }
     }
 
@@ -89,21 +90,29 @@ public enum Zstd {
             }
             // 3. Decode into a buffer of exactly the declared size; zstd fails
             // rather than write past it if the frame lies about its size.
-            guard let context = ZSTD_createDCtx() else {
-                throw CompressionError.zstdFailed("cannot allocate a decompression context")
-            }
-            defer { ZSTD_freeDCtx(context) }
-            // Set as well, so that the limit holds if decoding ever streams.
-            try check(ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, windowLogMax))
-            let size = Int(header.frameContentSize)
-            return try [UInt8](unsafeUninitializedCapacity: size) { output, count in
-                let produced = ZSTD_decompressDCtx(context, output.baseAddress, size, input.baseAddress, input.count)
-                if ZSTD_isError(produced) != 0 { throw CompressionError.corruptFrame(errorName(produced)) }
-                guard produced == size else { throw CompressionError.sizeMismatch(declared: size, produced: produced) }
-                count = produced
+            return try decompressionContexts.withContext { context in
+                try check(ZSTD_DCtx_reset(context, ZSTD_reset_session_and_parameters))
+                // Set as well, so that the limit holds if decoding ever streams.
+                try check(ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, windowLogMax))
+                let size = Int(header.frameContentSize)
+                return try [UInt8](unsafeUninitializedCapacity: size) { output, count in
+                    let produced = ZSTD_decompressDCtx(context, output.baseAddress, size, input.baseAddress, input.count)
+                    if ZSTD_isError(produced) != 0 { throw CompressionError.corruptFrame(errorName(produced)) }
+                    guard produced == size else { throw CompressionError.sizeMismatch(declared: size, produced: produced) }
+                    count = produced
+                }
             }
         }
     }
+
+    /// Contexts kept between calls. A new context's tables are fresh
+    /// memory, which the kernel hands out a page at a time: about a twentieth
+    /// of sealing automerge-paper's snapshot went to making and freeing its
+    /// compression context.
+    private static let compressionContexts = ContextPool(
+        kind: "compression", make: { ZSTD_createCCtx() }, free: { ZSTD_freeCCtx($0) })
+    private static let decompressionContexts = ContextPool(
+        kind: "decompression", make: { ZSTD_createDCtx() }, free: { ZSTD_freeDCtx($0) })
 
     private static func check(_ result: Int) throws {
         if ZSTD_isError(result) != 0 { throw CompressionError.zstdFailed(errorName(result)) }
@@ -111,5 +120,47 @@ public enum Zstd {
 
     private static func errorName(_ result: Int) -> String {
         String(cString: ZSTD_getErrorName(result))
+    }
+}
+
+/// zstd contexts (compression or decompression) for one call at a time each,
+/// kept for the next call. A thread takes an idle one or makes one, and puts
+/// it back after use; at most `maxIdle` are kept, so that a burst of
+/// concurrent calls does not hold its contexts' memory (a context sized for
+/// a large input holds a few megabytes) for good.
+private final class ContextPool: Sendable {
+    static let maxIdle = 4
+
+    private let kind: String
+    private let make: @Sendable () -> OpaquePointer?
+    private let free: @Sendable (OpaquePointer) -> Void
+    private let idle = Mutex<[Idle]>([])
+
+    /// An idle context, handed from the call that last used it to the next
+    /// (the pool's lock orders the two).
+    private struct Idle: @unchecked Sendable {
+        let context: OpaquePointer
+    }
+
+    init(kind: String, make: @escaping @Sendable () -> OpaquePointer?, free: @escaping @Sendable (OpaquePointer) -> Void) {
+        self.kind = kind
+        self.make = make
+        self.free = free
+    }
+
+    /// Runs `body` with a context no other call uses meanwhile.
+    func withContext<Result>(_ body: (OpaquePointer) throws -> Result) throws -> Result {
+        guard let context = idle.withLock({ $0.popLast()?.context }) ?? make() else {
+            throw CompressionError.zstdFailed("cannot allocate a \(kind) context")
+        }
+        defer {
+            let kept = idle.withLock { contexts in
+                guard contexts.count < Self.maxIdle else { return false }
+                contexts.append(Idle(context: context))
+                return true
+            }
+            if !kept { free(context) }
+        }
+        return try body(context)
     }
 }
