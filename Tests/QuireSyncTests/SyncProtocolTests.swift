@@ -476,20 +476,45 @@ import Testing
 
     /// An answer claiming more of this store's own changes than it has made
     /// ends the sync and is not recorded: as an acknowledgement, it would
-    /// keep those changes from ever being sent to that peer.
-    @Test func anAnswerClaimingMoreOfTheStoresOwnChangesThanItMadeIsRefused() async throws {
+    /// keep those changes from ever being sent to that peer. One change more
+    /// is as much a lie as many more.
+    @Test(arguments: [2, 1 << 40] as [UInt64])
+    func anAnswerClaimingMoreOfTheStoresOwnChangesThanItMadeIsRefused(claimed: UInt64) async throws {
         let store = try DocumentStore.inMemory()
         try store.create(id: "n")
         try write(store, "n", "k", 1)
         let replica = store.replicaID
         let liar = ScriptedPeer { request in
-            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [replica: 1 << 40]) })
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [replica: claimed]) })
         }
         await #expect(throws: SyncError.protocolViolation("it claims to hold the changes of this store (replica \(replica)) "
-            + "to document n up to counter \(1 << 40), but this store has made them only up to 1")) {
+            + "to document n up to counter \(claimed), but this store has made them only up to 1")) {
             try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(liar)).sync()
         }
         #expect(try store.acknowledgedVersions(peer: "p").isEmpty)
+        #expect(try store.outbox(peer: "p")["n"]?.count == 1)
+    }
+
+    /// A refusal that says nothing about the pushed changes (401 for a
+    /// mistyped token, 404 for a wrong URL: `SyncFailure.refusesPush`)
+    /// ends the sync and leaves them pending: parked as rejected, they
+    /// would never be sent again once the token or URL is put right.
+    @Test(arguments: [401, 404])
+    func aRefusalThatIsNotAboutThePushLeavesItsChangesPending(status: Int) async throws {
+        struct Refusing: SyncTransport {
+            let failure: SyncFailure
+            func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+                SyncMessage.failure(failure).encoded()
+            }
+        }
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let failure = SyncFailure(status: status, "no")
+        await #expect(throws: SyncError.refused(failure)) {
+            try await SyncClient(store: store, peer: "p", transport: Refusing(failure: failure)).sync()
+        }
+        #expect(try store.rejectedChanges(peer: "p").isEmpty)
         #expect(try store.outbox(peer: "p")["n"]?.count == 1)
     }
 
@@ -663,7 +688,9 @@ import Testing
     /// ignores SIGTERM (it ends by itself later): `quire sync --via` would
     /// otherwise hang after the sync is done.
     @Test func closingDoesNotWaitForACommandThatIgnoresSIGTERM() throws {
-        let transport = try StdioSyncTransport(command: "trap '' TERM; sleep 60", timeout: 0.5)
+        // Its standard error let go of: the test runner's own, it would keep
+        // `swift test` waiting for the end of its output for the full 60 s.
+        let transport = try StdioSyncTransport(command: "exec 2>/dev/null; trap '' TERM; sleep 60", timeout: 0.5)
         let closed = DispatchSemaphore(value: 0)
         DispatchQueue.global().async { transport.close(); closed.signal() }
         #expect(closed.wait(timeout: .now() + 30) == .success)
