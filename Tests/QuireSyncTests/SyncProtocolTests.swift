@@ -501,10 +501,15 @@ import Testing
     /// would never be sent again once the token or URL is put right.
     @Test(arguments: [401, 404])
     func aRefusalThatIsNotAboutThePushLeavesItsChangesPending(status: Int) async throws {
-        struct Refusing: SyncTransport {
+        /// Refuses every request that pushes; answers the others as a server holding nothing.
+        struct RefusingPushes: SyncTransport {
             let failure: SyncFailure
             func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
-                SyncMessage.failure(failure).encoded()
+                guard case .request(let stated)? = try? SyncMessage.decode(request), stated.documents.allSatisfy(\.bundles.isEmpty) else {
+                    return SyncMessage.failure(failure).encoded()
+                }
+                let empty = stated.documents.map { SyncDocument(id: $0.id, version: [:]) }
+                return SyncMessage.response(SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: empty)).encoded()
             }
         }
         let store = try DocumentStore.inMemory()
@@ -512,7 +517,7 @@ import Testing
         try write(store, "n", "k", 1)
         let failure = SyncFailure(status: status, "no")
         await #expect(throws: SyncError.refused(failure)) {
-            try await SyncClient(store: store, peer: "p", transport: Refusing(failure: failure)).sync()
+            try await SyncClient(store: store, peer: "p", transport: RefusingPushes(failure: failure)).sync()
         }
         #expect(try store.rejectedChanges(peer: "p").isEmpty)
         #expect(try store.outbox(peer: "p")["n"]?.count == 1)
