@@ -73,14 +73,39 @@ import Testing
         }
     }
 
-    /// A frame whose checksum is right but which declares more than the cap
-    /// is refused before anything is decompressed or allocated.
-    @Test func anOversizedDeclarationIsRefused() throws {
+    /// A frame of [1, 2, 3] that declares `size` uncompressed bytes and
+    /// format `version`, with its checksum made right again.
+    static func frame(declaring size: UInt64 = 3, version: UInt16 = SnapshotFrame.formatVersion) throws -> [UInt8] {
         var frame = try SnapshotFrame.seal([1, 2, 3], changeCount: 0)
-        let size = UInt64(SnapshotFrame.maxUncompressedSize + 1)
+        frame[4] = UInt8(version & 0xFF)
+        frame[5] = UInt8(version >> 8)
         for index in 0..<8 { frame[14 + index] = UInt8(truncatingIfNeeded: size >> (8 * index)) }
         let checksum = CRC32.checksum(Array(frame[0..<22]) + Array(frame[26...]))
         for index in 0..<4 { frame[22 + index] = UInt8(truncatingIfNeeded: checksum >> (8 * index)) }
-        #expect(throws: SnapshotFrame.Error(reason: "declares \(size) bytes, above the limit")) { try SnapshotFrame.open(frame) }
+        return frame
+    }
+
+    /// A frame whose checksum is right but which declares more than the cap
+    /// is refused before anything is decompressed or allocated.
+    @Test func anOversizedDeclarationIsRefused() throws {
+        let size = UInt64(SnapshotFrame.maxUncompressedSize + 1)
+        #expect(throws: SnapshotFrame.Error(reason: "declares \(size) bytes, above the limit")) {
+            try SnapshotFrame.open(Self.frame(declaring: size))
+        }
+    }
+
+    /// A frame must hold exactly the size it declares, even with its
+    /// checksum right: less is refused, and more stops the decompression at
+    /// the declared size.
+    @Test func aFrameHoldingOtherThanItDeclaresIsRefused() throws {
+        #expect(try SnapshotFrame.open(Self.frame(declaring: 3)).encoding == [1, 2, 3])
+        #expect(throws: SnapshotFrame.Error(reason: "holds 3 bytes, declares 4")) { try SnapshotFrame.open(Self.frame(declaring: 4)) }
+        #expect(throws: SnapshotFrame.Error.self) { try SnapshotFrame.open(Self.frame(declaring: 2)) }
+    }
+
+    /// A frame of another format version is refused by name, not read as
+    /// this one, even with its checksum right.
+    @Test func aFrameOfAnotherFormatVersionIsRefused() throws {
+        #expect(throws: SnapshotFrame.Error(reason: "format version 2, expected 1")) { try SnapshotFrame.open(Self.frame(version: 2)) }
     }
 }

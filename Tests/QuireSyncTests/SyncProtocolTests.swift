@@ -476,20 +476,50 @@ import Testing
 
     /// An answer claiming more of this store's own changes than it has made
     /// ends the sync and is not recorded: as an acknowledgement, it would
-    /// keep those changes from ever being sent to that peer.
-    @Test func anAnswerClaimingMoreOfTheStoresOwnChangesThanItMadeIsRefused() async throws {
+    /// keep those changes from ever being sent to that peer. One change more
+    /// is as much a lie as many more.
+    @Test(arguments: [2, 1 << 40] as [UInt64])
+    func anAnswerClaimingMoreOfTheStoresOwnChangesThanItMadeIsRefused(claimed: UInt64) async throws {
         let store = try DocumentStore.inMemory()
         try store.create(id: "n")
         try write(store, "n", "k", 1)
         let replica = store.replicaID
         let liar = ScriptedPeer { request in
-            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [replica: 1 << 40]) })
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [replica: claimed]) })
         }
         await #expect(throws: SyncError.protocolViolation("it claims to hold the changes of this store (replica \(replica)) "
-            + "to document n up to counter \(1 << 40), but this store has made them only up to 1")) {
+            + "to document n up to counter \(claimed), but this store has made them only up to 1")) {
             try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(liar)).sync()
         }
         #expect(try store.acknowledgedVersions(peer: "p").isEmpty)
+        #expect(try store.outbox(peer: "p")["n"]?.count == 1)
+    }
+
+    /// A refusal that says nothing about the pushed changes (401 for a
+    /// mistyped token, 404 for a wrong URL: `SyncFailure.refusesPush`)
+    /// ends the sync and leaves them pending: parked as rejected, they
+    /// would never be sent again once the token or URL is put right.
+    @Test(arguments: [401, 404])
+    func aRefusalThatIsNotAboutThePushLeavesItsChangesPending(status: Int) async throws {
+        /// Refuses every request that pushes; answers the others as a server holding nothing.
+        struct RefusingPushes: SyncTransport {
+            let failure: SyncFailure
+            func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+                guard case .request(let stated)? = try? SyncMessage.decode(request), stated.documents.allSatisfy(\.bundles.isEmpty) else {
+                    return SyncMessage.failure(failure).encoded()
+                }
+                let empty = stated.documents.map { SyncDocument(id: $0.id, version: [:]) }
+                return SyncMessage.response(SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: empty)).encoded()
+            }
+        }
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        let failure = SyncFailure(status: status, "no")
+        await #expect(throws: SyncError.refused(failure)) {
+            try await SyncClient(store: store, peer: "p", transport: RefusingPushes(failure: failure)).sync()
+        }
+        #expect(try store.rejectedChanges(peer: "p").isEmpty)
         #expect(try store.outbox(peer: "p")["n"]?.count == 1)
     }
 
@@ -542,26 +572,72 @@ import Testing
         }
     }
 
-    /// A version vector names each replica once, with a counter of 1 or
-    /// more: an entry of 0 (which no writer makes) is refused, and so
-    /// cannot hide that its replica comes again.
-    @Test func aVersionVectorEntryOfZeroIsRefused() throws {
+    /// A request's bytes, built by hand to say what no encoder writes:
+    /// no cursor, no wait, then `documents`, each a name and its version
+    /// vector's entries as given (repeats and zeros included), then `tail`;
+    /// `flags` is the message's flags byte.
+    static func requestBytes(_ documents: [(id: String, entries: [(replica: UInt64, counter: UInt64)])],
+                             tail: [UInt8] = [], flags: UInt8 = 0) -> [UInt8] {
         var request = ByteWriter()
         request.writeUInt64(0)
         request.writeVarint(0)  // cursor none
         request.writeVarint(0)  // no wait
-        request.writeVarint(1)
-        request.writeString("n")
-        request.writeVarint(2)
-        for counter: UInt64 in [0, 3] {
-            request.writeUInt64(5)
-            request.writeVarint(counter)
+        request.writeVarint(documents.count)
+        for document in documents {
+            request.writeString(document.id)
+            request.writeVarint(document.entries.count)
+            for entry in document.entries {
+                request.writeUInt64(entry.replica)
+                request.writeVarint(entry.counter)
+            }
+            request.writeVarint(0)  // no bundles
         }
-        request.writeVarint(0)  // no bundles
+        return Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: [1, flags] + request.bytes + tail)
+    }
+
+    /// A version vector names each replica once, with a counter of 1 or
+    /// more: an entry of 0 (which no writer makes) is refused, and so
+    /// cannot hide that its replica comes again.
+    @Test func aVersionVectorEntryOfZeroIsRefused() throws {
         #expect(throws: SyncMessage.DecodeError.malformed("invalid data: replica 0000000000000005 has counter 0; "
             + "a version vector names only replicas it holds operations of")) {
-            try SyncMessage.decode(Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: [1, 0] + request.bytes))
+            try SyncMessage.decode(Self.requestBytes([("n", [(5, 0), (5, 3)])]))
         }
+    }
+
+    /// What `Specs/sync.md` ("Messages") refuses is refused, naming what
+    /// is wrong, rather than read as something else: a replica stated twice
+    /// (which of its counters would the server send from?), a document named
+    /// twice, bytes after the message, flags it does not define, and a
+    /// payload or a document count one over its limit.
+    @Test func aMessageThatStatesSomethingTwiceOrTooMuchIsRefused() throws {
+        #expect(throws: SyncMessage.DecodeError.malformed("invalid data: replica 0000000000000005 is repeated")) {
+            try SyncMessage.decode(Self.requestBytes([("n", [(5, 3), (5, 9)])]))
+        }
+        #expect(throws: SyncMessage.DecodeError.malformed("invalid data: document id \"n\" is empty, too long or repeated")) {
+            try SyncMessage.decode(Self.requestBytes([("n", [(5, 3)]), ("n", [(5, 9)])]))
+        }
+        // Two range ends and then a byte more.
+        #expect(throws: SyncMessage.DecodeError.malformed("invalid data: 1 bytes follow the message")) {
+            try SyncMessage.decode(Self.requestBytes([("n", [(5, 3)])], tail: [0, 0, 7]))
+        }
+        // Only bit 0 (compressed) of a message's flags is defined.
+        #expect(throws: SyncMessage.DecodeError.malformed("invalid data: unknown message flags 2")) {
+            try SyncMessage.decode(Self.requestBytes([("n", [(5, 3)])], flags: 2))
+        }
+        // Uncompressed, the payload is held to the limit as a decompressed one is.
+        #expect(throws: SyncMessage.DecodeError.tooLarge("24 bytes, above the limit of 23")) {
+            try SyncMessage.decode(Self.requestBytes([("n", [(5, 3)])]), limits: SyncMessage.Limits(maxPayloadBytes: 23))
+        }
+        let three = Self.requestBytes([("a", [(5, 1)]), ("b", [(5, 1)]), ("c", [(5, 1)])])
+        #expect(throws: SyncMessage.DecodeError.tooLarge("3 documents, above the limit of 2")) {
+            try SyncMessage.decode(three, limits: SyncMessage.Limits(maxDocuments: 2))
+        }
+        guard case .request(let request) = try SyncMessage.decode(three, limits: SyncMessage.Limits(maxDocuments: 3)) else {
+            Issue.record("not a request")
+            return
+        }
+        #expect(request.documents.map(\.id) == ["a", "b", "c"])
     }
 
     /// A command that answers garbage and keeps writing fails the exchange
@@ -617,7 +693,9 @@ import Testing
     /// ignores SIGTERM (it ends by itself later): `quire sync --via` would
     /// otherwise hang after the sync is done.
     @Test func closingDoesNotWaitForACommandThatIgnoresSIGTERM() throws {
-        let transport = try StdioSyncTransport(command: "trap '' TERM; sleep 60", timeout: 0.5)
+        // Its standard error let go of: the test runner's own, it would keep
+        // `swift test` waiting for the end of its output for the full 60 s.
+        let transport = try StdioSyncTransport(command: "exec 2>/dev/null; trap '' TERM; sleep 60", timeout: 0.5)
         let closed = DispatchSemaphore(value: 0)
         DispatchQueue.global().async { transport.close(); closed.signal() }
         #expect(closed.wait(timeout: .now() + 30) == .success)

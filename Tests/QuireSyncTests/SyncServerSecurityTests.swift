@@ -388,6 +388,33 @@ import Testing
         }
     }
 
+    /// A push is refused whole (413) from one change over
+    /// `maxChangesPerRequest`, and taken at the limit.
+    @Test func aPushOfOneChangeOverTheLimitIsRefusedWhole() throws {
+        let log = try ServerLog(path: ":memory:")
+        let limits = ServerLog.Limits(maxChangesPerRequest: 2)
+        let typed = OpID(replica: ReplicaID(1), counter: 3)
+        #expect(throws: SyncFailure(status: 413, "3 changes in one request, above the limit of 2")) {
+            try log.push([("doc", start() + [typing(1, 4, after: typed, parents: [typed])])], by: .unrestricted, limits: limits)
+        }
+        #expect(log.version("doc").isEmpty)
+        #expect(try log.push([("doc", start())], by: .unrestricted, limits: limits)["doc"]?[ReplicaID(1)] == 3)
+    }
+
+    /// A change whose counters start at the last one the server holds of its
+    /// replica (so overlap it by one) reuses that id: refused (409), not
+    /// parked to wait for a counter that never comes.
+    @Test func aChangeOverlappingTheHeldCountersByOneIsRefused() throws {
+        let log = try ServerLog(path: ":memory:")
+        _ = try log.push([("doc", start())], by: .unrestricted, limits: .init())
+        let last = OpID(replica: ReplicaID(1), counter: 3)
+        let overlapping = Change(id: last, lamport: 13, parents: [last], operations: [.insert(object: text, origin: last, content: .text("cd"))])
+        #expect(throws: SyncFailure(status: 409, "change \(last) overlaps changes the server holds: its replica id was used twice")) {
+            try log.push([("doc", [overlapping])], by: .unrestricted, limits: .init())
+        }
+        #expect(log.version("doc") == [ReplicaID(1): 3])
+    }
+
     /// A log reached through a symbolic link is the file it names: its lock
     /// is beside that file, so a second server on the file's own path (or
     /// on another link to it) is refused, as on the same path.

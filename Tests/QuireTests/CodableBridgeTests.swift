@@ -552,6 +552,23 @@ import QuireTestSupport
         #expect(try laptop.read(id) { try $0.read(Card.self, from: .root) } == cleared)
     }
 
+    /// A text another edit replaced since the reading (a new text object
+    /// put at the key, not an edit of the one read) is no longer the text
+    /// the form was edited from: the form's text is written as `write`
+    /// writes it, not merged into the new object as if it were the old one.
+    @Test func aTextReplacedSinceTheReadingIsWrittenAsTheFormHoldsIt() throws {
+        struct Note: Codable, Equatable { var body: String }
+        var document = Document(replica: ReplicaID(1))
+        try document.transact { tx in try tx.write(Note(body: "Buy milk"), into: .root) }
+        let seen = document
+        try document.transact { tx in
+            let replacement = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(replacement, at: 0, "Buy bread")
+        }
+        try document.transact { tx in try tx.write(Note(body: "Buy oat milk"), into: .root, editedFrom: seen) }
+        #expect(try document.read(Note.self, from: .root) == Note(body: "Buy oat milk"))
+    }
+
     struct Item: Codable, Equatable {
         var title: String
         var done: Bool

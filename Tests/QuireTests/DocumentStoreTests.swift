@@ -84,6 +84,40 @@ import QuireStore
         #expect(DocumentID.generate(now: .distantPast).rawValue.hasPrefix("00000000-0000-7"))
     }
 
+    /// A row holds at most `ChangeLog.maxRunLength` changes
+    /// (`Specs/storage.md`): one writer's longer run, received at once, is
+    /// stored in rows of that many, and reads back whole.
+    @Test func aRunLongerThanARowHoldsIsStoredInSeveralRows() throws {
+        let writer = ReplicaID(7), count = UInt64(ChangeLog.maxRunLength) + 1
+        let changes = (1...count).map { counter in
+            let previous = counter == 1 ? [] : [OpID(replica: writer, counter: counter - 1)]
+            return Change(id: OpID(replica: writer, counter: counter), lamport: counter, parents: previous,
+                          operations: [.put(object: .root, key: "k", value: .scalar(.int(Int64(counter))), pred: previous)])
+        }
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "long")
+        #expect(try store.apply("long", changes) == changes.count)
+        let rows = try store.database.query(sql: "SELECT first_counter, last_counter FROM changes ORDER BY seq")
+        #expect(try rows.map { [try $0.unsigned(0), try $0.unsigned(1)] } == [[1, count - 1], [count, count]])
+        #expect(try store.changes("long") == changes)
+    }
+
+    /// A row of several of the store's own changes (received back, say from
+    /// a copy of the store) that a peer has acknowledged in part: the outbox,
+    /// and so `quire status`'s pending count, holds only the changes after
+    /// the acknowledged counter.
+    @Test func theOutboxLeavesOutTheAcknowledgedChangesOfARow() throws {
+        let store = try DocumentStore.inMemory()
+        var copy = Document(replica: store.replicaID)
+        for value in 1...5 { try copy.transact { tx in try tx.put(.root, key: "k", .int(Int64(value))) } }
+        let made = try copy.allChanges()
+        try store.apply(bundles: [("n", [ChangeEncoding.encode(made)])])
+        #expect(try store.database.query(sql: "SELECT count(*) FROM changes WHERE is_local = 1")[0].int64(0) == 1)
+        #expect(try store.outbox(peer: "p") == ["n": made])
+        try store.acknowledge(peer: "p", id: "n", version: [store.replicaID: 3])
+        #expect(try store.outbox(peer: "p") == ["n": Array(made.suffix(2))])
+    }
+
     /// Ids that differ only in Unicode normalization ("é" as one scalar, or
     /// "e" and a combining accent: two writers' systems may make either)
     /// are two documents, in the store's file and in every lookup: a peer
@@ -607,6 +641,8 @@ import QuireStore
             let acknowledged: VersionVector = [store.replicaID: 4]
             try store.acknowledge(peer: "server", id: id, version: acknowledged)
             try store.compact(id, keepHistory: false)
+            // Every acknowledged change is gone, the one at the acknowledged counter too.
+            #expect(try store.database.query(sql: "SELECT last_counter FROM changes ORDER BY seq").map { try $0.unsigned(0) } == [5, 6])
             #expect(try store.outbox(peer: "server")[id]?.count == 2)
             #expect(try store.changes(id, since: acknowledged).count == 2)
             #expect(throws: StoreError.historyCompacted(id.rawValue)) { try store.changes(id) }

@@ -501,6 +501,18 @@ import Testing
                 #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
                 #expect(result.stderr.hasPrefix("error: --title must be one line; put the rest in --body\n"))
             }
+            // An option given twice is refused, not read as its last value: the first would be lost unsaid.
+            let twice = try quire.run(["note", "new", "--title", "first", "--title", "second"])
+            #expect(twice.status == 64)
+            #expect(twice.stderr.hasPrefix("error: --title may be given only once\nusage: quire note new"))
+            // A position or count below 0 is a usage error, for each number it takes.
+            for arguments in [["--insert", "-1", "x"], ["--delete", "-1", "1"], ["--delete", "0", "-1"]] {
+                let negative = try quire.run(["note", "edit", id] + arguments)
+                #expect(negative.status == 64, "quire note edit \(arguments) exited \(negative.status)")
+                let number = arguments[1] == "-1" ? "POS" : "COUNT"
+                #expect(negative.stderr.hasPrefix("error: \(number) must be a whole number of 0 or more, not \"-1\"\n"))
+            }
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("abc\n"))
             let notes = try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]])
             #expect(notes.map { $0["title"] as? String } == ["T"])
             let past = try quire.run(["note", "edit", id, "--insert", "9", "x"])

@@ -224,6 +224,10 @@ import Testing
             let empty = try quire.run(["init"], store: "")
             #expect(empty.status == 64)
             #expect(empty.stderr.hasPrefix("error: --store needs a path, not an empty word\n"))
+            // A flag takes no value: `--json=false` is a mistake, not a request for JSON (or for text).
+            let valued = try quire.run(["status", "--json=false"])
+            #expect(valued.status == 64 && valued.stdout.isEmpty)
+            #expect(valued.stderr.hasPrefix("error: --json does not take \"=value\"\nusage: quire status"))
         }
     }
 

@@ -144,8 +144,8 @@ extension Transaction {
         case (.list, .set(let elements)):
             return try updateList(object, to: elements, isSet: true, editedFrom: base)
         case (.counter, .scalar(.int(let total))):
-            let delta = total &- (try base.counter(object))
-            if delta != 0 { try increment(object, by: delta) }
+            // Never 0: a total equal to the one read was left alone as unchanged.
+            try increment(object, by: total &- (try base.counter(object)))
         default:
             return false
         }
