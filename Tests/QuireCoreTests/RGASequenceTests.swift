@@ -465,6 +465,24 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(tailWidths.utf8 == tail.utf8.count && tailWidths.utf16 == tail.utf16.count)
     }
 
+    /// Narrow storage is measured by a vectorised test for ASCII first: a
+    /// byte above it anywhere in a range, at either end or past the first
+    /// vector's worth of bytes, still counts two UTF-8 bytes.
+    @Test func narrowWidthsCountEveryByteAboveASCII() {
+        let ascii = Array(repeating: Unicode.Scalar(UInt8(ascii: "a")), count: 80)
+        for position in [0, 1, 15, 16, 17, 31, 32, 63, 79] {
+            var scalars = ascii
+            scalars[position] = "é"
+            let storage = ScalarStorage(compacting: scalars)
+            #expect(!storage.isWide)
+            for (start, count) in [(0, 80), (position, 1), (position, 80 - position), (0, position + 1), (0, position)] {
+                let expected = String(String.UnicodeScalarView(scalars[start..<start + count]))
+                let widths = storage.withUnsafeView { ScalarStorage.widths($0, start, count) }
+                #expect(widths.utf8 == expected.utf8.count && widths.utf16 == expected.utf16.count, "é at \(position), \(start)..<\(start + count)")
+            }
+        }
+    }
+
     /// The UTF-8 of stored scalars, in ASCII, narrow and wide storage, of
     /// ranges in any order, whole and in parts longer than the chunk it is
     /// encoded through.

@@ -53,7 +53,8 @@ extension UnsafeBufferPointer<UInt8> {
 
     /// Whether every byte is ASCII. The bytes ORed, in a loop that
     /// vectorises: `allSatisfy` stops early and does not, at several
-    /// instructions a byte of a paste.
+    /// instructions a byte of a paste. (Inlinable: text's widths use it.)
+    @inlinable
     var isASCII: Bool { reduce(0, |) < 0x80 }
 
     /// Where the ASCII bytes from `start` on end, at `end` at most: read

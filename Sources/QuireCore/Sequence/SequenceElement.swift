@@ -550,8 +550,14 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
             }
         }
         // Below U+0100: one UTF-16 unit, and one UTF-8 byte below U+0080, else two.
+        let bytes = UnsafeBufferPointer(rebasing: view.bytes[start..<start + count])
+        // Text of some length is mostly ASCII, which `isASCII` finds in a
+        // loop that vectorises (counted a byte a step, 4.5% of rustcode's
+        // merge); a keystroke's few bytes are counted, cheaper than the
+        // vector loop's set-up.
+        if count > 8, bytes.isASCII { return (count, count) }
         var utf8 = count
-        for byte in view.bytes[start..<start + count] where byte >= 0x80 { utf8 += 1 }
+        for byte in bytes where byte >= 0x80 { utf8 += 1 }
         return (count, utf8)
     }
 }
