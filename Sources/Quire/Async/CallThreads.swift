@@ -1,0 +1,134 @@
+import Foundation
+import Synchronization
+
+/// The threads a store's async calls (`AsyncDocumentStore`) run on.
+///
+/// A store call may block: on the store's lock while another call works on
+/// its document, on a commit's disk sync, on another process's lock for up
+/// to its timeout (5 s). Swift's cooperative pool has about one thread per
+/// core and must never block, and neither must the main actor, so each
+/// call runs on a thread started for it here, and the task that awaits it
+/// is resumed through a continuation. A thread that ends a call takes the
+/// next waiting one before it ends. At most `limit` run at once: calls
+/// beyond wait, in the order made (a thousand tasks editing at once do
+/// not make a thousand threads). None of them waits for a call that has
+/// not started, so the limit never deadlocks; calls on different documents
+/// that run together still share a commit (group commit).
+final class CallThreads: Sendable {
+    /// At most this many of a store's async calls run at once.
+    static let limit = 16
+
+    private struct State {
+        var running = 0
+        var waiting: [@Sendable () -> Void] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// How many calls run and wait now; for tests.
+    var counts: (running: Int, waiting: Int) { state.withLock { ($0.running, $0.waiting.count) } }
+
+    /// Runs `call` on a thread of its own and returns what it returns, or
+    /// throws what it throws, as it is.
+    ///
+    /// Cancelling the awaiting task before the call has started throws
+    /// `CancellationError` at once, and the call never runs. Once started,
+    /// the call runs to its end and its outcome is returned though the task
+    /// was cancelled meanwhile: a store call must not be cut short (a commit
+    /// happens whole or not at all), and the caller learns what it did.
+    func run<T: Sendable>(_ call: @escaping @Sendable () throws -> T) async throws -> T {
+        let pending = PendingCall<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard pending.wait(continuation) else { return }
+                submit { pending.start(call) }
+            }
+        } onCancel: {
+            pending.cancel()
+        }
+    }
+
+    /// Starts a thread for `job`, or queues it if `limit` threads run.
+    private func submit(_ job: @escaping @Sendable () -> Void) {
+        let startsThread = state.withLock { state in
+            guard state.running < Self.limit else {
+                state.waiting.append(job)
+                return false
+            }
+            state.running += 1
+            return true
+        }
+        if startsThread { Thread.detachNewThread { self.work(first: job) } }
+    }
+
+    /// A thread's work: `job`, then each waiting one until none is left.
+    private func work(first job: @escaping @Sendable () -> Void) {
+        var next: (@Sendable () -> Void)? = job
+        while let job = next {
+            job()
+            next = state.withLock { state in
+                guard !state.waiting.isEmpty else {
+                    state.running -= 1
+                    return nil
+                }
+                return state.waiting.removeFirst()
+            }
+        }
+    }
+}
+
+/// One call of `CallThreads.run`, between the caller and the thread: the
+/// first of starting and cancelling wins, and the continuation is resumed
+/// once, by whichever that is.
+private final class PendingCall<T: Sendable>: Sendable {
+    private enum Stage {
+        /// Made, its continuation not yet known.
+        case made
+        case waiting(CheckedContinuation<T, any Error>)
+        case started
+        case cancelled
+    }
+
+    private let stage = Mutex(Stage.made)
+
+    /// Records the continuation to resume; false (having resumed it with
+    /// `CancellationError`) if the task was cancelled already.
+    func wait(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
+        let cancelled = stage.withLock { stage in
+            if case .cancelled = stage { return true }
+            stage = .waiting(continuation)
+            return false
+        }
+        if cancelled { continuation.resume(throwing: CancellationError()) }
+        return !cancelled
+    }
+
+    /// The task was cancelled: a call not yet started never will be.
+    func cancel() {
+        let continuation = stage.withLock { stage -> CheckedContinuation<T, any Error>? in
+            switch stage {
+            case .made:
+                stage = .cancelled
+                return nil
+            case .waiting(let continuation):
+                stage = .cancelled
+                return continuation
+            case .started, .cancelled:
+                return nil
+            }
+        }
+        continuation?.resume(throwing: CancellationError())
+    }
+
+    /// Runs `call` and resumes the caller with its outcome, unless the call
+    /// was cancelled before it got here.
+    func start(_ call: () throws -> T) {
+        let continuation = stage.withLock { stage -> CheckedContinuation<T, any Error>? in
+            guard case .waiting(let continuation) = stage else { return nil }
+            stage = .started
+            return continuation
+        }
+        guard let continuation else { return }
+        continuation.resume(with: Result { try call() })
+    }
+}
