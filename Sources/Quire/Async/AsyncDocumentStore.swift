@@ -49,9 +49,20 @@ public struct AsyncDocumentStore: Sendable {
     /// The store whose calls these are.
     public let store: DocumentStore
 
-    /// The one way every call here runs: `call` on the store's threads.
-    private func run<T: Sendable>(_ call: @escaping @Sendable (DocumentStore) throws -> T) async throws -> T {
-        try await store.callThreads.run { [store] in try call(store) }
+    /// Runs `work` on one of the store's threads and returns what it
+    /// returns: the way every call here runs, and a way to make several
+    /// synchronous calls that belong together off the caller's thread in
+    /// one go. Each call in `work` is its own transaction, as it would be
+    /// anywhere: `work` is not atomic. Cancellation is as for any call here:
+    /// `work` runs whole or not at all.
+    ///
+    /// ```swift
+    /// let (versions, unsent) = try await store.async.perform { store in
+    ///     (try store.versionVectors(), try store.outbox(peer: "server"))
+    /// }
+    /// ```
+    public func perform<T: Sendable>(_ work: @escaping @Sendable (DocumentStore) throws -> T) async throws -> T {
+        try await store.callThreads.run { [store] in try work(store) }
     }
 
     // MARK: Reading and editing
@@ -65,7 +76,7 @@ public struct AsyncDocumentStore: Sendable {
     /// let (form, seen) = try await store.async.read(id) { doc in (try doc.read(Note.self, from: .root), doc) }
     /// ```
     public func read<Result: Sendable>(_ id: DocumentID, _ body: @escaping @Sendable (Document) throws -> Result) async throws -> Result {
-        try await run { store in try store.read(id, body) }
+        try await perform { store in try store.read(id, body) }
     }
 
     /// `DocumentStore.edit(_:time:_:)`: runs `body` as one local transaction
@@ -85,7 +96,7 @@ public struct AsyncDocumentStore: Sendable {
     @discardableResult
     public func edit<Result: Sendable>(_ id: DocumentID, time: Date = Date(),
                                        _ body: @escaping @Sendable (inout Transaction) throws -> Result) async throws -> Result {
-        try await run { store in try store.edit(id, time: time, body) }
+        try await perform { store in try store.edit(id, time: time, body) }
     }
 
     // MARK: Documents
@@ -99,12 +110,12 @@ public struct AsyncDocumentStore: Sendable {
     /// }
     /// ```
     public func createDocument(time: Date = Date(), _ body: @escaping @Sendable (inout Transaction) throws -> Void) async throws -> DocumentID {
-        try await run { store in try store.createDocument(time: time, body) }
+        try await perform { store in try store.createDocument(time: time, body) }
     }
 
     /// `DocumentStore.createDocument()`: an empty document with a new UUIDv7 id.
     public func createDocument() async throws -> DocumentID {
-        try await run { store in try store.createDocument() }
+        try await perform { store in try store.createDocument() }
     }
 
     /// `DocumentStore.create(id:)`: an empty document with a client-made id.
@@ -113,7 +124,7 @@ public struct AsyncDocumentStore: Sendable {
     /// try await store.async.create(id: "groceries")
     /// ```
     public func create(id: DocumentID) async throws {
-        try await run { store in try store.create(id: id) }
+        try await perform { store in try store.create(id: id) }
     }
 
     /// `DocumentStore.documents(includeRemoved:)`: every document, in id order.
@@ -122,22 +133,22 @@ public struct AsyncDocumentStore: Sendable {
     /// let shown = try await store.async.documents().map(\.id)
     /// ```
     public func documents(includeRemoved: Bool = false) async throws -> [DocumentInfo] {
-        try await run { store in try store.documents(includeRemoved: includeRemoved) }
+        try await perform { store in try store.documents(includeRemoved: includeRemoved) }
     }
 
     /// `DocumentStore.lastChangeTime(_:)`: the time of the document's newest change.
     public func lastChangeTime(_ id: DocumentID) async throws -> Date? {
-        try await run { store in try store.lastChangeTime(id) }
+        try await perform { store in try store.lastChangeTime(id) }
     }
 
     /// `DocumentStore.remove(_:)`: marks a document removed.
     public func remove(_ id: DocumentID) async throws {
-        try await run { store in try store.remove(id) }
+        try await perform { store in try store.remove(id) }
     }
 
     /// `DocumentStore.restore(_:)`: clears a document's removed mark.
     public func restore(_ id: DocumentID) async throws {
-        try await run { store in try store.restore(id) }
+        try await perform { store in try store.restore(id) }
     }
 
     /// `DocumentStore.checkForOutsideCommits()`: looks for what other
@@ -149,54 +160,54 @@ public struct AsyncDocumentStore: Sendable {
     /// ```
     @discardableResult
     public func checkForOutsideCommits() async throws -> [DocumentEvent] {
-        try await run { store in try store.checkForOutsideCommits() }
+        try await perform { store in try store.checkForOutsideCommits() }
     }
 
     /// `DocumentStore.close()`: waits for the calls in progress, then closes the file.
     public func close() async throws {
-        try await run { store in try store.close() }
+        try await perform { store in try store.close() }
     }
 
     // MARK: History and sync
 
     /// `DocumentStore.versionVector(_:)`: the operations the store holds of a document.
     public func versionVector(_ id: DocumentID) async throws -> VersionVector {
-        try await run { store in try store.versionVector(id) }
+        try await perform { store in try store.versionVector(id) }
     }
 
     /// `DocumentStore.changes(_:since:limit:)`: the logged changes `version` lacks.
     public func changes(_ id: DocumentID, since version: VersionVector = VersionVector(), limit: Int = .max) async throws -> [Change] {
-        try await run { store in try store.changes(id, since: version, limit: limit) }
+        try await perform { store in try store.changes(id, since: version, limit: limit) }
     }
 
     /// `DocumentStore.apply(_:_:)`: applies remote changes, all or nothing,
     /// in one commit; returns how many were applied.
     @discardableResult
     public func apply(_ id: DocumentID, _ changes: [Change]) async throws -> Int {
-        try await run { store in try store.apply(id, changes) }
+        try await perform { store in try store.apply(id, changes) }
     }
 
     /// `DocumentStore.outbox(peer:)`: the local changes `peer` has not acknowledged.
     public func outbox(peer: String) async throws -> [DocumentID: [Change]] {
-        try await run { store in try store.outbox(peer: peer) }
+        try await perform { store in try store.outbox(peer: peer) }
     }
 
     /// `DocumentStore.acknowledge(peer:id:version:)`: records that `peer`
     /// holds `version` of a document.
     public func acknowledge(peer: String, id: DocumentID, version: VersionVector) async throws {
-        try await run { store in try store.acknowledge(peer: peer, id: id, version: version) }
+        try await perform { store in try store.acknowledge(peer: peer, id: id, version: version) }
     }
 
     // MARK: Snapshots and compaction
 
     /// `DocumentStore.snapshot(_:)`: writes a snapshot of the document now.
     public func snapshot(_ id: DocumentID) async throws {
-        try await run { store in try store.snapshot(id) }
+        try await perform { store in try store.snapshot(id) }
     }
 
     /// `DocumentStore.compact(_:keepHistory:)`: writes a snapshot and
     /// deletes what it makes unnecessary.
     public func compact(_ id: DocumentID, keepHistory: Bool) async throws {
-        try await run { store in try store.compact(id, keepHistory: keepHistory) }
+        try await perform { store in try store.compact(id, keepHistory: keepHistory) }
     }
 }
