@@ -7,28 +7,36 @@ import Synchronization
 /// its document, on a commit's disk sync, on another process's lock for up
 /// to its timeout (5 s). Swift's cooperative pool has about one thread per
 /// core and must never block, and neither must the main actor, so each
-/// call runs on a thread started for it here, and the task that awaits it
-/// is resumed through a continuation. A thread that ends a call takes the
-/// next waiting one before it ends. At most `limit` run at once: calls
-/// beyond wait, in the order made (a thousand tasks editing at once do
-/// not make a thousand threads). None of them waits for a call that has
-/// not started, so the limit never deadlocks; calls on different documents
-/// that run together still share a commit (group commit).
-final class CallThreads: Sendable {
+/// call runs on a thread of these, and the task that awaits it is resumed
+/// through a continuation. A thread that ends a call takes the next
+/// waiting one, or waits `idleSeconds` for one before it ends: calls made
+/// one after another (a read per keystroke) reuse one thread instead of
+/// starting one each. A call finding no idle thread starts one, up to
+/// `limit` at once; calls beyond wait, in the order made (a thousand tasks
+/// editing at once do not make a thousand threads). None of them waits
+/// for a call that has not started, so the limit never deadlocks; calls on
+/// different documents that run together still share a commit (group
+/// commit).
+final class CallThreads: @unchecked Sendable {
+    // @unchecked: every `var` is guarded by `condition`.
+
     /// At most this many of a store's async calls run at once.
     static let limit = 16
+    /// How long a thread with nothing to do waits for a call before it ends.
+    static let idleSeconds: TimeInterval = 2
 
-    private struct State {
-        var running = 0
-        var waiting: [@Sendable () -> Void] = []
-    }
+    /// Guards the `var`s below; idle threads wait on it for a call.
+    private let condition = NSCondition()
+    private var threads = 0
+    /// Threads waiting for a call.
+    private var idle = 0
+    /// Calls no thread has taken yet, in the order made.
+    private var waiting: [@Sendable () -> Void] = []
 
-    private let state = Mutex(State())
+    /// How many threads run a call, and how many calls wait; for tests.
+    var counts: (busy: Int, waiting: Int) { condition.withLock { (threads - idle, waiting.count) } }
 
-    /// How many calls run and wait now; for tests.
-    var counts: (running: Int, waiting: Int) { state.withLock { ($0.running, $0.waiting.count) } }
-
-    /// Runs `call` on a thread of its own and returns what it returns, or
+    /// Runs `call` on a thread of these and returns what it returns, or
     /// throws what it throws, as it is.
     ///
     /// Cancelling the awaiting task before the call has started throws
@@ -48,32 +56,38 @@ final class CallThreads: Sendable {
         }
     }
 
-    /// Starts a thread for `job`, or queues it if `limit` threads run.
+    /// Queues `job` for an idle thread, and starts a thread if there are
+    /// more waiting jobs than idle threads to take them (an idle thread
+    /// counts as such until it wakes).
     private func submit(_ job: @escaping @Sendable () -> Void) {
-        let startsThread = state.withLock { state in
-            guard state.running < Self.limit else {
-                state.waiting.append(job)
-                return false
-            }
-            state.running += 1
+        let startsThread = condition.withLock {
+            waiting.append(job)
+            if idle > 0 { condition.signal() }
+            guard waiting.count > idle, threads < Self.limit else { return false }
+            threads += 1
             return true
         }
-        if startsThread { Thread.detachNewThread { self.work(first: job) } }
+        if startsThread { Thread.detachNewThread { self.work() } }
     }
 
-    /// A thread's work: `job`, then each waiting one until none is left.
-    private func work(first job: @escaping @Sendable () -> Void) {
-        var next: (@Sendable () -> Void)? = job
-        while let job = next {
-            job()
-            next = state.withLock { state in
-                guard !state.waiting.isEmpty else {
-                    state.running -= 1
-                    return nil
-                }
-                return state.waiting.removeFirst()
+    /// A thread's work: every waiting job, until none comes for `idleSeconds`.
+    private func work() {
+        condition.lock()
+        while true {
+            if !waiting.isEmpty {
+                let job = waiting.removeFirst()
+                condition.unlock()
+                job()
+                condition.lock()
+                continue
             }
+            idle += 1
+            let woken = condition.wait(until: Date().addingTimeInterval(Self.idleSeconds))
+            idle -= 1
+            if !woken && waiting.isEmpty { break }
         }
+        threads -= 1
+        condition.unlock()
     }
 }
 
