@@ -54,7 +54,7 @@ public struct AsyncDocumentStore: Sendable {
     /// synchronous calls that belong together off the caller's thread in
     /// one go. Each call in `work` is its own transaction, as it would be
     /// anywhere: `work` is not atomic. Cancellation is as for any call here:
-    /// `work` runs whole or not at all.
+    /// `work` never starts (its task was cancelled first) or runs to its end.
     ///
     /// ```swift
     /// let (versions, unsent) = try await store.async.perform { store in
