@@ -21,6 +21,14 @@ import Foundation
 /// call on the store that works on documents (`read`, `edit`, `apply`,
 /// `create`, `snapshot`...) from inside it throws `StoreError.nestedCall`.
 ///
+/// Its calls block the calling thread until done (an edit until its disk
+/// sync). From the main actor or a task, make them through `async`, which
+/// runs them on threads of the store's:
+///
+/// ```swift
+/// let title = try await store.async.read(id) { doc in try doc.get(.root, key: "title") }
+/// ```
+///
 /// Several processes may open one file (a sync running while a note is
 /// edited): a read first checks that the file holds nothing newer for its
 /// document than the copy in memory, and reloads it if it does; a commit
@@ -60,6 +68,8 @@ public final class DocumentStore: @unchecked Sendable {
     let observers = Observers()
     /// The thread of `watchOutsideCommits(every:)`, when one runs.
     let outsideWatch = OutsideCommitWatch()
+    /// The threads the calls of `async` run on.
+    let callThreads = CallThreads()
 
     /// Guards every `var` below. Threads wait on it for a busy document
     /// or for their commit to be written.

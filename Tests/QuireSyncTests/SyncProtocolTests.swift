@@ -52,6 +52,50 @@ import Testing
         }
     }
 
+    /// A sync's store work (here, applying what the server sent, whose
+    /// commit waits for a lock another process holds) runs on a thread of
+    /// the store's (`store.async`), not on a thread of Swift's cooperative
+    /// pool, which must never block.
+    @Test func aSyncsStoreWorkRunsOnTheStoresThreads() async throws {
+        let server = try makeServer()
+        let source = try DocumentStore.inMemory()
+        try source.create(id: "a")
+        try write(source, "a", "k", 1)
+        let transport = LimitedTransport(service: server, limits: SyncMessage.Limits())
+        try await SyncClient(store: source, peer: "server", transport: transport).sync()
+
+        let path = NSTemporaryDirectory() + "quire-sync-threads-\(UUID().uuidString).quire"
+        defer { for suffix in ["", "-wal", "-shm", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try DocumentStore(path: path)
+        let otherProcess = try #require(LockFile(beside: path))
+        #expect(otherProcess.lock(exclusive: true, within: 0))
+        let sync = Task { try await SyncClient(store: store, peer: "server", transport: transport).sync() }
+        let deadline = Date().addingTimeInterval(60)
+        while !store.condition.withLock({ store.isWriting }) && Date() < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(store.condition.withLock { store.isWriting }, "the sync's commit never waited for the lock")
+        #expect(store.callThreads.counts.busy >= 1, "the commit waits on a thread of Swift's pool")
+        otherProcess.unlock()
+        #expect(try await sync.value.received == 1)
+        #expect(try value(store, "a", "k") == .scalar(.int(1)))
+    }
+
+    /// A sync whose task is cancelled before it starts does nothing and
+    /// says it was cancelled, as a cancelled HTTP request does.
+    @Test func aSyncCancelledBeforeItStartsDoesNothing() async throws {
+        let server = try makeServer()
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "a")
+        try write(store, "a", "k", 1)
+        let transport = LimitedTransport(service: server, limits: SyncMessage.Limits())
+        let sync = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await SyncClient(store: store, peer: "server", transport: transport).sync()
+        }
+        await #expect(throws: SyncError.unreachable("cancelled")) { try await sync.value }
+        #expect(try store.outbox(peer: "server")["a"]?.count == 1)
+        #expect(server.log.version("a").isEmpty)
+    }
+
     /// A document the store cannot read (a damaged change) is left out of
     /// the sync, which goes on with the others and reports it.
     @Test func aDamagedDocumentIsLeftOutAndTheOthersSync() async throws {

@@ -95,6 +95,24 @@ import QuireCore
         #expect(try store.read(id) { doc in try doc.read(Note.self, from: .root) } == form)
     }
 
+    @MainActor @Test func asyncCallsFromTheMainActor() async throws {
+        let store = try DocumentStore.inMemory()
+        let id = try await store.async.createDocument { tx in
+            try tx.write(Note(title: "Milk", tags: [], due: nil), into: .root)
+        }
+        var (form, seen) = try await store.async.read(id) { doc in (try doc.read(Note.self, from: .root), doc) }
+        try store.edit(id) { tx in try tx.write(Note(title: "Milk", tags: ["food"], due: nil), into: .root) }  // as a sync would
+        form.title = "Oat milk"
+        seen = try await store.async.edit(id) { [form, seen] tx in   // committed when it returns
+            try tx.write(form, into: .root, editedFrom: seen)
+            return tx.document
+        }
+        let notes = try await store.async.documents()             // [DocumentInfo], in id order
+        #expect(notes.map(\.id) == [id])
+        #expect(try seen.read(Note.self, from: .root) == Note(title: "Oat milk", tags: ["food"], due: nil))
+        #expect(try await store.async.read(id) { doc in try doc.read(Note.self, from: .root) } == Note(title: "Oat milk", tags: ["food"], due: nil))
+    }
+
     @Test func outsideCommits() async throws {
         try await withTemporaryDirectory { directory in
             let store = try DocumentStore(path: directory + "/notes.quire")

@@ -72,12 +72,12 @@ public struct SyncClient: Sendable {
     @discardableResult
     public func sync(waitSeconds: Double = 0) async throws(SyncError) -> Report {
         var session = Session()
-        session.serverVersions = try storeWork { try store.acknowledgedVersions(peer: peer) }
+        session.serverVersions = try await storeWork { [peer] store in try store.acknowledgedVersions(peer: peer) }
         var waitingRound = 0
         for round in 1...maxRounds {
             session.report.rounds = round
             let wait = round == waitingRound ? waitSeconds : 0
-            let request = try storeWork { try makeRequest(&session, waitMilliseconds: UInt64(wait * 1000)) }
+            let request = try await storeWork(&session) { session in try makeRequest(&session, waitMilliseconds: UInt64(wait * 1000)) }
             // An answer that changed nothing leaves the request as it was: the
             // same answer would come back, round after round.
             guard request != session.lastRequest else {
@@ -96,7 +96,7 @@ public struct SyncClient: Sendable {
                     throw SyncError.protocolViolation("\(error)")
                 }
             } catch .refused(let failure) {
-                try storeWork { try handleRefusal(failure, &session) }
+                try await storeWork(&session) { session in try handleRefusal(failure, &session) }
                 continue
             } catch {
                 throw error
@@ -105,11 +105,11 @@ public struct SyncClient: Sendable {
             case .failure(let failure) where failure.isTransient:
                 throw .unreachable(failure.description)
             case .failure(let failure):
-                try storeWork { try handleRefusal(failure, &session) }
+                try await storeWork(&session) { session in try handleRefusal(failure, &session) }
             case .request:
                 throw .protocolViolation("it answered with a request")
             case .response(let response):
-                let done = try storeWork { try apply(response, &session) }
+                let done = try await storeWork(&session) { session in try apply(response, &session) }
                 progress("round \(round): sent \(session.report.sent), received \(session.report.received)"
                     + (response.more ? ", more to come" : ""))
                 // The long-poll is a round of its own after a first round that
@@ -385,10 +385,30 @@ public struct SyncClient: Sendable {
         return result
     }
 
-    private func storeWork<T>(_ body: () throws -> T) throws(SyncError) -> T {
-        do { return try body() } catch let error as SyncError { throw error } catch {
+    /// Runs `body` on one of the store's threads (`store.async`), off
+    /// Swift's cooperative pool, which its disk syncs and waits for another
+    /// process's lock would hold up. A store error is `SyncError.store`; a
+    /// task cancelled before `body` starts ends the sync as a cancelled
+    /// request does, and `body` never runs.
+    private func storeWork<T: Sendable>(_ body: @escaping @Sendable (DocumentStore) throws -> T) async throws(SyncError) -> T {
+        do { return try await store.async.perform(body) } catch let error as SyncError { throw error } catch is CancellationError {
+            throw .unreachable("cancelled")
+        } catch {
             throw .store("\(error)")
         }
+    }
+
+    /// `storeWork` for work that updates the session: it works on a copy,
+    /// which becomes the session when it returns. (One that throws ends the
+    /// sync, and the session with it.)
+    private func storeWork<T: Sendable>(_ session: inout Session,
+                                        _ body: @escaping @Sendable (inout Session) throws -> T) async throws(SyncError) -> T {
+        let (result, updated) = try await storeWork { [session] _ in
+            var session = session
+            return (try body(&session), session)
+        }
+        session = updated
+        return result
     }
 }
 

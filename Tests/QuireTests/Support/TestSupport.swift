@@ -9,8 +9,9 @@ func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
     return try body(path)
 }
 
-/// `withTemporaryDirectory` for an async `body`.
-func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+/// `withTemporaryDirectory` for an async `body`, run on the caller's actor
+/// (a `@MainActor` test's body stays on the main actor).
+func withTemporaryDirectory<T>(isolation: isolated (any Actor)? = #isolation, _ body: (String) async throws -> T) async throws -> T {
     let path = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: path) }
     return try await body(path)
