@@ -14,6 +14,9 @@ import Testing
                                        (["note", "show", id, "--at", "1@"], missing),
                                        (["diff", "ffffffff", "--from", "yesterday"], quire.store),
                                        (["diff", id, "--from", "1@0000000000000001", "--to", ","], missing),
+                                       // A sign, which Swift's integer parsing takes: "+" made another replica.
+                                       (["show", id, "--at", "1@+000000000000001"], missing),
+                                       (["show", id, "--at", "0000000000000001:+1"], missing),
                                        // Empty, as from an unset shell variable: the note before it was made.
                                        (["show", id, "--at", ""], quire.store), (["diff", id, "--from", ""], quire.store)] {
                 let result = try quire.run(arguments, store: store)
