@@ -9,6 +9,10 @@ import QuireTestSupport
         #expect(OpID("42@0000000000000abc") == id)
         #expect(OpID("0@0000000000000abc") == nil)
         #expect(OpID("42@abc") == nil)
+        // Signs, which Swift's integer parsing takes: "+" before the replica made another replica.
+        for text in ["+42@0000000000000abc", "42@+000000000000abc", "-0@0000000000000abc", "42@-000000000000abc"] {
+            #expect(OpID(text) == nil, "\(text)")
+        }
     }
 
     @Test func versionVectorRoundTripsThroughItsTextAndOnlyIt() {
@@ -19,7 +23,8 @@ import QuireTestSupport
         #expect(VersionVector(vector.description) == vector)
         #expect(VersionVector("") == VersionVector())
         for text in ["0000000000000abc:19,", ",0000000000000abc:19", "0000000000000abc:0", "0000000000000abc:1,0000000000000abc:2",
-                     "abc:19", "0000000000000abc:", "0000000000000abc:19,,0000000000000def:3"] {
+                     "abc:19", "0000000000000abc:", "0000000000000abc:19,,0000000000000def:3",
+                     "0000000000000abc:+19", "+000000000000abc:19"] {
             #expect(VersionVector(text) == nil, "\(text)")
         }
     }

@@ -14,6 +14,9 @@ import Testing
                                        (["note", "show", id, "--at", "1@"], missing),
                                        (["diff", "ffffffff", "--from", "yesterday"], quire.store),
                                        (["diff", id, "--from", "1@0000000000000001", "--to", ","], missing),
+                                       // A sign, which Swift's integer parsing takes: "+" made another replica.
+                                       (["show", id, "--at", "1@+000000000000001"], missing),
+                                       (["show", id, "--at", "0000000000000001:+1"], missing),
                                        // Empty, as from an unset shell variable: the note before it was made.
                                        (["show", id, "--at", ""], quire.store), (["diff", id, "--from", ""], quire.store)] {
                 let result = try quire.run(arguments, store: store)
@@ -57,6 +60,39 @@ import Testing
             #expect(log.count == 3)
             #expect(log[1].contains("  in 3 days  "), "\(log[1])")
             #expect(try quire.ok(["blame", id]).split(separator: "\n").last?.contains("  in 3 days  ") == true)
+        }
+    }
+
+    /// Blame and heads find the change holding an operation among each
+    /// replica's changes (by halves, not by a scan of the log, which made
+    /// them quadratic): with three replicas' changes interleaved in the log,
+    /// each piece names the change that typed it, and heads stand for their
+    /// change and what it builds on, without the concurrent ones logged before it.
+    @Test func blameAndHeadsFindTheChangeOfEachOperationAmongThreeReplicas() throws {
+        try withRunner { quire in
+            let (a, b, c) = (quire.directory + "/a.quire", quire.directory + "/b.quire", quire.directory + "/c.quire")
+            for store in [a, b, c] { try quire.ok(["init"], store: store) }
+            let (ra, rb, rc) = (try MergeStoryTests.TwoStores.replica(quire, a), try MergeStoryTests.TwoStores.replica(quire, b),
+                                try MergeStoryTests.TwoStores.replica(quire, c))
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "abc"], store: a).trimmingCharacters(in: .newlines)  // 1-9@a
+            try quire.ok(["merge", a], store: b)
+            try quire.ok(["merge", a], store: c)
+            try quire.ok(["note", "edit", id, "--append", "B1"], store: b)       // 1-2@b
+            try quire.ok(["note", "edit", id, "--insert", "0", "C"], store: c)   // 1@c
+            try quire.ok(["note", "edit", id, "--append", "B2"], store: b)       // 3-4@b
+            try quire.ok(["note", "edit", id, "--insert", "1", "A"], store: a)   // 10@a
+            try quire.ok(["merge", c], store: a)
+            try quire.ok(["merge", b], store: a)
+            let pieces = try #require(try quire.run(["blame", id, "--json"], store: a).json() as? [[String: Any]])
+            #expect(pieces.map { $0["text"] as? String } == ["C", "a", "A", "bc", "B1", "B2"])
+            #expect(pieces.map { $0["change"] as? String } == ["1@\(rc)", "1@\(ra)", "10@\(ra)", "1@\(ra)", "1@\(rb)", "3@\(rb)"])
+            #expect(pieces.map { $0["offset"] as? Int } == [0, 1, 2, 3, 5, 7])
+            let atHeads = { (version: String) in try #require(try quire.run(["show", id, "--at", version, "--json"], store: a).json() as? [String: Any])["body"] as? String }
+            #expect(try atHeads("4@\(rb)") == "abcB1B2")
+            #expect(try atHeads("3@\(rb)") == "abcB1B2")  // inside the change: the whole change
+            #expect(try atHeads("2@\(rb),1@\(rc)") == "CabcB1")
+            #expect(try atHeads("10@\(ra)") == "aAbc")
+            #expect(try quire.run(["show", id, "--at", "5@\(rb)"], store: a).status == 1)
         }
     }
 

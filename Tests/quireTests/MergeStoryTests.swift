@@ -65,6 +65,23 @@ import Testing
         }
     }
 
+    /// A merge that brings new notes lists them as `note list` then does:
+    /// abbreviated, not whole because the merged store counted them twice.
+    @Test func aMergeAbbreviatesTheNotesItBrings() throws {
+        try withRunner { quire in
+            let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")
+            try quire.ok(["init"], store: laptop)
+            try quire.ok(["init"], store: phone)
+            let id = try quire.ok(["note", "new", "--title", "Groceries"], store: laptop).trimmingCharacters(in: .newlines)
+            let plannedRow = try quire.ok(["merge", "--dry-run", laptop], store: phone).split(separator: "\n")[1]
+            let mergedRow = try quire.ok(["merge", laptop], store: phone).split(separator: "\n")[1]
+            let listedRow = try quire.ok(["note", "list"], store: phone).split(separator: "\n")[1]
+            for row in [plannedRow, mergedRow, listedRow] {
+                #expect(row.hasPrefix(id.prefix(8) + "  Groceries"), "\(row)")
+            }
+        }
+    }
+
     @Test func offlineEditsMergeAndConcurrentWritesShowAsConflicts() throws {
         try withRunner { quire in
             let stores = try TwoStores(quire)

@@ -29,9 +29,16 @@ public struct OpID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Parses `counter@replica` as printed by `description`.
     public init?(_ text: some StringProtocol) {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, let counter = UInt64(parts[0]), counter > 0,
+        guard parts.count == 2, let counter = Self.counter(parts[0]), counter > 0,
               let replica = ReplicaID(hex: parts[1]) else { return nil }
         self.init(replica: replica, counter: counter)
+    }
+
+    /// A counter as the printed forms (`counter@replica`, `replica:counter`)
+    /// give it: decimal digits only, where `UInt64(_:)` also takes a sign ("+5").
+    static func counter(_ text: some StringProtocol) -> UInt64? {
+        guard text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return UInt64(text)
     }
 }
 

@@ -9,9 +9,11 @@ public struct ReplicaID: RawRepresentable, Hashable, Comparable, Sendable, Custo
     public init(rawValue: UInt64) { self.rawValue = rawValue }
     public init(_ rawValue: UInt64) { self.rawValue = rawValue }
 
-    /// Parses the 16-digit lowercase hexadecimal form printed by `description`.
+    /// Parses the 16-digit hexadecimal form printed by `description` (in
+    /// either case). Digits only: `UInt64(_:radix:)` also takes a sign, and
+    /// "+00000000000001f" would be another replica, 1f.
     public init?(hex: some StringProtocol) {
-        guard hex.count == 16, let value = UInt64(hex, radix: 16) else { return nil }
+        guard hex.count == 16, hex.allSatisfy(\.isHexDigit), let value = UInt64(hex, radix: 16) else { return nil }
         self.rawValue = value
     }
 

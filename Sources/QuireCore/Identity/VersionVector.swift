@@ -119,7 +119,7 @@ public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral,
         for pair in text.split(separator: ",", omittingEmptySubsequences: false) {
             let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count == 2, let replica = ReplicaID(hex: parts[0]),
-                  let counter = UInt64(parts[1]), counter > 0, self[replica] == 0 else { return nil }
+                  let counter = OpID.counter(parts[1]), counter > 0, self[replica] == 0 else { return nil }
             self[replica] = counter
         }
     }

@@ -23,9 +23,11 @@ enum MergeCommand {
             let dryRun = invocation.flag("--dry-run")
             let merge = try StoreMerge(into: store, from: other)
             if !dryRun { try merge.apply(to: store) }
-            // Abbreviated as other listings are, among the notes this store holds once merged.
-            let ids = try store.documents(includeRemoved: true).map(\.id) + merge.documents.filter(\.isNew).map(\.id)
-            report(merge, dryRun: dryRun, json: invocation.flag("--json"), idLength: NoteIDs.abbreviationLength(ids), output: context.output)
+            // Abbreviated as other listings are, among the notes this store
+            // holds once merged: a merge that wrote already holds the new ones,
+            // and an id counted twice would never be unique.
+            let ids = Set(try store.documents(includeRemoved: true).map(\.id) + merge.documents.filter(\.isNew).map(\.id))
+            report(merge, dryRun: dryRun, json: invocation.flag("--json"), idLength: NoteIDs.abbreviationLength(Array(ids)), output: context.output)
         })
 
     private static func report(_ merge: StoreMerge, dryRun: Bool, json: Bool, idLength: Int, output: Output) {
