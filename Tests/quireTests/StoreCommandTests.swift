@@ -238,6 +238,14 @@ import Testing
             #expect(help.hasPrefix("OVERVIEW: "))
             #expect(help.contains("USAGE: quire status [--json]"))
             #expect(help.contains("EXAMPLES:"))
+            // `quire help COMMAND...` is the command's --help.
+            #expect(try quire.ok(["help", "status"]) == help)
+            #expect(try quire.ok(["help", "note", "new"]) == (try quire.ok(["note", "new", "--help"])))
+            #expect(try quire.ok(["help"]) == (try quire.ok(["--help"])))
+            #expect(try quire.ok(["--help"]).contains("  help [COMMAND]"))
+            let unknown = try quire.run(["help", "note", "nope"])
+            #expect(unknown.status == 64 && unknown.stdout.isEmpty)
+            #expect(unknown.stderr.hasPrefix("error: help: no command \"quire note nope\"\nusage: quire note"), "\(unknown.stderr)")
             // They are flags: a value is a usage error naming the option, not a request for help.
             for arguments in [["--help=3"], ["status", "--help=3"], ["--version=3"]] {
                 let result = try quire.run(arguments)

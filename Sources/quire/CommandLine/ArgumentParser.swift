@@ -1,6 +1,7 @@
 /// Turns the words of the command line into an `Invocation`.
 ///
-/// Grammar: `quire [--store PATH] [--version] [--help] COMMAND [SUBCOMMAND] [ARGUMENTS AND OPTIONS]`.
+/// Grammar: `quire [--store PATH] [--version] [--help] COMMAND [SUBCOMMAND] [ARGUMENTS AND OPTIONS]`,
+/// or `quire help [COMMAND [SUBCOMMAND]]` for a command's `--help`.
 /// Options may come before, between or after positional arguments; `--`
 /// ends the options (every later word is positional, even `-x`); an option
 /// with one value also accepts `--name=value`. `--store PATH` is accepted
@@ -29,6 +30,9 @@ struct ArgumentParser {
 
         while let word = remaining.popFirst() {
             if optionsEnded || !word.hasPrefix("-") || word == "-" {
+                if !optionsEnded, path.isEmpty, arguments.isEmpty, word == "help", command.subcommand(named: word) == nil {
+                    return try helpOutcome(for: Array(remaining))
+                }
                 // A word naming a subcommand is one only before any positional argument.
                 if !optionsEnded, arguments.isEmpty, let subcommand = command.subcommand(named: word) {
                     command = subcommand
@@ -86,5 +90,20 @@ struct ArgumentParser {
         }
         let context = Context(storePath: storePath ?? Context.defaultStorePath(environment: environment), environment: environment)
         return .run(Invocation(command: command, path: path, arguments: arguments, options: options, context: context))
+    }
+
+    /// `quire help COMMAND SUBCOMMAND`: the help of the command the words
+    /// name, as `--help` on it prints (git and swift-argument-parser take both).
+    private func helpOutcome(for words: [String]) throws -> Outcome {
+        var command = root
+        var path: [String] = []
+        for word in words {
+            guard let subcommand = command.subcommand(named: word) else {
+                throw CLIError.usage("help: no command \"\((["quire"] + path + [word]).joined(separator: " "))\"", command: command, path: path)
+            }
+            command = subcommand
+            path.append(word)
+        }
+        return .help(command, path: path)
     }
 }

@@ -10,7 +10,8 @@ enum Help {
             sections.append("ARGUMENTS:\n" + columns(command.arguments.map { ($0.name, $0.help) }))
         }
         if !command.subcommands.isEmpty {
-            sections.append("COMMANDS:\n" + columns(command.subcommands.map { ($0.name, $0.summary) }))
+            let help = path.isEmpty ? [("help [COMMAND]", "Show a command's help, as COMMAND --help does.")] : []
+            sections.append("COMMANDS:\n" + columns(command.subcommands.map { ($0.name, $0.summary) } + help))
         }
         var options = command.options
         if path.isEmpty { options = [Context.storeOption, Option(name: "--version", help: "Print the version of quire.")] + options }
