@@ -93,7 +93,7 @@ struct BundleWriter: ~Copyable {
         lastCounters = .allocate(capacity: replicaTable.count)
         lastCounters.initialize(repeating: 0, count: replicaTable.count)
         columns = .allocate(capacity: Column.allCases.count)
-        columns.initialize(repeating: ColumnWriter(), count: Column.allCases.count)
+        for index in Column.allCases.indices { (columns + index).initialize(to: ColumnWriter()) }
     }
 
     deinit {
