@@ -15,29 +15,12 @@ public struct ByteWriter: Sendable {
     }
 
     public mutating func writeVarint(_ value: UInt64) {
-        if value < 0x80 { return bytes.append(UInt8(value)) }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.maxVarintSize) { buffer in
-            let size = Self.writeVarint(value, at: buffer.baseAddress!)
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<size]))
-        }
-    }
-
-    /// The most bytes a varint takes (a `UInt64`'s 64 bits, 7 a byte).
-    static let maxVarintSize = 10
-
-    /// Writes `value` as a varint at `destination`, which has room for
-    /// `maxVarintSize` bytes; returns how many it wrote.
-    @inline(__always)
-    static func writeVarint(_ value: UInt64, at destination: UnsafeMutablePointer<UInt8>) -> Int {
         var value = value
-        var size = 0
         while value >= 0x80 {
-            destination[size] = UInt8(truncatingIfNeeded: value) | 0x80
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
             value >>= 7
-            size += 1
         }
-        destination[size] = UInt8(value)
-        return size + 1
+        bytes.append(UInt8(value))
     }
 
     public mutating func writeVarint(_ value: Int) { writeVarint(UInt64(value)) }
