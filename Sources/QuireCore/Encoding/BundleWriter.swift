@@ -3,13 +3,15 @@
 struct BundleTables {
     fileprivate var replicas = ReplicaTable()
     fileprivate var keys = Set<String>()
-    /// The replica noted last: most ids in a run of changes are one writer's.
-    private var lastReplica: ReplicaID?
+    /// The two replicas noted last, the last first: most ids in a run of
+    /// changes are one writer's, and where two write at once, the other is
+    /// the writer of the text or of the element an insert follows.
+    private var lastReplicas: (ReplicaID?, ReplicaID?)
 
     mutating func note(_ replica: ReplicaID) {
-        guard replica != lastReplica else { return }
-        replicas.insert(replica)
-        lastReplica = replica
+        if replica == lastReplicas.0 { return }
+        if replica != lastReplicas.1 { replicas.insert(replica) }
+        lastReplicas = (replica, lastReplicas.0)
     }
 
     /// Notes every replica and key `operations` name. (Matched in place in
@@ -93,7 +95,7 @@ struct BundleWriter: ~Copyable {
         lastCounters = .allocate(capacity: replicaTable.count)
         lastCounters.initialize(repeating: 0, count: replicaTable.count)
         columns = .allocate(capacity: Column.allCases.count)
-        columns.initialize(repeating: ColumnWriter(), count: Column.allCases.count)
+        for index in Column.allCases.indices { (columns + index).initialize(to: ColumnWriter()) }
     }
 
     deinit {
@@ -275,16 +277,22 @@ struct BundleWriter: ~Copyable {
             put(object, .remove)
             put(.key, keyIndex[key]!)
             putPred(pred)
-        case let .insert(object, origin, .text):
-            put(object, .insertText)
-            putOrigin(origin, of: id)
-            if elidingText, let widthIfLast {
+        case let .insert(object, origin, .text(string)):
+            if !elidingText {
+                width = putText(string)
+            } else if let widthIfLast {
                 // Typing: the length is the width, and the string need not be read.
                 width = widthIfLast
                 put(.textLength, width)
             } else {
-                width = putText(of: operations[index])
+                // Counted before anything is written: with `string` still to
+                // be read after a write, the compiler copied the operation
+                // and destroyed the copy, more instructions than the count.
+                width = UInt64(string.unicodeScalarCount)
+                put(.textLength, width)
             }
+            put(object, .insertText)
+            putOrigin(origin, of: id)
         case let .insert(object, origin, .values(list)):
             put(object, .insertValues)
             putOrigin(origin, of: id)
@@ -314,22 +322,12 @@ struct BundleWriter: ~Copyable {
         put(.operationKind, kind.rawValue, count: count)
     }
 
-    /// Writes the length and (unless eliding) the UTF-8 of a text insert;
-    /// returns how many scalars it inserts, counted on the bytes (those that
-    /// do not continue a scalar) rather than through `unicodeScalars`.
-    private mutating func putText(of insert: Operation) -> UInt64 {
-        guard case .insert(_, _, .text(let string)) = insert else { preconditionFailure("not a text insert") }
-        func put(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt64 {
-            let scalars = UInt64(utf8.unicodeScalarCount)
-            if elidingText {
-                self.put(.textLength, scalars)
-            } else {
-                self.put(.textLength, UInt64(utf8.count))
-                text.writeBytes(utf8)
-            }
-            return scalars
-        }
-        return string.utf8.withContiguousStorageIfAvailable(put) ?? Array(string.utf8).withUnsafeBufferPointer(put)
+    /// Writes the length and the UTF-8 of a text insert's `string`; returns
+    /// how many scalars it inserts.
+    private mutating func putText(_ string: String) -> UInt64 {
+        put(.textLength, UInt64(string.utf8.count))
+        text.writeBytes(string.utf8)
+        return UInt64(string.unicodeScalarCount)
     }
 
     private mutating func putOrigin(_ origin: OpID?, of id: OpID) {

@@ -34,16 +34,6 @@ public struct ByteWriter: Sendable {
     @inline(__always)
     static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
 
-    /// Replaces the byte at `index` with `value` as a varint, moving the
-    /// bytes after it if it takes more than one.
-    mutating func replaceByte(at index: Int, withVarint value: UInt64) {
-        if value < 0x80 {
-            bytes[index] = UInt8(value)
-        } else {
-            replaceBytes(in: index..<index + 1, withVarint: value)
-        }
-    }
-
     /// Replaces the bytes in `range` with `value` as a varint, moving the
     /// bytes after them (in place: the buffer is not copied).
     mutating func replaceBytes(in range: Range<Int>, withVarint value: UInt64) {
