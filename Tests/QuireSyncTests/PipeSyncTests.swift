@@ -178,9 +178,19 @@ import Testing
     /// the exchange at once, with an error saying so, rather than after
     /// the timeout.
     @Test func closingTheTransportEndsAnExchangeInProgress() async throws {
-        let transport = try StdioSyncTransport(command: "sleep 600", timeout: 600)
+        // The command marks that the request reached it: closed before the
+        // exchange began (a loaded host may start it late), close would wait
+        // the timeout for `sleep` to end, as it should, and test nothing.
+        let marker = NSTemporaryDirectory() + "quire-close-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: marker) }
+        let command = "head -c 1 >/dev/null; touch '\(marker)'; exec sleep 600"
+        let transport = try StdioSyncTransport(command: command, timeout: 600)
         let closed = DispatchSemaphore(value: 0)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { transport.close(); closed.signal() }
+        DispatchQueue.global().async {
+            for _ in 0..<6_000 where !FileManager.default.fileExists(atPath: marker) { usleep(10_000) }
+            transport.close()
+            closed.signal()
+        }
         let outcome = await finishing(within: 60) { () async -> SyncError? in
             do throws(SyncError) {
                 _ = try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0)
@@ -189,9 +199,9 @@ import Testing
             }
             return nil
         }
-        #expect(outcome == .some(.unreachable("the transport to the command \"sleep 600\" was closed during the sync")))
+        #expect(outcome == .some(.unreachable("the transport to the command \"\(command)\" was closed during the sync")))
         #expect(closed.wait(timeout: .now() + 60) == .success)
-        await #expect(throws: SyncError.unreachable("the transport to the command \"sleep 600\" was closed during the sync")) {
+        await #expect(throws: SyncError.unreachable("the transport to the command \"\(command)\" was closed during the sync")) {
             try await transport.exchange([], longPollSeconds: 0)
         }
     }
