@@ -38,7 +38,7 @@ import Testing
         #expect(tooLarge.description(otherSide: transport.otherSide) == "the peer refused (status 413): the request is larger than 67108864 bytes")
         #expect(SyncError.unreachable("it ended").description(otherSide: transport.otherSide) == "could not reach the peer: it ended")
         #expect(tooLarge.description == "the server refused: HTTP 413: the request is larger than 67108864 bytes")
-        #expect(HTTPSyncTransport(server: URL(string: "http://127.0.0.1:1")!, token: nil).otherSide == "the server")
+        #expect(HTTPSyncTransport(server: URL(string: "http://127.0.0.1:1")!, token: nil).otherSide == .server)
     }
 
     /// A refused document of a push leaves nothing (not even an empty

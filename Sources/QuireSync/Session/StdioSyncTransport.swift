@@ -25,7 +25,7 @@ public final class StdioSyncTransport: SyncTransport {
     /// Written to by `close()`, to end an exchange's wait at once.
     private let interrupt: Pipe
     private let isClosed = Atomic(false)
-    public var otherSide: String { "the peer" }
+    public var otherSide: SyncOtherSide { .peer }
 
     public init(command: String, timeout: TimeInterval = 30) throws {
         // A peer that dies would otherwise kill us with SIGPIPE at the next

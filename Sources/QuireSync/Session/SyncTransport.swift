@@ -16,13 +16,27 @@ public protocol SyncTransport: Sendable {
     /// answer grows by that much.
     func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8]
 
-    /// What messages call the other side: "the server" (the default) or
-    /// "the peer" (a store run by a command).
-    var otherSide: String { get }
+    /// What the other side is, for messages: a server (the default) or a
+    /// peer (a store run by a command).
+    var otherSide: SyncOtherSide { get }
 }
 
 extension SyncTransport {
-    public var otherSide: String { "the server" }
+    public var otherSide: SyncOtherSide { .server }
+}
+
+/// The other side of a sync, as messages name it: a server answers over
+/// HTTP, with HTTP's statuses; a peer run by a command answers with the
+/// protocol's.
+public enum SyncOtherSide: Sendable, CustomStringConvertible {
+    case server, peer
+
+    public var description: String {
+        switch self {
+        case .server: "the server"
+        case .peer: "the peer"
+        }
+    }
 }
 
 /// Why a sync did not complete.
@@ -39,14 +53,14 @@ public enum SyncError: Error, Hashable, Sendable, DescribedError {
     /// The local store failed.
     case store(String)
 
-    public var description: String { description(otherSide: "the server") }
+    public var description: String { description(otherSide: .server) }
 
-    /// The description naming the other side as `otherSide` (a transport's
-    /// `otherSide`): a peer run by a command is no server, and its
-    /// statuses are the protocol's, not HTTP's.
-    public func description(otherSide: String) -> String {
+    /// The description naming the other side (a transport's `otherSide`):
+    /// a peer run by a command is no server, and its statuses are the
+    /// protocol's, not HTTP's.
+    public func description(otherSide: SyncOtherSide) -> String {
         switch self {
-        case .refused(let failure) where otherSide == "the server": "the server refused: HTTP \(failure.status): \(failure.message)"
+        case .refused(let failure) where otherSide == .server: "the server refused: HTTP \(failure.status): \(failure.message)"
         case .refused(let failure): "\(otherSide) refused (status \(failure.status)): \(failure.message)"
         case .unreachable(let reason): "could not reach \(otherSide): \(reason)"
         case .protocolViolation(let reason): "\(otherSide) broke the sync protocol: \(reason)"
