@@ -155,6 +155,26 @@ import Testing
         }
     }
 
+    /// A client that goes silent between requests without closing its end
+    /// of the pipe ends the session once no request has begun for the idle
+    /// timeout, instead of holding the peer (and its store) for ever; the
+    /// requests before were answered.
+    @Test func aSessionEndsWhenNoRequestBeginsForTheIdleTimeout() async throws {
+        let requests = Pipe(), answers = Pipe()
+        try StdioFraming.write(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), to: requests.fileHandleForWriting)
+        let service = PeerSyncService(store: try DocumentStore.inMemory())
+        let end = await finishing(within: 60) { () async -> StdioFraming.SessionEnd? in
+            try? await StdioFraming.serve(service, input: requests.fileHandleForReading, output: answers.fileHandleForWriting, idleTimeout: 0.5)
+        }
+        #expect(end == .idle(seconds: 0.5))
+        guard case .response = try SyncMessage.decode(StdioFraming.read(from: answers.fileHandleForReading) ?? []) else {
+            Issue.record("the request before the silence was not answered")
+            return
+        }
+        // Open until here: the session ended on the silence, not on the end of its input.
+        try requests.fileHandleForWriting.close()
+    }
+
     /// A peer that trickles its answer, a byte now and then but never
     /// silent for the timeout, fails the exchange once it falls behind
     /// the slowest pace a frame may keep.
