@@ -363,19 +363,24 @@ public final class DocumentStore: @unchecked Sendable {
         } }
     }
 
-    /// Creates a document with a new UUIDv7 id and the change `body` makes
-    /// to it, in one SQLite transaction: if `body` throws or the commit
-    /// fails, neither is saved. (`createDocument()` then `edit` would leave
-    /// an empty document behind.)
+    /// Creates a document with a new UUIDv7 id (or `id`) and the change
+    /// `body` makes to it, in one SQLite transaction: if `body` throws or
+    /// the commit fails, neither is saved. (`createDocument()` then `edit`
+    /// would leave an empty document behind.)
     ///
     ///     let id = try store.createDocument { tx in
     ///         try tx.put(.root, key: "title", .string("Groceries"))
     ///     }
     ///
-    /// - Parameter time: recorded with the change, as for `edit`.
-    public func createDocument(time: Date = Date(), _ body: (inout Transaction) throws -> Void) throws -> DocumentID {
-        let id = DocumentID.generate()
+    /// - Parameters:
+    ///   - id: a client-made id; one the store holds is
+    ///     `StoreError.documentExists`, and nothing is saved.
+    ///   - time: recorded with the change, as for `edit`.
+    public func createDocument(id: DocumentID = .generate(), time: Date = Date(), _ body: (inout Transaction) throws -> Void) throws -> DocumentID {
         try locked {
+            // An `apply` may be creating it: its row is written with its commit.
+            waitUntilIdle(id)
+            guard try !database.read({ db in try Self.isListed(id, db) }) else { throw StoreError.documentExists(id.rawValue) }
             busy.insert(id)
             let entry = LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
             try transactAndCommit(id, entry, isNew: true, time: time, body)

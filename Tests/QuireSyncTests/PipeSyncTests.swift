@@ -112,6 +112,78 @@ import Testing
         #expect(try bob.versionVectors()["a"] == alice.versionVector("a") && bob.versionVectors()["c"] == alice.versionVector("c"))
     }
 
+    /// A request too large for the other side (a peer's 413 failure
+    /// message, a server's HTTP 413) is no verdict on the changes it
+    /// pushed: they used to be marked rejected, a document at a time, and
+    /// never offered again. The client now pushes half as many changes a
+    /// request until they pass, and every change gets through.
+    @Test(arguments: ["pipe", "http"])
+    func aPushTooLargeForTheOtherSideIsSplitNotRejected(transport kind: String) async throws {
+        let writer = try DocumentStore.inMemory()
+        for id: DocumentID in ["a", "b"] {
+            try writer.create(id: id)
+            for index in 0..<20 { try writeRandomText(writer, id, "k\(index)", length: 200) }
+        }
+        let (peer, report) = try await syncWithOneLimitedTo(bytes: 2_000, kind, writer)
+        #expect(report.rejected.isEmpty)
+        #expect(try writer.rejectedChanges(peer: "p").isEmpty)
+        #expect(report.sent == 40)
+        #expect(try peer() == writer.versionVectors())
+    }
+
+    /// A change too large for any request to the other side is left out,
+    /// pending, not rejected; the other documents sync, and the sync fails
+    /// saying which change was too large. Once the other side takes it, it goes.
+    @Test func aChangeTooLargeForAnyRequestStaysPendingAndTheOthersSync() async throws {
+        let writer = try DocumentStore.inMemory()
+        for id: DocumentID in ["big", "small"] { try writer.create(id: id) }
+        try writeRandomText(writer, "big", "k", length: 3_000)
+        try writeRandomText(writer, "small", "k", length: 10)
+        let peer = try DocumentStore.inMemory()
+        let limited = SyncClient(store: writer, peer: "p", transport: LimitedTransport(service: PeerSyncService(store: peer),
+                                                                                      limits: SyncMessage.Limits(maxPayloadBytes: 2_000)))
+        let change = try writer.changes("big")[0].id
+        var outcome: SyncError?
+        do throws(SyncError) { try await limited.sync() } catch { outcome = error }
+        guard case .refused(let failure)? = outcome else { Issue.record("not refused: \(String(describing: outcome))"); return }
+        #expect(failure.status == 413)
+        #expect(failure.message.hasPrefix("a request pushing change \(change) of document big alone was too large for it (sync message too large: "))
+        #expect(failure.message.hasSuffix("); the changes stay pending, and the other documents synced"))
+        #expect(try writer.rejectedChanges(peer: "p").isEmpty)
+        #expect(try peer.versionVectors() == ["small": writer.versionVector("small")])
+        let unlimited = SyncClient(store: writer, peer: "p", transport: FaultyTransport.sound(PeerSyncService(store: peer)))
+        #expect(try await unlimited.sync().sent == 1)
+        #expect(try peer.versionVectors() == writer.versionVectors())
+    }
+
+    /// Syncs `writer` with a new peer (`pipe`: a store answering as `quire
+    /// serve --stdio` does, taking requests of at most `bytes` of payload)
+    /// or server (`http`: bodies of at most `bytes`) under the name `p`;
+    /// returns how to read the other side's versions, and the report.
+    private func syncWithOneLimitedTo(bytes: Int, _ kind: String, _ writer: DocumentStore) async throws
+        -> (versions: () throws -> [DocumentID: VersionVector], report: SyncClient.Report) {
+        if kind == "pipe" {
+            let peer = try DocumentStore.inMemory()
+            let transport = LimitedTransport(service: PeerSyncService(store: peer), limits: SyncMessage.Limits(maxPayloadBytes: bytes))
+            return ({ try peer.versionVectors() }, try await SyncClient(store: writer, peer: "p", transport: transport).sync())
+        }
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        return try await withServer(limits: HTTPServer.Limits(maxBodyBytes: bytes), handler: server.handle) { http in
+            let transport = HTTPSyncTransport(server: URL(string: "http://127.0.0.1:\(http.port)")!, token: nil, retryPolicy: .never)
+            let report = try await SyncClient(store: writer, peer: "p", transport: transport).sync()
+            // What the server holds, as a fresh store pulls it.
+            let reader = try DocumentStore.inMemory()
+            try await SyncClient(store: reader, peer: "p", transport: transport).sync()
+            return ({ try reader.versionVectors() }, report)
+        }
+    }
+
+    /// Writes `key` = `length` random letters, which compress little, in a new change.
+    private func writeRandomText(_ store: DocumentStore, _ id: DocumentID, _ key: String, length: Int) throws {
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        try store.edit(id) { tx in try tx.put(.root, key: key, .string(String((0..<length).map { _ in letters.randomElement()! }))) }
+    }
+
     /// A request over the frame limit is read and dropped and answered
     /// with a 413 failure naming the limit, as the HTTP server answers a
     /// body over its own; the session goes on with the next request.
@@ -153,6 +225,26 @@ import Testing
             try await StdioFraming.serve(PeerSyncService(store: try DocumentStore.inMemory()), input: requests.fileHandleForReading,
                                          output: answers.fileHandleForWriting, timeout: 0.5)
         }
+    }
+
+    /// A client that goes silent between requests without closing its end
+    /// of the pipe ends the session once no request has begun for the idle
+    /// timeout, instead of holding the peer (and its store) for ever; the
+    /// requests before were answered.
+    @Test func aSessionEndsWhenNoRequestBeginsForTheIdleTimeout() async throws {
+        let requests = Pipe(), answers = Pipe()
+        try StdioFraming.write(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), to: requests.fileHandleForWriting)
+        let service = PeerSyncService(store: try DocumentStore.inMemory())
+        let end = await finishing(within: 60) { () async -> StdioFraming.SessionEnd? in
+            try? await StdioFraming.serve(service, input: requests.fileHandleForReading, output: answers.fileHandleForWriting, idleTimeout: 0.5)
+        }
+        #expect(end == .idle(seconds: 0.5))
+        guard case .response = try SyncMessage.decode(StdioFraming.read(from: answers.fileHandleForReading) ?? []) else {
+            Issue.record("the request before the silence was not answered")
+            return
+        }
+        // Open until here: the session ended on the silence, not on the end of its input.
+        try requests.fileHandleForWriting.close()
     }
 
     /// A peer that trickles its answer, a byte now and then but never

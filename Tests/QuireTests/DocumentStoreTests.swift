@@ -30,6 +30,20 @@ import QuireStore
         #expect(throws: StoreError.noSuchDocument("nope")) { try store.read("nope") { _ in } }
     }
 
+    /// A document made with its first change under a client-made id (`note
+    /// new --request-id` keeps its key in one); an id the store holds is
+    /// refused, and nothing of the call is saved.
+    @Test func aDocumentIsMadeWithItsFirstChangeUnderAClientMadeID() throws {
+        let store = try DocumentStore.inMemory()
+        #expect(try store.createDocument(id: "groceries") { tx in try tx.put(.root, key: "title", .string("Milk")) } == "groceries")
+        #expect(throws: StoreError.documentExists("groceries")) {
+            try store.createDocument(id: "groceries") { tx in try tx.put(.root, key: "title", .string("Eggs")) }
+        }
+        #expect(try store.read("groceries") { try $0.get(.root, key: "title") } == .scalar(.string("Milk")))
+        #expect(try store.read("groceries") { $0.changeCount } == 1)
+        #expect(try store.documents().map(\.id) == ["groceries"])
+    }
+
     @Test func anEditTimeOutOfRangeIsRecordedAsTheNearestOneInRange() throws {
         let store = try DocumentStore.inMemory()
         let id = try store.createDocument()

@@ -4,6 +4,56 @@ import Testing
 
 /// `quire note ...` end to end: exact output, JSON, exit codes.
 @Suite struct NoteCommandTests {
+    /// `note new` killed after it committed its note, before its id was
+    /// printed, left a script that ran it again with two notes. With
+    /// `--request-id KEY`, the run again prints the id of the note the
+    /// first made (here, the first's output went nowhere: it committed,
+    /// and its id was lost), and makes none; another key, or none, makes
+    /// a note of its own; the id is a UUIDv7 as any note's.
+    @Test func noteNewWithARequestIDMakesItsNoteOnceThoughRunAgain() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let standup = ["note", "new", "--title", "Standup", "--body", "notes", "--request-id", "standup-2026-12-05"]
+            // Standard output a pipe nobody reads: the note is committed, its id never seen.
+            let outputGone = ["python3", "-c", "import os, sys; r, w = os.pipe(); os.close(r); os.dup2(w, 1); os.execv(sys.argv[1], sys.argv[1:])"]
+            let lost = try quire.run(standup, launcher: outputGone)
+            #expect(lost.status == 1)
+            #expect(lost.stderr.hasPrefix("error: cannot write to standard output"))
+            let id = try quire.ok(standup).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(standup) == id + "\n")
+            var listed = try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]])
+            #expect(listed.map { $0["id"] as? String } == [id])
+            #expect(listed.first?["title"] as? String == "Standup")
+            #expect(id.count == 36 && Array(id)[14] == "7")
+
+            let retro = try quire.ok(["note", "new", "--title", "Retro", "--request-id", "retro-2026-12-05"]).trimmingCharacters(in: .newlines)
+            let plain = try (0..<2).map { _ in try quire.ok(["note", "new", "--title", "Plain"]).trimmingCharacters(in: .newlines) }
+            listed = try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]])
+            #expect(Set(listed.compactMap { $0["id"] as? String }) == Set([id, retro] + plain))
+            #expect(listed.count == 4)
+
+            let empty = try quire.run(["note", "new", "--title", "x", "--request-id", ""])
+            #expect(empty.status == 64)
+            #expect(empty.stderr.hasPrefix("error: --request-id needs a key, not an empty one\nusage: quire note new"))
+        }
+    }
+
+    /// A note another store made with a key (merged in, as a sync would
+    /// bring it) is that store's request: the same key here makes a note.
+    @Test func aRequestIDIsThisStoresOwn() throws {
+        try withRunner { quire in
+            let other = quire.directory + "/other.quire"
+            try quire.ok(["init"])
+            try quire.ok(["init"], store: other)
+            let arguments = ["note", "new", "--title", "Standup", "--request-id", "standup"]
+            let theirs = try quire.ok(arguments, store: other)
+            try quire.ok(["merge", other])
+            let mine = try quire.ok(arguments)
+            #expect(mine != theirs)
+            #expect(try quire.ok(arguments) == mine)
+        }
+    }
+
     @Test func createListShowEditRemoveRestore() throws {
         try withRunner { quire in
             try quire.ok(["init"])

@@ -303,6 +303,28 @@ import Testing
         }
     }
 
+    /// A client that goes silent without closing the pipe held `serve
+    /// --stdio`, and its store, for ever: the session now ends, exit 0
+    /// with a line on standard error, once no request has begun for
+    /// `--idle-timeout` seconds.
+    @Test func serveStdioEndsWhenNoRequestComesForTheIdleTimeout() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            // quire's standard input a pipe whose writing end quire holds itself: open, and silent for ever.
+            let silentInput = ["python3", "-c", "import os, sys; r, w = os.pipe(); os.dup2(r, 0); os.set_inheritable(w, True); "
+                + "os.execv(sys.argv[1], sys.argv[1:])"]
+            let result = try runner.run(["serve", "--stdio", "--idle-timeout", "1"], launcher: silentInput)
+            #expect(result.status == 0)
+            #expect(result.stderr == "no request came for 1 s (--idle-timeout): the sync session on standard input ends\n")
+            let zero = try runner.run(["serve", "--stdio", "--idle-timeout", "0"])
+            #expect(zero.status == 64)
+            #expect(zero.stderr.hasPrefix("error: --idle-timeout must be 1 second or more\nusage: quire serve"))
+            let listening = try runner.run(["serve", "--listen", "127.0.0.1:0", "--idle-timeout", "5"], store: runner.directory + "/server.db")
+            #expect(listening.status == 64)
+            #expect(listening.stderr.hasPrefix("error: --idle-timeout is for --stdio\nusage: quire serve"))
+        }
+    }
+
     /// A host name is no address to listen on: said as a usage error, before
     /// the server's log is made (the failed start left an empty log behind).
     @Test func serveRefusesAHostNameBeforeMakingItsLog() throws {

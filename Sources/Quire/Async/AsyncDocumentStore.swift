@@ -101,7 +101,7 @@ public struct AsyncDocumentStore: Sendable {
 
     // MARK: Documents
 
-    /// `DocumentStore.createDocument(time:_:)`: a new document and its first
+    /// `DocumentStore.createDocument(id:time:_:)`: a new document and its first
     /// change, in one commit.
     ///
     /// ```swift
@@ -109,8 +109,9 @@ public struct AsyncDocumentStore: Sendable {
     ///     try tx.write(Note(title: "", tags: [], due: nil), into: .root)
     /// }
     /// ```
-    public func createDocument(time: Date = Date(), _ body: @escaping @Sendable (inout Transaction) throws -> Void) async throws -> DocumentID {
-        try await perform { store in try store.createDocument(time: time, body) }
+    public func createDocument(id: DocumentID = .generate(), time: Date = Date(),
+                               _ body: @escaping @Sendable (inout Transaction) throws -> Void) async throws -> DocumentID {
+        try await perform { store in try store.createDocument(id: id, time: time, body) }
     }
 
     /// `DocumentStore.createDocument()`: an empty document with a new UUIDv7 id.

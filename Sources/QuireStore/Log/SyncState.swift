@@ -108,7 +108,7 @@ public struct RejectedChange: Hashable, Sendable {
     /// The id of its first operation.
     public var id: OpID
     public var lastCounter: UInt64
-    /// The HTTP status of the refusal (400, 403, 409, 413).
+    /// The HTTP status of the refusal (400, 403, 409).
     public var status: Int
     /// What the server said.
     public var reason: String

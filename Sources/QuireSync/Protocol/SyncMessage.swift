@@ -140,9 +140,14 @@ public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
     public var isTransient: Bool { HTTPError.isTransient(status: status) }
 
     /// Whether the refusal is about the pushed changes themselves (400, 403,
-    /// 409, 413: `Specs/sync.md`, "Endpoint"). Any other (401 for a mistyped
-    /// token, 404 for a wrong URL) says nothing about them.
-    public var refusesPush: Bool { [400, 403, 409, 413].contains(status) }
+    /// 409: `Specs/sync.md`, "Endpoint"). Any other (401 for a mistyped
+    /// token, 404 for a wrong URL, 413) says nothing about them.
+    public var refusesPush: Bool { [400, 403, 409].contains(status) }
+
+    /// Whether the request was too large for the other side (413: its body,
+    /// frame, payload, documents, changes, or the changes it would park): a
+    /// smaller request may pass, with the same changes.
+    public var isTooLarge: Bool { status == 413 }
 
     public var description: String { "\(status): \(message)" }
 }

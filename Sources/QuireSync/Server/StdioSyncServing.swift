@@ -178,21 +178,34 @@ public enum StdioFraming {
         return keeping ? bytes : []
     }
 
-    /// Serves `service` on `input` and `output` until the input ends. Each
-    /// request may take its time to come (the client works between them);
-    /// once begun, it must come, and its answer go, within `timeout` as
-    /// `read` and `write` say. A request over `maxFrameBytes` is read and
-    /// dropped and answered with a 413 failure, as the HTTP server does.
+    /// Why a session served by `serve` ended.
+    public enum SessionEnd: Equatable, Sendable {
+        /// The client closed its end of the input.
+        case inputEnded
+        /// No request began for that many seconds (`idleTimeout`).
+        case idle(seconds: TimeInterval)
+    }
+
+    /// Serves `service` on `input` and `output` until the input ends, or
+    /// until no request begins for `idleTimeout` seconds (nil: wait for
+    /// ever): a client that went silent without closing its end would
+    /// otherwise hold the process, and its store, for ever. Between requests
+    /// the client works (applies a page), so that limit is far above
+    /// `timeout`: once begun, a request must come, and its answer go, within
+    /// `timeout` as `read` and `write` say. A request over `maxFrameBytes` is
+    /// read and dropped and answered with a 413 failure, as the HTTP server does.
+    @discardableResult
     public static func serve(_ service: some SyncService, access: Access = .unrestricted,
                              input: FileHandle = .standardInput, output: FileHandle = .standardOutput,
-                             timeout: TimeInterval? = 30) async throws {
+                             timeout: TimeInterval? = 30, idleTimeout: TimeInterval? = nil) async throws -> SessionEnd {
         // A client that closed its end would otherwise kill the process with
         // SIGPIPE at the next answer; the write fails with EPIPE instead, said as such.
         signal(SIGPIPE, SIG_IGN)
         while true {
+            if let idleTimeout, try !inputArrives(on: input, within: idleTimeout) { return .idle(seconds: idleTimeout) }
             let answer: [UInt8]
             do {
-                guard let request = try read(from: input, timeout: timeout, dropOversized: true) else { return }
+                guard let request = try read(from: input, timeout: timeout, dropOversized: true) else { return .inputEnded }
                 answer = await service.respond(toMessage: request, access: access)
             } catch let failure as SyncFailure where failure.status == 413 {
                 // Only an oversized frame is refused with 413 here, once its bytes are dropped: the next frame is in step.
@@ -200,5 +213,13 @@ public enum StdioFraming {
             }
             try write(answer, to: output, timeout: timeout)
         }
+    }
+
+    /// Whether `handle` has input, or its end, within `seconds`.
+    private static func inputArrives(on handle: FileHandle, within seconds: TimeInterval) throws -> Bool {
+        var pace = Pace(fd: handle.fileDescriptor, timeout: nil, interrupt: nil)
+        pace.firstByteWithin = seconds
+        do { try pace.wait(for: Int16(POLLIN)) } catch StreamError.silent { return false }
+        return true
     }
 }

@@ -121,6 +121,13 @@ public struct SyncClient: Sendable {
                 if done && round == 1 && waitSeconds > 0 && session.pushed.isEmpty && session.report.received == 0 {
                     waitingRound = 2
                 } else if done {
+                    // The others synced; the changes no request could carry stay pending, and the sync fails saying so.
+                    if let tooLarge = session.tooLarge.min(by: { $0.key < $1.key }) {
+                        let others = session.tooLarge.count - 1
+                        throw .refused(SyncFailure(status: tooLarge.value.status, tooLarge.value.message
+                            + (others > 0 ? " (and a change of each of \(others) other document(s) too)" : "")
+                            + "; the changes stay pending, and the other documents synced"))
+                    }
                     return session.report
                 }
             }
@@ -146,6 +153,11 @@ public struct SyncClient: Sendable {
         /// After a refused push of several documents, push one document a
         /// request, so that the next refusal names the guilty one.
         var oneDocumentPerPush = false
+        /// After a request refused as too large, the most changes one pushes.
+        var pushChangeLimit: Int?
+        /// Documents with a change too large for a request on its own, with
+        /// that refusal: left out of the rest of the sync, their changes pending.
+        var tooLarge: [DocumentID: SyncFailure] = [:]
         /// Documents the server did not answer for: this token may not read them.
         var unanswered: Set<DocumentID> = []
         var lastCursor: SyncCursor?
@@ -172,7 +184,7 @@ public struct SyncClient: Sendable {
     private func makeRequest(_ session: inout Session, waitMilliseconds: UInt64) throws -> SyncRequest {
         session.pushed = [:]
         let blocked = try blockedCounters()
-        var budget = (changes: maxPushChanges, bytes: maxPushBytes)
+        var budget = (changes: min(maxPushChanges, session.pushChangeLimit ?? .max), bytes: maxPushBytes)
         var documents: [SyncDocument] = []
         // Read from the store's `document_versions`: no document is loaded to state it.
         let versions = try store.versionVectors()
@@ -212,7 +224,7 @@ public struct SyncClient: Sendable {
             // count it, so a document is pushed once an answer of this sync
             // has stated what the peer holds of it.
             let mayPush = (coversRows || session.answered.contains(id)) && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
-                && !session.unanswered.contains(id) && session.report.damaged[id] == nil
+                && !session.unanswered.contains(id) && session.report.damaged[id] == nil && session.tooLarge[id] == nil
             if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
                 // Blocked changes are skipped, so with any the count is not known ahead.
                 let limit = blocked[id] == nil ? budget.changes : .max
@@ -327,7 +339,7 @@ public struct SyncClient: Sendable {
         // Complete once the server holds everything it may take from us.
         let blocked = try blockedCounters()
         var outOfScope: [DocumentID] = []
-        for (id, mine) in versions where session.report.damaged[id] == nil {
+        for (id, mine) in versions where session.report.damaged[id] == nil && session.tooLarge[id] == nil {
             if !(session.serverVersions[id] ?? VersionVector()).includes(pushable(mine, blocked[id])) {
                 guard session.unanswered.contains(id) else { return false }
                 outOfScope.append(id)
@@ -344,10 +356,16 @@ public struct SyncClient: Sendable {
     }
 
     /// A refused request: a refused push parks its changes as rejected (one
-    /// document at a time, so that only the guilty ones are); anything
-    /// else (no push, or a refusal that is not about it) ends the sync.
+    /// document at a time, so that only the guilty ones are); a push too
+    /// large for the other side is split; anything else (no push, or a
+    /// refusal that is not about it) ends the sync. Both transports'
+    /// refusals come here: an HTTP status, a peer's failure message.
     private func handleRefusal(_ failure: SyncFailure, _ session: inout Session) throws {
-        guard !session.pushed.isEmpty, failure.refusesPush else { throw SyncError.refused(failure) }
+        guard !session.pushed.isEmpty, failure.refusesPush || failure.isTooLarge else { throw SyncError.refused(failure) }
+        if failure.isTooLarge {
+            splitPush(refusedAs: failure, &session)
+            return
+        }
         if session.pushed.count > 1 {
             session.oneDocumentPerPush = true
             return
@@ -359,6 +377,26 @@ public struct SyncClient: Sendable {
         }
         session.report.rejected += try store.rejectedChanges(peer: peer).filter { rejected in
             DocumentID(rawValue: rejected.document).map { session.pushed[$0] != nil } ?? false
+        }
+        session.pushed = [:]
+    }
+
+    /// A request too large for the other side says nothing of its changes:
+    /// the next ones push half as many, down to one; a document whose one
+    /// change is still too large is left out of the rest of the sync, its
+    /// changes pending, and the sync fails with that refusal at its end.
+    private func splitPush(refusedAs failure: SyncFailure, _ session: inout Session) {
+        let count = session.pushed.values.reduce(0) { $0 + $1.count }
+        if count > 1 {
+            session.pushChangeLimit = count / 2
+            progress("\(transport.otherSide) refused a request pushing \(count) changes as too large (\(failure.message)): "
+                + "pushing \(count / 2) a request")
+        } else if let (id, changes) = session.pushed.first {
+            session.unconfirmed[id]?.subtract(changes.map(\.lastID))
+            session.tooLarge[id] = SyncFailure(status: failure.status, "a request pushing change \(changes[0].id) of document \(id) alone "
+                + "was too large for it (\(failure.message))")
+            progress("\(transport.otherSide) refused a request pushing change \(changes[0].id) of document \(id) alone as too large "
+                + "(\(failure.message)): the document is left out of this sync, its changes pending")
         }
         session.pushed = [:]
     }

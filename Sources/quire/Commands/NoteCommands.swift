@@ -13,23 +13,34 @@ enum NoteCommands {
     static let new = Command(
         name: "new",
         summary: "Create a note and print its id.",
-        usage: ["--title TEXT [--body TEXT | --body-file FILE] [--tag TAG]... [--pin]"],
+        usage: ["--title TEXT [--body TEXT | --body-file FILE] [--tag TAG]... [--pin] [--request-id KEY]"],
         options: [
             Option(name: "--title", values: ["TEXT"], help: "The title (required)."),
             Option(name: "--body", values: ["TEXT"], help: "The body (default: empty)."),
             bodyFileOption,
             Option(name: "--tag", values: ["TAG"], help: "Add a tag; may be repeated.", repeatable: true),
             Option(name: "--pin", help: "Pin the note."),
+            Option(name: "--request-id", values: ["KEY"],
+                   help: "Make a rerun safe (a script retrying): if this store made a note with KEY, print its id and make none."),
         ],
         examples: ["quire note new --title \"Groceries\" --body \"milk\" --tag home --pin",
+                   "quire note new --title \"Standup\" --request-id standup-2026-12-05",
                    "quire note new --title \"Minutes\" --body-file minutes.md", "xclip -o | quire note new --title \"Paste\" --body-file -"],
         run: { invocation in
             try invocation.expectArguments(atMost: 0)
             guard let title = try oneLineTitle(invocation) else { throw invocation.usageError("missing --title") }
             let tags = try givenTags("--tag", invocation)
             let body = try newBody(invocation) ?? ""
+            let key = invocation.value("--request-id")
+            guard key != "" else { throw invocation.usageError("--request-id needs a key, not an empty one") }
             let store = try invocation.context.openStore()
-            let id = try store.createDocument { tx in
+            let requestKey = key.map { NoteRequestKey($0, replica: store.replicaID) }
+            // The run this one repeats committed its note: that note is the answer.
+            if let existing = try requestKey?.existingNote(in: store) {
+                invocation.context.output.print(existing.rawValue)
+                return
+            }
+            let id = try store.createDocument(id: requestKey?.newID() ?? .generate()) { tx in
                 try tx.createNote(title: title, body: body, tags: tags, pinned: invocation.flag("--pin"))
             }
             invocation.context.output.print(id.rawValue)

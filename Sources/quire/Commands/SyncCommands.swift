@@ -8,7 +8,7 @@ enum SyncCommands {
     static let serve = Command(
         name: "serve",
         summary: "Run a sync server on its own store, or answer one sync session on stdin/stdout.",
-        usage: ["--listen ADDRESS:PORT [--tokens FILE] [--rate-limit N] [--connections-per-address N]", "--stdio [--timeout SECONDS]"],
+        usage: ["--listen ADDRESS:PORT [--tokens FILE] [--rate-limit N] [--connections-per-address N]", "--stdio [--timeout SECONDS] [--idle-timeout SECONDS]"],
         options: [
             Option(name: "--listen", values: ["ADDRESS:PORT"], help: "Serve HTTP there (a numeric address; port 0 picks a free one)."),
             Option(name: "--tokens", values: ["FILE"], help: "Bearer tokens: `TOKEN rw|ro [DOCUMENT...]` a line. Without it, anyone may do anything."),
@@ -16,6 +16,7 @@ enum SyncCommands {
             Option(name: "--connections-per-address", values: ["N"], help: "Connections one client address may hold at once (default 16 of 64; 0 for no limit, behind a reverse proxy)."),
             Option(name: "--stdio", help: "Speak the sync protocol on stdin/stdout with the store (--store) as the peer."),
             Option(name: "--timeout", values: ["SECONDS"], help: "With --stdio: end the session when a request under way, or an answer, stalls that long (default 30)."),
+            Option(name: "--idle-timeout", values: ["SECONDS"], help: "With --stdio: end the session when no request begins for that long (default \(stdioIdleSeconds))."),
         ],
         examples: [
             "quire --store server.db serve --listen 127.0.0.1:8080 --tokens tokens.txt",
@@ -30,14 +31,24 @@ enum SyncCommands {
                     throw invocation.usageError("--stdio and \(httpOption) exclude each other")
                 }
                 let timeout = try timeoutSeconds(invocation)
+                let idleTimeout = try timeoutSeconds(invocation, "--idle-timeout", default: Double(stdioIdleSeconds))
                 let store = try context.openStore()
-                do { try runBlocking { try await StdioFraming.serve(PeerSyncService(store: store), timeout: timeout) } } catch {
+                let end: StdioFraming.SessionEnd
+                do {
+                    end = try runBlocking { try await StdioFraming.serve(PeerSyncService(store: store), timeout: timeout, idleTimeout: idleTimeout) }
+                } catch {
                     // What was stored stays: each request's push was committed before its answer.
                     throw CLIError.failure("the sync session on standard input ended: \(error)")
                 }
+                // Not a failure: every request was answered, and what was stored stays.
+                if case .idle(let seconds) = end {
+                    context.output.progress("no request came for \(Int(seconds)) s (--idle-timeout): the sync session on standard input ends")
+                }
                 return
             }
-            guard !invocation.flag("--timeout") else { throw invocation.usageError("--timeout is for --stdio") }
+            if let stdioOption = ["--timeout", "--idle-timeout"].first(where: invocation.flag) {
+                throw invocation.usageError("\(stdioOption) is for --stdio")
+            }
             guard let listen = invocation.value("--listen") else { throw invocation.usageError("serve needs --listen ADDRESS:PORT or --stdio") }
             guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
                 throw invocation.usageError("--listen needs ADDRESS:PORT, such as 127.0.0.1:8080, not \"\(listen)\"")
@@ -214,10 +225,16 @@ extension SyncCommands {
     /// below the seconds the clocks they go to can count (nanoseconds in 64 bits).
     static let maxSeconds = 86_400
 
-    /// `--timeout`: whole seconds, at least 1, 30 if not given.
-    static func timeoutSeconds(_ invocation: Invocation) throws -> Double {
-        let timeout = try seconds("--timeout", invocation) ?? 30
-        guard timeout > 0 else { throw invocation.usageError("--timeout must be 1 second or more") }
+    /// How long `serve --stdio` waits for a request to begin, unless
+    /// `--idle-timeout` says: far above the time a client takes between two
+    /// requests (applying a page), far below for ever.
+    static let stdioIdleSeconds = 600
+
+    /// `--timeout` (or another `option` of the kind): whole seconds, at
+    /// least 1, `default` if not given.
+    static func timeoutSeconds(_ invocation: Invocation, _ option: String = "--timeout", default: Double = 30) throws -> Double {
+        let timeout = try seconds(option, invocation) ?? `default`
+        guard timeout > 0 else { throw invocation.usageError("\(option) must be 1 second or more") }
         return timeout
     }
 
