@@ -225,8 +225,11 @@ import QuireTestSupport
     @Test func editsSeparatedByLessThanThemselvesAreShownAsOne() {
         // The space kept between two changed words is shorter than either change.
         #expect(shown("the quick fox", "the quiet box") == ["@4 -\"quick fox\"", "@13 +\"quiet box\""])
-        // A kept word longer than the changes around it stays kept.
-        #expect(shown("a long b", "c long d") == ["@0 -\"a\"", "@1 +\"c\"", "@7 -\"b\"", "@8 +\"d\""])
+        #expect(shown("red, blue", "green; yellow") == ["@0 -\"red, blue\"", "@9 +\"green; yellow\""])
+        // A kept word stays kept, however short; so do separators longer than the changes around them.
+        #expect(shown("big red car", "small red truck") == ["@0 -\"big\"", "@3 +\"small\"", "@8 -\"car\"", "@11 +\"truck\""])
+        #expect(shown("milk", "oat milk and eggs") == ["@0 +\"oat \"", "@4 +\" and eggs\""])
+        #expect(shown("a -- b", "c -- d") == ["@0 -\"a\"", "@1 +\"c\"", "@5 -\"b\"", "@6 +\"d\""])
     }
 
     @Test func accentsEmojiAndIdeographsAreNotSplit() {

@@ -6,10 +6,11 @@ extension TextDiff {
     /// letters and digits, and every other character (a space, a
     /// punctuation mark, an emoji with its modifiers, an ideograph) is a
     /// word of its own; past `maxDistance` differing words, line by line
-    /// first, as `edits(from:to:)` does. Then an unchanged stretch between
-    /// two edits, no longer than the larger side of the edit on either side
-    /// of it, is shown as part of them (diff-match-patch's semantic
-    /// cleanup): "the quick fox" to "the quiet box" is `-"quick fox"
+    /// first, as `edits(from:to:)` does. Then an unchanged stretch of spaces
+    /// and punctuation between two edits, no longer than the larger side of
+    /// the edit on either side of it, is shown as part of them (as
+    /// diff-match-patch's semantic cleanup does, but a kept word stays
+    /// shown as kept): "the quick fox" to "the quiet box" is `-"quick fox"
     /// +"quiet box"`, not four edits around a kept space.
     ///
     /// Applied to `old`, the edits give `new` exactly. They are no shortest
@@ -31,7 +32,7 @@ extension TextDiff {
             let (oldStart, newStart) = (oldWords.bounds[run.old], newWords.bounds[run.new])
             return (old: oldStart, new: newStart, length: oldWords.bounds[run.old + run.length] - oldStart)
         }
-        return script(keeping: foldingShortRuns(kept, oldCount: old.count, newCount: new.count),
+        return script(keeping: foldingShortSeparators(kept, in: old, newCount: new.count),
                       oldCount: old.count, newCount: new.count)
     }
 
@@ -72,10 +73,11 @@ extension TextDiff {
         }
     }
 
-    /// `kept` without each run between two edits that is no longer than
-    /// the larger side (deleted or inserted) of the edit on either side of
-    /// it, the edits around a dropped run counting as one.
-    private static func foldingShortRuns(_ kept: [Run], oldCount: Int, newCount: Int) -> [Run] {
+    /// `kept` without each run of `old` between two edits that holds no
+    /// letter, digit or ideograph and is no longer than the larger side
+    /// (deleted or inserted) of the edit on either side of it, the edits
+    /// around a dropped run counting as one.
+    private static func foldingShortSeparators(_ kept: [Run], in old: [Unicode.Scalar], newCount: Int) -> [Run] {
         var runs: [Run] = []
         for run in kept {
             // Adjacent runs are one unchanged stretch.
@@ -87,13 +89,16 @@ extension TextDiff {
         }
         var result: [Run] = []
         for (index, run) in runs.enumerated() {
-            let next = index + 1 < runs.count ? (old: runs[index + 1].old, new: runs[index + 1].new) : (old: oldCount, new: newCount)
+            let next = index + 1 < runs.count ? (old: runs[index + 1].old, new: runs[index + 1].new) : (old: old.count, new: newCount)
             var candidate: Run? = run
             while let run = candidate {
                 let before = result.last.map { (old: $0.old + $0.length, new: $0.new + $0.length) } ?? (old: 0, new: 0)
                 let editBefore = max(run.old - before.old, run.new - before.new)
                 let editAfter = max(next.old - run.old - run.length, next.new - run.new - run.length)
-                if run.length <= editBefore && run.length <= editAfter {
+                let holdsWords = old[run.old..<(run.old + run.length)].contains { scalar in
+                    scalar.properties.isAlphabetic || scalar.properties.numericType != nil
+                }
+                if run.length <= editBefore && run.length <= editAfter && !holdsWords {
                     // Dropped: the run before it now borders a larger edit, and may go too.
                     candidate = result.popLast()
                 } else {
