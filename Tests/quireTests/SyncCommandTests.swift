@@ -452,7 +452,8 @@ import Testing
     /// `log` (they stayed pending for ever, counted against a server never
     /// synced with). The store that runs `sync --via` has its changes
     /// acknowledged by the peer's answer, the served store by what the
-    /// client's request states holding.
+    /// client's request states holding: a sync that brought changes from
+    /// the peer ends with a round that states them.
     @Test func aPipeSyncLeavesNothingPendingOnEitherStore() throws {
         try withRunner { runner in
             let other = runner.directory + "/other.quire"
@@ -482,6 +483,13 @@ import Testing
             #expect(try acknowledged(here, runner.store) == [false, true])
             try runner.ok(["sync", "--via", command])
             #expect(try pending(runner.store) == 0 && pending(other) == 0)
+
+            // Changes of the served store alone: pulled, then stated as held.
+            try runner.ok(["note", "edit", there, "--append", "?"], store: other)
+            #expect(try pending(other) == 1)
+            let pulled = try #require(try runner.run(["sync", "--via", command, "--json"]).json() as? [String: Any])
+            #expect(pulled["received"] as? Int == 1 && pulled["sent"] as? Int == 0 && pulled["rounds"] as? Int == 2)
+            #expect(try pending(other) == 0 && acknowledged(there, other) == [true, true, true])
         }
     }
 }
