@@ -42,8 +42,9 @@ extension DocumentStore {
         return Dictionary(uniqueKeysWithValues: try versions.map { (try DocumentID(stored: $0.document), $0.version) })
     }
 
-    /// The version of a document `peer` has acknowledged holding.
-    public func acknowledgedVersion(peer: String, id: DocumentID) throws -> VersionVector {
+    /// The version of a document `peer` has acknowledged holding; with no
+    /// peer named (nil), the highest counter of each replica any peer has.
+    public func acknowledgedVersion(peer: String?, id: DocumentID) throws -> VersionVector {
         try database.read { db in try PeerAcknowledgements.version(peer: peer, document: id.rawValue, db) }
     }
 
@@ -94,7 +95,9 @@ extension DocumentStore {
         }
     }
 
-    public func rejectedChanges(peer: String) throws -> [RejectedChange] {
+    /// The changes `peer` refused for good; with no peer named (nil), those
+    /// every peer refused.
+    public func rejectedChanges(peer: String?) throws -> [RejectedChange] {
         try database.read { db in try SyncState.rejected(peer: peer, db) }
     }
 

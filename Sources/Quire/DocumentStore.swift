@@ -626,8 +626,10 @@ public final class DocumentStore: @unchecked Sendable {
         }
     }
 
-    /// The local changes `peer` has not acknowledged, per document.
-    public func outbox(peer: String) throws -> [DocumentID: [Change]] {
+    /// The local changes `peer` has not acknowledged, per document; with no
+    /// peer named (nil), those no peer has acknowledged: that have not left
+    /// this store, as far as it knows.
+    public func outbox(peer: String?) throws -> [DocumentID: [Change]] {
         let entries = try database.read { db in try ChangeLog.outbox(peer: peer, db) }
         return Dictionary(uniqueKeysWithValues: try entries.map { (try DocumentID(stored: $0.document), $0.changes) })
     }

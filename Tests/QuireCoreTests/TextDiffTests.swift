@@ -175,3 +175,116 @@ import QuireTestSupport
         #expect(try b.text(body) == a.text(body))
     }
 }
+
+/// `TextDiff.wordEdits`, the edits `quire diff` shows: whole words, and
+/// faithful (applied to the old text, they give the new one).
+@Suite struct WordDiffTests {
+    let check = TextDiffTests()
+
+    /// The edits as `quire diff` shows them: `@OFFSET -"deleted"` or
+    /// `@OFFSET +"inserted"`, offsets in scalars of the old text.
+    func shown(_ old: String, _ new: String) -> [String] {
+        let (oldScalars, newScalars) = (Array(old.unicodeScalars), Array(new.unicodeScalars))
+        let edits = TextDiff.wordEdits(from: oldScalars, to: newScalars)
+        #expect(check.apply(edits, to: oldScalars, new: newScalars) == newScalars)
+        return ranges(edits).map { edit in
+            edit.isInsertion ? "@\(edit.offset) +\"\(String(scalars: newScalars[edit.range]))\""
+                : "@\(edit.offset) -\"\(String(scalars: oldScalars[edit.range]))\""
+        }
+    }
+
+    /// Each edit's offset in the old text, and the range of the old text it
+    /// deletes or of the new text it inserts.
+    func ranges(_ edits: [TextDiff.Edit]) -> [(isInsertion: Bool, offset: Int, range: Range<Int>)] {
+        var shift = 0  // how far the edits so far moved positions from the old text's
+        return edits.map { edit in
+            switch edit {
+            case let .delete(at, count):
+                defer { shift -= count }
+                return (false, at - shift, (at - shift)..<(at - shift + count))
+            case let .insert(at, count, from):
+                defer { shift += count }
+                return (true, at - shift, from..<(from + count))
+            }
+        }
+    }
+
+    @Test func aWordChangedInsideIsShownWhole() {
+        #expect(shown("cat", "cart") == ["@0 -\"cat\"", "@3 +\"cart\""])
+        #expect(shown("a cat sat", "a cart sat") == ["@2 -\"cat\"", "@5 +\"cart\""])
+        #expect(shown("colour", "color") == ["@0 -\"colour\"", "@6 +\"color\""])
+        // A word, a space or a punctuation mark added or removed is just that.
+        #expect(shown("milk", "milk and eggs") == ["@4 +\" and eggs\""])
+        #expect(shown("buy milk", "buy milk!") == ["@8 +\"!\""])
+        #expect(shown("one, two, three", "one, three") == ["@5 -\"two, \""])
+        #expect(shown("same", "same") == [])
+        #expect(shown("", "new text") == ["@0 +\"new text\""])
+        #expect(shown("old text", "") == ["@0 -\"old text\""])
+    }
+
+    @Test func editsSeparatedByLessThanThemselvesAreShownAsOne() {
+        // The space kept between two changed words is shorter than either change.
+        #expect(shown("the quick fox", "the quiet box") == ["@4 -\"quick fox\"", "@13 +\"quiet box\""])
+        #expect(shown("red, blue", "green; yellow") == ["@0 -\"red, blue\"", "@9 +\"green; yellow\""])
+        // A kept word stays kept, however short; so do separators longer than the changes around them.
+        #expect(shown("big red car", "small red truck") == ["@0 -\"big\"", "@3 +\"small\"", "@8 -\"car\"", "@11 +\"truck\""])
+        #expect(shown("milk", "oat milk and eggs") == ["@0 +\"oat \"", "@4 +\" and eggs\""])
+        #expect(shown("a -- b", "c -- d") == ["@0 -\"a\"", "@1 +\"c\"", "@5 -\"b\"", "@6 +\"d\""])
+    }
+
+    @Test func accentsEmojiAndIdeographsAreNotSplit() {
+        #expect(shown("cafe\u{301} au lait", "cafe au lait") == ["@0 -\"cafe\u{301}\"", "@5 +\"cafe\""])
+        #expect(shown("ok 👋🏽", "ok 👋🏻") == ["@3 -\"👋🏽\"", "@5 +\"👋🏻\""])
+        // Ideographs are words of their own: one changed among others is one edit.
+        #expect(shown("我喜欢猫", "我喜欢狗") == ["@3 -\"猫\"", "@4 +\"狗\""])
+    }
+
+    /// Whether position `index` of `text` lies inside a character (before
+    /// an accent or an emoji modifier, as the standard library splits
+    /// characters) or inside a word (between two letters or digits).
+    func splitsAWord(_ text: [Unicode.Scalar], at index: Int) -> Bool {
+        guard index > 0 && index < text.count else { return false }
+        var characterEnds: Set<Int> = []
+        var end = 0
+        for character in String(scalars: text) {
+            end += character.unicodeScalars.count
+            characterEnds.insert(end)
+        }
+        func isLetter(_ scalar: Unicode.Scalar) -> Bool {
+            (scalar.properties.isAlphabetic && !scalar.properties.isIdeographic) || scalar.properties.numericType != nil
+        }
+        return !characterEnds.contains(index) || (isLetter(text[index - 1]) && isLetter(text[index]))
+    }
+
+    /// Random texts of words, edited word by word and letter by letter: the
+    /// shown edits give the new text, and none starts or ends inside a word.
+    @Test func randomEditsAreFaithfulAndWhole() {
+        let pieces = ["cat", "cart", "the", "a", "quick", "fox", "1984", "e\u{301}te\u{301}", "中", "文", "👋🏽", " ", " ", ", ", ".", "\n"]
+        let seeds = fuzzSeedCount(default: 300)
+        for seed in 0..<UInt64(seeds) {
+            var rng = SeededGenerator(seed: seed)
+            func text() -> [Unicode.Scalar] {
+                Array((0..<Int.random(in: 0..<30, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined().unicodeScalars)
+            }
+            let old = text()
+            var new = old
+            for _ in 0..<Int.random(in: 0..<8, using: &rng) {
+                let at = Int.random(in: 0...new.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0 where at < new.count: new.removeSubrange(at..<min(new.count, at + Int.random(in: 1...6, using: &rng)))
+                case 1: new.insert(contentsOf: text().prefix(8), at: at)
+                default: new.insert("abcr".unicodeScalars.randomElement(using: &rng)!, at: at)
+                }
+            }
+            // Tiny limits make the word by word search give up, and lines take over.
+            let limit = Bool.random(using: &rng) ? TextDiff.maxDistance : Int.random(in: 0...4, using: &rng)
+            let edits = TextDiff.wordEdits(from: old, to: new, maxDistance: limit)
+            #expect(check.apply(edits, to: old, new: new) == new, "seed \(seed)")
+            for edit in ranges(edits) {
+                let text = edit.isInsertion ? new : old
+                #expect(!splitsAWord(text, at: edit.range.lowerBound) && !splitsAWord(text, at: edit.range.upperBound),
+                        "seed \(seed): \(edit) splits a word of \(String(scalars: text[...]).debugDescription)")
+            }
+        }
+    }
+}

@@ -132,6 +132,34 @@ import QuireStore
         #expect(try store.outbox(peer: "p") == ["n": Array(made.suffix(2))])
     }
 
+    /// With no peer named, the outbox and the acknowledged version are what
+    /// no peer, and any peer, has acknowledged (`quire status` and `log`
+    /// without a server): the highest counter of each replica among the
+    /// peers, not one peer's, nor those of another document.
+    @Test func theOutboxOfNoPeerNamedHoldsWhatNoPeerHasAcknowledged() throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try store.create(id: "m")
+        var made: [Change] = []
+        for (id, value) in [("n", 1), ("n", 2), ("n", 3), ("m", 1)] as [(DocumentID, Int64)] {
+            try store.edit(id) { tx in try tx.put(.root, key: "k", .int(value)) }
+            made += try store.changes(id).suffix(1)
+        }
+        #expect(try store.outbox(peer: nil) == ["n": Array(made.prefix(3)), "m": [made[3]]])
+        try store.acknowledge(peer: "a", id: "n", version: [store.replicaID: 2])
+        try store.acknowledge(peer: "b", id: "n", version: [store.replicaID: 1])
+        try store.acknowledge(peer: "b", id: "m", version: [store.replicaID: 1])
+        #expect(try store.outbox(peer: nil) == ["n": [made[2]]])
+        #expect(try store.outbox(peer: "b") == ["n": Array(made[1...2])])
+        #expect(try store.acknowledgedVersion(peer: nil, id: "n") == [store.replicaID: 2])
+        #expect(try store.acknowledgedVersion(peer: "b", id: "n") == [store.replicaID: 1])
+        // Refusals: one peer's, or with no peer named every peer's, each naming its peer.
+        try store.rejectChanges([made[2]], of: "n", peer: "b", status: 413, reason: "too large")
+        try store.rejectChanges([made[3]], of: "m", peer: "a", status: 403, reason: "read-only")
+        #expect(try store.rejectedChanges(peer: "b").map(\.peer) == ["b"])
+        #expect(try store.rejectedChanges(peer: nil).map { "\($0.peer) \($0.document) \($0.status)" } == ["a m 403", "b n 413"])
+    }
+
     /// Ids that differ only in Unicode normalization ("é" as one scalar, or
     /// "e" and a combining accent: two writers' systems may make either)
     /// are two documents, in the store's file and in every lookup: a peer

@@ -27,6 +27,27 @@ import Testing
         }
     }
 
+    /// `diff` shows whole words: "Cat" to "Cart" is the word replaced, not
+    /// an "r" typed inside it, and two changed words with a space between
+    /// are one edit (it showed `title @2 +"r"`, then `body @7 -"ck"`,
+    /// `body @9 +"et"`, `body @10 -"f"`, `body @11 +"b"` around the letters
+    /// both words kept).
+    @Test func diffShowsWholeWords() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Cat", "--body", "the quick fox"]).trimmingCharacters(in: .newlines)
+            let before = try quire.ok(["vv", id]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id, "--title", "Cart", "--body", "the quiet box"])
+            #expect(try quire.ok(["diff", id, "--from", before]) == """
+                title @0 -"Cat"
+                title @3 +"Cart"
+                body @4 -"quick fox"
+                body @13 +"quiet box"
+
+                """)
+        }
+    }
+
     @Test func aVersionPastTheNotesIsSaidToBeSo() throws {
         try withRunner { quire in
             let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")

@@ -468,4 +468,50 @@ import Testing
             #expect(try runner.ok(["note", "list"]) == runner.ok(["note", "list"], store: other))
         }
     }
+
+    /// Two stores synced only through a pipe (no server): each one's changes
+    /// that the other now holds are no longer pending, in `status` and in
+    /// `log` (they stayed pending for ever, counted against a server never
+    /// synced with). The store that runs `sync --via` has its changes
+    /// acknowledged by the peer's answer, the served store by what the
+    /// client's request states holding: a sync that brought changes from
+    /// the peer ends with a round that states them.
+    @Test func aPipeSyncLeavesNothingPendingOnEitherStore() throws {
+        try withRunner { runner in
+            let other = runner.directory + "/other.quire"
+            try runner.ok(["init"])
+            try runner.ok(["init"], store: other)
+            let here = try runner.ok(["note", "new", "--title", "here", "--body", "x"]).trimmingCharacters(in: .newlines)
+            let there = try runner.ok(["note", "new", "--title", "there", "--body", "y"], store: other).trimmingCharacters(in: .newlines)
+            try runner.ok(["note", "edit", there, "--append", "z"], store: other)
+            func pending(_ store: String) throws -> Int? {
+                try #require(try runner.run(["status", "--json"], store: store).json() as? [String: Any])["pending"] as? Int
+            }
+            func acknowledged(_ id: String, _ store: String) throws -> [Bool] {
+                try #require(try runner.run(["log", id, "--json"], store: store).json() as? [[String: Any]]).map { $0["acknowledged"] as? Bool == true }
+            }
+            #expect(try pending(runner.store) == 1 && pending(other) == 2)
+            #expect(try runner.ok(["status"]).contains("1 local change not acknowledged by any peer"))
+
+            let command = "'\(QuireRunner.binaryURL.path)' --store '\(other)' serve --stdio"
+            #expect(try runner.ok(["sync", "--via", command]).hasSuffix("; 0 pending\n"))
+            #expect(try pending(runner.store) == 0 && pending(other) == 0)
+            #expect(try runner.ok(["status"]).contains("0 local changes not acknowledged by any peer"))
+            #expect(try acknowledged(here, runner.store) == [true] && acknowledged(there, other) == [true, true])
+
+            // A change made since is pending again, on its store only.
+            try runner.ok(["note", "edit", here, "--append", "!"])
+            #expect(try pending(runner.store) == 1 && pending(other) == 0)
+            #expect(try acknowledged(here, runner.store) == [false, true])
+            try runner.ok(["sync", "--via", command])
+            #expect(try pending(runner.store) == 0 && pending(other) == 0)
+
+            // Changes of the served store alone: pulled, then stated as held.
+            try runner.ok(["note", "edit", there, "--append", "?"], store: other)
+            #expect(try pending(other) == 1)
+            let pulled = try #require(try runner.run(["sync", "--via", command, "--json"]).json() as? [String: Any])
+            #expect(pulled["received"] as? Int == 1 && pulled["sent"] as? Int == 0 && pulled["rounds"] as? Int == 2)
+            #expect(try pending(other) == 0 && acknowledged(there, other) == [true, true, true])
+        }
+    }
 }

@@ -45,10 +45,10 @@ public enum TextDiff {
     }
 
     /// A run of elements both sequences keep: where it starts in each, and its length.
-    private typealias Run = (old: Int, new: Int, length: Int)
+    typealias Run = (old: Int, new: Int, length: Int)
 
     /// The deletes and inserts around the `kept` runs, in order.
-    private static func script(keeping kept: [Run], oldCount: Int, newCount: Int) -> [Edit] {
+    static func script(keeping kept: [Run], oldCount: Int, newCount: Int) -> [Edit] {
         var edits: [Edit] = []
         var shift = 0            // how far insertions and deletions so far moved positions
         var oldPosition = 0
@@ -73,7 +73,7 @@ public enum TextDiff {
     /// `maxDistance`, the runs of the first of `tokenizers` whose tokens
     /// differ less, each stretch between them refined with the finer
     /// tokenizers after it.
-    private static func keptRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
+    static func keptRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
                                                      tokenizers: ArraySlice<Tokenizer<Element>>, maxDistance: Int) -> [Run] {
         var prefix = 0
         while prefix < a.count, prefix < b.count, a[a.startIndex + prefix] == b[b.startIndex + prefix] { prefix += 1 }
@@ -169,7 +169,7 @@ public enum TextDiff {
 
 /// Splits two sequences into tokens, numbered so that equal tokens, in
 /// either sequence, get equal ids.
-private struct Tokenizer<Element> {
+struct Tokenizer<Element> {
     struct Token {
         var id: Int
         /// Where it starts and ends (past its last element) in the sequence.

@@ -161,17 +161,18 @@ public enum ChangeLog {
         SELECT seq FROM changes WHERE document_id = ?1 ORDER BY last_lamport DESC, replica < 0 DESC, replica DESC LIMIT 1
         """
 
-    /// The local changes `peer` has not acknowledged, per document, in log order.
-    public static func outbox(peer: String, _ db: DatabaseConnection) throws -> [(document: String, changes: [Change])] {
+    /// The local changes `peer` has not acknowledged, per document, in log
+    /// order; with no peer named, those no peer has acknowledged.
+    public static func outbox(peer: String?, _ db: DatabaseConnection) throws -> [(document: String, changes: [Change])] {
         let rows = try db.query(
             sql: """
                 SELECT c.seq, \(dataBytes), c.document_id, coalesce(a.counter, 0) FROM changes c
-                LEFT JOIN peer_acknowledgements a
-                    ON a.peer = ? AND a.document_id = c.document_id AND a.replica = c.replica
+                LEFT JOIN (\(PeerAcknowledgements.counters(peer: peer))) a
+                    ON a.document_id = c.document_id AND a.replica = c.replica
                 WHERE c.is_local = 1 AND c.last_counter > coalesce(a.counter, 0)
                 ORDER BY c.document_id, c.seq
                 """,
-            arguments: [.text(peer)])
+            arguments: peer.map { [.text($0)] } ?? [])
         var outbox: [(document: String, changes: [Change])] = []
         for row in rows {
             let document = try row.text(2)

@@ -61,16 +61,18 @@ public enum SyncState {
         }
     }
 
-    /// The changes `peer` refused, by document and first id.
-    public static func rejected(peer: String, _ db: DatabaseConnection) throws -> [RejectedChange] {
+    /// The changes `peer` refused, by document and first id; with no peer
+    /// named, those every peer refused, by peer too.
+    public static func rejected(peer: String?, _ db: DatabaseConnection) throws -> [RejectedChange] {
         let rows = try db.query(
             sql: """
-                SELECT document_id, replica, first_counter, last_counter, status, reason, rejected_at
-                FROM rejected_changes WHERE peer = ? ORDER BY document_id, replica, first_counter
+                SELECT document_id, replica, first_counter, last_counter, status, reason, rejected_at, peer
+                FROM rejected_changes WHERE ?1 IS NULL OR peer = ?1 ORDER BY peer, document_id, replica, first_counter
                 """,
-            arguments: [.text(peer)])
+            arguments: [peer.map { .text($0) } ?? .null])
         return try rows.map { row in
-            RejectedChange(document: try row.text(0), id: OpID(replica: try row.replica(1), counter: try row.unsigned(2)),
+            RejectedChange(peer: try row.text(7), document: try row.text(0),
+                           id: OpID(replica: try row.replica(1), counter: try row.unsigned(2)),
                            lastCounter: try row.unsigned(3), status: Int(try row.int64(4)), reason: try row.text(5),
                            rejectedAt: try row.int64(6))
         }
@@ -104,6 +106,8 @@ public struct SyncCursor: Hashable, Sendable {
 
 /// A local change a sync server refused with a permanent error.
 public struct RejectedChange: Hashable, Sendable {
+    /// The server (or peer) that refused it, as `quire sync` names it.
+    public var peer: String
     public var document: String
     /// The id of its first operation.
     public var id: OpID

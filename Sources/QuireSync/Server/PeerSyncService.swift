@@ -26,6 +26,12 @@ public struct PeerSyncService: SyncService {
     /// all held in memory until it commits; a push of more takes several.
     public var documentsPerTransaction = 10_000
 
+    /// The peer name under which the store keeps what its clients state
+    /// holding (`DocumentStore.acknowledge`): the protocol does not name a
+    /// client, so all of them share it, which says which local changes some
+    /// client holds (`quire status` counts the others as pending).
+    public static let clientsPeer = "clients"
+
     public init(store: DocumentStore) {
         self.store = store
     }
@@ -59,6 +65,7 @@ public struct PeerSyncService: SyncService {
             // The documents the page may still carry changes of; the answer names those of the request too.
             var pageDocuments = min(maxPageDocuments, maxDocuments - request.documents.count)
             let versions = try store.versionVectors()
+            recordHeld(request, versions: versions)
             for info in try store.documents(includeRemoved: true) where access.mayRead(info.id) && request.range.contains(info.id) {
                 let theirs = known[info.id] ?? VersionVector()
                 let mine = versions[info.id] ?? VersionVector()
@@ -96,5 +103,25 @@ public struct PeerSyncService: SyncService {
         } catch {
             throw SyncFailure(status: 500, "the peer's store failed: \(error)")
         }
+    }
+
+    /// Records, under `clientsPeer`, what the request states the client
+    /// holds of this store's documents, no more than the store holds (the
+    /// client cannot hold a change not made yet), for the documents where
+    /// that covers a change of the store's own not recorded yet: otherwise
+    /// (most requests, and a push of others' changes, which costs one disk
+    /// sync as it is) it would only be a write that changes no count. Not
+    /// recording it (a store this process may not write) only leaves `quire
+    /// status` here behind: the answer goes out all the same.
+    private func recordHeld(_ request: SyncRequest, versions: [DocumentID: VersionVector]) {
+        let recorded = (try? store.acknowledgedVersions(peer: Self.clientsPeer)) ?? [:]
+        var held: [DocumentID: VersionVector] = [:]
+        for document in request.documents {
+            guard let mine = versions[document.id] else { continue }
+            var both = VersionVector()
+            for replica in document.version.replicas { both[replica] = min(document.version[replica], mine[replica]) }
+            if both[store.replicaID] > (recorded[document.id] ?? VersionVector())[store.replicaID] { held[document.id] = both }
+        }
+        if !held.isEmpty { try? store.recordSyncProgress(peer: Self.clientsPeer, acknowledged: held, cursor: nil) }
     }
 }

@@ -14,8 +14,9 @@ import Quire
 /// Each round is one request and its answer. The first round pushes what
 /// the server has not acknowledged and pulls from the cursor; with nothing
 /// concurrent that is the whole sync. A second round is needed when the
-/// server's answer shows it lacks more than the acknowledgements said, or
-/// when an answer was a page with more to come.
+/// server's answer shows it lacks more than the acknowledgements said,
+/// when an answer was a page with more to come, or when a peer (no server)
+/// sent changes: it learns that the store holds them from a request.
 public struct SyncClient: Sendable {
     public let store: DocumentStore
     /// The name the store keeps this server's cursor and acknowledgements
@@ -262,10 +263,12 @@ public struct SyncClient: Sendable {
         }
         // Every document's changes in one transaction: one disk sync a page.
         // A document this store cannot read is left out, and the page applied again without it.
+        var received = 0
         while true {
             let incoming = response.documents.filter { !$0.bundles.isEmpty && session.report.damaged[$0.id] == nil }.map { ($0.id, $0.bundles) }
             do {
-                session.report.received += try store.apply(bundles: incoming)
+                received = try store.apply(bundles: incoming)
+                session.report.received += received
                 break
             } catch let error as DecodingError {
                 throw SyncError.protocolViolation("the changes it sent do not decode: \(error)")
@@ -346,7 +349,11 @@ public struct SyncClient: Sendable {
             }
         }
         session.report.outOfScope = outOfScope.sorted()
-        return true
+        // A peer (no server: its cursor is at seq 0) knows what this store
+        // holds only from the versions a request states: one more round
+        // states the changes it just sent as held, so that it stops counting
+        // them as pending (`quire status` there).
+        return received == 0 || response.cursor.seq > 0
     }
 
     /// Leaves a document this store cannot read out of the rest of the sync.

@@ -125,22 +125,24 @@ extension Context {
 }
 
 extension Context {
-    /// The peer name under which the server's acknowledgements are kept:
-    /// `status` counts the local changes it has not acknowledged. It is the
-    /// URL of the server `quire sync` last synced with ("server" before any
-    /// sync: then nothing is acknowledged and every local change is pending).
-    var serverPeer: String {
+    /// The peer whose acknowledgements say what is pending (`status`) and
+    /// acknowledged (`log`): the URL of the server `quire sync` last synced
+    /// with. Nil when the store has synced with no server: then a local
+    /// change is pending until any peer acknowledges it (a store synced with
+    /// `quire sync --via`, or served by `quire serve --stdio`), as it has then
+    /// left this machine; before any sync, every local change is pending.
+    var serverPeer: String? {
         let database = try? Database(path: storePath, readOnly: true)
         defer { database?.close() }
         let peer = try? database?.read { db in try SyncState.mostRecentPeer(prefix: "http", db) }
-        return (peer ?? nil) ?? "server"
+        return peer ?? nil
     }
 }
 
 extension Context {
     /// The version of a document `peer` has acknowledged, read from the
     /// store's `peer_acknowledgements` table (Specs/storage.md).
-    func acknowledgedVersion(peer: String, id: DocumentID) throws -> VersionVector {
+    func acknowledgedVersion(peer: String?, id: DocumentID) throws -> VersionVector {
         let database = try Database(path: storePath, readOnly: true)
         defer { database.close() }
         return try database.read { db in try PeerAcknowledgements.version(peer: peer, document: id.rawValue, db) }
@@ -148,10 +150,10 @@ extension Context {
 }
 
 extension DocumentStore {
-    /// How many local changes `peer` has not acknowledged. Counting them
+    /// How many local changes `peer` (nil: any peer) has not acknowledged. Counting them
     /// decodes them, so a damaged one leaves the count unknown (the error),
     /// not the rest of a command's report.
-    func pendingCount(peer: String) -> Result<Int, any Error> {
+    func pendingCount(peer: String?) -> Result<Int, any Error> {
         Result { try outbox(peer: peer).values.reduce(0) { $0 + $1.count } }
     }
 }

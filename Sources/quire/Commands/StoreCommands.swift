@@ -34,7 +34,7 @@ enum StoreCommands {
 
     static let status = Command(
         name: "status",
-        summary: "Show the store's replica, its number of documents, and the local changes the server has not acknowledged.",
+        summary: "Show the store's replica, its number of documents, and the local changes the server (with none, any peer) has not acknowledged.",
         usage: ["[--json]"],
         options: [.json],
         examples: ["quire status", "quire status --json"],
@@ -54,7 +54,7 @@ enum StoreCommands {
                 ]))
             } else {
                 let pendingText = switch pending {
-                case .success(let count): "\(count) local change\(count == 1 ? "" : "s") not acknowledged by the server"
+                case .success(let count): "\(count) local change\(count == 1 ? "" : "s") not acknowledged by \(server == nil ? "any peer" : "the server")"
                 case .failure: "unknown: a local change is damaged"
                 }
                 context.output.print(Table(rows: [
@@ -65,7 +65,7 @@ enum StoreCommands {
                 ]).render())
                 // Refused changes are part of `pending`: shown one by one, as they need the user.
                 for change in rejected {
-                    context.output.print("rejected by \(server): \(change.document) \(change.id): \(change.status) \(change.reason)")
+                    context.output.print("rejected by \(change.peer): \(change.document) \(change.id): \(change.status) \(change.reason)")
                 }
             }
             if case .failure(let error) = pending {

@@ -2,7 +2,8 @@ import JSONText
 import Quire
 
 /// `quire diff`: what changed between two versions of a note. Texts as
-/// insertions and deletions (`TextDiff`), other fields as old → new.
+/// insertions and deletions of whole words (`TextDiff.wordEdits`), other
+/// fields as old → new.
 struct NoteDiff {
     /// One insertion or deletion in a text field, at an offset of the old
     /// text (in characters, Unicode scalars).
@@ -36,7 +37,7 @@ struct NoteDiff {
         let newScalars = Array(new.unicodeScalars)
         let oldScalars = Array(old.unicodeScalars)
         var shift = 0  // how far the edits so far moved positions from the old text's
-        return TextDiff.edits(from: oldScalars, to: newScalars).map { edit in
+        return TextDiff.wordEdits(from: oldScalars, to: newScalars).map { edit in
             switch edit {
             case let .delete(at, count):
                 defer { shift -= count }
