@@ -111,6 +111,24 @@ import Testing
         #expect(threads.0 != threads.1)
     }
 
+    /// Calls awaited one after another run on one thread, though each is on
+    /// another store (a sync into a new store each time): a thread started
+    /// each time gets fresh memory, which the kernel supplies a page fault
+    /// at a time. The stores' threads here are a pool of the test's own, so
+    /// that other tests' calls do not take them, whose threads wait an hour
+    /// for the next call, so that none ends while other tests hold up this
+    /// one's task.
+    @Test func callsAwaitedInTurnOnSeveralStoresShareOneThread() async throws {
+        let threads = StoreThreads(idleSeconds: 3600)
+        let stores = (0..<3).map { _ in CallThreads(threads: threads) }
+        var ran: Set<ObjectIdentifier> = []
+        for call in 0..<300 {
+            ran.insert(try await stores[call % stores.count].run { Self.currentThread() })
+        }
+        #expect(ran.count == 1)
+        #expect(threads.threadsStarted == 1)
+    }
+
     /// The thread running this: `Thread.current` is not to be read in an async function.
     private static func currentThread() -> ObjectIdentifier { ObjectIdentifier(Thread.current) }
 

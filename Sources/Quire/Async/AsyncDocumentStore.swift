@@ -2,8 +2,8 @@ import Foundation
 
 extension DocumentStore {
     /// This store's calls as `async` functions, for the main actor and for
-    /// tasks: each runs the store's own synchronous call on a thread of the
-    /// store's, off Swift's cooperative pool, so that its waits (a commit's
+    /// tasks: each runs the store's own synchronous call on a thread kept for
+    /// store calls, off Swift's cooperative pool, so that its waits (a commit's
     /// disk sync, another process's lock) block neither the main actor nor
     /// the pool.
     ///
@@ -25,8 +25,8 @@ extension DocumentStore {
 /// let note = try await store.async.read(id) { doc in try doc.read(Note.self, from: .root) }
 /// ```
 ///
-/// Each call is the synchronous call of the same name, run on one of the
-/// store's threads (at most 16 at once; more wait their turn), with the
+/// Each call is the synchronous call of the same name, run on a thread kept
+/// for store calls (at most 16 of a store's at once; more wait their turn), with the
 /// same result, the same errors and the same rules (`Specs/storage.md`,
 /// "Async calls"):
 ///
