@@ -646,6 +646,36 @@ import QuireTestSupport
         #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
     }
 
+    /// Deletes are read as one run while each deletes next to the one
+    /// before (backspacing, deleting forwards) and no further: the decoder
+    /// turns the others down on the next delete's length and step, before
+    /// reading the rest of its columns.
+    @Test func onlyDeletesNextToTheLastAreReadAsARun() throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        for (index, letter) in "abcdefgh".enumerated() { try source.transact { tx in try tx.insertText(text, at: index, String(letter)) } }
+        // "h", then "f" two before it, backspacing "e"; "b", then "c" deleted forwards.
+        for index in [7, 5, 4, 1, 1] { try source.transact { tx in try tx.deleteText(text, at: index, count: 1) } }
+        let changes = try source.allChanges()
+        let bytes = ChangeEncoding.encode(changes)
+        var decoder = try ChangeDecoder(bytes, limits: .default)
+        var current = ChangeDecoder.Current()
+        var scalars = ScalarStorage()
+        var runs: [Int] = []  // the changes read as a run after each change read alone (0: none)
+        while try decoder.next(into: &current) {
+            runs.append(try decoder.readContinuation(of: current, appendingTextTo: &scalars, if: { _ in true })?.count ?? 0)
+        }
+        // The object; "a", then "b" to "h" as a run; "h" alone; "f", then "e"; "b", then "c".
+        #expect(runs == [0, 7, 0, 1, 1])
+        var bulk = Document(replica: ReplicaID(9))
+        #expect(try bulk.applyEncoded(bytes) == changes.count)
+        var oneByOne = Document(replica: ReplicaID(9))
+        #expect(try oneByOne.apply(changes) == changes.count)
+        #expect(try bulk.text(text) == "adg")
+        #expect(try oneByOne.text(text) == "adg")
+        #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
+    }
+
     /// A change that starts a run of typing but names its parents out of
     /// order (or one twice) is refused in a bundle as change by change:
     /// the heads are kept sorted, and a run notes its first change's parents as they come.
