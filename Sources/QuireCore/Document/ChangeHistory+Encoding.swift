@@ -45,7 +45,12 @@ private struct HistoryUnits {
         var time: Int64
         var width: UInt64
         var run: Run?
-        /// For a change: its parents and operations in `parents` and `operations`.
+        /// For a change whose one operation is a text insert or a delete,
+        /// read from a bundle that leaves its text out: that operation, its
+        /// text left in the state (a `String` made for each, and the
+        /// `Operation` holding it, cost more than writing the change).
+        var edit: ChangeDecoder.Edit?
+        /// For a change: its parents and operations (but for `edit`) in `parents` and `operations`.
         var parents = 0..<0, operations = 0..<0
 
         var lastCounter: UInt64 { id.counter + width - 1 }
@@ -85,6 +90,7 @@ private struct HistoryUnits {
                         tables.note(run.edit)
                     } else {
                         for parent in parents[unit.parents] { tables.note(parent.replica) }
+                        if let edit = unit.edit { tables.note(edit) }
                         tables.note(UnsafeBufferPointer(rebasing: operations[unit.operations]))
                     }
                 }
@@ -114,17 +120,13 @@ private struct HistoryUnits {
         var runText = ScalarStorage()  // runs take their text from the state, but for counting it
         while try decoder.next(into: &current) {
             let operationsStart = operations.count
-            if decoder.leavesTextOut, case .insertText(let object, let origin)? = current.edit {
-                let run = IDRun(start: current.id, length: Int(current.width))
-                operations.append(.insert(object: object, origin: origin, content: .text(try text(of: object, run))))
-            } else if let edit = current.edit {
-                operations.append(edit.operation(inserting: current.scalars[...]))
-            } else {
+            let edit = decoder.leavesTextOut ? current.edit : nil
+            if edit == nil {
                 operations.append(contentsOf: current.allOperations)
             }
             let parentsStart = parents.count
             parents.append(contentsOf: current.parents)
-            units.append(Unit(id: current.id, lamport: current.lamport, time: current.time, width: current.width,
+            units.append(Unit(id: current.id, lamport: current.lamport, time: current.time, width: current.width, edit: edit,
                               parents: parentsStart..<parents.count, operations: operationsStart..<operations.count))
             runText.removeAllKeepingCapacity()
             guard let edit = current.edit,
@@ -254,6 +256,9 @@ private struct HistoryUnits {
     /// Writes unit `index`; a run right after the unit before it of its replica.
     mutating func write(_ index: Int, to writer: inout BundleWriter) throws(DecodingError) {
         let unit = units[index]
+        if let edit = unit.edit {
+            return try write(unit, edit, to: &writer)
+        }
         guard let run = unit.run else {
             parents.withUnsafeBufferPointer { parents in
                 operations.withUnsafeBufferPointer { operations in
@@ -275,6 +280,19 @@ private struct HistoryUnits {
         }
         guard let written else { throw Self.missingText(typed) }
         guard written else { throw Self.mismatchedText(typed) }
+    }
+
+    /// Writes `unit`, a change whose one operation is `edit`, with the text it inserts read from the state.
+    private mutating func write(_ unit: Unit, _ edit: ChangeDecoder.Edit, to writer: inout BundleWriter) throws(DecodingError) {
+        func append(_ utf8: UnsafeBufferPointer<UInt8>?) {
+            parents.withUnsafeBufferPointer { parents in
+                writer.append(id: unit.id, lamport: unit.lamport, width: unit.width, time: unit.time,
+                              parents: UnsafeBufferPointer(rebasing: parents[unit.parents]), edit: edit, utf8: utf8)
+            }
+        }
+        guard case .insertText(let object, _) = edit else { return append(nil) }
+        let inserted = IDRun(start: unit.id, length: Int(unit.width))
+        guard state.withUTF8(object, inserted, { append($0) }) != nil else { throw Self.missingText(inserted) }
     }
 
     /// Whether `utf8`, read from the state, is as many bytes as a run of
