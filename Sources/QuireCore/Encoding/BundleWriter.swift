@@ -157,7 +157,12 @@ struct BundleWriter: ~Copyable {
             put(object, .insertText)
             putOrigin(origin, of: id)
         case let .delete(object, target):
-            putDelete(object, target)
+            // Through the operations' path, where the delete's columns are
+            // written inline: as a function of its own, called from both,
+            // the records of B2.4's snapshot took 2% more instructions.
+            withUnsafePointer(to: Operation.delete(object: object, target: target)) { delete in
+                _ = append(UnsafeBufferPointer(start: delete, count: 1), 0, id: id, widthIfLast: width)
+            }
         }
         endChange(id: id, replica: replica, lamport: lamport, width: width, time: time)
     }
@@ -344,7 +349,11 @@ struct BundleWriter: ~Copyable {
             put(.valueCount, width)
             for value in list { values.writeValue(value) }
         case let .delete(object, target):
-            putDelete(object, target)
+            put(object, .delete)
+            put(.deleteReplica, replicaIndex(target.start.replica))
+            put(.deleteCounter, signed: Int64(bitPattern: target.start.counter &- previousDelete))
+            put(.deleteLength, UInt64(target.length))
+            previousDelete = target.start.counter
             width = UInt64(target.length)
         case let .increment(object, delta):
             put(object, .increment)
@@ -366,14 +375,6 @@ struct BundleWriter: ~Copyable {
     private mutating func putText(_ utf8: some Collection<UInt8>) {
         put(.textLength, UInt64(utf8.count))
         text.writeBytes(utf8)
-    }
-
-    private mutating func putDelete(_ object: ObjectID, _ target: IDRun) {
-        put(object, .delete)
-        put(.deleteReplica, replicaIndex(target.start.replica))
-        put(.deleteCounter, signed: Int64(bitPattern: target.start.counter &- previousDelete))
-        put(.deleteLength, UInt64(target.length))
-        previousDelete = target.start.counter
     }
 
     private mutating func putOrigin(_ origin: OpID?, of id: OpID) {
