@@ -36,6 +36,27 @@ import QuireTestSupport
         #expect(written == pinned, "seed \(seed)")
     }
 
+    /// A history held in bundles (its own, every few changes; loaded from
+    /// its snapshot; caught up from a peer, with its text) sent to a peer,
+    /// whole and from a version inside it: the digests e1928c2 wrote.
+    @Test(arguments: [
+        (1, ["2209 5625899d7de4a2bd", "1139 947295ca6e1b94fc", "2209 5625899d7de4a2bd", "2234 3df75af2637d63eb"]),
+        (2, ["2364 dfc421c6b59bee02", "1376 a3f4f168b30a767c", "2364 dfc421c6b59bee02", "2386 5b2c10d6073fbe6b"]),
+        (5, ["2132 4c3d801bbebfc2fa", "1102 20bbb04e5c074208", "2132 4c3d801bbebfc2fa", "2154 a6676078cf6f7a6b"]),
+    ] as [(UInt64, [String])])
+    func historiesHeldInBundlesAreSentAsBefore(seed: UInt64, pinned: [String]) throws {
+        let (doc, text) = try HistoryEncodingTests.edited(seed: seed, bundleSize: 5)
+        #expect(doc.history.bundles.count > 3)
+        var half = VersionVector()
+        half[doc.replica] = doc.versionVector[doc.replica] / 2
+        let loaded = try Document(snapshot: doc.encodeSnapshot(), replica: ReplicaID(5))
+        var caughtUp = Document(replica: ReplicaID(9))
+        try caughtUp.applyEncoded(doc.encodeChanges())
+        try caughtUp.transact { tx in try tx.insertText(text, at: 1, "é") }
+        let sent = [try doc.encodeChanges(), try doc.encodeChanges(since: half), try loaded.encodeChanges(), try caughtUp.encodeChanges()]
+        #expect(sent.map { "\($0.count) \(String(Self.digest($0), radix: 16))" } == pinned, "seed \(seed)")
+    }
+
     /// Writers typing and deleting at once, at random places.
     @Test(arguments: [
         (3, 2, ["1848 ce29d7e6a4959479", "2571 635c7b34dcf1acf3", "2601 7ce0d984dbdd1ac2"]),

@@ -44,11 +44,27 @@ private struct HistoryUnits {
         var lamport: UInt64
         var time: Int64
         var width: UInt64
-        var run: Run?
-        /// For a change: its parents and operations in `parents` and `operations`.
-        var parents = 0..<0, operations = 0..<0
+        /// A change's parents in `parents` (none for a run).
+        var parents: Range<Int32> = 0..<0
+        var content: Content
 
         var lastCounter: UInt64 { id.counter + width - 1 }
+        var parentRange: Range<Int> { parents.intRange }
+    }
+
+    /// What a unit holds, by position in the arrays beside the units:
+    /// a unit is 64 bytes, not the 230 it took holding them, and growing
+    /// the array of a history's units copied them all each time.
+    enum Content {
+        /// A change: its operations in `operations`.
+        case change(operations: Range<Int32>)
+        /// A change whose one operation is a text insert or a delete, read
+        /// from a bundle that leaves its text out: `edits[index]`, its text
+        /// left in the state (a `String` made for each, and the `Operation`
+        /// holding it, cost more than writing the change).
+        case edit(Int32)
+        /// `runs[index]`.
+        case run(Int32)
     }
 
     struct Run {
@@ -68,6 +84,8 @@ private struct HistoryUnits {
     private var units: [Unit] = []
     private var parents: [OpID] = []
     private var operations: [Operation] = []
+    private var edits: [ChangeDecoder.Edit] = []
+    private var runs: [Run] = []
     private var state: StateText
 
     init(_ objects: ObjectTable) { state = StateText(objects) }
@@ -81,11 +99,11 @@ private struct HistoryUnits {
             operations.withUnsafeBufferPointer { operations in
                 for unit in units {
                     tables.note(unit.id.replica)
-                    if let run = unit.run {
-                        tables.note(run.edit)
-                    } else {
-                        for parent in parents[unit.parents] { tables.note(parent.replica) }
-                        tables.note(UnsafeBufferPointer(rebasing: operations[unit.operations]))
+                    for parent in parents[unit.parentRange] { tables.note(parent.replica) }
+                    switch unit.content {
+                    case .change(let range): tables.note(UnsafeBufferPointer(rebasing: operations[range.intRange]))
+                    case .edit(let index): tables.note(edits[Int(index)])
+                    case .run(let index): tables.note(runs[Int(index)].edit)
                     }
                 }
             }
@@ -101,7 +119,7 @@ private struct HistoryUnits {
                     count: units.count, id: { units[$0].id }, lastCounter: { units[$0].lastCounter },
                     forEachParent: { index, body in
                         // A run's changes name only the change before.
-                        for parent in parents[units[index].parents] { body(parent) }
+                        for parent in parents[units[index].parentRange] { body(parent) }
                     })
             }
         }
@@ -113,19 +131,19 @@ private struct HistoryUnits {
         var current = ChangeDecoder.Current()
         var runText = ScalarStorage()  // runs take their text from the state, but for counting it
         while try decoder.next(into: &current) {
-            let operationsStart = operations.count
-            if decoder.leavesTextOut, case .insertText(let object, let origin)? = current.edit {
-                let run = IDRun(start: current.id, length: Int(current.width))
-                operations.append(.insert(object: object, origin: origin, content: .text(try text(of: object, run))))
-            } else if let edit = current.edit {
-                operations.append(edit.operation(inserting: current.scalars[...]))
+            let content: Content
+            if decoder.leavesTextOut, let edit = current.edit {
+                content = .edit(Int32(edits.count))
+                edits.append(edit)
             } else {
+                let operationsStart = operations.count
                 operations.append(contentsOf: current.allOperations)
+                content = .change(operations: Int32(operationsStart)..<Int32(operations.count))
             }
             let parentsStart = parents.count
             parents.append(contentsOf: current.parents)
             units.append(Unit(id: current.id, lamport: current.lamport, time: current.time, width: current.width,
-                              parents: parentsStart..<parents.count, operations: operationsStart..<operations.count))
+                              parents: Int32(parentsStart)..<Int32(parents.count), content: content))
             runText.removeAllKeepingCapacity()
             guard let edit = current.edit,
                   let continuation = try decoder.readContinuation(of: current, appendingTextTo: &runText, if: { _ in true })
@@ -157,7 +175,8 @@ private struct HistoryUnits {
         if let parents { self.parents.append(contentsOf: parents) } else { self.parents.append(lastID(of: units.count - 1)) }
         self.operations.append(contentsOf: operations)
         units.append(Unit(id: record.id, lamport: record.lamport, time: record.time, width: record.firstWidth,
-                          parents: parentsStart..<self.parents.count, operations: operationsStart..<self.operations.count))
+                          parents: Int32(parentsStart)..<Int32(self.parents.count),
+                          content: .change(operations: Int32(operationsStart)..<Int32(self.operations.count))))
         guard record.keystrokes > 0 else { return }
         let count = Int(record.keystrokes)
         guard let edit = BundleWriter.RepeatedEdit(keystrokesRepeating: operations[0], deletingForward: record.deletesForward) else {
@@ -169,7 +188,8 @@ private struct HistoryUnits {
     }
 
     private mutating func addRun(_ run: Run, after last: OpID, lamport: UInt64, time: Int64, width: UInt64) {
-        units.append(Unit(id: last.advanced(by: 1), lamport: lamport, time: time, width: width, run: run))
+        units.append(Unit(id: last.advanced(by: 1), lamport: lamport, time: time, width: width, content: .run(Int32(runs.count))))
+        runs.append(run)
     }
 
     private func lastID(of index: Int) -> OpID { units[index].id.advanced(by: units[index].width - 1) }
@@ -187,10 +207,11 @@ private struct HistoryUnits {
             let known = from[unit.id.replica]
             defer { previousKept = unit.lastCounter > known }
             guard unit.lastCounter > known else { continue }
-            guard var run = unit.run, !previousKept || known >= unit.id.counter else {
+            guard case .run(let runIndex) = unit.content, !previousKept || known >= unit.id.counter else {
                 kept.append(unit)
                 continue
             }
+            let run = runs[Int(runIndex)]
             // The first change kept, the first whose last counter `from`
             // lacks: `offset` counters into the run, `width` counters wide.
             var (first, offset, width) = (0, UInt64(0), run.changeWidth ?? 0)
@@ -198,7 +219,7 @@ private struct HistoryUnits {
                 first = known >= unit.id.counter ? Int((known - unit.id.counter + 1) / changeWidth) : 0
                 offset = UInt64(first) * changeWidth
             } else {
-                let widths = try changeWidths(of: unit)
+                let widths = try changeWidths(of: unit, run)
                 while unit.id.counter + offset + widths[first] - 1 <= known {
                     offset += widths[first]
                     first += 1
@@ -220,11 +241,12 @@ private struct HistoryUnits {
             parents.append(OpID(replica: id.replica, counter: id.counter - 1))
             operations.append(operation)
             kept.append(Unit(id: id, lamport: unit.lamport + offset, time: time, width: width,
-                             parents: (parents.count - 1)..<parents.count, operations: (operations.count - 1)..<operations.count))
-            run.count -= first + 1
-            if run.count > 0 {
+                             parents: Int32(parents.count - 1)..<Int32(parents.count),
+                             content: .change(operations: Int32(operations.count - 1)..<Int32(operations.count))))
+            runs[Int(runIndex)].count -= first + 1
+            if runs[Int(runIndex)].count > 0 {
                 kept.append(Unit(id: id.advanced(by: width), lamport: unit.lamport + offset + width, time: time &+ run.timeStep,
-                                 width: unit.width - offset - width, run: run))
+                                 width: unit.width - offset - width, content: unit.content))
             }
         }
         units = kept
@@ -233,13 +255,13 @@ private struct HistoryUnits {
     /// The scalars each change of a run of typing inserts, for a run
     /// whose changes each insert as many bytes but not as many scalars:
     /// counted on its text, one change's bytes at a time.
-    private mutating func changeWidths(of unit: Unit) throws(DecodingError) -> [UInt64] {
-        guard case .typing(let object, .utf8Bytes(let bytesEach))? = unit.run?.edit else {
+    private mutating func changeWidths(of unit: Unit, _ run: Run) throws(DecodingError) -> [UInt64] {
+        guard case .typing(let object, .utf8Bytes(let bytesEach)) = run.edit else {
             preconditionFailure("only typing read with its text has changes of different widths")
         }
         let typed = IDRun(start: unit.id, length: Int(unit.width))
         let widths = state.withUTF8(object, typed) { utf8 -> [UInt64]? in
-            guard Self.fits(utf8, unit.run!) else { return nil }
+            guard Self.fits(utf8, run) else { return nil }
             let widths = stride(from: 0, to: utf8.count, by: Int(bytesEach)).map { start in
                 UInt64(UnsafeBufferPointer(rebasing: utf8[start..<(start + Int(bytesEach))]).unicodeScalarCount)
             }
@@ -254,15 +276,21 @@ private struct HistoryUnits {
     /// Writes unit `index`; a run right after the unit before it of its replica.
     mutating func write(_ index: Int, to writer: inout BundleWriter) throws(DecodingError) {
         let unit = units[index]
-        guard let run = unit.run else {
+        let run: Run
+        switch unit.content {
+        case .change(let range):
             parents.withUnsafeBufferPointer { parents in
                 operations.withUnsafeBufferPointer { operations in
                     writer.append(id: unit.id, lamport: unit.lamport, width: unit.width, time: unit.time,
-                                  parents: UnsafeBufferPointer(rebasing: parents[unit.parents]),
-                                  operations: UnsafeBufferPointer(rebasing: operations[unit.operations]))
+                                  parents: UnsafeBufferPointer(rebasing: parents[unit.parentRange]),
+                                  operations: UnsafeBufferPointer(rebasing: operations[range.intRange]))
                 }
             }
             return
+        case .edit(let index):
+            return try write(unit, edits[Int(index)], to: &writer)
+        case .run(let index):
+            run = runs[Int(index)]
         }
         guard case .typing(let object, _) = run.edit else {
             return writer.appendRepeats(run.count, run.edit, width: unit.width, timeStep: run.timeStep, utf8: nil)
@@ -275,6 +303,19 @@ private struct HistoryUnits {
         }
         guard let written else { throw Self.missingText(typed) }
         guard written else { throw Self.mismatchedText(typed) }
+    }
+
+    /// Writes `unit`, a change whose one operation is `edit`, with the text it inserts read from the state.
+    private mutating func write(_ unit: Unit, _ edit: ChangeDecoder.Edit, to writer: inout BundleWriter) throws(DecodingError) {
+        func append(_ utf8: UnsafeBufferPointer<UInt8>?) {
+            parents.withUnsafeBufferPointer { parents in
+                writer.append(id: unit.id, lamport: unit.lamport, width: unit.width, time: unit.time,
+                              parents: UnsafeBufferPointer(rebasing: parents[unit.parentRange]), edit: edit, utf8: utf8)
+            }
+        }
+        guard case .insertText(let object, _) = edit else { return append(nil) }
+        let inserted = IDRun(start: unit.id, length: Int(unit.width))
+        guard state.withUTF8(object, inserted, { append($0) }) != nil else { throw Self.missingText(inserted) }
     }
 
     /// Whether `utf8`, read from the state, is as many bytes as a run of
@@ -295,6 +336,10 @@ private struct HistoryUnits {
     private static func mismatchedText(_ run: IDRun) -> DecodingError {
         .invalid("the state's text for the elements \(run) is not the text the history typed")
     }
+}
+
+private extension Range<Int32> {
+    var intRange: Range<Int> { Int(lowerBound)..<Int(upperBound) }
 }
 
 /// Inserted text read from the document's state, the last text read held
