@@ -31,9 +31,12 @@ import Testing
             #expect(try await store.async.changes(id) == store.changes(id))
             #expect(try await store.async.changes(id).count == 2)
             #expect(try await store.async.outbox(peer: "server") == store.outbox(peer: "server"))
+            #expect(try await store.async.outbox(peer: nil)[id]?.count == 2)
             #expect(try await store.async.lastChangeTime(id) == store.lastChangeTime(id))
             try await store.async.acknowledge(peer: "server", id: id, version: store.versionVector(id))
             #expect(try await store.async.outbox(peer: "server").isEmpty)
+            // No peer named: what no peer holds, nothing once "server" holds it.
+            #expect(try await store.async.outbox(peer: nil).isEmpty)
             try await store.async.snapshot(id)
             try await store.async.compact(id, keepHistory: true)
             #expect(try await store.async.checkForOutsideCommits().isEmpty)

@@ -159,7 +159,7 @@ import Testing
             let lines = try quire.ok(["log", id], store: laptop).split(separator: "\n")
             #expect(lines.count == 4)
             #expect(lines[0].split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-                == ["CHANGE", "COUNTERS", "LAMPORT", "PARENTS", "OPS", "TIME", "SERVER", "VERSION"])
+                == ["CHANGE", "COUNTERS", "LAMPORT", "PARENTS", "OPS", "TIME", "ACKED", "VERSION"])
             #expect(lines[3].split(separator: " ", omittingEmptySubsequences: true).map(String.init)
                 == ["1@\(l)", "1-18", "1-18", "-", "7", "just", "now", "no", "\(l):18"])
 

@@ -188,8 +188,9 @@ public struct AsyncDocumentStore: Sendable {
         try await perform { store in try store.apply(id, changes) }
     }
 
-    /// `DocumentStore.outbox(peer:)`: the local changes `peer` has not acknowledged.
-    public func outbox(peer: String) async throws -> [DocumentID: [Change]] {
+    /// `DocumentStore.outbox(peer:)`: the local changes `peer` has not
+    /// acknowledged; with no peer named (nil), those no peer has.
+    public func outbox(peer: String?) async throws -> [DocumentID: [Change]] {
         try await perform { store in try store.outbox(peer: peer) }
     }
 

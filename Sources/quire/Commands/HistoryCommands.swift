@@ -39,7 +39,7 @@ enum HistoryCommands {
                  "\(change.operations.count)", RelativeTime.describe(milliseconds: change.time),
                  acknowledged.contains(change.lastID) ? "yes" : "no", version.description]
             }
-            context.output.print(Table(header: ["CHANGE", "COUNTERS", "LAMPORT", "PARENTS", "OPS", "TIME", "SERVER", "VERSION"], rows: rows).render())
+            context.output.print(Table(header: ["CHANGE", "COUNTERS", "LAMPORT", "PARENTS", "OPS", "TIME", "ACKED", "VERSION"], rows: rows).render())
         })
 
     static let heads = Command(
