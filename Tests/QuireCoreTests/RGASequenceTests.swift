@@ -364,6 +364,65 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(compacted.runs == whole.runs)
     }
 
+    /// A leaf split records its moved spans in the id index in one call
+    /// (`ElementIndex.setLeaf(_:ofMoved:)`), which writes a span inside one
+    /// page itself: the index must end as `setLeaf` per span leaves it, for
+    /// spans of every shape (one element at a page's last entry, ending at
+    /// a page's end, across pages, whole pages), pages that are short,
+    /// whole, one leaf or runs, and writers' pages in any order.
+    @Test(arguments: [51, 52, 53] as [UInt64])
+    func spansMovedByALeafSplitAreIndexedAsOneByOne(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        let writers = [a, b, c]
+        var spans: [Span] = []
+        for replica in 0..<UInt32(writers.count) {
+            var counter: UInt64 = 1 + rng.next() % 300
+            while counter < 3_000 {
+                let shape = rng.next() % 8
+                let length: UInt64 = switch shape {
+                case 0: 1
+                case 1: 256 - counter % 256 // up to a page's end
+                case 2: 300 + rng.next() % 300 // across pages, or whole ones
+                default: 1 + rng.next() % 20
+                }
+                spans.append(Span(counter: counter, lamport: counter, contentStart: 0, length: Int32(length),
+                                  utf16: Int32(length), utf8: Int32(length), replica: replica, isDeleted: false))
+                counter += length + (shape == 0 ? 0 : rng.next() % 3)
+            }
+        }
+        var (batched, oneByOne) = (ElementIndex(), ElementIndex())
+        for writer in writers { _ = (batched.intern(writer), oneByOne.intern(writer)) }
+        spans.shuffle(using: &rng)
+        for (i, span) in spans.enumerated() {
+            let leaf = Int32(i % 4)
+            batched.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
+            oneByOne.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
+        }
+        for round in 0..<40 {
+            if round == 20 { (batched, oneByOne) = (compacted(batched), compacted(oneByOne)) }
+            // A leaf's spans: mostly near each other in the counters, some anywhere.
+            let first = Int(rng.next() % UInt64(spans.count))
+            let moved = (0..<24).map { k in spans[k % 3 == 0 ? Int(rng.next() % UInt64(spans.count)) : (first + k) % spans.count] }
+            let leaf = Int32(4 + round)
+            moved.withUnsafeBufferPointer { batched.setLeaf(leaf, ofMoved: $0) }
+            for span in moved { oneByOne.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd) }
+            #expect(batched.entryCount == oneByOne.entryCount, "seed \(seed), round \(round)")
+            for span in spans {
+                for counter in span.counter..<span.counterEnd where batched.leaf(replica: span.replica, counter: counter)
+                    != oneByOne.leaf(replica: span.replica, counter: counter) {
+                    Issue.record("seed \(seed), round \(round): replica \(span.replica), counter \(counter)")
+                    return
+                }
+            }
+        }
+
+        func compacted(_ index: ElementIndex) -> ElementIndex {
+            var index = index
+            index.compact()
+            return index
+        }
+    }
+
     @Test func aShortPageThatGrowsAfterAnotherWritersPageMovesWithItsEntries() throws {
         var text = Text()
         try text.insertRemote(origin: nil, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars("abc"))

@@ -379,11 +379,15 @@ struct SpanTree: Sendable {
         }
         var movedSummary = Summary.zero
         var movedLowest = Stamp.highest
-        for k in 0..<moved.count {
-            let span = spans[newBase + k]
-            movedSummary += span.summary
-            movedLowest = min(movedLowest, stamp(of: span))
-            ids.setLeaf(newLeaf, replica: span.replica, counters: span.counter..<span.counterEnd)
+        spans.withUnsafeBufferPointer { buffer in
+            let movedSpans = UnsafeBufferPointer(rebasing: buffer[newBase..<newBase + moved.count])
+            for span in movedSpans {
+                movedSummary += span.summary
+                // Only a span no later than the lowest yet can lower it: its
+                // replica's id is looked up for those alone.
+                if span.lamport <= movedLowest.lamport { movedLowest = min(movedLowest, stamp(of: span)) }
+            }
+            ids.setLeaf(newLeaf, ofMoved: movedSpans)
         }
         leaves[Int(newLeaf)].count = Int32(moved.count)
         leaves[Int(leaf)].count = Int32(count - moved.count)
