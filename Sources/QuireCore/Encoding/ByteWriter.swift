@@ -46,6 +46,17 @@ public struct ByteWriter: Sendable {
 
     public mutating func writeBytes(_ data: some Sequence<UInt8>) { bytes.append(contentsOf: data) }
 
+    /// Appends the `count` bytes `write` writes into the room it is given
+    /// (which it must fill): output built in place, not in an array of
+    /// its own then copied.
+    mutating func writeBytes(count: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
+        guard count > 0 else { return }
+        let start = bytes.count
+        // Zeros first: an array has no room to write in that it has not initialized.
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        bytes.withUnsafeMutableBufferPointer { write(UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+    }
+
     /// A length-prefixed byte string.
     public mutating func writeData(_ data: some Collection<UInt8>) {
         writeVarint(data.count)

@@ -120,7 +120,7 @@ extension Document {
                     }
                     for run in runs { body.writeSigned(Int64(bitPattern: run.lamport &- run.id.counter)) }
                     for run in runs { body.writeVarint(UInt64(run.count) << 1 | (run.isDeleted ? 1 : 0)) }
-                    body.writeData(text.content.utf8(of: contentRanges))
+                    text.content.writeUTF8(of: contentRanges, to: &body)
                 case .list:
                     var runs: [SequenceRun<Value>] = []
                     objects.lists[slot.index].forEachRun { runs.append($0) }

@@ -431,21 +431,32 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         }
     }
 
-    /// The UTF-8 of the scalars in `ranges`, one range after another (a
-    /// snapshot's text: its runs' scalars in document order).
+    /// Writes the UTF-8 of the scalars in `ranges`, one range after
+    /// another, to `writer` as one length-prefixed string (a snapshot's
+    /// text: its runs' scalars in document order). Narrow ASCII, the usual
+    /// text, is its own UTF-8, of a length known ahead: each range is
+    /// copied straight into the writer's bytes, not gathered into an array
+    /// first.
+    func writeUTF8(of ranges: [Range<Int>], to writer: inout ByteWriter) {
+        checkBounds(of: ranges)
+        let wroteASCII = bytes.withUnsafeBufferPointer { buffer in
+            // A snapshot's ranges cover the whole storage: checked in one
+            // pass when it is all ASCII, not range by range (short runs of
+            // typing: that check was most of the text's cost).
+            guard !isWide && (buffer.isASCII || isASCII(ranges, of: buffer)) else { return false }
+            let count = ranges.reduce(0) { $0 + $1.count }
+            writer.writeVarint(count)
+            writer.writeBytes(count: count) { target in _ = Self.copy(ranges, of: buffer, to: target) }
+            return true
+        }
+        if !wroteASCII { writer.writeData(utf8(of: ranges)) }
+    }
+
+    /// The UTF-8 of the scalars in `ranges`, one range after another.
+    /// (Callers copy narrow ASCII themselves, without this array.)
     func utf8(of ranges: [Range<Int>]) -> [UInt8] {
         checkBounds(of: ranges)
         return bytes.withUnsafeBufferPointer { buffer in
-            // Narrow ASCII, the usual text: each range is its bytes, copied
-            // into an array of the exact size. (Appended a range at a time,
-            // a run of a few letters cost a couple of hundred instructions:
-            // a third of a snapshot encode.) Only the ranges are read: a
-            // history's runs of typing ask for a few scalars at a time.
-            if isASCII(ranges, of: buffer) {
-                return [UInt8](unsafeUninitializedCapacity: ranges.reduce(0) { $0 + $1.count }) { target, written in
-                    written = Self.copy(ranges, of: buffer, to: target)
-                }
-            }
             guard isWide else { return Self.utf8(of: ranges, in: buffer) }
             // Four bytes a scalar, from an array's storage: aligned for UInt32.
             return UnsafeRawBufferPointer(buffer).withMemoryRebound(to: UInt32.self) { Self.utf8(of: ranges, in: $0) }
