@@ -76,9 +76,12 @@ public struct ByteReader: Sendable {
     }
 
     public mutating func readSigned(_ what: @autoclosure () -> String = "a number") throws(DecodingError) -> Int64 {
-        let raw = try readVarint(what())
-        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+        Self.unzigzag(try readVarint(what()))
     }
+
+    /// The signed value `ByteWriter.zigzag` wrote as `raw`.
+    @inline(__always)
+    static func unzigzag(_ raw: UInt64) -> Int64 { Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1) }
 
     /// A count of items that each take at least `minimumItemSize` bytes:
     /// rejected if the remaining input cannot hold that many.

@@ -519,7 +519,7 @@ extension ChangeDecoder {
         case .delete(_, let target):
             guard try columns[Column.deleteLength.rawValue].peekRun()?.value == UInt64(target.length),
                   let rawStep = try columns[Column.deleteCounter.rawValue].peekRun()?.value else { return nil }
-            deleteStep = Int64(bitPattern: rawStep >> 1) ^ -Int64(bitPattern: rawStep & 1)
+            deleteStep = ByteReader.unzigzag(rawStep)
             // Only steps that keep each delete next to the one before.
             guard deleteStep == -Int64(target.length) || deleteStep == Int64(target.length) else { return nil }
         }
@@ -601,7 +601,7 @@ extension ChangeDecoder {
                                         lastStart: current.lastID.advanced(by: span.partialValue - length + 1),
                                         lastLamport: current.lastLamport + span.partialValue - length + 1, lastWidth: length)
         }
-        continuation.timeStep = Int64(bitPattern: timeDelta >> 1) ^ -Int64(bitPattern: timeDelta & 1)
+        continuation.timeStep = ByteReader.unzigzag(timeDelta)
         guard operationTotal <= limits.maxOperations - Int(count),
               !current.lastID.counter.addingReportingOverflow(continuation.width).overflow,
               // (`current`'s Lamport values fit, so the one after its last does not overflow.)

@@ -222,8 +222,7 @@ struct ColumnReader {
 
     @inline(__always)
     mutating func nextSigned() throws(DecodingError) -> Int64 {
-        let raw = try next()
-        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+        ByteReader.unzigzag(try next())
     }
 
     /// A value that must be below `limit`.
