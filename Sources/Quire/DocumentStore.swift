@@ -23,7 +23,7 @@ import Foundation
 ///
 /// Its calls block the calling thread until done (an edit until its disk
 /// sync). From the main actor or a task, make them through `async`, which
-/// runs them on threads of the store's:
+/// runs them on the threads kept for store calls:
 ///
 /// ```swift
 /// let title = try await store.async.read(id) { doc in try doc.get(.root, key: "title") }

@@ -53,8 +53,8 @@ import Testing
     }
 
     /// A sync's store work (here, applying what the server sent, whose
-    /// commit waits for a lock another process holds) runs on a thread of
-    /// the store's (`store.async`), not on a thread of Swift's cooperative
+    /// commit waits for a lock another process holds) runs on a thread kept for
+    /// store calls (`store.async`), not on a thread of Swift's cooperative
     /// pool, which must never block.
     @Test func aSyncsStoreWorkRunsOnTheStoresThreads() async throws {
         let server = try makeServer()

@@ -5,7 +5,7 @@ import Testing
 @testable import Quire
 
 /// `store.async`: the store's calls from the main actor and from tasks, run
-/// on the store's threads with the synchronous calls' results and errors.
+/// on the threads kept for store calls, with the synchronous calls' results and errors.
 @Suite struct AsyncStoreTests {
     struct Note: Codable, Equatable { var title: String; var tags: [String] }
 
@@ -99,7 +99,7 @@ import Testing
         }
     }
 
-    /// A call's work runs on a thread of the store's, neither on the main
+    /// A call's work runs on a thread kept for store calls, neither on the main
     /// thread nor on the thread of the task that awaits it (a thread of
     /// Swift's cooperative pool, which a wait for a lock or a disk sync
     /// would hold up).

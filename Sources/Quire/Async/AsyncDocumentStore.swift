@@ -40,7 +40,7 @@ extension DocumentStore {
 ///   flight at once from several tasks happen in no set order, as calls
 ///   from several threads do; edits of different documents among them
 ///   share one commit.
-/// - **Closures** run on the store's thread, not on the caller's actor:
+/// - **Closures** run on a thread kept for store calls, not on the caller's actor:
 ///   they must be `@Sendable` and capture only `Sendable` values (a struct
 ///   of `Sendable` fields, a `Document`), and what they return must be
 ///   `Sendable`. A call on the store from inside one throws
@@ -49,7 +49,7 @@ public struct AsyncDocumentStore: Sendable {
     /// The store whose calls these are.
     public let store: DocumentStore
 
-    /// Runs `work` on one of the store's threads and returns what it
+    /// Runs `work` on a thread kept for store calls and returns what it
     /// returns: the way every call here runs, and a way to make several
     /// synchronous calls that belong together off the caller's thread in
     /// one go. Each call in `work` is its own transaction, as it would be

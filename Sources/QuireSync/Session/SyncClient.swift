@@ -430,7 +430,7 @@ public struct SyncClient: Sendable {
         return result
     }
 
-    /// Runs `body` on one of the store's threads (`store.async`), off
+    /// Runs `body` on a thread kept for store calls (`store.async`), off
     /// Swift's cooperative pool, which its disk syncs and waits for another
     /// process's lock would hold up. A store error is `SyncError.store`; a
     /// task cancelled before `body` starts ends the sync as a cancelled
