@@ -119,10 +119,21 @@ public final class Database: @unchecked Sendable {
             let error = handle.map { DatabaseError(handle: $0, sql: nil) }
                 ?? DatabaseError(extendedCode: code, message: String(cString: sqlite3_errstr(code)))
             sqlite3_close_v2(handle)
-            throw DatabaseError(extendedCode: error.extendedCode, message: "\(error.message): \(path)")
+            throw DatabaseError(extendedCode: error.extendedCode, message: "\(error.message): \(path)", file: path)
         }
         // From here on, `connection` owns the handle and closes it if setup throws.
         let connection = DatabaseConnection(handle: handle)
+        do { try Self.setUp(connection, writeAheadLog: writeAheadLog) } catch let error as DatabaseError {
+            // SQLite's messages name no file, and the first statement is where
+            // a file that is no database fails: say which.
+            throw DatabaseError(extendedCode: error.extendedCode, message: "\(error.message): \(path)", sql: error.sql, file: path)
+        }
+        self.connection = connection
+    }
+
+    /// The settings every connection runs with (`Specs/storage.md`).
+    private static func setUp(_ connection: DatabaseConnection, writeAheadLog: Bool) throws {
+        let handle = connection.handle
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Self.busyTimeout)
         if writeAheadLog {
@@ -133,7 +144,7 @@ public final class Database: @unchecked Sendable {
             guard mode == "wal" else {
                 throw DatabaseError(
                     extendedCode: SQLITE_ERROR,
-                    message: "could not switch to WAL mode (still \(mode ?? "unknown")): \(path)")
+                    message: "could not switch to WAL mode (still \(mode ?? "unknown"))")
             }
         }
         // FULL: with WAL, each commit syncs the log to disk, so an
@@ -143,7 +154,6 @@ public final class Database: @unchecked Sendable {
         try connection.execute(sql: "PRAGMA synchronous = FULL")
         // Off by default in SQLite, per connection.
         try connection.execute(sql: "PRAGMA foreign_keys = ON")
-        self.connection = connection
     }
 
     deinit {
