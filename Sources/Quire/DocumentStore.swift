@@ -129,7 +129,9 @@ public final class DocumentStore: @unchecked Sendable {
     ///
     /// With `readOnly`, the file is opened with SQLite's read-only flag:
     /// documents can be read, and every write fails with a `DatabaseError`
-    /// (`SQLITE_READONLY`). The schema must be current.
+    /// (`SQLITE_READONLY`). The schema must be current. A file in a
+    /// directory this process cannot write (an app's bundle, a read-only
+    /// mount) opens so too, read as it is (`Specs/storage.md`).
     ///
     /// - Throws: `StoreError.notAStore` for a SQLite file that holds another
     ///   program's tables (or a sync server's log), which is left as it was;
