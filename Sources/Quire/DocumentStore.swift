@@ -291,8 +291,14 @@ public final class DocumentStore: @unchecked Sendable {
     /// same changes agree on it, even when a replica's clock went back
     /// (`ChangeLog.newestChangeTime`). Read from the log's rows, without
     /// decoding a change.
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list the
+    ///   document (an id gone stale is no document without changes).
     public func lastChangeTime(_ id: DocumentID) throws -> Date? {
-        try database.read { db in try ChangeLog.newestChangeTime(document: id.rawValue, db) }.map(Self.date)
+        try database.read { db in
+            guard try Self.isListed(id, db) else { throw StoreError.noSuchDocument(id.rawValue) }
+            return try ChangeLog.newestChangeTime(document: id.rawValue, db)
+        }.map(Self.date)
     }
 
     /// Marks a document removed. Its history stays; `restore` brings it back.
