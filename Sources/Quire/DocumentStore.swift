@@ -129,7 +129,9 @@ public final class DocumentStore: @unchecked Sendable {
     ///
     /// With `readOnly`, the file is opened with SQLite's read-only flag:
     /// documents can be read, and every write fails with a `DatabaseError`
-    /// (`SQLITE_READONLY`). The schema must be current.
+    /// (`SQLITE_READONLY`). The schema must be current. A file in a
+    /// directory this process cannot write (an app's bundle, a read-only
+    /// mount) opens so too, read as it is (`Specs/storage.md`).
     ///
     /// - Throws: `StoreError.notAStore` for a SQLite file that holds another
     ///   program's tables (or a sync server's log), which is left as it was;
@@ -289,8 +291,14 @@ public final class DocumentStore: @unchecked Sendable {
     /// same changes agree on it, even when a replica's clock went back
     /// (`ChangeLog.newestChangeTime`). Read from the log's rows, without
     /// decoding a change.
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list the
+    ///   document (an id gone stale is no document without changes).
     public func lastChangeTime(_ id: DocumentID) throws -> Date? {
-        try database.read { db in try ChangeLog.newestChangeTime(document: id.rawValue, db) }.map(Self.date)
+        try database.read { db in
+            guard try Self.isListed(id, db) else { throw StoreError.noSuchDocument(id.rawValue) }
+            return try ChangeLog.newestChangeTime(document: id.rawValue, db)
+        }.map(Self.date)
     }
 
     /// Marks a document removed. Its history stays; `restore` brings it back.

@@ -262,6 +262,8 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
             let error = databaseError { _ = try Database(path: path) }
             #expect(error?.primaryCode == SQLITE_NOTADB && error?.fileProblem == .damaged)
             #expect(error?.description.contains("not a SQLite database") == true)
+            // Named, as every failure on a file is: an app opening several says which.
+            #expect(error?.file == path && error?.description.contains(path) == true)
         }
     }
 
@@ -269,6 +271,7 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
         let error = databaseError { _ = try Database(path: "/nonexistent-quire-dir/store.sqlite") }
         #expect(error?.primaryCode == SQLITE_CANTOPEN)
         #expect(error?.message.contains("/nonexistent-quire-dir/store.sqlite") == true)
+        #expect(error?.file == "/nonexistent-quire-dir/store.sqlite")
     }
 
     @Test func aClosedDatabaseThrows() throws {

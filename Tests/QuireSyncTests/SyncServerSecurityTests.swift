@@ -350,6 +350,32 @@ import Testing
                operations: [.insert(object: text, origin: origin, content: .text("c"))])
     }
 
+    /// A notes store given as the server's log (one path mistaken for the
+    /// other) is refused as what it is, not as a log from a newer Quire,
+    /// and another program's database gets no log tables: both are left as
+    /// they were.
+    @Test func aFileThatIsNoLogIsRefusedAndLeftAsItWas() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quire-server-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storePath = directory + "/notes.quire"
+        let store = try DocumentStore(path: storePath)
+        let id = try store.createDocument { tx in try tx.put(.root, key: "title", .string("kept")) }
+        let kind = "a notes store (a DocumentStore's file), not a sync server's log"
+        #expect(throws: ServerLog.OpenError.notAServerLog(path: storePath, kind: kind)) { try ServerLog(path: storePath) }
+        #expect(try store.read(id) { try $0.get(.root, key: "title") } == .scalar(.string("kept")))
+
+        let otherPath = directory + "/app.sqlite"
+        let other = try Database(path: otherPath)
+        try other.execute(sql: "CREATE TABLE contacts(name TEXT)")
+        other.close()
+        #expect(throws: ServerLog.OpenError.notAServerLog(path: otherPath, kind: "a SQLite database but not a sync server's log")) {
+            try ServerLog(path: otherPath)
+        }
+        let tables = try Database(path: otherPath, readOnly: true).query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        #expect(try tables.map { try $0.text(0) } == ["contacts"])
+    }
+
     /// A log is open in one place at a time; reopened, it rebuilds its
     /// documents from the file to check the next pushes.
     @Test func aReopenedLogRebuildsItsDocumentsToCheckPushes() throws {

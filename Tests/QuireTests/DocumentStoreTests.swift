@@ -44,6 +44,15 @@ import QuireStore
         #expect(try store.documents().map(\.id) == ["groceries"])
     }
 
+    /// An id gone stale (a document of another store, a typo) is no
+    /// document without changes: every call taking an id says so.
+    @Test func aDocumentTheStoreDoesNotListHasNoLastChangeTime() throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        #expect(try store.lastChangeTime(id) == nil)
+        #expect(throws: StoreError.noSuchDocument("groceries")) { try store.lastChangeTime("groceries") }
+    }
+
     @Test func anEditTimeOutOfRangeIsRecordedAsTheNearestOneInRange() throws {
         let store = try DocumentStore.inMemory()
         let id = try store.createDocument()

@@ -102,6 +102,30 @@ import Testing
         #expect(received == 1)
     }
 
+    @Test func aStreamAskedForAfterCloseEndsAtOnce() async throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        try store.close()
+        // A view opened after its store was closed must not wait for ever.
+        for events in [store.events(of: id), store.allEvents()] {
+            let ended = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    for await _ in events {}
+                    return !Task.isCancelled
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(60))
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            #expect(ended)
+        }
+        #expect(store.observers.count == 0)
+    }
+
     @Test func editsFromManyThreadsMakeOneEventEach() async throws {
         let store = try DocumentStore.inMemory()
         let ids = try (0..<4).map { _ in try store.createDocument() }

@@ -67,6 +67,30 @@ import Testing
 
     /// A merge that brings new notes lists them as `note list` then does:
     /// abbreviated, not whole because the merged store counted them twice.
+    /// A store in a directory the person may not write (a backup on a
+    /// read-only disk, another user's folder, an app's bundle) merges from:
+    /// opened read-only, SQLite cannot make the `-wal` and `-shm` it reads
+    /// a WAL file through, and reads the file alone.
+    @Test func aStoreInADirectoryThatCannotBeWrittenMergesFrom() throws {
+        try withRunner { quire in
+            let (shipped, mine) = (quire.directory + "/shipped", quire.directory + "/mine")
+            for directory in [shipped, mine] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false) }
+            try quire.ok(["init"], store: shipped + "/notes.quire")
+            let id = try quire.ok(["note", "new", "--title", "Shipped"], store: shipped + "/notes.quire").trimmingCharacters(in: .newlines)
+            try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: shipped)
+            defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: shipped) }
+            try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: mine)
+            // Root may write any directory: the merge runs as nobody then.
+            let launcher = getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+            for arguments in [["init"], ["merge", shipped + "/notes.quire"]] {
+                let result = try quire.run(arguments, store: mine + "/notes.quire", launcher: launcher)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            }
+            let listed = try quire.ok(["note", "list"], store: mine + "/notes.quire")
+            #expect(listed.contains(id.prefix(8) + "  Shipped"), "\(listed)")
+        }
+    }
+
     @Test func aMergeAbbreviatesTheNotesItBrings() throws {
         try withRunner { quire in
             let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")

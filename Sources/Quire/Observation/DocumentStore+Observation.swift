@@ -33,7 +33,8 @@ extension DocumentStore {
     ///     }
     ///
     /// The stream buffers without bound, so a slow
-    /// consumer loses nothing; it ends when the store is closed or released.
+    /// consumer loses nothing; it ends when the store is closed or released
+    /// (at once, if asked for after `close()`).
     public func events(of id: DocumentID) -> AsyncStream<DocumentEvent> {
         defer { outsideWatch.observersChanged() }
         return observers.stream(of: id)

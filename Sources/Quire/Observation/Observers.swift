@@ -15,7 +15,9 @@ final class Observers: Sendable {
         var continuation: AsyncStream<DocumentEvent>.Continuation
     }
 
-    private let observers = Mutex<(next: Int, byToken: [Int: Observer])>((0, [:]))
+    /// `isFinished`: the store was closed, so a stream asked for later
+    /// ends at once, rather than waiting for events that cannot come.
+    private let observers = Mutex<(next: Int, byToken: [Int: Observer], isFinished: Bool)>((0, [:], false))
 
     /// True when nobody observes: committing then builds no event at all.
     var isEmpty: Bool { observers.withLock { $0.byToken.isEmpty } }
@@ -28,10 +30,15 @@ final class Observers: Sendable {
     /// stops reading without ending the stream makes it grow.
     func stream(of document: DocumentID?) -> AsyncStream<DocumentEvent> {
         let (stream, continuation) = AsyncStream<DocumentEvent>.makeStream(bufferingPolicy: .unbounded)
-        let token = observers.withLock { state in
+        let token = observers.withLock { state -> Int? in
+            guard !state.isFinished else { return nil }
             state.next += 1
             state.byToken[state.next] = Observer(document: document, continuation: continuation)
             return state.next
+        }
+        guard let token else {
+            continuation.finish()
+            return stream
         }
         continuation.onTermination = { [weak self] _ in
             self?.observers.withLock { _ = $0.byToken.removeValue(forKey: token) }
@@ -49,10 +56,15 @@ final class Observers: Sendable {
         for continuation in targets { continuation.yield(event) }
     }
 
-    /// Ends every stream, so that no consumer waits for an event that can
-    /// no longer come: the store was closed or went away.
+    /// Ends every stream, and every one asked for later, so that no
+    /// consumer waits for an event that can no longer come: the store was
+    /// closed or went away.
     func finishAll() {
-        for observer in observers.withLock({ $0.byToken.values }) { observer.continuation.finish() }
+        let finishing = observers.withLock { state in
+            state.isFinished = true
+            return state.byToken.values
+        }
+        for observer in finishing { observer.continuation.finish() }
     }
 
     deinit { finishAll() }

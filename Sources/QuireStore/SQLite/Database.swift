@@ -88,6 +88,9 @@ public final class Database: @unchecked Sendable {
     /// SQLITE_READONLY_ROLLBACK, which Swift does not import (a macro of
     /// an expression): a read-only connection met a hot journal.
     public static let readOnlyRollback = SQLITE_READONLY | (3 << 8)
+    /// SQLITE_READONLY_DIRECTORY, as above: a read-only connection could
+    /// not make a `-wal` file in the database's directory.
+    static let readOnlyDirectory = SQLITE_READONLY | (6 << 8)
 
     /// The file `path` names, symbolic links resolved: where SQLite keeps
     /// the database's `-wal` and `-shm` files, and what a lock file or the
@@ -106,23 +109,74 @@ public final class Database: @unchecked Sendable {
 
     private init(path: String, flags: Int32, writeAheadLog: Bool) throws {
         self.path = path
+        // A name beginning with "file:" is a URI to a SQLite built to take
+        // them (Debian's is): "./" keeps it the file's name it is here.
+        let name = path.hasPrefix("file:") ? "./" + path : path
+        do {
+            connection = try Self.connect(name, flags: flags, writeAheadLog: writeAheadLog, path: path)
+        } catch let error as DatabaseError where flags & SQLITE_OPEN_READONLY != 0 && Self.couldNotMakeLogFiles(error, path: path) {
+            // A WAL file read-only in a directory this process cannot write
+            // (an app's bundle, a read-only mount, another user's folder):
+            // SQLite cannot make the `-wal` and `-shm` it reads through.
+            // With no `-wal` holding commits, the file alone is the whole
+            // database, and SQLite reads it so when told it cannot change;
+            // only a process that may write the directory could change it.
+            guard let immutable = try? Self.connect(Self.immutableURI(path), flags: flags | SQLITE_OPEN_URI, writeAheadLog: false, path: path) else {
+                throw error
+            }
+            connection = immutable
+        }
+    }
+
+    /// An open connection to `name`, set up, or the failure naming `path`.
+    private static func connect(_ name: String, flags: Int32, writeAheadLog: Bool, path: String) throws -> DatabaseConnection {
         var handle: OpaquePointer?
         // FULLMUTEX makes SQLite lock internally too. Our own lock is what
         // keeps a transaction's statements together; SQLite's guards the calls
         // that can happen outside it, such as a Statement finalized by
         // whichever thread releases it last.
-        // A name beginning with "file:" is a URI to a SQLite built to take
-        // them (Debian's is): "./" keeps it the file's name it is here.
-        let name = path.hasPrefix("file:") ? "./" + path : path
         let code = sqlite3_open_v2(name, &handle, flags | SQLITE_OPEN_FULLMUTEX, nil)
         guard code == SQLITE_OK, let handle else {
             let error = handle.map { DatabaseError(handle: $0, sql: nil) }
                 ?? DatabaseError(extendedCode: code, message: String(cString: sqlite3_errstr(code)))
             sqlite3_close_v2(handle)
-            throw DatabaseError(extendedCode: error.extendedCode, message: "\(error.message): \(path)")
+            throw DatabaseError(extendedCode: error.extendedCode, message: "\(error.message): \(path)", file: path)
         }
         // From here on, `connection` owns the handle and closes it if setup throws.
         let connection = DatabaseConnection(handle: handle)
+        do { try setUp(connection, writeAheadLog: writeAheadLog) } catch let error as DatabaseError {
+            // SQLite's messages name no file, and the first statement is where
+            // a file that is no database fails: say which.
+            throw DatabaseError(extendedCode: error.extendedCode, message: "\(error.message): \(path)", sql: error.sql, file: path)
+        }
+        return connection
+    }
+
+    /// Whether a read-only open of the file at `path` failed for want of
+    /// the `-wal` and `-shm` files beside it, which it could not make, while
+    /// no `-wal` holds commits the file lacks.
+    private static func couldNotMakeLogFiles(_ error: DatabaseError, path: String) -> Bool {
+        guard error.extendedCode == readOnlyDirectory || error.primaryCode == SQLITE_CANTOPEN else { return false }
+        let file = Self.file(namedBy: path)
+        guard FileManager.default.fileExists(atPath: file) else { return false }
+        let log = try? FileManager.default.attributesOfItem(atPath: file + "-wal")
+        return log == nil || (log?[.type] as? FileAttributeType == .typeRegular && (log?[.size] as? Int) == 0)
+    }
+
+    /// The URI opening the file at `path` as one nothing changes (SQLite's
+    /// `immutable`): read without a `-wal` or `-shm`, and without locks.
+    private static func immutableURI(_ path: String) -> String {
+        let file = URL(fileURLWithPath: Self.file(namedBy: path)).path
+        // The characters a URI's path would take for more than themselves.
+        let escaped = file.unicodeScalars.map { scalar in
+            "%?#".unicodeScalars.contains(scalar) ? "%" + String(scalar.value, radix: 16, uppercase: true) : String(scalar)
+        }.joined()
+        return "file:" + escaped + "?immutable=1"
+    }
+
+    /// The settings every connection runs with (`Specs/storage.md`).
+    private static func setUp(_ connection: DatabaseConnection, writeAheadLog: Bool) throws {
+        let handle = connection.handle
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Self.busyTimeout)
         if writeAheadLog {
@@ -133,7 +187,7 @@ public final class Database: @unchecked Sendable {
             guard mode == "wal" else {
                 throw DatabaseError(
                     extendedCode: SQLITE_ERROR,
-                    message: "could not switch to WAL mode (still \(mode ?? "unknown")): \(path)")
+                    message: "could not switch to WAL mode (still \(mode ?? "unknown"))")
             }
         }
         // FULL: with WAL, each commit syncs the log to disk, so an
@@ -143,7 +197,6 @@ public final class Database: @unchecked Sendable {
         try connection.execute(sql: "PRAGMA synchronous = FULL")
         // Off by default in SQLite, per connection.
         try connection.execute(sql: "PRAGMA foreign_keys = ON")
-        self.connection = connection
     }
 
     deinit {

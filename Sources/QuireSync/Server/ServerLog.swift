@@ -102,12 +102,27 @@ public final class ServerLog: Sendable {
     public enum OpenError: Error, Equatable, DescribedError {
         /// Another process (a second `quire serve`) has it open.
         case inUse(path: String)
+        /// A SQLite file holding other tables than a log's: a notes store
+        /// (`DocumentStore`'s) or another program's database, left as it was.
+        case notAServerLog(path: String, kind: String)
 
         public var description: String {
             switch self {
             case .inUse(let path): "\(path) is in use by another server process (it holds \(path)-lock)"
+            case let .notAServerLog(path, kind): "\(path) is \(kind); the server keeps a log of its own: give the path of another file"
             }
         }
+    }
+
+    /// What the database is when it holds tables but no log, for an error
+    /// naming the file: migrating it would add the log's tables to it, and
+    /// a notes store's schema version would pass for a newer log's. Nil for
+    /// a log, or an empty file.
+    static func foreignKind(_ db: DatabaseConnection) throws -> String? {
+        let tables = try Set(db.query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { try $0.text(0) })
+        guard !tables.isEmpty, !tables.isSuperset(of: ["server", "log", "parked"]) else { return nil }
+        return try StoreSchema.holdsStore(db) ? "a notes store (a DocumentStore's file), not a sync server's log"
+            : "a SQLite database but not a sync server's log"
     }
 
     /// Opens (or creates) the server store at `path`; ":memory:" for tests.
@@ -115,7 +130,15 @@ public final class ServerLog: Sendable {
     /// - Parameter cachedDocuments: how many documents stay in memory
     ///   between pushes for checking them; one not held is rebuilt from the
     ///   log when a push writes it.
+    ///
+    /// - Throws: `OpenError.notAServerLog` for a SQLite file holding other
+    ///   tables (a notes store, another program's database), which is left
+    ///   as it was; `OpenError.inUse` when another process has it open.
     public init(path: String, cachedDocuments: Int = 32) throws {
+        // Looked at without writing, as a store's open looks (`DocumentStore.init`).
+        if path != ":memory:", let kind = Database.peek(atPath: path, Self.foreignKind) ?? nil {
+            throw OpenError.notAServerLog(path: path, kind: kind)
+        }
         documents = Mutex(ServerDocuments(capacity: cachedDocuments))
         database = path == ":memory:" ? try Database.inMemory() : try Database(path: path)
         // Taken once the file exists, so that a symbolic link to a new file
