@@ -131,6 +131,48 @@ import Testing
         #expect(try peer() == writer.versionVectors())
     }
 
+    /// A server taking few documents, or few changes, a request refuses
+    /// more with 413. The client used to split only what it pushed, and
+    /// one change at a time still stated every document: refused, the
+    /// document was left out, one a round, until the request pushed
+    /// nothing and the sync failed. Over the change limit by more than one
+    /// change, the request was refused as undecodable (400) and its
+    /// changes rejected for good. Now the client halves what a request
+    /// pushes and states (a range of documents at a time), and every
+    /// change gets through, in few rounds.
+    @Test(arguments: ["documents", "changes"])
+    func aServerTakingFewDocumentsOrChangesARequestGetsThemAllInFewRounds(limited: String) async throws {
+        let writer = try DocumentStore.inMemory()
+        let ids = (0..<32).map { DocumentID(rawValue: "note-\($0)")! }
+        for id in ids {
+            try writer.create(id: id)
+            for value: Int64 in 1...8 { try write(writer, id, "k", value) }
+        }
+        var configuration = SyncServer.Configuration()
+        configuration.requestsPerSecond = 10_000
+        if limited == "documents" { configuration.message.maxDocuments = 4 } else { configuration.log.maxChangesPerRequest = 5 }
+        // Twice the requests the limit needs (the halvings land between half of it and all of it), and as many as the halvings.
+        func fewRounds(changes: Int) -> Int {
+            2 * (limited == "documents" ? ids.count / 4 : (changes + 4) / 5) + 8
+        }
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: configuration)
+        try await withServer(handler: server.handle) { http in
+            let transport = HTTPSyncTransport(server: URL(string: "http://127.0.0.1:\(http.port)")!, token: nil, retryPolicy: .never)
+            let client = SyncClient(store: writer, peer: "p", transport: transport)
+            let first = try await client.sync()
+            #expect(first.sent == 256 && first.rejected.isEmpty)
+            #expect(first.rounds <= fewRounds(changes: 256), "\(first.rounds) rounds")
+            // Again with the cursor past seq 0: the documents edited since are stated, and pushed.
+            for id in ids { try write(writer, id, "k", 4) }
+            let second = try await client.sync()
+            #expect(second.sent == 32 && second.rejected.isEmpty)
+            #expect(second.rounds <= fewRounds(changes: 32), "\(second.rounds) rounds")
+            let reader = try DocumentStore.inMemory()
+            try await SyncClient(store: reader, peer: "p", transport: transport).sync()
+            #expect(try reader.versionVectors() == writer.versionVectors())
+        }
+    }
+
     /// A change too large for any request to the other side is left out,
     /// pending, not rejected; the other documents sync, and the sync fails
     /// saying which change was too large. Once the other side takes it, it goes.
