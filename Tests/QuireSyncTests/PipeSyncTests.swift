@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import QuireTestSupport
 import Quire
 import QuireSync
@@ -86,6 +87,33 @@ import Testing
         #expect(recorder.requests.allSatisfy { $0.documents.allSatisfy(\.bundles.isEmpty) })
         try write(alice, "new", "k", 2)
         #expect(try await aliceToBob.sync().sent == 1)
+    }
+
+    /// Another store behind the same command (the old one replaced, or
+    /// copied: a new replica id) is found by its first answer, whose cursor
+    /// names its replica id, and what the old one acknowledged is
+    /// forgotten, as a server's `cursor reset` makes it: a sync cut off
+    /// after that answer left every change the new store lacks pending,
+    /// where it used to claim them held (`quire status`: 0 pending, and
+    /// `sync` said "0 local changes stay pending").
+    @Test func anotherStoreBehindThePeersNameIsNotTakenToHoldWhatTheOldOneHeld() async throws {
+        let writer = try DocumentStore.inMemory()
+        for id: DocumentID in ["a", "b"] {
+            try writer.create(id: id)
+            try write(writer, id, "k", 1)
+        }
+        try await SyncClient(store: writer, peer: "via:p", transport: FaultyTransport.sound(PeerSyncService(store: DocumentStore.inMemory()))).sync()
+        #expect(try writer.outbox(peer: "via:p").isEmpty)
+
+        let replaced = try DocumentStore.inMemory()
+        let cutOff = SyncClient(store: writer, peer: "via:p", transport: CutOffTransport(service: PeerSyncService(store: replaced), answers: 1))
+        do throws(SyncError) { try await cutOff.sync() } catch {}
+        #expect(try writer.outbox(peer: "via:p").mapValues(\.count) == ["a": 1, "b": 1])
+        #expect(try writer.syncCursor(peer: "via:p")?.logID == replaced.replicaID.rawValue)
+
+        let report = try await SyncClient(store: writer, peer: "via:p", transport: FaultyTransport.sound(PeerSyncService(store: replaced))).sync()
+        #expect(report.sent == 2)
+        #expect(try writer.outbox(peer: "via:p").isEmpty && replaced.versionVectors() == writer.versionVectors())
     }
 
     /// After a refused push of several documents, those the peer stored
@@ -392,4 +420,23 @@ func committedTransactions(inLogOf path: String) -> Int {
         frame += 24 + pageSize
     }
     return commits
+}
+
+/// Answers the first `answers` exchanges, then is unreachable: a peer killed in the middle of a sync.
+private final class CutOffTransport: SyncTransport {
+    let service: any SyncService
+    private let left: Mutex<Int>
+
+    init(service: any SyncService, answers: Int) {
+        self.service = service
+        left = Mutex(answers)
+    }
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        guard left.withLock({ left in
+            left -= 1
+            return left >= 0
+        }) else { throw .unreachable("the peer was killed") }
+        return await service.respond(toMessage: request, access: .unrestricted)
+    }
 }

@@ -256,7 +256,11 @@ public struct SyncClient: Sendable {
 
     /// Applies an answer; returns whether the sync is complete.
     private func apply(_ response: SyncResponse, _ session: inout Session) throws -> Bool {
-        if response.cursorReset {
+        // A peer sets no reset flag, but its cursor names its store (its
+        // replica id): another one than the request's cursor names is another
+        // store behind the same command (replaced, or copied: a new replica id).
+        let cursorReset = response.cursorReset || session.lastRequest?.cursor.map { $0.logID != response.cursor.logID } == true
+        if cursorReset {
             // The server is not the one the acknowledgements were from:
             // forget them, so that every change it lacks is pending again.
             progress("\(transport.otherSide)'s log is not the one this store synced with: resyncing by version vectors")
@@ -308,7 +312,7 @@ public struct SyncClient: Sendable {
         // The last page of an answer from the start of the log (no cursor, or
         // a reset) has sent every row of its range the stated versions lack:
         // a document of the range it leaves out, the server lacks.
-        if let request = session.lastRequest, !response.more, response.cursorReset || (request.cursor?.seq ?? 0) == 0 {
+        if let request = session.lastRequest, !response.more, cursorReset || (request.cursor?.seq ?? 0) == 0 {
             session.answered.formUnion(versions.keys.filter { request.range.contains($0) })
         }
         // A document the request names and the answer leaves out, this token may not read.
@@ -319,7 +323,7 @@ public struct SyncClient: Sendable {
         var cursor: SyncCursor? = response.cursor
         if var pass = session.pass {
             cursor = nil
-            if response.cursorReset {
+            if cursorReset {
                 // The ranges pulled so far came from another log: start again.
                 pass = RangedPass()
             } else if response.more {
