@@ -27,6 +27,9 @@ extension DocumentStore {
         let parked: [Change]
         /// The document is not in the file yet: its row is written first.
         var isNew = false
+        /// A new document is not written if the file then holds one this
+        /// accepts (`createDocument(id:unlessStoreHolds:time:_:)`).
+        var unlessStoreHolds: (@Sendable (DocumentID) -> Bool)?
         /// The call that queued it: one outcome for all its commits, which
         /// are written together or not at all.
         var ticket = 0
@@ -138,6 +141,8 @@ extension DocumentStore {
         condition.unlock()
         // By ticket, the first document of the call that another process wrote.
         var stale: [Int: DocumentID] = [:]
+        // By ticket, the document found that a creation unless the store holds one like it gives way to.
+        var found: [Int: DocumentID] = [:]
         // Shared, unless this store's own last try holds it exclusive (taking it shared would give that up).
         let sharesWriterLock = !lastTryHoldsWriterLock && writerLock?.lock(exclusive: false, within: Self.writerLockTimeout) == true
         defer { if sharesWriterLock { writerLock?.unlock() } }
@@ -152,7 +157,17 @@ extension DocumentStore {
                     // A new document is stale once another process has created it.
                     if try commit.isNew ? !rows.isEmpty : !Self.isCurrent(commit.entry, rows) { stale[commit.ticket] = commit.id }
                 }
-                for index in batch.indices where stale[batch[index].ticket] == nil {
+                // Looked for among the file's documents and those this batch creates before it.
+                var created: [DocumentID] = []
+                for commit in batch where stale[commit.ticket] == nil && commit.isNew {
+                    if let isSame = commit.unlessStoreHolds,
+                       let same = try created.first(where: isSame) ?? Self.listedIDs(db).first(where: isSame) {
+                        found[commit.ticket] = same
+                    } else {
+                        created.append(commit.id)
+                    }
+                }
+                for index in batch.indices where stale[batch[index].ticket] == nil && found[batch[index].ticket] == nil {
                     try batch[index].save(db)
                 }
                 logged = (before, try ChangeLog.highestSeq(db))
@@ -162,7 +177,8 @@ extension DocumentStore {
         isWriting = false
         if case .success = outcome, let logged { noteOwnRows(after: logged.before, through: logged.after) }
         for commit in batch {
-            let result = stale[commit.ticket].map { .failure(StoreError.changedElsewhere($0.rawValue)) } ?? outcome
+            let result = stale[commit.ticket].map { .failure(StoreError.changedElsewhere($0.rawValue)) }
+                ?? found[commit.ticket].map { .failure(ExistingDocument(id: $0)) } ?? outcome
             if case .success = result { didCommit(commit) } else { release(commit.id, nil) }
             outcomes[commit.ticket] = result
         }

@@ -385,20 +385,46 @@ public final class DocumentStore: @unchecked Sendable {
     ///     `StoreError.documentExists`, and nothing is saved.
     ///   - time: recorded with the change, as for `edit`.
     public func createDocument(id: DocumentID = .generate(), time: Date = Date(), _ body: (inout Transaction) throws -> Void) throws -> DocumentID {
+        try create(id, time: time, unlessStoreHolds: nil, body)
+        return id
+    }
+
+    /// Creates a document as `createDocument(id:time:_:)` does, unless the
+    /// store holds a document whose id `isSame` accepts: then nothing is
+    /// saved, and that document's id is returned. The store is looked at in
+    /// the SQLite transaction that would create the document, so of calls
+    /// racing with one `isSame` (threads, or processes on one file), one
+    /// creates its document and the others get its id. (`quire note new
+    /// --request-id` keeps its key in the ids it makes.)
+    ///
+    /// - Returns: the id of the document created or found, and whether it was created.
+    public func createDocument(id: DocumentID, unlessStoreHolds isSame: @escaping @Sendable (DocumentID) -> Bool, time: Date = Date(),
+                               _ body: (inout Transaction) throws -> Void) throws -> (id: DocumentID, isNew: Bool) {
+        do {
+            try create(id, time: time, unlessStoreHolds: isSame, body)
+            return (id, true)
+        } catch let found as ExistingDocument {
+            return (found.id, false)
+        }
+    }
+
+    private func create(_ id: DocumentID, time: Date, unlessStoreHolds isSame: (@Sendable (DocumentID) -> Bool)?,
+                        _ body: (inout Transaction) throws -> Void) throws {
         try locked {
             // An `apply` may be creating it: its row is written with its commit.
             waitUntilIdle(id)
             guard try !database.read({ db in try Self.isListed(id, db) }) else { throw StoreError.documentExists(id.rawValue) }
             busy.insert(id)
             let entry = LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
-            try transactAndCommit(id, entry, isNew: true, time: time, body)
+            try transactAndCommit(id, entry, isNew: true, unlessStoreHolds: isSame, time: time, body)
         }
-        return id
     }
 
     /// Runs `body` as one local transaction on a taken document and commits
-    /// its change, with the document's row if `isNew`. Lock held.
-    private func transactAndCommit<Result>(_ id: DocumentID, _ entry: LoadedDocument, isNew: Bool, time: Date,
+    /// its change, with the document's row if `isNew` (unless the store
+    /// then holds a document `isSame` accepts: `ExistingDocument`). Lock held.
+    private func transactAndCommit<Result>(_ id: DocumentID, _ entry: LoadedDocument, isNew: Bool,
+                                           unlessStoreHolds isSame: (@Sendable (DocumentID) -> Bool)? = nil, time: Date,
                                            _ body: (inout Transaction) throws -> Result) throws -> Result {
         var entry = entry
         let before = entry.document.versionVector[replicaID]
@@ -424,7 +450,8 @@ public final class DocumentStore: @unchecked Sendable {
             return result
         }
         let newChanges = change.map { [LogPiece.changes([$0])] } ?? []
-        try commit([QueuedCommit(id: id, entry: entry, newChanges: newChanges, isLocal: true, parked: [], isNew: isNew)])
+        try commit([QueuedCommit(id: id, entry: entry, newChanges: newChanges, isLocal: true, parked: [], isNew: isNew,
+                                 unlessStoreHolds: isSame)])
         return result
     }
 
@@ -603,6 +630,17 @@ public final class DocumentStore: @unchecked Sendable {
     /// Whether the file lists the document, inside a transaction.
     static func isListed(_ id: DocumentID, _ db: DatabaseConnection) throws -> Bool {
         try !db.query(sql: listedQuery, arguments: [.text(id.rawValue)]).isEmpty
+    }
+
+    /// Every document the file lists, inside a transaction.
+    static func listedIDs(_ db: DatabaseConnection) throws -> [DocumentID] {
+        try db.query(sql: "SELECT id FROM documents").map { row in try DocumentID(stored: row.text(0)) }
+    }
+
+    /// A creation that gave way to a document the store held
+    /// (`createDocument(id:unlessStoreHolds:time:_:)`).
+    struct ExistingDocument: Error {
+        let id: DocumentID
     }
 
     // MARK: History and sync

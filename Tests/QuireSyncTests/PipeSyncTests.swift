@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import QuireTestSupport
 import Quire
 import QuireSync
@@ -88,6 +89,33 @@ import Testing
         #expect(try await aliceToBob.sync().sent == 1)
     }
 
+    /// Another store behind the same command (the old one replaced, or
+    /// copied: a new replica id) is found by its first answer, whose cursor
+    /// names its replica id, and what the old one acknowledged is
+    /// forgotten, as a server's `cursor reset` makes it: a sync cut off
+    /// after that answer left every change the new store lacks pending,
+    /// where it used to claim them held (`quire status`: 0 pending, and
+    /// `sync` said "0 local changes stay pending").
+    @Test func anotherStoreBehindThePeersNameIsNotTakenToHoldWhatTheOldOneHeld() async throws {
+        let writer = try DocumentStore.inMemory()
+        for id: DocumentID in ["a", "b"] {
+            try writer.create(id: id)
+            try write(writer, id, "k", 1)
+        }
+        try await SyncClient(store: writer, peer: "via:p", transport: FaultyTransport.sound(PeerSyncService(store: DocumentStore.inMemory()))).sync()
+        #expect(try writer.outbox(peer: "via:p").isEmpty)
+
+        let replaced = try DocumentStore.inMemory()
+        let cutOff = SyncClient(store: writer, peer: "via:p", transport: CutOffTransport(service: PeerSyncService(store: replaced), answers: 1))
+        do throws(SyncError) { try await cutOff.sync() } catch {}
+        #expect(try writer.outbox(peer: "via:p").mapValues(\.count) == ["a": 1, "b": 1])
+        #expect(try writer.syncCursor(peer: "via:p")?.logID == replaced.replicaID.rawValue)
+
+        let report = try await SyncClient(store: writer, peer: "via:p", transport: FaultyTransport.sound(PeerSyncService(store: replaced))).sync()
+        #expect(report.sent == 2)
+        #expect(try writer.outbox(peer: "via:p").isEmpty && replaced.versionVectors() == writer.versionVectors())
+    }
+
     /// After a refused push of several documents, those the peer stored
     /// anyway (all but the refused one) are counted as sent, once.
     @Test func documentsAPeerStoredFromARefusedPushAreCountedOnce() async throws {
@@ -129,6 +157,48 @@ import Testing
         #expect(try writer.rejectedChanges(peer: "p").isEmpty)
         #expect(report.sent == 40)
         #expect(try peer() == writer.versionVectors())
+    }
+
+    /// A server taking few documents, or few changes, a request refuses
+    /// more with 413. The client used to split only what it pushed, and
+    /// one change at a time still stated every document: refused, the
+    /// document was left out, one a round, until the request pushed
+    /// nothing and the sync failed. Over the change limit by more than one
+    /// change, the request was refused as undecodable (400) and its
+    /// changes rejected for good. Now the client halves what a request
+    /// pushes and states (a range of documents at a time), and every
+    /// change gets through, in few rounds.
+    @Test(arguments: ["documents", "changes"])
+    func aServerTakingFewDocumentsOrChangesARequestGetsThemAllInFewRounds(limited: String) async throws {
+        let writer = try DocumentStore.inMemory()
+        let ids = (0..<32).map { DocumentID(rawValue: "note-\($0)")! }
+        for id in ids {
+            try writer.create(id: id)
+            for value: Int64 in 1...8 { try write(writer, id, "k", value) }
+        }
+        var configuration = SyncServer.Configuration()
+        configuration.requestsPerSecond = 10_000
+        if limited == "documents" { configuration.message.maxDocuments = 4 } else { configuration.log.maxChangesPerRequest = 5 }
+        // Twice the requests the limit needs (the halvings land between half of it and all of it), and as many as the halvings.
+        func fewRounds(changes: Int) -> Int {
+            2 * (limited == "documents" ? ids.count / 4 : (changes + 4) / 5) + 8
+        }
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: configuration)
+        try await withServer(handler: server.handle) { http in
+            let transport = HTTPSyncTransport(server: URL(string: "http://127.0.0.1:\(http.port)")!, token: nil, retryPolicy: .never)
+            let client = SyncClient(store: writer, peer: "p", transport: transport)
+            let first = try await client.sync()
+            #expect(first.sent == 256 && first.rejected.isEmpty)
+            #expect(first.rounds <= fewRounds(changes: 256), "\(first.rounds) rounds")
+            // Again with the cursor past seq 0: the documents edited since are stated, and pushed.
+            for id in ids { try write(writer, id, "k", 4) }
+            let second = try await client.sync()
+            #expect(second.sent == 32 && second.rejected.isEmpty)
+            #expect(second.rounds <= fewRounds(changes: 32), "\(second.rounds) rounds")
+            let reader = try DocumentStore.inMemory()
+            try await SyncClient(store: reader, peer: "p", transport: transport).sync()
+            #expect(try reader.versionVectors() == writer.versionVectors())
+        }
     }
 
     /// A change too large for any request to the other side is left out,
@@ -350,4 +420,23 @@ func committedTransactions(inLogOf path: String) -> Int {
         frame += 24 + pageSize
     }
     return commits
+}
+
+/// Answers the first `answers` exchanges, then is unreachable: a peer killed in the middle of a sync.
+private final class CutOffTransport: SyncTransport {
+    let service: any SyncService
+    private let left: Mutex<Int>
+
+    init(service: any SyncService, answers: Int) {
+        self.service = service
+        left = Mutex(answers)
+    }
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        guard left.withLock({ left in
+            left -= 1
+            return left >= 0
+        }) else { throw .unreachable("the peer was killed") }
+        return await service.respond(toMessage: request, access: .unrestricted)
+    }
 }

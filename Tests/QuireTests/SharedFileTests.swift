@@ -1,4 +1,6 @@
 import Foundation
+import QuireTestSupport
+import Synchronization
 import Testing
 @testable import Quire
 
@@ -36,6 +38,44 @@ import Testing
             try first.edit(id) { tx in try tx.insertText(body, at: tx.document.text(body).count, " three") }
 
             #expect(try texts([first, second], path: path, id, body) == Array(repeating: "base one two three", count: 3))
+        }
+    }
+
+    /// A creation unless the store holds a document like it (`note new
+    /// --request-id`) looks in the transaction that would create it: one
+    /// the other store (another process) made after the call began is the
+    /// answer, and nothing more is saved. Looked at before that
+    /// transaction, both were kept. Threads of one store racing (some in
+    /// one batch of commits) make one too.
+    @Test func aCreationUnlessTheStoreHoldsOneLikeItGivesWayToOneMadeMeanwhile() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire"
+            let first = try DocumentStore(path: path), second = try DocumentStore(path: path)
+            let isStandup: @Sendable (DocumentID) -> Bool = { $0.rawValue.hasPrefix("standup") }
+            let outcome = try first.createDocument(id: "standup-1", unlessStoreHolds: isStandup) { tx in
+                let other = try second.createDocument(id: "standup-2", unlessStoreHolds: isStandup) { tx in
+                    try tx.put(.root, key: "by", .string("second"))
+                }
+                #expect(other.id == "standup-2" && other.isNew)
+                try tx.put(.root, key: "by", .string("first"))
+            }
+            #expect(outcome.id == "standup-2" && !outcome.isNew)
+            for store in [first, second, try DocumentStore(path: path)] {
+                #expect(try store.documents().map(\.id) == ["standup-2"])
+                #expect(try store.read("standup-2") { try $0.get(.root, key: "by") } == .scalar(.string("second")))
+            }
+
+            let outcomes = Mutex<[(id: DocumentID, isNew: Bool)]>([])
+            #expect(runOnThreads(8) { thread in
+                let store = thread.isMultiple(of: 2) ? first : second
+                let made = try? store.createDocument(id: DocumentID(rawValue: "retro-\(thread)")!,
+                                                     unlessStoreHolds: { $0.rawValue.hasPrefix("retro") }) { _ in }
+                outcomes.withLock { $0.append(made ?? ("failed", false)) }
+            })
+            let retros = try first.documents().map(\.id).filter { $0.rawValue.hasPrefix("retro") }
+            #expect(retros.count == 1)
+            #expect(outcomes.withLock { $0.map(\.id) } == Array(repeating: retros[0], count: 8))
+            #expect(outcomes.withLock { $0.filter(\.isNew).count } == 1)
         }
     }
 

@@ -38,6 +38,25 @@ import Testing
         }
     }
 
+    /// Runs with one key at the same time (a script's retry while the run
+    /// it repeats still works, or two scripts) make one note, and each
+    /// prints its id: the store is looked at in the transaction that
+    /// makes the note. Looked at before it, several runs made one each.
+    @Test func noteNewRunsRacingWithOneRequestIDMakeOneNote() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            // Six runs started together. (Not sh's `&` and `wait`: its wait hangs under the test runner.)
+            let racing = ["python3", "-c", "import subprocess, sys; [run.wait() for run in [subprocess.Popen(sys.argv[1:]) for _ in range(6)]]"]
+            for round in 0..<4 {
+                let runs = try quire.run(["note", "new", "--title", "Standup", "--request-id", "standup-\(round)"], launcher: racing)
+                #expect(runs.stderr == "")
+                let printed = runs.stdout.split(separator: "\n")
+                #expect(printed.count == 6 && Set(printed).count == 1, "round \(round): \(printed)")
+            }
+            #expect(try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]]).count == 4)
+        }
+    }
+
     /// A note another store made with a key (merged in, as a sync would
     /// bring it) is that store's request: the same key here makes a note.
     @Test func aRequestIDIsThisStoresOwn() throws {

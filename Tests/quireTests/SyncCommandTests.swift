@@ -514,4 +514,50 @@ import Testing
             #expect(try pending(other) == 0 && acknowledged(there, other) == [true, true, true])
         }
     }
+
+    /// Two stores syncing through one served store (`serve --stdio`), which
+    /// keeps what all its clients hold under one name, `clients`: each
+    /// side's `status` and `log` stay honest. The served store's change
+    /// that one client pulled has left it (not pending, acknowledged),
+    /// though the other client lacks it; each client's own change counts
+    /// as acknowledged once the served store holds it, and not before;
+    /// an older client's request (holding less) takes back nothing.
+    @Test func twoClientsOfOneServedStoreEachReportHonestly() throws {
+        try withRunner { runner in
+            let hub = runner.directory + "/hub.quire", phone = runner.directory + "/phone.quire"
+            for store in [runner.store, hub, phone] { try runner.ok(["init"], store: store) }
+            func pending(_ store: String) throws -> Int? {
+                try #require(try runner.run(["status", "--json"], store: store).json() as? [String: Any])["pending"] as? Int
+            }
+            func acknowledged(_ id: String, _ store: String) throws -> [Bool] {
+                try #require(try runner.run(["log", id, "--json"], store: store).json() as? [[String: Any]]).map { $0["acknowledged"] as? Bool == true }
+            }
+            func newNote(_ title: String, _ store: String) throws -> String {
+                try runner.ok(["note", "new", "--title", title], store: store).trimmingCharacters(in: .newlines)
+            }
+            let command = "'\(QuireRunner.binaryURL.path)' --store '\(hub)' serve --stdio"
+            let shared = try newNote("shared", hub), laptopNote = try newNote("laptop", runner.store), phoneNote = try newNote("phone", phone)
+
+            try runner.ok(["sync", "--via", command])
+            #expect(try [pending(hub), pending(runner.store), pending(phone)] == [0, 0, 1])
+            #expect(try acknowledged(shared, hub) == [true] && acknowledged(laptopNote, runner.store) == [true])
+            #expect(try acknowledged(phoneNote, phone) == [false])
+
+            // The hub edits its note; the laptop pulls it, the phone not yet.
+            try runner.ok(["note", "edit", shared, "--append", " (hub)"], store: hub)
+            #expect(try pending(hub) == 1 && acknowledged(shared, hub) == [false, true])
+            try runner.ok(["sync", "--via", command])
+            #expect(try pending(hub) == 0 && acknowledged(shared, hub) == [true, true])
+
+            // The phone, behind on the hub's note, states less of it: nothing is taken back.
+            try runner.ok(["sync", "--via", command], store: phone)
+            #expect(try [pending(hub), pending(runner.store), pending(phone)] == [0, 0, 0])
+            #expect(try acknowledged(phoneNote, phone) == [true] && acknowledged(shared, hub) == [true, true])
+            // What the phone pushed the laptop gets from the hub, which holds it.
+            try runner.ok(["sync", "--via", command])
+            #expect(try acknowledged(phoneNote, runner.store) == [true] && acknowledged(laptopNote, phone) == [true])
+            let notes = try [runner.store, hub, phone].map { store in try runner.ok(["note", "list", "--json"], store: store) }
+            #expect(Set(notes).count == 1)
+        }
+    }
 }

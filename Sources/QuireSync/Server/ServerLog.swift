@@ -71,6 +71,11 @@ public final class ServerLog: Sendable {
             self.maxParkedPerDocument = maxParkedPerDocument
             self.maxLamportLead = maxLamportLead
         }
+
+        /// The refusal of a request of `total` changes, over `maxChangesPerRequest`; nil within it.
+        func refusal(ofChanges total: Int) -> SyncFailure? {
+            total > maxChangesPerRequest ? SyncFailure(status: 413, "\(total) changes in one request, above the limit of \(maxChangesPerRequest)") : nil
+        }
     }
 
     /// A random number made with the store: it tells a cursor into this
@@ -199,9 +204,7 @@ public final class ServerLog: Sendable {
     public func push(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> [DocumentID: VersionVector] {
         let total = pushes.reduce(0) { $0 + $1.changes.count }
         guard total > 0 else { return [:] }
-        guard total <= limits.maxChangesPerRequest else {
-            throw SyncFailure(status: 413, "\(total) changes in one request, above the limit of \(limits.maxChangesPerRequest)")
-        }
+        if let refusal = limits.refusal(ofChanges: total) { throw refusal }
         for push in pushes where !access.mayWrite(push.id) {
             throw SyncFailure(status: 403, access.canWrite ? "this token may not write document \(push.id)" : "this token is read-only")
         }

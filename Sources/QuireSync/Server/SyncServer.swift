@@ -107,7 +107,12 @@ public final class SyncServer: SyncService {
         limits.maxChanges = configuration.log.maxChangesPerRequest + 1
         var pushes: [(id: DocumentID, changes: [Change])] = []
         for document in request.documents where !document.bundles.isEmpty {
-            let changes = try document.decodedChanges(limits: limits)
+            let changes: [Change]
+            do throws(SyncFailure) { changes = try document.decodedChanges(limits: limits) } catch {
+                // Decoding stopped at the limit: more changes than it takes are a request too large (413), not malformed (400).
+                if let refusal = configuration.log.refusal(ofChanges: Self.declaredChanges(request)) { throw refusal }
+                throw error
+            }
             limits.maxChanges = max(0, limits.maxChanges - changes.count)
             pushes.append((document.id, changes))
         }
@@ -150,6 +155,14 @@ public final class SyncServer: SyncService {
         }
         return SyncResponse(cursor: SyncCursor(logID: log.logID, seq: page.lastScannedSeq), more: page.more,
                             cursorReset: cursorReset, documents: documents)
+    }
+
+    /// The changes the bundles of `request` say they hold (one that does
+    /// not say, none), at most `Int.max / 2`: a hostile header may claim any number.
+    private static func declaredChanges(_ request: SyncRequest) -> Int {
+        request.documents.flatMap(\.bundles).reduce(0) { total, bundle in
+            min(Int.max / 2, total + min(Int.max / 2, (try? ChangeEncoding.changeCount(of: bundle, limits: .unlimited)) ?? 0))
+        }
     }
 
     /// Waits until the log grows past `seq` or the time is up; true if it grew.

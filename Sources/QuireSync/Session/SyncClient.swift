@@ -156,6 +156,8 @@ public struct SyncClient: Sendable {
         var oneDocumentPerPush = false
         /// After a request refused as too large, the most changes one pushes.
         var pushChangeLimit: Int?
+        /// After a request refused as too large, the most documents one states.
+        var statedDocumentLimit: Int?
         /// Documents with a change too large for a request on its own, with
         /// that refusal: left out of the rest of the sync, their changes pending.
         var tooLarge: [DocumentID: SyncFailure] = [:]
@@ -197,7 +199,7 @@ public struct SyncClient: Sendable {
         // empty version says nothing.
         let coversRows = (storedCursor?.seq ?? 0) > 0
         let stated = versions.filter { id, mine in !mine.isEmpty && (!coversRows || mine != session.serverVersions[id]) }.keys.sorted()
-        let perRequest = max(1, maxStatedDocuments)
+        let perRequest = max(1, min(maxStatedDocuments, session.statedDocumentLimit ?? .max))
         if session.pass == nil && stated.count > perRequest { session.pass = RangedPass() }
         if var pass = session.pass {
             let rest = stated.drop { id in pass.after.map { id <= $0 } ?? false }
@@ -254,7 +256,11 @@ public struct SyncClient: Sendable {
 
     /// Applies an answer; returns whether the sync is complete.
     private func apply(_ response: SyncResponse, _ session: inout Session) throws -> Bool {
-        if response.cursorReset {
+        // A peer sets no reset flag, but its cursor names its store (its
+        // replica id): another one than the request's cursor names is another
+        // store behind the same command (replaced, or copied: a new replica id).
+        let cursorReset = response.cursorReset || session.lastRequest?.cursor.map { $0.logID != response.cursor.logID } == true
+        if cursorReset {
             // The server is not the one the acknowledgements were from:
             // forget them, so that every change it lacks is pending again.
             progress("\(transport.otherSide)'s log is not the one this store synced with: resyncing by version vectors")
@@ -306,7 +312,7 @@ public struct SyncClient: Sendable {
         // The last page of an answer from the start of the log (no cursor, or
         // a reset) has sent every row of its range the stated versions lack:
         // a document of the range it leaves out, the server lacks.
-        if let request = session.lastRequest, !response.more, response.cursorReset || (request.cursor?.seq ?? 0) == 0 {
+        if let request = session.lastRequest, !response.more, cursorReset || (request.cursor?.seq ?? 0) == 0 {
             session.answered.formUnion(versions.keys.filter { request.range.contains($0) })
         }
         // A document the request names and the answer leaves out, this token may not read.
@@ -317,7 +323,7 @@ public struct SyncClient: Sendable {
         var cursor: SyncCursor? = response.cursor
         if var pass = session.pass {
             cursor = nil
-            if response.cursorReset {
+            if cursorReset {
                 // The ranges pulled so far came from another log: start again.
                 pass = RangedPass()
             } else if response.more {
@@ -363,16 +369,16 @@ public struct SyncClient: Sendable {
     }
 
     /// A refused request: a refused push parks its changes as rejected (one
-    /// document at a time, so that only the guilty ones are); a push too
+    /// document at a time, so that only the guilty ones are); a request too
     /// large for the other side is split; anything else (no push, or a
     /// refusal that is not about it) ends the sync. Both transports'
     /// refusals come here: an HTTP status, a peer's failure message.
     private func handleRefusal(_ failure: SyncFailure, _ session: inout Session) throws {
-        guard !session.pushed.isEmpty, failure.refusesPush || failure.isTooLarge else { throw SyncError.refused(failure) }
-        if failure.isTooLarge {
-            splitPush(refusedAs: failure, &session)
+        if failure.isTooLarge && (!session.pushed.isEmpty || statedDocuments(session) > 1) {
+            splitRequest(refusedAs: failure, &session)
             return
         }
+        guard !session.pushed.isEmpty, failure.refusesPush else { throw SyncError.refused(failure) }
         if session.pushed.count > 1 {
             session.oneDocumentPerPush = true
             return
@@ -388,16 +394,26 @@ public struct SyncClient: Sendable {
         session.pushed = [:]
     }
 
-    /// A request too large for the other side says nothing of its changes:
-    /// the next ones push half as many, down to one; a document whose one
-    /// change is still too large is left out of the rest of the sync, its
-    /// changes pending, and the sync fails with that refusal at its end.
-    private func splitPush(refusedAs failure: SyncFailure, _ session: inout Session) {
+    /// The documents the last request stated.
+    private func statedDocuments(_ session: Session) -> Int {
+        session.lastRequest?.documents.count ?? 0
+    }
+
+    /// A request too large for the other side says nothing of its changes,
+    /// nor which of its limits it passed (bytes, changes or documents): the
+    /// next ones push half as many changes and state half as many documents
+    /// (a range at a time), each down to one. A document whose one change,
+    /// stated alone, is still too large is left out of the rest of the
+    /// sync, its changes pending, and the sync fails with that refusal at
+    /// its end.
+    private func splitRequest(refusedAs failure: SyncFailure, _ session: inout Session) {
         let count = session.pushed.values.reduce(0) { $0 + $1.count }
-        if count > 1 {
-            session.pushChangeLimit = count / 2
-            progress("\(transport.otherSide) refused a request pushing \(count) changes as too large (\(failure.message)): "
-                + "pushing \(count / 2) a request")
+        let stated = statedDocuments(session)
+        if count > 1 || stated > 1 {
+            if count > 1 { session.pushChangeLimit = count / 2 }
+            if stated > 1 { session.statedDocumentLimit = stated / 2 }
+            progress("\(transport.otherSide) refused a request pushing \(count) changes of \(stated) documents as too large "
+                + "(\(failure.message)): pushing \(max(1, count / 2)) changes and stating \(max(1, stated / 2)) documents a request")
         } else if let (id, changes) = session.pushed.first {
             session.unconfirmed[id]?.subtract(changes.map(\.lastID))
             session.tooLarge[id] = SyncFailure(status: failure.status, "a request pushing change \(changes[0].id) of document \(id) alone "

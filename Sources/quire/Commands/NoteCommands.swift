@@ -34,16 +34,16 @@ enum NoteCommands {
             let key = invocation.value("--request-id")
             guard key != "" else { throw invocation.usageError("--request-id needs a key, not an empty one") }
             let store = try invocation.context.openStore()
-            let requestKey = key.map { NoteRequestKey($0, replica: store.replicaID) }
-            // The run this one repeats committed its note: that note is the answer.
-            if let existing = try requestKey?.existingNote(in: store) {
-                invocation.context.output.print(existing.rawValue)
-                return
-            }
-            let id = try store.createDocument(id: requestKey?.newID() ?? .generate()) { tx in
+            let create = { (tx: inout Transaction) in
                 try tx.createNote(title: title, body: body, tags: tags, pinned: invocation.flag("--pin"))
             }
-            invocation.context.output.print(id.rawValue)
+            guard let key else {
+                invocation.context.output.print(try store.createDocument(create).rawValue)
+                return
+            }
+            // The note a run with the key committed (the one this run repeats, or one running now) is the answer.
+            let requestKey = NoteRequestKey(key, replica: store.replicaID)
+            invocation.context.output.print(try store.createDocument(id: requestKey.newID(), unlessStoreHolds: requestKey.madeIt, create).id.rawValue)
         })
 
     static let list = Command(

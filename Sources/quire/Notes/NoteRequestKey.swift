@@ -10,7 +10,9 @@ import Quire
 /// (so listings keep creation order) whose last 60 random bits are a hash
 /// of the key and the store's replica id. Finding it reads only the ids of
 /// the store; a note another replica made with the same key (synced in)
-/// is another store's request, and is not found.
+/// is another store's request, and is not found. The store looks for it
+/// in the transaction that would make the note, so that of two runs at
+/// the same time with one key, one makes it and the other prints its id.
 struct NoteRequestKey {
     /// The end of the id of the note made with this key: the last 3 hex
     /// digits of its fourth group, a dash, and its fifth group.
@@ -32,10 +34,8 @@ struct NoteRequestKey {
         DocumentID(rawValue: DocumentID.generate().rawValue.dropLast(idSuffix.count) + idSuffix)!
     }
 
-    /// The note of `store` made with this key, if any (removed or not).
-    func existingNote(in store: DocumentStore) throws -> DocumentID? {
-        try store.documents(includeRemoved: true).lazy.map(\.id).first { id in
-            id.rawValue.utf8.count == 36 && id.rawValue.hasSuffix(idSuffix)
-        }
+    /// Whether `id` is of a note made with this key.
+    func madeIt(_ id: DocumentID) -> Bool {
+        id.rawValue.utf8.count == 36 && id.rawValue.hasSuffix(idSuffix)
     }
 }
