@@ -17,6 +17,17 @@ import QuireTestSupport
         }
     }
 
+    @Test func aColumnOfVarintsIsEachOneWritten() {
+        // Past several of the chunks `writeVarints` fills, of every size.
+        let values = (0..<5_000).map { UInt64(1) << ($0 % 64) &- UInt64($0 % 3) }
+        var column = ByteWriter(), oneByOne = ByteWriter()
+        column.writeByte(9)
+        oneByOne.writeByte(9)
+        column.writeVarints(count: values.count) { values[$0] }
+        for value in values { oneByOne.writeVarint(value) }
+        #expect(column.bytes == oneByOne.bytes)
+    }
+
     @Test(arguments: [0, 1, 127, 128, 16_383, 16_384, 70_000])
     func aBodyWrittenInPlaceIsSealedAsOneGivenWhole(size: Int) throws {
         // The length goes into room left for the estimate's, and the body
