@@ -17,10 +17,22 @@ import QuireTestSupport
         }
     }
 
+    @Test func aColumnOfVarintsIsEachOneWritten() {
+        // Past several of the chunks `writeVarints` fills, of every size.
+        let values = (0..<5_000).map { UInt64(1) << ($0 % 64) &- UInt64($0 % 3) }
+        var column = ByteWriter(), oneByOne = ByteWriter()
+        column.writeByte(9)
+        oneByOne.writeByte(9)
+        column.writeVarints(count: values.count) { values[$0] }
+        for value in values { oneByOne.writeVarint(value) }
+        #expect(column.bytes == oneByOne.bytes)
+    }
+
     @Test(arguments: [0, 1, 127, 128, 16_383, 16_384, 70_000])
     func aBodyWrittenInPlaceIsSealedAsOneGivenWhole(size: Int) throws {
-        // The length goes into room left for it, and the body moves back:
-        // the same bytes as sealing a finished body, whatever the varint's size.
+        // The length goes into room left for the estimate's, and the body
+        // moves if its own takes another size: the same bytes as sealing a
+        // finished body, whatever the varints' sizes.
         let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let whole = Envelope.seal(magic: ChangeEncoding.magic, version: 3, body: body)
         for estimate in [0, size, size * 2] {

@@ -72,13 +72,11 @@ private extension RGASequence where Element == Unicode.Scalar {
     /// Checks that the runs' headers and UTF-8, as a snapshot writes them
     /// straight from the storage, are those of `runs`.
     func checkHeadersAndUTF8(sourceLocation: SourceLocation = #_sourceLocation) {
-        var headers: [RunHeader] = []
-        var ranges: [Range<Int>] = []
-        forEachRun(contents: { ranges.append($0) }, headers: { header, replica in
-            #expect(tree.replicaID(replica) == header.id.replica, sourceLocation: sourceLocation)
-            headers.append(header)
-        })
-        let utf8 = content.utf8(of: ranges)
+        let found = tree.runs()
+        let headers = found.runs.map(\.header)
+        #expect(found.runs.map { tree.replicaID($0.replica) } == headers.map(\.id.replica), sourceLocation: sourceLocation)
+        #expect(found.contents.reduce(0) { $0 + $1.count } == headers.reduce(0) { $0 + $1.count }, sourceLocation: sourceLocation)
+        let utf8 = content.utf8(of: found.contents)
         let runs = self.runs
         #expect(headers == runs.map { RunHeader(id: $0.id, lamport: $0.lamport, isDeleted: $0.isDeleted, count: $0.elements.count) },
                 sourceLocation: sourceLocation)

@@ -83,9 +83,9 @@ extension Document {
     /// other edits insert or delete around it meanwhile.
     public func elementIDs(_ list: ObjectID) throws(DocumentError) -> [OpID] {
         var ids: [OpID] = []
-        objects.lists[try objects.slot(list, .list)].forEachRun(contents: { _ in }, headers: { run, _ in
-            if !run.isDeleted { ids += (0..<UInt64(run.count)).map(run.id.advanced(by:)) }
-        })
+        for run in objects.lists[try objects.slot(list, .list)].tree.runs().runs.map(\.header) where !run.isDeleted {
+            ids += (0..<UInt64(run.count)).map(run.id.advanced(by:))
+        }
         return ids
     }
 

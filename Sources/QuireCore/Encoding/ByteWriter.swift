@@ -25,6 +25,37 @@ public struct ByteWriter: Sendable {
 
     public mutating func writeVarint(_ value: Int) { writeVarint(UInt64(value)) }
 
+    /// Appends `value(index)` for each index below `count` as a varint (a
+    /// column of a snapshot's run headers), stored through a pointer into
+    /// a chunk on the stack and appended a chunk at a time. Appended a byte
+    /// at a time, each byte paid the array's uniqueness and capacity
+    /// checks. Inlined, so that `value` is too.
+    @inline(__always)
+    mutating func writeVarints(count: Int, _ value: (Int) -> UInt64) {
+        let chunkSize = 4096
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: chunkSize) { chunk in
+            var used = 0
+            for index in 0..<count {
+                if used > chunkSize - Self.longestVarint {
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[..<used]))
+                    used = 0
+                }
+                var value = value(index)
+                while value >= 0x80 {
+                    chunk[used] = UInt8(truncatingIfNeeded: value) | 0x80
+                    used += 1
+                    value >>= 7
+                }
+                chunk[used] = UInt8(value)
+                used += 1
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[..<used]))
+        }
+    }
+
+    /// The most bytes a varint of 64 bits takes.
+    static let longestVarint = 10
+
     /// The bytes `writeVarint(value)` writes.
     static func varintSize(_ value: UInt64) -> Int { max(1, (64 - value.leadingZeroBitCount + 6) / 7) }
 

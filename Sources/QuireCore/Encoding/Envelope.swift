@@ -14,8 +14,8 @@ public enum Envelope {
         /// Known ahead: the length is written first, and the sealed bytes,
         /// often kept for long, carry no spare capacity.
         case exactly(Int)
-        /// An estimate: room is left for the length's largest varint, and
-        /// the body is moved back in place once its length is known.
+        /// An estimate: room is left for its length's varint, and the body
+        /// is moved in place if its length's varint is of another size.
         case about(Int)
     }
 
@@ -34,11 +34,13 @@ public enum Envelope {
             let bodyStart = writer.bytes.count
             writeBody(&writer)
             precondition(writer.bytes.count - bodyStart == size, "the body is not the size announced")
-        case .about:
-            let lengthStart = writer.bytes.count
-            writer.writeBytes(repeatElement(0, count: 10))
+        case .about(let size):
+            // Room for the estimate's length: the body moves (a copy of all
+            // of it) only if its own length takes more or fewer bytes.
+            let lengthStart = writer.bytes.count, room = ByteWriter.varintSize(UInt64(size))
+            writer.writeBytes(repeatElement(0, count: room))
             writeBody(&writer)
-            writer.replaceBytes(in: lengthStart..<lengthStart + 10, withVarint: UInt64(writer.bytes.count - lengthStart - 10))
+            writer.replaceBytes(in: lengthStart..<lengthStart + room, withVarint: UInt64(writer.bytes.count - lengthStart - room))
         }
         writer.writeUInt32(CRC32.checksum(writer.bytes))
         return writer.bytes

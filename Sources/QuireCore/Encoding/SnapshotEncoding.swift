@@ -97,30 +97,28 @@ extension Document {
                     // piece: zstd compresses each column and the text far better
                     // than rows of mixed fields (see encoding.md).
                     let text = objects.texts[slot.index]
-                    var runs: [RunHeader] = [], replicas: [Int] = []
-                    runs.reserveCapacity(text.spanCount)
-                    replicas.reserveCapacity(text.spanCount)
-                    var contentRanges: [Range<Int>] = []
-                    contentRanges.reserveCapacity(text.spanCount)
+                    let found = text.tree.runs()
                     // The text's replica indices to the table's, each looked up
                     // once: hashing every run's replica (in a `Dictionary`) cost
                     // a sixth of a snapshot.
                     var tableIndex = [Int](repeating: -1, count: text.tree.replicaCount)
-                    text.forEachRun(contents: { contentRanges.append($0) }, headers: { run, replica in
-                        if tableIndex[Int(replica)] < 0 { tableIndex[Int(replica)] = replicaIndex.index(of: run.id.replica) }
-                        runs.append(run)
-                        replicas.append(tableIndex[Int(replica)])
-                    })
-                    body.writeVarint(runs.count)
-                    for replica in replicas { body.writeVarint(replica) }
-                    var previousEnd: UInt64 = 0
-                    for run in runs {
-                        body.writeSigned(Int64(bitPattern: run.id.counter &- previousEnd))
-                        previousEnd = run.id.counter &+ UInt64(run.count)
+                    for run in found.runs where tableIndex[Int(run.replica)] < 0 {
+                        tableIndex[Int(run.replica)] = replicaIndex.index(of: run.header.id.replica)
                     }
-                    for run in runs { body.writeSigned(Int64(bitPattern: run.lamport &- run.id.counter)) }
-                    for run in runs { body.writeVarint(UInt64(run.count) << 1 | (run.isDeleted ? 1 : 0)) }
-                    text.content.writeUTF8(of: contentRanges, to: &body)
+                    body.writeVarint(found.runs.count)
+                    found.runs.withUnsafeBufferPointer { runs in
+                        body.writeVarints(count: runs.count) { UInt64(tableIndex[Int(runs[$0].replica)]) }
+                        body.writeVarints(count: runs.count) { index in
+                            let run = runs[index].header
+                            let previousEnd = index == 0 ? 0 : runs[index - 1].header.id.counter &+ UInt64(runs[index - 1].header.count)
+                            return ByteWriter.zigzag(Int64(bitPattern: run.id.counter &- previousEnd))
+                        }
+                        body.writeVarints(count: runs.count) {
+                            ByteWriter.zigzag(Int64(bitPattern: runs[$0].header.lamport &- runs[$0].header.id.counter))
+                        }
+                        body.writeVarints(count: runs.count) { UInt64(runs[$0].header.count) << 1 | (runs[$0].header.isDeleted ? 1 : 0) }
+                    }
+                    text.content.writeUTF8(of: found.contents, to: &body)
                 case .list:
                     var runs: [SequenceRun<Value>] = []
                     objects.lists[slot.index].forEachRun { runs.append($0) }

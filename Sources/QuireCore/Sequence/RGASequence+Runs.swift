@@ -56,63 +56,22 @@ extension RGASequence {
     /// logical content report exactly the same runs (byte-identical snapshots).
     @inlinable
     public func forEachRun(_ body: (SequenceRun<Element>) throws -> Void) rethrows {
-        // A run's elements while they are one range of `content`; a run
-        // whose spans are not (parts that arrived at different times) is
-        // gathered in `gathered` instead.
-        var first: Range<Int>?
-        var gathered: [Element] = []
-        try forEachRun(contents: { range in
-            if let previous = first {
-                if gathered.isEmpty { gathered.append(contentsOf: content.slice(previous)) }
-                gathered.append(contentsOf: content.slice(range))
-            } else {
-                first = range
+        let found = tree.runs()
+        var nextRange = 0
+        for header in found.runs.lazy.map(\.header) {
+            // A run's elements while they are one range of `content`;
+            // gathered when its spans are not (parts that arrived at different times).
+            var elements = content.slice(found.contents[nextRange])
+            nextRange += 1
+            if elements.count < header.count {
+                var gathered = Array(elements)
+                while gathered.count < header.count {
+                    gathered.append(contentsOf: content.slice(found.contents[nextRange]))
+                    nextRange += 1
+                }
+                elements = gathered[...]
             }
-        }, headers: { header, _ in
-            let elements = gathered.isEmpty ? content.slice(first!) : gathered[...]
             try body(SequenceRun(id: header.id, lamport: header.lamport, isDeleted: header.isDeleted, elements: elements))
-            first = nil
-            gathered = []
-        })
-    }
-
-    /// The runs `forEachRun(_:)` reports, without building their elements:
-    /// `contents` gets the ranges of `content` that hold a run's elements,
-    /// in order (adjacent ones joined), then `headers` gets the run and its
-    /// replica's index in the sequence (below `tree.replicaCount`). (A
-    /// snapshot writes a text's elements straight from its storage.)
-    @inlinable
-    func forEachRun(contents: (Range<Int>) throws -> Void, headers: (RunHeader, _ replica: UInt32) throws -> Void) rethrows {
-        var pending: RunHeader?
-        var pendingReplica: UInt32 = 0
-        // The part of the pending run's elements not yet given to `contents`.
-        var contiguous = 0..<0
-        var next = tree.firstSpan
-        while true {
-            let span = next.map { tree.span($0.leaf, $0.slot) }
-            if let span, let run = pending, run.isDeleted == span.isDeleted, pendingReplica == span.replica,
-               run.id.counter + UInt64(run.count) == span.counter,
-               run.lamport + UInt64(run.count) == span.lamport {
-                let start = Int(span.contentStart), end = start + Int(span.length)
-                if contiguous.upperBound != start {
-                    try contents(contiguous)
-                    contiguous = start..<start
-                }
-                contiguous = contiguous.lowerBound..<end
-                pending!.count += Int(span.length)
-            } else {
-                if let run = pending {
-                    try contents(contiguous)
-                    try headers(run, pendingReplica)
-                }
-                guard let span else { return }
-                let start = Int(span.contentStart)
-                contiguous = start..<start + Int(span.length)
-                pending = RunHeader(id: OpID(replica: tree.replicaID(span.replica), counter: span.counter),
-                                    lamport: span.lamport, isDeleted: span.isDeleted, count: Int(span.length))
-                pendingReplica = span.replica
-            }
-            next = next.flatMap { tree.nextSpan(after: $0.leaf, $0.slot) }
         }
     }
 
@@ -151,5 +110,82 @@ extension RGASequence {
         }
         tree = try SpanTree(loading: loaded)
         content = storage
+    }
+}
+
+/// The runs `RGASequence.forEachRun(_:)` reports, without their elements:
+/// what a snapshot writes (a text's elements straight from its storage).
+@usableFromInline
+struct SequenceRuns {
+    @usableFromInline
+    struct Run {
+        @usableFromInline var header: RunHeader
+        /// The run's replica as the sequence's index of it (`SpanTree.replicaID(_:)`).
+        @usableFromInline var replica: UInt32
+    }
+
+    /// Each run, in document order.
+    @usableFromInline var runs: [Run]
+    /// The ranges of the content buffer that hold the runs' elements, in
+    /// order, adjacent ones joined: a run's ranges add up to its count.
+    @usableFromInline var contents: [Range<Int>]
+}
+
+extension SpanTree {
+    /// The sequence's runs (`RGASequence.forEachRun(_:)`), found in one
+    /// loop over the leaves' spans and stored through pointers (at most a
+    /// run and a range a span). Reported through closures a run at a time,
+    /// then appended to arrays, they cost about three times as much.
+    @usableFromInline
+    func runs() -> SequenceRuns {
+        let spanCount = self.spanCount
+        var contents: [Range<Int>] = []
+        let runs = [SequenceRuns.Run](unsafeUninitializedCapacity: spanCount) { runs, runCount in
+            contents = [Range<Int>](unsafeUninitializedCapacity: spanCount) { contents, rangeCount in
+                spans.withUnsafeBufferPointer { spans in
+                    // The pending run, and the part of its elements not yet in `contents`.
+                    var isPending = false
+                    var run = SequenceRuns.Run(header: RunHeader(id: OpID(replica: ReplicaID(0), counter: 0), lamport: 0, isDeleted: false, count: 0),
+                                               replica: 0)
+                    var contiguous = 0..<0
+                    func finishRun() {
+                        contents.initializeElement(at: rangeCount, to: contiguous)
+                        rangeCount += 1
+                        runs.initializeElement(at: runCount, to: run)
+                        runCount += 1
+                    }
+                    var leaf = firstLeaf
+                    while leaf >= 0 {
+                        let first = Int(leaf) * Self.leafCapacity
+                        for span in spans[first..<first + Int(leaves[Int(leaf)].count)] {
+                            let start = Int(span.contentStart), end = start + Int(span.length)
+                            if isPending, run.header.isDeleted == span.isDeleted, run.replica == span.replica,
+                               run.header.id.counter &+ UInt64(run.header.count) == span.counter,
+                               run.header.lamport &+ UInt64(run.header.count) == span.lamport {
+                                if contiguous.upperBound == start {
+                                    contiguous = contiguous.lowerBound..<end
+                                } else {
+                                    contents.initializeElement(at: rangeCount, to: contiguous)
+                                    rangeCount += 1
+                                    contiguous = start..<end
+                                }
+                                run.header.count += Int(span.length)
+                            } else {
+                                if isPending { finishRun() }
+                                contiguous = start..<end
+                                run = SequenceRuns.Run(
+                                    header: RunHeader(id: OpID(replica: replicaID(span.replica), counter: span.counter),
+                                                      lamport: span.lamport, isDeleted: span.isDeleted, count: Int(span.length)),
+                                    replica: span.replica)
+                                isPending = true
+                            }
+                        }
+                        leaf = leaves[Int(leaf)].next
+                    }
+                    if isPending { finishRun() }
+                }
+            }
+        }
+        return SequenceRuns(runs: runs, contents: contents)
     }
 }
