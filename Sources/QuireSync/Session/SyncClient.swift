@@ -301,6 +301,7 @@ public struct SyncClient: Sendable {
         // Every document the store holds, now that the page is applied.
         let versions = try store.versionVectors()
         var acknowledged: [DocumentID: VersionVector] = [:]
+        var held: [DocumentID: Set<OpID>] = [:]
         for document in response.documents {
             // Only this store makes changes under its replica id: recorded, a
             // claim of more would keep the ones it names from ever being sent.
@@ -313,9 +314,8 @@ public struct SyncClient: Sendable {
             if versions[document.id] != nil { acknowledged[document.id] = document.version }
             session.serverVersions[document.id] = document.version
             if let pushed = session.unconfirmed[document.id] {
-                let held = pushed.filter { document.version.contains($0) }
-                session.report.sent += held.count
-                session.unconfirmed[document.id] = pushed.subtracting(held)
+                held[document.id] = pushed.filter { document.version.contains($0) }
+                session.unconfirmed[document.id] = pushed.subtracting(held[document.id] ?? [])
             }
         }
         session.answered.formUnion(answered)
@@ -345,7 +345,13 @@ public struct SyncClient: Sendable {
             }
             session.pass = cursor == nil ? pass : nil
         }
-        try store.recordSyncProgress(peer: peer, acknowledged: acknowledged, cursor: cursor)
+        // A change another sync of this store (run at the same time, pushing
+        // it too) saw the server hold first is that sync's to count in `sent`.
+        let earlier = try store.recordSyncProgress(peer: peer, acknowledged: acknowledged, cursor: cursor,
+                                                   earlierOf: held.filter { !$0.value.isEmpty }.keys)
+        for (id, changes) in held {
+            session.report.sent += changes.count { earlier[id]?.contains($0) != true }
+        }
         if response.more {
             guard response.cursor != session.lastCursor || !response.documents.allSatisfy(\.bundles.isEmpty) else {
                 throw SyncError.protocolViolation("it says more is to come but sends nothing new")
