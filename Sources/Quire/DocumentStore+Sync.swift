@@ -61,8 +61,16 @@ extension DocumentStore {
     /// (nil: the cursor stays) in one transaction: one disk sync for a whole
     /// answer, not one per document. A refused change `peer` now holds (its
     /// writer sent it) is no longer refused.
-    public func recordSyncProgress(peer: String, acknowledged: [DocumentID: VersionVector], cursor: SyncCursor?) throws {
+    ///
+    /// - Returns: what was recorded as acknowledged before, in the same
+    ///   transaction, for the documents of `earlierOf`: a change it covers
+    ///   another sync (another process) has already seen `peer` hold.
+    @discardableResult
+    public func recordSyncProgress(peer: String, acknowledged: [DocumentID: VersionVector], cursor: SyncCursor?,
+                                   earlierOf documents: some Collection<DocumentID> = []) throws -> [DocumentID: VersionVector] {
         try database.write { db in
+            var earlier: [DocumentID: VersionVector] = [:]
+            for id in documents { earlier[id] = try PeerAcknowledgements.version(peer: peer, document: id.rawValue, db) }
             for (id, version) in acknowledged {
                 try PeerAcknowledgements.acknowledge(peer: peer, document: id.rawValue, version: version, db)
             }
@@ -72,6 +80,7 @@ extension DocumentStore {
                 try SyncState.forgetRejected(rejected, peer: peer, db)
             }
             if let cursor { try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db) }
+            return earlier
         }
     }
 

@@ -2,11 +2,31 @@ import Foundation
 import QuireTestSupport
 @testable import Quire
 import QuireSync
+import Synchronization
 import Testing
 
 @Suite struct SyncProtocolTests {
     func makeServer() throws -> SyncServer {
         try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+    }
+
+    /// Two syncs of one store at once push the same change; the server
+    /// takes it once, and `sent` counts it once between them: the sync that
+    /// records the server holding it first. (Both counted it.)
+    @Test func twoSyncsOfOneStoreAtOnceCountASentChangeOnce() async throws {
+        let server = try makeServer()
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try write(store, "n", "k", 1)
+        // A stored cursor: the next syncs push in their first round.
+        #expect(try await SyncClient(store: store, peer: "server", transport: FaultyTransport.sound(server)).sync().sent == 1)
+        try write(store, "n", "k", 2)
+        let gathering = GatheringTransport(service: server, requests: 2)
+        async let first = SyncClient(store: store, peer: "server", transport: gathering).sync()
+        async let second = SyncClient(store: store, peer: "server", transport: gathering).sync()
+        let reports = try await [first, second]
+        #expect(reports.map(\.sent).sorted() == [0, 1])
+        #expect(try store.outbox(peer: "server").isEmpty)
     }
 
     @Test(arguments: [1, 2, 3] as [UInt64])
@@ -794,5 +814,24 @@ final class RecordingTransport: SyncTransport, @unchecked Sendable {
         let answer = try await inner.exchange(request, longPollSeconds: longPollSeconds)
         if case .response(let decoded)? = try? SyncMessage.decode(answer) { lock.withLock { answered.append(decoded) } }
         return answer
+    }
+}
+
+/// Holds every request until `requests` have come (then lets each through
+/// at once), so that concurrent syncs have all pushed before any answer.
+final class GatheringTransport: SyncTransport {
+    let service: any SyncService
+    let requests: Int
+    private let arrived = Mutex(0)
+
+    init(service: any SyncService, requests: Int) {
+        self.service = service
+        self.requests = requests
+    }
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        arrived.withLock { $0 += 1 }
+        while arrived.withLock({ $0 }) < requests { try? await Task.sleep(for: .milliseconds(5)) }
+        return await service.respond(toMessage: request, access: .unrestricted)
     }
 }

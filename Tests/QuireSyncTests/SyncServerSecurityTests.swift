@@ -250,18 +250,84 @@ import Testing
         #expect(slow.bucketCount == 5_000)
     }
 
+    /// A change refused for its own sake (here, its replica id is another
+    /// token's) is parked, counted pending, and not offered again until asked.
     @Test func aRefusedPushIsParkedAndShownNeverDropped() async throws {
         try await withSyncServer { _, url in
             let store = try DocumentStore.inMemory()
+            func sync(_ token: String) async throws -> SyncClient.Report {
+                try await SyncClient(store: store, peer: url.absoluteString,
+                                     transport: HTTPSyncTransport(server: url, token: token, retryPolicy: .never)).sync()
+            }
+            try store.create(id: "first")
+            try write(store, "first", "k", 1)
+            _ = try await sync("writer")  // the store's replica is now the writer token's
             try store.create(id: "mine")
             try write(store, "mine", "k", 1)
-            let transport = HTTPSyncTransport(server: url, token: "reader", retryPolicy: .never)
-            let report = try await SyncClient(store: store, peer: url.absoluteString, transport: transport).sync()
-            #expect(report.rejected.count == 1 && report.rejected[0].status == 403)
+            let report = try await sync("other")
+            #expect(report.rejected.count == 1 && report.rejected[0].status == 403 && report.writeRefusal == nil)
             #expect(try store.rejectedChanges(peer: url.absoluteString).count == 1)
             #expect(try store.outbox(peer: url.absoluteString)["mine"]?.count == 1)
             // Not offered again until asked: the next sync is a plain pull.
-            #expect(try await SyncClient(store: store, peer: url.absoluteString, transport: transport).sync().rejected.isEmpty)
+            #expect(try await sync("other").rejected.isEmpty)
+        }
+    }
+
+    /// A token that may only read says nothing about the changes: the sync
+    /// pulls in the usual few rounds, sends and rejects nothing, and a token
+    /// that may write sends them later, without `--retry-rejected`. (It
+    /// rejected every change, one document a round.)
+    @Test func aReadOnlyTokenPullsAndLeavesTheChangesPendingForAWriter() async throws {
+        try await withSyncServer { server, url in
+            let peer = url.absoluteString
+            func client(_ store: DocumentStore, _ token: String) -> SyncClient {
+                SyncClient(store: store, peer: peer, transport: HTTPSyncTransport(server: url, token: token, retryPolicy: .never))
+            }
+            let other = try DocumentStore.inMemory()
+            try other.create(id: "theirs")
+            try write(other, "theirs", "k", 1)
+            try await client(other, "writer").sync()
+            let store = try DocumentStore.inMemory()
+            let mine = (0..<40).map { DocumentID(rawValue: "note-\($0)")! }
+            for id in mine {
+                try store.create(id: id)
+                try write(store, id, "k", 1)
+            }
+            // The first sync (no cursor yet: it pushes once an answer states the server's versions) and a later one.
+            for maxRounds in [3, 2] {
+                let report = try await client(store, "reader").sync()
+                #expect(report.writeRefusal == .readOnlyToken && report.notSent == mine.sorted())
+                #expect(report.rejected.isEmpty && report.sent == 0 && report.rounds <= maxRounds, "\(report)")
+            }
+            #expect(try store.read("theirs") { try $0.get(.root, key: "k") } == .scalar(.int(1)))
+            #expect(try store.rejectedChanges(peer: peer).isEmpty)
+            #expect(try store.outbox(peer: peer).count == mine.count)
+            // Nothing to send: no refusal to report.
+            #expect(try await client(other, "reader").sync().writeRefusal == nil)
+
+            let written = try await client(store, "writer").sync()
+            #expect(written.sent == mine.count && written.writeRefusal == nil && written.notSent.isEmpty)
+            #expect(try store.outbox(peer: peer).isEmpty)
+            #expect(server.log.version("note-39")[store.replicaID] == 1)
+        }
+    }
+
+    /// The server's answer to a token that may not write tells it from a
+    /// change refused on its merits: its text, and RFC 6750's `insufficient_scope`.
+    @Test func aWriteWithoutPermissionIsToldFromARefusedChange() async throws {
+        try await withSyncServer { server, _ in
+            func answer(_ body: [UInt8], token: String) async -> HTTPResponse {
+                await server.handle(HTTPRequest(method: "POST", path: "/v1/sync",
+                                                headers: HTTPHeaders([("Authorization", "Bearer \(token)")]), body: body))
+            }
+            let readOnly = await answer(pushRequest(), token: "reader")
+            #expect(readOnly.status == 403 && String(decoding: readOnly.body, as: UTF8.self) == SyncFailure.readOnlyToken.message)
+            #expect(readOnly.headers["WWW-Authenticate"] == "Bearer error=\"insufficient_scope\"")
+            #expect(await answer(pushRequest(), token: "writer").status == 200)
+            let otherToken = await answer(pushRequest(counter: 2), token: "other")
+            let failure = SyncFailure(status: otherToken.status, String(decoding: otherToken.body, as: UTF8.self))
+            #expect(failure.status == 403 && failure.refusesPush && !failure.deniesWriting)
+            #expect(otherToken.headers["WWW-Authenticate"] == nil)
         }
     }
 

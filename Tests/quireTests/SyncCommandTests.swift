@@ -22,6 +22,15 @@ import Testing
         return (process, bound)
     }
 
+    /// Starts a server whose tokens file holds `tokens`, runs `body` with its URL, and stops it.
+    func withTokenServer(_ runner: QuireRunner, tokens: String, _ body: (String) throws -> Void) throws {
+        let path = runner.directory + "/tokens.txt"
+        try tokens.write(toFile: path, atomically: true, encoding: .utf8)
+        let (server, port) = try startServer(runner, tokens: path)
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        try body("http://127.0.0.1:\(port)")
+    }
+
     /// The first line a process writes to `pipe` (what `serve` prints once
     /// it listens), or what came before the pipe ended.
     func firstLine(of pipe: Pipe) -> String {
@@ -125,34 +134,66 @@ import Testing
         }
     }
 
-    /// A change a read-only token could not push waits for --retry-rejected:
-    /// a later sync that does not offer it says so, and counts it in
-    /// --json's `rejected`, as status does.
+    /// A token that may only read sends nothing and refuses nothing: the
+    /// sync says so and exits 1, the changes stay pending, and a token that
+    /// may write sends them without --retry-rejected. With nothing to send,
+    /// such a sync is a plain pull, exit 0.
+    @Test func aReadOnlyTokenLeavesTheChangesPendingForAWriter() throws {
+        try withRunner { runner in
+            try withTokenServer(runner, tokens: "reader ro\nwriter rw\n") { url in
+                try runner.ok(["init"])
+                #expect(try runner.run(["sync", url, "--token", "reader"]).status == 0)
+                try runner.ok(["note", "new", "--title", "T"])
+                let readOnly = try runner.run(["sync", url, "--token", "reader"])
+                #expect(readOnly.status == 1)
+                #expect(readOnly.stdout.hasPrefix("synced with \(url): sent 0, received 0 changes") && readOnly.stdout.hasSuffix("; 1 pending\n"))
+                #expect(readOnly.stderr.hasSuffix("error: \(url) lets this token read but not write (this token may not write: it is read-only): "
+                    + "1 local change was not sent and stays pending, none refused; sync with a token that may write to send them\n"),
+                    "\(readOnly.stderr)")
+                let json = try #require(try runner.run(["sync", url, "--token", "reader", "--json"]).json() as? [String: Any])
+                #expect(json["readOnly"] as? Bool == true && json["rejected"] as? Int == 0 && json["pending"] as? Int == 1)
+                let status = try #require(try runner.run(["status", "--json"]).json() as? [String: Any])
+                #expect(status["pending"] as? Int == 1)
+
+                let written = try runner.run(["sync", url, "--token", "writer"])
+                #expect(written.status == 0)
+                #expect(written.stdout.contains(": sent 1,") && written.stdout.hasSuffix("; 0 pending\n"), "\(written.stdout)")
+                let after = try #require(try runner.run(["sync", url, "--token", "reader", "--json"]).json() as? [String: Any])
+                #expect(after["readOnly"] as? Bool == false && after["pending"] as? Int == 0)
+            }
+        }
+    }
+
+    /// A change refused for its own sake (its replica id is another
+    /// token's: a note relayed from a store that syncs with another token)
+    /// waits for --retry-rejected: a later sync that does not offer it says
+    /// so, and counts it in --json's `rejected`, as status does.
     @Test func aChangeRefusedBeforeIsSaidToWaitForRetryRejected() throws {
         try withRunner { runner in
-            let tokens = runner.directory + "/tokens.txt"
-            try "reader ro\nwriter rw\n".write(toFile: tokens, atomically: true, encoding: .utf8)
-            let (server, port) = try startServer(runner, tokens: tokens)
-            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-            let url = "http://127.0.0.1:\(port)"
-            try runner.ok(["init"])
-            try runner.ok(["note", "new", "--title", "T"])
-            let refused = try runner.run(["sync", url, "--token", "reader"])
-            #expect(refused.status == 1)
-            #expect(refused.stderr.contains("error: the server refused 1 change(s)"))
+            try withTokenServer(runner, tokens: "writer rw\nother rw\n") { url in
+                let laptop = runner.directory + "/laptop.quire"
+                try runner.ok(["init"], store: laptop)
+                try runner.ok(["note", "new", "--title", "first"], store: laptop)
+                try runner.ok(["sync", url, "--token", "writer"], store: laptop)  // the laptop's replica is now the writer token's
+                try runner.ok(["note", "new", "--title", "second"], store: laptop)
+                try runner.ok(["init"])
+                try runner.ok(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"])
 
-            let later = try runner.run(["sync", url, "--token", "writer"])
-            #expect(later.status == 0)
-            #expect(later.stdout.hasSuffix("; 1 pending\n1 change(s) the server refused before, and the later changes that build on them, "
-                + "wait for `quire sync --retry-rejected` (quire status lists the refused ones)\n"))
-            let json = try #require(try runner.run(["sync", url, "--token", "writer", "--json"]).json() as? [String: Any])
-            #expect(json["rejected"] as? Int == 1 && json["pending"] as? Int == 1)
+                let refused = try runner.run(["sync", url, "--token", "other"])
+                #expect(refused.status == 1)
+                #expect(refused.stderr.contains("error: the server refused 1 change(s)"), "\(refused.stderr)")
+                let later = try runner.run(["sync", url, "--token", "other"])
+                #expect(later.status == 0)
+                #expect(later.stdout.hasSuffix("1 change(s) the server refused before, and the later changes that build on them, "
+                    + "wait for `quire sync --retry-rejected` (quire status lists the refused ones)\n"), "\(later.stdout)")
+                let json = try #require(try runner.run(["sync", url, "--token", "other", "--json"]).json() as? [String: Any])
+                #expect(json["rejected"] as? Int == 1 && json["readOnly"] as? Bool == false)
 
-            let retried = try runner.run(["sync", url, "--token", "writer", "--retry-rejected"])
-            #expect(retried.status == 0)
-            #expect(retried.stdout.hasSuffix("; 0 pending\n"))
-            let after = try #require(try runner.run(["sync", url, "--token", "writer", "--json"]).json() as? [String: Any])
-            #expect(after["rejected"] as? Int == 0 && after["pending"] as? Int == 0)
+                // Once its writer has sent it, the refusal is forgotten.
+                try runner.ok(["sync", url, "--token", "writer"], store: laptop)
+                let after = try #require(try runner.run(["sync", url, "--token", "other", "--json"]).json() as? [String: Any])
+                #expect(after["rejected"] as? Int == 0 && after["pending"] as? Int == 0)
+            }
         }
     }
 
@@ -161,22 +202,19 @@ import Testing
     /// silently pending.
     @Test func aNoteOutsideTheTokensDocumentsIsSaidNotToSync() throws {
         try withRunner { runner in
-            let tokens = runner.directory + "/tokens.txt"
-            try "shared rw shared-notebook\n".write(toFile: tokens, atomically: true, encoding: .utf8)
-            let (server, port) = try startServer(runner, tokens: tokens)
-            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-            let url = "http://127.0.0.1:\(port)"
-            try runner.ok(["init"])
-            let id = try runner.ok(["note", "new", "--title", "Private"]).trimmingCharacters(in: .newlines)
-            for _ in 0..<2 {
-                let result = try runner.run(["sync", url, "--token", "shared"])
-                #expect(result.status == 0)
-                #expect(result.stdout.hasSuffix("; 1 pending\n"))
-                #expect(result.stderr.hasSuffix("note: 1 note(s) with changes \(url) lacks are outside what this token may read and write, "
-                    + "and were not synced; their changes stay pending:\n  \(id)\n"))
+            try withTokenServer(runner, tokens: "shared rw shared-notebook\n") { url in
+                try runner.ok(["init"])
+                let id = try runner.ok(["note", "new", "--title", "Private"]).trimmingCharacters(in: .newlines)
+                for _ in 0..<2 {
+                    let result = try runner.run(["sync", url, "--token", "shared"])
+                    #expect(result.status == 0)
+                    #expect(result.stdout.hasSuffix("; 1 pending\n"))
+                    #expect(result.stderr.hasSuffix("note: 1 note(s) with changes \(url) lacks are outside what this token may read and write, "
+                        + "and were not synced; their changes stay pending:\n  \(id)\n"))
+                }
+                let json = try #require(try runner.run(["sync", url, "--token", "shared", "--json"]).json() as? [String: Any])
+                #expect(json["outOfScope"] as? Int == 1 && json["pending"] as? Int == 1)
             }
-            let json = try #require(try runner.run(["sync", url, "--token", "shared", "--json"]).json() as? [String: Any])
-            #expect(json["outOfScope"] as? Int == 1 && json["pending"] as? Int == 1)
         }
     }
 

@@ -141,8 +141,17 @@ public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
 
     /// Whether the refusal is about the pushed changes themselves (400, 403,
     /// 409: `Specs/sync.md`, "Endpoint"). Any other (401 for a mistyped
-    /// token, 404 for a wrong URL, 413) says nothing about them.
-    public var refusesPush: Bool { [400, 403, 409].contains(status) }
+    /// token, 404 for a wrong URL, 413), or a token that may not write at
+    /// all (`deniesWriting`), says nothing about them.
+    public var refusesPush: Bool { [400, 403, 409].contains(status) && !deniesWriting }
+
+    /// The refusal of a push by a token that may only read: no verdict on
+    /// its changes, which a token that may write can send. Clients know it
+    /// by its status and text (stdio carries no headers), so neither may change.
+    public static let readOnlyToken = SyncFailure(status: 403, "this token may not write: it is read-only")
+
+    /// Whether this is the refusal of any write by this token (`readOnlyToken`).
+    public var deniesWriting: Bool { status == Self.readOnlyToken.status && message == Self.readOnlyToken.message }
 
     /// Whether the request was too large for the other side (413: its body,
     /// frame, payload, documents, changes, or the changes it would park): a

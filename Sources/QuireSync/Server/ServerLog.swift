@@ -191,8 +191,9 @@ public final class ServerLog: Sendable {
     /// written together in one transaction, each in its own savepoint: they
     /// share one disk sync, and a refused one is rolled back alone.
     ///
-    /// Refusals: 403 when `access` may not write a document or a replica id
-    /// belongs to another token; 409 when a change has the id of a stored
+    /// Refusals: 403 when `access` may not write at all
+    /// (`SyncFailure.readOnlyToken`), may not write a document, or a replica
+    /// id belongs to another token; 409 when a change has the id of a stored
     /// change but other content; 400 for a Lamport value too far ahead or a
     /// change that does not apply to its document; 413 past `limits`.
     ///
@@ -206,7 +207,7 @@ public final class ServerLog: Sendable {
         guard total > 0 else { return [:] }
         if let refusal = limits.refusal(ofChanges: total) { throw refusal }
         for push in pushes where !access.mayWrite(push.id) {
-            throw SyncFailure(status: 403, access.canWrite ? "this token may not write document \(push.id)" : "this token is read-only")
+            throw access.canWrite ? SyncFailure(status: 403, "this token may not write document \(push.id)") : .readOnlyToken
         }
         let request = PushRequest(pushes: pushes, access: access, limits: limits)
         let condition = queue.condition

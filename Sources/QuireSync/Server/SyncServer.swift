@@ -68,6 +68,9 @@ public final class SyncServer: SyncService {
             var headers = HTTPHeaders()
             if let seconds = error.retryAfterSeconds { headers["Retry-After"] = String(seconds) }
             if error.status == 401 { headers["WWW-Authenticate"] = "Bearer" }
+            // RFC 6750's word for a token that lacks the right: a client can
+            // tell it from a 403 refusing a change (its replica id is another token's).
+            if error.deniesWriting { headers["WWW-Authenticate"] = "Bearer error=\"insufficient_scope\"" }
             return .text(error.status, error.message, headers: headers)
         }
     }

@@ -61,6 +61,13 @@ public struct SyncClient: Sendable {
         /// for: the token may not read them (nor write them), so they were
         /// left out, and their changes stay pending.
         public var outOfScope: [DocumentID] = []
+        /// The server's refusal of any write by this token (it may only
+        /// read: `SyncFailure.readOnlyToken`), when it had changes to send:
+        /// the sync pulled without pushing, rejected none, and the documents
+        /// in `notSent` keep their changes pending for a token that may write.
+        public var writeRefusal: SyncFailure?
+        /// With `writeRefusal`, the documents holding changes the server lacks.
+        public var notSent: [DocumentID] = []
     }
 
     /// Syncs until neither side lacks anything the other may give it.
@@ -163,6 +170,8 @@ public struct SyncClient: Sendable {
         var tooLarge: [DocumentID: SyncFailure] = [:]
         /// Documents the server did not answer for: this token may not read them.
         var unanswered: Set<DocumentID> = []
+        /// Set once the server refused any write by this token: nothing more is pushed.
+        var writeRefusal: SyncFailure?
         var lastCursor: SyncCursor?
         var lastRequest: SyncRequest?
         /// Set while the documents are stated a range at a time.
@@ -228,6 +237,7 @@ public struct SyncClient: Sendable {
             // has stated what the peer holds of it.
             let mayPush = (coversRows || session.answered.contains(id)) && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
                 && !session.unanswered.contains(id) && session.report.damaged[id] == nil && session.tooLarge[id] == nil
+                && session.writeRefusal == nil
             if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
                 // Blocked changes are skipped, so with any the count is not known ahead.
                 let limit = blocked[id] == nil ? budget.changes : .max
@@ -291,6 +301,7 @@ public struct SyncClient: Sendable {
         // Every document the store holds, now that the page is applied.
         let versions = try store.versionVectors()
         var acknowledged: [DocumentID: VersionVector] = [:]
+        var held: [DocumentID: Set<OpID>] = [:]
         for document in response.documents {
             // Only this store makes changes under its replica id: recorded, a
             // claim of more would keep the ones it names from ever being sent.
@@ -303,9 +314,8 @@ public struct SyncClient: Sendable {
             if versions[document.id] != nil { acknowledged[document.id] = document.version }
             session.serverVersions[document.id] = document.version
             if let pushed = session.unconfirmed[document.id] {
-                let held = pushed.filter { document.version.contains($0) }
-                session.report.sent += held.count
-                session.unconfirmed[document.id] = pushed.subtracting(held)
+                held[document.id] = pushed.filter { document.version.contains($0) }
+                session.unconfirmed[document.id] = pushed.subtracting(held[document.id] ?? [])
             }
         }
         session.answered.formUnion(answered)
@@ -335,7 +345,13 @@ public struct SyncClient: Sendable {
             }
             session.pass = cursor == nil ? pass : nil
         }
-        try store.recordSyncProgress(peer: peer, acknowledged: acknowledged, cursor: cursor)
+        // A change another sync of this store (run at the same time, pushing
+        // it too) saw the server hold first is that sync's to count in `sent`.
+        let earlier = try store.recordSyncProgress(peer: peer, acknowledged: acknowledged, cursor: cursor,
+                                                   earlierOf: held.filter { !$0.value.isEmpty }.keys)
+        for (id, changes) in held {
+            session.report.sent += changes.count { earlier[id]?.contains($0) != true }
+        }
         if response.more {
             guard response.cursor != session.lastCursor || !response.documents.allSatisfy(\.bundles.isEmpty) else {
                 throw SyncError.protocolViolation("it says more is to come but sends nothing new")
@@ -347,14 +363,21 @@ public struct SyncClient: Sendable {
         if session.pass != nil { return false }
         // Complete once the server holds everything it may take from us.
         let blocked = try blockedCounters()
-        var outOfScope: [DocumentID] = []
+        var outOfScope: [DocumentID] = [], notSent: [DocumentID] = []
         for (id, mine) in versions where session.report.damaged[id] == nil && session.tooLarge[id] == nil {
             if !(session.serverVersions[id] ?? VersionVector()).includes(pushable(mine, blocked[id])) {
-                guard session.unanswered.contains(id) else { return false }
-                outOfScope.append(id)
+                if session.unanswered.contains(id) {
+                    outOfScope.append(id)
+                } else if session.writeRefusal != nil {
+                    notSent.append(id)
+                } else {
+                    return false
+                }
             }
         }
         session.report.outOfScope = outOfScope.sorted()
+        session.report.notSent = notSent.sorted()
+        session.report.writeRefusal = session.writeRefusal
         // A peer (no server: its cursor is at seq 0) knows what this store
         // holds only from the versions a request states: one more round
         // states the changes it just sent as held, so that it stops counting
@@ -370,12 +393,22 @@ public struct SyncClient: Sendable {
 
     /// A refused request: a refused push parks its changes as rejected (one
     /// document at a time, so that only the guilty ones are); a request too
-    /// large for the other side is split; anything else (no push, or a
+    /// large for the other side is split; a token that may not write pulls
+    /// without pushing, its changes pending; anything else (no push, or a
     /// refusal that is not about it) ends the sync. Both transports'
     /// refusals come here: an HTTP status, a peer's failure message.
     private func handleRefusal(_ failure: SyncFailure, _ session: inout Session) throws {
         if failure.isTooLarge && (!session.pushed.isEmpty || statedDocuments(session) > 1) {
             splitRequest(refusedAs: failure, &session)
+            return
+        }
+        if failure.deniesWriting && !session.pushed.isEmpty {
+            // A verdict on the token, not the changes: rejecting them would hold
+            // them back from a token that may write, one document a round.
+            for (id, changes) in session.pushed { session.unconfirmed[id]?.subtract(changes.map(\.lastID)) }
+            session.writeRefusal = failure
+            session.pushed = [:]
+            progress("\(transport.otherSide) refused this token any write (\(failure.message)): pulling without pushing")
             return
         }
         guard !session.pushed.isEmpty, failure.refusesPush else { throw SyncError.refused(failure) }

@@ -181,8 +181,8 @@ enum SyncCommands {
             case .failure(let error):
                 throw CLIError.failure("sync with \(peer) failed: \(error.description(otherSide: transport.otherSide))\n\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending")
             }
-            // Refused changes, this sync's and earlier ones (a read-only token's
-            // push, say), wait for --retry-rejected: a later sync does not offer them.
+            // Refused changes, this sync's and earlier ones, wait for
+            // --retry-rejected: a later sync does not offer them.
             let rejected = try store.rejectedChanges(peer: peer)
             if invocation.flag("--json") {
                 output.print(json: .object([
@@ -191,6 +191,7 @@ enum SyncCommands {
                     "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(rejected.count),
                     "pending": pending.map { .integer(Int64($0)) } ?? .null,
                     "damaged": .integer(report.damaged.count), "outOfScope": .integer(report.outOfScope.count),
+                    "readOnly": .bool(report.writeRefusal != nil),
                 ]))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
@@ -206,6 +207,12 @@ enum SyncCommands {
                 output.progress("note: \(report.outOfScope.count) note(s) with changes \(peer) lacks are outside what this token may read "
                     + "and write, and were not synced; their changes stay pending:\n"
                     + report.outOfScope.map { "  \($0)" }.joined(separator: "\n"))
+            }
+            if let refusal = report.writeRefusal {
+                // Not the changes' fault: they go out with a token that may write, without --retry-rejected.
+                throw CLIError.failure("\(peer) lets this token read but not write (\(refusal.message)): \(pendingText) local "
+                    + "change\(pending == 1 ? " was" : "s were") not sent and stay\(pending == 1 ? "s" : "") pending, none refused; "
+                    + "sync with a token that may write to send them")
             }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }
