@@ -147,7 +147,7 @@ import Testing
                 let readOnly = try runner.run(["sync", url, "--token", "reader"])
                 #expect(readOnly.status == 1)
                 #expect(readOnly.stdout.hasPrefix("synced with \(url): sent 0, received 0 changes") && readOnly.stdout.hasSuffix("; 1 pending\n"))
-                #expect(readOnly.stderr.hasSuffix("error: \(url) lets this token read but not write (this token may not write: it is read-only): "
+                #expect(readOnly.stderr.hasSuffix("error: \(url) lets this token read but not write (this token is read-only): "
                     + "1 local change was not sent and stays pending, none refused; sync with a token that may write to send them\n"),
                     "\(readOnly.stderr)")
                 let json = try #require(try runner.run(["sync", url, "--token", "reader", "--json"]).json() as? [String: Any])

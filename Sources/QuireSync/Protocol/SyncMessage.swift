@@ -147,8 +147,9 @@ public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
 
     /// The refusal of a push by a token that may only read: no verdict on
     /// its changes, which a token that may write can send. Clients know it
-    /// by its status and text (stdio carries no headers), so neither may change.
-    public static let readOnlyToken = SyncFailure(status: 403, "this token may not write: it is read-only")
+    /// by its status and text (stdio carries no headers), so neither may change;
+    /// the text is the one servers have always sent, so older servers are understood.
+    public static let readOnlyToken = SyncFailure(status: 403, "this token is read-only")
 
     /// Whether this is the refusal of any write by this token (`readOnlyToken`).
     public var deniesWriting: Bool { status == Self.readOnlyToken.status && message == Self.readOnlyToken.message }
