@@ -602,16 +602,21 @@ import QuireTestSupport
 
     /// A change whose Lamport value is above its replica's previous
     /// change's first but not above its last element's is refused in a
-    /// bundle as change by change, though it builds on that change alone.
-    /// (It inserts at the head: no origin's stamp to catch it.)
-    @Test func aChangeNotAboveItsReplicasPreviousElementsIsRefused() throws {
+    /// bundle as change by change, though it builds on that change alone:
+    /// an insert, or several edits (which a bundle applies before the
+    /// changes before them are noted). (It inserts at the head: no
+    /// origin's stamp to catch it.)
+    @Test(arguments: [false, true])
+    func aChangeNotAboveItsReplicasPreviousElementsIsRefused(ofSeveralEdits: Bool) throws {
         var source = Document(replica: ReplicaID(1))
         let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
         try source.transact { tx in try tx.insertText(text, at: 0, "abc") }
         var changes = try source.allChanges()
         let paste = changes[1]
+        var operations = [Operation.insert(object: text, origin: nil, content: .text("x"))]
+        if ofSeveralEdits { operations.append(.delete(object: text, target: IDRun(start: paste.id, length: 1))) }
         changes.append(Change(id: paste.lastID.advanced(by: 1), lamport: paste.lamport + 1, parents: [paste.lastID],
-                              operations: [.insert(object: text, origin: nil, content: .text("x"))]))
+                              operations: operations))
         var bulk = Document(replica: ReplicaID(9))
         #expect(throws: DocumentError.self) { try bulk.applyEncoded(ChangeEncoding.encode(changes)) }
         var oneByOne = Document(replica: ReplicaID(9))

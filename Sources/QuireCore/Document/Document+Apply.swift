@@ -123,10 +123,12 @@ extension Document {
     /// Checks a ready change's Lamport value and parents, what `validate`
     /// checks before its operations. (Inlined: called from a mutating
     /// method, it took a copy of the whole document.)
+    /// (`previous`: the replica's last Lamport value, when changes of it
+    /// applied but not yet noted hold it.)
     @inline(__always)
-    func validateStamp(id: OpID, lamport: UInt64, parents: [OpID]) throws(DocumentError) {
+    func validateStamp(id: OpID, lamport: UInt64, parents: [OpID], previous: UInt64? = nil) throws(DocumentError) {
         // Stamps are unique: a replica's Lamport values only go up.
-        if case let previous = lastLamport(of: id.replica), previous > 0, lamport <= previous {
+        if case let previous = previous ?? lastLamport(of: id.replica), previous > 0, lamport <= previous {
             throw .invalidChange(id, reason: "its Lamport value \(lamport) does not advance on its replica's previous \(previous)")
         }
         guard Self.areSortedAndDistinct(parents) else { throw .invalidChange(id, reason: "its parents are not sorted and distinct") }
