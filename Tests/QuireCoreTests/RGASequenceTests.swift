@@ -753,28 +753,6 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         }
     }
 
-    /// Edits moving forwards through the middle of a text (each insert
-    /// splitting the span it lands in, so the spans after it fill the leaf)
-    /// move spans into the next leaf while it has room, rather than split
-    /// the leaf and leave a half-full leaf behind each time: splitting
-    /// alone left these leaves half full.
-    @Test func editsMovingForwardsFillTheLeavesTheyLeaveBehind() throws {
-        var text = Text()
-        let length = 2000
-        _ = try text.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1,
-                                 contentsOf: Array(repeating: Unicode.Scalar("x"), count: length))
-        var counter = UInt64(length)
-        for position in stride(from: 1, to: 2 * length - 1, by: 2) {
-            counter += 1
-            _ = try text.insertLocal(at: position, id: OpID(replica: a, counter: counter), lamport: counter, contentsOf: scalars("y"))
-        }
-        text.checkInvariants()
-        #expect(text.count == 2 * length - 1)
-        #expect(text.elements.prefix(5).map(Character.init) == ["x", "y", "x", "y", "x"])
-        let filled = Double(text.spanCount) / Double(text.tree.leaves.count * SpanTree.leafCapacity)
-        #expect(filled > 0.8, "leaves \(Int(filled * 100))% full")
-    }
-
     /// Remote inserts and deletes found by id, against a plain array of ids:
     /// mostly next to the previous remote target (where the found-span hint
     /// applies, often in a span the previous operation just split), else

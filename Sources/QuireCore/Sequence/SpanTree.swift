@@ -355,16 +355,14 @@ struct SpanTree: Sendable {
     /// A split at the end of a leaf (appending) leaves the full leaf alone
     /// and starts an empty one after it, so text written front to back packs
     /// leaves full; a split for new spans before the first (prepending)
-    /// starts the empty leaf before it. Otherwise, when a neighbour has room
-    /// (`shiftIntoNeighbour`), some spans move there; if not, the leaf
-    /// splits in half and the half with fewer elements moves to the
-    /// new leaf, because every moved element costs an id-index update.
+    /// starts the empty leaf before it. Otherwise the leaf splits in half
+    /// and the half with fewer elements moves to the new leaf, because every
+    /// moved element costs an id-index update.
     mutating func makeRoom(_ leaf: Int32, _ slot: Int, extra: Int, isGap: Bool = false) -> (leaf: Int32, slot: Int) {
         let count = Int(leaves[Int(leaf)].count)
         guard count + extra > Self.leafCapacity else { return (leaf, slot) }
         cursor = nil
         editPoint = nil
-        if slot < count, let shifted = shiftIntoNeighbour(leaf, around: slot, extra: extra) { return shifted }
         let isPrepending = isGap && slot == 0
         let mid = slot == count ? count : isPrepending ? 0 : count / 2
         let base = Int(leaf) * Self.leafCapacity
@@ -406,68 +404,6 @@ struct SpanTree: Sendable {
             return slot < mid || isPrepending ? (newLeaf, slot) : (leaf, slot - mid)
         }
         return slot < mid ? (leaf, slot) : (newLeaf, slot - mid)
-    }
-
-    /// Makes room for `extra` spans in the full `leaf` by moving some of its
-    /// spans to a neighbour with the same parent (whose summary then stays)
-    /// and room to even the two out: those before `slot` to the end of the
-    /// previous leaf, else those after it to the start of the next. Returns
-    /// where the span at `slot` is then, or nil if neither has the room.
-    /// Edits moving through the middle of a document otherwise split leaves
-    /// whose halves are seldom filled again: automerge-paper typed 100 times
-    /// left its leaves 61% full, and the spans' first touch was most of its
-    /// replay's page faults.
-    private mutating func shiftIntoNeighbour(_ leaf: Int32, around slot: Int, extra: Int) -> (leaf: Int32, slot: Int)? {
-        let count = Int(leaves[Int(leaf)].count)
-        let needed = count + extra - Self.leafCapacity
-        let parent = leaves[Int(leaf)].parent
-        let (previous, next) = (leaves[Int(leaf)].previous, leaves[Int(leaf)].next)
-        if previous >= 0, leaves[Int(previous)].parent == parent {
-            let previousCount = Int(leaves[Int(previous)].count)
-            let moving = Swift.min(slot, (count + extra - previousCount) / 2)
-            if moving >= needed, previousCount + moving <= Self.leafCapacity {
-                moveSpans(leaf, 0..<moving, to: previous, at: previousCount)
-                return (leaf, slot - moving)
-            }
-        }
-        if next >= 0, leaves[Int(next)].parent == parent {
-            let nextCount = Int(leaves[Int(next)].count)
-            let moving = Swift.min(count - slot - 1, (count + extra - nextCount) / 2)
-            if moving >= needed, nextCount + moving <= Self.leafCapacity {
-                moveSpans(leaf, count - moving..<count, to: next, at: 0)
-                return (leaf, slot)
-            }
-        }
-        return nil
-    }
-
-    /// Moves the spans in `range`, at the start or end of `leaf`, to
-    /// `position` in `other`, its start or end, with the id index and the
-    /// two leaves' summaries and lowest stamps.
-    private mutating func moveSpans(_ leaf: Int32, _ range: Range<Int>, to other: Int32, at position: Int) {
-        let count = Int(leaves[Int(leaf)].count), otherCount = Int(leaves[Int(other)].count)
-        let base = Int(leaf) * Self.leafCapacity, otherBase = Int(other) * Self.leafCapacity
-        spans.withUnsafeMutableBufferPointer { buffer in
-            let from = buffer.baseAddress! + base, to = buffer.baseAddress! + otherBase
-            (to + position + range.count).moveInitialize(from: to + position, count: otherCount - position)
-            (to + position).moveInitialize(from: from + range.lowerBound, count: range.count)
-            (from + range.lowerBound).moveInitialize(from: from + range.upperBound, count: count - range.upperBound)
-        }
-        var movedSummary = Summary.zero
-        var lowest = leaves[Int(other)].lowestStamp
-        spans.withUnsafeBufferPointer { buffer in
-            let movedSpans = UnsafeBufferPointer(rebasing: buffer[otherBase + position..<otherBase + position + range.count])
-            for span in movedSpans {
-                movedSummary += span.summary
-                if span.lamport <= lowest.lamport { lowest = Swift.min(lowest, stamp(of: span)) }
-            }
-            ids.setLeaf(other, ofMoved: movedSpans)
-        }
-        leaves[Int(leaf)].count = Int32(count - range.count)
-        leaves[Int(other)].count = Int32(otherCount + range.count)
-        leaves[Int(leaf)].summary -= movedSummary
-        leaves[Int(other)].summary += movedSummary
-        leaves[Int(other)].lowestStamp = lowest
     }
 
     private mutating func link(_ newLeaf: Int32, before leaf: Int32) {
