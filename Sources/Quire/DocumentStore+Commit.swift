@@ -144,7 +144,7 @@ extension DocumentStore {
         // By ticket, the document found that a creation unless the store holds one like it gives way to.
         var found: [Int: DocumentID] = [:]
         // Shared, unless this store's own last try holds it exclusive (taking it shared would give that up).
-        let sharesWriterLock = !lastTryHoldsWriterLock && writerLock?.lock(exclusive: false, within: Self.writerLockTimeout) == true
+        let sharesWriterLock = !lastTryHoldsWriterLock && writerLock?.lock(exclusive: false, within: writerLockTimeout) == true
         defer { if sharesWriterLock { writerLock?.unlock() } }
         // The log's highest seq before and after the batch's rows: those up to
         // `before` that this store has not seen are others'.
@@ -201,7 +201,7 @@ extension DocumentStore {
         // another thread's last try holds it exclusive until it ends, and run
         // beside it, this one would go on without it once that one let it go.
         while isWriting || holdsWriterLock { condition.wait() }
-        guard let writerLock, writerLock.lock(exclusive: true, within: Self.writerLockTimeout) else { return try attempt(true) }
+        guard let writerLock, writerLock.lock(exclusive: true, within: writerLockTimeout) else { return try attempt(true) }
         holdsWriterLock = true
         defer {
             holdsWriterLock = false

@@ -61,7 +61,11 @@ public final class DocumentStore: @unchecked Sendable {
     /// between. A lock not granted within `writerLockTimeout` is done
     /// without (a stopped process may hold it).
     let writerLock: LockFile?
-    static let writerLockTimeout: TimeInterval = Double(Database.busyTimeout) / 1000
+    /// How long to wait for `writerLock`: SQLite's busy timeout, in seconds.
+    /// Tests that watch a commit wait for another process's lock set it
+    /// longer before the store's first call, so that the wait cannot end
+    /// while a loaded host keeps them from looking.
+    var writerLockTimeout: TimeInterval = Double(Database.busyTimeout) / 1000
     /// The caller's `onWarning`; called through `warn(_:)`.
     let warningHandler: @Sendable (String) -> Void
     /// The streams of `events(of:)` and `allEvents()`.

@@ -87,6 +87,7 @@ import Testing
         let path = NSTemporaryDirectory() + "quire-sync-threads-\(UUID().uuidString).quire"
         defer { for suffix in ["", "-wal", "-shm", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let store = try DocumentStore(path: path)
+        store.writerLockTimeout = 3600
         let otherProcess = try #require(LockFile(beside: path))
         #expect(otherProcess.lock(exclusive: true, within: 0))
         let sync = Task { try await SyncClient(store: store, peer: "server", transport: transport).sync() }

@@ -82,6 +82,7 @@ import Testing
         try await withTemporaryDirectory { directory in
             let path = directory + "/notes.quire"
             let store = try DocumentStore(path: path)
+            store.writerLockTimeout = 3600
             let id = try store.createDocument()
             let other = try store.createDocument { tx in try tx.put(.root, key: "title", .string("Other")) }
             let otherProcess = try #require(LockFile(beside: path))
