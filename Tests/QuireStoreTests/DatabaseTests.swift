@@ -209,7 +209,7 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
             let syntax = databaseError { try db.execute(sql: "SELEKT 1") }
             #expect(syntax?.primaryCode == SQLITE_ERROR)
             #expect(syntax?.message.contains("syntax error") == true)
-            #expect(syntax?.description.contains("SELEKT 1") == true)
+            #expect(syntax?.debugDescription.contains("SQL: SELEKT 1") == true)
 
             let arguments = databaseError { try db.execute(sql: "SELECT ?, ?", arguments: [1]) }
             #expect(arguments?.extendedCode == SQLITE_RANGE)
@@ -255,6 +255,28 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
         }
     }
 
+    /// The one-line text an app shows names the operation, the file and
+    /// SQLite's message; the statement, which runs over lines and names
+    /// nothing a person can act on, is only in `sql` and `debugDescription`.
+    @Test func anErrorsTextNamesTheOperationAndFileButNotTheSQL() throws {
+        try withNotesDatabase { db, path in
+            let insert = """
+                INSERT INTO notes(title,
+                                  body)
+                VALUES (?, ?)
+                """
+            try db.execute(sql: insert, arguments: [.text("a"), .null])
+            let error = databaseError { try db.execute(sql: insert, arguments: [.text("a"), .null]) }
+            #expect(error?.description == "constraint violation: UNIQUE constraint failed: notes.title (SQLite code 2067), inserting into notes, in \(path)")
+            #expect(error?.localizedDescription == error?.description)
+            #expect(error?.sql == insert && error?.debugDescription == error.map { $0.description + "\nSQL: " + insert })
+            #expect(databaseError { _ = try db.query(sql: "SELECT title FROM nowhere") }?.operation == "reading nowhere")
+            #expect(DatabaseError(extendedCode: SQLITE_ERROR, message: "x", sql: "UPDATE notes SET title = 1").operation == "updating notes")
+            #expect(DatabaseError(extendedCode: SQLITE_ERROR, message: "x", sql: "PRAGMA journal_mode = WAL").operation == "setting journal_mode")
+            #expect(DatabaseError(extendedCode: SQLITE_ERROR, message: "x", sql: "SELECT count(*) FROM notes").operation == "reading notes")
+        }
+    }
+
     @Test func aFileThatIsNotADatabaseIsReported() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/notes.txt"
@@ -270,7 +292,7 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
     @Test func aMissingDirectoryIsReported() throws {
         let error = databaseError { _ = try Database(path: "/nonexistent-quire-dir/store.sqlite") }
         #expect(error?.primaryCode == SQLITE_CANTOPEN)
-        #expect(error?.message.contains("/nonexistent-quire-dir/store.sqlite") == true)
+        #expect(error?.description.contains("/nonexistent-quire-dir/store.sqlite") == true)
         #expect(error?.file == "/nonexistent-quire-dir/store.sqlite")
     }
 

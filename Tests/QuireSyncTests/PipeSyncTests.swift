@@ -42,6 +42,33 @@ import Testing
         #expect(HTTPSyncTransport(server: URL(string: "http://127.0.0.1:1")!, token: nil).otherSide == .server)
     }
 
+    /// What an app shows of a failed sync, `localizedDescription`, names
+    /// the side the sync went to: the errors of a transport the app wrote
+    /// (which cannot know to say "peer") and the client's own say "the
+    /// peer" for a peer. (`StdioSyncTransport`'s own: `closingTheTransportEndsAnExchangeInProgress`.)
+    @Test func aSyncsErrorsNameTheSideItWentTo() async throws {
+        let store = try DocumentStore.inMemory()
+        let id = DocumentID(rawValue: "note")!
+        try store.create(id: id)
+        try write(store, id, "k", 1)
+        struct RefusingPeer: SyncTransport {
+            var otherSide: SyncOtherSide { .peer }
+            func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+                throw .refused(SyncFailure(status: 401, "no"))
+            }
+        }
+        var shown: String?
+        do { try await SyncClient(store: store, peer: "p", transport: RefusingPeer()).sync() } catch { shown = error.localizedDescription }
+        #expect(shown == "the peer refused (status 401): no")
+        struct Gibberish: SyncTransport {
+            var otherSide: SyncOtherSide { .peer }
+            func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] { [1, 2, 3] }
+        }
+        shown = nil
+        do { try await SyncClient(store: store, peer: "p", transport: Gibberish()).sync() } catch { shown = error.localizedDescription }
+        #expect(shown?.hasPrefix("the peer broke the sync protocol: ") == true)
+    }
+
     /// A refused document of a push leaves nothing (not even an empty
     /// document), the others are stored, and the answer names it.
     @Test func aPeerRefusingOneDocumentOfAPushStoresTheOthers() async throws {
@@ -215,7 +242,7 @@ import Testing
         let change = try writer.changes("big")[0].id
         var outcome: SyncError?
         do throws(SyncError) { try await limited.sync() } catch { outcome = error }
-        guard case .refused(let failure)? = outcome else { Issue.record("not refused: \(String(describing: outcome))"); return }
+        guard case .refused(let failure)? = outcome?.kind else { Issue.record("not refused: \(String(describing: outcome))"); return }
         #expect(failure.status == 413)
         #expect(failure.message.hasPrefix("a request pushing change \(change) of document big alone was too large for it (sync message too large: "))
         #expect(failure.message.hasSuffix("); the changes stay pending, and the other documents synced"))
@@ -331,7 +358,7 @@ import Testing
             }
             return nil
         }
-        guard case .unreachable(let reason)?? = outcome else { Issue.record("\(String(describing: outcome))"); return }
+        guard case .unreachable(let reason)? = outcome??.kind else { Issue.record("\(String(describing: outcome))"); return }
         #expect(reason.hasPrefix("the command \"\(command)\" failed: only "))
         #expect(reason.contains(" bytes of a frame of 1004 went through in "))
     }
@@ -361,9 +388,9 @@ import Testing
             }
             return nil
         }
-        #expect(outcome == .some(.unreachable("the transport to the command \"\(command)\" was closed during the sync")))
+        #expect(outcome == .some(.unreachable("the transport to the command \"\(command)\" was closed during the sync", otherSide: .peer)))
         #expect(closed.wait(timeout: .now() + 60) == .success)
-        await #expect(throws: SyncError.unreachable("the transport to the command \"\(command)\" was closed during the sync")) {
+        await #expect(throws: SyncError.unreachable("the transport to the command \"\(command)\" was closed during the sync", otherSide: .peer)) {
             try await transport.exchange([], longPollSeconds: 0)
         }
     }

@@ -726,7 +726,7 @@ import Testing
     func aSilentStdioPeerTimesOut(padding: Int) async throws {
         let transport = try StdioSyncTransport(command: "sleep 600", timeout: 0.5)
         let request = SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded() + [UInt8](repeating: 0, count: padding)
-        await #expect(throws: SyncError.unreachable("the command \"sleep 600\" failed: nothing came through for 0.5 s")) {
+        await #expect(throws: SyncError.unreachable("the command \"sleep 600\" failed: nothing came through for 0.5 s", otherSide: .peer)) {
             try await transport.exchange(request, longPollSeconds: 0)
         }
         let closed = DispatchSemaphore(value: 0)

@@ -45,7 +45,9 @@ final class FaultyTransport: SyncTransport {
 @discardableResult
 func syncUntilDone(_ client: SyncClient, attempts: Int = 200) async throws -> SyncClient.Report {
     for _ in 1..<attempts {
-        do { return try await client.sync() } catch .unreachable { continue }
+        do { return try await client.sync() } catch {
+            guard case .unreachable = error.kind else { throw error }
+        }
     }
     return try await client.sync()
 }

@@ -22,7 +22,7 @@ import Testing
             #expect(shown == [
                 "no document groceries in this store",
                 "object root is a map, not a text",
-                "the file is not a SQLite database (or is encrypted): file is not a database: \(directory)/notes.txt (SQLite code 26) in `PRAGMA journal_mode = WAL`",
+                "the file is not a SQLite database (or is encrypted): file is not a database (SQLite code 26), setting journal_mode, in \(directory)/notes.txt",
                 "not a Quire change bundle (wrong magic number)",
             ])
         }

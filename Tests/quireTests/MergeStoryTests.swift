@@ -147,13 +147,25 @@ import Testing
             #expect(winner["replica"] as? String == stores.phoneReplica)
             #expect(loser["value"] as? Bool == true)
             #expect(loser["replica"] as? String == stores.laptopReplica)
+            // Each entry names the change that wrote it, as `log` lists it
+            // (the pin is the last write of its change, not its first), and
+            // that change's time: who set it, and when.
+            let log = try #require(try quire.run(["log", id, "--json"], store: phone).json() as? [[String: Any]])
+            for entry in [winner, loser] {
+                let change = try #require(log.first { $0["id"] as? String == entry["change"] as? String }, "\(entry)")
+                let counters = try #require(change["counters"] as? [String: Int])
+                let counter = try #require((entry["id"] as? String)?.split(separator: "@").first.flatMap { Int($0) })
+                #expect(change["replica"] as? String == entry["replica"] as? String && (counters["first"]!...counters["last"]!).contains(counter))
+                #expect(counter != counters["first"] && entry["time"] as? String == change["time"] as? String)
+            }
             let (winnerLamport, loserLamport) = (try #require(winner["lamport"] as? Int), try #require(loser["lamport"] as? Int))
-            #expect(try quire.ok(["conflicts", id], store: phone) == """
-                pinned (higher Lamport value (\(winnerLamport) > \(loserLamport)))
-                  winner  false  lamport \(winnerLamport)  replica \(stores.phoneReplica)  \(winner["id"]!)
-                  loser   true   lamport \(loserLamport)  replica \(stores.laptopReplica)  \(loser["id"]!)
-
-                """)
+            let lines = try quire.ok(["conflicts", id], store: phone).split(separator: "\n").map(String.init)
+            #expect(lines.count == 3)
+            #expect(lines[0] == "pinned (higher Lamport value (\(winnerLamport) > \(loserLamport)))")
+            #expect(lines[1].hasPrefix("  winner  false  lamport \(winnerLamport)  replica \(stores.phoneReplica)  \(winner["id"]!)  "))
+            #expect(lines[1].contains("  change \(winner["change"]!) ") && lines[1].hasSuffix(" just now"))
+            #expect(lines[2].hasPrefix("  loser   true   lamport \(loserLamport)  replica \(stores.laptopReplica)  \(loser["id"]!)"))
+            #expect(lines[2].contains("  change \(loser["change"]!) ") && lines[2].hasSuffix(" just now"))
             // Merging again brings nothing.
             #expect(try quire.ok(["merge", laptop], store: phone) == "Nothing to merge: both stores hold the same changes.\n")
         }

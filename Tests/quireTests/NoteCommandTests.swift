@@ -634,6 +634,8 @@ import Testing
                 let result = try quire.run(arguments)
                 #expect(result.status == 1, "quire \(arguments) exited \(result.status)")
                 #expect(result.stderr.hasPrefix(advice + "SQLite's report: the database file is corrupt: "), "quire \(arguments): \(result.stderr)")
+                // One line, naming the file, without the statement SQLite ran (several lines of SQL).
+                #expect(result.stderr.split(separator: "\n").count == 2 && result.stderr.hasSuffix(", in \(quire.store)\n"), "\(result.stderr)")
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: quire.store)) == damaged)
             // Merging it from a sound store names it, not the sound one.

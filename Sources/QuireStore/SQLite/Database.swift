@@ -140,14 +140,14 @@ public final class Database: @unchecked Sendable {
             let error = handle.map { DatabaseError(handle: $0, sql: nil) }
                 ?? DatabaseError(extendedCode: code, message: String(cString: sqlite3_errstr(code)))
             sqlite3_close_v2(handle)
-            throw DatabaseError(extendedCode: error.extendedCode, message: "\(error.message): \(path)", file: path)
+            throw DatabaseError(extendedCode: error.extendedCode, message: error.message, file: path)
         }
         // From here on, `connection` owns the handle and closes it if setup throws.
         let connection = DatabaseConnection(handle: handle)
         do { try setUp(connection, writeAheadLog: writeAheadLog) } catch let error as DatabaseError {
             // SQLite's messages name no file, and the first statement is where
             // a file that is no database fails: say which.
-            throw DatabaseError(extendedCode: error.extendedCode, message: "\(error.message): \(path)", sql: error.sql, file: path)
+            throw DatabaseError(extendedCode: error.extendedCode, message: error.message, sql: error.sql, file: path)
         }
         return connection
     }

@@ -10,13 +10,13 @@ import CSQLite
 ///     do {
 ///         try db.execute(sql: "INSERT INTO notes(id) VALUES (?)", arguments: [1])
 ///     } catch let error as DatabaseError where error.primaryCode == SQLITE_CONSTRAINT {
-///         print(error)  // "constraint violation: UNIQUE constraint failed: notes.id (SQLite code 2067) in `INSERT ...`"
+///         print(error)  // "constraint violation: UNIQUE constraint failed: notes.id (SQLite code 2067), inserting into notes, in notes.db"
 ///     }
 ///
 /// Errors that the layer itself detects (a nested transaction, a column of
 /// the wrong type, a schema newer than the code) use the closest SQLite code:
 /// `SQLITE_MISUSE`, `SQLITE_MISMATCH` or `SQLITE_ERROR`.
-public struct DatabaseError: Error, DescribedError, Sendable {
+public struct DatabaseError: Error, DescribedError, CustomDebugStringConvertible, Sendable {
     /// SQLite's extended result code; `primaryCode` is its low byte.
     public let extendedCode: Int32
     /// SQLite's message (`sqlite3_errmsg`) or the layer's own.
@@ -63,10 +63,45 @@ public struct DatabaseError: Error, DescribedError, Sendable {
         }
     }
 
+    /// One line for a person: what is wrong, SQLite's message, the
+    /// operation and the file. The SQL stays out (statements run over
+    /// several lines, and name nothing a person can act on): it is in
+    /// `sql` and `debugDescription`.
     public var description: String {
         var text = "\(explanation): \(message) (SQLite code \(extendedCode))"
-        if let sql { text += " in `\(sql)`" }
+        if let operation { text += ", \(operation)" }
+        if let file { text += ", in \(file)" }
         return text
+    }
+
+    /// `description`, then the SQL that failed on lines of its own.
+    public var debugDescription: String {
+        sql.map { description + "\nSQL: " + $0 } ?? description
+    }
+
+    /// What the failed statement was doing, in words, from its first
+    /// keywords: `inserting into changes`, `reading documents`,
+    /// `setting journal_mode`; nil without SQL.
+    public var operation: String? {
+        guard let sql else { return nil }
+        let words = sql.split(whereSeparator: { $0.isWhitespace || $0 == "(" || $0 == "=" || $0 == ";" }).map(String.init)
+        guard let verb = words.first?.uppercased() else { return nil }
+        /// The word after the first `keyword`, a table's name.
+        func after(_ keyword: String) -> String? {
+            words.firstIndex { $0.uppercased() == keyword }.flatMap { words.indices.contains($0 + 1) ? words[$0 + 1] : nil }
+        }
+        switch verb {
+        case "INSERT", "REPLACE": return after("INTO").map { "inserting into \($0)" } ?? "inserting"
+        case "UPDATE": return words.count > 1 ? "updating \(words[1])" : "updating"
+        case "DELETE": return after("FROM").map { "deleting from \($0)" } ?? "deleting"
+        case "SELECT", "WITH": return after("FROM").map { "reading \($0)" } ?? "reading"
+        case "PRAGMA": return words.count > 1 ? (sql.contains("=") ? "setting \(words[1])" : "reading \(words[1])") : "running a pragma"
+        case "BEGIN": return "beginning a transaction"
+        case "COMMIT", "END": return "committing"
+        case "ROLLBACK": return "rolling back"
+        case "CREATE", "DROP", "ALTER": return "changing the schema"
+        default: return "running \(verb)"
+        }
     }
 
     /// What the primary code means for the person running the program.

@@ -72,13 +72,13 @@ public final class StdioSyncTransport: SyncTransport {
         }
         switch outcome {
         case .success(let answer?): return answer
-        case .success(nil): throw .unreachable("the command \"\(command)\" ended without answering")
+        case .success(nil): throw .unreachable("the command \"\(command)\" ended without answering", otherSide: .peer)
         case .failure(StdioFraming.StreamError.interrupted):
-            throw .unreachable("the transport to the command \"\(command)\" was closed during the sync")
+            throw .unreachable("the transport to the command \"\(command)\" was closed during the sync", otherSide: .peer)
         // Bytes came, but not in frames: a shell's greeting, a program that is not `quire serve --stdio`.
         case .failure(let failure as SyncFailure):
-            throw .protocolViolation("the command \"\(command)\" answered with something that is not a sync message (\(failure.message))")
-        case .failure(let error): throw .unreachable("the command \"\(command)\" failed: \(error)")
+            throw .protocolViolation("the command \"\(command)\" answered with something that is not a sync message (\(failure.message))", otherSide: .peer)
+        case .failure(let error): throw .unreachable("the command \"\(command)\" failed: \(error)", otherSide: .peer)
         }
     }
 

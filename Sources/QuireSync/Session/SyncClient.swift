@@ -79,6 +79,14 @@ public struct SyncClient: Sendable {
     ///   the error stays; every local change not acknowledged stays pending.
     @discardableResult
     public func sync(waitSeconds: Double = 0) async throws(SyncError) -> Report {
+        do throws(SyncError) { return try await syncRounds(waitSeconds: waitSeconds) } catch {
+            // Whoever made it (a transport of the app's own, this client),
+            // the error names the side this sync went to.
+            throw error.about(transport.otherSide)
+        }
+    }
+
+    private func syncRounds(waitSeconds: Double) async throws(SyncError) -> Report {
         var session = Session()
         session.serverVersions = try await storeWork { [peer] store in try store.acknowledgedVersions(peer: peer) }
         var waitingRound = 0
@@ -103,11 +111,10 @@ public struct SyncClient: Sendable {
                 do { answer = try SyncMessage.decode(answerBytes, limits: messageLimits) } catch {
                     throw SyncError.protocolViolation("\(error)")
                 }
-            } catch .refused(let failure) {
+            } catch {
+                guard case .refused(let failure) = error.kind else { throw error }
                 try await storeWork(&session) { session in try handleRefusal(failure, &session) }
                 continue
-            } catch {
-                throw error
             }
             switch answer {
             case .failure(let failure) where failure.isTransient:

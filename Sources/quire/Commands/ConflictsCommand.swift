@@ -13,7 +13,8 @@ enum ConflictsCommand {
             try invocation.expectArguments(atMost: 1)
             let output = invocation.context.output
             let (store, id) = try invocation.openStoreAndNote()
-            let conflicts = try store.read(id) { try Conflict.all(in: $0) }
+            let history = try DocumentHistory(id, in: store)
+            let conflicts = try store.read(id) { try Conflict.all(in: $0, history: history) }
             if invocation.flag("--json") {
                 output.print(json: .array(conflicts.map(\.json)))
                 return
@@ -21,13 +22,18 @@ enum ConflictsCommand {
             output.print(text(conflicts, output))
         })
 
-    /// The text form: per key, why the winner won, then the entries, winner first.
+    /// The text form: per key, why the winner won, then the entries, winner
+    /// first, each with the change that wrote it (as `log` lists it) and
+    /// that change's time.
     static func text(_ conflicts: [Conflict], _ output: Output) -> String {
         guard !conflicts.isEmpty else { return "No conflicts." }
         return conflicts.map { conflict in
             let rows = conflict.entries.enumerated().map { index, entry in
-                [index == 0 ? output.styled("winner", .green) : output.styled("loser", .red),
-                 conflict.json(entry.value).compact, "lamport \(entry.lamport)", "replica \(entry.id.replica)", entry.id.description]
+                let change = conflict.changes[index]
+                return [index == 0 ? output.styled("winner", .green) : output.styled("loser", .red),
+                        conflict.json(entry.value).compact, "lamport \(entry.lamport)", "replica \(entry.id.replica)", entry.id.description,
+                        "change " + (change.map { output.styled($0.id.description, .yellow) } ?? "unknown"),
+                        RelativeTime.describe(milliseconds: change?.time ?? 0)]
             }
             return output.styled(conflict.key, .bold) + " (" + conflict.reason + ")\n" + Table(rows: rows, indent: 2).render()
         }.joined(separator: "\n\n")

@@ -110,8 +110,9 @@ private struct DemoSummary {
         self.server = server
         self.steps = steps
         notes = try laptop.documents(includeRemoved: true).map { info in
-            try laptop.read(info.id) { document in
-                MergedNote(note: try Note(id: info.id, document: document), conflicts: try Conflict.all(in: document),
+            let history = try DocumentHistory(info.id, in: laptop)
+            return try laptop.read(info.id) { document in
+                MergedNote(note: try Note(id: info.id, document: document), conflicts: try Conflict.all(in: document, history: history),
                            version: document.versionVector)
             }
         }

@@ -179,7 +179,7 @@ enum SyncCommands {
             switch outcome {
             case .success(let done): report = done
             case .failure(let error):
-                throw CLIError.failure("sync with \(peer) failed: \(error.description(otherSide: transport.otherSide))\n\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending")
+                throw CLIError.failure("sync with \(peer) failed: \(error)\n\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending")
             }
             // Refused changes, this sync's and earlier ones, wait for
             // --retry-rejected: a later sync does not offer them.

@@ -9,9 +9,14 @@ struct Conflict {
     /// Winner first, then the losers by descending stamp.
     let entries: [RegisterEntry]
     let document: Document
+    /// The logged change that made each entry's write, in `entries`' order:
+    /// the line `log` shows for it, with its time. Nil without a history
+    /// (a merge's preview, which needs only the keys).
+    let changes: [Change?]
 
-    /// Every conflict of a document, in the root map and the maps nested in it.
-    static func all(in document: Document) throws -> [Conflict] {
+    /// Every conflict of a document, in the root map and the maps nested
+    /// in it; with `history` (the document's), each entry's change.
+    static func all(in document: Document, history: DocumentHistory? = nil) throws -> [Conflict] {
         var conflicts: [Conflict] = []
         var maps: [(ObjectID, String)] = [(.root, "")]
         while let (map, path) = maps.popLast() {
@@ -19,7 +24,9 @@ struct Conflict {
                 if case .object(.map, let nested)? = try document.get(map, key: key) { maps.append((nested, path + key + ".")) }
             }
             for key in try document.conflictedKeys(map) {
-                conflicts.append(Conflict(key: path + key, entries: try document.entries(map, key: key), document: document))
+                let entries = try document.entries(map, key: key)
+                conflicts.append(Conflict(key: path + key, entries: entries, document: document,
+                                          changes: entries.map { history?.change(containing: $0.id) }))
             }
         }
         return conflicts.sorted { $0.key < $1.key }
@@ -48,13 +55,19 @@ struct Conflict {
         }
     }
 
-    func json(_ entry: RegisterEntry) -> JSONValue {
-        .object(["value": json(entry.value), "replica": .string(entry.id.replica.description),
-                 "lamport": .integer(entry.lamport), "id": .string(entry.id.description)])
+    /// The entry at `index` of `entries`: its value and stamp, and the
+    /// change that wrote it (`change`, as `log` names it, and its
+    /// informational `time`), null when unknown.
+    func json(entryAt index: Int) -> JSONValue {
+        let entry = entries[index], change = changes[index]
+        return .object(["value": json(entry.value), "replica": .string(entry.id.replica.description),
+                        "lamport": .integer(entry.lamport), "id": .string(entry.id.description),
+                        "change": change.map { .string($0.id.description) } ?? .null,
+                        "time": change.flatMap { $0.time > 0 ? .string(RelativeTime.isoDate(milliseconds: $0.time)) : nil } ?? .null])
     }
 
     var json: JSONValue {
-        .object(["key": .string(key), "winner": json(entries[0]), "losers": .array(entries.dropFirst().map(json)),
+        .object(["key": .string(key), "winner": json(entryAt: 0), "losers": .array(entries.indices.dropFirst().map { json(entryAt: $0) }),
                  "reason": .string(reason)])
     }
 }
