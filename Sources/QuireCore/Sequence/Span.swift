@@ -111,7 +111,10 @@ struct Span: Sendable, BitwiseCopyable {
     func contains(replica: UInt32, counter: UInt64) -> Bool {
         // One unsigned comparison for both bounds (below `self.counter` the
         // difference wraps to a huge value), and no overflow check on the end.
-        self.replica == replica && counter &- self.counter < UInt64(UInt32(bitPattern: length))
+        // The counters first: a leaf's spans are mostly one writer's, so the
+        // replica rarely rules a span out, and scanning a leaf for an id
+        // (`SpanTree.slotNearHint`) then compares it only at the match.
+        counter &- self.counter < UInt64(UInt32(bitPattern: length)) && self.replica == replica
     }
 
     /// `next` continues this span in every respect, so the two can be one span.
