@@ -25,9 +25,7 @@ extension DocumentStore {
     /// holds it: read from the store without loading any document.
     public func versionVectors() throws -> [DocumentID: VersionVector] {
         try database.read { db in
-            var versions = Dictionary(uniqueKeysWithValues: try db.query(sql: "SELECT id FROM documents").map { row in
-                (try DocumentID(stored: row.text(0)), VersionVector())
-            })
+            var versions = Dictionary(uniqueKeysWithValues: try Self.listedIDs(db).map { ($0, VersionVector()) })
             for (stored, version) in try DocumentVersions.all(db) {
                 let id = try DocumentID(stored: stored)
                 if versions[id] != nil { versions[id] = version }

@@ -636,7 +636,7 @@ public final class DocumentStore: @unchecked Sendable {
         try !db.query(sql: listedQuery, arguments: [.text(id.rawValue)]).isEmpty
     }
 
-    /// Every document the file lists, inside a transaction.
+    /// Every document the file lists, removed ones too, inside a transaction.
     static func listedIDs(_ db: DatabaseConnection) throws -> [DocumentID] {
         try db.query(sql: "SELECT id FROM documents").map { row in try DocumentID(stored: row.text(0)) }
     }
