@@ -38,7 +38,11 @@ import Testing
             let id = try quire.ok(["note", "new", "--title", "Cat", "--body", "the quick fox"]).trimmingCharacters(in: .newlines)
             let before = try quire.ok(["vv", id]).trimmingCharacters(in: .newlines)
             try quire.ok(["note", "edit", id, "--title", "Cart", "--body", "the quiet box"])
+            let after = try quire.ok(["vv", id]).trimmingCharacters(in: .newlines)
             #expect(try quire.ok(["diff", id, "--from", before]) == """
+                from  \(before)
+                to    \(after) (current)
+
                 title @0 -"Cat"
                 title @3 +"Cart"
                 body @4 -"quick fox"

@@ -200,12 +200,22 @@ import Testing
                 == ["1@\(l)", "1-18", "1-18", "-", "7", "just", "now", "no", "\(l):18"])
 
             // The same version, as a version vector or as heads.
-            #expect(try quire.ok(["show", id, "--at", afterAppend], store: laptop).hasSuffix("\n\nmilk and eggs\n"))
-            #expect(try quire.ok(["show", id, "--at", "9@\(p)"], store: laptop).hasSuffix("\n\nmilk and eggs\n"))
+            #expect(try quire.ok(["show", id, "--at", afterAppend], store: laptop).hasSuffix("\nversion  \(afterAppend)\n\nmilk and eggs\n"))
+            // Heads stand for a version vector, which show names.
+            #expect(try quire.ok(["show", id, "--at", "9@\(p)"], store: laptop).hasSuffix("\nversion  \(afterAppend)\n\nmilk and eggs\n"))
+            let shownAt = try #require(try quire.run(["show", id, "--at", "9@\(p)", "--json"], store: laptop).json() as? [String: Any])
+            #expect(shownAt["version"] as? String == afterAppend && shownAt["body"] as? String == "milk and eggs")
+            #expect(try #require(try quire.run(["show", id, "--json"], store: laptop).json() as? [String: Any])["version"] == nil)
             #expect(try quire.ok(["note", "show", id, "--at", afterCreate], store: laptop).hasSuffix("\n\nmilk\n"))
 
-            #expect(try quire.ok(["diff", id, "--from", afterCreate, "--to", afterAppend], store: laptop) == "body @4 +\" and eggs\"\n")
-            #expect(try quire.ok(["diff", id, "--from", afterAppend], store: laptop) == "body @0 +\"oat \"\n")
+            // The text names the versions compared, as `log` prints them.
+            let current = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["diff", id, "--from", afterCreate, "--to", afterAppend], store: laptop)
+                == "from  \(afterCreate)\nto    \(afterAppend)\n\nbody @4 +\" and eggs\"\n")
+            #expect(try quire.ok(["diff", id, "--from", afterAppend], store: laptop)
+                == "from  \(afterAppend)\nto    \(current) (current)\n\nbody @0 +\"oat \"\n")
+            #expect(try quire.ok(["diff", id, "--from", "30@\(l)"], store: laptop)
+                == "from  \(current)\nto    \(current) (current)\n\nNo differences.\n")
             let diff = try #require(try quire.run(["diff", id, "--from", afterCreate, "--json"], store: laptop).json() as? [String: Any])
             let edits = try #require(diff["text"] as? [[String: Any]])
             #expect(edits.map { $0["kind"] as? String } == ["insert", "insert"])
@@ -246,7 +256,7 @@ import Testing
             try quire.ok(["note", "edit", id, "--append", "!"], store: phone)          // 10@p, on 9@p
             // 10@p builds on 9@p, which builds on the laptop's change: all three are in.
             #expect(try quire.ok(["show", id, "--at", "10@\(p)"], store: phone).hasSuffix("\n\nmilk and eggs!\n"))
-            #expect(try quire.ok(["diff", id, "--from", "9@\(p)", "--to", "10@\(p)"], store: phone) == "body @13 +\"!\"\n")
+            #expect(try quire.ok(["diff", id, "--from", "9@\(p)", "--to", "10@\(p)"], store: phone).hasSuffix("\n\nbody @13 +\"!\"\n"))
         }
     }
 }

@@ -102,7 +102,7 @@ enum HistoryCommands {
             let to = try toVersion.map { try history.version($0) } ?? history.current
             let old = try Note(id: history.id, document: history.document(at: from))
             let new = try Note(id: history.id, document: history.document(at: to))
-            NoteDiff(old: old, new: new).print(from: from, to: to, json: invocation.flag("--json"), to: invocation.context.output)
+            NoteDiff(old: old, new: new).print(from: from, to: to, current: history.current, json: invocation.flag("--json"), to: invocation.context.output)
         })
 
     static let blame = Command(
