@@ -121,6 +121,30 @@ import Testing
         }
     }
 
+    /// Two replicas append at the end of one body at once: the merge puts
+    /// the append with the greater stamp first (Specs/crdt.md, "Ordering
+    /// rule"), and blame's text shows the stamps that decided it: the same
+    /// Lamport value, so the greater replica id first.
+    @Test func blameShowsTheStampsThatOrderedConcurrentInsertions() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
+            try quire.ok(["note", "edit", id, "--append", " eggs"], store: laptop)
+            try quire.ok(["note", "edit", id, "--append", " bread"], store: phone)
+            try quire.ok(["merge", phone], store: laptop)
+            let rows = try quire.ok(["blame", id], store: laptop).split(separator: "\n")
+                .map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+            #expect(rows.count == 4 && rows[0] == ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"])
+            // "milk" was typed by the laptop's first change (1-18, Lamport
+            // 1-18); both appends came right after it, at Lamport 19.
+            let (eggs, bread) = (["19@\(l)", "eggs\""], ["1@\(p)", "bread\""])
+            let (first, second) = l > p ? (eggs, bread) : (bread, eggs)
+            #expect([rows[2].first, rows[2].last] == first && [rows[3].first, rows[3].last] == second, "\(rows)")
+            #expect(rows[2][1].hasPrefix("19-") && rows[3][1].hasPrefix("19-"))
+            #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
+        }
+    }
+
     @Test func blameOfAnEmptyBodySaysSo() throws {
         try withRunner { quire in
             try quire.ok(["init"])

@@ -222,13 +222,16 @@ import Testing
             #expect(edits.map { $0["offset"] as? Int } == [0, 4])
             #expect(edits.map { $0["text"] as? String } == ["oat ", " and eggs"])
 
-            // "milk" was deleted and typed again by change 19: blame names the retyping.
+            // "milk" was deleted and typed again by change 19: blame names the
+            // retyping, and the Lamport stamps of each piece's first and last
+            // characters: change 19, made after the phone's (19-27) was merged,
+            // took 28-31 for its deletes and 32-39 for its typing.
             // The CHANGE column is as wide as its widest id, "19@" and 16 hex digits.
             func pad(_ text: String) -> String { text + String(repeating: " ", count: 19 - text.count) }
             #expect(try quire.ok(["blame", id], store: laptop) == """
-                \(pad("CHANGE"))  TIME      OFFSET  TEXT
-                \(pad("19@\(l)"))  just now  0       "oat milk"
-                \(pad("1@\(p)"))  just now  8       " and eggs"
+                \(pad("CHANGE"))  LAMPORT  TIME      OFFSET  TEXT
+                \(pad("19@\(l)"))  32-39    just now  0       "oat milk"
+                \(pad("1@\(p)"))  19-27    just now  8       " and eggs"
 
                 """)
 

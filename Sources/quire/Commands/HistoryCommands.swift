@@ -135,9 +135,9 @@ enum HistoryCommands {
                 return
             }
             let rows = pieces.map { piece in
-                [context.output.styled(piece.change.id.description, .yellow), RelativeTime.describe(milliseconds: piece.change.time),
-                 "\(piece.offset)", JSONValue.quoted(piece.text)]
+                [context.output.styled(piece.change.id.description, .yellow), "\(piece.lamport)-\(piece.lastLamport)",
+                 RelativeTime.describe(milliseconds: piece.change.time), "\(piece.offset)", JSONValue.quoted(piece.text)]
             }
-            context.output.print(Table(header: ["CHANGE", "TIME", "OFFSET", "TEXT"], rows: rows).render())
+            context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"], rows: rows).render())
         })
 }
