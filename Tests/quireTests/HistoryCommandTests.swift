@@ -128,10 +128,8 @@ import Testing
     @Test func blameShowsTheStampsThatOrderedConcurrentInsertions() throws {
         try withRunner { quire in
             let stores = try MergeStoryTests.TwoStores(quire)
-            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
-            try quire.ok(["note", "edit", id, "--append", " eggs"], store: laptop)
-            try quire.ok(["note", "edit", id, "--append", " bread"], store: phone)
-            try quire.ok(["merge", phone], store: laptop)
+            let (laptop, id, l, p) = (stores.laptop, stores.id, stores.laptopReplica, stores.phoneReplica)
+            try stores.editBothAndMerge(laptop: ["--append", " eggs"], phone: ["--append", " bread"])
             let rows = try quire.ok(["blame", id], store: laptop).split(separator: "\n")
                 .map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
             #expect(rows.count == 4 && rows[0] == ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"])
@@ -161,11 +159,9 @@ import Testing
     @Test func blameTellsWhoTypedEachCharacterOfAMergedTitle() throws {
         try withRunner { quire in
             let stores = try MergeStoryTests.TwoStores(quire)
-            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
+            let (laptop, id, l, p) = (stores.laptop, stores.id, stores.laptopReplica, stores.phoneReplica)
             // Offline on both: two retitles of "Groceries", which merge character by character.
-            try quire.ok(["note", "edit", id, "--title", "Groceries list"], store: laptop)
-            try quire.ok(["note", "edit", id, "--title", "My Groceries"], store: phone)
-            try quire.ok(["merge", phone], store: laptop)
+            try stores.editBothAndMerge(laptop: ["--title", "Groceries list"], phone: ["--title", "My Groceries"])
             #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
             let note = try #require(try quire.run(["show", id, "--json"], store: laptop).json() as? [String: Any])
             #expect(note["title"] as? String == "My Groceries list")

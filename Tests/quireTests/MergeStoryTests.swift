@@ -23,6 +23,14 @@ import Testing
             try quire.ok(["merge", laptop], store: phone)
         }
 
+        /// Edits the note offline on both stores (`note edit ID` with each
+        /// one's options), then merges the phone's edit into the laptop.
+        func editBothAndMerge(laptop laptopEdit: [String], phone phoneEdit: [String]) throws {
+            try quire.ok(["note", "edit", id] + laptopEdit, store: laptop)
+            try quire.ok(["note", "edit", id] + phoneEdit, store: phone)
+            try quire.ok(["merge", phone], store: laptop)
+        }
+
         static func replica(_ quire: QuireRunner, _ store: String) throws -> String {
             let status = try #require(try quire.run(["status", "--json"], store: store).json() as? [String: Any])
             return try #require(status["replica"] as? String)
