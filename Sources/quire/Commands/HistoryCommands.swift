@@ -107,7 +107,7 @@ enum HistoryCommands {
 
     static let blame = Command(
         name: "blame",
-        summary: "Show a note's body (or title) with each run of characters attributed to the replica and change that inserted it.",
+        summary: "Show a note's body (or title) with each run of characters attributed to the change that inserted it, and its Lamport stamps, which order insertions made at one place at once.",
         usage: ["ID [--title] [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [Option(name: "--title", help: "Blame the title instead of the body: concurrent retitles merge character by character."), .json],
