@@ -116,6 +116,37 @@ import Testing
         #expect(try await aliceToBob.sync().sent == 1)
     }
 
+    /// A store served to clients over a pipe has no log but its own, so
+    /// compacting it without history leaves it unable to send a client a
+    /// compacted change that client lacks: here the laptop's change,
+    /// relayed through the hub to the phone. Compaction drops other
+    /// replicas' changes whatever any peer acknowledged, so naming each
+    /// client apart (they share `PeerSyncService.clientsPeer`) would not
+    /// keep it (Specs/storage.md, "Compaction"). The phone's sync of the
+    /// note fails naming the compaction, and the phone loses nothing.
+    @Test func aServedStoreCompactedPastWhatAClientLacksSaysSo() async throws {
+        let hub = try DocumentStore.inMemory(), laptop = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
+        try hub.create(id: "n")
+        try write(hub, "n", "hub", 1)
+        func sync(_ store: DocumentStore) async throws(SyncError) {
+            try await SyncClient(store: store, peer: "via:hub", transport: FaultyTransport.sound(PeerSyncService(store: hub))).sync()
+        }
+        try await sync(laptop)
+        try await sync(phone)
+        // Two syncs: two rows of the hub's log, the newest of which compaction keeps.
+        for value: Int64 in [2, 3] {
+            try write(laptop, "n", "laptop", value)
+            try await sync(laptop)
+        }
+        try hub.compact("n", keepHistory: false)
+        let phoneHeld = try phone.versionVectors()
+        var failure: SyncError?
+        do throws(SyncError) { try await sync(phone) } catch { failure = error }
+        #expect(failure?.localizedDescription.hasSuffix("the peer's store failed: the history of document n asked for was compacted away") == true,
+                "\(String(describing: failure))")
+        #expect(try phone.versionVectors() == phoneHeld && value(phone, "n", "hub") == .scalar(.int(1)))
+    }
+
     /// Another store behind the same command (the old one replaced, or
     /// copied: a new replica id) is found by its first answer, whose cursor
     /// names its replica id, and what the old one acknowledged is

@@ -38,7 +38,11 @@ import Testing
             let id = try quire.ok(["note", "new", "--title", "Cat", "--body", "the quick fox"]).trimmingCharacters(in: .newlines)
             let before = try quire.ok(["vv", id]).trimmingCharacters(in: .newlines)
             try quire.ok(["note", "edit", id, "--title", "Cart", "--body", "the quiet box"])
+            let after = try quire.ok(["vv", id]).trimmingCharacters(in: .newlines)
             #expect(try quire.ok(["diff", id, "--from", before]) == """
+                from  \(before)
+                to    \(after) (current)
+
                 title @0 -"Cat"
                 title @3 +"Cart"
                 body @4 -"quick fox"
@@ -117,6 +121,28 @@ import Testing
         }
     }
 
+    /// Two replicas append at the end of one body at once: the merge puts
+    /// the append with the greater stamp first (Specs/crdt.md, "Ordering
+    /// rule"), and blame's text shows the stamps that decided it: the same
+    /// Lamport value, so the greater replica id first.
+    @Test func blameShowsTheStampsThatOrderedConcurrentInsertions() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, id, l, p) = (stores.laptop, stores.id, stores.laptopReplica, stores.phoneReplica)
+            try stores.editBothAndMerge(laptop: ["--append", " eggs"], phone: ["--append", " bread"])
+            let rows = try quire.ok(["blame", id], store: laptop).split(separator: "\n")
+                .map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+            #expect(rows.count == 4 && rows[0] == ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"])
+            // "milk" was typed by the laptop's first change (1-18, Lamport
+            // 1-18); both appends came right after it, at Lamport 19.
+            let (eggs, bread) = (["19@\(l)", "eggs\""], ["1@\(p)", "bread\""])
+            let (first, second) = l > p ? (eggs, bread) : (bread, eggs)
+            #expect([rows[2].first, rows[2].last] == first && [rows[3].first, rows[3].last] == second, "\(rows)")
+            #expect(rows[2][1].hasPrefix("19-") && rows[3][1].hasPrefix("19-"))
+            #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
+        }
+    }
+
     @Test func blameOfAnEmptyBodySaysSo() throws {
         try withRunner { quire in
             try quire.ok(["init"])
@@ -133,11 +159,9 @@ import Testing
     @Test func blameTellsWhoTypedEachCharacterOfAMergedTitle() throws {
         try withRunner { quire in
             let stores = try MergeStoryTests.TwoStores(quire)
-            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
+            let (laptop, id, l, p) = (stores.laptop, stores.id, stores.laptopReplica, stores.phoneReplica)
             // Offline on both: two retitles of "Groceries", which merge character by character.
-            try quire.ok(["note", "edit", id, "--title", "Groceries list"], store: laptop)
-            try quire.ok(["note", "edit", id, "--title", "My Groceries"], store: phone)
-            try quire.ok(["merge", phone], store: laptop)
+            try stores.editBothAndMerge(laptop: ["--title", "Groceries list"], phone: ["--title", "My Groceries"])
             #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
             let note = try #require(try quire.run(["show", id, "--json"], store: laptop).json() as? [String: Any])
             #expect(note["title"] as? String == "My Groceries list")

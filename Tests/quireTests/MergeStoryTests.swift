@@ -23,6 +23,14 @@ import Testing
             try quire.ok(["merge", laptop], store: phone)
         }
 
+        /// Edits the note offline on both stores (`note edit ID` with each
+        /// one's options), then merges the phone's edit into the laptop.
+        func editBothAndMerge(laptop laptopEdit: [String], phone phoneEdit: [String]) throws {
+            try quire.ok(["note", "edit", id] + laptopEdit, store: laptop)
+            try quire.ok(["note", "edit", id] + phoneEdit, store: phone)
+            try quire.ok(["merge", phone], store: laptop)
+        }
+
         static func replica(_ quire: QuireRunner, _ store: String) throws -> String {
             let status = try #require(try quire.run(["status", "--json"], store: store).json() as? [String: Any])
             return try #require(status["replica"] as? String)
@@ -200,25 +208,38 @@ import Testing
                 == ["1@\(l)", "1-18", "1-18", "-", "7", "just", "now", "no", "\(l):18"])
 
             // The same version, as a version vector or as heads.
-            #expect(try quire.ok(["show", id, "--at", afterAppend], store: laptop).hasSuffix("\n\nmilk and eggs\n"))
-            #expect(try quire.ok(["show", id, "--at", "9@\(p)"], store: laptop).hasSuffix("\n\nmilk and eggs\n"))
+            #expect(try quire.ok(["show", id, "--at", afterAppend], store: laptop).hasSuffix("\nversion  \(afterAppend)\n\nmilk and eggs\n"))
+            // Heads stand for a version vector, which show names.
+            #expect(try quire.ok(["show", id, "--at", "9@\(p)"], store: laptop).hasSuffix("\nversion  \(afterAppend)\n\nmilk and eggs\n"))
+            let shownAt = try #require(try quire.run(["show", id, "--at", "9@\(p)", "--json"], store: laptop).json() as? [String: Any])
+            #expect(shownAt["version"] as? String == afterAppend && shownAt["body"] as? String == "milk and eggs")
+            #expect(try #require(try quire.run(["show", id, "--json"], store: laptop).json() as? [String: Any])["version"] == nil)
             #expect(try quire.ok(["note", "show", id, "--at", afterCreate], store: laptop).hasSuffix("\n\nmilk\n"))
 
-            #expect(try quire.ok(["diff", id, "--from", afterCreate, "--to", afterAppend], store: laptop) == "body @4 +\" and eggs\"\n")
-            #expect(try quire.ok(["diff", id, "--from", afterAppend], store: laptop) == "body @0 +\"oat \"\n")
+            // The text names the versions compared, as `log` prints them.
+            let current = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["diff", id, "--from", afterCreate, "--to", afterAppend], store: laptop)
+                == "from  \(afterCreate)\nto    \(afterAppend)\n\nbody @4 +\" and eggs\"\n")
+            #expect(try quire.ok(["diff", id, "--from", afterAppend], store: laptop)
+                == "from  \(afterAppend)\nto    \(current) (current)\n\nbody @0 +\"oat \"\n")
+            #expect(try quire.ok(["diff", id, "--from", "30@\(l)"], store: laptop)
+                == "from  \(current)\nto    \(current) (current)\n\nNo differences.\n")
             let diff = try #require(try quire.run(["diff", id, "--from", afterCreate, "--json"], store: laptop).json() as? [String: Any])
             let edits = try #require(diff["text"] as? [[String: Any]])
             #expect(edits.map { $0["kind"] as? String } == ["insert", "insert"])
             #expect(edits.map { $0["offset"] as? Int } == [0, 4])
             #expect(edits.map { $0["text"] as? String } == ["oat ", " and eggs"])
 
-            // "milk" was deleted and typed again by change 19: blame names the retyping.
+            // "milk" was deleted and typed again by change 19: blame names the
+            // retyping, and the Lamport stamps of each piece's first and last
+            // characters: change 19, made after the phone's (19-27) was merged,
+            // took 28-31 for its deletes and 32-39 for its typing.
             // The CHANGE column is as wide as its widest id, "19@" and 16 hex digits.
             func pad(_ text: String) -> String { text + String(repeating: " ", count: 19 - text.count) }
             #expect(try quire.ok(["blame", id], store: laptop) == """
-                \(pad("CHANGE"))  TIME      OFFSET  TEXT
-                \(pad("19@\(l)"))  just now  0       "oat milk"
-                \(pad("1@\(p)"))  just now  8       " and eggs"
+                \(pad("CHANGE"))  LAMPORT  TIME      OFFSET  TEXT
+                \(pad("19@\(l)"))  32-39    just now  0       "oat milk"
+                \(pad("1@\(p)"))  19-27    just now  8       " and eggs"
 
                 """)
 
@@ -246,7 +267,7 @@ import Testing
             try quire.ok(["note", "edit", id, "--append", "!"], store: phone)          // 10@p, on 9@p
             // 10@p builds on 9@p, which builds on the laptop's change: all three are in.
             #expect(try quire.ok(["show", id, "--at", "10@\(p)"], store: phone).hasSuffix("\n\nmilk and eggs!\n"))
-            #expect(try quire.ok(["diff", id, "--from", "9@\(p)", "--to", "10@\(p)"], store: phone) == "body @13 +\"!\"\n")
+            #expect(try quire.ok(["diff", id, "--from", "9@\(p)", "--to", "10@\(p)"], store: phone).hasSuffix("\n\nbody @13 +\"!\"\n"))
         }
     }
 }

@@ -29,7 +29,11 @@ public struct PeerSyncService: SyncService {
     /// The peer name under which the store keeps what its clients state
     /// holding (`DocumentStore.acknowledge`): the protocol does not name a
     /// client, so all of them share it, which says which local changes some
-    /// client holds (`quire status` counts the others as pending).
+    /// client holds (`quire status` counts the others as pending), as a
+    /// name per client would: those counts take the highest acknowledgement.
+    /// A request naming its client would be refused by peers before it
+    /// (bytes after the message), and would not make compacting a served
+    /// store safe (Specs/storage.md, "Compaction").
     public static let clientsPeer = "clients"
 
     public init(store: DocumentStore) {

@@ -102,12 +102,12 @@ enum HistoryCommands {
             let to = try toVersion.map { try history.version($0) } ?? history.current
             let old = try Note(id: history.id, document: history.document(at: from))
             let new = try Note(id: history.id, document: history.document(at: to))
-            NoteDiff(old: old, new: new).print(from: from, to: to, json: invocation.flag("--json"), to: invocation.context.output)
+            NoteDiff(old: old, new: new).print(from: from, to: to, current: history.current, json: invocation.flag("--json"), to: invocation.context.output)
         })
 
     static let blame = Command(
         name: "blame",
-        summary: "Show a note's body (or title) with each run of characters attributed to the replica and change that inserted it.",
+        summary: "Show a note's body (or title) with each run of characters attributed to the change that inserted it, and its Lamport stamps, which order insertions made at one place at once.",
         usage: ["ID [--title] [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [Option(name: "--title", help: "Blame the title instead of the body: concurrent retitles merge character by character."), .json],
@@ -135,9 +135,9 @@ enum HistoryCommands {
                 return
             }
             let rows = pieces.map { piece in
-                [context.output.styled(piece.change.id.description, .yellow), RelativeTime.describe(milliseconds: piece.change.time),
-                 "\(piece.offset)", JSONValue.quoted(piece.text)]
+                [context.output.styled(piece.change.id.description, .yellow), "\(piece.lamport)-\(piece.lastLamport)",
+                 RelativeTime.describe(milliseconds: piece.change.time), "\(piece.offset)", JSONValue.quoted(piece.text)]
             }
-            context.output.print(Table(header: ["CHANGE", "TIME", "OFFSET", "TEXT"], rows: rows).render())
+            context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"], rows: rows).render())
         })
 }

@@ -110,24 +110,31 @@ enum NoteCommands {
             try invocation.expectArguments(atMost: 1)
             let at = try invocation.version("--at")
             let (store, id) = try invocation.openStoreAndNote()
+            let output = invocation.context.output
             let note: Note
+            var version: VersionVector?
             if let at {
+                // A replay, which names the version it shows, as `log` prints
+                // versions (heads given are the vector they stand for).
                 let history = try DocumentHistory(id, in: store)
-                note = try Note(id: id, document: history.document(at: history.version(at)))
+                let shown = try history.version(at)
+                note = try Note(id: id, document: history.document(at: shown))
+                version = shown
             } else {
                 note = try store.read(id) { try Note(id: id, document: $0) }
             }
-            print(note, invocation.flag("--json"), to: invocation.context.output)
+            if invocation.flag("--json") {
+                var fields = note.jsonFields
+                if let version { fields["version"] = .string(version.description) }
+                output.print(json: .object(fields))
+                return
+            }
+            var fields = [["id", note.id.rawValue], ["title", output.styled(note.title, .bold)],
+                          ["tags", note.tags.joined(separator: ", ")], ["pinned", note.pinned ? "yes" : "no"]]
+            if note.removed { fields.append(["removed", output.styled("yes", .red)]) }
+            if let version { fields.append(["version", version.description]) }
+            output.print(Table(rows: fields).render() + "\n\n" + note.body)
         })
-
-    /// Prints a note as `note show` does.
-    static func print(_ note: Note, _ json: Bool, to output: Output) {
-        if json { output.print(json: note.json); return }
-        var fields = [["id", note.id.rawValue], ["title", output.styled(note.title, .bold)],
-                      ["tags", note.tags.joined(separator: ", ")], ["pinned", note.pinned ? "yes" : "no"]]
-        if note.removed { fields.append(["removed", output.styled("yes", .red)]) }
-        output.print(Table(rows: fields).render() + "\n\n" + note.body)
-    }
 
     static let edit = Command(
         name: "edit",

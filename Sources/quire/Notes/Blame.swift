@@ -9,6 +9,10 @@ enum Blame {
         let change: Change
         /// The Lamport stamp of the piece's first character.
         let lamport: UInt64
+
+        /// The Lamport stamp of the piece's last character: one operation
+        /// typed the piece, its characters at consecutive stamps.
+        var lastLamport: UInt64 { lamport + UInt64(text.unicodeScalars.count) - 1 }
     }
 
     /// The pieces of the text at `key` (`Note.Key.body` or `Note.Key.title`).

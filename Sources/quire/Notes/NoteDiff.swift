@@ -55,7 +55,9 @@ struct NoteDiff {
         return String(view)
     }
 
-    func print(from: VersionVector, to: VersionVector, json: Bool, to output: Output) {
+    /// Prints the diff from version `from` to version `to`; `current` is
+    /// the note's version now, which the text names as such.
+    func print(from: VersionVector, to: VersionVector, current: VersionVector, json: Bool, to output: Output) {
         if json {
             output.print(json: .object([
                 "from": .string(from.description), "to": .string(to.description),
@@ -67,11 +69,15 @@ struct NoteDiff {
             ]))
             return
         }
+        // The versions compared first, as `log` prints them, so that a
+        // reader knows what the old and the new side are.
+        let versions = Table(rows: [["from", from.description],
+                                    ["to", to.description + (to == current ? " (current)" : "")]]).render()
         if textEdits.isEmpty && fieldChanges.isEmpty {
-            output.print("No differences.")
+            output.print(versions + "\n\nNo differences.")
             return
         }
-        var lines = textEdits.map { edit in
+        var lines = [versions, ""] + textEdits.map { edit in
             let line = "\(edit.key) @\(edit.offset) \(edit.isInsertion ? "+" : "-")\(JSONValue.quoted(edit.text))"
             return output.styled(line, edit.isInsertion ? .green : .red)
         }
