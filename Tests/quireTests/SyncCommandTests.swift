@@ -559,7 +559,10 @@ import Testing
     /// that one client pulled has left it (not pending, acknowledged),
     /// though the other client lacks it; each client's own change counts
     /// as acknowledged once the served store holds it, and not before;
-    /// an older client's request (holding less) takes back nothing.
+    /// an older client's request (holding less) takes back nothing. In the
+    /// served store's `log`, a client's change is acknowledged (a client,
+    /// its writer, holds it), where it used to say `no` for every change
+    /// of another replica.
     @Test func twoClientsOfOneServedStoreEachReportHonestly() throws {
         try withRunner { runner in
             let hub = runner.directory + "/hub.quire", phone = runner.directory + "/phone.quire"
@@ -579,6 +582,7 @@ import Testing
             try runner.ok(["sync", "--via", command])
             #expect(try [pending(hub), pending(runner.store), pending(phone)] == [0, 0, 1])
             #expect(try acknowledged(shared, hub) == [true] && acknowledged(laptopNote, runner.store) == [true])
+            #expect(try acknowledged(laptopNote, hub) == [true])
             #expect(try acknowledged(phoneNote, phone) == [false])
 
             // The hub edits its note; the laptop pulls it, the phone not yet.
@@ -591,6 +595,7 @@ import Testing
             try runner.ok(["sync", "--via", command], store: phone)
             #expect(try [pending(hub), pending(runner.store), pending(phone)] == [0, 0, 0])
             #expect(try acknowledged(phoneNote, phone) == [true] && acknowledged(shared, hub) == [true, true])
+            #expect(try acknowledged(phoneNote, hub) == [true] && acknowledged(laptopNote, hub) == [true])
             // What the phone pushed the laptop gets from the hub, which holds it.
             try runner.ok(["sync", "--via", command])
             #expect(try acknowledged(phoneNote, runner.store) == [true] && acknowledged(laptopNote, phone) == [true])
