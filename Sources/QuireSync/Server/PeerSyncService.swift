@@ -104,6 +104,8 @@ public struct PeerSyncService: SyncService {
             return response
         } catch let failure as SyncFailure {
             throw failure
+        } catch StoreError.historyCompacted(let document) {
+            throw .historyCompacted(document: document)
         } catch {
             throw SyncFailure(status: 500, "the peer's store failed: \(error)")
         }
