@@ -10,7 +10,8 @@ import Testing
 // Serialized: several of the tests block a thread that runs tasks.
 @Suite(.serialized) struct PipeSyncTests {
     /// A push of many documents to a peer costs one transaction (one disk
-    /// sync), not one per document.
+    /// sync), not one per document, and one more recording that its
+    /// writer holds them (`quire log` there says so).
     @Test func aPeerAppliesAPushOfManyDocumentsInOneTransaction() async throws {
         let directory = NSTemporaryDirectory() + "quire-pipe-sync-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -26,7 +27,8 @@ import Testing
         let before = committedTransactions(inLogOf: path)
         let report = try await SyncClient(store: writer, peer: "via:peer", transport: FaultyTransport.sound(PeerSyncService(store: peer))).sync()
         #expect(report.sent == 40)
-        #expect(committedTransactions(inLogOf: path) - before == 1)
+        #expect(committedTransactions(inLogOf: path) - before == 2)
+        #expect(try peer.acknowledgedVersions(peer: PeerSyncService.clientsPeer) == writer.versionVectors())
         #expect(try peer.versionVectors() == writer.versionVectors())
     }
 
@@ -122,9 +124,47 @@ import Testing
     /// relayed through the hub to the phone. Compaction drops other
     /// replicas' changes whatever any peer acknowledged, so naming each
     /// client apart (they share `PeerSyncService.clientsPeer`) would not
-    /// keep it (Specs/storage.md, "Compaction"). The phone's sync of the
-    /// note fails naming the compaction, and the phone loses nothing.
+    /// keep it (Specs/storage.md, "Compaction"). The phone's sync fails
+    /// at once saying the hub no longer holds what it lacks (410, where a
+    /// 500 used to end it as "could not reach the peer"), and the phone
+    /// loses nothing.
     @Test func aServedStoreCompactedPastWhatAClientLacksSaysSo() async throws {
+        let (hub, phone) = try await compactedHubAndBehindPhone()
+        let phoneHeld = try phone.versionVectors()
+        var failure: SyncError?
+        do throws(SyncError) {
+            try await SyncClient(store: phone, peer: "via:hub", transport: FaultyTransport.sound(PeerSyncService(store: hub))).sync()
+        } catch { failure = error }
+        #expect(failure?.isHistoryCompacted == true)
+        #expect(failure?.description(otherSide: .peer) == "the peer no longer holds changes this store lacks (status 410: the history of "
+            + "document n asked for was compacted away): no sync with it can bring them, now or later")
+        #expect(try phone.versionVectors() == phoneHeld && value(phone, "n", "hub") == .scalar(.int(1)))
+    }
+
+    /// The same served store answering over HTTP: its 410 is refused at
+    /// once, not retried as a 500 was (five tries), and says the same of
+    /// the server. (`quire serve`'s own log is never compacted.)
+    @Test func aCompactedStoreServedOverHTTPIsAskedOnce() async throws {
+        let (hub, phone) = try await compactedHubAndBehindPhone()
+        let served = PeerSyncService(store: hub), requests = Counter()
+        let failure = try await withServer(handler: { request in
+            _ = requests.next()
+            let answer = await served.respond(toMessage: request.body, access: .unrestricted)
+            if case .failure(let failure)? = try? SyncMessage.decode(answer) { return .text(failure.status, failure.message) }
+            return .bytes(200, answer, contentType: "application/x-quire-sync")
+        }) { server -> SyncError? in
+            let transport = HTTPSyncTransport(server: url(server, ""), token: nil, retryPolicy: SleepRecorder().policy(maxAttempts: 5))
+            do throws(SyncError) { try await SyncClient(store: phone, peer: "hub", transport: transport).sync() } catch { return error }
+            return nil
+        }
+        #expect(requests.count == 1)
+        #expect(failure?.localizedDescription == "the server no longer holds changes this store lacks (HTTP 410: the history of "
+            + "document n asked for was compacted away): no sync with it can bring them, now or later")
+    }
+
+    /// A hub whose note n the laptop wrote to twice through it after the
+    /// phone synced, compacted without history, and that phone.
+    private func compactedHubAndBehindPhone() async throws -> (hub: DocumentStore, phone: DocumentStore) {
         let hub = try DocumentStore.inMemory(), laptop = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
         try hub.create(id: "n")
         try write(hub, "n", "hub", 1)
@@ -139,12 +179,7 @@ import Testing
             try await sync(laptop)
         }
         try hub.compact("n", keepHistory: false)
-        let phoneHeld = try phone.versionVectors()
-        var failure: SyncError?
-        do throws(SyncError) { try await sync(phone) } catch { failure = error }
-        #expect(failure?.localizedDescription.hasSuffix("the peer's store failed: the history of document n asked for was compacted away") == true,
-                "\(String(describing: failure))")
-        #expect(try phone.versionVectors() == phoneHeld && value(phone, "n", "hub") == .scalar(.int(1)))
+        return (hub, phone)
     }
 
     /// Another store behind the same command (the old one replaced, or

@@ -19,7 +19,7 @@ import Testing
                 "    pinned: no",
                 "  Trip  (removed; `quire note restore` brings it back with every edit)",
                 "    body:   Book the train to Lyon for Friday",
-                "    pinned (higher Lamport value (46 > 33))",
+                "    pinned: higher Lamport value (46 > 33)",
                 "The laptop and the phone are identical: same notes, same version vectors.",
             ] {
                 #expect(result.stdout.contains(line), "missing line: \(line)")

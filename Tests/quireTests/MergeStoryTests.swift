@@ -169,7 +169,7 @@ import Testing
             let (winnerLamport, loserLamport) = (try #require(winner["lamport"] as? Int), try #require(loser["lamport"] as? Int))
             let lines = try quire.ok(["conflicts", id], store: phone).split(separator: "\n").map(String.init)
             #expect(lines.count == 3)
-            #expect(lines[0] == "pinned (higher Lamport value (\(winnerLamport) > \(loserLamport)))")
+            #expect(lines[0] == "pinned: higher Lamport value (\(winnerLamport) > \(loserLamport))")
             #expect(lines[1].hasPrefix("  winner  false  lamport \(winnerLamport)  replica \(stores.phoneReplica)  \(winner["id"]!)  "))
             #expect(lines[1].contains("  change \(winner["change"]!) ") && lines[1].hasSuffix(" just now"))
             #expect(lines[2].hasPrefix("  loser   true   lamport \(loserLamport)  replica \(stores.laptopReplica)  \(loser["id"]!)"))

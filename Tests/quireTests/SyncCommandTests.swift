@@ -1,4 +1,5 @@
 import Foundation
+import Quire
 import QuireTestSupport
 import Testing
 
@@ -559,7 +560,10 @@ import Testing
     /// that one client pulled has left it (not pending, acknowledged),
     /// though the other client lacks it; each client's own change counts
     /// as acknowledged once the served store holds it, and not before;
-    /// an older client's request (holding less) takes back nothing.
+    /// an older client's request (holding less) takes back nothing. In the
+    /// served store's `log`, a client's change is acknowledged (a client,
+    /// its writer, holds it), where it used to say `no` for every change
+    /// of another replica.
     @Test func twoClientsOfOneServedStoreEachReportHonestly() throws {
         try withRunner { runner in
             let hub = runner.directory + "/hub.quire", phone = runner.directory + "/phone.quire"
@@ -579,6 +583,7 @@ import Testing
             try runner.ok(["sync", "--via", command])
             #expect(try [pending(hub), pending(runner.store), pending(phone)] == [0, 0, 1])
             #expect(try acknowledged(shared, hub) == [true] && acknowledged(laptopNote, runner.store) == [true])
+            #expect(try acknowledged(laptopNote, hub) == [true])
             #expect(try acknowledged(phoneNote, phone) == [false])
 
             // The hub edits its note; the laptop pulls it, the phone not yet.
@@ -591,11 +596,50 @@ import Testing
             try runner.ok(["sync", "--via", command], store: phone)
             #expect(try [pending(hub), pending(runner.store), pending(phone)] == [0, 0, 0])
             #expect(try acknowledged(phoneNote, phone) == [true] && acknowledged(shared, hub) == [true, true])
+            #expect(try acknowledged(phoneNote, hub) == [true] && acknowledged(laptopNote, hub) == [true])
             // What the phone pushed the laptop gets from the hub, which holds it.
             try runner.ok(["sync", "--via", command])
             #expect(try acknowledged(phoneNote, runner.store) == [true] && acknowledged(laptopNote, phone) == [true])
             let notes = try [runner.store, hub, phone].map { store in try runner.ok(["note", "list", "--json"], store: store) }
             #expect(Set(notes).count == 1)
+        }
+    }
+
+    /// A client of a served store compacted past what it lacks (the laptop's
+    /// edits relayed by the hub, compacted away without history) is told so
+    /// and what to do, not that the peer could not be reached: exit 1,
+    /// `historyCompacted` in the JSON, and its own change stays pending.
+    @Test func aClientBehindACompactedServedStoreIsToldWhatHappened() throws {
+        try withRunner { runner in
+            let hub = runner.directory + "/hub.quire", phone = runner.directory + "/phone.quire"
+            for store in [runner.store, hub, phone] { try runner.ok(["init"], store: store) }
+            let command = "'\(QuireRunner.binaryURL.path)' --store '\(hub)' serve --stdio"
+            let id = try runner.ok(["note", "new", "--title", "shared"], store: hub).trimmingCharacters(in: .newlines)
+            try runner.ok(["sync", "--via", command], store: phone)
+            let synced = try #require(try runner.run(["sync", "--via", command, "--json"]).json() as? [String: Any])
+            #expect(synced["historyCompacted"] as? Bool == false)
+            // Two syncs: two rows of the hub's log, the newest of which compaction keeps.
+            for text in [" one", " two"] {
+                try runner.ok(["note", "edit", id, "--append", text])
+                try runner.ok(["sync", "--via", command])
+            }
+            try DocumentStore(path: hub).compact(try #require(DocumentID(rawValue: id)), keepHistory: false)
+            try runner.ok(["note", "edit", id, "--pin"], store: phone)
+            let before = try runner.ok(["note", "show", id, "--json"], store: phone)
+
+            let result = try runner.run(["sync", "--via", command, "--json"], store: phone)
+            #expect(result.status == 1)
+            let json = try #require(try result.json() as? [String: Any])
+            #expect(json["historyCompacted"] as? Bool == true && json["pending"] as? Int == 1)
+            #expect(result.stderr == """
+                error: sync with via:\(command) failed: the peer no longer holds changes this store lacks (status 410: the history \
+                of document \(id) asked for was compacted away): no sync with it can bring them, now or later; sync this store with \
+                one that still holds those changes (the store that wrote them), or start again from a copy of the peer's store, which \
+                lacks the local changes pending here; a store served to others keeps them when compacted with keepHistory
+                1 local change stays pending
+
+                """)
+            #expect(try runner.ok(["note", "show", id, "--json"], store: phone) == before)
         }
     }
 }

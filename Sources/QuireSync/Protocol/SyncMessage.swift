@@ -122,7 +122,8 @@ public struct SyncResponse: Hashable, Sendable {
 ///
 /// 400 malformed, 401 no or unknown token, 403 not allowed, 409 a change
 /// clashes with a stored one, 413 too large, 415 a Content-Encoding the
-/// server does not decode, 429 too many requests
+/// server does not decode, 410 history compacted away (a served store's),
+/// 429 too many requests
 /// (`retryAfterSeconds` says when to come back), 503 stopping.
 public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
     public var status: Int
@@ -158,6 +159,18 @@ public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
     /// frame, payload, documents, changes, or the changes it would park): a
     /// smaller request may pass, with the same changes.
     public var isTooLarge: Bool { status == 413 }
+
+    /// A served store's answer to a client lacking changes it compacted
+    /// away (Specs/storage.md, "Compaction"): 410 Gone, as no retry brings
+    /// them back. A client before it takes it as any refusal that is not
+    /// about its push: the sync ends, recording nothing.
+    public static func historyCompacted(document: String) -> SyncFailure {
+        SyncFailure(status: 410, StoreError.historyCompacted(document).description)
+    }
+
+    /// Whether the other side no longer holds changes this store lacks
+    /// (`historyCompacted`): no sync with it can bring them.
+    public var isHistoryCompacted: Bool { status == 410 }
 
     public var description: String { "\(status): \(message)" }
 }

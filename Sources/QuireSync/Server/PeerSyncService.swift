@@ -28,8 +28,8 @@ public struct PeerSyncService: SyncService {
 
     /// The peer name under which the store keeps what its clients state
     /// holding (`DocumentStore.acknowledge`): the protocol does not name a
-    /// client, so all of them share it, which says which local changes some
-    /// client holds (`quire status` counts the others as pending), as a
+    /// client, so all of them share it, which says which changes some
+    /// client holds (`quire status` counts the local others as pending), as a
     /// name per client would: those counts take the highest acknowledgement.
     /// A request naming its client would be refused by peers before it
     /// (bytes after the message), and would not make compacting a served
@@ -104,6 +104,8 @@ public struct PeerSyncService: SyncService {
             return response
         } catch let failure as SyncFailure {
             throw failure
+        } catch StoreError.historyCompacted(let document) {
+            throw .historyCompacted(document: document)
         } catch {
             throw SyncFailure(status: 500, "the peer's store failed: \(error)")
         }
@@ -112,11 +114,13 @@ public struct PeerSyncService: SyncService {
     /// Records, under `clientsPeer`, what the request states the client
     /// holds of this store's documents, no more than the store holds (the
     /// client cannot hold a change not made yet), for the documents where
-    /// that covers a change of the store's own not recorded yet: otherwise
-    /// (most requests, and a push of others' changes, which costs one disk
-    /// sync as it is) it would only be a write that changes no count. Not
-    /// recording it (a store this process may not write) only leaves `quire
-    /// status` here behind: the answer goes out all the same.
+    /// that covers a change not recorded yet, of any replica: `quire log`
+    /// here says a change is acknowledged when some client holds it, the
+    /// changes of other replicas it relays too. Most requests state
+    /// nothing new and write nothing; a push does (its writer holds what it
+    /// pushed), one more transaction after the push's. Not recording it (a
+    /// store this process may not write) only leaves `quire status` and
+    /// `log` here behind: the answer goes out all the same.
     private func recordHeld(_ request: SyncRequest, versions: [DocumentID: VersionVector]) {
         let recorded = (try? store.acknowledgedVersions(peer: Self.clientsPeer)) ?? [:]
         var held: [DocumentID: VersionVector] = [:]
@@ -124,7 +128,7 @@ public struct PeerSyncService: SyncService {
             guard let mine = versions[document.id] else { continue }
             var both = VersionVector()
             for replica in document.version.replicas { both[replica] = min(document.version[replica], mine[replica]) }
-            if both[store.replicaID] > (recorded[document.id] ?? VersionVector())[store.replicaID] { held[document.id] = both }
+            if !(recorded[document.id] ?? VersionVector()).includes(both) { held[document.id] = both }
         }
         if !held.isEmpty { try? store.recordSyncProgress(peer: Self.clientsPeer, acknowledged: held, cursor: nil) }
     }

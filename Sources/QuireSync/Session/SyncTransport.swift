@@ -44,7 +44,7 @@ public enum SyncOtherSide: Hashable, Sendable, CustomStringConvertible {
 /// the transport the sync went through is one.
 public struct SyncError: Error, Hashable, Sendable, DescribedError {
     public enum Kind: Hashable, Sendable {
-        /// The other side refused for good (400, 401, 403, 409, 413):
+        /// The other side refused for good (400, 401, 403, 409, 410, 413):
         /// retrying the same request cannot help.
         case refused(SyncFailure)
         /// No usable answer, after retries: the other side is down,
@@ -73,6 +73,13 @@ public struct SyncError: Error, Hashable, Sendable, DescribedError {
     public static func protocolViolation(_ reason: String, otherSide: SyncOtherSide = .server) -> SyncError { SyncError(.protocolViolation(reason), otherSide: otherSide) }
     public static func store(_ reason: String) -> SyncError { SyncError(.store(reason)) }
 
+    /// Whether the other side refused for want of changes it no longer
+    /// holds (`SyncFailure.isHistoryCompacted`): syncing with it again
+    /// cannot help.
+    public var isHistoryCompacted: Bool {
+        if case .refused(let failure) = kind { failure.isHistoryCompacted } else { false }
+    }
+
     /// The same failure, about `otherSide`.
     public func about(_ otherSide: SyncOtherSide) -> SyncError { SyncError(kind, otherSide: otherSide) }
 
@@ -83,6 +90,9 @@ public struct SyncError: Error, Hashable, Sendable, DescribedError {
     /// protocol's, not HTTP's.
     public func description(otherSide: SyncOtherSide) -> String {
         switch kind {
+        case .refused(let failure) where failure.isHistoryCompacted:
+            "\(otherSide) no longer holds changes this store lacks (\(otherSide == .server ? "HTTP" : "status") \(failure.status): \(failure.message)): "
+                + "no sync with it can bring them, now or later"
         case .refused(let failure) where otherSide == .server: "the server refused: HTTP \(failure.status): \(failure.message)"
         case .refused(let failure): "\(otherSide) refused (status \(failure.status)): \(failure.message)"
         case .unreachable(let reason): "could not reach \(otherSide): \(reason)"

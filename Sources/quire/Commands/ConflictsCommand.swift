@@ -22,7 +22,7 @@ enum ConflictsCommand {
             output.print(text(conflicts, output))
         })
 
-    /// The text form: per key, why the winner won, then the entries, winner
+    /// The text form: per key, `KEY: why the winner won`, then the entries, winner
     /// first, each with the change that wrote it (as `log` lists it) and
     /// that change's time.
     static func text(_ conflicts: [Conflict], _ output: Output) -> String {
@@ -35,7 +35,7 @@ enum ConflictsCommand {
                         "change " + (change.map { output.styled($0.id.description, .yellow) } ?? "unknown"),
                         RelativeTime.describe(milliseconds: change?.time ?? 0)]
             }
-            return output.styled(conflict.key, .bold) + " (" + conflict.reason + ")\n" + Table(rows: rows, indent: 2).render()
+            return output.styled(conflict.key, .bold) + ": " + conflict.reason + "\n" + Table(rows: rows, indent: 2).render()
         }.joined(separator: "\n\n")
     }
 }

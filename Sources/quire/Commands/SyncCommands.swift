@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import Quire
 import QuireSync
 
@@ -175,11 +176,21 @@ enum SyncCommands {
             }
             let pending = try? store.pendingCount(peer: peer).get()
             let pendingText = pending.map { "\($0)" } ?? "an unknown number of (one is damaged)"
+            let stayPending = "\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending"
+            let pendingJSON = pending.map { JSONValue.integer(Int64($0)) } ?? .null
             let report: SyncClient.Report
             switch outcome {
             case .success(let done): report = done
+            case .failure(let error) where error.isHistoryCompacted:
+                // Not a failure to reach it: trying again cannot help, and a script must not loop on it.
+                if invocation.flag("--json") {
+                    output.print(json: .object(["peer": .string(peer), "pending": pendingJSON, "historyCompacted": .bool(true)]))
+                }
+                throw CLIError.failure("sync with \(peer) failed: \(error); sync this store with one that still holds those changes "
+                    + "(the store that wrote them), or start again from a copy of \(transport.otherSide)'s store, which lacks the "
+                    + "local changes pending here; a store served to others keeps them when compacted with keepHistory\n\(stayPending)")
             case .failure(let error):
-                throw CLIError.failure("sync with \(peer) failed: \(error)\n\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending")
+                throw CLIError.failure("sync with \(peer) failed: \(error)\n\(stayPending)")
             }
             // Refused changes, this sync's and earlier ones, wait for
             // --retry-rejected: a later sync does not offer them.
@@ -189,9 +200,9 @@ enum SyncCommands {
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
                     "received": .integer(report.received), "bytesSent": .integer(report.bytesSent),
                     "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(rejected.count),
-                    "pending": pending.map { .integer(Int64($0)) } ?? .null,
+                    "pending": pendingJSON,
                     "damaged": .integer(report.damaged.count), "outOfScope": .integer(report.outOfScope.count),
-                    "readOnly": .bool(report.writeRefusal != nil),
+                    "readOnly": .bool(report.writeRefusal != nil), "historyCompacted": .bool(false),
                 ]))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
