@@ -218,6 +218,32 @@ import Testing
         }
     }
 
+    /// So is one made after a sync that stored a cursor past the start of
+    /// the log (the server holds another token's notes): the next sync
+    /// pushes it at once, and the server refuses it as outside the token's
+    /// notes. (It was rejected: exit 1, and `--retry-rejected` to send it.)
+    @Test func aNoteMadeAfterASyncOutsideTheTokensDocumentsIsSaidNotToSync() throws {
+        try withRunner { runner in
+            try withTokenServer(runner, tokens: "owner rw\nshared rw shared-notebook\n") { url in
+                let owner = runner.directory + "/owner.quire"
+                try runner.ok(["init"], store: owner)
+                try runner.ok(["note", "new", "--title", "Owner's"], store: owner)
+                try runner.ok(["sync", url, "--token", "owner"], store: owner)
+                try runner.ok(["init"])
+                try runner.ok(["sync", url, "--token", "shared"])
+                let id = try runner.ok(["note", "new", "--title", "Private"]).trimmingCharacters(in: .newlines)
+                for _ in 0..<2 {
+                    let result = try runner.run(["sync", url, "--token", "shared", "--json"])
+                    #expect(result.status == 0, "\(result.stderr)")
+                    let json = try #require(try result.json() as? [String: Any])
+                    #expect(json["outOfScope"] as? Int == 1 && json["rejected"] as? Int == 0 && json["pending"] as? Int == 1)
+                    #expect(result.stderr.hasSuffix("note: 1 note(s) with changes \(url) lacks are outside what this token may read and write, "
+                        + "and were not synced; their changes stay pending:\n  \(id)\n"), "\(result.stderr)")
+                }
+            }
+        }
+    }
+
     /// A server's refusal is quoted in the error: its escape sequences
     /// (retitling the terminal, clearing it) are shown, not obeyed.
     @Test func aServersRefusalPrintsHarmlessly() throws {
