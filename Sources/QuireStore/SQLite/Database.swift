@@ -244,7 +244,9 @@ public final class Database: @unchecked Sendable {
     /// throws (the error is rethrown). It starts with `BEGIN IMMEDIATE`,
     /// which takes the file's write lock at once: a deferred transaction that
     /// reads first and writes later can fail halfway with SQLITE_BUSY when
-    /// another process writes in between.
+    /// another process writes in between. Another process's lock is waited
+    /// for while that process keeps committing; held for `busyTimeout`
+    /// without a commit, it fails the call with SQLITE_BUSY.
     ///
     ///     let id = try db.write { db in
     ///         try db.execute(sql: "INSERT INTO notes(body) VALUES (?)", arguments: [.blob(bytes)])
@@ -252,7 +254,7 @@ public final class Database: @unchecked Sendable {
     ///     }
     public func write<T>(_ body: (DatabaseConnection) throws -> T) throws -> T {
         try withConnection { connection in
-            try connection.transaction(begin: "BEGIN IMMEDIATE", body)
+            try connection.transaction(begin: connection.beginWriting, body)
         }
     }
 
@@ -266,7 +268,7 @@ public final class Database: @unchecked Sendable {
         try withConnection { connection in
             connection.isReadOnly = true
             defer { connection.isReadOnly = false }
-            return try connection.transaction(begin: "BEGIN DEFERRED", body)
+            return try connection.transaction(begin: { try connection.execute(sql: "BEGIN DEFERRED") }, body)
         }
     }
 
