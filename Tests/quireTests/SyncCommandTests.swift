@@ -31,6 +31,14 @@ import Testing
         try body("http://127.0.0.1:\(port)")
     }
 
+    /// Makes a store at `path` holding one note, `first`, and syncs it with
+    /// the server at `url` using `token`.
+    func makeStoreWithSyncedNote(_ runner: QuireRunner, at path: String, url: String, token: String) throws {
+        try runner.ok(["init"], store: path)
+        try runner.ok(["note", "new", "--title", "first"], store: path)
+        try runner.ok(["sync", url, "--token", token], store: path)
+    }
+
     /// The first line a process writes to `pipe` (what `serve` prints once
     /// it listens), or what came before the pipe ended.
     func firstLine(of pipe: Pipe) -> String {
@@ -172,9 +180,7 @@ import Testing
         try withRunner { runner in
             try withTokenServer(runner, tokens: "writer rw\nother rw\n") { url in
                 let laptop = runner.directory + "/laptop.quire"
-                try runner.ok(["init"], store: laptop)
-                try runner.ok(["note", "new", "--title", "first"], store: laptop)
-                try runner.ok(["sync", url, "--token", "writer"], store: laptop)  // the laptop's replica is now the writer token's
+                try makeStoreWithSyncedNote(runner, at: laptop, url: url, token: "writer")  // the laptop's replica is now the writer token's
                 try runner.ok(["note", "new", "--title", "second"], store: laptop)
                 try runner.ok(["init"])
                 try runner.ok(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"])
@@ -225,10 +231,7 @@ import Testing
     @Test func aNoteMadeAfterASyncOutsideTheTokensDocumentsIsSaidNotToSync() throws {
         try withRunner { runner in
             try withTokenServer(runner, tokens: "owner rw\nshared rw shared-notebook\n") { url in
-                let owner = runner.directory + "/owner.quire"
-                try runner.ok(["init"], store: owner)
-                try runner.ok(["note", "new", "--title", "Owner's"], store: owner)
-                try runner.ok(["sync", url, "--token", "owner"], store: owner)
+                try makeStoreWithSyncedNote(runner, at: runner.directory + "/owner.quire", url: url, token: "owner")
                 try runner.ok(["init"])
                 try runner.ok(["sync", url, "--token", "shared"])
                 let id = try runner.ok(["note", "new", "--title", "Private"]).trimmingCharacters(in: .newlines)
