@@ -332,6 +332,46 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
             #expect(seen == (0..<threads * writesPerThread).map { UInt8(truncatingIfNeeded: $0) })
         }
     }
+
+    /// A write waits for another connection's (another process's) lock for
+    /// as long as that one keeps committing. SQLite's own wait tries now and
+    /// then, and misses every moment the lock is free between a flat-out
+    /// writer's transactions: it failed with SQLITE_BUSY once the busy
+    /// timeout had passed, as a writer process of the kill tests did on a
+    /// loaded host.
+    @Test func aWriteWaitsWhileAnotherConnectionKeepsCommitting() throws {
+        try withNotesDatabase { busy, path throws in
+            let waiting = try Database(path: path)
+            defer { waiting.close() }
+            // Back to back, holding the lock 50 ms each, for longer than the busy timeout.
+            let transactions = Int(Database.busyTimeout) / 50 * 3 / 2
+            let started = DispatchSemaphore(value: 0), done = DispatchGroup()
+            let failures = Failures()
+            DispatchQueue.global().async(group: done) {
+                for index in 0..<transactions {
+                    do {
+                        try busy.write { db in
+                            try db.execute(sql: "INSERT INTO notes(title, body) VALUES (?, x'')", arguments: [.text("busy \(index)")])
+                            if index == 0 { started.signal() }
+                            usleep(50_000)
+                        }
+                    } catch {
+                        failures.record(error)
+                        if index == 0 { started.signal() }
+                    }
+                }
+            }
+            started.wait()
+            do {
+                try waiting.write { db in try db.execute(sql: "INSERT INTO notes(title, body) VALUES ('waiting', x'')") }
+            } catch {
+                failures.record(error)
+            }
+            done.wait()
+            #expect(failures.errors.isEmpty, "\(failures.errors)")
+            #expect(try noteCount(busy) == Int64(transactions + 1))
+        }
+    }
 }
 
 /// Errors collected from several threads.

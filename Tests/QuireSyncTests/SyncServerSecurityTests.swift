@@ -331,6 +331,49 @@ import Testing
         }
     }
 
+    /// A token limited to some documents leaves the changes of the others
+    /// pending, none rejected, also once a stored cursor has the client push
+    /// the documents the server never stated (notes made since the last
+    /// sync): the server refuses such a push as outside the token's
+    /// documents. A token that may write them later sends them, without
+    /// `--retry-rejected`. (They were rejected, one document a round.)
+    @Test func notesOutsideALimitedTokensDocumentsStayPendingAfterTheFirstSync() async throws {
+        try await withSyncServer { server, url in
+            let peer = url.absoluteString
+            let store = try DocumentStore.inMemory()
+            func sync(_ token: String, at url: URL) async throws -> SyncClient.Report {
+                try await SyncClient(store: store, peer: peer,
+                                     transport: HTTPSyncTransport(server: url, token: token, retryPolicy: .never)).sync()
+            }
+            try store.create(id: "allowed")
+            try write(store, "allowed", "k", 1)
+            _ = try await sync("narrow", at: url)
+            #expect(try store.syncCursor(peer: peer).map { $0.seq > 0 } == true)
+            let outside = (0..<3).map { DocumentID(rawValue: "private-\($0)")! }
+            for id in outside {
+                try store.create(id: id)
+                try write(store, id, "k", 1)
+            }
+            try write(store, "allowed", "k", 2)
+            for _ in 0..<2 {
+                let report = try await sync("narrow", at: url)
+                #expect(report.rejected.isEmpty && report.outOfScope == outside && report.rounds <= 2, "\(report)")
+            }
+            #expect(server.log.version("allowed")[store.replicaID] == 2)
+            #expect(try store.rejectedChanges(peer: peer).isEmpty)
+            #expect(try store.outbox(peer: peer).keys.sorted() == outside)
+
+            // The same log, and the same token, now allowed every document.
+            let widened = try SyncServer(log: server.log, tokens: AccessTokens(parsing: "narrow rw\n"))
+            let http = HTTPServer(port: 0, handler: widened.handle)
+            try http.start()
+            defer { http.stop() }
+            let report = try await sync("narrow", at: URL(string: "http://127.0.0.1:\(http.port)")!)
+            #expect(report.sent == outside.count && report.outOfScope.isEmpty, "\(report)")
+            #expect(try store.outbox(peer: peer).isEmpty)
+        }
+    }
+
     /// A relayed change refused because its replica belongs to another
     /// token is no longer refused once its writer has sent it.
     @Test func aRefusedChangeTheServerComesToHoldIsForgotten() async throws {

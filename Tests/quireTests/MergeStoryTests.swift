@@ -1,4 +1,5 @@
 import Foundation
+import QuireStore
 import Testing
 
 /// Two stores edited offline, then merged with `quire merge`; the history
@@ -94,6 +95,48 @@ import Testing
                 let result = try quire.run(arguments, store: mine + "/notes.quire", launcher: launcher)
                 #expect(result.status == 0, "\(arguments): \(result.stderr)")
             }
+            let listed = try quire.ok(["note", "list"], store: mine + "/notes.quire")
+            #expect(listed.contains(id.prefix(8) + "  Shipped"), "\(listed)")
+        }
+    }
+
+    /// One whose `-wal` holds commits (copied with the file, as a backup
+    /// taken while the store was open is) cannot be read there: SQLite needs
+    /// a `-shm` to read the `-wal` through, and the file alone lacks those
+    /// commits. The merge says so, naming the file and what to do, and
+    /// changes nothing; from a folder it may write, it brings them.
+    @Test func aStoreWhoseLogHoldsCommitsInADirectoryThatCannotBeWrittenSaysWhatToDo() throws {
+        try withRunner { quire in
+            let (original, shipped, mine) = (quire.directory + "/original.quire", quire.directory + "/shipped", quire.directory + "/mine")
+            for directory in [shipped, mine] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false) }
+            try quire.ok(["init"], store: original)
+            // Held open, the file is not checkpointed when the note's command ends: the note is in the -wal alone.
+            let holder = try Database(path: original)
+            defer { holder.close() }
+            let id = try quire.ok(["note", "new", "--title", "Shipped"], store: original).trimmingCharacters(in: .newlines)
+            let store = shipped + "/notes.quire"
+            for suffix in ["", "-wal"] { try FileManager.default.copyItem(atPath: original + suffix, toPath: store + suffix) }
+            let copied = try [store, store + "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+            #expect(!copied[1].isEmpty)
+            try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: shipped)
+            defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: shipped) }
+            try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: mine)
+            // Root may write any directory: the merge runs as nobody then.
+            let launcher = getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+            #expect(try quire.run(["init"], store: mine + "/notes.quire", launcher: launcher).status == 0)
+
+            let refused = try quire.run(["merge", store], store: mine + "/notes.quire", launcher: launcher)
+            #expect(refused.status == 1)
+            #expect(refused.stderr.hasPrefix("error: the store \(store) is read-only, nothing was saved; check that you may write "
+                + "to the file and to its directory"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("\(store)-wal holds commits not yet checkpointed into the file, and SQLite cannot make "
+                + "the \(store)-shm it reads them through, as the folder \(shipped) is not writable"), "\(refused.stderr)")
+            #expect(try [store, store + "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: $0)) } == copied)
+            #expect(!FileManager.default.fileExists(atPath: store + "-shm"))
+
+            try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: shipped)
+            let merged = try quire.run(["merge", store], store: mine + "/notes.quire", launcher: launcher)
+            #expect(merged.status == 0, "\(merged.stderr)")
             let listed = try quire.ok(["note", "list"], store: mine + "/notes.quire")
             #expect(listed.contains(id.prefix(8) + "  Shipped"), "\(listed)")
         }

@@ -32,6 +32,14 @@ import Testing
         try body("http://127.0.0.1:\(port)")
     }
 
+    /// Makes a store at `path` holding one note, `first`, and syncs it with
+    /// the server at `url` using `token`.
+    func makeStoreWithSyncedNote(_ runner: QuireRunner, at path: String, url: String, token: String) throws {
+        try runner.ok(["init"], store: path)
+        try runner.ok(["note", "new", "--title", "first"], store: path)
+        try runner.ok(["sync", url, "--token", token], store: path)
+    }
+
     /// The first line a process writes to `pipe` (what `serve` prints once
     /// it listens), or what came before the pipe ended.
     func firstLine(of pipe: Pipe) -> String {
@@ -173,9 +181,7 @@ import Testing
         try withRunner { runner in
             try withTokenServer(runner, tokens: "writer rw\nother rw\n") { url in
                 let laptop = runner.directory + "/laptop.quire"
-                try runner.ok(["init"], store: laptop)
-                try runner.ok(["note", "new", "--title", "first"], store: laptop)
-                try runner.ok(["sync", url, "--token", "writer"], store: laptop)  // the laptop's replica is now the writer token's
+                try makeStoreWithSyncedNote(runner, at: laptop, url: url, token: "writer")  // the laptop's replica is now the writer token's
                 try runner.ok(["note", "new", "--title", "second"], store: laptop)
                 try runner.ok(["init"])
                 try runner.ok(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"])
@@ -215,6 +221,29 @@ import Testing
                 }
                 let json = try #require(try runner.run(["sync", url, "--token", "shared", "--json"]).json() as? [String: Any])
                 #expect(json["outOfScope"] as? Int == 1 && json["pending"] as? Int == 1)
+            }
+        }
+    }
+
+    /// So is one made after a sync that stored a cursor past the start of
+    /// the log (the server holds another token's notes): the next sync
+    /// pushes it at once, and the server refuses it as outside the token's
+    /// notes. (It was rejected: exit 1, and `--retry-rejected` to send it.)
+    @Test func aNoteMadeAfterASyncOutsideTheTokensDocumentsIsSaidNotToSync() throws {
+        try withRunner { runner in
+            try withTokenServer(runner, tokens: "owner rw\nshared rw shared-notebook\n") { url in
+                try makeStoreWithSyncedNote(runner, at: runner.directory + "/owner.quire", url: url, token: "owner")
+                try runner.ok(["init"])
+                try runner.ok(["sync", url, "--token", "shared"])
+                let id = try runner.ok(["note", "new", "--title", "Private"]).trimmingCharacters(in: .newlines)
+                for _ in 0..<2 {
+                    let result = try runner.run(["sync", url, "--token", "shared", "--json"])
+                    #expect(result.status == 0, "\(result.stderr)")
+                    let json = try #require(try result.json() as? [String: Any])
+                    #expect(json["outOfScope"] as? Int == 1 && json["rejected"] as? Int == 0 && json["pending"] as? Int == 1)
+                    #expect(result.stderr.hasSuffix("note: 1 note(s) with changes \(url) lacks are outside what this token may read and write, "
+                        + "and were not synced; their changes stay pending:\n  \(id)\n"), "\(result.stderr)")
+                }
             }
         }
     }

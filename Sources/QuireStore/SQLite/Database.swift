@@ -114,17 +114,31 @@ public final class Database: @unchecked Sendable {
         let name = path.hasPrefix("file:") ? "./" + path : path
         do {
             connection = try Self.connect(name, flags: flags, writeAheadLog: writeAheadLog, path: path)
-        } catch let error as DatabaseError where flags & SQLITE_OPEN_READONLY != 0 && Self.couldNotMakeLogFiles(error, path: path) {
+        } catch let error as DatabaseError where flags & SQLITE_OPEN_READONLY != 0 {
             // A WAL file read-only in a directory this process cannot write
             // (an app's bundle, a read-only mount, another user's folder):
             // SQLite cannot make the `-wal` and `-shm` it reads through.
-            // With no `-wal` holding commits, the file alone is the whole
-            // database, and SQLite reads it so when told it cannot change;
-            // only a process that may write the directory could change it.
-            guard let immutable = try? Self.connect(Self.immutableURI(path), flags: flags | SQLITE_OPEN_URI, writeAheadLog: false, path: path) else {
+            switch Self.unmadeLogFiles(error, path: path) {
+            case nil:
                 throw error
+            case .noCommitsWaiting:
+                // The file alone is the whole database, and SQLite reads it so
+                // when told it cannot change; only a process that may write
+                // the directory could change it.
+                guard let immutable = try? Self.connect(Self.immutableURI(path), flags: flags | SQLITE_OPEN_URI, writeAheadLog: false, path: path) else {
+                    throw error
+                }
+                connection = immutable
+            case .commitsWaiting(let folder):
+                // Read alone, the file would lack them (SQLite finds no way to
+                // read a `-wal` without a `-shm`, even in exclusive locking mode).
+                let file = Self.file(namedBy: path)
+                throw DatabaseError(extendedCode: Self.readOnlyDirectory, message: "\(file)-wal holds commits not yet checkpointed into "
+                    + "the file, and SQLite cannot make the \(file)-shm it reads them through, as the folder \(folder) is not writable: "
+                    + "read alone, the file would lack those commits, so it is not opened; open it for writing once, as someone who may "
+                    + "write the folder (closing it then checkpoints them), or copy the file and its -wal together to a folder you can write",
+                    file: path)
             }
-            connection = immutable
         }
     }
 
@@ -152,15 +166,27 @@ public final class Database: @unchecked Sendable {
         return connection
     }
 
+    /// What a read-only open finds beside a file whose `-wal` and `-shm` it
+    /// could not make (`unmadeLogFiles`).
+    private enum UnmadeLogFiles {
+        /// No `-wal`, or an empty one: the file is the whole database.
+        case noCommitsWaiting
+        /// A `-wal` holds commits the file lacks, in a folder this process may not write.
+        case commitsWaiting(folder: String)
+    }
+
     /// Whether a read-only open of the file at `path` failed for want of
-    /// the `-wal` and `-shm` files beside it, which it could not make, while
-    /// no `-wal` holds commits the file lacks.
-    private static func couldNotMakeLogFiles(_ error: DatabaseError, path: String) -> Bool {
-        guard error.extendedCode == readOnlyDirectory || error.primaryCode == SQLITE_CANTOPEN else { return false }
+    /// the `-wal` and `-shm` files beside it, which it could not make, and
+    /// whether a `-wal` there holds commits; nil when it failed otherwise.
+    private static func unmadeLogFiles(_ error: DatabaseError, path: String) -> UnmadeLogFiles? {
+        guard error.extendedCode == readOnlyDirectory || error.primaryCode == SQLITE_CANTOPEN else { return nil }
         let file = Self.file(namedBy: path)
-        guard FileManager.default.fileExists(atPath: file) else { return false }
-        let log = try? FileManager.default.attributesOfItem(atPath: file + "-wal")
-        return log == nil || (log?[.type] as? FileAttributeType == .typeRegular && (log?[.size] as? Int) == 0)
+        guard FileManager.default.fileExists(atPath: file) else { return nil }
+        guard let log = try? FileManager.default.attributesOfItem(atPath: file + "-wal") else { return .noCommitsWaiting }
+        guard log[.type] as? FileAttributeType == .typeRegular else { return nil }
+        if log[.size] as? Int == 0 { return .noCommitsWaiting }
+        let folder = (file as NSString).deletingLastPathComponent
+        return access(folder, W_OK) != 0 ? .commitsWaiting(folder: folder) : nil
     }
 
     /// The URI opening the file at `path` as one nothing changes (SQLite's
@@ -218,7 +244,9 @@ public final class Database: @unchecked Sendable {
     /// throws (the error is rethrown). It starts with `BEGIN IMMEDIATE`,
     /// which takes the file's write lock at once: a deferred transaction that
     /// reads first and writes later can fail halfway with SQLITE_BUSY when
-    /// another process writes in between.
+    /// another process writes in between. Another process's lock is waited
+    /// for while that process keeps committing; held for `busyTimeout`
+    /// without a commit, it fails the call with SQLITE_BUSY.
     ///
     ///     let id = try db.write { db in
     ///         try db.execute(sql: "INSERT INTO notes(body) VALUES (?)", arguments: [.blob(bytes)])
@@ -226,7 +254,7 @@ public final class Database: @unchecked Sendable {
     ///     }
     public func write<T>(_ body: (DatabaseConnection) throws -> T) throws -> T {
         try withConnection { connection in
-            try connection.transaction(begin: "BEGIN IMMEDIATE", body)
+            try connection.transaction(begin: connection.beginWriting, body)
         }
     }
 
@@ -240,7 +268,7 @@ public final class Database: @unchecked Sendable {
         try withConnection { connection in
             connection.isReadOnly = true
             defer { connection.isReadOnly = false }
-            return try connection.transaction(begin: "BEGIN DEFERRED", body)
+            return try connection.transaction(begin: { try connection.execute(sql: "BEGIN DEFERRED") }, body)
         }
     }
 

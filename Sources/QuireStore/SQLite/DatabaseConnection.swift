@@ -87,8 +87,8 @@ public final class DatabaseConnection {
     public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Runs `body` between `begin` and `COMMIT`, or rolls back if it throws.
-    func transaction<T>(begin: String, _ body: (DatabaseConnection) throws -> T) throws -> T {
-        try execute(sql: begin)
+    func transaction<T>(begin: () throws -> Void, _ body: (DatabaseConnection) throws -> T) throws -> T {
+        try begin()
         do {
             let result = try body(self)
             guard !isAutocommit else {
@@ -105,6 +105,34 @@ public final class DatabaseConnection {
             if !isAutocommit { try? execute(sql: "ROLLBACK") }
             throw error
         }
+    }
+
+    /// Begins a write transaction, taking the file's write lock. SQLite waits
+    /// up to the busy timeout for another process's, trying now and then,
+    /// and can miss every moment it is free while that process commits
+    /// again and again (two processes writing flat out, a loaded host). So
+    /// while the other process has committed during the wait, it is making
+    /// progress, and the wait starts again; a lock held without a commit for
+    /// the whole wait (a stopped process, one long transaction) still fails
+    /// with SQLITE_BUSY, so that no writer hangs behind it.
+    func beginWriting() throws {
+        var seen = dataVersion
+        while true {
+            do { return try execute(sql: "BEGIN IMMEDIATE") } catch let error as DatabaseError where error.primaryCode == SQLITE_BUSY {
+                guard dataVersion != seen else { throw error }
+                seen = dataVersion
+            }
+        }
+    }
+
+    /// A number that changes whenever another connection has committed to
+    /// the file, as of the last time this one began, or tried to begin, a
+    /// transaction (each try of SQLite's wait does). Read from memory:
+    /// `PRAGMA data_version` would begin a read transaction.
+    private var dataVersion: UInt32 {
+        var version: UInt32 = 0
+        sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version)
+        return version
     }
 
     /// True when no transaction is open.

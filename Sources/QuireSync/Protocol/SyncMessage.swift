@@ -155,6 +155,14 @@ public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
     /// Whether this is the refusal of any write by this token (`readOnlyToken`).
     public var deniesWriting: Bool { status == Self.readOnlyToken.status && message == Self.readOnlyToken.message }
 
+    /// The refusal of a push to a document outside those a token is limited
+    /// to (`Access.documents`): as with `readOnlyToken`, no verdict on the
+    /// changes, which a token that may write the document can send. Clients
+    /// know it by its status and text, the one servers have always sent.
+    public static func outsideTokensDocuments(_ id: DocumentID) -> SyncFailure {
+        SyncFailure(status: 403, "this token may not write document \(id)")
+    }
+
     /// Whether the request was too large for the other side (413: its body,
     /// frame, payload, documents, changes, or the changes it would park): a
     /// smaller request may pass, with the same changes.

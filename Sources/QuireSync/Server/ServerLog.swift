@@ -207,7 +207,7 @@ public final class ServerLog: Sendable {
         guard total > 0 else { return [:] }
         if let refusal = limits.refusal(ofChanges: total) { throw refusal }
         for push in pushes where !access.mayWrite(push.id) {
-            throw access.canWrite ? SyncFailure(status: 403, "this token may not write document \(push.id)") : .readOnlyToken
+            throw access.canWrite ? .outsideTokensDocuments(push.id) : .readOnlyToken
         }
         let request = PushRequest(pushes: pushes, access: access, limits: limits)
         let condition = queue.condition

@@ -58,8 +58,9 @@ public struct SyncClient: Sendable {
         /// server sent for them meanwhile is not applied.
         public var damaged: [DocumentID: String] = [:]
         /// Documents with changes the server lacks that it did not answer
-        /// for: the token may not read them (nor write them), so they were
-        /// left out, and their changes stay pending.
+        /// for, or refused as outside this token's documents: the token may
+        /// not read them (nor write them), so they were left out, and their
+        /// changes stay pending.
         public var outOfScope: [DocumentID] = []
         /// The server's refusal of any write by this token (it may only
         /// read: `SyncFailure.readOnlyToken`), when it had changes to send:
@@ -179,6 +180,10 @@ public struct SyncClient: Sendable {
         var unanswered: Set<DocumentID> = []
         /// Set once the server refused any write by this token: nothing more is pushed.
         var writeRefusal: SyncFailure?
+        /// Set once the server refused a push to a document outside the ones
+        /// this token is limited to: from then on, only documents the server
+        /// has stated (acknowledged, or answered in this sync) are pushed.
+        var tokenIsLimited = false
         var lastCursor: SyncCursor?
         var lastRequest: SyncRequest?
         /// Set while the documents are stated a range at a time.
@@ -241,8 +246,12 @@ public struct SyncClient: Sendable {
             // than it acknowledged, got from another store (a sync the other
             // way, under another name): sending that would carry it again and
             // count it, so a document is pushed once an answer of this sync
-            // has stated what the peer holds of it.
-            let mayPush = (coversRows || session.answered.contains(id)) && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
+            // has stated what the peer holds of it. So is every document the
+            // server has never stated once it refused one as outside this
+            // token's documents: one the token may not read is then left out
+            // of the answer (`outOfScope`), not refused again, one a round.
+            let stated = session.answered.contains(id) || coversRows && (known != nil || !session.tokenIsLimited)
+            let mayPush = stated && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
                 && !session.unanswered.contains(id) && session.report.damaged[id] == nil && session.tooLarge[id] == nil
                 && session.writeRefusal == nil
             if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
@@ -401,7 +410,8 @@ public struct SyncClient: Sendable {
     /// A refused request: a refused push parks its changes as rejected (one
     /// document at a time, so that only the guilty ones are); a request too
     /// large for the other side is split; a token that may not write pulls
-    /// without pushing, its changes pending; anything else (no push, or a
+    /// without pushing, its changes pending; a document outside the token's
+    /// documents is left out, its changes pending; anything else (no push, or a
     /// refusal that is not about it) ends the sync. Both transports'
     /// refusals come here: an HTTP status, a peer's failure message.
     private func handleRefusal(_ failure: SyncFailure, _ session: inout Session) throws {
@@ -416,6 +426,16 @@ public struct SyncClient: Sendable {
             session.writeRefusal = failure
             session.pushed = [:]
             progress("\(transport.otherSide) refused this token any write (\(failure.message)): pulling without pushing")
+            return
+        }
+        if let outside = session.pushed.keys.first(where: { failure == .outsideTokensDocuments($0) }) {
+            // A verdict on the token too: the changes stay pending for one that may write the document.
+            for (id, changes) in session.pushed { session.unconfirmed[id]?.subtract(changes.map(\.lastID)) }
+            session.unanswered.insert(outside)
+            session.tokenIsLimited = true
+            session.pushed = [:]
+            progress("\(transport.otherSide) refused to take document \(outside) from this token (\(failure.message)): "
+                + "pushing only the documents it answers for")
             return
         }
         guard !session.pushed.isEmpty, failure.refusesPush else { throw SyncError.refused(failure) }
