@@ -767,7 +767,10 @@ import QuireTestSupport
     /// A change of several edits whose later edit would fail (an unknown
     /// origin, object or target, a target of its own change it did not
     /// insert, an origin stamped at or above it) is refused with a clear
-    /// error, in a bundle as change by change, and none of it is applied.
+    /// error, in a bundle as change by change, and none of it is applied:
+    /// in a bundle into a fresh replica, which applies it in one pass and
+    /// starts over when a later edit fails, and into one that holds the
+    /// changes before it, which checks the later edits first.
     @Test func aChangeOfSeveralEditsWithABadLaterOneAppliesNothing() throws {
         let unknown = OpID(replica: ReplicaID(7), counter: 1)
         let cases: [(String, UInt64, (ObjectID, OpID, OpID, OpID) -> [Operation])] = [
@@ -785,10 +788,16 @@ import QuireTestSupport
             let (changes, text) = try Self.hostileEdits(lamport: lamport, later)
             var bulk = Document(replica: ReplicaID(9))
             var oneByOne = Document(replica: ReplicaID(9))
-            for (index, document) in [bulk, oneByOne].enumerated() {
+            var holding = Document(replica: ReplicaID(9))
+            try holding.apply(changes.dropLast())
+            for (index, document) in [bulk, oneByOne, holding].enumerated() {
                 var document = document
                 do {
-                    if index == 0 { try document.applyEncoded(ChangeEncoding.encode(changes)) } else { try document.apply(changes) }
+                    switch index {
+                    case 0: try document.applyEncoded(ChangeEncoding.encode(changes))
+                    case 1: try document.apply(changes)
+                    default: try document.applyEncoded(ChangeEncoding.encode([changes.last!]))
+                    }
                     Issue.record("a change that \(reason) was applied")
                 } catch let DocumentError.invalidChange(id, reason: message) {
                     #expect(id == changes.last!.id)
@@ -797,7 +806,7 @@ import QuireTestSupport
                 #expect(try document.text(text) == "ab")
                 #expect(document.versionVector[ReplicaID(2)] == 0 && document.changeCount == changes.count - 1)
                 #expect(document.heads == [changes[changes.count - 2].lastID])
-                if index == 0 { bulk = document } else { oneByOne = document }
+                if index == 0 { bulk = document } else if index == 1 { oneByOne = document } else { holding = document }
             }
             #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
         }

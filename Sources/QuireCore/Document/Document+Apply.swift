@@ -370,7 +370,7 @@ extension ObjectTable {
     }
 
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does
-    /// (whether it holds the elements only if not `isNextEdit`: see `RGASequence.deleteRemote`).
+    /// (`isNextEdit`: see `RGASequence.deleteRemote`).
     @inline(__always)
     mutating func delete(_ target: IDRun, from object: ObjectID, isNextEdit: Bool = false) throws {
         guard let slot = find(object) else { throw DocumentError.unknownObject(object) }

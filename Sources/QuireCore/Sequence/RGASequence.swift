@@ -78,9 +78,7 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     /// again is a no-op. Returns how many elements became newly deleted.
     ///
     /// `isNextEdit`: `run` is a delete after the first edit of a change,
-    /// and the caller has checked that the sequence holds all of it
-    /// (`firstMissing(of:)` is nil); it is not checked again, and is looked
-    /// for next to the change's previous delete first.
+    /// looked for next to the change's previous delete first.
     @inlinable @discardableResult
     public mutating func deleteRemote(_ run: IDRun, isNextEdit: Bool = false) throws(SequenceError) -> Int {
         try withTree { tree, measure throws(SequenceError) in try tree.deleteRemote(run, isNextEdit: isNextEdit, measure: measure) }

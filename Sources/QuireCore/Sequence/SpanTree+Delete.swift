@@ -42,9 +42,9 @@ extension SpanTree {
 
     /// Remote delete of `run`'s ids. Throws, before changing anything, if one
     /// is missing. `isNextEdit`: `run` is a delete after the first edit of
-    /// a change, which the caller has checked the tree holds (not checked
-    /// again), and which mostly follows the change's previous delete in the
-    /// document. Returns how many were visible until now.
+    /// a change, which mostly follows the change's previous delete in the
+    /// document, so it is looked for there first. Returns how many were
+    /// visible until now.
     @usableFromInline
     mutating func deleteRemote(_ run: IDRun, isNextEdit: Bool, measure: Measure) throws(SequenceError) -> Int {
         guard run.length > 0 else { return 0 }
@@ -53,7 +53,10 @@ extension SpanTree {
         guard let replica = ids.cachedReplicaIndex(of: run.start.replica),
               var (leaf, slot) = locate(replica, run.start.counter, nearLastTombstone: isNextEdit)
         else { throw .unknownElement(run.start) }
-        if run.length > 1, !isNextEdit, let missing = ids.first(present: false, replica: replica, counters: run.start.counter + 1..<end) {
+        // The rest of the run is looked up unless the span found holds it all (most deletes).
+        let found = span(leaf, slot)
+        if end - found.counter > UInt64(found.length),
+           let missing = ids.first(present: false, replica: replica, counters: run.start.counter + 1..<end) {
             throw .unknownElement(OpID(replica: run.start.replica, counter: missing))
         }
         cursor = nil
