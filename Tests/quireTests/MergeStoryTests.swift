@@ -1,4 +1,5 @@
 import Foundation
+import Quire
 import QuireStore
 import Testing
 
@@ -311,6 +312,63 @@ import Testing
             // 10@p builds on 9@p, which builds on the laptop's change: all three are in.
             #expect(try quire.ok(["show", id, "--at", "10@\(p)"], store: phone).hasSuffix("\n\nmilk and eggs!\n"))
             #expect(try quire.ok(["diff", id, "--from", "9@\(p)", "--to", "10@\(p)"], store: phone).hasSuffix("\n\nbody @13 +\"!\"\n"))
+        }
+    }
+
+    /// A store compacted without history no longer holds the changes of
+    /// other replicas it merged in (Specs/storage.md, "Compaction").
+    /// Merging from it brings every other note and names the one it cannot
+    /// give, with what to do: exit 1, that note here as it was. Merging the
+    /// other way takes everything, that note's OUTGOING unknown; done in a
+    /// copy of the compacted store, as the message says, it ends holding
+    /// the changes of both.
+    @Test func aMergeFromAStoreCompactedPastWhatThisOneLacksMergesTheRestAndNamesTheNote() throws {
+        try withRunner { quire in
+            let laptop = quire.directory + "/laptop.quire", hub = quire.directory + "/hub.quire"
+            let phone = quire.directory + "/phone.quire", copy = quire.directory + "/copy.quire"
+            for store in [laptop, hub, phone] { try quire.ok(["init"], store: store) }
+            let shared = try quire.ok(["note", "new", "--title", "shared", "--body", "a"], store: laptop).trimmingCharacters(in: .newlines)
+            try quire.ok(["merge", laptop], store: phone)
+            // Two merges into the hub, two rows of its log: compaction keeps the newest, and the phone lacks the first.
+            try quire.ok(["note", "edit", shared, "--append", " one"], store: laptop)
+            try quire.ok(["merge", laptop], store: hub)
+            try quire.ok(["note", "edit", shared, "--append", " two"], store: laptop)
+            let later = try quire.ok(["note", "new", "--title", "later"], store: laptop).trimmingCharacters(in: .newlines)
+            try quire.ok(["merge", laptop], store: hub)
+            try DocumentStore(path: hub).compact(try #require(DocumentID(rawValue: shared)), keepHistory: false)
+            try quire.ok(["note", "edit", shared, "--pin"], store: phone)
+            let before = try quire.ok(["note", "show", shared, "--json"], store: phone)
+
+            let result = try quire.run(["merge", hub, "--json"], store: phone)
+            #expect(result.status == 1)
+            let json = try #require(try result.json() as? [String: Any])
+            #expect((json["documents"] as? [[String: Any]])?.map { $0["id"] as? String } == [later])
+            #expect(json["historyCompacted"] as? [[String: String]] == [["id": shared, "title": "shared"]])
+            #expect(result.stderr == """
+                error: \(hub) compacted away changes of note \(shared) (shared) that this store lacks: it was not merged (the rest \
+                was); merge from a store that still holds those changes (the one that wrote them), or copy \(hub) and merge this \
+                store into the copy (quire --store COPY merge \(phone)), which keeps the changes of both
+
+                """)
+            #expect(try quire.ok(["note", "show", shared, "--json"], store: phone) == before)
+            try quire.ok(["note", "show", later], store: phone)
+
+            try FileManager.default.copyItem(atPath: hub, toPath: copy)
+            let table = try quire.run(["merge", "--dry-run", phone], store: copy).stdout.split(separator: "\n")
+            #expect(table[1].split(separator: " ").dropFirst() == ["shared", "1", "?"], "\(table)")
+            let merged = try quire.run(["merge", phone, "--json"], store: copy)
+            #expect(merged.status == 0, "\(merged.stderr)")
+            let plan = try #require(try merged.json() as? [String: Any])
+            let document = try #require((plan["documents"] as? [[String: Any]])?.first)
+            #expect(plan["outgoing"] is NSNull && document["outgoing"] is NSNull && document["incoming"] as? Int == 1)
+            #expect(merged.stderr == """
+                warning: this store compacted away changes of note \(shared) (shared) that \(phone) lacks: OUTGOING cannot count \
+                them, and merging this store into \(phone) cannot bring them; a copy of this store, once it holds the changes of \
+                \(phone), can take its place
+
+                """)
+            let note = try #require(try quire.run(["note", "show", shared, "--json"], store: copy).json() as? [String: Any])
+            #expect(note["body"] as? String == "a one two" && note["pinned"] as? Bool == true)
         }
     }
 }

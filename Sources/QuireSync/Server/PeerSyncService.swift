@@ -105,6 +105,9 @@ public struct PeerSyncService: SyncService {
         } catch let failure as SyncFailure {
             throw failure
         } catch StoreError.historyCompacted(let document) {
+            // The whole answer, not that document left out: a client takes a
+            // document left out as one its token may not read, and would call
+            // a sync that left it behind a success (Specs/sync.md, "Peer to peer").
             throw .historyCompacted(document: document)
         } catch {
             throw SyncFailure(status: 500, "the peer's store failed: \(error)")

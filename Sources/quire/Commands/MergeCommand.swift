@@ -28,17 +28,33 @@ enum MergeCommand {
             // and an id counted twice would never be unique.
             let ids = Set(try store.documents(includeRemoved: true).map(\.id) + merge.documents.filter(\.isNew).map(\.id))
             report(merge, dryRun: dryRun, json: invocation.flag("--json"), idLength: NoteIDs.abbreviationLength(Array(ids)), output: context.output)
+            let uncounted = merge.documents.filter { $0.outgoing == nil }.map { "note \($0.id) (\($0.title))" }
+            if !uncounted.isEmpty {
+                context.output.progress("warning: this store compacted away changes of \(uncounted.joined(separator: ", ")) that \(otherPath) "
+                    + "lacks: OUTGOING cannot count them, and merging this store into \(otherPath) cannot bring them; "
+                    + "a copy of this store, once it holds the changes of \(otherPath), can take its place")
+            }
+            // What could be merged was; exit 1 for the notes that could not.
+            if !merge.compacted.isEmpty {
+                let notes = merge.compacted.map { "note \($0.id) (\($0.title))" }.joined(separator: ", ")
+                let one = merge.compacted.count == 1
+                throw CLIError.failure("\(otherPath) compacted away changes of \(notes) that this store lacks: "
+                    + (dryRun ? "merging would leave \(one ? "it" : "them") out" : "\(one ? "it was" : "they were") not merged (the rest was)")
+                    + "; merge from a store that still holds those changes (the one that wrote them), or copy \(otherPath) and "
+                    + "merge this store into the copy (quire --store COPY merge \(context.storePath)), which keeps the changes of both")
+            }
         })
 
     private static func report(_ merge: StoreMerge, dryRun: Bool, json: Bool, idLength: Int, output: Output) {
         if json {
             output.print(json: .object([
-                "dryRun": .bool(dryRun), "incoming": .integer(merge.incomingCount), "outgoing": .integer(merge.outgoingCount),
+                "dryRun": .bool(dryRun), "incoming": .integer(merge.incomingCount), "outgoing": count(merge.outgoingCount),
                 "documents": .array(merge.documents.map { plan in
                     .object(["id": .string(plan.id.rawValue), "title": .string(plan.title), "new": .bool(plan.isNew),
-                             "incoming": .integer(plan.incoming.count), "outgoing": .integer(plan.outgoing),
+                             "incoming": .integer(plan.incoming.count), "outgoing": count(plan.outgoing),
                              "conflicts": .array(plan.newConflicts.map(JSONValue.string))])
                 }),
+                "historyCompacted": .array(merge.compacted.map { .object(["id": .string($0.id.rawValue), "title": .string($0.title)]) }),
             ]))
             return
         }
@@ -47,13 +63,19 @@ enum MergeCommand {
         let brought = "\(merge.incomingCount) change\(merge.incomingCount == 1 ? "" : "s") into \(touched) note\(touched == 1 ? "" : "s") (\(newCount) new)"
         let summary = dryRun ? "Dry run: merging would bring \(brought); nothing was written." : "Merged \(brought)."
         guard !merge.documents.isEmpty else {
-            output.print("Nothing to merge: both stores hold the same changes.")
+            // The notes that could not be merged are told on standard error.
+            output.print(merge.compacted.isEmpty ? "Nothing to merge: both stores hold the same changes." : summary)
             return
         }
         let rows = merge.documents.map { plan in
-            [String(plan.id.rawValue.prefix(idLength)), plan.title + (plan.isNew ? " (new)" : ""), "\(plan.incoming.count)", "\(plan.outgoing)",
-             plan.newConflicts.joined(separator: ", ")]
+            [String(plan.id.rawValue.prefix(idLength)), plan.title + (plan.isNew ? " (new)" : ""), "\(plan.incoming.count)",
+             plan.outgoing.map { "\($0)" } ?? "?", plan.newConflicts.joined(separator: ", ")]
         }
         output.print(Table(header: ["NOTE", "TITLE", "INCOMING", "OUTGOING", "NEW CONFLICTS"], rows: rows).render() + "\n" + summary)
+    }
+
+    /// A count, or null when it cannot be known.
+    private static func count(_ value: Int?) -> JSONValue {
+        value.map { .integer($0) } ?? .null
     }
 }

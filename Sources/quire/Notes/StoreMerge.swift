@@ -13,25 +13,46 @@ struct StoreMerge {
         let isNew: Bool
         /// The other store's changes this one lacks, in a causal order.
         let incoming: [Change]
-        /// How many of this store's changes the other lacks.
-        let outgoing: Int
+        /// How many of this store's changes the other lacks; nil when this
+        /// store compacted some of them away: it cannot count them, and
+        /// merging it into the other cannot bring them.
+        let outgoing: Int?
         /// Keys where merging makes a conflict that is not here now.
         let newConflicts: [String]
     }
 
+    /// A note the other store holds changes of that this one lacks, but
+    /// whose history it compacted away (`StoreError.historyCompacted`): it
+    /// cannot give them, so the note is not merged, and stays as it is here.
+    struct CompactedDocument {
+        let id: DocumentID
+        /// Its title here, or in the other store for a note only there.
+        let title: String
+    }
+
     let documents: [DocumentPlan]
+    let compacted: [CompactedDocument]
 
     init(into store: DocumentStore, from other: DocumentStore) throws {
         let mine = Set(try store.documents(includeRemoved: true).map(\.id))
         let theirs = try other.documents(includeRemoved: true).map(\.id)
-        var plans: [DocumentPlan] = []
+        var plans: [DocumentPlan] = [], compacted: [CompactedDocument] = []
         for id in Set(theirs).union(mine).sorted() {
             let isMine = mine.contains(id), isTheirs = theirs.contains(id)
             let myVersion = isMine ? try store.read(id) { $0.versionVector } : VersionVector()
             let theirVersion = isTheirs ? try other.read(id) { $0.versionVector } : VersionVector()
-            let incoming = isTheirs ? try other.changes(id, since: myVersion) : []
-            let outgoing = isMine ? try store.changes(id, since: theirVersion).count : 0
-            guard !incoming.isEmpty || outgoing > 0 else { continue }
+            let incoming: [Change]
+            do { incoming = isTheirs ? try other.changes(id, since: myVersion) : [] } catch StoreError.historyCompacted {
+                let shown = try (isMine ? store : other).read(id) { $0 }
+                compacted.append(CompactedDocument(id: id, title: try Note(id: id, document: shown).title))
+                continue
+            }
+            let outgoing: Int?
+            do { outgoing = isMine ? try store.changes(id, since: theirVersion).count : 0 } catch StoreError.historyCompacted {
+                outgoing = nil
+            }
+            // Unknown outgoing changes (nil) are some.
+            guard !incoming.isEmpty || outgoing != 0 else { continue }
             // The merge made in memory only, to see its result and conflicts.
             let current = isMine ? try store.read(id) { $0 } : Document(replica: store.replicaID)
             var merged = current
@@ -42,6 +63,7 @@ struct StoreMerge {
                 newConflicts: try Conflict.all(in: merged).map(\.key).filter { !before.contains($0) }))
         }
         documents = plans
+        self.compacted = compacted
     }
 
     /// Writes the incoming changes, creating the documents this store
@@ -53,5 +75,8 @@ struct StoreMerge {
     }
 
     var incomingCount: Int { documents.reduce(0) { $0 + $1.incoming.count } }
-    var outgoingCount: Int { documents.reduce(0) { $0 + $1.outgoing } }
+    /// Nil when some document's outgoing changes cannot be counted.
+    var outgoingCount: Int? {
+        documents.reduce(0) { total, plan in total.flatMap { total in plan.outgoing.map { total + $0 } } }
+    }
 }
