@@ -56,8 +56,8 @@ import Testing
             let encoding = Self.wordSoup(count: count, seed: UInt64(count))
             let payload = Array(try SnapshotFrame.seal(encoding, changeCount: 1)[SnapshotFrame.headerSize...])
             let level = count <= SnapshotFrame.levelTwoLimit ? 2 : 3
-            #expect(payload == (try Zstd.compress(encoding, level: level)), "\(count) bytes")
-            #expect(payload != (try Zstd.compress(encoding, level: 5 - level)), "\(count) bytes")
+            #expect(payload == (try Zstd.compress(encoding, level: level, contentChecksum: false)), "\(count) bytes")
+            #expect(payload != (try Zstd.compress(encoding, level: 5 - level, contentChecksum: false)), "\(count) bytes")
         }
     }
 
@@ -73,16 +73,49 @@ import Testing
         }
     }
 
+    /// The payload leaves out zstd's checksum of the content (bit 2 of the
+    /// zstd frame's header descriptor, after its 4-byte magic number): the
+    /// frame's CRC-32 covers the payload, and the encoding has its own.
+    @Test func thePayloadCarriesNoContentChecksum() throws {
+        let encoding = try Self.sampleDocument().encodeSnapshot(includeHistory: false)
+        let frame = try SnapshotFrame.seal(encoding, changeCount: 2)
+        #expect(frame[SnapshotFrame.headerSize + 4] & 0b100 == 0)
+        #expect(try Zstd.compress(encoding, level: 2).count == frame.count - SnapshotFrame.headerSize + 4)
+    }
+
+    /// Frames written before, whose payload carries zstd's checksum of the
+    /// content, still open; one whose content no longer matches that
+    /// checksum is refused.
+    @Test func framesWithAContentChecksumOpen() throws {
+        let encoding = try Self.sampleDocument().encodeSnapshot(includeHistory: false)
+        let payload = try Zstd.compress(encoding, level: 2)
+        #expect(payload[4] & 0b100 != 0)
+        let frame = Self.frame(payload: payload, declaring: UInt64(encoding.count))
+        #expect(try SnapshotFrame.open(frame).encoding == encoding)
+        var damaged = payload
+        damaged[damaged.count - 1] ^= 1  // the checksum's last byte
+        #expect(throws: SnapshotFrame.Error.self) {
+            try SnapshotFrame.open(Self.frame(payload: damaged, declaring: UInt64(encoding.count)))
+        }
+    }
+
+    /// A frame around `payload`, as `seal` lays it out, that declares
+    /// `size` uncompressed bytes and format `version`, with its checksum right.
+    static func frame(payload: [UInt8], declaring size: UInt64, version: UInt16 = SnapshotFrame.formatVersion) -> [UInt8] {
+        var header = SnapshotFrame.magic + [UInt8(version & 0xFF), UInt8(version >> 8)]
+        for value in [0, size] {
+            for index in 0..<8 { header.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
+        }
+        let checksum = CRC32.checksum(header + payload)
+        for index in 0..<4 { header.append(UInt8(truncatingIfNeeded: checksum >> (8 * index))) }
+        return header + payload
+    }
+
     /// A frame of [1, 2, 3] that declares `size` uncompressed bytes and
-    /// format `version`, with its checksum made right again.
+    /// format `version`, with its checksum right.
     static func frame(declaring size: UInt64 = 3, version: UInt16 = SnapshotFrame.formatVersion) throws -> [UInt8] {
-        var frame = try SnapshotFrame.seal([1, 2, 3], changeCount: 0)
-        frame[4] = UInt8(version & 0xFF)
-        frame[5] = UInt8(version >> 8)
-        for index in 0..<8 { frame[14 + index] = UInt8(truncatingIfNeeded: size >> (8 * index)) }
-        let checksum = CRC32.checksum(Array(frame[0..<22]) + Array(frame[26...]))
-        for index in 0..<4 { frame[22 + index] = UInt8(truncatingIfNeeded: checksum >> (8 * index)) }
-        return frame
+        let sealed = try SnapshotFrame.seal([1, 2, 3], changeCount: 0)
+        return frame(payload: Array(sealed[SnapshotFrame.headerSize...]), declaring: size, version: version)
     }
 
     /// A frame whose checksum is right but which declares more than the cap

@@ -3,8 +3,8 @@ import Synchronization
 
 /// Single-frame zstd compression with bounded decompression.
 ///
-/// `compress` makes one frame that declares its content size and carries a
-/// checksum of the content. `decompress` accepts exactly one such frame and
+/// `compress` makes one frame that declares its content size and, unless
+/// told not to, carries a checksum of the content. `decompress` accepts exactly one such frame and
 /// never allocates more than `maxSize` bytes for the output, whatever the
 /// input claims: a few hostile bytes cannot expand into gigabytes.
 ///
@@ -24,7 +24,10 @@ public enum Zstd {
 
     /// Compresses `bytes` into one frame. Level 3 is zstd's default;
     /// higher levels are slower and smaller, negative ones faster.
-    public static func compress(_ bytes: [UInt8], level: Int = 3) throws -> [UInt8] {
+    /// `contentChecksum` false leaves out the checksum of the content (4
+    /// bytes, and a pass over the content both ways) for a caller whose own
+    /// checksum covers the frame.
+    public static func compress(_ bytes: [UInt8], level: Int = 3, contentChecksum: Bool = true) throws -> [UInt8] {
         guard (Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel())).contains(level) else {
             throw CompressionError.invalidLevel(level)
         }
@@ -35,7 +38,7 @@ public enum Zstd {
             // The declared size is what lets `decompress` bound its allocation.
             try check(ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 1))
             // A checksum of the content catches damage that still decodes.
-            try check(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1))
+            try check(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, contentChecksum ? 1 : 0))
 
             let capacity = ZSTD_compressBound(bytes.count)
             return try [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
