@@ -309,10 +309,12 @@ struct ChangeDecoder: ~Copyable {
             throw .invalid("it holds more operations than the limit of \(limits.maxOperations)")
         }
         operationTotal += Int(operationCount)
-        current.operations.removeAllOneByOne()
+        // Most are empty already (a merge swaps the text out): a call each
+        // to find that out cost a single edit 30 instructions.
+        if !current.operations.isEmpty { current.operations.removeAllOneByOne() }
         current.edit = nil
         if !current.edits.isEmpty { current.edits.removeAllKeepingCapacity() }
-        current.scalars.removeAllKeepingCapacity()
+        if !current.scalars.isEmpty { current.scalars.removeAllKeepingCapacity() }
         var id = OpID(replica: replica, counter: counter)
         for _ in 0..<operationCount {
             let width = try nextOperation(id: id, only: operationCount == 1, into: &current)
@@ -341,12 +343,20 @@ struct ChangeDecoder: ~Copyable {
         switch kind {
         case .insertText where current.operations.isEmpty && elidedText == nil:
             let origin = try nextOrigin(id: id)
-            let text = try nextText()
-            let scalarStart = current.scalars.count
-            guard current.scalars.append(decodingUTF8: text, textLength: text.count) != nil else {
-                throw .invalid("inserted text is not valid UTF-8")
+            let text = try nextTextRange()
+            let width: UInt64
+            if text.count == 1, case let byte = textBytes[text.lowerBound], byte < 0x80 {
+                // A keystroke, most inserts: appended as it is, without the
+                // slice (retained and released) and the call of the general case.
+                current.scalars.append(Unicode.Scalar(byte))
+                width = 1
+            } else {
+                let scalarStart = current.scalars.count
+                guard current.scalars.append(decodingUTF8: textBytes[text], textLength: text.count) != nil else {
+                    throw .invalid("inserted text is not valid UTF-8")
+                }
+                width = UInt64(current.scalars.count - scalarStart)
             }
-            let width = UInt64(current.scalars.count - scalarStart)
             current.add(.insertText(object: object, origin: origin), width: width, only: only)
             return width
         case .insertText where only && leavesTextOut:
@@ -406,12 +416,17 @@ struct ChangeDecoder: ~Copyable {
 
     /// The UTF-8 bytes of the next text insert, not yet validated.
     private mutating func nextText() throws(DecodingError) -> ArraySlice<UInt8> {
+        textBytes[try nextTextRange()]
+    }
+
+    /// Where in `textBytes` the next text insert's UTF-8 bytes are.
+    private mutating func nextTextRange() throws(DecodingError) -> Range<Int> {
         let length = try next(.textLength)
         guard length > 0, length <= UInt64(textBytes.endIndex - textOffset) else {
             throw .invalid("a text insert runs past the text content")
         }
         textOffset += Int(length)
-        return textBytes[(textOffset - Int(length))..<textOffset]
+        return (textOffset - Int(length))..<textOffset
     }
 
     private mutating func nextDeleteTarget() throws(DecodingError) -> IDRun {
