@@ -520,7 +520,18 @@ extension ChangeDecoder {
     @inline(__always)
     mutating func readContinuation(of current: Current, appendingTextTo text: inout ScalarStorage,
                                    if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
-        guard let edit = current.edit, read < changeCount else { return nil }
+        try readContinuation(after: current.edit, lastID: current.lastID, lastLamport: current.lastLamport,
+                             appendingTextTo: &text, if: accept)
+    }
+
+    /// `readContinuation(of:appendingTextTo:if:)` given only what it reads
+    /// of the change: its `edit`, `lastID` and `lastLamport`. (A merge's
+    /// loop passes these, not its whole `Current`, which it copied at every
+    /// change of edits at random places.)
+    @inline(__always)
+    mutating func readContinuation(after edit: Edit?, lastID: OpID, lastLamport: UInt64, appendingTextTo text: inout ScalarStorage,
+                                   if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
+        guard let edit, read < changeCount else { return nil }
         // The columns that turn most changes down, before the call: the next
         // insert's origin; the next delete's length, and where it starts
         // from this one's start. (Deletes at random places passed the length
@@ -538,13 +549,15 @@ extension ChangeDecoder {
             // Only steps that keep each delete next to the one before.
             guard deleteStep == -Int64(target.length) || deleteStep == Int64(target.length) else { return nil }
         }
-        return try readRun(continuing: current, edit: edit, deleteStep: deleteStep, appendingTextTo: &text, if: accept)
+        return try readRun(continuing: edit, lastID: lastID, lastLamport: lastLamport, deleteStep: deleteStep,
+                           appendingTextTo: &text, if: accept)
     }
 
     /// `readContinuation` once the first columns allow it; a delete's run
     /// moves by `deleteStep` a change.
     @inline(never)
-    private mutating func readRun(continuing current: Current, edit: Edit, deleteStep: Int64, appendingTextTo text: inout ScalarStorage,
+    private mutating func readRun(continuing edit: Edit, lastID: OpID, lastLamport: UInt64, deleteStep: Int64,
+                                  appendingTextTo text: inout ScalarStorage,
                                   if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
         var count = UInt64(changeCount - read)
         /// The next value of `column`, which must be `expected` (if given);
@@ -571,7 +584,7 @@ extension ChangeDecoder {
         let object = edit.object.creator
         let objectReplica = object.map { UInt64(replicaIndex($0.replica)) + 1 } ?? 0
         let objectCounter = object?.counter ?? 0
-        guard try same(.parentCount, 0) != nil, try same(.changeReplica, UInt64(replicaIndex(current.id.replica))) != nil,
+        guard try same(.parentCount, 0) != nil, try same(.changeReplica, UInt64(replicaIndex(lastID.replica))) != nil,
               try same(.changeCounter, 0) != nil, try same(.changeLamport, 0) != nil,
               let timeDelta = try same(.changeTime), try same(.operationCount, 1) != nil,
               try same(.objectReplica, objectReplica) != nil, try same(.objectCounter, objectCounter) != nil
@@ -586,8 +599,8 @@ extension ChangeDecoder {
                   case let (width, overflow) = widthEach.multipliedReportingOverflow(by: count), !overflow
             else { return nil }
             continuation = Continuation(count: Int(count), width: width, isTyping: true,
-                                        lastStart: current.lastID.advanced(by: width - widthEach + 1),
-                                        lastLamport: current.lastLamport + width - widthEach + 1, lastWidth: widthEach,
+                                        lastStart: lastID.advanced(by: width - widthEach + 1),
+                                        lastLamport: lastLamport + width - widthEach + 1, lastWidth: widthEach,
                                         textLengthEach: widthEach)
         case .insertText:
             guard let bytesEach = try same(.textLength), bytesEach > 0,
@@ -602,8 +615,8 @@ extension ChangeDecoder {
             let width = UInt64(text.count - textStart)
             let lastWidth = UInt64(lastCount)
             continuation = Continuation(count: Int(count), width: width, isTyping: true,
-                                        lastStart: current.lastID.advanced(by: width - lastWidth + 1),
-                                        lastLamport: current.lastLamport + width - lastWidth + 1, lastWidth: lastWidth,
+                                        lastStart: lastID.advanced(by: width - lastWidth + 1),
+                                        lastLamport: lastLamport + width - lastWidth + 1, lastWidth: lastWidth,
                                         textLengthEach: bytesEach)
         case .delete(_, let target):
             // The decoder checked `target.length` against the limit when it read it.
@@ -613,14 +626,14 @@ extension ChangeDecoder {
             guard !span.overflow, lastDelete > 0 else { return nil }
             continuation = Continuation(count: Int(count), width: span.partialValue, isTyping: false,
                                         deleteStart: previousDelete, deleteStep: deleteStep,
-                                        lastStart: current.lastID.advanced(by: span.partialValue - length + 1),
-                                        lastLamport: current.lastLamport + span.partialValue - length + 1, lastWidth: length)
+                                        lastStart: lastID.advanced(by: span.partialValue - length + 1),
+                                        lastLamport: lastLamport + span.partialValue - length + 1, lastWidth: length)
         }
         continuation.timeStep = ByteReader.unzigzag(timeDelta)
         guard operationTotal <= limits.maxOperations - Int(count),
-              !current.lastID.counter.addingReportingOverflow(continuation.width).overflow,
+              !lastID.counter.addingReportingOverflow(continuation.width).overflow,
               // (`current`'s Lamport values fit, so the one after its last does not overflow.)
-              Document.lamportValuesFit(from: current.lastLamport + 1, count: continuation.width),
+              Document.lamportValuesFit(from: lastLamport + 1, count: continuation.width),
               accept(continuation) else {
             text.removeSubrange(textStart...)
             return nil
