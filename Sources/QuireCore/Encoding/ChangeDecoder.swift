@@ -249,9 +249,14 @@ struct ChangeDecoder: ~Copyable {
     // copy of the whole decoder (224 bytes, a `memcpy`) on every call.
     private mutating func next(_ column: Column) throws(DecodingError) -> UInt64 { try columns[column.rawValue].next() }
     private mutating func nextSigned(_ column: Column) throws(DecodingError) -> Int64 { try columns[column.rawValue].nextSigned() }
+    // The readers of ids and objects below are inlined: a change of one
+    // edit calls three or four of them, and a call each cost a merge of
+    // eight writers' random edits 4.4% of its instructions.
+    @inline(__always)
     private mutating func nextReplica(_ column: Column) throws(DecodingError) -> ReplicaID {
         replicaTable[try columns[column.rawValue].nextIndex(below: replicaTable.count)]
     }
+    @inline(__always)
     private mutating func nextID(_ replica: Column, _ counter: Column) throws(DecodingError) -> OpID {
         let id = OpID(replica: try nextReplica(replica), counter: try next(counter))
         guard id.counter > 0 else { throw .invalid("an id has counter 0") }
@@ -377,6 +382,7 @@ struct ChangeDecoder: ~Copyable {
         }
     }
 
+    @inline(__always)
     private mutating func nextObject() throws(DecodingError) -> ObjectID {
         let objectCode = try next(.objectReplica)
         let objectCounter = try next(.objectCounter)
@@ -388,6 +394,7 @@ struct ChangeDecoder: ~Copyable {
         return ObjectID(OpID(replica: replicaTable[Int(objectCode - 1)], counter: objectCounter))
     }
 
+    @inline(__always)
     private mutating func nextOrigin(id: OpID) throws(DecodingError) -> OpID? {
         let rawMode = try next(.originMode)
         switch ChangeEncoding.OriginMode(rawValue: rawMode) {
@@ -429,6 +436,7 @@ struct ChangeDecoder: ~Copyable {
         return (textOffset - Int(length))..<textOffset
     }
 
+    @inline(__always)
     private mutating func nextDeleteTarget() throws(DecodingError) -> IDRun {
         let targetReplica = try nextReplica(.deleteReplica)
         let start = previousDelete &+ UInt64(bitPattern: try nextSigned(.deleteCounter))
