@@ -17,6 +17,23 @@ import QuireTestSupport
         }
     }
 
+    @Test func aVarintReadsBackWhateverItsSize() throws {
+        // One, two (read inline) and three bytes, on either side of each size.
+        let values: [UInt64] = [0, 1, 127, 128, 129, 255, 256, 16_383, 16_384, 2_097_151, 2_097_152, .max]
+        var writer = ByteWriter()
+        for value in values { writer.writeVarint(value) }
+        var reader = ByteReader(writer.bytes)
+        for value in values { #expect(try reader.readVarint() == value) }
+        #expect(reader.isAtEnd)
+        // A varint cut after its first byte; one of three bytes.
+        for bytes: [UInt8] in [[0x80], [0xFF]] {
+            var cut = ByteReader(bytes)
+            #expect(throws: DecodingError.truncated("the clock")) { try cut.readVarint("the clock") }
+        }
+        var spanning = ByteReader([0x80, 0x80, 0x01])
+        #expect(try spanning.readVarint() == 1 << 14)
+    }
+
     @Test func aColumnOfVarintsIsEachOneWritten() {
         // Past several of the chunks `writeVarints` fills, of every size.
         let values = (0..<5_000).map { UInt64(1) << ($0 % 64) &- UInt64($0 % 3) }

@@ -66,7 +66,7 @@ extension Document {
                 if let first { isOneReplica = isOneReplica && current.id.replica == first.replica } else { first = current.change }
                 if chain.continues(with: current, known: versionVector) {
                     chain.extend(with: current)
-                    try takeContinuation(of: current, into: &chain, from: &decoder)
+                    try takeContinuation(after: current.edit, into: &chain, from: &decoder)
                     continue
                 }
                 if !chain.isEmpty {
@@ -83,7 +83,7 @@ extension Document {
                     : current.id.counter == unnoted.lastID.counter + 1
                 guard isReady else { inOrder = false; break reading }
                 if chain.start(with: &current) {
-                    try takeContinuation(of: current, into: &chain, from: &decoder)
+                    try takeContinuation(after: current.edit, into: &chain, from: &decoder)
                     continue
                 }
                 if current.edits.isEmpty {
@@ -135,13 +135,16 @@ extension Document {
         objects.maps[root].reserveCapacity(decoder.rootKeyWrites())
     }
 
-    /// Adds to `chain` the changes after `current` that the decoder can read
-    /// as one run, if they stay next to what the chain holds.
-    private func takeContinuation(of current: ChangeDecoder.Current, into chain: inout Chain,
+    /// Adds to `chain` the changes after its last, whose only operation is
+    /// `edit`, that the decoder can read as one run, if they stay next to
+    /// what the chain holds. (Given the edit, not the whole change: passing
+    /// that copied it, once a change of edits at random places.)
+    private func takeContinuation(after edit: ChangeDecoder.Edit?, into chain: inout Chain,
                                   from decoder: inout ChangeDecoder) throws(DecodingError) {
         // The deleted range by value: a closure over `chain` would copy it.
         let (low, high) = (chain.low, chain.high)
-        guard let run = try decoder.readContinuation(of: current, appendingTextTo: &chain.scalars,
+        guard let run = try decoder.readContinuation(after: edit, lastID: chain.lastID, lastLamport: chain.lastElementLamport,
+                                                     appendingTextTo: &chain.scalars,
                                                      if: { Chain.keepsRangeWhole($0, low: low, high: high) })
         else { return }
         chain.extend(with: run)
@@ -364,7 +367,9 @@ private struct Chain {
         scalars.removeAllKeepingCapacity()
     }
 
-    private var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
+    var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
+    /// The Lamport value of the last change's last element.
+    var lastElementLamport: UInt64 { lastLamport + lastWidth - 1 }
 
     /// Appends `mergedParents` to `parents` and empties it.
     mutating func moveMergedParents(into parents: inout [OpID]) {
