@@ -38,6 +38,7 @@ public struct ByteReader: Sendable {
     }
 
     init(_ bytes: [UInt8], range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count, "a reader's range outside its bytes")
         self.bytes = bytes
         offset = range.lowerBound
         end = range.upperBound
@@ -55,16 +56,25 @@ public struct ByteReader: Sendable {
     /// 1.7% of a merge of eight writers' random edits.)
     @inline(__always)
     public mutating func readVarint(_ what: @autoclosure () -> String = "a number") throws(DecodingError) -> UInt64 {
-        if offset < end, case let byte = bytes[offset], byte < 0x80 {
+        if offset < end, case let byte = byte(at: offset), byte < 0x80 {
             offset += 1
             return UInt64(byte)
         }
-        if offset + 1 < end, case let second = bytes[offset + 1], second < 0x80 {
-            let value = UInt64(bytes[offset] & 0x7f) | UInt64(second) << 7
+        if offset &+ 1 < end, case let second = byte(at: offset &+ 1), second < 0x80 {
+            let value = UInt64(byte(at: offset) & 0x7f) | UInt64(second) << 7
             offset += 2
             return value
         }
         return try readLongVarint(what())
+    }
+
+    /// The byte at `index`, which the caller has checked is below `end`,
+    /// read without the array's own bounds check: `0 <= offset` and `end <=
+    /// bytes.count` hold from `init` on, so that check only repeats this
+    /// one. (A column's run start, two varints, paid it on every byte.)
+    @inline(__always)
+    private func byte(at index: Int) -> UInt8 {
+        bytes.withUnsafeBufferPointer { $0[index] }
     }
 
     @inline(never)

@@ -137,7 +137,8 @@ struct ColumnReader {
     /// How a run header reads: with literal runs (1), its low bit marks a
     /// literal run and the header shifted right by one is the length;
     /// before them (0), the header is the length. A mask and a shift, not
-    /// a flag, so that reading a header takes no extra branch.
+    /// a flag, so that reading a header takes no extra branch (and `&>>`,
+    /// a shift by 0 or 1 needing no check for shifts past 63).
     private let literalBit: UInt64
     private var value: UInt64 = 0
     /// The values of `value`'s run not read yet (1 for a literal).
@@ -165,8 +166,8 @@ struct ColumnReader {
     private mutating func startRun() throws(DecodingError) {
         if literalsLeft == 0 {
             let header = try reader.readVarint("the run header of column \(name)")
-            run = header >> literalBit
-            guard run > 0 else { throw .invalid("column \(name) has an empty run") }
+            run = header &>> literalBit
+            guard run > 0 else { try Self.emptyRun(in: name) }
             if header & literalBit != 0 {
                 literalsLeft = run - 1
                 run = 1
@@ -231,6 +232,14 @@ struct ColumnReader {
         let value = try next()
         guard value < UInt64(limit) else { throw outOfRange(value, limit) }
         return Int(value)
+    }
+
+    /// Throws that column `name` has an empty run. Apart from `startRun`,
+    /// the throw included: in it, the message and the error kept across the
+    /// throw's call made every run start save and restore three registers.
+    @inline(never)
+    private static func emptyRun(in name: String) throws(DecodingError) -> Never {
+        throw .invalid("column \(name) has an empty run")
     }
 
     @inline(never)
