@@ -640,7 +640,7 @@ extension ChangeDecoder {
         continuation.timeStep = ByteReader.unzigzag(timeDelta)
         guard operationTotal <= limits.maxOperations - Int(count),
               !lastID.counter.addingReportingOverflow(continuation.width).overflow,
-              // (`current`'s Lamport values fit, so the one after its last does not overflow.)
+              // (The last change's Lamport values fit, so the one after its last does not overflow.)
               Document.lamportValuesFit(from: lastLamport + 1, count: continuation.width),
               accept(continuation) else {
             text.removeSubrange(textStart...)

@@ -422,18 +422,16 @@ public struct SyncClient: Sendable {
         if failure.deniesWriting && !session.pushed.isEmpty {
             // A verdict on the token, not the changes: rejecting them would hold
             // them back from a token that may write, one document a round.
-            for (id, changes) in session.pushed { session.unconfirmed[id]?.subtract(changes.map(\.lastID)) }
+            keepPushedPending(&session)
             session.writeRefusal = failure
-            session.pushed = [:]
             progress("\(transport.otherSide) refused this token any write (\(failure.message)): pulling without pushing")
             return
         }
         if let outside = session.pushed.keys.first(where: { failure == .outsideTokensDocuments($0) }) {
             // A verdict on the token too: the changes stay pending for one that may write the document.
-            for (id, changes) in session.pushed { session.unconfirmed[id]?.subtract(changes.map(\.lastID)) }
+            keepPushedPending(&session)
             session.unanswered.insert(outside)
             session.tokenIsLimited = true
-            session.pushed = [:]
             progress("\(transport.otherSide) refused to take document \(outside) from this token (\(failure.message)): "
                 + "pushing only the documents it answers for")
             return
@@ -451,6 +449,13 @@ public struct SyncClient: Sendable {
         session.report.rejected += try store.rejectedChanges(peer: peer).filter { rejected in
             DocumentID(rawValue: rejected.document).map { session.pushed[$0] != nil } ?? false
         }
+        session.pushed = [:]
+    }
+
+    /// The refused request's pushed changes, neither taken nor rejected:
+    /// they stay pending, and are not counted as sent.
+    private func keepPushedPending(_ session: inout Session) {
+        for (id, changes) in session.pushed { session.unconfirmed[id]?.subtract(changes.map(\.lastID)) }
         session.pushed = [:]
     }
 
