@@ -141,6 +141,11 @@ import Testing
         try expectLeftAsItWas(phone, hub, as: "via:hub", ["n"])
         // Stated once, refused once.
         #expect(recorder.requests.filter { $0.documents.contains { $0.id == "n" } }.count == 1)
+        // What the phone pulls in the range below n, the hub learns it holds
+        // from a later request stating that range (not the one above n).
+        try write(hub, "a", "hub", 3)
+        #expect(try await SyncClient(store: phone, peer: "via:hub", transport: recorder).sync().received == 1)
+        #expect(try hub.acknowledgedVersions(peer: PeerSyncService.clientsPeer)["a"] == hub.versionVectors()["a"])
     }
 
     /// Two compacted notes: one refused round each, both named, the notes

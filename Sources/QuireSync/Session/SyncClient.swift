@@ -193,6 +193,10 @@ public struct SyncClient: Sendable {
         /// Documents the server refused as compacted past what this store
         /// lacks: the rest of the sync states ranges that step over them.
         var compacted: [DocumentID: SyncFailure] = [:]
+        /// Documents this sync applied changes to that no request has stated
+        /// since: a peer learns that the store holds them only from a request
+        /// (in ranges, from the next one holding them, not the next one).
+        var receivedUnstated: Set<DocumentID> = []
         var lastCursor: SyncCursor?
         var lastRequest: SyncRequest?
         /// Set while the documents are stated a range at a time.
@@ -248,6 +252,7 @@ public struct SyncClient: Sendable {
         }
         let range = session.pass?.range ?? .all
         for id in stated where range.contains(id) {
+            session.receivedUnstated.remove(id)
             let mine = versions[id] ?? VersionVector()
             let known = session.serverVersions[id]
             let theirs = known ?? VersionVector()
@@ -314,6 +319,7 @@ public struct SyncClient: Sendable {
             do {
                 received = try store.apply(bundles: incoming)
                 session.report.received += received
+                if received > 0 { session.receivedUnstated.formUnion(incoming.map(\.0)) }
                 break
             } catch let error as DecodingError {
                 throw SyncError.protocolViolation("the changes it sent do not decode: \(error)")
@@ -410,9 +416,9 @@ public struct SyncClient: Sendable {
         session.report.historyCompacted = session.compacted
         // A peer (no server: its cursor is at seq 0) knows what this store
         // holds only from the versions a request states: one more round
-        // states the changes it just sent as held, so that it stops counting
+        // states the changes it sent as held, so that it stops counting
         // them as pending (`quire status` there).
-        return received == 0 || response.cursor.seq > 0
+        return session.receivedUnstated.isEmpty || response.cursor.seq > 0
     }
 
     /// Leaves a document this store cannot read out of the rest of the sync.
