@@ -195,7 +195,7 @@ public struct SyncClient: Sendable {
         var compacted: [DocumentID: SyncFailure] = [:]
         /// Documents this sync applied changes to that no request has stated
         /// since: a peer learns that the store holds them only from a request
-        /// (in ranges, from the next one holding them, not the next one).
+        /// stating them (in ranges, the next one whose range holds them).
         var receivedUnstated: Set<DocumentID> = []
         var lastCursor: SyncCursor?
         var lastRequest: SyncRequest?
