@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import QuireTestSupport
 import Quire
-import QuireSync
+@testable import QuireSync
 import Testing
 
 /// Peer-to-peer sync through a pipe (`quire serve --stdio`) at scale, and
@@ -120,68 +120,147 @@ import Testing
 
     /// A store served to clients over a pipe has no log but its own, so
     /// compacting it without history leaves it unable to send a client a
-    /// compacted change that client lacks: here the laptop's change,
+    /// compacted change that client lacks: here the laptop's changes to n,
     /// relayed through the hub to the phone. Compaction drops other
     /// replicas' changes whatever any peer acknowledged, so naming each
     /// client apart (they share `PeerSyncService.clientsPeer`) would not
-    /// keep it (Specs/storage.md, "Compaction"). The phone's sync fails
-    /// at once saying the hub no longer holds what it lacks (410, where a
-    /// 500 used to end it as "could not reach the peer"), and the phone
-    /// loses nothing.
-    @Test func aServedStoreCompactedPastWhatAClientLacksSaysSo() async throws {
-        let (hub, phone) = try await compactedHubAndBehindPhone()
-        let phoneHeld = try phone.versionVectors()
-        var failure: SyncError?
-        do throws(SyncError) {
-            try await SyncClient(store: phone, peer: "via:hub", transport: FaultyTransport.sound(PeerSyncService(store: hub))).sync()
-        } catch { failure = error }
-        #expect(failure?.isHistoryCompacted == true)
-        #expect(failure?.description(otherSide: .peer) == "the peer no longer holds changes this store lacks (status 410: the history of "
-            + "document n asked for was compacted away): no sync with it can bring them, now or later")
-        #expect(try phone.versionVectors() == phoneHeld && value(phone, "n", "hub") == .scalar(.int(1)))
+    /// keep them (Specs/storage.md, "Compaction"). The hub refuses the
+    /// phone's request with a 410 naming n; the phone goes on without n,
+    /// stating the ranges below and above it: the other notes sync both
+    /// ways, the report names n, and n's own change stays pending (it used
+    /// to end the whole sync, nothing synced).
+    @Test func aServedStoreCompactedPastWhatAClientLacksSyncsTheOtherNotes() async throws {
+        let (hub, _, phone) = try await compactedHubAndBehindPhone(compacting: ["n"], besides: ["a", "z"])
+        let recorder = RecordingTransport(inner: FaultyTransport.sound(PeerSyncService(store: hub)))
+        let report = try await SyncClient(store: phone, peer: "via:hub", transport: recorder).sync()
+        #expect(report.historyCompacted == ["n": .historyCompacted(document: "n")])
+        #expect(report.historyCompacted["n"].map { SyncError.refused($0).description(otherSide: .peer) } == "the peer no longer "
+            + "holds changes this store lacks (status 410: the history of document n asked for was compacted away): no sync with "
+            + "it can bring them, now or later")
+        try expectSyncedBothWays(hub, phone, as: "via:hub", ["a", "z"])
+        try expectLeftAsItWas(phone, hub, as: "via:hub", ["n"])
+        // Stated once, refused once.
+        #expect(recorder.requests.filter { $0.documents.contains { $0.id == "n" } }.count == 1)
+        // What the phone pulls in the range below n, the hub learns it holds
+        // from a later request stating that range (not the one above n).
+        try write(hub, "a", "hub", 3)
+        #expect(try await SyncClient(store: phone, peer: "via:hub", transport: recorder).sync().received == 1)
+        #expect(try hub.acknowledgedVersions(peer: PeerSyncService.clientsPeer)["a"] == hub.versionVectors()["a"])
     }
 
-    /// The same served store answering over HTTP: its 410 is refused at
-    /// once, not retried as a 500 was (five tries), and says the same of
-    /// the server. (`quire serve`'s own log is never compacted.)
-    @Test func aCompactedStoreServedOverHTTPIsAskedOnce() async throws {
-        let (hub, phone) = try await compactedHubAndBehindPhone()
-        let served = PeerSyncService(store: hub), requests = Counter()
-        let failure = try await withServer(handler: { request in
-            _ = requests.next()
+    /// Two compacted notes: one refused round each, both named, the notes
+    /// between and around them synced; served over HTTP, where each 410 is
+    /// taken at once, not retried as a 500 was (five tries).
+    /// (`quire serve`'s own log is never compacted.)
+    @Test func twoCompactedNotesOfAStoreServedOverHTTPAreEachRefusedOnceAndNamed() async throws {
+        let (hub, _, phone) = try await compactedHubAndBehindPhone(compacting: ["m", "n"], besides: ["a", "m2", "z"])
+        let served = PeerSyncService(store: hub), refusals = Counter()
+        let report = try await withServer(handler: { request in
             let answer = await served.respond(toMessage: request.body, access: .unrestricted)
-            if case .failure(let failure)? = try? SyncMessage.decode(answer) { return .text(failure.status, failure.message) }
+            if case .failure(let failure)? = try? SyncMessage.decode(answer) {
+                _ = refusals.next()
+                return .text(failure.status, failure.message)
+            }
             return .bytes(200, answer, contentType: "application/x-quire-sync")
-        }) { server -> SyncError? in
+        }) { server in
             let transport = HTTPSyncTransport(server: url(server, ""), token: nil, retryPolicy: SleepRecorder().policy(maxAttempts: 5))
-            do throws(SyncError) { try await SyncClient(store: phone, peer: "hub", transport: transport).sync() } catch { return error }
-            return nil
+            return try await SyncClient(store: phone, peer: "hub", transport: transport).sync()
         }
-        #expect(requests.count == 1)
-        #expect(failure?.localizedDescription == "the server no longer holds changes this store lacks (HTTP 410: the history of "
-            + "document n asked for was compacted away): no sync with it can bring them, now or later")
+        #expect(refusals.count == 2)
+        #expect(report.historyCompacted == ["m": .historyCompacted(document: "m"), "n": .historyCompacted(document: "n")])
+        try expectSyncedBothWays(hub, phone, as: "hub", ["a", "m2", "z"])
+        try expectLeftAsItWas(phone, hub, as: "hub", ["m", "n"])
     }
 
-    /// A hub whose note n the laptop wrote to twice through it after the
-    /// phone synced, compacted without history, and that phone.
-    private func compactedHubAndBehindPhone() async throws -> (hub: DocumentStore, phone: DocumentStore) {
+    /// Following the advice: the phone syncs with the laptop, which wrote
+    /// the changes the hub compacted away, and its next sync with the hub
+    /// is whole: n's pending change goes, nothing is left out.
+    @Test func aClientThatGotWhatTheServedStoreCompactedAwaySyncsWholeWithIt() async throws {
+        let (hub, laptop, phone) = try await compactedHubAndBehindPhone(compacting: ["n"], besides: ["a"])
+        let toHub = SyncClient(store: phone, peer: "via:hub", transport: FaultyTransport.sound(PeerSyncService(store: hub)))
+        #expect(try await toHub.sync().historyCompacted.keys.sorted() == ["n"])
+        try await SyncClient(store: phone, peer: "via:laptop", transport: FaultyTransport.sound(PeerSyncService(store: laptop))).sync()
+        #expect(try value(phone, "n", "laptop") == .scalar(.int(3)))
+        let report = try await toHub.sync()
+        #expect(report.historyCompacted.isEmpty && report.sent == 1)
+        #expect(try phone.outbox(peer: "via:hub").isEmpty && value(hub, "n", "phone") == .scalar(.int(1)))
+    }
+
+    /// A 410 naming a document already left out, or one outside the
+    /// request's range (a broken peer's), ends the sync as every 410 did.
+    @Test func aRefusalAsCompactedNamingADocumentOutsideTheRequestEndsTheSync() async throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "a")
+        try write(store, "a", "k", 1)
+        struct RefusingPeer: SyncTransport {
+            var otherSide: SyncOtherSide { .peer }
+            func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+                SyncMessage.failure(.historyCompacted(document: "a")).encoded()
+            }
+        }
+        var failure: SyncError?
+        do throws(SyncError) { try await SyncClient(store: store, peer: "p", transport: RefusingPeer()).sync() } catch { failure = error }
+        // Refused for a, then again for a, which the ranges leave out: not taken twice.
+        #expect(failure?.isHistoryCompacted == true)
+    }
+
+    /// Ids compare as UTF-8 bytes: the greatest id below another is that id
+    /// with its last scalar made the one before, then the greatest scalars
+    /// that fit in 256 bytes; below an id ending in U+0000, its prefix.
+    @Test func theGreatestIDBelowAnother() {
+        let below = DocumentID(rawValue: "b")!.justBelow!
+        #expect(below.rawValue.utf8.count == 256 && below.rawValue.unicodeScalars.first == "a")
+        #expect(below.rawValue.unicodeScalars.dropFirst().map(\.value) == Array(repeating: 0x10FFFF, count: 63) + [0xFFFF])
+        #expect(below < "b" && DocumentID(rawValue: "a\u{10FFFF}")! < below)
+        #expect(DocumentID(rawValue: "a\u{0}")!.justBelow == "a" && DocumentID(rawValue: "\u{0}")!.justBelow == nil)
+        #expect(DocumentID(rawValue: "\u{E000}")!.justBelow!.rawValue.unicodeScalars.first == "\u{D7FF}")
+        let long = DocumentID(rawValue: String(repeating: "x", count: 256))!
+        #expect(long.justBelow!.rawValue == String(repeating: "x", count: 255) + "w")
+    }
+
+    /// A hub holding the notes `compacted` and `others`, which a laptop and
+    /// a phone synced; then the laptop wrote to each of `compacted` twice
+    /// through the hub (two rows of its log, the newest of which compaction
+    /// keeps), the hub compacted those without history, the hub wrote to
+    /// each of `others` and the phone to every note.
+    private func compactedHubAndBehindPhone(compacting compacted: [DocumentID], besides others: [DocumentID]) async throws
+        -> (hub: DocumentStore, laptop: DocumentStore, phone: DocumentStore) {
         let hub = try DocumentStore.inMemory(), laptop = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
-        try hub.create(id: "n")
-        try write(hub, "n", "hub", 1)
+        for id in compacted + others {
+            try hub.create(id: id)
+            try write(hub, id, "hub", 1)
+        }
         func sync(_ store: DocumentStore) async throws(SyncError) {
             try await SyncClient(store: store, peer: "via:hub", transport: FaultyTransport.sound(PeerSyncService(store: hub))).sync()
         }
         try await sync(laptop)
         try await sync(phone)
-        // Two syncs: two rows of the hub's log, the newest of which compaction keeps.
         for value: Int64 in [2, 3] {
-            try write(laptop, "n", "laptop", value)
+            for id in compacted { try write(laptop, id, "laptop", value) }
             try await sync(laptop)
         }
-        try hub.compact("n", keepHistory: false)
-        return (hub, phone)
+        for id in compacted { try hub.compact(id, keepHistory: false) }
+        for id in others { try write(hub, id, "hub", 2) }
+        for id in compacted + others { try write(phone, id, "phone", 1) }
+        return (hub, laptop, phone)
     }
 
+    /// Each side holds the other's edit of each of `ids` (`compactedHubAndBehindPhone`), none pending on the phone for `peer`.
+    private func expectSyncedBothWays(_ hub: DocumentStore, _ phone: DocumentStore, as peer: String, _ ids: [DocumentID]) throws {
+        for id in ids {
+            #expect(try value(phone, id, "hub") == .scalar(.int(2)) && value(hub, id, "phone") == .scalar(.int(1)))
+            #expect(try phone.outbox(peer: peer)[id] == nil)
+        }
+    }
+
+    /// Each of `ids` is on the phone as the phone left it, its change pending for `peer` and not on the hub.
+    private func expectLeftAsItWas(_ phone: DocumentStore, _ hub: DocumentStore, as peer: String, _ ids: [DocumentID]) throws {
+        for id in ids {
+            #expect(try value(phone, id, "laptop") == nil && value(phone, id, "phone") == .scalar(.int(1)))
+            #expect(try value(hub, id, "phone") == nil)
+        }
+        #expect(try Set(phone.outbox(peer: peer).keys) == Set(ids))
+    }
     /// Another store behind the same command (the old one replaced, or
     /// copied: a new replica id) is found by its first answer, whose cursor
     /// names its replica id, and what the old one acknowledged is

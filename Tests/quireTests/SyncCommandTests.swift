@@ -635,18 +635,27 @@ import Testing
     }
 
     /// A client of a served store compacted past what it lacks (the laptop's
-    /// edits relayed by the hub, compacted away without history) is told so
-    /// and what to do, not that the peer could not be reached: exit 1,
-    /// `historyCompacted` in the JSON, and its own change stays pending.
-    @Test func aClientBehindACompactedServedStoreIsToldWhatHappened() throws {
+    /// edits of one note of three relayed by the hub, compacted away without
+    /// history) syncs the other two both ways and is told which note it
+    /// could not sync and what to do: exit 1, the note in
+    /// `historyCompactedNotes`, and that note's own change stays pending.
+    /// Once it holds the laptop's edits (it synced with the laptop, as the
+    /// advice says), its next sync with the hub is whole.
+    @Test func aClientBehindACompactedServedStoreSyncsTheOtherNotesAndIsToldWhatHappened() throws {
         try withRunner { runner in
             let hub = runner.directory + "/hub.quire", phone = runner.directory + "/phone.quire"
             for store in [runner.store, hub, phone] { try runner.ok(["init"], store: store) }
             let command = "'\(QuireRunner.binaryURL.path)' --store '\(hub)' serve --stdio"
-            let id = try runner.ok(["note", "new", "--title", "shared"], store: hub).trimmingCharacters(in: .newlines)
+            func newNote(_ title: String) throws -> String {
+                try runner.ok(["note", "new", "--title", title], store: hub).trimmingCharacters(in: .newlines)
+            }
+            func body(_ id: String, _ store: String) throws -> String? {
+                try #require(try runner.run(["note", "show", id, "--json"], store: store).json() as? [String: Any])["body"] as? String
+            }
+            let id = try newNote("shared"), phoneEdits = try newNote("phone edits"), hubEdits = try newNote("hub edits")
             try runner.ok(["sync", "--via", command], store: phone)
             let synced = try #require(try runner.run(["sync", "--via", command, "--json"]).json() as? [String: Any])
-            #expect(synced["historyCompacted"] as? Bool == false)
+            #expect(synced["historyCompacted"] as? Bool == false && (synced["historyCompactedNotes"] as? [Any])?.isEmpty == true)
             // Two syncs: two rows of the hub's log, the newest of which compaction keeps.
             for text in [" one", " two"] {
                 try runner.ok(["note", "edit", id, "--append", text])
@@ -654,21 +663,38 @@ import Testing
             }
             try DocumentStore(path: hub).compact(try #require(DocumentID(rawValue: id)), keepHistory: false)
             try runner.ok(["note", "edit", id, "--pin"], store: phone)
+            try runner.ok(["note", "edit", phoneEdits, "--append", " (phone)"], store: phone)
+            try runner.ok(["note", "edit", hubEdits, "--append", " (hub)"], store: hub)
             let before = try runner.ok(["note", "show", id, "--json"], store: phone)
 
             let result = try runner.run(["sync", "--via", command, "--json"], store: phone)
             #expect(result.status == 1)
             let json = try #require(try result.json() as? [String: Any])
             #expect(json["historyCompacted"] as? Bool == true && json["pending"] as? Int == 1)
-            #expect(result.stderr == """
-                error: sync with via:\(command) failed: the peer no longer holds changes this store lacks (status 410: the history \
-                of document \(id) asked for was compacted away): no sync with it can bring them, now or later; sync this store with \
-                one that still holds those changes (the store that wrote them), or start again from a copy of the peer's store, which \
-                lacks the local changes pending here; a store served to others keeps them when compacted with keepHistory
+            #expect(json["historyCompactedNotes"] as? [[String: String]] == [["id": id, "title": "shared"]])
+            // After the rounds' progress, the first saying what became of the note.
+            #expect(result.stderr.hasPrefix("the peer no longer holds changes of document \(id) that this store lacks (the history of "
+                + "document \(id) asked for was compacted away): syncing the other documents without it\n"))
+            #expect(result.stderr.hasSuffix("""
+
+                error: sync with via:\(command) left out 1 note(s), whose changes this store lacks the peer no longer holds; the other \
+                notes synced:
+                  note \(id) (shared): the peer no longer holds changes this store lacks (status 410: the history of document \(id) \
+                asked for was compacted away): no sync with it can bring them, now or later
+                sync this store with one that still holds those changes (the store that wrote them), or start again from a copy of \
+                the peer's store, which lacks the local changes pending here; a store served to others keeps them when compacted with \
+                keepHistory; until then, the local changes of this note stay pending
                 1 local change stays pending
 
-                """)
+                """))
             #expect(try runner.ok(["note", "show", id, "--json"], store: phone) == before)
+            #expect(try body(phoneEdits, hub)?.hasSuffix(" (phone)") == true && body(hubEdits, phone)?.hasSuffix(" (hub)") == true)
+
+            // The advice: the laptop wrote what the hub compacted away.
+            try runner.ok(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(runner.store)' serve --stdio"], store: phone)
+            let whole = try #require(try runner.run(["sync", "--via", command, "--json"], store: phone).json() as? [String: Any])
+            #expect(whole["historyCompacted"] as? Bool == false && whole["pending"] as? Int == 0)
+            #expect(try body(id, phone)?.hasSuffix(" one two") == true)
         }
     }
 }

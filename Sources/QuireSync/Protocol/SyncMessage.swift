@@ -93,6 +93,31 @@ public struct DocumentRange: Hashable, Sendable {
     }
 }
 
+extension DocumentID {
+    /// The greatest id below this one, nil below the least ("\0"): where a
+    /// range ends to stop just short of it, as a range's `through` is
+    /// inclusive. Ids compare as UTF-8 bytes, which order as their scalars
+    /// do, and are at most `maxLength` bytes: this id with its last scalar
+    /// made the one before, then as many of the greatest scalars as fit.
+    var justBelow: DocumentID? {
+        var scalars = rawValue.unicodeScalars
+        let last = scalars.removeLast()
+        // Only its prefixes lie below an id ending in the least scalar.
+        guard last.value > 0 else { return DocumentID(rawValue: String(scalars)) }
+        // The scalar before; none of the surrogates, which are no scalars, comes between.
+        scalars.append(Unicode.Scalar(last.value == 0xE000 ? 0xD7FF : last.value - 1)!)
+        var room = DocumentID.maxLength - String(scalars).utf8.count
+        // The greatest scalar of each UTF-8 length, longest first.
+        for (greatest, length) in [(0x10FFFF, 4), (0xFFFF, 3), (0x7FF, 2), (0x7F, 1)] as [(UInt32, Int)] {
+            while room >= length {
+                scalars.append(Unicode.Scalar(greatest)!)
+                room -= length
+            }
+        }
+        return DocumentID(rawValue: String(scalars))
+    }
+}
+
 /// What the server answers: one page of what the client lacks.
 public struct SyncResponse: Hashable, Sendable {
     /// The client's new position: it holds every change up to here once it
@@ -179,6 +204,18 @@ public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
     /// Whether the other side no longer holds changes this store lacks
     /// (`historyCompacted`): no sync with it can bring them.
     public var isHistoryCompacted: Bool { status == 410 }
+
+    /// The document a `historyCompacted` refusal names, read back from its
+    /// text (the protocol carries no id beside it); nil for any other.
+    public var compactedDocument: DocumentID? {
+        // The text around the id, from the text made for one.
+        let template = Array(Self.historyCompacted(document: "\u{0}").message.utf8)
+        let text = Array(message.utf8), head = template.firstIndex(of: 0)!, tail = template.count - head - 1
+        guard isHistoryCompacted, text.count > head + tail,
+              let id = DocumentID(rawValue: String(decoding: text[head..<(text.count - tail)], as: UTF8.self)),
+              Array(Self.historyCompacted(document: id.rawValue).message.utf8) == text else { return nil }
+        return id
+    }
 
     public var description: String { "\(status): \(message)" }
 }

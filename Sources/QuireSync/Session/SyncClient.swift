@@ -69,6 +69,12 @@ public struct SyncClient: Sendable {
         public var writeRefusal: SyncFailure?
         /// With `writeRefusal`, the documents holding changes the server lacks.
         public var notSent: [DocumentID] = []
+        /// Documents the server no longer holds changes of that this store
+        /// lacks (a store compacted without history), with its refusal
+        /// (`SyncFailure.historyCompacted`): left out of the sync, which went
+        /// on with the others; their local changes stay pending, and no sync
+        /// with this server can bring what they lack.
+        public var historyCompacted: [DocumentID: SyncFailure] = [:]
     }
 
     /// Syncs until neither side lacks anything the other may give it.
@@ -184,6 +190,13 @@ public struct SyncClient: Sendable {
         /// this token is limited to: from then on, only documents the server
         /// has stated (acknowledged, or answered in this sync) are pushed.
         var tokenIsLimited = false
+        /// Documents the server refused as compacted past what this store
+        /// lacks: the rest of the sync states ranges that step over them.
+        var compacted: [DocumentID: SyncFailure] = [:]
+        /// Documents this sync applied changes to that no request has stated
+        /// since: a peer learns that the store holds them only from a request
+        /// stating them (in ranges, the next one whose range holds them).
+        var receivedUnstated: Set<DocumentID> = []
         var lastCursor: SyncCursor?
         var lastRequest: SyncRequest?
         /// Set while the documents are stated a range at a time.
@@ -193,7 +206,8 @@ public struct SyncClient: Sendable {
     /// Stating the documents a range at a time, each range pulled from the
     /// stored cursor. That cursor moves only once every range is pulled,
     /// and to where the first one ended: the others ended later, and a
-    /// range's rows past its end are not yet pulled.
+    /// range's rows past its end are not yet pulled. A compacted document
+    /// (`Session.compacted`) lies between two ranges, in neither.
     private struct RangedPass {
         /// The range stated now; nil until its first request sets it.
         var range: DocumentRange?
@@ -221,10 +235,13 @@ public struct SyncClient: Sendable {
         let coversRows = (storedCursor?.seq ?? 0) > 0
         let stated = versions.filter { id, mine in !mine.isEmpty && (!coversRows || mine != session.serverVersions[id]) }.keys.sorted()
         let perRequest = max(1, min(maxStatedDocuments, session.statedDocumentLimit ?? .max))
-        if session.pass == nil && stated.count > perRequest { session.pass = RangedPass() }
+        if session.pass == nil && (stated.count > perRequest || !session.compacted.isEmpty) { session.pass = RangedPass() }
         if var pass = session.pass {
+            // A range that ended just below a compacted document is followed by one from after it.
+            while let skipped = session.compacted.keys.first(where: { $0.justBelow == pass.after }) { pass.after = skipped }
             let rest = stated.drop { id in pass.after.map { id <= $0 } ?? false }
-            let end = rest.count > perRequest ? rest.dropFirst(perRequest - 1).first : nil
+            let nextCompacted = session.compacted.keys.filter { id in pass.after.map { $0 < id } ?? true }.min()
+            let end = [rest.count > perRequest ? rest.dropFirst(perRequest - 1).first : nil, nextCompacted?.justBelow].compactMap { $0 }.min()
             // A range may shrink while its pages come, as the documents they
             // bring are stated too (its rows past the new end come again with
             // the next range), never grow: the rows its pages passed would be
@@ -235,6 +252,7 @@ public struct SyncClient: Sendable {
         }
         let range = session.pass?.range ?? .all
         for id in stated where range.contains(id) {
+            session.receivedUnstated.remove(id)
             let mine = versions[id] ?? VersionVector()
             let known = session.serverVersions[id]
             let theirs = known ?? VersionVector()
@@ -301,6 +319,7 @@ public struct SyncClient: Sendable {
             do {
                 received = try store.apply(bundles: incoming)
                 session.report.received += received
+                if received > 0 { session.receivedUnstated.formUnion(incoming.map(\.0)) }
                 break
             } catch let error as DecodingError {
                 throw SyncError.protocolViolation("the changes it sent do not decode: \(error)")
@@ -380,7 +399,7 @@ public struct SyncClient: Sendable {
         // Complete once the server holds everything it may take from us.
         let blocked = try blockedCounters()
         var outOfScope: [DocumentID] = [], notSent: [DocumentID] = []
-        for (id, mine) in versions where session.report.damaged[id] == nil && session.tooLarge[id] == nil {
+        for (id, mine) in versions where session.report.damaged[id] == nil && session.tooLarge[id] == nil && session.compacted[id] == nil {
             if !(session.serverVersions[id] ?? VersionVector()).includes(pushable(mine, blocked[id])) {
                 if session.unanswered.contains(id) {
                     outOfScope.append(id)
@@ -394,11 +413,12 @@ public struct SyncClient: Sendable {
         session.report.outOfScope = outOfScope.sorted()
         session.report.notSent = notSent.sorted()
         session.report.writeRefusal = session.writeRefusal
+        session.report.historyCompacted = session.compacted
         // A peer (no server: its cursor is at seq 0) knows what this store
         // holds only from the versions a request states: one more round
-        // states the changes it just sent as held, so that it stops counting
+        // states the changes it sent as held, so that it stops counting
         // them as pending (`quire status` there).
-        return received == 0 || response.cursor.seq > 0
+        return session.receivedUnstated.isEmpty || response.cursor.seq > 0
     }
 
     /// Leaves a document this store cannot read out of the rest of the sync.
@@ -411,7 +431,9 @@ public struct SyncClient: Sendable {
     /// document at a time, so that only the guilty ones are); a request too
     /// large for the other side is split; a token that may not write pulls
     /// without pushing, its changes pending; a document outside the token's
-    /// documents is left out, its changes pending; anything else (no push, or a
+    /// documents is left out, its changes pending; a document the other side
+    /// compacted past what this store lacks is left out, the others synced
+    /// in ranges around it; anything else (no push, or a
     /// refusal that is not about it) ends the sync. Both transports'
     /// refusals come here: an HTTP status, a peer's failure message.
     private func handleRefusal(_ failure: SyncFailure, _ session: inout Session) throws {
@@ -434,6 +456,18 @@ public struct SyncClient: Sendable {
             session.tokenIsLimited = true
             progress("\(transport.otherSide) refused to take document \(outside) from this token (\(failure.message)): "
                 + "pushing only the documents it answers for")
+            return
+        }
+        // Only a document the request stated a range holding, and once: any
+        // other 410 (an older peer's words, a broken peer) ends the sync as before.
+        if let compacted = failure.compactedDocument, session.compacted[compacted] == nil,
+           session.lastRequest?.range.contains(compacted) == true {
+            // The push may have been stored before the answer failed: its
+            // changes stay unconfirmed, to be counted once an answer shows them.
+            session.pushed = [:]
+            session.compacted[compacted] = failure
+            progress("\(transport.otherSide) no longer holds changes of document \(compacted) that this store lacks "
+                + "(\(failure.message)): syncing the other documents without it")
             return
         }
         guard !session.pushed.isEmpty, failure.refusesPush else { throw SyncError.refused(failure) }

@@ -186,15 +186,17 @@ enum SyncCommands {
                 if invocation.flag("--json") {
                     output.print(json: .object(["peer": .string(peer), "pending": pendingJSON, "historyCompacted": .bool(true)]))
                 }
-                throw CLIError.failure("sync with \(peer) failed: \(error); sync this store with one that still holds those changes "
-                    + "(the store that wrote them), or start again from a copy of \(transport.otherSide)'s store, which lacks the "
-                    + "local changes pending here; a store served to others keeps them when compacted with keepHistory\n\(stayPending)")
+                throw CLIError.failure("sync with \(peer) failed: \(error); \(compactedAdvice(transport.otherSide))\n\(stayPending)")
             case .failure(let error):
                 throw CLIError.failure("sync with \(peer) failed: \(error)\n\(stayPending)")
             }
             // Refused changes, this sync's and earlier ones, wait for
             // --retry-rejected: a later sync does not offer them.
             let rejected = try store.rejectedChanges(peer: peer)
+            // A note this store lacks has no title here (nil).
+            let compacted = report.historyCompacted.sorted { $0.key < $1.key }.map { id, failure in
+                (id: id, title: try? store.read(id) { try Note(id: id, document: $0).title }, failure: failure)
+            }
             if invocation.flag("--json") {
                 output.print(json: .object([
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
@@ -202,7 +204,8 @@ enum SyncCommands {
                     "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(rejected.count),
                     "pending": pendingJSON,
                     "damaged": .integer(report.damaged.count), "outOfScope": .integer(report.outOfScope.count),
-                    "readOnly": .bool(report.writeRefusal != nil), "historyCompacted": .bool(false),
+                    "readOnly": .bool(report.writeRefusal != nil), "historyCompacted": .bool(!compacted.isEmpty),
+                    "historyCompactedNotes": .array(compacted.map { .object(["id": .string($0.id.rawValue), "title": $0.title.map(JSONValue.string) ?? .null]) }),
                 ]))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
@@ -225,6 +228,14 @@ enum SyncCommands {
                     + "change\(pending == 1 ? " was" : "s were") not sent and stay\(pending == 1 ? "s" : "") pending, none refused; "
                     + "sync with a token that may write to send them")
             }
+            if !compacted.isEmpty {
+                // The others synced; these cannot, with this peer, until this store holds what it compacted away.
+                let lines = compacted.map { "  note \($0.id) (\($0.title ?? "not in this store")): \(SyncError.refused($0.failure).description(otherSide: transport.otherSide))" }
+                throw CLIError.failure("sync with \(peer) left out \(compacted.count) note(s), whose changes this store lacks \(transport.otherSide) "
+                    + "no longer holds; the other notes synced:\n" + lines.joined(separator: "\n") + "\n"
+                    + "\(compactedAdvice(transport.otherSide)); until then, the local changes of \(compacted.count == 1 ? "this note" : "these notes") "
+                    + "stay pending\n\(stayPending)")
+            }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }
                 throw CLIError.failure("\(report.damaged.count) note(s) cannot be read and were left out; the others synced "
@@ -239,6 +250,14 @@ enum SyncCommands {
 }
 
 extension SyncCommands {
+    /// What to do when `otherSide` no longer holds changes this store lacks
+    /// (`SyncError.isHistoryCompacted`): no sync with it can bring them.
+    static func compactedAdvice(_ otherSide: SyncOtherSide) -> String {
+        "sync this store with one that still holds those changes (the store that wrote them), or start again from a copy of "
+            + "\(otherSide)'s store, which lacks the local changes pending here; a store served to others keeps them when "
+            + "compacted with keepHistory"
+    }
+
     /// The longest `--timeout` and `--wait`: far beyond any sync, and far
     /// below the seconds the clocks they go to can count (nanoseconds in 64 bits).
     static let maxSeconds = 86_400
