@@ -583,6 +583,24 @@ import Testing
         }
     }
 
+    /// A `--via` command that serves this very store (its path mistyped)
+    /// is an error, and leaves the local changes pending: it used to end
+    /// `synced ...; 0 pending`, and `status` said every note had left the
+    /// machine when none had.
+    @Test func aPipeSyncWithThisStoreItselfSaysSoAndLeavesChangesPending() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "only here", "--body", "x"])
+            let command = "'\(QuireRunner.binaryURL.path)' --store '\(runner.store)' serve --stdio"
+            let result = try runner.run(["sync", "--via", command])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("could not reach the peer: it answered from this store itself (replica "))
+            #expect(result.stderr.hasSuffix("1 local change stays pending\n"))
+            let status = try #require(try runner.run(["status", "--json"]).json() as? [String: Any])
+            #expect(status["pending"] as? Int == 1)
+        }
+    }
+
     /// Two stores syncing through one served store (`serve --stdio`), which
     /// keeps what all its clients hold under one name, `clients`: each
     /// side's `status` and `log` stay honest. The served store's change
