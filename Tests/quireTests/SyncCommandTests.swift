@@ -204,6 +204,31 @@ import Testing
         }
     }
 
+    /// The day of a person with three machines: the laptop writes offline,
+    /// the phone gets its note through a pipe and syncs with the server
+    /// first, with its own token. The laptop's own sync, with its token,
+    /// then sends its new note: it used to be refused for good (403
+    /// `replica R belongs to another token`), the phone's push having bound
+    /// the laptop's replica id to the phone's token.
+    @Test func aNoteRelayedBeforeItsWriterSyncedLeavesTheWriterFreeToSync() throws {
+        try withRunner { runner in
+            try withTokenServer(runner, tokens: "laptop rw\nphone rw\n") { url in
+                let laptop = runner.directory + "/laptop.quire"
+                try runner.ok(["init"], store: laptop)
+                try runner.ok(["note", "new", "--title", "written offline"], store: laptop)
+                try runner.ok(["init"])
+                try runner.ok(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"])
+                try runner.ok(["sync", url, "--token", "phone"])
+
+                try runner.ok(["note", "new", "--title", "written later"], store: laptop)
+                let synced = try runner.run(["sync", url, "--token", "laptop", "--json"], store: laptop)
+                #expect(synced.status == 0, "\(synced.stderr)")
+                let json = try #require(try synced.json() as? [String: Any])
+                #expect(json["rejected"] as? Int == 0 && json["pending"] as? Int == 0 && json["sent"] as? Int == 1)
+            }
+        }
+    }
+
     /// A note outside what a scoped token may read is named as not synced
     /// (exit 0: such a token may be meant for some notes only), not left
     /// silently pending.
