@@ -28,7 +28,7 @@ import Testing
         let url = URL(string: "http://127.0.0.1:\(http.port)")!
 
         let report = try await SyncClient(store: store, peer: url.absoluteString,
-                                          transport: HTTPSyncTransport(server: url, token: nil)).sync()
+                                          transport: HTTPSyncTransport(server: url, token: nil, replica: store.replicaID)).sync()
         #expect((report.sent, report.received) == (1, 0))
 
         let laptop = store, phone = try DocumentStore(path: directory + "/phone.quire")

@@ -97,6 +97,28 @@ import Testing
         }
     }
 
+    /// A push whose `Quire-Replica` names another replica relays the
+    /// changes of an unbound replica without binding it to its token: the
+    /// replica's writer, pushing later with its own token, is not refused.
+    /// A bound replica stays protected, and a header that is no replica id
+    /// is refused.
+    @Test func aPushBindsOnlyTheReplicaItsClientNames() async throws {
+        try await withSyncServer { server, url in
+            func post(_ body: [UInt8], token: String, replica: String) async throws -> (Int, String) {
+                try await send(.init(method: "POST", url: url.appendingPathComponent("v1/sync"),
+                                     headers: HTTPHeaders([("Quire-Replica", replica)]), body: body), token: token)
+            }
+            let writer = ReplicaID(1).description, relay = ReplicaID(2).description
+            #expect(try await post(pushRequest(counter: 1), token: "other", replica: relay).0 == 200)
+            #expect(try await post(pushRequest(counter: 2), token: "writer", replica: writer).0 == 200)
+            let (status, message) = try await post(pushRequest(counter: 3), token: "other", replica: relay)
+            #expect(status == 403 && message.contains("another token"))
+            let (malformed, reason) = try await post(pushRequest(counter: 3), token: "writer", replica: "laptop")
+            #expect(malformed == 400 && reason.contains("Quire-Replica"), "\(malformed) \(reason)")
+            #expect(server.log.lastSeq == 2)
+        }
+    }
+
     @Test func malformedOversizedAndHostileBodiesStoreNothing() async throws {
         try await withSyncServer(bodyLimit: 64 << 10, configure: { $0.message.maxPayloadBytes = 1 << 20 }) { server, url in
             let (status, message) = try await post(url, Array("hello".utf8), token: "writer")

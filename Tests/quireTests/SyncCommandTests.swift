@@ -204,6 +204,31 @@ import Testing
         }
     }
 
+    /// The day of a person with three machines: the laptop writes offline,
+    /// the phone gets its note through a pipe and syncs with the server
+    /// first, with its own token. The laptop's own sync, with its token,
+    /// then sends its new note: it used to be refused for good (403
+    /// `replica R belongs to another token`), the phone's push having bound
+    /// the laptop's replica id to the phone's token.
+    @Test func aNoteRelayedBeforeItsWriterSyncedLeavesTheWriterFreeToSync() throws {
+        try withRunner { runner in
+            try withTokenServer(runner, tokens: "laptop rw\nphone rw\n") { url in
+                let laptop = runner.directory + "/laptop.quire"
+                try runner.ok(["init"], store: laptop)
+                try runner.ok(["note", "new", "--title", "written offline"], store: laptop)
+                try runner.ok(["init"])
+                try runner.ok(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"])
+                try runner.ok(["sync", url, "--token", "phone"])
+
+                try runner.ok(["note", "new", "--title", "written later"], store: laptop)
+                let synced = try runner.run(["sync", url, "--token", "laptop", "--json"], store: laptop)
+                #expect(synced.status == 0, "\(synced.stderr)")
+                let json = try #require(try synced.json() as? [String: Any])
+                #expect(json["rejected"] as? Int == 0 && json["pending"] as? Int == 0 && json["sent"] as? Int == 1)
+            }
+        }
+    }
+
     /// A note outside what a scoped token may read is named as not synced
     /// (exit 0: such a token may be meant for some notes only), not left
     /// silently pending.
@@ -580,6 +605,24 @@ import Testing
             let pulled = try #require(try runner.run(["sync", "--via", command, "--json"]).json() as? [String: Any])
             #expect(pulled["received"] as? Int == 1 && pulled["sent"] as? Int == 0 && pulled["rounds"] as? Int == 2)
             #expect(try pending(other) == 0 && acknowledged(there, other) == [true, true, true])
+        }
+    }
+
+    /// A `--via` command that serves this very store (its path mistyped)
+    /// is an error, and leaves the local changes pending: it used to end
+    /// `synced ...; 0 pending`, and `status` said every note had left the
+    /// machine when none had.
+    @Test func aPipeSyncWithThisStoreItselfSaysSoAndLeavesChangesPending() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "only here", "--body", "x"])
+            let command = "'\(QuireRunner.binaryURL.path)' --store '\(runner.store)' serve --stdio"
+            let result = try runner.run(["sync", "--via", command])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("could not reach the peer: it answered from this store itself (replica "))
+            #expect(result.stderr.hasSuffix("1 local change stays pending\n"))
+            let status = try #require(try runner.run(["status", "--json"]).json() as? [String: Any])
+            #expect(status["pending"] as? Int == 1)
         }
     }
 

@@ -8,11 +8,19 @@ public struct Access: Hashable, Sendable {
     public var canWrite: Bool
     /// The documents it may read (and write, if `canWrite`); nil for all.
     public var documents: Set<DocumentID>?
+    /// The replica id the client writes with, as its request says
+    /// (`HTTPSyncTransport.replica`, the `Quire-Replica` header): a push
+    /// binds that one alone to the token, and relays the changes of other
+    /// replicas the server has not bound without binding them, so that a
+    /// note relayed before its writer synced does not lock the writer out.
+    /// nil (a client that does not say): every replica a push brings first.
+    public var replica: ReplicaID?
 
-    public init(token: String, canWrite: Bool, documents: Set<DocumentID>? = nil) {
+    public init(token: String, canWrite: Bool, documents: Set<DocumentID>? = nil, replica: ReplicaID? = nil) {
         self.token = token
         self.canWrite = canWrite
         self.documents = documents
+        self.replica = replica
     }
 
     /// Everything: what a server without a tokens file, or a peer over

@@ -420,7 +420,7 @@ public final class ServerLog: Sendable {
                 guard try owner.text(0) == access.token else {
                     throw SyncFailure(status: 403, "replica \(replica) belongs to another token")
                 }
-            } else {
+            } else if access.replica == nil || access.replica == replica {
                 try db.execute(sql: "INSERT INTO replica_owners(replica, token) VALUES (?, ?)",
                                arguments: [.replica(replica), .text(access.token)])
             }

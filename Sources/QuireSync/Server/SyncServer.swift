@@ -51,7 +51,14 @@ public final class SyncServer: SyncService {
             return .text(405, "use POST", headers: HTTPHeaders([("Allow", "POST")]))
         }
         do throws(SyncFailure) {
-            let access = try authenticate(request.headers["Authorization"], from: request.clientAddress)
+            var access = try authenticate(request.headers["Authorization"], from: request.clientAddress)
+            if let replica = request.headers["Quire-Replica"] {
+                guard let id = ReplicaID(hex: replica) else {
+                    throw SyncFailure(status: 400, "the Quire-Replica header must be a replica id, 16 hexadecimal digits, "
+                        + "not \"\(replica.prefix(100))\"")
+                }
+                access.replica = id
+            }
             // The body would be taken as it came, and fail as a message with a wrong magic number.
             if let encoding = request.headers["Content-Encoding"], encoding.lowercased() != "identity" {
                 throw SyncFailure(status: 415, "Content-Encoding \"\(encoding.prefix(100))\" is not supported: "

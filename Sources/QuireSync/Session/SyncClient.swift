@@ -300,6 +300,16 @@ public struct SyncClient: Sendable {
 
     /// Applies an answer; returns whether the sync is complete.
     private func apply(_ response: SyncResponse, _ session: inout Session) throws -> Bool {
+        // A peer's cursor names its store: this one means the command served
+        // this very store (a path mistyped), and a sync would call every local
+        // change held elsewhere. The served side has already recorded them as
+        // a client's (`clientsPeer`): forgotten, real clients' next requests
+        // state them again.
+        if response.cursor.logID == store.replicaID.rawValue {
+            try store.forgetSyncState(peer: PeerSyncService.clientsPeer)
+            throw SyncError.unreachable("it answered from this store itself (replica \(store.replicaID)), not another: "
+                + "nothing was synced; run `quire serve --stdio` on the other store")
+        }
         // A peer sets no reset flag, but its cursor names its store (its
         // replica id): another one than the request's cursor names is another
         // store behind the same command (replaced, or copied: a new replica id).

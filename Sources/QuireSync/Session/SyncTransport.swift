@@ -1,5 +1,6 @@
 import Foundation
 import QuireStore
+import QuireCore
 
 /// Carries one encoded sync request to a server or peer and brings back its
 /// encoded answer. `SyncClient` does the rest.
@@ -111,17 +112,26 @@ public struct HTTPSyncTransport: SyncTransport {
     public let client: HTTPClient
     /// Seconds each request may take beyond a long-poll wait.
     public let timeout: TimeInterval
+    /// The replica id of the store syncing, sent as the `Quire-Replica`
+    /// header: the server binds it alone to the token, not the replicas
+    /// whose changes this store relays (`Access.replica`). Without it, a
+    /// store relaying another's notes first takes that replica for its
+    /// token, and the other store's own pushes are refused with 403.
+    public let replica: ReplicaID?
 
-    public init(server: URL, token: String?, timeout: TimeInterval = 30, retryPolicy: RetryPolicy = RetryPolicy(),
-                onRetry: HTTPClient.RetryObserver? = nil) {
+    public init(server: URL, token: String?, replica: ReplicaID? = nil, timeout: TimeInterval = 30,
+                retryPolicy: RetryPolicy = RetryPolicy(), onRetry: HTTPClient.RetryObserver? = nil) {
         endpoint = server.appendingPathComponent("v1/sync")
         client = HTTPClient(bearerToken: token, defaultTimeout: timeout, retryPolicy: retryPolicy, onRetry: onRetry)
+        self.replica = replica
         self.timeout = timeout
     }
 
     public func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
         do {
-            return try await client.send(.init(method: "POST", url: endpoint, body: request, timeout: timeout + longPollSeconds)).body
+            let headers = HTTPHeaders(replica.map { [("Quire-Replica", $0.description)] } ?? [])
+            return try await client.send(.init(method: "POST", url: endpoint, headers: headers, body: request,
+                                               timeout: timeout + longPollSeconds)).body
         } catch {
             switch error {
             case .permanent(let status, let message): throw .refused(SyncFailure(status: status, message))

@@ -160,7 +160,7 @@ enum SyncCommands {
                 let token = invocation.value("--token") ?? context.environment["QUIRE_TOKEN"]
                 let output = context.output
                 // A server that does not answer holds a sync for minutes (5 tries of --timeout): each retry says so.
-                transport = HTTPSyncTransport(server: url, token: token, timeout: timeout) { reason, attempt, delay in
+                transport = HTTPSyncTransport(server: url, token: token, replica: store.replicaID, timeout: timeout) { reason, attempt, delay in
                     output.progress("try \(attempt - 1) of \(RetryPolicy().maxAttempts) failed: \(reason); trying again in \(String(format: "%.1f", delay)) s")
                 }
             }
