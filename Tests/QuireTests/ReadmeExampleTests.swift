@@ -39,6 +39,11 @@ import QuireCore
             return body
         }
         #expect(try store.read(id) { doc in try doc.text(body) } == "Buy milk")
+        let sameBody = try store.read(id) { doc -> ObjectID? in  // after a relaunch: found by its key
+            guard case .object(.text, let body)? = try doc.get(.root, key: "body") else { return nil }
+            return body
+        }
+        #expect(sameBody == body)
 
         let unsent = try store.outbox(peer: "server")
         #expect(unsent[id]?.count == 1)
