@@ -470,6 +470,13 @@ public final class DocumentStore: @unchecked Sendable {
     /// Changes whose dependencies are missing are parked, on disk too, and
     /// applied when those arrive. Returns how many changes were applied.
     ///
+    /// The store must list the document (else `StoreError.noSuchDocument`):
+    /// one that another store made is `create(id:)`d here first, with the
+    /// same id. (`apply(bundles:)` creates those it lacks.) The changes
+    /// must be that document's: another document's are refused when their
+    /// ids clash (`DocumentError.conflictingChange`), but not otherwise.
+    ///
+    ///     do { try store.create(id: id) } catch StoreError.documentExists {}
     ///     let changes = try other.changes(id, since: store.read(id) { $0.versionVector })
     ///     try store.apply(id, changes)
     @discardableResult
