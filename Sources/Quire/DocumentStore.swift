@@ -148,7 +148,8 @@ public final class DocumentStore: @unchecked Sendable {
     ///   the store is locked: a call on the store from it throws
     ///   `StoreError.nestedCall`, as from a `read` or `edit` closure.
     /// - Parameter snapshotInterval: a snapshot is written after this many
-    ///   changes to a document; it must be positive.
+    ///   changes to a document; it must be positive (a precondition: 0
+    ///   stops the program).
     /// - Parameter cachedDocuments: how many loaded documents stay in
     ///   memory; past it, those used longest ago are dropped, to be loaded
     ///   again when next used. None stays if it is not positive.
@@ -234,7 +235,8 @@ public final class DocumentStore: @unchecked Sendable {
         outsideWatch.end()
     }
 
-    /// A store that lives in memory until it is released; for tests.
+    /// A store that lives in memory until it is released; for tests. Its
+    /// parameters are `init(path:)`'s (`snapshotInterval` must be positive).
     public static func inMemory(snapshotInterval: Int = 1000, cachedDocuments: Int = 1000) throws -> DocumentStore {
         try DocumentStore(inMemory: Database.inMemory(), snapshotInterval: snapshotInterval, cachedDocuments: cachedDocuments)
     }
@@ -468,6 +470,13 @@ public final class DocumentStore: @unchecked Sendable {
     /// Changes whose dependencies are missing are parked, on disk too, and
     /// applied when those arrive. Returns how many changes were applied.
     ///
+    /// The store must list the document (else `StoreError.noSuchDocument`):
+    /// one that another store made is `create(id:)`d here first, with the
+    /// same id. (`apply(bundles:)` creates those it lacks.) The changes
+    /// must be that document's: another document's are refused when their
+    /// ids clash (`DocumentError.conflictingChange`), but not otherwise.
+    ///
+    ///     do { try store.create(id: id) } catch StoreError.documentExists {}
     ///     let changes = try other.changes(id, since: store.read(id) { $0.versionVector })
     ///     try store.apply(id, changes)
     @discardableResult

@@ -96,6 +96,48 @@ import QuireTestSupport
         }
     }
 
+    /// A text view's edit, a UTF-16 range and its replacement, goes where
+    /// the range began, also when that is inside a surrogate pair (deleting
+    /// the range, then inserting at its lower bound as an offset, put "!"
+    /// after the "b" that followed the pair).
+    @Test func aUTF16RangeIsReplacedWhereItBegins() throws {
+        var doc = Document(replica: ReplicaID(1))
+        let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        // "a😀b𝄞c": a 0, 😀 1..<3, b 3, 𝄞 4..<6, c 6
+        for (range, result) in [(2..<3, "a!b𝄞c"), (1..<3, "a!b𝄞c"), (2..<5, "a!c"), (3..<3, "a😀!b𝄞c"), (7..<7, "a😀b𝄞c!")] {
+            var edited = doc
+            try edited.transact { tx in
+                try tx.insertText(text, at: 0, "a😀b𝄞c")
+                try tx.replaceText(text, utf16Range: range, with: "!")
+            }
+            #expect(try edited.text(text) == result, "\(range)")
+        }
+        #expect(throws: DocumentError.indexOutOfRange(index: 8, count: 7)) {
+            try doc.transact { tx in
+                try tx.insertText(text, at: 0, "a😀b𝄞c")
+                try tx.replaceText(text, utf16Range: 6..<8, with: "!")
+            }
+        }
+    }
+
+    /// A range whose bounds are further apart than an `Int` holds is out
+    /// of range, not a trap in counting it.
+    @Test func aReplacedRangeTooWideToCountThrows() throws {
+        var doc = Document(replica: ReplicaID(1))
+        let text = try doc.transact { tx in
+            let text = try tx.putObject(.root, key: "t", kind: .text)
+            try tx.insertText(text, at: 0, "abc")
+            return text
+        }
+        #expect(throws: DocumentError.indexOutOfRange(index: -1, count: 3)) {
+            try doc.transact { tx in try tx.replaceText(text, range: -1..<Int.max, with: "x") }
+        }
+        #expect(throws: DocumentError.indexOutOfRange(index: Int.max, count: 3)) {
+            try doc.transact { tx in try tx.replaceText(text, range: 1..<Int.max, with: "x") }
+        }
+        #expect(try doc.text(text) == "abc")
+    }
+
     @Test func outOfRangeEditsThrowAndChangeNothing() throws {
         var doc = Document(replica: ReplicaID(1))
         let text = try doc.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }

@@ -294,6 +294,20 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
         #expect(error?.primaryCode == SQLITE_CANTOPEN)
         #expect(error?.description.contains("/nonexistent-quire-dir/store.sqlite") == true)
         #expect(error?.file == "/nonexistent-quire-dir/store.sqlite")
+        #expect(error?.message == "its folder /nonexistent-quire-dir does not exist")
+    }
+
+    /// SQLite says "unable to open database file" for each of these; the
+    /// error says which it is (a path given as "~/notes.quire" names a
+    /// folder "~", which no shell expanded).
+    @Test func whatKeepsAFileFromOpeningIsNamed() throws {
+        try withTemporaryDirectory { directory in
+            #expect(databaseError { _ = try Database(path: directory) }?.message == "it is a folder, not a file")
+            #expect(databaseError { _ = try Database(path: directory + "/none.sqlite", readOnly: true) }?.message
+                == "there is no such file (a read-only open makes none)")
+            #expect(databaseError { _ = try Database(path: "~/quire-database-test.sqlite") }?.message == "its folder ~ does not exist")
+            #expect(!FileManager.default.fileExists(atPath: directory + "/none.sqlite"))
+        }
     }
 
     @Test func aClosedDatabaseThrows() throws {

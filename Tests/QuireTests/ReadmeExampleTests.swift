@@ -39,6 +39,11 @@ import QuireCore
             return body
         }
         #expect(try store.read(id) { doc in try doc.text(body) } == "Buy milk")
+        let sameBody = try store.read(id) { doc -> ObjectID? in  // after a relaunch: found by its key
+            guard case .object(.text, let body)? = try doc.get(.root, key: "body") else { return nil }
+            return body
+        }
+        #expect(sameBody == body)
 
         let unsent = try store.outbox(peer: "server")
         #expect(unsent[id]?.count == 1)
@@ -54,11 +59,17 @@ import QuireCore
             try tx.insertText(body, at: 0, "Buy milk")
             return body
         }
-        let before = try store.read(id) { doc in try doc.reading(body) }
+        var before = try store.read(id) { doc in try doc.reading(body) }
         #expect(before.text == "Buy milk")
         try store.edit(id) { tx in try tx.insertText(body, at: 8, " and eggs") }  // as a sync would
-        try store.edit(id) { tx in try tx.setText(body, to: "Buy oat milk", editedFrom: before) }
+        before = try store.edit(id) { tx in
+            try tx.setText(body, to: "Buy oat milk", editedFrom: before)
+            return try tx.document.reading(body)                  // the next save's reading
+        }
+        #expect(before.text == "Buy oat milk and eggs")
         #expect(try store.read(id) { doc in try doc.text(body) } == "Buy oat milk and eggs")
+        try store.edit(id) { tx in try tx.setText(body, to: "Buy oat milk and eggs!", editedFrom: before) }
+        #expect(try store.read(id) { doc in try doc.text(body) } == "Buy oat milk and eggs!")
     }
 
     struct Note: Codable, Equatable { var title: String; var tags: [String]; var due: Date? }

@@ -43,6 +43,13 @@ extension Transaction {
     /// value read a while ago undoes what other edits did since: write it
     /// with `write(_:into:editedFrom:)`.
     ///
+    /// A value the document cannot hold (a `UInt64` above `Int64.max`, one
+    /// that is no keyed container) throws Swift's `EncodingError.invalidValue`
+    /// before anything is written; its context's `codingPath` and
+    /// `debugDescription` say where and why (its `localizedDescription`,
+    /// Foundation's, names nothing). A `map` that is no map throws
+    /// `DocumentError`.
+    ///
     ///     struct Note: Codable { var title: String; var done: Bool }
     ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk", done: false), into: .root) }
     ///     try store.edit(id) { tx in try tx.write(Note(title: "Milk!", done: false), into: .root) }  // one insert
@@ -424,10 +431,20 @@ extension Transaction {
 
 extension Document {
     /// Reads a value of type `T` from the map `map`, as `Transaction.write`
-    /// stores it. A missing key throws `DecodingError.keyNotFound`, a value
-    /// of the wrong kind `DecodingError.typeMismatch`, each with the path.
+    /// stores it. A missing key throws Swift's `DecodingError.keyNotFound`,
+    /// a value of the wrong kind `typeMismatch`, each with the path and, in
+    /// its context's `debugDescription`, what the document holds there.
+    /// Catch them as `Swift.DecodingError`: where Quire is imported, plain
+    /// `DecodingError` is QuireCore's, for bytes that do not decode. Their
+    /// `localizedDescription` is Foundation's, which names nothing: show
+    /// the context's `debugDescription`.
     ///
     ///     let note = try store.read(id) { doc in try doc.read(Note.self, from: .root) }
+    ///
+    ///     do { note = try store.read(id) { doc in try doc.read(Note.self, from: .root) } }
+    ///     catch let Swift.DecodingError.keyNotFound(key, context) {
+    ///         print(key.stringValue, context.debugDescription)  // tags the document has no value at key "tags"
+    ///     }
     public func read<T: Decodable>(_ type: T.Type, from map: ObjectID) throws -> T {
         try NodeDecoder.decode(type, from: DocumentNode(readingMap: map, in: self), codingPath: [])
     }

@@ -46,7 +46,9 @@ extension DocumentStore {
     /// `.outside` events without an explicit call. With no stream open, the
     /// thread waits and looks at nothing. It stops on
     /// `stopWatchingOutsideCommits()`, `close()`, or when the store is
-    /// released. Calling it again changes the interval. A look that fails
+    /// released. Calling it again changes the interval, which must be a
+    /// positive number of seconds (a precondition, as for an array index:
+    /// 0 or `.nan` stops the program). A look that fails
     /// (say, the file stays locked past the busy timeout) goes to the
     /// store's `onWarning` handler, once until a look succeeds again.
     ///

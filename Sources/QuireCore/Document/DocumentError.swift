@@ -32,7 +32,7 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .invalidChange(id, reason):
             "change \(id) is invalid: \(reason)"
         case .conflictingChange(let id):
-            "change \(id) was already applied with different content (a replica id used twice?)"
+            "change \(id) was already applied with different content (another document's change, or a replica id used twice?)"
         case .tooManyPendingChanges(let limit):
             "more than \(limit) changes are waiting for changes they depend on; fetch the missing ones first"
         case .historyUnavailable(let start):

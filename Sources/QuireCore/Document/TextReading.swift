@@ -37,6 +37,19 @@ extension Transaction {
     /// edits did since `base` (text inserted, text deleted) stays as they
     /// left it. With `base` read from another object (the field was replaced
     /// meanwhile), it is `setText(_:to:)`.
+    ///
+    /// `base` must be the reading `newValue` was edited from, or the text
+    /// as last saved: from an older reading, what `newValue` changes from
+    /// it is made again (saving "Buy oat milk!" from the "Buy milk" that
+    /// "Buy oat milk" was saved from makes "Buy oat oat milk!"). So an
+    /// editor that saves more than once reads the text again after each
+    /// save, shows it (it holds what others did meanwhile) and saves next
+    /// from that reading:
+    ///
+    ///     before = try store.edit(id) { tx in
+    ///         try tx.setText(body, to: edited, editedFrom: before)
+    ///         return try tx.document.reading(body)
+    ///     }
     public mutating func setText(_ text: ObjectID, to newValue: some StringProtocol, editedFrom base: TextReading) throws(DocumentError) {
         guard base.object == text else { return try setText(text, to: newValue) }
         let new = Array(newValue.unicodeScalars)

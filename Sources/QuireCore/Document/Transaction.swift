@@ -179,6 +179,11 @@ public struct Transaction: ~Copyable {
 
     /// Replaces the scalars in `range` of a text object with `string`.
     public mutating func replaceText(_ text: ObjectID, range: Range<Int>, with string: some StringProtocol) throws(DocumentError) {
+        // Checked before `range.count`, which traps on bounds further apart
+        // than an `Int` holds (`-1..<Int.max`); from 0 on, none are.
+        guard range.lowerBound >= 0 else {
+            throw .indexOutOfRange(index: range.lowerBound, count: try document.textCount(text))
+        }
         try deleteText(text, at: range.lowerBound, count: range.count)
         try insertText(text, at: range.lowerBound, string)
     }
@@ -195,12 +200,31 @@ public struct Transaction: ~Copyable {
     ///     // "a😀b": "a" is 0..<1, the pair 1..<3, "b" 3..<4
     ///     try tx.deleteText(text, utf16Range: 0..<2)   // "b"
     public mutating func deleteText(_ text: ObjectID, utf16Range: Range<Int>) throws(DocumentError) {
+        let range = try scalarRange(text, utf16Range: utf16Range)
+        try deleteText(text, at: range.lowerBound, count: range.count)
+    }
+
+    /// Replaces the scalars covering a UTF-16 range with `string`, as a
+    /// text view reports an edit (an `NSRange` and its replacement): the
+    /// range covers what `deleteText(_:utf16Range:)` deletes, and `string`
+    /// goes where it began. (Deleting, then inserting at the range's
+    /// `lowerBound` as a UTF-16 offset, would insert after the next scalar
+    /// when that bound lies inside a surrogate pair.)
+    ///
+    ///     // "a😀b": a range from inside the pair replaces all of it
+    ///     try tx.replaceText(text, utf16Range: 2..<3, with: "!")   // "a!b"
+    public mutating func replaceText(_ text: ObjectID, utf16Range: Range<Int>, with string: some StringProtocol) throws(DocumentError) {
+        try replaceText(text, range: scalarRange(text, utf16Range: utf16Range), with: string)
+    }
+
+    /// The scalars a UTF-16 range of a text object covers, even in part.
+    private func scalarRange(_ text: ObjectID, utf16Range: Range<Int>) throws(DocumentError) -> Range<Int> {
         let start = try document.textIndex(text, utf16Offset: utf16Range.lowerBound)
         var end = try document.textIndex(text, utf16Offset: utf16Range.upperBound)
         // `textIndex` maps an offset inside a pair to the pair's index: the
         // end of a range that ends there lies after the pair.
         if !utf16Range.isEmpty, try document.utf16Offset(text, index: end) < utf16Range.upperBound { end += 1 }
-        try deleteText(text, at: start, count: end - start)
+        return start..<end
     }
 
     // MARK: Lists

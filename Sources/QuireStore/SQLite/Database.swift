@@ -154,7 +154,9 @@ public final class Database: @unchecked Sendable {
             let error = handle.map { DatabaseError(handle: $0, sql: nil) }
                 ?? DatabaseError(extendedCode: code, message: String(cString: sqlite3_errstr(code)))
             sqlite3_close_v2(handle)
-            throw DatabaseError(extendedCode: error.extendedCode, message: error.message, file: path)
+            let message = error.primaryCode == SQLITE_CANTOPEN
+                ? whyUnopened(path, readOnly: flags & SQLITE_OPEN_READONLY != 0, sqliteSays: error.message) : error.message
+            throw DatabaseError(extendedCode: error.extendedCode, message: message, file: path)
         }
         // From here on, `connection` owns the handle and closes it if setup throws.
         let connection = DatabaseConnection(handle: handle)
@@ -164,6 +166,19 @@ public final class Database: @unchecked Sendable {
             throw DatabaseError(extendedCode: error.extendedCode, message: error.message, sql: error.sql, file: path)
         }
         return connection
+    }
+
+    /// Why SQLite could not open `path`, as the file system shows it:
+    /// SQLite says "unable to open database file" whether the file, its
+    /// folder or a permission is missing. What it says, when none shows.
+    private static func whyUnopened(_ path: String, readOnly: Bool, sqliteSays message: String) -> String {
+        var isFolder: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+        let folder = (path as NSString).deletingLastPathComponent
+        if exists && isFolder.boolValue { return "it is a folder, not a file" }
+        if !exists && readOnly { return "there is no such file (a read-only open makes none)" }
+        if !exists && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) { return "its folder \(folder) does not exist" }
+        return message + " (no permission?)"
     }
 
     /// What a read-only open finds beside a file whose `-wal` and `-shm` it

@@ -111,7 +111,7 @@ public struct DatabaseError: Error, DescribedError, CustomDebugStringConvertible
         case SQLITE_READONLY: "the database is read-only (file permissions, read-only mount, or opened read-only)"
         case SQLITE_CORRUPT: "the database file is corrupt"
         case SQLITE_NOTADB: "the file is not a SQLite database (or is encrypted)"
-        case SQLITE_CANTOPEN: "the database file cannot be opened (missing directory or no permission)"
+        case SQLITE_CANTOPEN: "the database file cannot be opened"
         case SQLITE_PERM: "permission denied"
         case SQLITE_IOERR: "disk I/O error"
         case SQLITE_BUSY, SQLITE_LOCKED: "the database is locked by another connection or process"
