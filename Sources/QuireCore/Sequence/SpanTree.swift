@@ -325,15 +325,32 @@ struct SpanTree: Sendable {
 
     /// Puts `span` into `slot` of `leaf`, which has room, shifting later spans right.
     mutating func place(_ span: Span, _ leaf: Int32, _ slot: Int) {
+        openGap(leaf, slot, width: 1) { $0.initialize(to: span) }
+    }
+
+    /// Puts `span` and `next` into `slot` and `slot + 1` of `leaf`, which has
+    /// room for both, shifting later spans right once: the two new spans
+    /// of a span split around new or deleted elements.
+    mutating func place(_ span: Span, then next: Span, _ leaf: Int32, _ slot: Int) {
+        openGap(leaf, slot, width: 2) {
+            $0.initialize(to: span)
+            ($0 + 1).initialize(to: next)
+        }
+    }
+
+    /// Shifts the spans of `leaf` from `slot` on `width` slots right and has
+    /// `fill` initialise the `width` slots left free.
+    @inline(__always)
+    private mutating func openGap(_ leaf: Int32, _ slot: Int, width: Int, fill: (UnsafeMutablePointer<Span>) -> Void) {
         let start = Int(leaf) * Self.leafCapacity + slot
         let moving = Int(leaves[Int(leaf)].count) - slot
-        precondition(slot >= 0 && moving >= 0 && start + moving < (Int(leaf) + 1) * Self.leafCapacity)
+        precondition(slot >= 0 && moving >= 0 && start + moving + width <= (Int(leaf) + 1) * Self.leafCapacity)
         spans.withUnsafeMutableBufferPointer { buffer in
             let at = buffer.baseAddress! + start
-            (at + 1).moveInitialize(from: at, count: moving)
-            at.initialize(to: span)
+            (at + width).moveInitialize(from: at, count: moving)
+            fill(at)
         }
-        leaves[Int(leaf)].count += 1
+        leaves[Int(leaf)].count += Int32(width)
     }
 
     /// Removes the span in `slot` of `leaf`, shifting later spans left.
