@@ -367,7 +367,15 @@ struct SpanTree: Sendable {
 
     /// Makes room for `extra` more spans in `leaf`, splitting it if full.
     /// Returns where the span that was at `slot` is now, or with `isGap`,
-    /// where the room for new spans before it is.
+    /// where the room for new spans before it is. (Inlined: most edits find
+    /// room, and the call cost them more than the test.)
+    @inline(__always)
+    mutating func makeRoom(_ leaf: Int32, _ slot: Int, extra: Int, isGap: Bool = false) -> (leaf: Int32, slot: Int) {
+        guard Int(leaves[Int(leaf)].count) + extra > Self.leafCapacity else { return (leaf, slot) }
+        return splitLeaf(leaf, slot, isGap: isGap)
+    }
+
+    /// Splits the full `leaf` for `makeRoom`, returning what it returns.
     ///
     /// A split at the end of a leaf (appending) leaves the full leaf alone
     /// and starts an empty one after it, so text written front to back packs
@@ -375,9 +383,9 @@ struct SpanTree: Sendable {
     /// starts the empty leaf before it. Otherwise the leaf splits in half
     /// and the half with fewer elements moves to the new leaf, because every
     /// moved element costs an id-index update.
-    mutating func makeRoom(_ leaf: Int32, _ slot: Int, extra: Int, isGap: Bool = false) -> (leaf: Int32, slot: Int) {
+    @inline(never)
+    private mutating func splitLeaf(_ leaf: Int32, _ slot: Int, isGap: Bool) -> (leaf: Int32, slot: Int) {
         let count = Int(leaves[Int(leaf)].count)
-        guard count + extra > Self.leafCapacity else { return (leaf, slot) }
         cursor = nil
         editPoint = nil
         let isPrepending = isGap && slot == 0
