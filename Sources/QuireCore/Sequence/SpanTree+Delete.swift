@@ -126,19 +126,29 @@ extension SpanTree {
         if offset > 0 {
             let (head, rest) = split(deleted, at: offset, measure: measure)
             spans[Int(leaf) * Self.leafCapacity + slot] = head
-            place(rest, leaf, slot + 1)
             slot += 1
             deleted = rest
         }
+        var tail: Span?
         if keepsTail {
-            let (middle, tail) = split(deleted, at: count, measure: measure)
-            place(tail, leaf, slot + 1)
+            let (middle, rest) = split(deleted, at: count, measure: measure)
             deleted = middle
+            tail = rest
         }
         add(Self.hiding(deleted), to: leaf)
         deleted.isDeleted = true
-        spans[Int(leaf) * Self.leafCapacity + slot] = deleted
-        return (leaf, mergeNeighbours(leaf, slot))
+        if offset > 0 {
+            if let tail { place(deleted, then: tail, leaf, slot) } else { place(deleted, leaf, slot) }
+        } else {
+            // No head, and not the whole span: it keeps a tail.
+            spans[Int(leaf) * Self.leafCapacity + slot] = deleted
+            place(tail!, leaf, slot + 1)
+        }
+        // No neighbour merges with the tombstone: where the span was cut, a
+        // part that stays visible is next to it, and where it was not,
+        // `moveBoundary` found no tombstone that continues it (and a leaf
+        // split in `makeRoom` only takes neighbours away).
+        return (leaf, slot)
     }
 
     /// The fast path of `markDeleted` for backspacing and deleting forwards:

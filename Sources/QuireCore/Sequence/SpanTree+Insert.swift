@@ -180,10 +180,11 @@ extension SpanTree {
         if offset > 0 {
             let (left, right) = split(self.span(leaf, slot), at: offset, measure: measure)
             spans[Int(leaf) * Self.leafCapacity + slot] = left
-            place(right, leaf, slot + 1)
             slot += 1
+            place(span, then: right, leaf, slot)
+        } else {
+            place(span, leaf, slot)
         }
-        place(span, leaf, slot)
         leaves[Int(leaf)].lowestStamp = min(leaves[Int(leaf)].lowestStamp, stamp(of: span))
         ids.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
         add(span.summary, to: leaf)

@@ -325,15 +325,32 @@ struct SpanTree: Sendable {
 
     /// Puts `span` into `slot` of `leaf`, which has room, shifting later spans right.
     mutating func place(_ span: Span, _ leaf: Int32, _ slot: Int) {
+        openGap(leaf, slot, width: 1) { $0.initialize(to: span) }
+    }
+
+    /// Puts `span` and `next` into `slot` and `slot + 1` of `leaf`, which has
+    /// room for both, shifting later spans right once: the two new spans
+    /// of a span split around new or deleted elements.
+    mutating func place(_ span: Span, then next: Span, _ leaf: Int32, _ slot: Int) {
+        openGap(leaf, slot, width: 2) {
+            $0.initialize(to: span)
+            ($0 + 1).initialize(to: next)
+        }
+    }
+
+    /// Shifts the spans of `leaf` from `slot` on `width` slots right and has
+    /// `fill` initialise the `width` slots left free.
+    @inline(__always)
+    private mutating func openGap(_ leaf: Int32, _ slot: Int, width: Int, fill: (UnsafeMutablePointer<Span>) -> Void) {
         let start = Int(leaf) * Self.leafCapacity + slot
         let moving = Int(leaves[Int(leaf)].count) - slot
-        precondition(slot >= 0 && moving >= 0 && start + moving < (Int(leaf) + 1) * Self.leafCapacity)
+        precondition(slot >= 0 && moving >= 0 && start + moving + width <= (Int(leaf) + 1) * Self.leafCapacity)
         spans.withUnsafeMutableBufferPointer { buffer in
             let at = buffer.baseAddress! + start
-            (at + 1).moveInitialize(from: at, count: moving)
-            at.initialize(to: span)
+            (at + width).moveInitialize(from: at, count: moving)
+            fill(at)
         }
-        leaves[Int(leaf)].count += 1
+        leaves[Int(leaf)].count += Int32(width)
     }
 
     /// Removes the span in `slot` of `leaf`, shifting later spans left.
@@ -350,7 +367,15 @@ struct SpanTree: Sendable {
 
     /// Makes room for `extra` more spans in `leaf`, splitting it if full.
     /// Returns where the span that was at `slot` is now, or with `isGap`,
-    /// where the room for new spans before it is.
+    /// where the room for new spans before it is. (Inlined: most edits find
+    /// room, and the call cost them more than the test.)
+    @inline(__always)
+    mutating func makeRoom(_ leaf: Int32, _ slot: Int, extra: Int, isGap: Bool = false) -> (leaf: Int32, slot: Int) {
+        guard Int(leaves[Int(leaf)].count) + extra > Self.leafCapacity else { return (leaf, slot) }
+        return splitLeaf(leaf, slot, isGap: isGap)
+    }
+
+    /// Splits the full `leaf` for `makeRoom`, returning what it returns.
     ///
     /// A split at the end of a leaf (appending) leaves the full leaf alone
     /// and starts an empty one after it, so text written front to back packs
@@ -358,9 +383,9 @@ struct SpanTree: Sendable {
     /// starts the empty leaf before it. Otherwise the leaf splits in half
     /// and the half with fewer elements moves to the new leaf, because every
     /// moved element costs an id-index update.
-    mutating func makeRoom(_ leaf: Int32, _ slot: Int, extra: Int, isGap: Bool = false) -> (leaf: Int32, slot: Int) {
+    @inline(never)
+    private mutating func splitLeaf(_ leaf: Int32, _ slot: Int, isGap: Bool) -> (leaf: Int32, slot: Int) {
         let count = Int(leaves[Int(leaf)].count)
-        guard count + extra > Self.leafCapacity else { return (leaf, slot) }
         cursor = nil
         editPoint = nil
         let isPrepending = isGap && slot == 0
