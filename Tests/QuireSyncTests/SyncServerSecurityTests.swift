@@ -122,6 +122,36 @@ import Testing
         }
     }
 
+    /// A few KiB may expand to `maxPayloadBytes`, and a long-poll keeps
+    /// what they expanded to: the requests handled at once hold at most
+    /// `maxPayloadBytesInFlight` of payload, and one that would pass it is
+    /// refused before it is decompressed, while small ones go on.
+    @Test func largePayloadsHandledAtOnceStayWithinTheBudget() async throws {
+        let manyReplicas = VersionVector(Dictionary(uniqueKeysWithValues: (1...150_000).map { (ReplicaID(UInt64($0)), UInt64(1)) }))
+        try await withSyncServer(bodyLimit: 4 << 20, configure: {
+            $0.maxPayloadBytesInFlight = 2 << 20
+            $0.maxWaitMilliseconds = 20_000
+        }) { server, url in
+            func pull(wait: UInt64) -> [UInt8] {
+                SyncMessage.request(SyncRequest(cursor: SyncCursor(logID: server.log.logID, seq: 0), waitMilliseconds: wait,
+                                                documents: [SyncDocument(id: "stated", version: manyReplicas)])).encoded()
+            }
+            let longPoll = pull(wait: 20_000)
+            let payloadBytes = try #require(SyncMessage.payloadSize(of: longPoll))
+            #expect(payloadBytes > PayloadBudget.uncountedBytes && longPoll.count < payloadBytes / 2)
+            // Nothing to send: it waits, holding its payload, until the server stops.
+            let waiting = Task { try await post(url, longPoll, token: "reader") }
+            defer { waiting.cancel() }
+            while server.payloadBytesInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+
+            let (status, message) = try await post(url, pull(wait: 0), token: "reader")
+            #expect(status == 503 && message.contains("busy with other large requests"), "\(status) \(message)")
+            #expect(try await post(url, pushRequest(), token: "writer").0 == 200)
+            #expect(server.log.lastSeq == 1)
+            #expect(server.payloadBytesInFlight == payloadBytes)
+        }
+    }
+
     /// A request may name any number of documents the server does not
     /// hold, in a pull or in a refused push: none of them stays in memory.
     @Test func documentsTheLogDoesNotHoldAreNotKeptInMemory() async throws {
