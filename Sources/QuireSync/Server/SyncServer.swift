@@ -29,7 +29,7 @@ public final class SyncServer: SyncService {
         /// `Retry-After` (unless it is the only one); payloads of
         /// `PayloadBudget.uncountedBytes` or less are not counted, so that
         /// ordinary syncs go on meanwhile.
-        public var maxPayloadBytesInFlight = 256 << 20
+        public var maxPayloadBytesInFlight = 128 << 20
         /// The longest long-poll wait granted.
         public var maxWaitMilliseconds: UInt64 = 30_000
         /// Requests per second per token, on average, and in a burst.
