@@ -130,6 +130,7 @@ import Testing
         let manyReplicas = VersionVector(Dictionary(uniqueKeysWithValues: (1...150_000).map { (ReplicaID(UInt64($0)), UInt64(1)) }))
         try await withSyncServer(bodyLimit: 4 << 20, configure: {
             $0.maxPayloadBytesInFlight = 2 << 20
+            $0.message.maxPayloadBytes = 1_500_000
             $0.maxWaitMilliseconds = 20_000
         }) { server, url in
             func pull(wait: UInt64) -> [UInt8] {
@@ -147,6 +148,9 @@ import Testing
             let (status, message) = try await post(url, pull(wait: 0), token: "reader")
             #expect(status == 503 && message.contains("busy with other large requests"), "\(status) \(message)")
             #expect(try await post(url, pushRequest(), token: "writer").0 == 200)
+            // Over the message limit: refused as such, whatever the budget.
+            let bomb = Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: [1, 1] + (try Zstd.compress(Array(repeating: 0, count: 2 << 20))))
+            #expect(try await post(url, bomb, token: "reader").0 == 413)
             #expect(server.log.lastSeq == 1)
             #expect(server.payloadBytesInFlight == payloadBytes)
         }

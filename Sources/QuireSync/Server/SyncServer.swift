@@ -71,8 +71,10 @@ public final class SyncServer: SyncService {
                 throw SyncFailure(status: 415, "Content-Encoding \"\(encoding.prefix(100))\" is not supported: "
                     + "send the sync message as it is (it compresses its own payload)")
             }
-            // Taken before decompressing: a message that passes the limit is refused by `decode`, counting nothing.
-            let payloadBytes = min(SyncMessage.payloadSize(of: request.body) ?? 0, configuration.message.maxPayloadBytes)
+            // Taken before decompressing. A payload over the message limit
+            // takes nothing: `decode` refuses it (413) before allocating.
+            let declared = SyncMessage.payloadSize(of: request.body) ?? 0
+            let payloadBytes = declared <= configuration.message.maxPayloadBytes ? declared : 0
             guard payloadBudget.take(payloadBytes) else {
                 throw SyncFailure(status: 503, "the server is busy with other large requests; try again", retryAfterSeconds: 1)
             }
