@@ -131,16 +131,16 @@ import Testing
         try await withSyncServer(bodyLimit: 4 << 20, configure: {
             $0.maxPayloadBytesInFlight = 2 << 20
             $0.message.maxPayloadBytes = 1_500_000
-            $0.maxWaitMilliseconds = 20_000
+            $0.maxWaitMilliseconds = 3_600_000
         }) { server, url in
             func pull(wait: UInt64) -> [UInt8] {
                 SyncMessage.request(SyncRequest(cursor: SyncCursor(logID: server.log.logID, seq: 0), waitMilliseconds: wait,
                                                 documents: [SyncDocument(id: "stated", version: manyReplicas)])).encoded()
             }
-            let longPoll = pull(wait: 20_000)
+            let longPoll = pull(wait: 3_600_000)
             let payloadBytes = try #require(SyncMessage.payloadSize(of: longPoll))
             #expect(payloadBytes > PayloadBudget.uncountedBytes && longPoll.count < payloadBytes / 2)
-            // Nothing to send: it waits, holding its payload, until the server stops.
+            // Nothing to send: it waits, holding its payload, until the server stops (an hour at most: never, for the test).
             let waiting = Task { try await post(url, longPoll, token: "reader") }
             defer { waiting.cancel() }
             while server.payloadBytesInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
