@@ -144,6 +144,41 @@ import Testing
         }
     }
 
+    /// A few KiB may expand to `maxPayloadBytes`, and a long-poll keeps
+    /// what they expanded to: the requests handled at once hold at most
+    /// `maxPayloadBytesInFlight` of payload, and one that would pass it is
+    /// refused before it is decompressed, while small ones go on.
+    @Test func largePayloadsHandledAtOnceStayWithinTheBudget() async throws {
+        let manyReplicas = VersionVector(Dictionary(uniqueKeysWithValues: (1...150_000).map { (ReplicaID(UInt64($0)), UInt64(1)) }))
+        try await withSyncServer(bodyLimit: 4 << 20, configure: {
+            $0.maxPayloadBytesInFlight = 2 << 20
+            $0.message.maxPayloadBytes = 1_500_000
+            $0.maxWaitMilliseconds = 3_600_000
+        }) { server, url in
+            func pull(wait: UInt64) -> [UInt8] {
+                SyncMessage.request(SyncRequest(cursor: SyncCursor(logID: server.log.logID, seq: 0), waitMilliseconds: wait,
+                                                documents: [SyncDocument(id: "stated", version: manyReplicas)])).encoded()
+            }
+            let longPoll = pull(wait: 3_600_000)
+            let payloadBytes = try #require(SyncMessage.payloadSize(of: longPoll))
+            #expect(payloadBytes > PayloadBudget.uncountedBytes && longPoll.count < payloadBytes / 2)
+            // Nothing to send: it waits, holding its payload, until the server stops (an hour at most: never, for the test).
+            let waiting = Task { try await post(url, longPoll, token: "reader") }
+            defer { waiting.cancel() }
+            while server.payloadBytesInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+
+            let (status, message) = try await post(url, pull(wait: 0), token: "reader")
+            #expect(status == 503 && message.contains("busy with other large requests"), "\(status) \(message)")
+            // Over the message limit: refused as such, whatever the budget.
+            let bomb = Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: [1, 1] + (try Zstd.compress(Array(repeating: 0, count: 2 << 20))))
+            #expect(try await post(url, bomb, token: "reader").0 == 413)
+            #expect(server.payloadBytesInFlight == payloadBytes)
+            // A small push goes on; it also ends the long-poll, which then answers.
+            #expect(try await post(url, pushRequest(), token: "writer").0 == 200)
+            #expect(server.log.lastSeq == 1)
+        }
+    }
+
     /// A request may name any number of documents the server does not
     /// hold, in a pull or in a refused push: none of them stays in memory.
     @Test func documentsTheLogDoesNotHoldAreNotKeptInMemory() async throws {

@@ -63,6 +63,17 @@ public enum Zstd {
         try decompress(frame[...], maxSize: maxSize)
     }
 
+    /// The content size `frame`'s header declares, read without
+    /// decompressing anything; nil when the bytes do not start with a
+    /// frame header that declares one. What `decompress` would allocate,
+    /// for a caller that must decide first whether it can afford it.
+    public static func declaredContentSize(_ frame: ArraySlice<UInt8>) -> UInt64? {
+        guard frame.starts(with: magic) else { return nil }
+        let size = frame.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
+        // Above it lie ZSTD_CONTENTSIZE_ERROR and ZSTD_CONTENTSIZE_UNKNOWN.
+        return size < contentSizeUnknown - 1 ? size : nil
+    }
+
     /// `decompress(_:maxSize:)` of a frame inside larger bytes, without copying it out.
     public static func decompress(_ frame: ArraySlice<UInt8>, maxSize: Int) throws -> [UInt8] {
         precondition(maxSize >= 0, "maxSize must not be negative")

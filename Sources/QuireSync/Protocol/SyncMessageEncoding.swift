@@ -114,21 +114,14 @@ public enum SyncMessage: Hashable, Sendable {
     /// (`SyncDocument.changes(limits:)`).
     public static func decode(_ bytes: [UInt8], limits: Limits = Limits()) throws(DecodeError) -> SyncMessage {
         do {
-            var frame = try Envelope.open(bytes, magic: magic, name: "a sync message", version: version)
-            guard let kind = Kind(rawValue: try frame.readByte("the message kind")) else {
-                throw DecodingError.invalid("unknown message kind")
-            }
-            let flags = try frame.readByte("the message flags")
-            guard flags & ~compressedFlag == 0 else { throw DecodingError.invalid("unknown message flags \(flags)") }
-            var payload = Array(frame.remainingBytes)
-            if flags & compressedFlag != 0 {
-                do {
-                    payload = try Zstd.decompress(payload, maxSize: limits.maxPayloadBytes)
-                } catch CompressionError.contentTooLarge(let declared, let limit) {
-                    throw DecodeError.tooLarge("it expands to \(declared) bytes, above the limit of \(limit)")
-                } catch {
-                    throw DecodeError.malformed("\(error)")
-                }
+            let (kind, isCompressed, sentPayload) = try openFrame(bytes)
+            let payload: [UInt8]
+            do {
+                payload = isCompressed ? try Zstd.decompress(sentPayload, maxSize: limits.maxPayloadBytes) : Array(sentPayload)
+            } catch CompressionError.contentTooLarge(let declared, let limit) {
+                throw DecodeError.tooLarge("it expands to \(declared) bytes, above the limit of \(limit)")
+            } catch {
+                throw DecodeError.malformed("\(error)")
             }
             guard payload.count <= limits.maxPayloadBytes else {
                 throw DecodeError.tooLarge("\(payload.count) bytes, above the limit of \(limits.maxPayloadBytes)")
@@ -165,6 +158,28 @@ public enum SyncMessage: Hashable, Sendable {
         } catch {
             throw .malformed("\(error)")
         }
+    }
+
+    /// The size of the payload of `bytes` once decompressed, as its zstd
+    /// frame declares it (or as sent, uncompressed), found without
+    /// decompressing: about what decoding the message holds in memory.
+    /// nil for bytes that are no sync message (`decode` says what is wrong).
+    public static func payloadSize(of bytes: [UInt8]) -> Int? {
+        guard let (_, isCompressed, payload) = try? openFrame(bytes) else { return nil }
+        guard isCompressed else { return payload.count }
+        return Zstd.declaredContentSize(payload).map { Int(clamping: $0) }
+    }
+
+    /// The message's kind, whether its payload is compressed, and the payload as sent.
+    private static func openFrame(_ bytes: [UInt8]) throws(DecodingError)
+        -> (kind: Kind, isCompressed: Bool, payload: ArraySlice<UInt8>) {
+        var frame = try Envelope.open(bytes, magic: magic, name: "a sync message", version: version)
+        guard let kind = Kind(rawValue: try frame.readByte("the message kind")) else {
+            throw DecodingError.invalid("unknown message kind")
+        }
+        let flags = try frame.readByte("the message flags")
+        guard flags & ~compressedFlag == 0 else { throw DecodingError.invalid("unknown message flags \(flags)") }
+        return (kind, flags & compressedFlag != 0, frame.remainingBytes)
     }
 
     /// nil for the all-zero cursor, which means "none".

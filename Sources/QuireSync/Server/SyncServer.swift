@@ -20,6 +20,16 @@ public final class SyncServer: SyncService {
         /// holds each in memory until it has applied the page (one
         /// transaction), about 9 KB for a small note.
         public var maxPageDocuments = 10_000
+        /// The payload bytes (as the messages declare them once
+        /// decompressed) that the requests handled at once may hold between
+        /// them, each up to `message.maxPayloadBytes`: without it a client
+        /// holding a few connections, each sending a few KiB that expand to
+        /// 64 MiB and a long-poll to keep them, makes the server hold
+        /// gigabytes. A request that would pass it is answered 503 with
+        /// `Retry-After` (unless it is the only one); payloads of
+        /// `PayloadBudget.uncountedBytes` or less are not counted, so that
+        /// ordinary syncs go on meanwhile.
+        public var maxPayloadBytesInFlight = 128 << 20
         /// The longest long-poll wait granted.
         public var maxWaitMilliseconds: UInt64 = 30_000
         /// Requests per second per token, on average, and in a burst.
@@ -34,12 +44,16 @@ public final class SyncServer: SyncService {
     public let tokens: AccessTokens?
     public let configuration: Configuration
     private let rateLimiter: RateLimiter
+    private let payloadBudget: PayloadBudget
+    /// The counted payload bytes of the requests being handled now.
+    var payloadBytesInFlight: Int { payloadBudget.bytesTaken }
 
     public init(log: ServerLog, tokens: AccessTokens?, configuration: Configuration = Configuration()) {
         self.log = log
         self.tokens = tokens
         self.configuration = configuration
         rateLimiter = RateLimiter(perSecond: configuration.requestsPerSecond, burst: configuration.burst)
+        payloadBudget = PayloadBudget(limit: configuration.maxPayloadBytesInFlight)
     }
 
     // MARK: HTTP
@@ -64,6 +78,14 @@ public final class SyncServer: SyncService {
                 throw SyncFailure(status: 415, "Content-Encoding \"\(encoding.prefix(100))\" is not supported: "
                     + "send the sync message as it is (it compresses its own payload)")
             }
+            // Taken before decompressing. A payload over the message limit
+            // takes nothing: `decode` refuses it (413) before allocating.
+            let declared = SyncMessage.payloadSize(of: request.body) ?? 0
+            let payloadBytes = declared <= configuration.message.maxPayloadBytes ? declared : 0
+            guard payloadBudget.take(payloadBytes) else {
+                throw SyncFailure(status: 503, "the server is busy with other large requests; try again", retryAfterSeconds: 1)
+            }
+            defer { payloadBudget.give(payloadBytes) }
             let message: SyncMessage
             do { message = try SyncMessage.decode(request.body, limits: configuration.message) } catch {
                 throw SyncFailure(decoding: error)
@@ -189,6 +211,39 @@ public final class SyncServer: SyncService {
 
     private func storeFailure<T>(_ body: () throws -> T) throws(SyncFailure) -> T {
         do { return try body() } catch { throw SyncFailure(status: 500, "the server store failed: \(error)") }
+    }
+}
+
+/// The payload bytes of the requests being handled, held within
+/// `SyncServer.Configuration.maxPayloadBytesInFlight`.
+final class PayloadBudget: Sendable {
+    /// Payloads this small are not counted: the connections the HTTP
+    /// server takes at once bound what they hold (64 MiB with the defaults).
+    static let uncountedBytes = 1 << 20
+
+    private let limit: Int
+    private let taken = Mutex(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    /// The counted bytes taken now.
+    var bytesTaken: Int { taken.withLock { $0 } }
+
+    /// Takes `bytes` when they fit beside what is taken, or when nothing
+    /// is (a payload within the message limit is always served alone).
+    func take(_ bytes: Int) -> Bool {
+        guard bytes > Self.uncountedBytes else { return true }
+        return taken.withLock { taken in
+            guard taken == 0 || bytes <= limit - taken else { return false }
+            taken += bytes
+            return true
+        }
+    }
+
+    /// Gives back what `take(bytes)` took.
+    func give(_ bytes: Int) {
+        guard bytes > Self.uncountedBytes else { return }
+        taken.withLock { $0 -= bytes }
     }
 }
 
