@@ -40,7 +40,25 @@ public enum ChangeEncoding {
         ]
     }
 
-    enum Kind: UInt64 { case put, remove, insertText, insertValues, delete, increment }
+    enum Kind: UInt64 {
+        case put, remove, insertText, insertValues, delete, increment
+
+        /// The kind `rawValue` codes, as the synthesized initializer gives
+        /// it, inlined: every operation decoded reads one, and the
+        /// synthesized one was a call each.
+        @inline(__always)
+        init?(rawValue: UInt64) {
+            switch rawValue {
+            case 0: self = .put
+            case 1: self = .remove
+            case 2: self = .insertText
+            case 3: self = .insertValues
+            case 4: self = .delete
+            case 5: self = .increment
+            default: return nil
+            }
+        }
+    }
 
     /// The text a text insert of `object` put at the ids `run`, or nil if
     /// there is no such text: what a bundle that elides text is read with.
