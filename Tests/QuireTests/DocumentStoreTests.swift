@@ -169,6 +169,38 @@ import QuireStore
         #expect(try store.rejectedChanges(peer: nil).map { "\($0.peer) \($0.document) \($0.status)" } == ["a m 403", "b n 413"])
     }
 
+    /// Two names of one peer merged (`quire sync` spelling a server's URL
+    /// one way): the highest acknowledgement of each, the refusals of both,
+    /// the further cursor in one log, the newer one across logs; the old
+    /// name keeps nothing.
+    @Test func mergingTwoNamesOfOnePeerLosesNothing() throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "n")
+        try store.create(id: "m")
+        var made: [Change] = []
+        for (id, value) in [("n", 1), ("n", 2), ("n", 3), ("m", 1)] as [(DocumentID, Int64)] {
+            try store.edit(id) { tx in try tx.put(.root, key: "k", .int(value)) }
+            made += try store.changes(id).suffix(1)
+        }
+        try store.acknowledge(peer: "old", id: "n", version: [store.replicaID: 2])
+        try store.acknowledge(peer: "new", id: "n", version: [store.replicaID: 1])
+        try store.acknowledge(peer: "old", id: "m", version: [store.replicaID: 1])
+        try store.rejectChanges([made[2]], of: "n", peer: "old", status: 403, reason: "read-only")
+        try store.setSyncCursor(SyncCursor(logID: 7, seq: 40), peer: "old")
+        try store.setSyncCursor(SyncCursor(logID: 7, seq: 30), peer: "new")
+        usleep(5_000)  // synced later, by the store's millisecond clock
+        try store.setSyncCursor(SyncCursor(logID: 8, seq: 5), peer: "other log")
+        try store.mergeSyncState(of: "old", into: "new")
+        #expect(try store.syncPeers() == ["new", "other log"])
+        #expect(try store.acknowledgedVersions(peer: "new") == ["n": [store.replicaID: 2], "m": [store.replicaID: 1]])
+        #expect(try store.rejectedChanges(peer: nil).map { "\($0.peer) \($0.document) \($0.status)" } == ["new n 403"])
+        #expect(try store.syncCursor(peer: "new") == SyncCursor(logID: 7, seq: 40))
+        // Another log: the one synced with last is the server's now.
+        try store.mergeSyncState(of: "other log", into: "new")
+        #expect(try store.syncCursor(peer: "new") == SyncCursor(logID: 8, seq: 5))
+        #expect(try store.syncPeers() == ["new"])
+    }
+
     /// Ids that differ only in Unicode normalization ("é" as one scalar, or
     /// "e" and a combining accent: two writers' systems may make either)
     /// are two documents, in the store's file and in every lookup: a peer
