@@ -141,11 +141,9 @@ import QuireStore
         #expect(try store.outbox(peer: "p") == ["n": Array(made.suffix(2))])
     }
 
-    /// With no peer named, the outbox and the acknowledged version are what
-    /// no peer, and any peer, has acknowledged (`quire status` and `log`
-    /// without a server): the highest counter of each replica among the
-    /// peers, not one peer's, nor those of another document.
-    @Test func theOutboxOfNoPeerNamedHoldsWhatNoPeerHasAcknowledged() throws {
+    /// A store holding changes 1 to 3 of document "n" and 1 of "m", its
+    /// own, and those four changes in that order.
+    func storeWithChangesToTwoDocuments() throws -> (DocumentStore, [Change]) {
         let store = try DocumentStore.inMemory()
         try store.create(id: "n")
         try store.create(id: "m")
@@ -154,6 +152,15 @@ import QuireStore
             try store.edit(id) { tx in try tx.put(.root, key: "k", .int(value)) }
             made += try store.changes(id).suffix(1)
         }
+        return (store, made)
+    }
+
+    /// With no peer named, the outbox and the acknowledged version are what
+    /// no peer, and any peer, has acknowledged (`quire status` and `log`
+    /// without a server): the highest counter of each replica among the
+    /// peers, not one peer's, nor those of another document.
+    @Test func theOutboxOfNoPeerNamedHoldsWhatNoPeerHasAcknowledged() throws {
+        let (store, made) = try storeWithChangesToTwoDocuments()
         #expect(try store.outbox(peer: nil) == ["n": Array(made.prefix(3)), "m": [made[3]]])
         try store.acknowledge(peer: "a", id: "n", version: [store.replicaID: 2])
         try store.acknowledge(peer: "b", id: "n", version: [store.replicaID: 1])
@@ -174,14 +181,7 @@ import QuireStore
     /// the further cursor in one log, the newer one across logs; the old
     /// name keeps nothing.
     @Test func mergingTwoNamesOfOnePeerLosesNothing() throws {
-        let store = try DocumentStore.inMemory()
-        try store.create(id: "n")
-        try store.create(id: "m")
-        var made: [Change] = []
-        for (id, value) in [("n", 1), ("n", 2), ("n", 3), ("m", 1)] as [(DocumentID, Int64)] {
-            try store.edit(id) { tx in try tx.put(.root, key: "k", .int(value)) }
-            made += try store.changes(id).suffix(1)
-        }
+        let (store, made) = try storeWithChangesToTwoDocuments()
         try store.acknowledge(peer: "old", id: "n", version: [store.replicaID: 2])
         try store.acknowledge(peer: "new", id: "n", version: [store.replicaID: 1])
         try store.acknowledge(peer: "old", id: "m", version: [store.replicaID: 1])
