@@ -566,7 +566,7 @@ import Testing
             }
             let silent = try runner.run(["sync", "--via", "true"])
             #expect(silent.status == 1)
-            #expect(silent.stderr.hasPrefix("error: sync with via:true failed: could not reach the peer: the command \"true\" ended without answering\n"))
+            #expect(silent.stderr.hasPrefix("error: sync with via:true failed: could not reach the peer: the command \"true\" ended without answering (exit status 0)\n"))
         }
     }
 

@@ -75,7 +75,8 @@ public final class StdioSyncTransport: SyncTransport {
                     Self.stop(running)
                     process = nil
                 }
-                if case StdioFraming.StreamError.interrupted = error {} else { ending = describeEnding(of: running) }
+                // It may run on (a shell's greeting) or have been stopped by us: its status would say nothing.
+                if case StdioFraming.StreamError.interrupted = error {} else { ending = errorOutput.quoted(waitingUpTo: 0) }
                 return .failure(error)
             }
         }
@@ -91,9 +92,9 @@ public final class StdioSyncTransport: SyncTransport {
         }
     }
 
-    /// How `running` ended, for an error, once its output ended or failed:
-    /// its exit status (or signal), waited for a second at most, and the
-    /// last lines of its standard error, as " (exit status 1): LINES".
+    /// How `running` ended, for an error, once its output ended: its exit
+    /// status (or signal), waited for a second at most, and the last lines
+    /// of its standard error, as " (exit status 1); its standard error ended with:\n  LINE".
     private func describeEnding(of running: Process) -> String {
         var status = Self.exitStatus(of: running)
         for _ in 0..<100 where status == nil {
@@ -101,8 +102,7 @@ public final class StdioSyncTransport: SyncTransport {
             status = Self.exitStatus(of: running)
         }
         // The command may have left its standard error open (a process it started holds it): then what came so far.
-        let lastLines = errorOutput.lastLines(waitingUpTo: status == nil ? 0 : 0.5)
-        return " (\(status ?? "still running"))" + (lastLines.isEmpty ? "" : "; its standard error ended with:\n" + lastLines)
+        return " (\(status ?? "still running"))" + errorOutput.quoted(waitingUpTo: status == nil ? 0 : 0.5)
     }
 
     /// "exit status N" or "ended by signal N" once `running` (the shell) has
@@ -217,17 +217,18 @@ private final class CommandErrorOutput: Sendable {
         try? stopSignal.fileHandleForWriting.write(contentsOf: [1])
     }
 
-    /// The last whole lines (`lineLimit` at most) of the kept end of the
-    /// standard error, each indented,
-    /// once the reading has ended or `seconds` have passed.
-    func lastLines(waitingUpTo seconds: TimeInterval) -> String {
+    /// "; its standard error ended with:" and its last whole lines
+    /// (`lineLimit` at most, of what is kept), each on a line of its own
+    /// and indented, once the reading has ended or `seconds` have passed;
+    /// "" if it wrote nothing.
+    func quoted(waitingUpTo seconds: TimeInterval) -> String {
         if !isEnded.load(ordering: .sequentiallyConsistent), ended.wait(timeout: .now() + seconds) == .success {
             ended.signal()  // for a later call
         }
         var kept = tail.withLock { $0 }
         // Cut to its limit, it may begin within a line, even within a character.
         if kept.count == Self.tailLimit, let newline = kept.firstIndex(of: UInt8(ascii: "\n")) { kept.removeFirst(newline + 1) }
-        return String(decoding: kept, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true)
-            .suffix(Self.lineLimit).map { "  " + $0 }.joined(separator: "\n")
+        let lines = String(decoding: kept, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).suffix(Self.lineLimit)
+        return lines.isEmpty ? "" : "; its standard error ended with:" + lines.map { "\n  " + $0 }.joined()
     }
 }
