@@ -89,6 +89,18 @@ extension DocumentStore {
         try database.write { db in try SyncState.forget(peer: peer, db) }
     }
 
+    /// Every peer this store keeps sync state of (a cursor, an
+    /// acknowledgement or a refusal), by name.
+    public func syncPeers() throws -> [String] {
+        try database.read { db in try SyncState.peers(db) }
+    }
+
+    /// Moves the sync state of `old` to `new`, another name of the same
+    /// peer, merging it with what `new` has: nothing known is lost.
+    public func mergeSyncState(of old: String, into new: String) throws {
+        try database.write { db in try SyncState.mergePeer(old, into: new, db) }
+    }
+
     /// Records that `peer` refused `changes` for good: they stay in the log,
     /// are shown by `rejectedChanges`, and are not offered to `peer` again
     /// until `clearRejectedChanges`.

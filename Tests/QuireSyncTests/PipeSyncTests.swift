@@ -539,6 +539,43 @@ import Testing
             try await transport.exchange([], longPollSeconds: 0)
         }
     }
+
+
+    /// A command that fails before answering (a missing store, a typo, ssh
+    /// refusing) says why in the error: its exit status and the last lines
+    /// of its standard error, not only that it ended without answering.
+    @Test func aCommandThatEndsWithoutAnsweringSaysWhyInTheError() async throws {
+        let command = "echo 'warming up' >&2; echo 'error: no store at /missing.quire' >&2; exit 3"
+        let transport = try StdioSyncTransport(command: command)
+        defer { transport.close() }
+        await #expect(throws: SyncError.unreachable("the command \"\(command)\" ended without answering (exit status 3); its standard error "
+            + "ended with:\n  warming up\n  error: no store at /missing.quire", otherSide: .peer)) {
+            try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0)
+        }
+    }
+
+    /// A command that leaves a process holding its standard error open
+    /// (`sleep 20 &`) still fails at once, with what it wrote so far; and
+    /// one killed by a signal says which, its standard error quoted only
+    /// as far as it goes (the last `lineLimit` lines).
+    @Test func aCommandsStandardErrorLeftOpenOrLongDoesNotHoldTheError() async throws {
+        let leftOpen = "echo 'cannot connect' >&2; sleep 20 >/dev/null & exit 255"
+        let outcome = await finishing(within: 15) { () async -> SyncError? in
+            let transport = try? StdioSyncTransport(command: leftOpen)
+            defer { transport?.close() }
+            do throws(SyncError) { _ = try await transport?.exchange([], longPollSeconds: 0) } catch { return error }
+            return nil
+        }
+        #expect(outcome == .some(.unreachable("the command \"\(leftOpen)\" ended without answering (exit status 255); its standard "
+            + "error ended with:\n  cannot connect", otherSide: .peer)))
+        let killed = "seq 1 5000 >&2; kill -9 $$"
+        let transport = try StdioSyncTransport(command: killed)
+        defer { transport.close() }
+        await #expect(throws: SyncError.unreachable("the command \"\(killed)\" ended without answering (ended by signal 9); its standard error "
+            + "ended with:\n" + (4991...5000).map { "  \($0)" }.joined(separator: "\n"), otherSide: .peer)) {
+            try await transport.exchange([], longPollSeconds: 0)
+        }
+    }
 }
 
 /// What `body` returns, or nil if it has not finished within `seconds`

@@ -141,11 +141,9 @@ import QuireStore
         #expect(try store.outbox(peer: "p") == ["n": Array(made.suffix(2))])
     }
 
-    /// With no peer named, the outbox and the acknowledged version are what
-    /// no peer, and any peer, has acknowledged (`quire status` and `log`
-    /// without a server): the highest counter of each replica among the
-    /// peers, not one peer's, nor those of another document.
-    @Test func theOutboxOfNoPeerNamedHoldsWhatNoPeerHasAcknowledged() throws {
+    /// A store holding changes 1 to 3 of document "n" and 1 of "m", its
+    /// own, and those four changes in that order.
+    func storeWithChangesToTwoDocuments() throws -> (DocumentStore, [Change]) {
         let store = try DocumentStore.inMemory()
         try store.create(id: "n")
         try store.create(id: "m")
@@ -154,6 +152,15 @@ import QuireStore
             try store.edit(id) { tx in try tx.put(.root, key: "k", .int(value)) }
             made += try store.changes(id).suffix(1)
         }
+        return (store, made)
+    }
+
+    /// With no peer named, the outbox and the acknowledged version are what
+    /// no peer, and any peer, has acknowledged (`quire status` and `log`
+    /// without a server): the highest counter of each replica among the
+    /// peers, not one peer's, nor those of another document.
+    @Test func theOutboxOfNoPeerNamedHoldsWhatNoPeerHasAcknowledged() throws {
+        let (store, made) = try storeWithChangesToTwoDocuments()
         #expect(try store.outbox(peer: nil) == ["n": Array(made.prefix(3)), "m": [made[3]]])
         try store.acknowledge(peer: "a", id: "n", version: [store.replicaID: 2])
         try store.acknowledge(peer: "b", id: "n", version: [store.replicaID: 1])
@@ -167,6 +174,31 @@ import QuireStore
         try store.rejectChanges([made[3]], of: "m", peer: "a", status: 403, reason: "read-only")
         #expect(try store.rejectedChanges(peer: "b").map(\.peer) == ["b"])
         #expect(try store.rejectedChanges(peer: nil).map { "\($0.peer) \($0.document) \($0.status)" } == ["a m 403", "b n 413"])
+    }
+
+    /// Two names of one peer merged (`quire sync` spelling a server's URL
+    /// one way): the highest acknowledgement of each, the refusals of both,
+    /// the further cursor in one log, the newer one across logs; the old
+    /// name keeps nothing.
+    @Test func mergingTwoNamesOfOnePeerLosesNothing() throws {
+        let (store, made) = try storeWithChangesToTwoDocuments()
+        try store.acknowledge(peer: "old", id: "n", version: [store.replicaID: 2])
+        try store.acknowledge(peer: "new", id: "n", version: [store.replicaID: 1])
+        try store.acknowledge(peer: "old", id: "m", version: [store.replicaID: 1])
+        try store.rejectChanges([made[2]], of: "n", peer: "old", status: 403, reason: "read-only")
+        try store.setSyncCursor(SyncCursor(logID: 7, seq: 40), peer: "old")
+        try store.setSyncCursor(SyncCursor(logID: 7, seq: 30), peer: "new")
+        usleep(5_000)  // synced later, by the store's millisecond clock
+        try store.setSyncCursor(SyncCursor(logID: 8, seq: 5), peer: "other log")
+        try store.mergeSyncState(of: "old", into: "new")
+        #expect(try store.syncPeers() == ["new", "other log"])
+        #expect(try store.acknowledgedVersions(peer: "new") == ["n": [store.replicaID: 2], "m": [store.replicaID: 1]])
+        #expect(try store.rejectedChanges(peer: nil).map { "\($0.peer) \($0.document) \($0.status)" } == ["new n 403"])
+        #expect(try store.syncCursor(peer: "new") == SyncCursor(logID: 7, seq: 40))
+        // Another log: the one synced with last is the server's now.
+        try store.mergeSyncState(of: "other log", into: "new")
+        #expect(try store.syncCursor(peer: "new") == SyncCursor(logID: 8, seq: 5))
+        #expect(try store.syncPeers() == ["new"])
     }
 
     /// Ids that differ only in Unicode normalization ("é" as one scalar, or

@@ -73,6 +73,18 @@ import Testing
         }
     }
 
+    /// An empty field prints as its name alone, with no trailing spaces (a
+    /// note without tags); the JSON is as before.
+    @Test func emptyFieldsPrintWithoutTrailingSpaces() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Plain", "--body", "text"]).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["note", "show", id]) == "id      \(id)\ntitle   Plain\ntags\npinned  no\n\ntext\n")
+            let shown = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(shown["tags"] as? [String] == [])
+        }
+    }
+
     @Test func createListShowEditRemoveRestore() throws {
         try withRunner { quire in
             try quire.ok(["init"])
@@ -434,7 +446,7 @@ import Testing
             let kept = try #require(binary.stderr.firstRange(of: "kept at ").map { binary.stderr[$0.upperBound...] }?.split(separator: ";").first)
             #expect(FileManager.default.contents(atPath: String(kept)) == Data(Array("typed ".utf8) + [0xFF]))
             try? FileManager.default.removeItem(atPath: String(kept))
-            #expect(try quire.ok(["note", "show", id]).hasSuffix("title   T\ntags    \npinned  no\n\nabc\n"))
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("title   T\ntags\npinned  no\n\nabc\n"))
         }
     }
 

@@ -45,6 +45,44 @@ public enum SyncState {
         try db.execute(sql: "DELETE FROM peer_acknowledgements WHERE peer = ?", arguments: [.text(peer)])
     }
 
+    /// Every peer this store keeps something of: a cursor, an
+    /// acknowledgement or a refusal.
+    public static func peers(_ db: DatabaseConnection) throws -> [String] {
+        let rows = try db.query(sql: """
+            SELECT peer FROM sync_cursors UNION SELECT peer FROM peer_acknowledgements
+            UNION SELECT peer FROM rejected_changes ORDER BY 1
+            """)
+        return try rows.map { try $0.text(0) }
+    }
+
+    /// Moves what is kept of `old` to `new`, two names of one server: the
+    /// acknowledgements of both (the highest counters), the refusals of
+    /// both, and one cursor (in one log, the further; else the newer).
+    public static func mergePeer(_ old: String, into new: String, _ db: DatabaseConnection) throws {
+        let names: [DatabaseValue] = [.text(old), .text(new)]
+        // `WHERE true` tells SQLite's parser the ON CONFLICT is the upsert's, not a join's.
+        try db.execute(sql: """
+            INSERT INTO peer_acknowledgements(peer, document_id, replica, counter)
+            SELECT ?2, document_id, replica, counter FROM peer_acknowledgements WHERE peer = ?1 AND true
+            ON CONFLICT(peer, document_id, replica) DO UPDATE SET counter = max(counter, excluded.counter)
+            """, arguments: names)
+        try db.execute(sql: """
+            INSERT INTO sync_cursors(peer, log_id, seq, synced_at)
+            SELECT ?2, log_id, seq, synced_at FROM sync_cursors WHERE peer = ?1 AND true
+            ON CONFLICT(peer) DO UPDATE SET
+                seq = CASE WHEN log_id = excluded.log_id THEN max(seq, excluded.seq)
+                           WHEN excluded.synced_at > synced_at THEN excluded.seq ELSE seq END,
+                log_id = CASE WHEN excluded.synced_at > synced_at THEN excluded.log_id ELSE log_id END,
+                synced_at = max(synced_at, excluded.synced_at)
+            """, arguments: names)
+        try db.execute(sql: """
+            INSERT OR IGNORE INTO rejected_changes(peer, document_id, replica, first_counter, last_counter, status, reason, rejected_at)
+            SELECT ?2, document_id, replica, first_counter, last_counter, status, reason, rejected_at FROM rejected_changes WHERE peer = ?1
+            """, arguments: names)
+        try forget(peer: old, db)
+        try clearRejected(peer: old, db)
+    }
+
     /// Records that `peer` refused `changes` of `document` with `status`.
     /// Recording the same change again keeps the newest reason.
     public static func reject(_ changes: some Sequence<Change>, document: String, peer: String,

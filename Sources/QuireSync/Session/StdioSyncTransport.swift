@@ -5,7 +5,8 @@ import Synchronization
 /// its standard input and output, such as
 /// `ssh host quire --store notes.quire serve --stdio`. The command runs
 /// through `/bin/sh -c` once, for the whole session; its standard error
-/// passes through to ours. A command that goes silent for `timeout`
+/// passes through to ours as it comes, and its last lines, with its exit
+/// status, say in the error why a command ended without answering. A command that goes silent for `timeout`
 /// seconds while an answer is due (or takes no input for that long), or
 /// that trickles a frame slower than `StdioFraming` allows, fails the
 /// exchange and is stopped.
@@ -25,6 +26,7 @@ public final class StdioSyncTransport: SyncTransport {
     /// Written to by `close()`, to end an exchange's wait at once.
     private let interrupt: Pipe
     private let isClosed = Atomic(false)
+    private let errorOutput = CommandErrorOutput()
     public var otherSide: SyncOtherSide { .peer }
 
     public init(command: String, timeout: TimeInterval = 30) throws {
@@ -39,7 +41,9 @@ public final class StdioSyncTransport: SyncTransport {
         let input = Pipe(), output = Pipe()
         process.standardInput = input
         process.standardOutput = output
+        process.standardError = errorOutput.pipe
         try process.run()
+        errorOutput.start()
         toPeer = input.fileHandleForWriting
         fromPeer = output.fileHandleForReading
         interrupt = Pipe()
@@ -47,6 +51,8 @@ public final class StdioSyncTransport: SyncTransport {
     }
 
     public func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        // What the command said on the way out, for a failure: " (exit status 1): …".
+        var ending = ""
         // One request at a time: the answers come back in order on one stream.
         let outcome: Result<[UInt8]?, any Error> = process.withLock { process in
             guard !isClosed.load(ordering: .sequentiallyConsistent) else { return .failure(StdioFraming.StreamError.interrupted) }
@@ -59,27 +65,59 @@ public final class StdioSyncTransport: SyncTransport {
                     // The command stopped reading (it ended, say): what it
                     // wrote before, if anything, is still to be read and tells why.
                 }
-                return .success(try StdioFraming.read(from: fromPeer, timeout: timeout, firstByteWithin: timeout + longPollSeconds,
-                                                      interrupt: interrupt))
+                let answer = try StdioFraming.read(from: fromPeer, timeout: timeout, firstByteWithin: timeout + longPollSeconds,
+                                                   interrupt: interrupt)
+                if answer == nil { ending = describeEnding(of: running) }
+                return .success(answer)
             } catch {
                 if error is StdioFraming.StreamError {
                     // A silent command is stopped, and not waited for: it may ignore SIGTERM.
                     Self.stop(running)
                     process = nil
                 }
+                // It may run on (a shell's greeting) or have been stopped by us: its status would say nothing.
+                if case StdioFraming.StreamError.interrupted = error {} else { ending = errorOutput.quoted(waitingUpTo: 0) }
                 return .failure(error)
             }
         }
         switch outcome {
         case .success(let answer?): return answer
-        case .success(nil): throw .unreachable("the command \"\(command)\" ended without answering", otherSide: .peer)
+        case .success(nil): throw .unreachable("the command \"\(command)\" ended without answering\(ending)", otherSide: .peer)
         case .failure(StdioFraming.StreamError.interrupted):
             throw .unreachable("the transport to the command \"\(command)\" was closed during the sync", otherSide: .peer)
         // Bytes came, but not in frames: a shell's greeting, a program that is not `quire serve --stdio`.
         case .failure(let failure as SyncFailure):
-            throw .protocolViolation("the command \"\(command)\" answered with something that is not a sync message (\(failure.message))", otherSide: .peer)
-        case .failure(let error): throw .unreachable("the command \"\(command)\" failed: \(error)", otherSide: .peer)
+            throw .protocolViolation("the command \"\(command)\" answered with something that is not a sync message (\(failure.message))\(ending)", otherSide: .peer)
+        case .failure(let error): throw .unreachable("the command \"\(command)\" failed: \(error)\(ending)", otherSide: .peer)
         }
+    }
+
+    /// How `running` ended, for an error, once its output ended: its exit
+    /// status (or signal), waited for a second at most, and the last lines
+    /// of its standard error, as " (exit status 1); its standard error ended with:\n  LINE".
+    private func describeEnding(of running: Process) -> String {
+        var status = Self.exitStatus(of: running)
+        for _ in 0..<100 where status == nil {
+            usleep(10_000)
+            status = Self.exitStatus(of: running)
+        }
+        // The command may have left its standard error open (a process it started holds it): then what came so far.
+        return " (\(status ?? "still running"))" + errorOutput.quoted(waitingUpTo: status == nil ? 0 : 0.5)
+    }
+
+    /// "exit status N" or "ended by signal N" once `running` (the shell) has
+    /// ended, else nil.
+    private static func exitStatus(of running: Process) -> String? {
+        if !running.isRunning {
+            return running.terminationReason == .uncaughtSignal ? "ended by signal \(running.terminationStatus)" : "exit status \(running.terminationStatus)"
+        }
+        // Foundation counts it running while a process it started lives on
+        // (`sleep 60 &`); the kernel knows, and WNOWAIT leaves it to reap.
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(running.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
+              info._sifields._sigchld.si_pid == running.processIdentifier else { return nil }
+        let code = info._sifields._sigchld.si_status
+        return info.si_code == CLD_EXITED ? "exit status \(code)" : "ended by signal \(code)"
     }
 
     /// Sends SIGTERM to `process` and to every process it started, and
@@ -112,8 +150,85 @@ public final class StdioSyncTransport: SyncTransport {
             try? fromPeer.close()
             guard let running = process else { return }
             process = nil
-            for _ in 0..<Int(timeout * 100) where running.isRunning { usleep(10_000) }
-            if running.isRunning { Self.stop(running) }
+            // Its own end, not that of what it left running (`sleep 60 &`), which Foundation waits for.
+            for _ in 0..<Int(timeout * 100) where Self.exitStatus(of: running) == nil { usleep(10_000) }
+            if Self.exitStatus(of: running) == nil { Self.stop(running) }
         }
+        errorOutput.stop()
+    }
+}
+
+/// The standard error of a transport's command: passed through to ours as
+/// it comes (what ssh or the command says is the user's to see), its last
+/// `tailLimit` bytes kept for an error to quote. A thread of its own reads
+/// it, so that a command writing much there never blocks on a full pipe.
+private final class CommandErrorOutput: Sendable {
+    /// What an error quotes at most: a few lines of an error message.
+    static let tailLimit = 4096
+    /// The most lines of it an error quotes.
+    static let lineLimit = 10
+    let pipe = Pipe()
+    private let tail = Mutex<[UInt8]>([])
+    /// Signalled once the reading ends (the command's end, or `stop()`).
+    private let ended = DispatchSemaphore(value: 0)
+    private let isEnded = Atomic(false)
+    /// Written to by `stop()`: the command may have left a process holding
+    /// the pipe open, whose read would otherwise never end.
+    private let stopSignal = Pipe()
+
+    /// Reads until every writer closed the pipe, or `stop()`; to be called
+    /// once the command runs with `pipe` as its standard error.
+    func start() {
+        // Our copy of the writing end would keep the read from ever ending.
+        try? pipe.fileHandleForWriting.close()
+        let source = pipe.fileHandleForReading.fileDescriptor, stop = stopSignal.fileHandleForReading.fileDescriptor
+        Thread.detachNewThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var watched = [pollfd(fd: source, events: Int16(POLLIN), revents: 0), pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
+            while true {
+                watched[0].revents = 0
+                watched[1].revents = 0
+                if poll(&watched, 2, -1) < 0 {
+                    if errno == EINTR { continue }
+                    break
+                }
+                // What is there is read before a stop is heeded: the command's last words.
+                if watched[0].revents != 0 {
+                    let count = read(source, &buffer, buffer.count)
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { break }
+                    buffer.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, count) }
+                    tail.withLock { tail in
+                        tail += buffer[..<count]
+                        if tail.count > Self.tailLimit { tail.removeFirst(tail.count - Self.tailLimit) }
+                    }
+                } else if watched[1].revents != 0 {
+                    break
+                }
+            }
+            try? pipe.fileHandleForReading.close()
+            isEnded.store(true, ordering: .sequentiallyConsistent)
+            ended.signal()
+        }
+    }
+
+    /// Ends the reading once what is in the pipe is read.
+    func stop() {
+        try? stopSignal.fileHandleForWriting.write(contentsOf: [1])
+    }
+
+    /// "; its standard error ended with:" and its last whole lines
+    /// (`lineLimit` at most, of what is kept), each on a line of its own
+    /// and indented, once the reading has ended or `seconds` have passed;
+    /// "" if it wrote nothing.
+    func quoted(waitingUpTo seconds: TimeInterval) -> String {
+        if !isEnded.load(ordering: .sequentiallyConsistent), ended.wait(timeout: .now() + seconds) == .success {
+            ended.signal()  // for a later call
+        }
+        var kept = tail.withLock { $0 }
+        // Cut to its limit, it may begin within a line, even within a character.
+        if kept.count == Self.tailLimit, let newline = kept.firstIndex(of: UInt8(ascii: "\n")) { kept.removeFirst(newline + 1) }
+        let lines = String(decoding: kept, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).suffix(Self.lineLimit)
+        return lines.isEmpty ? "" : "; its standard error ended with:" + lines.map { "\n  " + $0 }.joined()
     }
 }

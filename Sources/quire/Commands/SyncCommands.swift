@@ -135,10 +135,11 @@ enum SyncCommands {
                 guard !invocation.flag("--wait") else { throw invocation.usageError("--wait is for a server; a peer run by --via answers at once") }
             } else {
                 let text = try invocation.argument(0, "URL")
-                guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                guard let given = URL(string: text), ["http", "https"].contains(given.scheme?.lowercased() ?? ""), given.host != nil,
+                      let url = serverURL(given) else {
                     throw invocation.usageError("\"\(text)\" is not an http:// or https:// URL")
                 }
-                server = (text, url)
+                server = (url.absoluteString, url)
             }
             let wait = try seconds("--wait", invocation) ?? 0
             // The command line is checked before the store (a usage error is
@@ -157,6 +158,10 @@ enum SyncCommands {
             } else {
                 let (text, url) = server!
                 peer = text
+                // A store synced before this spelled the peer as given: what it knows of it is kept under one name.
+                for stored in try store.syncPeers() where stored != peer && URL(string: stored).flatMap(serverURL)?.absoluteString == peer {
+                    try store.mergeSyncState(of: stored, into: peer)
+                }
                 let token = invocation.value("--token") ?? context.environment["QUIRE_TOKEN"]
                 let output = context.output
                 // A server that does not answer holds a sync for minutes (5 tries of --timeout): each retry says so.
@@ -256,6 +261,26 @@ extension SyncCommands {
         "sync this store with one that still holds those changes (the store that wrote them), or start again from a copy of "
             + "\(otherSide)'s store, which lacks the local changes pending here; a store served to others keeps them when "
             + "compacted with keepHistory"
+    }
+
+    /// The sync server `url` names, spelled one way, which names it as a
+    /// peer in the store (Specs/sync.md, "Client state"): scheme and host
+    /// in lower case, no default port, no trailing `/` or `/v1/sync` (the
+    /// endpoint, which the client adds), no fragment. Nil for a URL that
+    /// is not an http(s) server's.
+    static func serverURL(_ url: URL) -> URL? {
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = parts.scheme?.lowercased(), ["http", "https"].contains(scheme) else { return nil }
+        parts.scheme = scheme
+        parts.percentEncodedHost = parts.percentEncodedHost?.lowercased()
+        if parts.port == (scheme == "https" ? 443 : 80) { parts.port = nil }
+        var path = Substring(parts.percentEncodedPath)
+        while path.hasSuffix("/") { path.removeLast() }
+        if path.hasSuffix("/v1/sync") { path.removeLast("/v1/sync".count) }
+        while path.hasSuffix("/") { path.removeLast() }
+        parts.percentEncodedPath = String(path)
+        parts.fragment = nil
+        return parts.url
     }
 
     /// The longest `--timeout` and `--wait`: far beyond any sync, and far

@@ -1,5 +1,5 @@
-/// Rows of cells printed in aligned columns, two spaces apart; the last
-/// column is not padded. Widths count terminal columns (`TerminalText`:
+/// Rows of cells printed in aligned columns, two spaces apart; a row's
+/// last cell is not padded, and its empty cells at its end are left out. Widths count terminal columns (`TerminalText`:
 /// two for Chinese, Japanese and Korean characters and emoji), and ignore
 /// style marks.
 struct Table {
@@ -21,7 +21,9 @@ struct Table {
         for row in all {
             for (column, cell) in row.enumerated() { widths[column] = max(widths[column], TerminalText.width(cell)) }
         }
-        return all.map { row in
+        return all.map { full in
+            // Empty cells at a row's end would print as trailing spaces (a note with no tags).
+            let row = Array(full.reversed().drop(while: \.isEmpty).reversed())
             let cells = row.enumerated().map { column, cell in
                 column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - TerminalText.width(cell))
             }
