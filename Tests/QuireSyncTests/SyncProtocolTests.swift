@@ -90,9 +90,14 @@ import Testing
         store.writerLockTimeout = 3600
         let otherProcess = try #require(LockFile(beside: path))
         #expect(otherProcess.lock(exclusive: true, within: 0))
-        let sync = Task { try await SyncClient(store: store, peer: "server", transport: transport).sync() }
-        let deadline = Date().addingTimeInterval(60)
-        while !store.condition.withLock({ store.isWriting }) && Date() < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        // No deadline: on a loaded machine the sync may take minutes to reach
+        // its commit (a 60 s one failed so); it cannot end without the lock.
+        let ended = Mutex(false)
+        let sync = Task {
+            defer { ended.withLock { $0 = true } }
+            return try await SyncClient(store: store, peer: "server", transport: transport).sync()
+        }
+        while !store.condition.withLock({ store.isWriting }) && !ended.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
         #expect(store.condition.withLock { store.isWriting }, "the sync's commit never waited for the lock")
         #expect(store.callThreads.counts.busy >= 1, "the commit waits on a thread of Swift's pool")
         otherProcess.unlock()
