@@ -555,12 +555,13 @@ import Testing
     }
 
     /// A command that leaves a process holding its standard error open
-    /// (`sleep 20 &`) still fails at once, with what it wrote so far; and
+    /// (`sleep 120 &`) still fails at once, with what it wrote so far; and
     /// one killed by a signal says which, its standard error quoted only
     /// as far as it goes (the last `lineLimit` lines).
     @Test func aCommandsStandardErrorLeftOpenOrLongDoesNotHoldTheError() async throws {
-        let leftOpen = "echo 'cannot connect' >&2; sleep 20 >/dev/null & exit 255"
-        let outcome = await finishing(within: 15) { () async -> SyncError? in
+        let leftOpen = "echo 'cannot connect' >&2; sleep 120 >/dev/null & exit 255"
+        // Well short of the sleep, far beyond a loaded machine's start of a shell.
+        let outcome = await finishing(within: 90) { () async -> SyncError? in
             let transport = try? StdioSyncTransport(command: leftOpen)
             defer { transport?.close() }
             do throws(SyncError) { _ = try await transport?.exchange([], longPollSeconds: 0) } catch { return error }
