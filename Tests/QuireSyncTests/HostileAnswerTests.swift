@@ -21,7 +21,7 @@ struct HostileAnswerTests {
             return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Encoding", "gzip")]), body: bomb)
         }) { server in
             await #expect(throws: HTTPError.answerRefused("the answer is encoded as \"gzip\", which the client did not ask for: refused")) {
-                try await client.send(.init(method: "POST", url: url(server, "/"), body: [1]))
+                _ = try await client.send(.init(method: "POST", url: url(server, "/"), body: [1]))
             }
         }
         #expect(acceptedEncodings.withLock { $0 } == ["identity"])
@@ -32,7 +32,7 @@ struct HostileAnswerTests {
                                          chunk: [UInt8](repeating: 0, count: 64 << 10), repeats: nil)
         defer { server.stop() }
         await #expect(throws: HTTPError.answerRefused("the answer is larger than \(Self.limit) bytes: refused")) {
-            try await client.send(.init(method: "POST", url: URL(string: "http://127.0.0.1:\(server.port)/")!, body: [1]))
+            _ = try await client.send(.init(method: "POST", url: URL(string: "http://127.0.0.1:\(server.port)/")!, body: [1]))
         }
     }
 
@@ -42,7 +42,7 @@ struct HostileAnswerTests {
         defer { server.stop() }
         let refusal = "the answer is larger than \(Self.limit) bytes (10000000000 declared): refused"
         await #expect(throws: HTTPError.answerRefused(refusal)) {
-            try await client.send(.init(method: "POST", url: URL(string: "http://127.0.0.1:\(server.port)/")!, body: [1]))
+            _ = try await client.send(.init(method: "POST", url: URL(string: "http://127.0.0.1:\(server.port)/")!, body: [1]))
         }
     }
 
@@ -65,7 +65,7 @@ struct HostileAnswerTests {
         }) { hostile in
             let transport = HTTPSyncTransport(server: url(hostile, ""), token: nil, retryPolicy: .never)
             let refusal = SyncError.protocolViolation("the answer is encoded as \"gzip\", which the client did not ask for: refused")
-            await #expect(throws: refusal) { try await SyncClient(store: store, peer: "server", transport: transport).sync() }
+            await #expect(throws: refusal) { _ = try await SyncClient(store: store, peer: "server", transport: transport).sync() }
         }
         #expect(try store.outbox(peer: "server")[id]?.count == 1)
 
