@@ -43,3 +43,66 @@ public func rawConnection(port: UInt16, from source: String, timeout: Int = 5) t
     try connectOrBind("127.0.0.1", port: port, connect)
     return socket
 }
+
+/// A server on 127.0.0.1 that reads each request and answers it with
+/// `head` (the status line and headers, as sent) and then `chunk`, `repeats`
+/// times or, if nil, until the client goes away: for answers no real
+/// server sends (a body that never ends, a Content-Length it never fulfils).
+public final class RawAnswerServer: Sendable {
+    public let port: UInt16
+    private let listener: Int32
+
+    public init(head: String, chunk: [UInt8], repeats: Int?) throws {
+        let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(listener, address, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, address, &length) == 0
+            }
+        }
+        guard bound else {
+            close(listener)
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        Thread.detachNewThread {
+            while case let connection = accept(listener, nil, nil), connection >= 0 {
+                Thread.detachNewThread { Self.answer(connection, head: head, chunk: chunk, repeats: repeats) }
+            }
+        }
+    }
+
+    /// Stops accepting; connections being answered end when their client goes away.
+    public func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private static func answer(_ connection: Int32, head: String, chunk: [UInt8], repeats: Int?) {
+        defer { close(connection) }
+        // The request: its headers, then as many bytes as its Content-Length says.
+        var request: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        func headerEnd() -> Int? {
+            guard request.count >= 4 else { return nil }
+            return (0...(request.count - 4)).first { request[$0..<($0 + 4)].elementsEqual("\r\n\r\n".utf8) }.map { $0 + 4 }
+        }
+        while headerEnd() == nil, case let count = recv(connection, &buffer, buffer.count, 0), count > 0 { request += buffer[..<count] }
+        guard let end = headerEnd() else { return }
+        let headers = String(decoding: request[..<end], as: UTF8.self).lowercased()
+        let declared = headers.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        while request.count - end < declared, case let count = recv(connection, &buffer, buffer.count, 0), count > 0 { request += buffer[..<count] }
+
+        func sendAll(_ bytes: [UInt8]) -> Bool {
+            bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+        }
+        guard sendAll(Array(head.utf8)) else { return }
+        var sent = 0
+        while sent != repeats, sendAll(chunk) { sent += 1 }
+    }
+}

@@ -54,13 +54,21 @@ public final class HTTPClient: Sendable {
     /// So that a person sees what a sync waiting on a server that does not
     /// answer is doing: with the defaults that lasts minutes.
     public let onRetry: RetryObserver?
-    private let session: URLSession
+    /// The most bytes of an answer the client keeps; a larger one is
+    /// refused (`HTTPError.answerRefused`).
+    public var maxAnswerBytes: Int { session.maxAnswerBytes }
+    private let session: BoundedURLSession
+
+    /// A sync message at `SyncMessage.Limits.maxPayloadBytes`, with room for
+    /// its envelope: no answer of the sync protocol is larger.
+    public static let defaultMaxAnswerBytes = SyncMessage.Limits().maxPayloadBytes + (64 << 10)
 
     /// - Parameters:
     ///   - bearerToken: sent as `Authorization: Bearer <token>` on every request.
     ///   - defaultTimeout: seconds, for requests that give none.
+    ///   - maxAnswerBytes: the largest answer kept.
     public init(bearerToken: String? = nil, defaultTimeout: TimeInterval = 30, retryPolicy: RetryPolicy = RetryPolicy(),
-                onRetry: RetryObserver? = nil) {
+                onRetry: RetryObserver? = nil, maxAnswerBytes: Int = defaultMaxAnswerBytes) {
         self.bearerToken = bearerToken
         self.defaultTimeout = defaultTimeout
         self.retryPolicy = retryPolicy
@@ -70,19 +78,13 @@ public final class HTTPClient: Sendable {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.httpShouldSetCookies = false
-        session = URLSession(configuration: configuration)
+        session = BoundedURLSession(configuration: configuration, maxAnswerBytes: maxAnswerBytes)
     }
-
-    // A client's requests hold it until they end, so none is left to
-    // cancel here. Foundation's `invalidateAndCancel` waits synchronously
-    // on the session's work queue, and on Linux that wait deadlocked once
-    // while the queue was busy with another session's connection attempt.
-    deinit { session.finishTasksAndInvalidate() }
 
     /// Sends `request`, retrying transient failures, and returns the first
     /// answer below 400.
-    /// - Throws: `HTTPError`: `.permanent` at once, `.transient` or
-    ///   `.unreachable` once `retryPolicy.maxAttempts` tries failed.
+    /// - Throws: `HTTPError`: `.permanent` and `.answerRefused` at once,
+    ///   `.transient` or `.unreachable` once `retryPolicy.maxAttempts` tries failed.
     public func send(_ request: Request) async throws(HTTPError) -> Response {
         let urlRequest = makeURLRequest(request)
         var retry = 0
@@ -111,6 +113,8 @@ public final class HTTPClient: Sendable {
                 if response.status == 429 || response.status == 503 {
                     retryAfter = response.headers["Retry-After"].flatMap { TimeInterval($0) }
                 }
+            case .failure(let refusal as AnswerRefused):
+                throw .answerRefused(refusal.description)
             case .failure(let error):
                 if Task.isCancelled { throw .cancelled }
                 reason = Self.describe(error, request: urlRequest)
@@ -152,6 +156,8 @@ public final class HTTPClient: Sendable {
             // Otherwise URLSession labels every body a web form.
             urlRequest.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
         }
+        // libcurl inflates any encoding a server sends; asking for none lets an honest one (or proxy) send none.
+        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         if let bearerToken { urlRequest.setValue("Bearer \(bearerToken)", forHTTPHeaderField: "Authorization") }
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         return urlRequest

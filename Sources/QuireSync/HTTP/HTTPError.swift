@@ -22,6 +22,9 @@ public enum HTTPError: Error, Equatable, DescribedError {
     /// No HTTP answer at all until the attempts ran out: connection
     /// refused, timeout, connection lost, unknown host...
     case unreachable(String)
+    /// The server's answer was refused unread, not retried: larger than the
+    /// client's `maxAnswerBytes`, or in a `Content-Encoding` it did not ask for.
+    case answerRefused(String)
     /// The calling task was cancelled.
     case cancelled
 
@@ -33,6 +36,8 @@ public enum HTTPError: Error, Equatable, DescribedError {
             "HTTP \(status) (gave up after retries): \(message)"
         case .unreachable(let message):
             "server unreachable (gave up after retries): \(message)"
+        case .answerRefused(let reason):
+            reason
         case .cancelled:
             "request cancelled"
         }

@@ -136,6 +136,7 @@ public struct HTTPSyncTransport: SyncTransport {
             switch error {
             case .permanent(let status, let message): throw .refused(SyncFailure(status: status, message))
             case .transient, .unreachable: throw .unreachable(error.description)
+            case .answerRefused(let reason): throw .protocolViolation(reason)
             case .cancelled: throw .unreachable("cancelled")
             }
         }
