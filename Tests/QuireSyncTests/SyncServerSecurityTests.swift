@@ -160,7 +160,7 @@ import Testing
                                                 documents: [SyncDocument(id: "stated", version: manyReplicas)])).encoded()
             }
             let longPoll = pull(wait: 3_600_000)
-            let payloadBytes = try #require(SyncMessage.payloadSize(of: longPoll))
+            let payloadBytes = try #require(SyncMessage.Frame(opening: longPoll).payloadSize)
             #expect(payloadBytes > PayloadBudget.uncountedBytes && longPoll.count < payloadBytes / 2)
             // Nothing to send: it waits, holding its payload, until the server stops (an hour at most: never, for the test).
             let waiting = Task { try await post(url, longPoll, token: "reader") }

@@ -18,7 +18,7 @@ public enum SyncMessage: Hashable, Sendable {
     /// saves too little to pay for the work.
     static let compressionThreshold = 1024
 
-    private enum Kind: UInt8 { case request = 1, response = 2, failure = 3 }
+    fileprivate enum Kind: UInt8 { case request = 1, response = 2, failure = 3 }
     private static let compressedFlag: UInt8 = 1
     private static let moreFlag: UInt8 = 1, cursorResetFlag: UInt8 = 2
 
@@ -113,11 +113,15 @@ public enum SyncMessage: Hashable, Sendable {
     /// change bundles inside are checked when their changes are decoded
     /// (`SyncDocument.changes(limits:)`).
     public static func decode(_ bytes: [UInt8], limits: Limits = Limits()) throws(DecodeError) -> SyncMessage {
+        try decode(Frame(opening: bytes), limits: limits)
+    }
+
+    /// `decode(_:limits:)` of a message whose frame is open already.
+    static func decode(_ frame: Frame, limits: Limits) throws(DecodeError) -> SyncMessage {
         do {
-            let (kind, isCompressed, sentPayload) = try openFrame(bytes)
             let payload: [UInt8]
             do {
-                payload = isCompressed ? try Zstd.decompress(sentPayload, maxSize: limits.maxPayloadBytes) : Array(sentPayload)
+                payload = frame.isCompressed ? try Zstd.decompress(frame.payload, maxSize: limits.maxPayloadBytes) : Array(frame.payload)
             } catch CompressionError.contentTooLarge(let declared, let limit) {
                 throw DecodeError.tooLarge("it expands to \(declared) bytes, above the limit of \(limit)")
             } catch {
@@ -128,7 +132,7 @@ public enum SyncMessage: Hashable, Sendable {
             }
             var reader = ByteReader(payload)
             let message: SyncMessage
-            switch kind {
+            switch frame.kind {
             case .request:
                 let cursor = try readCursor(&reader)
                 let wait = try reader.readVarint("the wait")
@@ -160,26 +164,39 @@ public enum SyncMessage: Hashable, Sendable {
         }
     }
 
-    /// The size of the payload of `bytes` once decompressed, as its zstd
-    /// frame declares it (or as sent, uncompressed), found without
-    /// decompressing: about what decoding the message holds in memory.
-    /// nil for bytes that are no sync message (`decode` says what is wrong).
-    public static func payloadSize(of bytes: [UInt8]) -> Int? {
-        guard let (_, isCompressed, payload) = try? openFrame(bytes) else { return nil }
-        guard isCompressed else { return payload.count }
-        return Zstd.declaredContentSize(payload).map { Int(clamping: $0) }
-    }
+    /// A message whose envelope is checked (magic, version, CRC-32), its
+    /// kind and flags read, and its payload not yet decompressed: what a
+    /// server looks at before it decides to take on the message.
+    struct Frame {
+        fileprivate let kind: Kind
+        let isCompressed: Bool
+        /// The payload as sent.
+        let payload: ArraySlice<UInt8>
 
-    /// The message's kind, whether its payload is compressed, and the payload as sent.
-    private static func openFrame(_ bytes: [UInt8]) throws(DecodingError)
-        -> (kind: Kind, isCompressed: Bool, payload: ArraySlice<UInt8>) {
-        var frame = try Envelope.open(bytes, magic: magic, name: "a sync message", version: version)
-        guard let kind = Kind(rawValue: try frame.readByte("the message kind")) else {
-            throw DecodingError.invalid("unknown message kind")
+        init(opening bytes: [UInt8]) throws(DecodeError) {
+            do {
+                var frame = try Envelope.open(bytes, magic: magic, name: "a sync message", version: version)
+                guard let kind = Kind(rawValue: try frame.readByte("the message kind")) else {
+                    throw DecodingError.invalid("unknown message kind")
+                }
+                let flags = try frame.readByte("the message flags")
+                guard flags & ~compressedFlag == 0 else { throw DecodingError.invalid("unknown message flags \(flags)") }
+                (self.kind, isCompressed, payload) = (kind, flags & compressedFlag != 0, frame.remainingBytes)
+            } catch let error as DecodingError {
+                throw .malformed(error.description)
+            } catch {
+                throw .malformed("\(error)")
+            }
         }
-        let flags = try frame.readByte("the message flags")
-        guard flags & ~compressedFlag == 0 else { throw DecodingError.invalid("unknown message flags \(flags)") }
-        return (kind, flags & compressedFlag != 0, frame.remainingBytes)
+
+        /// The size of the payload once decompressed, as its zstd frame
+        /// declares it (or as sent, uncompressed), found without
+        /// decompressing: about what decoding the message holds in memory.
+        /// nil for a compressed payload whose header declares none
+        /// (`decode` says what is wrong).
+        var payloadSize: Int? {
+            isCompressed ? Zstd.declaredContentSize(payload).map { Int(clamping: $0) } : payload.count
+        }
     }
 
     /// nil for the all-zero cursor, which means "none".

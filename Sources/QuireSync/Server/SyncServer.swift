@@ -78,16 +78,18 @@ public final class SyncServer: SyncService {
                 throw SyncFailure(status: 415, "Content-Encoding \"\(encoding.prefix(100))\" is not supported: "
                     + "send the sync message as it is (it compresses its own payload)")
             }
+            let frame: SyncMessage.Frame
+            do { frame = try SyncMessage.Frame(opening: request.body) } catch { throw SyncFailure(decoding: error) }
             // Taken before decompressing. A payload over the message limit
             // takes nothing: `decode` refuses it (413) before allocating.
-            let declared = SyncMessage.payloadSize(of: request.body) ?? 0
+            let declared = frame.payloadSize ?? 0
             let payloadBytes = declared <= configuration.message.maxPayloadBytes ? declared : 0
             guard payloadBudget.take(payloadBytes) else {
                 throw SyncFailure(status: 503, "the server is busy with other large requests; try again", retryAfterSeconds: 1)
             }
             defer { payloadBudget.give(payloadBytes) }
             let message: SyncMessage
-            do { message = try SyncMessage.decode(request.body, limits: configuration.message) } catch {
+            do { message = try SyncMessage.decode(frame, limits: configuration.message) } catch {
                 throw SyncFailure(decoding: error)
             }
             guard case .request(let syncRequest) = message else { throw SyncFailure(status: 400, "expected a sync request") }
