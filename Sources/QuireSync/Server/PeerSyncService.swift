@@ -133,6 +133,6 @@ public struct PeerSyncService: SyncService {
             for replica in document.version.replicas { both[replica] = min(document.version[replica], mine[replica]) }
             if !(recorded[document.id] ?? VersionVector()).includes(both) { held[document.id] = both }
         }
-        if !held.isEmpty { try? store.recordSyncProgress(peer: Self.clientsPeer, acknowledged: held, cursor: nil) }
+        if !held.isEmpty { _ = try? store.recordSyncProgress(peer: Self.clientsPeer, acknowledged: held, cursor: nil) }
     }
 }
