@@ -176,6 +176,33 @@ struct HTTPServerTests {
         }
     }
 
+    /// Two lengths told two ways would let a proxy in front and the server
+    /// disagree on where the request ends (request smuggling):
+    /// libmicrohttpd takes the first Content-Length, or chunked over any
+    /// Content-Length. Such a request is refused before its handler runs.
+    /// (Two values in one field, `3, 10`, libmicrohttpd refuses itself.)
+    @Test(arguments: [
+        ("Content-Length: 3\r\nContent-Length: 10", "different Content-Length values (10, 3)"),
+        ("Content-Length: 3\r\nTransfer-Encoding: chunked", "both Transfer-Encoding and Content-Length"),
+        ("Transfer-Encoding: gzip, chunked", "Transfer-Encoding \"gzip, chunked\" is not supported"),
+    ])
+    func aRequestWhoseBodyLengthIsAmbiguousGets400(headers: String, reason: String) async throws {
+        let handled = Counter()
+        try await withServer(handler: { request in
+            _ = handled.next()
+            return try await Self.echo(request)
+        }) { server in
+            let answer = try rawExchange(port: server.port, "POST / HTTP/1.1\r\nHost: x\r\n\(headers)\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 400"))
+            #expect(answer.contains(reason))
+            // A repeated but equal length says one thing, and is served.
+            let equal = try rawExchange(port: server.port, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
+            #expect(equal.hasPrefix("HTTP/1.1 200"))
+            #expect(equal.hasSuffix("\r\n\r\nabc"))
+            #expect(handled.count == 1)
+        }
+    }
+
     /// A handler waiting (as a long-poll does) must not hold up other
     /// connections: the slow handler waits until the fast request has been
     /// answered, which can only happen if the server serves both at once.

@@ -17,6 +17,8 @@ enum MHDCallbacks {
             // First call: headers are complete, no body has been read yet.
             let context = RequestContext(head: readRequestHead(connection, url: url, method: method))
             requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
+            // Answering now closes the connection unread: where the body ends is in doubt.
+            if let problem = ambiguousBodyLength(context.head.headers) { return queue(.text(400, problem), on: connection) }
             // UInt64, as MHD reads it: a length past Int.max must be cut off, not taken for none.
             guard let declared = context.head.headers["Content-Length"].flatMap(UInt64.init) else { return .YES }
             if declared > UInt64(maxBodyBytes) {
@@ -79,6 +81,29 @@ enum MHDCallbacks {
     // Options given through C varargs need plain pointers, not Swift function values.
     static var completedPointer: OpaquePointer { unsafeBitCast(completed, to: OpaquePointer.self) }
     static var logPointer: OpaquePointer { unsafeBitCast(log, to: OpaquePointer.self) }
+
+    /// Why the request's body length is in doubt, or nil. libmicrohttpd
+    /// takes the first of two different Content-Length values, reads a
+    /// chunked body whatever Content-Length says, and reads a body of any
+    /// other Transfer-Encoding until the connection closes; a proxy in
+    /// front may decide otherwise, and the bytes it takes for a second
+    /// request would reach the sync service as part of this one (request
+    /// smuggling). So only one length, told one way, is accepted.
+    /// `headers` joins repeated fields with ", " (`HTTPHeaders`).
+    static func ambiguousBodyLength(_ headers: HTTPHeaders) -> String? {
+        let lengths = headers["Content-Length"].map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        if let lengths, lengths.count > 1 {
+            return "the request gives different Content-Length values (\(lengths.sorted().joined(separator: ", "))): its body's length is ambiguous"
+        }
+        guard let encoding = headers["Transfer-Encoding"] else { return nil }
+        if lengths != nil {
+            return "the request gives both Transfer-Encoding and Content-Length: its body's length is ambiguous"
+        }
+        if encoding.trimmingCharacters(in: .whitespaces).lowercased() != "chunked" {
+            return "Transfer-Encoding \"\(encoding)\" is not supported: send the body chunked or with a Content-Length"
+        }
+        return nil
+    }
 
     /// Everything about a request except its body, read while MHD still
     /// holds the headers.
