@@ -59,14 +59,30 @@ enum MHDCallbacks {
         if context.bodyTooLarge { return queue(payloadTooLarge(maxBodyBytes), on: connection) }
         var request = context.head
         request.body = context.body
+        server.deadlines?.requestReceived(connection)
         return queue(server.respond(to: request), on: connection)
     }
 
     /// Frees the per-request context once MHD is done with the request.
-    static let completed: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+    static let completed: MHD_RequestCompletedCallback = { cls, connection, requestContext, _ in
+        if let cls, let connection {
+            Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().deadlines?.answered(connection)
+        }
         guard let requestContext, let context = requestContext.pointee else { return }
         Unmanaged<RequestContext>.fromOpaque(context).release()
         requestContext.pointee = nil
+    }
+
+    /// Tells the request deadlines of connections opened and closed.
+    /// MHD calls it before it closes the socket.
+    static let connection: MHD_NotifyConnectionCallback = { cls, connection, _, event in
+        guard let cls, let connection,
+            let deadlines = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().deadlines else { return }
+        if event == .CONNECTION_NOTIFY_STARTED {
+            deadlines.opened(connection, socket: quire_mhd_connection_socket(connection))
+        } else {
+            deadlines.closed(connection)
+        }
     }
 
     /// Receives MHD's error messages (printf-style format plus arguments).
@@ -81,6 +97,7 @@ enum MHDCallbacks {
     // Options given through C varargs need plain pointers, not Swift function values.
     static var completedPointer: OpaquePointer { unsafeBitCast(completed, to: OpaquePointer.self) }
     static var logPointer: OpaquePointer { unsafeBitCast(log, to: OpaquePointer.self) }
+    static var connectionPointer: OpaquePointer { unsafeBitCast(connection, to: OpaquePointer.self) }
 
     /// Why the request's body length is in doubt, or nil. libmicrohttpd
     /// takes the first of two different Content-Length values, reads a
