@@ -176,6 +176,109 @@ struct HTTPServerTests {
         }
     }
 
+    /// Two lengths told two ways would let a proxy in front and the server
+    /// disagree on where the request ends (request smuggling):
+    /// libmicrohttpd takes the first Content-Length, or chunked over any
+    /// Content-Length. Such a request is refused before its handler runs.
+    /// (Two values in one field, `3, 10`, libmicrohttpd refuses itself.)
+    @Test(arguments: [
+        ("Content-Length: 3\r\nContent-Length: 10", "different Content-Length values (10, 3)"),
+        ("Content-Length: 3\r\nTransfer-Encoding: chunked", "both Transfer-Encoding and Content-Length"),
+        ("Transfer-Encoding: gzip, chunked", "Transfer-Encoding \"gzip, chunked\" is not supported"),
+    ])
+    func aRequestWhoseBodyLengthIsAmbiguousGets400(headers: String, reason: String) async throws {
+        let handled = Counter()
+        try await withServer(handler: { request in
+            _ = handled.next()
+            return try await Self.echo(request)
+        }) { server in
+            let answer = try rawExchange(port: server.port, "POST / HTTP/1.1\r\nHost: x\r\n\(headers)\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 400"))
+            #expect(answer.contains(reason))
+            // A repeated but equal length says one thing, and is served.
+            let equal = try rawExchange(port: server.port, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
+            #expect(equal.hasPrefix("HTTP/1.1 200"))
+            #expect(equal.hasSuffix("\r\n\r\nabc"))
+            #expect(handled.count == 1)
+        }
+    }
+
+    /// libmicrohttpd's timeout counts only idle time: a client sending a
+    /// header byte every 100 ms would hold its connection for ever. The
+    /// request deadline closes it, and the address's connection is free again.
+    @Test func aClientTricklingItsRequestIsClosedAtTheDeadline() async throws {
+        let limits = HTTPServer.Limits(maxConnections: 8, maxConnectionsPerAddress: 1, requestDeadlineSeconds: 1)
+        try await withServer(limits: limits, handler: Self.echo) { server in
+            let socket = try rawConnection(port: server.port, from: "127.0.0.2")
+            defer { close(socket) }
+            func send(_ text: String) -> Bool {
+                Array(text.utf8).withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } > 0
+            }
+            func isClosed() -> Bool {
+                var byte: UInt8 = 0
+                return recv(socket, &byte, 1, Int32(MSG_DONTWAIT)) == 0
+            }
+            var closed = !send("GET /slow HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            // 30 s of trickling: far past the deadline however loaded the machine.
+            for _ in 0..<300 where !closed {
+                try await Task.sleep(for: .milliseconds(100))
+                closed = isClosed() || !send("a")
+            }
+            #expect(closed)
+            let request = "GET /x HTTP/1.1\r\nHost: quire\r\nConnection: close\r\n\r\n"
+            #expect(try rawExchange(port: server.port, request, from: "127.0.0.2").hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    /// The deadline frees a connection only at its end, and a client
+    /// reopening at once from several addresses would keep every
+    /// connection. When all are taken, a newcomer makes the one that has
+    /// waited longest for its request be closed; one whose handler runs is
+    /// never taken.
+    @Test func aNewcomerTakesTheConnectionThatWaitedLongestForItsRequest() async throws {
+        let handling = Counter()
+        let released = Mutex(false)
+        let limits = HTTPServer.Limits(maxConnections: 3, maxConnectionsPerAddress: 0, requestDeadlineSeconds: 600)
+        try await withServer(limits: limits, handler: { request in
+            if request.path == "/poll" {
+                _ = handling.next()
+                while !released.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            return .text(200, request.path)
+        }) { server in
+            let poll = Task { try await onceClient.send(.init(method: "GET", url: url(server, "/poll"))) }
+            while handling.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            var stalled: [Int32] = []
+            defer { stalled.forEach { close($0) } }
+            for source in ["127.0.0.2", "127.0.0.3"] {
+                let socket = try rawConnection(port: server.port, from: source)
+                _ = Array("GET / HTTP/1.1\r\nHo".utf8).withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
+                stalled.append(socket)
+                // One at a time, so that the first has waited longest.
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let request = "GET /x HTTP/1.1\r\nHost: quire\r\nConnection: close\r\n\r\n"
+            #expect(try rawExchange(port: server.port, request, from: "127.0.0.4").hasPrefix("HTTP/1.1 200"))
+            var byte: UInt8 = 0
+            #expect(recv(stalled[0], &byte, 1, 0) == 0)
+            released.withLock { $0 = true }
+            #expect(try await poll.value.body == Array("/poll".utf8))
+        }
+    }
+
+    /// The deadline is for the client's request: a handler's wait (a
+    /// long-poll) past it does not cut the connection.
+    @Test func aHandlerWaitingPastTheRequestDeadlineStillAnswers() async throws {
+        let limits = HTTPServer.Limits(requestDeadlineSeconds: 1)
+        try await withServer(limits: limits, handler: { _ in
+            try await Task.sleep(for: .seconds(3))
+            return .text(200, "waited")
+        }) { server in
+            let response = try await onceClient.send(.init(method: "GET", url: url(server, "/poll")))
+            #expect(response.body == Array("waited".utf8))
+        }
+    }
+
     /// A handler waiting (as a long-poll does) must not hold up other
     /// connections: the slow handler waits until the fast request has been
     /// answered, which can only happen if the server serves both at once.

@@ -46,6 +46,22 @@ struct HostileAnswerTests {
         }
     }
 
+    /// A refusal stops the transfer too: the hostile server sees the
+    /// connection closed, long before the client's timeout would end it
+    /// (without the cancel, it sent until then: 40 s and more).
+    @Test(arguments: ["Connection: close", "Content-Length: 10000000000"])
+    func aRefusedAnswersTransferIsStopped(framing: String) async throws {
+        let server = try RawAnswerServer(head: "HTTP/1.1 200 OK\r\n\(framing)\r\n\r\n",
+                                         chunk: [UInt8](repeating: 0, count: 64 << 10), repeats: nil)
+        defer { server.stop() }
+        let patient = HTTPClient(defaultTimeout: 300, retryPolicy: .never, maxAnswerBytes: Self.limit)
+        await #expect(throws: HTTPError.self) {
+            _ = try await patient.send(.init(method: "POST", url: URL(string: "http://127.0.0.1:\(server.port)/")!, body: [1]))
+        }
+        for _ in 0..<600 where server.endedConnections == 0 { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(server.endedConnections == 1)
+    }
+
     @Test func anAnswerOfExactlyTheLimitIsKept() async throws {
         let body = (0..<Self.limit).map { UInt8(truncatingIfNeeded: $0) }
         try await withServer(handler: { _ in .bytes(200, body, contentType: "application/octet-stream") }) { server in

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,6 +52,10 @@ public func rawConnection(port: UInt16, from source: String, timeout: Int = 5) t
 public final class RawAnswerServer: Sendable {
     public let port: UInt16
     private let listener: Int32
+    private let ended = Atomic<Int>(0)
+
+    /// Connections whose answer ended: all sent, or the client went away.
+    public var endedConnections: Int { ended.load(ordering: .sequentiallyConsistent) }
 
     public init(head: String, chunk: [UInt8], repeats: Int?) throws {
         let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -69,9 +74,12 @@ public final class RawAnswerServer: Sendable {
             throw POSIXError(.init(rawValue: errno) ?? .EIO)
         }
         port = UInt16(bigEndian: address.sin_port)
-        Thread.detachNewThread {
+        Thread.detachNewThread { [self] in
             while case let connection = accept(listener, nil, nil), connection >= 0 {
-                Thread.detachNewThread { Self.answer(connection, head: head, chunk: chunk, repeats: repeats) }
+                Thread.detachNewThread {
+                    Self.answer(connection, head: head, chunk: chunk, repeats: repeats)
+                    self.ended.add(1, ordering: .sequentiallyConsistent)
+                }
             }
         }
     }

@@ -22,7 +22,8 @@ import Synchronization
 /// holds only its own connection's thread, so every other connection is
 /// still served. A thread pool would not do: each pool thread multiplexes
 /// many connections, and one waiting handler would stall all of them.
-/// `limits.maxConnections` bounds the number of threads.
+/// `limits.maxConnections` bounds the number of threads (one more, briefly,
+/// while a newcomer makes room).
 ///
 /// Lifetime: a started server keeps itself alive until `stop()` is called,
 /// because MHD's threads hold a pointer to it.
@@ -31,27 +32,36 @@ public final class HTTPServer: Sendable {
     public struct Limits: Sendable {
         /// Largest request body accepted; a larger one gets 413.
         public var maxBodyBytes: Int
-        /// Connections served at once (each one is a thread); MHD refuses more.
+        /// Connections served at once (each one is a thread). When all are
+        /// taken, a new one makes the one that has waited longest for its
+        /// request be closed (none whose handler runs); with no request
+        /// deadline (`requestDeadlineSeconds` 0), MHD refuses it instead.
         public var maxConnections: Int
         /// Connections one client address may hold at once; 0 for no limit.
-        /// Without it, a client that opens `maxConnections` connections and
-        /// sends their headers a byte at a time shuts everyone else out
-        /// until it stops. Behind a reverse proxy every client has the
-        /// proxy's address: set 0 there, and let the proxy limit clients.
+        /// It bounds one client's share of the connections. Behind a reverse
+        /// proxy every client has the proxy's address: set 0 there, and let
+        /// the proxy limit clients.
         public var maxConnectionsPerAddress: Int
         /// A connection idle this long is closed. Keep it above the longest
         /// time a handler may wait (long-polls), or MHD may drop the
         /// connection before the answer is sent.
         public var connectionTimeoutSeconds: Int
+        /// A client must send each whole request (headers and body) within
+        /// this many seconds of opening the connection or of its previous
+        /// answer, or the connection is closed; 0 for no limit. The idle
+        /// timeout alone lets a client trickling a byte now and then hold a
+        /// connection for ever. A handler's wait does not count.
+        public var requestDeadlineSeconds: Int
 
         public init(
             maxBodyBytes: Int = 16 << 20, maxConnections: Int = 64, maxConnectionsPerAddress: Int = 16,
-            connectionTimeoutSeconds: Int = 60
+            connectionTimeoutSeconds: Int = 60, requestDeadlineSeconds: Int = 60
         ) {
             self.maxBodyBytes = maxBodyBytes
             self.maxConnections = maxConnections
             self.maxConnectionsPerAddress = maxConnectionsPerAddress
             self.connectionTimeoutSeconds = connectionTimeoutSeconds
+            self.requestDeadlineSeconds = requestDeadlineSeconds
         }
     }
 
@@ -77,6 +87,8 @@ public final class HTTPServer: Sendable {
 
     struct State {
         var daemon: Daemon?
+        /// Nil when `limits.requestDeadlineSeconds` is 0 or the server is stopped.
+        var deadlines: RequestDeadlines?
         var boundPort: UInt16 = 0
         var stopping = false
         /// Handlers running now, so that `stop()` can cancel them.
@@ -125,6 +137,9 @@ public final class HTTPServer: Sendable {
             guard state.daemon == nil else { throw HTTPServerError.alreadyRunning }
             state.stopping = false
             state.startupLog = []
+            // Before the daemon: MHD tells of connections as soon as it runs.
+            state.deadlines = limits.requestDeadlineSeconds > 0
+                ? RequestDeadlines(seconds: limits.requestDeadlineSeconds, maxConnections: limits.maxConnections) : nil
         }
         var (address, isIPv6) = try socketAddress(host: host, port: requestedPort)
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
@@ -138,10 +153,12 @@ public final class HTTPServer: Sendable {
             let options: [CVarArg] = [
                 // The logger first, so that it receives the errors about the other options too.
                 MHD_OPTION.EXTERNAL_LOGGER.rawValue, MHDCallbacks.logPointer, context,
-                MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnections),
+                // One more with deadlines: the newcomer that makes them close the longest waiting.
+                MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnections + (limits.requestDeadlineSeconds > 0 ? 1 : 0)),
                 MHD_OPTION.PER_IP_CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnectionsPerAddress),
                 MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(clamping: limits.connectionTimeoutSeconds),
                 MHD_OPTION.NOTIFY_COMPLETED.rawValue, MHDCallbacks.completedPointer, context,
+                MHD_OPTION.NOTIFY_CONNECTION.rawValue, MHDCallbacks.connectionPointer, context,
                 MHD_OPTION.SOCK_ADDR.rawValue, OpaquePointer(address),
                 MHD_OPTION.END.rawValue,
             ]
@@ -152,7 +169,8 @@ public final class HTTPServer: Sendable {
         guard let pointer else {
             unmanagedSelf.release()
             let reason = state.withLock { state in
-                defer { state.startupLog = nil }
+                defer { (state.startupLog, state.deadlines) = (nil, nil) }
+                state.deadlines?.stop()
                 return state.startupLog?.last
             }
             throw HTTPServerError.cannotListen(host: host, port: requestedPort, reason: reason ?? "libmicrohttpd could not start")
@@ -171,12 +189,13 @@ public final class HTTPServer: Sendable {
     /// cancellation delays `stop()` until it returns. Safe to call twice.
     public func stop() {
         lifecycle.withLock { _ in
-            let (daemon, running) = state.withLock { state in
-                defer { (state.daemon, state.boundPort, state.stopping) = (nil, 0, true) }
-                return (state.daemon, Array(state.running.values))
+            let (daemon, running, deadlines) = state.withLock { state in
+                defer { (state.daemon, state.boundPort, state.stopping, state.deadlines) = (nil, 0, true, nil) }
+                return (state.daemon, Array(state.running.values), state.deadlines)
             }
             guard let daemon else { return }
             for task in running { task.cancel() }
+            deadlines?.stop()
             MHD_stop_daemon(daemon.pointer)
             Unmanaged.passUnretained(self).release()
         }
@@ -216,6 +235,9 @@ public final class HTTPServer: Sendable {
         if let id { _ = state.withLock { $0.running.removeValue(forKey: id) } }
         return response
     }
+
+    /// Where connections' request deadlines are kept, if there are any.
+    var deadlines: RequestDeadlines? { state.withLock { $0.deadlines } }
 
     /// Shows what MHD logged on stderr, or keeps it while `start()` runs.
     func log(_ message: String) {

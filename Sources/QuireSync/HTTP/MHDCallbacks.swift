@@ -17,6 +17,8 @@ enum MHDCallbacks {
             // First call: headers are complete, no body has been read yet.
             let context = RequestContext(head: readRequestHead(connection, url: url, method: method))
             requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
+            // Answering now closes the connection unread: where the body ends is in doubt.
+            if let problem = ambiguousBodyLength(context.head.headers) { return queue(.text(400, problem), on: connection) }
             // UInt64, as MHD reads it: a length past Int.max must be cut off, not taken for none.
             guard let declared = context.head.headers["Content-Length"].flatMap(UInt64.init) else { return .YES }
             if declared > UInt64(maxBodyBytes) {
@@ -57,14 +59,30 @@ enum MHDCallbacks {
         if context.bodyTooLarge { return queue(payloadTooLarge(maxBodyBytes), on: connection) }
         var request = context.head
         request.body = context.body
+        server.deadlines?.requestReceived(connection)
         return queue(server.respond(to: request), on: connection)
     }
 
     /// Frees the per-request context once MHD is done with the request.
-    static let completed: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+    static let completed: MHD_RequestCompletedCallback = { cls, connection, requestContext, _ in
+        if let cls, let connection {
+            Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().deadlines?.answered(connection)
+        }
         guard let requestContext, let context = requestContext.pointee else { return }
         Unmanaged<RequestContext>.fromOpaque(context).release()
         requestContext.pointee = nil
+    }
+
+    /// Tells the request deadlines of connections opened and closed.
+    /// MHD calls it before it closes the socket.
+    static let connection: MHD_NotifyConnectionCallback = { cls, connection, _, event in
+        guard let cls, let connection,
+            let deadlines = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().deadlines else { return }
+        if event == .CONNECTION_NOTIFY_STARTED {
+            deadlines.opened(connection, socket: quire_mhd_connection_socket(connection))
+        } else {
+            deadlines.closed(connection)
+        }
     }
 
     /// Receives MHD's error messages (printf-style format plus arguments).
@@ -79,6 +97,30 @@ enum MHDCallbacks {
     // Options given through C varargs need plain pointers, not Swift function values.
     static var completedPointer: OpaquePointer { unsafeBitCast(completed, to: OpaquePointer.self) }
     static var logPointer: OpaquePointer { unsafeBitCast(log, to: OpaquePointer.self) }
+    static var connectionPointer: OpaquePointer { unsafeBitCast(connection, to: OpaquePointer.self) }
+
+    /// Why the request's body length is in doubt, or nil. libmicrohttpd
+    /// takes the first of two different Content-Length values, reads a
+    /// chunked body whatever Content-Length says, and reads a body of any
+    /// other Transfer-Encoding until the connection closes; a proxy in
+    /// front may decide otherwise, and the bytes it takes for a second
+    /// request would reach the sync service as part of this one (request
+    /// smuggling). So only one length, told one way, is accepted.
+    /// `headers` joins repeated fields with ", " (`HTTPHeaders`).
+    static func ambiguousBodyLength(_ headers: HTTPHeaders) -> String? {
+        let lengths = headers["Content-Length"].map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        if let lengths, lengths.count > 1 {
+            return "the request gives different Content-Length values (\(lengths.sorted().joined(separator: ", "))): its body's length is ambiguous"
+        }
+        guard let encoding = headers["Transfer-Encoding"] else { return nil }
+        if lengths != nil {
+            return "the request gives both Transfer-Encoding and Content-Length: its body's length is ambiguous"
+        }
+        if encoding.trimmingCharacters(in: .whitespaces).lowercased() != "chunked" {
+            return "Transfer-Encoding \"\(encoding)\" is not supported: send the body chunked or with a Content-Length"
+        }
+        return nil
+    }
 
     /// Everything about a request except its body, read while MHD still
     /// holds the headers.
