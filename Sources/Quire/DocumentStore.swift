@@ -728,6 +728,24 @@ public final class DocumentStore: @unchecked Sendable {
         } }
     }
 
+    // MARK: Backup
+
+    /// Writes a backup of the store to a new file at `destination`: every
+    /// change committed when it begins, whatever other calls or processes
+    /// commit meanwhile, in one SQLite file that opens as a store
+    /// (`Database.backup(to:replacing:prepare:)`), unlike a copy of the file
+    /// while it is open, which misses what its `-wal` holds. Opened for
+    /// writing, wherever it was restored (even copied over this very
+    /// file), the backup mints a new replica id: it lacks this store's
+    /// later changes, and under this id would make changes again under ids
+    /// peers already hold.
+    ///
+    ///     try store.backup(to: "/Volumes/Backup/notes-2026-12-05.quire")
+    public func backup(to destination: String, replacing: Bool = false) throws {
+        try refuseNestedCall()
+        try database.backup(to: destination, replacing: replacing, prepare: ReplicaIdentity.forgetFile)
+    }
+
     /// Clamped to what an `Int64` holds: times are informational, and an
     /// edit's `time` may come from bad data (converting it would trap).
     static func milliseconds(_ date: Date) -> Int64 {

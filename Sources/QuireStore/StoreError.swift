@@ -29,6 +29,12 @@ public enum StoreError: Error, Hashable, Sendable, DescribedError {
     /// document while a call (an edit, apply, snapshot or compaction) was
     /// retried; nothing of the call was saved.
     case changedElsewhere(String)
+    /// `backup(to:)` found a file at the destination, and was not told to
+    /// replace it.
+    case backupDestinationExists(String)
+    /// `backup(to:)` cannot write the destination: it is the store itself,
+    /// a folder, or a store another program may have open.
+    case backupRefused(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -46,6 +52,8 @@ public enum StoreError: Error, Hashable, Sendable, DescribedError {
         case .nestedCall: "the document store was called from inside its own read or edit closure"
         case .historyCompacted(let id): "the history of document \(id) asked for was compacted away"
         case .changedElsewhere(let id): "document \(id) kept changing in another process meanwhile, and nothing of this call was saved; try again"
+        case .backupDestinationExists(let path): "cannot back up to \(path): a file is there already; give a new path, or replace it explicitly"
+        case let .backupRefused(path, reason): "cannot back up to \(path): \(reason)"
         }
     }
 }

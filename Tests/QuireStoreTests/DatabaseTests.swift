@@ -236,6 +236,23 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
         }
     }
 
+    /// A large transaction grows the `-wal`; once checkpointed, the next
+    /// commit cuts it back, though the connection stays open (an app, a
+    /// `quire serve`), instead of the file keeping that size for good.
+    @Test func theWALShrinksBackAfterALargeTransaction() throws {
+        try withNotesDatabase { db, path throws in
+            let big = DatabaseValue.blob([UInt8](repeating: 7, count: 1 << 20))
+            try db.write { db in
+                for _ in 0..<16 { try db.execute(sql: "INSERT INTO notes(body) VALUES (?)", arguments: [big]) }
+            }
+            let walSize = { try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0 }
+            #expect(try walSize() > 16 << 20)
+            try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)")
+            try db.write { db in try db.execute(sql: "INSERT INTO notes(body) VALUES (?)", arguments: [.blob([1])]) }
+            #expect(try walSize() <= Database.walSizeLimit)
+        }
+    }
+
     @Test func readOnlyFileRefusesWritesButReads() throws {
         try withNotesDatabase { db, path throws in
             try db.execute(sql: "INSERT INTO notes(title) VALUES ('kept')")

@@ -16,6 +16,27 @@ import Testing
         }
     }
 
+    /// `backup DEST` writes a store that opens with every note and takes a
+    /// new replica id; it never replaces a file unless told to.
+    @Test func backupWritesANewStoreAndReplacesOnlyWithForce() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Groceries"]).trimmingCharacters(in: .whitespacesAndNewlines)
+            let backup = quire.directory + "/backup.quire"
+            #expect(try quire.ok(["backup", backup]).hasPrefix("Backed up \(quire.store) to \(backup) ("))
+            #expect(try quire.ok(["note", "show", id], store: backup).contains("Groceries"))
+            let replica = { (store: String) in try #require(try quire.run(["status", "--json"], store: store).json() as? [String: Any])["replica"] as? String }
+            #expect(try replica(backup) != replica(quire.store))
+
+            let again = try quire.run(["backup", backup])
+            #expect(again.status == 1)
+            #expect(again.stderr == "error: cannot back up to \(backup): a file is there already; give a new path, or pass --force to replace it\n")
+            try quire.ok(["backup", backup, "--force"])
+            #expect(try quire.run(["backup"]).status == 64)
+            #expect(try quire.run(["backup", quire.store, "--force"]).stderr.hasPrefix("error: cannot back up to \(quire.store): it is the store itself"))
+        }
+    }
+
     @Test func initSaysWhyItCannotCreateTheStore() throws {
         try withRunner { quire in
             let file = quire.directory + "/file"

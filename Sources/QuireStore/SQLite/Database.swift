@@ -30,6 +30,11 @@ public final class Database: @unchecked Sendable {
     /// failing with SQLITE_BUSY.
     public static let busyTimeout: Int32 = 5_000
 
+    /// Bytes a `-wal` is cut back to when SQLite next writes it from the
+    /// start, after a checkpoint has copied it all into the file: the size
+    /// SQLite's automatic checkpoint lets it reach (1,000 pages of 4 KiB).
+    public static let walSizeLimit = 4 << 20
+
     /// Recursive, so that a nested call on the same thread gets in and finds
     /// `isInUse` set (a clear error) instead of deadlocking.
     private let lock = NSRecursiveLock()
@@ -230,6 +235,11 @@ public final class Database: @unchecked Sendable {
                     extendedCode: SQLITE_ERROR,
                     message: "could not switch to WAL mode (still \(mode ?? "unknown"))")
             }
+            // A `-wal` grows to hold the largest transaction (a sync taking
+            // a long history) and, while any connection keeps the file open,
+            // would stay that size for good: SQLite writes it again from the
+            // start after a checkpoint but never shortens it unless told.
+            _ = try connection.query(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimit)")
         }
         // FULL: with WAL, each commit syncs the log to disk, so an
         // acknowledged edit survives an OS crash or power loss. NORMAL only

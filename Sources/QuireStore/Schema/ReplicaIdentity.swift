@@ -50,6 +50,14 @@ public enum ReplicaIdentity {
         return try row.replica(0)
     }
 
+    /// Makes the store take whatever file holds it for a copy: its next
+    /// open for writing mints a new id. For a backup, which may be restored
+    /// by copying it over the original file (`cp` keeps the original's
+    /// inode, and so its fingerprint) while the original wrote on after it.
+    public static func forgetFile(_ db: DatabaseConnection) throws {
+        try db.execute(sql: "UPDATE replica SET file_fingerprint = '' WHERE singleton = 1")
+    }
+
     /// The store's replica id as recorded, without checking the fingerprint;
     /// for read-only access, which never writes under it.
     public static func recorded(_ db: DatabaseConnection) throws -> ReplicaID? {

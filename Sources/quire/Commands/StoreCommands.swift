@@ -1,7 +1,7 @@
 import Foundation
 import Quire
 
-/// `quire init` and `quire status`: the store itself.
+/// `quire init`, `quire status` and `quire backup`: the store itself.
 enum StoreCommands {
     static let initialize = Command(
         name: "init",
@@ -71,5 +71,31 @@ enum StoreCommands {
             if case .failure(let error) = pending {
                 throw CLIError.failure("\(error); `quire inspect \(context.storePath)` reports the damage")
             }
+        })
+
+    static let backup = Command(
+        name: "backup",
+        summary: "Copy the store to a new file, safely while other processes use it: the copy holds every change committed when it began.",
+        usage: ["DEST [--force]"],
+        arguments: [Command.Argument(name: "DEST", help: "The file to write; it must not exist, unless --force is given.")],
+        options: [Option(name: "--force", help: "Replace a file at DEST (not a store a program has open there).")],
+        examples: ["quire backup /media/usb/notes-2026-12-05.quire", "quire --store ~/work.quire backup ~/work-backup.quire --force"],
+        run: { invocation in
+            try invocation.expectArguments(atMost: 1)
+            let context = invocation.context
+            let destination = try invocation.argument(0, "DEST")
+            let store = try context.openStore()
+            do {
+                try store.backup(to: destination, replacing: invocation.flag("--force"))
+            } catch StoreError.backupDestinationExists {
+                throw CLIError.failure("cannot back up to \(destination): a file is there already; give a new path, or pass --force to replace it")
+            } catch let error as StoreError {
+                throw CLIError.failure("\(error)")
+            } catch {
+                throw CLIError.failure("cannot back up \(context.storePath) to \(destination), nothing was written there: \(error)")
+            }
+            let bytes = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
+            context.output.print("Backed up \(context.storePath) to \(destination) (\(bytes) bytes); "
+                + "opened for writing, the backup takes a new replica id")
         })
 }

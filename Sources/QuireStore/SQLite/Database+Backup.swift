@@ -1,0 +1,84 @@
+import CSQLite
+import Foundation
+
+extension Database {
+    /// Writes a copy of the database to a new file at `destination`: one
+    /// snapshot of it, what was committed when the copy began, whatever
+    /// other connections and processes commit meanwhile (SQLite's `VACUUM
+    /// INTO`, which also leaves out free pages). A plain copy of the file
+    /// while it is open misses the commits still in its `-wal`, and can
+    /// catch a checkpoint halfway.
+    ///
+    /// The copy is made under a temporary name beside `destination`, given
+    /// to `prepare` in a write transaction, synced to disk and only then
+    /// renamed to `destination`: a copy stopped halfway (a full disk, a
+    /// kill) never stands at `destination`, and a file replaced there stays
+    /// whole until the rename. This connection is busy for the whole copy.
+    ///
+    /// - Parameter replacing: replace a file at `destination`; without it,
+    ///   one there is `StoreError.backupDestinationExists`.
+    /// - Throws: `StoreError.backupRefused` for a destination that is this
+    ///   file, a folder, in a missing folder, or a database that may be
+    ///   open (a `-wal` beside it); a `DatabaseError` when SQLite or the
+    ///   file system fails. Nothing is left at `destination` then.
+    public func backup(to destination: String, replacing: Bool, prepare: (DatabaseConnection) throws -> Void) throws {
+        // Absolute: SQLite would read a name beginning with "file:" as a URI.
+        let target = URL(fileURLWithPath: destination).path
+        try refuseBackup(to: target, named: destination, replacing: replacing)
+        let temporary = target + ".partial-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        do {
+            try execute(sql: "VACUUM INTO ?", arguments: [.text(temporary)])
+            let copy = try Database(path: temporary)
+            try copy.write(prepare)
+            // The last connection's close checkpoints the copy's `-wal` into
+            // it and deletes the `-wal`: the file alone is the whole copy.
+            copy.close()
+            // SQLite does not sync what VACUUM INTO writes.
+            try Self.sync(temporary)
+            try refuseBackup(to: target, named: destination, replacing: replacing)
+            guard rename(temporary, target) == 0 else { throw Self.fileSystemError("cannot rename \(temporary) to \(target)", file: target) }
+            try Self.sync((target as NSString).deletingLastPathComponent)
+        } catch {
+            for suffix in ["", "-wal", "-shm"] { unlink(temporary + suffix) }
+            throw error
+        }
+    }
+
+    /// Throws unless a backup may be written at `target` (`destination` as
+    /// the caller gave it, for the error).
+    private func refuseBackup(to target: String, named destination: String, replacing: Bool) throws {
+        let folder = (target as NSString).deletingLastPathComponent
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw StoreError.backupRefused(path: destination, reason: "its folder \(folder) does not exist")
+        }
+        var found = stat(), this = stat()
+        guard stat(target, &found) == 0 else { return }
+        if found.st_mode & S_IFMT == S_IFDIR {
+            throw StoreError.backupRefused(path: destination, reason: "it is a folder; give the path of a file in it")
+        }
+        if stat(Self.file(namedBy: path), &this) == 0, this.st_dev == found.st_dev, this.st_ino == found.st_ino {
+            throw StoreError.backupRefused(path: destination, reason: "it is the store itself; give the path of another file")
+        }
+        guard replacing else { throw StoreError.backupDestinationExists(destination) }
+        // Replaced under a program that has it open, the file would take
+        // that program's `-wal`, commits of another database, for its own.
+        if FileManager.default.fileExists(atPath: Self.file(namedBy: target) + "-wal") {
+            throw StoreError.backupRefused(path: destination, reason: "a -wal file is beside it, so a program may have it open as a store; "
+                + "close that program (closing checkpoints and deletes the -wal), or give another path")
+        }
+    }
+
+    /// Syncs the file or folder at `path` to disk.
+    private static func sync(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw fileSystemError("cannot open \(path) to sync it", file: path) }
+        defer { Foundation.close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw fileSystemError("cannot sync \(path) to disk", file: path) }
+    }
+
+    /// The failure of a file system call that set `errno`, as SQLite's I/O errors are.
+    private static func fileSystemError(_ what: String, file: String) -> DatabaseError {
+        DatabaseError(extendedCode: SQLITE_IOERR, message: "\(what): \(String(cString: strerror(errno)))", file: file)
+    }
+}
