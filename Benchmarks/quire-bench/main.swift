@@ -58,6 +58,7 @@ let subcommands = [
     ),
     storeSubcommand,
     writersSubcommand,
+    notesStoreSubcommand,
     Subcommand(name: "suite", usage: suiteUsage, run: runSuiteCommand),
 ]
 

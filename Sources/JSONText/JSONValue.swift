@@ -25,6 +25,21 @@ public indirect enum JSONValue: Sendable {
     /// Two-space indented, one element or member per line; empty arrays and objects as `[]` and `{}`.
     public var indented: String { indented(by: "") }
 
+    /// `.array(elements).indented`, handed to `write` in pieces, one
+    /// element at a time: an array of hundreds of thousands of elements
+    /// (`quire log --json` of a long history) is written as it is made,
+    /// never held whole, as a value or as text.
+    public static func indentedArray(_ elements: some Sequence<JSONValue>, _ write: (String) -> Void) {
+        var iterator = elements.makeIterator()
+        guard var element = iterator.next() else { return write("[]") }
+        write("[")
+        while let next = iterator.next() {
+            write("\n  " + element.indented(by: "  ") + ",")
+            element = next
+        }
+        write("\n  " + element.indented(by: "  ") + "\n]")
+    }
+
     /// On one line, elements and members separated by `, `: `["a", "b"]`, `{"a": 1}`.
     public var compact: String {
         switch self {

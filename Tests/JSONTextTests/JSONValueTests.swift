@@ -113,4 +113,15 @@ import Testing
         #expect(JSONValue.object(["a": .integer(1)]) != .orderedObject([("a", .integer(1))]))
         #expect(JSONValue.integer(1) != .double(1))
     }
+
+    /// `quire log --json` writes its array an element at a time: the
+    /// pieces make the same bytes as the whole array indented.
+    @Test func anArrayWrittenAnElementAtATimeIsTheArrayIndented() {
+        let element = JSONValue.object(["id": .string("1@a"), "parents": .array([.string("x"), .string("y")]), "empty": .array([])])
+        for elements in [[], [JSONValue.integer(1)], [element, .null, element, .string("z")]] {
+            var pieces = ""
+            JSONValue.indentedArray(elements) { pieces += $0 }
+            #expect(pieces == JSONValue.array(elements).indented)
+        }
+    }
 }

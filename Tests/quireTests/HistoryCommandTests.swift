@@ -143,6 +143,39 @@ import Testing
         }
     }
 
+    /// A long history, its changes made a year ago (shown as dates): `log`
+    /// and `blame` write it in chunks, a row or an element at a time, each
+    /// time formatted alike, with nothing lost or doubled at a chunk's edge.
+    @Test func theLogAndBlameOfALongHistoryShowEveryChangeWithItsDate() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T"]).trimmingCharacters(in: .newlines)
+            let store = try DocumentStore(path: quire.store)
+            let yearAgo = Date(timeIntervalSince1970: 1_733_400_000)  // 2024-12-05T12:00:00Z
+            let edits = 1500
+            for edit in 0..<edits {
+                try store.edit(try #require(DocumentID(rawValue: id)), time: yearAgo.addingTimeInterval(Double(edit))) { tx in
+                    if case .object(.text, let body)? = try tx.document.get(.root, key: "body") { try tx.insertText(body, at: 0, "ab") }
+                }
+            }
+            try store.close()
+            let log = try quire.ok(["log", id]).split(separator: "\n")
+            #expect(log.count == edits + 2)  // the header and the note's creation
+            #expect(log[1].contains("  2024-12-05T12:24:59Z  "), "\(log[1])")
+            #expect(log[edits].contains("  2024-12-05T12:00:00Z  "), "\(log[edits])")
+            let entries = try #require(try quire.run(["log", id, "--json"]).json() as? [[String: Any]])
+            #expect(entries.count == edits + 1)
+            #expect(entries.prefix(edits).map { $0["time"] as? String } == (0..<edits).reversed().map { edit in
+                let seconds = 12 * 3600 + edit
+                return String(format: "2024-12-05T%02d:%02d:%02dZ", seconds / 3600, seconds / 60 % 60, seconds % 60)
+            })
+            let pieces = try #require(try quire.run(["blame", id, "--json"]).json() as? [[String: Any]])
+            #expect(pieces.count == edits)
+            #expect(pieces.first?["time"] as? String == "2024-12-05T12:24:59Z")
+            #expect(try quire.ok(["blame", id]).split(separator: "\n").count == edits + 1)
+        }
+    }
+
     @Test func blameOfAnEmptyBodySaysSo() throws {
         try withRunner { quire in
             try quire.ok(["init"])

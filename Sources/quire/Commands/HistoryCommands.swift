@@ -19,7 +19,7 @@ enum HistoryCommands {
             let acknowledged = try context.acknowledgedVersion(peer: context.serverPeer, id: history.id)
             let entries = zip(history.changes, history.versionsAfterEachChange).reversed()
             if invocation.flag("--json") {
-                context.output.print(json: .array(entries.map { change, version in
+                context.output.print(jsonArray: entries.lazy.map { change, version in
                     .object([
                         "id": .string(change.id.description), "replica": .string(change.replica.description),
                         "counters": .object(["first": .integer(change.id.counter), "last": .integer(change.lastID.counter)]),
@@ -30,7 +30,7 @@ enum HistoryCommands {
                         "acknowledged": .bool(acknowledged.contains(change.lastID)),
                         "version": .string(version.description),
                     ])
-                }))
+                })
                 return
             }
             let rows = entries.map { change, version in
@@ -39,7 +39,7 @@ enum HistoryCommands {
                  "\(change.operations.count)", RelativeTime.describe(milliseconds: change.time),
                  acknowledged.contains(change.lastID) ? "yes" : "no", version.description]
             }
-            context.output.print(Table(header: ["CHANGE", "COUNTERS", "LAMPORT", "PARENTS", "OPS", "TIME", "ACKED", "VERSION"], rows: rows).render())
+            context.output.print(Table(header: ["CHANGE", "COUNTERS", "LAMPORT", "PARENTS", "OPS", "TIME", "ACKED", "VERSION"], rows: rows))
         })
 
     static let heads = Command(
@@ -120,14 +120,14 @@ enum HistoryCommands {
             let history = try DocumentHistory(id, in: store)
             let pieces = try store.read(history.id) { try Blame.pieces(of: $0, key: key, history: history) }
             if invocation.flag("--json") {
-                context.output.print(json: .array(pieces.map { piece in
+                context.output.print(jsonArray: pieces.lazy.map { piece in
                     .object([
                         "offset": .integer(piece.offset), "text": .string(piece.text),
                         "change": .string(piece.change.id.description), "replica": .string(piece.change.replica.description),
                         "lamport": .integer(piece.lamport),
                         "time": piece.change.time > 0 ? .string(RelativeTime.isoDate(milliseconds: piece.change.time)) : .null,
                     ])
-                }))
+                })
                 return
             }
             guard !pieces.isEmpty else {
@@ -138,6 +138,6 @@ enum HistoryCommands {
                 [context.output.styled(piece.change.id.description, .yellow), "\(piece.lamport)-\(piece.lastLamport)",
                  RelativeTime.describe(milliseconds: piece.change.time), "\(piece.offset)", JSONValue.quoted(piece.text)]
             }
-            context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"], rows: rows).render())
+            context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"], rows: rows))
         })
 }

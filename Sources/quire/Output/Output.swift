@@ -22,6 +22,40 @@ struct Output {
         Self.writeToStandardOutput(json.indented + "\n")
     }
 
+    /// Writes a table's lines as `print` writes text, a chunk at a time:
+    /// a table of hundreds of thousands of rows (`quire log` of a long
+    /// history) is not held again as one string, and `| head` gets its
+    /// first lines before the last are made.
+    func print(_ table: Table) {
+        Self.writeInChunks { write in
+            for line in table.lines { write(TerminalText.applyingStyles(TerminalText.safe(line), inColour: isColorEnabled) + "\n") }
+        }
+    }
+
+    /// Writes a JSON array as `print(json: .array(elements))` does, one
+    /// element at a time: the elements are made as they are written, never
+    /// held all at once.
+    func print(jsonArray elements: some Sequence<JSONValue>) {
+        Self.writeInChunks { write in
+            JSONValue.indentedArray(elements, write)
+            write("\n")
+        }
+    }
+
+    /// Writes to standard output what `produce` hands its argument, in
+    /// chunks of about 64 KiB: a write a line would be a system call a line.
+    private static func writeInChunks(_ produce: ((String) -> Void) -> Void) {
+        var chunk = ""
+        produce { piece in
+            chunk += piece
+            if chunk.utf8.count >= 65_536 {
+                writeToStandardOutput(chunk)
+                chunk = ""
+            }
+        }
+        if !chunk.isEmpty { writeToStandardOutput(chunk) }
+    }
+
     /// Writes a progress or warning line to standard error.
     func progress(_ text: String) {
         // A progress line that cannot be written is no reason to stop.

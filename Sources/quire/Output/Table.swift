@@ -14,6 +14,12 @@ struct Table {
     }
 
     func render() -> String {
+        lines.joined(separator: "\n")
+    }
+
+    /// The lines of `render()`, each made as it is read, for a table too
+    /// long to hold as one string (`Output.print(_:)` of a table).
+    var lines: some Sequence<String> {
         // Cells made safe first, so that widths count what will be shown.
         let all = ((header.map { [$0] } ?? []) + rows).map { $0.map { TerminalText.safe($0) } }
         let columnCount = all.map(\.count).max() ?? 0
@@ -21,13 +27,13 @@ struct Table {
         for row in all {
             for (column, cell) in row.enumerated() { widths[column] = max(widths[column], TerminalText.width(cell)) }
         }
-        return all.map { full in
+        return all.lazy.map { [indent] full in
             // Empty cells at a row's end would print as trailing spaces (a note with no tags).
             let row = Array(full.reversed().drop(while: \.isEmpty).reversed())
             let cells = row.enumerated().map { column, cell in
                 column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - TerminalText.width(cell))
             }
             return String(repeating: " ", count: indent) + cells.joined(separator: "  ")
-        }.joined(separator: "\n")
+        }
     }
 }

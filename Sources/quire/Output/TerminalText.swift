@@ -75,7 +75,11 @@ enum TerminalText {
     /// The columns `text` takes on a terminal: those of what is printed
     /// once its style marks are applied (escape sequences take none).
     static func width(_ text: String) -> Int {
-        applyingStyles(text, inColour: false).reduce(0) { $0 + columns(of: $1) }
+        // Printable ASCII, most cells of a long table (`log`, `blame`), is a
+        // column a byte: looking up each character's properties took most
+        // of printing such a table.
+        if text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) { return text.utf8.count }
+        return applyingStyles(text, inColour: false).reduce(0) { $0 + columns(of: $1) }
     }
 
     /// How many terminal columns `character` takes: 2 for East Asian wide
