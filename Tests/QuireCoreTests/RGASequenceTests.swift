@@ -540,6 +540,46 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         }
     }
 
+    /// Wide storage is measured by counting, in 32 bits, the scalars above
+    /// each width's limit: a scalar above ASCII of any width, anywhere in a
+    /// range of ASCII (the rest of the loop's vectors), counts its own widths.
+    @Test func wideWidthsCountEveryScalarAboveASCII() {
+        var ascii = Array(repeating: Unicode.Scalar(UInt8(ascii: "a")), count: 80)
+        ascii[79] = "😀"
+        for scalar: Unicode.Scalar in ["é", "ā", "€", "😀"] {
+            for position in [0, 1, 3, 4, 8, 9, 31, 32, 63, 78] {
+                var scalars = ascii
+                scalars[position] = scalar
+                let storage = ScalarStorage(compacting: scalars)
+                #expect(storage.isWide)
+                for (start, count) in [(0, 80), (0, 79), (position, 1), (position, 79 - position), (0, position + 1), (0, position),
+                                       (position + 1, 78 - position)] {
+                    let expected = String(String.UnicodeScalarView(scalars[start..<start + count]))
+                    let widths = storage.withUnsafeView { ScalarStorage.widths($0, start, count) }
+                    #expect(widths.utf8 == expected.utf8.count && widths.utf16 == expected.utf16.count,
+                            "\(scalar) at \(position), \(start)..<\(start + count)")
+                }
+            }
+        }
+    }
+
+    /// Narrow storage widened by its first scalar from U+0100 on keeps every
+    /// scalar it held (written straight into the wide buffer), with or
+    /// without spare room.
+    @Test func widenedStorageKeepsItsScalars() {
+        let latin1 = (0..<300).map { Unicode.Scalar(UInt8(truncatingIfNeeded: $0 * 7)) }
+        for reserved in [0, 300, 1_000] {
+            var storage = ScalarStorage()
+            storage.reserveCapacity(reserved)
+            storage.append(contentsOf: latin1)
+            #expect(!storage.isWide)
+            storage.append("ā")
+            storage.append(contentsOf: latin1[..<5])
+            #expect(storage.isWide)
+            #expect(Array(storage) == latin1 + ["ā"] + latin1[..<5], "room for \(reserved)")
+        }
+    }
+
     /// The UTF-8 of stored scalars, in ASCII, narrow and wide storage, of
     /// ranges in any order, whole and in parts longer than the chunk it is
     /// encoded through.

@@ -396,16 +396,26 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     /// Makes narrow storage wide, with room for `extra` more bytes.
     private mutating func widen(addingCapacity extra: Int) {
         guard !isWide else { return }
-        let narrow = self
-        self = ScalarStorage()
-        isWide = true
+        let narrow = bytes
         // Room for as many wide scalars as it had for narrow ones (a merge
         // reserves room for its whole text), if it uses at least half of it:
         // scratch storage, emptied and refilled, keeps room it does not
         // need, which carried over at each widening would grow fourfold each time.
-        let keptRoom = narrow.count * 2 >= narrow.bytes.capacity ? narrow.bytes.capacity * 4 : 0
-        bytes.reserveCapacity(Swift.max(narrow.count * 4 + extra, keptRoom))
-        append(contentsOf: narrow, 0..<narrow.count)
+        let keptRoom = narrow.count * 2 >= narrow.capacity ? narrow.capacity * 4 : 0
+        // Widened straight into the new buffer: through `appendNarrowBytes`
+        // a large text (a merge's, once its first scalar from U+0100 on
+        // comes) went through a scratch copy as large first.
+        bytes = narrow.withUnsafeBufferPointer { narrow in
+            [UInt8](unsafeUninitializedCapacity: Swift.max(narrow.count * 4 + extra, keptRoom)) { wide, initialized in
+                initialized = narrow.count * 4
+                // An array's storage is aligned for UInt32.
+                UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(wide)[..<initialized])
+                    .withMemoryRebound(to: UInt32.self) { wide in
+                        for offset in narrow.indices { wide[offset] = UInt32(narrow[offset]) }
+                    }
+            }
+        }
+        isWide = true
     }
 
     @inlinable
@@ -551,13 +561,20 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
             // storage is aligned for UInt32), in a loop that vectorises:
             // loaded one by one from raw bytes, a wide snapshot's load spent
             // a fifth of its time here.
+            //
+            // Counted as the scalars above U+007F, U+07FF and U+FFFF, each
+            // in 32 bits (four to a vector register, not two): summed as
+            // `Int` widths, the loop ran about 10 instructions a scalar, 4%
+            // of rustcode.unicode's merge (its text wide after a U+0192).
+            // A count stays below 2^32: a text's scalars are far fewer.
             return UnsafeRawBufferPointer(view.bytes).withMemoryRebound(to: UInt32.self) { values in
-                var utf16 = 0, utf8 = 0
+                var above7F: UInt32 = 0, above7FF: UInt32 = 0, aboveFFFF: UInt32 = 0
                 for value in UnsafeBufferPointer(rebasing: values[start..<start + count]) {
-                    utf16 &+= Unicode.Scalar.utf16Width(of: value)
-                    utf8 &+= Unicode.Scalar.utf8Width(of: value)
+                    above7F &+= (0x7F &- value) >> 31
+                    above7FF &+= (0x7FF &- value) >> 31
+                    aboveFFFF &+= (0xFFFF &- value) >> 31
                 }
-                return (utf16, utf8)
+                return (count + Int(aboveFFFF), count + Int(above7F) + Int(above7FF) + Int(aboveFFFF))
             }
         }
         // Below U+0100: one UTF-16 unit, and one UTF-8 byte below U+0080, else two.
