@@ -264,12 +264,12 @@ import Testing
         }
     }
 
-    /// A note its writer relays through another store (of the same
-    /// token: another token's relay of it is refused, as its replica is
-    /// bound) to the server before syncing with the server itself: the
-    /// server holds it, so the writer's
-    /// `sent` is 0 (it was the note's changes: the writer's acknowledgements
-    /// do not cover them, and the answer told only the versions after the push).
+    /// A note its writer relays through another store (of the same token:
+    /// another token's relay of it is refused, as its replica is bound) to
+    /// the server before syncing with the server itself: the server holds
+    /// it, so the writer's `sent` is 0 (it was the note's changes: the
+    /// writer's acknowledgements do not cover them, and the answer told
+    /// only the versions after the push).
     @Test func aNoteTheServerGotThroughARelayIsNotCountedAsSentAgain() throws {
         try withRunner { runner in
             try withTokenServer(runner, tokens: "home rw\n") { url in
