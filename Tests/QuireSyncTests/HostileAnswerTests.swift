@@ -70,6 +70,30 @@ struct HostileAnswerTests {
         }
     }
 
+    /// A server stating more new changes than were pushed, or not a count,
+    /// breaks the protocol: `sent` would count what never went. The change
+    /// stays pending.
+    @Test(arguments: ["2", "-1", "many"])
+    func aServerMiscountingThePushedChangesIsRefused(stated: String) async throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument { tx in try tx.put(.root, key: "colour", .string("red")) }
+        let server = SyncServer(log: try ServerLog(path: ":memory:"), tokens: nil)
+        try await withServer(handler: { request in
+            var response = await server.handle(request)
+            response.headers[HTTPSyncTransport.newChangesHeader] = stated
+            return response
+        }) { hostile in
+            let transport = HTTPSyncTransport(server: url(hostile, ""), token: nil, retryPolicy: .never)
+            await #expect {
+                _ = try await SyncClient(store: store, peer: "server", transport: transport).sync()
+            } throws: { error in
+                guard let error = error as? SyncError, case .protocolViolation(let reason) = error.kind else { return false }
+                return reason.contains(stated == "2" ? "says 2 of the 0 changes pushed were new" : "not a count of changes")
+            }
+        }
+        #expect(try store.outbox(peer: "server")[id]?.count == 1)
+    }
+
     /// The refusal loses nothing: the change stays pending and goes to a
     /// server that answers as it should.
     @Test func aStoreRefusingAnAnswerStillSyncsWithAGoodServer() async throws {

@@ -29,6 +29,39 @@ import Testing
         #expect(try store.outbox(peer: "server").isEmpty)
     }
 
+    /// A change its writer relays through a peer to the server before
+    /// pushing it itself: the server's answer says the push brought nothing
+    /// new (`Quire-New-Changes`), so `sent` is 0 (it was 1: the writer's
+    /// acknowledgements do not cover it). A server that does not say (one
+    /// before the header, here one that strips it) is counted as before.
+    @Test(arguments: [true, false])
+    func aChangeTheServerGotThroughARelayIsNotCountedAsSent(serverSaysWhatWasNew: Bool) async throws {
+        let server = try makeServer()
+        let handler: HTTPServer.Handler = { request in
+            var response = await server.handle(request)
+            if !serverSaysWhatWasNew { response.headers[HTTPSyncTransport.newChangesHeader] = nil }
+            return response
+        }
+        try await withServer(handler: handler) { http in
+            let writer = try DocumentStore.inMemory(), relay = try DocumentStore.inMemory()
+            func toServer(_ store: DocumentStore) -> SyncClient {
+                SyncClient(store: store, peer: "server", transport: HTTPSyncTransport(server: url(http, ""), token: nil, replica: store.replicaID))
+            }
+            try writer.create(id: "n")
+            try write(writer, "n", "k", 1)
+            #expect(try await toServer(writer).sync().sent == 1)
+            try write(writer, "n", "k", 2)
+            _ = try await SyncClient(store: writer, peer: "via:relay", transport: FaultyTransport.sound(PeerSyncService(store: relay))).sync()
+            try write(writer, "n", "k", 4)
+            #expect(try await toServer(relay).sync().sent == 1)
+            // The relayed change and one the server lacks go; one was new to it.
+            let report = try await toServer(writer).sync()
+            #expect(report.sent == (serverSaysWhatWasNew ? 1 : 2))
+            #expect(try writer.outbox(peer: "server").isEmpty)
+            #expect(server.log.version("n") == (try writer.versionVector("n")))
+        }
+    }
+
     @Test(arguments: [1, 2, 3] as [UInt64])
     func replicasConvergeOverANetworkThatLosesDuplicatesAndReorders(seed: UInt64) async throws {
         let server = try makeServer()

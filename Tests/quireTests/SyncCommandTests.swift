@@ -264,6 +264,33 @@ import Testing
         }
     }
 
+    /// A note its writer relays through another store (of the same token:
+    /// another token's relay of it is refused, as its replica is bound) to
+    /// the server before syncing with the server itself: the server holds
+    /// it, so the writer's `sent` is 0 (it was the note's changes: the
+    /// writer's acknowledgements do not cover them, and the answer told
+    /// only the versions after the push).
+    @Test func aNoteTheServerGotThroughARelayIsNotCountedAsSentAgain() throws {
+        try withRunner { runner in
+            try withTokenServer(runner, tokens: "home rw\n") { url in
+                let laptop = runner.directory + "/laptop.quire"
+                try runner.ok(["init"], store: laptop)
+                try runner.ok(["note", "new", "--title", "first"], store: laptop)
+                try runner.ok(["sync", url, "--token", "home"], store: laptop)
+                try runner.ok(["note", "new", "--title", "written offline"], store: laptop)
+                try runner.ok(["init"])
+                try runner.ok(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"])
+                let relayed = try #require(try runner.run(["sync", url, "--token", "home", "--json"]).json() as? [String: Any])
+                #expect((relayed["sent"] as? Int ?? 0) > 0)
+
+                let synced = try runner.run(["sync", url, "--token", "home", "--json"], store: laptop)
+                #expect(synced.status == 0, "\(synced.stderr)")
+                let json = try #require(try synced.json() as? [String: Any])
+                #expect(json["sent"] as? Int == 0 && json["pending"] as? Int == 0)
+            }
+        }
+    }
+
     /// A note outside what a scoped token may read is named as not synced
     /// (exit 0: such a token may be meant for some notes only), not left
     /// silently pending.

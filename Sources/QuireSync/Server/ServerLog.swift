@@ -201,10 +201,11 @@ public final class ServerLog: Sendable {
     /// parked changes, without refusing the push that made it ready: the
     /// client that wrote it is refused when it pushes it again.
     ///
-    /// - Returns: each pushed document's version after the push.
-    public func push(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> [DocumentID: VersionVector] {
+    /// - Returns: each pushed document's version after the push, and how
+    ///   many of the pushed changes the server did not hold before.
+    public func push(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> PushOutcome {
         let total = pushes.reduce(0) { $0 + $1.changes.count }
-        guard total > 0 else { return [:] }
+        guard total > 0 else { return PushOutcome(versions: [:], newChanges: 0) }
         if let refusal = limits.refusal(ofChanges: total) { throw refusal }
         for push in pushes where !access.mayWrite(push.id) {
             throw access.canWrite ? .outsideTokensDocuments(push.id) : .readOnlyToken
@@ -232,13 +233,23 @@ public final class ServerLog: Sendable {
         }
     }
 
+    /// What a push stored.
+    public struct PushOutcome: Sendable {
+        /// Each pushed document's version after the push.
+        public var versions: [DocumentID: VersionVector]
+        /// The pushed changes the server held neither in its log nor parked
+        /// before: what the push brought it (a change relayed to it by
+        /// another store first is not counted; `Specs/sync.md`, "Endpoint").
+        public var newChanges: Int
+    }
+
     /// Writes pushes in one transaction, each in a savepoint; returns how
     /// each ended. Only one thread writes at a time, so each group numbers
     /// its changes from the `lastSeq` the one before it left.
-    private func write(_ requests: [PushRequest]) -> [Result<[DocumentID: VersionVector], SyncFailure>] {
+    private func write(_ requests: [PushRequest]) -> [Result<PushOutcome, SyncFailure>] {
         let start = state.withLock { ($0.lastSeq, $0.maxLamport) }
         var versions: [DocumentID: VersionVector] = [:]
-        var outcomes: [Result<[DocumentID: VersionVector], SyncFailure>] = []
+        var outcomes: [Result<PushOutcome, SyncFailure>] = []
         do throws(SyncFailure) {
             for request in requests {
                 for push in request.pushes where versions[push.id] == nil { versions[push.id] = version(push.id) }
@@ -262,7 +273,8 @@ public final class ServerLog: Sendable {
                             for push in request.pushes { try batch.store(push.changes, of: push.id, db) }
                             try db.execute(sql: "RELEASE push")
                             written = (batch.lastSeq, batch.maxLamport, batch.versions, batch.documents)
-                            outcomes.append(.success(batch.versions.filter { pushed.contains($0.key) }))
+                            outcomes.append(.success(PushOutcome(versions: batch.versions.filter { pushed.contains($0.key) },
+                                                                 newChanges: batch.newChanges)))
                         } catch let refusal as SyncFailure {
                             try db.execute(sql: "ROLLBACK TO push")
                             try db.execute(sql: "RELEASE push")
@@ -297,7 +309,7 @@ public final class ServerLog: Sendable {
     private final class PushQueue: @unchecked Sendable {
         let condition = NSCondition()
         var waiting: [(ticket: Int, request: PushRequest)] = []
-        var outcomes: [Int: Result<[DocumentID: VersionVector], SyncFailure>] = [:]
+        var outcomes: [Int: Result<PushOutcome, SyncFailure>] = [:]
         var isWriting = false
         var nextTicket = 0
     }
@@ -313,6 +325,8 @@ public final class ServerLog: Sendable {
         let limits: Limits
         /// Replica owners already checked in this batch.
         var owned: Set<ReplicaID> = []
+        /// The pushed changes logged or parked that were neither before.
+        var newChanges = 0
 
         mutating func store(_ changes: [Change], of id: DocumentID, _ db: DatabaseConnection) throws {
             let lamportCeiling = maxLamport.addingReportingOverflow(limits.maxLamportLead)
@@ -340,10 +354,14 @@ public final class ServerLog: Sendable {
                 } else if isReady(change, id) {
                     try accept(change, of: id, db)
                     accepted.append(change)
+                    newChanges += 1
                 } else {
-                    try db.execute(sql: "INSERT OR IGNORE INTO parked(document_id, replica, first_counter, data) VALUES (?, ?, ?, ?)",
-                                   arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter),
-                                               .blob(ChangeEncoding.encode([change]))])
+                    // A row comes back only when the change was not parked already.
+                    let inserted = try db.query(
+                        sql: "INSERT OR IGNORE INTO parked(document_id, replica, first_counter, data) VALUES (?, ?, ?, ?) RETURNING 1",
+                        arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter),
+                                    .blob(ChangeEncoding.encode([change]))])
+                    newChanges += inserted.count
                     parkedAny = true
                 }
             }

@@ -93,8 +93,11 @@ public final class SyncServer: SyncService {
                 throw SyncFailure(decoding: error)
             }
             guard case .request(let syncRequest) = message else { throw SyncFailure(status: 400, "expected a sync request") }
-            let response = try await respond(to: syncRequest, access: access)
-            return .bytes(200, SyncMessage.response(response).encoded(), contentType: "application/x-quire-sync")
+            let (response, newChanges) = try await answer(syncRequest, access: access)
+            // A header, not a field of the message: clients before it refuse
+            // bytes after a response, and ignore a header they do not know.
+            return .bytes(200, SyncMessage.response(response).encoded(), contentType: "application/x-quire-sync",
+                          headers: HTTPHeaders([(HTTPSyncTransport.newChangesHeader, String(newChanges))]))
         } catch {
             var headers = HTTPHeaders()
             if let seconds = error.retryAfterSeconds { headers["Retry-After"] = String(seconds) }
@@ -137,6 +140,12 @@ public final class SyncServer: SyncService {
     // MARK: Sync
 
     public func respond(to request: SyncRequest, access: Access) async throws(SyncFailure) -> SyncResponse {
+        try await answer(request, access: access).response
+    }
+
+    /// The answer to `request`, and how many of its pushed changes the
+    /// server did not hold before (`ServerLog.PushOutcome.newChanges`).
+    func answer(_ request: SyncRequest, access: Access) async throws(SyncFailure) -> (response: SyncResponse, newChanges: Int) {
         var limits = DecodingLimits()
         limits.maxChanges = configuration.log.maxChangesPerRequest + 1
         var pushes: [(id: DocumentID, changes: [Change])] = []
@@ -150,7 +159,7 @@ public final class SyncServer: SyncService {
             limits.maxChanges = max(0, limits.maxChanges - changes.count)
             pushes.append((document.id, changes))
         }
-        _ = try log.push(pushes, by: access, limits: configuration.log)
+        let newChanges = try log.push(pushes, by: access, limits: configuration.log).newChanges
 
         // A cursor into another log, or past this one's end, cannot be
         // trusted: start from the beginning and go by the version vectors.
@@ -187,8 +196,8 @@ public final class SyncServer: SyncService {
         for document in request.documents where access.mayRead(document.id) && !answered.contains(document.id) {
             documents.append(SyncDocument(id: document.id, version: log.version(document.id)))
         }
-        return SyncResponse(cursor: SyncCursor(logID: log.logID, seq: page.lastScannedSeq), more: page.more,
-                            cursorReset: cursorReset, documents: documents)
+        return (SyncResponse(cursor: SyncCursor(logID: log.logID, seq: page.lastScannedSeq), more: page.more,
+                             cursorReset: cursorReset, documents: documents), newChanges)
     }
 
     /// The changes the bundles of `request` say they hold (one that does

@@ -112,10 +112,12 @@ public struct SyncClient: Sendable {
             let bytes = SyncMessage.request(request).encoded()
             session.report.bytesSent += bytes.count
             let answer: SyncMessage
+            let newChanges: Int?
             do throws(SyncError) {
-                let answerBytes = try await transport.exchange(bytes, longPollSeconds: wait)
-                session.report.bytesReceived += answerBytes.count
-                do { answer = try SyncMessage.decode(answerBytes, limits: messageLimits) } catch {
+                let answerBytes = try await transport.exchangeCountingNew(bytes, longPollSeconds: wait)
+                session.report.bytesReceived += answerBytes.bytes.count
+                newChanges = answerBytes.newChanges
+                do { answer = try SyncMessage.decode(answerBytes.bytes, limits: messageLimits) } catch {
                     throw SyncError.protocolViolation("\(error)")
                 }
             } catch {
@@ -131,7 +133,7 @@ public struct SyncClient: Sendable {
             case .request:
                 throw .protocolViolation("it answered with a request")
             case .response(let response):
-                let done = try await storeWork(&session) { session in try apply(response, &session) }
+                let done = try await storeWork(&session) { session in try apply(response, newChanges: newChanges, &session) }
                 progress("round \(round): sent \(session.report.sent), received \(session.report.received)"
                     + (response.more ? ", more to come" : ""))
                 // The long-poll is a round of its own after a first round that
@@ -299,7 +301,13 @@ public struct SyncClient: Sendable {
     }
 
     /// Applies an answer; returns whether the sync is complete.
-    private func apply(_ response: SyncResponse, _ session: inout Session) throws -> Bool {
+    /// `newChanges`: how many of the pushed changes the server says were
+    /// new to it (`SyncAnswer.newChanges`), nil when it does not say.
+    private func apply(_ response: SyncResponse, newChanges: Int?, _ session: inout Session) throws -> Bool {
+        let pushedCount = session.pushed.values.reduce(0) { $0 + $1.count }
+        if let newChanges, newChanges > pushedCount {
+            throw SyncError.protocolViolation("it says \(newChanges) of the \(pushedCount) changes pushed were new to it")
+        }
         // A peer's cursor names its store: this one means the command served
         // this very store (a path mistyped), and a sync would call every local
         // change held elsewhere. The served side has already recorded them as
@@ -390,12 +398,19 @@ public struct SyncClient: Sendable {
             }
             session.pass = cursor == nil ? pass : nil
         }
-        // A change another sync of this store (run at the same time, pushing
-        // it too) saw the server hold first is that sync's to count in `sent`.
+        // A server that says how many pushed changes were new to it is
+        // exact: a change relayed to it first, or pushed by another sync of
+        // this store at the same time, is not counted. Otherwise a change
+        // another sync of this store (run at the same time, pushing it too)
+        // saw the server hold first is that sync's to count in `sent`.
         let earlier = try store.recordSyncProgress(peer: peer, acknowledged: acknowledged, cursor: cursor,
-                                                   earlierOf: held.filter { !$0.value.isEmpty }.keys)
-        for (id, changes) in held {
-            session.report.sent += changes.count { earlier[id]?.contains($0) != true }
+                                                   earlierOf: held.filter { newChanges == nil && !$0.value.isEmpty }.keys)
+        if let newChanges {
+            session.report.sent += newChanges
+        } else {
+            for (id, changes) in held {
+                session.report.sent += changes.count { earlier[id]?.contains($0) != true }
+            }
         }
         if response.more {
             guard response.cursor != session.lastCursor || !response.documents.allSatisfy(\.bundles.isEmpty) else {

@@ -17,6 +17,11 @@ public protocol SyncTransport: Sendable {
     /// answer grows by that much.
     func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8]
 
+    /// `exchange`, with what the other side says besides its answer: how
+    /// many of the pushed changes were new to it. `SyncClient` calls this
+    /// one; the default says nothing besides (`exchange`'s answer alone).
+    func exchangeCountingNew(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> SyncAnswer
+
     /// What the other side is, for messages: a server (the default) or a
     /// peer (a store run by a command).
     var otherSide: SyncOtherSide { get }
@@ -24,6 +29,27 @@ public protocol SyncTransport: Sendable {
 
 extension SyncTransport {
     public var otherSide: SyncOtherSide { .server }
+
+    public func exchangeCountingNew(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> SyncAnswer {
+        SyncAnswer(bytes: try await exchange(request, longPollSeconds: longPollSeconds), newChanges: nil)
+    }
+}
+
+/// An answer's bytes, and what its transport carried beside them.
+public struct SyncAnswer: Sendable {
+    /// The encoded response or failure message.
+    public var bytes: [UInt8]
+    /// How many of the request's pushed changes the other side held neither
+    /// logged nor parked before it (`ServerLog.PushOutcome.newChanges`):
+    /// `SyncClient` counts them in `sent`. nil when it does not say (a peer,
+    /// a server before it, a transport that does not carry it): the client
+    /// then counts the pushed changes its answers first show held.
+    public var newChanges: Int?
+
+    public init(bytes: [UInt8], newChanges: Int?) {
+        self.bytes = bytes
+        self.newChanges = newChanges
+    }
 }
 
 /// The other side of a sync, as messages name it: a server answers over
@@ -118,6 +144,9 @@ public struct HTTPSyncTransport: SyncTransport {
     /// store relaying another's notes first takes that replica for its
     /// token, and the other store's own pushes are refused with 403.
     public let replica: ReplicaID?
+    /// The response header in which a server states how many of the pushed
+    /// changes were new to it (`SyncAnswer.newChanges`), a decimal count.
+    public static let newChangesHeader = "Quire-New-Changes"
 
     public init(server: URL, token: String?, replica: ReplicaID? = nil, timeout: TimeInterval = 30,
                 retryPolicy: RetryPolicy = RetryPolicy(), onRetry: HTTPClient.RetryObserver? = nil) {
@@ -128,10 +157,15 @@ public struct HTTPSyncTransport: SyncTransport {
     }
 
     public func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        try await exchangeCountingNew(request, longPollSeconds: longPollSeconds).bytes
+    }
+
+    public func exchangeCountingNew(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> SyncAnswer {
+        let response: HTTPClient.Response
         do {
             let headers = HTTPHeaders(replica.map { [("Quire-Replica", $0.description)] } ?? [])
-            return try await client.send(.init(method: "POST", url: endpoint, headers: headers, body: request,
-                                               timeout: timeout + longPollSeconds)).body
+            response = try await client.send(.init(method: "POST", url: endpoint, headers: headers, body: request,
+                                                   timeout: timeout + longPollSeconds))
         } catch {
             switch error {
             case .permanent(let status, let message): throw .refused(SyncFailure(status: status, message))
@@ -140,5 +174,11 @@ public struct HTTPSyncTransport: SyncTransport {
             case .cancelled: throw .unreachable("cancelled")
             }
         }
+        // A server before it sends none.
+        guard let stated = response.headers[Self.newChangesHeader] else { return SyncAnswer(bytes: response.body, newChanges: nil) }
+        guard let newChanges = Int(stated), newChanges >= 0 else {
+            throw .protocolViolation("its \(Self.newChangesHeader) header is \"\(stated.prefix(100))\", not a count of changes")
+        }
+        return SyncAnswer(bytes: response.body, newChanges: newChanges)
     }
 }
