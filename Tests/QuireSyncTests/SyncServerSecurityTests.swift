@@ -557,7 +557,7 @@ import Testing
         let log = try ServerLog(path: path)
         let typed = OpID(replica: ReplicaID(1), counter: 3)
         let good = typing(2, 1, after: typed, parents: [typed])
-        #expect(try log.push([("doc", [good])], by: .unrestricted, limits: .init()).versions["doc"]?[ReplicaID(2)] == 1)
+        #expect(try log.push([("doc", [good])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(2)] == 1)
         // After an element the text does not hold.
         let bad = typing(3, 1, after: OpID(replica: ReplicaID(1), counter: 9), parents: [typed])
         #expect(throws: SyncFailure.self) { try log.push([("doc", [bad])], by: .unrestricted, limits: .init()) }
@@ -571,10 +571,10 @@ import Testing
     @Test func aPushOfManyDocumentsLeavesEachCheckedByTheNext() throws {
         let log = try ServerLog(path: ":memory:", cachedDocuments: 4)
         let ids = (0..<500).map { DocumentID(rawValue: "d\($0)")! }
-        #expect(try Set(log.push(ids.map { ($0, start()) }, by: .unrestricted, limits: .init()).versions.keys) == Set(ids))
+        #expect(try Set(log.push(ids.map { ($0, start()) }, by: .unrestricted, limits: .init()).keys) == Set(ids))
         let typed = OpID(replica: ReplicaID(1), counter: 3)
         for id in [ids[0], ids[250], ids[499]] {
-            #expect(try log.push([(id, [typing(2, 1, after: typed, parents: [typed])])], by: .unrestricted, limits: .init()).versions[id]?[ReplicaID(2)] == 1)
+            #expect(try log.push([(id, [typing(2, 1, after: typed, parents: [typed])])], by: .unrestricted, limits: .init())[id]?[ReplicaID(2)] == 1)
             let bad = typing(3, 1, after: OpID(replica: ReplicaID(1), counter: 9), parents: [typed])
             #expect(throws: SyncFailure.self) { try log.push([(id, [bad])], by: .unrestricted, limits: .init()) }
         }
@@ -590,7 +590,7 @@ import Testing
             try log.push([("doc", start() + [typing(1, 4, after: typed, parents: [typed])])], by: .unrestricted, limits: limits)
         }
         #expect(log.version("doc").isEmpty)
-        #expect(try log.push([("doc", start())], by: .unrestricted, limits: limits).versions["doc"]?[ReplicaID(1)] == 3)
+        #expect(try log.push([("doc", start())], by: .unrestricted, limits: limits)["doc"]?[ReplicaID(1)] == 3)
     }
 
     /// A change whose counters start at the last one the server holds of its
@@ -630,12 +630,12 @@ import Testing
         let log = try ServerLog(path: ":memory:")
         let typed = OpID(replica: ReplicaID(1), counter: 3)
         let waiting = typing(1, 4, after: typed, parents: [typed])
-        #expect(try log.push([("doc", [start()[0]])], by: .unrestricted, limits: .init()).newChanges == 1)
+        #expect(try log.pushCountingNew([("doc", [start()[0]])], by: .unrestricted, limits: .init()).newChanges == 1)
         // The first is held; the fourth waits for the third, parked.
-        #expect(try log.push([("doc", [start()[0], waiting])], by: .unrestricted, limits: .init()).newChanges == 1)
-        #expect(try log.push([("doc", [waiting])], by: .unrestricted, limits: .init()).newChanges == 0)
+        #expect(try log.pushCountingNew([("doc", [start()[0], waiting])], by: .unrestricted, limits: .init()).newChanges == 1)
+        #expect(try log.pushCountingNew([("doc", [waiting])], by: .unrestricted, limits: .init()).newChanges == 0)
         // The second is new; the fourth, ready now, is logged and not counted again.
-        #expect(try log.push([("doc", start())], by: .unrestricted, limits: .init()).newChanges == 1)
+        #expect(try log.pushCountingNew([("doc", start())], by: .unrestricted, limits: .init()).newChanges == 1)
         #expect(log.version("doc")[ReplicaID(1)] == 4)
     }
 
@@ -648,7 +648,7 @@ import Testing
         _ = try log.push([("doc", [start()[0], stray])], by: .unrestricted, limits: .init())
         #expect(log.version("doc")[ReplicaID(1)] == 1)
         // The push that makes it ready is taken; it is not.
-        #expect(try log.push([("doc", [start()[1]])], by: .unrestricted, limits: .init()).versions["doc"]?[ReplicaID(1)] == 3)
+        #expect(try log.push([("doc", [start()[1]])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(1)] == 3)
         // Pushed again, it is refused by name; a good change in its place is taken.
         do {
             _ = try log.push([("doc", [stray])], by: .unrestricted, limits: .init())
@@ -656,7 +656,7 @@ import Testing
         } catch {
             #expect(error.status == 400 && error.message.contains("change 4@\(ReplicaID(1))"), "\(error)")
         }
-        #expect(try log.push([("doc", [typing(1, 4, after: typed, parents: [typed])])], by: .unrestricted, limits: .init()).versions["doc"]?[ReplicaID(1)] == 4)
+        #expect(try log.push([("doc", [typing(1, 4, after: typed, parents: [typed])])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(1)] == 4)
         let page = try log.page(after: 0, access: .unrestricted, known: [:], maxBytes: .max)
         var document = Document(replica: ReplicaID(9))
         for bundle in page.documents.flatMap(\.bundles) { try document.applyEncoded(bundle) }

@@ -201,9 +201,14 @@ public final class ServerLog: Sendable {
     /// parked changes, without refusing the push that made it ready: the
     /// client that wrote it is refused when it pushes it again.
     ///
-    /// - Returns: each pushed document's version after the push, and how
-    ///   many of the pushed changes the server did not hold before.
-    public func push(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> PushOutcome {
+    /// - Returns: each pushed document's version after the push.
+    public func push(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> [DocumentID: VersionVector] {
+        try pushCountingNew(pushes, by: access, limits: limits).versions
+    }
+
+    /// `push(_:by:limits:)`, also saying how many of the pushed changes the
+    /// server did not hold before (the `Quire-New-Changes` answer header).
+    public func pushCountingNew(_ pushes: [(id: DocumentID, changes: [Change])], by access: Access, limits: Limits) throws(SyncFailure) -> PushOutcome {
         let total = pushes.reduce(0) { $0 + $1.changes.count }
         guard total > 0 else { return PushOutcome(versions: [:], newChanges: 0) }
         if let refusal = limits.refusal(ofChanges: total) { throw refusal }

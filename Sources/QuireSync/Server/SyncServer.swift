@@ -159,7 +159,7 @@ public final class SyncServer: SyncService {
             limits.maxChanges = max(0, limits.maxChanges - changes.count)
             pushes.append((document.id, changes))
         }
-        let newChanges = try log.push(pushes, by: access, limits: configuration.log).newChanges
+        let newChanges = try log.pushCountingNew(pushes, by: access, limits: configuration.log).newChanges
 
         // A cursor into another log, or past this one's end, cannot be
         // trusted: start from the beginning and go by the version vectors.
