@@ -131,4 +131,29 @@ import Testing
             #expect(try other.documents().map(\.id) == ["other"])
         }
     }
+
+    /// A read-only open (`quire inspect`, `merge`'s other store) leaves an
+    /// empty `-wal` on closing, which only a writer's last close deletes:
+    /// no program has the file open, so `--force` replaces it. Open, with
+    /// its `-wal` as empty, it is still refused.
+    @Test func aBackupReplacesAStoreThatOnlyAReadOnlyOpenLeftAWalBeside() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", oldPath = directory + "/old.quire"
+            let store = try DocumentStore(path: path)
+            _ = try Self.makeLog(store)
+            try DocumentStore(path: oldPath).close()
+            let holder = try DocumentStore(path: oldPath)
+            #expect(try FileManager.default.attributesOfItem(atPath: oldPath + "-wal")[.size] as? Int == 0)
+            #expect(throws: (any Error).self) { try store.backup(to: oldPath, replacing: true) }
+            try holder.close()
+            #expect(!FileManager.default.fileExists(atPath: oldPath + "-wal"))
+
+            let reader = try DocumentStore(path: oldPath, readOnly: true)
+            #expect(try reader.documents().isEmpty)
+            try reader.close()
+            #expect(try FileManager.default.attributesOfItem(atPath: oldPath + "-wal")[.size] as? Int == 0)
+            try store.backup(to: oldPath, replacing: true)
+            #expect(try DocumentStore(path: oldPath).documents().map(\.id) == ["log"])
+        }
+    }
 }

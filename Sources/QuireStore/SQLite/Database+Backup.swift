@@ -63,9 +63,33 @@ extension Database {
         guard replacing else { throw StoreError.backupDestinationExists(destination) }
         // Replaced under a program that has it open, the file would take
         // that program's `-wal`, commits of another database, for its own.
-        if FileManager.default.fileExists(atPath: Self.file(namedBy: target) + "-wal") {
+        let wal = Self.file(namedBy: target) + "-wal"
+        if FileManager.default.fileExists(atPath: wal), !Self.isLeftOver(wal: wal) {
             throw StoreError.backupRefused(path: destination, reason: "a -wal file is beside it, so a program may have it open as a store; "
                 + "close that program (closing checkpoints and deletes the -wal), or give another path")
+        }
+    }
+
+    /// Whether `wal` is what a read-only connection leaves on closing (only
+    /// a writer's last close deletes it: `quire inspect`, `merge`'s other
+    /// store): empty, and no process holding a lock on its database or its
+    /// `-shm`, as every connection to a WAL database does while open (read
+    /// from `/proc/locks`, as a lock taken here to test would, on closing,
+    /// drop this process's own SQLite locks on the file). A lock on any file
+    /// of the same inode number counts: at worst, a refusal. Where
+    /// `/proc/locks` cannot be read, never.
+    private static func isLeftOver(wal: String) -> Bool {
+        var walStatus = stat()
+        guard stat(wal, &walStatus) == 0, walStatus.st_size == 0,
+              let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return false }
+        // Lines such as `1: POSIX  ADVISORY  READ 14473 fe:00:16335285 128 128`.
+        let lockedInodes = Set(locks.split(separator: "\n").compactMap { line in
+            line.split(separator: " ").first { $0.filter { $0 == ":" }.count == 2 }?.split(separator: ":").last.flatMap { UInt64($0) }
+        })
+        let database = String(wal.dropLast("-wal".count))
+        return [database, database + "-shm"].allSatisfy { file in
+            var status = stat()
+            return stat(file, &status) != 0 || !lockedInodes.contains(UInt64(status.st_ino))
         }
     }
 
