@@ -45,6 +45,8 @@ extension Document {
     mutating func applyBundleInOrder(_ bytes: [UInt8], limits: DecodingLimits,
                                      checkingLaterEdits: Bool = false) throws -> (applied: Int, run: RunBounds?) {
         let fresh: Document? = checkingLaterEdits || !versionVector.isEmpty ? nil : self
+        // Asked once: `fresh == nil` in the loop copied the optional document at every change of several edits.
+        let checksLaterEdits = fresh == nil
         var decoder = try ChangeDecoder(bytes, limits: limits)
         reserveRootKeys(for: decoder)
         var current = ChangeDecoder.Current()
@@ -92,7 +94,7 @@ extension Document {
                 } else {
                     // Edits join the run not yet noted, as chains do: noting
                     // the run, then the change, cost rustcode's merge 1.5%.
-                    try applyEdits(of: current, after: unnoted, checkingLaterEdits: fresh == nil)
+                    try applyEdits(of: current, after: unnoted, checkingLaterEdits: checksLaterEdits)
                     unnoted.add(current)
                 }
                 applied += 1
