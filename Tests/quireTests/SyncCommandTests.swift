@@ -417,6 +417,43 @@ import Testing
         }
     }
 
+    /// `--request-deadline` closes a connection whose request has not
+    /// arrived whole in time, however it trickles (libmicrohttpd's own
+    /// timeout counts only idle time).
+    @Test func serveClosesARequestNotCompleteByTheDeadline() throws {
+        try withRunner { runner in
+            for (value, error) in [("soon", "must be a whole number of 0 or more, not \"soon\""),
+                                   ("86401", "must be at most 86400 seconds (0 for no limit), not \"86401\"")] {
+                let wrong = try runner.run(["serve", "--listen", "127.0.0.1:0", "--request-deadline", value])
+                #expect(wrong.status == 64)
+                #expect(wrong.stderr.hasPrefix("error: --request-deadline \(error)\n"))
+            }
+            let stdio = try runner.run(["serve", "--stdio", "--request-deadline", "5"])
+            #expect(stdio.status == 64 && stdio.stderr.hasPrefix("error: --stdio and --request-deadline exclude each other\n"))
+
+            let (server, port) = try startServer(runner, options: ["--request-deadline", "1"])
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            // Reads give up after 30 s: far past this deadline, and short of
+            // the default one (60 s), so a read that ends with the connection
+            // closed (0) is this deadline's doing.
+            let stalled = try rawConnection(port: UInt16(port), from: "127.0.0.2", timeout: 30)
+            defer { close(stalled) }
+            var ended = false
+            for piece in ["GET / HTTP/1.1\r\n", "Ho", "st", ": q", "uire", "\r\n", "X: 1\r\n"] {
+                _ = Array(piece.utf8).withUnsafeBytes { send(stalled, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                var byte: UInt8 = 0
+                var poller = pollfd(fd: stalled, events: Int16(POLLIN), revents: 0)
+                // Half a second between pieces: never idle long enough for the idle timeout.
+                if poll(&poller, 1, 500) > 0 { ended = recv(stalled, &byte, 1, 0) == 0; if ended { break } }
+            }
+            if !ended {
+                var byte: UInt8 = 0
+                ended = recv(stalled, &byte, 1, 0) == 0
+            }
+            #expect(ended)
+        }
+    }
+
     @Test func serveStdioRefusesTheHTTPOptions() throws {
         try withRunner { runner in
             try runner.ok(["init"])

@@ -9,12 +9,13 @@ enum SyncCommands {
     static let serve = Command(
         name: "serve",
         summary: "Run a sync server on its own store, or answer one sync session on stdin/stdout.",
-        usage: ["--listen ADDRESS:PORT [--tokens FILE] [--rate-limit N] [--connections-per-address N]", "--stdio [--timeout SECONDS] [--idle-timeout SECONDS]"],
+        usage: ["--listen ADDRESS:PORT [--tokens FILE] [--rate-limit N] [--connections-per-address N] [--request-deadline SECONDS]", "--stdio [--timeout SECONDS] [--idle-timeout SECONDS]"],
         options: [
             Option(name: "--listen", values: ["ADDRESS:PORT"], help: "Serve HTTP there (a numeric address; port 0 picks a free one)."),
             Option(name: "--tokens", values: ["FILE"], help: "Bearer tokens: `TOKEN rw|ro [DOCUMENT...]` a line. Without it, anyone may do anything."),
             Option(name: "--rate-limit", values: ["N"], help: "Requests per second allowed per token (default 50, bursts of twice that)."),
             Option(name: "--connections-per-address", values: ["N"], help: "Connections one client address may hold at once (default 16 of 64; 0 for no limit, behind a reverse proxy)."),
+            Option(name: "--request-deadline", values: ["SECONDS"], help: "Close a connection whose request has not arrived whole within that long (default 60; 0 for no limit; a long-poll's wait does not count)."),
             Option(name: "--stdio", help: "Speak the sync protocol on stdin/stdout with the store (--store) as the peer."),
             Option(name: "--timeout", values: ["SECONDS"], help: "With --stdio: end the session when a request under way, or an answer, stalls that long (default 30)."),
             Option(name: "--idle-timeout", values: ["SECONDS"], help: "With --stdio: end the session when no request begins for that long (default \(stdioIdleSeconds))."),
@@ -28,7 +29,7 @@ enum SyncCommands {
             let context = invocation.context
             if invocation.flag("--stdio") {
                 // They only configure the HTTP server: given with --stdio, they would do nothing.
-                if let httpOption = ["--listen", "--tokens", "--rate-limit", "--connections-per-address"].first(where: invocation.flag) {
+                if let httpOption = ["--listen", "--tokens", "--rate-limit", "--connections-per-address", "--request-deadline"].first(where: invocation.flag) {
                     throw invocation.usageError("--stdio and \(httpOption) exclude each other")
                 }
                 let timeout = try timeoutSeconds(invocation)
@@ -65,6 +66,13 @@ enum SyncCommands {
             var limits = HTTPServer.Limits()
             if let perAddress = invocation.value("--connections-per-address") {
                 limits.maxConnectionsPerAddress = try invocation.integer(perAddress, "--connections-per-address")
+            }
+            if let deadline = invocation.value("--request-deadline") {
+                let seconds = try invocation.integer(deadline, "--request-deadline")
+                guard seconds <= 86_400 else {
+                    throw invocation.usageError("--request-deadline must be at most 86400 seconds (0 for no limit), not \"\(deadline)\"")
+                }
+                limits.requestDeadlineSeconds = seconds
             }
             let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             // Checked before the log is opened, which would make its file for a server that cannot start.
