@@ -134,11 +134,20 @@ public enum TraceReplay {
         try doc.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
     }
 
+    /// `trace` typed into `text` of `doc`, untimed: one change per trace
+    /// transaction, as an editor makes them, the `index`th at `time(index)`
+    /// (informational), for workloads that start from a document with the
+    /// trace's history (a sync catch-up, a store of notes).
+    public static func type(_ trace: SequentialTrace, into text: ObjectID, of doc: inout Document,
+                            time: (Int) -> Int64 = { _ in 0 }) throws {
+        for (index, patches) in trace.txns.enumerated() { try apply(patches, to: text, in: &doc, time: time(index)) }
+    }
+
     /// One trace transaction as one document transaction.
     /// Patches are read in place, by index: copying one out retains its
     /// text and scalars, which the timed loop would count as Quire's time.
-    private static func apply(_ patches: [Patch], to text: ObjectID, in doc: inout Document) throws {
-        try doc.transact { tx in
+    private static func apply(_ patches: [Patch], to text: ObjectID, in doc: inout Document, time: Int64 = 0) throws {
+        try doc.transact(time: time) { tx in
             for index in patches.indices {
                 try apply(position: patches[index].position, deleteCount: patches[index].deleteCount,
                           inserted: patches[index].insertedText, to: text, in: &tx)

@@ -75,7 +75,7 @@ func writeNotesStore(path: String, notes count: Int, traces: [String]) throws {
             try tx.put(.root, key: "removed", .bool(false))
             return try tx.putObject(.root, key: "body", kind: .text)
         }
-        try type(trace, into: body, of: &document) { start + Int64($0 + 1) * 10_000 }
+        try TraceReplay.type(trace, into: body, of: &document) { start + Int64($0 + 1) * 10_000 }
         let id = DocumentID.generate()
         try store.create(id: id)
         try store.apply(id, document.changes(since: VersionVector()))

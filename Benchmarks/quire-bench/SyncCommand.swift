@@ -4,19 +4,6 @@ import Quire
 import QuireBenchKit
 import QuireSync
 
-/// Types `trace` into `text`: one change per trace transaction, as an
-/// editor makes them, the `index`th at `time(index)` (informational).
-func type(_ trace: SequentialTrace, into text: ObjectID, of document: inout Document, time: (Int) -> Int64 = { _ in 0 }) throws {
-    for (index, patches) in trace.txns.enumerated() {
-        try document.transact(time: time(index)) { tx in
-            for patch in patches {
-                if patch.deleteCount > 0 { try tx.deleteText(text, at: patch.position, count: patch.deleteCount) }
-                if !patch.insertedText.isEmpty { try tx.insertText(text, at: patch.position, patch.insertedText) }
-            }
-        }
-    }
-}
-
 /// A fresh replica catching up with TRACE's document through the HTTP sync
 /// server on loopback, the rate at which the server accepts changes from
 /// concurrent clients, and the CPU a waiting client burns; medians over
@@ -27,7 +14,7 @@ func measureSync(tracePath: String, runs: Int) throws -> SyncFigures {
     }
     var document = Document(replica: ReplicaID(1))
     let text = try document.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
-    try type(trace, into: text, of: &document)
+    try TraceReplay.type(trace, into: text, of: &document)
     let changes = try document.changes(since: VersionVector())
 
     let log = try ServerLog(path: ":memory:")
