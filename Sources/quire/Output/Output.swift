@@ -13,7 +13,13 @@ struct Output {
     /// Writes `text` and a newline to standard output, its control
     /// characters made harmless (`TerminalText`).
     func print(_ text: String) {
-        Self.writeToStandardOutput(TerminalText.applyingStyles(TerminalText.safe(text), inColour: isColorEnabled) + "\n")
+        Self.writeToStandardOutput(shown(text) + "\n")
+    }
+
+    /// `text` as standard output shows it: control characters made
+    /// harmless, style marks applied in colour or dropped.
+    private func shown(_ text: String) -> String {
+        TerminalText.applyingStyles(TerminalText.safe(text), inColour: isColorEnabled)
     }
 
     /// Writes a JSON value to standard output, exact: its strings escape
@@ -28,7 +34,7 @@ struct Output {
     /// first lines before the last are made.
     func print(_ table: Table) {
         Self.writeInChunks { write in
-            for line in table.lines { write(TerminalText.applyingStyles(TerminalText.safe(line), inColour: isColorEnabled) + "\n") }
+            for line in table.lines { write(shown(line) + "\n") }
         }
     }
 
