@@ -109,6 +109,27 @@ import Testing
         }
     }
 
+    @Test func aBackupDeletesWhatAKilledBackupLeftButNotARunningOnes() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", backupPath = directory + "/backup.quire"
+            let store = try DocumentStore(path: path)
+            _ = try Self.makeLog(store)
+            var host = [CChar](repeating: 0, count: 256)
+            #expect(gethostname(&host, host.count) == 0)
+            // No process has the largest process id; this test's process runs.
+            let ended = backupPath + ".partial-\(String(cString: host))-\(Int32.max)-7"
+            let running = backupPath + ".partial-\(String(cString: host))-\(getpid())-8"
+            let otherMachine = backupPath + ".partial-\(String(cString: host))x-\(Int32.max)-9"
+            for file in [ended, ended + "-wal", running, otherMachine] {
+                try Data("half a copy".utf8).write(to: URL(fileURLWithPath: file))
+            }
+            try store.backup(to: backupPath)
+            let left = Set(try FileManager.default.contentsOfDirectory(atPath: directory).map { directory + "/" + $0 })
+            #expect(!left.contains(ended) && !left.contains(ended + "-wal"))
+            #expect(left.contains(running) && left.contains(otherMachine) && left.contains(backupPath))
+        }
+    }
+
     @Test func aBackupRefusesTheStoreItselfAFolderAndAnOpenStore() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/notes.quire", openPath = directory + "/open.quire"

@@ -13,7 +13,9 @@ extension Database {
     /// to `prepare` in a write transaction, synced to disk and only then
     /// renamed to `destination`: a copy stopped halfway (a full disk, a
     /// kill) never stands at `destination`, and a file replaced there stays
-    /// whole until the rename. This connection is busy for the whole copy.
+    /// whole until the rename. What a backup to the same destination killed
+    /// on this machine left under such a name (its process gone) is deleted
+    /// first. This connection is busy for the whole copy.
     ///
     /// - Parameter replacing: replace a file at `destination`; without it,
     ///   one there is `StoreError.backupDestinationExists`.
@@ -25,7 +27,8 @@ extension Database {
         // Absolute: SQLite would read a name beginning with "file:" as a URI.
         let target = URL(fileURLWithPath: destination).path
         try refuseBackup(to: target, named: destination, replacing: replacing)
-        let temporary = target + ".partial-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        Self.removePartialsOfEndedBackups(to: target)
+        let temporary = Self.partialPrefix(of: target) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         do {
             try execute(sql: "VACUUM INTO ?", arguments: [.text(temporary)])
             let copy = try Database(path: temporary)
@@ -41,6 +44,31 @@ extension Database {
         } catch {
             for suffix in ["", "-wal", "-shm"] { unlink(temporary + suffix) }
             throw error
+        }
+    }
+
+    /// The start of the temporary names of backups to `target` made on this
+    /// machine, which the process id follows: the host, so that a backup to
+    /// a shared folder never takes another machine's for one that ended.
+    private static func partialPrefix(of target: String) -> String {
+        var host = [CChar](repeating: 0, count: 256)
+        let name = gethostname(&host, host.count) == 0 ? String(cString: host) : "localhost"
+        return target + ".partial-\(name)-"
+    }
+
+    /// Deletes the temporary files (with their `-wal` and `-shm`) of backups
+    /// to `target` whose process no longer runs: a backup killed halfway
+    /// leaves one as big as the store. A running backup's, or one whose
+    /// process id a new process took, stays.
+    private static func removePartialsOfEndedBackups(to target: String) {
+        let prefix = partialPrefix(of: target)
+        let folder = (target as NSString).deletingLastPathComponent
+        let start = (prefix as NSString).lastPathComponent
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(start) {
+            guard let process = pid_t(name.dropFirst(start.count).prefix { $0 != "-" }),
+                  kill(process, 0) != 0, errno == ESRCH else { continue }
+            unlink(folder + "/" + name)
         }
     }
 
