@@ -241,6 +241,30 @@ import Testing
         }
     }
 
+    /// Tags differing only in Unicode normalization ("café" precomposed,
+    /// and with "e" and U+0301) were taken for one: the second was not
+    /// added, `--untag` of one removed the other, and `diff` saw no change
+    /// from one to the other. They are two tags.
+    @Test func tagsDifferingOnlyInNormalizationAreTwoTags() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let (precomposed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+            let id = try quire.ok(["note", "new", "--title", "T", "--tag", precomposed]).trimmingCharacters(in: .newlines)
+            func tags() throws -> [[UInt8]] {
+                let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+                return try #require(note["tags"] as? [String]).map { Array($0.utf8) }
+            }
+            let log = try #require(try quire.run(["log", id, "--json"]).json() as? [[String: Any]])
+            let created = try #require(log.first?["version"] as? String)
+            try quire.ok(["note", "edit", id, "--tag", decomposed])
+            #expect(try tags() == [Array(precomposed.utf8), Array(decomposed.utf8)])
+            try quire.ok(["note", "edit", id, "--untag", precomposed])
+            #expect(try tags() == [Array(decomposed.utf8)])
+            let diff = try #require(try quire.run(["diff", id, "--from", created, "--json"]).json() as? [String: Any])
+            #expect((diff["fields"] as? [Any])?.count == 1)
+        }
+    }
+
     /// An empty tag (`--tag "$UNSET"`) was stored: a tag no listing shows
     /// (`tags` blank), only JSON (`[""]`). It is a usage error now.
     @Test func anEmptyTagIsAUsageError() throws {
