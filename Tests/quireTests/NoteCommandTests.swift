@@ -323,6 +323,34 @@ import Testing
         }
     }
 
+    /// A body file beginning with a UTF-8 byte order mark (a file saved by
+    /// Notepad) lost the mark: U+FEFF is a character of the text, kept.
+    /// An editor that adds a mark to the note's file adds nothing to the
+    /// note; a title that began with one keeps it.
+    @Test func aByteOrderMarkIsKeptAsGivenButNotAddedByAnEditor() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let marked = Data([0xEF, 0xBB, 0xBF]) + Data("body\r\n".utf8)
+            let id = try #require(try quire.run(["note", "new", "--title", "\u{FEFF}T", "--body-file", "-"], input: marked)
+                .stdout.split(separator: "\n").first.map(String.init))
+            // Read with JSONDecoder: Foundation's JSONSerialization drops a
+            // U+FEFF that begins a string.
+            struct Shown: Decodable { let title: String, body: String }
+            func note(_ id: String = id) throws -> (title: [UInt8], body: [UInt8]) {
+                let note = try JSONDecoder().decode(Shown.self, from: Data(quire.run(["note", "show", id, "--json"]).stdout.utf8))
+                return (Array(note.title.utf8), Array(note.body.utf8))
+            }
+            #expect(try note().body == Array(marked))
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i s/body/text/"])
+            #expect(try note().title == Array("\u{FEFF}T".utf8))
+            #expect(try note().body == Array("\u{FEFF}text\r\n".utf8))
+
+            let plain = try quire.ok(["note", "new", "--title", "Plain", "--body", "x"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", plain], environment: ["EDITOR": "printf '\\357\\273\\277Plain\\n\\ny\\n' >"])
+            #expect(try note(plain) == (Array("Plain".utf8), Array("y".utf8)))
+        }
+    }
+
     /// `--body-file -` with standard input closed (`<&-`) or a directory
     /// (`< /`) crashed quire (a trap in Foundation, exit 132): it is a
     /// failure naming standard input, and no note is made.

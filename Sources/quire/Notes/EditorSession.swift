@@ -37,11 +37,14 @@ struct EditorSession {
         // Nothing edited, nothing to save: read back, a title another replica
         // wrote on several lines would lose all but its first to the body.
         guard contents != Data(written.utf8) else { return }
-        guard let text = String(data: contents, encoding: .utf8) else {
+        // Exactly as left (`String(data:encoding:)` drops a leading byte order
+        // mark, one a title began with too), less a mark the editor added.
+        guard var text = String(validating: contents, as: UTF8.self) else {
             // What was typed is not thrown away: it can be fixed and pasted back.
             keepFile = true
             throw CLIError.failure("the editor (\(editor)) left a file that is not UTF-8 text, kept at \(path); the note is unchanged")
         }
+        if text.unicodeScalars.first == "\u{FEFF}" && written.unicodeScalars.first != "\u{FEFF}" { text.unicodeScalars.removeFirst() }
         let (newTitle, newBody) = Self.titleAndBody(text)
         do { try save(newTitle, newBody) } catch {
             keepFile = true
