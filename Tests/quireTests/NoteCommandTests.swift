@@ -230,6 +230,24 @@ import Testing
         }
     }
 
+    /// A tab in a title pushed the rest of its row of `note list` out of
+    /// its columns (the tab counted one column, and jumped to the next stop);
+    /// so did a line break a synced title holds. In a table's cell both
+    /// show in caret notation, as other control characters do; the body
+    /// keeps them.
+    @Test func tabsAndLineBreaksInTableCellsKeepTheColumns() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "a\tb", "--tag", "x", "--body", "one\ttwo\nthree"])
+                .trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "new", "--title", "abcdefgh", "--tag", "y"])
+            let listed = try quire.ok(["note", "list"])
+            #expect(listed.contains("  a^Ib      x  "))
+            #expect(listed.contains("  abcdefgh  y  "))
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\none\ttwo\nthree\n"))
+        }
+    }
+
     @Test func aTagGivenTwiceIsAddedOnce() throws {
         try withRunner { quire in
             try quire.ok(["init"])
