@@ -520,22 +520,43 @@ import Testing
         }
     }
 
+    /// A new note with the body "body", titled `title` with `added` then
+    /// typed at its end by another writer (code opening the store), as a
+    /// sync brings what `--title` refuses: line breaks.
+    func noteTitled(_ title: String, thenAdding added: String, _ quire: QuireRunner) throws -> String {
+        try quire.ok(["init"])
+        let id = try quire.ok(["note", "new", "--title", title, "--body", "body"]).trimmingCharacters(in: .newlines)
+        try DocumentStore(path: quire.store).edit(try #require(DocumentID(rawValue: id))) { tx in
+            if case .object(.text, let text)? = try tx.document.get(.root, key: "title") { try tx.insertText(text, at: title.unicodeScalars.count, added) }
+        }
+        return id
+    }
+
     /// A title another replica wrote on two lines (a notes app may allow
     /// them) does not fit the file's one title line: read back, its second
     /// line would go to the body. An editor that changes nothing must leave
     /// the note as it is, not move text that then syncs everywhere.
     @Test func anEditorThatChangesNothingLeavesTheNoteAsItIs() throws {
         try withRunner { quire in
-            try quire.ok(["init"])
-            let id = try quire.ok(["note", "new", "--title", "Two", "--body", "body"]).trimmingCharacters(in: .newlines)
-            try DocumentStore(path: quire.store).edit(try #require(DocumentID(rawValue: id))) { tx in
-                if case .object(.text, let title)? = try tx.document.get(.root, key: "title") { try tx.insertText(title, at: 3, "\nlines\r") }
-            }
+            let id = try noteTitled("Two", thenAdding: "\nlines\r", quire)
             try quire.ok(["note", "edit", id], environment: ["EDITOR": "true"])
             let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
             #expect(note["title"] as? String == "Two\nlines\r")
             #expect(note["body"] as? String == "body")
             #expect(try #require(try quire.run(["log", id, "--json"]).json() as? [Any]).count == 2)
+        }
+    }
+
+    /// A title another replica ended with a carriage return was read back
+    /// from the editor's file as a CRLF file's: the title lost its "\r",
+    /// and the body gained a line break at each end.
+    @Test func aTitleEndingInACarriageReturnKeepsItThroughTheEditor() throws {
+        try withRunner { quire in
+            let id = try noteTitled("Done", thenAdding: "\r", quire)
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i s/body/text/"])
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect((note["title"] as? String).map { Array($0.utf8) } == Array("Done\r".utf8))
+            #expect((note["body"] as? String).map { Array($0.utf8) } == Array("text".utf8))
         }
     }
 
