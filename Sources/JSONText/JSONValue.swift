@@ -104,14 +104,15 @@ public indirect enum JSONValue: Sendable {
 
 extension JSONValue: Equatable {
     /// By hand, as ordered fields are tuples. A sorted object never equals an
-    /// ordered one, even with the same members.
+    /// ordered one, even with the same members. Strings compare by their
+    /// bytes, as they are printed, not as canonically equivalent `String`s.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case let (.bool(a), .bool(b)): a == b
         case let (.integer(a), .integer(b)): a == b
         case let (.double(a), .double(b)): a == b
-        case let (.string(a), .string(b)): a == b
+        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
         case let (.array(a), .array(b)): a == b
         case let (.object(a), .object(b)): a == b
         case let (.orderedObject(a), .orderedObject(b)): a.elementsEqual(b) { $0.0 == $1.0 && $0.1 == $1.1 }

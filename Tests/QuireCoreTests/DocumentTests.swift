@@ -310,4 +310,16 @@ func documentWithText(_ replica: ReplicaID, _ initial: String = "") throws -> (D
             #expect(try doc.text(body) == "bc")
         }
     }
+
+    /// `ScalarValue` compared strings as Swift's `String` does, taking
+    /// canonically equivalent ones for equal: "café" written decomposed
+    /// ("e" and U+0301) over it precomposed was no change to what compares
+    /// values (the Codable bridge, a note's tags). They differ by scalars.
+    @Test func stringValuesAreEqualOnlyWithTheSameScalars() {
+        let precomposed = ScalarValue.string("caf\u{E9}"), decomposed = ScalarValue.string("cafe\u{301}")
+        #expect(precomposed != decomposed)
+        #expect(Value.scalar(precomposed) != .scalar(decomposed))
+        #expect(Set([precomposed, decomposed]).count == 2)
+        #expect(precomposed == .string("caf\u{E9}"))
+    }
 }

@@ -843,4 +843,40 @@ import QuireTestSupport
         #expect(throws: EncodingError.self) { try store.edit(id) { tx in try tx.write([1, 2], into: .root) } }
         #expect(throws: EncodingError.self) { try store.edit(id) { tx in try tx.write(["n": UInt64.max], into: .root) } }
     }
+
+    /// Spelt as one string, a scalar (as `enum Status: String`), with its
+    /// two spellings of "café": precomposed, and "e" followed by U+0301.
+    enum Spelling: Codable, Equatable {
+        case precomposed, decomposed
+        var text: String { self == .precomposed ? "caf\u{E9}" : "cafe\u{301}" }
+        init(from decoder: any Decoder) throws {
+            let text = try decoder.singleValueContainer().decode(String.self)
+            self = text.unicodeScalars.elementsEqual(Spelling.precomposed.text.unicodeScalars) ? .precomposed : .decomposed
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(text)
+        }
+    }
+    struct Entry: Codable, Equatable {
+        var word: String
+        var spelling: Spelling
+    }
+
+    /// A form saved with "café" decomposed where it read it precomposed
+    /// (a paste from a Mac's file name) was taken as unchanged, compared as
+    /// `String`s are (canonically), and nothing was written: in a text, or
+    /// in a string scalar. It is a change: the scalars are stored as given.
+    @Test func aStringChangedOnlyInUnicodeNormalizationIsWritten() throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        try store.edit(id) { tx in try tx.write(Entry(word: Spelling.precomposed.text, spelling: .precomposed), into: .root) }
+        let seen = try store.read(id) { $0 }
+        try store.edit(id) { tx in
+            try tx.write(Entry(word: Spelling.decomposed.text, spelling: .decomposed), into: .root, editedFrom: seen)
+        }
+        let read = try store.read(id) { try $0.read(Entry.self, from: .root) }
+        #expect(Array(read.word.utf8) == Array(Spelling.decomposed.text.utf8))
+        #expect(read.spelling == .decomposed)
+    }
 }

@@ -230,6 +230,24 @@ import Testing
         }
     }
 
+    /// A tab in a title pushed the rest of its row of `note list` out of
+    /// its columns (the tab counted one column, and jumped to the next stop);
+    /// so did a line break a synced title holds. In a table's cell both
+    /// show in caret notation, as other control characters do; the body
+    /// keeps them.
+    @Test func tabsAndLineBreaksInTableCellsKeepTheColumns() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "a\tb", "--tag", "x", "--body", "one\ttwo\nthree"])
+                .trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "new", "--title", "abcdefgh", "--tag", "y"])
+            let listed = try quire.ok(["note", "list"])
+            #expect(listed.contains("  a^Ib      x  "))
+            #expect(listed.contains("  abcdefgh  y  "))
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\none\ttwo\nthree\n"))
+        }
+    }
+
     @Test func aTagGivenTwiceIsAddedOnce() throws {
         try withRunner { quire in
             try quire.ok(["init"])
@@ -238,6 +256,30 @@ import Testing
             try quire.ok(["note", "edit", id, "--tag", "food", "--tag", "todo", "--tag", "todo"])
             let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
             #expect(note["tags"] as? [String] == ["home", "food", "todo"])
+        }
+    }
+
+    /// Tags differing only in Unicode normalization ("café" precomposed,
+    /// and with "e" and U+0301) were taken for one: the second was not
+    /// added, `--untag` of one removed the other, and `diff` saw no change
+    /// from one to the other. They are two tags.
+    @Test func tagsDifferingOnlyInNormalizationAreTwoTags() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let (precomposed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+            let id = try quire.ok(["note", "new", "--title", "T", "--tag", precomposed]).trimmingCharacters(in: .newlines)
+            func tags() throws -> [[UInt8]] {
+                let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+                return try #require(note["tags"] as? [String]).map { Array($0.utf8) }
+            }
+            let log = try #require(try quire.run(["log", id, "--json"]).json() as? [[String: Any]])
+            let created = try #require(log.first?["version"] as? String)
+            try quire.ok(["note", "edit", id, "--tag", decomposed])
+            #expect(try tags() == [Array(precomposed.utf8), Array(decomposed.utf8)])
+            try quire.ok(["note", "edit", id, "--untag", precomposed])
+            #expect(try tags() == [Array(decomposed.utf8)])
+            let diff = try #require(try quire.run(["diff", id, "--from", created, "--json"]).json() as? [String: Any])
+            #expect((diff["fields"] as? [Any])?.count == 1)
         }
     }
 
@@ -296,6 +338,34 @@ import Testing
             let missing = try quire.run(["note", "new", "--title", "T", "--body-file", file + ".gone"])
             #expect(missing.status == 1 && missing.stderr == "error: cannot read \(file).gone: no such file, or not readable\n")
             #expect(try body() == "short now\n")
+        }
+    }
+
+    /// A body file beginning with a UTF-8 byte order mark (a file saved by
+    /// Notepad) lost the mark: U+FEFF is a character of the text, kept.
+    /// An editor that adds a mark to the note's file adds nothing to the
+    /// note; a title that began with one keeps it.
+    @Test func aByteOrderMarkIsKeptAsGivenButNotAddedByAnEditor() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let marked = Data([0xEF, 0xBB, 0xBF]) + Data("body\r\n".utf8)
+            let id = try #require(try quire.run(["note", "new", "--title", "\u{FEFF}T", "--body-file", "-"], input: marked)
+                .stdout.split(separator: "\n").first.map(String.init))
+            // Read with JSONDecoder: Foundation's JSONSerialization drops a
+            // U+FEFF that begins a string.
+            struct Shown: Decodable { let title: String, body: String }
+            func note(_ id: String = id) throws -> (title: [UInt8], body: [UInt8]) {
+                let note = try JSONDecoder().decode(Shown.self, from: Data(quire.run(["note", "show", id, "--json"]).stdout.utf8))
+                return (Array(note.title.utf8), Array(note.body.utf8))
+            }
+            #expect(try note().body == Array(marked))
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i s/body/text/"])
+            #expect(try note().title == Array("\u{FEFF}T".utf8))
+            #expect(try note().body == Array("\u{FEFF}text\r\n".utf8))
+
+            let plain = try quire.ok(["note", "new", "--title", "Plain", "--body", "x"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", plain], environment: ["EDITOR": "printf '\\357\\273\\277Plain\\n\\ny\\n' >"])
+            #expect(try note(plain) == (Array("Plain".utf8), Array("y".utf8)))
         }
     }
 
@@ -450,22 +520,43 @@ import Testing
         }
     }
 
+    /// A new note with the body "body", titled `title` with `added` then
+    /// typed at its end by another writer (code opening the store), as a
+    /// sync brings what `--title` refuses: line breaks.
+    func noteTitled(_ title: String, thenAdding added: String, _ quire: QuireRunner) throws -> String {
+        try quire.ok(["init"])
+        let id = try quire.ok(["note", "new", "--title", title, "--body", "body"]).trimmingCharacters(in: .newlines)
+        try DocumentStore(path: quire.store).edit(try #require(DocumentID(rawValue: id))) { tx in
+            if case .object(.text, let text)? = try tx.document.get(.root, key: "title") { try tx.insertText(text, at: title.unicodeScalars.count, added) }
+        }
+        return id
+    }
+
     /// A title another replica wrote on two lines (a notes app may allow
     /// them) does not fit the file's one title line: read back, its second
     /// line would go to the body. An editor that changes nothing must leave
     /// the note as it is, not move text that then syncs everywhere.
     @Test func anEditorThatChangesNothingLeavesTheNoteAsItIs() throws {
         try withRunner { quire in
-            try quire.ok(["init"])
-            let id = try quire.ok(["note", "new", "--title", "Two", "--body", "body"]).trimmingCharacters(in: .newlines)
-            try DocumentStore(path: quire.store).edit(try #require(DocumentID(rawValue: id))) { tx in
-                if case .object(.text, let title)? = try tx.document.get(.root, key: "title") { try tx.insertText(title, at: 3, "\nlines\r") }
-            }
+            let id = try noteTitled("Two", thenAdding: "\nlines\r", quire)
             try quire.ok(["note", "edit", id], environment: ["EDITOR": "true"])
             let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
             #expect(note["title"] as? String == "Two\nlines\r")
             #expect(note["body"] as? String == "body")
             #expect(try #require(try quire.run(["log", id, "--json"]).json() as? [Any]).count == 2)
+        }
+    }
+
+    /// A title another replica ended with a carriage return was read back
+    /// from the editor's file as a CRLF file's: the title lost its "\r",
+    /// and the body gained a line break at each end.
+    @Test func aTitleEndingInACarriageReturnKeepsItThroughTheEditor() throws {
+        try withRunner { quire in
+            let id = try noteTitled("Done", thenAdding: "\r", quire)
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i s/body/text/"])
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect((note["title"] as? String).map { Array($0.utf8) } == Array("Done\r".utf8))
+            #expect((note["body"] as? String).map { Array($0.utf8) } == Array("text".utf8))
         }
     }
 

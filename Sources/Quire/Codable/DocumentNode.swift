@@ -28,11 +28,12 @@ indirect enum DocumentNode: Hashable {
     }
 
     /// `atomic` and `set` say how to write a map or a list, not what it
-    /// holds: a written node equals the one reading it back gives.
+    /// holds: a written node equals the one reading it back gives. Texts
+    /// compare by their scalars, as `ScalarValue` strings do.
     static func == (a: DocumentNode, b: DocumentNode) -> Bool {
         switch (a, b) {
         case let (.scalar(x), .scalar(y)): x == y
-        case let (.text(x), .text(y)): x == y
+        case let (.text(x), .text(y)): x.utf8.elementsEqual(y.utf8)
         case let (.map(x), .map(y)), let (.map(x), .atomic(y)), let (.atomic(x), .map(y)), let (.atomic(x), .atomic(y)): x == y
         case let (.list(x), .list(y)), let (.list(x), .set(y)), let (.set(x), .list(y)), let (.set(x), .set(y)): x == y
         default: false

@@ -53,7 +53,10 @@ public enum ObjectKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
 /// A value that is not an object.
 ///
 /// Doubles compare by bit pattern, so that `NaN == NaN` and two replicas
-/// holding the same bits are equal, as convergence checks need.
+/// holding the same bits are equal, as convergence checks need. Strings
+/// compare by their scalars, not as `String`'s `==`, which takes
+/// canonically equivalent ones (an "é" precomposed, or "e" and U+0301)
+/// for equal: writing one over the other is a change like any.
 public enum ScalarValue: Hashable, Sendable, CustomStringConvertible {
     case null
     case bool(Bool)
@@ -68,7 +71,7 @@ public enum ScalarValue: Hashable, Sendable, CustomStringConvertible {
         case let (.bool(x), .bool(y)): x == y
         case let (.int(x), .int(y)): x == y
         case let (.double(x), .double(y)): x.bitPattern == y.bitPattern
-        case let (.string(x), .string(y)): x == y
+        case let (.string(x), .string(y)): x.utf8.elementsEqual(y.utf8)
         case let (.bytes(x), .bytes(y)): x == y
         default: false
         }
@@ -80,7 +83,7 @@ public enum ScalarValue: Hashable, Sendable, CustomStringConvertible {
         case .bool(let x): hasher.combine(1); hasher.combine(x)
         case .int(let x): hasher.combine(2); hasher.combine(x)
         case .double(let x): hasher.combine(3); hasher.combine(x.bitPattern)
-        case .string(let x): hasher.combine(4); hasher.combine(x)
+        case .string(let x): hasher.combine(4); hasher.combine(x)  // canonically equivalent strings hash alike, so equal ones do
         case .bytes(let x): hasher.combine(5); hasher.combine(x)
         }
     }

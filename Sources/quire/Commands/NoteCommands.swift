@@ -236,7 +236,8 @@ enum NoteCommands {
             throw CLIError.failure(file == "-" ? "cannot read standard input (--body-file -): it is closed, or not readable"
                                                : "cannot read \(file): no such file, or not readable")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        // Exactly as given: `String(data:encoding:)` drops a leading byte order mark.
+        guard let text = String(validating: data, as: UTF8.self) else {
             throw CLIError.failure("\(file == "-" ? "standard input" : file) is not UTF-8 text")
         }
         return text

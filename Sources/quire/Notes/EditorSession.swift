@@ -37,11 +37,14 @@ struct EditorSession {
         // Nothing edited, nothing to save: read back, a title another replica
         // wrote on several lines would lose all but its first to the body.
         guard contents != Data(written.utf8) else { return }
-        guard let text = String(data: contents, encoding: .utf8) else {
+        // Exactly as left (`String(data:encoding:)` drops a leading byte order
+        // mark, one a title began with too), less a mark the editor added.
+        guard var text = String(validating: contents, as: UTF8.self) else {
             // What was typed is not thrown away: it can be fixed and pasted back.
             keepFile = true
             throw CLIError.failure("the editor (\(editor)) left a file that is not UTF-8 text, kept at \(path); the note is unchanged")
         }
+        if text.unicodeScalars.first == "\u{FEFF}" && written.unicodeScalars.first != "\u{FEFF}" { text.unicodeScalars.removeFirst() }
         let (newTitle, newBody) = Self.titleAndBody(text)
         do { try save(newTitle, newBody) } catch {
             keepFile = true
@@ -52,12 +55,15 @@ struct EditorSession {
     /// The title and body in the file as the editor left it: the first
     /// line, then the rest after an empty line, less one line break at the
     /// end. The file's line breaks are the one ending the title, `\n` or
-    /// `\r\n`: an editor may save with CRLF line ends.
+    /// `\r\n`: an editor may save with CRLF line ends. A title that ends
+    /// with a carriage return (another replica wrote it) is followed by the
+    /// `\n` of the empty line as written, where a CRLF file has `\r\n`.
     static func titleAndBody(_ text: String) -> (title: String, body: String) {
         // By scalars: "\r\n" is one Character, in which a search for "\n" finds none.
         let scalars = Array(text.unicodeScalars)
         guard let firstBreak = scalars.firstIndex(of: "\n") else { return (text, "") }
-        let titleEnd = firstBreak > 0 && scalars[firstBreak - 1] == "\r" ? firstBreak - 1 : firstBreak
+        let isCRLF = firstBreak > 0 && scalars[firstBreak - 1] == "\r" && scalars[(firstBreak + 1)...].first != "\n"
+        let titleEnd = isCRLF ? firstBreak - 1 : firstBreak
         let lineBreak = scalars[titleEnd...firstBreak]
         var rest = scalars[(firstBreak + 1)...]
         if rest.starts(with: lineBreak) { rest.removeFirst(lineBreak.count) }

@@ -29,10 +29,11 @@ struct Note {
         if case .object(.list, let list)? = try document.get(.root, key: Key.tags) {
             // Two replicas adding a tag at once put it in the list twice;
             // to a person tags are a set, so it shows once (`--untag`
-            // removes every copy).
-            var seen = Set<String>()
+            // removes every copy). Compared as values are, by scalars: "café"
+            // precomposed and decomposed are two tags.
+            var seen = Set<Value>()
             tags = try document.list(list).compactMap { value in
-                if case .scalar(.string(let tag)) = value, seen.insert(tag).inserted { tag } else { nil }
+                if case .scalar(.string(let tag)) = value, seen.insert(value).inserted { tag } else { nil }
             }
         }
         pinned = try Self.bool(document, Key.pinned)

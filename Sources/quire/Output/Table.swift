@@ -20,8 +20,9 @@ struct Table {
     /// The lines of `render()`, each made as it is read, for a table too
     /// long to hold as one string (`Output.print(_:)` of a table).
     var lines: some Sequence<String> {
-        // Cells made safe first, so that widths count what will be shown.
-        let all = ((header.map { [$0] } ?? []) + rows).map { $0.map { TerminalText.safe($0) } }
+        // Cells made safe first, so that widths count what will be shown;
+        // a tab or a line break in one (a synced title) would break its row.
+        let all = ((header.map { [$0] } ?? []) + rows).map { $0.map { TerminalText.safe($0, asOneLine: true) } }
         let columnCount = all.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: columnCount)
         for row in all {

@@ -18,15 +18,16 @@ enum TerminalText {
 
     /// `text` with every control character shown in caret notation (`^[`
     /// for escape, `^?` for delete; C1 controls as U+FFFD), except line
-    /// feeds, tabs and a carriage return before a line feed.
-    static func safe(_ text: String) -> String {
+    /// feeds, tabs and a carriage return before a line feed, unless
+    /// `asOneLine`: a table's cell, which they would push out of its column.
+    static func safe(_ text: String, asOneLine: Bool = false) -> String {
         let scalars = Array(text.unicodeScalars)
-        guard scalars.contains(where: isControl) else { return text }
+        guard scalars.contains(where: { isControl($0) || asOneLine && ($0 == "\n" || $0 == "\t") }) else { return text }
         var result = String.UnicodeScalarView()
         for (index, scalar) in scalars.enumerated() {
             switch scalar.value {
-            case 0x0A, 0x09: result.append(scalar)
-            case 0x0D where index + 1 < scalars.count && scalars[index + 1] == "\n": result.append(scalar)
+            case 0x0A where !asOneLine, 0x09 where !asOneLine: result.append(scalar)
+            case 0x0D where !asOneLine && index + 1 < scalars.count && scalars[index + 1] == "\n": result.append(scalar)
             case 0x00..<0x20: result.append(contentsOf: "^\(Unicode.Scalar(UInt8(scalar.value + 0x40)))".unicodeScalars)
             case 0x7F: result.append(contentsOf: "^?".unicodeScalars)
             case 0x80..<0xA0: result.append("\u{FFFD}")
