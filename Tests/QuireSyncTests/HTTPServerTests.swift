@@ -236,18 +236,7 @@ struct HTTPServerTests {
     /// waited longest for its request be closed; one whose handler runs is
     /// never taken.
     @Test func aNewcomerTakesTheConnectionThatWaitedLongestForItsRequest() async throws {
-        let handling = Counter()
-        let released = Mutex(false)
-        let limits = HTTPServer.Limits(maxConnections: 3, maxConnectionsPerAddress: 0, requestDeadlineSeconds: 600)
-        try await withServer(limits: limits, handler: { request in
-            if request.path == "/poll" {
-                _ = handling.next()
-                while !released.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            return .text(200, request.path)
-        }) { server in
-            let poll = Task { try await onceClient.send(.init(method: "GET", url: url(server, "/poll"))) }
-            while handling.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await withPollWaiting(maxConnections: 3) { server, finishPoll in
             var stalled: [Int32] = []
             defer { stalled.forEach { close($0) } }
             for source in ["127.0.0.2", "127.0.0.3"] {
@@ -261,8 +250,33 @@ struct HTTPServerTests {
             #expect(try rawExchange(port: server.port, request, from: "127.0.0.4").hasPrefix("HTTP/1.1 200"))
             var byte: UInt8 = 0
             #expect(recv(stalled[0], &byte, 1, 0) == 0)
-            released.withLock { $0 = true }
-            #expect(try await poll.value.body == Array("/poll".utf8))
+            try await finishPoll()
+        }
+    }
+
+    /// Runs `body` with a server (`maxConnections`, no per-address limit, a
+    /// 600 s request deadline) where a `/poll` request is under way, its
+    /// handler waiting until `finishPoll`, which checks the poll's answer.
+    /// Other paths are answered at once with the path.
+    private func withPollWaiting(
+        maxConnections: Int, _ body: (HTTPServer, _ finishPoll: () async throws -> Void) async throws -> Void
+    ) async throws {
+        let handling = Counter()
+        let released = Mutex(false)
+        let limits = HTTPServer.Limits(maxConnections: maxConnections, maxConnectionsPerAddress: 0, requestDeadlineSeconds: 600)
+        try await withServer(limits: limits, handler: { request in
+            if request.path == "/poll" {
+                _ = handling.next()
+                while !released.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            return .text(200, request.path)
+        }) { server in
+            let poll = Task { try await onceClient.send(.init(method: "GET", url: url(server, "/poll"))) }
+            while handling.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await body(server) { () async throws in
+                released.withLock { $0 = true }
+                #expect(try await poll.value.body == Array("/poll".utf8))
+            }
         }
     }
 
@@ -285,19 +299,7 @@ struct HTTPServerTests {
     /// past `HTTPServer.busyConnections` such newcomers at once, one is
     /// closed unanswered, so that they cannot hold more than that.
     @Test func aNewcomerToAFullServerIsToldToTryAgain() async throws {
-        let handling = Counter()
-        let released = Mutex(false)
-        let limits = HTTPServer.Limits(maxConnections: 1, maxConnectionsPerAddress: 0, requestDeadlineSeconds: 600)
-        try await withServer(limits: limits, handler: { request in
-            if request.path == "/poll" {
-                _ = handling.next()
-                while !released.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            return .text(200, request.path)
-        }) { server in
-            let poll = Task { try await onceClient.send(.init(method: "GET", url: url(server, "/poll"))) }
-            while handling.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
-
+        try await withPollWaiting(maxConnections: 1) { server, finishPoll in
             // A body is read (and dropped) before the answer, so that the client sees it.
             let busy = try rawExchange(port: server.port, "POST /x HTTP/1.1\r\nHost: quire\r\nContent-Length: 3\r\n\r\nabc")
             #expect(busy.hasPrefix("HTTP/1.1 503"))
@@ -321,8 +323,7 @@ struct HTTPServerTests {
             let request = "GET /x HTTP/1.1\r\nHost: quire\r\nConnection: close\r\n\r\n"
             #expect(try rawExchange(port: server.port, request, from: "127.0.0.3") == "")
 
-            released.withLock { $0 = true }
-            #expect(try await poll.value.body == Array("/poll".utf8))
+            try await finishPoll()
             #expect(try rawExchange(port: server.port, request).hasPrefix("HTTP/1.1 200"))
         }
     }
