@@ -236,18 +236,7 @@ struct HTTPServerTests {
     /// waited longest for its request be closed; one whose handler runs is
     /// never taken.
     @Test func aNewcomerTakesTheConnectionThatWaitedLongestForItsRequest() async throws {
-        let handling = Counter()
-        let released = Mutex(false)
-        let limits = HTTPServer.Limits(maxConnections: 3, maxConnectionsPerAddress: 0, requestDeadlineSeconds: 600)
-        try await withServer(limits: limits, handler: { request in
-            if request.path == "/poll" {
-                _ = handling.next()
-                while !released.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            return .text(200, request.path)
-        }) { server in
-            let poll = Task { try await onceClient.send(.init(method: "GET", url: url(server, "/poll"))) }
-            while handling.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await withPollWaiting(maxConnections: 3) { server, finishPoll in
             var stalled: [Int32] = []
             defer { stalled.forEach { close($0) } }
             for source in ["127.0.0.2", "127.0.0.3"] {
@@ -261,8 +250,33 @@ struct HTTPServerTests {
             #expect(try rawExchange(port: server.port, request, from: "127.0.0.4").hasPrefix("HTTP/1.1 200"))
             var byte: UInt8 = 0
             #expect(recv(stalled[0], &byte, 1, 0) == 0)
-            released.withLock { $0 = true }
-            #expect(try await poll.value.body == Array("/poll".utf8))
+            try await finishPoll()
+        }
+    }
+
+    /// Runs `body` with a server (`maxConnections`, no per-address limit, a
+    /// 600 s request deadline) where a `/poll` request is under way, its
+    /// handler waiting until `finishPoll`, which checks the poll's answer.
+    /// Other paths are answered at once with the path.
+    private func withPollWaiting(
+        maxConnections: Int, _ body: (HTTPServer, _ finishPoll: () async throws -> Void) async throws -> Void
+    ) async throws {
+        let handling = Counter()
+        let released = Mutex(false)
+        let limits = HTTPServer.Limits(maxConnections: maxConnections, maxConnectionsPerAddress: 0, requestDeadlineSeconds: 600)
+        try await withServer(limits: limits, handler: { request in
+            if request.path == "/poll" {
+                _ = handling.next()
+                while !released.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            return .text(200, request.path)
+        }) { server in
+            let poll = Task { try await onceClient.send(.init(method: "GET", url: url(server, "/poll"))) }
+            while handling.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await body(server) { () async throws in
+                released.withLock { $0 = true }
+                #expect(try await poll.value.body == Array("/poll".utf8))
+            }
         }
     }
 
@@ -276,6 +290,100 @@ struct HTTPServerTests {
         }) { server in
             let response = try await onceClient.send(.init(method: "GET", url: url(server, "/poll")))
             #expect(response.body == Array("waited".utf8))
+        }
+    }
+
+    /// When every connection is taken by a running handler (long-polls),
+    /// a newcomer is told to try again (503, `Retry-After`), which the
+    /// client retries, rather than cut off as if the server were down;
+    /// past `HTTPServer.busyConnections` such newcomers at once, one is
+    /// closed unanswered, so that they cannot hold more than that.
+    @Test func aNewcomerToAFullServerIsToldToTryAgain() async throws {
+        try await withPollWaiting(maxConnections: 1) { server, finishPoll in
+            // A body is read (and dropped) before the answer, so that the client sees it.
+            let busy = try rawExchange(port: server.port, "POST /x HTTP/1.1\r\nHost: quire\r\nContent-Length: 3\r\n\r\nabc")
+            #expect(busy.hasPrefix("HTTP/1.1 503"))
+            #expect(busy.contains("Retry-After: 1\r\n"))
+            #expect(busy.hasSuffix("the server is busy: all 1 connections are in use; try again"))
+
+            let waits = Mutex<[TimeInterval]>([])
+            let retrying = HTTPClient(defaultTimeout: 30, retryPolicy: RetryPolicy(
+                maxAttempts: 2, random: { $0.upperBound }, sleep: { seconds in waits.withLock { $0.append(seconds) } }))
+            await #expect {
+                try await retrying.send(.init(method: "GET", url: url(server, "/x")))
+            } throws: { error in
+                guard case .transient(503, let message) = error as? HTTPError else { return false }
+                return message.contains("the server is busy")
+            }
+            #expect(waits.withLock { $0 } == [1])
+
+            // Newcomers that send nothing hold the places for busy answers; the next one is refused.
+            let silent = try (0..<HTTPServer.busyConnections).map { _ in try rawConnection(port: server.port, from: "127.0.0.2") }
+            defer { silent.forEach { close($0) } }
+            let request = "GET /x HTTP/1.1\r\nHost: quire\r\nConnection: close\r\n\r\n"
+            #expect(try rawExchange(port: server.port, request, from: "127.0.0.3") == "")
+
+            try await finishPoll()
+            #expect(try rawExchange(port: server.port, request).hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    /// Each byte a client reads resets libmicrohttpd's idle timeout, so one
+    /// that stops reading (or reads a byte now and then) would hold its
+    /// connection, and its answer's memory, for ever. The deadline covers
+    /// taking the answer too: the connection is closed, and the address's
+    /// one connection free again.
+    @Test func aClientThatStopsReadingItsAnswerIsClosedAtTheDeadline() async throws {
+        let answer = [UInt8](repeating: 7, count: 16 << 20)
+        // A rate so high that the answer has the deadline's 1 s and no more.
+        let limits = HTTPServer.Limits(
+            maxConnections: 8, maxConnectionsPerAddress: 1, connectionTimeoutSeconds: 600,
+            requestDeadlineSeconds: 1, minimumAnswerBytesPerSecond: 1 << 30)
+        try await withServer(limits: limits, handler: { request in
+            request.path == "/large" ? .bytes(200, answer, contentType: "application/octet-stream") : .text(200, request.path)
+        }) { server in
+            let reader = try rawConnection(port: server.port, from: "127.0.0.2")
+            defer { close(reader) }
+            // A small window, so that the server has to wait for the client.
+            var window: Int32 = 4096
+            setsockopt(reader, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
+            _ = Array("GET /large HTTP/1.1\r\nHost: quire\r\n\r\n".utf8).withUnsafeBytes { send(reader, $0.baseAddress, $0.count, 0) }
+
+            // Until the stalled connection is closed, its address may open no other.
+            let request = "GET /x HTTP/1.1\r\nHost: quire\r\nConnection: close\r\n\r\n"
+            var served = false
+            for _ in 0..<300 where !served {  // 30 s: far past the deadline however loaded the machine
+                try await Task.sleep(for: .milliseconds(100))
+                served = try rawExchange(port: server.port, request, from: "127.0.0.2").hasPrefix("HTTP/1.1 200")
+            }
+            // (Not read to its end: what the kernel still holds trickles through a window this small.)
+            #expect(served)
+        }
+    }
+
+    /// A large answer on a slow but steady link has a second more per
+    /// `minimumAnswerBytesPerSecond` of it, past the deadline: this one,
+    /// read over six seconds or more, is not cut at the deadline's one
+    /// (by then, far less than the answer fits in the sockets' buffers).
+    @Test func aLargeAnswerTakenSlowlyButSteadilyArrivesWhole() async throws {
+        let answer = [UInt8](repeating: 7, count: 8 << 20)
+        let limits = HTTPServer.Limits(requestDeadlineSeconds: 1)
+        try await withServer(limits: limits, handler: { _ in .bytes(200, answer, contentType: "application/octet-stream") }) { server in
+            let reader = try rawConnection(port: server.port, from: "127.0.0.2")
+            defer { close(reader) }
+            // Twice loopback's segment at least, or the window opens by too little to be told.
+            var window: Int32 = 128 << 10
+            setsockopt(reader, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
+            _ = Array("GET / HTTP/1.1\r\nHost: quire\r\nConnection: close\r\n\r\n".utf8).withUnsafeBytes { send(reader, $0.baseAddress, $0.count, 0) }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 128 << 10)
+            while case let count = recv(reader, &buffer, buffer.count, 0), count > 0 {
+                received += buffer[..<count]
+                try await Task.sleep(for: .milliseconds(100))  // 128 KiB a tenth of a second at most
+            }
+            // The headers, then the whole body (compared here: a failed #expect would print 8 MiB).
+            let arrivedWhole = received.count > answer.count && received.suffix(answer.count).elementsEqual(answer)
+            #expect(arrivedWhole, "\(received.count) bytes arrived")
         }
     }
 

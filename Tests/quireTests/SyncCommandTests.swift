@@ -7,14 +7,21 @@ import Testing
 @Suite(.serialized) struct SyncCommandTests {
     /// Starts `quire --store PATH serve --listen 127.0.0.1:PORT`; returns
     /// the process and the port it printed.
-    func startServer(_ runner: QuireRunner, port: Int = 0, tokens: String? = nil, rateLimit: String = "1000", options: [String] = []) throws -> (Process, Int) {
+    /// `errors`: a file for its standard error, else it is dropped.
+    func startServer(_ runner: QuireRunner, port: Int = 0, tokens: String? = nil, rateLimit: String = "1000", options: [String] = [],
+                     errors: String? = nil) throws -> (Process, Int) {
         let process = Process()
         process.executableURL = QuireRunner.binaryURL
         process.arguments = ["--store", runner.directory + "/server.db", "serve", "--listen", "127.0.0.1:\(port)", "--rate-limit", rateLimit]
             + (tokens.map { ["--tokens", $0] } ?? []) + options
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        if let errors {
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: errors)
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         let text = firstLine(of: output)
         guard let bound = Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") else {
@@ -451,6 +458,53 @@ import Testing
                 ended = recv(stalled, &byte, 1, 0) == 0
             }
             #expect(ended)
+        }
+    }
+
+    /// libmicrohttpd logged a line for each connection a client closed
+    /// early, and another for one the deadline closed, naming no client.
+    /// Routine closes are now silent, and the deadline's close is one line
+    /// that names the client.
+    @Test func serveLogsOneLineForAClosedConnectionNamingItsClient() throws {
+        try withRunner { runner in
+            let errors = runner.directory + "/serve.err"
+            let (server, port) = try startServer(runner, options: ["--request-deadline", "1"], errors: errors)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            // Gone at once; gone within its headers; gone within its body.
+            for request in ["", "GET / HTTP/1.1\r\nHo", "POST /v1/sync HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc"] {
+                let socket = try rawConnection(port: UInt16(port), from: "127.0.0.1")
+                _ = Array(request.utf8).withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                close(socket)
+            }
+            // Half a request left there: the deadline closes it (reads give up after 30 s).
+            let stalled = try rawConnection(port: UInt16(port), from: "127.0.0.2", timeout: 30)
+            defer { close(stalled) }
+            _ = Array("GET / HTTP/1.1\r\nHo".utf8).withUnsafeBytes { send(stalled, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var byte: UInt8 = 0
+            #expect(recv(stalled, &byte, 1, 0) == 0)
+            // A request answered after them all, so that whatever they logged is written by now.
+            let answer = try rawExchange(port: UInt16(port), "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 404"))
+            let lines = try String(contentsOfFile: errors, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("quire http: ") }
+            #expect(lines == ["quire http: closed the connection from 127.0.0.2: its request was not complete within 1 s"])
+        }
+    }
+
+    /// A newcomer to a full server is answered 503 with `Retry-After`
+    /// (`HTTPServer`); `quire sync` waits that long between its tries, says
+    /// so, and names the server's reason once they run out.
+    @Test func syncReportsABusyServerOnceItsTriesRunOut() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            let reason = "the server is busy: all 64 connections are in use; try again"
+            let busy = try RawAnswerServer(
+                head: "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\nContent-Length: \(reason.utf8.count)\r\nConnection: close\r\n\r\n",
+                chunk: Array(reason.utf8), repeats: 1)
+            defer { busy.stop() }
+            let result = try runner.run(["sync", "http://127.0.0.1:\(busy.port)", "--timeout", "10"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("try 1 of 5 failed: HTTP 503: \(reason); trying again in 1.0 s"))
+            #expect(result.stderr.contains("HTTP 503 (gave up after retries): \(reason)"))
         }
     }
 

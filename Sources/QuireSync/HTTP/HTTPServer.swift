@@ -22,8 +22,9 @@ import Synchronization
 /// holds only its own connection's thread, so every other connection is
 /// still served. A thread pool would not do: each pool thread multiplexes
 /// many connections, and one waiting handler would stall all of them.
-/// `limits.maxConnections` bounds the number of threads (one more, briefly,
-/// while a newcomer makes room).
+/// `limits.maxConnections` bounds the number of threads serving requests;
+/// `busyConnections` more at most tell newcomers to a full server 503, and
+/// one more, briefly, is a newcomer making room or being refused.
 ///
 /// Lifetime: a started server keeps itself alive until `stop()` is called,
 /// because MHD's threads hold a pointer to it.
@@ -34,8 +35,11 @@ public final class HTTPServer: Sendable {
         public var maxBodyBytes: Int
         /// Connections served at once (each one is a thread). When all are
         /// taken, a new one makes the one that has waited longest for its
-        /// request be closed (none whose handler runs); with no request
-        /// deadline (`requestDeadlineSeconds` 0), MHD refuses it instead.
+        /// request be closed (none whose handler runs, nor any with no
+        /// request deadline, `requestDeadlineSeconds` 0); if none can be,
+        /// the new one's request is answered 503 with `Retry-After`, or,
+        /// past `HTTPServer.busyConnections` such answers at once, the new
+        /// one is closed unanswered.
         public var maxConnections: Int
         /// Connections one client address may hold at once; 0 for no limit.
         /// It bounds one client's share of the connections. Behind a reverse
@@ -48,20 +52,27 @@ public final class HTTPServer: Sendable {
         public var connectionTimeoutSeconds: Int
         /// A client must send each whole request (headers and body) within
         /// this many seconds of opening the connection or of its previous
-        /// answer, or the connection is closed; 0 for no limit. The idle
-        /// timeout alone lets a client trickling a byte now and then hold a
+        /// answer, and take each answer within this many seconds plus one
+        /// per `minimumAnswerBytesPerSecond` of it, or the connection is
+        /// closed; 0 for no limit. The idle timeout alone lets a client
+        /// trickling a byte now and then, or reading its answer so, hold a
         /// connection for ever. A handler's wait does not count.
         public var requestDeadlineSeconds: Int
+        /// The slowest rate at which a large answer must be taken, past the
+        /// `requestDeadlineSeconds` every answer has: 16 KiB/s (128 kbit/s)
+        /// gives a 16 MiB answer 17 minutes more.
+        public var minimumAnswerBytesPerSecond: Int
 
         public init(
             maxBodyBytes: Int = 16 << 20, maxConnections: Int = 64, maxConnectionsPerAddress: Int = 16,
-            connectionTimeoutSeconds: Int = 60, requestDeadlineSeconds: Int = 60
+            connectionTimeoutSeconds: Int = 60, requestDeadlineSeconds: Int = 60, minimumAnswerBytesPerSecond: Int = 16 << 10
         ) {
             self.maxBodyBytes = maxBodyBytes
             self.maxConnections = maxConnections
             self.maxConnectionsPerAddress = maxConnectionsPerAddress
             self.connectionTimeoutSeconds = connectionTimeoutSeconds
             self.requestDeadlineSeconds = requestDeadlineSeconds
+            self.minimumAnswerBytesPerSecond = minimumAnswerBytesPerSecond
         }
     }
 
@@ -75,6 +86,12 @@ public final class HTTPServer: Sendable {
     /// (and dropped) so that the client gets its 413 cleanly.
     static let drainableExcess = 64 << 20
 
+    /// Connections past `limits.maxConnections` whose request is answered
+    /// 503 (`Retry-After: 1`) when every connection is busy, so that a
+    /// client is told to try again rather than cut off. A fixed few: each
+    /// is a thread, and they are held no longer than any request.
+    public static let busyConnections = 4
+
     public let host: String
     public let limits: Limits
     private let handler: Handler
@@ -87,7 +104,7 @@ public final class HTTPServer: Sendable {
 
     struct State {
         var daemon: Daemon?
-        /// Nil when `limits.requestDeadlineSeconds` is 0 or the server is stopped.
+        /// Nil while the server is stopped.
         var deadlines: RequestDeadlines?
         var boundPort: UInt16 = 0
         var stopping = false
@@ -138,8 +155,9 @@ public final class HTTPServer: Sendable {
             state.stopping = false
             state.startupLog = []
             // Before the daemon: MHD tells of connections as soon as it runs.
-            state.deadlines = limits.requestDeadlineSeconds > 0
-                ? RequestDeadlines(seconds: limits.requestDeadlineSeconds, maxConnections: limits.maxConnections) : nil
+            state.deadlines = RequestDeadlines(
+                seconds: limits.requestDeadlineSeconds, maxConnections: limits.maxConnections,
+                busySlots: Self.busyConnections, minimumAnswerBytesPerSecond: limits.minimumAnswerBytesPerSecond)
         }
         var (address, isIPv6) = try socketAddress(host: host, port: requestedPort)
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
@@ -153,8 +171,8 @@ public final class HTTPServer: Sendable {
             let options: [CVarArg] = [
                 // The logger first, so that it receives the errors about the other options too.
                 MHD_OPTION.EXTERNAL_LOGGER.rawValue, MHDCallbacks.logPointer, context,
-                // One more with deadlines: the newcomer that makes them close the longest waiting.
-                MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnections + (limits.requestDeadlineSeconds > 0 ? 1 : 0)),
+                // The busy answers, and one more: a newcomer that makes room or is refused.
+                MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnections + Self.busyConnections + 1),
                 MHD_OPTION.PER_IP_CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnectionsPerAddress),
                 MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(clamping: limits.connectionTimeoutSeconds),
                 MHD_OPTION.NOTIFY_COMPLETED.rawValue, MHDCallbacks.completedPointer, context,
@@ -236,16 +254,34 @@ public final class HTTPServer: Sendable {
         return response
     }
 
-    /// Where connections' request deadlines are kept, if there are any.
+    /// Where connections' deadlines and shares are kept; nil while stopped.
     var deadlines: RequestDeadlines? { state.withLock { $0.deadlines } }
 
     /// Shows what MHD logged on stderr, or keeps it while `start()` runs.
+    /// Once running, a client that went away is routine and not shown.
     func log(_ message: String) {
         let starting = state.withLock { state in
             state.startupLog?.append(message)
             return state.startupLog != nil
         }
-        if !starting { logLine(message) }
+        if !starting, let line = Self.operatorLine(forLibraryMessage: message) { logLine(line) }
+    }
+
+    /// What an operator is shown of a message MHD logs while serving, or
+    /// nil for a connection closed because the client went away (or was
+    /// cut by `RequestDeadlines`, which logs that itself, naming the client).
+    static func operatorLine(forLibraryMessage message: String) -> String? {
+        let clientWentAway = [
+            "Connection was closed by remote side", "Socket has been disconnected", "Connection socket is closed",
+            "The connection was forcibly closed", "Failed to send data in request", "Failed to send the response",
+            "Failed to send the chunked response", "Failed to send the footers",
+        ]
+        if clientWentAway.contains(where: message.hasPrefix) { return nil }
+        // MHD says so of its per-address limit too, and names no client.
+        if message.hasPrefix("Server reached connection limit") {
+            return "refused a connection unanswered: its address holds as many connections as one address may, or the server holds all it can"
+        }
+        return message
     }
 }
 

@@ -18,7 +18,9 @@ enum MHDCallbacks {
             let context = RequestContext(head: readRequestHead(connection, url: url, method: method))
             requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
             // Answering now closes the connection unread: where the body ends is in doubt.
-            if let problem = ambiguousBodyLength(context.head.headers) { return queue(.text(400, problem), on: connection) }
+            if let problem = ambiguousBodyLength(context.head.headers) { return queue(.text(400, problem), on: connection, of: server) }
+            // Its body is read and dropped, as a too large one is (below), and the 503 sent at its end.
+            if server.deadlines?.isBusy(connection) == true { context.refusal = busy(server.limits.maxConnections) }
             // UInt64, as MHD reads it: a length past Int.max must be cut off, not taken for none.
             guard let declared = context.head.headers["Content-Length"].flatMap(UInt64.init) else { return .YES }
             if declared > UInt64(maxBodyBytes) {
@@ -28,12 +30,12 @@ enum MHDCallbacks {
                 // of the limit is read and dropped, and answered at its end;
                 // only an absurd one is cut off at once.
                 guard declared - UInt64(maxBodyBytes) <= UInt64(HTTPServer.drainableExcess) else {
-                    return queue(payloadTooLarge(maxBodyBytes), on: connection)
+                    return queue(payloadTooLarge(maxBodyBytes), on: connection, of: server)
                 }
-                context.bodyTooLarge = true
+                context.refusal = context.refusal ?? payloadTooLarge(maxBodyBytes)
                 return .YES
             }
-            context.body.reserveCapacity(Int(declared))
+            if context.refusal == nil { context.body.reserveCapacity(Int(declared)) }
             return .YES
         }
         let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
@@ -43,9 +45,9 @@ enum MHDCallbacks {
             // MHD cannot answer in the middle of an upload (e.g. chunked,
             // with no Content-Length), so past the limit the rest is read
             // and dropped, and the 413 goes out once the request ends.
-            if !context.bodyTooLarge {
+            if context.refusal == nil {
                 if context.body.count + count > maxBodyBytes {
-                    context.bodyTooLarge = true
+                    context.refusal = payloadTooLarge(maxBodyBytes)
                     context.body = []
                 } else {
                     context.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: count))
@@ -56,11 +58,11 @@ enum MHDCallbacks {
         }
 
         // The request is complete.
-        if context.bodyTooLarge { return queue(payloadTooLarge(maxBodyBytes), on: connection) }
+        if let refusal = context.refusal { return queue(refusal, on: connection, of: server) }
         var request = context.head
         request.body = context.body
         server.deadlines?.requestReceived(connection)
-        return queue(server.respond(to: request), on: connection)
+        return queue(server.respond(to: request), on: connection, of: server)
     }
 
     /// Frees the per-request context once MHD is done with the request.
@@ -79,7 +81,8 @@ enum MHDCallbacks {
         guard let cls, let connection,
             let deadlines = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().deadlines else { return }
         if event == .CONNECTION_NOTIFY_STARTED {
-            deadlines.opened(connection, socket: quire_mhd_connection_socket(connection))
+            let client = quire_mhd_client_address(connection).flatMap(numericHost) ?? "an unknown address"
+            deadlines.opened(connection, socket: quire_mhd_connection_socket(connection), client: client)
         } else {
             deadlines.closed(connection)
         }
@@ -169,14 +172,23 @@ enum MHDCallbacks {
         .text(413, "request body larger than \(limit) bytes")
     }
 
-    /// Hands `response` to MHD, which copies it and sends it when it can.
-    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    /// For a connection that came when every one was busy; closed once sent, to free its place.
+    private static func busy(_ maxConnections: Int) -> HTTPResponse {
+        .text(503, "the server is busy: all \(maxConnections) connections are in use; try again",
+              headers: HTTPHeaders([("Retry-After", "1"), ("Connection", "close")]))
+    }
+
+    /// Hands `response` to MHD, which copies it and sends it when it can,
+    /// and starts the deadline for the client to take it.
+    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, of server: HTTPServer) -> MHD_Result {
         let invalidHeader = HTTPResponse.text(500, "internal server error: the handler produced an invalid header")
         // The status goes with the response MHD took, not the one it refused.
         guard let (status, mhdResponse) = makeMHDResponse(response).map({ (response.status, $0) })
             ?? makeMHDResponse(invalidHeader).map({ (invalidHeader.status, $0) }) else { return .NO }
         defer { MHD_destroy_response(mhdResponse) }
-        return MHD_queue_response(connection, UInt32(clamping: status), mhdResponse)
+        let queued = MHD_queue_response(connection, UInt32(clamping: status), mhdResponse)
+        if queued == .YES { server.deadlines?.answerQueued(connection, bytes: response.body.count) }
+        return queued
     }
 
     /// An MHD response with a copy of the body, or nil if MHD rejects a
@@ -201,7 +213,9 @@ enum MHDCallbacks {
 final class RequestContext {
     let head: HTTPRequest
     var body: [UInt8] = []
-    var bodyTooLarge = false
+    /// The answer decided before the body was read (413, or 503 when the
+    /// server is busy): the body is dropped, and it is sent at the request's end.
+    var refusal: HTTPResponse?
 
     init(head: HTTPRequest) { self.head = head }
 }

@@ -15,7 +15,7 @@ enum SyncCommands {
             Option(name: "--tokens", values: ["FILE"], help: "Bearer tokens: `TOKEN rw|ro [DOCUMENT...]` a line. Without it, anyone may do anything."),
             Option(name: "--rate-limit", values: ["N"], help: "Requests per second allowed per token (default 50, bursts of twice that)."),
             Option(name: "--connections-per-address", values: ["N"], help: "Connections one client address may hold at once (default 16 of 64; 0 for no limit, behind a reverse proxy)."),
-            Option(name: "--request-deadline", values: ["SECONDS"], help: "Close a connection whose request has not arrived whole within that long (default 60; 0 for no limit; a long-poll's wait does not count)."),
+            Option(name: "--request-deadline", values: ["SECONDS"], help: "Close a connection whose request has not arrived whole within that long, or whose answer is not taken within that long plus 1 s per 16 KiB (default 60; 0 for no limit; a long-poll's wait does not count)."),
             Option(name: "--stdio", help: "Speak the sync protocol on stdin/stdout with the store (--store) as the peer."),
             Option(name: "--timeout", values: ["SECONDS"], help: "With --stdio: end the session when a request under way, or an answer, stalls that long (default 30)."),
             Option(name: "--idle-timeout", values: ["SECONDS"], help: "With --stdio: end the session when no request begins for that long (default \(stdioIdleSeconds))."),
