@@ -185,7 +185,11 @@ extension SpanTree {
         } else {
             place(span, leaf, slot)
         }
-        leaves[Int(leaf)].lowestStamp = min(leaves[Int(leaf)].lowestStamp, stamp(of: span))
+        // Only a span no later than the bound can lower it (most new spans
+        // are later): its replica's id is looked up, and the leaf written, for those alone.
+        if span.lamport <= leaves[Int(leaf)].lowestStamp.lamport, stamp(of: span) < leaves[Int(leaf)].lowestStamp {
+            leaves[Int(leaf)].lowestStamp = stamp(of: span)
+        }
         ids.setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
         add(span.summary, to: leaf)
         return (leaf, slot)
