@@ -512,7 +512,10 @@ import QuireStore
         let first = try #require(await events.next()), second = try #require(await events.next())
         #expect([first.document: first.changeIDs, second.document: second.changeIDs] == ["typed": typed.map(\.id), "mixed": mixed.map(\.id)])
         let rows = try target.database.query(
-            sql: "SELECT replica, first_counter, last_counter, first_lamport, last_lamport, parents, time, data FROM changes WHERE document = (SELECT number FROM documents WHERE id = 'typed')")
+            sql: """
+                SELECT replica, first_counter, last_counter, first_lamport, last_lamport, parents, time, data
+                FROM changes WHERE document = (SELECT number FROM documents WHERE id = 'typed')
+                """)
         #expect(rows.count == 1)
         let row = try #require(rows.first)
         #expect(try row.replica(0) == source.replicaID)

@@ -35,6 +35,13 @@ import Testing
         return outbox
     }
 
+    /// Four changes of replica 77, each setting root key `r` to 0, 1, 2, 3.
+    static func remoteChanges() throws -> [Change] {
+        var remote = Document(replica: ReplicaID(77))
+        for index in 0..<4 { try remote.transact { tx in try tx.put(.root, key: "r", .int(Int64(index))) } }
+        return try remote.changes(since: VersionVector())
+    }
+
     /// Logs changes as schema versions 1 to 4 did, a row each naming its
     /// document by id, which `ChangeLog.append` no longer writes.
     static func logAsBeforeVersion5(_ changes: [Change], document: String, isLocal: Bool, _ db: DatabaseConnection) throws {
@@ -116,9 +123,7 @@ import Testing
             let path = directory + "/v3.quire"
             let database = try Database(path: path)
             try StoreSchema.migrator(upTo: 3).migrate(database)
-            var remote = Document(replica: ReplicaID(77))
-            for index in 0..<4 { try remote.transact { tx in try tx.put(.root, key: "r", .int(Int64(index))) } }
-            let remoteChanges = try remote.changes(since: VersionVector())
+            let remoteChanges = try Self.remoteChanges()
             let replica = try database.write { db in
                 let replica = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
                 for id in ["local", "compacted", "empty"] {
@@ -168,9 +173,7 @@ import Testing
             let path = directory + "/v4.quire"
             let database = try Database(path: path)
             try StoreSchema.migrator(upTo: 3).migrate(database)
-            var remote = Document(replica: ReplicaID(77))
-            for index in 0..<4 { try remote.transact { tx in try tx.put(.root, key: "r", .int(Int64(index))) } }
-            let remoteChanges = try remote.changes(since: VersionVector())
+            let remoteChanges = try Self.remoteChanges()
             var logged: [DocumentID: [Change]] = [:]
             let replica = try database.write { db in
                 let replica = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
