@@ -37,14 +37,12 @@ public enum ChangeLog {
         try db.execute(
             sql: """
                 INSERT INTO changes(document, replica, first_counter, last_counter, first_lamport, last_lamport,
-                                    parents, time, is_local, data)
-                VALUES (\(number(ofDocument: 1)), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                                    time, is_local, data)
+                VALUES (\(number(ofDocument: 1)), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                 """,
             arguments: [
                 .text(document), .replica(first.replica), .unsigned(first.id.counter), .unsigned(run.lastID.counter),
-                .unsigned(first.lamport), .unsigned(run.lastLamport),
-                .text(first.parents.map(\.description).joined(separator: " ")),
-                .integer(run.lastTime), .integer(isLocal ? 1 : 0), .blob(bundle),
+                .unsigned(first.lamport), .unsigned(run.lastLamport), .integer(run.lastTime), .integer(isLocal ? 1 : 0), .blob(bundle),
             ])
     }
 

@@ -165,7 +165,8 @@ public enum StoreSchema {
     /// row and its three index entries each held it: a third of the file
     /// for short edits. Rebuilds `changes` with the same rows and `seq`
     /// values, and keeps SQLite's AUTOINCREMENT record, which `seq` never
-    /// goes below (`ChangeLog.highestSeq`).
+    /// goes below (`ChangeLog.highestSeq`). Drops `parents`, the first
+    /// change's parents as text, which nothing read: the bundle holds them.
     @Sendable static func numberDocuments(_ db: DatabaseConnection) throws {
         let highestSeq = try ChangeLog.highestSeq(db)
         try db.executeScript("""
@@ -180,7 +181,6 @@ public enum StoreSchema {
                 last_counter INTEGER NOT NULL,
                 first_lamport INTEGER NOT NULL,
                 last_lamport INTEGER NOT NULL,
-                parents TEXT NOT NULL,
                 time INTEGER NOT NULL,
                 is_local INTEGER NOT NULL,
                 data BLOB NOT NULL,
@@ -188,7 +188,7 @@ public enum StoreSchema {
             );
             INSERT INTO numbered_changes
                 SELECT c.seq, d.number, c.replica, c.first_counter, c.last_counter, c.first_lamport, c.last_lamport,
-                       c.parents, c.time, c.is_local, c.data
+                       c.time, c.is_local, c.data
                 FROM changes c LEFT JOIN documents d ON d.id = c.document_id ORDER BY c.seq;
             DROP TABLE changes;
             ALTER TABLE numbered_changes RENAME TO changes;
