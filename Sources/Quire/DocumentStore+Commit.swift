@@ -39,8 +39,7 @@ extension DocumentStore {
         /// its last change row, and its parked rows.
         mutating func save(_ db: DatabaseConnection) throws {
             if isNew {
-                try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
-                               arguments: [.text(id.rawValue), .integer(DocumentStore.milliseconds(Date()))])
+                try DocumentStore.insertRow(of: id, db)
             }
             // Received changes under one of the store's own ids were made on a
             // copy of a document read from it: they are local, for the outbox to offer.
@@ -318,7 +317,7 @@ extension DocumentStore {
     /// parked rows, for `isCurrent`: one statement (a transaction around
     /// several cost several times more).
     static let currencyQuery = """
-        SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document_id = ?1), log_start_seq,
+        SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document = documents.number), log_start_seq,
                \(ParkedChanges.rowCountExpression)
         FROM documents WHERE id = ?1
         """

@@ -266,11 +266,18 @@ public final class DocumentStore: @unchecked Sendable {
                 guard try !Self.isListed(id, db) else {
                     throw StoreError.documentExists(id.rawValue)
                 }
-                try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, ?)",
-                               arguments: [.text(id.rawValue), .integer(Self.milliseconds(Date()))])
+                try Self.insertRow(of: id, db)
             }
             cache[id] = LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
         }
+    }
+
+    /// Lists a new document: its `documents` row, numbered one above the
+    /// highest number (the log names a document by its number).
+    static func insertRow(of id: DocumentID, _ db: DatabaseConnection) throws {
+        try db.execute(
+            sql: "INSERT INTO documents(id, created_at, number) VALUES (?, ?, (SELECT coalesce(max(number), 0) + 1 FROM documents))",
+            arguments: [.text(id.rawValue), .integer(milliseconds(Date()))])
     }
 
     /// Creates an empty document with a new UUIDv7 id and returns the id.

@@ -174,7 +174,7 @@ import Testing
             try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
             try write(alice, "ok", "mine", 3)
             try write(alice, "bad", "mine", 3)
-            try alice.database.write { db in try db.execute(sql: "UPDATE changes SET data = x'00' WHERE document_id = 'bad'") }
+            try alice.database.write { db in try db.execute(sql: "UPDATE changes SET data = x'00' WHERE document = (SELECT number FROM documents WHERE id = 'bad')") }
         }
         let alice = try DocumentStore(path: path, onWarning: { _ in })  // reopened: "bad" must load from the file
         let report = try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()

@@ -268,7 +268,7 @@ import Testing
             try await store.async.edit(id) { tx in try tx.put(.root, key: "round", .int(Int64(round))) }
             expected.append(id.rawValue)
         }
-        let logged = try store.database.query(sql: "SELECT document_id FROM changes ORDER BY seq").map { try $0.text(0) }
+        let logged = try store.database.query(sql: "SELECT d.id FROM changes c JOIN documents d ON d.number = c.document ORDER BY c.seq").map { try $0.text(0) }
         #expect(logged == expected)
         #expect(try await store.async.read(second) { doc in try doc.get(.root, key: "round") } == .scalar(.int(19)))
     }

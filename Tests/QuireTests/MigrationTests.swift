@@ -14,6 +14,7 @@ import Testing
         let database = try Database(path: path)
         defer { database.close() }
         try StoreSchema.migrator(upTo: 1).migrate(database)
+        var outbox: [DocumentID: [Change]] = [:]
         try database.write { db in
             let replica = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
             for id in ["first", "second"] {
@@ -21,7 +22,8 @@ import Testing
                 var document = Document(replica: replica)
                 for index in 0..<3 {
                     try document.transact { tx in try tx.put(.root, key: "k\(index)", .int(Int64(index))) }
-                    try ChangeLog.append([document.lastChange!], document: id, isLocal: true, db)
+                    try Self.logAsBeforeVersion5([document.lastChange!], document: id, isLocal: true, db)
+                    outbox[DocumentID(rawValue: id)!, default: []].append(document.lastChange!)
                 }
             }
             let early = Change(id: OpID(replica: ReplicaID(77), counter: 2), lamport: 9, parents: [],
@@ -30,8 +32,32 @@ import Testing
         }
         let version = try database.query(sql: "PRAGMA user_version")[0].int64(0)
         precondition(version == 1, "the fixture must be schema version 1")
-        return Dictionary(uniqueKeysWithValues: try database.read { db in try ChangeLog.outbox(peer: "server", db) }
-            .map { (DocumentID(rawValue: $0.document)!, $0.changes) })
+        return outbox
+    }
+
+    /// Four changes of replica 77, each setting root key `r` to 0, 1, 2, 3.
+    static func remoteChanges() throws -> [Change] {
+        var remote = Document(replica: ReplicaID(77))
+        for index in 0..<4 { try remote.transact { tx in try tx.put(.root, key: "r", .int(Int64(index))) } }
+        return try remote.changes(since: VersionVector())
+    }
+
+    /// Logs changes as schema versions 1 to 4 did, a row each naming its
+    /// document by id, which `ChangeLog.append` no longer writes.
+    static func logAsBeforeVersion5(_ changes: [Change], document: String, isLocal: Bool, _ db: DatabaseConnection) throws {
+        for change in changes {
+            try db.execute(
+                sql: """
+                    INSERT INTO changes(document_id, replica, first_counter, last_counter, first_lamport, last_lamport,
+                                        parents, time, is_local, data)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    .text(document), .replica(change.replica), .unsigned(change.id.counter), .unsigned(change.lastID.counter),
+                    .unsigned(change.lamport), .unsigned(change.lastLamport), .text(change.parents.map(\.description).joined(separator: " ")),
+                    .integer(change.time), .integer(isLocal ? 1 : 0), .blob(ChangeEncoding.encode([change])),
+                ])
+        }
     }
 
     @Test func aVersion1StoreOpensWithItsOutboxAndParkedChanges() throws {
@@ -66,7 +92,7 @@ import Testing
                 var document = Document(replica: replica)
                 for index in 0..<3 {
                     try document.transact { tx in try tx.put(.root, key: "k\(index)", .int(Int64(index))) }
-                    try ChangeLog.append([document.lastChange!], document: "notes", isLocal: true, db)
+                    try Self.logAsBeforeVersion5([document.lastChange!], document: "notes", isLocal: true, db)
                 }
                 return replica
             }
@@ -97,9 +123,7 @@ import Testing
             let path = directory + "/v3.quire"
             let database = try Database(path: path)
             try StoreSchema.migrator(upTo: 3).migrate(database)
-            var remote = Document(replica: ReplicaID(77))
-            for index in 0..<4 { try remote.transact { tx in try tx.put(.root, key: "r", .int(Int64(index))) } }
-            let remoteChanges = try remote.changes(since: VersionVector())
+            let remoteChanges = try Self.remoteChanges()
             let replica = try database.write { db in
                 let replica = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
                 for id in ["local", "compacted", "empty"] {
@@ -108,19 +132,19 @@ import Testing
                 var local = Document(replica: replica)
                 for index in 0..<3 {
                     try local.transact { tx in try tx.put(.root, key: "k", .int(Int64(index))) }
-                    try ChangeLog.append([local.lastChange!], document: "local", isLocal: true, db)
+                    try Self.logAsBeforeVersion5([local.lastChange!], document: "local", isLocal: true, db)
                 }
                 // Compacted: the remote rows are gone, a snapshot holds them.
                 var compacted = Document(replica: replica)
                 try compacted.apply(remoteChanges.dropLast())
-                try ChangeLog.append(Array(remoteChanges.dropLast()), document: "compacted", isLocal: false, db)
+                try Self.logAsBeforeVersion5(Array(remoteChanges.dropLast()), document: "compacted", isLocal: false, db)
                 let coversSeq = try db.query(sql: "SELECT max(seq) FROM changes WHERE document_id = 'compacted'")[0].int64(0)
                 try SnapshotStore.write(compacted, id: "compacted", coversSeq: coversSeq, now: 0, db)
                 // Every remote row, as compaction then deleted them (it now keeps the newest change's).
                 try db.execute(sql: "DELETE FROM changes WHERE document_id = 'compacted'")
                 try db.execute(sql: "UPDATE documents SET log_start_seq = ? WHERE id = 'compacted'", arguments: [.integer(coversSeq)])
                 try compacted.transact { tx in try tx.put(.root, key: "after", .bool(true)) }
-                try ChangeLog.append([compacted.lastChange!], document: "compacted", isLocal: true, db)
+                try Self.logAsBeforeVersion5([compacted.lastChange!], document: "compacted", isLocal: true, db)
                 let waiting = Change(id: OpID(replica: ReplicaID(88), counter: 2), lamport: 9, parents: [],
                                      operations: [.put(object: .root, key: "early", value: .scalar(.null), pred: [])])
                 try ParkedChanges.park([waiting], document: "compacted", db)
@@ -136,6 +160,89 @@ import Testing
             try store.apply("compacted", [remoteChanges.last!])
             try store.edit("empty") { tx in try tx.put(.root, key: "k", .int(1)) }
             #expect(try store.versionVectors() == ["local": [replica: 3], "compacted": [ReplicaID(77): 4, replica: 1], "empty": [replica: 1]])
+        }
+    }
+
+    /// Version 5 names a log row's document by its number. A version 4
+    /// file keeps every row under the same `seq`, the AUTOINCREMENT record
+    /// above a compacted document's deleted rows, the snapshot, the
+    /// acknowledgements, sync cursor, rejected changes and documents
+    /// (removed, empty); new documents get the next number.
+    @Test func aVersion4StoreKeepsItsLogUnderDocumentNumbers() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/v4.quire"
+            let database = try Database(path: path)
+            try StoreSchema.migrator(upTo: 3).migrate(database)
+            let remoteChanges = try Self.remoteChanges()
+            var logged: [DocumentID: [Change]] = [:]
+            let replica = try database.write { db in
+                let replica = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
+                for id in ["notes", "mixed", "compacted", "empty", "removed"] {
+                    try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, 7)", arguments: [.text(id)])
+                }
+                try db.execute(sql: "UPDATE documents SET removed_at = 8 WHERE id = 'removed'")
+                for id in ["notes", "mixed", "removed"] {
+                    var document = Document(replica: replica)
+                    if id == "mixed" {
+                        try document.apply(remoteChanges)
+                        try Self.logAsBeforeVersion5(remoteChanges, document: id, isLocal: false, db)
+                        logged[DocumentID(rawValue: id)!, default: []] += remoteChanges
+                    }
+                    for index in 0..<3 {
+                        try document.transact { tx in try tx.put(.root, key: "k", .int(Int64(index))) }
+                        try Self.logAsBeforeVersion5([document.lastChange!], document: id, isLocal: true, db)
+                        logged[DocumentID(rawValue: id)!, default: []].append(document.lastChange!)
+                    }
+                }
+                // Compacted: its snapshot holds the remote changes, whose rows,
+                // the newest in the log, are gone.
+                var compacted = Document(replica: replica)
+                try compacted.apply(remoteChanges)
+                try Self.logAsBeforeVersion5(remoteChanges, document: "compacted", isLocal: false, db)
+                let coversSeq = try db.query(sql: "SELECT max(seq) FROM changes")[0].int64(0)
+                try SnapshotStore.write(compacted, id: "compacted", coversSeq: coversSeq, now: 0, db)
+                try db.execute(sql: "DELETE FROM changes WHERE document_id = 'compacted'")
+                try db.execute(sql: "UPDATE documents SET log_start_seq = ? WHERE id = 'compacted'", arguments: [.integer(coversSeq)])
+                try PeerAcknowledgements.acknowledge(peer: "server", document: "notes", version: [replica: 2], db)
+                try SyncState.setCursor(SyncCursor(logID: 3, seq: 41), peer: "server", now: 9, db)
+                try SyncState.reject(logged["mixed"]!.suffix(1), document: "mixed", peer: "server", status: 422, reason: "too big", now: 9, db)
+                return replica
+            }
+            try StoreSchema.migrator(upTo: 4).migrate(database)
+            let seqs = try database.query(sql: "SELECT seq FROM changes ORDER BY seq").map { try $0.int64(0) }
+            let highestSeq = try database.read(ChangeLog.highestSeq)
+            #expect(highestSeq > seqs.last!)
+            let versions = try database.read(DocumentVersions.all).map { "\($0.document) \($0.version)" }
+            database.close()
+
+            let store = try DocumentStore(path: path)
+            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 5)
+            #expect(try store.database.query(sql: "SELECT name FROM pragma_table_info('changes')").map { try $0.text(0) }
+                    == ["seq", "document", "replica", "first_counter", "last_counter", "first_lamport", "last_lamport", "time", "is_local", "data"])
+            #expect(try store.database.query(sql: "SELECT seq FROM changes ORDER BY seq").map { try $0.int64(0) } == seqs)
+            #expect(try store.database.read(ChangeLog.highestSeq) == highestSeq)
+            #expect(try store.documents(includeRemoved: true).map { "\($0.id):\($0.isRemoved)" }
+                    == ["compacted:false", "empty:false", "mixed:false", "notes:false", "removed:true"])
+            for (id, changes) in logged { #expect(try store.changes(id) == changes) }
+            #expect(try store.read("compacted") { try $0.get(.root, key: "r") } == .scalar(.int(3)))
+            #expect(try store.read("mixed") { try $0.get(.root, key: "k") } == .scalar(.int(2)))
+            #expect(try store.database.read(DocumentVersions.all).map { "\($0.document) \($0.version)" } == versions)
+            #expect(try store.outbox(peer: "server") == ["notes": Array(logged["notes"]!.suffix(1)),
+                                                          "mixed": Array(logged["mixed"]!.suffix(3)),
+                                                          "removed": logged["removed"]!])
+            #expect(try store.syncCursor(peer: "server") == SyncCursor(logID: 3, seq: 41))
+            #expect(try store.rejectedChanges(peer: "server").map(\.lastCounter) == [3])
+
+            // New rows go on above the old AUTOINCREMENT record, under new numbers.
+            try store.edit("empty") { tx in try tx.put(.root, key: "k", .int(1)) }
+            try store.create(id: "new")
+            try store.edit("new") { tx in try tx.put(.root, key: "k", .int(2)) }
+            #expect(try store.database.query(sql: "SELECT min(seq) FROM changes WHERE seq > ?", arguments: [.integer(seqs.last!)])[0].int64(0)
+                    == highestSeq + 1)
+            #expect(try store.database.query(sql: "SELECT number FROM documents WHERE id = 'new'")[0].int64(0) == 6)
+            let reopened = try DocumentStore(path: path)
+            #expect(try reopened.read("new") { try $0.get(.root, key: "k") } == .scalar(.int(2)))
+            #expect(try reopened.changes("empty").count == 1)
         }
     }
 

@@ -136,7 +136,7 @@ import Testing
                 }
             }
             let database = try Database(path: path)
-            let row = try database.query(sql: "SELECT seq, data FROM changes WHERE document_id = 'damaged'")[0]
+            let row = try database.query(sql: "SELECT seq, data FROM changes WHERE document = (SELECT number FROM documents WHERE id = 'damaged')")[0]
             var data = try row.blob(1)
             data[data.count / 2] ^= 0x01
             let value = storedAsText ? "CAST(? AS TEXT)" : "?"

@@ -107,6 +107,28 @@ import Testing
         }
     }
 
+    /// `inspect` only reads, so a store from before version 5, whose log
+    /// rows name their document by id, is read as it is.
+    @Test func aVersion4StoreIsInspectedWithoutUpgrading() throws {
+        try withRunner { quire in
+            let database = try Database(path: quire.store)
+            try StoreSchema.migrator(upTo: 4).migrate(database)
+            try database.write { db in
+                try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES ('old', 0)")
+                try db.execute(sql: """
+                    INSERT INTO changes(document_id, replica, first_counter, last_counter, first_lamport, last_lamport,
+                                        parents, time, is_local, data)
+                    VALUES ('old', 1, 1, 1, 1, 1, '', 0, 1, x'00')
+                    """)
+            }
+            database.close()
+
+            let report = try #require(try quire.run(["inspect", quire.store, "--json"]).json() as? [String: Any])
+            #expect(report["schemaVersion"] as? Int == 4)
+            #expect((report["damage"] as? [String])?.first?.hasPrefix("change 1 of document old: ") == true)
+        }
+    }
+
     /// A parked change (one waiting for another) whose row no longer decodes.
     @Test func aDamagedParkedChangeIsReportedAsDamage() throws {
         try withRunner { quire in

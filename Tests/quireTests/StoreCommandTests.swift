@@ -178,7 +178,7 @@ import Testing
             try quire.ok(["init"])
             let database = try Database(path: quire.store)
             try database.execute(sql: """
-                CREATE TRIGGER refuse BEFORE INSERT ON changes WHEN NEW.document_id = '\(second)'
+                CREATE TRIGGER refuse BEFORE INSERT ON changes WHEN NEW.document = (SELECT number FROM documents WHERE id = '\(second)')
                 BEGIN SELECT RAISE(ABORT, 'refused'); END
                 """)
             database.close()
@@ -198,7 +198,7 @@ import Testing
             try quire.ok(["note", "new", "--title", "second"])
             let database = try Database(path: quire.store)
             try database.write { db in
-                try db.execute(sql: "UPDATE changes SET data = x'00112233' WHERE document_id = ?", arguments: [.text(damaged)])
+                try db.execute(sql: "UPDATE changes SET data = x'00112233' WHERE document = (SELECT number FROM documents WHERE id = ?)", arguments: [.text(damaged)])
             }
             database.close()
 

@@ -36,15 +36,13 @@ public enum ChangeLog {
         let first = run.first
         try db.execute(
             sql: """
-                INSERT INTO changes(document_id, replica, first_counter, last_counter, first_lamport, last_lamport,
-                                    parents, time, is_local, data)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO changes(document, replica, first_counter, last_counter, first_lamport, last_lamport,
+                                    time, is_local, data)
+                VALUES (\(number(ofDocument: 1)), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                 """,
             arguments: [
                 .text(document), .replica(first.replica), .unsigned(first.id.counter), .unsigned(run.lastID.counter),
-                .unsigned(first.lamport), .unsigned(run.lastLamport),
-                .text(first.parents.map(\.description).joined(separator: " ")),
-                .integer(run.lastTime), .integer(isLocal ? 1 : 0), .blob(bundle),
+                .unsigned(first.lamport), .unsigned(run.lastLamport), .integer(run.lastTime), .integer(isLocal ? 1 : 0), .blob(bundle),
             ])
     }
 
@@ -75,7 +73,7 @@ public enum ChangeLog {
     public static func changes(document: String, after seq: Int64,
                                _ db: DatabaseConnection) throws -> (changes: [Change], lastSeq: Int64?) {
         let rows = try db.query(
-            sql: "SELECT seq, \(dataBytes) FROM changes WHERE document_id = ? AND seq > ? ORDER BY seq",
+            sql: "SELECT seq, \(dataBytes) FROM changes WHERE document = \(number(ofDocument: 1)) AND seq > ?2 ORDER BY seq",
             arguments: [.text(document), .integer(seq)])
         return (try rows.flatMap { row in try decode(row, document: document) }, try rows.last?.int64(0))
     }
@@ -94,7 +92,10 @@ public enum ChangeLog {
     public static func rows(in range: ClosedRange<Int64>, _ db: DatabaseConnection)
         throws -> [(seq: Int64, document: String, changes: Result<[Change], any Error>)] {
         let rows = try db.query(
-            sql: "SELECT seq, \(dataBytes), document_id FROM changes WHERE seq BETWEEN ? AND ? ORDER BY seq",
+            sql: """
+                SELECT c.seq, \(dataBytes), d.id FROM changes c JOIN documents d ON d.number = c.document
+                WHERE c.seq BETWEEN ? AND ? ORDER BY c.seq
+                """,
             arguments: [.integer(range.lowerBound), .integer(range.upperBound)])
         return try rows.map { row in
             let document = try row.text(2)
@@ -113,7 +114,10 @@ public enum ChangeLog {
         let replicas = version.replicas
         let known = replicas.isEmpty ? "0" : "CASE replica " + String(repeating: "WHEN ? THEN ? ", count: replicas.count) + "ELSE 0 END"
         let rows = try db.query(
-            sql: "SELECT seq, \(dataBytes) FROM changes WHERE document_id = ? AND last_counter > \(known) ORDER BY seq LIMIT ?",
+            sql: """
+                SELECT seq, \(dataBytes) FROM changes WHERE document = \(number(ofDocument: 1)) AND last_counter > \(known)
+                ORDER BY seq LIMIT ?
+                """,
             arguments: [.text(document)] + replicas.flatMap { [.replica($0), .unsigned(version[$0])] } + [.integer(Int64(limit))])
         var changes: [Change] = []
         for row in rows {
@@ -131,7 +135,7 @@ public enum ChangeLog {
             let rows = try db.query(
                 sql: """
                     SELECT seq, \(dataBytes) FROM changes
-                    WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?
+                    WHERE document = \(number(ofDocument: 1)) AND replica = ?2 AND first_counter <= ?3 AND last_counter >= ?4
                     """,
                 arguments: [.text(document), .replica(change.replica), .unsigned(change.lastID.counter), .unsigned(change.id.counter)])
             for row in rows {
@@ -158,7 +162,8 @@ public enum ChangeLog {
     /// last Lamport value, then replica id compared unsigned, as the core orders
     /// stamps (a replica id stored below 0 is above every one at or above 0).
     static let newestRow = """
-        SELECT seq FROM changes WHERE document_id = ?1 ORDER BY last_lamport DESC, replica < 0 DESC, replica DESC LIMIT 1
+        SELECT seq FROM changes WHERE document = \(number(ofDocument: 1))
+        ORDER BY last_lamport DESC, replica < 0 DESC, replica DESC LIMIT 1
         """
 
     /// The local changes `peer` has not acknowledged, per document, in log
@@ -166,11 +171,12 @@ public enum ChangeLog {
     public static func outbox(peer: String?, _ db: DatabaseConnection) throws -> [(document: String, changes: [Change])] {
         let rows = try db.query(
             sql: """
-                SELECT c.seq, \(dataBytes), c.document_id, coalesce(a.counter, 0) FROM changes c
+                SELECT c.seq, \(dataBytes), d.id, coalesce(a.counter, 0) FROM changes c
+                JOIN documents d ON d.number = c.document
                 LEFT JOIN (\(PeerAcknowledgements.counters(peer: peer))) a
-                    ON a.document_id = c.document_id AND a.replica = c.replica
+                    ON a.document_id = d.id AND a.replica = c.replica
                 WHERE c.is_local = 1 AND c.last_counter > coalesce(a.counter, 0)
-                ORDER BY c.document_id, c.seq
+                ORDER BY c.document, c.seq
                 """,
             arguments: peer.map { [.text($0)] } ?? [])
         var outbox: [(document: String, changes: [Change])] = []
@@ -193,7 +199,7 @@ public enum ChangeLog {
     public static func deleteCompacted(document: String, through seq: Int64, _ db: DatabaseConnection) throws {
         try db.execute(
             sql: """
-                DELETE FROM changes WHERE document_id = ?1 AND seq <= ?2 AND seq IS NOT (\(newestRow)) AND (
+                DELETE FROM changes WHERE document = \(number(ofDocument: 1)) AND seq <= ?2 AND seq IS NOT (\(newestRow)) AND (
                     is_local = 0 OR (
                         EXISTS (SELECT 1 FROM peer_acknowledgements WHERE document_id = ?1)
                         AND NOT EXISTS (
@@ -203,6 +209,13 @@ public enum ChangeLog {
                             WHERE coalesce(a.counter, 0) < changes.last_counter)))
                 """,
             arguments: [.text(document), .integer(seq)])
+    }
+
+    /// The `changes.document` of the document whose id is bound to
+    /// parameter `?index`: its `documents.number`, which the log holds
+    /// instead of the id (a UUID is 36 bytes, in the row and every index).
+    static func number(ofDocument index: Int) -> String {
+        "(SELECT number FROM documents WHERE id = ?\(index))"
     }
 
     /// The `data` column as `decode` reads it: bytes, whatever type a hand

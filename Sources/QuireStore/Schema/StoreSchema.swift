@@ -12,7 +12,7 @@ public enum StoreSchema {
     public static let migrator = migrator(upTo: migrations.count)
 
     /// Every migration in order: migration `n` makes version `n + 1`.
-    private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState, changeRuns, addDocumentVersions]
+    private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState, changeRuns, addDocumentVersions, numberDocuments]
 
     /// The migrations up to `version` only: how a test makes a file exactly
     /// as an older release wrote it.
@@ -158,5 +158,44 @@ public enum StoreSchema {
             ) WITHOUT ROWID;
             """)
         try DocumentVersions.fill(db)
+    }
+
+    /// Version 5: a log row names its document by the document's number
+    /// (`documents.number`), not its id. A UUID id is 36 bytes, and the
+    /// row and its three index entries each held it: a third of the file
+    /// for short edits. Rebuilds `changes` with the same rows and `seq`
+    /// values, and keeps SQLite's AUTOINCREMENT record, which `seq` never
+    /// goes below (`ChangeLog.highestSeq`). Drops `parents`, the first
+    /// change's parents as text, which nothing read: the bundle holds them.
+    @Sendable static func numberDocuments(_ db: DatabaseConnection) throws {
+        let highestSeq = try ChangeLog.highestSeq(db)
+        try db.executeScript("""
+            ALTER TABLE documents ADD COLUMN number INTEGER;
+            UPDATE documents SET number = rowid;
+            CREATE UNIQUE INDEX documents_number ON documents(number);
+            CREATE TABLE numbered_changes(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                document INTEGER NOT NULL REFERENCES documents(number),
+                replica INTEGER NOT NULL,
+                first_counter INTEGER NOT NULL,
+                last_counter INTEGER NOT NULL,
+                first_lamport INTEGER NOT NULL,
+                last_lamport INTEGER NOT NULL,
+                time INTEGER NOT NULL,
+                is_local INTEGER NOT NULL,
+                data BLOB NOT NULL,
+                UNIQUE (document, replica, first_counter)
+            );
+            INSERT INTO numbered_changes
+                SELECT c.seq, d.number, c.replica, c.first_counter, c.last_counter, c.first_lamport, c.last_lamport,
+                       c.time, c.is_local, c.data
+                FROM changes c LEFT JOIN documents d ON d.id = c.document_id ORDER BY c.seq;
+            DROP TABLE changes;
+            ALTER TABLE numbered_changes RENAME TO changes;
+            CREATE INDEX changes_document ON changes(document, seq);
+            CREATE INDEX changes_local ON changes(is_local, document) WHERE is_local = 1;
+            DELETE FROM sqlite_sequence WHERE name = 'changes';
+            """)
+        try db.execute(sql: "INSERT INTO sqlite_sequence(name, seq) VALUES ('changes', ?)", arguments: [.integer(highestSeq)])
     }
 }

@@ -127,13 +127,17 @@ struct FileReport {
 
     private mutating func inspectTables(_ db: DatabaseConnection) throws {
         func count(_ sql: String) throws -> Int64 { try db.query(sql: sql)[0].int64(0) }
-        add("schemaVersion", .integer(try count("PRAGMA user_version")))
+        let schemaVersion = try count("PRAGMA user_version")
+        add("schemaVersion", .integer(schemaVersion))
         add("replica", try ReplicaIdentity.recorded(db).map { .string($0.description) } ?? .null)
         add("documents", .integer(try count("SELECT count(*) FROM documents")))
         var operations = 0
         var changeCount = 0
         var replicas = Set<ReplicaID>()
-        for row in try db.query(sql: "SELECT seq, document_id, \(ChangeLog.dataBytes) FROM changes ORDER BY seq") {
+        // Before version 5 a log row held its document's id, not its number.
+        let changesWithIDs = schemaVersion < 5 ? "SELECT seq, document_id, \(ChangeLog.dataBytes) FROM changes"
+            : "SELECT c.seq, d.id, \(ChangeLog.dataBytes) FROM changes c JOIN documents d ON d.number = c.document"
+        for row in try db.query(sql: changesWithIDs + " ORDER BY seq") {
             do {
                 for change in try ChangeEncoding.decode(row.blob(2)) {
                     changeCount += 1
