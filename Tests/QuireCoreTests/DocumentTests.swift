@@ -311,6 +311,31 @@ func documentWithText(_ replica: ReplicaID, _ initial: String = "") throws -> (D
         }
     }
 
+    /// Map keys were `String` dictionary keys, so "café" precomposed and
+    /// decomposed were one key: two replicas writing one each kept one
+    /// register under whichever spelling each met first, and disagreed.
+    /// They are two keys, on every replica, in every encoding.
+    @Test func canonicallyEquivalentMapKeysAreTwoKeysOnEveryReplica() throws {
+        let precomposed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        var alice = Document(replica: ReplicaID(1)), bob = Document(replica: ReplicaID(2))
+        try alice.transact { tx in try tx.put(.root, key: precomposed, .int(1)) }
+        try bob.transact { tx in try tx.put(.root, key: decomposed, .int(2)) }
+        let fromAlice = try alice.encodeChanges(), fromBob = try bob.encodeChanges()
+        try alice.applyEncoded(fromBob)
+        try bob.applyEncoded(fromAlice)
+        var fresh = Document(replica: ReplicaID(3))
+        try fresh.applyEncoded(alice.encodeChanges())
+        let reloaded = try Document(snapshot: bob.encodeSnapshot(), replica: ReplicaID(4))
+        for doc in [alice, bob, fresh, reloaded] {
+            // By scalars: "e" (0x65) before "é" (0xC3 0xA9 in UTF-8).
+            #expect(try doc.keys(.root).map { Array($0.utf8) } == [Array(decomposed.utf8), Array(precomposed.utf8)])
+            #expect(try doc.get(.root, key: precomposed) == .scalar(.int(1)))
+            #expect(try doc.get(.root, key: decomposed) == .scalar(.int(2)))
+            #expect(try doc.conflictedKeys(.root).isEmpty)
+            #expect(doc.encodeSnapshot(includeHistory: false) == alice.encodeSnapshot(includeHistory: false))
+        }
+    }
+
     /// `ScalarValue` compared strings as Swift's `String` does, taking
     /// canonically equivalent ones for equal: "café" written decomposed
     /// ("e" and U+0301) over it precomposed was no change to what compares

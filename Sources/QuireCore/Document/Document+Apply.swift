@@ -196,7 +196,7 @@ extension Document {
                 // Each id named is looked up, by hash in a register of many
                 // entries: scanning the entries was quadratic in a key's
                 // concurrent entries.)
-                if !pred.isEmpty, let slot, let entry = objects.maps[slot.index].index(forKey: key),
+                if !pred.isEmpty, let slot, let entry = objects.maps[slot.index].index(forKey: MapKey(key)),
                    let winner = objects.maps[slot.index].values[entry].winner, winner.lamport >= lamport {
                     // The key hashed once: indexed in place, then read.
                     objects.maps[slot.index].values[entry].indexIfLarge()
@@ -324,10 +324,10 @@ extension ObjectTable {
         case let .put(object, key, value, pred):
             let slot = try editableSlot(object, .map)
             let stored = materialize(value, id: id, parent: object, key: key)
-            maps[slot][key, default: MapRegister()].write(RegisterEntry(id: id, lamport: lamport, value: stored), replacing: pred)
+            maps[slot][MapKey(key), default: MapRegister()].write(RegisterEntry(id: id, lamport: lamport, value: stored), replacing: pred)
         case let .remove(object, key, pred):
             let slot = try editableSlot(object, .map)
-            maps[slot][key, default: MapRegister()].write(RegisterEntry(id: id, lamport: lamport, value: nil), replacing: pred)
+            maps[slot][MapKey(key), default: MapRegister()].write(RegisterEntry(id: id, lamport: lamport, value: nil), replacing: pred)
         case let .insert(object, origin, .text(string)):
             try insertText(object, origin: origin, id: id, lamport: lamport, contentsOf: string.unicodeScalars)
         case let .insert(object, origin, .values(values)):

@@ -3,24 +3,25 @@ extension Document {
 
     /// The value at `key` of a map, or `nil` if the key is absent or removed.
     public func get(_ map: ObjectID, key: String) throws(DocumentError) -> Value? {
-        try objects.maps[objects.slot(map, .map)][key]?.winner?.value
+        try objects.maps[objects.slot(map, .map)][MapKey(key)]?.winner?.value
     }
 
-    /// The keys of a map that hold a value, sorted.
+    /// The keys of a map that hold a value, sorted by their Unicode scalars.
     public func keys(_ map: ObjectID) throws(DocumentError) -> [String] {
-        try objects.maps[objects.slot(map, .map)].compactMap { $0.value.winner?.value == nil ? nil : $0.key }.sorted()
+        try KeyOrder.sorted(objects.maps[objects.slot(map, .map)].compactMap { $0.value.winner?.value == nil ? nil : $0.key.string })
     }
 
     /// Every entry at `key`, winner first: the values concurrent writes left
     /// there, with their stamps. More than one entry means a conflict;
     /// an entry whose value is `nil` is a removal.
     public func entries(_ map: ObjectID, key: String) throws(DocumentError) -> [RegisterEntry] {
-        try objects.maps[objects.slot(map, .map)][key].map(Array.init) ?? []
+        try objects.maps[objects.slot(map, .map)][MapKey(key)].map(Array.init) ?? []
     }
 
-    /// The keys of a map where concurrent writes left more than one entry, sorted.
+    /// The keys of a map where concurrent writes left more than one entry,
+    /// sorted by their Unicode scalars.
     public func conflictedKeys(_ map: ObjectID) throws(DocumentError) -> [String] {
-        try objects.maps[objects.slot(map, .map)].filter { $0.value.count > 1 }.map(\.key).sorted()
+        try KeyOrder.sorted(objects.maps[objects.slot(map, .map)].filter { $0.value.count > 1 }.map(\.key.string))
     }
 
     // MARK: Text

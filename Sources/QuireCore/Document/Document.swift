@@ -115,7 +115,7 @@ struct ObjectTable: Sendable {
     static let rootSlot = Slot(kind: .map, index: 0, placement: -1)
 
     private(set) var slots = ObjectIndex()
-    var maps: [[String: MapRegister]] = [[:]]
+    var maps: [[MapKey: MapRegister]] = [[:]]
     var texts: [RGASequence<Unicode.Scalar>] = []
     var lists: [RGASequence<Value>] = []
     var counters: [Int64] = []
@@ -219,7 +219,7 @@ struct ObjectTable: Sendable {
     /// An empty map with room for 3 keys, shared until its first write
     /// copies it: `Dictionary(minimumCapacity:)`, not specialised, cost
     /// several times more per map.
-    private static let newMap = [String: MapRegister](minimumCapacity: 3)
+    private static let newMap = [MapKey: MapRegister](minimumCapacity: 3)
 
     /// The text that inserting the elements `run` into text `object` wrote,
     /// tombstones included, or nil if the text has no such elements. (A

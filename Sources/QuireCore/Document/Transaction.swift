@@ -86,9 +86,9 @@ public struct Transaction: ~Copyable {
     /// Removes `key` from a map (a tombstone write; see `Specs/crdt.md`).
     public mutating func remove(_ map: ObjectID, key: String) throws(DocumentError) {
         let slot = try document.objects.editableSlot(map, .map)
-        let pred = document.objects.maps[slot][key]?.ids ?? []
+        let pred = document.objects.maps[slot][MapKey(key)]?.ids ?? []
         let id = nextID
-        document.objects.maps[slot][key, default: MapRegister()]
+        document.objects.maps[slot][MapKey(key), default: MapRegister()]
             .write(RegisterEntry(id: id, lamport: nextLamport, value: nil), replacing: pred)
         record(.remove(object: map, key: key, pred: pred), width: 1)
     }
@@ -97,10 +97,10 @@ public struct Transaction: ~Copyable {
     mutating func write(_ map: ObjectID, key: String, value: NewValue) throws(DocumentError) -> ObjectID {
         let slot = try document.objects.editableSlot(map, .map)
         try checkRoom(for: value, in: map)
-        let pred = document.objects.maps[slot][key]?.ids ?? []
+        let pred = document.objects.maps[slot][MapKey(key)]?.ids ?? []
         let id = nextID
         let stored = document.objects.materialize(value, id: id, parent: map, key: key)
-        document.objects.maps[slot][key, default: MapRegister()]
+        document.objects.maps[slot][MapKey(key), default: MapRegister()]
             .write(RegisterEntry(id: id, lamport: nextLamport, value: stored), replacing: pred)
         record(.put(object: map, key: key, value: value, pred: pred), width: 1)
         return ObjectID(id)

@@ -2,7 +2,7 @@
 /// pass over the changes notes them, and `BundleWriter` writes the tables.
 struct BundleTables {
     fileprivate var replicas = ReplicaTable()
-    fileprivate var keys = Set<String>()
+    fileprivate var keys = Set<MapKey>()
     /// The two replicas noted last, the last first: most ids in a run of
     /// changes are one writer's, and where two write at once, the other is
     /// the writer of the text or of the element an insert follows.
@@ -21,7 +21,7 @@ struct BundleTables {
             switch operations[index] {
             case .put(let object, let key, _, let pred), .remove(let object, let key, let pred):
                 note(object)
-                keys.insert(key)
+                keys.insert(MapKey(key))
                 for id in pred { note(id.replica) }
             case .insert(let object, let origin, _):
                 note(.insertText(object: object, origin: origin))
@@ -76,7 +76,7 @@ struct BundleWriter: ~Copyable {
     private let elidingText: Bool
     private let replicaTable: [ReplicaID]
     private let keyTable: [String]
-    private let keyIndex: [String: UInt64]
+    private let keyIndex: [MapKey: UInt64]
     private let columns: UnsafeMutablePointer<ColumnWriter>
     private var text = ByteWriter()
     private var values = ByteWriter()
@@ -100,8 +100,8 @@ struct BundleWriter: ~Copyable {
         self.elidingText = elidingText
         replicaTable = tables.replicas.replicas
         replicaIndices = ReplicaIndexTable(replicaTable)
-        keyTable = KeyOrder.sorted(Array(tables.keys))
-        keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { ($1, UInt64($0)) })
+        keyTable = KeyOrder.sorted(tables.keys.map(\.string))
+        keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { (MapKey($1), UInt64($0)) })
         lastCounters = .allocate(capacity: replicaTable.count)
         lastCounters.initialize(repeating: 0, count: replicaTable.count)
         columns = .allocate(capacity: Column.allCases.count)
@@ -318,12 +318,12 @@ struct BundleWriter: ~Copyable {
         switch operations[index] {
         case let .put(object, key, value, pred):
             put(object, .put)
-            put(.key, keyIndex[key]!)
+            put(.key, keyIndex[MapKey(key)]!)
             putPred(pred)
             values.writeValue(value)
         case let .remove(object, key, pred):
             put(object, .remove)
-            put(.key, keyIndex[key]!)
+            put(.key, keyIndex[MapKey(key)]!)
             putPred(pred)
         case let .insert(object, origin, .text(string)):
             if !elidingText {

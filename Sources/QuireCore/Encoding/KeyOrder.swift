@@ -1,17 +1,20 @@
-/// The order in which Quire's encodings list map keys: Swift's `String`
-/// order (the keys' canonical forms compared scalar by scalar), so that
-/// every replica writes the same bytes for the same keys.
+/// The order in which Quire lists map keys, in its encodings and in
+/// `keys(_:)`: by their Unicode scalars, as written (their UTF-8 bytes,
+/// which sort as their scalars do), so that every replica writes the same
+/// bytes for the same keys. Not `String`'s `<`, which compares canonical
+/// forms: two keys spelled apart but canonically equivalent (`MapKey`)
+/// would tie, and their order would be the order a replica met them.
 ///
-/// Comparing `String`s is the slow part of sorting many short keys (a map
-/// written by 1,540 replicas spent a sixth of its snapshot's state there).
-/// ASCII is its own canonical form, and its scalars are its bytes, so keys
-/// that are all short ASCII sort as integers built from their bytes, in
-/// the same order `<` gives.
+/// Comparing keys is the slow part of sorting many short ones (a map
+/// written by 1,540 replicas spent a sixth of its snapshot's state there),
+/// so keys that are all short ASCII sort as integers built from their bytes.
 enum KeyOrder {
     /// The indices of `keys`, in the order of the keys they point to.
     static func sortedIndices(of keys: [String]) -> [Int] {
         // A few keys (an object's fields) sort faster than they pack.
-        guard keys.count > 8, let packed = packedASCII(keys) else { return keys.indices.sorted { keys[$0] < keys[$1] } }
+        guard keys.count > 8, let packed = packedASCII(keys) else {
+            return keys.indices.sorted { keys[$0].utf8.lexicographicallyPrecedes(keys[$1].utf8) }
+        }
         return packed.sorted { a, b in
             a.high != b.high ? a.high < b.high : a.low != b.low ? a.low < b.low : a.length < b.length
         }.map { Int($0.index) }

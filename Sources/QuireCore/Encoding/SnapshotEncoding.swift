@@ -80,11 +80,11 @@ extension Document {
                     // Sorted by key through their positions: sorting the
                     // entries moved each key and register, retained and released.
                     let registers = Array(objects.maps[slot.index])
-                    let order = KeyOrder.sortedIndices(of: registers.map(\.key))
+                    let order = KeyOrder.sortedIndices(of: registers.map(\.key.string))
                     body.writeVarint(registers.count)
                     for index in order {
                         let (key, register) = registers[index]
-                        body.writeString(key)
+                        body.writeString(key.string)
                         body.writeVarint(register.count)
                         for entry in register {
                             writeID(entry.id)
@@ -265,14 +265,14 @@ extension Document {
             case .map:
                 let keyCount = try body.readCount("map keys", minimumItemSize: 2)
                 // Sized once (growing from empty reallocated at the first and second keys); bounded as above.
-                var map = [String: MapRegister](minimumCapacity: min(keyCount, 1 << 10))
+                var map = [MapKey: MapRegister](minimumCapacity: min(keyCount, 1 << 10))
                 // A key's entries, read winner first and written into its
                 // register last first: each then wins over those before it,
                 // where in the order read each would lose to all of them.
                 var entries: [RegisterEntry] = []
                 for _ in 0..<keyCount {
                     let key = try body.readString("a map key")
-                    guard map[key] == nil else { throw .invalid("key \(key) appears twice") }
+                    guard map[MapKey(key)] == nil else { throw .invalid("key \(key) appears twice") }
                     entries.removeAll(keepingCapacity: true)
                     for _ in 0..<(try body.readCount("register entries", minimumItemSize: 4)) {
                         let id = try readID("a register entry")
@@ -290,7 +290,7 @@ extension Document {
                     }
                     var register = MapRegister()
                     for entry in entries.reversed() { register.write(entry, replacing: []) }
-                    map[key] = register
+                    map[MapKey(key)] = register
                 }
                 objects.maps[slot.index] = map
             case .text:
