@@ -174,7 +174,7 @@ public final class DocumentStore: @unchecked Sendable {
             }
             replicaID = replica
         } else {
-            try StoreSchema.migrator.migrate(database)
+            try StoreSchema.upgrade(database)
             let fingerprint = try ReplicaIdentity.fingerprint(ofFile: file)
             // Read first: a file that is no copy, the usual case, then takes
             // no write lock, which another process may hold for long.
@@ -218,7 +218,7 @@ public final class DocumentStore: @unchecked Sendable {
 
     private init(inMemory database: Database, snapshotInterval: Int, cachedDocuments: Int) throws {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")
-        try StoreSchema.migrator.migrate(database)
+        try StoreSchema.upgrade(database)
         replicaID = try database.write { db in
             try ReplicaIdentity.establish(db, fingerprint: "memory", now: Self.milliseconds(Date()))
         }

@@ -217,6 +217,8 @@ import Testing
 
             let store = try DocumentStore(path: path)
             #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 5)
+            // Vacuumed: the old log's pages are not left in the file.
+            #expect(try store.database.query(sql: "PRAGMA freelist_count")[0].int64(0) == 0)
             #expect(try store.database.query(sql: "SELECT name FROM pragma_table_info('changes')").map { try $0.text(0) }
                     == ["seq", "document", "replica", "first_counter", "last_counter", "first_lamport", "last_lamport", "time", "is_local", "data"])
             #expect(try store.database.query(sql: "SELECT seq FROM changes ORDER BY seq").map { try $0.int64(0) } == seqs)

@@ -6,7 +6,7 @@
 /// a file made by the previous version with a non-empty outbox.
 ///
 ///     let db = try Database(path: path)
-///     try StoreSchema.migrator.migrate(db)
+///     try StoreSchema.upgrade(db)
 public enum StoreSchema {
     /// Every migration, from an empty file (version 0) to `latestVersion`.
     public static let migrator = migrator(upTo: migrations.count)
@@ -23,6 +23,24 @@ public enum StoreSchema {
         }
         return migrator
     }
+
+    /// Brings the file to `latestVersion`, then, if a migration rebuilt the
+    /// change log of a store that had one, vacuums it: the old log's pages
+    /// would otherwise stay in the file as free pages, a store upgraded to
+    /// be smaller growing by half. Returns the versions applied.
+    @discardableResult
+    public static func upgrade(_ database: Database) throws -> [Int] {
+        let applied = try migrator.migrate(database)
+        if let first = applied.first, first > 1, applied.contains(versionNumberingDocuments) {
+            // Best effort: the upgrade has committed, and a failed vacuum
+            // (a full disk: it writes a copy) leaves the file as it was.
+            try? database.execute(sql: "VACUUM")
+        }
+        return applied
+    }
+
+    /// The version whose migration rebuilds `changes` (`numberDocuments`).
+    private static let versionNumberingDocuments = 5
 
     /// The schema version this program writes.
     public static var latestVersion: Int { migrator.latestVersion }
