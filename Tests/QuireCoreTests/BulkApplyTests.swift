@@ -681,6 +681,37 @@ import QuireTestSupport
         #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
     }
 
+    /// A change of one edit is applied alone, not kept as a chain of one,
+    /// only when the columns show that no later change can carry it on:
+    /// the next insert's origin is not the element before it, or the next
+    /// delete starts and ends away from this one's range. A delete next to
+    /// the last but of another length may carry it on, though it is not
+    /// read as a run with it.
+    @Test func aChangeAppliesAloneOnlyWhenNoLaterOneCanCarryItOn() throws {
+        var source = Document(replica: ReplicaID(1))
+        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        for (index, letter) in "abcdefgh".enumerated() { try source.transact { tx in try tx.insertText(text, at: index, String(letter)) } }
+        // "h", then "f" two before it, backspacing "e"; "b", then "cd" after it.
+        for (index, count) in [(7, 1), (5, 1), (4, 1), (1, 1), (1, 2)] {
+            try source.transact { tx in try tx.deleteText(text, at: index, count: count) }
+        }
+        let changes = try source.allChanges()
+        let bytes = ChangeEncoding.encode(changes)
+        var decoder = try ChangeDecoder(bytes, limits: .default)
+        var current = ChangeDecoder.Current()
+        var mayBeContinued: [Bool?] = []  // nil: the change is not one edit
+        while try decoder.next(into: &current) {
+            mayBeContinued.append(try current.edit.map { edit throws(DecodingError) in try decoder.mayBeContinued(after: edit) })
+        }
+        #expect(mayBeContinued == [nil] + Array(repeating: true, count: 7) + [false, false, true, false, true, false])
+        var bulk = Document(replica: ReplicaID(9))
+        #expect(try bulk.applyEncoded(bytes) == changes.count)
+        var oneByOne = Document(replica: ReplicaID(9))
+        #expect(try oneByOne.apply(changes) == changes.count)
+        #expect(try bulk.text(text) == "ag")
+        #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
+    }
+
     /// A change that starts a run of typing but names its parents out of
     /// order (or one twice) is refused in a bundle as change by change:
     /// the heads are kept sorted, and a run notes its first change's parents as they come.

@@ -98,12 +98,25 @@ import QuireTestSupport
                 // Peeking reports a run it does not consume; a literal is a run of one.
                 let (value, count) = try #require(try reader.peekRun())
                 #expect(count >= 1 && Array(values[read.count...].prefix(Int(count))) == Array(repeating: value, count: Int(count)))
+                // The sum of what is left, from any point of a run or a literal run.
+                #expect(try reader.remainingSum() == values[read.count...].reduce(0, +))
                 read.append(try reader.next())
             }
             #expect(read == values)
-            #expect(try reader.peekRun() == nil)
+            #expect(try reader.peekRun() == nil && reader.remainingSum() == 0)
             try reader.checkFinished()
         }
+    }
+
+    @Test func aColumnsRemainingSumSaturates() throws {
+        var writer = ColumnWriter()
+        for value in [1, UInt64.max, 2, 2] { writer.append(value) }
+        var reader = ColumnReader(ByteReader(writer.finish()), name: "test", literalRuns: true)
+        #expect(try reader.remainingSum() == .max)
+        _ = try reader.next()
+        #expect(try reader.remainingSum() == .max)
+        _ = try reader.next()
+        #expect(try reader.remainingSum() == 4)
     }
 
     /// The same two changes (replica 7 makes a text at key "t", then types

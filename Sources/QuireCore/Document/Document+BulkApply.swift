@@ -84,6 +84,16 @@ extension Document {
                         && Self.areSortedAndDistinct(current.parents) && current.parents.allSatisfy(versionVector.contains)
                     : current.id.counter == unnoted.lastID.counter + 1
                 guard isReady else { inOrder = false; break reading }
+                // A change of one edit that no later change can carry on (most
+                // edits at random places) applies alone, not as a chain of one
+                // kept until the next change is read.
+                if let edit = current.edit, try !decoder.mayBeContinued(after: edit) {
+                    guard apply(edit, id: current.id, lamport: current.lamport, text: current.scalars, after: unnoted)
+                    else { inOrder = false; break reading }
+                    unnoted.add(current)
+                    applied += 1
+                    continue
+                }
                 if chain.start(with: &current) {
                     try takeContinuation(after: current.edit, into: &chain, from: &decoder)
                     continue
@@ -178,16 +188,25 @@ extension Document {
     /// as it is: passed by value, its 160 bytes were copied at every call,
     /// once a chain.)
     private mutating func apply(_ chain: inout Chain, after unnoted: UnnotedRun) -> Bool {
-        let first = chain.firstID, lamport = chain.firstLamport
-        let previous = unnoted.isEmpty ? lastLamport(of: first.replica) : unnoted.lastElementLamport
+        apply(chain.edit, id: chain.firstID, lamport: chain.firstLamport, text: chain.scalars,
+              deleting: (chain.low, chain.high), after: unnoted)
+    }
+
+    /// Applies `edit` with first id `id` and Lamport value `lamport`, as
+    /// `apply(_:after:)` applies a chain's: an insert of `text`, or a
+    /// delete of the counters `deleting` of its target's replica (its
+    /// target, if nil).
+    private mutating func apply(_ edit: ChangeDecoder.Edit, id: OpID, lamport: UInt64, text: ScalarStorage,
+                                deleting counters: (low: UInt64, high: UInt64)? = nil, after unnoted: UnnotedRun) -> Bool {
+        let previous = unnoted.isEmpty ? lastLamport(of: id.replica) : unnoted.lastElementLamport
         if previous > 0, lamport <= previous { return false }
-        switch chain.edit {
+        switch edit {
         case let .insertText(object, origin):
-            guard (try? objects.insertText(object, origin: origin, id: first, lamport: lamport, contentsOf: chain.scalars)) != nil
+            guard (try? objects.insertText(object, origin: origin, id: id, lamport: lamport, contentsOf: text)) != nil
             else { return false }
         case let .delete(object, target):
-            let run = IDRun(start: OpID(replica: target.start.replica, counter: chain.low), length: Int(chain.high - chain.low + 1))
-            guard (try? objects.delete(run, from: object)) != nil else { return false }
+            let run = counters.map { IDRun(start: OpID(replica: target.start.replica, counter: $0.low), length: Int($0.high - $0.low + 1)) }
+            guard (try? objects.delete(run ?? target, from: object)) != nil else { return false }
         }
         return true
     }

@@ -575,6 +575,26 @@ extension ChangeDecoder {
                            appendingTextTo: &text, if: accept)
     }
 
+    /// Whether a change after the one just read, whose only operation is
+    /// `edit`, may carry it on as a chain (`Document.applyBundleInOrder`'s):
+    /// false when the columns show that none can, because the next insert's
+    /// origin is not the element before it, or the next delete does not
+    /// start next to `edit`'s target (nor end next to it). True does not
+    /// mean that the next change does, only that it may.
+    @inline(__always)
+    mutating func mayBeContinued(after edit: Edit) throws(DecodingError) -> Bool {
+        guard read < changeCount else { return false }
+        switch edit {
+        case .insertText:
+            return try columns[Column.originMode.rawValue].peekRun()?.value == ChangeEncoding.OriginMode.previousElement.rawValue
+        case .delete(_, let target):
+            guard let nextLength = try columns[Column.deleteLength.rawValue].peekRun()?.value,
+                  let rawStep = try columns[Column.deleteCounter.rawValue].peekRun()?.value else { return false }
+            let step = ByteReader.unzigzag(rawStep)
+            return step == Int64(target.length) || step == 0 &- Int64(bitPattern: nextLength)
+        }
+    }
+
     /// `readContinuation` once the first columns allow it; a delete's run
     /// moves by `deleteStep` a change.
     @inline(never)
