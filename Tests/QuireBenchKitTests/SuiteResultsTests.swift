@@ -127,6 +127,8 @@ import Testing
         let chart = try #require(report.charts.first { $0.family == .b1 }).svg
         #expect(chart.contains("Loro: not measured"))
         #expect(chart.contains("<line class=\"spread\""))  // B1.1's runs, fastest to slowest
+        #expect(BarChart.formatValue(6_000_000) == "6.00M" && BarChart.formatValue(100) == "100")
+        #expect(BarChart.formatValue(1000, trailingZeros: false) == "1k")
 
         var recorded = report
         (recorded.commit, recorded.swiftVersion) = ("bede51a", "Swift version 6.3.1 (swift-6.3.1-RELEASE)")

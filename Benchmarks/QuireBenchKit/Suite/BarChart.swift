@@ -107,7 +107,7 @@ public struct BarChart {
         for tick in ticks {
             let x = labelWidth + (logScale ? (log10(tick) - axisLow) / max(axisHigh - axisLow, 1) : tick / max(axisHigh, 1e-12)) * Self.barArea
             out += "<line x1=\"\(Self.format(x))\" y1=\"\(top - 2)\" x2=\"\(Self.format(x))\" y2=\"\(y + 4)\" stroke=\"#ddd\"/>"
-            out += text(x: x, y: y + 16, Self.formatValue(tick), size: 10, anchor: "middle")
+            out += text(x: x, y: y + 16, Self.formatValue(tick, trailingZeros: false), size: 10, anchor: "middle")
         }
         y += 30
         return out
@@ -126,12 +126,18 @@ public struct BarChart {
 
     private static func format(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    /// 3 significant figures, with k/M/G for large numbers.
-    static func formatValue(_ value: Double) -> String {
-        for (scale, suffix) in [(1e9, "G"), (1e6, "M"), (1e3, "k")] where value >= scale {
-            return String(format: "%.3g", value / scale) + suffix
+    /// 3 significant figures, with k/M/G for large numbers; trailing zeros
+    /// kept for a measured value, so that 6.00M op/s does not read as less
+    /// exact than 5.98M, and dropped for an axis tick (1, 10, 100).
+    static func formatValue(_ value: Double, trailingZeros: Bool = true) -> String {
+        func significant(_ value: Double) -> String {
+            let text = String(format: trailingZeros ? "%#.3g" : "%.3g", value)
+            return text.hasSuffix(".") ? String(text.dropLast()) : text
         }
-        return String(format: "%.3g", value)
+        for (scale, suffix) in [(1e9, "G"), (1e6, "M"), (1e3, "k")] where value >= scale {
+            return significant(value / scale) + suffix
+        }
+        return significant(value)
     }
 
     /// 1, 2 or 5 times a power of ten, at least `value`.

@@ -143,6 +143,7 @@ public struct SuiteReport {
             let rows = results.filter { $0.family == family }
             guard !rows.isEmpty else { continue }
             out += "## \(family.title)\n\n"
+            if let note = Self.quireOnlyNote(family) { out += note + "\n\n" }
             if family.hasMeasures {
                 out += measuresTable(rows) + "\n"
                 continue
@@ -184,18 +185,21 @@ public struct SuiteReport {
         }.joined(separator: "\n")
     }
 
-    /// Why a family has Quire's figures only.
-    private static func quireOnlyNote(_ family: SuiteWorkload.Family) -> String {
+    /// Why a family has Quire's figures only; nil for the others.
+    private static func quireOnlyNote(_ family: SuiteWorkload.Family) -> String? {
         switch family {
         case .store: "Quire only: Yrs and Loro are in-memory libraries with no durable store of their own to compare."
         case .sync: "Quire only: Yrs and Loro have no sync server; their encoded updates are compared under merge and snapshot above."
-        default: ""
+        case .b4x100:
+            "Quire only: the workload is built in memory from automerge-paper, with no file for the peers' script to read; "
+                + "automerge-paper's row above compares the three libraries."
+        default: nil
         }
     }
 
     /// The store and sync families: one row per figure, with its unit and spread.
     private func measuresTable(_ rows: [WorkloadResult]) -> String {
-        var out = Self.quireOnlyNote(rows[0].family) + "\n\n| workload | measure | Quire, median | min – max | runs | ok |\n" + "|" + String(repeating: " --- |", count: 6) + "\n"
+        var out = "| workload | measure | Quire, median | min – max | runs | ok |\n" + "|" + String(repeating: " --- |", count: 6) + "\n"
         for result in rows {
             guard let quire = result.figures(of: "quire") else { continue }
             for measure in quire.measures {
