@@ -20,14 +20,23 @@ let suiteUsage = """
                         figures of all three then come from rounds in which they take turns
                         (N rounds, at least \(MergeTurns.minimumRounds)). Peers that cannot run are
                         reported as not measured, beside Quire's figures, and the exit status is 1
+        --rewrite DATE  measure nothing: write Benchmarks/results/DATE.md and the DATE charts again from
+                        DATE.json with this binary's report code (and RESULTS.md's suite part when a
+                        full run measured that day); alone, without the other options
     """
 
 /// `quire-bench suite`; returns 0 when every check passed, else 1.
 func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
-    let parsed = try parse(arguments, flags: ["--peers"], options: ["--only", "--runs"])
+    let parsed = try parse(arguments, flags: ["--peers"], options: ["--only", "--runs", "--rewrite"])
     let runs = try parsed.positiveInteger("--runs", default: 3)
     guard FileManager.default.fileExists(atPath: peersRunner) else {
         throw UsageError(message: "run suite from the package root (Benchmarks/ not found)")
+    }
+    if let date = parsed.options["--rewrite"] {
+        guard parsed.options.count == 1, parsed.flags.isEmpty, parsed.positional.isEmpty else {
+            throw UsageError(message: "--rewrite measures nothing: give it alone, without traces or other options")
+        }
+        return rewriteReport(of: date)
     }
     // A TRACE that is not there fails now, not after the workloads before it.
     if let missing = parsed.positional.first(where: { !FileManager.default.fileExists(atPath: $0) }) {
@@ -56,8 +65,8 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     let command = (["quire-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
     let files = SuiteResultsFiles(directory: "Benchmarks/results", date: date)
     var report = SuiteReport(
-        results: [], command: command, date: date,
-        machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, shared with other engineers compiling in parallel: timings are noisy")
+        results: [], command: command, date: date, machine: machineDescription(),
+        commit: firstLine(of: ["git", "describe", "--always", "--dirty"]), swiftVersion: firstLine(of: ["swift", "--version"]))
     do {
         let earlier = try files.readEarlierResults()
         if let setAside = earlier.setAside { printError("warning: \(setAside); this run starts a new report") }
@@ -123,14 +132,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     progress("")
 
     if parsed.options["--only"] == nil {
-        let resultsPath = "Benchmarks/RESULTS.md"
-        do {
-            let document = FileManager.default.fileExists(atPath: resultsPath) ? try String(contentsOfFile: resultsPath, encoding: .utf8) : ""
-            try SuiteResultsFiles.write(SuiteResultsFiles.replacingSuiteSection(in: document, with: report.markdown), to: resultsPath)
-        } catch {
-            printError("error: cannot write Benchmarks/RESULTS.md: \(error)")
-            return 1
-        }
+        guard writeResultsSection(report) else { return 1 }
     }
     guard measured > 0 else {
         printError("error: no workload could be measured; \(files.markdownPath) says why")
@@ -139,6 +141,42 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     printLine("wrote \(files.jsonPath) and .md with \(measured) workloads measured by this run, \(report.results.count) in all, and \(report.charts.count) charts")
     for statement in report.behindStatements { printLine("behind: \(statement)") }
     return measured == workloads.count && allOK ? 0 : 1
+}
+
+/// Puts `report` in Benchmarks/RESULTS.md between its marks; false, having said why, when it cannot.
+private func writeResultsSection(_ report: SuiteReport) -> Bool {
+    let resultsPath = "Benchmarks/RESULTS.md"
+    do {
+        let document = FileManager.default.fileExists(atPath: resultsPath) ? try String(contentsOfFile: resultsPath, encoding: .utf8) : ""
+        try SuiteResultsFiles.write(SuiteResultsFiles.replacingSuiteSection(in: document, with: report.markdown), to: resultsPath)
+        return true
+    } catch {
+        printError("error: cannot write Benchmarks/RESULTS.md: \(error)")
+        return false
+    }
+}
+
+/// `suite --rewrite DATE`: the day's report written again from its JSON file,
+/// so that a change to the report's code shows on figures already measured.
+private func rewriteReport(of date: String) -> Int32 {
+    let files = SuiteResultsFiles(directory: "Benchmarks/results", date: date)
+    guard FileManager.default.fileExists(atPath: files.jsonPath) else {
+        printError("error: \(files.jsonPath): no such file (--rewrite takes the date of a day's results, e.g. 2026-12-05)")
+        return 1
+    }
+    let report: SuiteReport
+    do {
+        report = try files.readReport()
+        try files.writeMarkdownAndCharts(report)
+    } catch {
+        printError("error: cannot rewrite the report of \(date): \(error)")
+        return 1
+    }
+    // A day a full run measured: its report is the one RESULTS.md shows.
+    let fullRun = report.results.contains { !$0.command.split(separator: " ").contains("--only") }
+    if fullRun { guard writeResultsSection(report) else { return 1 } }
+    printLine("wrote \(files.markdownPath) and \(report.charts.count) charts\(fullRun ? " and Benchmarks/RESULTS.md's suite part" : "") from \(files.jsonPath)")
+    return 0
 }
 
 /// Quire's figures for one workload, through the same measurement code as
@@ -195,6 +233,31 @@ private func peerInput(_ workload: SuiteWorkload) -> (command: String, path: Str
     case .replicaFile(let file): ("replicas", file)
     case .repeated, .store, .sync: nil
     }
+}
+
+/// Cores, processor and system, and that the machine is shared: what a
+/// reader needs to weigh the times.
+private func machineDescription() -> String {
+    let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+    let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+        .flatMap { $0.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) }
+    return "\(ProcessInfo.processInfo.activeProcessorCount) cores" + (model.map { " (\($0))" } ?? "")
+        + ", \(ProcessInfo.processInfo.operatingSystemVersionString), shared with other engineers compiling in parallel: timings are noisy"
+}
+
+/// The first line a command prints (found on PATH), or nil when it cannot run or fails.
+private func firstLine(of command: [String]) -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = command
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { return nil }
+    return String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init)
 }
 
 /// Runs the peers in their virtualenv, which it makes on first use.

@@ -214,4 +214,32 @@ import Testing
             }
         }
     }
+
+    /// `--rewrite DATE` writes a day's Markdown and charts again from its
+    /// JSON, and RESULTS.md's suite part for a day of a full run, measuring nothing.
+    @Test func rewriteMakesTheReportAgainFromTheJSON() throws {
+        let root = try packageRoot(peersScript: "exit 1")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let results = root + "/Benchmarks/results/"
+        try FileManager.default.createDirectory(atPath: results, withIntermediateDirectories: true)
+        let json = """
+            {"command": "quire-bench suite --runs 1", "date": "2026-01-02", "machine": "m", "workloads": [
+            {"name": "B1.1", "family": "B1", "description": "d", "command": "quire-bench suite --runs 1", "ops": 6000, "libraries": [
+              {"library": "quire", "ok": true, "runs": 1, "mergeMs": {"median": 2, "min": 1.5, "max": 2}, "failures": []}]}]}
+            """
+        try json.write(toFile: results + "2026-01-02.json", atomically: true, encoding: .utf8)
+        try "# Results\n".write(toFile: root + "/Benchmarks/RESULTS.md", atomically: true, encoding: .utf8)
+
+        let rewritten = try run(["suite", "--rewrite", "2026-01-02"], in: root)
+        #expect(rewritten.status == 0, "\(rewritten.stderr)")
+        #expect(try String(contentsOfFile: results + "2026-01-02.md", encoding: .utf8).contains("| B1.1 | 6000 | 2.00 ±25% |"))
+        #expect(FileManager.default.fileExists(atPath: results + "2026-01-02-B1.svg"))
+        #expect(try String(contentsOfFile: root + "/Benchmarks/RESULTS.md", encoding: .utf8).contains("## Quire benchmark suite, 2026-01-02"))
+        #expect(try String(contentsOfFile: results + "2026-01-02.json", encoding: .utf8) == json)  // read, not written
+
+        let missing = try run(["suite", "--rewrite", "2026-01-03"], in: root)
+        #expect(missing.status == 1 && missing.stderr.contains("2026-01-03.json: no such file"))
+        let withOthers = try run(["suite", "--rewrite", "2026-01-02", "--peers"], in: root)
+        #expect(withOthers.status == 64 && withOthers.stderr.contains("--rewrite measures nothing"))
+    }
 }

@@ -58,7 +58,7 @@ import Testing
 
         let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: files.jsonPath))) as? [String: Any])
         #expect(json["command"] as? String == second)  // the top-level keys stay, with the latest run's command
-        #expect(Set(json.keys) == ["command", "date", "machine", "workloads"])
+        #expect(Set(json.keys) == ["command", "date", "machine", "commit", "swift", "workloads"])
         let markdown = try String(contentsOfFile: files.markdownPath, encoding: .utf8)
         #expect(markdown.contains("- `\(first)`: B1.1, B2.1\n"))
         #expect(markdown.contains("- `\(second)`: B1.2, B3.1\n"))
@@ -93,12 +93,57 @@ import Testing
         #expect(readBack.markdown.contains("| B1.1 | 6000 | 1.01 | 1.00 | – | **1.01** | – |"))
     }
 
+    /// A day's results as a report from before the commit and the compiler
+    /// were recorded: B1.1 with Quire's merge a little behind Yrs's, within
+    /// their runs' spread, and Loro not measured; B1.7 with Quire ahead.
+    private static let fixtureJSON = """
+        {"command": "quire-bench suite --only B1 --runs 3 --peers", "date": "2026-01-01", "machine": "2 cores, shared", "workloads": [
+        {"name": "B1.1", "family": "B1", "description": "d", "ops": 6000, "libraries": [
+          {"library": "quire", "ok": true, "runs": 3, "mergeMs": {"median": 2, "min": 1.9, "max": 2.1}, "snapshotBytes": 100, "failures": []},
+          {"library": "yrs", "version": "0.14.13", "ok": true, "runs": 3, "mergeMs": {"median": 1.9, "min": 1.85, "max": 1.95},
+           "snapshotBytes": 200, "failures": []},
+          {"library": "loro", "ok": false, "runs": 0, "failures": ["not measured: the peers cannot run"]}]},
+        {"name": "B1.7", "family": "B1", "description": "d", "ops": 6000, "libraries": [
+          {"library": "quire", "ok": true, "runs": 3, "mergeMs": {"median": 1, "min": 1, "max": 1}, "failures": []},
+          {"library": "yrs", "version": "0.14.13", "ok": true, "runs": 3, "mergeMs": {"median": 2, "min": 1.5, "max": 3}, "failures": []}]}]}
+        """
+
+    /// What a reader weighing the figures needs: each time's spread, which
+    /// peer is missing, where Quire is behind and whether within the noise,
+    /// and the versions measured.
+    @Test func aReportShowsSpreadsVersionsMissingPeersAndWhereQuireIsBehind() throws {
+        let files = try Self.scratchFiles()
+        try SuiteResultsFiles.write(Self.fixtureJSON, to: files.jsonPath)
+        let report = try files.readReport()
+        let markdown = report.markdown
+        #expect(markdown.contains("| B1.1 | 6000 | 2.00 ±5% | 1.90 ±3% | – | **1.05** | – |"))
+        #expect(markdown.contains("| B1.7 | 6000 | 1.00 | 2.00 ±50% | – | 0.50 | – |"))  // the same every run: no ±
+        #expect(markdown.contains("Machine: 2 cores, shared\n"))
+        #expect(markdown.contains("Versions: Quire (commit not recorded); Yrs through the Python package pycrdt 0.14.13.\n"))
+        #expect(markdown.contains("- merge: behind Yrs on 1 of 2\n"))
+        #expect(markdown.contains("- snapshot size: behind Yrs on 0 of 1\n"))
+        #expect(report.behindStatements == ["B1.1: Quire's merge is 1.05× slower than Yrs's (within the runs' spread: their ranges overlap)."])
+        #expect(markdown.contains("\n- B1.1 loro: not measured: the peers cannot run\n"))
+        let chart = try #require(report.charts.first { $0.family == .b1 }).svg
+        #expect(chart.contains("Loro: not measured"))
+        #expect(chart.contains("<line class=\"spread\""))  // B1.1's runs, fastest to slowest
+        #expect(BarChart.formatValue(6_000_000) == "6.00M" && BarChart.formatValue(100) == "100")
+        #expect(BarChart.formatValue(1000, trailingZeros: false) == "1k")
+
+        var recorded = report
+        (recorded.commit, recorded.swiftVersion) = ("bede51a", "Swift version 6.3.1 (swift-6.3.1-RELEASE)")
+        try files.write(recorded)
+        #expect(try files.readReport().markdown.contains(
+            "Versions: Quire bede51a, built with Swift version 6.3.1 (swift-6.3.1-RELEASE); Yrs through the Python package pycrdt 0.14.13.\n"))
+    }
+
     /// B1's merges take tens of microseconds: kept to the microsecond, a
     /// 20.5 µs merge was 21 and its ratio to a 10 µs one 2.10, not 2.05.
     @Test func theJSONKeepsTimesToTheNanosecond() throws {
         var result = try Self.replay("B1.1", command: "c", mergeMs: 0.0205)
         var yrs = LibraryFigures(library: "yrs", ok: true, runs: 3)
         yrs.merge = Spread(median: 0.01, min: 0.01, max: 0.01)
+        result.figures[0].merge = Spread(median: 0.0205, min: 0.0205, max: 0.0205)
         result.figures.append(yrs)
         let report = Self.report([result], command: "c")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any])

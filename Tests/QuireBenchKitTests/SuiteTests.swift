@@ -155,6 +155,15 @@ import Testing
         #expect((try? JSONSerialization.jsonObject(with: Data(report.json.utf8))) != nil)
     }
 
+    /// B4x100's peer columns are empty: the report says why.
+    @Test func b4x100SaysWhyThePeersAreMissing() {
+        var quire = LibraryFigures(library: "quire", ok: true, runs: 1)
+        quire.local = Spread(median: 2000, min: 2000, max: 2000)
+        let result = WorkloadResult(name: "B4x100", family: .b4x100, description: "d", command: "c", ops: 10, figures: [quire])
+        let markdown = SuiteReport(results: [result], command: "c", date: "2026-01-01", machine: "test").markdown
+        #expect(markdown.contains("## \(SuiteWorkload.Family.b4x100.title)\n\nQuire only: "))
+    }
+
     /// A library whose result was wrong did other work: its figures stay in
     /// the table, but no ratio or "behind" compares Quire with it.
     @Test func failedChecksAreNotCompared() throws {

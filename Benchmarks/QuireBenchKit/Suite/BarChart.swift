@@ -9,11 +9,15 @@ public struct BarChart {
         public var unit: String
         /// Each group's label and one value per series (nil: not measured).
         public var groups: [(label: String, values: [Double?])]
+        /// Each group's runs, fastest to slowest, one per series (nil: none),
+        /// drawn as a line across the bar's end; empty for values measured once.
+        public var ranges: [[ClosedRange<Double>?]]
 
-        public init(title: String, unit: String, groups: [(label: String, values: [Double?])]) {
+        public init(title: String, unit: String, groups: [(label: String, values: [Double?])], ranges: [[ClosedRange<Double>?]] = []) {
             self.title = title
             self.unit = unit
             self.groups = groups
+            self.ranges = ranges
         }
     }
 
@@ -67,10 +71,11 @@ public struct BarChart {
             let fraction = logScale ? (log10(value) - axisLow) / max(axisHigh - axisLow, 1) : value / max(axisHigh, 1e-12)
             return max(1, fraction * Self.barArea)
         }
-        var out = text(x: 10, y: y + 14, "\(panel.title) (\(panel.unit)\(logScale ? ", log scale" : ""))", size: 13, weight: "bold")
+        let spread = panel.ranges.isEmpty ? "" : ", line: fastest to slowest run"
+        var out = text(x: 10, y: y + 14, "\(panel.title) (\(panel.unit)\(logScale ? ", log scale" : "")\(spread))", size: 13, weight: "bold")
         y += 24
         let top = y
-        for group in panel.groups {
+        for (groupIndex, group) in panel.groups.enumerated() {
             let groupHeight = Double(series.count) * Self.barHeight
             out += text(x: labelWidth - 6, y: y + groupHeight / 2 + 4, group.label, size: 11, anchor: "end")
             for (index, value) in group.values.enumerated() {
@@ -79,7 +84,16 @@ public struct BarChart {
                     let barLength = length(value)
                     out += "<rect class=\"bar\" data-series=\"\(Self.escape(series[index]))\" x=\"\(labelWidth)\" y=\"\(barY)\" "
                         + "width=\"\(Self.format(barLength))\" height=\"\(Self.barHeight - 2)\" fill=\"\(Self.colors[index % 4])\"/>"
-                    out += text(x: labelWidth + barLength + 4, y: barY + 10, Self.formatValue(value), size: 10)
+                    var end = barLength
+                    if groupIndex < panel.ranges.count, index < panel.ranges[groupIndex].count,
+                       let range = panel.ranges[groupIndex][index], range.lowerBound > 0, range.lowerBound < range.upperBound {
+                        let (from, to) = (labelWidth + length(range.lowerBound), labelWidth + length(range.upperBound))
+                        let middle = Self.format(barY + (Self.barHeight - 2) / 2)
+                        out += "<line class=\"spread\" x1=\"\(Self.format(from))\" y1=\"\(middle)\" x2=\"\(Self.format(to))\" y2=\"\(middle)\" "
+                            + "stroke=\"#000\" stroke-width=\"1.5\"/>"
+                        end = max(end, to - labelWidth)
+                    }
+                    out += text(x: labelWidth + end + 4, y: barY + 10, Self.formatValue(value), size: 10)
                 } else {
                     out += text(x: labelWidth + 4, y: barY + 10, "\(series[index]): not measured", size: 10, fill: "#888")
                 }
@@ -93,7 +107,7 @@ public struct BarChart {
         for tick in ticks {
             let x = labelWidth + (logScale ? (log10(tick) - axisLow) / max(axisHigh - axisLow, 1) : tick / max(axisHigh, 1e-12)) * Self.barArea
             out += "<line x1=\"\(Self.format(x))\" y1=\"\(top - 2)\" x2=\"\(Self.format(x))\" y2=\"\(y + 4)\" stroke=\"#ddd\"/>"
-            out += text(x: x, y: y + 16, Self.formatValue(tick), size: 10, anchor: "middle")
+            out += text(x: x, y: y + 16, Self.formatValue(tick, trailingZeros: false), size: 10, anchor: "middle")
         }
         y += 30
         return out
@@ -112,12 +126,18 @@ public struct BarChart {
 
     private static func format(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    /// 3 significant figures, with k/M/G for large numbers.
-    static func formatValue(_ value: Double) -> String {
-        for (scale, suffix) in [(1e9, "G"), (1e6, "M"), (1e3, "k")] where value >= scale {
-            return String(format: "%.3g", value / scale) + suffix
+    /// 3 significant figures, with k/M/G for large numbers; trailing zeros
+    /// kept for a measured value, so that 6.00M op/s does not read as less
+    /// exact than 5.98M, and dropped for an axis tick (1, 10, 100).
+    static func formatValue(_ value: Double, trailingZeros: Bool = true) -> String {
+        func significant(_ value: Double) -> String {
+            let text = String(format: trailingZeros ? "%#.3g" : "%.3g", value)
+            return text.hasSuffix(".") ? String(text.dropLast()) : text
         }
-        return String(format: "%.3g", value)
+        for (scale, suffix) in [(1e9, "G"), (1e6, "M"), (1e3, "k")] where value >= scale {
+            return significant(value / scale) + suffix
+        }
+        return significant(value)
     }
 
     /// 1, 2 or 5 times a power of ten, at least `value`.

@@ -15,15 +15,22 @@ public struct SuiteReport {
     public var command: String
     public var date: String
     public var machine: String
+    /// The latest run's code and compiler (`git describe`, `swift --version`):
+    /// nil in reports written before they were recorded.
+    public var commit: String?
+    public var swiftVersion: String?
 
     public static let libraries = ["quire", "yrs", "loro"]
     public static let peers = ["yrs", "loro"]
 
-    public init(results: [WorkloadResult], command: String, date: String, machine: String) {
+    public init(results: [WorkloadResult], command: String, date: String, machine: String,
+                commit: String? = nil, swiftVersion: String? = nil) {
         self.results = results.map(\.stored)
         self.command = command
         self.date = date
         self.machine = machine
+        self.commit = commit
+        self.swiftVersion = swiftVersion
     }
 
     // MARK: JSON
@@ -67,6 +74,7 @@ public struct SuiteReport {
         }
         return JSONValue.orderedObject([
             ("command", .string(command)), ("date", .string(date)), ("machine", .string(machine)),
+            ("commit", commit.map(JSONValue.string) ?? .null), ("swift", swiftVersion.map(JSONValue.string) ?? .null),
             ("workloads", .array(workloads)),
         ]).compact + "\n"
     }
@@ -92,9 +100,19 @@ public struct SuiteReport {
 
             \(commandsParagraph)
 
+            Reproduce: from the package root, `swift run -c release` followed by the command above (each
+            of them, for a day of several runs); `--peers` installs the pinned peers
+            (`Benchmarks/peers/requirements.txt`) into `Benchmarks/peers/.venv` on first use.
+
             Machine: \(machine)
 
-            Times are medians in milliseconds over the runs (min–max in the JSON file); sizes in bytes.
+            Versions: \(versionsLine)
+
+            Times are medians in milliseconds over the runs with their spread: ±N% is how far the
+            run farthest from the median was from it (min and max are in the JSON file); no ± where
+            every run gave the same figure or there was one run (B4x100). Sizes (bytes) and memory are
+            one measurement each, not medians. A ratio in bold is a figure where Quire is behind.
+
             Every time but the store's and sync's is the CPU time of the measuring thread, for Quire and
             the peers alike: on a shared machine the wall clock also counts other processes' turns.
             Store and sync times are wall-clock: waiting for the disk or the socket is their cost.
@@ -102,7 +120,7 @@ public struct SuiteReport {
             comparison. With peers, the three libraries merge in turns (Quire, Yrs, Loro, and again: one
             round per run, at least \(MergeTurns.minimumRounds); `mergeRounds` in the JSON), so that a busy
             moment on the host slows them alike; a line under a table names any workload merged otherwise. **local** replays edit by edit; for the peers that includes Python's call overhead,
-            and the **empty loop** column is the same Python loop with no library call. Ratios are
+            and the **empty loop** column (Yrs / Loro) is the same Python loop with no library call. Ratios are
             Quire ÷ peer on the same workload: below 1 Quire is faster or smaller; a library that failed
             a check (ok: NO) is not compared, nor merged in turns. **memory** is the heap in
             use held by the document after one local replay (for concurrent workloads the merged replica),
@@ -125,11 +143,12 @@ public struct SuiteReport {
             let rows = results.filter { $0.family == family }
             guard !rows.isEmpty else { continue }
             out += "## \(family.title)\n\n"
+            if let note = Self.quireOnlyNote(family) { out += note + "\n\n" }
             if family.hasMeasures {
                 out += measuresTable(rows) + "\n"
                 continue
             }
-            out += "| workload | ops | merge ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | local ms Quire | Yrs | Loro | empty loop | snapshot B Quire | Yrs | Loro | ÷Yrs | ÷Loro | memory MB Quire | Yrs | Loro | ok |\n"
+            out += "| workload | ops | merge ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | local ms Quire | Yrs | Loro | empty loop ms Yrs / Loro | snapshot B Quire | Yrs | Loro | ÷Yrs | ÷Loro | memory MB Quire | Yrs | Loro | ok |\n"
             out += "|" + String(repeating: " --- |", count: 20) + "\n"
             for result in rows { out += tableRow(result) }
             let alone = rows.compactMap { result in result.mergeTurnsFailure.map { "\(result.name) (\($0))" } }
@@ -143,7 +162,12 @@ public struct SuiteReport {
         }
         out += "## Where Quire is behind\n\n"
         let behind = behindStatements
-        out += behind.isEmpty ? "Nowhere in this report.\n" : behind.map { "- \($0)\n" }.joined()
+        if behind.isEmpty {
+            out += "Nowhere in this report.\n"
+        } else {
+            out += "Workloads where Quire is behind, of those compared:\n\n" + behindSummary.map { "- \($0)\n" }.joined()
+            out += "\nEach case:\n\n" + behind.map { "- \($0)\n" }.joined()
+        }
         out += "\n## Targets\n\n" + targetStatements.map { "- \($0)\n" }.joined()
         let failed = results.flatMap { result in result.figures.filter { !$0.ok }.map { "\(result.name) \($0.library): \($0.failures.joined(separator: "; "))" } }
         if !failed.isEmpty { out += "\n## Failed checks\n\n" + failed.map { "- \($0)\n" }.joined() }
@@ -161,18 +185,21 @@ public struct SuiteReport {
         }.joined(separator: "\n")
     }
 
-    /// Why a family has Quire's figures only.
-    private static func quireOnlyNote(_ family: SuiteWorkload.Family) -> String {
+    /// Why a family has Quire's figures only; nil for the others.
+    private static func quireOnlyNote(_ family: SuiteWorkload.Family) -> String? {
         switch family {
         case .store: "Quire only: Yrs and Loro are in-memory libraries with no durable store of their own to compare."
         case .sync: "Quire only: Yrs and Loro have no sync server; their encoded updates are compared under merge and snapshot above."
-        default: ""
+        case .b4x100:
+            "Quire only: the workload is built in memory from automerge-paper, with no file for the peers' script to read; "
+                + "automerge-paper's row above compares the three libraries."
+        default: nil
         }
     }
 
     /// The store and sync families: one row per figure, with its unit and spread.
     private func measuresTable(_ rows: [WorkloadResult]) -> String {
-        var out = Self.quireOnlyNote(rows[0].family) + "\n\n| workload | measure | Quire, median | min – max | runs | ok |\n" + "|" + String(repeating: " --- |", count: 6) + "\n"
+        var out = "| workload | measure | Quire, median | min – max | runs | ok |\n" + "|" + String(repeating: " --- |", count: 6) + "\n"
         for result in rows {
             guard let quire = result.figures(of: "quire") else { continue }
             for measure in quire.measures {
@@ -195,6 +222,44 @@ public struct SuiteReport {
         value.map { $0 >= 100 ? String(format: "%.0f", $0) : String(format: "%.2f", $0) } ?? "–"
     }
 
+    /// A median time and its spread: "3.71 ±2%", the run farthest from the
+    /// median that far from it; the median alone where every run gave it.
+    static func formatTime(_ value: Spread?) -> String {
+        guard let value else { return "–" }
+        let median = formatMilliseconds(value.median)
+        let farthest = Swift.max(value.max - value.median, value.median - value.min)
+        guard farthest > 0, value.median > 0 else { return median }
+        let percent = farthest / value.median * 100
+        return median + (percent < 1 ? " ±<1%" : String(format: " ±%.0f%%", percent))
+    }
+
+    /// Whether two libraries' runs overlap: a ratio between them is then within the noise of the runs.
+    static func overlap(_ a: Spread?, _ b: Spread?) -> Bool {
+        guard let a, let b else { return false }
+        return a.min <= b.max && b.min <= a.max
+    }
+
+    static func displayName(_ library: String) -> String {
+        switch library {
+        case "yrs": "Yrs"
+        case "loro": "Loro"
+        default: "Quire"
+        }
+    }
+
+    /// Quire's commit and compiler, and the peers' packages at the versions they reported.
+    private var versionsLine: String {
+        let quire = "Quire \(commit ?? "(commit not recorded)")" + (swiftVersion.map { ", built with \($0)" } ?? "")
+        let packages = ["yrs": "pycrdt", "loro": "loro"]
+        let peers = Self.peers.compactMap { peer -> String? in
+            var versions: [String] = []
+            for version in results.compactMap({ $0.figures(of: peer)?.version }) where !versions.contains(version) { versions.append(version) }
+            guard let package = packages[peer], !versions.isEmpty else { return nil }
+            return "\(Self.displayName(peer)) through the Python package \(package) \(versions.joined(separator: " and "))"
+        }
+        return ([quire] + (peers.isEmpty ? ["no peers in this report"] : peers)).joined(separator: "; ") + "."
+    }
+
     /// A Quire ÷ peer ratio, in bold where Quire is behind.
     private static func formatRatio(_ value: Double?) -> String {
         guard let value else { return "–" }
@@ -212,17 +277,17 @@ public struct SuiteReport {
     private func tableRow(_ result: WorkloadResult) -> String {
         let q = result.figures(of: "quire"), y = result.figures(of: "yrs"), l = result.figures(of: "loro")
         let yc = Self.comparable(y, with: q), lc = Self.comparable(l, with: q)
-        let ms = Self.formatMilliseconds, ratio = Self.formatRatio
+        let time = Self.formatTime, ratio = Self.formatRatio
         func bytes(_ value: Int?) -> String { value.map { "\($0)" } ?? "–" }
         // Three significant figures: a document of a few kB must not read 0.0 MB.
         func mb(_ value: Int?) -> String { value.map { Self.formatMeasure(Double($0) / 1e6) } ?? "–" }
         let ok = result.figures.allSatisfy(\.ok) ? "yes" : "NO"
         let cells = [
             result.name, result.ops.map(String.init) ?? "–",
-            ms(q?.merge?.median), ms(y?.merge?.median), ms(l?.merge?.median),
+            time(q?.merge), time(y?.merge), time(l?.merge),
             ratio(Self.ratio(q?.merge?.median, yc?.merge?.median)), ratio(Self.ratio(q?.merge?.median, lc?.merge?.median)),
-            ms(q?.local?.median), ms(y?.local?.median), ms(l?.local?.median),
-            [y, l].compactMap { $0?.emptyLoop?.median }.map { ms($0) }.joined(separator: " / ").nonEmpty ?? "–",
+            time(q?.local), time(y?.local), time(l?.local),
+            [y, l].compactMap { $0?.emptyLoop }.map(time).joined(separator: " / ").nonEmpty ?? "–",
             bytes(q?.snapshotBytes), bytes(y?.snapshotBytes), bytes(l?.snapshotBytes),
             ratio(Self.ratio(q?.snapshotBytes.map(Double.init), yc?.snapshotBytes.map(Double.init))),
             ratio(Self.ratio(q?.snapshotBytes.map(Double.init), lc?.snapshotBytes.map(Double.init))),
@@ -242,14 +307,13 @@ public struct SuiteReport {
         for result in rows {
             var cells = [result.name]
             let quire = result.figures(of: "quire")
-            let figures: [(value: (LibraryFigures) -> Double?, format: (Double?) -> String)] = [
-                ({ $0.encode?.median }, Self.formatMilliseconds), ({ $0.load?.median }, Self.formatMilliseconds),
-                ({ $0.encodedBytes.map(Double.init) }, { $0.map { String(Int($0)) } ?? "–" }),
+            let figures: [(value: (LibraryFigures) -> Double?, cell: (LibraryFigures?) -> String)] = [
+                ({ $0.encode?.median }, { Self.formatTime($0?.encode) }), ({ $0.load?.median }, { Self.formatTime($0?.load) }),
+                ({ $0.encodedBytes.map(Double.init) }, { $0?.encodedBytes.map(String.init) ?? "–" }),
             ]
-            for (value, format) in figures {
-                let values = Self.libraries.map { result.figures(of: $0).flatMap(value) }
-                let ratios = Self.peers.map { Self.ratio(values[0], Self.comparable(result.figures(of: $0), with: quire).flatMap(value)) }
-                cells += values.map(format) + ratios.map(Self.formatRatio)
+            for (value, cell) in figures {
+                let ratios = Self.peers.map { Self.ratio(quire.flatMap(value), Self.comparable(result.figures(of: $0), with: quire).flatMap(value)) }
+                cells += Self.libraries.map { cell(result.figures(of: $0)) } + ratios.map(Self.formatRatio)
             }
             out += "| " + cells.joined(separator: " | ") + " |\n"
         }
@@ -269,35 +333,74 @@ public struct SuiteReport {
         return out
     }
 
-    /// One plain sentence per workload, measure and peer where Quire is
-    /// slower or bigger (on disk, on the wire or in memory).
-    public var behindStatements: [String] {
-        var statements: [String] = []
+    /// One measure of Quire beside one peer on one workload, where both passed their checks and have it.
+    struct Comparison {
+        var workload: String
+        var measure: String
+        var peer: String
+        /// Quire ÷ peer; nil where the peer measured 0.
+        var ratio: Double?
+        var behind: Bool
+        /// "slower" or "bigger".
+        var word: String
+        /// The two libraries' runs overlap: the ratio is within their noise.
+        var overlapping: Bool
+    }
+
+    /// Every measure of every workload, Quire beside each peer.
+    var comparisons: [Comparison] {
+        var comparisons: [Comparison] = []
         for result in results {
             guard let quire = result.figures(of: "quire") else { continue }
             for peer in Self.peers {
                 guard let other = Self.comparable(result.figures(of: peer), with: quire) else { continue }
-                let measures: [(String, Double?, Double?, String)] = [
-                    ("merge", quire.merge?.median, other.merge?.median, "slower"),
-                    ("local replay", quire.local?.median, other.local?.median, "slower"),
-                    ("snapshot encode", quire.encode?.median, other.encode?.median, "slower"),
-                    ("snapshot load", quire.load?.median, other.load?.median, "slower"),
-                    ("snapshot size", quire.snapshotBytes.map(Double.init), other.snapshotBytes.map(Double.init), "bigger"),
-                    ("encoded history size", quire.encodedBytes.map(Double.init), other.encodedBytes.map(Double.init), "bigger"),
-                    ("document in memory", quire.memoryBytes.map(Double.init), other.memoryBytes.map(Double.init), "bigger"),
+                func time(_ what: String, _ figure: (LibraryFigures) -> Spread?) -> (String, Double?, Double?, String, Bool) {
+                    (what, figure(quire)?.median, figure(other)?.median, "slower", Self.overlap(figure(quire), figure(other)))
+                }
+                func size(_ what: String, _ figure: (LibraryFigures) -> Int?) -> (String, Double?, Double?, String, Bool) {
+                    (what, figure(quire).map(Double.init), figure(other).map(Double.init), "bigger", false)
+                }
+                let measures = [
+                    time("merge", \.merge), time("local replay", \.local), time("snapshot encode", \.encode),
+                    time("snapshot load", \.load), size("snapshot size", \.snapshotBytes),
+                    size("encoded history size", \.encodedBytes), size("document in memory", \.memoryBytes),
                 ]
-                let name = peer == "yrs" ? "Yrs" : "Loro"
-                for (what, mine, theirs, word) in measures {
-                    if let ratio = Self.ratio(mine, theirs), ratio > 1 {
-                        statements.append("\(result.name): Quire's \(what) is \(Self.ratioText(ratio))× \(word) than \(name)'s.")
-                    } else if theirs == 0, let mine, mine > 0 {
-                        // No ratio to a zero (B1.6's Yrs document in memory), but Quire is still behind.
-                        statements.append("\(result.name): Quire's \(what) is \(word) than \(name)'s, which measured 0.")
-                    }
+                for (what, mine, theirs, word, overlapping) in measures {
+                    guard let mine, let theirs else { continue }
+                    // No ratio to a zero (B1.6's Yrs document in memory), but Quire is still behind.
+                    let ratio = Self.ratio(mine, theirs)
+                    comparisons.append(Comparison(
+                        workload: result.name, measure: what, peer: peer, ratio: ratio,
+                        behind: ratio.map { $0 > 1 } ?? (mine > 0), word: word, overlapping: overlapping))
                 }
             }
         }
-        return statements
+        return comparisons
+    }
+
+    /// One plain sentence per workload, measure and peer where Quire is
+    /// slower or bigger (on disk, on the wire or in memory).
+    public var behindStatements: [String] {
+        comparisons.filter(\.behind).map { c in
+            let name = Self.displayName(c.peer)
+            let noise = c.overlapping ? " (within the runs' spread: their ranges overlap)" : ""
+            guard let ratio = c.ratio else { return "\(c.workload): Quire's \(c.measure) is \(c.word) than \(name)'s, which measured 0." }
+            return "\(c.workload): Quire's \(c.measure) is \(Self.ratioText(ratio))× \(c.word) than \(name)'s\(noise)."
+        }
+    }
+
+    /// For each measure, on how many of the workloads compared Quire is behind each peer.
+    var behindSummary: [String] {
+        var measures: [String] = []
+        for c in comparisons where !measures.contains(c.measure) { measures.append(c.measure) }
+        return measures.map { measure in
+            let counts = Self.peers.compactMap { peer -> String? in
+                let compared = comparisons.filter { $0.measure == measure && $0.peer == peer }
+                guard !compared.isEmpty else { return nil }
+                return "\(Self.displayName(peer)) on \(compared.filter(\.behind).count) of \(compared.count)"
+            }
+            return "\(measure): behind " + counts.joined(separator: ", ")
+        }
     }
 
     /// The issue's targets, each stated as met or missed.
@@ -335,12 +438,17 @@ public struct SuiteReport {
                     (result.name, Self.libraries.map { result.figures(of: $0).flatMap(value) })
                 })
             }
-            let chart = BarChart(title: family.title, series: ["Quire", "Yrs (pycrdt)", "Loro"], panels: [
-                panel("Merge of the whole history, one call", "ms", { $0.merge?.median }),
-                panel("Local replay, edit by edit (peers: through Python)", "ms", { $0.local?.median }),
+            func times(_ title: String, _ spread: (LibraryFigures) -> Spread?) -> BarChart.Panel {
+                var times = panel(title, "ms CPU time, median", { spread($0)?.median })
+                times.ranges = rows.map { result in Self.libraries.map { result.figures(of: $0).flatMap(spread).map { $0.min...$0.max } } }
+                return times
+            }
+            let chart = BarChart(title: family.title + " — lower is better", series: ["Quire", "Yrs (pycrdt)", "Loro"], panels: [
+                times("Merge of the whole history, one call", \.merge),
+                times("Local replay, edit by edit (peers: through Python)", \.local),
                 panel("Snapshot size", "bytes", { $0.snapshotBytes.map(Double.init) }),
-                panel("Writing the snapshot", "ms", { $0.encode?.median }),
-                panel("Opening the snapshot, ready to edit", "ms", { $0.load?.median }),
+                times("Writing the snapshot", \.encode),
+                times("Opening the snapshot, ready to edit", \.load),
             ])
             return (family, chart.svg)
         }

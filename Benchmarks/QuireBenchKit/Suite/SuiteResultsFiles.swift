@@ -37,8 +37,23 @@ public struct SuiteResultsFiles: Sendable {
     public func write(_ report: SuiteReport) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Self.write(report.json, to: jsonPath)
+        try writeMarkdownAndCharts(report)
+    }
+
+    /// The files made from the JSON: the Markdown and one chart per family.
+    public func writeMarkdownAndCharts(_ report: SuiteReport) throws {
         try Self.write(report.markdown, to: markdownPath)
         for chart in report.charts { try Self.write(chart.svg, to: chartPath(chart.family)) }
+    }
+
+    /// The day's report as its JSON file keeps it, with the machine, commit
+    /// and compiler of the run that wrote it last.
+    public func readReport() throws -> SuiteReport {
+        let data = try Data(contentsOf: URL(fileURLWithPath: jsonPath))
+        let stored = try JSONDecoder().decode(StoredReport.self, from: data)
+        return SuiteReport(
+            results: try Self.results(json: data), command: stored.command, date: date,
+            machine: stored.machine ?? "not recorded", commit: stored.commit, swiftVersion: stored.swift)
     }
 
     /// The marks around the suite's part of `Benchmarks/RESULTS.md`: people
@@ -101,6 +116,10 @@ public struct SuiteResultsFiles: Sendable {
 
     private struct StoredReport: Decodable {
         var command: String
+        var machine: String?
+        /// nil in reports from before they were recorded.
+        var commit: String?
+        var swift: String?
         var workloads: [StoredWorkload]
     }
 
