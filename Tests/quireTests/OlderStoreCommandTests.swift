@@ -36,4 +36,21 @@ import Testing
             #expect(try Self.schemaVersion(old) == 4)
         }
     }
+
+    /// The backup a user makes before upgrading keeps the older schema, and
+    /// the store is not upgraded by it either.
+    @Test func backupOfAnOlderStoreCopiesItNotUpgraded() throws {
+        try withRunner { quire in
+            try Self.makeVersion4Store(quire.store)
+            let backup = quire.directory + "/before-upgrade.quire"
+            #expect(try quire.ok(["backup", backup]).contains("not upgraded"))
+            #expect(try Self.schemaVersion(quire.store) == 4)
+            #expect(try Self.schemaVersion(backup) == 4)
+            let database = try Database(path: backup, readOnly: true)
+            defer { database.close() }
+            #expect(try database.query(sql: "SELECT id FROM documents").map { try $0.text(0) } == ["old"])
+            // Opened for writing, it takes a new replica id, as every backup does.
+            #expect(try database.query(sql: "SELECT file_fingerprint FROM replica").map { try $0.text(0) } == [""])
+        }
+    }
 }
