@@ -753,6 +753,17 @@ public final class DocumentStore: @unchecked Sendable {
         try database.backup(to: destination, replacing: replacing, prepare: ReplicaIdentity.forgetFile)
     }
 
+    /// Writes a backup of the store file at `path` as it is, as
+    /// `backup(to:replacing:)` does, without opening it as a store: a file
+    /// an older Quire wrote keeps its schema version in the backup (the
+    /// copy kept from before the upgrade), where opening it for writing
+    /// would first upgrade it. The file is only read.
+    public static func backup(ofStoreAt path: String, to destination: String, replacing: Bool = false) throws {
+        let database = try Database(path: path, readOnly: true)
+        defer { database.close() }
+        try database.backup(to: destination, replacing: replacing, prepare: ReplicaIdentity.forgetFile)
+    }
+
     /// Clamped to what an `Int64` holds: times are informational, and an
     /// edit's `time` may come from bad data (converting it would trap).
     static func milliseconds(_ date: Date) -> Int64 {

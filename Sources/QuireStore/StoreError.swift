@@ -47,7 +47,8 @@ public enum StoreError: Error, Hashable, Sendable, DescribedError {
             "the store's schema version is \(found), newer than this program's \(expected): "
                 + "it was written by a newer version of Quire, which is needed to open it"
         case let .unsupportedSchema(found, expected):
-            "the store's schema version is \(found); this program reads version \(expected) (open it for writing to migrate it)"
+            "the store's schema version is \(found), older than this program's \(expected), and a read-only open cannot upgrade it: "
+                + "open it once for writing, which does"
         case let .notAStore(path, kind): "\(path) is \(kind); give the path of a store file"
         case .nestedCall: "the document store was called from inside its own read or edit closure"
         case .historyCompacted(let id): "the history of document \(id) asked for was compacted away"

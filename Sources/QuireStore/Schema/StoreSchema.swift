@@ -54,6 +54,12 @@ public enum StoreSchema {
         try !db.query(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [.text(markingTable)]).isEmpty
     }
 
+    /// Whether the database is a store an older program wrote, which an
+    /// open for writing upgrades.
+    public static func holdsOlderStore(_ db: DatabaseConnection) throws -> Bool {
+        try holdsStore(db) && db.query(sql: "PRAGMA user_version")[0].int64(0) < latestVersion
+    }
+
     /// Whether the database holds no table, index or anything else: a
     /// file whose creation stopped before its first migration committed.
     public static func holdsNothing(_ db: DatabaseConnection) throws -> Bool {

@@ -46,6 +46,12 @@ struct Context {
         } catch let error as StoreError {
             // Another program's file names itself and what to give instead.
             if case .notAStore = error { throw CLIError.failure(error.description) }
+            // Only read (merge's other store): said as a user upgrading meets it.
+            if case let .unsupportedSchema(found, expected) = error, found < expected, found > 0 {
+                throw CLIError.failure("cannot read the store \(path): an older version of Quire wrote it (store schema \(found); this one reads \(expected)), "
+                    + "and it is only read here, which cannot upgrade it: open it once with this version "
+                    + "(`quire --store \(path) status`), which upgrades it for good (older versions of Quire cannot open it then), and try again")
+            }
             // A schema this program does not read: the file is sound, and
             // the error says what it needs, which `inspect` cannot add to.
             throw CLIError.failure("cannot open the store \(path): \(error)")

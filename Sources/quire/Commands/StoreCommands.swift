@@ -84,9 +84,17 @@ enum StoreCommands {
             try invocation.expectArguments(atMost: 1)
             let context = invocation.context
             let destination = try invocation.argument(0, "DEST")
-            let store = try context.openStore()
+            let replacing = invocation.flag("--force")
+            // A store an older Quire wrote is copied as it is, not upgraded
+            // first: the backup a user keeps from before upgrading.
+            let isOlder = Database.peek(atPath: context.storePath, StoreSchema.holdsOlderStore) == true
+            let store = isOlder ? nil : try context.openStore()
             do {
-                try store.backup(to: destination, replacing: invocation.flag("--force"))
+                if let store {
+                    try store.backup(to: destination, replacing: replacing)
+                } else {
+                    try DocumentStore.backup(ofStoreAt: context.storePath, to: destination, replacing: replacing)
+                }
             } catch StoreError.backupDestinationExists {
                 throw CLIError.failure("cannot back up to \(destination): a file is there already; give a new path, or pass --force to replace it")
             } catch let error as StoreError {
@@ -95,7 +103,8 @@ enum StoreCommands {
                 throw CLIError.failure("cannot back up \(context.storePath) to \(destination), nothing was written there: \(error)")
             }
             let bytes = (try? FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int) ?? 0
-            context.output.print("Backed up \(context.storePath) to \(destination) (\(bytes) bytes); "
+            context.output.print("Backed up \(context.storePath) to \(destination) (\(bytes) bytes"
+                + (isOlder ? ", as the older version of Quire that wrote it left it, not upgraded" : "") + "); "
                 + "opened for writing, the backup takes a new replica id")
         })
 }
