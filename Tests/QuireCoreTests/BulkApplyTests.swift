@@ -699,12 +699,11 @@ import QuireTestSupport
         let bytes = ChangeEncoding.encode(changes)
         var decoder = try ChangeDecoder(bytes, limits: .default)
         var current = ChangeDecoder.Current()
-        var lookaheads: [ChangeDecoder.Lookahead?] = []  // nil: the change is not one edit
+        var mayBeContinued: [Bool?] = []  // nil: the change is not one edit
         while try decoder.next(into: &current) {
-            lookaheads.append(try current.edit.map { edit throws(DecodingError) in try decoder.lookahead(after: edit) })
+            mayBeContinued.append(try current.edit.map { edit throws(DecodingError) in try decoder.mayBeContinued(after: edit) })
         }
-        #expect(lookaheads == [nil] + Array(repeating: .run(deleteStep: 0), count: 7)
-            + [.notContinued, .notContinued, .run(deleteStep: -1), .notContinued, .nextChangeOnly, .notContinued])
+        #expect(mayBeContinued == [nil] + Array(repeating: true, count: 7) + [false, false, true, false, true, false])
         var bulk = Document(replica: ReplicaID(9))
         #expect(try bulk.applyEncoded(bytes) == changes.count)
         var oneByOne = Document(replica: ReplicaID(9))

@@ -66,10 +66,9 @@ extension Document {
                     isTextSized = true
                 }
                 if let first { isOneReplica = isOneReplica && current.id.replica == first.replica } else { first = current.change }
-                if chain.continues(with: current, known: versionVector), let edit = current.edit {
+                if chain.continues(with: current, known: versionVector) {
                     chain.extend(with: current)
-                    let lookahead = try decoder.lookahead(after: edit)
-                    try takeContinuation(after: edit, lookahead, into: &chain, from: &decoder)
+                    try takeContinuation(after: current.edit, into: &chain, from: &decoder)
                     continue
                 }
                 if !chain.isEmpty {
@@ -85,20 +84,18 @@ extension Document {
                         && Self.areSortedAndDistinct(current.parents) && current.parents.allSatisfy(versionVector.contains)
                     : current.id.counter == unnoted.lastID.counter + 1
                 guard isReady else { inOrder = false; break reading }
-                if let edit = current.edit {
-                    let lookahead = try decoder.lookahead(after: edit)
-                    // A change of one edit that no later change can carry on (most
-                    // edits at random places) applies alone, not as a chain of one
-                    // kept until the next change is read.
-                    if lookahead == .notContinued {
-                        guard apply(edit, id: current.id, lamport: current.lamport, text: current.scalars, after: unnoted)
-                        else { inOrder = false; break reading }
-                        unnoted.add(current)
-                        applied += 1
-                    } else {
-                        chain.start(with: &current, edit: edit)
-                        try takeContinuation(after: edit, lookahead, into: &chain, from: &decoder)
-                    }
+                // A change of one edit that no later change can carry on (most
+                // edits at random places) applies alone, not as a chain of one
+                // kept until the next change is read.
+                if let edit = current.edit, try !decoder.mayBeContinued(after: edit) {
+                    guard apply(edit, id: current.id, lamport: current.lamport, text: current.scalars, after: unnoted)
+                    else { inOrder = false; break reading }
+                    unnoted.add(current)
+                    applied += 1
+                    continue
+                }
+                if chain.start(with: &current) {
+                    try takeContinuation(after: current.edit, into: &chain, from: &decoder)
                     continue
                 }
                 if current.edits.isEmpty {
@@ -151,21 +148,19 @@ extension Document {
     }
 
     /// Adds to `chain` the changes after its last, whose only operation is
-    /// `edit`, that the decoder can read as one run, if `lookahead` (the
-    /// decoder's, after `edit`) allows one and they stay next to what the
-    /// chain holds. (Given the edit, not the whole change: passing that
-    /// copied it, once a change of edits at random places.) Inlined: its
-    /// call and frame cost each change that starts a chain about 30
+    /// `edit`, that the decoder can read as one run, if they stay next to
+    /// what the chain holds. (Given the edit, not the whole change: passing
+    /// that copied it, once a change of edits at random places.) Inlined:
+    /// its call and frame cost each change that starts a chain about 30
     /// instructions, most of a change of edits at random places.
     @inline(__always)
-    private func takeContinuation(after edit: ChangeDecoder.Edit, _ lookahead: ChangeDecoder.Lookahead,
-                                  into chain: inout Chain, from decoder: inout ChangeDecoder) throws(DecodingError) {
-        guard case .run(let deleteStep) = lookahead else { return }
+    private func takeContinuation(after edit: ChangeDecoder.Edit?, into chain: inout Chain,
+                                  from decoder: inout ChangeDecoder) throws(DecodingError) {
         // The deleted range by value: a closure over `chain` would copy it.
         let (low, high) = (chain.low, chain.high)
-        guard let run = try decoder.readRun(continuing: edit, lastID: chain.lastID, lastLamport: chain.lastElementLamport,
-                                            deleteStep: deleteStep, appendingTextTo: &chain.scalars,
-                                            if: { Chain.keepsRangeWhole($0, low: low, high: high) })
+        guard let run = try decoder.readContinuation(after: edit, lastID: chain.lastID, lastLamport: chain.lastElementLamport,
+                                                     appendingTextTo: &chain.scalars,
+                                                     if: { Chain.keepsRangeWhole($0, low: low, high: high) })
         else { return }
         chain.extend(with: run)
     }
@@ -413,8 +408,9 @@ private struct Chain {
         swap(&firstParents, &other)
     }
 
-    /// Starts a chain with `change`, whose only operation is `edit`, taking its parents.
-    mutating func start(with change: inout ChangeDecoder.Current, edit: ChangeDecoder.Edit) {
+    /// Starts a chain with `change` if it can begin one, taking its parents.
+    mutating func start(with change: inout ChangeDecoder.Current) -> Bool {
+        guard let edit = change.edit else { return false }
         switch edit {
         case .insertText:
             swap(&scalars, &change.scalars)
@@ -428,6 +424,7 @@ private struct Chain {
         self.edit = edit
         count = 1
         note(change)
+        return true
     }
 
     /// Whether `change` carries the chain on: same replica and object, the

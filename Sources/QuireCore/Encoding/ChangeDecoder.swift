@@ -542,58 +542,65 @@ extension ChangeDecoder {
     @inline(__always)
     mutating func readContinuation(of current: Current, appendingTextTo text: inout ScalarStorage,
                                    if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
-        guard let edit = current.edit, case .run(let deleteStep) = try lookahead(after: edit) else { return nil }
-        return try readRun(continuing: edit, lastID: current.lastID, lastLamport: current.lastLamport, deleteStep: deleteStep,
+        try readContinuation(after: current.edit, lastID: current.lastID, lastLamport: current.lastLamport,
+                             appendingTextTo: &text, if: accept)
+    }
+
+    /// `readContinuation(of:appendingTextTo:if:)` given only what it reads
+    /// of the change: its `edit`, `lastID` and `lastLamport`. (A merge's
+    /// loop passes these, not its whole `Current`, which it copied at every
+    /// change of edits at random places.)
+    @inline(__always)
+    mutating func readContinuation(after edit: Edit?, lastID: OpID, lastLamport: UInt64, appendingTextTo text: inout ScalarStorage,
+                                   if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
+        guard let edit, read < changeCount else { return nil }
+        // The columns that turn most changes down, before the call: the next
+        // insert's origin; the next delete's length, and where it starts
+        // from this one's start. (Deletes at random places passed the length
+        // and were turned down inside `readRun`, at a call each: 4% of a
+        // merge of eight writers' random edits.)
+        var deleteStep: Int64 = 0
+        switch edit {
+        case .insertText:
+            guard try columns[Column.originMode.rawValue].peekRun()?.value == ChangeEncoding.OriginMode.previousElement.rawValue
+            else { return nil }
+        case .delete(_, let target):
+            guard try columns[Column.deleteLength.rawValue].peekRun()?.value == UInt64(target.length),
+                  let rawStep = try columns[Column.deleteCounter.rawValue].peekRun()?.value else { return nil }
+            deleteStep = ByteReader.unzigzag(rawStep)
+            // Only steps that keep each delete next to the one before.
+            guard deleteStep == -Int64(target.length) || deleteStep == Int64(target.length) else { return nil }
+        }
+        return try readRun(continuing: edit, lastID: lastID, lastLamport: lastLamport, deleteStep: deleteStep,
                            appendingTextTo: &text, if: accept)
     }
 
-    /// What the first columns of the changes after the one just read, whose
-    /// only operation is `edit`, show of their carrying it on as a chain
-    /// (`Document.applyBundleInOrder`'s): the next insert's origin; the
-    /// next delete's length, and where it starts from this one's start.
-    enum Lookahead: Equatable {
-        /// No later change can: the next insert's origin is not the element
-        /// before it, or the next delete neither starts nor ends next to
-        /// `edit`'s target.
-        case notContinued
-        /// The next change may (a delete next to this one, of another
-        /// length), but not as a run that `readContinuation` reads.
-        case nextChangeOnly
-        /// A run may follow, for `readRun` to read; a delete's moves by
-        /// `deleteStep` a change.
-        case run(deleteStep: Int64)
-    }
-
-    /// What the columns show of the changes after the one just read
-    /// carrying it on (see `Lookahead`). A merge asks once a change of one
-    /// edit and hands a `.run` on to `readRun`: asking again before
-    /// reading the run cost a merge of typing 0.5%.
-    /// (Deletes at random places, turned down only inside `readRun`, took
-    /// a call each: 4% of a merge of eight writers' random edits.)
+    /// Whether a change after the one just read, whose only operation is
+    /// `edit`, may carry it on as a chain (`Document.applyBundleInOrder`'s):
+    /// false when the columns show that none can, because the next insert's
+    /// origin is not the element before it, or the next delete does not
+    /// start next to `edit`'s target (nor end next to it). True does not
+    /// mean that the next change does, only that it may.
     @inline(__always)
-    mutating func lookahead(after edit: Edit) throws(DecodingError) -> Lookahead {
-        guard read < changeCount else { return .notContinued }
+    mutating func mayBeContinued(after edit: Edit) throws(DecodingError) -> Bool {
+        guard read < changeCount else { return false }
         switch edit {
         case .insertText:
-            let origin = try columns[Column.originMode.rawValue].peekRun()?.value
-            return origin == ChangeEncoding.OriginMode.previousElement.rawValue ? .run(deleteStep: 0) : .notContinued
+            return try columns[Column.originMode.rawValue].peekRun()?.value == ChangeEncoding.OriginMode.previousElement.rawValue
         case .delete(_, let target):
             guard let nextLength = try columns[Column.deleteLength.rawValue].peekRun()?.value,
-                  let rawStep = try columns[Column.deleteCounter.rawValue].peekRun()?.value else { return .notContinued }
+                  let rawStep = try columns[Column.deleteCounter.rawValue].peekRun()?.value else { return false }
             let step = ByteReader.unzigzag(rawStep)
-            let length = Int64(target.length)
-            // A run keeps each delete next to the one before: the same length, forwards or backwards.
-            if nextLength == UInt64(target.length), step == length || step == -length { return .run(deleteStep: step) }
-            return step == length || step == 0 &- Int64(bitPattern: nextLength) ? .nextChangeOnly : .notContinued
+            return step == Int64(target.length) || step == 0 &- Int64(bitPattern: nextLength)
         }
     }
 
-    /// `readContinuation` once `lookahead(after: edit)` said
-    /// `.run(deleteStep:)`: a delete's run moves by `deleteStep` a change.
+    /// `readContinuation` once the first columns allow it; a delete's run
+    /// moves by `deleteStep` a change.
     @inline(never)
-    mutating func readRun(continuing edit: Edit, lastID: OpID, lastLamport: UInt64, deleteStep: Int64,
-                          appendingTextTo text: inout ScalarStorage,
-                          if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
+    private mutating func readRun(continuing edit: Edit, lastID: OpID, lastLamport: UInt64, deleteStep: Int64,
+                                  appendingTextTo text: inout ScalarStorage,
+                                  if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
         var count = UInt64(changeCount - read)
         /// The next value of `column`, which must be `expected` (if given);
         /// narrows `count` to the changes that share it. (Inlined: called
