@@ -33,7 +33,7 @@ indirect enum DocumentNode: Hashable {
     static func == (a: DocumentNode, b: DocumentNode) -> Bool {
         switch (a, b) {
         case let (.scalar(x), .scalar(y)): x == y
-        case let (.text(x), .text(y)): x.utf8.elementsEqual(y.utf8)
+        case let (.text(x), .text(y)): x.hasSameBytes(as: y)
         case let (.map(x), .map(y)), let (.map(x), .atomic(y)), let (.atomic(x), .map(y)), let (.atomic(x), .atomic(y)): x == y
         case let (.list(x), .list(y)), let (.list(x), .set(y)), let (.set(x), .list(y)), let (.set(x), .set(y)): x == y
         default: false

@@ -9,15 +9,7 @@ struct MapKey: Hashable {
 
     init(_ string: String) { self.string = string }
 
-    static func == (a: MapKey, b: MapKey) -> Bool {
-        let x = a.string.utf8, y = b.string.utf8
-        guard x.count == y.count else { return false }
-        // Native strings hold their UTF-8 contiguously: compared as buffers,
-        // where stepping through the views cost a map-heavy merge 1% more.
-        return x.withContiguousStorageIfAvailable { p in
-            y.withContiguousStorageIfAvailable { q in p.elementsEqual(q) }
-        }.flatMap { $0 } ?? x.elementsEqual(y)
-    }
+    static func == (a: MapKey, b: MapKey) -> Bool { a.string.hasSameBytes(as: b.string) }
 
     /// `String`'s hash (quick for ASCII), which keys of the same scalars,
     /// being canonically equivalent, share.

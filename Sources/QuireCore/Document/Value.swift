@@ -71,7 +71,7 @@ public enum ScalarValue: Hashable, Sendable, CustomStringConvertible {
         case let (.bool(x), .bool(y)): x == y
         case let (.int(x), .int(y)): x == y
         case let (.double(x), .double(y)): x.bitPattern == y.bitPattern
-        case let (.string(x), .string(y)): x.utf8.elementsEqual(y.utf8)
+        case let (.string(x), .string(y)): x.hasSameBytes(as: y)
         case let (.bytes(x), .bytes(y)): x == y
         default: false
         }

@@ -174,23 +174,3 @@ extension String {
         self = valid
     }
 }
-
-/// Whether two buffers of the same length hold the same bytes, compared
-/// eight at a time (`elementsEqual` goes byte by byte).
-private func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-    guard let x = a.baseAddress.map(UnsafeRawPointer.init), let y = b.baseAddress.map(UnsafeRawPointer.init) else {
-        return a.isEmpty && b.isEmpty
-    }
-    var offset = 0
-    while offset + 8 <= a.count {
-        if x.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != y.loadUnaligned(fromByteOffset: offset, as: UInt64.self) {
-            return false
-        }
-        offset += 8
-    }
-    while offset < a.count {
-        if a[offset] != b[offset] { return false }
-        offset += 1
-    }
-    return true
-}
