@@ -27,8 +27,9 @@ extension Database {
         // Absolute: SQLite would read a name beginning with "file:" as a URI.
         let target = URL(fileURLWithPath: destination).path
         try refuseBackup(to: target, named: destination, replacing: replacing)
-        Self.removePartialsOfEndedBackups(to: target)
-        let temporary = Self.partialPrefix(of: target) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let partialPrefix = Self.partialPrefix(of: target)
+        Self.removePartialsOfEndedBackups(named: partialPrefix)
+        let temporary = partialPrefix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         do {
             try execute(sql: "VACUUM INTO ?", arguments: [.text(temporary)])
             let copy = try Database(path: temporary)
@@ -56,13 +57,12 @@ extension Database {
         return target + ".partial-\(name)-"
     }
 
-    /// Deletes the temporary files (with their `-wal` and `-shm`) of backups
-    /// to `target` whose process no longer runs: a backup killed halfway
-    /// leaves one as big as the store. A running backup's, or one whose
-    /// process id a new process took, stays.
-    private static func removePartialsOfEndedBackups(to target: String) {
-        let prefix = partialPrefix(of: target)
-        let folder = (target as NSString).deletingLastPathComponent
+    /// Deletes the temporary files (with their `-wal` and `-shm`) whose
+    /// path starts with `prefix` (`partialPrefix(of:)`) and whose process no
+    /// longer runs: a backup killed halfway leaves one as big as the store.
+    /// A running backup's, or one whose process id a new process took, stays.
+    private static func removePartialsOfEndedBackups(named prefix: String) {
+        let folder = (prefix as NSString).deletingLastPathComponent
         let start = (prefix as NSString).lastPathComponent
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for name in names where name.hasPrefix(start) {

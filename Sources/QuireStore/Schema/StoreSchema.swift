@@ -39,8 +39,9 @@ public enum StoreSchema {
         return applied
     }
 
-    /// The version whose migration rebuilds `changes` (`numberDocuments`).
-    private static let versionNumberingDocuments = 5
+    /// The version whose migration rebuilds `changes` (`numberDocuments`):
+    /// before it, a log row held its document's id, not its number.
+    public static let versionNumberingDocuments = 5
 
     /// The schema version this program writes.
     public static var latestVersion: Int { migrator.latestVersion }

@@ -134,8 +134,7 @@ struct FileReport {
         var operations = 0
         var changeCount = 0
         var replicas = Set<ReplicaID>()
-        // Before version 5 a log row held its document's id, not its number.
-        let changesWithIDs = schemaVersion < 5 ? "SELECT seq, document_id, \(ChangeLog.dataBytes) FROM changes"
+        let changesWithIDs = schemaVersion < StoreSchema.versionNumberingDocuments ? "SELECT seq, document_id, \(ChangeLog.dataBytes) FROM changes"
             : "SELECT c.seq, d.id, \(ChangeLog.dataBytes) FROM changes c JOIN documents d ON d.number = c.document"
         for row in try db.query(sql: changesWithIDs + " ORDER BY seq") {
             do {
