@@ -86,6 +86,28 @@ import Testing
         }
     }
 
+    /// `log` lists changes in the reverse of the order this store applied
+    /// them, so a change merged in from another store comes first however
+    /// old it is: its help said "newest first", which the list is not.
+    @Test func logsHelpSaysItsOrderIsTheStoresOwn() throws {
+        try withRunner { quire in
+            let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")
+            try quire.ok(["init"], store: laptop)
+            try quire.ok(["init"], store: phone)
+            let id = try quire.ok(["note", "new", "--title", "T"], store: phone).trimmingCharacters(in: .newlines)
+            try quire.ok(["merge", phone], store: laptop)
+            try quire.ok(["note", "edit", id, "--append", "made first"], store: phone)
+            try quire.ok(["note", "edit", id, "--append", "made last"], store: laptop)
+            try quire.ok(["merge", phone], store: laptop)
+            let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(log.first?["replica"] as? String != log.dropFirst().first?["replica"] as? String)
+            let phoneReplica = try #require(try quire.run(["status", "--json"], store: phone).json() as? [String: Any])["replica"] as? String
+            #expect(log.first?["replica"] as? String == phoneReplica)  // the phone's older edit, merged in last, comes first
+            let help = try quire.ok(["log", "--help"])
+            #expect(!help.contains("newest first") && help.contains("the last this store applied first"))
+        }
+    }
+
     @Test func aVersionPastTheNotesIsSaidToBeSo() throws {
         try withRunner { quire in
             let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")
