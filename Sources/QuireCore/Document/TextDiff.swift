@@ -135,10 +135,11 @@ public enum TextDiff {
     /// point it passes, found a search at a time: each search that gives up
     /// past `maxDistance` keeps its path to the furthest point it reached,
     /// and the next starts there (the heuristic GNU diff and git use when a
-    /// search grows too expensive). Each search costs
-    /// O(`maxDistance`²) plus its path's length, and none holds more than
-    /// one search's frontiers: for a text too different for one search,
-    /// where the levels of `keptRuns` found nothing to go by (one long line).
+    /// search grows too expensive). A search costs O(`maxDistance` × the
+    /// length it covers), the whole O(`maxDistance` × the length of both),
+    /// and none holds more than one search's frontiers: for a text too
+    /// different for one search, where the levels of `keptRuns` found
+    /// nothing to go by (one long line).
     static func runsSearchingOnFromTheFurthest<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
                                                                     maxDistance: Int) -> [Run] {
         var runs: [Run] = []
