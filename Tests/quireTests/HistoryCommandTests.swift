@@ -52,6 +52,62 @@ import Testing
         }
     }
 
+    /// A line of 50,000 words: an edit in one place shows as itself, and
+    /// so do 2,500 edits all along it (more than one search's 2,000
+    /// differences: they showed as the whole line deleted and inserted).
+    @Test func editsInAHugeLineShowAsThemselves() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let vocabulary = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+            let words = (0..<50_000).map { vocabulary[$0 % vocabulary.count] + String($0 % 97) }
+            func edit(_ id: String?, _ words: [String]) throws -> (id: String, version: String) {
+                let file = quire.directory + "/body.txt"
+                try words.joined(separator: " ").write(toFile: file, atomically: true, encoding: .utf8)
+                let created = try id.map { try quire.ok(["note", "edit", $0, "--body-file", file]); return $0 }
+                    ?? quire.ok(["note", "new", "--title", "Long", "--body-file", file]).trimmingCharacters(in: .newlines)
+                return (created, try quire.ok(["vv", created]).trimmingCharacters(in: .newlines))
+            }
+            func shownEdits(from version: String, of id: String) throws -> [String] {
+                let diff = try #require(try quire.run(["diff", id, "--from", version, "--json"]).json() as? [String: Any])
+                return try #require(diff["text"] as? [[String: Any]]).map { "\($0["kind"]!) \($0["offset"]!) \($0["text"]!)" }
+            }
+            let (id, original) = try edit(nil, words)
+            var oneEdit = words
+            oneEdit[25_000] = "changed"
+            let (_, editedOnce) = try edit(id, oneEdit)
+            #expect(try shownEdits(from: original, of: id) == ["delete 191170 alpha71", "insert 191177 changed"])
+
+            var everywhere = oneEdit
+            for index in stride(from: 0, to: everywhere.count, by: 20) { everywhere[index] += "x" }
+            _ = try edit(id, everywhere)
+            let shown = try shownEdits(from: editedOnce, of: id)
+            #expect(shown.count == 2 * 2_500)
+            #expect(shown.prefix(4) == ["delete 0 alpha0", "insert 6 alpha0x", "delete 145 epsilon20", "insert 154 epsilon20x"])
+        }
+    }
+
+    /// `log` lists changes in the reverse of the order this store applied
+    /// them, so a change merged in from another store comes first however
+    /// old it is: its help said "newest first", which the list is not.
+    @Test func logsHelpSaysItsOrderIsTheStoresOwn() throws {
+        try withRunner { quire in
+            let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")
+            try quire.ok(["init"], store: laptop)
+            try quire.ok(["init"], store: phone)
+            let id = try quire.ok(["note", "new", "--title", "T"], store: phone).trimmingCharacters(in: .newlines)
+            try quire.ok(["merge", phone], store: laptop)
+            try quire.ok(["note", "edit", id, "--append", "made first"], store: phone)
+            try quire.ok(["note", "edit", id, "--append", "made last"], store: laptop)
+            try quire.ok(["merge", phone], store: laptop)
+            let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(log.first?["replica"] as? String != log.dropFirst().first?["replica"] as? String)
+            let phoneReplica = try #require(try quire.run(["status", "--json"], store: phone).json() as? [String: Any])["replica"] as? String
+            #expect(log.first?["replica"] as? String == phoneReplica)  // the phone's older edit, merged in last, comes first
+            let help = try quire.ok(["log", "--help"])
+            #expect(!help.contains("newest first") && help.contains("the last this store applied first"))
+        }
+    }
+
     @Test func aVersionPastTheNotesIsSaidToBeSo() throws {
         try withRunner { quire in
             let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")

@@ -173,7 +173,8 @@ import Testing
     }
 
     /// A title synced from a hostile peer cannot drive the terminal: its
-    /// control characters print in caret notation; `--json` keeps them exact.
+    /// control characters print in caret notation; `--json` keeps them
+    /// exact, and so does `show` of the body to a pipe.
     @Test func controlCharactersInNotesPrintHarmlessly() throws {
         try withRunner { quire in
             try quire.ok(["init"])
@@ -181,12 +182,44 @@ import Testing
             let id = try quire.ok(["note", "new", "--title", title, "--body", "line\r\none\rtwo\u{7F}"]).trimmingCharacters(in: .newlines)
             let listed = try quire.ok(["note", "list"])
             #expect(!listed.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B })
-            #expect(listed.contains("evil^[]0;pwned^G^[[2J\u{FFFD}31m"))
+            #expect(listed.contains("evil^[]0;pwned^G^[[2J<U+009B>31m"))
             let shown = try quire.ok(["note", "show", id])
-            #expect(shown.contains("title   evil^[]0;pwned^G^[[2J\u{FFFD}31m\n"))
-            #expect(shown.hasSuffix("line\r\none^Mtwo^?\n"))
+            #expect(shown.contains("title   evil^[]0;pwned^G^[[2J<U+009B>31m\n"))
+            // The body to a pipe is exact (an export); on a terminal it is shown.
+            #expect(shown.hasSuffix("\n\nline\r\none\rtwo\u{7F}\n"))
+            #expect(try quire.runOnTerminal(["note", "show", id]).hasSuffix("line\r\r\none^Mtwo^?\r\n"))
             let json = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
             #expect(json["title"] as? String == title)
+        }
+    }
+
+    /// Bidirectional controls (Trojan Source) and other invisible format
+    /// characters printed as they are let a note show one thing and hold
+    /// another: every listing shows them as `<U+XXXX>`, and so does `show`
+    /// on a terminal; `--json` and `show` to a pipe keep them, and the
+    /// joiners emoji and scripts need stay as they are.
+    @Test func bidirectionalAndInvisibleCharactersAreShown() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let title = "admin\u{202E}gpj.exe\u{202C}"
+            let body = "if access \u{2067}// check later\u{2069}\u{2066} ok \u{200B}end 👩\u{200D}💻 می\u{200C}خواهم"
+            let id = try quire.ok(["note", "new", "--title", title, "--body", body, "--tag", "a\u{2060}b"])
+                .trimmingCharacters(in: .newlines)
+            let shownBody = "if access <U+2067>// check later<U+2069><U+2066> ok <U+200B>end 👩\u{200D}💻 می\u{200C}خواهم"
+            let listed = try quire.ok(["note", "list"])
+            #expect(listed.contains("  admin<U+202E>gpj.exe<U+202C>  a<U+2060>b  "))
+            let shown = try quire.ok(["note", "show", id])
+            #expect(shown.hasPrefix("id      \(id)\ntitle   admin<U+202E>gpj.exe<U+202C>\ntags    a<U+2060>b\n"))
+            #expect(shown.hasSuffix("\n\n" + body + "\n"))
+            #expect(try quire.runOnTerminal(["note", "show", id]).hasSuffix("\r\n\r\n" + shownBody + "\r\n"))
+            let json = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(json["title"] as? String == title && json["body"] as? String == body)
+
+            let before = try quire.ok(["vv", id]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id, "--append", " \u{202E}1 ,0"])
+            #expect(try quire.ok(["blame", id]).contains("\"" + shownBody + "\"\n"))
+            #expect(try quire.ok(["blame", id, "--title"]).hasSuffix("  \"admin<U+202E>gpj.exe<U+202C>\"\n"))
+            #expect(try quire.ok(["diff", id, "--from", before]).hasSuffix("\nbody @\(body.unicodeScalars.count) +\" <U+202E>1 ,0\"\n"))
         }
     }
 

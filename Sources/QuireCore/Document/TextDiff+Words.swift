@@ -6,7 +6,10 @@ extension TextDiff {
     /// letters and digits, and every other character (a space, a
     /// punctuation mark, an emoji with its modifiers, an ideograph) is a
     /// word of its own; past `maxDistance` differing words, line by line
-    /// first, as `edits(from:to:)` does. Then an unchanged stretch of spaces
+    /// first, as `edits(from:to:)` does, and what that leaves unmatched
+    /// (one long line) by searches that each go as far as `maxDistance`
+    /// differences take them, so that scattered edits in a line of 50,000
+    /// words show as themselves, not as the line replaced. Then an unchanged stretch of spaces
     /// and punctuation between two edits, no longer than the larger side of
     /// the edit on either side of it, is shown as part of them (as
     /// diff-match-patch's semantic cleanup does, but a kept word stays
@@ -27,13 +30,32 @@ extension TextDiff {
         let newWords = Words(new, vocabulary: &vocabulary)
         let lineEnds = Set(vocabulary.filter { $0.key.last == "\n" }.values)
         let lines = Tokenizer<Int>(endingAt: { lineEnds.contains($0) })
-        let keptWords = keptRuns(oldWords.ids[...], newWords.ids[...], tokenizers: [lines], maxDistance: maxDistance)
+        let keptWords = searchingOnInGaps(keptRuns(oldWords.ids[...], newWords.ids[...], tokenizers: [lines], maxDistance: maxDistance),
+                                          oldWords.ids[...], newWords.ids[...], maxDistance: maxDistance)
         let kept = keptWords.map { run in
             let (oldStart, newStart) = (oldWords.bounds[run.old], newWords.bounds[run.new])
             return (old: oldStart, new: newStart, length: oldWords.bounds[run.old + run.length] - oldStart)
         }
         return script(keeping: foldingShortSeparators(kept, in: old, newCount: new.count),
                       oldCount: old.count, newCount: new.count)
+    }
+
+    /// `kept`, runs of `a` and `b`, with the runs the stretches between
+    /// them share (`runsSearchingOnFromTheFurthest`). A stretch that no
+    /// level of `keptRuns` could compare (more than `maxDistance` words
+    /// differ in one long line) is otherwise shown replaced whole; one a
+    /// search compared shares nothing, and costs a search finding so.
+    private static func searchingOnInGaps(_ kept: [Run], _ a: ArraySlice<Int>, _ b: ArraySlice<Int>, maxDistance: Int) -> [Run] {
+        var runs: [Run] = []
+        var (old, new) = (a.startIndex, b.startIndex)
+        for run in kept + [(a.endIndex, b.endIndex, 0)] {
+            if run.old > old && run.new > new {
+                runs += runsSearchingOnFromTheFurthest(a[old..<run.old], b[new..<run.new], maxDistance: maxDistance)
+            }
+            if run.length > 0 { runs.append(run) }
+            (old, new) = (run.old + run.length, run.new + run.length)
+        }
+        return runs
     }
 
     /// A text as words, each numbered by its text in `vocabulary` (shared by

@@ -127,43 +127,95 @@ public enum TextDiff {
     /// Myers' greedy forward search; `nil` past `maxDistance`.
     private static func commonRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
                                                        maxDistance: Int) -> [Run]? {
-        let n = a.count, m = b.count
-        let limit = min(n + m, maxDistance)
-        let offset = limit + 1
-        var frontier = [Int](repeating: 0, count: 2 * limit + 3)
-        // The frontier before each step, diagonals -distance-1...distance+1 only.
-        var trace: [[Int]] = []
-        var found = false
-        search: for distance in 0...limit {
-            trace.append(Array(frontier[(offset - distance - 1)...(offset + distance + 1)]))
-            for k in stride(from: -distance, through: distance, by: 2) {
-                var x = (k == -distance || (k != distance && frontier[offset + k - 1] < frontier[offset + k + 1]))
-                    ? frontier[offset + k + 1] : frontier[offset + k - 1] + 1
-                var y = x - k
-                while x < n, y < m, a[a.startIndex + x] == b[b.startIndex + y] { x += 1; y += 1 }
-                frontier[offset + k] = x
-                if x >= n && y >= m { found = true; break search }
+        let search = Search(a, b, maxDistance: maxDistance)
+        return search.found ? search.runs(endingAt: (a.count, b.count)) : nil
+    }
+
+    /// The runs `a` and `b` share along a path that is shortest to each
+    /// point it passes, found a search at a time: each search that gives up
+    /// past `maxDistance` keeps its path to the furthest point it reached,
+    /// and the next starts there (the heuristic GNU diff and git use when a
+    /// search grows too expensive). A search costs O(`maxDistance` × the
+    /// length it covers), the whole O(`maxDistance` × the length of both),
+    /// and none holds more than one search's frontiers: for a text too
+    /// different for one search, where the levels of `keptRuns` found
+    /// nothing to go by (one long line).
+    static func runsSearchingOnFromTheFurthest<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
+                                                                    maxDistance: Int) -> [Run] {
+        var runs: [Run] = []
+        var (old, new) = (a.startIndex, b.startIndex)
+        while old < a.endIndex && new < b.endIndex {
+            let search = Search(a[old...], b[new...], maxDistance: maxDistance)
+            let end: (old: Int, new: Int)? = search.found ? (a.endIndex - old, b.endIndex - new) : search.furthest
+            guard let reached = end else { break }
+            runs += search.runs(endingAt: reached)
+            (old, new) = (old + reached.old, new + reached.new)
+        }
+        return runs
+    }
+
+    /// One run of Myers' greedy forward search, up to `maxDistance`
+    /// differences, with the frontier before each step kept to walk back.
+    private struct Search<Element: Equatable> {
+        let a: ArraySlice<Element>, b: ArraySlice<Element>
+        /// Whether it reached the ends of both sequences.
+        private(set) var found = false
+        /// The frontier before each step, diagonals -distance-1...distance+1 only.
+        private var trace: [[Int]] = []
+        /// The furthest x on each diagonal after the last step.
+        private var frontier: [Int]
+        private let offset: Int
+
+        init(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>, maxDistance: Int) {
+            (self.a, self.b) = (a, b)
+            let n = a.count, m = b.count
+            let limit = min(n + m, maxDistance)
+            offset = limit + 1
+            frontier = [Int](repeating: 0, count: 2 * limit + 3)
+            search: for distance in 0...limit {
+                trace.append(Array(frontier[(offset - distance - 1)...(offset + distance + 1)]))
+                for k in stride(from: -distance, through: distance, by: 2) {
+                    var x = (k == -distance || (k != distance && frontier[offset + k - 1] < frontier[offset + k + 1]))
+                        ? frontier[offset + k + 1] : frontier[offset + k - 1] + 1
+                    var y = x - k
+                    while x < n, y < m, a[a.startIndex + x] == b[b.startIndex + y] { x += 1; y += 1 }
+                    frontier[offset + k] = x
+                    if x >= n && y >= m { found = true; break search }
+                }
             }
         }
-        guard found else { return nil }
-        // Walk back through the saved frontiers to recover the diagonal runs.
-        var runs: [Run] = []
-        var x = n, y = m
-        for distance in stride(from: trace.count - 1, through: 0, by: -1) {
-            let previous = trace[distance]
-            func reached(on k: Int) -> Int { previous[k + distance + 1] }
-            let k = x - y
-            let previousK = (k == -distance || (k != distance && reached(on: k - 1) < reached(on: k + 1))) ? k + 1 : k - 1
-            let previousX = distance == 0 ? 0 : reached(on: previousK)
-            let previousY = previousX - previousK
-            let startX = distance == 0 ? 0 : (previousK == k + 1 ? previousX : previousX + 1)
-            let startY = startX - k
-            if x > startX { runs.append((a.startIndex + startX, b.startIndex + startY, x - startX)) }
-            x = previousX
-            y = previousY
-            if distance == 0 { break }
+
+        /// The point within both sequences, reached by the last step, that
+        /// is furthest along (the most elements of both passed); nil if it
+        /// is the start.
+        var furthest: (old: Int, new: Int)? {
+            let distance = trace.count - 1
+            let points = stride(from: -distance, through: distance, by: 2).map { k in (old: frontier[offset + k], new: frontier[offset + k] - k) }
+            let best = points.filter { $0.old <= a.count && $0.new >= 0 && $0.new <= b.count }.max { $0.old + $0.new < $1.old + $1.new }
+            return best.flatMap { $0.old + $0.new > 0 ? $0 : nil }
         }
-        return runs.reversed()
+
+        /// The runs of the path to `end`, a point the last step reached,
+        /// walked back through the saved frontiers.
+        func runs(endingAt end: (old: Int, new: Int)) -> [Run] {
+            var runs: [Run] = []
+            var (x, y) = end
+            for distance in stride(from: trace.count - 1, through: 0, by: -1) {
+                let previous = trace[distance]
+                func reached(on k: Int) -> Int { previous[k + distance + 1] }
+                let k = x - y
+                let previousK = (k == -distance || (k != distance && reached(on: k - 1) < reached(on: k + 1))) ? k + 1 : k - 1
+                let previousX = distance == 0 ? 0 : reached(on: previousK)
+                let previousY = previousX - previousK
+                let startX = distance == 0 ? 0 : (previousK == k + 1 ? previousX : previousX + 1)
+                let startY = startX - k
+                if x > startX { runs.append((a.startIndex + startX, b.startIndex + startY, x - startX)) }
+                x = previousX
+                y = previousY
+                if distance == 0 { break }
+            }
+            return runs.reversed()
+        }
     }
 }
 

@@ -6,7 +6,7 @@ import Quire
 enum HistoryCommands {
     static let log = Command(
         name: "log",
-        summary: "List a note's changes, newest first, with the version right after each.",
+        summary: "List a note's changes, the last this store applied first (a change synced in today may be a week old), with the version right after each here.",
         usage: ["ID [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [.json],

@@ -133,7 +133,7 @@ enum NoteCommands {
                           ["tags", note.tags.joined(separator: ", ")], ["pinned", note.pinned ? "yes" : "no"]]
             if note.removed { fields.append(["removed", output.styled("yes", .red)]) }
             if let version { fields.append(["version", version.description]) }
-            output.print(Table(rows: fields).render() + "\n\n" + note.body)
+            output.print(Table(rows: fields).render() + "\n\n", thenExact: note.body)
         })
 
     static let edit = Command(

@@ -4,16 +4,26 @@ import JSONText
 /// Standard output and standard error, and whether output is for a
 /// terminal (colour only then, and only when `NO_COLOR` is unset).
 struct Output {
+    let isTerminal: Bool
     let isColorEnabled: Bool
 
     init() {
-        isColorEnabled = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        isTerminal = isatty(STDOUT_FILENO) == 1
+        isColorEnabled = isTerminal && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
     }
 
     /// Writes `text` and a newline to standard output, its control
     /// characters made harmless (`TerminalText`).
     func print(_ text: String) {
         Self.writeToStandardOutput(shown(text) + "\n")
+    }
+
+    /// Writes `text`, then `exactText` and a newline: `exactText` as it is
+    /// unless standard output is a terminal, where it is made harmless as
+    /// `print` makes text. A note's body, which `quire show ID > FILE`
+    /// exports byte for byte (Specs/cli.md, "Control and invisible characters").
+    func print(_ text: String, thenExact exactText: String) {
+        Self.writeToStandardOutput(shown(text) + (isTerminal ? shown(exactText) : exactText) + "\n")
     }
 
     /// `text` as standard output shows it: control characters made
