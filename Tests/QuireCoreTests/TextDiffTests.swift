@@ -109,6 +109,22 @@ import QuireTestSupport
         #expect(touched(edits) == 3_000 * 10)  // "alpha" deleted and "ALPHA" inserted on each line
     }
 
+    /// One line of 20,000 words with 1,000 of them each replaced by two:
+    /// too many differences for a search at any level, and the sides no
+    /// longer have as many words to pair in place. Searches that each go
+    /// on from the furthest point the last reached still keep every word
+    /// that did not change, instead of recording the line replaced.
+    @Test func thousandsOfWordsChangedInOneLongLineTouchOnlyThem() {
+        var rng = SeededGenerator(seed: 21)
+        let words = (0..<20_000).map { _ in String((0..<Int.random(in: 2...6, using: &rng)).map { _ in "abcdefgh".randomElement(using: &rng)! }) }
+        var changed = words
+        for index in stride(from: 10, to: words.count, by: 20) { changed[index] = "NEW TWO" }
+        let (old, new) = (Array(words.joined(separator: " ").unicodeScalars), Array(changed.joined(separator: " ").unicodeScalars))
+        let edits = TextDiff.edits(from: old, to: new)
+        #expect(apply(edits, to: old, new: new) == new)
+        #expect(touched(edits) <= 1_000 * (6 + 7))  // at most each old word and "NEW TWO"
+    }
+
     @Test func refinedScriptsRoundTrip() {
         var rng = SeededGenerator(seed: 11)
         for _ in 0..<2_000 {

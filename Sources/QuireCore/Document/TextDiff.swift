@@ -12,8 +12,9 @@
 /// it, as a single search's fallback would, brings back whatever another
 /// replica deleted there meanwhile.) Where too many lines differ but both
 /// texts have as many, line i is compared with line i (a word replaced
-/// throughout a note). Only a stretch that differs past every level is
-/// replaced whole.
+/// throughout a note). A stretch that differs past every level (one long
+/// line where thousands of words changed) is compared word by word a
+/// search at a time, each going on from the furthest point the last reached.
 public enum TextDiff {
     /// One edit, in positions of the sequence as it is when the edit applies
     /// (edits are listed in the order to apply them).
@@ -93,33 +94,41 @@ public enum TextDiff {
 
     /// The runs of whole tokens `a` and `b` share, by the first of
     /// `tokenizers` that finds any within `maxDistance`, with the stretches
-    /// between them refined; none (replace it all) if no tokenizer does.
+    /// between them refined; past every level, the finest tokens' runs
+    /// found a search at a time (one long line where thousands of words
+    /// changed), so that what did not change is still kept.
     private static func tokenRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
                                                       tokenizers: ArraySlice<Tokenizer<Element>>, maxDistance: Int) -> [Run] {
         for (level, tokenizer) in zip(tokenizers.indices, tokenizers) {
             let (tokensA, tokensB) = tokenizer.split(a, b)
+            let (idsA, idsB) = (tokensA.map(\.id)[...], tokensB.map(\.id)[...])
             let finer = tokenizers[(level + 1)...]
-            guard let keptTokens = commonRuns(tokensA.map(\.id)[...], tokensB.map(\.id)[...], maxDistance: maxDistance), !keptTokens.isEmpty else {
-                // Too many tokens differ, but both sides have as many (a word
-                // replaced on every line of a long note): each token is taken
-                // for the one in its place, and the pair refined.
-                if tokensA.count == tokensB.count && tokensA.count > 1 {
-                    return zip(tokensA, tokensB).flatMap { old, new in
-                        keptRuns(a[old.start..<old.end], b[new.start..<new.end], tokenizers: finer, maxDistance: maxDistance)
-                    }
+            func refined(keeping keptTokens: [Run]) -> [Run] {
+                var runs: [Run] = []
+                var (oldPosition, newPosition) = (a.startIndex, b.startIndex)
+                for (oldToken, newToken, count) in keptTokens {
+                    let (oldStart, newStart) = (tokensA[oldToken].start, tokensB[newToken].start)
+                    runs += keptRuns(a[oldPosition..<oldStart], b[newPosition..<newStart], tokenizers: finer, maxDistance: maxDistance)
+                    let length = tokensA[oldToken + count - 1].end - oldStart
+                    runs.append((oldStart, newStart, length))
+                    (oldPosition, newPosition) = (oldStart + length, newStart + length)
                 }
-                continue
+                return runs + keptRuns(a[oldPosition...], b[newPosition...], tokenizers: finer, maxDistance: maxDistance)
             }
-            var runs: [Run] = []
-            var (oldPosition, newPosition) = (a.startIndex, b.startIndex)
-            for (oldToken, newToken, count) in keptTokens {
-                let (oldStart, newStart) = (tokensA[oldToken].start, tokensB[newToken].start)
-                runs += keptRuns(a[oldPosition..<oldStart], b[newPosition..<newStart], tokenizers: finer, maxDistance: maxDistance)
-                let length = tokensA[oldToken + count - 1].end - oldStart
-                runs.append((oldStart, newStart, length))
-                (oldPosition, newPosition) = (oldStart + length, newStart + length)
+            if let keptTokens = commonRuns(idsA, idsB, maxDistance: maxDistance), !keptTokens.isEmpty {
+                return refined(keeping: keptTokens)
             }
-            return runs + keptRuns(a[oldPosition...], b[newPosition...], tokenizers: finer, maxDistance: maxDistance)
+            // Too many tokens differ, but both sides have as many (a word
+            // replaced on every line of a long note): each token is taken
+            // for the one in its place, and the pair refined.
+            if tokensA.count == tokensB.count && tokensA.count > 1 {
+                return zip(tokensA, tokensB).flatMap { old, new in
+                    keptRuns(a[old.start..<old.end], b[new.start..<new.end], tokenizers: finer, maxDistance: maxDistance)
+                }
+            }
+            if finer.isEmpty {
+                return refined(keeping: runsSearchingOnFromTheFurthest(idsA, idsB, maxDistance: maxDistance))
+            }
         }
         return []
     }
