@@ -127,7 +127,9 @@ public enum TextDiff {
                 }
             }
             if finer.isEmpty {
-                return refined(keeping: runsSearchingOnFromTheFurthest(idsA, idsB, maxDistance: maxDistance))
+                // Nothing kept: refining the whole would repeat the search that failed.
+                let keptTokens = runsSearchingOnFromTheFurthest(idsA, idsB, maxDistance: maxDistance)
+                return keptTokens.isEmpty ? [] : refined(keeping: keptTokens)
             }
         }
         return []
