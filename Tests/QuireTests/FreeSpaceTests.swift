@@ -16,23 +16,33 @@ import Testing
         try (FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? -1
     }
 
+    /// A new store at `path` whose document `id` had an attachment of 4
+    /// KiB of noise replaced `edits × perEdit` times, the last with seed
+    /// `edits × perEdit - 1`, and a peer that holds all of it, which lets
+    /// compaction delete its log.
+    static func storeReplacingAnAttachment(at path: String, _ id: DocumentID, edits: Int, perEdit: Int) throws -> DocumentStore {
+        let store = try DocumentStore(path: path)
+        try store.create(id: id)
+        for edit in 0..<edits {
+            try store.edit(id) { tx in
+                for index in 0..<perEdit { try tx.put(.root, key: "file", .bytes(Self.noise(count: 4096, seed: UInt64(edit * perEdit + index)))) }
+            }
+        }
+        try store.acknowledge(peer: "hub", id: id, version: store.read(id) { $0.versionVector })
+        return store
+    }
+
     @Test func compactingALongLogGivesItsPagesBackAndTheFileShrinks() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/notes.quire"
-            let store = try DocumentStore(path: path)
             let id: DocumentID = "attachment"
-            try store.create(id: id)
-            // An attachment replaced 400 times: 1.6 MB of log, 4 KB of state.
-            for round in 0..<4 {
-                try store.edit(id) { tx in
-                    for index in 0..<100 { try tx.put(.root, key: "file", .bytes(Self.noise(count: 4096, seed: UInt64(round * 100 + index)))) }
-                }
-            }
+            // 1.6 MB of log, 4 KB of state.
+            let store = try Self.storeReplacingAnAttachment(at: path, id, edits: 4, perEdit: 100)
+            // The newest change's row stays; this one is small.
             try store.edit(id) { tx in try tx.put(.root, key: "name", .string("scan.pdf")) }
+            try store.acknowledge(peer: "hub", id: id, version: store.read(id) { $0.versionVector })
             let grown = try store.database.freeSpace()
             #expect(grown.fileBytes > 1_600_000 && grown.freeBytes < 100_000)
-            // A peer holding everything lets compaction delete the log.
-            try store.acknowledge(peer: "hub", id: id, version: store.read(id) { $0.versionVector })
             try store.compact(id, keepHistory: false)
 
             let compacted = try store.database.freeSpace()
@@ -48,14 +58,8 @@ import Testing
 
     @Test func compactingAFewRowsLeavesTheirPagesForLaterWrites() throws {
         try withTemporaryDirectory { directory in
-            let path = directory + "/notes.quire"
-            let store = try DocumentStore(path: path)
             let id: DocumentID = "note"
-            try store.create(id: id)
-            for index in 0..<40 {
-                try store.edit(id) { tx in try tx.put(.root, key: "body", .bytes(Self.noise(count: 4096, seed: UInt64(index)))) }
-            }
-            try store.acknowledge(peer: "hub", id: id, version: store.read(id) { $0.versionVector })
+            let store = try Self.storeReplacingAnAttachment(at: directory + "/notes.quire", id, edits: 40, perEdit: 1)
             let grown = try store.database.freeSpace()
             try store.compact(id, keepHistory: false)
             // 160 KB freed: under 1 MiB, not worth writing the file again.
