@@ -1,5 +1,3 @@
-import CSQLite
-
 /// How much of a database file its free pages take: pages that deleted
 /// rows left, which later writes reuse but which keep the file at its
 /// largest size (the file is not in `auto_vacuum` mode).
@@ -55,8 +53,8 @@ extension Database {
     /// connection still reads an older state (the next checkpoint then does
     /// it). True if it vacuumed.
     ///
-    /// Best effort: a vacuum needs free disk about the size of the file
-    /// (the copy it makes in the temporary directory, then in the `-wal`)
+    /// Best effort: a vacuum needs free disk about twice what the file
+    /// uses (the copy it makes in the temporary directory, then the `-wal`)
     /// and the write lock, which it waits for as any write does; one that
     /// fails or is killed leaves the file as it was, and is not an error
     /// for the operation that asked for it. Call it outside any
