@@ -175,6 +175,9 @@ public final class DocumentStore: @unchecked Sendable {
             replicaID = replica
         } else {
             try StoreSchema.upgrade(database)
+            // Gives back what compactions left free, or an upgrade whose
+            // vacuum did not complete (`Specs/storage.md`, "Growth").
+            database.vacuumIfMostlyFree()
             let fingerprint = try ReplicaIdentity.fingerprint(ofFile: file)
             // Read first: a file that is no copy, the usual case, then takes
             // no write lock, which another process may hold for long.
@@ -728,11 +731,19 @@ public final class DocumentStore: @unchecked Sendable {
     /// the version vector and the heads), parked changes, and local changes
     /// some peer of the document has not acknowledged (or, when no peer has
     /// acknowledged anything of it yet, every local change).
+    ///
+    /// Then, when free pages have come to a quarter of the file (and at
+    /// least 1 MiB), vacuums it, so that the file shrinks
+    /// (`Database.vacuumIfMostlyFree`); a vacuum that fails leaves the file
+    /// as it was and does not fail the compaction.
     public func compact(_ id: DocumentID, keepHistory: Bool) throws {
         try locked { try retryingChangedElsewhere { isRetry in
             var entry = try takeIdle(id, fromFile: isRetry)
             try releasing(id, &entry) { try writeSnapshot(id, &$0, compacting: keepHistory ? .keepHistory : .dropHistory) }
         } }
+        // Outside the store's lock: calls that need only the documents in
+        // memory go on meanwhile; those that need the file wait for it.
+        database.vacuumIfMostlyFree()
     }
 
     // MARK: Backup

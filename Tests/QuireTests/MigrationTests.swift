@@ -248,6 +248,39 @@ import Testing
         }
     }
 
+    /// The upgrade to version 5 vacuums once it has committed; a vacuum
+    /// killed or failed (a full disk) leaves the upgraded file with the old
+    /// log's pages free, as migrating alone does here. The next open for
+    /// writing gives them back.
+    @Test func anUpgradeWhoseVacuumDidNotCompleteIsVacuumedAtTheNextOpen() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/v4.quire"
+            let database = try Database(path: path)
+            try StoreSchema.migrator(upTo: 3).migrate(database)
+            var document = Document(replica: ReplicaID(77))
+            try database.write { db in
+                try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES ('notes', 7)")
+                for index in 0..<400 {
+                    try document.transact { tx in try tx.put(.root, key: "k", .bytes(FreeSpaceTests.noise(count: 4096, seed: UInt64(index)))) }
+                    try Self.logAsBeforeVersion5([document.lastChange!], document: "notes", isLocal: false, db)
+                }
+            }
+            try StoreSchema.migrator.migrate(database)
+            let upgraded = try database.freeSpace()
+            #expect(try database.query(sql: "PRAGMA user_version")[0].int64(0) == 5)
+            #expect(upgraded.freeBytes > 1_600_000 && upgraded.freeShare > 0.4)
+            database.close()
+
+            let store = try DocumentStore(path: path)
+            let reopened = try store.database.freeSpace()
+            #expect(reopened.freeBytes == 0)
+            #expect(reopened.fileBytes <= upgraded.fileBytes - upgraded.freeBytes)
+            #expect(try FreeSpaceTests.fileLength(path) == reopened.fileBytes)
+            #expect(try store.changes("notes").count == 400)
+            #expect(try store.read("notes") { try $0.get(.root, key: "k") } == .scalar(.bytes(FreeSpaceTests.noise(count: 4096, seed: 399))))
+        }
+    }
+
     @Test func aStoreFromANewerVersionIsRefused() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/future.quire"

@@ -68,7 +68,25 @@ import Testing
             #expect(store["schemaVersion"] as? Int == StoreSchema.latestVersion)
             #expect(store["documents"] as? Int == 1)
             #expect(store["changes"] as? Int == 1)
+            #expect(store["freeBytes"] as? Int != nil)
             #expect(store["damage"] as? [String] == [])
+        }
+    }
+
+    /// The file keeps the pages deleted rows leave; inspect says how much.
+    @Test func aStoreShowsItsFreeBytes() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let database = try Database(path: quire.store)
+            try database.execute(sql: "CREATE TABLE scratch(body BLOB)")
+            try database.execute(sql: "INSERT INTO scratch VALUES (zeroblob(100000))")
+            try database.execute(sql: "DROP TABLE scratch")
+            let free = try database.freeSpace().freeBytes
+            database.close()
+            #expect(free >= 100_000)
+            let store = try #require(try quire.run(["inspect", quire.store, "--json"]).json() as? [String: Any])
+            #expect(store["freeBytes"] as? Int == Int(free))
+            #expect(try quire.ok(["inspect", quire.store]).contains("\nfreeBytes           \(free)\n"))
         }
     }
 

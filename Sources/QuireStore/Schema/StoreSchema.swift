@@ -28,13 +28,16 @@ public enum StoreSchema {
     /// change log of a store that had one, vacuums it: the old log's pages
     /// would otherwise stay in the file as free pages, a store upgraded to
     /// be smaller growing by half. Returns the versions applied.
+    ///
+    /// A vacuum that fails (a full disk: it writes a copy) or is killed
+    /// leaves the upgraded file with those free pages, which the next open
+    /// for writing gives back (`Database.vacuumIfMostlyFree`, in
+    /// `DocumentStore.init(path:)`).
     @discardableResult
     public static func upgrade(_ database: Database) throws -> [Int] {
         let applied = try migrator.migrate(database)
         if let first = applied.first, first > 1, applied.contains(versionNumberingDocuments) {
-            // Best effort: the upgrade has committed, and a failed vacuum
-            // (a full disk: it writes a copy) leaves the file as it was.
-            try? database.execute(sql: "VACUUM")
+            database.vacuum()
         }
         return applied
     }

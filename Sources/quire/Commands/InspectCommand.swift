@@ -127,6 +127,8 @@ struct FileReport {
 
     private mutating func inspectTables(_ db: DatabaseConnection) throws {
         func count(_ sql: String) throws -> Int64 { try db.query(sql: sql)[0].int64(0) }
+        // What the file would give back, which a user wondering at its size asks.
+        add("freeBytes", .integer(try FreeSpace(of: db).freeBytes))
         let schemaVersion = try count("PRAGMA user_version")
         add("schemaVersion", .integer(schemaVersion))
         add("replica", try ReplicaIdentity.recorded(db).map { .string($0.description) } ?? .null)
