@@ -1,0 +1,33 @@
+import Quire
+import QuireSync
+import Testing
+
+/// What `SyncMessageFuzzTests` found, each as a plain test of its own.
+@Suite struct SyncFuzzFindingsTests {
+    /// A change of one replica, taken from another document (by a hostile
+    /// or broken peer) and pushed under this one, waits for a parent the
+    /// document never gets. When the replica's own change of that id
+    /// arrives, it applies, and the waiting one, which can never apply, is
+    /// dropped: the honest push used to be refused as a conflict (409) and
+    /// rejected for good, and the peer never converged (seed 159).
+    @Test func aWaitingChangeUnderATakenIDDoesNotBlockTheChangeOfThatID() async throws {
+        let bob = try DocumentStore.inMemory(), alice = try DocumentStore.inMemory(), served = try DocumentStore.inMemory()
+        _ = try bob.createDocument(id: "other") { tx in try tx.put(.root, key: "by", .string("bob")) }
+        try alice.create(id: "other")
+        try alice.apply("other", try bob.changes("other"))
+        try write(alice, "other", "colour", 1)
+        // Alice's first change of "other", whose parent is Bob's.
+        let foreign = try alice.changes("other", since: bob.versionVector("other"))
+        _ = try alice.createDocument(id: "notes") { tx in try tx.put(.root, key: "colour", .int(2)) }
+        let peer = PeerSyncService(store: served)
+        let hostile = SyncRequest(cursor: nil, documents: [SyncDocument(id: "notes", version: VersionVector(), changes: foreign)])
+        guard case .response = try SyncMessage.decode(await peer.respond(toMessage: SyncMessage.request(hostile).encoded(), access: .unrestricted)) else {
+            Issue.record("the hostile push was refused: nothing waits")
+            return
+        }
+        let report = try await SyncClient(store: alice, peer: "via:peer", transport: FaultyTransport.sound(peer)).sync()
+        #expect(report.rejected.isEmpty)
+        #expect(try served.versionVector("notes") == alice.versionVector("notes"))
+        #expect(try value(served, "notes", "colour") == .scalar(.int(2)))
+    }
+}
