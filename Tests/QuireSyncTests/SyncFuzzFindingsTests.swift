@@ -30,4 +30,21 @@ import Testing
         #expect(try served.versionVector("notes") == alice.versionVector("notes"))
         #expect(try value(served, "notes", "colour") == .scalar(.int(2)))
     }
+
+    /// A refusal as a hostile or broken peer may send it, its retry delay
+    /// at the top of the varint's range, decodes to a delay clamped to
+    /// `Int.max`, and encodes again (it trapped adding 1; the fuzzer's
+    /// forging of it, seed 9 of the damaged answers).
+    @Test func aRefusalsRetryDelayOfAnySizeEncodesAgain() throws {
+        var payload = ByteWriter()
+        payload.writeVarint(503)
+        payload.writeString("busy")
+        payload.writeVarint(UInt64.max)
+        let sent = Envelope.seal(magic: Array("QSYN".utf8), version: 1, body: [3, 0] + payload.bytes)
+        let decoded = try SyncMessage.decode(sent)
+        #expect(decoded == .failure(SyncFailure(status: 503, "busy", retryAfterSeconds: .max)))
+        #expect(try SyncMessage.decode(decoded.encoded()) == decoded)
+        let negative = SyncMessage.failure(SyncFailure(status: 429, "slow down", retryAfterSeconds: -5))
+        #expect(try SyncMessage.decode(negative.encoded()) == .failure(SyncFailure(status: 429, "slow down", retryAfterSeconds: 0)))
+    }
 }
