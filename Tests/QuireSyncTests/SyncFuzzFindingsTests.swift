@@ -34,7 +34,7 @@ import Testing
     /// A refusal as a hostile or broken peer may send it, its retry delay
     /// at the top of the varint's range, decodes to a delay clamped to
     /// `Int.max`, and encodes again (it trapped adding 1; the fuzzer's
-    /// forging of it, seed 9 of the damaged answers).
+    /// forging of it in the damaged answers, within the first 40 seeds).
     @Test func aRefusalsRetryDelayOfAnySizeEncodesAgain() throws {
         var payload = ByteWriter()
         payload.writeVarint(503)

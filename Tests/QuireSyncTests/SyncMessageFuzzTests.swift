@@ -20,54 +20,54 @@ import Testing
 /// `HostileInputTests` and `DamagedBundleFuzzTests` fuzz the change
 /// bundles alone; this fuzzes the messages around them.
 @Suite struct SyncMessageFuzzTests {
+    /// What a receiver may refuse a damaged request with.
+    static let refusals = [400, 403, 409, 413]
+
     @Test func aDamagedRequestLeavesTheServerAsItWas() async throws {
-        for seed in 1...UInt64(fuzzSeedCount(default: 25)) {
-            var rng = SeededGenerator(seed: seed)
-            let world = try await FuzzWorld(seed: seed)
-            for round in 0..<8 {
-                let original = world.requests.randomElement(using: &rng)!
-                let damaged = SyncMessageMutator.mutate(original, using: &rng)
-                let context = "seed \(seed), round \(round), \(damaged.how)"
-                let before = try world.serverContent()
-                let answer = await world.server.handle(HTTPRequest(method: "POST", path: "/v1/sync", headers: HTTPHeaders([("Authorization", "Bearer mallory")]),
-                                                                   body: damaged.bytes, clientAddress: "127.0.0.1"))
-                let after = try world.serverContent()
-                if answer.status == 200 {
-                    guard case .response = try? SyncMessage.decode(answer.body) else {
-                        Issue.record("\(context): a 200 whose body is no sync response")
-                        continue
-                    }
-                    #expect(FuzzWorld.keeps(before, in: after), "\(context): the server's log lost or changed rows")
-                } else {
-                    #expect([400, 403, 409, 413].contains(answer.status),
-                            "\(context): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
-                    #expect(!answer.body.isEmpty, "\(context): a refusal without a reason")
-                    #expect(after == before, "\(context): a refused request changed the server's log")
+        try await deliverDamaged(\.requests) { world, damaged, context in
+            let before = try world.serverContent()
+            let answer = await world.server.handle(HTTPRequest(method: "POST", path: "/v1/sync", headers: HTTPHeaders([("Authorization", "Bearer mallory")]),
+                                                               body: damaged, clientAddress: "127.0.0.1"))
+            let after = try world.serverContent()
+            if answer.status == 200 {
+                guard case .response = try? SyncMessage.decode(answer.body) else {
+                    Issue.record("\(context): a 200 whose body is no sync response")
+                    return
                 }
+                #expect(FuzzWorld.keeps(before, in: after), "\(context): the server's log lost or changed rows")
+            } else {
+                #expect(Self.refusals.contains(answer.status), "\(context): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+                #expect(!answer.body.isEmpty, "\(context): a refusal without a reason")
+                #expect(after == before, "\(context): a refused request changed the server's log")
             }
-            try await world.expectHonestSyncsConverge("seed \(seed)")
         }
     }
 
     @Test func aDamagedRequestLeavesAServedStoreAsItWas() async throws {
+        try await deliverDamaged(\.peerRequests) { world, damaged, context in
+            let before = try FuzzWorld.content(of: world.served)
+            let answer = await world.peer.respond(toMessage: damaged, access: .unrestricted)
+            #expect(FuzzWorld.keeps(before, in: try FuzzWorld.content(of: world.served)), "\(context): the served store lost or changed changes")
+            switch try SyncMessage.decode(answer) {
+            case .response: break
+            case .failure(let failure):
+                #expect(Self.refusals.contains(failure.status), "\(context): \(failure)")
+                #expect(!failure.message.isEmpty, "\(context): a refusal without a reason")
+            case .request: Issue.record("\(context): the peer answered with a request")
+            }
+        }
+    }
+
+    /// Per seed, eight damaged copies of requests of `corpus` handed to
+    /// `deliver` (with a description for failures), then honest syncs.
+    private func deliverDamaged(_ corpus: KeyPath<FuzzWorld, [[UInt8]]>,
+                                _ deliver: (FuzzWorld, [UInt8], String) async throws -> Void) async throws {
         for seed in 1...UInt64(fuzzSeedCount(default: 25)) {
             var rng = SeededGenerator(seed: seed)
             let world = try await FuzzWorld(seed: seed)
             for round in 0..<8 {
-                let original = world.peerRequests.randomElement(using: &rng)!
-                let damaged = SyncMessageMutator.mutate(original, using: &rng)
-                let context = "seed \(seed), round \(round), \(damaged.how)"
-                let before = try FuzzWorld.content(of: world.served)
-                let answer = await world.peer.respond(toMessage: damaged.bytes, access: .unrestricted)
-                let after = try FuzzWorld.content(of: world.served)
-                #expect(FuzzWorld.keeps(before, in: after), "\(context): the served store lost or changed changes")
-                switch try SyncMessage.decode(answer) {
-                case .response: break
-                case .failure(let failure):
-                    #expect([400, 403, 409, 413].contains(failure.status), "\(context): \(failure)")
-                    #expect(!failure.message.isEmpty, "\(context): a refusal without a reason")
-                case .request: Issue.record("\(context): the peer answered with a request")
-                }
+                let damaged = SyncMessageMutator.mutate(world[keyPath: corpus].randomElement(using: &rng)!, using: &rng)
+                try await deliver(world, damaged.bytes, "seed \(seed), round \(round), \(damaged.how)")
             }
             try await world.expectHonestSyncsConverge("seed \(seed)")
         }
