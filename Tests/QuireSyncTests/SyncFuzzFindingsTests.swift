@@ -48,3 +48,28 @@ import Testing
         #expect(try SyncMessage.decode(negative.encoded()) == .failure(SyncFailure(status: 429, "slow down", retryAfterSeconds: 0)))
     }
 }
+
+/// Found reading the code the fuzzer exercised.
+@Suite struct ServerParkedChangeTests {
+    /// A parked change whose id a logged change took since (a client that
+    /// used its replica id twice) is dropped: it stayed parked for good,
+    /// counted against `maxParkedPerDocument`, and the document's next
+    /// push that parked a change was refused 413.
+    @Test func aParkedChangeUnderATakenIDNoLongerCountsAgainstTheLimit() throws {
+        let writer = try DocumentStore.inMemory()
+        _ = try writer.createDocument(id: "other") { tx in try tx.put(.root, key: "k", .int(0)) }
+        try write(writer, "other", "k", 1)
+        _ = try writer.createDocument(id: "notes") { tx in try tx.put(.root, key: "k", .int(10)) }
+        for value in 11...13 { try write(writer, "notes", "k", Int64(value)) }
+        let notes = try writer.changes("notes"), other = try writer.changes("other")
+        let log = try ServerLog(path: ":memory:")
+        var limits = ServerLog.Limits()
+        limits.maxParkedPerDocument = 1
+        // The other document's second change, under the id of this one's second: it waits for the first.
+        _ = try log.push([("notes", [other[1]])], by: .unrestricted, limits: limits)
+        _ = try log.push([("notes", Array(notes[0...1]))], by: .unrestricted, limits: limits)
+        // The fourth waits for the third: one parked change, within the limit.
+        _ = try log.push([("notes", [notes[3]])], by: .unrestricted, limits: limits)
+        #expect(try log.push([("notes", [notes[2]])], by: .unrestricted, limits: limits)["notes"] == writer.versionVector("notes"))
+    }
+}
