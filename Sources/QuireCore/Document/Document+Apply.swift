@@ -80,7 +80,14 @@ extension Document {
             var index = 0
             while index < pending.count {
                 let change = pending[index]
-                switch try readiness(of: change, lookup: &lookup) {
+                let readiness: Readiness
+                do { readiness = try self.readiness(of: change, lookup: &lookup) } catch .conflictingChange {
+                    // Another change took its id (it came from another document,
+                    // or a damaged peer): it can never apply, and is no reason
+                    // to refuse the change that did.
+                    readiness = .duplicate
+                }
+                switch readiness {
                 case .ready:
                     pending.remove(at: index)
                     try integrate(change)

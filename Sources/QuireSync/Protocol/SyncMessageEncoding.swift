@@ -74,7 +74,8 @@ public enum SyncMessage: Hashable, Sendable {
             kind = .failure
             payload.writeVarint(failure.status)
             payload.writeString(failure.message)
-            payload.writeVarint(failure.retryAfterSeconds.map { $0 + 1 } ?? 0)
+            // Clamped as `decode` clamps: a delay a peer sent, of any size, encodes again.
+            payload.writeVarint(failure.retryAfterSeconds.map { UInt64(clamping: $0) + 1 } ?? 0)
         }
         var body = [kind.rawValue, 0]
         if payload.bytes.count >= Self.compressionThreshold,

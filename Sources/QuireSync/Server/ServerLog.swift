@@ -426,14 +426,24 @@ public final class ServerLog: Sendable {
                     try accept(change, of: id, db)
                     unparked.append(change)
                 } catch let refusal as SyncFailure where refusal.status == 400 {}
-                try db.execute(sql: "DELETE FROM parked WHERE document_id = ? AND replica = ? AND first_counter = ?",
-                               arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter)])
+                try unpark(change, of: id, db)
             }
+            // One whose id a logged change took (a client that used its replica
+            // id twice) is never ready: dropped, or it would count against the
+            // limit for good, as the document's own copy drops it.
+            let held = versions[id, default: VersionVector()]
+            for change in waiting where change.id.counter <= held[change.replica] { try unpark(change, of: id, db) }
+            waiting.removeAll { $0.id.counter <= held[$0.replica] }
             guard !checkLimit || waiting.count <= limits.maxParkedPerDocument else {
                 throw SyncFailure(status: 413, "\(waiting.count) changes of document \(id) would wait for missing dependencies, "
                     + "above the limit of \(limits.maxParkedPerDocument): send the changes they depend on first")
             }
             return unparked
+        }
+
+        private func unpark(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
+            try db.execute(sql: "DELETE FROM parked WHERE document_id = ? AND replica = ? AND first_counter = ?",
+                           arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter)])
         }
 
         private mutating func checkOwner(of replica: ReplicaID, _ db: DatabaseConnection) throws {
