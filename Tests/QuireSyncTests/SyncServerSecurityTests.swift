@@ -296,6 +296,24 @@ import Testing
 
     /// A bucket per client address that ever failed to authenticate
     /// would pile up: full buckets, the same as none, are dropped.
+    /// A client refused connection after connection makes the same line
+    /// each time: the operator is shown it once, then how often it came.
+    @Test func aRepeatedLogLineIsShownOnceThenCounted() {
+        var lines = RepeatedLines()
+        let refused = "refused a connection unanswered: ..."
+        #expect(lines.lines(for: refused, at: 0) == [refused])
+        for second in 1...500 { #expect(lines.lines(for: refused, at: Double(second) / 100).isEmpty) }
+        #expect(lines.lines(for: "closed the connection from 10.0.0.7: ...", at: 6)
+                == ["(the line before came 500 more times)", "closed the connection from 10.0.0.7: ..."])
+        // The same line a window later is shown again, with the count so far.
+        #expect(lines.lines(for: refused, at: 7) == [refused])
+        #expect(lines.lines(for: refused, at: 8).isEmpty)
+        #expect(lines.lines(for: refused, at: 7 + RepeatedLines.window) == ["(the line before came 1 more time)", refused])
+        #expect(lines.flush().isEmpty)
+        #expect(lines.lines(for: refused, at: 7 + RepeatedLines.window + 1).isEmpty)
+        #expect(lines.flush() == ["(the line before came 1 more time)"])
+    }
+
     @Test func theRateLimiterForgetsFullBuckets() {
         // Refilled at once: every bucket is full again by the next request.
         let limiter = RateLimiter(perSecond: 1e15, burst: 2)

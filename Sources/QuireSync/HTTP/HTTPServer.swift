@@ -215,6 +215,7 @@ public final class HTTPServer: Sendable {
             for task in running { task.cancel() }
             deadlines?.stop()
             MHD_stop_daemon(daemon.pointer)
+            OperatorLog.shared.flush()
             Unmanaged.passUnretained(self).release()
         }
     }
@@ -367,5 +368,5 @@ private func socketAddress(host: String, port: UInt16) throws -> (sockaddr_stora
 }
 
 func logLine(_ message: String) {
-    FileHandle.standardError.write(Data("quire http: \(message)\n".utf8))
+    OperatorLog.shared.write(message)
 }
