@@ -95,7 +95,7 @@ extension Document {
                     continue
                 }
                 if chain.start(with: &current) {
-                    try takeContinuation(after: current.edit, into: &chain, from: &decoder)
+                    try takeContinuation(after: current.edit, into: &chain, from: &decoder, mayBeContinued: true)
                     continue
                 }
                 if current.edits.isEmpty {
@@ -153,13 +153,14 @@ extension Document {
     /// that copied it, once a change of edits at random places.) Inlined:
     /// its call and frame cost each change that starts a chain about 30
     /// instructions, most of a change of edits at random places.
+    /// `mayBeContinued`: the decoder said so of `edit` just before.
     @inline(__always)
     private func takeContinuation(after edit: ChangeDecoder.Edit?, into chain: inout Chain,
-                                  from decoder: inout ChangeDecoder) throws(DecodingError) {
+                                  from decoder: inout ChangeDecoder, mayBeContinued: Bool = false) throws(DecodingError) {
         // The deleted range by value: a closure over `chain` would copy it.
         let (low, high) = (chain.low, chain.high)
         guard let run = try decoder.readContinuation(after: edit, lastID: chain.lastID, lastLamport: chain.lastElementLamport,
-                                                     appendingTextTo: &chain.scalars,
+                                                     mayBeContinued: mayBeContinued, appendingTextTo: &chain.scalars,
                                                      if: { Chain.keepsRangeWhole($0, low: low, high: high) })
         else { return }
         chain.extend(with: run)

@@ -549,11 +549,14 @@ extension ChangeDecoder {
     /// `readContinuation(of:appendingTextTo:if:)` given only what it reads
     /// of the change: its `edit`, `lastID` and `lastLamport`. (A merge's
     /// loop passes these, not its whole `Current`, which it copied at every
-    /// change of edits at random places.)
+    /// change of edits at random places.) `mayBeContinued` true for `edit`
+    /// just before: a change is left to read and an insert's next origin is
+    /// the element before, so they are not peeked again.
     @inline(__always)
-    mutating func readContinuation(after edit: Edit?, lastID: OpID, lastLamport: UInt64, appendingTextTo text: inout ScalarStorage,
+    mutating func readContinuation(after edit: Edit?, lastID: OpID, lastLamport: UInt64, mayBeContinued: Bool = false,
+                                   appendingTextTo text: inout ScalarStorage,
                                    if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
-        guard let edit, read < changeCount else { return nil }
+        guard let edit, mayBeContinued || read < changeCount else { return nil }
         // The columns that turn most changes down, before the call: the next
         // insert's origin; the next delete's length, and where it starts
         // from this one's start. (Deletes at random places passed the length
@@ -561,9 +564,11 @@ extension ChangeDecoder {
         // merge of eight writers' random edits.)
         var deleteStep: Int64 = 0
         switch edit {
-        case .insertText:
+        case .insertText where !mayBeContinued:
             guard try columns[Column.originMode.rawValue].peekRun()?.value == ChangeEncoding.OriginMode.previousElement.rawValue
             else { return nil }
+        case .insertText:
+            break
         case .delete(_, let target):
             guard try columns[Column.deleteLength.rawValue].peekRun()?.value == UInt64(target.length),
                   let rawStep = try columns[Column.deleteCounter.rawValue].peekRun()?.value else { return nil }
