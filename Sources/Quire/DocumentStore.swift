@@ -129,7 +129,10 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// Opens the store file at `path`, creating it if needed, and brings its
     /// schema up to date. A file copied from another store gets a new
-    /// replica id here, before anything is written.
+    /// replica id here, before anything is written. Like every call, it
+    /// blocks the calling thread: it may upgrade the schema or vacuum a file
+    /// mostly free (`Specs/storage.md`, "Growth"); from the main actor, open
+    /// with `open(path:)`, which runs it off it.
     ///
     /// With `readOnly`, the file is opened with SQLite's read-only flag:
     /// documents can be read, and every write fails with a `DatabaseError`

@@ -76,6 +76,28 @@ import Testing
         }
     }
 
+    /// A store opened and backed up from a task, whose open
+    /// (an upgrade, a vacuum) and backup (the whole file) block: the calls
+    /// give what the synchronous ones give, errors too, nothing written.
+    @Test func openingAndBackingUpRunOffTheCallersThread() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try await DocumentStore.open(path: directory + "/notes.quire")
+            let id = try await store.async.createDocument { tx in try tx.write(Note(title: "Milk", tags: []), into: .root) }
+            try await store.async.backup(to: directory + "/backup.quire")
+            let backup = try await DocumentStore.open(path: directory + "/backup.quire", readOnly: true)
+            #expect(try backup.read(id) { try $0.read(Note.self, from: .root) } == Note(title: "Milk", tags: []))
+            #expect(backup.replicaID == store.replicaID)  // read-only: no new id minted
+
+            let expected = try #require(Self.error { try store.backup(to: directory + "/backup.quire") })
+            let thrown = try #require(await Self.error { try await store.async.backup(to: directory + "/backup.quire") })
+            #expect("\(thrown)" == "\(expected)")
+            try Data("not a store".utf8).write(to: URL(fileURLWithPath: directory + "/text.quire"))
+            let notOpened = try #require(await Self.error { _ = try await DocumentStore.open(path: directory + "/text.quire") })
+            #expect("\(notOpened)" == "\(try #require(Self.error { _ = try DocumentStore(path: directory + "/text.quire") }))")
+            #expect(try String(contentsOfFile: directory + "/text.quire", encoding: .utf8) == "not a store")
+        }
+    }
+
     /// The main actor goes on (and another call of the store completes)
     /// while an edit's commit waits for the lock another process holds.
     @MainActor @Test func theMainActorRunsWhileACommitWaitsForAnotherProcesssLock() async throws {

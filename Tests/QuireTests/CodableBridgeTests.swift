@@ -879,4 +879,34 @@ import QuireTestSupport
         #expect(Array(read.word.utf8) == Array(Spelling.decomposed.text.utf8))
         #expect(read.spelling == .decomposed)
     }
+
+    /// Two machines each put "café" in a `[String: Int]`, one precomposed,
+    /// one decomposed: after a sync the map has both keys, which a Swift
+    /// `Dictionary` takes for one. It read the value of the key last in
+    /// byte order (the precomposed one) whichever was written last; it
+    /// reads the value written last, spelled as it was written.
+    @Test func keysDifferingOnlyInNormalizationReadAsTheOneWrittenLast() throws {
+        let (precomposed, decomposed) = (Spelling.precomposed.text, Spelling.decomposed.text)
+        var laptop = Document(replica: ReplicaID(1)), phone = Document(replica: ReplicaID(2))
+        try laptop.transact { tx in try tx.write([precomposed: 1], into: .root) }
+        try phone.transact { tx in try tx.write([decomposed: 2], into: .root) }
+        try phone.transact { tx in try tx.write([decomposed: 3], into: .root) }  // the greater stamp
+        try laptop.applyEncoded(phone.encodeChanges())
+        try phone.applyEncoded(laptop.encodeChanges())
+        for replica in [laptop, phone] {
+            #expect(try replica.keys(.root).count == 2)
+            let read = try replica.read([String: Int].self, from: .root)
+            #expect(read.map { Array($0.key.utf8) } == [Array(decomposed.utf8)])
+            #expect(read[decomposed] == 3)
+        }
+
+        // Written back unchanged, nothing changes; edited, the key read is written.
+        let (unchanged, version) = (try laptop.read([String: Int].self, from: .root), laptop.versionVector)
+        try laptop.transact { tx in try tx.write(unchanged, into: .root) }
+        #expect(laptop.versionVector == version)
+        try laptop.transact { tx in try tx.write([decomposed: 4], into: .root) }
+        #expect(try laptop.read([String: Int].self, from: .root) == [decomposed: 4])
+        try laptop.transact { tx in try tx.write([precomposed: 5], into: .root) }
+        #expect(try laptop.read([String: Int].self, from: .root).map { Array($0.key.utf8) } == [Array(precomposed.utf8)])
+    }
 }

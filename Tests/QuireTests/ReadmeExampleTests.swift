@@ -107,7 +107,11 @@ import QuireCore
     }
 
     @MainActor @Test func asyncCallsFromTheMainActor() async throws {
-        let store = try DocumentStore.inMemory()
+        try await withTemporaryDirectory { directory in try await asyncCallsFromTheMainActor(in: directory) }
+    }
+
+    @MainActor func asyncCallsFromTheMainActor(in directory: String) async throws {
+        let store = try await DocumentStore.open(path: directory + "/notes.quire")
         let id = try await store.async.createDocument { tx in
             try tx.write(Note(title: "Milk", tags: [], due: nil), into: .root)
         }
@@ -119,7 +123,9 @@ import QuireCore
             return tx.document
         }
         let notes = try await store.async.documents()             // [DocumentInfo], in id order
+        try await store.async.backup(to: directory + "/backup.quire")
         #expect(notes.map(\.id) == [id])
+        #expect(try DocumentStore(path: directory + "/backup.quire", readOnly: true).documents() == notes)
         #expect(try seen.read(Note.self, from: .root) == Note(title: "Oat milk", tags: ["food"], due: nil))
         #expect(try await store.async.read(id) { doc in try doc.read(Note.self, from: .root) } == Note(title: "Oat milk", tags: ["food"], due: nil))
     }

@@ -13,6 +13,25 @@ extension DocumentStore {
     /// }
     /// ```
     public var async: AsyncDocumentStore { AsyncDocumentStore(store: self) }
+
+    /// `init(path:readOnly:snapshotInterval:cachedDocuments:onWarning:)` run
+    /// on a thread kept for store calls, for the main actor: opening may
+    /// upgrade the file's schema, or vacuum a file mostly free (up to 32 MiB
+    /// copied, about 0.3 s for 5.6 MB), and waits for another process's lock.
+    /// Cancellation is as for the calls of `async`.
+    ///
+    /// ```swift
+    /// @MainActor func launch() async throws {
+    ///     let store = try await DocumentStore.open(path: "notes.quire")
+    /// }
+    /// ```
+    public static func open(path: String, readOnly: Bool = false, snapshotInterval: Int = 1000, cachedDocuments: Int = 1000,
+                            onWarning: @escaping @Sendable (String) -> Void = DocumentStore.printWarning) async throws -> DocumentStore {
+        try await CallThreads().run {
+            try DocumentStore(path: path, readOnly: readOnly, snapshotInterval: snapshotInterval,
+                              cachedDocuments: cachedDocuments, onWarning: onWarning)
+        }
+    }
 }
 
 /// A `DocumentStore`'s calls as `async` functions: `store.async`.
@@ -211,5 +230,15 @@ public struct AsyncDocumentStore: Sendable {
     /// deletes what it makes unnecessary.
     public func compact(_ id: DocumentID, keepHistory: Bool) async throws {
         try await perform { store in try store.compact(id, keepHistory: keepHistory) }
+    }
+
+    /// `DocumentStore.backup(to:replacing:)`: writes a copy of the store,
+    /// which takes as long as writing the whole file.
+    ///
+    /// ```swift
+    /// try await store.async.backup(to: "/Volumes/Backup/notes-2026-12-05.quire")
+    /// ```
+    public func backup(to destination: String, replacing: Bool = false) async throws {
+        try await perform { store in try store.backup(to: destination, replacing: replacing) }
     }
 }

@@ -439,6 +439,10 @@ extension Document {
     /// `localizedDescription` is Foundation's, which names nothing: show
     /// the context's `debugDescription`.
     ///
+    /// Two keys of a map that Swift's `String` takes for one ("é" precomposed
+    /// and decomposed, written on two machines) read as the one whose value
+    /// was written last, spelled as written (`Specs/storage.md`, "Codable bridge").
+    ///
     ///     let note = try store.read(id) { doc in try doc.read(Note.self, from: .root) }
     ///
     ///     do { note = try store.read(id) { doc in try doc.read(Note.self, from: .root) } }

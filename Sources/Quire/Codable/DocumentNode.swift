@@ -85,9 +85,20 @@ indirect enum DocumentNode: Hashable {
     }
 
     /// A map object of `document` with everything inside it.
+    ///
+    /// Keys spelled apart but canonically equivalent ("é" precomposed on one
+    /// machine, decomposed on another) are two keys of the document but one
+    /// `String` key here: the one whose value was written last (the greater
+    /// stamp, as between two writes of one key) is read, spelled as written,
+    /// so that every replica reads the same value, the newest.
     init(readingMap map: ObjectID, in document: Document) throws {
         var fields: [String: DocumentNode] = [:]
         for key in try document.keys(map) {
+            if let kept = fields.index(forKey: key) {
+                let stamp = { (key: String) in try document.entries(map, key: key).first?.stamp }
+                guard try stamp(key)! > stamp(fields[kept].key)! else { continue }
+                fields.remove(at: kept)
+            }
             fields[key] = try document.get(map, key: key).map { try DocumentNode(reading: $0, in: document) }
         }
         self = .map(fields)

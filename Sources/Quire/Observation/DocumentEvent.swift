@@ -39,7 +39,14 @@ public struct DocumentEvent: Sendable, Equatable {
     public var changedObjects: Set<ObjectID>
     /// For each map in `changedObjects`, the keys that were written or removed
     /// (in the case above, every key the map holds: a key the unreadable
-    /// changes removed is not named, but its map is).
+    /// changes removed is not named, but its map is). A text or list edited
+    /// in place names no key: a `String` field the Codable bridge changed
+    /// (a note retitled) is its text object, in `changedObjects`:
+    ///
+    ///     let retitled = try store.read(id) { doc in
+    ///         guard case .object(_, let title)? = try doc.get(.root, key: "title") else { return false }
+    ///         return event.changedObjects.contains(title) || event.changedKeys[.root]?.contains("title") == true
+    ///     }
     public var changedKeys: [ObjectID: Set<String>]
 
     public init(document: DocumentID, origin: Origin, changeIDs: [OpID], versionVector: VersionVector,

@@ -53,7 +53,9 @@ extension Database {
     /// a shared folder never takes another machine's for one that ended.
     private static func partialPrefix(of target: String) -> String {
         var host = [CChar](repeating: 0, count: 256)
-        let name = gethostname(&host, host.count) == 0 ? String(cString: host) : "localhost"
+        // Up to its NUL, if any: a name as long as the buffer has none.
+        let name = gethostname(&host, host.count) == 0
+            ? String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
         return target + ".partial-\(name)-"
     }
 
