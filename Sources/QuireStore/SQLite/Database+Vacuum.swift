@@ -1,15 +1,16 @@
 /// How much of a database file its free pages take: pages that deleted
 /// rows left, which later writes reuse but which keep the file at its
-/// largest size (the file is not in `auto_vacuum` mode).
-public struct FreeSpace: Sendable, Equatable {
+/// largest size (the file is not in `auto_vacuum` mode). Package-only,
+/// as the vacuum: a store vacuums itself, and `quire inspect` shows it.
+package struct FreeSpace: Sendable, Equatable {
     /// The database's size, `page_count × page_size`: the file's once its
     /// `-wal` is checkpointed.
-    public let fileBytes: Int64
+    package let fileBytes: Int64
     /// The free pages' bytes, `freelist_count × page_size`.
-    public let freeBytes: Int64
+    package let freeBytes: Int64
 
     /// Read from the database `db` reads, as committed.
-    public init(of db: DatabaseConnection) throws {
+    package init(of db: DatabaseConnection) throws {
         let row = try db.query(sql: "SELECT p.page_count, f.freelist_count, s.page_size FROM pragma_page_count p, pragma_freelist_count f, pragma_page_size s")[0]
         let pageSize = try row.int64(2)
         fileBytes = try row.int64(0) * pageSize
@@ -17,7 +18,7 @@ public struct FreeSpace: Sendable, Equatable {
     }
 
     /// The share of the file that is free, 0 to 1.
-    public var freeShare: Double { fileBytes == 0 ? 0 : Double(freeBytes) / Double(fileBytes) }
+    package var freeShare: Double { fileBytes == 0 ? 0 : Double(freeBytes) / Double(fileBytes) }
 
     /// Whether `Database.vacuumIfMostlyFree` vacuums a file like this: a
     /// quarter of it free, and at least 1 MiB (below that a user gains
@@ -27,14 +28,14 @@ public struct FreeSpace: Sendable, Equatable {
     /// with `SQLITE_BUSY` after waiting `Database.busyTimeout` (5 s)
     /// without a commit: a larger file gives its space back only through
     /// `backup`.
-    public var isWorthVacuuming: Bool {
+    package var isWorthVacuuming: Bool {
         freeShare >= 0.25 && freeBytes >= 1 << 20 && fileBytes - freeBytes <= 32 << 20
     }
 }
 
 extension Database {
     /// The file's size and free pages, as committed.
-    public func freeSpace() throws -> FreeSpace {
+    package func freeSpace() throws -> FreeSpace {
         try read { db in try FreeSpace(of: db) }
     }
 
@@ -43,7 +44,7 @@ extension Database {
     /// reads two numbers from the file's first page. Best effort, as
     /// `vacuum()`.
     @discardableResult
-    public func vacuumIfMostlyFree() -> Bool {
+    package func vacuumIfMostlyFree() -> Bool {
         guard let space = try? freeSpace(), space.isWorthVacuuming else { return false }
         return vacuum()
     }
@@ -60,7 +61,7 @@ extension Database {
     /// for the operation that asked for it. Call it outside any
     /// transaction.
     @discardableResult
-    public func vacuum() -> Bool {
+    package func vacuum() -> Bool {
         guard (try? execute(sql: "VACUUM")) != nil else { return false }
         // PASSIVE: waits for no reader; what they still read stays in the `-wal`.
         _ = try? query(sql: "PRAGMA wal_checkpoint(PASSIVE)")
