@@ -688,6 +688,21 @@ import Testing
         }
     }
 
+    /// What the peer command writes to its standard error reaches ours
+    /// marked as the peer's and with its escapes shown: a peer (or a host
+    /// ssh reaches) cannot clear, retitle or colour the user's terminal.
+    @Test func syncViaShowsThePeersStandardErrorMarkedAndWithItsEscapesShown() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            let command = "printf '\\033]0;owned\\007\\033[2J\\033[31mbad\\033[0m news\\n' >&2; exit 1"
+            let result = try runner.run(["sync", "--via", command])
+            #expect(result.status == 1)
+            #expect(!result.stderr.contains("\u{1B}"))
+            #expect(result.stderr.contains("peer: ^[]0;owned^G^[[2J^[[31mbad^[[0m news\n"))
+            #expect(result.stderr.contains("its standard error ended with:\n  ^[]0;owned^G^[[2J^[[31mbad^[[0m news\n"))
+        }
+    }
+
     @Test func serveNamesATokensFileItCannotRead() throws {
         try withRunner { runner in
             let missing = runner.directory + "/tokens.txt"
