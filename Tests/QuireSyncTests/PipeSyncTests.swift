@@ -544,26 +544,19 @@ import Testing
     /// A command that fails before answering (a missing store, a typo, ssh
     /// refusing) says why in the error: its exit status and the last lines
     /// of its standard error, not only that it ended without answering.
-    @Test func aCommandThatEndsWithoutAnsweringSaysWhyInTheError() async throws {
-        let command = "echo 'warming up' >&2; echo 'error: no store at /missing.quire' >&2; exit 3"
+    /// They are quoted with their escape sequences shown, not acted on, so
+    /// that an app printing the error cannot have its terminal retitled or
+    /// cleared by the peer; a CRLF ends a line.
+    @Test(arguments: [
+        ("echo 'warming up' >&2; echo 'error: no store at /missing.quire' >&2; exit 3", 3, "warming up\n  error: no store at /missing.quire"),
+        ("printf '\\033]0;owned\\007\\033[2Jerror: gone\\r\\n' >&2; exit 2", 2, "^[]0;owned^G^[[2Jerror: gone"),
+    ])
+    func aCommandThatEndsWithoutAnsweringSaysWhyInTheError(command: String, status: Int, quoted: String) async throws {
         let transport = try StdioSyncTransport(command: command)
         defer { transport.close() }
-        await #expect(throws: SyncError.unreachable("the command \"\(command)\" ended without answering (exit status 3); its standard error "
-            + "ended with:\n  warming up\n  error: no store at /missing.quire", otherSide: .peer)) {
+        await #expect(throws: SyncError.unreachable("the command \"\(command)\" ended without answering (exit status \(status)); its standard error "
+            + "ended with:\n  " + quoted, otherSide: .peer)) {
             try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0)
-        }
-    }
-
-    /// The error quotes a command's last lines with their escape sequences
-    /// shown, not acted on: an app printing it cannot have its terminal
-    /// retitled or cleared by the peer.
-    @Test func aCommandsQuotedLinesShowTheirEscapes() async throws {
-        let command = "printf '\\033]0;owned\\007\\033[2Jerror: gone\\r\\n' >&2; exit 2"
-        let transport = try StdioSyncTransport(command: command)
-        defer { transport.close() }
-        await #expect(throws: SyncError.unreachable("the command \"\(command)\" ended without answering (exit status 2); its standard error "
-            + "ended with:\n  ^[]0;owned^G^[[2Jerror: gone", otherSide: .peer)) {
-            try await transport.exchange([], longPollSeconds: 0)
         }
     }
 

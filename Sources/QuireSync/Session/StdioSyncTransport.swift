@@ -218,6 +218,8 @@ private final class CommandErrorOutput: Sendable {
         }
     }
 
+    /// Writes `text` to our standard error, whole: a thread of its own
+    /// writes it, so a short write is finished rather than cut mid-line.
     private static func show(_ text: String) {
         guard !text.isEmpty else { return }
         var bytes = Array(text.utf8)[...]
