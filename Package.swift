@@ -33,15 +33,17 @@ let package = Package(
         .target(name: "QuireStore", dependencies: ["QuireCore", "CSQLite", "CZstd"]),
 
         // Sync: messages, sessions and transports (HTTP over libmicrohttpd and URLSession).
-        .target(name: "QuireSync", dependencies: ["Quire", "QuireCore", "QuireStore", "CMicroHTTPD", "CZstd"]),
+        .target(name: "QuireSync", dependencies: ["Quire", "QuireCore", "QuireStore", "TerminalSafety", "CMicroHTTPD", "CZstd"]),
         // The public API: DocumentStore over the store and the core.
         .target(name: "Quire", dependencies: ["QuireCore", "QuireStore"]),
 
         // The JSON text the tools print (quire --json, quire-bench report lines), byte for byte.
         .target(name: "JSONText"),
+        // Text others wrote (notes, a peer's standard error) made safe to show on a terminal.
+        .target(name: "TerminalSafety"),
 
         // The command-line tool: notes, merge inspection, file inspection.
-        .executableTarget(name: "quire", dependencies: ["Quire", "QuireCore", "QuireStore", "QuireSync", "JSONText"]),
+        .executableTarget(name: "quire", dependencies: ["Quire", "QuireCore", "QuireStore", "QuireSync", "JSONText", "TerminalSafety"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
         // glibc's malloc statistics, for the memory a loaded document holds.
@@ -53,7 +55,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireSync", "QuireTestSupport", "JSONText"],
+            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireSync", "QuireTestSupport", "JSONText", "TerminalSafety"],
             path: "Benchmarks/quire-bench"
         ),
 
@@ -61,7 +63,7 @@ let package = Package(
         .target(name: "QuireTestSupport", dependencies: ["QuireCore"], path: "Tests/QuireTestSupport"),
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "QuireTestSupport"]),
         // CZlib: gzip answers, as a hostile server sends them.
-        .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire", "QuireCore", "QuireStore", "CZlib"]),
+        .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire", "QuireCore", "QuireStore", "TerminalSafety", "CZlib"]),
         .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "QuireCore", "CSQLite", "CZstd"]),
         // A real process for the kill tests of QuireTests: writes edits in a
         // loop and reports each acknowledged one.

@@ -544,12 +544,18 @@ import Testing
     /// A command that fails before answering (a missing store, a typo, ssh
     /// refusing) says why in the error: its exit status and the last lines
     /// of its standard error, not only that it ended without answering.
-    @Test func aCommandThatEndsWithoutAnsweringSaysWhyInTheError() async throws {
-        let command = "echo 'warming up' >&2; echo 'error: no store at /missing.quire' >&2; exit 3"
+    /// They are quoted with their escape sequences shown, not acted on, so
+    /// that an app printing the error cannot have its terminal retitled or
+    /// cleared by the peer; a CRLF ends a line.
+    @Test(arguments: [
+        ("echo 'warming up' >&2; echo 'error: no store at /missing.quire' >&2; exit 3", 3, "warming up\n  error: no store at /missing.quire"),
+        ("printf '\\033]0;owned\\007\\033[2Jerror: gone\\r\\n' >&2; exit 2", 2, "^[]0;owned^G^[[2Jerror: gone"),
+    ])
+    func aCommandThatEndsWithoutAnsweringSaysWhyInTheError(command: String, status: Int, quoted: String) async throws {
         let transport = try StdioSyncTransport(command: command)
         defer { transport.close() }
-        await #expect(throws: SyncError.unreachable("the command \"\(command)\" ended without answering (exit status 3); its standard error "
-            + "ended with:\n  warming up\n  error: no store at /missing.quire", otherSide: .peer)) {
+        await #expect(throws: SyncError.unreachable("the command \"\(command)\" ended without answering (exit status \(status)); its standard error "
+            + "ended with:\n  " + quoted, otherSide: .peer)) {
             try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0)
         }
     }
@@ -576,6 +582,37 @@ import Testing
             + "ended with:\n" + (4991...5000).map { "  \($0)" }.joined(separator: "\n"), otherSide: .peer)) {
             try await transport.exchange([], longPollSeconds: 0)
         }
+    }
+}
+
+/// A peer command's standard error, as it goes to ours.
+@Suite struct PeerErrorLinesTests {
+    /// What a hostile peer (or a host ssh reaches) writes there cannot
+    /// retitle, clear or colour the terminal: every escape is shown, and
+    /// each line is marked as the peer's, however the reads cut it.
+    @Test func aPeersLinesArePrefixedAndTheirEscapesShown() {
+        var lines = PeerErrorLines()
+        let written = Array("\u{1B}]0;owned\u{7}\u{1B}[2Jcleared\r\nred \u{1B}[31mtext\u{1B}[0m\nhidden\u{202E}txet caf\u{E9}\n".utf8)
+        // Cut within the CRLF and within the é, with nothing more for now each time.
+        let cuts = [0, 25, 50, written.count - 2, written.count]
+        var shown = ""
+        for (start, end) in zip(cuts, cuts.dropFirst()) {
+            shown += lines.text(for: written[start..<end], showingUnfinished: true)
+        }
+        shown += lines.finish()
+        #expect(shown == "peer: ^[]0;owned^G^[[2Jcleared\npeer: red ^[[31mtext^[[0m\npeer: hidden<U+202E>txet caf\u{E9}\n")
+    }
+
+    /// A line begun (a prompt) is shown when nothing more comes for now,
+    /// its rest later without a second prefix; one the command never ends
+    /// is ended when its standard error ends.
+    @Test func aLineBegunIsShownOnceAndEndedAtTheEnd() {
+        var lines = PeerErrorLines()
+        #expect(lines.text(for: Array("Password: ".utf8)[...], showingUnfinished: false) == "")
+        #expect(lines.text(for: Array("".utf8)[...], showingUnfinished: true) == "peer: Password: ")
+        #expect(lines.text(for: Array("ok\nlast".utf8)[...], showingUnfinished: false) == "ok\n")
+        #expect(lines.finish() == "peer: last\n")
+        #expect(lines.finish() == "")
     }
 }
 

@@ -404,23 +404,29 @@ import Testing
     }
 
     /// A client may hold only `--connections-per-address` connections (here
-    /// one, stalled halfway through its headers); others still sync.
+    /// one, stalled halfway through its headers); others still sync. The
+    /// log names the refused client, once for a run of refusals.
     @Test func serveLimitsConnectionsPerAddress() throws {
         try withRunner { runner in
             let wrong = try runner.run(["serve", "--listen", "127.0.0.1:0", "--connections-per-address", "many"])
             #expect(wrong.status == 64)
             #expect(wrong.stderr.hasPrefix("error: --connections-per-address must be a whole number of 0 or more, not \"many\"\n"))
 
-            let (server, port) = try startServer(runner, options: ["--connections-per-address", "1"])
+            let errors = runner.directory + "/serve.err"
+            let (server, port) = try startServer(runner, options: ["--connections-per-address", "1"], errors: errors)
             defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
             let stalled = try rawConnection(port: UInt16(port), from: "127.0.0.2")
             defer { close(stalled) }
             _ = Array("GET / HTTP/1.1\r\nHo".utf8).withUnsafeBytes { send(stalled, $0.baseAddress, $0.count, 0) }
             let request = "GET / HTTP/1.1\r\nHost: quire\r\nConnection: close\r\n\r\n"
             #expect(try rawExchange(port: UInt16(port), request, from: "127.0.0.2") == "")
+            #expect(try rawExchange(port: UInt16(port), request, from: "127.0.0.2") == "")
             try runner.ok(["init"])
             try runner.ok(["note", "new", "--title", "reaches the server"])
             #expect(try runner.ok(["sync", "http://127.0.0.1:\(port)", "--json"]).contains("\"sent\": 1"))
+            // The refusal is logged before the connection is closed, so it is written by now.
+            let lines = try String(contentsOfFile: errors, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("quire http: ") }
+            #expect(lines == ["quire http: refused a connection from 127.0.0.2 unanswered: it holds 1 connection, as many as one address may"])
         }
     }
 
@@ -685,6 +691,21 @@ import Testing
             let silent = try runner.run(["sync", "--via", "true"])
             #expect(silent.status == 1)
             #expect(silent.stderr.hasPrefix("error: sync with via:true failed: could not reach the peer: the command \"true\" ended without answering (exit status 0)\n"))
+        }
+    }
+
+    /// What the peer command writes to its standard error reaches ours
+    /// marked as the peer's and with its escapes shown: a peer (or a host
+    /// ssh reaches) cannot clear, retitle or colour the user's terminal.
+    @Test func syncViaShowsThePeersStandardErrorMarkedAndWithItsEscapesShown() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            let command = "printf '\\033]0;owned\\007\\033[2J\\033[31mbad\\033[0m news\\n' >&2; exit 1"
+            let result = try runner.run(["sync", "--via", command])
+            #expect(result.status == 1)
+            #expect(!result.stderr.contains("\u{1B}"))
+            #expect(result.stderr.contains("peer: ^[]0;owned^G^[[2J^[[31mbad^[[0m news\n"))
+            #expect(result.stderr.contains("its standard error ended with:\n  ^[]0;owned^G^[[2J^[[31mbad^[[0m news\n"))
         }
     }
 

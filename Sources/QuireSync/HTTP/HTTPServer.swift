@@ -157,7 +157,8 @@ public final class HTTPServer: Sendable {
             // Before the daemon: MHD tells of connections as soon as it runs.
             state.deadlines = RequestDeadlines(
                 seconds: limits.requestDeadlineSeconds, maxConnections: limits.maxConnections,
-                busySlots: Self.busyConnections, minimumAnswerBytesPerSecond: limits.minimumAnswerBytesPerSecond)
+                busySlots: Self.busyConnections, maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
+                minimumAnswerBytesPerSecond: limits.minimumAnswerBytesPerSecond)
         }
         var (address, isIPv6) = try socketAddress(host: host, port: requestedPort)
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
@@ -173,7 +174,6 @@ public final class HTTPServer: Sendable {
                 MHD_OPTION.EXTERNAL_LOGGER.rawValue, MHDCallbacks.logPointer, context,
                 // The busy answers, and one more: a newcomer that makes room or is refused.
                 MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnections + Self.busyConnections + 1),
-                MHD_OPTION.PER_IP_CONNECTION_LIMIT.rawValue, UInt32(clamping: limits.maxConnectionsPerAddress),
                 MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(clamping: limits.connectionTimeoutSeconds),
                 MHD_OPTION.NOTIFY_COMPLETED.rawValue, MHDCallbacks.completedPointer, context,
                 MHD_OPTION.NOTIFY_CONNECTION.rawValue, MHDCallbacks.connectionPointer, context,
@@ -181,7 +181,9 @@ public final class HTTPServer: Sendable {
                 MHD_OPTION.END.rawValue,
             ]
             return withVaList(options) { arguments in
-                MHD_start_daemon_va(flags, requestedPort, nil, nil, MHDCallbacks.access, UnsafeMutableRawPointer(context), arguments)
+                // The per-address limit is the accept policy's (`RequestDeadlines.admits`), so that a refusal names the client.
+                MHD_start_daemon_va(flags, requestedPort, MHDCallbacks.acceptPolicy, UnsafeMutableRawPointer(context),
+                                    MHDCallbacks.access, UnsafeMutableRawPointer(context), arguments)
             }
         }
         guard let pointer else {
@@ -278,9 +280,9 @@ public final class HTTPServer: Sendable {
             "Failed to send the chunked response", "Failed to send the footers",
         ]
         if clientWentAway.contains(where: message.hasPrefix) { return nil }
-        // MHD says so of its per-address limit too, and names no client.
+        // MHD checks its limit before it asks the accept policy, so this refusal cannot name the client.
         if message.hasPrefix("Server reached connection limit") {
-            return "refused a connection unanswered: its address holds as many connections as one address may, or the server holds all it can"
+            return "refused a connection unanswered: the server holds all the connections it can"
         }
         return message
     }

@@ -88,6 +88,14 @@ enum MHDCallbacks {
         }
     }
 
+    /// Whether MHD may take a connection from `address` (the per-address
+    /// limit); called on the thread that accepts, after MHD's own limit.
+    static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
+        guard let cls, let client = address.flatMap(numericHost),
+              let deadlines = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().deadlines else { return .YES }
+        return deadlines.admits(client) ? .YES : .NO
+    }
+
     /// Receives MHD's error messages (printf-style format plus arguments).
     static let log: MHD_LogCallback = { cls, format, arguments in
         guard let cls, let format, let arguments else { return }

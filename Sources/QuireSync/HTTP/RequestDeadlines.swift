@@ -12,7 +12,9 @@ import Synchronization
 ///   connection that has waited longest for its request; if none is
 ///   waiting (every handler runs), the newcomer is one of at most
 ///   `busySlots` that are answered 503 (`isBusy`), and past those it is
-///   closed unanswered.
+///   closed unanswered;
+/// - one client address may hold `maxConnectionsPerAddress` connections
+///   (`admits`, before libmicrohttpd takes a connection).
 ///
 /// libmicrohttpd's own timeout counts only idle time, so a client sending
 /// a header byte every few seconds, or reading its answer a byte at a
@@ -55,16 +57,19 @@ final class RequestDeadlines: @unchecked Sendable {
     let seconds: Int
     let maxConnections: Int
     let busySlots: Int
+    /// 0 for no limit.
+    let maxConnectionsPerAddress: Int
     let minimumAnswerBytesPerSecond: Int
     /// Keyed by MHD's connection pointer, which stays the same while the connection is open.
     private let connections = Mutex<[UInt: Connection]>([:])
     private let timer: DispatchSourceTimer
 
     /// Starts the timer; `stop()` ends it.
-    init(seconds: Int, maxConnections: Int, busySlots: Int, minimumAnswerBytesPerSecond: Int) {
+    init(seconds: Int, maxConnections: Int, busySlots: Int, maxConnectionsPerAddress: Int, minimumAnswerBytesPerSecond: Int) {
         self.seconds = seconds
         self.maxConnections = maxConnections
         self.busySlots = busySlots
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.minimumAnswerBytesPerSecond = max(1, minimumAnswerBytesPerSecond)
         timer = DispatchSource.makeTimerSource(queue: .global())
         if seconds > 0 {
@@ -103,6 +108,21 @@ final class RequestDeadlines: @unchecked Sendable {
             return "refused a connection from \(client): all \(maxConnections) connections are busy with requests, and \(busySlots) more are being told so"
         }
         if let logged { logLine(logged) }
+    }
+
+    /// Whether a connection from `client` may open: false, and logged
+    /// naming it, when it holds `maxConnectionsPerAddress` already. Here
+    /// rather than libmicrohttpd's per-address limit, whose refusal is
+    /// logged without the address. Its accept policy asks this before it
+    /// takes the next connection, and after it told `opened` of the one
+    /// before, on the one thread that accepts: a burst cannot slip past.
+    func admits(_ client: String) -> Bool {
+        guard maxConnectionsPerAddress > 0 else { return true }
+        let held = connections.withLock { $0.values.count { $0.client == client } }
+        guard held >= maxConnectionsPerAddress else { return true }
+        // The same words for every refusal of one address, so that a flood of them is counted (`OperatorLog`).
+        logLine("refused a connection from \(client) unanswered: it holds \(maxConnectionsPerAddress) connection\(maxConnectionsPerAddress == 1 ? "" : "s"), as many as one address may")
+        return false
     }
 
     /// Whether the connection's request is to be answered 503: it came when the server was full.

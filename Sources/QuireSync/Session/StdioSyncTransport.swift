@@ -1,12 +1,14 @@
 import Foundation
 import Synchronization
+import TerminalSafety
 
 /// Sync with a peer through a command that speaks `quire serve --stdio` on
 /// its standard input and output, such as
 /// `ssh host quire --store notes.quire serve --stdio`. The command runs
 /// through `/bin/sh -c` once, for the whole session; its standard error
-/// passes through to ours as it comes, and its last lines, with its exit
-/// status, say in the error why a command ended without answering. A command that goes silent for `timeout`
+/// passes through to ours as it comes, each line prefixed `peer: ` and its
+/// control characters shown (`PeerErrorLines`), and its last lines, with
+/// its exit status, say in the error why a command ended without answering. A command that goes silent for `timeout`
 /// seconds while an answer is due (or takes no input for that long), or
 /// that trickles a frame slower than `StdioFraming` allows, fails the
 /// exchange and is stopped.
@@ -159,9 +161,10 @@ public final class StdioSyncTransport: SyncTransport {
 }
 
 /// The standard error of a transport's command: passed through to ours as
-/// it comes (what ssh or the command says is the user's to see), its last
-/// `tailLimit` bytes kept for an error to quote. A thread of its own reads
-/// it, so that a command writing much there never blocks on a full pipe.
+/// it comes (what ssh or the command says is the user's to see), as
+/// `PeerErrorLines` shows it, its last `tailLimit` bytes kept for an error
+/// to quote. A thread of its own reads it, so that a command writing much
+/// there never blocks on a full pipe.
 private final class CommandErrorOutput: Sendable {
     /// What an error quotes at most: a few lines of an error message.
     static let tailLimit = 4096
@@ -184,6 +187,7 @@ private final class CommandErrorOutput: Sendable {
         let source = pipe.fileHandleForReading.fileDescriptor, stop = stopSignal.fileHandleForReading.fileDescriptor
         Thread.detachNewThread { [self] in
             var buffer = [UInt8](repeating: 0, count: 4096)
+            var shown = PeerErrorLines()
             var watched = [pollfd(fd: source, events: Int16(POLLIN), revents: 0), pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
             while true {
                 watched[0].revents = 0
@@ -197,7 +201,8 @@ private final class CommandErrorOutput: Sendable {
                     let count = read(source, &buffer, buffer.count)
                     if count < 0 && errno == EINTR { continue }
                     guard count > 0 else { break }
-                    buffer.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, count) }
+                    // A read that did not fill the buffer took all there was: a line begun (a prompt) is shown.
+                    Self.show(shown.text(for: buffer[..<count], showingUnfinished: count < buffer.count))
                     tail.withLock { tail in
                         tail += buffer[..<count]
                         if tail.count > Self.tailLimit { tail.removeFirst(tail.count - Self.tailLimit) }
@@ -206,9 +211,23 @@ private final class CommandErrorOutput: Sendable {
                     break
                 }
             }
+            Self.show(shown.finish())
             try? pipe.fileHandleForReading.close()
             isEnded.store(true, ordering: .sequentiallyConsistent)
             ended.signal()
+        }
+    }
+
+    /// Writes `text` to our standard error, whole: a thread of its own
+    /// writes it, so a short write is finished rather than cut mid-line.
+    private static func show(_ text: String) {
+        guard !text.isEmpty else { return }
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let count = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }  // Our standard error is gone: nothing is left to tell.
+            bytes = bytes.dropFirst(count)
         }
     }
 
@@ -218,9 +237,9 @@ private final class CommandErrorOutput: Sendable {
     }
 
     /// "; its standard error ended with:" and its last whole lines
-    /// (`lineLimit` at most, of what is kept), each on a line of its own
-    /// and indented, once the reading has ended or `seconds` have passed;
-    /// "" if it wrote nothing.
+    /// (`lineLimit` at most, of what is kept), each on a line of its own,
+    /// indented and its control characters shown (`UntrustedText.safe`), once
+    /// the reading has ended or `seconds` have passed; "" if it wrote nothing.
     func quoted(waitingUpTo seconds: TimeInterval) -> String {
         if !isEnded.load(ordering: .sequentiallyConsistent), ended.wait(timeout: .now() + seconds) == .success {
             ended.signal()  // for a later call
@@ -228,7 +247,76 @@ private final class CommandErrorOutput: Sendable {
         var kept = tail.withLock { $0 }
         // Cut to its limit, it may begin within a line, even within a character.
         if kept.count == Self.tailLimit, let newline = kept.firstIndex(of: UInt8(ascii: "\n")) { kept.removeFirst(newline + 1) }
-        let lines = String(decoding: kept, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).suffix(Self.lineLimit)
-        return lines.isEmpty ? "" : "; its standard error ended with:" + lines.map { "\n  " + $0 }.joined()
+        // Split as bytes: a String takes "\r\n" as one character, not a line feed.
+        let lines = kept.split(separator: UInt8(ascii: "\n")).map { $0.last == UInt8(ascii: "\r") ? $0.dropLast() : $0 }
+            .filter { !$0.isEmpty }.suffix(Self.lineLimit)
+        return lines.isEmpty ? "" : "; its standard error ended with:"
+            + lines.map { "\n  " + UntrustedText.safe(String(decoding: $0, as: UTF8.self), asOneLine: true) }.joined()
+    }
+}
+
+/// A peer command's standard error as it goes to ours: each line prefixed
+/// `peer: `, as git prefixes a remote's with `remote: `, so that the user
+/// tells it from quire's own, and shown by `UntrustedText.safe`, as the
+/// peer (or a host ssh reaches) could otherwise retitle, clear or colour
+/// the user's terminal, or hide text.
+struct PeerErrorLines {
+    static let prefix = "peer: "
+    /// The most of a line held back waiting for its end.
+    static let heldLimit = 4096
+    /// What came of a line not shown yet.
+    private var unfinished: [UInt8] = []
+    /// Whether the line's start was shown already, with the prefix.
+    private var midLine = false
+
+    /// What to show for `bytes`, the next the command wrote: each line
+    /// they end; and with `showingUnfinished` (nothing more came for now:
+    /// a prompt, a progress line), or past `heldLimit`, the line begun, but
+    /// for a character or a carriage return the next bytes may end.
+    mutating func text(for bytes: ArraySlice<UInt8>, showingUnfinished: Bool) -> String {
+        unfinished += bytes
+        var text = ""
+        if let lastNewline = unfinished.lastIndex(of: UInt8(ascii: "\n")) {
+            for line in unfinished[...lastNewline].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast() {
+                text += shown(line) + "\n"
+                midLine = false
+            }
+            unfinished.removeFirst(lastNewline + 1)
+        }
+        if showingUnfinished || unfinished.count >= Self.heldLimit {
+            let complete = unfinished.count - Self.cutEndCount(of: unfinished)
+            if complete > 0 {
+                text += shown(unfinished[..<complete])
+                midLine = true
+                unfinished.removeFirst(complete)
+            }
+        }
+        return text
+    }
+
+    /// What is left once the command's standard error ended, ending its line.
+    mutating func finish() -> String {
+        defer { (unfinished, midLine) = ([], false) }
+        return unfinished.isEmpty && !midLine ? "" : shown(unfinished[...]) + "\n"
+    }
+
+    private func shown(_ bytes: ArraySlice<UInt8>) -> String {
+        var line = String(decoding: bytes, as: UTF8.self)
+        if line.hasSuffix("\r") { line.removeLast() }  // a CRLF line end
+        return (midLine ? "" : Self.prefix) + UntrustedText.safe(line, asOneLine: true)
+    }
+
+    /// How many bytes at the end of `bytes` the next ones may complete: a
+    /// carriage return (of a CRLF) or a UTF-8 character begun.
+    private static func cutEndCount(of bytes: [UInt8]) -> Int {
+        if bytes.last == UInt8(ascii: "\r") { return 1 }
+        // The last lead byte among the last three, and whether its character's bytes all came.
+        for back in stride(from: 1, through: min(3, bytes.count), by: 1) {
+            let byte = bytes[bytes.count - back]
+            if byte & 0xC0 == 0x80 { continue }  // a continuation byte
+            let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+            return length > back ? back : 0
+        }
+        return 0
     }
 }

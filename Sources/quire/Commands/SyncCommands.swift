@@ -122,7 +122,7 @@ enum SyncCommands {
         arguments: [.init(name: "URL", help: "The server, such as http://127.0.0.1:8080.")],
         options: [
             Option(name: "--token", values: ["TOKEN"], help: "The bearer token (default: $QUIRE_TOKEN)."),
-            Option(name: "--via", values: ["COMMAND"], help: "Sync with the peer that COMMAND runs (`quire ... serve --stdio`), through sh -c."),
+            Option(name: "--via", values: ["COMMAND"], help: "Sync with the peer that COMMAND runs (`quire ... serve --stdio`), through sh -c; what it writes to standard error is shown, each line prefixed `peer: `."),
             Option(name: "--wait", values: ["SECONDS"], help: "If nothing is new, wait up to that long for a change (long-poll)."),
             Option(name: "--timeout", values: ["SECONDS"], help: "Give up on an answer after that long (default 30, plus any --wait); with --via, after that long without a byte."),
             Option(name: "--retry-rejected", help: "Offer again the changes the server refused before."),
