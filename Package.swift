@@ -55,7 +55,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireSync", "QuireTestSupport", "JSONText", "TerminalSafety"],
+            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireSync", "QuireTestSupport", "JSONText"],
             path: "Benchmarks/quire-bench"
         ),
 
@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "QuireTestSupport", dependencies: ["QuireCore"], path: "Tests/QuireTestSupport"),
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "QuireTestSupport"]),
         // CZlib: gzip answers, as a hostile server sends them.
-        .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire", "QuireCore", "QuireStore", "TerminalSafety", "CZlib"]),
+        .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire", "QuireCore", "QuireStore", "CZlib"]),
         .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "QuireCore", "CSQLite", "CZstd"]),
         // A real process for the kill tests of QuireTests: writes edits in a
         // loop and reports each acknowledged one.
