@@ -223,6 +223,54 @@ import Testing
         }
     }
 
+    /// A note removed on one store while the other edited it: the edit is
+    /// hidden with the note, and `conflicts` says which removal hid which
+    /// changes (it had not seen them), and what brings them back.
+    @Test func aRemovalThatDidNotSeeAnEditSaysWhatItHides() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            try quire.ok(["note", "rm", id], store: laptop)
+            try quire.ok(["note", "edit", id, "--append", " and eggs"], store: phone)
+            // The merge marks the note as `note list --all` does, and `note list` says why it shows none.
+            let plan = try #require(try quire.run(["merge", laptop, "--dry-run", "--json"], store: phone).json() as? [String: Any])
+            #expect((plan["documents"] as? [[String: Any]])?.first?["removed"] as? Bool == true)
+            let merged = try quire.ok(["merge", laptop], store: phone)
+            #expect(merged.split(separator: "\n")[1].hasPrefix(id.prefix(8) + "  Groceries (removed)  "), "\(merged)")
+            #expect(try quire.ok(["note", "list"], store: phone) == "No notes shown: 1 removed (`quire note list --all` lists it).\n")
+            let log = try #require(try quire.run(["log", id, "--json"], store: phone).json() as? [[String: Any]])
+            let removal = try #require(log.first { $0["replica"] as? String == stores.laptopReplica && $0["operations"] as? Int == 1 })
+            let edit = try #require(log.first { $0["replica"] as? String == stores.phoneReplica })
+
+            let conflicts = try #require(try quire.run(["conflicts", id, "--json"], store: phone).json() as? [[String: Any]])
+            #expect(conflicts.count == 1)
+            let removed = try #require(conflicts.first)
+            #expect(removed["key"] as? String == "removed")
+            let winner = try #require(removed["winner"] as? [String: Any])
+            #expect(winner["value"] as? Bool == true && winner["change"] as? String == removal["id"] as? String)
+            #expect((removed["losers"] as? [Any])?.isEmpty == true)
+            let unseen = try #require(removed["unseenByRemoval"] as? [[String: Any]])
+            #expect(unseen.map { $0["change"] as? String } == [edit["id"] as? String])
+            #expect(unseen.first?["replica"] as? String == stores.phoneReplica)
+
+            let lines = try quire.ok(["conflicts", id], store: phone).split(separator: "\n").map(String.init)
+            #expect(lines.count == 3)
+            #expect(lines[0].hasPrefix("removed: removed by a change that had not seen 1 change made elsewhere at the same time (unseen)"))
+            #expect(lines[0].hasSuffix("`quire note restore` brings it back with them"))
+            #expect(lines[1].hasPrefix("  winner  true  ") && lines[1].contains("change \(removal["id"]!)"))
+            #expect(lines[2].hasPrefix("  unseen  ") && lines[2].contains("replica \(stores.phoneReplica)")
+                    && lines[2].contains("change \(edit["id"]!)"))
+
+            // Restored, nothing is hidden, and nothing is said.
+            try quire.ok(["note", "restore", id], store: phone)
+            #expect(try quire.ok(["conflicts", id], store: phone) == "No conflicts.\n")
+            // A removal that saw every change hides none of them.
+            try quire.ok(["note", "edit", id, "--tag", "later"], store: phone)
+            try quire.ok(["note", "rm", id], store: phone)
+            #expect(try quire.ok(["conflicts", id], store: phone) == "No conflicts.\n")
+        }
+    }
+
     @Test func logHeadsVersionVectorShowAtDiffAndBlame() throws {
         try withRunner { quire in
             let stores = try TwoStores(quire)
