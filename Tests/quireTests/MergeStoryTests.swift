@@ -271,6 +271,34 @@ import Testing
         }
     }
 
+    /// A winner written earlier by the clocks than the loser looks wrong to
+    /// a person expecting the last write to win: the text says why not.
+    @Test func aWinnerEarlierByTheClockSaysClocksDoNotOrderWrites() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            try quire.ok(["note", "edit", id, "--pin"], store: laptop)
+            // The phone's unpin an hour earlier by its clock, after more typing: a higher Lamport value.
+            let documentID = try #require(DocumentID(rawValue: id))
+            try DocumentStore(path: phone).edit(documentID, time: Date().addingTimeInterval(-3600)) { tx in
+                guard case .object(.text, let body)? = try tx.document.get(.root, key: "body") else { return }
+                try tx.insertText(body, at: 4, " and eggs")
+                try tx.put(.root, key: "pinned", .bool(false))
+            }
+            try quire.ok(["merge", phone], store: laptop)
+            let conflicts = try #require(try quire.run(["conflicts", id, "--json"], store: laptop).json() as? [[String: Any]])
+            let winner = try #require(conflicts.first?["winner"] as? [String: Any])
+            #expect(winner["value"] as? Bool == false && winner["replica"] as? String == stores.phoneReplica)
+            let lines = try quire.ok(["conflicts", id], store: laptop).split(separator: "\n").map(String.init)
+            #expect(lines.count == 4)
+            #expect(lines[0].hasPrefix("pinned: higher Lamport value ("))
+            #expect(lines[1] == "  a loser was written later by its writer's clock; clocks do not order writes made without seeing each other "
+                    + "(machines' clocks differ): the Lamport value does, which counts the operations its writer had made or seen")
+            #expect(lines[2].hasPrefix("  winner  false ") && lines[2].hasSuffix(" 1 h ago"))
+            #expect(lines[3].hasPrefix("  loser   true ") && lines[3].hasSuffix(" just now"))
+        }
+    }
+
     @Test func logHeadsVersionVectorShowAtDiffAndBlame() throws {
         try withRunner { quire in
             let stores = try TwoStores(quire)

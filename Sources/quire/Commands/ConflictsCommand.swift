@@ -25,7 +25,7 @@ enum ConflictsCommand {
     /// The text form: per key, `KEY: why the winner won`, then the entries, winner
     /// first, each with the change that wrote it (as `log` lists it) and
     /// that change's time; for a removed note, the changes its removal did not
-    /// see.
+    /// see. Lines under the header explain what the times would mislead about.
     static func text(_ conflicts: [Conflict], _ output: Output) -> String {
         guard !conflicts.isEmpty else { return "No conflicts." }
         return conflicts.map { conflict in
@@ -43,7 +43,7 @@ enum ConflictsCommand {
             }
             // A removal that also beat other writes to `removed` says both.
             let removal = conflict.entries.count > 1 ? conflict.removalExplanation : nil
-            let notes = [removal].compactMap { $0.map { "\n  " + $0 } }.joined()
+            let notes = [removal, conflict.clockExplanation].compactMap { $0.map { "\n  " + $0 } }.joined()
             return output.styled(conflict.key, .bold) + ": " + conflict.reason + notes + "\n"
                 + Table(rows: rows + unseenRows, indent: 2).render()
         }.joined(separator: "\n\n")

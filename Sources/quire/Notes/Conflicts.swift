@@ -62,6 +62,16 @@ struct Conflict {
             : "same Lamport value \(winner.lamport), higher replica id (\(winner.replica) > \(runnerUp.replica))"
     }
 
+    /// When a loser's change was made later than the winner's by its
+    /// writer's clock, why that did not make it win: a person reading the
+    /// times expects the last write to win. Nil otherwise.
+    var clockExplanation: String? {
+        guard let winnerTime = changes[0]?.time, winnerTime > 0,
+              changes.dropFirst().contains(where: { ($0?.time ?? 0) > winnerTime }) else { return nil }
+        return "a loser was written later by its writer's clock; clocks do not order writes made without seeing each other "
+            + "(machines' clocks differ): the Lamport value does, which counts the operations its writer had made or seen"
+    }
+
     /// What a removal that did not see some edits did to them; nil when it saw every one.
     var removalExplanation: String? {
         let count = unseenByRemoval.count
