@@ -271,6 +271,21 @@ import Testing
         }
     }
 
+    /// Removed on both stores at once: a conflict at `removed`, and neither
+    /// removal hides an edit, so none is listed as unseen.
+    @Test func aRemovalOnBothStoresHidesNoEdit() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            try quire.ok(["note", "rm", stores.id], store: stores.laptop)
+            try quire.ok(["note", "rm", stores.id], store: stores.phone)
+            try quire.ok(["merge", stores.phone], store: stores.laptop)
+            let text = try quire.ok(["conflicts", stores.id], store: stores.laptop)
+            #expect(text.hasPrefix("removed: ") && text.split(separator: "\n").count == 3 && !text.contains("unseen"), "\(text)")
+            let conflicts = try #require(try quire.run(["conflicts", stores.id, "--json"], store: stores.laptop).json() as? [[String: Any]])
+            #expect(conflicts.count == 1 && conflicts.first?["unseenByRemoval"] == nil)
+        }
+    }
+
     /// A winner written earlier by the clocks than the loser looks wrong to
     /// a person expecting the last write to win: the text says why not.
     @Test func aWinnerEarlierByTheClockSaysClocksDoNotOrderWrites() throws {

@@ -43,12 +43,21 @@ struct Conflict {
     private static func explainRemoval(in document: Document, history: DocumentHistory, conflicts: inout [Conflict]) throws {
         guard try Note.isRemoved(document), let winner = try document.entries(.root, key: Note.Key.removed).first,
               let removal = history.change(containing: winner.id) else { return }
-        let unseen = try history.changes(concurrentWith: removal)
+        let unseen = try history.changes(concurrentWith: removal).filter(editsMoreThanRemoval)
         guard !unseen.isEmpty else { return }
         if let index = conflicts.firstIndex(where: { $0.key == Note.Key.removed }) {
             conflicts[index].unseenByRemoval = unseen
         } else {
             conflicts.append(Conflict(key: Note.Key.removed, entries: [winner], document: document, changes: [removal], unseenByRemoval: unseen))
+        }
+    }
+
+    /// Whether a change does more than remove or restore the note: a
+    /// removal or restore made at the same time has nothing to hide.
+    private static func editsMoreThanRemoval(_ change: Change) -> Bool {
+        change.operations.contains { operation in
+            guard case .put(let object, let key, _, _) = operation else { return true }
+            return object != .root || key != Note.Key.removed
         }
     }
 
