@@ -4,7 +4,8 @@ import Quire
 enum ConflictsCommand {
     static let command = Command(
         name: "conflicts",
-        summary: "List every field of a note where concurrent writes met: the winner, the losers, and why the winner won.",
+        summary: "List every field of a note where concurrent writes met (the winner, the losers, and why: the higher Lamport value, then replica id), "
+            + "and the edits a removal had not seen; concurrent edits of the title, body and tags merge instead (`quire blame`, `quire diff`).",
         usage: ["ID [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [.json],
