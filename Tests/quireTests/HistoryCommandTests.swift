@@ -89,6 +89,15 @@ import Testing
     /// `log` lists changes in the reverse of the order this store applied
     /// them, so a change merged in from another store comes first however
     /// old it is: its help said "newest first", which the list is not.
+    /// Concurrent retitles give "No conflicts.": the help says where to look.
+    @Test func conflictsHelpSaysTheRuleAndWhatMergesInstead() throws {
+        try withRunner { quire in
+            let help = try quire.ok(["conflicts", "--help"])
+            #expect(help.contains("higher Lamport value, then replica id") && help.contains("edits a removal had not seen"))
+            #expect(help.contains("title, body and tags merge instead (`quire blame`, `quire diff`)"))
+        }
+    }
+
     @Test func logsHelpSaysItsOrderIsTheStoresOwn() throws {
         try withRunner { quire in
             let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")

@@ -223,6 +223,97 @@ import Testing
         }
     }
 
+    /// A note removed on one store while the other edited it: the edit is
+    /// hidden with the note, and `conflicts` says which removal hid which
+    /// changes (it had not seen them), and what brings them back.
+    @Test func aRemovalThatDidNotSeeAnEditSaysWhatItHides() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            try quire.ok(["note", "rm", id], store: laptop)
+            try quire.ok(["note", "edit", id, "--append", " and eggs"], store: phone)
+            // The merge marks the note as `note list --all` does, and `note list` says why it shows none.
+            let plan = try #require(try quire.run(["merge", laptop, "--dry-run", "--json"], store: phone).json() as? [String: Any])
+            #expect((plan["documents"] as? [[String: Any]])?.first?["removed"] as? Bool == true)
+            let merged = try quire.ok(["merge", laptop], store: phone)
+            #expect(merged.split(separator: "\n")[1].hasPrefix(id.prefix(8) + "  Groceries (removed)  "), "\(merged)")
+            #expect(try quire.ok(["note", "list"], store: phone) == "No notes shown: 1 removed (`quire note list --all` lists it).\n")
+            let log = try #require(try quire.run(["log", id, "--json"], store: phone).json() as? [[String: Any]])
+            let removal = try #require(log.first { $0["replica"] as? String == stores.laptopReplica && $0["operations"] as? Int == 1 })
+            let edit = try #require(log.first { $0["replica"] as? String == stores.phoneReplica })
+
+            let conflicts = try #require(try quire.run(["conflicts", id, "--json"], store: phone).json() as? [[String: Any]])
+            #expect(conflicts.count == 1)
+            let removed = try #require(conflicts.first)
+            #expect(removed["key"] as? String == "removed")
+            let winner = try #require(removed["winner"] as? [String: Any])
+            #expect(winner["value"] as? Bool == true && winner["change"] as? String == removal["id"] as? String)
+            #expect((removed["losers"] as? [Any])?.isEmpty == true)
+            let unseen = try #require(removed["unseenByRemoval"] as? [[String: Any]])
+            #expect(unseen.map { $0["change"] as? String } == [edit["id"] as? String])
+            #expect(unseen.first?["replica"] as? String == stores.phoneReplica)
+
+            let lines = try quire.ok(["conflicts", id], store: phone).split(separator: "\n").map(String.init)
+            #expect(lines.count == 3)
+            #expect(lines[0].hasPrefix("removed: removed by a change that had not seen 1 change made elsewhere at the same time (unseen)"))
+            #expect(lines[0].hasSuffix("`quire note restore` brings it back with them"))
+            #expect(lines[1].hasPrefix("  winner  true  ") && lines[1].contains("change \(removal["id"]!)"))
+            #expect(lines[2].hasPrefix("  unseen  ") && lines[2].contains("replica \(stores.phoneReplica)")
+                    && lines[2].contains("change \(edit["id"]!)"))
+
+            // Restored, nothing is hidden, and nothing is said.
+            try quire.ok(["note", "restore", id], store: phone)
+            #expect(try quire.ok(["conflicts", id], store: phone) == "No conflicts.\n")
+            // A removal that saw every change hides none of them.
+            try quire.ok(["note", "edit", id, "--tag", "later"], store: phone)
+            try quire.ok(["note", "rm", id], store: phone)
+            #expect(try quire.ok(["conflicts", id], store: phone) == "No conflicts.\n")
+        }
+    }
+
+    /// Removed on both stores at once: a conflict at `removed`, and neither
+    /// removal hides an edit, so none is listed as unseen.
+    @Test func aRemovalOnBothStoresHidesNoEdit() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            try quire.ok(["note", "rm", stores.id], store: stores.laptop)
+            try quire.ok(["note", "rm", stores.id], store: stores.phone)
+            try quire.ok(["merge", stores.phone], store: stores.laptop)
+            let text = try quire.ok(["conflicts", stores.id], store: stores.laptop)
+            #expect(text.hasPrefix("removed: ") && text.split(separator: "\n").count == 3 && !text.contains("unseen"), "\(text)")
+            let conflicts = try #require(try quire.run(["conflicts", stores.id, "--json"], store: stores.laptop).json() as? [[String: Any]])
+            #expect(conflicts.count == 1 && conflicts.first?["unseenByRemoval"] == nil)
+        }
+    }
+
+    /// A winner written earlier by the clocks than the loser looks wrong to
+    /// a person expecting the last write to win: the text says why not.
+    @Test func aWinnerEarlierByTheClockSaysClocksDoNotOrderWrites() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            try quire.ok(["note", "edit", id, "--pin"], store: laptop)
+            // The phone's unpin an hour earlier by its clock, after more typing: a higher Lamport value.
+            let documentID = try #require(DocumentID(rawValue: id))
+            try DocumentStore(path: phone).edit(documentID, time: Date().addingTimeInterval(-3600)) { tx in
+                guard case .object(.text, let body)? = try tx.document.get(.root, key: "body") else { return }
+                try tx.insertText(body, at: 4, " and eggs")
+                try tx.put(.root, key: "pinned", .bool(false))
+            }
+            try quire.ok(["merge", phone], store: laptop)
+            let conflicts = try #require(try quire.run(["conflicts", id, "--json"], store: laptop).json() as? [[String: Any]])
+            let winner = try #require(conflicts.first?["winner"] as? [String: Any])
+            #expect(winner["value"] as? Bool == false && winner["replica"] as? String == stores.phoneReplica)
+            let lines = try quire.ok(["conflicts", id], store: laptop).split(separator: "\n").map(String.init)
+            #expect(lines.count == 4)
+            #expect(lines[0].hasPrefix("pinned: higher Lamport value ("))
+            #expect(lines[1] == "  a loser was written later by its writer's clock; clocks do not order writes made without seeing each other "
+                    + "(machines' clocks differ): the Lamport value does, which counts the operations its writer had made or seen")
+            #expect(lines[2].hasPrefix("  winner  false ") && lines[2].hasSuffix(" 1 h ago"))
+            #expect(lines[3].hasPrefix("  loser   true ") && lines[3].hasSuffix(" just now"))
+        }
+    }
+
     @Test func logHeadsVersionVectorShowAtDiffAndBlame() throws {
         try withRunner { quire in
             let stores = try TwoStores(quire)

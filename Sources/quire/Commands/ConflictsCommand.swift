@@ -4,7 +4,8 @@ import Quire
 enum ConflictsCommand {
     static let command = Command(
         name: "conflicts",
-        summary: "List every field of a note where concurrent writes met: the winner, the losers, and why the winner won.",
+        summary: "List every field of a note where concurrent writes met (the winner, the losers, and why: the higher Lamport value, then replica id), "
+            + "and the edits a removal had not seen; concurrent edits of the title, body and tags merge instead (`quire blame`, `quire diff`).",
         usage: ["ID [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [.json],
@@ -24,7 +25,8 @@ enum ConflictsCommand {
 
     /// The text form: per key, `KEY: why the winner won`, then the entries, winner
     /// first, each with the change that wrote it (as `log` lists it) and
-    /// that change's time.
+    /// that change's time; for a removed note, the changes its removal did not
+    /// see. Lines under the header explain what the times would mislead about.
     static func text(_ conflicts: [Conflict], _ output: Output) -> String {
         guard !conflicts.isEmpty else { return "No conflicts." }
         return conflicts.map { conflict in
@@ -35,7 +37,16 @@ enum ConflictsCommand {
                         "change " + (change.map { output.styled($0.id.description, .yellow) } ?? "unknown"),
                         RelativeTime.describe(milliseconds: change?.time ?? 0)]
             }
-            return output.styled(conflict.key, .bold) + ": " + conflict.reason + "\n" + Table(rows: rows, indent: 2).render()
+            // The changes a removal did not see, after the entries, in the same columns.
+            let unseenRows = conflict.unseenByRemoval.map { change in
+                [output.styled("unseen", .yellow), "", "lamport \(change.lamport)-\(change.lastLamport)", "replica \(change.replica)", "",
+                 "change " + output.styled(change.id.description, .yellow), RelativeTime.describe(milliseconds: change.time)]
+            }
+            // A removal that also beat other writes to `removed` says both.
+            let removal = conflict.entries.count > 1 ? conflict.removalExplanation : nil
+            let notes = [removal, conflict.clockExplanation].compactMap { $0.map { "\n  " + $0 } }.joined()
+            return output.styled(conflict.key, .bold) + ": " + conflict.reason + notes + "\n"
+                + Table(rows: rows + unseenRows, indent: 2).render()
         }.joined(separator: "\n\n")
     }
 }

@@ -50,7 +50,7 @@ enum MergeCommand {
             output.print(json: .object([
                 "dryRun": .bool(dryRun), "incoming": .integer(merge.incomingCount), "outgoing": count(merge.outgoingCount),
                 "documents": .array(merge.documents.map { plan in
-                    .object(["id": .string(plan.id.rawValue), "title": .string(plan.title), "new": .bool(plan.isNew),
+                    .object(["id": .string(plan.id.rawValue), "title": .string(plan.title), "new": .bool(plan.isNew), "removed": .bool(plan.isRemoved),
                              "incoming": .integer(plan.incoming.count), "outgoing": count(plan.outgoing),
                              "conflicts": .array(plan.newConflicts.map(JSONValue.string))])
                 }),
@@ -68,8 +68,10 @@ enum MergeCommand {
             return
         }
         let rows = merge.documents.map { plan in
-            [String(plan.id.rawValue.prefix(idLength)), plan.title + (plan.isNew ? " (new)" : ""), "\(plan.incoming.count)",
-             plan.outgoing.map { "\($0)" } ?? "?", plan.newConflicts.joined(separator: ", ")]
+            // Marked as `note list --all` marks it: a removal merged in takes the note out of `note list`.
+            let marks = [plan.isNew ? "new" : nil, plan.isRemoved ? "removed" : nil].compactMap { $0 }
+            return [String(plan.id.rawValue.prefix(idLength)), plan.title + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))"),
+                    "\(plan.incoming.count)", plan.outgoing.map { "\($0)" } ?? "?", plan.newConflicts.joined(separator: ", ")]
         }
         output.print(Table(header: ["NOTE", "TITLE", "INCOMING", "OUTGOING", "NEW CONFLICTS"], rows: rows).render() + "\n" + summary)
     }

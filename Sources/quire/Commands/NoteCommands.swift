@@ -90,7 +90,11 @@ enum NoteCommands {
                  note.tags.joined(separator: ", "), note.pinned ? "yes" : "",
                  RelativeTime.describe(updated)]
             }
-            if notes.isEmpty && failure == nil {
+            // Removed notes left out are counted: a note removed by a sync must not look lost.
+            let removedCount = invocation.flag("--all") ? 0 : ids.count - unreadable.count - notes.count
+            if notes.isEmpty && failure == nil && removedCount > 0 {
+                context.output.print("No notes shown: \(removedCount) removed (`quire note list --all` lists \(removedCount == 1 ? "it" : "them")).")
+            } else if notes.isEmpty && failure == nil {
                 context.output.print("No notes. Create one with `quire note new --title TEXT`.")
             } else if !notes.isEmpty {
                 context.output.print(Table(header: ["ID", "TITLE", "TAGS", "PINNED", "UPDATED"].map { context.output.styled($0, .bold) },

@@ -2,7 +2,9 @@ import JSONText
 import Quire
 
 /// Where concurrent writes met at a map key: the winner and the losers, as
-/// the register keeps them (Specs/crdt.md, "Maps").
+/// the register keeps them (Specs/crdt.md, "Maps"). Also a removal made
+/// without seeing edits of the note: alone at its key, it hides them with
+/// the note, and a person whose edit vanished needs to find out why.
 struct Conflict {
     /// The key, with the keys of enclosing maps: `title`, or `meta.color`.
     let key: String
@@ -13,6 +15,9 @@ struct Conflict {
     /// the line `log` shows for it, with its time. Nil without a history
     /// (a merge's preview, which needs only the keys).
     let changes: [Change?]
+    /// For the `removed` key of a removed note: the logged changes made
+    /// concurrently with the winning removal (neither saw the other).
+    var unseenByRemoval: [Change] = []
 
     /// Every conflict of a document, in the root map and the maps nested
     /// in it; with `history` (the document's), each entry's change.
@@ -29,15 +34,59 @@ struct Conflict {
                                           changes: entries.map { history?.change(containing: $0.id) }))
             }
         }
+        if let history { try explainRemoval(in: document, history: history, conflicts: &conflicts) }
         return conflicts.sorted { $0.key < $1.key }
     }
 
+    /// Adds to `conflicts` the changes a removed note's winning removal did
+    /// not see: as the `removed` conflict's, or as a `removed` entry of its own.
+    private static func explainRemoval(in document: Document, history: DocumentHistory, conflicts: inout [Conflict]) throws {
+        guard try Note.isRemoved(document), let winner = try document.entries(.root, key: Note.Key.removed).first,
+              let removal = history.change(containing: winner.id) else { return }
+        let unseen = try history.changes(concurrentWith: removal).filter(editsMoreThanRemoval)
+        guard !unseen.isEmpty else { return }
+        if let index = conflicts.firstIndex(where: { $0.key == Note.Key.removed }) {
+            conflicts[index].unseenByRemoval = unseen
+        } else {
+            conflicts.append(Conflict(key: Note.Key.removed, entries: [winner], document: document, changes: [removal], unseenByRemoval: unseen))
+        }
+    }
+
+    /// Whether a change does more than remove or restore the note: a
+    /// removal or restore made at the same time has nothing to hide.
+    private static func editsMoreThanRemoval(_ change: Change) -> Bool {
+        change.operations.contains { operation in
+            guard case .put(let object, let key, _, _) = operation else { return true }
+            return object != .root || key != Note.Key.removed
+        }
+    }
+
     /// Why the winner won: stamps order by Lamport value, then replica id.
+    /// A removal alone at its key won nothing: what it hid is the story.
     var reason: String {
+        guard entries.count > 1 else { return removalExplanation ?? "" }
         let winner = entries[0].stamp, runnerUp = entries[1].stamp
         return winner.lamport > runnerUp.lamport
             ? "higher Lamport value (\(winner.lamport) > \(runnerUp.lamport))"
             : "same Lamport value \(winner.lamport), higher replica id (\(winner.replica) > \(runnerUp.replica))"
+    }
+
+    /// When a loser's change was made later than the winner's by its
+    /// writer's clock, why that did not make it win: a person reading the
+    /// times expects the last write to win. Nil otherwise.
+    var clockExplanation: String? {
+        guard let winnerTime = changes[0]?.time, winnerTime > 0,
+              changes.dropFirst().contains(where: { ($0?.time ?? 0) > winnerTime }) else { return nil }
+        return "a loser was written later by its writer's clock; clocks do not order writes made without seeing each other "
+            + "(machines' clocks differ): the Lamport value does, which counts the operations its writer had made or seen"
+    }
+
+    /// What a removal that did not see some edits did to them; nil when it saw every one.
+    var removalExplanation: String? {
+        let count = unseenByRemoval.count
+        guard count > 0 else { return nil }
+        return "removed by a change that had not seen \(count) change\(count == 1 ? "" : "s") made elsewhere at the same time (unseen); "
+            + "their edits are kept, hidden with the note: `quire note restore` brings it back with them"
     }
 
     /// An entry's value as JSON: scalars as themselves, a text as its
@@ -67,7 +116,17 @@ struct Conflict {
     }
 
     var json: JSONValue {
-        .object(["key": .string(key), "winner": json(entryAt: 0), "losers": .array(entries.indices.dropFirst().map { json(entryAt: $0) }),
-                 "reason": .string(reason)])
+        var fields: [String: JSONValue] = [
+            "key": .string(key), "winner": json(entryAt: 0), "losers": .array(entries.indices.dropFirst().map { json(entryAt: $0) }),
+            "reason": .string(reason),
+        ]
+        if !unseenByRemoval.isEmpty {
+            fields["unseenByRemoval"] = .array(unseenByRemoval.map { change in
+                .object(["change": .string(change.id.description), "replica": .string(change.replica.description),
+                         "lamport": .object(["first": .integer(change.lamport), "last": .integer(change.lastLamport)]),
+                         "time": change.time > 0 ? .string(RelativeTime.isoDate(milliseconds: change.time)) : .null])
+            })
+        }
+        return .object(fields)
     }
 }

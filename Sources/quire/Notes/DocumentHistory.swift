@@ -56,6 +56,26 @@ struct DocumentHistory {
         return (ofReplica, low - 1)
     }
 
+    /// The changes concurrent with `change`: neither saw the other.
+    func changes(concurrentWith change: Change) throws -> [Change] {
+        let seenByIt = try causalPast(of: [change.lastID])
+        // The log's order is causal: a change saw `change` when one of its
+        // parents, or its replica's change before it, did.
+        var sawIt: Set<OpID> = [change.lastID]
+        var previousOfReplica: [ReplicaID: OpID] = [:]
+        var concurrent: [Change] = []
+        for other in changes {
+            defer { previousOfReplica[other.replica] = other.lastID }
+            if other.id == change.id || seenByIt.contains(other.lastID) { continue }
+            if other.parents.contains(where: sawIt.contains) || previousOfReplica[other.replica].map(sawIt.contains) == true {
+                sawIt.insert(other.lastID)
+            } else {
+                concurrent.append(other)
+            }
+        }
+        return concurrent
+    }
+
     /// The version vector `version` names in this document: heads name
     /// their changes and everything those build on. Throws a failure for a
     /// version naming operations this document does not have, holding part

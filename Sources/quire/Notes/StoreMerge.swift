@@ -11,6 +11,8 @@ struct StoreMerge {
         let title: String
         /// Only in the other store: merging creates it here.
         let isNew: Bool
+        /// Removed once merged (`note list` leaves it out then).
+        let isRemoved: Bool
         /// The other store's changes this one lacks, in a causal order.
         let incoming: [Change]
         /// How many of this store's changes the other lacks; nil when this
@@ -59,7 +61,8 @@ struct StoreMerge {
             try merged.apply(incoming)
             let before = Set(try Conflict.all(in: current).map(\.key))
             plans.append(DocumentPlan(
-                id: id, title: try Note(id: id, document: merged).title, isNew: !isMine, incoming: incoming, outgoing: outgoing,
+                id: id, title: try Note(id: id, document: merged).title, isNew: !isMine, isRemoved: try Note.isRemoved(merged),
+                incoming: incoming, outgoing: outgoing,
                 newConflicts: try Conflict.all(in: merged).map(\.key).filter { !before.contains($0) }))
         }
         documents = plans
