@@ -276,6 +276,17 @@ import QuireStore
         }
     }
 
+    @Test func aChangeGivesItsWritersTimeAsADate() throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "note")
+        let written = Date(timeIntervalSince1970: 1_700_000_000.123)
+        try store.edit("note", time: written) { tx in try tx.put(.root, key: "title", .string("Plan")) }
+        #expect(try store.changes("note").last?.date == written)
+        // No time recorded (0) is no date, not 1 January 1970.
+        let untimed = Change(id: OpID(replica: store.replicaID, counter: 1), lamport: 1, parents: [], operations: [])
+        #expect(untimed.date == nil)
+    }
+
     @Test func aClosedStoreInMemorySaysItsContentsAreGone() throws {
         let store = try DocumentStore.inMemory()
         try store.create(id: "note")
