@@ -199,8 +199,9 @@ public final class DocumentStore: @unchecked Sendable {
     /// waits for the calls in progress to end (their
     /// commits written), then closes the SQLite file, drops the documents
     /// kept in memory and ends the streams of `events(of:)` and
-    /// `allEvents()`. Every later call throws a `DatabaseError` saying the
-    /// database is closed; closing again does nothing. Without it, the file
+    /// `allEvents()`. Every later call throws a `DatabaseError` whose
+    /// `isAfterClose` is set ("the store at PATH is closed"); closing again
+    /// does nothing. Without it, the file
     /// closes when the last reference to the store goes.
     ///
     /// ```swift

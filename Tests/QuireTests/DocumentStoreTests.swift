@@ -276,6 +276,26 @@ import QuireStore
         }
     }
 
+    @Test func aChangeGivesItsWritersTimeAsADate() throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "note")
+        let written = Date(timeIntervalSince1970: 1_700_000_000.123)
+        try store.edit("note", time: written) { tx in try tx.put(.root, key: "title", .string("Plan")) }
+        #expect(try store.changes("note").last?.date == written)
+        // No time recorded (0) is no date, not 1 January 1970.
+        let untimed = Change(id: OpID(replica: store.replicaID, counter: 1), lamport: 1, parents: [], operations: [])
+        #expect(untimed.date == nil)
+    }
+
+    @Test func aClosedStoreInMemorySaysItsContentsAreGone() throws {
+        let store = try DocumentStore.inMemory()
+        try store.create(id: "note")
+        try store.close()
+        let refused = #expect(throws: DatabaseError.self) { try store.read("note") { _ in } }
+        #expect(refused?.isAfterClose == true)
+        #expect(refused?.description == "the store in memory is closed (close() was called): what it held went with it")
+    }
+
     @Test func aClosedStoreHasWrittenEverythingAndRefusesLaterCalls() async throws {
         let events = try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"
@@ -287,8 +307,11 @@ import QuireStore
             try store.close()
             try store.close()
             let refused = #expect(throws: DatabaseError.self) { try store.read("note") { _ in } }
-            #expect(refused?.message.contains("the database is closed") == true)
-            #expect(throws: DatabaseError.self) { try store.createDocument() }
+            // Said as a call made too late, not as SQLite's "misuse of the database API", a bug's words.
+            #expect(refused?.isAfterClose == true)
+            #expect(refused?.localizedDescription == "the store at \(path) is closed (close() was called): open it again to use it")
+            let alsoRefused = #expect(throws: DatabaseError.self) { try store.createDocument() }
+            #expect(alsoRefused?.isAfterClose == true)
             let reopened = try DocumentStore(path: path)
             #expect(try reopened.read("note") { try $0.get(.root, key: "title") } == .scalar(.string("Groceries")))
             return events

@@ -254,7 +254,8 @@ public final class Database: @unchecked Sendable {
         close()
     }
 
-    /// Closes the connection. Later calls throw; closing twice is harmless.
+    /// Closes the connection. Later calls throw a `DatabaseError` whose
+    /// `isAfterClose` is set; closing twice is harmless.
     /// Called from inside a `read` or `write` closure, the connection closes
     /// when that closure's transaction has ended.
     public func close() {
@@ -327,7 +328,7 @@ public final class Database: @unchecked Sendable {
                     + "use the connection passed to the closure (transactions do not nest)")
         }
         guard let connection else {
-            throw DatabaseError(extendedCode: SQLITE_MISUSE, message: "the database is closed: \(path)")
+            throw DatabaseError.closed(path)
         }
         isInUse = true
         defer { isInUse = false }

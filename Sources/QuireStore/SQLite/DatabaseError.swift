@@ -15,7 +15,8 @@ import CSQLite
 ///
 /// Errors that the layer itself detects (a nested transaction, a column of
 /// the wrong type, a schema newer than the code) use the closest SQLite code:
-/// `SQLITE_MISUSE`, `SQLITE_MISMATCH` or `SQLITE_ERROR`.
+/// `SQLITE_MISUSE`, `SQLITE_MISMATCH` or `SQLITE_ERROR`. A call after
+/// `close()` is `SQLITE_MISUSE` with `isAfterClose` set.
 public struct DatabaseError: Error, DescribedError, CustomDebugStringConvertible, Sendable {
     /// SQLite's extended result code; `primaryCode` is its low byte.
     public let extendedCode: Int32
@@ -27,11 +28,27 @@ public struct DatabaseError: Error, DescribedError, CustomDebugStringConvertible
     /// with several files open can say which one is damaged or read-only.
     public let file: String?
 
+    /// True for a call made after `close()`: nothing is wrong with the
+    /// file, and opening it again gives a database (or store) to call.
+    public private(set) var isAfterClose = false
+
     public init(extendedCode: Int32, message: String, sql: String? = nil, file: String? = nil) {
         self.extendedCode = extendedCode
         self.message = message
         self.sql = sql
         self.file = file
+    }
+
+    /// The error of every call on a `Database` after its `close()`; SQLite's
+    /// words for it ("misuse of the database API") would read as a bug in
+    /// the program rather than a call made too late.
+    static func closed(_ path: String) -> DatabaseError {
+        let message = path == ":memory:"
+            ? "the store in memory is closed (close() was called): what it held went with it"
+            : "the store at \(path) is closed (close() was called): open it again to use it"
+        var error = DatabaseError(extendedCode: SQLITE_MISUSE, message: message, file: path)
+        error.isAfterClose = true
+        return error
     }
 
     /// The primary result code, such as `SQLITE_CONSTRAINT` or `SQLITE_FULL`.
@@ -68,6 +85,8 @@ public struct DatabaseError: Error, DescribedError, CustomDebugStringConvertible
     /// several lines, and name nothing a person can act on): it is in
     /// `sql` and `debugDescription`.
     public var description: String {
+        // Its message says it all: SQLite never saw the call.
+        guard !isAfterClose else { return message }
         var text = "\(explanation): \(message) (SQLite code \(extendedCode))"
         if let operation { text += ", \(operation)" }
         if let file { text += ", in \(file)" }

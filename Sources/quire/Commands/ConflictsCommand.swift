@@ -35,12 +35,12 @@ enum ConflictsCommand {
                 return [index == 0 ? output.styled("winner", .green) : output.styled("loser", .red),
                         conflict.json(entry.value).compact, "lamport \(entry.lamport)", "replica \(entry.id.replica)", entry.id.description,
                         "change " + (change.map { output.styled($0.id.description, .yellow) } ?? "unknown"),
-                        RelativeTime.describe(milliseconds: change?.time ?? 0)]
+                        RelativeTime.describe(change?.date)]
             }
             // The changes a removal did not see, after the entries, in the same columns.
             let unseenRows = conflict.unseenByRemoval.map { change in
                 [output.styled("unseen", .yellow), "", "lamport \(change.lamport)-\(change.lastLamport)", "replica \(change.replica)", "",
-                 "change " + output.styled(change.id.description, .yellow), RelativeTime.describe(milliseconds: change.time)]
+                 "change " + output.styled(change.id.description, .yellow), RelativeTime.describe(change.date)]
             }
             // A removal that also beat other writes to `removed` says both.
             let removal = conflict.entries.count > 1 ? conflict.removalExplanation : nil

@@ -26,7 +26,7 @@ enum HistoryCommands {
                         "lamport": .object(["first": .integer(change.lamport), "last": .integer(change.lastLamport)]),
                         "parents": .array(change.parents.map { .string($0.description) }),
                         "operations": .integer(change.operations.count),
-                        "time": change.time > 0 ? .string(RelativeTime.isoDate(milliseconds: change.time)) : .null,
+                        "time": RelativeTime.json(change.date),
                         "acknowledged": .bool(acknowledged.contains(change.lastID)),
                         "version": .string(version.description),
                     ])
@@ -36,7 +36,7 @@ enum HistoryCommands {
             let rows = entries.map { change, version in
                 [context.output.styled(change.id.description, .yellow), "\(change.id.counter)-\(change.lastID.counter)",
                  "\(change.lamport)-\(change.lastLamport)", change.parents.isEmpty ? "-" : change.parents.map(\.description).joined(separator: ","),
-                 "\(change.operations.count)", RelativeTime.describe(milliseconds: change.time),
+                 "\(change.operations.count)", RelativeTime.describe(change.date),
                  acknowledged.contains(change.lastID) ? "yes" : "no", version.description]
             }
             context.output.print(Table(header: ["CHANGE", "COUNTERS", "LAMPORT", "PARENTS", "OPS", "TIME", "ACKED", "VERSION"], rows: rows))
@@ -125,7 +125,7 @@ enum HistoryCommands {
                         "offset": .integer(piece.offset), "text": .string(piece.text),
                         "change": .string(piece.change.id.description), "replica": .string(piece.change.replica.description),
                         "lamport": .integer(piece.lamport),
-                        "time": piece.change.time > 0 ? .string(RelativeTime.isoDate(milliseconds: piece.change.time)) : .null,
+                        "time": RelativeTime.json(piece.change.date),
                     ])
                 })
                 return
@@ -136,7 +136,7 @@ enum HistoryCommands {
             }
             let rows = pieces.map { piece in
                 [context.output.styled(piece.change.id.description, .yellow), "\(piece.lamport)-\(piece.lastLamport)",
-                 RelativeTime.describe(milliseconds: piece.change.time), "\(piece.offset)", JSONValue.quoted(piece.text)]
+                 RelativeTime.describe(piece.change.date), "\(piece.offset)", JSONValue.quoted(piece.text)]
             }
             context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"], rows: rows))
         })

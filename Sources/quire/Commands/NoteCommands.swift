@@ -78,7 +78,7 @@ enum NoteCommands {
             let updated = try notes.map { try store.lastChangeTime($0.id) }
             if invocation.flag("--json") {
                 context.output.print(json: .array(zip(notes, updated).map { note, updated in
-                    .object(note.jsonFields.merging(["updated": updated.map { .string(RelativeTime.isoDate($0)) } ?? .null]) { $1 })
+                    .object(note.jsonFields.merging(["updated": RelativeTime.json(updated)]) { $1 })
                 }))
                 if let failure { throw failure }
                 return

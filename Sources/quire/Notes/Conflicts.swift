@@ -112,7 +112,7 @@ struct Conflict {
         return .object(["value": json(entry.value), "replica": .string(entry.id.replica.description),
                         "lamport": .integer(entry.lamport), "id": .string(entry.id.description),
                         "change": change.map { .string($0.id.description) } ?? .null,
-                        "time": change.flatMap { $0.time > 0 ? .string(RelativeTime.isoDate(milliseconds: $0.time)) : nil } ?? .null])
+                        "time": RelativeTime.json(change?.date)])
     }
 
     var json: JSONValue {
@@ -124,7 +124,7 @@ struct Conflict {
             fields["unseenByRemoval"] = .array(unseenByRemoval.map { change in
                 .object(["change": .string(change.id.description), "replica": .string(change.replica.description),
                          "lamport": .object(["first": .integer(change.lamport), "last": .integer(change.lastLamport)]),
-                         "time": change.time > 0 ? .string(RelativeTime.isoDate(milliseconds: change.time)) : .null])
+                         "time": RelativeTime.json(change.date)])
             })
         }
         return .object(fields)

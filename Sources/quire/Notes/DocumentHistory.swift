@@ -15,9 +15,15 @@ struct DocumentHistory {
     private let changesByReplica: [ReplicaID: [Change]]
 
     init(_ id: DocumentID, in store: DocumentStore) throws {
+        self.init(id, changes: try store.changes(id), replica: store.replicaID)
+    }
+
+    /// `changes` in a causal order: a store's log, or one with changes
+    /// merged in after it (`StoreMerge`).
+    init(_ id: DocumentID, changes: [Change], replica: ReplicaID) {
         self.id = id
-        changes = try store.changes(id)
-        replica = store.replicaID
+        self.changes = changes
+        self.replica = replica
         changesByReplica = Dictionary(grouping: changes, by: \.replica).mapValues { $0.sorted { $0.id.counter < $1.id.counter } }
     }
 

@@ -19,7 +19,9 @@ struct StoreMerge {
         /// store compacted some of them away: it cannot count them, and
         /// merging it into the other cannot bring them.
         let outgoing: Int?
-        /// Keys where merging makes a conflict that is not here now.
+        /// Keys where merging makes a conflict that is not here now;
+        /// `removed` too when a removal merged in (or kept) hides edits it
+        /// had not seen, as `conflicts` lists it.
         let newConflicts: [String]
     }
 
@@ -59,14 +61,26 @@ struct StoreMerge {
             let current = isMine ? try store.read(id) { $0 } : Document(replica: store.replicaID)
             var merged = current
             try merged.apply(incoming)
-            let before = Set(try Conflict.all(in: current).map(\.key))
+            let isRemoved = try Note.isRemoved(merged)
+            // A removal that hides edits it did not see is a conflict only
+            // with the note's history: read for a note removed once merged.
+            let myLog = isRemoved ? try Self.loggedChanges(of: id, in: store, isMine: isMine) : nil
+            let before = Set(try Conflict.all(in: current, history: myLog.map { DocumentHistory(id, changes: $0, replica: store.replicaID) }).map(\.key))
+            let after = try Conflict.all(in: merged, history: myLog.map { DocumentHistory(id, changes: $0 + incoming, replica: store.replicaID) })
             plans.append(DocumentPlan(
-                id: id, title: try Note(id: id, document: merged).title, isNew: !isMine, isRemoved: try Note.isRemoved(merged),
+                id: id, title: try Note(id: id, document: merged).title, isNew: !isMine, isRemoved: isRemoved,
                 incoming: incoming, outgoing: outgoing,
-                newConflicts: try Conflict.all(in: merged).map(\.key).filter { !before.contains($0) }))
+                newConflicts: after.map(\.key).filter { !before.contains($0) }))
         }
         documents = plans
         self.compacted = compacted
+    }
+
+    /// This store's log of a note, empty for one it lacks; nil when it
+    /// compacted the log, which then cannot say what a removal did not see.
+    private static func loggedChanges(of id: DocumentID, in store: DocumentStore, isMine: Bool) throws -> [Change]? {
+        guard isMine else { return [] }
+        do { return try store.changes(id) } catch StoreError.historyCompacted { return nil }
     }
 
     /// Writes the incoming changes, creating the documents this store

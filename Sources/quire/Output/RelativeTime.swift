@@ -1,15 +1,11 @@
 import Foundation
+import JSONText
 
 /// Times for people: "just now", "5 min ago", "3 h ago", "2 days ago",
 /// then the date; a time ahead of this clock as "in 5 min", "in 3 h",
 /// "in 2 days", then the date. Taken from the informational wall-clock
 /// time stored with changes, which never orders anything.
 enum RelativeTime {
-    /// `milliseconds` since 1970; 0 means unknown.
-    static func describe(milliseconds: Int64, now: Date = Date()) -> String {
-        describe(milliseconds > 0 ? Date(timeIntervalSince1970: Double(milliseconds) / 1000) : nil, now: now)
-    }
-
     /// A time; nil (or one not after 1970) means unknown.
     static func describe(_ date: Date?, now: Date = Date()) -> String {
         guard let date, date.timeIntervalSince1970 > 0 else { return "unknown" }
@@ -29,12 +25,13 @@ enum RelativeTime {
     }
 
     /// ISO 8601 in UTC, to the second, as JSON gives times.
-    static func isoDate(milliseconds: Int64) -> String {
-        isoDate(Date(timeIntervalSince1970: Double(milliseconds) / 1000))
-    }
-
     static func isoDate(_ date: Date) -> String {
         isoStyle.format(date)
+    }
+
+    /// `isoDate` as a JSON string; null for an unknown time.
+    static func json(_ date: Date?) -> JSONValue {
+        date.map { .string(isoDate($0)) } ?? .null
     }
 
     /// Made once, and a format style rather than an `ISO8601DateFormatter`:
