@@ -237,7 +237,9 @@ extension Document {
         }
         var id = change.id
         var scalarStart = 0
-        for (index, (edit, width)) in change.edits.enumerated() {
+        // By index: an iterator over the edits holds them, retaining their storage.
+        for index in change.edits.indices {
+            let (edit, width) = change.edits[index]
             let lamport = change.lamport + (id.counter - change.id.counter)
             do {
                 switch edit {
