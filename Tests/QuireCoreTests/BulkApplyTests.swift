@@ -781,25 +781,6 @@ import QuireTestSupport
         #expect(try ChangeEncoding.decode(ChangeEncoding.encode(changes)) == changes)
     }
 
-    /// A change's edits keep their order past the room the decoder's list
-    /// starts with and after it is emptied for the next change.
-    @Test func theDecodersEditListGrowsAndEmptiesInOrder() {
-        let text = ObjectID(OpID(replica: ReplicaID(1), counter: 1))
-        func edit(_ counter: UInt64) -> ChangeDecoder.Edit {
-            .delete(object: text, target: IDRun(start: OpID(replica: ReplicaID(1), counter: counter), length: 1))
-        }
-        func counters(_ edits: ChangeDecoder.EditList) -> [UInt64] {
-            edits.map { if case .delete(_, let target) = $0.edit { target.start.counter } else { 0 } }
-        }
-        var edits = ChangeDecoder.EditList()
-        for counter in 2...20 as ClosedRange<UInt64> { edits.append((edit(counter), width: 1)) }
-        #expect(counters(edits) == Array(2...20))
-        edits.removeAll()
-        #expect(edits.isEmpty)
-        for counter in [7, 5] as [UInt64] { edits.append((edit(counter), width: 1)) }
-        #expect(counters(edits) == [7, 5] && edits.map(\.width) == [1, 1])
-    }
-
     /// A source with a text "ab" typed by replica 1, then a change of
     /// replica 2 that inserts "x" at the head and then does `later`, given
     /// the text, the ids of "a" and "b" and the change's first id.

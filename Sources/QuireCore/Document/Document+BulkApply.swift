@@ -237,9 +237,7 @@ extension Document {
         }
         var id = change.id
         var scalarStart = 0
-        // By index: an iterator over the edits holds them, retaining their storage.
-        for index in change.edits.indices {
-            let (edit, width) = change.edits[index]
+        for (index, (edit, width)) in change.edits.enumerated() {
             let lamport = change.lamport + (id.counter - change.id.counter)
             do {
                 switch edit {

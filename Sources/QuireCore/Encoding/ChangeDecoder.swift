@@ -18,7 +18,7 @@ struct ChangeDecoder: ~Copyable {
         /// all are text inserts or deletes (a replacement, a paste over a
         /// selection): `operations` is empty then, and each insert's text is
         /// the next `width` scalars of `scalars`.
-        var edits = EditList()
+        var edits: [(edit: Edit, width: UInt64)] = []
         var scalars = ScalarStorage()
         var operations: [Operation] = []
         var width: UInt64 = 0
@@ -63,7 +63,7 @@ struct ChangeDecoder: ~Copyable {
         mutating func moveEditsToOperations() {
             guard !edits.isEmpty else { return }
             operations = editOperations
-            edits.removeAll()
+            edits.removeAllOneByOne()
         }
 
         /// Where each of `edits` starts, counted from `id`: `isInserted`
@@ -126,70 +126,6 @@ struct ChangeDecoder: ~Copyable {
             case let .delete(object, target):
                 .delete(object: object, target: target)
             }
-        }
-    }
-
-    /// `Current.edits`: appended to without the uniqueness check an array
-    /// makes at every append (a call, and the spills around it: most of
-    /// the 38 instructions an edit's append took, a third of a merge of
-    /// sveltecomponent's edits being in changes of several), and emptied
-    /// by one store. Its storage is a reference, shared by copies of the
-    /// `Current` that holds it; none is made while it is filled, as a
-    /// `Current` is read in place and refilled by the next change.
-    struct EditList: RandomAccessCollection {
-        typealias Element = (edit: Edit, width: UInt64)
-
-        private final class Storage: ManagedBuffer<(count: Int, capacity: Int), Element> {
-            deinit {
-                withUnsafeMutablePointers { header, elements in _ = elements.deinitialize(count: header.pointee.count) }
-            }
-        }
-
-        private var storage = Self.storage(capacity: 4)
-
-        var startIndex: Int { 0 }
-        var endIndex: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.count } }
-        /// A range, not the default indices, which hold the list (retaining its storage).
-        var indices: Range<Int> { startIndex..<endIndex }
-
-        subscript(position: Int) -> Element {
-            precondition(position >= 0 && position < endIndex, "an edit's index is out of range")
-            return storage.withUnsafeMutablePointerToElements { $0[position] }
-        }
-
-        mutating func append(_ element: Element) {
-            let (count, capacity) = storage.withUnsafeMutablePointerToHeader { $0.pointee }
-            if count == capacity { grow() }
-            storage.withUnsafeMutablePointers { header, elements in
-                (elements + count).initialize(to: element)
-                header.pointee.count = count + 1
-            }
-        }
-
-        mutating func removeAll() {
-            storage.withUnsafeMutablePointers { header, elements in
-                _ = elements.deinitialize(count: header.pointee.count)
-                header.pointee.count = 0
-            }
-        }
-
-        /// Moves the edits into storage of twice the room. (Not inlined: a
-        /// change rarely has more edits than the last largest.)
-        @inline(never)
-        private mutating func grow() {
-            let larger = Self.storage(capacity: 2 * storage.withUnsafeMutablePointerToHeader { $0.pointee.capacity })
-            storage.withUnsafeMutablePointers { header, elements in
-                larger.withUnsafeMutablePointers { largerHeader, largerElements in
-                    largerElements.moveInitialize(from: elements, count: header.pointee.count)
-                    largerHeader.pointee.count = header.pointee.count
-                }
-                header.pointee.count = 0
-            }
-            storage = larger
-        }
-
-        private static func storage(capacity: Int) -> Storage {
-            unsafeDowncast(Storage.create(minimumCapacity: capacity) { _ in (count: 0, capacity: capacity) }, to: Storage.self)
         }
     }
 
@@ -382,7 +318,7 @@ struct ChangeDecoder: ~Copyable {
         // to find that out cost a single edit 30 instructions.
         if !current.operations.isEmpty { current.operations.removeAllOneByOne() }
         current.edit = nil
-        current.edits.removeAll()
+        if !current.edits.isEmpty { current.edits.removeAllKeepingCapacity() }
         if !current.scalars.isEmpty { current.scalars.removeAllKeepingCapacity() }
         var id = OpID(replica: replica, counter: counter)
         for _ in 0..<operationCount {
