@@ -175,7 +175,7 @@ import Testing
             try StoreSchema.migrator(upTo: 3).migrate(database)
             let remoteChanges = try Self.remoteChanges()
             var logged: [DocumentID: [Change]] = [:]
-            let replica = try database.write { db in
+            _ = try database.write { db in
                 let replica = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
                 for id in ["notes", "mixed", "compacted", "empty", "removed"] {
                     try db.execute(sql: "INSERT INTO documents(id, created_at) VALUES (?, 7)", arguments: [.text(id)])
