@@ -145,7 +145,7 @@ final class RequestDeadlines: @unchecked Sendable {
         connections.withLock { connections in
             guard connections[key(connection)]?.isClosing == false else { return }
             connections[key(connection)]?.stage = .sendingAnswer(bytes: bytes)
-            connections[key(connection)]?.deadline = deadline(after: seconds + bytes / minimumAnswerBytesPerSecond)
+            connections[key(connection)]?.deadline = deadline(after: secondsToTake(answerOf: bytes))
         }
     }
 
@@ -173,11 +173,16 @@ final class RequestDeadlines: @unchecked Sendable {
         for connection in closed {
             switch connection.stage {
             case .sendingAnswer(let bytes):
-                logLine("closed the connection from \(connection.client): it did not take its answer of \(bytes) bytes within \(seconds + bytes / minimumAnswerBytesPerSecond) s")
+                logLine("closed the connection from \(connection.client): it did not take its answer of \(bytes) bytes within \(secondsToTake(answerOf: bytes)) s")
             case .awaitingRequest, .handling:
                 logLine("closed the connection from \(connection.client): its request was not complete within \(seconds) s")
             }
         }
+    }
+
+    /// How long a client has to take an answer of `bytes` bytes.
+    private func secondsToTake(answerOf bytes: Int) -> Int {
+        seconds + bytes / minimumAnswerBytesPerSecond
     }
 
     /// Nil when there are no deadlines.
