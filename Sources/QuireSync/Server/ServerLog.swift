@@ -432,8 +432,9 @@ public final class ServerLog: Sendable {
             // id twice) is never ready: dropped, or it would count against the
             // limit for good, as the document's own copy drops it.
             let held = versions[id, default: VersionVector()]
-            for change in waiting where change.id.counter <= held[change.replica] { try unpark(change, of: id, db) }
-            waiting.removeAll { $0.id.counter <= held[$0.replica] }
+            let taken = waiting.partition { $0.id.counter <= held[$0.replica] }
+            for change in waiting[taken...] { try unpark(change, of: id, db) }
+            waiting.removeSubrange(taken...)
             guard !checkLimit || waiting.count <= limits.maxParkedPerDocument else {
                 throw SyncFailure(status: 413, "\(waiting.count) changes of document \(id) would wait for missing dependencies, "
                     + "above the limit of \(limits.maxParkedPerDocument): send the changes they depend on first")
