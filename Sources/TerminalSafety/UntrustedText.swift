@@ -16,7 +16,9 @@ public enum UntrustedText {
     /// feed, unless `asOneLine` (a table's cell, which they would push out
     /// of its column); C1 controls and `isHidden` scalars (bidirectional
     /// controls, other format characters) as `<U+XXXX>`, as `less` shows
-    /// them. Specs/cli.md, "Control and invisible characters".
+    /// them, and so are the Hangul fillers where they draw nothing (a title
+    /// of U+3164 alone looks empty). Specs/cli.md, "Control and invisible
+    /// characters".
     public static func safe(_ text: String, asOneLine: Bool = false) -> String {
         // Printable ASCII, most text, needs nothing: checked a byte at a time.
         guard text.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }) else { return text }
@@ -29,7 +31,8 @@ public enum UntrustedText {
             case 0x00..<0x20: result.append(contentsOf: "^\(Unicode.Scalar(UInt8(scalar.value + 0x40)))".unicodeScalars)
             case 0x7F: result.append(contentsOf: "^?".unicodeScalars)
             case 0x80..<0xA0: result.append(contentsOf: codePoint(scalar).unicodeScalars)
-            case _ where isHidden(scalar): result.append(contentsOf: codePoint(scalar).unicodeScalars)
+            case _ where isHidden(scalar) || isLoneHangulFiller(at: index, in: scalars):
+                result.append(contentsOf: codePoint(scalar).unicodeScalars)
             default: result.append(scalar)
             }
         }
@@ -58,5 +61,28 @@ public enum UntrustedText {
         case 0x2028, 0x2029: true
         default: scalar.properties.generalCategory == .format
         }
+    }
+
+    /// Whether the scalar at `index` is a Hangul filler that draws nothing:
+    /// the compatibility fillers (U+3164, and U+FFA0 half width) always;
+    /// the conjoining ones only outside a syllable, as the choseong filler
+    /// U+115F before a vowel and the jungseong filler U+1160 after a
+    /// leading consonant spell archaic Hangul, which terminals draw. They
+    /// are letters (Lo), not format characters, so `isHidden` misses them.
+    private static func isLoneHangulFiller(at index: Int, in scalars: [Unicode.Scalar]) -> Bool {
+        switch scalars[index].value {
+        case 0x3164, 0xFFA0: return true
+        case 0x115F:
+            guard index + 1 < scalars.count else { return true }
+            return !isJamo(scalars[index + 1], in: [0x1161...0x11A7, 0xD7B0...0xD7C6])  // vowels
+        case 0x1160:
+            guard index > 0 else { return true }
+            return !isJamo(scalars[index - 1], in: [0x1100...0x115E, 0xA960...0xA97C])  // leading consonants
+        default: return false
+        }
+    }
+
+    private static func isJamo(_ scalar: Unicode.Scalar, in ranges: [ClosedRange<UInt32>]) -> Bool {
+        ranges.contains { $0.contains(scalar.value) }
     }
 }

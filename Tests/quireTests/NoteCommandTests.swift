@@ -223,6 +223,25 @@ import Testing
         }
     }
 
+    /// A Hangul filler draws nothing, so a title of one alone would look
+    /// empty and a tag holding one would look like another tag; where it
+    /// spells a syllable of archaic Hangul (a filler beside a conjoining
+    /// letter) it is drawn, and stays.
+    @Test func hangulFillersThatDrawNothingAreShown() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let title = "\u{3164}"
+            let body = "한글 \u{1100}\u{1160} \u{115F}\u{1161} \u{115F}\u{1160} x\u{FFA0}"
+            let id = try quire.ok(["note", "new", "--title", title, "--body", body, "--tag", "admin\u{3164}"])
+                .trimmingCharacters(in: .newlines)
+            let listed = try quire.ok(["note", "list"])
+            #expect(listed.contains("  <U+3164>  admin<U+3164>  "))
+            let shownBody = "한글 \u{1100}\u{1160} \u{115F}\u{1161} <U+115F><U+1160> x<U+FFA0>"
+            #expect(try quire.runOnTerminal(["note", "show", id]).hasSuffix("\r\n\r\n" + shownBody + "\r\n"))
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\n" + body + "\n"))
+        }
+    }
+
     /// On a terminal in colour, Quire's own styles are escape sequences and
     /// a note's are shown, so a synced title cannot hide text (ESC [8m) or
     /// forge a style mark.
