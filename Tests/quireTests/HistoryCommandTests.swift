@@ -254,6 +254,32 @@ import Testing
         }
     }
 
+    /// `blame --tags` names the change that added each tag: a tag added on
+    /// two stores at once, shown once by the listings, is listed for both
+    /// changes, so the person sees why `--untag` is needed on neither.
+    @Test func blameOfTagsNamesTheChangeThatAddedEach() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, id, l, p) = (stores.laptop, stores.id, stores.laptopReplica, stores.phoneReplica)
+            #expect(try quire.ok(["blame", id, "--tags"], store: laptop) == "The note has no tags.\n")
+            try stores.editBothAndMerge(laptop: ["--tag", "home"], phone: ["--tag", "home", "--tag", "food"])
+            let tags = try #require(try quire.run(["blame", id, "--tags", "--json"], store: laptop).json() as? [[String: Any]])
+            let added = tags.map { "\($0["tag"] as? String ?? "?") by \($0["replica"] as? String ?? "?")" }
+            #expect(added.sorted() == ["food by \(p)", "home by \(l)", "home by \(p)"].sorted())
+            let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
+            let changes = Set(log.compactMap { $0["id"] as? String })
+            #expect(tags.allSatisfy { changes.contains($0["change"] as? String ?? "") })
+            let food = try #require(tags.first { $0["tag"] as? String == "food" })
+            let home = try #require(tags.first { $0["tag"] as? String == "home" && $0["replica"] as? String == p })
+            #expect(food["change"] as? String == home["change"] as? String)  // one edit added both
+            #expect((food["lamport"] as? Int).map { $0 != home["lamport"] as? Int } == true)
+            let text = try quire.ok(["blame", id, "--tags"], store: laptop).split(separator: "\n")
+            #expect(text.first?.hasPrefix("CHANGE") == true && text.count == 4)
+            let both = try quire.run(["blame", id, "--tags", "--title"], store: laptop)
+            #expect(both.status == 64 && both.stderr.contains("--title and --tags exclude each other"))
+        }
+    }
+
     @Test func blameTellsWhoTypedEachCharacterOfAMergedTitle() throws {
         try withRunner { quire in
             let stores = try MergeStoryTests.TwoStores(quire)

@@ -107,13 +107,16 @@ enum HistoryCommands {
 
     static let blame = Command(
         name: "blame",
-        summary: "Show a note's body (or title) with each run of characters attributed to the change that inserted it, and its Lamport stamps, which order insertions made at one place at once.",
-        usage: ["ID [--title] [--json]"],
+        summary: "Show a note's body (or title) with each run of characters attributed to the change that inserted it, and its Lamport stamps, which order insertions made at one place at once; or its tags, each with the change that added it.",
+        usage: ["ID [--title | --tags] [--json]"],
         arguments: [NoteCommands.noteArgument],
-        options: [Option(name: "--title", help: "Blame the title instead of the body: concurrent retitles merge character by character."), .json],
-        examples: ["quire blame 0190f1c2", "quire blame 0190f1c2 --title"],
+        options: [Option(name: "--title", help: "Blame the title instead of the body: concurrent retitles merge character by character."),
+                  Option(name: "--tags", help: "Blame the tags: which change added each (a tag two replicas added at once is listed twice)."), .json],
+        examples: ["quire blame 0190f1c2", "quire blame 0190f1c2 --title", "quire blame 0190f1c2 --tags"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
+            if invocation.flag("--title") && invocation.flag("--tags") { throw invocation.usageError("--title and --tags exclude each other") }
+            if invocation.flag("--tags") { return try blameTags(invocation) }
             let context = invocation.context
             let key = invocation.flag("--title") ? Note.Key.title : Note.Key.body
             let (store, id) = try invocation.openStoreAndNote()
@@ -140,4 +143,31 @@ enum HistoryCommands {
             }
             context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"], rows: rows))
         })
+
+    private static func blameTags(_ invocation: Invocation) throws {
+        let context = invocation.context
+        let (store, id) = try invocation.openStoreAndNote()
+        let history = try DocumentHistory(id, in: store)
+        let tags = try store.read(history.id) { try Blame.tags(of: $0, history: history) }
+        if invocation.flag("--json") {
+            context.output.print(jsonArray: tags.lazy.map { tag in
+                .object([
+                    "tag": .string(tag.tag),
+                    "change": .string(tag.change.id.description), "replica": .string(tag.change.replica.description),
+                    "lamport": .integer(tag.lamport),
+                    "time": RelativeTime.json(tag.change.date),
+                ])
+            })
+            return
+        }
+        guard !tags.isEmpty else {
+            context.output.print("The note has no tags.")
+            return
+        }
+        let rows = tags.map { tag in
+            [context.output.styled(tag.change.id.description, .yellow), "\(tag.lamport)",
+             RelativeTime.describe(tag.change.date), tag.tag]
+        }
+        context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "TAG"], rows: rows))
+    }
 }

@@ -1,6 +1,7 @@
 import Quire
 
-/// `quire blame`: the visible body (or title) cut into pieces, each inserted by one change.
+/// `quire blame`: the visible body (or title) cut into pieces, each
+/// inserted by one change; or the tags, each with the change that added it.
 enum Blame {
     struct Piece {
         /// Where the piece starts in the text, in characters (Unicode scalars).
@@ -39,5 +40,26 @@ enum Blame {
             }
         }
         return pieces
+    }
+
+    struct Tag {
+        let tag: String
+        let change: Change
+        /// The Lamport stamp of the operation that put the tag in the list.
+        let lamport: UInt64
+    }
+
+    /// The note's tags in list order, each with the change that added it.
+    /// Unlike the listings (`Note.tags`), a tag two replicas added at once
+    /// is here twice: two changes added it, and `--untag` removes both.
+    static func tags(of document: Document, history: DocumentHistory) throws -> [Tag] {
+        guard case .object(.list, let list)? = try document.get(.root, key: Note.Key.tags) else { return [] }
+        return try zip(document.list(list), document.elementIDs(list)).compactMap { value, id in
+            guard case .scalar(.string(let tag)) = value else { return nil }
+            guard let change = history.change(containing: id) else {
+                throw CLIError.failure("document \(history.id) has no logged change holding \(id); its history may have been compacted")
+            }
+            return Tag(tag: tag, change: change, lamport: change.lamport + (id.counter - change.id.counter))
+        }
     }
 }
