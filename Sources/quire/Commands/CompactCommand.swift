@@ -68,7 +68,7 @@ enum CompactCommand {
             // What was done stays done; exit 1 for what was not.
             if let vacuumFailure {
                 failures.append("the file was not written again without its free pages (\(after.freeBytes) bytes stay free, for later writes): "
-                    + Self.why(vacuumFailure) + "; the compaction is done and nothing was lost; once that is mended, "
+                    + Self.why(vacuumFailure, usedBytes: after.fileBytes - after.freeBytes) + "; the compaction is done and nothing was lost; once that is mended, "
                     + "`quire compact` gives them back\nSQLite's report: \(vacuumFailure)")
             }
             if !failures.isEmpty {
@@ -87,14 +87,17 @@ enum CompactCommand {
         }
     }
 
-    /// Why a vacuum failed, said so that the user can mend it.
-    private static func why(_ error: DatabaseError) -> String {
-        switch error.fileProblem {
-        case .diskFull: "the disk is full (a vacuum needs free disk about twice the store's used bytes: on the store's disk and in the temporary directory); make room"
+    /// Why a vacuum of a file using `usedBytes` failed, said so that the
+    /// user can mend it.
+    private static func why(_ error: DatabaseError, usedBytes: Int64) -> String {
+        let room = "a vacuum needs about \(2 * usedBytes) bytes free (twice the store's used bytes: a copy in the temporary directory, "
+            + "then one beside the store); make room"
+        return switch error.fileProblem {
+        case .diskFull: "the disk is full; " + room
         case .busy: "another process kept the store locked for \(Database.busyTimeout / 1000) s; try again once it is done"
         case .readOnly: "the store is read-only; check that you may write to the file and to its directory"
         case .damaged: "SQLite found the file damaged; `quire inspect` reports what is wrong with it"
-        case nil: "SQLite could not do it"
+        case nil: "SQLite could not write it; " + room
         }
     }
 
