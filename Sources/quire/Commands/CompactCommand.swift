@@ -2,7 +2,7 @@ import Foundation
 import JSONText
 import Quire
 
-/// `quire compact [ID...] [--drop-history [--all]] [--json]`: gives a
+/// `quire compact [ID... | --all] [--drop-history] [--json]`: gives a
 /// store's space back (Specs/cli.md, "Compaction"; Specs/storage.md,
 /// "Compaction" and "Growth").
 enum CompactCommand {
@@ -14,7 +14,7 @@ enum CompactCommand {
         usage: ["[ID... | --all] [--json]", "ID... --drop-history [--json]", "--drop-history --all [--json]"],
         arguments: [Command.Argument(name: "ID", help: "A note to compact: its id, or any prefix of it that no other note's id starts with; none: every note, removed ones too.")],
         options: [
-            Option(name: "--drop-history", help: "Also delete the changes of these notes that every peer holds (local changes not yet sent stay), for good: "
+            Option(name: "--drop-history", help: "Also delete these notes' logged changes for good: other replicas', and local ones every peer holds (local changes not yet sent stay); "
                 + "log, blame, diff, show --at and conflicts of a note that lost some no longer work (they replay its whole history), "
                 + "and a store served over `quire serve --stdio` can no longer send a client a deleted change (its sync refuses the note). "
                 + "Needs the notes named, or --all."),
@@ -78,12 +78,13 @@ enum CompactCommand {
 
     /// How many changes the logs of `ids` hold: the difference is what
     /// --drop-history deleted, and what stays is worth a word when a user
-    /// expected it gone.
+    /// expected it gone. A log that does not decode (a damaged change)
+    /// counts none: its note's compaction fails and says why.
     private static func loggedChanges(of ids: [DocumentID], in path: String) throws -> Int {
         let database = try Database(path: path, readOnly: true)
         defer { database.close() }
         return try database.read { db in
-            try ids.reduce(0) { count, id in count + (try ChangeLog.changes(document: id.rawValue, after: 0, db).changes.count) }
+            ids.reduce(0) { count, id in count + ((try? ChangeLog.changes(document: id.rawValue, after: 0, db).changes.count) ?? 0) }
         }
     }
 
@@ -128,7 +129,7 @@ enum CompactCommand {
             }
             let count = notes.count == 1 ? "1 note" : "\(notes.count) notes"
             if historyDropped {
-                output.print("Compacted \(count), dropping the history every peer holds:")
+                output.print("Compacted \(count), dropping \(notes.count == 1 ? "its" : "their") history:")
                 for note in notes { output.print("  \(note.id.rawValue.prefix(idLength)) \(note.title)") }
                 output.print("\(changesBefore - changesAfter) of \(changesBefore) logged changes deleted; \(changesAfter) stay: local changes "
                     + "a peer lacks (all of a note's, until a peer has acknowledged some: sync first), and each note's newest.")
