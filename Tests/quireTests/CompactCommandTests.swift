@@ -149,6 +149,26 @@ import Testing
         }
     }
 
+    /// A note whose change is damaged cannot be compacted (its snapshot
+    /// cannot be made): it is named, and the other notes are compacted.
+    @Test func aDamagedNoteIsNamedAndTheOthersCompacted() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let damaged = try quire.ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
+            let sound = try quire.ok(["note", "new", "--title", "second"]).trimmingCharacters(in: .newlines)
+            let database = try Database(path: quire.store)
+            try database.write { db in
+                try db.execute(sql: "UPDATE changes SET data = x'00112233' WHERE document = (SELECT number FROM documents WHERE id = ?)", arguments: [.text(damaged)])
+            }
+            database.close()
+
+            let result = try quire.run(["compact", "--json"])
+            #expect(result.status == 1)
+            #expect((try result.json() as? [String: Any])?["notes"] as? [[String: String]] == [["id": sound, "title": "second"]])
+            #expect(result.stderr.hasPrefix("error: note \(damaged): "), "\(result.stderr)")
+        }
+    }
+
     @Test func usageErrorsAndHelp() throws {
         try withRunner { quire in
             try quire.ok(["init"])
