@@ -741,13 +741,38 @@ public final class DocumentStore: @unchecked Sendable {
     /// (`Database.vacuumIfMostlyFree`); a vacuum that fails leaves the file
     /// as it was and does not fail the compaction.
     public func compact(_ id: DocumentID, keepHistory: Bool) throws {
+        try compactLeavingFreePages(id, keepHistory: keepHistory)
+        // Outside the store's lock: calls that need only the documents in
+        // memory go on meanwhile; those that need the file wait for it.
+        database.vacuumIfMostlyFree()
+    }
+
+    /// `compact(_:keepHistory:)` without its vacuum, for a caller that
+    /// compacts many documents and then vacuums once (`quire compact`):
+    /// each compaction's vacuum would copy the file again.
+    package func compactLeavingFreePages(_ id: DocumentID, keepHistory: Bool) throws {
         try locked { try retryingChangedElsewhere { isRetry in
             var entry = try takeIdle(id, fromFile: isRetry)
             try releasing(id, &entry) { try writeSnapshot(id, &$0, compacting: keepHistory ? .keepHistory : .dropHistory) }
         } }
-        // Outside the store's lock: calls that need only the documents in
-        // memory go on meanwhile; those that need the file wait for it.
-        database.vacuumIfMostlyFree()
+    }
+
+    /// The file's size and free pages, as committed.
+    package func freeSpace() throws -> FreeSpace {
+        try refuseNestedCall()
+        return try database.freeSpace()
+    }
+
+    /// Gives the file's free pages back now, whatever its size
+    /// (`Database.vacuum()`): the vacuum a user asks for (`quire compact`),
+    /// where the store's own (`Database.vacuumIfMostlyFree`) leaves a file
+    /// using over 32 MiB as it is, as it holds the write lock while it
+    /// copies. Throws the `DatabaseError` of a vacuum that failed (a full
+    /// disk: it needs about twice the used bytes free), which leaves the
+    /// file as it was.
+    package func vacuum() throws {
+        try refuseNestedCall()
+        try database.vacuum()
     }
 
     // MARK: Backup

@@ -196,11 +196,7 @@ import Testing
             try quire.ok(["init"])
             let damaged = try quire.ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
             try quire.ok(["note", "new", "--title", "second"])
-            let database = try Database(path: quire.store)
-            try database.write { db in
-                try db.execute(sql: "UPDATE changes SET data = x'00112233' WHERE document = (SELECT number FROM documents WHERE id = ?)", arguments: [.text(damaged)])
-            }
-            database.close()
+            try quire.damageTheChanges(ofNote: damaged)
 
             let listed = try quire.run(["note", "list"])
             #expect(listed.status == 1)

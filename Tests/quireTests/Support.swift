@@ -128,6 +128,16 @@ struct QuireRunner {
         try page("d9d505f920a163d700000000777bf9c2000000000000020000001000", size: 512).write(to: URL(fileURLWithPath: store + "-journal"))
     }
 
+    /// Overwrites the logged changes of note `id` with bytes that decode
+    /// as no change: what a disk's damage leaves.
+    func damageTheChanges(ofNote id: String) throws {
+        let database = try Database(path: store)
+        defer { database.close() }
+        try database.write { db in
+            try db.execute(sql: "UPDATE changes SET data = x'00112233' WHERE document = (SELECT number FROM documents WHERE id = ?)", arguments: [.text(id)])
+        }
+    }
+
     func remove() {
         try? FileManager.default.removeItem(atPath: directory)
     }

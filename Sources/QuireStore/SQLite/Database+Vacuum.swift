@@ -46,25 +46,23 @@ extension Database {
     @discardableResult
     package func vacuumIfMostlyFree() -> Bool {
         guard let space = try? freeSpace(), space.isWorthVacuuming else { return false }
-        return vacuum()
+        return (try? vacuum()) != nil
     }
 
     /// Writes the file again without its free pages (SQLite's `VACUUM`),
     /// then checkpoints, so that the file itself shrinks now unless another
     /// connection still reads an older state (the next checkpoint then does
-    /// it). True if it vacuumed.
+    /// it).
     ///
-    /// Best effort: a vacuum needs free disk about twice what the file
-    /// uses (the copy it makes in the temporary directory, then the `-wal`)
-    /// and the write lock, which it waits for as any write does; one that
-    /// fails or is killed leaves the file as it was, and is not an error
-    /// for the operation that asked for it. Call it outside any
-    /// transaction.
-    @discardableResult
-    package func vacuum() -> Bool {
-        guard (try? execute(sql: "VACUUM")) != nil else { return false }
+    /// A vacuum needs free disk about twice what the file uses (the copy
+    /// it makes in the temporary directory, then the `-wal`) and the write
+    /// lock, which it waits for as any write does; one that fails (the
+    /// `DatabaseError` thrown) or is killed leaves the file as it was. The
+    /// store's own vacuums are best effort (`try?`): not an error for the
+    /// operation that asked for them. Call it outside any transaction.
+    package func vacuum() throws {
+        try execute(sql: "VACUUM")
         // PASSIVE: waits for no reader; what they still read stays in the `-wal`.
         _ = try? query(sql: "PRAGMA wal_checkpoint(PASSIVE)")
-        return true
     }
 }

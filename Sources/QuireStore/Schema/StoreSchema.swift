@@ -37,7 +37,7 @@ public enum StoreSchema {
     public static func upgrade(_ database: Database) throws -> [Int] {
         let applied = try migrator.migrate(database)
         if let first = applied.first, first > 1, applied.contains(versionNumberingDocuments) {
-            database.vacuum()
+            try? database.vacuum()
         }
         return applied
     }

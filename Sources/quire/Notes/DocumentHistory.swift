@@ -14,8 +14,16 @@ struct DocumentHistory {
     /// 10,000 changes).
     private let changesByReplica: [ReplicaID: [Change]]
 
+    /// The store's log of note `id`; a failure saying so when changes of
+    /// it were compacted away (`quire compact --drop-history`): what
+    /// needs the history cannot work from the rest.
     init(_ id: DocumentID, in store: DocumentStore) throws {
-        self.init(id, changes: try store.changes(id), replica: store.replicaID)
+        do {
+            self.init(id, changes: try store.changes(id), replica: store.replicaID)
+        } catch StoreError.historyCompacted {
+            throw CLIError.failure("changes of note \(id) were deleted by `quire compact --drop-history`, and log, blame, diff, show --at "
+                + "and conflicts replay its whole history; the note itself is whole: `quire note show \(id)`")
+        }
     }
 
     /// `changes` in a causal order: a store's log, or one with changes
