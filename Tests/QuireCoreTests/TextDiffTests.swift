@@ -109,20 +109,78 @@ import QuireTestSupport
         #expect(touched(edits) == 3_000 * 10)  // "alpha" deleted and "ALPHA" inserted on each line
     }
 
-    /// One line of 20,000 words with 1,000 of them each replaced by two:
-    /// too many differences for a search at any level, and the sides no
-    /// longer have as many words to pair in place. Searches that each go
-    /// on from the furthest point the last reached still keep every word
-    /// that did not change, instead of recording the line replaced.
-    @Test func thousandsOfWordsChangedInOneLongLineTouchOnlyThem() {
+    /// One line of 20,000 words with 1,000 of them each replaced by two
+    /// (and 50,000 with 2,500, the note review80 found recorded as the line
+    /// replaced): too many differences for a search at any level, and the
+    /// sides no longer have as many words to pair in place. Searches that
+    /// each go on from the furthest point the last reached still keep
+    /// every word that did not change, within the bound on the work.
+    @Test(arguments: [20_000, 50_000])
+    func thousandsOfWordsChangedInOneLongLineTouchOnlyThem(wordCount: Int) {
         var rng = SeededGenerator(seed: 21)
-        let words = (0..<20_000).map { _ in String((0..<Int.random(in: 2...6, using: &rng)).map { _ in "abcdefgh".randomElement(using: &rng)! }) }
+        let words = (0..<wordCount).map { _ in String((0..<Int.random(in: 2...6, using: &rng)).map { _ in "abcdefgh".randomElement(using: &rng)! }) }
         var changed = words
         for index in stride(from: 10, to: words.count, by: 20) { changed[index] = "NEW TWO" }
         let (old, new) = (Array(words.joined(separator: " ").unicodeScalars), Array(changed.joined(separator: " ").unicodeScalars))
-        let edits = TextDiff.edits(from: old, to: new)
+        var searches = TextDiff.Searches(maxDistance: TextDiff.maxDistance)
+        let edits = TextDiff.edits(from: old, to: new, searches: &searches)
         #expect(apply(edits, to: old, new: new) == new)
-        #expect(touched(edits) <= 1_000 * (6 + 7))  // at most each old word and "NEW TWO"
+        #expect(touched(edits) <= wordCount / 20 * (6 + 7))  // at most each old word and "NEW TWO"
+        #expect(searches.steps <= stepBound(old.count, new.count, isText: true))
+    }
+
+    /// The most search steps a diff of `n` and `m` elements takes, by the
+    /// rule Specs/storage.md gives: 2 × (D + 1) × (n + m + D), D being
+    /// `maxDistance`, and six times that for a text (its scalars, lines
+    /// and words each searched).
+    func stepBound(_ n: Int, _ m: Int, isText: Bool) -> Int {
+        (isText ? 6 : 1) * 2 * (TextDiff.maxDistance + 1) * (n + m + TextDiff.maxDistance)
+    }
+
+    /// A list (no lines or words to go by) with thousands of elements
+    /// changed: compared element by element a search at a time, what did
+    /// not change is kept rather than the list replaced.
+    @Test func aListPastMaxDistanceKeepsWhatDidNotChange() {
+        let old = Array(0..<10_000)
+        var new: [Int] = []
+        for element in old { new += element % 4 == 1 ? [-element, -element - 1] : [element] }
+        var searches = TextDiff.Searches(maxDistance: TextDiff.maxDistance)
+        let edits = script(TextDiff.keptRuns(old[...], new[...], tokenizers: [], searches: &searches), old, new)
+        #expect(apply(edits, to: old, new: new) == new)
+        #expect(touched(edits) == 2_500 * 3)  // each changed element deleted, its two inserted
+        #expect(touched(edits) > TextDiff.maxDistance)
+        #expect(searches.steps <= stepBound(old.count, new.count, isText: false))
+    }
+
+    /// The edits of `keptRuns`' runs between `old` and `new`.
+    func script<Element>(_ kept: [TextDiff.Run], _ old: [Element], _ new: [Element]) -> [TextDiff.Edit] {
+        TextDiff.script(keeping: kept, oldCount: old.count, newCount: new.count)
+    }
+
+    /// Sequences sharing nothing, lists and texts (one long line, lines
+    /// of another count, as many lines), take no more steps than the bound.
+    @Test func sequencesSharingNothingFinishWithinTheStepBound() {
+        let (old, new) = (Array(0..<8_000), Array(8_000..<18_000))
+        var searches = TextDiff.Searches(maxDistance: TextDiff.maxDistance)
+        let edits = script(TextDiff.keptRuns(old[...], new[...], tokenizers: [], searches: &searches), old, new)
+        #expect(apply(edits, to: old, new: new) == new)
+        #expect(searches.steps <= stepBound(old.count, new.count, isText: false))
+
+        var rng = SeededGenerator(seed: 23)
+        func text(lines: Int, wordsPerLine: Int, letters: String) -> [Unicode.Scalar] {
+            Array((0..<lines).map { _ in
+                (0..<wordsPerLine).map { _ in String((0..<Int.random(in: 1...6, using: &rng)).map { _ in letters.randomElement(using: &rng)! }) }
+                    .joined(separator: " ")
+            }.joined(separator: "\n").unicodeScalars)
+        }
+        for (oldText, newText) in [(text(lines: 1, wordsPerLine: 10_000, letters: "abcd"), text(lines: 1, wordsPerLine: 8_000, letters: "wxyz")),
+                                   (text(lines: 1_000, wordsPerLine: 10, letters: "abcd"), text(lines: 800, wordsPerLine: 10, letters: "wxyz")),
+                                   (text(lines: 3_000, wordsPerLine: 10, letters: "abcd"), text(lines: 3_000, wordsPerLine: 10, letters: "wxyz"))] {
+            var searches = TextDiff.Searches(maxDistance: TextDiff.maxDistance)
+            let edits = TextDiff.edits(from: oldText, to: newText, searches: &searches)
+            #expect(apply(edits, to: oldText, new: newText) == newText)
+            #expect(searches.steps <= stepBound(oldText.count, newText.count, isText: true))
+        }
     }
 
     @Test func refinedScriptsRoundTrip() {
@@ -135,7 +193,8 @@ import QuireTestSupport
                 else { new.insert("ac \n".unicodeScalars.randomElement(using: &rng)!, at: Int.random(in: 0...new.count, using: &rng)) }
             }
             // Tiny limits make the searches give up, and the lines and words take over.
-            let edits = TextDiff.edits(from: old, to: new, maxDistance: Int.random(in: 0...4, using: &rng))
+            var searches = TextDiff.Searches(maxDistance: Int.random(in: 0...4, using: &rng))
+            let edits = TextDiff.edits(from: old, to: new, searches: &searches)
             #expect(apply(edits, to: old, new: new) == new)
         }
     }
@@ -293,8 +352,8 @@ import QuireTestSupport
                 }
             }
             // Tiny limits make the word by word search give up, and lines take over.
-            let limit = Bool.random(using: &rng) ? TextDiff.maxDistance : Int.random(in: 0...4, using: &rng)
-            let edits = TextDiff.wordEdits(from: old, to: new, maxDistance: limit)
+            var searches = TextDiff.Searches(maxDistance: Bool.random(using: &rng) ? TextDiff.maxDistance : Int.random(in: 0...4, using: &rng))
+            let edits = TextDiff.wordEdits(from: old, to: new, searches: &searches)
             #expect(check.apply(edits, to: old, new: new) == new, "seed \(seed)")
             for edit in ranges(edits) {
                 let text = edit.isInsertion ? new : old

@@ -124,6 +124,19 @@ import QuireTestSupport
         #expect(try store.read(id) { try $0.read(Contact.self, from: .root) } == edited)
     }
 
+    /// A list written with more elements differing than one search of
+    /// `TextDiff` takes (2,000) is diffed all the same. Written as deleted
+    /// and inserted whole, it brought back what another replica deleted
+    /// meanwhile, and where both wrote such a list, each element they both
+    /// kept came twice.
+    @Test func listsDifferingPastOneSearchMergeWithoutDuplicates() throws {
+        let base = Array(1...7_500)
+        let onLaptop = base.filter { $0 % 2 != 0 }  // 3,750 deleted
+        let onPhone = base.filter { $0 % 3 != 0 }   // 2,500 deleted
+        #expect(try merged(["values": base], ["values": onLaptop], ["values": onPhone])
+                == ["values": base.filter { $0 % 2 != 0 && $0 % 3 != 0 }])
+    }
+
     @Test func replicasEditingDifferentFieldsAndPartsOfATextMerge() throws {
         let (laptop, id) = try store(with: Self.ada)
         let phone = try DocumentStore.inMemory()

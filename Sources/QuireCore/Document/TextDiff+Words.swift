@@ -20,42 +20,24 @@ extension TextDiff {
     /// script: changes are recorded with `edits(from:to:)`, which touches
     /// only the characters that differ.
     public static func wordEdits(from old: [Unicode.Scalar], to new: [Unicode.Scalar]) -> [Edit] {
-        wordEdits(from: old, to: new, maxDistance: maxDistance)
+        var searches = Searches(maxDistance: maxDistance)
+        return wordEdits(from: old, to: new, searches: &searches)
     }
 
     /// `wordEdits(from:to:)` with another search limit, for tests of the line by line comparison.
-    static func wordEdits(from old: [Unicode.Scalar], to new: [Unicode.Scalar], maxDistance: Int) -> [Edit] {
+    static func wordEdits(from old: [Unicode.Scalar], to new: [Unicode.Scalar], searches: inout Searches) -> [Edit] {
         var vocabulary: [ArraySlice<Unicode.Scalar>: Int] = [:]
         let oldWords = Words(old, vocabulary: &vocabulary)
         let newWords = Words(new, vocabulary: &vocabulary)
         let lineEnds = Set(vocabulary.filter { $0.key.last == "\n" }.values)
         let lines = Tokenizer<Int>(endingAt: { lineEnds.contains($0) })
-        let keptWords = searchingOnInGaps(keptRuns(oldWords.ids[...], newWords.ids[...], tokenizers: [lines], maxDistance: maxDistance),
-                                          oldWords.ids[...], newWords.ids[...], maxDistance: maxDistance)
+        let keptWords = keptRuns(oldWords.ids[...], newWords.ids[...], tokenizers: [lines], searches: &searches)
         let kept = keptWords.map { run in
             let (oldStart, newStart) = (oldWords.bounds[run.old], newWords.bounds[run.new])
             return (old: oldStart, new: newStart, length: oldWords.bounds[run.old + run.length] - oldStart)
         }
         return script(keeping: foldingShortSeparators(kept, in: old, newCount: new.count),
                       oldCount: old.count, newCount: new.count)
-    }
-
-    /// `kept`, runs of `a` and `b`, with the runs the stretches between
-    /// them share (`runsSearchingOnFromTheFurthest`). A stretch that no
-    /// level of `keptRuns` could compare (more than `maxDistance` words
-    /// differ in one long line) is otherwise shown replaced whole; one a
-    /// search compared shares nothing, and costs a search finding so.
-    private static func searchingOnInGaps(_ kept: [Run], _ a: ArraySlice<Int>, _ b: ArraySlice<Int>, maxDistance: Int) -> [Run] {
-        var runs: [Run] = []
-        var (old, new) = (a.startIndex, b.startIndex)
-        for run in kept + [(a.endIndex, b.endIndex, 0)] {
-            if run.old > old && run.new > new {
-                runs += runsSearchingOnFromTheFurthest(a[old..<run.old], b[new..<run.new], maxDistance: maxDistance)
-            }
-            if run.length > 0 { runs.append(run) }
-            (old, new) = (run.old + run.length, run.new + run.length)
-        }
-        return runs
     }
 
     /// A text as words, each numbered by its text in `vocabulary` (shared by

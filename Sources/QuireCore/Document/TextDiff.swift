@@ -1,20 +1,21 @@
 /// The edits that turn one sequence into another: a shortest edit script
 /// (Myers' O(ND) algorithm) after trimming the common prefix and suffix.
 ///
-/// Used wherever a whole new value replaces an old one (a Codable field, a
-/// note edited in `$EDITOR`), so that the change records only what was
-/// typed or deleted, and concurrent edits elsewhere in the text survive.
+/// Used wherever a whole new value replaces an old one (a Codable field or
+/// list, a note edited in `$EDITOR`), so that the change records only what
+/// was typed or deleted, and concurrent edits elsewhere survive.
 ///
 /// One search stops after `maxDistance` differences. Past that, text is
 /// compared line by line, then word by word, and the lines (or words) that
 /// differ are compared scalar by scalar: a long paste at the top of a note
-/// and a fix at its bottom leave the text between them alone. (Replacing
-/// it, as a single search's fallback would, brings back whatever another
-/// replica deleted there meanwhile.) Where too many lines differ but both
-/// texts have as many, line i is compared with line i (a word replaced
-/// throughout a note). A stretch that differs past every level (one long
-/// line where thousands of words changed) is compared word by word a
-/// search at a time, each going on from the furthest point the last reached.
+/// and a fix at its bottom leave the text between them alone. Where too
+/// many lines differ but both texts have as many, line i is compared with
+/// line i (a word replaced throughout a note). What no level compares (a
+/// list, which has no levels; one long line where thousands of words
+/// changed) is compared element by element a search at a time, each going
+/// on from the furthest point the last reached. Nothing is replaced whole
+/// for differing too much: that would bring back whatever another replica
+/// deleted there meanwhile, and duplicate what it kept.
 public enum TextDiff {
     /// One edit, in positions of the sequence as it is when the edit applies
     /// (edits are listed in the order to apply them).
@@ -27,22 +28,33 @@ public enum TextDiff {
     /// stays O((n + m) * maxDistance).
     public static let maxDistance = 2_000
 
+    /// What the searches of one diff share: where each gives up, and the
+    /// work they did, counted so that tests can hold it to its bound.
+    struct Searches {
+        /// Past this many differences, a search gives up.
+        let maxDistance: Int
+        /// Diagonals visited, and elements matched along them, by every search so far.
+        var steps = 0
+    }
+
     /// Edits turning `old` into `new`, applied left to right.
     public static func edits<Element: Equatable>(from old: [Element], to new: [Element]) -> [Edit] {
-        script(keeping: keptRuns(old[...], new[...], tokenizers: [], maxDistance: maxDistance), oldCount: old.count, newCount: new.count)
+        var searches = Searches(maxDistance: maxDistance)
+        return script(keeping: keptRuns(old[...], new[...], tokenizers: [], searches: &searches), oldCount: old.count, newCount: new.count)
     }
 
     /// Edits turning the text `old` into `new`, applied left to right,
     /// refined through lines and words when the scalars differ too much.
     public static func edits(from old: [Unicode.Scalar], to new: [Unicode.Scalar]) -> [Edit] {
-        edits(from: old, to: new, maxDistance: maxDistance)
+        var searches = Searches(maxDistance: maxDistance)
+        return edits(from: old, to: new, searches: &searches)
     }
 
-    /// `edits(from:to:)` with another search limit, for tests of the refinement.
-    static func edits(from old: [Unicode.Scalar], to new: [Unicode.Scalar], maxDistance: Int) -> [Edit] {
+    /// `edits(from:to:)` with another search limit, or its steps counted, for tests.
+    static func edits(from old: [Unicode.Scalar], to new: [Unicode.Scalar], searches: inout Searches) -> [Edit] {
         let levels = [Tokenizer<Unicode.Scalar>(endingAt: { $0 == "\n" }),
                       Tokenizer<Unicode.Scalar>(endingAt: { $0.properties.isWhitespace })]
-        return script(keeping: keptRuns(old[...], new[...], tokenizers: levels[...], maxDistance: maxDistance), oldCount: old.count, newCount: new.count)
+        return script(keeping: keptRuns(old[...], new[...], tokenizers: levels[...], searches: &searches), oldCount: old.count, newCount: new.count)
     }
 
     /// A run of elements both sequences keep: where it starts in each, and its length.
@@ -73,9 +85,10 @@ public enum TextDiff {
     /// suffix, and between them a shortest script's runs or, past
     /// `maxDistance`, the runs of the first of `tokenizers` whose tokens
     /// differ less, each stretch between them refined with the finer
-    /// tokenizers after it.
+    /// tokenizers after it; where no tokenizer helps, the runs found a
+    /// search at a time from the furthest point the failed search reached.
     static func keptRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
-                                                     tokenizers: ArraySlice<Tokenizer<Element>>, maxDistance: Int) -> [Run] {
+                                             tokenizers: ArraySlice<Tokenizer<Element>>, searches: inout Searches) -> [Run] {
         var prefix = 0
         while prefix < a.count, prefix < b.count, a[a.startIndex + prefix] == b[b.startIndex + prefix] { prefix += 1 }
         var suffix = 0
@@ -85,82 +98,77 @@ public enum TextDiff {
         let middleB = b.dropFirst(prefix).dropLast(suffix)
         var runs: [Run] = prefix > 0 ? [(a.startIndex, b.startIndex, prefix)] : []
         if !middleA.isEmpty && !middleB.isEmpty {
-            runs += commonRuns(middleA, middleB, maxDistance: maxDistance)
-                ?? tokenRuns(middleA, middleB, tokenizers: tokenizers, maxDistance: maxDistance)
+            let first = search(middleA, middleB, searches: &searches)
+            runs += first.found ? first.runs
+                : tokenRuns(middleA, middleB, tokenizers: tokenizers, searches: &searches)
+                    ?? first.runs + runsSearchingOn(middleA, middleB, from: first.end, searches: &searches)
         }
         if suffix > 0 { runs.append((middleA.endIndex, middleB.endIndex, suffix)) }
         return runs
     }
 
     /// The runs of whole tokens `a` and `b` share, by the first of
-    /// `tokenizers` that finds any within `maxDistance`, with the stretches
-    /// between them refined; past every level, the finest tokens' runs
-    /// found a search at a time (one long line where thousands of words
-    /// changed), so that what did not change is still kept.
+    /// `tokenizers` that finds any within `maxDistance` or, too many
+    /// differing, has as many tokens on both sides to pair in place, with
+    /// the stretches between them refined; nil if no tokenizer does.
     private static func tokenRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
-                                                      tokenizers: ArraySlice<Tokenizer<Element>>, maxDistance: Int) -> [Run] {
+                                                      tokenizers: ArraySlice<Tokenizer<Element>>, searches: inout Searches) -> [Run]? {
         for (level, tokenizer) in zip(tokenizers.indices, tokenizers) {
             let (tokensA, tokensB) = tokenizer.split(a, b)
-            let (idsA, idsB) = (tokensA.map(\.id)[...], tokensB.map(\.id)[...])
             let finer = tokenizers[(level + 1)...]
-            func refined(keeping keptTokens: [Run]) -> [Run] {
+            let keptTokens = search(tokensA.map(\.id)[...], tokensB.map(\.id)[...], searches: &searches)
+            if keptTokens.found && !keptTokens.runs.isEmpty {
                 var runs: [Run] = []
                 var (oldPosition, newPosition) = (a.startIndex, b.startIndex)
-                for (oldToken, newToken, count) in keptTokens {
+                for (oldToken, newToken, count) in keptTokens.runs {
                     let (oldStart, newStart) = (tokensA[oldToken].start, tokensB[newToken].start)
-                    runs += keptRuns(a[oldPosition..<oldStart], b[newPosition..<newStart], tokenizers: finer, maxDistance: maxDistance)
+                    runs += keptRuns(a[oldPosition..<oldStart], b[newPosition..<newStart], tokenizers: finer, searches: &searches)
                     let length = tokensA[oldToken + count - 1].end - oldStart
                     runs.append((oldStart, newStart, length))
                     (oldPosition, newPosition) = (oldStart + length, newStart + length)
                 }
-                return runs + keptRuns(a[oldPosition...], b[newPosition...], tokenizers: finer, maxDistance: maxDistance)
-            }
-            if let keptTokens = commonRuns(idsA, idsB, maxDistance: maxDistance), !keptTokens.isEmpty {
-                return refined(keeping: keptTokens)
+                return runs + keptRuns(a[oldPosition...], b[newPosition...], tokenizers: finer, searches: &searches)
             }
             // Too many tokens differ, but both sides have as many (a word
             // replaced on every line of a long note): each token is taken
             // for the one in its place, and the pair refined.
             if tokensA.count == tokensB.count && tokensA.count > 1 {
                 return zip(tokensA, tokensB).flatMap { old, new in
-                    keptRuns(a[old.start..<old.end], b[new.start..<new.end], tokenizers: finer, maxDistance: maxDistance)
+                    keptRuns(a[old.start..<old.end], b[new.start..<new.end], tokenizers: finer, searches: &searches)
                 }
             }
-            if finer.isEmpty {
-                // Nothing kept: refining the whole would repeat the search that failed.
-                let keptTokens = runsSearchingOnFromTheFurthest(idsA, idsB, maxDistance: maxDistance)
-                return keptTokens.isEmpty ? [] : refined(keeping: keptTokens)
-            }
         }
-        return []
+        return nil
     }
 
-    /// Myers' greedy forward search; `nil` past `maxDistance`.
-    private static func commonRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
-                                                       maxDistance: Int) -> [Run]? {
-        let search = Search(a, b, maxDistance: maxDistance)
-        return search.found ? search.runs(endingAt: (a.count, b.count)) : nil
+    /// Myers' greedy forward search from the starts of `a` and `b`: the
+    /// runs of a shortest script (`found`) or, past `maxDistance`, of a
+    /// shortest path to the furthest point it reached; `end`, that path's
+    /// end in offsets into `a` and `b`, is nil if it got nowhere. Only the
+    /// runs are kept, not the frontiers walked back to find them.
+    private static func search<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>, searches: inout Searches)
+        -> (runs: [Run], found: Bool, end: (old: Int, new: Int)?) {
+        let search = Search(a, b, searches: &searches)
+        let end = search.found ? (old: a.count, new: b.count) : search.furthest
+        return (end.map(search.runs(endingAt:)) ?? [], search.found, end)
     }
 
-    /// The runs `a` and `b` share along a path that is shortest to each
-    /// point it passes, found a search at a time: each search that gives up
-    /// past `maxDistance` keeps its path to the furthest point it reached,
-    /// and the next starts there (the heuristic GNU diff and git use when a
-    /// search grows too expensive). A search costs O(`maxDistance` × the
-    /// length it covers), the whole O(`maxDistance` × the length of both),
-    /// and none holds more than one search's frontiers: for a text too
-    /// different for one search, where the levels of `keptRuns` found
-    /// nothing to go by (one long line).
-    static func runsSearchingOnFromTheFurthest<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
-                                                                    maxDistance: Int) -> [Run] {
+    /// The runs `a` and `b` share from `start` (offsets into each, where a
+    /// failed search got furthest) on, found a search at a time: each
+    /// search that gives up past `maxDistance` keeps its path to the
+    /// furthest point it reached, and the next starts there (the heuristic
+    /// GNU diff and git use when a search grows too expensive). A search
+    /// that gives up after D differences passes at least D elements, so
+    /// the searches together cost O(`maxDistance` × (the length of both +
+    /// `maxDistance`)), and none holds more than one search's frontiers.
+    private static func runsSearchingOn<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
+                                                            from start: (old: Int, new: Int)?, searches: inout Searches) -> [Run] {
         var runs: [Run] = []
-        var (old, new) = (a.startIndex, b.startIndex)
-        while old < a.endIndex && new < b.endIndex {
-            let search = Search(a[old...], b[new...], maxDistance: maxDistance)
-            let end: (old: Int, new: Int)? = search.found ? (a.endIndex - old, b.endIndex - new) : search.furthest
-            guard let reached = end else { break }
-            runs += search.runs(endingAt: reached)
-            (old, new) = (old + reached.old, new + reached.new)
+        var next = start.map { (old: a.startIndex + $0.old, new: b.startIndex + $0.new) }
+        while let point = next, point.old < a.endIndex, point.new < b.endIndex {
+            let found = search(a[point.old...], b[point.new...], searches: &searches)
+            runs += found.runs
+            next = found.end.map { (old: point.old + $0.old, new: point.new + $0.new) }
         }
         return runs
     }
@@ -177,10 +185,12 @@ public enum TextDiff {
         private var frontier: [Int]
         private let offset: Int
 
-        init(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>, maxDistance: Int) {
+        init(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>, searches: inout Searches) {
             (self.a, self.b) = (a, b)
             let n = a.count, m = b.count
-            let limit = min(n + m, maxDistance)
+            let limit = min(n + m, searches.maxDistance)
+            var steps = 0
+            defer { searches.steps += steps }
             offset = limit + 1
             frontier = [Int](repeating: 0, count: 2 * limit + 3)
             search: for distance in 0...limit {
@@ -189,7 +199,9 @@ public enum TextDiff {
                     var x = (k == -distance || (k != distance && frontier[offset + k - 1] < frontier[offset + k + 1]))
                         ? frontier[offset + k + 1] : frontier[offset + k - 1] + 1
                     var y = x - k
+                    let snakeStart = x
                     while x < n, y < m, a[a.startIndex + x] == b[b.startIndex + y] { x += 1; y += 1 }
+                    steps += 1 + x - snakeStart
                     frontier[offset + k] = x
                     if x >= n && y >= m { found = true; break search }
                 }
