@@ -599,6 +599,24 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         }
     }
 
+    /// Mostly ASCII beside a few wider scalars, the text the encoder takes
+    /// eight scalars at a time: each wider scalar at every place in such a
+    /// step and in the range's last few, in narrow and wide storage.
+    @Test func utf8OfMostlyASCIIScalarsIsTheStringsUTF8() {
+        for wider: Unicode.Scalar in ["é", "ā", "€", "😀"] {
+            for place in 0..<20 {
+                var scalars = (0..<20).map { Unicode.Scalar(UInt8(0x61 + $0)) }
+                scalars[place] = wider
+                let storage = ScalarStorage(compacting: scalars)
+                #expect(storage.isWide == (wider.value > 0xFF))
+                for ranges in [[0..<20], [place..<20], [0..<place + 1], [3..<12, 0..<3, 12..<20]] {
+                    let expected = ranges.flatMap { Array(String(String.UnicodeScalarView(scalars[$0])).utf8) }
+                    #expect(storage.utf8(of: ranges) == expected, "\(wider) at \(place), \(ranges)")
+                }
+            }
+        }
+    }
+
     /// Text below U+0100 is kept a byte a scalar until a wider scalar
     /// arrives; it reads, measures and loads the same either way.
     @Test func latin1TextTakesAByteAScalarUntilAWiderOneArrives() throws {
