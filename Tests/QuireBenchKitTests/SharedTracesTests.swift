@@ -43,19 +43,4 @@ import Testing
         }
         #expect(result.failures.isEmpty, "\(path): \(result.failures)")
     }
-
-    /// A fresh replica merging a trace's whole history builds its text from
-    /// the history's runs at the end (`TextBuilder`), not edit by edit: its
-    /// state must be, byte for byte, that of the replica that made or
-    /// merged the edits one at a time.
-    @Test(arguments: (try? tracePaths()) ?? [])
-    func aFreshMergeHasTheStateOfTheEditsOneByOne(path: String) throws {
-        let result: ReplayResult
-        switch try EditingTrace.load(path: path) {
-        case .sequential(let trace): result = try TraceReplay.replay(trace)
-        case .concurrent(let trace): result = try TraceReplay.replay(trace, plan: ConcurrentPlan(trace))
-        }
-        let (merged, _) = try TraceReplay.merge(result.document.encodeChanges())
-        #expect(merged.encodeSnapshot(includeHistory: false) == result.document.encodeSnapshot(includeHistory: false), "\(path)")
-    }
 }

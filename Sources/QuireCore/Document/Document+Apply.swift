@@ -376,12 +376,6 @@ extension ObjectTable {
         texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids)
     }
 
-    /// Whether `object` is a text that holds no element, not even a tombstone.
-    mutating func isEmptyText(_ object: ObjectID) -> Bool {
-        guard let slot = find(object), slot.kind == .text else { return false }
-        return texts[slot.index].count == 0 && texts[slot.index].tombstoneCount == 0
-    }
-
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does
     /// (`isNextEdit`: see `RGASequence.deleteRemote`).
     @inline(__always)

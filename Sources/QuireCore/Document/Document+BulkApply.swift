@@ -57,20 +57,12 @@ extension Document {
         var first: Change?
         // Chains keep to one replica, so only the changes read one at a time can leave it.
         var isOneReplica = true
-        // Room for the bundle's text is made in the first text it inserts
-        // into; into a fresh replica, that text is built at the end.
+        // Room for the bundle's text is made in the first text it inserts into.
         var isTextSized = false
-        var text: TextBuilder?
         do {
             reading: while try decoder.next(into: &current) {
                 if !isTextSized, let object = current.firstTextInsertedInto {
-                    if !checksLaterEdits, objects.isEmptyText(object) {
-                        // Counters the text does not hold (other objects' edits) are indexed too: room for twice its ids.
-                        let bounds = decoder.textBounds
-                        text = TextBuilder(of: object, scalars: bounds.scalars, ids: 2 * bounds.ids + 65_536)
-                    } else {
-                        objects.reserveCapacity(in: object, for: decoder.textBounds)
-                    }
+                    objects.reserveCapacity(in: object, for: decoder.textBounds)
                     isTextSized = true
                 }
                 if let first { isOneReplica = isOneReplica && current.id.replica == first.replica } else { first = current.change }
@@ -80,7 +72,7 @@ extension Document {
                     continue
                 }
                 if !chain.isEmpty {
-                    guard apply(&chain, after: unnoted, into: &text) else { inOrder = false; break reading }
+                    guard apply(&chain, after: unnoted) else { inOrder = false; break reading }
                     unnoted.add(&chain)
                     applied += chain.count
                     chain.removeAll()
@@ -96,7 +88,7 @@ extension Document {
                 // edits at random places) applies alone, not as a chain of one
                 // kept until the next change is read.
                 if let edit = current.edit, try !decoder.mayBeContinued(after: edit) {
-                    guard apply(edit, id: current.id, lamport: current.lamport, text: current.scalars, after: unnoted, into: &text)
+                    guard apply(edit, id: current.id, lamport: current.lamport, text: current.scalars, after: unnoted)
                     else { inOrder = false; break reading }
                     unnoted.add(current)
                     applied += 1
@@ -108,18 +100,17 @@ extension Document {
                 }
                 if current.edits.isEmpty {
                     note(&unnoted)
-                    try finish(&text)
                     try integrate(current.change, recordingHistory: false)
                 } else {
                     // Edits join the run not yet noted, as chains do: noting
                     // the run, then the change, cost rustcode's merge 1.5%.
-                    try applyEdits(of: current, after: unnoted, checkingLaterEdits: checksLaterEdits, into: &text)
+                    try applyEdits(of: current, after: unnoted, checkingLaterEdits: checksLaterEdits)
                     unnoted.add(current)
                 }
                 applied += 1
             }
             if inOrder && !chain.isEmpty {
-                if apply(&chain, after: unnoted, into: &text) {
+                if apply(&chain, after: unnoted) {
                     unnoted.add(&chain)
                     applied += chain.count
                 } else {
@@ -127,7 +118,6 @@ extension Document {
                 }
             }
             note(&unnoted)
-            try finish(&text)
             if inOrder { try decoder.finish() }
         } catch {
             if let fresh {
@@ -198,40 +188,28 @@ extension Document {
     /// if it cannot be applied so. (The chain is taken `inout`, and left
     /// as it is: passed by value, its 160 bytes were copied at every call,
     /// once a chain.)
-    private mutating func apply(_ chain: inout Chain, after unnoted: UnnotedRun, into built: inout TextBuilder?) -> Bool {
+    private mutating func apply(_ chain: inout Chain, after unnoted: UnnotedRun) -> Bool {
         apply(chain.edit, id: chain.firstID, lamport: chain.firstLamport, text: chain.scalars,
-              deleting: (chain.low, chain.high), after: unnoted, into: &built)
+              deleting: (chain.low, chain.high), after: unnoted)
     }
 
     /// Applies `edit` with first id `id` and Lamport value `lamport`, as
     /// `apply(_:after:)` applies a chain's: an insert of `text`, or a
     /// delete of the counters `deleting` of its target's replica (its
-    /// target, if nil); recorded in `built` if that builds its object.
+    /// target, if nil).
     private mutating func apply(_ edit: ChangeDecoder.Edit, id: OpID, lamport: UInt64, text: ScalarStorage,
-                                deleting counters: (low: UInt64, high: UInt64)? = nil, after unnoted: UnnotedRun,
-                                into built: inout TextBuilder?) -> Bool {
+                                deleting counters: (low: UInt64, high: UInt64)? = nil, after unnoted: UnnotedRun) -> Bool {
         let previous = unnoted.isEmpty ? lastLamport(of: id.replica) : unnoted.lastElementLamport
         if previous > 0, lamport <= previous { return false }
         switch edit {
         case let .insertText(object, origin):
-            if built?.object == object { return built!.insert(origin: origin, id: id, lamport: lamport, contentsOf: text) }
             guard (try? objects.insertText(object, origin: origin, id: id, lamport: lamport, contentsOf: text)) != nil
             else { return false }
         case let .delete(object, target):
             let run = counters.map { IDRun(start: OpID(replica: target.start.replica, counter: $0.low), length: Int($0.high - $0.low + 1)) }
-            if built?.object == object { return built!.delete(run ?? target) }
             guard (try? objects.delete(run ?? target, from: object)) != nil else { return false }
         }
         return true
-    }
-
-    /// Puts the text `built` built in its object, and stops building:
-    /// what comes next applies to the text as it is.
-    private mutating func finish(_ built: inout TextBuilder?) throws {
-        guard let builder = built else { return }
-        built = nil
-        guard !builder.isEmpty else { return }
-        objects.texts[try objects.slot(builder.object, .text)] = try builder.build()
     }
 
     /// Applies a ready change whose operations are all `edits`, making the
@@ -246,7 +224,7 @@ extension Document {
     /// applied (see `applyBundleInOrder`). The checks cost rustcode's merge
     /// 9% of its instructions: a second lookup of every element named.
     private mutating func applyEdits(of change: ChangeDecoder.Current, after unnoted: UnnotedRun,
-                                     checkingLaterEdits: Bool, into built: inout TextBuilder?) throws(DocumentError) {
+                                     checkingLaterEdits: Bool) throws(DocumentError) {
         try validateStamp(id: change.id, lamport: change.lamport, parents: change.parents,
                           previous: unnoted.isEmpty ? nil : unnoted.lastElementLamport)
         if checkingLaterEdits {
@@ -263,14 +241,6 @@ extension Document {
             let lamport = change.lamport + (id.counter - change.id.counter)
             do {
                 switch edit {
-                // Refused by the builder: the start-over from the fresh replica finds the exact error.
-                case let .insertText(object, origin) where built?.object == object:
-                    guard built!.insert(origin: origin, id: id, lamport: lamport,
-                                        contentsOf: change.scalars[scalarStart..<(scalarStart + Int(width))])
-                    else { throw SequenceError.unknownElement(origin ?? id) }
-                    scalarStart += Int(width)
-                case let .delete(object, target) where built?.object == object:
-                    guard built!.delete(target) else { throw SequenceError.unknownElement(target.start) }
                 case let .insertText(object, origin):
                     try objects.insertText(object, origin: origin, id: id, lamport: lamport,
                                            contentsOf: change.scalars[scalarStart..<(scalarStart + Int(width))])
