@@ -40,7 +40,7 @@ import Testing
             // SQLite reports SQLITE_FULL once the file would pass max_page_count.
             let pages = try store.database.query(sql: "PRAGMA page_count")[0].int64(0)
             try store.database.execute(sql: "PRAGMA max_page_count = \(pages)")
-            let big = String(repeating: "x", count: 200_000)
+            let big = Self.printableNoise(count: 200_000, seed: 1)
             #expect {
                 try store.edit(id) { tx in try tx.insertText(text, at: 0, big) }
             } throws: { error in
@@ -67,7 +67,7 @@ import Testing
             let texts = try ids.map { id in try store.edit(id) { tx in try tx.putObject(.root, key: "body", kind: .text) } }
             let pages = try store.database.query(sql: "PRAGMA page_count")[0].int64(0)
             try store.database.execute(sql: "PRAGMA max_page_count = \(pages + 10)")
-            let chunk = String(repeating: "x", count: 500)
+            let chunk = Self.printableNoise(count: 1_000, seed: 2)
             let acknowledged = Acknowledged()
             DispatchQueue.concurrentPerform(iterations: ids.count) { thread in
                 for _ in 0..<20 {
@@ -84,6 +84,14 @@ import Testing
                 #expect(try reopened.read(id) { try $0.textCount(texts[thread]) } == expected)
             }
         }
+    }
+
+    /// Text that takes room in the file: a log row stores a large bundle
+    /// compressed (`StoredBundle`), and a repeated letter would take next to
+    /// none, leaving the disk never full. Random printable ASCII keeps
+    /// about 80% of its bytes.
+    static func printableNoise(count: Int, seed: UInt64) -> String {
+        String(decoding: FreeSpaceTests.noise(count: count, seed: seed).map { 0x21 + $0 % 94 }, as: UTF8.self)
     }
 
     final class Acknowledged: @unchecked Sendable {

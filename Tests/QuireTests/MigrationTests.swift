@@ -216,7 +216,7 @@ import Testing
             database.close()
 
             let store = try DocumentStore(path: path)
-            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 5)
+            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == Int64(StoreSchema.latestVersion))
             // Vacuumed: the old log's pages are not left in the file.
             #expect(try store.database.query(sql: "PRAGMA freelist_count")[0].int64(0) == 0)
             #expect(try store.database.query(sql: "SELECT name FROM pragma_table_info('changes')").map { try $0.text(0) }
@@ -267,7 +267,7 @@ import Testing
             }
             try StoreSchema.migrator.migrate(database)
             let upgraded = try database.freeSpace()
-            #expect(try database.query(sql: "PRAGMA user_version")[0].int64(0) == 5)
+            #expect(try database.query(sql: "PRAGMA user_version")[0].int64(0) == Int64(StoreSchema.latestVersion))
             #expect(upgraded.freeBytes > 1_600_000 && upgraded.freeShare > 0.4)
             database.close()
 
@@ -278,6 +278,56 @@ import Testing
             #expect(try FreeSpaceTests.fileLength(path) == reopened.fileBytes)
             #expect(try store.changes("notes").count == 400)
             #expect(try store.read("notes") { try $0.get(.root, key: "k") } == .scalar(.bytes(FreeSpaceTests.noise(count: 4096, seed: 399))))
+        }
+    }
+
+    /// Version 6 rewrites nothing: a version 5 store's rows, a large one
+    /// stored as it is among them, read as before and keep their bytes,
+    /// and only rows written after the upgrade are compressed.
+    @Test func aVersion5StoreKeepsItsRowsAsTheyAreAndCompressesNewOnes() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/v5.quire"
+            let database = try Database(path: path)
+            try StoreSchema.migrator(upTo: 5).migrate(database)
+            var document = Document(replica: ReplicaID(77))
+            let long = String(repeating: "a paragraph pasted into the note. ", count: 40)
+            try document.transact { tx in try tx.insertText(tx.putObject(.root, key: "body", kind: .text), at: 0, long) }
+            try document.transact { tx in try tx.put(.root, key: "pinned", .bool(true)) }
+            let logged = try document.changes(since: VersionVector())
+            let early = Change(id: OpID(replica: ReplicaID(78), counter: 2), lamport: 9, parents: [],
+                               operations: [.put(object: .root, key: "remote", value: .scalar(.string(long)), pred: [])])
+            try database.write { db in
+                _ = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
+                try db.execute(sql: "INSERT INTO documents(id, created_at, number) VALUES ('notes', 0, 1)")
+                // As version 5 wrote them: each bundle as it is, however large.
+                for change in logged {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO changes(document, replica, first_counter, last_counter, first_lamport, last_lamport,
+                                                time, is_local, data)
+                            VALUES (1, ?, ?, ?, ?, ?, 0, 0, ?)
+                            """,
+                        arguments: [.replica(change.replica), .unsigned(change.id.counter), .unsigned(change.lastID.counter),
+                                    .unsigned(change.lamport), .unsigned(change.lastLamport), .blob(ChangeEncoding.encode([change]))])
+                }
+                try DocumentVersions.raise(document: "notes", replicas: [ReplicaID(77)], to: document.versionVector, db)
+                try db.execute(sql: "INSERT INTO parked_changes(document_id, replica, first_counter, last_counter, data) VALUES ('notes', 78, 2, 2, ?)",
+                               arguments: [.blob(ChangeEncoding.encode([early]))])
+            }
+            let rowsBefore = try database.query(sql: "SELECT seq, data FROM changes UNION ALL SELECT 0, data FROM parked_changes")
+                .map { [try $0.int64(0)] + (try $0.blob(1)).map(Int64.init) }
+            database.close()
+
+            let store = try DocumentStore(path: path)
+            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 6)
+            #expect(try store.database.query(sql: "SELECT seq, data FROM changes UNION ALL SELECT 0, data FROM parked_changes")
+                        .map { [try $0.int64(0)] + (try $0.blob(1)).map(Int64.init) } == rowsBefore)
+            #expect(try store.changes("notes") == logged)
+            #expect(try store.read("notes") { $0.pendingCount } == 1)
+            try store.edit("notes") { tx in try tx.put(.root, key: "title", .string(long)) }
+            let newest = try store.database.query(sql: "SELECT data FROM changes ORDER BY seq DESC LIMIT 1")[0].blob(0)
+            #expect(Zstd.isFrame(newest))
+            #expect(try DocumentStore(path: path).read("notes") { try $0.get(.root, key: "title") } == .scalar(.string(long)))
         }
     }
 

@@ -122,9 +122,11 @@ import Testing
     }
 
     /// A change row damaged, stored as a BLOB or (as `x || y` in `sqlite3`
-    /// leaves it) as TEXT.
-    @Test(arguments: [false, true])
-    func aCorruptChangeIsAClearErrorAndOtherDocumentsStayUsable(storedAsText: Bool) throws {
+    /// leaves it) as TEXT; a small change's bundle as it is, a large one's
+    /// compressed (`StoredBundle`).
+    @Test(arguments: [false, true], [false, true])
+    func aCorruptChangeIsAClearErrorAndOtherDocumentsStayUsable(storedAsText: Bool, compressed: Bool) throws {
+        let title = compressed ? String(repeating: "a title long enough to be compressed ", count: 20) : "hello"
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"
             do {
@@ -132,12 +134,13 @@ import Testing
                 try store.create(id: "damaged")
                 try store.create(id: "fine")
                 for id: DocumentID in ["damaged", "fine"] {
-                    try store.edit(id) { tx in try tx.put(.root, key: "title", .string("hello")) }
+                    try store.edit(id) { tx in try tx.put(.root, key: "title", .string(title)) }
                 }
             }
             let database = try Database(path: path)
             let row = try database.query(sql: "SELECT seq, data FROM changes WHERE document = (SELECT number FROM documents WHERE id = 'damaged')")[0]
             var data = try row.blob(1)
+            #expect(Zstd.isFrame(data) == compressed)
             data[data.count / 2] ^= 0x01
             let value = storedAsText ? "CAST(? AS TEXT)" : "?"
             try database.execute(sql: "UPDATE changes SET data = \(value) WHERE seq = ?", arguments: [.blob(data), row[0]])
@@ -150,7 +153,7 @@ import Testing
                 guard case StoreError.corruptChange(document: "damaged", _, _)? = error as? StoreError else { return false }
                 return true
             }
-            #expect(try store.read("fine") { try $0.get(.root, key: "title") } == .scalar(.string("hello")))
+            #expect(try store.read("fine") { try $0.get(.root, key: "title") } == .scalar(.string(title)))
             try store.edit("fine") { tx in try tx.put(.root, key: "title", .string("still writable")) }
         }
     }

@@ -63,11 +63,13 @@ import Testing
 
             try quire.ok(["init"])
             try quire.ok(["note", "new", "--title", "One", "--body", "two"])
+            // A long note's row is compressed (`StoredBundle`), and read as such.
+            try quire.ok(["note", "new", "--title", "Long", "--body", String(repeating: "a line of a long note. ", count: 40)])
             let store = try #require(try quire.run(["inspect", quire.store, "--json"]).json() as? [String: Any])
             #expect(store["kind"] as? String == "store")
             #expect(store["schemaVersion"] as? Int == StoreSchema.latestVersion)
-            #expect(store["documents"] as? Int == 1)
-            #expect(store["changes"] as? Int == 1)
+            #expect(store["documents"] as? Int == 2)
+            #expect(store["changes"] as? Int == 2)
             #expect(store["freeBytes"] as? Int != nil)
             #expect(store["damage"] as? [String] == [])
         }

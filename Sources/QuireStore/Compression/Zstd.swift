@@ -51,6 +51,12 @@ public enum Zstd {
         }
     }
 
+    /// Whether `bytes` begin as a zstd frame does (its magic number), which
+    /// tells a frame from other data stored in its place.
+    public static func isFrame(_ bytes: [UInt8]) -> Bool {
+        bytes.starts(with: magic)
+    }
+
     /// Decompresses one frame made by `compress` (or any zstd encoder that
     /// declares the content size), refusing content larger than `maxSize`.
     ///

@@ -5,6 +5,8 @@ import QuireCore
 /// several consecutive changes of one replica (each the next counter of the
 /// one before), as one `QCHG` bundle. A catch-up of thousands of changes is
 /// so a few rows, stored as the bytes that arrived, not a row per change.
+/// A row of at least `StoredBundle.compressionThreshold` bytes holds its
+/// bundle as a zstd frame when that is smaller (`StoredBundle`).
 ///
 /// All functions run on a connection inside the caller's transaction, so a
 /// change and whatever goes with it commit together.
@@ -30,7 +32,8 @@ public enum ChangeLog {
 
     /// Appends one run that `fitsOneRow` as one row holding `bundle`, which
     /// must be the run's encoding: bytes received as a bundle are stored as
-    /// they came, without decoding or encoding them again.
+    /// they came (compressed, if large: `StoredBundle`), without decoding or
+    /// encoding them again.
     public static func append(run: RunBounds, encodedAs bundle: [UInt8], document: String, isLocal: Bool,
                               _ db: DatabaseConnection) throws {
         let first = run.first
@@ -42,7 +45,8 @@ public enum ChangeLog {
                 """,
             arguments: [
                 .text(document), .replica(first.replica), .unsigned(first.id.counter), .unsigned(run.lastID.counter),
-                .unsigned(first.lamport), .unsigned(run.lastLamport), .integer(run.lastTime), .integer(isLocal ? 1 : 0), .blob(bundle),
+                .unsigned(first.lamport), .unsigned(run.lastLamport), .integer(run.lastTime), .integer(isLocal ? 1 : 0),
+                .blob(StoredBundle.stored(bundle)),
             ])
     }
 
@@ -231,7 +235,7 @@ public enum ChangeLog {
     private static func decode(_ row: Row, document: String) throws -> [Change] {
         let seq = try row.int64(0)
         do {
-            let changes = try ChangeEncoding.decode(try row.blob(1), limits: .unlimited)
+            let changes = try ChangeEncoding.decode(StoredBundle.bundle(row.blob(1)), limits: .unlimited)
             guard !changes.isEmpty else { throw DecodingError.invalid("the row holds no change") }
             return changes
         } catch let error as DecodingError {

@@ -15,7 +15,7 @@ public enum ParkedChanges {
                     VALUES (?, ?, ?, ?, ?)
                     """,
                 arguments: [.text(document), .replica(change.replica), .unsigned(change.id.counter),
-                            .unsigned(change.lastID.counter), .blob(ChangeEncoding.encode([change]))])
+                            .unsigned(change.lastID.counter), .blob(StoredBundle.stored(ChangeEncoding.encode([change])))])
         }
     }
 
@@ -50,7 +50,7 @@ public enum ParkedChanges {
         for row in rows {
             let id = OpID(replica: try row.replica(0), counter: try row.unsigned(1))
             do {
-                guard let change = try ChangeEncoding.decode(row.blob(2), limits: .unlimited).first else {
+                guard let change = try ChangeEncoding.decode(StoredBundle.bundle(row.blob(2)), limits: .unlimited).first else {
                     throw DecodingError.invalid("the row holds no change")
                 }
                 changes.append(change)

@@ -12,7 +12,8 @@ public enum StoreSchema {
     public static let migrator = migrator(upTo: migrations.count)
 
     /// Every migration in order: migration `n` makes version `n + 1`.
-    private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState, changeRuns, addDocumentVersions, numberDocuments]
+    private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState, changeRuns, addDocumentVersions, numberDocuments,
+                                                                      compressedBundles]
 
     /// The migrations up to `version` only: how a test makes a file exactly
     /// as an older release wrote it.
@@ -226,4 +227,11 @@ public enum StoreSchema {
             """)
         try db.execute(sql: "INSERT INTO sqlite_sequence(name, seq) VALUES ('changes', ?)", arguments: [.integer(highestSeq)])
     }
+
+    /// Version 6: a `changes` or `parked_changes` row may hold its bundle
+    /// as a zstd frame (`StoredBundle`). The tables are unchanged and no
+    /// row is rewritten (every older row is a bundle, which reads as
+    /// before); the new version number keeps an older program, which would
+    /// take a frame for a damaged row, from opening the file.
+    @Sendable static func compressedBundles(_ db: DatabaseConnection) throws {}
 }

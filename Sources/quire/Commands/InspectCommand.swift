@@ -140,7 +140,7 @@ struct FileReport {
             : "SELECT c.seq, d.id, \(ChangeLog.dataBytes) FROM changes c JOIN documents d ON d.number = c.document"
         for row in try db.query(sql: changesWithIDs + " ORDER BY seq") {
             do {
-                for change in try ChangeEncoding.decode(row.blob(2)) {
+                for change in try ChangeEncoding.decode(StoredBundle.bundle(row.blob(2))) {
                     changeCount += 1
                     operations += change.operations.count
                     replicas.insert(change.replica)
