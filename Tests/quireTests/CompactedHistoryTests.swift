@@ -106,6 +106,30 @@ import Testing
         }
     }
 
+    /// Two later snapshots prune the compaction's own: the point is still
+    /// known (from the log), and versions from the oldest snapshot left on
+    /// are rebuilt; those between fail, naming that snapshot's version.
+    @Test func laterSnapshotsLeaveTheVersionsFromTheOldestOn() throws {
+        try withRunner { quire in
+            let id = try Self.compactedJournal(quire)
+            let point = try #require(try Self.jsonArray(quire, ["log", id, "--json"]).first?["compactedBefore"] as? String)
+            let store = try DocumentStore(path: quire.store, snapshotInterval: 1)
+            for day in 25...27 { try CompactCommandTests.append(" day \(day)", to: id, in: store) }
+            try store.close()
+
+            let log = try Self.jsonArray(quire, ["log", id, "--json"])
+            #expect(log.count == 7 && log.allSatisfy { $0["compactedBefore"] as? String == point })
+            let versions = log.compactMap { $0["version"] as? String }
+            let refused = try quire.run(["show", id, "--at", point])
+            #expect(refused.status == 1)
+            let oldest = try #require(versions.first { refused.stderr.contains("the oldest version it can show is \($0);") }, "\(refused.stderr)")
+            #expect(oldest != point)
+            let shown = try #require(try JSONSerialization.jsonObject(with: Data(quire.ok(["show", id, "--at", oldest, "--json"]).utf8)) as? [String: Any])
+            #expect((shown["body"] as? String)?.hasPrefix("start day 1 ") == true && shown["version"] as? String == oldest)
+            #expect(try quire.ok(["diff", id, "--from", oldest]).contains("+\" day 27\""))
+        }
+    }
+
     /// A conflict one of whose writes was another store's, merged in and
     /// then compacted away: listed, that write's change named `compacted`.
     @Test func conflictsWorkFromTheCurrentState() throws {
