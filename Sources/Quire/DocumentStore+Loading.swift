@@ -58,21 +58,10 @@ extension DocumentStore {
                 arguments: [.text(id.rawValue)])
             guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
             let logStartSeq = try row.int64(1)
-            var document = Document(replica: replicaID)
-            var coversSeq: Int64 = 0
-            for stored in try SnapshotStore.newestFirst(document: id.rawValue, db) where stored.coversSeq >= logStartSeq {
-                do {
-                    document = try SnapshotStore.decode(stored, replica: replicaID)
-                    coversSeq = stored.coversSeq
-                    break
-                } catch {
-                    warn("document \(id): snapshot \(stored.id) is damaged and was skipped: \(error)")
-                }
-            }
-            guard coversSeq >= logStartSeq else {
-                throw StoreError.unrecoverableDocument(
-                    id.rawValue, reason: "its only snapshot since compaction is damaged, and the log before it was compacted")
-            }
+            let snapshots = try SnapshotStore.newestFirst(document: id.rawValue, db).filter { $0.coversSeq >= logStartSeq }
+            let (snapshot, coversSeq) = firstValidSnapshot(of: id, among: snapshots) ?? (Document(replica: replicaID), 0)
+            guard coversSeq >= logStartSeq else { throw Self.damagedSnapshotSinceCompaction(id) }
+            var document = snapshot
             let (tail, lastSeq) = try ChangeLog.changes(document: id.rawValue, after: coversSeq, db)
             do {
                 try document.apply(tail)
@@ -85,6 +74,64 @@ extension DocumentStore {
             return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count,
                                   loggedThrough: lastSeq ?? coversSeq, parkedRows: try row.int64(2))
         }
+    }
+
+    /// A document whose log was compacted and no snapshot since decodes.
+    private static func damagedSnapshotSinceCompaction(_ id: DocumentID) -> StoreError {
+        .unrecoverableDocument(id.rawValue, reason: "its only snapshot since compaction is damaged, and the log before it was compacted")
+    }
+
+    /// The first of `snapshots` that decodes, and the `seq` it covers; each
+    /// one before it is reported as damaged and skipped.
+    private func firstValidSnapshot(of id: DocumentID, among snapshots: [SnapshotStore.Stored]) -> (Document, Int64)? {
+        for stored in snapshots {
+            do {
+                return (try SnapshotStore.decode(stored, replica: replicaID), stored.coversSeq)
+            } catch {
+                warn("document \(id): snapshot \(stored.id) is damaged and was skipped: \(error)")
+            }
+        }
+        return nil
+    }
+
+    /// A document's log as compaction without history left it
+    /// (`compact(id, keepHistory: false)`): the history commands of `quire`
+    /// work from it when `changes(id)` throws `StoreError.historyCompacted`.
+    package struct CompactedLog {
+        /// The changes still logged from before the compaction point
+        /// (`log_start_seq`), in log order: local changes a peer lacks, and
+        /// the document's newest change (`storage.md`, "Compaction").
+        package let keptBefore: [Change]
+        /// The changes logged after the compaction point, in log order.
+        package let afterPoint: [Change]
+        /// The document at its oldest snapshot since the compaction point
+        /// (the compaction's own until two later snapshots replace it); the
+        /// empty document if the log was never compacted. It and the
+        /// `afterPoint` changes it lacks make the document now.
+        package let oldestSnapshot: Document
+    }
+
+    /// Reads a document's log as compaction left it.
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list the
+    ///   document; `StoreError.unrecoverableDocument` if no snapshot since
+    ///   the compaction point decodes.
+    package func compactedLog(_ id: DocumentID) throws -> CompactedLog {
+        try locked { try database.read { db in
+            let rows = try db.query(sql: "SELECT log_start_seq FROM documents WHERE id = ?1", arguments: [.text(id.rawValue)])
+            guard let logStartSeq = try rows.first?.int64(0) else { throw StoreError.noSuchDocument(id.rawValue) }
+            let all = try ChangeLog.changes(document: id.rawValue, after: 0, db).changes
+            let afterPoint = try ChangeLog.changes(document: id.rawValue, after: logStartSeq, db).changes
+            var snapshot = Document(replica: replicaID)
+            if logStartSeq > 0 {
+                let snapshots = try SnapshotStore.newestFirst(document: id.rawValue, db).filter { $0.coversSeq >= logStartSeq }
+                guard let (oldest, _) = firstValidSnapshot(of: id, among: snapshots.reversed()) else {
+                    throw Self.damagedSnapshotSinceCompaction(id)
+                }
+                snapshot = oldest
+            }
+            return CompactedLog(keptBefore: Array(all.dropLast(afterPoint.count)), afterPoint: afterPoint, oldestSnapshot: snapshot)
+        } }
     }
 
     /// Applies the parked changes to a loaded document. They are no part of

@@ -84,7 +84,7 @@ extension Document {
     /// other edits insert or delete around it meanwhile.
     public func elementIDs(_ list: ObjectID) throws(DocumentError) -> [OpID] {
         var ids: [OpID] = []
-        for run in objects.lists[try objects.slot(list, .list)].tree.runs().runs.map(\.header) where !run.isDeleted {
+        for run in try listRuns(list) where !run.isDeleted {
             ids += (0..<UInt64(run.count)).map(run.id.advanced(by:))
         }
         return ids

@@ -10,6 +10,13 @@ extension Document {
         return runs
     }
 
+    /// Every run of a list in document order, tombstones included: each
+    /// run's elements were inserted by consecutive operations of one
+    /// replica, at consecutive Lamport values.
+    public func listRuns(_ list: ObjectID) throws(DocumentError) -> [RunHeader] {
+        objects.lists[try objects.slot(list, .list)].tree.runs().runs.map(\.header)
+    }
+
     /// The number of tombstones the document keeps: deleted elements of its
     /// texts and lists, and map keys whose winning entry is a removal.
     public var tombstoneCount: Int {

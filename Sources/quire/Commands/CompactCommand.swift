@@ -15,7 +15,7 @@ enum CompactCommand {
         arguments: [Command.Argument(name: "ID", help: "A note to compact: its id, or any prefix of it that no other note's id starts with; none: every note, removed ones too.")],
         options: [
             Option(name: "--drop-history", help: "Also delete these notes' logged changes for good: other replicas', and local ones every peer holds (local changes not yet sent stay); "
-                + "log, blame, diff, show --at and conflicts of a note that lost some no longer work (they replay its whole history), "
+                + "log, blame and conflicts of a note that lost some name what those did `compacted`, show --at and diff reach back to the compaction only, "
                 + "and a store served over `quire serve --stdio` can no longer send a client a deleted change (its sync refuses the note). "
                 + "Needs the notes named, or --all."),
             Option(name: "--all", help: "Every note, removed ones too: what naming none does, and what --drop-history needs to take them all."),
@@ -134,7 +134,7 @@ enum CompactCommand {
                 output.print("\(changesBefore - changesAfter) of \(changesBefore) logged changes deleted; \(changesAfter) stay: local changes "
                     + "a peer lacks (all of a note's, until a peer has acknowledged some: sync first), and each note's newest.")
                 if changesAfter < changesBefore {
-                    output.print("log, blame, diff, show --at and conflicts of a note that lost changes no longer work (they replay its whole history), "
+                    output.print("log, blame and conflicts of a note that lost changes name what those did `compacted`, show --at and diff reach back to the compaction only, "
                         + "and served over `quire serve --stdio` this store can no longer send a client a deleted change (its sync refuses the note).")
                 }
             } else {

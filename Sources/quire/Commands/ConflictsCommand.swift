@@ -34,8 +34,7 @@ enum ConflictsCommand {
                 let change = conflict.changes[index]
                 return [index == 0 ? output.styled("winner", .green) : output.styled("loser", .red),
                         conflict.json(entry.value).compact, "lamport \(entry.lamport)", "replica \(entry.id.replica)", entry.id.description,
-                        "change " + (change.map { output.styled($0.id.description, .yellow) } ?? "unknown"),
-                        RelativeTime.describe(change?.date)]
+                        "change " + change.text(output), RelativeTime.describe(change.change?.date)]
             }
             // The changes a removal did not see, after the entries, in the same columns.
             let unseenRows = conflict.unseenByRemoval.map { change in

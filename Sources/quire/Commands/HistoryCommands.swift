@@ -18,6 +18,7 @@ enum HistoryCommands {
             let history = try DocumentHistory(id, in: store)
             let acknowledged = try context.acknowledgedVersion(peer: context.serverPeer, id: history.id)
             let entries = zip(history.changes, history.versionsAfterEachChange).reversed()
+            let compactedBefore = history.compaction?.version
             if invocation.flag("--json") {
                 context.output.print(jsonArray: entries.lazy.map { change, version in
                     .object([
@@ -28,7 +29,8 @@ enum HistoryCommands {
                         "operations": .integer(change.operations.count),
                         "time": RelativeTime.json(change.date),
                         "acknowledged": .bool(acknowledged.contains(change.lastID)),
-                        "version": .string(version.description),
+                        "version": version.map { .string($0.description) } ?? .null,
+                        "compactedBefore": compactedBefore.map { .string($0.description) } ?? .null,
                     ])
                 })
                 return
@@ -37,9 +39,13 @@ enum HistoryCommands {
                 [context.output.styled(change.id.description, .yellow), "\(change.id.counter)-\(change.lastID.counter)",
                  "\(change.lamport)-\(change.lastLamport)", change.parents.isEmpty ? "-" : change.parents.map(\.description).joined(separator: ","),
                  "\(change.operations.count)", RelativeTime.describe(change.date),
-                 acknowledged.contains(change.lastID) ? "yes" : "no", version.description]
+                 acknowledged.contains(change.lastID) ? "yes" : "no", version?.description ?? "-"]
             }
             context.output.print(Table(header: ["CHANGE", "COUNTERS", "LAMPORT", "PARENTS", "OPS", "TIME", "ACKED", "VERSION"], rows: rows))
+            if let compaction = history.compaction {
+                context.output.print("Changes before version \(compaction.version) were deleted by `quire compact --drop-history`"
+                    + (compaction.keptCount > 0 ? "; those with version - are from before it, still logged: local changes a peer lacks, or the note's newest then." : "."))
+            }
         })
 
     static let heads = Command(
@@ -124,12 +130,10 @@ enum HistoryCommands {
             let pieces = try store.read(history.id) { try Blame.pieces(of: $0, key: key, history: history) }
             if invocation.flag("--json") {
                 context.output.print(jsonArray: pieces.lazy.map { piece in
-                    .object([
+                    .object(piece.attribution.jsonFields.merging([
                         "offset": .integer(piece.offset), "text": .string(piece.text),
-                        "change": .string(piece.change.id.description), "replica": .string(piece.change.replica.description),
-                        "lamport": .integer(piece.lamport),
-                        "time": RelativeTime.json(piece.change.date),
-                    ])
+                        "replica": .string(piece.id.replica.description), "lamport": .integer(piece.lamport),
+                    ]) { $1 })
                 })
                 return
             }
@@ -138,8 +142,8 @@ enum HistoryCommands {
                 return
             }
             let rows = pieces.map { piece in
-                [context.output.styled(piece.change.id.description, .yellow), "\(piece.lamport)-\(piece.lastLamport)",
-                 RelativeTime.describe(piece.change.date), "\(piece.offset)", JSONValue.quoted(piece.text)]
+                [piece.attribution.text(context.output), "\(piece.lamport)-\(piece.lastLamport)",
+                 RelativeTime.describe(piece.attribution.change?.date), "\(piece.offset)", JSONValue.quoted(piece.text)]
             }
             context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"], rows: rows))
         })
@@ -151,12 +155,9 @@ enum HistoryCommands {
         let tags = try store.read(history.id) { try Blame.tags(of: $0, history: history) }
         if invocation.flag("--json") {
             context.output.print(jsonArray: tags.lazy.map { tag in
-                .object([
-                    "tag": .string(tag.tag),
-                    "change": .string(tag.change.id.description), "replica": .string(tag.change.replica.description),
-                    "lamport": .integer(tag.lamport),
-                    "time": RelativeTime.json(tag.change.date),
-                ])
+                .object(tag.attribution.jsonFields.merging([
+                    "tag": .string(tag.tag), "replica": .string(tag.id.replica.description), "lamport": .integer(tag.lamport),
+                ]) { $1 })
             })
             return
         }
@@ -165,8 +166,8 @@ enum HistoryCommands {
             return
         }
         let rows = tags.map { tag in
-            [context.output.styled(tag.change.id.description, .yellow), "\(tag.lamport)",
-             RelativeTime.describe(tag.change.date), tag.tag]
+            [tag.attribution.text(context.output), "\(tag.lamport)",
+             RelativeTime.describe(tag.attribution.change?.date), tag.tag]
         }
         context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "TAG"], rows: rows))
     }

@@ -2,12 +2,15 @@ import Quire
 
 /// `quire blame`: the visible body (or title) cut into pieces, each
 /// inserted by one change; or the tags, each with the change that added it.
+/// A piece or tag whose change compaction deleted is attributed to none.
 enum Blame {
     struct Piece {
         /// Where the piece starts in the text, in characters (Unicode scalars).
         let offset: Int
         let text: String
-        let change: Change
+        /// The operation that inserted the piece's first character.
+        let id: OpID
+        let attribution: Attribution
         /// The Lamport stamp of the piece's first character.
         let lamport: UInt64
 
@@ -27,13 +30,14 @@ enum Blame {
             var start = run.elements.startIndex
             while start < run.elements.endIndex {
                 let id = run.id.advanced(by: UInt64(start - run.elements.startIndex))
-                guard let change = history.change(containing: id) else {
-                    throw CLIError.failure("document \(history.id) has no logged change holding \(id); its history may have been compacted")
-                }
-                let end = min(run.elements.endIndex, start + Int(change.lastID.counter - id.counter) + 1)
+                let attribution = try attribution(of: id, in: history)
+                // A deleted change's piece goes on to the next logged change of its replica.
+                let runLast = run.id.advanced(by: UInt64(run.elements.count - 1)).counter
+                let last = min(runLast, attribution.change?.lastID.counter ?? history.firstChange(after: id).map { $0.id.counter - 1 } ?? runLast)
+                let end = start + Int(last - id.counter) + 1
                 var text = String.UnicodeScalarView()
                 text.append(contentsOf: run.elements[start..<end])
-                pieces.append(Piece(offset: offset, text: String(text), change: change,
+                pieces.append(Piece(offset: offset, text: String(text), id: id, attribution: attribution,
                                     lamport: run.lamport + UInt64(start - run.elements.startIndex)))
                 offset += end - start
                 start = end
@@ -44,8 +48,10 @@ enum Blame {
 
     struct Tag {
         let tag: String
-        let change: Change
-        /// The Lamport stamp of the operation that put the tag in the list.
+        /// The operation that put the tag in the list.
+        let id: OpID
+        let attribution: Attribution
+        /// The Lamport stamp of that operation.
         let lamport: UInt64
     }
 
@@ -54,12 +60,22 @@ enum Blame {
     /// is here twice: two changes added it, and `--untag` removes both.
     static func tags(of document: Document, history: DocumentHistory) throws -> [Tag] {
         guard case .object(.list, let list)? = try document.get(.root, key: Note.Key.tags) else { return [] }
-        return try zip(document.list(list), document.elementIDs(list)).compactMap { value, id in
-            guard case .scalar(.string(let tag)) = value else { return nil }
-            guard let change = history.change(containing: id) else {
-                throw CLIError.failure("document \(history.id) has no logged change holding \(id); its history may have been compacted")
-            }
-            return Tag(tag: tag, change: change, lamport: change.lamport + (id.counter - change.id.counter))
+        let stamps = try document.listRuns(list).filter { !$0.isDeleted }.flatMap { run in
+            (0..<UInt64(run.count)).map { (id: run.id.advanced(by: $0), lamport: run.lamport + $0) }
         }
+        return try zip(document.list(list), stamps).compactMap { value, stamp in
+            guard case .scalar(.string(let tag)) = value else { return nil }
+            return Tag(tag: tag, id: stamp.id, attribution: try attribution(of: stamp.id, in: history), lamport: stamp.lamport)
+        }
+    }
+
+    /// The change that inserted `id`, or that compaction deleted it; a
+    /// failure if neither, which a store's own log never gives.
+    private static func attribution(of id: OpID, in history: DocumentHistory) throws -> Attribution {
+        let attribution = history.attribution(of: id)
+        guard attribution.change != nil || attribution.isCompacted else {
+            throw CLIError.failure("document \(history.id) has no logged change holding \(id)")
+        }
+        return attribution
     }
 }

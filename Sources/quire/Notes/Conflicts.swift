@@ -12,9 +12,9 @@ struct Conflict {
     let entries: [RegisterEntry]
     let document: Document
     /// The logged change that made each entry's write, in `entries`' order:
-    /// the line `log` shows for it, with its time. Nil without a history
-    /// (a merge's preview, which needs only the keys).
-    let changes: [Change?]
+    /// the line `log` shows for it, with its time. Unknown without a
+    /// history (a merge's preview, which needs only the keys).
+    let changes: [Attribution]
     /// For the `removed` key of a removed note: the logged changes made
     /// concurrently with the winning removal (neither saw the other).
     var unseenByRemoval: [Change] = []
@@ -31,7 +31,7 @@ struct Conflict {
             for key in try document.conflictedKeys(map) {
                 let entries = try document.entries(map, key: key)
                 conflicts.append(Conflict(key: path + key, entries: entries, document: document,
-                                          changes: entries.map { history?.change(containing: $0.id) }))
+                                          changes: entries.map { history?.attribution(of: $0.id) ?? .unknown }))
             }
         }
         if let history { try explainRemoval(in: document, history: history, conflicts: &conflicts) }
@@ -48,7 +48,8 @@ struct Conflict {
         if let index = conflicts.firstIndex(where: { $0.key == Note.Key.removed }) {
             conflicts[index].unseenByRemoval = unseen
         } else {
-            conflicts.append(Conflict(key: Note.Key.removed, entries: [winner], document: document, changes: [removal], unseenByRemoval: unseen))
+            conflicts.append(Conflict(key: Note.Key.removed, entries: [winner], document: document,
+                                      changes: [Attribution(change: removal, isCompacted: false)], unseenByRemoval: unseen))
         }
     }
 
@@ -75,8 +76,8 @@ struct Conflict {
     /// writer's clock, why that did not make it win: a person reading the
     /// times expects the last write to win. Nil otherwise.
     var clockExplanation: String? {
-        guard let winnerTime = changes[0]?.time, winnerTime > 0,
-              changes.dropFirst().contains(where: { ($0?.time ?? 0) > winnerTime }) else { return nil }
+        guard let winnerTime = changes[0].change?.time, winnerTime > 0,
+              changes.dropFirst().contains(where: { ($0.change?.time ?? 0) > winnerTime }) else { return nil }
         return "a loser was written later by its writer's clock; clocks do not order writes made without seeing each other "
             + "(machines' clocks differ): the Lamport value does, which counts the operations its writer had made or seen"
     }
@@ -105,14 +106,13 @@ struct Conflict {
     }
 
     /// The entry at `index` of `entries`: its value and stamp, and the
-    /// change that wrote it (`change`, as `log` names it, and its
-    /// informational `time`), null when unknown.
+    /// change that wrote it (`Attribution.jsonFields`).
     func json(entryAt index: Int) -> JSONValue {
-        let entry = entries[index], change = changes[index]
-        return .object(["value": json(entry.value), "replica": .string(entry.id.replica.description),
-                        "lamport": .integer(entry.lamport), "id": .string(entry.id.description),
-                        "change": change.map { .string($0.id.description) } ?? .null,
-                        "time": RelativeTime.json(change?.date)])
+        let entry = entries[index]
+        return .object(changes[index].jsonFields.merging([
+            "value": json(entry.value), "replica": .string(entry.id.replica.description),
+            "lamport": .integer(entry.lamport), "id": .string(entry.id.description),
+        ]) { $1 })
     }
 
     var json: JSONValue {

@@ -1,52 +1,80 @@
 import Quire
 
 /// A document's logged changes, and the document as it was at any version
-/// of it: the basis of `log`, `show --at`, `diff` and `blame`.
+/// of it: the basis of `log`, `show --at`, `diff`, `blame` and `conflicts`.
+/// After `quire compact --drop-history`, the changes still logged and the
+/// versions from the compaction point on (`compaction`).
 struct DocumentHistory {
     let id: DocumentID
     /// In the order this store applied them, a causal order.
     let changes: [Change]
     /// The replica the store edits as; replayed documents take it too.
     let replica: ReplicaID
+    /// Where the log starts when compaction deleted changes of the note; nil when it is whole.
+    let compaction: Compaction?
     /// Each replica's changes in counter order, searched by halves: blame
     /// looks up a change for every piece and heads for every change, and a
     /// scan of the log for each made them quadratic (seconds on a note of
     /// 10,000 changes).
     private let changesByReplica: [ReplicaID: [Change]]
 
-    /// The store's log of note `id`; a failure saying so when changes of
-    /// it were compacted away (`quire compact --drop-history`): what
-    /// needs the history cannot work from the rest.
+    /// What `quire compact --drop-history` left of a note's history
+    /// (Specs/storage.md, "Compaction").
+    struct Compaction {
+        /// The version at the compaction point: every change this store had
+        /// applied then, deleted or kept.
+        let version: VersionVector
+        /// How many of `changes`, at their start, are from before the point:
+        /// local changes a peer lacks, and the note's newest change then.
+        let keptCount: Int
+        /// The note at its oldest snapshot since the point, where replays
+        /// start: usually the compaction's own, at `version`.
+        let snapshot: Document
+    }
+
+    /// The store's log of note `id`; when changes of it were compacted
+    /// away, what is left of it (`compaction`).
     init(_ id: DocumentID, in store: DocumentStore) throws {
         do {
             self.init(id, changes: try store.changes(id), replica: store.replicaID)
         } catch StoreError.historyCompacted {
-            throw CLIError.failure("changes of note \(id) were deleted by `quire compact --drop-history`, and log, blame, diff, show --at "
-                + "and conflicts replay its whole history; the note itself is whole: `quire note show \(id)`")
+            let log = try store.compactedLog(id)
+            // The version at the point: the note's now (the snapshot and the
+            // changes after it) without the changes logged since. A replica's
+            // changes are applied in counter order, so its counter then is
+            // one below its first change logged after the point.
+            var point = log.oldestSnapshot.versionVector
+            for change in log.afterPoint { point[change.replica] = max(point[change.replica], change.lastID.counter) }
+            for change in log.afterPoint.reversed() { point[change.replica] = change.id.counter - 1 }
+            self.init(id, changes: log.keptBefore + log.afterPoint, replica: store.replicaID,
+                      compaction: Compaction(version: point, keptCount: log.keptBefore.count, snapshot: log.oldestSnapshot))
         }
     }
 
     /// `changes` in a causal order: a store's log, or one with changes
     /// merged in after it (`StoreMerge`).
-    init(_ id: DocumentID, changes: [Change], replica: ReplicaID) {
+    init(_ id: DocumentID, changes: [Change], replica: ReplicaID, compaction: Compaction? = nil) {
         self.id = id
         self.changes = changes
         self.replica = replica
+        self.compaction = compaction
         changesByReplica = Dictionary(grouping: changes, by: \.replica).mapValues { $0.sorted { $0.id.counter < $1.id.counter } }
     }
 
     /// The version vector of the whole history.
     var current: VersionVector {
-        changes.reduce(into: VersionVector()) { version, change in
+        changes.reduce(into: compaction?.version ?? VersionVector()) { version, change in
             version[change.replica] = max(version[change.replica], change.lastID.counter)
         }
     }
 
     /// For each change (in log order), the version right after it in this
-    /// store: every change logged up to and including it.
-    var versionsAfterEachChange: [VersionVector] {
-        var version = VersionVector()
-        return changes.map { change in
+    /// store: every change logged up to and including it. Nil for a change
+    /// kept from before the compaction point: the deleted ones interleaved.
+    var versionsAfterEachChange: [VersionVector?] {
+        var version = compaction?.version ?? VersionVector()
+        return changes.enumerated().map { index, change in
+            guard index >= compaction?.keptCount ?? 0 else { return nil }
             version[change.replica] = max(version[change.replica], change.lastID.counter)
             return version
         }
@@ -57,28 +85,51 @@ struct DocumentHistory {
         position(of: id).map { $0.changes[$0.index] }
     }
 
+    /// Whether the operation `id` was in a change compaction deleted.
+    func wasCompacted(_ id: OpID) -> Bool {
+        compaction?.version.contains(id) == true && change(containing: id) == nil
+    }
+
+    /// The first logged change of `id`'s replica that starts after `id`.
+    func firstChange(after id: OpID) -> Change? {
+        guard let ofReplica = changesByReplica[id.replica] else { return nil }
+        let index = firstIndex(startingAfter: id.counter, in: ofReplica)
+        return index < ofReplica.endIndex ? ofReplica[index] : nil
+    }
+
     /// Where the change holding `id` is among its replica's changes.
     private func position(of id: OpID) -> (changes: [Change], index: Int)? {
         guard let ofReplica = changesByReplica[id.replica] else { return nil }
-        // The first change starting after the counter; the one before it may hold it.
-        var low = 0, high = ofReplica.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ofReplica[middle].id.counter <= id.counter { low = middle + 1 } else { high = middle }
-        }
+        // The one before the first change starting after the counter may hold it.
+        let low = firstIndex(startingAfter: id.counter, in: ofReplica)
         guard low > 0, ofReplica[low - 1].counters.contains(id.counter) else { return nil }
         return (ofReplica, low - 1)
     }
 
-    /// The changes concurrent with `change`: neither saw the other.
+    /// The index of the first of a replica's changes (in counter order) starting after `counter`.
+    private func firstIndex(startingAfter counter: UInt64, in ofReplica: [Change]) -> Int {
+        var low = 0, high = ofReplica.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ofReplica[middle].id.counter <= counter { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The changes concurrent with `change`: neither saw the other. After
+    /// compaction, among the changes logged after the point, and none for
+    /// a change from before it: what it saw went through deleted changes.
     func changes(concurrentWith change: Change) throws -> [Change] {
-        let seenByIt = try causalPast(of: [change.lastID])
+        let candidates = changes.dropFirst(compaction?.keptCount ?? 0)
+        guard candidates.contains(where: { $0.id == change.id }) else { return [] }
+        let seenByIt = try causalPast(of: [change.lastID]).version
         // The log's order is causal: a change saw `change` when one of its
-        // parents, or its replica's change before it, did.
+        // parents, or its replica's change before it, did. Changes after
+        // the point reach each other through logged changes only.
         var sawIt: Set<OpID> = [change.lastID]
         var previousOfReplica: [ReplicaID: OpID] = [:]
         var concurrent: [Change] = []
-        for other in changes {
+        for other in candidates {
             defer { previousOfReplica[other.replica] = other.lastID }
             if other.id == change.id || seenByIt.contains(other.lastID) { continue }
             if other.parents.contains(where: sawIt.contains) || previousOfReplica[other.replica].map(sawIt.contains) == true {
@@ -93,17 +144,25 @@ struct DocumentHistory {
     /// The version vector `version` names in this document: heads name
     /// their changes and everything those build on. Throws a failure for a
     /// version naming operations this document does not have, holding part
-    /// of a change, or holding a change without one it builds on.
+    /// of a change, or holding a change without one it builds on; after
+    /// compaction, for one this store cannot rebuild (`rebuildable(_:_:)`).
     func version(_ version: VersionArgument) throws -> VersionVector {
         switch version.form {
         case .heads(let heads):
-            return try causalPast(of: heads)
+            let (vector, reachedCompacted) = try causalPast(of: heads)
+            // Past a deleted change, the vector is exact only when it holds
+            // everything before the point: the deleted change's past too.
+            if reachedCompacted, let compaction, !vector.includes(compaction.version) {
+                throw notRebuildable(version.text)
+            }
+            return try rebuildable(vector, version.text)
         case .vector(let vector):
             // Checked first: a version past the note's may also seem to
             // hold a change without its parents, but what is wrong is the excess.
             guard current.includes(vector) else {
                 throw CLIError.failure("version \(version.text) names operations document \(id) does not have; `quire log \(id)` lists its versions")
             }
+            _ = try rebuildable(vector, version.text)
             // A replay leaves out a change it holds only part of, or whose
             // parents it lacks, so such a version would show a note that never was.
             for change in changes where vector.contains(change.id) {
@@ -118,15 +177,36 @@ struct DocumentHistory {
         }
     }
 
-    /// The smallest version vector holding `heads` and every change they build on.
-    private func causalPast(of heads: [OpID]) throws -> VersionVector {
+    /// `vector`, if a replay can build it: after compaction, it must hold
+    /// the oldest snapshot's version, which replays start from.
+    private func rebuildable(_ vector: VersionVector, _ text: String) throws -> VersionVector {
+        guard let compaction, !vector.includes(compaction.snapshot.versionVector) else { return vector }
+        throw notRebuildable(text)
+    }
+
+    /// The failure for a version from before what compaction left.
+    private func notRebuildable(_ text: String) -> CLIError {
+        let oldest = compaction?.snapshot.versionVector ?? VersionVector()
+        return CLIError.failure("version \(text) is from before what `quire compact --drop-history` left of note \(id): "
+            + "the oldest version it can show is \(oldest); `quire log \(id)` lists the versions since")
+    }
+
+    /// The smallest version vector holding `heads` and every change they
+    /// build on, of the logged changes; and whether it reached changes
+    /// compaction deleted, whose pasts it then lacks.
+    private func causalPast(of heads: [OpID]) throws -> (version: VersionVector, reachedCompacted: Bool) {
         var version = VersionVector()
+        var reachedCompacted = false
         // Changes are marked visited by id, not by the version: the version
         // covers a replica's earlier changes before their parents are visited.
         var visited: Set<OpID> = []
         var pending = heads
         while let head = pending.popLast() {
             guard let (ofReplica, index) = position(of: head) else {
+                if wasCompacted(head) {
+                    reachedCompacted = true
+                    continue
+                }
                 throw CLIError.failure("document \(id) has no operation \(head); `quire log \(id)` lists its changes")
             }
             let change = ofReplica[index]
@@ -136,14 +216,19 @@ struct DocumentHistory {
             version[head.replica] = max(version[head.replica], change.lastID.counter)
             pending += change.parents
             if index > 0 { pending.append(ofReplica[index - 1].lastID) }
+            // The first logged change of a replica may follow deleted ones.
+            else if change.id.counter > 1, wasCompacted(OpID(replica: change.replica, counter: change.id.counter - 1)) { reachedCompacted = true }
         }
-        return version
+        return (version, reachedCompacted)
     }
 
-    /// The document as it was at `version`: a fresh replay of the changes it covers.
+    /// The document as it was at `version`: a fresh replay of the changes
+    /// it covers; after compaction, the oldest snapshot and the logged
+    /// changes after it that `version` covers.
     func document(at version: VersionVector) throws -> Document {
-        var document = Document(replica: replica)
-        try document.apply(changes.filter { version.contains($0.lastID) })
+        var document = compaction?.snapshot ?? Document(replica: replica)
+        let base = document.versionVector
+        try document.apply(changes.filter { version.contains($0.lastID) && !base.contains($0.lastID) })
         return document
     }
 }
