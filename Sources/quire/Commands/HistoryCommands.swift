@@ -123,52 +123,51 @@ enum HistoryCommands {
             try invocation.expectArguments(atMost: 1)
             if invocation.flag("--title") && invocation.flag("--tags") { throw invocation.usageError("--title and --tags exclude each other") }
             if invocation.flag("--tags") { return try blameTags(invocation) }
-            let context = invocation.context
             let key = invocation.flag("--title") ? Note.Key.title : Note.Key.body
             let (store, id) = try invocation.openStoreAndNote()
             let history = try DocumentHistory(id, in: store)
             let pieces = try store.read(history.id) { try Blame.pieces(of: $0, key: key, history: history) }
-            if invocation.flag("--json") {
-                context.output.print(jsonArray: pieces.lazy.map { piece in
-                    .object(piece.attribution.jsonFields.merging([
-                        "offset": .integer(piece.offset), "text": .string(piece.text),
-                        "replica": .string(piece.id.replica.description), "lamport": .integer(piece.lamport),
-                    ]) { $1 })
-                })
-                return
-            }
-            guard !pieces.isEmpty else {
-                context.output.print("The \(key) is empty.")
-                return
-            }
-            let rows = pieces.map { piece in
-                [piece.attribution.text(context.output), "\(piece.lamport)-\(piece.lastLamport)",
-                 RelativeTime.describe(piece.attribution.change?.date), "\(piece.offset)", JSONValue.quoted(piece.text)]
-            }
-            context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"], rows: rows))
+            let output = invocation.context.output
+            printBlame(pieces, invocation, ifNone: "The \(key) is empty.", header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"],
+                       json: { piece in
+                           .object(piece.attribution.jsonFields.merging([
+                               "offset": .integer(piece.offset), "text": .string(piece.text),
+                               "replica": .string(piece.id.replica.description), "lamport": .integer(piece.lamport),
+                           ]) { $1 })
+                       },
+                       row: { piece in
+                           [piece.attribution.text(output), "\(piece.lamport)-\(piece.lastLamport)",
+                            RelativeTime.describe(piece.attribution.change?.date), "\(piece.offset)", JSONValue.quoted(piece.text)]
+                       })
         })
 
     private static func blameTags(_ invocation: Invocation) throws {
-        let context = invocation.context
         let (store, id) = try invocation.openStoreAndNote()
         let history = try DocumentHistory(id, in: store)
         let tags = try store.read(history.id) { try Blame.tags(of: $0, history: history) }
+        let output = invocation.context.output
+        printBlame(tags, invocation, ifNone: "The note has no tags.", header: ["CHANGE", "LAMPORT", "TIME", "TAG"],
+                   json: { tag in
+                       .object(tag.attribution.jsonFields.merging([
+                           "tag": .string(tag.tag), "replica": .string(tag.id.replica.description), "lamport": .integer(tag.lamport),
+                       ]) { $1 })
+                   },
+                   row: { tag in
+                       [tag.attribution.text(output), "\(tag.lamport)", RelativeTime.describe(tag.attribution.change?.date), tag.tag]
+                   })
+    }
+
+    /// What `blame` prints of its entries: JSON with `--json`, else a
+    /// table, or `ifNone` when there are none.
+    private static func printBlame<Entry>(_ entries: [Entry], _ invocation: Invocation, ifNone: String, header: [String],
+                                          json: (Entry) -> JSONValue, row: (Entry) -> [String]) {
+        let output = invocation.context.output
         if invocation.flag("--json") {
-            context.output.print(jsonArray: tags.lazy.map { tag in
-                .object(tag.attribution.jsonFields.merging([
-                    "tag": .string(tag.tag), "replica": .string(tag.id.replica.description), "lamport": .integer(tag.lamport),
-                ]) { $1 })
-            })
-            return
+            output.print(jsonArray: entries.lazy.map(json))
+        } else if entries.isEmpty {
+            output.print(ifNone)
+        } else {
+            output.print(Table(header: header, rows: entries.map(row)))
         }
-        guard !tags.isEmpty else {
-            context.output.print("The note has no tags.")
-            return
-        }
-        let rows = tags.map { tag in
-            [tag.attribution.text(context.output), "\(tag.lamport)",
-             RelativeTime.describe(tag.attribution.change?.date), tag.tag]
-        }
-        context.output.print(Table(header: ["CHANGE", "LAMPORT", "TIME", "TAG"], rows: rows))
     }
 }
