@@ -130,6 +130,23 @@ import Testing
         }
     }
 
+    /// `quire compact` keeping history, after `--drop-history`: the
+    /// versions `log` lists since the point stay showable, as the snapshot
+    /// replays start from is kept beside the fresh one.
+    @Test func compactingAgainWithHistoryKeepsTheVersionsSinceThePoint() throws {
+        try withRunner { quire in
+            let id = try Self.compactedJournal(quire)
+            let point = try #require(try Self.jsonArray(quire, ["log", id, "--json"]).first?["compactedBefore"] as? String)
+            let before = try quire.ok(["show", id, "--at", point, "--json"])
+            try quire.ok(["compact", id])
+            #expect(try quire.ok(["show", id, "--at", point, "--json"]) == before)
+            #expect(try quire.ok(["diff", id, "--from", point]).contains("+\" day 24\""))
+            // A second --drop-history moves the point on: one snapshot again.
+            try quire.ok(["compact", id, "--drop-history"])
+            #expect(try quire.ok(["show", id, "--at", try quire.ok(["vv", id]).trimmingCharacters(in: .newlines)]).hasSuffix(" day 24\n"))
+        }
+    }
+
     /// A conflict one of whose writes was another store's, merged in and
     /// then compacted away: listed, that write's change named `compacted`.
     @Test func conflictsWorkFromTheCurrentState() throws {
