@@ -147,6 +147,28 @@ import Testing
         }
     }
 
+    /// The heads `quire heads` prints name the current version even when
+    /// one of them is in a change compaction deleted (another store's
+    /// edit, concurrent with a local one the log keeps).
+    @Test func headsInADeletedChangeNameTheirVersion() throws {
+        try withRunner { quire in
+            let laptop = quire.directory + "/laptop.quire", phone = quire.directory + "/phone.quire"
+            for store in [laptop, phone] { try quire.ok(["init"], store: store) }
+            let id = try quire.ok(["note", "new", "--title", "shared", "--body", "a"], store: laptop).trimmingCharacters(in: .newlines)
+            try quire.ok(["merge", laptop], store: phone)
+            try quire.ok(["note", "edit", id, "--append", "p"], store: phone)
+            try quire.ok(["note", "edit", id, "--append", "l"], store: laptop)
+            try quire.ok(["merge", phone], store: laptop)
+            try quire.ok(["compact", id, "--drop-history"], store: laptop)
+
+            let heads = try quire.ok(["heads", id], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(heads.contains(","), "\(heads)")
+            let vector = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["show", id, "--at", heads], store: laptop) == quire.ok(["show", id, "--at", vector], store: laptop))
+            #expect(try quire.ok(["diff", id, "--from", heads], store: laptop).hasSuffix("No differences.\n"))
+        }
+    }
+
     /// A conflict one of whose writes was another store's, merged in and
     /// then compacted away: listed, that write's change named `compacted`.
     @Test func conflictsWorkFromTheCurrentState() throws {
