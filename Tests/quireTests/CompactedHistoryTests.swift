@@ -25,6 +25,16 @@ import Testing
         return id
     }
 
+    /// Two stores, laptop and phone, holding one note the laptop made and
+    /// the phone merged.
+    static func sharedNote(_ quire: QuireRunner) throws -> (laptop: String, phone: String, id: String) {
+        let laptop = quire.directory + "/laptop.quire", phone = quire.directory + "/phone.quire"
+        for store in [laptop, phone] { try quire.ok(["init"], store: store) }
+        let id = try quire.ok(["note", "new", "--title", "shared", "--body", "a"], store: laptop).trimmingCharacters(in: .newlines)
+        try quire.ok(["merge", laptop], store: phone)
+        return (laptop, phone, id)
+    }
+
     static func jsonArray(_ quire: QuireRunner, _ arguments: [String], store: String? = nil) throws -> [[String: Any]] {
         try #require(try JSONSerialization.jsonObject(with: Data(quire.ok(arguments, store: store).utf8)) as? [[String: Any]])
     }
@@ -152,10 +162,7 @@ import Testing
     /// edit, concurrent with a local one the log keeps).
     @Test func headsInADeletedChangeNameTheirVersion() throws {
         try withRunner { quire in
-            let laptop = quire.directory + "/laptop.quire", phone = quire.directory + "/phone.quire"
-            for store in [laptop, phone] { try quire.ok(["init"], store: store) }
-            let id = try quire.ok(["note", "new", "--title", "shared", "--body", "a"], store: laptop).trimmingCharacters(in: .newlines)
-            try quire.ok(["merge", laptop], store: phone)
+            let (laptop, phone, id) = try Self.sharedNote(quire)
             try quire.ok(["note", "edit", id, "--append", "p"], store: phone)
             try quire.ok(["note", "edit", id, "--append", "l"], store: laptop)
             try quire.ok(["merge", phone], store: laptop)
@@ -173,10 +180,7 @@ import Testing
     /// then compacted away: listed, that write's change named `compacted`.
     @Test func conflictsWorkFromTheCurrentState() throws {
         try withRunner { quire in
-            let laptop = quire.directory + "/laptop.quire", phone = quire.directory + "/phone.quire"
-            for store in [laptop, phone] { try quire.ok(["init"], store: store) }
-            let id = try quire.ok(["note", "new", "--title", "shared", "--body", "a"], store: laptop).trimmingCharacters(in: .newlines)
-            try quire.ok(["merge", laptop], store: phone)
+            let (laptop, phone, id) = try Self.sharedNote(quire)
             try quire.ok(["note", "edit", id, "--pin"], store: laptop)
             try quire.ok(["note", "edit", id, "--pin"], store: phone)
             try quire.ok(["merge", laptop], store: phone)
