@@ -3,8 +3,9 @@ import Foundation
 // Loading documents from the file and writing their snapshots.
 extension DocumentStore {
     /// What `writeSnapshot` deletes besides writing: nothing but snapshots
-    /// beyond the newest two, or (compacting) all other snapshots and maybe
-    /// the log rows the new one covers.
+    /// beyond the newest two, or (compacting) all other snapshots (keeping
+    /// history, but the oldest since an earlier compaction without it) and
+    /// maybe the log rows the new one covers.
     enum Compaction { case none, keepHistory, dropHistory }
 
     /// Writes a snapshot in its own transaction, which also prunes older
@@ -22,7 +23,8 @@ extension DocumentStore {
         // What the document holds, which another process may have logged past.
         let coversSeq = entry.loggedThrough
         try database.write { db in
-            guard try Self.isCurrent(entry, db.query(sql: Self.currencyQuery, arguments: [.text(id.rawValue)])) else {
+            let currency = try db.query(sql: Self.currencyQuery, arguments: [.text(id.rawValue)])
+            guard try Self.isCurrent(entry, currency) else {
                 throw StoreError.changedElsewhere(id.rawValue)
             }
             let stored = try SnapshotStore.write(document, id: id.rawValue, coversSeq: coversSeq, now: Self.milliseconds(Date()), db)
@@ -36,7 +38,11 @@ extension DocumentStore {
             guard reloaded.encodeSnapshot(includeHistory: false) == document.encodeSnapshot(includeHistory: false) else {
                 throw StoreError.unrecoverableDocument(id.rawValue, reason: "a new snapshot does not reload to the same state")
             }
-            try SnapshotStore.prune(document: id.rawValue, keepingNewest: 1, db)
+            // Keeping history keeps what the history commands replay from
+            // when an earlier compaction dropped it: the oldest snapshot since.
+            let logStartSeq = try currency[0].int64(2)
+            try SnapshotStore.prune(document: id.rawValue, keepingNewest: 1,
+                                    andOldestCovering: compacting == .keepHistory && logStartSeq > 0 ? logStartSeq : nil, db)
             if compacting == .dropHistory {
                 try ChangeLog.deleteCompacted(document: id.rawValue, through: coversSeq, db)
                 try db.execute(sql: "UPDATE documents SET log_start_seq = ? WHERE id = ?",

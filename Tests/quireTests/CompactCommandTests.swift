@@ -79,6 +79,16 @@ import Testing
         }
     }
 
+    /// One change is counted as one, not "1 logged changes".
+    @Test func oneChangeIsCountedInTheSingular() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Once"]).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["compact", id]).hasPrefix("Compacted 1 note, keeping its history (1 logged change): "))
+            #expect(try quire.ok(["compact", id, "--drop-history"]).contains("\n0 of 1 logged change deleted; 1 stays: "))
+        }
+    }
+
     /// `--drop-history` deletes the changes every peer holds and keeps the
     /// local ones no peer has acknowledged, which a later sync still sends;
     /// the history commands work from what is left (`CompactedHistoryTests`).

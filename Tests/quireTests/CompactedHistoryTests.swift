@@ -25,6 +25,16 @@ import Testing
         return id
     }
 
+    /// Two stores, laptop and phone, holding one note the laptop made and
+    /// the phone merged.
+    static func sharedNote(_ quire: QuireRunner) throws -> (laptop: String, phone: String, id: String) {
+        let laptop = quire.directory + "/laptop.quire", phone = quire.directory + "/phone.quire"
+        for store in [laptop, phone] { try quire.ok(["init"], store: store) }
+        let id = try quire.ok(["note", "new", "--title", "shared", "--body", "a"], store: laptop).trimmingCharacters(in: .newlines)
+        try quire.ok(["merge", laptop], store: phone)
+        return (laptop, phone, id)
+    }
+
     static func jsonArray(_ quire: QuireRunner, _ arguments: [String], store: String? = nil) throws -> [[String: Any]] {
         try #require(try JSONSerialization.jsonObject(with: Data(quire.ok(arguments, store: store).utf8)) as? [[String: Any]])
     }
@@ -130,14 +140,47 @@ import Testing
         }
     }
 
+    /// `quire compact` keeping history, after `--drop-history`: the
+    /// versions `log` lists since the point stay showable, as the snapshot
+    /// replays start from is kept beside the fresh one.
+    @Test func compactingAgainWithHistoryKeepsTheVersionsSinceThePoint() throws {
+        try withRunner { quire in
+            let id = try Self.compactedJournal(quire)
+            let point = try #require(try Self.jsonArray(quire, ["log", id, "--json"]).first?["compactedBefore"] as? String)
+            let before = try quire.ok(["show", id, "--at", point, "--json"])
+            try quire.ok(["compact", id])
+            #expect(try quire.ok(["show", id, "--at", point, "--json"]) == before)
+            #expect(try quire.ok(["diff", id, "--from", point]).contains("+\" day 24\""))
+            // A second --drop-history moves the point on: one snapshot again.
+            try quire.ok(["compact", id, "--drop-history"])
+            #expect(try quire.ok(["show", id, "--at", try quire.ok(["vv", id]).trimmingCharacters(in: .newlines)]).hasSuffix(" day 24\n"))
+        }
+    }
+
+    /// The heads `quire heads` prints name the current version even when
+    /// one of them is in a change compaction deleted (another store's
+    /// edit, concurrent with a local one the log keeps).
+    @Test func headsInADeletedChangeNameTheirVersion() throws {
+        try withRunner { quire in
+            let (laptop, phone, id) = try Self.sharedNote(quire)
+            try quire.ok(["note", "edit", id, "--append", "p"], store: phone)
+            try quire.ok(["note", "edit", id, "--append", "l"], store: laptop)
+            try quire.ok(["merge", phone], store: laptop)
+            try quire.ok(["compact", id, "--drop-history"], store: laptop)
+
+            let heads = try quire.ok(["heads", id], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(heads.contains(","), "\(heads)")
+            let vector = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["show", id, "--at", heads], store: laptop) == quire.ok(["show", id, "--at", vector], store: laptop))
+            #expect(try quire.ok(["diff", id, "--from", heads], store: laptop).hasSuffix("No differences.\n"))
+        }
+    }
+
     /// A conflict one of whose writes was another store's, merged in and
     /// then compacted away: listed, that write's change named `compacted`.
     @Test func conflictsWorkFromTheCurrentState() throws {
         try withRunner { quire in
-            let laptop = quire.directory + "/laptop.quire", phone = quire.directory + "/phone.quire"
-            for store in [laptop, phone] { try quire.ok(["init"], store: store) }
-            let id = try quire.ok(["note", "new", "--title", "shared", "--body", "a"], store: laptop).trimmingCharacters(in: .newlines)
-            try quire.ok(["merge", laptop], store: phone)
+            let (laptop, phone, id) = try Self.sharedNote(quire)
             try quire.ok(["note", "edit", id, "--pin"], store: laptop)
             try quire.ok(["note", "edit", id, "--pin"], store: phone)
             try quire.ok(["merge", laptop], store: phone)

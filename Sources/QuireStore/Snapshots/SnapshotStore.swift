@@ -49,13 +49,18 @@ public enum SnapshotStore {
         return try Document(snapshot: encoding, replica: replica, limits: .unlimited)
     }
 
-    /// Deletes all but the `count` newest snapshots of a document.
-    public static func prune(document: String, keepingNewest count: Int, _ db: DatabaseConnection) throws {
+    /// Deletes all but the `count` newest snapshots of a document and,
+    /// given `oldestCovering`, its oldest snapshot covering that `seq`:
+    /// after compaction without history, the one replays of the versions
+    /// since start from (`quire show --at`).
+    public static func prune(document: String, keepingNewest count: Int, andOldestCovering seq: Int64? = nil,
+                             _ db: DatabaseConnection) throws {
         try db.execute(
             sql: """
                 DELETE FROM snapshots WHERE document_id = ?1 AND id NOT IN (
                     SELECT id FROM snapshots WHERE document_id = ?1 ORDER BY id DESC LIMIT ?2)
+                AND id IS NOT (SELECT min(id) FROM snapshots WHERE document_id = ?1 AND ?3 IS NOT NULL AND covers_seq >= ?3)
                 """,
-            arguments: [.text(document), .integer(count)])
+            arguments: [.text(document), .integer(count), seq.map { .integer($0) } ?? .null])
     }
 }

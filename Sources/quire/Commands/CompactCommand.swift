@@ -116,6 +116,10 @@ enum CompactCommand {
         /// How much of an id the text shows, as listings do.
         let idLength: Int
 
+        private static func loggedChangesText(_ count: Int) -> String {
+            "\(count) logged change\(count == 1 ? "" : "s")"
+        }
+
         func print(json: Bool, to output: Output) {
             if json {
                 output.print(json: .object([
@@ -131,14 +135,14 @@ enum CompactCommand {
             if historyDropped {
                 output.print("Compacted \(count), dropping \(notes.count == 1 ? "its" : "their") history:")
                 for note in notes { output.print("  \(note.id.rawValue.prefix(idLength)) \(note.title)") }
-                output.print("\(changesBefore - changesAfter) of \(changesBefore) logged changes deleted; \(changesAfter) stay: local changes "
+                output.print("\(changesBefore - changesAfter) of \(Self.loggedChangesText(changesBefore)) deleted; \(changesAfter) \(changesAfter == 1 ? "stays" : "stay"): local changes "
                     + "a peer lacks (all of a note's, until a peer has acknowledged some: sync first), and each note's newest.")
                 if changesAfter < changesBefore {
                     output.print("log, blame and conflicts of a note that lost changes name what those did `compacted`, show --at and diff reach back to the compaction only, "
                         + "and served over `quire serve --stdio` this store can no longer send a client a deleted change (its sync refuses the note).")
                 }
             } else {
-                output.print("Compacted \(count), keeping \(notes.count == 1 ? "its" : "their") history (\(changesAfter) logged changes): "
+                output.print("Compacted \(count), keeping \(notes.count == 1 ? "its" : "their") history (\(Self.loggedChangesText(changesAfter))): "
                     + "a fresh snapshot each, older snapshots deleted.")
             }
             let sizes = "\(after.fileBytes) bytes (was \(before.fileBytes)), \(after.freeBytes) free"

@@ -204,6 +204,9 @@ struct DocumentHistory {
         while let head = pending.popLast() {
             guard let (ofReplica, index) = position(of: head) else {
                 if wasCompacted(head) {
+                    // Its change is gone, not its place in the version: heads
+                    // `quire heads` prints may name a deleted change.
+                    version[head.replica] = max(version[head.replica], head.counter)
                     reachedCompacted = true
                     continue
                 }
