@@ -126,7 +126,7 @@ extension DocumentStore {
         try locked { try database.read { db in
             let rows = try db.query(sql: "SELECT log_start_seq FROM documents WHERE id = ?1", arguments: [.text(id.rawValue)])
             guard let logStartSeq = try rows.first?.int64(0) else { throw StoreError.noSuchDocument(id.rawValue) }
-            let all = try ChangeLog.changes(document: id.rawValue, after: 0, db).changes
+            let keptBefore = try ChangeLog.changes(document: id.rawValue, after: 0, through: logStartSeq, db).changes
             let afterPoint = try ChangeLog.changes(document: id.rawValue, after: logStartSeq, db).changes
             var snapshot = Document(replica: replicaID)
             if logStartSeq > 0 {
@@ -136,7 +136,7 @@ extension DocumentStore {
                 }
                 snapshot = oldest
             }
-            return CompactedLog(keptBefore: Array(all.dropLast(afterPoint.count)), afterPoint: afterPoint, oldestSnapshot: snapshot)
+            return CompactedLog(keptBefore: keptBefore, afterPoint: afterPoint, oldestSnapshot: snapshot)
         } }
     }
 

@@ -53,7 +53,7 @@ public enum Zstd {
 
     /// Whether `bytes` begin as a zstd frame does (its magic number), which
     /// tells a frame from other data stored in its place.
-    public static func isFrame(_ bytes: [UInt8]) -> Bool {
+    public static func isFrame(_ bytes: some Sequence<UInt8>) -> Bool {
         bytes.starts(with: magic)
     }
 
@@ -74,7 +74,7 @@ public enum Zstd {
     /// frame header that declares one. What `decompress` would allocate,
     /// for a caller that must decide first whether it can afford it.
     public static func declaredContentSize(_ frame: ArraySlice<UInt8>) -> UInt64? {
-        guard frame.starts(with: magic) else { return nil }
+        guard isFrame(frame) else { return nil }
         let size = frame.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
         // Above it lie ZSTD_CONTENTSIZE_ERROR and ZSTD_CONTENTSIZE_UNKNOWN.
         return size < contentSizeUnknown - 1 ? size : nil
@@ -84,7 +84,7 @@ public enum Zstd {
     public static func decompress(_ frame: ArraySlice<UInt8>, maxSize: Int) throws -> [UInt8] {
         precondition(maxSize >= 0, "maxSize must not be negative")
         // Rules out other formats, and skippable frames, which hold no content.
-        guard frame.starts(with: magic) else { throw CompressionError.notAFrame }
+        guard isFrame(frame) else { throw CompressionError.notAFrame }
         return try frame.withUnsafeBytes { input in
             // 1. The header, checked before any allocation.
             var header = ZSTD_frameHeader()

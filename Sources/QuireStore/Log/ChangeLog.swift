@@ -72,13 +72,13 @@ public enum ChangeLog {
         run.count <= maxRunLength
     }
 
-    /// A document's changes with `seq` above `seq`, in log order, and the
-    /// `seq` of the last row read (nil if none).
-    public static func changes(document: String, after seq: Int64,
+    /// A document's changes with `seq` above `seq` (and at most `last`),
+    /// in log order, and the `seq` of the last row read (nil if none).
+    public static func changes(document: String, after seq: Int64, through last: Int64 = .max,
                                _ db: DatabaseConnection) throws -> (changes: [Change], lastSeq: Int64?) {
         let rows = try db.query(
-            sql: "SELECT seq, \(dataBytes) FROM changes WHERE document = \(number(ofDocument: 1)) AND seq > ?2 ORDER BY seq",
-            arguments: [.text(document), .integer(seq)])
+            sql: "SELECT seq, \(dataBytes) FROM changes WHERE document = \(number(ofDocument: 1)) AND seq > ?2 AND seq <= ?3 ORDER BY seq",
+            arguments: [.text(document), .integer(seq), .integer(last)])
         return (try rows.flatMap { row in try decode(row, document: document) }, try rows.last?.int64(0))
     }
 

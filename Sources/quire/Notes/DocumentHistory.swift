@@ -42,9 +42,9 @@ struct DocumentHistory {
             // The version at the point: the note's now (the snapshot and the
             // changes after it) without the changes logged since. A replica's
             // changes are applied in counter order, so its counter then is
-            // one below its first change logged after the point.
+            // one below its first change logged after the point (a replica
+            // with none logged since is as the snapshot has it).
             var point = log.oldestSnapshot.versionVector
-            for change in log.afterPoint { point[change.replica] = max(point[change.replica], change.lastID.counter) }
             for change in log.afterPoint.reversed() { point[change.replica] = change.id.counter - 1 }
             self.init(id, changes: log.keptBefore + log.afterPoint, replica: store.replicaID,
                       compaction: Compaction(version: point, keptCount: log.keptBefore.count, snapshot: log.oldestSnapshot))
