@@ -215,6 +215,37 @@ import Testing
         }
     }
 
+    /// Every command on a damaged note says what to do, and one that would
+    /// write writes nothing; the other notes stay readable and editable.
+    @Test func aDamagedNoteSaysWhatToDoAndNothingIsWritten() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let damaged = try quire.ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
+            let whole = try quire.ok(["note", "new", "--title", "second"]).trimmingCharacters(in: .newlines)
+            try quire.damageTheChanges(ofNote: damaged)
+            func rows() throws -> Int64 {
+                let database = try Database(path: quire.store, readOnly: true)
+                defer { database.close() }
+                return try database.read { try $0.query(sql: "SELECT count(*) FROM changes")[0].int64(0) }
+            }
+            let before = try rows()
+            let advice = "nothing was written, and the store's other notes are not affected; " + "`quire inspect \(quire.store)` reports the damage; "
+                + "a backup or a peer's store holding the note whole can give it back: `quire --store NEW init`, `quire --store NEW merge BACKUP`, "
+                + "then `quire --store NEW merge \(quire.store)` (its other notes), and use NEW\n"
+            for arguments in [["note", "show", damaged], ["log", damaged], ["blame", damaged], ["note", "edit", damaged, "--append", "x"],
+                              ["note", "rm", damaged]] {
+                let result = try quire.run(arguments)
+                #expect(result.status == 1, "quire \(arguments)")
+                #expect(result.stderr.hasPrefix("error: change 1 of document \(damaged) is corrupt: "), "quire \(arguments): \(result.stderr)")
+                #expect(result.stderr.hasSuffix(advice), "quire \(arguments): \(result.stderr)")
+            }
+            #expect(try rows() == before)
+            try quire.ok(["note", "edit", whole, "--append", " more"])
+            #expect(try quire.ok(["note", "show", whole]).contains("second"))
+            #expect(try rows() == before + 1)
+        }
+    }
+
     @Test func aDirectoryIsNotTakenForAStore() throws {
         try withRunner { quire in
             let refusal = "error: \(quire.directory) is a directory; give the path of a file in it, such as \(quire.directory)/notes.quire\n"
