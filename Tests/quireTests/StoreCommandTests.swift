@@ -193,10 +193,7 @@ import Testing
     /// the rest of `status`; both name the damage and exit 1.
     @Test func aDamagedNoteLeavesTheOthersListed() throws {
         try withRunner { quire in
-            try quire.ok(["init"])
-            let damaged = try quire.ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
-            try quire.ok(["note", "new", "--title", "second"])
-            try quire.damageTheChanges(ofNote: damaged)
+            let damaged = try quire.storeWithADamagedNote().damaged
 
             let listed = try quire.run(["note", "list"])
             #expect(listed.status == 1)
@@ -219,10 +216,7 @@ import Testing
     /// write writes nothing; the other notes stay readable and editable.
     @Test func aDamagedNoteSaysWhatToDoAndNothingIsWritten() throws {
         try withRunner { quire in
-            try quire.ok(["init"])
-            let damaged = try quire.ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
-            let whole = try quire.ok(["note", "new", "--title", "second"]).trimmingCharacters(in: .newlines)
-            try quire.damageTheChanges(ofNote: damaged)
+            let (damaged, whole) = try quire.storeWithADamagedNote()
             func rows() throws -> Int64 {
                 let database = try Database(path: quire.store, readOnly: true)
                 defer { database.close() }

@@ -139,6 +139,16 @@ struct QuireRunner {
         }
     }
 
+    /// Initialises the runner's store with two notes, "first", whose
+    /// changes are then damaged, and "second": their ids.
+    func storeWithADamagedNote() throws -> (damaged: String, whole: String) {
+        try ok(["init"])
+        let damaged = try ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
+        let whole = try ok(["note", "new", "--title", "second"]).trimmingCharacters(in: .newlines)
+        try damageTheChanges(ofNote: damaged)
+        return (damaged, whole)
+    }
+
     func remove() {
         try? FileManager.default.removeItem(atPath: directory)
     }
