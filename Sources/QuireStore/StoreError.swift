@@ -36,6 +36,15 @@ public enum StoreError: Error, Hashable, Sendable, DescribedError {
     /// a folder, or a store another program may have open.
     case backupRefused(path: String, reason: String)
 
+    /// The document a damaged store cannot read, for errors that say so:
+    /// the store's other documents are not affected.
+    public var damagedDocument: String? {
+        switch self {
+        case .corruptChange(let document, _, _), .unrecoverableDocument(let document, _): document
+        default: nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .noSuchDocument(let id): "no document \(id) in this store"

@@ -159,10 +159,7 @@ import Testing
     /// cannot be made): it is named, and the other notes are compacted.
     @Test func aDamagedNoteIsNamedAndTheOthersCompacted() throws {
         try withRunner { quire in
-            try quire.ok(["init"])
-            let damaged = try quire.ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
-            let sound = try quire.ok(["note", "new", "--title", "second"]).trimmingCharacters(in: .newlines)
-            try quire.damageTheChanges(ofNote: damaged)
+            let (damaged, sound) = try quire.storeWithADamagedNote()
 
             let result = try quire.run(["compact", "--json"])
             #expect(result.status == 1)

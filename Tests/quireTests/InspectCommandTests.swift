@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireTestSupport
 import Testing
 
 /// `quire inspect` on each kind of file, and on damaged ones.
@@ -199,6 +200,42 @@ import Testing
             let unknown = try inspect(quire, "notes.txt", Array("hello".utf8))
             #expect(unknown.status == 1)
             #expect(unknown.stderr.contains("is not a Quire file"))
+        }
+    }
+
+    /// A page of the log zeroed (a disk's damage): `inspect` names the notes
+    /// that cannot be read and says how to save the others, which `merge`
+    /// then copies out.
+    @Test func aDamagedPageNamesTheNotesThatCannotBeRead() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            var random = SeededGenerator(seed: 7)
+            // Bodies that zstd cannot shrink much, so that the log spans several pages.
+            for index in 0..<20 {
+                let body = String((0..<1500).map { _ in Character(UnicodeScalar(UInt8(97 + random.next() % 26))) })
+                try quire.ok(["note", "new", "--title", "note \(index)", "--body", body])
+            }
+            let database = try Database(path: quire.store)
+            let page = try database.read { try $0.query(sql: "SELECT min(pageno) FROM dbstat WHERE name = 'changes' AND pagetype = 'leaf'")[0].int64(0) }
+            let pageSize = try database.read { try $0.query(sql: "PRAGMA page_size")[0].int64(0) }
+            database.close()
+            let file = try FileHandle(forWritingTo: URL(fileURLWithPath: quire.store))
+            try file.seek(toOffset: UInt64((page - 1) * pageSize))
+            try file.write(contentsOf: Data(count: Int(pageSize)))
+            try file.close()
+
+            let report = try quire.run(["inspect", quire.store])
+            #expect(report.status == 1)
+            let lines = report.stderr.split(separator: "\n")
+            let unreadable = lines.dropFirst().filter { $0.hasPrefix("  ") }.count
+            #expect(lines.first?.hasPrefix("error: \(quire.store) is damaged: SQLite's integrity check failed; of its 20 notes, \(unreadable) "
+                + "cannot be read (below); `quire --store NEW merge \(quire.store)` copies the others into a new store NEW") == true, "\(report.stderr)")
+            #expect(unreadable > 0 && unreadable < 20)
+
+            let saved = quire.directory + "/saved.quire"
+            try quire.ok(["init"], store: saved)
+            #expect(try quire.run(["merge", quire.store], store: saved).status == 1)
+            #expect((try quire.run(["note", "list", "--json"], store: saved).json() as? [Any])?.count == 20 - unreadable)
         }
     }
 }

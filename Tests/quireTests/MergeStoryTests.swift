@@ -473,4 +473,37 @@ import Testing
             #expect(note["body"] as? String == "a one two" && note["pinned"] as? Bool == true)
         }
     }
+
+    /// A note damaged in either store is left out and named with the store
+    /// it is damaged in: nothing damaged is merged, and the other notes merge.
+    @Test func aNoteDamagedInEitherStoreIsLeftOutAndTheRestMerges() throws {
+        try withRunner { quire in
+            let laptop = quire.directory + "/laptop.quire", phone = quire.directory + "/phone.quire"
+            for store in [laptop, phone] { try quire.ok(["init"], store: store) }
+            func new(_ title: String, in store: String) throws -> String {
+                try quire.ok(["note", "new", "--title", title, "--body", "text"], store: store).trimmingCharacters(in: .newlines)
+            }
+            let shared = try new("shared", in: laptop)
+            try quire.ok(["merge", laptop], store: phone)
+            let damagedThere = try new("damaged there", in: laptop), whole = try new("whole", in: laptop)
+            try quire.ok(["note", "edit", shared, "--append", " more"], store: laptop)
+            try quire.damageTheChanges(ofNote: damagedThere, in: laptop)
+            try quire.damageTheChanges(ofNote: shared, in: phone)
+
+            let result = try quire.run(["merge", laptop, "--json"], store: phone)
+            #expect(result.status == 1)
+            let json = try #require(try result.json() as? [String: Any])
+            #expect((json["documents"] as? [[String: Any]])?.map { $0["id"] as? String } == [whole])
+            let damaged = try #require(json["damaged"] as? [[String: Any]])
+            #expect(damaged.map { $0["id"] as? String } == [shared, damagedThere].sorted())
+            #expect(damaged.first { $0["id"] as? String == shared }?["inThisStore"] as? Bool == true)
+            #expect(damaged.first { $0["id"] as? String == shared }?["title"] as? String == "shared")
+            #expect(damaged.first { $0["id"] as? String == damagedThere }?["inThisStore"] as? Bool == false)
+            #expect(result.stderr.contains("error: note \(shared) (shared) is damaged in this store, \(phone) (change "))
+            #expect(result.stderr.contains("error: note \(damagedThere) is damaged in \(laptop) (change "))
+            #expect(result.stderr.contains("merge the note from a backup or another store that holds it whole"))
+            #expect(try quire.ok(["note", "show", whole, "--json"], store: phone).contains("\"whole\""))
+            #expect(try quire.run(["note", "show", damagedThere], store: phone).stderr.contains("no note matches"))
+        }
+    }
 }

@@ -193,10 +193,7 @@ import Testing
     /// the rest of `status`; both name the damage and exit 1.
     @Test func aDamagedNoteLeavesTheOthersListed() throws {
         try withRunner { quire in
-            try quire.ok(["init"])
-            let damaged = try quire.ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
-            try quire.ok(["note", "new", "--title", "second"])
-            try quire.damageTheChanges(ofNote: damaged)
+            let damaged = try quire.storeWithADamagedNote().damaged
 
             let listed = try quire.run(["note", "list"])
             #expect(listed.status == 1)
@@ -212,6 +209,34 @@ import Testing
             let fields = try #require(try status.json() as? [String: Any])
             #expect(fields["documents"] as? Int == 2 && fields["pending"] is NSNull)
             #expect(status.stderr.contains("`quire inspect \(quire.store)` reports the damage"))
+        }
+    }
+
+    /// Every command on a damaged note says what to do, and one that would
+    /// write writes nothing; the other notes stay readable and editable.
+    @Test func aDamagedNoteSaysWhatToDoAndNothingIsWritten() throws {
+        try withRunner { quire in
+            let (damaged, whole) = try quire.storeWithADamagedNote()
+            func rows() throws -> Int64 {
+                let database = try Database(path: quire.store, readOnly: true)
+                defer { database.close() }
+                return try database.read { try $0.query(sql: "SELECT count(*) FROM changes")[0].int64(0) }
+            }
+            let before = try rows()
+            let advice = "nothing was written, and the store's other notes are not affected; " + "`quire inspect \(quire.store)` reports the damage; "
+                + "a backup or a peer's store holding the note whole can give it back: `quire --store NEW init`, `quire --store NEW merge BACKUP`, "
+                + "then `quire --store NEW merge \(quire.store)` (its other notes), and use NEW\n"
+            for arguments in [["note", "show", damaged], ["log", damaged], ["blame", damaged], ["note", "edit", damaged, "--append", "x"],
+                              ["note", "rm", damaged]] {
+                let result = try quire.run(arguments)
+                #expect(result.status == 1, "quire \(arguments)")
+                #expect(result.stderr.hasPrefix("error: change 1 of document \(damaged) is corrupt: "), "quire \(arguments): \(result.stderr)")
+                #expect(result.stderr.hasSuffix(advice), "quire \(arguments): \(result.stderr)")
+            }
+            #expect(try rows() == before)
+            try quire.ok(["note", "edit", whole, "--append", " more"])
+            #expect(try quire.ok(["note", "show", whole]).contains("second"))
+            #expect(try rows() == before + 1)
         }
     }
 

@@ -128,14 +128,25 @@ struct QuireRunner {
         try page("d9d505f920a163d700000000777bf9c2000000000000020000001000", size: 512).write(to: URL(fileURLWithPath: store + "-journal"))
     }
 
-    /// Overwrites the logged changes of note `id` with bytes that decode
-    /// as no change: what a disk's damage leaves.
-    func damageTheChanges(ofNote id: String) throws {
-        let database = try Database(path: store)
+    /// Overwrites the logged changes of note `id` (in the store at `path`,
+    /// else the runner's) with bytes that decode as no change: what a
+    /// disk's damage leaves.
+    func damageTheChanges(ofNote id: String, in path: String? = nil) throws {
+        let database = try Database(path: path ?? store)
         defer { database.close() }
         try database.write { db in
             try db.execute(sql: "UPDATE changes SET data = x'00112233' WHERE document = (SELECT number FROM documents WHERE id = ?)", arguments: [.text(id)])
         }
+    }
+
+    /// Initialises the runner's store with two notes, "first", whose
+    /// changes are then damaged, and "second": their ids.
+    func storeWithADamagedNote() throws -> (damaged: String, whole: String) {
+        try ok(["init"])
+        let damaged = try ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
+        let whole = try ok(["note", "new", "--title", "second"]).trimmingCharacters(in: .newlines)
+        try damageTheChanges(ofNote: damaged)
+        return (damaged, whole)
     }
 
     func remove() {

@@ -596,13 +596,3 @@ public struct SyncClient: Sendable {
         return result
     }
 }
-
-extension StoreError {
-    /// The document a damaged store cannot read, for errors that say so.
-    var damagedDocument: String? {
-        switch self {
-        case .corruptChange(let document, _, _), .unrecoverableDocument(let document, _): document
-        default: nil
-        }
-    }
-}

@@ -60,6 +60,14 @@ struct Context {
         }
     }
 
+    /// What to do about a note the store at `path` holds damaged
+    /// (`StoreError.damagedDocument`), which the other notes are not:
+    /// `Specs/storage.md`, "Damaged stores".
+    static func damagedNoteAdvice(path: String) -> String {
+        "`quire inspect \(path)` reports the damage; a backup or a peer's store holding the note whole can give it back: "
+            + "`quire --store NEW init`, `quire --store NEW merge BACKUP`, then `quire --store NEW merge \(path)` (its other notes), and use NEW"
+    }
+
     /// SQLite's failure on the store file at `path`, said so that whoever
     /// keeps the notes can act on it: the file, what is wrong and what to
     /// do, then SQLite's report on a line of its own.

@@ -40,6 +40,10 @@ enum QuireTool {
                 do { try invocation.command.run!(invocation) } catch let error as DatabaseError {
                     // The file it names: `merge` reads another store than --store.
                     throw error.file.map { Context.storeFailure(error, path: $0) } ?? error
+                } catch let error as StoreError where error.damagedDocument != nil {
+                    // One note is damaged, not the store: loading it failed before anything was written.
+                    throw CLIError.failure("\(error); nothing was written, and the store's other notes are not affected; "
+                        + Context.damagedNoteAdvice(path: invocation.context.storePath))
                 }
                 if let reason = Output.failedWrite {
                     throw CLIError.failure("cannot write to standard output (\(reason)); the command did its work, only what it printed is lost")

@@ -112,7 +112,10 @@ struct FileReport {
         do {
             let database = try Database(path: path, readOnly: true)
             defer { database.close() }
-            guard try database.integrityCheck() else { throw CLIError.failure("\(path) is damaged: SQLite's integrity check failed") }
+            // A damaged page can fail the check itself: damage all the same.
+            let intact: Bool
+            do { intact = try database.integrityCheck() } catch let error as DatabaseError where error.fileProblem == .damaged { intact = false }
+            guard intact else { throw CLIError.failure("\(path) is damaged: SQLite's integrity check failed; " + Self.readableNotes(path)) }
             if let kind = try database.read(StoreSchema.foreignKind) { throw CLIError.failure("\(path) is \(kind)") }
             try database.read { db in try inspectTables(db) }
         } catch let error as DatabaseError where error.extendedCode == Database.readOnlyRollback {
@@ -121,7 +124,29 @@ struct FileReport {
                 + "undoes that write, which a read-only open cannot do: any other quire command on the store does it "
                 + "(`quire --store \(path) status`), then inspect it again\nSQLite's report: \(error)")
         } catch let error as DatabaseError {
-            throw CLIError.failure("\(path) is a damaged SQLite store: \(error)")
+            throw CLIError.failure("\(path) is a damaged SQLite store: \(error)" + (error.fileProblem == .damaged ? "; " + Self.readableNotes(path) : ""))
+        }
+    }
+
+    /// Which notes of a store whose file SQLite finds damaged can still be
+    /// read, each loaded as any command would: what the user can save.
+    private static func readableNotes(_ path: String) -> String {
+        do {
+            let store = try DocumentStore(path: path, readOnly: true)
+            defer { try? store.close() }
+            let ids = try store.documents(includeRemoved: true).map(\.id)
+            let unreadable = ids.compactMap { id -> String? in
+                do { return try store.read(id) { _ in nil } } catch { return "\(id): \(error)" }
+            }
+            guard !unreadable.isEmpty else {
+                return "every one of its \(ids.count) notes can be read: `quire --store NEW merge \(path)` copies them into a new store NEW"
+            }
+            return "of its \(ids.count) notes, \(unreadable.count) cannot be read (below); "
+                + "`quire --store NEW merge \(path)` copies the others into a new store NEW, and a backup or a peer's store holding those "
+                + "notes can give them back:\n" + unreadable.map { "  " + $0 }.joined(separator: "\n")
+        } catch {
+            // What SQLite said is already in the error this ends.
+            return "no note can be read from it; restore it from a backup, or sync a new store with a peer"
         }
     }
 

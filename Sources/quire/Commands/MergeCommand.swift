@@ -35,14 +35,21 @@ enum MergeCommand {
                     + "a copy of this store, once it holds the changes of \(otherPath), can take its place")
             }
             // What could be merged was; exit 1 for the notes that could not.
+            var failures: [String] = []
+            let leftOut = { (one: Bool) in dryRun ? "merging would leave \(one ? "it" : "them") out" : "\(one ? "it was" : "they were") not merged (the rest was)" }
             if !merge.compacted.isEmpty {
                 let notes = merge.compacted.map { "note \($0.id) (\($0.title))" }.joined(separator: ", ")
-                let one = merge.compacted.count == 1
-                throw CLIError.failure("\(otherPath) compacted away changes of \(notes) that this store lacks: "
-                    + (dryRun ? "merging would leave \(one ? "it" : "them") out" : "\(one ? "it was" : "they were") not merged (the rest was)")
+                failures.append("\(otherPath) compacted away changes of \(notes) that this store lacks: " + leftOut(merge.compacted.count == 1)
                     + "; merge from a store that still holds those changes (the one that wrote them), or copy \(otherPath) and "
                     + "merge this store into the copy (quire --store COPY merge \(context.storePath)), which keeps the changes of both")
             }
+            for damage in merge.damaged {
+                let path = damage.isMine ? context.storePath : otherPath
+                failures.append("note \(damage.id)\(damage.title.map { " (\($0))" } ?? "") is damaged in \(damage.isMine ? "this store, " : "")\(path) "
+                    + "(\(damage.reason)): " + leftOut(true) + "; `quire inspect \(path)` reports the damage"
+                    + (damage.isMine ? "" : "; merge the note from a backup or another store that holds it whole"))
+            }
+            if !failures.isEmpty { throw CLIError.failure(failures.joined(separator: "\nerror: ")) }
         })
 
     private static func report(_ merge: StoreMerge, dryRun: Bool, json: Bool, idLength: Int, output: Output) {
@@ -55,6 +62,10 @@ enum MergeCommand {
                              "conflicts": .array(plan.newConflicts.map(JSONValue.string))])
                 }),
                 "historyCompacted": .array(merge.compacted.map { .object(["id": .string($0.id.rawValue), "title": .string($0.title)]) }),
+                "damaged": .array(merge.damaged.map { damage in
+                    .object(["id": .string(damage.id.rawValue), "title": damage.title.map(JSONValue.string) ?? .null,
+                             "inThisStore": .bool(damage.isMine), "reason": .string(damage.reason)])
+                }),
             ]))
             return
         }
@@ -64,7 +75,7 @@ enum MergeCommand {
         let summary = dryRun ? "Dry run: merging would bring \(brought); nothing was written." : "Merged \(brought)."
         guard !merge.documents.isEmpty else {
             // The notes that could not be merged are told on standard error.
-            output.print(merge.compacted.isEmpty ? "Nothing to merge: both stores hold the same changes." : summary)
+            output.print(merge.compacted.isEmpty && merge.damaged.isEmpty ? "Nothing to merge: both stores hold the same changes." : summary)
             return
         }
         let rows = merge.documents.map { plan in

@@ -70,7 +70,7 @@ enum NoteCommands {
                 .map(\.element)
             defer {
                 for (id, error) in unreadable {
-                    context.output.progress("error: note \(id) cannot be read: \(error); `quire inspect \(context.storePath)` reports the damage")
+                    context.output.progress("error: note \(id) cannot be read: \(error); " + Context.damagedNoteAdvice(path: context.storePath))
                 }
             }
             let failure = unreadable.isEmpty ? nil : CLIError.failure(

@@ -69,7 +69,7 @@ enum StoreCommands {
                 }
             }
             if case .failure(let error) = pending {
-                throw CLIError.failure("\(error); `quire inspect \(context.storePath)` reports the damage")
+                throw CLIError.failure("\(error); " + Context.damagedNoteAdvice(path: context.storePath))
             }
         })
 

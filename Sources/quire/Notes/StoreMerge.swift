@@ -34,46 +34,83 @@ struct StoreMerge {
         let title: String
     }
 
+    /// A note one of the stores cannot read (a damaged change or snapshot,
+    /// or a damaged page of the file): it is left out of the merge, so that
+    /// nothing damaged is merged, and the other notes merge without it.
+    struct DamagedDocument: Error {
+        let id: DocumentID
+        /// Damaged in this store, else in the other.
+        let isMine: Bool
+        /// What is damaged, as the store's error says it.
+        let reason: String
+        /// Its title in the store where it is whole, if either is.
+        var title: String? = nil
+    }
+
     let documents: [DocumentPlan]
     let compacted: [CompactedDocument]
+    let damaged: [DamagedDocument]
 
     init(into store: DocumentStore, from other: DocumentStore) throws {
         let mine = Set(try store.documents(includeRemoved: true).map(\.id))
         let theirs = try other.documents(includeRemoved: true).map(\.id)
-        var plans: [DocumentPlan] = [], compacted: [CompactedDocument] = []
+        var plans: [DocumentPlan] = [], compacted: [CompactedDocument] = [], damaged: [DamagedDocument] = []
         for id in Set(theirs).union(mine).sorted() {
             let isMine = mine.contains(id), isTheirs = theirs.contains(id)
-            let myVersion = isMine ? try store.read(id) { $0.versionVector } : VersionVector()
-            let theirVersion = isTheirs ? try other.read(id) { $0.versionVector } : VersionVector()
-            let incoming: [Change]
-            do { incoming = isTheirs ? try other.changes(id, since: myVersion) : [] } catch StoreError.historyCompacted {
-                let shown = try (isMine ? store : other).read(id) { $0 }
-                compacted.append(CompactedDocument(id: id, title: try Note(id: id, document: shown).title))
-                continue
+            // Each store's reads of the note, a damaged note told from other failures.
+            func here<T>(_ read: (DocumentStore) throws -> T) throws -> T { try Self.reading(id, isMine: true) { try read(store) } }
+            func there<T>(_ read: (DocumentStore) throws -> T) throws -> T { try Self.reading(id, isMine: false) { try read(other) } }
+            do {
+                let myVersion = isMine ? try here { try $0.read(id) { $0.versionVector } } : VersionVector()
+                let theirVersion = isTheirs ? try there { try $0.read(id) { $0.versionVector } } : VersionVector()
+                let incoming: [Change]
+                do { incoming = isTheirs ? try there { try $0.changes(id, since: myVersion) } : [] } catch StoreError.historyCompacted {
+                    let shown = try isMine ? here { try $0.read(id) { $0 } } : there { try $0.read(id) { $0 } }
+                    compacted.append(CompactedDocument(id: id, title: try Note(id: id, document: shown).title))
+                    continue
+                }
+                let outgoing: Int?
+                do { outgoing = isMine ? try here { try $0.changes(id, since: theirVersion).count } : 0 } catch StoreError.historyCompacted {
+                    outgoing = nil
+                }
+                // Unknown outgoing changes (nil) are some.
+                guard !incoming.isEmpty || outgoing != 0 else { continue }
+                // The merge made in memory only, to see its result and conflicts.
+                let current = isMine ? try here { try $0.read(id) { $0 } } : Document(replica: store.replicaID)
+                var merged = current
+                try merged.apply(incoming)
+                let isRemoved = try Note.isRemoved(merged)
+                // A removal that hides edits it did not see is a conflict only
+                // with the note's history: read for a note removed once merged.
+                let myLog = isRemoved ? try here { try Self.loggedChanges(of: id, in: $0, isMine: isMine) } : nil
+                let before = Set(try Conflict.all(in: current, history: myLog.map { DocumentHistory(id, changes: $0, replica: store.replicaID) }).map(\.key))
+                let after = try Conflict.all(in: merged, history: myLog.map { DocumentHistory(id, changes: $0 + incoming, replica: store.replicaID) })
+                plans.append(DocumentPlan(
+                    id: id, title: try Note(id: id, document: merged).title, isNew: !isMine, isRemoved: isRemoved,
+                    incoming: incoming, outgoing: outgoing,
+                    newConflicts: after.map(\.key).filter { !before.contains($0) }))
+            } catch var damage as DamagedDocument {
+                let whole = damage.isMine ? (isTheirs ? other : nil) : (isMine ? store : nil)
+                damage.title = try? whole?.read(id) { try Note(id: id, document: $0).title }
+                damaged.append(damage)
             }
-            let outgoing: Int?
-            do { outgoing = isMine ? try store.changes(id, since: theirVersion).count : 0 } catch StoreError.historyCompacted {
-                outgoing = nil
-            }
-            // Unknown outgoing changes (nil) are some.
-            guard !incoming.isEmpty || outgoing != 0 else { continue }
-            // The merge made in memory only, to see its result and conflicts.
-            let current = isMine ? try store.read(id) { $0 } : Document(replica: store.replicaID)
-            var merged = current
-            try merged.apply(incoming)
-            let isRemoved = try Note.isRemoved(merged)
-            // A removal that hides edits it did not see is a conflict only
-            // with the note's history: read for a note removed once merged.
-            let myLog = isRemoved ? try Self.loggedChanges(of: id, in: store, isMine: isMine) : nil
-            let before = Set(try Conflict.all(in: current, history: myLog.map { DocumentHistory(id, changes: $0, replica: store.replicaID) }).map(\.key))
-            let after = try Conflict.all(in: merged, history: myLog.map { DocumentHistory(id, changes: $0 + incoming, replica: store.replicaID) })
-            plans.append(DocumentPlan(
-                id: id, title: try Note(id: id, document: merged).title, isNew: !isMine, isRemoved: isRemoved,
-                incoming: incoming, outgoing: outgoing,
-                newConflicts: after.map(\.key).filter { !before.contains($0) }))
         }
         documents = plans
         self.compacted = compacted
+        self.damaged = damaged
+    }
+
+    /// Runs `read` on one store's copy of note `id`, turning the failures
+    /// that say the note (or the file's page holding it) is damaged into a
+    /// `DamagedDocument`.
+    private static func reading<T>(_ id: DocumentID, isMine: Bool, _ read: () throws -> T) throws -> T {
+        do {
+            return try read()
+        } catch let error as StoreError where error.damagedDocument == id.rawValue {
+            throw DamagedDocument(id: id, isMine: isMine, reason: error.description)
+        } catch let error as DatabaseError where error.fileProblem == .damaged {
+            throw DamagedDocument(id: id, isMine: isMine, reason: error.description)
+        }
     }
 
     /// This store's log of a note, empty for one it lacks; nil when it
