@@ -233,13 +233,23 @@ public enum ChangeLog {
     /// was applied; a row the defaults refuse would leave its document
     /// unloadable and the outbox failing.
     private static func decode(_ row: Row, document: String) throws -> [Change] {
-        let seq = try row.int64(0)
-        do {
-            let changes = try ChangeEncoding.decode(StoredBundle.bundle(row.blob(1)), limits: .unlimited)
+        try readBundle(ofRow: row, document: document) { bundle in
+            let changes = try ChangeEncoding.decode(bundle, limits: .unlimited)
             guard !changes.isEmpty else { throw DecodingError.invalid("the row holds no change") }
             return changes
+        }
+    }
+
+    /// What `read` makes of the bundle a log row holds (`row` selects the
+    /// row's `seq` and data first), decompressed if stored as a frame
+    /// (`StoredBundle`). A `DecodingError`, from the frame or from `read`,
+    /// is `StoreError.corruptChange` naming `document` and the `seq`. The
+    /// sync server reads its log's rows so too.
+    public static func readBundle<T>(ofRow row: Row, document: String, _ read: ([UInt8]) throws -> T) throws -> T {
+        do {
+            return try read(StoredBundle.bundle(row.blob(1)))
         } catch let error as DecodingError {
-            throw StoreError.corruptChange(document: document, seq: seq, reason: error.description)
+            throw StoreError.corruptChange(document: document, seq: try row.int64(0), reason: error.description)
         }
     }
 }
