@@ -82,6 +82,18 @@ public enum ChangeLog {
         return (try rows.flatMap { row in try decode(row, document: document) }, try rows.last?.int64(0))
     }
 
+    /// How many changes a document's log holds, read from each row's
+    /// bundle header (`ChangeEncoding.changeCount`) without decoding the
+    /// changes. A row's counters do not tell: they span its changes'
+    /// operations, and a change has one or more.
+    public static func changeCount(document: String, _ db: DatabaseConnection) throws -> Int {
+        let rows = try db.query(sql: "SELECT seq, \(dataBytes) FROM changes WHERE document = \(number(ofDocument: 1))",
+                                arguments: [.text(document)])
+        return try rows.reduce(0) { count, row in
+            try count + readBundle(ofRow: row, document: document) { try ChangeEncoding.changeCount(of: $0, limits: .unlimited) }
+        }
+    }
+
     /// The highest `seq` any row of the log was ever given (SQLite's
     /// AUTOINCREMENT record), 0 before the first: unlike `max(seq)`, it never
     /// goes down when compaction deletes the newest rows, so a row above it
