@@ -14,6 +14,18 @@ import Testing
         return try database.query(sql: "SELECT data FROM \(table) WHERE \(document)", arguments: [.text(id.rawValue)]).map { try $0.blob(0) }
     }
 
+    /// Replica 77's note: its text made, then `longText` typed twice, a change each.
+    static func remoteTyping() throws -> (document: Document, body: ObjectID) {
+        var remote = Document(replica: ReplicaID(77))
+        let body = try remote.transact { tx in
+            let body = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(body, at: 0, longText)
+            return body
+        }
+        try remote.transact { tx in try tx.insertText(body, at: 0, longText) }
+        return (remote, body)
+    }
+
     @Test func compressedRowsReadBackThroughEveryPath() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"
@@ -25,13 +37,7 @@ import Testing
 
             // A peer's catch-up bundle, logged as it came (`append(run:encodedAs:)`),
             // and a change of another peer that waits for the one before it.
-            var remote = Document(replica: ReplicaID(77))
-            let body = try remote.transact { tx in
-                let body = try tx.putObject(.root, key: "body", kind: .text)
-                try tx.insertText(body, at: 0, Self.longText)
-                return body
-            }
-            try remote.transact { tx in try tx.insertText(body, at: 0, Self.longText) }
+            let (remote, body) = try Self.remoteTyping()
             let remoteChanges = try remote.changes(since: VersionVector())
             try store.apply(bundles: [("remote", [ChangeEncoding.encode(remoteChanges)])])
             var late = Document(replica: ReplicaID(88))
@@ -75,13 +81,7 @@ import Testing
     @Test func aLogsChangesAreCountedFromItsRowsWithoutDecodingThem() throws {
         try withTemporaryDirectory { directory in
             let store = try DocumentStore(path: directory + "/store.quire")
-            var remote = Document(replica: ReplicaID(77))
-            let body = try remote.transact { tx in
-                let body = try tx.putObject(.root, key: "body", kind: .text)
-                try tx.insertText(body, at: 0, Self.longText)
-                return body
-            }
-            try remote.transact { tx in try tx.insertText(body, at: 0, Self.longText) }
+            let (remote, body) = try Self.remoteTyping()
             try store.apply(bundles: [("doc", [ChangeEncoding.encode(try remote.changes(since: VersionVector()))])])
             try store.edit("doc") { tx in
                 try tx.insertText(body, at: 0, "ab")
