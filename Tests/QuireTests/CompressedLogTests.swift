@@ -14,6 +14,18 @@ import Testing
         return try database.query(sql: "SELECT data FROM \(table) WHERE \(document)", arguments: [.text(id.rawValue)]).map { try $0.blob(0) }
     }
 
+    /// Replica 77's note: its text made, then `longText` typed twice, a change each.
+    static func remoteTyping() throws -> (document: Document, body: ObjectID) {
+        var remote = Document(replica: ReplicaID(77))
+        let body = try remote.transact { tx in
+            let body = try tx.putObject(.root, key: "body", kind: .text)
+            try tx.insertText(body, at: 0, longText)
+            return body
+        }
+        try remote.transact { tx in try tx.insertText(body, at: 0, longText) }
+        return (remote, body)
+    }
+
     @Test func compressedRowsReadBackThroughEveryPath() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"
@@ -25,13 +37,7 @@ import Testing
 
             // A peer's catch-up bundle, logged as it came (`append(run:encodedAs:)`),
             // and a change of another peer that waits for the one before it.
-            var remote = Document(replica: ReplicaID(77))
-            let body = try remote.transact { tx in
-                let body = try tx.putObject(.root, key: "body", kind: .text)
-                try tx.insertText(body, at: 0, Self.longText)
-                return body
-            }
-            try remote.transact { tx in try tx.insertText(body, at: 0, Self.longText) }
+            let (remote, body) = try Self.remoteTyping()
             let remoteChanges = try remote.changes(since: VersionVector())
             try store.apply(bundles: [("remote", [ChangeEncoding.encode(remoteChanges)])])
             var late = Document(replica: ReplicaID(88))
@@ -65,6 +71,29 @@ import Testing
             let events = try store.checkForOutsideCommits()
             #expect(events.map(\.document) == ["remote"])
             #expect(events.first?.changeIDs == lateChanges.map(\.id))
+        }
+    }
+
+    /// `ChangeLog.changeCount` (what `quire compact` reports) counts from
+    /// each row's bundle header what decoding the log counts: a catch-up
+    /// row (a run, compressed) and a local edit of several operations. A
+    /// row's counters would not do: they span operations.
+    @Test func aLogsChangesAreCountedFromItsRowsWithoutDecodingThem() throws {
+        try withTemporaryDirectory { directory in
+            let store = try DocumentStore(path: directory + "/store.quire")
+            let (remote, body) = try Self.remoteTyping()
+            try store.apply(bundles: [("doc", [ChangeEncoding.encode(try remote.changes(since: VersionVector()))])])
+            try store.edit("doc") { tx in
+                try tx.insertText(body, at: 0, "ab")
+                try tx.put(.root, key: "k", .int(1))
+            }
+            let (counted, counters) = try store.database.read { db in
+                (try ChangeLog.changeCount(document: "doc", db),
+                 try db.query(sql: "SELECT sum(last_counter - first_counter + 1) FROM changes")[0].int64(0))
+            }
+            #expect(try Self.storedData(store.database, "changes", "doc").map(Zstd.isFrame) == [true, false])
+            #expect(try store.changes("doc").count == 3 && counted == 3)
+            #expect(counters > 3)
         }
     }
 }

@@ -82,6 +82,18 @@ public enum ChangeLog {
         return (try rows.flatMap { row in try decode(row, document: document) }, try rows.last?.int64(0))
     }
 
+    /// How many changes a document's log holds, read from each row's
+    /// bundle header (`ChangeEncoding.changeCount`) without decoding the
+    /// changes. A row's counters do not tell: they span its changes'
+    /// operations, and a change has one or more.
+    public static func changeCount(document: String, _ db: DatabaseConnection) throws -> Int {
+        let rows = try db.query(sql: "SELECT seq, \(dataBytes) FROM changes WHERE document = \(number(ofDocument: 1))",
+                                arguments: [.text(document)])
+        return try rows.reduce(0) { count, row in
+            try count + readBundle(ofRow: row, document: document) { try ChangeEncoding.changeCount(of: $0, limits: .unlimited) }
+        }
+    }
+
     /// The highest `seq` any row of the log was ever given (SQLite's
     /// AUTOINCREMENT record), 0 before the first: unlike `max(seq)`, it never
     /// goes down when compaction deletes the newest rows, so a row above it
@@ -233,13 +245,23 @@ public enum ChangeLog {
     /// was applied; a row the defaults refuse would leave its document
     /// unloadable and the outbox failing.
     private static func decode(_ row: Row, document: String) throws -> [Change] {
-        let seq = try row.int64(0)
-        do {
-            let changes = try ChangeEncoding.decode(StoredBundle.bundle(row.blob(1)), limits: .unlimited)
+        try readBundle(ofRow: row, document: document) { bundle in
+            let changes = try ChangeEncoding.decode(bundle, limits: .unlimited)
             guard !changes.isEmpty else { throw DecodingError.invalid("the row holds no change") }
             return changes
+        }
+    }
+
+    /// What `read` makes of the bundle a log row holds (`row` selects the
+    /// row's `seq` and data first), decompressed if stored as a frame
+    /// (`StoredBundle`). A `DecodingError`, from the frame or from `read`,
+    /// is `StoreError.corruptChange` naming `document` and the `seq`. The
+    /// sync server reads its log's rows so too.
+    public static func readBundle<T>(ofRow row: Row, document: String, _ read: ([UInt8]) throws -> T) throws -> T {
+        do {
+            return try read(StoredBundle.bundle(row.blob(1)))
         } catch let error as DecodingError {
-            throw StoreError.corruptChange(document: document, seq: seq, reason: error.description)
+            throw StoreError.corruptChange(document: document, seq: try row.int64(0), reason: error.description)
         }
     }
 }

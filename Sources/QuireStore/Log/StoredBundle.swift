@@ -3,13 +3,14 @@ import QuireCore
 /// How a log row (`changes.data`) or a parked change (`parked_changes.data`)
 /// holds its `QCHG` bundle: as it is, or, from schema version 6 on, as one
 /// zstd frame of it when the bundle is at least `compressionThreshold`
-/// bytes and the frame is smaller. A reader tells the two apart by their
+/// bytes and the frame is smaller. The sync server's store (`ServerLog`,
+/// its `log` and `parked` rows, from its schema version 2) does the same. A reader tells the two apart by their
 /// first four bytes: a bundle begins with `QCHG`, a frame with zstd's magic
 /// number. The bundle's own CRC-32 checks what a frame decompresses to, so
 /// the frame leaves out zstd's checksum of the content.
 ///
 /// Only the store sees frames: what it hands on (`changes(since:)`, the
-/// outbox, sync messages) is decoded changes.
+/// outbox, sync messages, the server's pages) is decoded changes or bundles.
 ///
 ///     let data = StoredBundle.stored(ChangeEncoding.encode(changes))
 ///     let changes = try ChangeEncoding.decode(StoredBundle.bundle(data))

@@ -47,9 +47,9 @@ struct ServerDocuments {
     ///   server without this check accepted).
     static func load(_ id: DocumentID, _ db: DatabaseConnection) throws -> Document {
         var document = Document(replica: ReplicaID(0))
-        let rows = try db.query(sql: "SELECT data FROM log WHERE document_id = ? ORDER BY seq", arguments: [.text(id.rawValue)])
+        let rows = try db.query(sql: "SELECT seq, data FROM log WHERE document_id = ? ORDER BY seq", arguments: [.text(id.rawValue)])
         do {
-            for row in rows { try document.applyEncoded(try row.blob(0)) }
+            for row in rows { try document.applyEncoded(ChangeLog.readBundle(ofRow: row, document: id.rawValue) { $0 }) }
         } catch {
             throw SyncFailure(status: 500, "the server's log of document \(id) does not apply: \(error)")
         }

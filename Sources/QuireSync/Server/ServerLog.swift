@@ -7,7 +7,9 @@ import Synchronization
 /// dependencies; and which token owns each replica id.
 ///
 /// A row holds a run of changes (`ChangeLog.runs`): a push of a client's
-/// own edits is one row, which a catch-up sends on as it is.
+/// own edits is one row, which a catch-up sends on as the bundle it was.
+/// A large row, or parked change, is stored as a zstd frame of its bundle
+/// (`StoredBundle`), as a client's store keeps its own.
 ///
 /// Causality is checked with version vectors (a change is logged once its
 /// replica's previous change and its parents are logged). Before it is
@@ -52,6 +54,10 @@ public final class ServerLog: Sendable {
                 );
                 """)
         }
+        // Version 2: a `log` or `parked` row may hold a zstd frame of its
+        // bundle (`StoredBundle`). Nothing is rewritten: the number makes
+        // an older server refuse the file rather than send frames as bundles.
+        migrator.register(version: 2) { _ in }
         return migrator
     }()
 
@@ -365,7 +371,7 @@ public final class ServerLog: Sendable {
                     let inserted = try db.query(
                         sql: "INSERT OR IGNORE INTO parked(document_id, replica, first_counter, data) VALUES (?, ?, ?, ?) RETURNING 1",
                         arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter),
-                                    .blob(ChangeEncoding.encode([change]))])
+                                    .blob(StoredBundle.stored(ChangeEncoding.encode([change])))])
                     newChanges += inserted.count
                     parkedAny = true
                 }
@@ -398,7 +404,7 @@ public final class ServerLog: Sendable {
 
         /// Writes accepted changes, in order, a row (and a `seq`) per run:
         /// a client's push of its own edits is so one row, sent on to the
-        /// others as it is.
+        /// others as the bundle it was.
         private mutating func log(_ changes: [Change], of id: DocumentID, _ db: DatabaseConnection) throws {
             for run in ChangeLog.runs(of: changes) {
                 lastSeq += 1
@@ -408,7 +414,8 @@ public final class ServerLog: Sendable {
                         VALUES (?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [.unsigned(lastSeq), .text(id.rawValue), .replica(run.first!.replica), .unsigned(run.first!.id.counter),
-                                .unsigned(run.last!.lastID.counter), .unsigned(run.last!.lastLamport), .blob(ChangeEncoding.encode(run))])
+                                .unsigned(run.last!.lastID.counter), .unsigned(run.last!.lastLamport),
+                                .blob(StoredBundle.stored(ChangeEncoding.encode(run)))])
             }
         }
 
@@ -416,9 +423,16 @@ public final class ServerLog: Sendable {
         /// returns them. One that does not apply is dropped: the changes
         /// parked behind it stay parked.
         private mutating func unparkReady(of id: DocumentID, _ db: DatabaseConnection, checkLimit: Bool) throws -> [Change] {
-            let rows = try db.query(sql: "SELECT data FROM parked WHERE document_id = ?", arguments: [.text(id.rawValue)])
+            let rows = try db.query(sql: "SELECT replica, first_counter, data FROM parked WHERE document_id = ?", arguments: [.text(id.rawValue)])
             guard !rows.isEmpty else { return [] }
-            var waiting = try rows.map { row in try ChangeEncoding.decode(try row.blob(0))[0] }
+            var waiting = try rows.map { row in
+                do {
+                    return try ChangeEncoding.decode(StoredBundle.bundle(row.blob(2)))[0]
+                } catch let error as DecodingError {
+                    throw SyncFailure(status: 500, "parked change \(try row.unsigned(1))@\(try row.replica(0)) of document \(id) "
+                        + "in the server store is damaged: \(error)")
+                }
+            }
             var unparked: [Change] = []
             while let index = waiting.firstIndex(where: { isReady($0, id) }) {
                 let change = waiting.remove(at: index)
@@ -464,9 +478,11 @@ public final class ServerLog: Sendable {
         /// A change the server already holds must be that same change.
         private func checkDuplicate(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
             let rows = try db.query(
-                sql: "SELECT data FROM log WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?",
+                sql: "SELECT seq, data FROM log WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?",
                 arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter), .unsigned(change.id.counter)])
-            let stored = try rows.first.flatMap { row in try ChangeEncoding.decode(try row.blob(0)).first { $0.id == change.id } }
+            let stored = try rows.first.flatMap { row in
+                try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { try ChangeEncoding.decode($0) }.first { $0.id == change.id }
+            }
             guard stored == change else {
                 throw SyncFailure(status: 409, "change \(change.id) has the id of a change the server holds but other content: "
                     + "its replica id was used twice")
@@ -501,15 +517,16 @@ public final class ServerLog: Sendable {
         let batchSize = 5_000
         while true {
             let rows = try database.query(
-                sql: "SELECT seq, document_id, replica, first_counter, last_counter, data FROM log WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                sql: "SELECT seq, data, document_id, replica, first_counter, last_counter FROM log WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
                 arguments: [.unsigned(page.lastScannedSeq), .unsigned(end), .integer(batchSize)])
             for row in rows {
                 let rowSeq = try row.unsigned(0)
-                guard let id = DocumentID(rawValue: try row.text(1)) else { throw StoreError.unrecoverableDocument(try row.text(1), reason: "invalid id in the server log") }
-                let seen = known[id, default: VersionVector()][try row.replica(2)]
-                if access.mayRead(id), range.contains(id), try row.unsigned(4) > seen {
-                    var data = try row.blob(5)
-                    if try row.unsigned(3) <= seen {
+                guard let id = DocumentID(rawValue: try row.text(2)) else { throw StoreError.unrecoverableDocument(try row.text(2), reason: "invalid id in the server log") }
+                let seen = known[id, default: VersionVector()][try row.replica(3)]
+                if access.mayRead(id), range.contains(id), try row.unsigned(5) > seen {
+                    // The bundle, not a frame of it: the wire's bytes are those of an uncompressed row.
+                    var data = try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { $0 }
+                    if try row.unsigned(4) <= seen {
                         // The client holds the start of the run: send only the rest.
                         data = ChangeEncoding.encode(try ChangeEncoding.decode(data).filter { $0.lastID.counter > seen })
                     }

@@ -78,13 +78,14 @@ enum CompactCommand {
 
     /// How many changes the logs of `ids` hold: the difference is what
     /// --drop-history deleted, and what stays is worth a word when a user
-    /// expected it gone. A log that does not decode (a damaged change)
-    /// counts none: its note's compaction fails and says why.
+    /// expected it gone. Counted from each row's bundle header, without
+    /// decoding the changes. A log with a damaged row counts none: its
+    /// note's compaction fails and says why.
     private static func loggedChanges(of ids: [DocumentID], in path: String) throws -> Int {
         let database = try Database(path: path, readOnly: true)
         defer { database.close() }
         return try database.read { db in
-            ids.reduce(0) { count, id in count + ((try? ChangeLog.changes(document: id.rawValue, after: 0, db).changes.count) ?? 0) }
+            ids.reduce(0) { count, id in count + ((try? ChangeLog.changeCount(document: id.rawValue, db)) ?? 0) }
         }
     }
 
