@@ -133,6 +133,13 @@ import QuireTestSupport
         #expect(searches.steps <= stepBound(old.count, new.count, isText: true))
     }
 
+    /// Words end where Unicode says whitespace is, ASCII included (tested without the property lookup).
+    @Test func wordsEndAtUnicodeWhitespace() {
+        for scalar in (0..<0x3100).compactMap(Unicode.Scalar.init) {
+            #expect(TextDiff.isWhitespace(scalar) == scalar.properties.isWhitespace, "U+\(String(scalar.value, radix: 16))")
+        }
+    }
+
     /// The most search steps a diff of `n` and `m` elements takes, by the
     /// rule Specs/storage.md gives: 2 × (D + 1) × (n + m + D), D being
     /// `maxDistance`, and six times that for a text (its scalars, lines
