@@ -114,7 +114,10 @@ import QuireTestSupport
     /// replaced): too many differences for a search at any level, and the
     /// sides no longer have as many words to pair in place. Searches that
     /// each go on from the furthest point the last reached still keep
-    /// every word that did not change, within the bound on the work.
+    /// every word that did not change, within the bound on the work; they
+    /// go word by word, so each changed word is one delete and one insert
+    /// (scalar by scalar, a search keeps letters the words share, and
+    /// takes three times the steps).
     @Test(arguments: [20_000, 50_000])
     func thousandsOfWordsChangedInOneLongLineTouchOnlyThem(wordCount: Int) {
         var rng = SeededGenerator(seed: 21)
@@ -126,7 +129,15 @@ import QuireTestSupport
         let edits = TextDiff.edits(from: old, to: new, searches: &searches)
         #expect(apply(edits, to: old, new: new) == new)
         #expect(touched(edits) <= wordCount / 20 * (6 + 7))  // at most each old word and "NEW TWO"
+        #expect(edits.count == wordCount / 20 * 2)
         #expect(searches.steps <= stepBound(old.count, new.count, isText: true))
+    }
+
+    /// Words end where Unicode says whitespace is, ASCII included (tested without the property lookup).
+    @Test func wordsEndAtUnicodeWhitespace() {
+        for scalar in (0..<0x3100).compactMap(Unicode.Scalar.init) {
+            #expect(TextDiff.isWhitespace(scalar) == scalar.properties.isWhitespace, "U+\(String(scalar.value, radix: 16))")
+        }
     }
 
     /// The most search steps a diff of `n` and `m` elements takes, by the

@@ -6,7 +6,8 @@ extension TextDiff {
     /// letters and digits, and every other character (a space, a
     /// punctuation mark, an emoji with its modifiers, an ideograph) is a
     /// word of its own; past `maxDistance` differing words, line by line
-    /// first, as `edits(from:to:)` does, and what that leaves unmatched
+    /// first (a search at a time past `maxDistance` differing lines), as
+    /// `edits(from:to:)` does, and what that leaves unmatched
     /// (one long line) by searches that each go as far as `maxDistance`
     /// differences take them, so that scattered edits in a line of 50,000
     /// words show as themselves, not as the line replaced. Then an unchanged stretch of spaces

@@ -10,10 +10,12 @@
 /// differ are compared scalar by scalar: a long paste at the top of a note
 /// and a fix at its bottom leave the text between them alone. Where too
 /// many lines differ but both texts have as many, line i is compared with
-/// line i (a word replaced throughout a note). What no level compares (a
-/// list, which has no levels; one long line where thousands of words
-/// changed) is compared element by element a search at a time, each going
-/// on from the furthest point the last reached. Nothing is replaced whole
+/// line i (a word replaced throughout a note). What differs too much is
+/// then searched a search at a time, each going on from the furthest point
+/// the last reached: a text word by word (one long line where thousands of
+/// words changed), the words that differ then scalar by scalar; a list,
+/// which has no levels, or a text sharing no word, element by element.
+/// Nothing is replaced whole
 /// for differing too much: that would bring back whatever another replica
 /// deleted there meanwhile, and duplicate what it kept.
 public enum TextDiff {
@@ -53,8 +55,14 @@ public enum TextDiff {
     /// `edits(from:to:)` with another search limit, or its steps counted, for tests.
     static func edits(from old: [Unicode.Scalar], to new: [Unicode.Scalar], searches: inout Searches) -> [Edit] {
         let levels = [Tokenizer<Unicode.Scalar>(endingAt: { $0 == "\n" }),
-                      Tokenizer<Unicode.Scalar>(endingAt: { $0.properties.isWhitespace })]
+                      Tokenizer<Unicode.Scalar>(endingAt: isWhitespace)]
         return script(keeping: keptRuns(old[...], new[...], tokenizers: levels[...], searches: &searches), oldCount: old.count, newCount: new.count)
+    }
+
+    /// Whether `scalar` is Unicode White_Space, which ends a word: ASCII
+    /// without the property lookup, which took a tenth of a long line's diff.
+    static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII ? scalar == " " || ("\t"..."\r").contains(scalar) : scalar.properties.isWhitespace
     }
 
     /// A run of elements both sequences keep: where it starts in each, and its length.
@@ -109,18 +117,20 @@ public enum TextDiff {
 
     /// The runs of whole tokens `a` and `b` share, by the first of
     /// `tokenizers` that finds any within `maxDistance` or, too many
-    /// differing, has as many tokens on both sides to pair in place, with
-    /// the stretches between them refined; nil if no tokenizer does.
+    /// differing, has as many tokens on both sides to pair in place, or,
+    /// at the finest level, keeps any searching on a search at a time;
+    /// the stretches between them refined. Nil if no tokenizer does.
     private static func tokenRuns<Element: Equatable>(_ a: ArraySlice<Element>, _ b: ArraySlice<Element>,
                                                       tokenizers: ArraySlice<Tokenizer<Element>>, searches: inout Searches) -> [Run]? {
         for (level, tokenizer) in zip(tokenizers.indices, tokenizers) {
             let (tokensA, tokensB) = tokenizer.split(a, b)
+            let (idsA, idsB) = (tokensA.map(\.id)[...], tokensB.map(\.id)[...])
             let finer = tokenizers[(level + 1)...]
-            let keptTokens = search(tokensA.map(\.id)[...], tokensB.map(\.id)[...], searches: &searches)
-            if keptTokens.found && !keptTokens.runs.isEmpty {
+            /// `keptTokens` in elements, each stretch between them compared with the finer tokenizers.
+            func refined(keeping keptTokens: [Run]) -> [Run] {
                 var runs: [Run] = []
                 var (oldPosition, newPosition) = (a.startIndex, b.startIndex)
-                for (oldToken, newToken, count) in keptTokens.runs {
+                for (oldToken, newToken, count) in keptTokens {
                     let (oldStart, newStart) = (tokensA[oldToken].start, tokensB[newToken].start)
                     runs += keptRuns(a[oldPosition..<oldStart], b[newPosition..<newStart], tokenizers: finer, searches: &searches)
                     let length = tokensA[oldToken + count - 1].end - oldStart
@@ -129,6 +139,10 @@ public enum TextDiff {
                 }
                 return runs + keptRuns(a[oldPosition...], b[newPosition...], tokenizers: finer, searches: &searches)
             }
+            let keptTokens = search(idsA, idsB, searches: &searches)
+            if keptTokens.found && !keptTokens.runs.isEmpty {
+                return refined(keeping: keptTokens.runs)
+            }
             // Too many tokens differ, but both sides have as many (a word
             // replaced on every line of a long note): each token is taken
             // for the one in its place, and the pair refined.
@@ -136,6 +150,16 @@ public enum TextDiff {
                 return zip(tokensA, tokensB).flatMap { old, new in
                     keptRuns(a[old.start..<old.end], b[new.start..<new.end], tokenizers: finer, searches: &searches)
                 }
+            }
+            // Too many of the finest tokens differ (one long line where
+            // thousands of words changed): they are searched on from where
+            // the failed search got furthest, as `keptRuns` does with
+            // elements, but a word at a time, which takes a fraction of the
+            // searches that scalars would; only the words that differ are
+            // then compared scalar by scalar.
+            if finer.isEmpty {
+                let kept = keptTokens.runs + runsSearchingOn(idsA, idsB, from: keptTokens.end, searches: &searches)
+                if !kept.isEmpty { return refined(keeping: kept) }
             }
         }
         return nil
@@ -195,7 +219,11 @@ public enum TextDiff {
             frontier = [Int](repeating: 0, count: 2 * limit + 3)
             search: for distance in 0...limit {
                 trace.append(Array(frontier[(offset - distance - 1)...(offset + distance + 1)]))
-                for k in stride(from: -distance, through: distance, by: 2) {
+                // Diagonals -distance, -distance + 2, ..., distance. Not
+                // `stride`: its iterator was not inlined here, and took 14%
+                // of a long line's diff.
+                var k = -distance
+                while k <= distance {
                     var x = (k == -distance || (k != distance && frontier[offset + k - 1] < frontier[offset + k + 1]))
                         ? frontier[offset + k + 1] : frontier[offset + k - 1] + 1
                     var y = x - k
@@ -204,6 +232,7 @@ public enum TextDiff {
                     steps += 1 + x - snakeStart
                     frontier[offset + k] = x
                     if x >= n && y >= m { found = true; break search }
+                    k += 2
                 }
             }
         }
