@@ -342,6 +342,26 @@ import QuireTestSupport
         return !characterEnds.contains(index) || (isLetter(text[index - 1]) && isLetter(text[index]))
     }
 
+    /// More lines differ than a search allows and the sides have different
+    /// line counts, so lines are matched a search at a time and only the
+    /// words between kept lines are compared: each changed word shows alone,
+    /// and the lines after the removed one are not shown shifted by it.
+    @Test func tooManyChangedLinesShowTheirChangedWords() {
+        let old = (0..<24).map { "item \($0) beta gamma" }
+        var new = old.enumerated().map { $0.offset % 2 == 0 ? $0.element.replacingOccurrences(of: "beta", with: "delta") : $0.element }
+        new.remove(at: 5)
+        let (oldScalars, newScalars) = (Array(old.joined(separator: "\n").unicodeScalars), Array(new.joined(separator: "\n").unicodeScalars))
+        var searches = TextDiff.Searches(maxDistance: 3)
+        let edits = TextDiff.wordEdits(from: oldScalars, to: newScalars, searches: &searches)
+        #expect(check.apply(edits, to: oldScalars, new: newScalars) == newScalars)
+        let shown = ranges(edits).map { edit in
+            String(scalars: edit.isInsertion ? newScalars[edit.range] : oldScalars[edit.range])
+        }
+        // Line 6's change meets the removed line 5: "item 5 beta gamma\nitem 6 beta gamma" became "item 6 delta gamma".
+        #expect(shown.filter { $0 == "beta" }.count == 11 && shown.filter { $0 == "delta" }.count == 11)
+        #expect(shown.filter { $0 != "beta" && $0 != "delta" } == ["5 beta gamma\nitem 6 beta", "6 delta"])
+    }
+
     /// Random texts of words, edited word by word and letter by letter: the
     /// shown edits give the new text, and none starts or ends inside a word.
     @Test func randomEditsAreFaithfulAndWhole() {
