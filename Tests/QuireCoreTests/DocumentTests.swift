@@ -127,6 +127,9 @@ func documentWithText(_ replica: ReplicaID, _ initial: String = "") throws -> (D
         #expect(second.parents == [OpID(replica: alice, counter: 3)])
         #expect(doc.versionVector[alice] == 6)
         #expect(doc.heads == [OpID(replica: alice, counter: 6)])
+        // A transaction that makes no operation makes no change.
+        try doc.transact { _ in }
+        #expect((try doc.allChanges()).count == 2 && doc.versionVector[alice] == 6)
     }
 
     /// Typing one scalar per transaction (an ASCII keystroke takes a
