@@ -53,6 +53,19 @@ import Testing
         #expect(ChangeEncoding.encode([Self.change]) == Self.framed(Self.body))
     }
 
+    /// `maxOperationWidth` bounds what the input's bytes do not: a text
+    /// insert that holds its text is bounded by them instead.
+    @Test func aTextInsertHoldingItsTextIsNotHeldToTheWidthLimit() throws {
+        let narrow = DecodingLimits(maxOperationWidth: 1)
+        #expect(try ChangeEncoding.decode(Self.framed(Self.body), limits: narrow) == [Self.change])
+        let delete = Change(id: OpID(replica: Self.replica, counter: 4), lamport: 4, parents: [Self.change.lastID], operations: [
+            .delete(object: ObjectID(Self.change.id), target: IDRun(start: OpID(replica: Self.replica, counter: 2), length: 2)),
+        ])
+        #expect(throws: DecodingError.invalid("a delete of 2 elements exceeds the limit")) {
+            try ChangeEncoding.decode(ChangeEncoding.encode([Self.change, delete]), limits: narrow)
+        }
+    }
+
     @Test func aPaddedVarintReadsAsItsValue() throws {
         // `81 00` for 1, the change count.
         var padded = Self.body
