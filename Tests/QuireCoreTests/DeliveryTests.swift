@@ -79,6 +79,36 @@ import Testing
         #expect(doc.pendingCount == 1)
     }
 
+    /// A parked change whose id a change from elsewhere has taken since
+    /// can never apply: it is dropped, not reported as a
+    /// `conflictingChange` of the change that applied.
+    @Test func aParkedChangeWhoseIdIsTakenSinceIsDropped() throws {
+        let (source, _) = try threeChanges()
+        let first = try source.allChanges()[0]
+        var doc = Document(replica: ReplicaID(0xC))
+        // Same id, other content, waiting for a change of Bob's that never comes.
+        let other = Change(id: first.id, lamport: 2, parents: [OpID(replica: bob, counter: 1)],
+                           operations: [.put(object: .root, key: "other", value: .scalar(.int(1)), pred: [])])
+        #expect(try doc.apply(other) == 0)
+        #expect(try doc.apply(first) == 1)
+        #expect(doc.pendingCount == 0)
+    }
+
+    /// Counters end at `2^64 - 3`: a change reaching past it is invalid,
+    /// whether or not it is ready; one ending there waits as any other.
+    @Test func countersEndAtTwoToTheSixtyFourMinusThree() throws {
+        var doc = Document(replica: bob)
+        func change(at counter: UInt64) -> Change {
+            Change(id: OpID(replica: alice, counter: counter), lamport: 1, parents: [],
+                   operations: [.put(object: .root, key: "k", value: .scalar(.int(1)), pred: [])])
+        }
+        #expect(throws: DocumentError.invalidChange(change(at: .max - 1).id, reason: "its counters overflow or its Lamport values reach 2^62")) {
+            try doc.apply(change(at: .max - 1))
+        }
+        #expect(try doc.apply(change(at: .max - 2)) == 0)
+        #expect(doc.pendingCount == 1)
+    }
+
     @Test func aReusedChangeIDWithOtherContentIsRejected() throws {
         let (source, _) = try threeChanges()
         var doc = Document(replica: bob)
@@ -115,8 +145,7 @@ import Testing
         case "empty":
             change.operations = []
         default:
-            change.parents = [OpID(replica: bob, counter: 0), OpID(replica: alice, counter: 1)].reversed()
-            change.parents = [source.heads[0], OpID(replica: alice, counter: 1)]
+            change.parents = [source.heads[0], OpID(replica: alice, counter: 1)]  // 8@alice before 1@alice
         }
         #expect(throws: DocumentError.self) { try doc.apply(change) }
         #expect(doc.encodeSnapshot() == before)

@@ -127,6 +127,9 @@ func documentWithText(_ replica: ReplicaID, _ initial: String = "") throws -> (D
         #expect(second.parents == [OpID(replica: alice, counter: 3)])
         #expect(doc.versionVector[alice] == 6)
         #expect(doc.heads == [OpID(replica: alice, counter: 6)])
+        // A transaction that makes no operation makes no change.
+        try doc.transact { _ in }
+        #expect((try doc.allChanges()).count == 2 && doc.versionVector[alice] == 6)
     }
 
     /// Typing one scalar per transaction (an ASCII keystroke takes a
@@ -340,6 +343,14 @@ func documentWithText(_ replica: ReplicaID, _ initial: String = "") throws -> (D
     /// canonically equivalent ones for equal: "café" written decomposed
     /// ("e" and U+0301) over it precomposed was no change to what compares
     /// values (the Codable bridge, a note's tags). They differ by scalars.
+    /// Doubles compare by bit pattern: `NaN` equals itself (a register
+    /// holding it is no change when written again), and 0 and -0 differ.
+    @Test func doublesAreEqualByBitPattern() {
+        #expect(ScalarValue.double(.nan) == .double(.nan))
+        #expect(Set([ScalarValue.double(.nan), .double(.nan)]).count == 1)
+        #expect(ScalarValue.double(0) != .double(-0.0))
+    }
+
     @Test func stringValuesAreEqualOnlyWithTheSameScalars() {
         let precomposed = ScalarValue.string("caf\u{E9}"), decomposed = ScalarValue.string("cafe\u{301}")
         #expect(precomposed != decomposed)

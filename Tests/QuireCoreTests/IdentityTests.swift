@@ -34,6 +34,8 @@ import QuireTestSupport
         let b = Stamp(lamport: 6, replica: ReplicaID(1))
         let c = Stamp(lamport: 6, replica: ReplicaID(2))
         #expect(a < b && b < c)
+        // Replica ids compare as unsigned 64-bit numbers.
+        #expect(c < Stamp(lamport: 6, replica: ReplicaID(1 << 63)))
     }
 
     /// `ReplicaMap` appends a replica that sorts last without searching:

@@ -167,6 +167,21 @@ import Testing
         #expect(try b.counter(likes) == 6)
     }
 
+    /// Increments are summed as signed 64-bit numbers that wrap on overflow,
+    /// so that every replica reaches the same sum in any order.
+    @Test func aCounterWrapsOnOverflow() throws {
+        var a = Document(replica: alice)
+        let likes = try a.transact { tx in try tx.putObject(.root, key: "likes", kind: .counter) }
+        var b = Document(replica: bob)
+        try sync(a, into: &b)
+        try a.transact { tx in try tx.increment(likes, by: .max) }
+        try b.transact { tx in try tx.increment(likes, by: 2) }
+        try sync(a, into: &b)
+        try sync(b, into: &a)
+        #expect(try a.counter(likes) == .min + 1)
+        #expect(try b.counter(likes) == .min + 1)
+    }
+
     @Test func removingANoteWhileItIsEditedKeepsTheEditsInTheObject() throws {
         var (a, b, body) = try sharedNote("draft")
         try a.transact { tx in try tx.remove(.root, key: "body") }

@@ -81,7 +81,10 @@ public enum Envelope {
 public struct DecodingLimits: Sendable {
     public var maxChanges: Int
     public var maxOperations: Int
-    /// The most counters (elements) one operation may take.
+    /// The most counters (elements) one delete, or one insert whose text
+    /// is left out (a snapshot's history), may take, and the longest run a
+    /// snapshot may hold: counts no bytes of the input back. (An insert's
+    /// text or values are bounded by their bytes.)
     public var maxOperationWidth: Int
 
     public init(maxChanges: Int = 1 << 22, maxOperations: Int = 1 << 23, maxOperationWidth: Int = 1 << 24) {
