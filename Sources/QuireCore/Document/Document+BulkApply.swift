@@ -47,8 +47,6 @@ extension Document {
         let fresh: Document? = checkingLaterEdits || !versionVector.isEmpty ? nil : self
         // Asked once: `fresh == nil` in the loop copied the optional document at every change of several edits.
         let checksLaterEdits = fresh == nil
-        // A fresh replica's deletes wait for the end: any failure starts over.
-        var deferredDeletes = fresh == nil ? nil : DeferredDeletes()
         var decoder = try ChangeDecoder(bytes, limits: limits)
         reserveRootKeys(for: decoder)
         var current = ChangeDecoder.Current()
@@ -74,7 +72,7 @@ extension Document {
                     continue
                 }
                 if !chain.isEmpty {
-                    guard apply(&chain, after: unnoted, deferring: &deferredDeletes) else { inOrder = false; break reading }
+                    guard apply(&chain, after: unnoted) else { inOrder = false; break reading }
                     unnoted.add(&chain)
                     applied += chain.count
                     chain.removeAll()
@@ -90,8 +88,7 @@ extension Document {
                 // edits at random places) applies alone, not as a chain of one
                 // kept until the next change is read.
                 if let edit = current.edit, try !decoder.mayBeContinued(after: edit) {
-                    guard apply(edit, id: current.id, lamport: current.lamport, text: current.scalars, after: unnoted,
-                                deferring: &deferredDeletes)
+                    guard apply(edit, id: current.id, lamport: current.lamport, text: current.scalars, after: unnoted)
                     else { inOrder = false; break reading }
                     unnoted.add(current)
                     applied += 1
@@ -103,18 +100,17 @@ extension Document {
                 }
                 if current.edits.isEmpty {
                     note(&unnoted)
-                    try deferredDeletes?.apply(to: &objects)
                     try integrate(current.change, recordingHistory: false)
                 } else {
                     // Edits join the run not yet noted, as chains do: noting
                     // the run, then the change, cost rustcode's merge 1.5%.
-                    try applyEdits(of: current, after: unnoted, checkingLaterEdits: checksLaterEdits, deferring: &deferredDeletes)
+                    try applyEdits(of: current, after: unnoted, checkingLaterEdits: checksLaterEdits)
                     unnoted.add(current)
                 }
                 applied += 1
             }
             if inOrder && !chain.isEmpty {
-                if apply(&chain, after: unnoted, deferring: &deferredDeletes) {
+                if apply(&chain, after: unnoted) {
                     unnoted.add(&chain)
                     applied += chain.count
                 } else {
@@ -122,7 +118,6 @@ extension Document {
                 }
             }
             note(&unnoted)
-            try deferredDeletes?.apply(to: &objects)
             if inOrder { try decoder.finish() }
         } catch {
             if let fresh {
@@ -193,18 +188,17 @@ extension Document {
     /// if it cannot be applied so. (The chain is taken `inout`, and left
     /// as it is: passed by value, its 160 bytes were copied at every call,
     /// once a chain.)
-    private mutating func apply(_ chain: inout Chain, after unnoted: UnnotedRun, deferring deferred: inout DeferredDeletes?) -> Bool {
+    private mutating func apply(_ chain: inout Chain, after unnoted: UnnotedRun) -> Bool {
         apply(chain.edit, id: chain.firstID, lamport: chain.firstLamport, text: chain.scalars,
-              deleting: (chain.low, chain.high), after: unnoted, deferring: &deferred)
+              deleting: (chain.low, chain.high), after: unnoted)
     }
 
     /// Applies `edit` with first id `id` and Lamport value `lamport`, as
     /// `apply(_:after:)` applies a chain's: an insert of `text`, or a
     /// delete of the counters `deleting` of its target's replica (its
-    /// target, if nil), left in `deferred` if given.
+    /// target, if nil).
     private mutating func apply(_ edit: ChangeDecoder.Edit, id: OpID, lamport: UInt64, text: ScalarStorage,
-                                deleting counters: (low: UInt64, high: UInt64)? = nil, after unnoted: UnnotedRun,
-                                deferring deferred: inout DeferredDeletes?) -> Bool {
+                                deleting counters: (low: UInt64, high: UInt64)? = nil, after unnoted: UnnotedRun) -> Bool {
         let previous = unnoted.isEmpty ? lastLamport(of: id.replica) : unnoted.lastElementLamport
         if previous > 0, lamport <= previous { return false }
         switch edit {
@@ -213,11 +207,7 @@ extension Document {
             else { return false }
         case let .delete(object, target):
             let run = counters.map { IDRun(start: OpID(replica: target.start.replica, counter: $0.low), length: Int($0.high - $0.low + 1)) }
-            if deferred != nil {
-                guard deferred!.add(run ?? target, from: object, in: &objects) else { return false }
-            } else {
-                guard (try? objects.delete(run ?? target, from: object)) != nil else { return false }
-            }
+            guard (try? objects.delete(run ?? target, from: object)) != nil else { return false }
         }
         return true
     }
@@ -233,9 +223,8 @@ extension Document {
     /// at all; without, a later edit refused leaves the earlier ones
     /// applied (see `applyBundleInOrder`). The checks cost rustcode's merge
     /// 9% of its instructions: a second lookup of every element named.
-    /// Deletes are left in `deferred` if given.
     private mutating func applyEdits(of change: ChangeDecoder.Current, after unnoted: UnnotedRun,
-                                     checkingLaterEdits: Bool, deferring deferred: inout DeferredDeletes?) throws(DocumentError) {
+                                     checkingLaterEdits: Bool) throws(DocumentError) {
         try validateStamp(id: change.id, lamport: change.lamport, parents: change.parents,
                           previous: unnoted.isEmpty ? nil : unnoted.lastElementLamport)
         if checkingLaterEdits {
@@ -257,11 +246,7 @@ extension Document {
                                            contentsOf: change.scalars[scalarStart..<(scalarStart + Int(width))])
                     scalarStart += Int(width)
                 case let .delete(object, target):
-                    if deferred != nil {
-                        guard deferred!.add(target, from: object, in: &objects) else { throw DocumentError.unknownObject(object) }
-                    } else {
-                        try objects.delete(target, from: object, isNextEdit: index > 0)
-                    }
+                    try objects.delete(target, from: object, isNextEdit: index > 0)
                 }
             } catch {
                 guard index == 0 || !checkingLaterEdits else { preconditionFailure("a checked operation failed: \(error)") }
@@ -539,53 +524,5 @@ private struct Chain {
         lastStart = change.id
         lastLamport = change.lamport
         lastWidth = change.width
-    }
-}
-
-/// The deletes of a bundle merged into a fresh replica, kept as runs of ids
-/// and applied once its inserts are (or before a change that is not edits):
-/// a delete moves no element, so no insert after it depends on it, and the
-/// runs one writer deletes one after another mostly join (sveltecomponent's
-/// replacements delete the text the one before inserted). Each delete is
-/// checked when added, as `delete(_:from:)` checks it, so that whatever is
-/// refused is refused at the change that names it.
-private struct DeferredDeletes {
-    private var runs: [(object: ObjectID, run: IDRun)] = []
-
-    /// Adds the delete of `run` from `object` if `object` is a text or list
-    /// holding all of `run`; false, adding nothing, if not.
-    mutating func add(_ run: IDRun, from object: ObjectID, in objects: inout ObjectTable) -> Bool {
-        guard let slot = objects.find(object), slot.kind == .text || slot.kind == .list,
-              objects.firstMissing(of: run, in: slot) == nil else { return false }
-        if let last = runs.last, last.object == object, last.run.start.replica == run.start.replica {
-            let (low, high) = (last.run.start.counter, last.run.start.counter + UInt64(last.run.length))
-            let (newLow, newHigh) = (run.start.counter, run.start.counter + UInt64(run.length))
-            if newLow <= high && newHigh >= low {
-                let start = min(low, newLow)
-                runs[runs.count - 1].run = IDRun(start: OpID(replica: run.start.replica, counter: start),
-                                                 length: Int(max(high, newHigh) - start))
-                return true
-            }
-        }
-        runs.append((object, run))
-        return true
-    }
-
-    /// Applies the deletes added so far, and forgets them.
-    mutating func apply(to objects: inout ObjectTable) throws {
-        runs.sort { ($0.object, $0.run.start) < ($1.object, $1.run.start) }
-        var merged: (object: ObjectID, run: IDRun)?
-        for (object, run) in runs {
-            if let m = merged, m.object == object, m.run.start.replica == run.start.replica,
-               run.start.counter <= m.run.start.counter + UInt64(m.run.length) {
-                let end = max(m.run.start.counter + UInt64(m.run.length), run.start.counter + UInt64(run.length))
-                merged!.run.length = Int(end - m.run.start.counter)
-                continue
-            }
-            if let m = merged { try objects.delete(m.run, from: m.object) }
-            merged = (object, run)
-        }
-        if let m = merged { try objects.delete(m.run, from: m.object) }
-        runs.removeAll(keepingCapacity: true)
     }
 }
