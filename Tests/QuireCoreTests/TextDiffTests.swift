@@ -61,11 +61,15 @@ import QuireTestSupport
         var new = paste + old
         new[new.count - 1] += "!"
         let (oldText, newText) = (Array(old.joined(separator: "\n").unicodeScalars), Array(new.joined(separator: "\n").unicodeScalars))
-        let edits = TextDiff.edits(from: oldText, to: newText)
+        var searches = TextDiff.Searches(maxDistance: TextDiff.maxDistance)
+        let edits = TextDiff.edits(from: oldText, to: newText, searches: &searches)
         #expect(apply(edits, to: oldText, new: newText) == newText)
         // One search would give up (more than `maxDistance` scalars differ) and replace all of it.
         #expect(newText.count - oldText.count > TextDiff.maxDistance)
         #expect(touched(edits) == newText.count - oldText.count)
+        // So no scalar search is tried: one that gives up visits (D + 1)(D + 2) / 2 diagonals.
+        let distance = TextDiff.maxDistance
+        #expect(searches.steps < (distance + 1) * (distance + 2) / 2)
     }
 
     @Test func changesEverywhereAreFoundLineByLineThenWordByWord() {

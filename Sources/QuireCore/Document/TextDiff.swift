@@ -106,7 +106,12 @@ public enum TextDiff {
         let middleB = b.dropFirst(prefix).dropLast(suffix)
         var runs: [Run] = prefix > 0 ? [(a.startIndex, b.startIndex, prefix)] : []
         if !middleA.isEmpty && !middleB.isEmpty {
-            let first = search(middleA, middleB, searches: &searches)
+            // Lengths further apart than `maxDistance` need more differences
+            // than a search allows: it is not tried (a paste of 50,000
+            // scalars spent most of its diff on it), and the search on
+            // starts from the beginning if no token level helps.
+            let first = abs(middleA.count - middleB.count) <= searches.maxDistance
+                ? search(middleA, middleB, searches: &searches) : (runs: [], found: false, end: (old: 0, new: 0))
             runs += first.found ? first.runs
                 : tokenRuns(middleA, middleB, tokenizers: tokenizers, searches: &searches)
                     ?? first.runs + runsSearchingOn(middleA, middleB, from: first.end, searches: &searches)
