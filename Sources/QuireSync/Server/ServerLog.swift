@@ -464,14 +464,28 @@ public final class ServerLog: Sendable {
         /// A change the server already holds must be that same change.
         private func checkDuplicate(_ change: Change, of id: DocumentID, _ db: DatabaseConnection) throws {
             let rows = try db.query(
-                sql: "SELECT data FROM log WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?",
+                sql: "SELECT seq, data FROM log WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?",
                 arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter), .unsigned(change.id.counter)])
-            let stored = try rows.first.flatMap { row in try ChangeEncoding.decode(try row.blob(0)).first { $0.id == change.id } }
+            let stored = try rows.first.flatMap { row in
+                do { return try ChangeEncoding.decode(try row.blob(1)).first { $0.id == change.id } } catch let error as DecodingError {
+                    throw ServerLog.damaged(id, row: try row.unsigned(0), error)
+                }
+            }
             guard stored == change else {
                 throw SyncFailure(status: 409, "change \(change.id) has the id of a change the server holds but other content: "
                     + "its replica id was used twice")
             }
         }
+    }
+
+    /// The refusal of a request that needs document `id`, whose log row
+    /// `seq` does not decode (`error`): the client leaves it out and syncs
+    /// the others. The operator is told on standard error (a line that
+    /// repeats, every client's sync, is counted: `OperatorLog`).
+    static func damaged(_ id: DocumentID, row seq: UInt64, _ error: any Error) -> SyncFailure {
+        OperatorLog.shared.write("document \(id) is damaged in the server's log and was left out of a client's sync, "
+            + "nothing of it sent or taken: its row \(seq) does not decode: \(error)")
+        return .documentDamaged(id.rawValue)
     }
 
     /// Runs `body`, turning any error that is not a `SyncFailure` into one
@@ -509,9 +523,17 @@ public final class ServerLog: Sendable {
                 let seen = known[id, default: VersionVector()][try row.replica(2)]
                 if access.mayRead(id), range.contains(id), try row.unsigned(4) > seen {
                     var data = try row.blob(5)
-                    if try row.unsigned(3) <= seen {
-                        // The client holds the start of the run: send only the rest.
-                        data = ChangeEncoding.encode(try ChangeEncoding.decode(data).filter { $0.lastID.counter > seen })
+                    // A row the disk damaged would fail the client's whole page, sync
+                    // after sync: the request is refused naming its document instead.
+                    do {
+                        if try row.unsigned(3) <= seen {
+                            // The client holds the start of the run: send only the rest.
+                            data = ChangeEncoding.encode(try ChangeEncoding.decode(data).filter { $0.lastID.counter > seen })
+                        } else {
+                            _ = try ChangeEncoding.changeCount(of: data, limits: .unlimited)
+                        }
+                    } catch {
+                        throw Self.damaged(id, row: rowSeq, error)
                     }
                     if bytes > 0 && (bytes + data.count > maxBytes || index[id] == nil && page.documents.count >= maxDocuments) {
                         page.more = true
