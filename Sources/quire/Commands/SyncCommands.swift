@@ -263,10 +263,13 @@ enum SyncCommands {
             }
             if !damagedThere.isEmpty {
                 // The others synced; these wait until that store is repaired, this store's copy untouched.
+                // A server's log is no notes store: `quire inspect` refuses it.
+                let whereTheDamageIsNamed = transport.otherSide == .server ? "its standard error names the damaged row of its log"
+                    : "there, `quire inspect` names the damage"
                 throw CLIError.failure("sync with \(peer) left out \(damagedThere.count) note(s) damaged in \(transport.otherSide)'s store, "
                     + "nothing of them sent or taken; the other notes synced:\n" + lines(damagedThere) + "\n"
                     + "this store's copy of \(damagedThere.count == 1 ? "it" : "them") is untouched, and its local changes stay pending "
-                    + "until \(transport.otherSide)'s store is repaired (there, `quire inspect` names the damage); a store that synced "
+                    + "until \(transport.otherSide)'s store is repaired (\(whereTheDamageIsNamed)); a store that synced "
                     + "\(damagedThere.count == 1 ? "the note" : "the notes") holds \(damagedThere.count == 1 ? "its" : "their") changes meanwhile\n\(stayPending)")
             }
             if !report.damaged.isEmpty {
