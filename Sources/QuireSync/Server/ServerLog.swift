@@ -530,7 +530,7 @@ public final class ServerLog: Sendable {
                             // The client holds the start of the run: send only the rest.
                             data = ChangeEncoding.encode(try ChangeEncoding.decode(data).filter { $0.lastID.counter > seen })
                         } else {
-                            _ = try ChangeEncoding.changeCount(of: data, limits: .unlimited)
+                            try ChangeEncoding.checkFrame(of: data)
                         }
                     } catch {
                         throw Self.damaged(id, row: rowSeq, error)
