@@ -519,9 +519,10 @@ public final class DocumentStore: @unchecked Sendable {
     /// Applies change bundles for several documents as `apply(bundles:)`
     /// does, in one SQLite transaction, but each document all or nothing on
     /// its own: one whose changes do not decode (`DecodingError`) or do not
-    /// apply (`DocumentError`) is left as it was (a missing one is not
-    /// created) and returned with the error, and the others are saved. For
-    /// a peer's push of many documents, of which one may be refused.
+    /// apply (`DocumentError`), or whose copy here cannot be read (damaged:
+    /// `Error.isDamage(ofDocument:)`), is left as it was (a missing one is
+    /// not created) and returned with the error, and the others are saved.
+    /// For a peer's push of many documents, of which one may be refused.
     ///
     /// - Returns: how many changes were applied, and the refused documents
     ///   in the order given.
@@ -536,8 +537,9 @@ public final class DocumentStore: @unchecked Sendable {
         case bundle([UInt8])
     }
 
-    /// With `refusingEach`, a document whose changes do not decode or apply
-    /// is left out and returned with why; without, it fails the whole call.
+    /// With `refusingEach`, a document whose changes do not decode or apply,
+    /// or whose copy is damaged, is left out and returned with why; without,
+    /// it fails the whole call.
     private func apply(_ documents: [(id: DocumentID, pieces: [Received])], creatingMissing: Bool, refusingEach: Bool,
                        limits: DecodingLimits) throws -> (applied: Int, refused: [(id: DocumentID, error: any Error)]) {
         // One entry per document: taking a document twice would wait for itself.
@@ -560,8 +562,15 @@ public final class DocumentStore: @unchecked Sendable {
             do {
                 for (id, pieces) in merged {
                     let isNew = try creatingMissing && !exists(id)
-                    var entry = isNew ? LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
-                        : try takeIdle(id, fromFile: isRetry)
+                    var entry: LoadedDocument
+                    do {
+                        entry = isNew ? LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
+                            : try takeIdle(id, fromFile: isRetry)
+                    } catch where refusingEach && error.isDamage(ofDocument: id.rawValue) {
+                        // Nothing was taken: there is nothing to release.
+                        refused.append((id, error))
+                        continue
+                    }
                     if isNew { busy.insert(id) }
                     let (logged, parked): ([LogPiece], [Change])
                     var appliedHere = 0

@@ -67,3 +67,17 @@ public enum StoreError: Error, Hashable, Sendable, DescribedError {
         }
     }
 }
+
+extension Error {
+    /// Whether this failure, thrown while reading document `id`, says the
+    /// store's copy of it is damaged: a change or snapshot of it that fails
+    /// its checks (`StoreError.damagedDocument`), or a damaged page of the
+    /// file (SQLite's `SQLITE_CORRUPT`) met while reading it.
+    public func isDamage(ofDocument id: String) -> Bool {
+        switch self {
+        case let error as StoreError: error.damagedDocument == id
+        case let error as DatabaseError: error.fileProblem == .damaged
+        default: false
+        }
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import QuireTestSupport
 import Quire
+import QuireStore
 import QuireSync
 import Synchronization
 
@@ -71,5 +72,19 @@ struct LimitedTransport: SyncTransport {
 
     func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
         await service.respond(toMessage: request, access: .unrestricted, limits: limits)
+    }
+}
+
+/// Overwrites every logged change of document `id` in the file at `path`
+/// with bytes that decode as no change, as a disk's damage leaves them:
+/// rows of a store's `changes`, or with `serverLog` of a server's `log`.
+/// Nothing may have the file open.
+func damageTheRows(of id: DocumentID, inFileAt path: String, serverLog: Bool = false) throws {
+    let database = try Database(path: path)
+    defer { database.close() }
+    try database.write { db in
+        try db.execute(sql: serverLog ? "UPDATE log SET data = x'00112233' WHERE document_id = ?"
+                           : "UPDATE changes SET data = x'00112233' WHERE document = (SELECT number FROM documents WHERE id = ?)",
+                       arguments: [.text(id.rawValue)])
     }
 }

@@ -914,4 +914,46 @@ import Testing
             #expect(try body(id, phone)?.hasSuffix(" one two") == true)
         }
     }
+
+    /// A served store with one damaged note (its log rows fail their
+    /// checks) used to fail a client's whole sync (500, nothing synced).
+    /// Now the client syncs the other note both ways and is told which note
+    /// was left out, and the served side says why on its standard error
+    /// (shown `peer: `): exit 1, the note in `damagedOnPeerNotes`, its own
+    /// change pending and its copy as it was.
+    @Test func aClientOfAServedStoreWithADamagedNoteSyncsTheOtherNotesAndIsToldWhich() throws {
+        try withRunner { runner in
+            let phone = runner.directory + "/phone.quire"
+            try runner.ok(["init"])
+            try runner.ok(["init"], store: phone)
+            let damaged = try runner.ok(["note", "new", "--title", "first"]).trimmingCharacters(in: .newlines)
+            let whole = try runner.ok(["note", "new", "--title", "second"]).trimmingCharacters(in: .newlines)
+            let command = "'\(QuireRunner.binaryURL.path)' --store '\(runner.store)' serve --stdio"
+            try runner.ok(["sync", "--via", command], store: phone)
+            for id in [damaged, whole] { try runner.ok(["note", "edit", id, "--append", " (phone)"], store: phone) }
+            try runner.damageTheChanges(ofNote: damaged)
+            let before = try runner.ok(["note", "show", damaged, "--json"], store: phone)
+
+            let result = try runner.run(["sync", "--via", command, "--json"], store: phone)
+            #expect(result.status == 1)
+            let json = try #require(try result.json() as? [String: Any])
+            #expect(json["damagedOnPeerNotes"] as? [[String: String]] == [["id": damaged, "title": "first"]] && json["pending"] as? Int == 1)
+            #expect(json["historyCompactedNotes"] as? [Any] != nil && json["damaged"] as? Int == 0)
+            #expect(result.stderr.contains("peer: document \(damaged) is damaged in this store and was left out of a client's sync"))
+            #expect(result.stderr.hasSuffix("""
+
+                error: sync with via:\(command) left out 1 note(s) damaged in the peer's store, nothing of them sent or taken; the other \
+                notes synced:
+                  note \(damaged) (first): the peer refused (status 422): document \(damaged) is damaged in the answering store and \
+                cannot be read there: nothing of it was sent or taken
+                this store's copy of it is untouched, and its local changes stay pending until the peer's store is repaired (there, \
+                `quire inspect` names the damage); a store that synced the note holds its changes meanwhile
+                1 local change stays pending
+
+                """))
+            #expect(try runner.ok(["note", "show", damaged, "--json"], store: phone) == before)
+            let shown = try #require(try runner.run(["note", "show", whole, "--json"]).json() as? [String: Any])
+            #expect((shown["body"] as? String)?.hasSuffix(" (phone)") == true)
+        }
+    }
 }

@@ -101,6 +101,13 @@ public enum ChangeEncoding {
         return try readChangeCount(&body, limits: limits)
     }
 
+    /// Checks a bundle's frame and checksum alone, reading nothing of its
+    /// body: a stored bundle sent on as it is (a server's page) is one the
+    /// disk may have damaged since.
+    public static func checkFrame(of bytes: [UInt8]) throws(DecodingError) {
+        _ = try open(bytes, elidedTextAllowed: false)
+    }
+
     /// Whether a bundle whose frame was checked already elides its text.
     static func elidesText(checked bundle: [UInt8]) -> Bool {
         elidesText(version: UInt64(bundle[magic.count]))  // every version is a one-byte varint

@@ -148,6 +148,7 @@ public struct SyncResponse: Hashable, Sendable {
 /// 400 malformed, 401 no or unknown token, 403 not allowed, 409 a change
 /// clashes with a stored one, 413 too large, 415 a Content-Encoding the
 /// server does not decode, 410 history compacted away (a served store's),
+/// 422 a document damaged in the answering store,
 /// 429 too many requests
 /// (`retryAfterSeconds` says when to come back), 503 stopping.
 public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
@@ -207,13 +208,31 @@ public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
 
     /// The document a `historyCompacted` refusal names, read back from its
     /// text (the protocol carries no id beside it); nil for any other.
-    public var compactedDocument: DocumentID? {
-        // The text around the id, from the text made for one.
-        let template = Array(Self.historyCompacted(document: "\u{0}").message.utf8)
-        let text = Array(message.utf8), head = template.firstIndex(of: 0)!, tail = template.count - head - 1
-        guard isHistoryCompacted, text.count > head + tail,
+    public var compactedDocument: DocumentID? { document(namedAs: Self.historyCompacted(document:)) }
+
+    /// The answering store's refusal to answer for a document it cannot
+    /// read (a damaged change in its log or snapshots, or a damaged page of
+    /// its file: Specs/storage.md, "Damaged stores"): nothing of it is sent
+    /// or taken. 422, a 4xx: a client before it ends the sync at once with
+    /// this text, recording nothing, where a 5xx is tried five times over
+    /// HTTP; and none of 400, 403, 409, which reject a push.
+    public static func documentDamaged(_ document: String) -> SyncFailure {
+        SyncFailure(status: 422, "document \(document) is damaged in the answering store and cannot be read there: nothing of it was sent or taken")
+    }
+
+    /// The document a `documentDamaged` refusal names, read back from its
+    /// text; nil for any other.
+    public var damagedDocument: DocumentID? { document(namedAs: Self.documentDamaged) }
+
+    /// The document this refusal names, when it is `refusal`'s for some
+    /// document: the text around the id, from the text made for one.
+    private func document(namedAs refusal: (String) -> SyncFailure) -> DocumentID? {
+        let template = refusal("\u{0}")
+        let pattern = Array(template.message.utf8), head = pattern.firstIndex(of: 0)!, tail = pattern.count - head - 1
+        let text = Array(message.utf8)
+        guard status == template.status, text.count > head + tail,
               let id = DocumentID(rawValue: String(decoding: text[head..<(text.count - tail)], as: UTF8.self)),
-              Array(Self.historyCompacted(document: id.rawValue).message.utf8) == text else { return nil }
+              refusal(id.rawValue).message == message else { return nil }
         return id
     }
 

@@ -25,6 +25,11 @@ public struct PeerSyncService: SyncService {
     /// The pushed documents applied in one transaction (one disk sync),
     /// all held in memory until it commits; a push of more takes several.
     public var documentsPerTransaction = 10_000
+    /// Told of each document left out of an answer as damaged here, with
+    /// why, for the store's owner (`quire serve --stdio` writes it on
+    /// standard error, which the client shows): the client hears only
+    /// which document (`SyncFailure.documentDamaged`).
+    public var onDamagedDocument: @Sendable (_ line: String) -> Void = { _ in }
 
     /// The peer name under which the store keeps what its clients state
     /// holding (`DocumentStore.acknowledge`): the protocol does not name a
@@ -57,6 +62,7 @@ public struct PeerSyncService: SyncService {
                     refusal = switch error {
                     case let error as DecodingError: SyncFailure(undecodable: error, in: id)
                     case let error as DocumentError: SyncFailure(refusing: error, in: id)
+                    case let error where error.isDamage(ofDocument: id.rawValue): damaged(id, error)
                     default: SyncFailure(status: 500, "the peer's store failed: \(error)")
                     }
                 }
@@ -79,7 +85,10 @@ public struct PeerSyncService: SyncService {
                     if pageDocuments <= 0 && bytes > 0 { response.more = true } else { pageDocuments -= 1 }
                 }
                 if !theirs.includes(mine) && !response.more {
-                    var changes = try store.changes(info.id, since: theirs)
+                    var changes: [Change]
+                    do { changes = try store.changes(info.id, since: theirs) } catch where error.isDamage(ofDocument: info.id.rawValue) {
+                        throw damaged(info.id, error)
+                    }
                     // Keep whole causal prefixes: cut the list, never reorder it.
                     // The first document is cut too (a page past the frame and
                     // message limits is refused), but a page holds a change at least.
@@ -107,11 +116,20 @@ public struct PeerSyncService: SyncService {
         } catch StoreError.historyCompacted(let document) {
             // The whole answer, not that document left out: a client takes a
             // document left out as one its token may not read, and would call
-            // a sync that left it behind a success (Specs/sync.md, "Peer to peer").
+            // a sync that left it behind a success (Specs/sync.md, "Peer to
+            // peer"). So is a damaged one's (`damaged`).
             throw .historyCompacted(document: document)
         } catch {
             throw SyncFailure(status: 500, "the peer's store failed: \(error)")
         }
+    }
+
+    /// The refusal of a request that needs document `id`, which this store
+    /// cannot read (`error`): the client leaves it out and syncs the others.
+    private func damaged(_ id: DocumentID, _ error: any Error) -> SyncFailure {
+        onDamagedDocument("document \(id) is damaged in this store and was left out of a client's sync, nothing of it sent or taken: "
+            + "\(error); `quire inspect` on this store says what is damaged")
+        return .documentDamaged(id.rawValue)
     }
 
     /// Records, under `clientsPeer`, what the request states the client

@@ -44,12 +44,20 @@ struct ServerDocuments {
     /// The document `id` as the log holds it: every row applied in `seq` order.
     ///
     /// - Throws: `SyncFailure` 500 if the log's rows do not apply (changes a
-    ///   server without this check accepted).
+    ///   server without this check accepted); `documentDamaged` if one does
+    ///   not decode (the disk damaged it).
     static func load(_ id: DocumentID, _ db: DatabaseConnection) throws -> Document {
         var document = Document(replica: ReplicaID(0))
         let rows = try db.query(sql: "SELECT seq, data FROM log WHERE document_id = ? ORDER BY seq", arguments: [.text(id.rawValue)])
         do {
-            for row in rows { try document.applyEncoded(ChangeLog.readBundle(ofRow: row, document: id.rawValue) { $0 }) }
+            for row in rows {
+                // A bundle that does not decompress, decode or apply is `StoreError.corruptChange`.
+                do { _ = try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { try document.applyEncoded($0) } } catch let error as StoreError {
+                    throw ServerLog.damaged(id, row: try row.unsigned(0), error)
+                }
+            }
+        } catch let failure as SyncFailure {
+            throw failure
         } catch {
             throw SyncFailure(status: 500, "the server's log of document \(id) does not apply: \(error)")
         }

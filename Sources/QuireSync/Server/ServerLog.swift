@@ -481,13 +481,27 @@ public final class ServerLog: Sendable {
                 sql: "SELECT seq, data FROM log WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?",
                 arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter), .unsigned(change.id.counter)])
             let stored = try rows.first.flatMap { row in
-                try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { try ChangeEncoding.decode($0) }.first { $0.id == change.id }
+                do {
+                    return try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { try ChangeEncoding.decode($0) }.first { $0.id == change.id }
+                } catch let error as StoreError {
+                    throw ServerLog.damaged(id, row: try row.unsigned(0), error)
+                }
             }
             guard stored == change else {
                 throw SyncFailure(status: 409, "change \(change.id) has the id of a change the server holds but other content: "
                     + "its replica id was used twice")
             }
         }
+    }
+
+    /// The refusal of a request that needs document `id`, whose log row
+    /// `seq` does not decode (`error`): the client leaves it out and syncs
+    /// the others. The operator is told on standard error (a line that
+    /// repeats, every client's sync, is counted: `OperatorLog`).
+    static func damaged(_ id: DocumentID, row seq: UInt64, _ error: any Error) -> SyncFailure {
+        OperatorLog.shared.write("document \(id) is damaged in the server's log and was left out of a client's sync, "
+            + "nothing of it sent or taken: its row \(seq) does not decode: \(error)")
+        return .documentDamaged(id.rawValue)
     }
 
     /// Runs `body`, turning any error that is not a `SyncFailure` into one
@@ -524,11 +538,21 @@ public final class ServerLog: Sendable {
                 guard let id = DocumentID(rawValue: try row.text(2)) else { throw StoreError.unrecoverableDocument(try row.text(2), reason: "invalid id in the server log") }
                 let seen = known[id, default: VersionVector()][try row.replica(3)]
                 if access.mayRead(id), range.contains(id), try row.unsigned(5) > seen {
-                    // The bundle, not a frame of it: the wire's bytes are those of an uncompressed row.
-                    var data = try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { $0 }
-                    if try row.unsigned(4) <= seen {
-                        // The client holds the start of the run: send only the rest.
-                        data = ChangeEncoding.encode(try ChangeEncoding.decode(data).filter { $0.lastID.counter > seen })
+                    // A row the disk damaged would fail the client's whole page, sync
+                    // after sync: the request is refused naming its document instead.
+                    let data: [UInt8]
+                    do {
+                        // The bundle, not a frame of it: the wire's bytes are those of an uncompressed row.
+                        data = try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { bundle in
+                            if try row.unsigned(4) <= seen {
+                                // The client holds the start of the run: send only the rest.
+                                return ChangeEncoding.encode(try ChangeEncoding.decode(bundle).filter { $0.lastID.counter > seen })
+                            }
+                            try ChangeEncoding.checkFrame(of: bundle)
+                            return bundle
+                        }
+                    } catch let error as StoreError {
+                        throw Self.damaged(id, row: rowSeq, error)
                     }
                     if bytes > 0 && (bytes + data.count > maxBytes || index[id] == nil && page.documents.count >= maxDocuments) {
                         page.more = true

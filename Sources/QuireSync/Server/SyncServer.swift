@@ -221,7 +221,9 @@ public final class SyncServer: SyncService {
     }
 
     private func storeFailure<T>(_ body: () throws -> T) throws(SyncFailure) -> T {
-        do { return try body() } catch { throw SyncFailure(status: 500, "the server store failed: \(error)") }
+        do { return try body() } catch let failure as SyncFailure { throw failure } catch {
+            throw SyncFailure(status: 500, "the server store failed: \(error)")
+        }
     }
 }
 

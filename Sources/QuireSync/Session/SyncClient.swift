@@ -75,6 +75,11 @@ public struct SyncClient: Sendable {
         /// on with the others; their local changes stay pending, and no sync
         /// with this server can bring what they lack.
         public var historyCompacted: [DocumentID: SyncFailure] = [:]
+        /// Documents the server cannot read in its own store (damaged there),
+        /// with its refusal (`SyncFailure.documentDamaged`): left out of the
+        /// sync, which went on with the others; nothing of them was sent
+        /// either way, and their local changes stay pending.
+        public var damagedOnPeer: [DocumentID: SyncFailure] = [:]
     }
 
     /// Syncs until neither side lacks anything the other may give it.
@@ -192,9 +197,10 @@ public struct SyncClient: Sendable {
         /// this token is limited to: from then on, only documents the server
         /// has stated (acknowledged, or answered in this sync) are pushed.
         var tokenIsLimited = false
-        /// Documents the server refused as compacted past what this store
-        /// lacks: the rest of the sync states ranges that step over them.
-        var compacted: [DocumentID: SyncFailure] = [:]
+        /// Documents the server refused to answer for, with its refusal:
+        /// compacted past what this store lacks, or damaged in its store.
+        /// The rest of the sync states ranges that step over them.
+        var leftOut: [DocumentID: SyncFailure] = [:]
         /// Documents this sync applied changes to that no request has stated
         /// since: a peer learns that the store holds them only from a request
         /// stating them (in ranges, the next one whose range holds them).
@@ -208,8 +214,8 @@ public struct SyncClient: Sendable {
     /// Stating the documents a range at a time, each range pulled from the
     /// stored cursor. That cursor moves only once every range is pulled,
     /// and to where the first one ended: the others ended later, and a
-    /// range's rows past its end are not yet pulled. A compacted document
-    /// (`Session.compacted`) lies between two ranges, in neither.
+    /// range's rows past its end are not yet pulled. A document left out
+    /// (`Session.leftOut`) lies between two ranges, in neither.
     private struct RangedPass {
         /// The range stated now; nil until its first request sets it.
         var range: DocumentRange?
@@ -237,13 +243,13 @@ public struct SyncClient: Sendable {
         let coversRows = (storedCursor?.seq ?? 0) > 0
         let stated = versions.filter { id, mine in !mine.isEmpty && (!coversRows || mine != session.serverVersions[id]) }.keys.sorted()
         let perRequest = max(1, min(maxStatedDocuments, session.statedDocumentLimit ?? .max))
-        if session.pass == nil && (stated.count > perRequest || !session.compacted.isEmpty) { session.pass = RangedPass() }
+        if session.pass == nil && (stated.count > perRequest || !session.leftOut.isEmpty) { session.pass = RangedPass() }
         if var pass = session.pass {
-            // A range that ended just below a compacted document is followed by one from after it.
-            while let skipped = session.compacted.keys.first(where: { $0.justBelow == pass.after }) { pass.after = skipped }
+            // A range that ended just below a document left out is followed by one from after it.
+            while let skipped = session.leftOut.keys.first(where: { $0.justBelow == pass.after }) { pass.after = skipped }
             let rest = stated.drop { id in pass.after.map { id <= $0 } ?? false }
-            let nextCompacted = session.compacted.keys.filter { id in pass.after.map { $0 < id } ?? true }.min()
-            let end = [rest.count > perRequest ? rest.dropFirst(perRequest - 1).first : nil, nextCompacted?.justBelow].compactMap { $0 }.min()
+            let nextLeftOut = session.leftOut.keys.filter { id in pass.after.map { $0 < id } ?? true }.min()
+            let end = [rest.count > perRequest ? rest.dropFirst(perRequest - 1).first : nil, nextLeftOut?.justBelow].compactMap { $0 }.min()
             // A range may shrink while its pages come, as the documents they
             // bring are stated too (its rows past the new end come again with
             // the next range), never grow: the rows its pages passed would be
@@ -424,7 +430,7 @@ public struct SyncClient: Sendable {
         // Complete once the server holds everything it may take from us.
         let blocked = try blockedCounters()
         var outOfScope: [DocumentID] = [], notSent: [DocumentID] = []
-        for (id, mine) in versions where session.report.damaged[id] == nil && session.tooLarge[id] == nil && session.compacted[id] == nil {
+        for (id, mine) in versions where session.report.damaged[id] == nil && session.tooLarge[id] == nil && session.leftOut[id] == nil {
             if !(session.serverVersions[id] ?? VersionVector()).includes(pushable(mine, blocked[id])) {
                 if session.unanswered.contains(id) {
                     outOfScope.append(id)
@@ -438,7 +444,8 @@ public struct SyncClient: Sendable {
         session.report.outOfScope = outOfScope.sorted()
         session.report.notSent = notSent.sorted()
         session.report.writeRefusal = session.writeRefusal
-        session.report.historyCompacted = session.compacted
+        session.report.historyCompacted = session.leftOut.filter { $0.value.compactedDocument != nil }
+        session.report.damagedOnPeer = session.leftOut.filter { $0.value.damagedDocument != nil }
         // A peer (no server: its cursor is at seq 0) knows what this store
         // holds only from the versions a request states: one more round
         // states the changes it sent as held, so that it stops counting
@@ -457,8 +464,8 @@ public struct SyncClient: Sendable {
     /// large for the other side is split; a token that may not write pulls
     /// without pushing, its changes pending; a document outside the token's
     /// documents is left out, its changes pending; a document the other side
-    /// compacted past what this store lacks is left out, the others synced
-    /// in ranges around it; anything else (no push, or a
+    /// compacted past what this store lacks, or damaged in its store, is
+    /// left out, the others synced in ranges around it; anything else (no push, or a
     /// refusal that is not about it) ends the sync. Both transports'
     /// refusals come here: an HTTP status, a peer's failure message.
     private func handleRefusal(_ failure: SyncFailure, _ session: inout Session) throws {
@@ -484,15 +491,16 @@ public struct SyncClient: Sendable {
             return
         }
         // Only a document the request stated a range holding, and once: any
-        // other 410 (an older peer's words, a broken peer) ends the sync as before.
-        if let compacted = failure.compactedDocument, session.compacted[compacted] == nil,
-           session.lastRequest?.range.contains(compacted) == true {
+        // other 410 or 422 (an older peer's words, a broken peer) ends the sync as before.
+        if let refused = failure.compactedDocument ?? failure.damagedDocument, session.leftOut[refused] == nil,
+           session.lastRequest?.range.contains(refused) == true {
             // The push may have been stored before the answer failed: its
             // changes stay unconfirmed, to be counted once an answer shows them.
             session.pushed = [:]
-            session.compacted[compacted] = failure
-            progress("\(transport.otherSide) no longer holds changes of document \(compacted) that this store lacks "
-                + "(\(failure.message)): syncing the other documents without it")
+            session.leftOut[refused] = failure
+            let what = failure.isHistoryCompacted ? "no longer holds changes of document \(refused) that this store lacks"
+                : "cannot read document \(refused) in its own store"
+            progress("\(transport.otherSide) \(what) (\(failure.message)): syncing the other documents without it")
             return
         }
         guard !session.pushed.isEmpty, failure.refusesPush else { throw SyncError.refused(failure) }

@@ -35,9 +35,12 @@ enum SyncCommands {
                 let timeout = try timeoutSeconds(invocation)
                 let idleTimeout = try timeoutSeconds(invocation, "--idle-timeout", default: Double(stdioIdleSeconds))
                 let store = try context.openStore()
+                var service = PeerSyncService(store: store)
+                let output = context.output
+                service.onDamagedDocument = { output.progress($0) }
                 let end: StdioFraming.SessionEnd
                 do {
-                    end = try runBlocking { try await StdioFraming.serve(PeerSyncService(store: store), timeout: timeout, idleTimeout: idleTimeout) }
+                    end = try runBlocking { [service] in try await StdioFraming.serve(service, timeout: timeout, idleTimeout: idleTimeout) }
                 } catch {
                     // What was stored stays: each request's push was committed before its answer.
                     throw CLIError.failure("the sync session on standard input ended: \(error)")
@@ -206,10 +209,20 @@ enum SyncCommands {
             // Refused changes, this sync's and earlier ones, wait for
             // --retry-rejected: a later sync does not offer them.
             let rejected = try store.rejectedChanges(peer: peer)
-            // A note this store lacks has no title here (nil).
-            let compacted = report.historyCompacted.sorted { $0.key < $1.key }.map { id, failure in
-                (id: id, title: try? store.read(id) { try Note(id: id, document: $0).title }, failure: failure)
+            // The notes left out by the other side's refusal, with their titles here (nil: a note this store lacks).
+            func titled(_ refused: [DocumentID: SyncFailure]) -> [(id: DocumentID, title: String?, failure: SyncFailure)] {
+                refused.sorted { $0.key < $1.key }.map { id, failure in
+                    (id: id, title: try? store.read(id) { try Note(id: id, document: $0).title }, failure: failure)
+                }
             }
+            func notesJSON(_ notes: [(id: DocumentID, title: String?, failure: SyncFailure)]) -> JSONValue {
+                .array(notes.map { .object(["id": .string($0.id.rawValue), "title": $0.title.map(JSONValue.string) ?? .null]) })
+            }
+            func lines(_ notes: [(id: DocumentID, title: String?, failure: SyncFailure)]) -> String {
+                notes.map { "  note \($0.id) (\($0.title ?? "not in this store")): \(SyncError.refused($0.failure).description(otherSide: transport.otherSide))" }
+                    .joined(separator: "\n")
+            }
+            let compacted = titled(report.historyCompacted), damagedThere = titled(report.damagedOnPeer)
             if invocation.flag("--json") {
                 output.print(json: .object([
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
@@ -218,7 +231,7 @@ enum SyncCommands {
                     "pending": pendingJSON,
                     "damaged": .integer(report.damaged.count), "outOfScope": .integer(report.outOfScope.count),
                     "readOnly": .bool(report.writeRefusal != nil), "historyCompacted": .bool(!compacted.isEmpty),
-                    "historyCompactedNotes": .array(compacted.map { .object(["id": .string($0.id.rawValue), "title": $0.title.map(JSONValue.string) ?? .null]) }),
+                    "historyCompactedNotes": notesJSON(compacted), "damagedOnPeerNotes": notesJSON(damagedThere),
                 ]))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
@@ -243,11 +256,21 @@ enum SyncCommands {
             }
             if !compacted.isEmpty {
                 // The others synced; these cannot, with this peer, until this store holds what it compacted away.
-                let lines = compacted.map { "  note \($0.id) (\($0.title ?? "not in this store")): \(SyncError.refused($0.failure).description(otherSide: transport.otherSide))" }
                 throw CLIError.failure("sync with \(peer) left out \(compacted.count) note(s), whose changes this store lacks \(transport.otherSide) "
-                    + "no longer holds; the other notes synced:\n" + lines.joined(separator: "\n") + "\n"
+                    + "no longer holds; the other notes synced:\n" + lines(compacted) + "\n"
                     + "\(compactedAdvice(transport.otherSide)); until then, the local changes of \(compacted.count == 1 ? "this note" : "these notes") "
                     + "stay pending\n\(stayPending)")
+            }
+            if !damagedThere.isEmpty {
+                // The others synced; these wait until that store is repaired, this store's copy untouched.
+                // A server's log is no notes store: `quire inspect` refuses it.
+                let whereTheDamageIsNamed = transport.otherSide == .server ? "its standard error names the damaged row of its log"
+                    : "there, `quire inspect` names the damage"
+                throw CLIError.failure("sync with \(peer) left out \(damagedThere.count) note(s) damaged in \(transport.otherSide)'s store, "
+                    + "nothing of them sent or taken; the other notes synced:\n" + lines(damagedThere) + "\n"
+                    + "this store's copy of \(damagedThere.count == 1 ? "it" : "them") is untouched, and its local changes stay pending "
+                    + "until \(transport.otherSide)'s store is repaired (\(whereTheDamageIsNamed)); a store that synced "
+                    + "\(damagedThere.count == 1 ? "the note" : "the notes") holds \(damagedThere.count == 1 ? "its" : "their") changes meanwhile\n\(stayPending)")
             }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }

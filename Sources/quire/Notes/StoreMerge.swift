@@ -106,10 +106,8 @@ struct StoreMerge {
     private static func reading<T>(_ id: DocumentID, isMine: Bool, _ read: () throws -> T) throws -> T {
         do {
             return try read()
-        } catch let error as StoreError where error.damagedDocument == id.rawValue {
-            throw DamagedDocument(id: id, isMine: isMine, reason: error.description)
-        } catch let error as DatabaseError where error.fileProblem == .damaged {
-            throw DamagedDocument(id: id, isMine: isMine, reason: error.description)
+        } catch where error.isDamage(ofDocument: id.rawValue) {
+            throw DamagedDocument(id: id, isMine: isMine, reason: "\(error)")
         }
     }
 
