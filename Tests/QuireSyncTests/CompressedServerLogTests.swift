@@ -111,8 +111,8 @@ import Testing
     }
 
     /// A compressed row that does not decompress: a page, and a push to its
-    /// document, fail naming the document and row; the rest stays, and the
-    /// other documents take pushes.
+    /// document, are refused with 422 naming the document (the client syncs
+    /// the others); the rest stays, and the other documents take pushes.
     @Test func aDamagedCompressedRowIsAClearErrorNamingItsDocument() throws {
         try Self.withStorePath { path in
             let changes = try Self.typing(count: 2)
@@ -129,7 +129,7 @@ import Testing
             #expect {
                 _ = try Self.served(log)
             } throws: { error in
-                "\(error)".contains("change 1 of document groceries is corrupt") && "\(error)".contains("the compressed row does not decompress")
+                (error as? SyncFailure)?.damagedDocument?.rawValue == "groceries"
             }
             var writer = Document(replica: ReplicaID(1))
             try writer.apply(changes)
@@ -139,7 +139,7 @@ import Testing
                 _ = try log.push([("groceries", [next])], by: .unrestricted, limits: .init())
                 Issue.record("a push onto a damaged log was taken")
             } catch {
-                #expect(error.status == 500 && error.message.contains("document groceries"), "\(error)")
+                #expect(error.status == 422 && error.damagedDocument?.rawValue == "groceries", "\(error)")
             }
             var elsewhere = Document(replica: ReplicaID(2))
             try elsewhere.transact { tx in try tx.put(.root, key: "k", .int(1)) }
