@@ -53,7 +53,7 @@ struct ServerDocuments {
             for row in rows {
                 // A bundle that does not decompress, decode or apply is `StoreError.corruptChange`.
                 do { _ = try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { try document.applyEncoded($0) } } catch let error as StoreError {
-                    throw ServerLog.damaged(id, row: try row.unsigned(0), error)
+                    throw ServerLog.damaged(id, "its row \(try row.unsigned(0))", error)
                 }
             }
         } catch let failure as SyncFailure {
