@@ -148,6 +148,33 @@ import Testing
         }
     }
 
+    /// A parked change that does not decode failed every push to its
+    /// document with 500, which a client tries five times and then ends
+    /// its whole sync with, sync after sync: it is damage as a log row's
+    /// is, refused with 422 naming the document, and the parked row stays.
+    @Test func aDamagedParkedChangeIsRefusedAsItsDocumentsDamage() throws {
+        try Self.withStorePath { path in
+            let changes = try Self.typing(count: 2)
+            do {
+                let log = try ServerLog(path: path)
+                // Parked: its replica's previous change is not logged.
+                _ = try log.push([("groceries", [changes[2]])], by: .unrestricted, limits: .init())
+            }
+            let database = try Database(path: path)
+            try database.execute(sql: "UPDATE parked SET data = x'00112233'")
+            database.close()
+
+            let log = try ServerLog(path: path)
+            do throws(SyncFailure) {
+                _ = try log.push([("groceries", Array(changes[0...1]))], by: .unrestricted, limits: .init())
+                Issue.record("a push onto a damaged parked change was taken")
+            } catch {
+                #expect(error.status == 422 && error.damagedDocument?.rawValue == "groceries", "\(error)")
+            }
+            #expect(try Self.storedData(path, "parked") == [[0x00, 0x11, 0x22, 0x33]])
+        }
+    }
+
     static func schemaVersion(_ path: String) throws -> Int64 {
         let database = try Database(path: path, readOnly: true)
         defer { database.close() }

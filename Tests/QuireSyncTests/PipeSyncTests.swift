@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import QuireTestSupport
 import Quire
+import QuireStore
 @testable import QuireSync
 import Testing
 
@@ -295,6 +296,44 @@ import Testing
         #expect(try await sync(tablet, log).damagedOnPeer.keys.sorted() == ["n"])
         #expect(try tablet.versionVectors().keys.sorted() == ["a", "z"])
         #expect(retries.recorded.isEmpty)
+    }
+
+    /// A server log row damaged for a while, then repaired (the file
+    /// restored): the sync that left its note out stored a cursor past the
+    /// row, and a cursor stands for every row before it, so the client never
+    /// pulled the note's change again. The cursor now stays where it was
+    /// while a note is left out as damaged, and the next sync brings it.
+    @Test func aNoteLeftOutAsDamagedOnTheServerSyncsOnceTheLogIsRepaired() async throws {
+        let directory = NSTemporaryDirectory() + "quire-repaired-log-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/server.quire", notes: [DocumentID] = ["a", "n", "z"]
+        let alice = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
+        let server = SyncServer(log: try ServerLog(path: path), tokens: nil)
+        @discardableResult func sync(_ store: DocumentStore) async throws -> SyncClient.Report {
+            try await SyncClient(store: store, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        }
+        for id in notes {
+            try alice.create(id: id)
+            try write(alice, id, "alice", 1)
+        }
+        try await sync(alice)
+        try await sync(phone)
+        for id in notes { try write(alice, id, "alice", 2) }
+        try await sync(alice)
+        // Only the row of alice's second edit of n is damaged.
+        let newest = "(SELECT max(seq) FROM log WHERE document_id = 'n')"
+        let database = try Database(path: path)
+        let stored = try database.query(sql: "SELECT data FROM log WHERE seq = \(newest)")[0].blob(0)
+        try database.write { db in try db.execute(sql: "UPDATE log SET data = x'00112233' WHERE seq = \(newest)") }
+        #expect(try await sync(phone).damagedOnPeer.keys.sorted() == ["n"])
+        #expect(try value(phone, "a", "alice") == .scalar(.int(2)) && value(phone, "n", "alice") == .scalar(.int(1)))
+        try database.write { db in try db.execute(sql: "UPDATE log SET data = ? WHERE seq = \(newest)", arguments: [.blob(stored)]) }
+        database.close()
+        let repaired = try await sync(phone)
+        // The other notes' rows since the old cursor came again, and counted nothing.
+        #expect(repaired.damagedOnPeer.isEmpty && repaired.received == 1)
+        #expect(try value(phone, "n", "alice") == .scalar(.int(2)))
     }
 
     /// Ids compare as UTF-8 bytes: the greatest id below another is that id

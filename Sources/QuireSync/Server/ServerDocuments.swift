@@ -51,9 +51,9 @@ struct ServerDocuments {
         let rows = try db.query(sql: "SELECT seq, data FROM log WHERE document_id = ? ORDER BY seq", arguments: [.text(id.rawValue)])
         do {
             for row in rows {
-                // A bundle that does not decompress, decode or apply is `StoreError.corruptChange`.
+                // A bundle that does not decompress or decode is `StoreError.corruptChange`: damage, not a change that does not apply.
                 do { _ = try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { try document.applyEncoded($0) } } catch let error as StoreError {
-                    throw ServerLog.damaged(id, row: try row.unsigned(0), error)
+                    throw ServerLog.damaged(id, "its row \(try row.unsigned(0))", error)
                 }
             }
         } catch let failure as SyncFailure {

@@ -429,8 +429,7 @@ public final class ServerLog: Sendable {
                 do {
                     return try ChangeEncoding.decode(StoredBundle.bundle(row.blob(2)))[0]
                 } catch let error as DecodingError {
-                    throw SyncFailure(status: 500, "parked change \(try row.unsigned(1))@\(try row.replica(0)) of document \(id) "
-                        + "in the server store is damaged: \(error)")
+                    throw ServerLog.damaged(id, "its parked change \(try row.unsigned(1))@\(try row.replica(0))", error)
                 }
             }
             var unparked: [Change] = []
@@ -484,7 +483,7 @@ public final class ServerLog: Sendable {
                 do {
                     return try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { try ChangeEncoding.decode($0) }.first { $0.id == change.id }
                 } catch let error as StoreError {
-                    throw ServerLog.damaged(id, row: try row.unsigned(0), error)
+                    throw ServerLog.damaged(id, "its row \(try row.unsigned(0))", error)
                 }
             }
             guard stored == change else {
@@ -494,13 +493,14 @@ public final class ServerLog: Sendable {
         }
     }
 
-    /// The refusal of a request that needs document `id`, whose log row
-    /// `seq` does not decode (`error`): the client leaves it out and syncs
-    /// the others. The operator is told on standard error (a line that
-    /// repeats, every client's sync, is counted: `OperatorLog`).
-    static func damaged(_ id: DocumentID, row seq: UInt64, _ error: any Error) -> SyncFailure {
+    /// The refusal of a request that needs document `id`, of which a `log`
+    /// or `parked` row (`damagedRow`, as the operator finds it) does not
+    /// decode (`error`): the client leaves it out and syncs the others. The
+    /// operator is told on standard error (a line that repeats, every
+    /// client's sync, is counted: `OperatorLog`).
+    static func damaged(_ id: DocumentID, _ damagedRow: String, _ error: any Error) -> SyncFailure {
         OperatorLog.shared.write("document \(id) is damaged in the server's log and was left out of a client's sync, "
-            + "nothing of it sent or taken: its row \(seq) does not decode: \(error)")
+            + "nothing of it sent or taken: \(damagedRow) does not decode: \(error)")
         return .documentDamaged(id.rawValue)
     }
 
@@ -552,7 +552,7 @@ public final class ServerLog: Sendable {
                             return bundle
                         }
                     } catch let error as StoreError {
-                        throw Self.damaged(id, row: rowSeq, error)
+                        throw Self.damaged(id, "its row \(rowSeq)", error)
                     }
                     if bytes > 0 && (bytes + data.count > maxBytes || index[id] == nil && page.documents.count >= maxDocuments) {
                         page.more = true

@@ -225,6 +225,8 @@ public struct SyncClient: Sendable {
         var cursor: SyncCursor?
         /// Where the first range ended.
         var firstEnd: SyncCursor?
+        /// Every range is pulled.
+        var isDone = false
     }
 
     private func makeRequest(_ session: inout Session, waitMilliseconds: UInt64) throws -> SyncRequest {
@@ -400,9 +402,14 @@ public struct SyncClient: Sendable {
             } else if let through = pass.range?.through {
                 pass = RangedPass(after: through, firstEnd: pass.firstEnd ?? response.cursor)
             } else {
-                cursor = pass.firstEnd ?? response.cursor
+                pass.isDone = true
+                // A cursor stands for every row before it: past the rows of a
+                // document left out as damaged, they would never come once the
+                // server's store is repaired. A compacted one's cannot come.
+                let damagedLeftOut = session.leftOut.values.contains { $0.damagedDocument != nil }
+                cursor = damagedLeftOut ? nil : pass.firstEnd ?? response.cursor
             }
-            session.pass = cursor == nil ? pass : nil
+            session.pass = pass.isDone ? nil : pass
         }
         // A server that says how many pushed changes were new to it is
         // exact: a change relayed to it first, or pushed by another sync of
