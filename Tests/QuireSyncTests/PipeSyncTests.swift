@@ -258,44 +258,43 @@ import Testing
     /// five times. Now both are refused at once naming the note, and the
     /// other notes sync both ways.
     @Test func aServerLogWithADamagedNoteSyncsTheOtherNotesOverHTTP() async throws {
-        let directory = NSTemporaryDirectory() + "quire-damaged-log-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/server.quire", notes: [DocumentID] = ["a", "n", "z"]
-        let alice = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
-        let retries = SleepRecorder()
-        @discardableResult func sync(_ store: DocumentStore, _ log: ServerLog) async throws -> SyncClient.Report {
-            try await withServer(handler: SyncServer(log: log, tokens: nil).handle) { server in
-                let transport = HTTPSyncTransport(server: url(server, ""), token: nil, retryPolicy: retries.policy(maxAttempts: 5))
-                return try await SyncClient(store: store, peer: "server", transport: transport).sync()
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/server.quire", notes: [DocumentID] = ["a", "n", "z"]
+            let alice = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
+            let retries = SleepRecorder()
+            @discardableResult func sync(_ store: DocumentStore, _ log: ServerLog) async throws -> SyncClient.Report {
+                try await withServer(handler: SyncServer(log: log, tokens: nil).handle) { server in
+                    let transport = HTTPSyncTransport(server: url(server, ""), token: nil, retryPolicy: retries.policy(maxAttempts: 5))
+                    return try await SyncClient(store: store, peer: "server", transport: transport).sync()
+                }
             }
-        }
-        do {
+            do {
+                let log = try ServerLog(path: path)
+                for id in notes {
+                    try alice.create(id: id)
+                    try write(alice, id, "alice", 1)
+                }
+                try await sync(alice, log)
+                try await sync(phone, log)
+                for id in notes { try write(alice, id, "alice", 2) }
+                try await sync(alice, log)
+            }
+            try damageTheRows(of: "n", inFileAt: path, serverLog: true)
             let log = try ServerLog(path: path)
-            for id in notes {
-                try alice.create(id: id)
-                try write(alice, id, "alice", 1)
+            for id in notes { try write(phone, id, "phone", 1) }
+            let report = try await sync(phone, log)
+            #expect(report.damagedOnPeer == ["n": .documentDamaged("n")])
+            try await sync(alice, log)
+            for id: DocumentID in ["a", "z"] {
+                #expect(try value(phone, id, "alice") == .scalar(.int(2)) && value(alice, id, "phone") == .scalar(.int(1)))
             }
-            try await sync(alice, log)
-            try await sync(phone, log)
-            for id in notes { try write(alice, id, "alice", 2) }
-            try await sync(alice, log)
+            #expect(try value(phone, "n", "alice") == .scalar(.int(1)) && value(phone, "n", "phone") == .scalar(.int(1)))
+            #expect(try Set(phone.outbox(peer: "server").keys) == ["n"])
+            let tablet = try DocumentStore.inMemory()
+            #expect(try await sync(tablet, log).damagedOnPeer.keys.sorted() == ["n"])
+            #expect(try tablet.versionVectors().keys.sorted() == ["a", "z"])
+            #expect(retries.recorded.isEmpty)
         }
-        try damageTheRows(of: "n", inFileAt: path, serverLog: true)
-        let log = try ServerLog(path: path)
-        for id in notes { try write(phone, id, "phone", 1) }
-        let report = try await sync(phone, log)
-        #expect(report.damagedOnPeer == ["n": .documentDamaged("n")])
-        try await sync(alice, log)
-        for id: DocumentID in ["a", "z"] {
-            #expect(try value(phone, id, "alice") == .scalar(.int(2)) && value(alice, id, "phone") == .scalar(.int(1)))
-        }
-        #expect(try value(phone, "n", "alice") == .scalar(.int(1)) && value(phone, "n", "phone") == .scalar(.int(1)))
-        #expect(try Set(phone.outbox(peer: "server").keys) == ["n"])
-        let tablet = try DocumentStore.inMemory()
-        #expect(try await sync(tablet, log).damagedOnPeer.keys.sorted() == ["n"])
-        #expect(try tablet.versionVectors().keys.sorted() == ["a", "z"])
-        #expect(retries.recorded.isEmpty)
     }
 
     /// A server log row damaged for a while, then repaired (the file
@@ -304,36 +303,35 @@ import Testing
     /// pulled the note's change again. The cursor now stays where it was
     /// while a note is left out as damaged, and the next sync brings it.
     @Test func aNoteLeftOutAsDamagedOnTheServerSyncsOnceTheLogIsRepaired() async throws {
-        let directory = NSTemporaryDirectory() + "quire-repaired-log-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/server.quire", notes: [DocumentID] = ["a", "n", "z"]
-        let alice = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
-        let server = SyncServer(log: try ServerLog(path: path), tokens: nil)
-        @discardableResult func sync(_ store: DocumentStore) async throws -> SyncClient.Report {
-            try await SyncClient(store: store, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/server.quire", notes: [DocumentID] = ["a", "n", "z"]
+            let alice = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
+            let server = SyncServer(log: try ServerLog(path: path), tokens: nil)
+            @discardableResult func sync(_ store: DocumentStore) async throws -> SyncClient.Report {
+                try await SyncClient(store: store, peer: "server", transport: FaultyTransport.sound(server)).sync()
+            }
+            for id in notes {
+                try alice.create(id: id)
+                try write(alice, id, "alice", 1)
+            }
+            try await sync(alice)
+            try await sync(phone)
+            for id in notes { try write(alice, id, "alice", 2) }
+            try await sync(alice)
+            // Only the row of alice's second edit of n is damaged.
+            let newest = "(SELECT max(seq) FROM log WHERE document_id = 'n')"
+            let database = try Database(path: path)
+            let stored = try database.query(sql: "SELECT data FROM log WHERE seq = \(newest)")[0].blob(0)
+            try database.write { db in try db.execute(sql: "UPDATE log SET data = x'00112233' WHERE seq = \(newest)") }
+            #expect(try await sync(phone).damagedOnPeer.keys.sorted() == ["n"])
+            #expect(try value(phone, "a", "alice") == .scalar(.int(2)) && value(phone, "n", "alice") == .scalar(.int(1)))
+            try database.write { db in try db.execute(sql: "UPDATE log SET data = ? WHERE seq = \(newest)", arguments: [.blob(stored)]) }
+            database.close()
+            let repaired = try await sync(phone)
+            // The other notes' rows since the old cursor came again, and counted nothing.
+            #expect(repaired.damagedOnPeer.isEmpty && repaired.received == 1)
+            #expect(try value(phone, "n", "alice") == .scalar(.int(2)))
         }
-        for id in notes {
-            try alice.create(id: id)
-            try write(alice, id, "alice", 1)
-        }
-        try await sync(alice)
-        try await sync(phone)
-        for id in notes { try write(alice, id, "alice", 2) }
-        try await sync(alice)
-        // Only the row of alice's second edit of n is damaged.
-        let newest = "(SELECT max(seq) FROM log WHERE document_id = 'n')"
-        let database = try Database(path: path)
-        let stored = try database.query(sql: "SELECT data FROM log WHERE seq = \(newest)")[0].blob(0)
-        try database.write { db in try db.execute(sql: "UPDATE log SET data = x'00112233' WHERE seq = \(newest)") }
-        #expect(try await sync(phone).damagedOnPeer.keys.sorted() == ["n"])
-        #expect(try value(phone, "a", "alice") == .scalar(.int(2)) && value(phone, "n", "alice") == .scalar(.int(1)))
-        try database.write { db in try db.execute(sql: "UPDATE log SET data = ? WHERE seq = \(newest)", arguments: [.blob(stored)]) }
-        database.close()
-        let repaired = try await sync(phone)
-        // The other notes' rows since the old cursor came again, and counted nothing.
-        #expect(repaired.damagedOnPeer.isEmpty && repaired.received == 1)
-        #expect(try value(phone, "n", "alice") == .scalar(.int(2)))
     }
 
     /// Ids compare as UTF-8 bytes: the greatest id below another is that id

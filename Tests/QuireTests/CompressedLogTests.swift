@@ -1,4 +1,5 @@
 import Foundation
+import QuireTestSupport
 import Testing
 @testable import Quire
 

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import QuireTestSupport
 import Testing
 @testable import Quire
 
