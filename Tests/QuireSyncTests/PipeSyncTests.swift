@@ -303,12 +303,11 @@ import Testing
     /// pulled the note's change again. The cursor now stays where it was
     /// while a note is left out as damaged, and the next sync brings it.
     @Test func aNoteLeftOutAsDamagedOnTheServerSyncsOnceTheLogIsRepaired() async throws {
-        try await withDamagedNoteOnServer { server, alice, phone, repair in
+        try await withDamagedNoteOnServer { server, _, phone, repair in
             #expect(try await sync(phone, server).damagedOnPeer.keys.sorted() == ["n"])
             #expect(try value(phone, "a", "alice") == .scalar(.int(2)) && value(phone, "n", "alice") == .scalar(.int(1)))
             try repair()
             let repaired = try await sync(phone, server)
-            // The other notes' rows since the old cursor came again, and counted nothing.
             #expect(repaired.damagedOnPeer.isEmpty && repaired.received == 1)
             #expect(try value(phone, "n", "alice") == .scalar(.int(2)))
         }
@@ -319,7 +318,7 @@ import Testing
     /// cursor stays behind the note's rows, but no later pass pulls the
     /// other notes' rows from it again.
     @Test func laterPassesOfASyncDoNotPullAgainWhatThePagesBroughtPastADamagedNote() async throws {
-        try await withDamagedNoteOnServer { server, alice, phone, _ in
+        try await withDamagedNoteOnServer { server, _, phone, _ in
             // Three changes to push one a request: three passes over the ranges around n.
             for value: Int64 in 1...3 { try write(phone, "a", "phone", value) }
             let recording = RecordingTransport(inner: FaultyTransport.sound(server))
@@ -330,6 +329,22 @@ import Testing
             // alice's second edits of a and z, each pulled once.
             #expect(recording.responses.flatMap(\.documents).reduce(0) { $0 + $1.bundles.count } == 2)
             #expect(try value(phone, "z", "alice") == .scalar(.int(2)))
+        }
+    }
+
+    /// The next sync, the note still damaged, states every note, so that
+    /// the server leaves out what the phone holds of the others: only the
+    /// new row comes, not every row since the cursor that stayed behind.
+    @Test func aNoteStillDamagedOnTheServerCostsTheOthersNoRowTwice() async throws {
+        try await withDamagedNoteOnServer { server, alice, phone, _ in
+            try await sync(phone, server)
+            try write(alice, "a", "alice", 3)
+            try await sync(alice, server)
+            let recording = RecordingTransport(inner: FaultyTransport.sound(server))
+            let report = try await SyncClient(store: phone, peer: "server", transport: recording).sync()
+            #expect(report.damagedOnPeer.keys.sorted() == ["n"] && report.received == 1)
+            #expect(recording.responses.flatMap(\.documents).reduce(0) { $0 + $1.bundles.count } == 1)
+            #expect(try value(phone, "a", "alice") == .scalar(.int(3)))
         }
     }
 

@@ -248,7 +248,14 @@ public struct SyncClient: Sendable {
         // cursor is always at 0 (it goes by the named versions alone). An
         // empty version says nothing.
         let coversRows = (storedCursor?.seq ?? 0) > 0
-        let stated = versions.filter { id, mine in !mine.isEmpty && (!coversRows || mine != session.serverVersions[id]) }.keys.sorted()
+        // While a document is left out as damaged on the server, the stored
+        // cursor stays behind its rows, and so behind the other documents'
+        // rows pulled since (by this sync or the ones before): stating every
+        // document lets the server leave out what the store holds of them.
+        let damagedOnServer = session.leftOut.values.contains { $0.damagedDocument != nil }
+        let stated = versions.filter { id, mine in
+            !mine.isEmpty && (!coversRows || damagedOnServer || mine != session.serverVersions[id])
+        }.keys.sorted()
         let perRequest = max(1, min(maxStatedDocuments, session.statedDocumentLimit ?? .max))
         if session.pass == nil && (stated.count > perRequest || !session.leftOut.isEmpty) { session.pass = RangedPass() }
         if var pass = session.pass {
