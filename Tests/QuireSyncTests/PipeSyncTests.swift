@@ -313,10 +313,10 @@ import Testing
         }
     }
 
-    /// Within one sync, the rounds after the one that left a note out as
+    /// Within one sync, the passes after the one that left a note out as
     /// damaged on the server go on from where the pages got: the stored
-    /// cursor stays behind the note's rows, but no later pass pulls the
-    /// other notes' rows from it again.
+    /// cursor stays behind the note's rows, but no later pass makes the
+    /// server go through the log from it again, nor pulls what it brought.
     @Test func laterPassesOfASyncDoNotPullAgainWhatThePagesBroughtPastADamagedNote() async throws {
         try await withDamagedNoteOnServer { server, _, phone, _ in
             // Three changes to push one a request: three passes over the ranges around n.
@@ -324,10 +324,14 @@ import Testing
             let recording = RecordingTransport(inner: FaultyTransport.sound(server))
             var client = SyncClient(store: phone, peer: "server", transport: recording)
             client.maxPushChanges = 1
+            let stored = try phone.syncCursor(peer: "server")
             let report = try await client.sync()
             #expect(report.damagedOnPeer.keys.sorted() == ["n"] && report.received == 2)
             // alice's second edits of a and z, each pulled once.
             #expect(recording.responses.flatMap(\.documents).reduce(0) { $0 + $1.bundles.count } == 2)
+            // The stored cursor stays; only the first pass (the refused request, then a range each side of n) pulls from it.
+            #expect(try phone.syncCursor(peer: "server") == stored)
+            #expect(recording.requests.count > 3 && recording.requests.filter { $0.cursor == stored }.count == 3)
             #expect(try value(phone, "z", "alice") == .scalar(.int(2)))
         }
     }
