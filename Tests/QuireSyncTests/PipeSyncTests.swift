@@ -303,34 +303,86 @@ import Testing
     /// pulled the note's change again. The cursor now stays where it was
     /// while a note is left out as damaged, and the next sync brings it.
     @Test func aNoteLeftOutAsDamagedOnTheServerSyncsOnceTheLogIsRepaired() async throws {
+        try await withDamagedNoteOnServer { server, _, phone, repair in
+            #expect(try await sync(phone, server).damagedOnPeer.keys.sorted() == ["n"])
+            #expect(try value(phone, "a", "alice") == .scalar(.int(2)) && value(phone, "n", "alice") == .scalar(.int(1)))
+            try repair()
+            let repaired = try await sync(phone, server)
+            #expect(repaired.damagedOnPeer.isEmpty && repaired.received == 1)
+            #expect(try value(phone, "n", "alice") == .scalar(.int(2)))
+        }
+    }
+
+    /// Within one sync, the passes after the one that left a note out as
+    /// damaged on the server go on from where the pages got: the stored
+    /// cursor stays behind the note's rows, but no later pass makes the
+    /// server go through the log from it again, nor pulls what it brought.
+    @Test func laterPassesOfASyncDoNotPullAgainWhatThePagesBroughtPastADamagedNote() async throws {
+        try await withDamagedNoteOnServer { server, _, phone, _ in
+            // Three changes to push one a request: three passes over the ranges around n.
+            for value: Int64 in 1...3 { try write(phone, "a", "phone", value) }
+            let recording = RecordingTransport(inner: FaultyTransport.sound(server))
+            var client = SyncClient(store: phone, peer: "server", transport: recording)
+            client.maxPushChanges = 1
+            let stored = try phone.syncCursor(peer: "server")
+            let report = try await client.sync()
+            #expect(report.damagedOnPeer.keys.sorted() == ["n"] && report.received == 2)
+            // alice's second edits of a and z, each pulled once.
+            #expect(recording.responses.flatMap(\.documents).reduce(0) { $0 + $1.bundles.count } == 2)
+            // The stored cursor stays; only the first pass (the refused request, then a range each side of n) pulls from it.
+            #expect(try phone.syncCursor(peer: "server") == stored)
+            #expect(recording.requests.count > 3 && recording.requests.filter { $0.cursor == stored }.count == 3)
+            #expect(try value(phone, "z", "alice") == .scalar(.int(2)))
+        }
+    }
+
+    /// The next sync, the note still damaged, states every note, so that
+    /// the server leaves out what the phone holds of the others: only the
+    /// new row comes, not every row since the cursor that stayed behind.
+    @Test func aNoteStillDamagedOnTheServerCostsTheOthersNoRowTwice() async throws {
+        try await withDamagedNoteOnServer { server, alice, phone, _ in
+            try await sync(phone, server)
+            try write(alice, "a", "alice", 3)
+            try await sync(alice, server)
+            let recording = RecordingTransport(inner: FaultyTransport.sound(server))
+            let report = try await SyncClient(store: phone, peer: "server", transport: recording).sync()
+            #expect(report.damagedOnPeer.keys.sorted() == ["n"] && report.received == 1)
+            #expect(recording.responses.flatMap(\.documents).reduce(0) { $0 + $1.bundles.count } == 1)
+            #expect(try value(phone, "a", "alice") == .scalar(.int(3)))
+        }
+    }
+
+    @discardableResult
+    private func sync(_ store: DocumentStore, _ server: SyncServer) async throws -> SyncClient.Report {
+        try await SyncClient(store: store, peer: "server", transport: FaultyTransport.sound(server)).sync()
+    }
+
+    /// A server holding the notes a, n and z, each written twice by alice,
+    /// whose phone synced after the first edits; the row of alice's second
+    /// edit of n is damaged, and `repair` puts it back byte for byte.
+    private func withDamagedNoteOnServer(
+        _ body: (_ server: SyncServer, _ alice: DocumentStore, _ phone: DocumentStore, _ repair: () throws -> Void) async throws -> Void
+    ) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/server.quire", notes: [DocumentID] = ["a", "n", "z"]
             let alice = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
             let server = SyncServer(log: try ServerLog(path: path), tokens: nil)
-            @discardableResult func sync(_ store: DocumentStore) async throws -> SyncClient.Report {
-                try await SyncClient(store: store, peer: "server", transport: FaultyTransport.sound(server)).sync()
-            }
             for id in notes {
                 try alice.create(id: id)
                 try write(alice, id, "alice", 1)
             }
-            try await sync(alice)
-            try await sync(phone)
+            try await sync(alice, server)
+            try await sync(phone, server)
             for id in notes { try write(alice, id, "alice", 2) }
-            try await sync(alice)
-            // Only the row of alice's second edit of n is damaged.
+            try await sync(alice, server)
             let newest = "(SELECT max(seq) FROM log WHERE document_id = 'n')"
             let database = try Database(path: path)
+            defer { database.close() }
             let stored = try database.query(sql: "SELECT data FROM log WHERE seq = \(newest)")[0].blob(0)
             try database.write { db in try db.execute(sql: "UPDATE log SET data = x'00112233' WHERE seq = \(newest)") }
-            #expect(try await sync(phone).damagedOnPeer.keys.sorted() == ["n"])
-            #expect(try value(phone, "a", "alice") == .scalar(.int(2)) && value(phone, "n", "alice") == .scalar(.int(1)))
-            try database.write { db in try db.execute(sql: "UPDATE log SET data = ? WHERE seq = \(newest)", arguments: [.blob(stored)]) }
-            database.close()
-            let repaired = try await sync(phone)
-            // The other notes' rows since the old cursor came again, and counted nothing.
-            #expect(repaired.damagedOnPeer.isEmpty && repaired.received == 1)
-            #expect(try value(phone, "n", "alice") == .scalar(.int(2)))
+            try await body(server, alice, phone) {
+                try database.write { db in try db.execute(sql: "UPDATE log SET data = ? WHERE seq = \(newest)", arguments: [.blob(stored)]) }
+            }
         }
     }
 

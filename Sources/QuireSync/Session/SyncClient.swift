@@ -205,6 +205,11 @@ public struct SyncClient: Sendable {
         /// since: a peer learns that the store holds them only from a request
         /// stating them (in ranges, the next one whose range holds them).
         var receivedUnstated: Set<DocumentID> = []
+        /// Where the pages of the last finished pass got, when the stored
+        /// cursor stays behind them (a document left out as damaged): later
+        /// passes of this sync pull from here, not from the stored cursor
+        /// again, which would bring every other document's rows since it once more.
+        var pulledCursor: SyncCursor?
         var lastCursor: SyncCursor?
         var lastRequest: SyncRequest?
         /// Set while the documents are stated a range at a time.
@@ -212,7 +217,7 @@ public struct SyncClient: Sendable {
     }
 
     /// Stating the documents a range at a time, each range pulled from the
-    /// stored cursor. That cursor moves only once every range is pulled,
+    /// stored cursor (or `Session.pulledCursor`). That cursor moves only once every range is pulled,
     /// and to where the first one ended: the others ended later, and a
     /// range's rows past its end are not yet pulled. A document left out
     /// (`Session.leftOut`) lies between two ranges, in neither.
@@ -243,7 +248,14 @@ public struct SyncClient: Sendable {
         // cursor is always at 0 (it goes by the named versions alone). An
         // empty version says nothing.
         let coversRows = (storedCursor?.seq ?? 0) > 0
-        let stated = versions.filter { id, mine in !mine.isEmpty && (!coversRows || mine != session.serverVersions[id]) }.keys.sorted()
+        // While a document is left out as damaged on the server, the stored
+        // cursor stays behind its rows, and so behind the other documents'
+        // rows pulled since (by this sync or the ones before): stating every
+        // document lets the server leave out what the store holds of them.
+        let damagedOnServer = session.leftOut.values.contains { $0.damagedDocument != nil }
+        let stated = versions.filter { id, mine in
+            !mine.isEmpty && (!coversRows || damagedOnServer || mine != session.serverVersions[id])
+        }.keys.sorted()
         let perRequest = max(1, min(maxStatedDocuments, session.statedDocumentLimit ?? .max))
         if session.pass == nil && (stated.count > perRequest || !session.leftOut.isEmpty) { session.pass = RangedPass() }
         if var pass = session.pass {
@@ -305,7 +317,8 @@ public struct SyncClient: Sendable {
             }
             documents.append(SyncDocument(id: id, version: mine, changes: push))
         }
-        return SyncRequest(cursor: session.pass?.cursor ?? storedCursor, waitMilliseconds: waitMilliseconds, documents: documents, range: range)
+        return SyncRequest(cursor: session.pass?.cursor ?? session.pulledCursor ?? storedCursor, waitMilliseconds: waitMilliseconds,
+                           documents: documents, range: range)
     }
 
     /// Applies an answer; returns whether the sync is complete.
@@ -336,6 +349,7 @@ public struct SyncClient: Sendable {
             progress("\(transport.otherSide)'s log is not the one this store synced with: resyncing by version vectors")
             try store.forgetSyncState(peer: peer)
             session.serverVersions = [:]
+            session.pulledCursor = nil
         }
         // Every document's changes in one transaction: one disk sync a page.
         // A document this store cannot read is left out, and the page applied again without it.
@@ -405,9 +419,14 @@ public struct SyncClient: Sendable {
                 pass.isDone = true
                 // A cursor stands for every row before it: past the rows of a
                 // document left out as damaged, they would never come once the
-                // server's store is repaired. A compacted one's cannot come.
+                // server's store is repaired (the next sync pulls the others'
+                // again; this one goes on from here). A compacted one's cannot come.
                 let damagedLeftOut = session.leftOut.values.contains { $0.damagedDocument != nil }
-                cursor = damagedLeftOut ? nil : pass.firstEnd ?? response.cursor
+                cursor = pass.firstEnd ?? response.cursor
+                if damagedLeftOut {
+                    session.pulledCursor = cursor
+                    cursor = nil
+                }
             }
             session.pass = pass.isDone ? nil : pass
         }
