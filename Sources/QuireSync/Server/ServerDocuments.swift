@@ -50,12 +50,8 @@ struct ServerDocuments {
         var document = Document(replica: ReplicaID(0))
         let rows = try db.query(sql: "SELECT seq, data FROM log WHERE document_id = ? ORDER BY seq", arguments: [.text(id.rawValue)])
         do {
-            for row in rows {
-                // A bundle that does not decompress or decode is `StoreError.corruptChange`: damage, not a change that does not apply.
-                do { _ = try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { try document.applyEncoded($0) } } catch let error as StoreError {
-                    throw ServerLog.damaged(id, "its row \(try row.unsigned(0))", error)
-                }
-            }
+            // A bundle that does not decompress or decode is damage, not a change that does not apply.
+            for row in rows { _ = try ServerLog.readLogRow(row, of: id) { try document.applyEncoded($0) } }
         } catch let failure as SyncFailure {
             throw failure
         } catch {

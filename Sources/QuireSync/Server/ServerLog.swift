@@ -480,11 +480,7 @@ public final class ServerLog: Sendable {
                 sql: "SELECT seq, data FROM log WHERE document_id = ? AND replica = ? AND first_counter <= ? AND last_counter >= ?",
                 arguments: [.text(id.rawValue), .replica(change.replica), .unsigned(change.id.counter), .unsigned(change.id.counter)])
             let stored = try rows.first.flatMap { row in
-                do {
-                    return try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { try ChangeEncoding.decode($0) }.first { $0.id == change.id }
-                } catch let error as StoreError {
-                    throw ServerLog.damaged(id, "its row \(try row.unsigned(0))", error)
-                }
+                try ServerLog.readLogRow(row, of: id) { try ChangeEncoding.decode($0) }.first { $0.id == change.id }
             }
             guard stored == change else {
                 throw SyncFailure(status: 409, "change \(change.id) has the id of a change the server holds but other content: "
@@ -502,6 +498,18 @@ public final class ServerLog: Sendable {
         OperatorLog.shared.write("document \(id) is damaged in the server's log and was left out of a client's sync, "
             + "nothing of it sent or taken: \(damagedRow) does not decode: \(error)")
         return .documentDamaged(id.rawValue)
+    }
+
+    /// What `read` makes of the bundle a `log` row holds (`row` selects its
+    /// `seq` and `data` first, as `ChangeLog.readBundle` reads them); a row
+    /// that does not decompress or decode refuses the request as its
+    /// document's damage (`damaged`).
+    static func readLogRow<T>(_ row: Row, of id: DocumentID, _ read: ([UInt8]) throws -> T) throws -> T {
+        do {
+            return try ChangeLog.readBundle(ofRow: row, document: id.rawValue, read)
+        } catch let error as StoreError {
+            throw damaged(id, "its row \(try row.unsigned(0))", error)
+        }
     }
 
     /// Runs `body`, turning any error that is not a `SyncFailure` into one
@@ -540,19 +548,14 @@ public final class ServerLog: Sendable {
                 if access.mayRead(id), range.contains(id), try row.unsigned(5) > seen {
                     // A row the disk damaged would fail the client's whole page, sync
                     // after sync: the request is refused naming its document instead.
-                    let data: [UInt8]
-                    do {
-                        // The bundle, not a frame of it: the wire's bytes are those of an uncompressed row.
-                        data = try ChangeLog.readBundle(ofRow: row, document: id.rawValue) { bundle in
-                            if try row.unsigned(4) <= seen {
-                                // The client holds the start of the run: send only the rest.
-                                return ChangeEncoding.encode(try ChangeEncoding.decode(bundle).filter { $0.lastID.counter > seen })
-                            }
-                            try ChangeEncoding.checkFrame(of: bundle)
-                            return bundle
+                    // The bundle, not a frame of it: the wire's bytes are those of an uncompressed row.
+                    let data = try Self.readLogRow(row, of: id) { bundle in
+                        if try row.unsigned(4) <= seen {
+                            // The client holds the start of the run: send only the rest.
+                            return ChangeEncoding.encode(try ChangeEncoding.decode(bundle).filter { $0.lastID.counter > seen })
                         }
-                    } catch let error as StoreError {
-                        throw Self.damaged(id, "its row \(rowSeq)", error)
+                        try ChangeEncoding.checkFrame(of: bundle)
+                        return bundle
                     }
                     if bytes > 0 && (bytes + data.count > maxBytes || index[id] == nil && page.documents.count >= maxDocuments) {
                         page.more = true

@@ -201,6 +201,9 @@ public struct SyncClient: Sendable {
         /// compacted past what this store lacks, or damaged in its store.
         /// The rest of the sync states ranges that step over them.
         var leftOut: [DocumentID: SyncFailure] = [:]
+        /// Some document is left out as damaged on the server: the stored
+        /// cursor then stays behind its rows.
+        var leftOutAsDamaged: Bool { leftOut.values.contains { $0.damagedDocument != nil } }
         /// Documents this sync applied changes to that no request has stated
         /// since: a peer learns that the store holds them only from a request
         /// stating them (in ranges, the next one whose range holds them).
@@ -252,9 +255,8 @@ public struct SyncClient: Sendable {
         // cursor stays behind its rows, and so behind the other documents'
         // rows pulled since (by this sync or the ones before): stating every
         // document lets the server leave out what the store holds of them.
-        let damagedOnServer = session.leftOut.values.contains { $0.damagedDocument != nil }
         let stated = versions.filter { id, mine in
-            !mine.isEmpty && (!coversRows || damagedOnServer || mine != session.serverVersions[id])
+            !mine.isEmpty && (!coversRows || session.leftOutAsDamaged || mine != session.serverVersions[id])
         }.keys.sorted()
         let perRequest = max(1, min(maxStatedDocuments, session.statedDocumentLimit ?? .max))
         if session.pass == nil && (stated.count > perRequest || !session.leftOut.isEmpty) { session.pass = RangedPass() }
@@ -421,9 +423,8 @@ public struct SyncClient: Sendable {
                 // document left out as damaged, they would never come once the
                 // server's store is repaired (the next sync pulls the others'
                 // again; this one goes on from here). A compacted one's cannot come.
-                let damagedLeftOut = session.leftOut.values.contains { $0.damagedDocument != nil }
                 cursor = pass.firstEnd ?? response.cursor
-                if damagedLeftOut {
+                if session.leftOutAsDamaged {
                     session.pulledCursor = cursor
                     cursor = nil
                 }
