@@ -232,6 +232,8 @@ private func databaseError(_ body: () throws -> Void) -> DatabaseError? {
             #expect(try db.query(sql: "PRAGMA journal_mode")[0].text(0) == "wal")
             #expect(try db.query(sql: "PRAGMA synchronous")[0].int64(0) == 2)  // FULL
             #expect(try db.query(sql: "PRAGMA foreign_keys")[0].int64(0) == 1)
+            #expect(try db.query(sql: "PRAGMA busy_timeout")[0].int64(0) == 5_000)  // 5 s
+            #expect(try db.query(sql: "PRAGMA journal_size_limit")[0].int64(0) == 4 << 20)  // 4 MiB
             #expect(try db.integrityCheck())
         }
     }

@@ -23,6 +23,24 @@ import Testing
         #expect(opened.changeCount == 2)
     }
 
+    /// The header of `Specs/storage.md`'s "Snapshot frame" table, byte by
+    /// byte: magic, version 1 (u16 LE), change count (u64 LE), the encoding's
+    /// size (u64 LE), CRC-32 of bytes 0..<22 then the payload (u32 LE), and a
+    /// payload of one zstd frame without zstd's content checksum.
+    @Test func theHeaderIsLaidOutAsTheSpecSays() throws {
+        let encoding = try Self.sampleDocument().encodeSnapshot(includeHistory: false)
+        let frame = try SnapshotFrame.seal(encoding, changeCount: 0x0102)
+        let size = UInt64(encoding.count)
+        #expect(Array(frame[0..<6]) == [0x51, 0x53, 0x4E, 0x50, 1, 0])
+        #expect(Array(frame[6..<14]) == [0x02, 0x01, 0, 0, 0, 0, 0, 0])
+        #expect(Array(frame[14..<22]) == (0..<8).map { UInt8(truncatingIfNeeded: size >> (8 * $0)) })
+        let payload = Array(frame[26...])
+        let crc = CRC32.checksum(frame[26...], continuing: CRC32.checksum(frame[0..<22]))
+        #expect(Array(frame[22..<26]) == (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * UInt32($0))) })
+        #expect(try Zstd.decompress(payload, maxSize: encoding.count) == encoding)
+        #expect(payload[4] & 0b100 == 0)  // the frame header's Content_Checksum_flag
+    }
+
     @Test func everyBitFlipAndEveryTruncationIsRejected() throws {
         let frame = try SnapshotFrame.seal(Self.sampleDocument().encodeSnapshot(includeHistory: false), changeCount: 2)
         for bit in 0..<(frame.count * 8) {

@@ -175,6 +175,28 @@ import Testing
         }
     }
 
+    /// The server store's tables and columns are those `Specs/sync.md`
+    /// ("Server store") lists, at schema version 2.
+    @Test func aNewServerStoreHoldsTheTablesOfTheSpec() throws {
+        try Self.withStorePath { path in
+            _ = try ServerLog(path: path)
+            #expect(try Self.schemaVersion(path) == 2)
+            let database = try Database(path: path, readOnly: true)
+            defer { database.close() }
+            var columns: [String: [String]] = [:]
+            for table in try database.query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map({ try $0.text(0) }) {
+                columns[table] = try database.query(sql: "SELECT name FROM pragma_table_info(?)", arguments: [.text(table)])
+                    .map { try $0.text(0) }
+            }
+            #expect(columns == [
+                "server": ["singleton", "log_id"],
+                "log": ["seq", "document_id", "replica", "first_counter", "last_counter", "last_lamport", "data"],
+                "parked": ["document_id", "replica", "first_counter", "data"],
+                "replica_owners": ["replica", "token"],
+            ])
+        }
+    }
+
     static func schemaVersion(_ path: String) throws -> Int64 {
         let database = try Database(path: path, readOnly: true)
         defer { database.close() }

@@ -207,6 +207,10 @@ import Testing
                 try PeerAcknowledgements.acknowledge(peer: "server", document: "notes", version: [replica: 2], db)
                 try SyncState.setCursor(SyncCursor(logID: 3, seq: 41), peer: "server", now: 9, db)
                 try SyncState.reject(logged["mixed"]!.suffix(1), document: "mixed", peer: "server", status: 422, reason: "too big", now: 9, db)
+                // Waits for counter 1 of replica 79, which no store here holds.
+                let waiting = Change(id: OpID(replica: ReplicaID(79), counter: 2), lamport: 9, parents: [],
+                                     operations: [.put(object: .root, key: "waiting", value: .scalar(.null), pred: [])])
+                try ParkedChanges.park([waiting], document: "notes", db)
                 return replica
             }
             try StoreSchema.migrator(upTo: 4).migrate(database)
@@ -235,6 +239,7 @@ import Testing
                                                           "removed": logged["removed"]!])
             #expect(try store.syncCursor(peer: "server") == SyncCursor(logID: 3, seq: 41))
             #expect(try store.rejectedChanges(peer: "server").map(\.lastCounter) == [3])
+            #expect(try store.read("notes") { $0.pendingCount } == 1)
 
             // New rows go on above the old AUTOINCREMENT record, under new numbers.
             try store.edit("empty") { tx in try tx.put(.root, key: "k", .int(1)) }
@@ -300,13 +305,14 @@ import Testing
             try database.write { db in
                 _ = try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path), now: 0)
                 try db.execute(sql: "INSERT INTO documents(id, created_at, number) VALUES ('notes', 0, 1)")
-                // As version 5 wrote them: each bundle as it is, however large.
+                // As version 5 wrote them: each bundle as it is, however large;
+                // local changes (under an earlier id of the store), unsent.
                 for change in logged {
                     try db.execute(
                         sql: """
                             INSERT INTO changes(document, replica, first_counter, last_counter, first_lamport, last_lamport,
                                                 time, is_local, data)
-                            VALUES (1, ?, ?, ?, ?, ?, 0, 0, ?)
+                            VALUES (1, ?, ?, ?, ?, ?, 0, 1, ?)
                             """,
                         arguments: [.replica(change.replica), .unsigned(change.id.counter), .unsigned(change.lastID.counter),
                                     .unsigned(change.lamport), .unsigned(change.lastLamport), .blob(ChangeEncoding.encode([change]))])
@@ -324,6 +330,7 @@ import Testing
             #expect(try store.database.query(sql: "SELECT seq, data FROM changes UNION ALL SELECT 0, data FROM parked_changes")
                         .map { [try $0.int64(0)] + (try $0.blob(1)).map(Int64.init) } == rowsBefore)
             #expect(try store.changes("notes") == logged)
+            #expect(try store.outbox(peer: "server") == ["notes": logged])
             #expect(try store.read("notes") { $0.pendingCount } == 1)
             try store.edit("notes") { tx in try tx.put(.root, key: "title", .string(long)) }
             let newest = try store.database.query(sql: "SELECT data FROM changes ORDER BY seq DESC LIMIT 1")[0].blob(0)
