@@ -60,7 +60,7 @@ let package = Package(
         ),
 
         // The seeded generator (and fuzzing helpers) the tests and the benchmark workloads share, and raw sockets for the HTTP tests.
-        .target(name: "QuireTestSupport", dependencies: ["QuireCore"], path: "Tests/QuireTestSupport"),
+        .target(name: "QuireTestSupport", dependencies: ["QuireCore", "QuireStore"], path: "Tests/QuireTestSupport"),
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "QuireTestSupport"]),
         // CZlib: gzip answers, as a hostile server sends them.
         .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire", "QuireCore", "QuireStore", "CZlib"]),

@@ -208,21 +208,7 @@ import Testing
     /// then copies out.
     @Test func aDamagedPageNamesTheNotesThatCannotBeRead() throws {
         try withRunner { quire in
-            try quire.ok(["init"])
-            var random = SeededGenerator(seed: 7)
-            // Bodies that zstd cannot shrink much, so that the log spans several pages.
-            for index in 0..<20 {
-                let body = String((0..<1500).map { _ in Character(UnicodeScalar(UInt8(97 + random.next() % 26))) })
-                try quire.ok(["note", "new", "--title", "note \(index)", "--body", body])
-            }
-            let database = try Database(path: quire.store)
-            let page = try database.read { try $0.query(sql: "SELECT min(pageno) FROM dbstat WHERE name = 'changes' AND pagetype = 'leaf'")[0].int64(0) }
-            let pageSize = try database.read { try $0.query(sql: "PRAGMA page_size")[0].int64(0) }
-            database.close()
-            let file = try FileHandle(forWritingTo: URL(fileURLWithPath: quire.store))
-            try file.seek(toOffset: UInt64((page - 1) * pageSize))
-            try file.write(contentsOf: Data(count: Int(pageSize)))
-            try file.close()
+            try quire.storeWithADamagedPage()
 
             let report = try quire.run(["inspect", quire.store])
             #expect(report.status == 1)

@@ -37,6 +37,29 @@ import Testing
         }
     }
 
+    /// A store with a damaged page cannot be copied whole (SQLite's copy
+    /// reads every page): `backup` failed with SQLite's error alone. It
+    /// writes nothing, changes nothing of the store, and says how to save
+    /// the notes still readable, which works.
+    @Test func backupOfADamagedStoreSaysHowToSaveTheReadableNotes() throws {
+        try withRunner { quire in
+            try quire.storeWithADamagedPage()
+            let before = try Data(contentsOf: URL(fileURLWithPath: quire.store))
+            let copy = quire.directory + "/copy.quire"
+            let result = try quire.run(["backup", copy])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("a page of it is damaged, so no whole copy can be made. `quire inspect \(quire.store)` names the notes "
+                + "that cannot be read; `quire --store \(copy) init`, then `quire --store \(copy) merge \(quire.store)` copies every other note"),
+                "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: copy))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: quire.store)) == before)
+            try quire.ok(["init"], store: copy)
+            #expect(try quire.run(["merge", quire.store], store: copy).status == 1)
+            let saved = (try quire.run(["note", "list", "--json"], store: copy).json() as? [Any])?.count ?? 0
+            #expect(saved > 0 && saved < 20)
+        }
+    }
+
     @Test func initSaysWhyItCannotCreateTheStore() throws {
         try withRunner { quire in
             let file = quire.directory + "/file"

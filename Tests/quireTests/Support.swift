@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireTestSupport
 import Testing
 
 /// Runs the built `quire` binary, as a person would, on temporary stores.
@@ -147,6 +148,19 @@ struct QuireRunner {
         let whole = try ok(["note", "new", "--title", "second"]).trimmingCharacters(in: .newlines)
         try damageTheChanges(ofNote: damaged)
         return (damaged, whole)
+    }
+
+    /// Initialises the runner's store with 20 notes, then zeroes a page of
+    /// their log (`zeroLeafPage`): some of the notes cannot be read.
+    func storeWithADamagedPage() throws {
+        try ok(["init"])
+        var random = SeededGenerator(seed: 7)
+        // Bodies that zstd cannot shrink much, so that the log spans several pages.
+        for index in 0..<20 {
+            let body = String((0..<1500).map { _ in Character(UnicodeScalar(UInt8(97 + random.next() % 26))) })
+            try ok(["note", "new", "--title", "note \(index)", "--body", body])
+        }
+        try zeroLeafPage(of: "changes", in: store)
     }
 
     func remove() {

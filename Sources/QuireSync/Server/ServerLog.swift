@@ -87,6 +87,8 @@ public final class ServerLog: Sendable {
     /// A random number made with the store: it tells a cursor into this
     /// log from one into a log that was replaced.
     public let logID: UInt64
+    /// The file, for the operator's messages about its damage.
+    private let path: String
     private let database: Database
     /// What the tables say, kept in memory; changed only after a commit.
     private let state: Mutex<State>
@@ -150,6 +152,7 @@ public final class ServerLog: Sendable {
         if path != ":memory:", let kind = Database.peek(atPath: path, Self.foreignKind) ?? nil {
             throw OpenError.notAServerLog(path: path, kind: kind)
         }
+        self.path = path
         documents = Mutex(ServerDocuments(capacity: cachedDocuments))
         database = path == ":memory:" ? try Database.inMemory() : try Database(path: path)
         // Taken once the file exists, so that a symbolic link to a new file
@@ -164,15 +167,68 @@ public final class ServerLog: Sendable {
             try db.execute(sql: "INSERT INTO server(singleton, log_id) VALUES (1, ?)", arguments: [.unsigned(id)])
             return id
         }
-        let row = try database.query(sql: "SELECT coalesce(max(seq), 0), coalesce(max(last_lamport), 0) FROM log")[0]
-        var versions: [DocumentID: VersionVector] = [:]
-        for held in try database.query(sql: "SELECT document_id, replica, max(last_counter) FROM log GROUP BY document_id, replica") {
-            guard let id = DocumentID(rawValue: try held.text(0)) else {
-                throw StoreError.unrecoverableDocument(try held.text(0), reason: "invalid id in the server log")
+        state = Mutex(try Self.readState(database, path: path))
+    }
+
+    /// The log's newest `seq`, highest Lamport value and versions. Around a
+    /// damaged page (SQLite's `SQLITE_CORRUPT`), from the rows `rowKeys`
+    /// still lists, the operator told: a row listed whose own page is
+    /// damaged counts in its document's version, so that a client lacking
+    /// it is refused that document (422) rather than sent nothing of it as
+    /// if the server held none; its Lamport value, unread, is left out.
+    private static func readState(_ database: Database, path: String) throws -> State {
+        do {
+            let row = try database.query(sql: "SELECT coalesce(max(seq), 0), coalesce(max(last_lamport), 0) FROM log")[0]
+            var versions: [DocumentID: VersionVector] = [:]
+            for held in try database.query(sql: "SELECT document_id, replica, max(last_counter) FROM log GROUP BY document_id, replica") {
+                versions[try documentID(held.text(0)), default: VersionVector()][try held.replica(1)] = try held.unsigned(2)
             }
-            versions[id, default: VersionVector()][try held.replica(1)] = try held.unsigned(2)
+            return State(lastSeq: try row.unsigned(0), maxLamport: try row.unsigned(1), versions: versions)
+        } catch where error.isDamagedPage {
+            OperatorLog.shared.write("the server store \(path) is damaged: \(error); it serves what it can still read: \(recovery(path))")
+            var state = State(lastSeq: 0, maxLamport: 0, versions: [:])
+            for key in try rowKeys(database, after: 0, through: UInt64(Int64.max), limit: -1) {
+                let seq = try key.unsigned(0)
+                state.lastSeq = max(state.lastSeq, seq)
+                let id = try documentID(key.text(2)), replica = try key.replica(3)
+                state.versions[id, default: VersionVector()][replica] = max(state.versions[id]?[replica] ?? 0, try key.unsigned(5))
+                do {
+                    let lamport = try database.query(sql: "SELECT last_lamport FROM log WHERE seq = ?", arguments: [.unsigned(seq)])
+                    state.maxLamport = max(state.maxLamport, try lamport.first?.unsigned(0) ?? 0)
+                } catch where error.isDamagedPage {}
+            }
+            return state
         }
-        state = Mutex(State(lastSeq: try row.unsigned(0), maxLamport: try row.unsigned(1), versions: versions))
+    }
+
+    /// What the operator of a damaged server store can do.
+    static func recovery(_ path: String) -> String {
+        "the documents whose rows cannot be read are refused to clients (422, naming each), the others served; to recover them, "
+            + "stop the server, keep \(path) aside and start the server on a new file: each client's next sync pushes what it holds again"
+    }
+
+    /// The id of a log row's `document_id`.
+    private static func documentID(_ text: String) throws -> DocumentID {
+        guard let id = DocumentID(rawValue: text) else { throw StoreError.unrecoverableDocument(text, reason: "invalid id in the server log") }
+        return id
+    }
+
+    /// The columns `page` reads of each `log` row (`seq` and `data` first, as `readLogRow` takes them).
+    private static let pageColumns = "seq, data, document_id, replica, first_counter, last_counter"
+
+    /// The `log` rows after `seq` through `end`, in order, at most `limit`
+    /// (-1: all), as `pageColumns` without `data` and `first_counter` (NULL):
+    /// read from the index `log_replica` alone, so that a damaged page of
+    /// the table does not hide them, or from the table when the index is
+    /// the damaged one. Each query in a transaction of its own: SQLite
+    /// fails the commit of one in which it met the damage.
+    private static func rowKeys(_ db: Database, after seq: UInt64, through end: UInt64, limit: Int) throws -> [Row] {
+        let range = "WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
+        let arguments: [DatabaseValue] = [.unsigned(seq), .unsigned(end), .integer(limit)]
+        let columns = "seq, NULL, document_id, replica, NULL, last_counter FROM log"
+        do { return try db.query(sql: "SELECT \(columns) INDEXED BY log_replica \(range)", arguments: arguments) } catch where error.isDamagedPage {
+            return try db.query(sql: "SELECT \(columns) NOT INDEXED \(range)", arguments: arguments)
+        }
     }
 
     /// The `seq` of the newest change, 0 for an empty log.
@@ -272,7 +328,7 @@ public final class ServerLog: Sendable {
             // from the log when next written.
             var written = (lastSeq: start.0, maxLamport: start.1, versions: versions,
                            documents: documents.withLock { $0.take(versions.keys) })
-            try failure(500) {
+            try failing {
                 try database.write { db in
                     for request in requests {
                         let pushed = Set(request.pushes.map(\.id))
@@ -281,7 +337,12 @@ public final class ServerLog: Sendable {
                         written.documents = [:]  // the batch's copy is the only one: applying changes copies nothing
                         try db.execute(sql: "SAVEPOINT push")
                         do {
-                            for push in request.pushes { try batch.store(push.changes, of: push.id, db) }
+                            for push in request.pushes {
+                                // A damaged page costs the documents whose rows (or index entries) it holds.
+                                do { try batch.store(push.changes, of: push.id, db) } catch where error.isDamagedPage {
+                                    throw damagedPage(push.id, "a page of its rows or of their index", error)
+                                }
+                            }
                             try db.execute(sql: "RELEASE push")
                             written = (batch.lastSeq, batch.maxLamport, batch.versions, batch.documents)
                             outcomes.append(.success(PushOutcome(versions: batch.versions.filter { pushed.contains($0.key) },
@@ -303,8 +364,14 @@ public final class ServerLog: Sendable {
             documents.withLock { $0.restore(written.documents) }
             return outcomes
         } catch {
-            // The transaction failed: nothing of any push was stored.
-            return requests.map { _ in .failure(error) }
+            // The transaction failed: nothing of any push was stored. A push
+            // refused before it stays refused (its savepoint was rolled back
+            // anyway): after a damaged page's refusal SQLite fails the commit
+            // too, and the client must hear which document to leave out.
+            return requests.indices.map { index in
+                if index < outcomes.count, case .failure = outcomes[index] { return outcomes[index] }
+                return .failure(error)
+            }
         }
     }
 
@@ -429,7 +496,7 @@ public final class ServerLog: Sendable {
                 do {
                     return try ChangeEncoding.decode(StoredBundle.bundle(row.blob(2)))[0]
                 } catch let error as DecodingError {
-                    throw ServerLog.damaged(id, "its parked change \(try row.unsigned(1))@\(try row.replica(0))", error)
+                    throw ServerLog.damaged(id, "its parked change \(try row.unsigned(1))@\(try row.replica(0)) does not decode", error)
                 }
             }
             var unparked: [Change] = []
@@ -496,7 +563,7 @@ public final class ServerLog: Sendable {
     /// client's sync, is counted: `OperatorLog`).
     static func damaged(_ id: DocumentID, _ damagedRow: String, _ error: any Error) -> SyncFailure {
         OperatorLog.shared.write("document \(id) is damaged in the server's log and was left out of a client's sync, "
-            + "nothing of it sent or taken: \(damagedRow) does not decode: \(error)")
+            + "nothing of it sent or taken: \(damagedRow): \(error)")
         return .documentDamaged(id.rawValue)
     }
 
@@ -508,15 +575,23 @@ public final class ServerLog: Sendable {
         do {
             return try ChangeLog.readBundle(ofRow: row, document: id.rawValue, read)
         } catch let error as StoreError {
-            throw damaged(id, "its row \(try row.unsigned(0))", error)
+            throw damaged(id, "its row \(try row.unsigned(0)) does not decode", error)
         }
     }
 
-    /// Runs `body`, turning any error that is not a `SyncFailure` into one
-    /// with `status` (a broken disk is the server's fault, not the client's).
-    private func failure<T>(_ status: Int, _ body: () throws -> T) throws(SyncFailure) -> T {
+    /// `damaged` for a document's row that SQLite cannot read: a damaged page of the file.
+    private func damagedPage(_ id: DocumentID, _ what: String, _ error: any Error) -> SyncFailure {
+        Self.damaged(id, "\(what) cannot be read from \(path) (\(Self.recovery(path)))", error)
+    }
+
+    /// Runs `body`, turning any error that is not a `SyncFailure` into a
+    /// 500 (a broken disk is the server's fault, not the client's); a
+    /// damaged file (a page every request needs: the schema) is also told
+    /// to the operator, with what to do.
+    func failing<T>(_ body: () throws -> T) throws(SyncFailure) -> T {
         do { return try body() } catch let failure as SyncFailure { throw failure } catch {
-            throw SyncFailure(status: status, "the server store failed: \(error)")
+            if error.isDamagedPage { OperatorLog.shared.write("the server store \(path) is damaged: \(error); \(Self.recovery(path))") }
+            throw SyncFailure(status: 500, "the server store failed: \(error)")
         }
     }
 
@@ -538,14 +613,23 @@ public final class ServerLog: Sendable {
         var bytes = 0
         let batchSize = 5_000
         while true {
-            let rows = try database.query(
-                sql: "SELECT seq, data, document_id, replica, first_counter, last_counter FROM log WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-                arguments: [.unsigned(page.lastScannedSeq), .unsigned(end), .integer(batchSize)])
-            for row in rows {
-                let rowSeq = try row.unsigned(0)
-                guard let id = DocumentID(rawValue: try row.text(2)) else { throw StoreError.unrecoverableDocument(try row.text(2), reason: "invalid id in the server log") }
-                let seen = known[id, default: VersionVector()][try row.replica(3)]
-                if access.mayRead(id), range.contains(id), try row.unsigned(5) > seen {
+            // Past a damaged page, each row is listed by `rowKeys` and read
+            // alone if sent: only the documents whose rows cannot be read are refused.
+            var pageIsDamaged = false
+            let rows: [Row]
+            do {
+                rows = try database.query(sql: "SELECT \(Self.pageColumns) FROM log WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                                          arguments: [.unsigned(page.lastScannedSeq), .unsigned(end), .integer(batchSize)])
+            } catch where error.isDamagedPage {
+                pageIsDamaged = true
+                rows = try Self.rowKeys(database, after: page.lastScannedSeq, through: end, limit: batchSize)
+            }
+            for listed in rows {
+                let rowSeq = try listed.unsigned(0)
+                let id = try Self.documentID(listed.text(2))
+                let seen = known[id, default: VersionVector()][try listed.replica(3)]
+                if access.mayRead(id), range.contains(id), try listed.unsigned(5) > seen {
+                    let row = pageIsDamaged ? try readRow(rowSeq, of: id) : listed
                     // A row the disk damaged would fail the client's whole page, sync
                     // after sync: the request is refused naming its document instead.
                     // The bundle, not a frame of it: the wire's bytes are those of an uncompressed row.
@@ -572,6 +656,21 @@ public final class ServerLog: Sendable {
             if rows.count < batchSize { return page }
         }
     }
+
+    /// The `log` row `seq` (of document `id`), as `pageColumns`; one that
+    /// SQLite cannot read refuses the request as its document's damage.
+    private func readRow(_ seq: UInt64, of id: DocumentID) throws -> Row {
+        do {
+            return try database.query(sql: "SELECT \(Self.pageColumns) FROM log WHERE seq = ?", arguments: [.unsigned(seq)])[0]
+        } catch where error.isDamagedPage {
+            throw damagedPage(id, "its row \(seq)", error)
+        }
+    }
+}
+
+extension Error {
+    /// Whether SQLite found a page of the file damaged (`SQLITE_CORRUPT`).
+    var isDamagedPage: Bool { (self as? DatabaseError)?.fileProblem == .damaged }
 }
 
 /// What `ServerLog.page` found.

@@ -174,7 +174,7 @@ public final class SyncServer: SyncService {
         // The answer names every document of the request too, and the client refuses a message of more than the limit.
         let maxDocuments = min(configuration.maxPageDocuments, configuration.message.maxDocuments - request.documents.count)
         let readPage = { (seq: UInt64) throws(SyncFailure) in
-            try self.storeFailure {
+            try self.log.failing {
                 try self.log.page(after: seq, access: access, known: known, in: request.range, maxBytes: self.configuration.maxPageBytes,
                                   maxDocuments: maxDocuments)
             }
@@ -218,12 +218,6 @@ public final class SyncServer: SyncService {
             guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return false }
         }
         return log.lastSeq > seq
-    }
-
-    private func storeFailure<T>(_ body: () throws -> T) throws(SyncFailure) -> T {
-        do { return try body() } catch let failure as SyncFailure { throw failure } catch {
-            throw SyncFailure(status: 500, "the server store failed: \(error)")
-        }
     }
 }
 
