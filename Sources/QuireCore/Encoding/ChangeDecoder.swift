@@ -304,16 +304,8 @@ struct ChangeDecoder: ~Copyable {
             }
         } else {
             guard parentCount - 1 <= 4096 else { throw .invalid("a change has \(parentCount - 1) parents") }
-            let count = Int(parentCount - 1)
-            // As many parents as the change before (most often one: a change
-            // after another writer's), overwritten in place: emptied and
-            // appended to, each parent checked the array's uniqueness twice.
-            if current.parents.count == count {
-                for index in 0..<count { current.parents[index] = try nextID(.parentReplica, .parentCounter) }
-            } else {
-                current.parents.removeAllOneByOne()
-                for _ in 0..<count { current.parents.append(try nextID(.parentReplica, .parentCounter)) }
-            }
+            current.parents.removeAllOneByOne()
+            for _ in 0..<(parentCount - 1) { current.parents.append(try nextID(.parentReplica, .parentCounter)) }
         }
         let time = previousTime &+ (try nextSigned(.changeTime))
         let operationCount = try next(.operationCount)
