@@ -206,9 +206,9 @@ import QuireTestSupport
         #expect(reordered > 0)
     }
 
-    /// The decoder reuses one array for each change's parents, overwritten
-    /// in place when a change names as many as the one before: every count
-    /// reads back, whether it stays, grows or shrinks, implicit parents among them.
+    /// The decoder reuses one array for every change's parents: each
+    /// change's read back, whether the count stays, grows or shrinks from
+    /// the change before, implicit parents among them.
     @Test func parentsOfEveryCountReadBackChangeAfterChange() throws {
         let (a, b, c) = (ReplicaID(1), ReplicaID(2), ReplicaID(3))
         let parentLists: [[OpID]] = [
