@@ -206,6 +206,31 @@ import QuireTestSupport
         #expect(reordered > 0)
     }
 
+    /// The decoder reuses one array for every change's parents: each
+    /// change's read back, whether the count stays, grows or shrinks from
+    /// the change before, implicit parents among them.
+    @Test func parentsOfEveryCountReadBackChangeAfterChange() throws {
+        let (a, b, c) = (ReplicaID(1), ReplicaID(2), ReplicaID(3))
+        let parentLists: [[OpID]] = [
+            [], [OpID(replica: a, counter: 1)], [OpID(replica: a, counter: 2)],
+            [OpID(replica: a, counter: 3), OpID(replica: b, counter: 2)],
+            [OpID(replica: a, counter: 4), OpID(replica: b, counter: 3)],
+            [OpID(replica: b, counter: 5)], [OpID(replica: c, counter: 7)],
+            [OpID(replica: a, counter: 6), OpID(replica: b, counter: 6), OpID(replica: c, counter: 8)],
+            [OpID(replica: b, counter: 9)],
+        ]
+        var changes: [Change] = []
+        for (index, parents) in parentLists.enumerated() {
+            let id = OpID(replica: [a, b, c][index % 3], counter: UInt64(10 + index))
+            changes.append(Change(id: id, lamport: UInt64(20 + index), parents: parents,
+                                  operations: [.put(object: .root, key: "k", value: .scalar(.int(Int64(index))), pred: [])]))
+        }
+        // One that names the change before, and that alone: written as "implicit".
+        changes.append(Change(id: OpID(replica: b, counter: 19), lamport: 29, parents: [changes[8].id],
+                              operations: [.put(object: .root, key: "k", value: .scalar(.null), pred: [])]))
+        #expect(try ChangeEncoding.decode(ChangeEncoding.encode(changes)).map(\.parents) == changes.map(\.parents))
+    }
+
     /// Two writers' edits (`SnapshotVersionTests.sample()`), then one
     /// writer's typing, backspacing and typing inside what it typed, held
     /// in bundles of four changes and in records.
