@@ -53,10 +53,24 @@ import QuireTestSupport
         let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let whole = Envelope.seal(magic: ChangeEncoding.magic, version: 3, body: body)
         for estimate in [0, size, size * 2] {
-            let inPlace = Envelope.seal(magic: ChangeEncoding.magic, version: 3, bodySize: .about(estimate)) { $0.writeBytes(body) }
+            let inPlace = Envelope.seal(magic: ChangeEncoding.magic, version: 3, bodySize: .about(estimate)) { $0.writeBytes(body); return [] }
             #expect(inPlace == whole)
         }
-        #expect(Envelope.seal(magic: ChangeEncoding.magic, version: 3, bodySize: .exactly(size)) { $0.writeBytes(body) } == whole)
+        #expect(Envelope.seal(magic: ChangeEncoding.magic, version: 3, bodySize: .exactly(size)) { $0.writeBytes(body); return [] } == whole)
+        // A sealed piece inside the body, which the checksum skips, stays
+        // where it is said to be when the body moves.
+        let piece = Envelope.seal(magic: ChangeEncoding.magic, version: 3, body: Array(body.prefix(100)))
+        let withPiece = Envelope.seal(magic: ChangeEncoding.magic, version: 3, body: [7] + piece + body)
+        for estimate in [0, size, size * 2] {
+            let inPlace = Envelope.seal(magic: ChangeEncoding.magic, version: 3, bodySize: .about(estimate)) { writer in
+                writer.writeByte(7)
+                writer.writeBytes(piece)
+                let end = writer.bytes.count
+                writer.writeBytes(body)
+                return [end - piece.count..<end]
+            }
+            #expect(inPlace == withPiece)
+        }
         let reader = try Envelope.open(whole, magic: ChangeEncoding.magic, name: "a body", version: 3)
         #expect(Array(reader.remainingBytes) == body)
         #expect(whole.count == 4 + 1 + ByteWriter.varintSize(UInt64(size)) + size + 4)

@@ -156,4 +156,31 @@ import QuireTestSupport
         let pattern = (0..<100_003).map { UInt8(truncatingIfNeeded: ($0 &* 131 &+ 7) >> 3) }
         #expect(CRC32.checksum(pattern) == 0x86A4_9C8B)  // zlib.crc32 of the same bytes
     }
+
+    @Test func piecesEndingWithTheirOwnChecksumNeedNotBeRead() {
+        // Sealed pieces of several sizes (empty to past the three-thirds
+        // path) between plain bytes, at the start, side by side and at the end.
+        var generator = SeededGenerator(seed: 106)
+        func randomBytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) } }
+        func sealed(_ count: Int) -> [UInt8] {
+            let bytes = randomBytes(count)
+            return bytes + withUnsafeBytes(of: CRC32.checksum(bytes).littleEndian, Array.init)
+        }
+        #expect(CRC32.checksum(sealed(77)) == CRC32.residue)
+        let layouts: [[(sealed: Bool, count: Int)]] = [
+            [(true, 0)], [(false, 3), (true, 40)], [(true, 13_000), (false, 1)],
+            [(false, 100), (true, 5), (true, 20_001), (false, 17), (true, 70), (false, 0)],
+        ]
+        for layout in layouts {
+            var bytes: [UInt8] = []
+            var pieces: [Range<Int>] = []
+            for part in layout {
+                let start = bytes.count
+                bytes += part.sealed ? sealed(part.count) : randomBytes(part.count)
+                if part.sealed { pieces.append(start..<bytes.count) }
+            }
+            let found = bytes.withUnsafeBytes { CRC32.checksum($0, selfChecked: pieces) }
+            #expect(found == CRC32.checksum(bytes), "\(layout)")
+        }
+    }
 }

@@ -422,6 +422,7 @@ struct BundleWriter: ~Copyable {
             for column in finished { body.writeData(column) }
             body.writeData(text.bytes)
             body.writeData(values.bytes)
+            return []
         }
     }
 }

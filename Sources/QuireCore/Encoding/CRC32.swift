@@ -72,6 +72,25 @@ public enum CRC32 {
         }
     }
 
+    /// The checksum of any bytes followed by their own checksum (little-endian).
+    static let residue: UInt32 = 0x2144_DF1C
+
+    /// The checksum of `bytes`, in which each of `selfChecked` (ascending,
+    /// apart) ends with the checksum of the rest of it, as a sealed Quire
+    /// encoding does: those pieces are not read, their checksum being
+    /// `residue`. A snapshot's body is mostly its history's sealed bundles.
+    public static func checksum(_ bytes: UnsafeRawBufferPointer, selfChecked: [Range<Int>]) -> UInt32 {
+        var crc: UInt32 = 0
+        var start = 0
+        for piece in selfChecked {
+            crc = checksum(UnsafeRawBufferPointer(rebasing: bytes[start..<piece.lowerBound]), continuing: crc)
+            // The checksum of two pieces joined: the first's shifted past the second, plus the second's.
+            crc = product(crc, powerOfX(eightTimes: piece.count)) ^ residue
+            start = piece.upperBound
+        }
+        return checksum(UnsafeRawBufferPointer(rebasing: bytes[start...]), continuing: crc)
+    }
+
     /// The CRC register after the sixteen bytes at `offset`: byte k goes
     /// through the table of the 15 - k zero bytes that follow it, and the
     /// register so far joins the first four.

@@ -6,7 +6,7 @@
 ///     var reader = try Envelope.open(bytes, magic: Array("QSYN".utf8), name: "a sync message", version: 1)
 public enum Envelope {
     public static func seal(magic: [UInt8], version: UInt64, body: [UInt8]) -> [UInt8] {
-        seal(magic: magic, version: version, bodySize: .exactly(body.count)) { $0.writeBytes(body) }
+        seal(magic: magic, version: version, bodySize: .exactly(body.count)) { $0.writeBytes(body); return [] }
     }
 
     /// The size of a body `seal(magic:version:bodySize:writingBody:)` writes.
@@ -21,28 +21,37 @@ public enum Envelope {
 
     /// Seals the body `writeBody` writes straight into the sealed bytes, so
     /// that a large body (a snapshot, a history's bundle) is not built
-    /// apart and copied.
-    static func seal(magic: [UInt8], version: UInt64, bodySize: BodySize, writingBody writeBody: (inout ByteWriter) -> Void) -> [UInt8] {
+    /// apart and copied. `writeBody` returns where it wrote sealed
+    /// encodings whole (offsets in the writer's bytes), which the checksum
+    /// need not read (`CRC32.checksum(_:selfChecked:)`).
+    static func seal(magic: [UInt8], version: UInt64, bodySize: BodySize,
+                     writingBody writeBody: (inout ByteWriter) -> [Range<Int>]) -> [UInt8] {
         let capacity = switch bodySize { case .exactly(let size), .about(let size): size }
         // Room for the frame at its largest (two 10-byte varints).
         var writer = ByteWriter(reservingCapacity: magic.count + 10 + 10 + capacity + 4)
         writer.writeBytes(magic)
         writer.writeVarint(version)
+        var selfChecked: [Range<Int>]
         switch bodySize {
         case .exactly(let size):
             writer.writeVarint(size)
             let bodyStart = writer.bytes.count
-            writeBody(&writer)
+            selfChecked = writeBody(&writer)
             precondition(writer.bytes.count - bodyStart == size, "the body is not the size announced")
         case .about(let size):
             // Room for the estimate's length: the body moves (a copy of all
             // of it) only if its own length takes more or fewer bytes.
             let lengthStart = writer.bytes.count, room = ByteWriter.varintSize(UInt64(size))
             writer.writeBytes(repeatElement(0, count: room))
-            writeBody(&writer)
-            writer.replaceBytes(in: lengthStart..<lengthStart + room, withVarint: UInt64(writer.bytes.count - lengthStart - room))
+            selfChecked = writeBody(&writer)
+            let bodySize = UInt64(writer.bytes.count - lengthStart - room)
+            writer.replaceBytes(in: lengthStart..<lengthStart + room, withVarint: bodySize)
+            let moved = ByteWriter.varintSize(bodySize) - room
+            if moved != 0 { selfChecked = selfChecked.map { $0.lowerBound + moved..<$0.upperBound + moved } }
         }
-        writer.writeUInt32(CRC32.checksum(writer.bytes))
+        let checksum = writer.bytes.withUnsafeBytes { CRC32.checksum($0, selfChecked: selfChecked) }
+        assert(checksum == CRC32.checksum(writer.bytes), "a piece said to be sealed does not end with its checksum")
+        writer.writeUInt32(checksum)
         return writer.bytes
     }
 

@@ -137,13 +137,19 @@ extension Document {
                 body.writeByte(isDeleted ? 1 : 0)
                 body.writeVarint(count)
             }
-            if let bundles {
-                body.writeByte(1)
-                body.writeVarint(bundles.count)
-                for bundle in bundles { body.writeData(bundle) }
-            } else {
+            guard let bundles else {
                 body.writeByte(0)
+                return []
             }
+            body.writeByte(1)
+            body.writeVarint(bundles.count)
+            // Each bundle is sealed, so the snapshot's checksum need not read it again.
+            var sealedBundles: [Range<Int>] = []
+            for bundle in bundles {
+                body.writeData(bundle)
+                sealedBundles.append(body.bytes.count - bundle.count..<body.bytes.count)
+            }
+            return sealedBundles
         }
     }
 
