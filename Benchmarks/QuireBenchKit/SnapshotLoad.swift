@@ -22,9 +22,12 @@ public struct SnapshotLoad: Sendable {
     /// A failed check: the opened document's state differs from the original's.
     public var failure: String?
 
-    /// Seals `document` once to warm up and `runs` times measured, as the
-    /// peers time their snapshots (`peers.py`), then opens the frame once to
-    /// warm up and `runs` times measured.
+    /// Seals `document` once to warm up and `runs` times measured, then
+    /// opens the frame once to warm up and `runs` times measured. A
+    /// document keeps nothing between encodes, so each seal does the whole
+    /// work; the peers time each replayed doc's first snapshot instead,
+    /// since Loro's second export of an unchanged doc copies its first
+    /// (`peers.py`, encodeMs).
     public static func measure(_ document: Document, runs: Int) throws -> SnapshotLoad {
         var frame: [UInt8] = []
         var sealTimes: [UInt64] = []

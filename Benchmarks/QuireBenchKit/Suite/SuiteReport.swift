@@ -133,7 +133,8 @@ public struct SuiteReport {
             Quire's store snapshot frame (zstd), Yrs's v1 update (uncompressed), Loro's `Snapshot` export.
             **history** is the encoded history the merge applies: Quire's `encodeChanges()`, Yrs's v1
             update, Loro's `Updates` export from the empty version.
-            **encode** writes that snapshot from the replayed document, in one call. **load** opens that snapshot in a fresh document, ready to edit (for Quire: checksum, zstd,
+            **encode** writes that snapshot from the replayed document, in one call, the document's first: Loro keeps
+            the blocks of its last export and copies them while the document is unchanged. **load** opens that snapshot in a fresh document, ready to edit (for Quire: checksum, zstd,
             the state and the whole history). Yrs keeps no history apart from its state: its v1 update
             is both its snapshot and what its merge applies, so its merge and load do the same work.
 
