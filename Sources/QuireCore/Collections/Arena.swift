@@ -163,17 +163,12 @@ struct Arena<Element: BitwiseCopyable> {
         base = storage.base
     }
 
-    /// Room for `added` more elements: double while small, a quarter more
-    /// once the arena holds 64 KiB. `realloc` extends a large block in
-    /// place or remaps it, so smaller steps cost little, and a doubled
-    /// arena's spare room was up to half of a document's spans.
+    /// Room for `added` more elements, grown as `grownCapacity` says.
     private mutating func growIfNeeded(adding added: Int) {
         makeUnique()
         let needed = storage.count + added
         guard needed > storage.capacity else { return }
-        let capacity = storage.capacity
-        let grown = capacity * MemoryLayout<Element>.stride >= 64 << 10 ? capacity + capacity / 4 : 2 * capacity
-        storage.resize(to: Swift.max(needed, grown, 16))
+        storage.resize(to: Swift.max(needed, grownCapacity(storage.capacity, stride: MemoryLayout<Element>.stride), 16))
         base = storage.base
     }
 
