@@ -153,14 +153,20 @@ struct QuireRunner {
     /// Initialises the runner's store with 20 notes, then zeroes a page of
     /// their log (`zeroLeafPage`): some of the notes cannot be read.
     func storeWithADamagedPage() throws {
+        try storeOfTwentyNotes()
+        try zeroLeafPage(of: "changes", in: store)
+    }
+
+    /// Initialises the runner's store with 20 notes whose bodies zstd
+    /// cannot shrink much, so that their rows (here and in a server's log)
+    /// span several pages.
+    func storeOfTwentyNotes() throws {
         try ok(["init"])
         var random = SeededGenerator(seed: 7)
-        // Bodies that zstd cannot shrink much, so that the log spans several pages.
         for index in 0..<20 {
             let body = String((0..<1500).map { _ in Character(UnicodeScalar(UInt8(97 + random.next() % 26))) })
             try ok(["note", "new", "--title", "note \(index)", "--body", body])
         }
-        try zeroLeafPage(of: "changes", in: store)
     }
 
     func remove() {

@@ -127,6 +127,52 @@ import Testing
         }
     }
 
+    /// A damaged page of the server's own log (review104), end to end: the
+    /// server opens and says so on its standard error; a new client gets
+    /// every note but those whose rows the page held, is told which (exit
+    /// 1, `damagedOnPeerNotes`), and edits of the other notes go both ways.
+    @Test func aDamagedPageOfTheServersLogCostsTheClientsOnlyItsNotes() throws {
+        try withRunner { runner in
+            try runner.storeOfTwentyNotes()
+            var (server, port) = try startServer(runner)
+            defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
+            let url = "http://127.0.0.1:\(port)"
+            try runner.ok(["sync", url])
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+            try zeroLeafPage(of: "log", in: runner.directory + "/server.db")
+            let serverErrors = runner.directory + "/server.err"
+            (server, port) = try startServer(runner, port: port, errors: serverErrors)
+
+            let other = runner.directory + "/other.quire"
+            try runner.ok(["init"], store: other)
+            let first = try runner.run(["sync", url, "--json"], store: other)
+            #expect(first.status == 1, "\(first.stderr)")
+            let damaged = try #require((try first.json() as? [String: Any])?["damagedOnPeerNotes"] as? [[String: Any]]).compactMap { $0["id"] as? String }
+            #expect(!damaged.isEmpty && damaged.count < 20)
+            #expect(first.stderr.contains("HTTP 422: document \(damaged[0]) is damaged in the answering store"), "\(first.stderr)")
+            let received = try #require(try runner.run(["note", "list", "--json"], store: other).json() as? [[String: Any]])
+            #expect(received.count == 20 - damaged.count)
+
+            // An edit each way, of notes the page did not hold.
+            let healthy = try #require(received.compactMap { $0["id"] as? String }.first)
+            try runner.ok(["note", "edit", healthy, "--title", "edited on the other store"], store: other)
+            _ = try runner.run(["sync", url], store: other)
+            try runner.ok(["note", "new", "--title", "new on the first store", "--body", "x"])
+            #expect(try runner.run(["sync", url]).status == 0)
+            _ = try runner.run(["sync", url], store: other)
+            let titles = try [runner.store, other].map { store in
+                Set(try #require(try runner.run(["note", "list", "--json"], store: store).json() as? [[String: Any]]).compactMap { $0["title"] as? String })
+            }
+            for store in titles { #expect(store.isSuperset(of: ["edited on the other store", "new on the first store"])) }
+            #expect(titles[0].count == 21)
+
+            let logged = try String(contentsOfFile: serverErrors, encoding: .utf8)
+            #expect(logged.contains("the server store \(runner.directory)/server.db is damaged"), "\(logged)")
+            #expect(logged.contains("stop the server, keep \(runner.directory)/server.db aside and start the server on a new file"))
+        }
+    }
+
     @Test func threeStoresConvergeThroughAServerKilledMidSync() throws {
         try withRunner { runner in
             var (server, port) = try startServer(runner)
