@@ -160,9 +160,9 @@ import QuireTestSupport
         var narrow = ScalarStorage()
         narrow.append("x")
         narrow.append(contentsOf: wide.dropFirst(2))
-        #expect(!narrow.isWide && Array(narrow) == Array("xabé".unicodeScalars))
+        #expect(narrow.form == .oneByte && Array(narrow) == Array("xabé".unicodeScalars))
         narrow.append(contentsOf: wide)
-        #expect(narrow.isWide && Array(narrow) == Array("xabéé😀abé".unicodeScalars))
+        #expect(narrow.form == .fourBytes && Array(narrow) == Array("xabéé😀abé".unicodeScalars))
         var storage = ScalarStorage()
         #expect(storage.append(decodingUTF8: [0x61, 0xC3][...], textLength: 2) == nil)  // cut short
         #expect(ScalarStorage(utf8: [0x61, 0xC3, 0xA9][...]).map(Array.init) == ["a", "é"])

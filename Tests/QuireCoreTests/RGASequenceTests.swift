@@ -513,7 +513,7 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         }
         // Measured in wide storage, whole and in part.
         let storage = ScalarStorage(compacting: boundaries)
-        #expect(storage.isWide)
+        #expect(storage.form == .fourBytes)
         let string = String(String.UnicodeScalarView(boundaries))
         let widths = storage.withUnsafeView { ScalarStorage.widths($0, 0, storage.count) }
         #expect(widths.utf8 == string.utf8.count && widths.utf16 == string.utf16.count)
@@ -531,7 +531,7 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
             var scalars = ascii
             scalars[position] = "é"
             let storage = ScalarStorage(compacting: scalars)
-            #expect(!storage.isWide)
+            #expect(storage.form == .oneByte)
             for (start, count) in [(0, 80), (position, 1), (position, 80 - position), (0, position + 1), (0, position)] {
                 let expected = String(String.UnicodeScalarView(scalars[start..<start + count]))
                 let widths = storage.withUnsafeView { ScalarStorage.widths($0, start, count) }
@@ -540,18 +540,20 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         }
     }
 
-    /// Wide storage is measured by counting, in 32 bits, the scalars above
-    /// each width's limit: a scalar above ASCII of any width, anywhere in a
-    /// range of ASCII (the rest of the loop's vectors), counts its own widths.
-    @Test func wideWidthsCountEveryScalarAboveASCII() {
+    /// Storage of two or four bytes a scalar is measured by counting, in
+    /// 32 bits, the scalars above each width's limit: a scalar above ASCII
+    /// of any width, anywhere in a range of ASCII (the rest of the loop's
+    /// vectors), counts its own widths.
+    @Test(arguments: ["\u{FFFF}", "😀"] as [Unicode.Scalar])
+    func wideWidthsCountEveryScalarAboveASCII(last: Unicode.Scalar) {
         var ascii = Array(repeating: Unicode.Scalar(UInt8(ascii: "a")), count: 80)
-        ascii[79] = "😀"
-        for scalar: Unicode.Scalar in ["é", "ā", "€", "😀"] {
+        ascii[79] = last
+        for scalar: Unicode.Scalar in ["é", "ā", "€", "\u{FFFF}", "😀"] {
             for position in [0, 1, 3, 4, 8, 9, 31, 32, 63, 78] {
                 var scalars = ascii
                 scalars[position] = scalar
                 let storage = ScalarStorage(compacting: scalars)
-                #expect(storage.isWide)
+                #expect(storage.form == .needed(for: max(last.value, scalar.value)))
                 for (start, count) in [(0, 80), (0, 79), (position, 1), (position, 79 - position), (0, position + 1), (0, position),
                                        (position + 1, 78 - position)] {
                     let expected = String(String.UnicodeScalarView(scalars[start..<start + count]))
@@ -572,11 +574,15 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
             var storage = ScalarStorage()
             storage.reserveCapacity(reserved)
             storage.append(contentsOf: latin1)
-            #expect(!storage.isWide)
+            #expect(storage.form == .oneByte)
             storage.append("ā")
             storage.append(contentsOf: latin1[..<5])
-            #expect(storage.isWide)
+            #expect(storage.form == .twoBytes)
             #expect(Array(storage) == latin1 + ["ā"] + latin1[..<5], "room for \(reserved)")
+            storage.append("😀")
+            storage.append(contentsOf: latin1[..<5])
+            #expect(storage.form == .fourBytes)
+            #expect(Array(storage) == latin1 + ["ā"] + latin1[..<5] + ["😀"] + latin1[..<5], "room for \(reserved)")
         }
     }
 
@@ -586,12 +592,12 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
     @Test func utf8OfStoredScalarsIsTheStringsUTF8() {
         var rng = SeededGenerator(seed: 8)
         let lengths: [ClosedRange<UInt32>] = [0...0x7F, 0x80...0xFF, 0x100...0x7FF, 0x800...0xD7FF, 0xE000...0xFFFF, 0x1_0000...0x10_FFFF]
-        for kinds in [1, 2, lengths.count] {
+        for kinds in [1, 2, 5, lengths.count] {
             let scalars = (0..<3_000).map { index -> Unicode.Scalar in
                 Unicode.Scalar(UInt32.random(in: lengths[index % kinds], using: &rng))!
             }
             let storage = ScalarStorage(compacting: scalars)
-            #expect(storage.isWide == (kinds > 2))
+            #expect(storage.form == (kinds <= 2 ? .oneByte : kinds < lengths.count ? .twoBytes : .fourBytes))
             for ranges in [[0..<3_000], [1..<2_999], [7..<8, 0..<0, 2..<3], [130..<1_900, 5..<100, 2_000..<2_001], []] {
                 let expected = ranges.flatMap { Array(String(String.UnicodeScalarView(scalars[$0])).utf8) }
                 #expect(storage.utf8(of: ranges) == expected, "\(kinds) kinds, \(ranges)")
@@ -608,7 +614,7 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
                 var scalars = (0..<20).map { Unicode.Scalar(UInt8(0x61 + $0)) }
                 scalars[place] = wider
                 let storage = ScalarStorage(compacting: scalars)
-                #expect(storage.isWide == (wider.value > 0xFF))
+                #expect(storage.form == .needed(for: wider.value))
                 for ranges in [[0..<20], [place..<20], [0..<place + 1], [3..<12, 0..<3, 12..<20]] {
                     let expected = ranges.flatMap { Array(String(String.UnicodeScalarView(scalars[$0])).utf8) }
                     #expect(storage.utf8(of: ranges) == expected, "\(wider) at \(place), \(ranges)")
@@ -623,18 +629,18 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         var text = Text()
         let latin1 = "héllo wörld ÿ"
         _ = try text.insertLocal(at: 0, id: OpID(replica: a, counter: 1), lamport: 1, contentsOf: scalars(latin1))
-        #expect(!text.content.isWide && text.content.bytes.count == latin1.unicodeScalars.count)
+        #expect(text.content.form == .oneByte && text.content.bytes.count == latin1.unicodeScalars.count)
         #expect(text.utf8Count == latin1.utf8.count && text.utf16Count == latin1.utf16.count)
         // Deleting splits spans that are not one UTF-8 byte a scalar: measured on the bytes.
         _ = try text.deleteLocal(1..<3)
         #expect(text.utf8Count == "hlo wörld ÿ".utf8.count && text.utf8Offset(ofIndex: 6) == "hlo wö".utf8.count)
         // A run of scalars arriving as an array is taken in one go.
         try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 1), lamport: 15, contentsOf: scalars("ü!"))
-        #expect(!text.content.isWide && text.string == "ü!hlo wörld ÿ")
+        #expect(text.content.form == .oneByte && text.string == "ü!hlo wörld ÿ")
         let narrow = text
         // One that does not fit in a byte widens the storage, wherever it comes in the run.
         try text.insertRemote(origin: nil, id: OpID(replica: b, counter: 3), lamport: 20, contentsOf: scalars("a€b"))
-        #expect(text.content.isWide && text.content.bytes.count == 4 * text.content.count)
+        #expect(text.content.form == .twoBytes && text.content.bytes.count == 2 * text.content.count)
         #expect(text.string == "a€bü!hlo wörld ÿ")
         #expect(Array(text.runs.dropFirst()) == narrow.runs)
         text.checkInvariants()
@@ -643,6 +649,107 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         for sample in [narrow, text] {
             try expectSameSequence(try Text(runs: sample.runs), sample, "loaded \(sample.string)")
         }
+    }
+
+    /// Storage takes the fewest bytes a scalar that hold every scalar it
+    /// has held: one below U+0100, two below U+10000, four from it on. It
+    /// widens one step or two at once, by whichever way the wider scalars
+    /// come (one by one, an array, another storage's, UTF-8), keeps every
+    /// scalar it held, and reads and measures the same in each form.
+    @Test func storageWidensFromOneToTwoToFourBytesAScalarAsItsScalarsNeed() {
+        // The last scalar of each form and the first of the next, and
+        // U+D7FF and U+E000 side by side: the surrogates between them are
+        // not scalars, so a two-byte value is always one UTF-16 unit.
+        #expect(Unicode.Scalar(UInt32(0xD800)) == nil && Unicode.Scalar(UInt32(0xDFFF)) == nil)
+        let oneByte: [Unicode.Scalar] = ["a", "\u{80}", "\u{FF}"]
+        let twoBytes: [Unicode.Scalar] = ["\u{100}", "\u{D7FF}", "\u{E000}", "\u{FFFF}"]
+        let fourBytes: [Unicode.Scalar] = ["\u{10000}", "b", "\u{10FFFF}"]
+        func append(_ scalars: [Unicode.Scalar], to storage: inout ScalarStorage, by way: Int) {
+            switch way {
+            case 0: for scalar in scalars { storage.append(scalar) }
+            case 1: storage.append(contentsOf: scalars)
+            case 2: storage.append(contentsOf: ScalarStorage(compacting: ["!"] + scalars).dropFirst())
+            default:
+                let utf8 = Array(String(String.UnicodeScalarView(scalars)).utf8)
+                _ = storage.append(decodingUTF8: utf8[...], textLength: utf8.count)
+            }
+        }
+        for way in 0..<4 {
+            for steps in [[oneByte, twoBytes, fourBytes], [oneByte, fourBytes], [twoBytes, fourBytes], [twoBytes, oneByte],
+                          [fourBytes, oneByte, twoBytes], [twoBytes], [fourBytes]] {
+                var storage = ScalarStorage()
+                var expected: [Unicode.Scalar] = []
+                for step in steps {
+                    append(step, to: &storage, by: way)
+                    expected += step
+                    let comment: Comment = "way \(way), \(expected.map(\.value))"
+                    #expect(storage.form == .needed(for: expected.map(\.value).max()!), comment)
+                    #expect(storage.bytes.count == expected.count << storage.form.shift, comment)
+                    #expect(Array(storage) == expected, comment)
+                    #expect(storage.slice(1..<expected.count) == expected[1...], comment)
+                    let string = String(String.UnicodeScalarView(expected))
+                    #expect(storage.utf8(of: [1..<expected.count, 0..<1]) == Array(String(String.UnicodeScalarView(expected[1...] + expected[..<1])).utf8), comment)
+                    for start in 0..<expected.count {
+                        let measured = storage.withUnsafeView { ScalarStorage.widths($0, start, expected.count - start) }
+                        let tail = String(String.UnicodeScalarView(expected[start...]))
+                        #expect(measured.utf16 == tail.utf16.count && measured.utf8 == tail.utf8.count, comment)
+                    }
+                    // Loaded from its UTF-8 or from an array, it takes the same form.
+                    #expect(ScalarStorage(utf8: Array(string.utf8)[...])?.form == storage.form, comment)
+                    #expect(ScalarStorage(compacting: expected).form == storage.form, comment)
+                }
+                // Cut back, it keeps its form (tombstones keep their scalars);
+                // emptied for reuse, it takes a byte a scalar again.
+                storage.removeSubrange(1...)
+                #expect(Array(storage) == [expected[0]] && storage.bytes.count == 1 << storage.form.shift)
+                storage.removeAllKeepingCapacity()
+                storage.append("x")
+                #expect(storage.form == .oneByte && Array(storage) == ["x"])
+            }
+        }
+        // Part of a wider storage copied in widens only as far as its own scalars need.
+        let source = ScalarStorage(compacting: oneByte + twoBytes + fourBytes)
+        for (range, form) in [(0..<3, ScalarStorage.Form.oneByte), (2..<7, .twoBytes), (6..<8, .fourBytes), (8..<9, .oneByte)] {
+            var copy = ScalarStorage()
+            copy.append("x")
+            copy.append(contentsOf: source[range])
+            #expect(copy.form == form && Array(copy) == ["x"] + (oneByte + twoBytes + fourBytes)[range], "\(range)")
+        }
+    }
+
+    /// Text edited across the forms' boundaries: inserts and deletes before,
+    /// at and after a two- or four-byte scalar keep the text, its UTF-16 and
+    /// UTF-8 offsets and its runs right, and it loads the same.
+    @Test func textEditedAcrossTheFormsBoundariesKeepsItsOffsets() throws {
+        var text = Text()
+        var counter: UInt64 = 1
+        func insert(_ string: String, at index: Int) throws {
+            _ = try text.insertLocal(at: index, id: OpID(replica: a, counter: counter), lamport: counter, contentsOf: scalars(string))
+            counter += UInt64(string.unicodeScalars.count)
+        }
+        try insert("hello world", at: 0)
+        try insert("\u{FF}", at: 5)
+        #expect(text.content.form == .oneByte)
+        try insert("\u{FFFF}\u{100}", at: 6)
+        #expect(text.content.form == .twoBytes)
+        try insert("x", at: 7)
+        _ = try text.deleteLocal(5..<7)
+        #expect(text.string == "hellox\u{100} world")
+        try insert("\u{10000}", at: 6)
+        #expect(text.content.form == .fourBytes)
+        _ = try text.deleteLocal(7..<8)
+        try insert("\u{E000}\u{D7FF}", at: 0)
+        let expected = "\u{E000}\u{D7FF}hellox\u{10000} world"
+        #expect(text.string == expected)
+        #expect(text.utf16Count == expected.utf16.count && text.utf8Count == expected.utf8.count)
+        for index in 0...expected.unicodeScalars.count {
+            let prefix = String(String.UnicodeScalarView(expected.unicodeScalars.prefix(index)))
+            #expect(text.utf16Offset(ofIndex: index) == prefix.utf16.count && text.utf8Offset(ofIndex: index) == prefix.utf8.count, "\(index)")
+            #expect(text.index(ofUTF16Offset: prefix.utf16.count) == index, "\(index)")
+        }
+        text.checkInvariants()
+        text.checkHeadersAndUTF8()
+        try expectSameSequence(try Text(runs: text.runs), text, "loaded")
     }
 
     @Test func forEachRunCoalescesAndRoundTrips() throws {

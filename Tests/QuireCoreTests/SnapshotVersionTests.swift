@@ -195,7 +195,7 @@ import Testing
         }
         loaded.objects.texts[0].checkInvariants()
         // Loaded text takes a byte a scalar unless a scalar needs more.
-        #expect(loaded.objects.texts[0].content.isWide == sample.unicodeScalars.contains { $0.value > 0xFF })
+        #expect(loaded.objects.texts[0].content.form == .needed(for: sample.unicodeScalars.map(\.value).max() ?? 0))
     }
 }
 

@@ -131,37 +131,57 @@ extension Unicode.Scalar: SequenceElement {
 }
 
 /// A text's scalars in a byte each while all of them are below U+0100
-/// (Latin-1: ASCII text and most Western European text), in four bytes
-/// each from the first one that is not on. Texts are mostly such text, and
-/// their content, tombstones included, is most of a large document's memory.
+/// (Latin-1: ASCII text and most Western European text), in two bytes each
+/// while all are below U+10000 (the Basic Multilingual Plane: most other
+/// text), in four bytes each from the first one that is not. Texts are
+/// mostly such text, and their content, tombstones included, is most of a
+/// large document's memory: one curly quote made rustcode.unicode's whole
+/// text four bytes a scalar before the two-byte form.
 ///
-/// Both forms live in one byte array, so that reading or measuring the
+/// Every form lives in one byte array, so that reading or measuring the
 /// content retains one buffer, not two: every edit does it.
 public struct ScalarStorage: ElementStorage, RandomAccessCollection {
-    /// The scalars: one byte each, or, once `isWide`, four (the scalar's
-    /// value in the machine's byte order).
+    /// The scalars, in `form`: one byte each, or the scalar's value in two
+    /// or four bytes (in the machine's byte order).
     @usableFromInline var bytes: [UInt8] = []
-    @usableFromInline var isWide = false
+    @usableFromInline var form = Form.oneByte
+
+    /// How many bytes each stored scalar takes: the fewest that hold every
+    /// scalar stored so far. Storage only ever widens (until emptied).
+    @usableFromInline
+    enum Form: UInt8, Comparable, Sendable {
+        /// Below U+0100.
+        case oneByte = 0
+        /// Below U+10000. No scalar is a surrogate, so none takes two
+        /// UTF-16 units here: each value is its one.
+        case twoBytes = 1
+        /// Any scalar.
+        case fourBytes = 2
+
+        /// The narrowest form that holds a scalar of value `value`.
+        @inlinable
+        static func needed(for value: UInt32) -> Form {
+            value < 0x100 ? .oneByte : value < 0x1_0000 ? .twoBytes : .fourBytes
+        }
+
+        /// A count of scalars shifted left by this is one of bytes.
+        @inlinable
+        var shift: Int { Int(truncatingIfNeeded: rawValue) }
+
+        @inlinable
+        static func < (lhs: Form, rhs: Form) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
 
     @inlinable
     public init() {}
 
     public init(compacting scalars: [Unicode.Scalar]) {
-        if scalars.allSatisfy({ $0.value < 0x100 }) {
-            bytes = scalars.map { UInt8(truncatingIfNeeded: $0.value) }
-        } else {
-            isWide = true
-            bytes = Array(unsafeUninitializedCapacity: scalars.count * 4) { buffer, initialized in
-                let raw = UnsafeMutableRawBufferPointer(buffer)
-                for (index, scalar) in scalars.enumerated() {
-                    raw.storeBytes(of: scalar.value, toByteOffset: index * 4, as: UInt32.self)
-                }
-                initialized = scalars.count * 4
-            }
-        }
+        form = .needed(for: scalars.reduce(0) { Swift.max($0, $1.value) })
+        bytes.reserveCapacity(scalars.count << form.shift)
+        scalars.withUnsafeBufferPointer { $0.withMemoryRebound(to: UInt32.self) { append(converting: $0) } }
     }
 
-    /// Makes room in empty storage for at least `count` scalars, if they are narrow.
+    /// Makes room in empty storage for at least `count` scalars, if they take a byte each.
     mutating func reserveCapacity(_ count: Int) {
         guard bytes.isEmpty else { return }
         bytes.reserveCapacity(count)
@@ -181,8 +201,8 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         bytes = compacted(bytes)
     }
 
-    @inlinable
-    public var count: Int { isWide ? bytes.count >> 2 : bytes.count }
+    @inlinable @inline(__always)
+    public var count: Int { bytes.count &>> form.shift }
 
     @inlinable
     public var startIndex: Int { 0 }
@@ -195,21 +215,26 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
 
     @inlinable
     public subscript(position: Int) -> Unicode.Scalar {
-        guard isWide else { return Unicode.Scalar(bytes[position]) }
+        guard form != .oneByte else { return Unicode.Scalar(bytes[position]) }
         precondition(position >= 0 && position < count, "ScalarStorage index out of range")
-        return bytes.withUnsafeBytes { Self.scalar(in: $0, at: position) }
+        return bytes.withUnsafeBytes { Self.scalar(in: $0, at: position, form: form) }
     }
 
-    /// The scalar at `position` of wide storage's bytes.
+    /// The scalar at `position` of the bytes of storage in `form`.
     @inlinable
-    static func scalar(in bytes: UnsafeRawBufferPointer, at position: Int) -> Unicode.Scalar {
+    static func scalar(in bytes: UnsafeRawBufferPointer, at position: Int, form: Form) -> Unicode.Scalar {
+        let value = switch form {
+        case .oneByte: UInt32(bytes[position])
+        case .twoBytes: UInt32(bytes.loadUnaligned(fromByteOffset: position * 2, as: UInt16.self))
+        case .fourBytes: bytes.loadUnaligned(fromByteOffset: position * 4, as: UInt32.self)
+        }
         // Only valid scalars were stored.
-        Unicode.Scalar(bytes.loadUnaligned(fromByteOffset: position * 4, as: UInt32.self)).unsafelyUnwrapped
+        return Unicode.Scalar(value).unsafelyUnwrapped
     }
 
     @inlinable
     public mutating func append(_ scalar: Unicode.Scalar) {
-        if !isWide && scalar.value < 0x100 {
+        if form == .oneByte && scalar.value < 0x100 {
             bytes.reserveGrowingByAThird(adding: 1)
             bytes.append(UInt8(truncatingIfNeeded: scalar.value))
         } else {
@@ -217,7 +242,7 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         }
     }
 
-    /// Checks whether the storage is wide once for all of `scalars`, not
+    /// Checks whether the storage must widen once for all of `scalars`, not
     /// for each, and copies another storage's scalars (a merge's decoded
     /// text) or an array of them in one go.
     @inlinable
@@ -225,7 +250,7 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         // (The casts cost nothing: each specialisation knows its answer.)
         if let slice = scalars as? Slice<ScalarStorage> { return append(contentsOf: slice.base, slice.startIndex..<slice.endIndex) }
         if let storage = scalars as? ScalarStorage { return append(contentsOf: storage, 0..<storage.count) }
-        if !isWide, scalars.withContiguousStorageIfAvailable({ appendNarrow($0) }) == true { return }
+        if form == .oneByte, scalars.withContiguousStorageIfAvailable({ appendNarrow($0) }) == true { return }
         // A keystroke's scalar or few cost less through the iterator below
         // than through the string's UTF-8 buffer.
         if let view = scalars as? String.UnicodeScalarView, case var string = String(view), string.utf8.count >= 16 {
@@ -234,7 +259,7 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
             return
         }
         var iterator = scalars.makeIterator()
-        if !isWide {
+        if form == .oneByte {
             while let scalar = iterator.next() {
                 guard scalar.value < 0x100 else { appendWidening(scalar); break }
                 bytes.reserveGrowingByAThird(adding: 1)
@@ -245,11 +270,10 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     }
 
     /// Appends the scalars in `range` of `other`: a copy of their bytes
-    /// when both are narrow or both wide.
+    /// when both storages are in the same form.
     @usableFromInline
     mutating func append(contentsOf other: ScalarStorage, _ range: Range<Int>) {
-        switch (isWide, other.isWide) {
-        case (false, false):
+        if form == .oneByte && other.form == .oneByte {
             bytes.reserveGrowingByAThird(adding: range.count)
             if range.count <= 4 {
                 // A keystroke's scalar or few: the generic copy of a slice
@@ -258,45 +282,64 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
             } else {
                 bytes.append(contentsOf: other.bytes[range])
             }
-        case (true, true):
-            bytes.reserveGrowingByAThird(adding: range.count * 4)
-            bytes.append(contentsOf: other.bytes[(range.lowerBound * 4)..<(range.upperBound * 4)])
-        case (true, false):
-            other.bytes[range].withUnsafeBufferPointer { appendNarrowBytes($0) }
-        case (false, true):
-            // Widened once, if a scalar needs it, then copied: a scalar at a
-            // time, every one after the first wide scalar went through
-            // `appendWidening`, at a hundred instructions each.
-            let scalars = other.bytes[(range.lowerBound * 4)..<(range.upperBound * 4)]
-            let needsWide = scalars.withUnsafeBytes { raw in
-                (0..<range.count).contains { raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self) >= 0x100 }
-            }
-            if needsWide {
-                widen(addingCapacity: range.count * 4)
-                bytes.append(contentsOf: scalars)
-            } else {
-                bytes.reserveGrowingByAThird(adding: range.count)
-                for position in range { bytes.append(UInt8(truncatingIfNeeded: other[position].value)) }
+            return
+        }
+        // Widened once, if a scalar needs it, then copied: a scalar at a
+        // time, every one after the first wider scalar went through
+        // `appendWidening`, at a hundred instructions each.
+        if other.form > form { widen(to: other.narrowestForm(of: range), addingCapacity: range.count << other.form.shift) }
+        other.bytes.withUnsafeBytes { stored in
+            let values = UnsafeRawBufferPointer(rebasing: stored[(range.lowerBound << other.form.shift)..<(range.upperBound << other.form.shift)])
+            // An array's storage is aligned for any of the forms.
+            switch other.form {
+            case .oneByte: values.withMemoryRebound(to: UInt8.self) { append(converting: $0) }
+            case .twoBytes: values.withMemoryRebound(to: UInt16.self) { append(converting: $0) }
+            case .fourBytes: values.withMemoryRebound(to: UInt32.self) { append(converting: $0) }
             }
         }
     }
 
-    /// Appends scalars below U+0100 given a byte each (narrow storage's
-    /// form, or ASCII), in the storage's own form.
-    private mutating func appendNarrowBytes(_ narrow: UnsafeBufferPointer<UInt8>) {
-        guard isWide else {
-            bytes.reserveGrowingByAThird(adding: narrow.count)
-            bytes.append(contentsOf: narrow)
+    /// The narrowest form that holds the scalars in `range`.
+    private func narrowestForm(of range: Range<Int>) -> Form {
+        bytes.withUnsafeBytes { stored in
+            let values = UnsafeRawBufferPointer(rebasing: stored[(range.lowerBound << form.shift)..<(range.upperBound << form.shift)])
+            let largest = switch form {
+            case .oneByte: UInt32(values.reduce(0, Swift.max))
+            case .twoBytes: UInt32(values.withMemoryRebound(to: UInt16.self) { $0.reduce(0, Swift.max) })
+            case .fourBytes: values.withMemoryRebound(to: UInt32.self) { $0.reduce(0, Swift.max) }
+            }
+            return .needed(for: largest)
+        }
+    }
+
+    /// Appends scalar values that the storage's form holds, in that form.
+    @inline(__always)
+    private mutating func append<Value: FixedWidthInteger & UnsignedInteger>(converting values: UnsafeBufferPointer<Value>) {
+        switch form {
+        case .oneByte: append(converting: values, to: UInt8.self)
+        case .twoBytes: append(converting: values, to: UInt16.self)
+        case .fourBytes: append(converting: values, to: UInt32.self)
+        }
+    }
+
+    /// Appends `values` as `Stored` values: copied as they are when they
+    /// are already, else converted in a scratch buffer, by a loop that
+    /// vectorises, then copied in one go. (Through `append(_:)` a scalar at
+    /// a time cost a tenth of a merge once a text held one emoji;
+    /// zero-filling the array with `repeatElement` first and storing into
+    /// it, 6 % of one.)
+    @inline(__always)
+    private mutating func append<Value: FixedWidthInteger & UnsignedInteger, Stored: FixedWidthInteger & UnsignedInteger>(
+        converting values: UnsafeBufferPointer<Value>, to _: Stored.Type
+    ) {
+        bytes.reserveGrowingByAThird(adding: values.count * MemoryLayout<Stored>.size)
+        if Value.self == Stored.self {
+            UnsafeRawBufferPointer(values).withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
             return
         }
-        // Widened in a scratch buffer, by a loop that vectorises, then
-        // copied in one go. (Through `append(_:)` a scalar at a time cost a
-        // tenth of a merge once a text held one emoji; zero-filling the
-        // array with `repeatElement` first and storing into it, 6 % of one.)
-        bytes.reserveGrowingByAThird(adding: narrow.count * 4)
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: narrow.count) { wide in
-            for offset in narrow.indices { wide[offset] = UInt32(narrow[offset]) }
-            wide.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+        withUnsafeTemporaryAllocation(of: Stored.self, capacity: values.count) { converted in
+            for offset in values.indices { converted[offset] = Stored(truncatingIfNeeded: values[offset]) }
+            converted.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
         }
     }
 
@@ -308,7 +351,7 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     /// One pass validates, counts and decodes, where making a `String`
     /// and reading its scalars back would go over the bytes three times.
     mutating func append(decodingUTF8 utf8: ArraySlice<UInt8>, textLength: Int) -> Int? {
-        if utf8.count == 1, textLength == 1, let byte = utf8.first, byte < 0x80, !isWide {
+        if utf8.count == 1, textLength == 1, let byte = utf8.first, byte < 0x80, form == .oneByte {
             // A keystroke, most inserts: half the cost of the copy below.
             bytes.append(byte)
             return 1
@@ -321,28 +364,33 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     @usableFromInline
     mutating func append(decodingUTF8 buffer: UnsafeBufferPointer<UInt8>, textLength: Int) -> Int? {
         guard buffer.isEmpty || (textLength > 0 && buffer.count % textLength == 0) else { return nil }
-        if !isWide, buffer.isASCII {
+        if form == .oneByte, buffer.isASCII {
             // ASCII, most text: a byte a scalar, copied in one go (here,
-            // not through `appendNarrowBytes`: a call a keystroke costs).
+            // not through `append(converting:)`: a call a keystroke costs).
             bytes.reserveGrowingByAThird(adding: buffer.count)
             bytes.append(contentsOf: buffer)
             return buffer.isEmpty ? 0 : textLength
         }
-        // A scalar from U+0100 on (lead byte 0xC4 or above) makes the storage
-        // wide: widened now, with room for a scalar per byte, it is not
-        // grown again scalar by scalar. (A snapshot's text with an em dash
-        // in it regrew its wide copy at each of its other scalars.)
-        if !isWide && buffer.reduce(0, Swift.max) >= 0xC4 { widen(addingCapacity: buffer.count * 4) }
+        // A scalar from U+0100 on (lead byte 0xC4 or above) needs two bytes,
+        // one from U+10000 on (lead byte 0xF0 or above) four: widened now,
+        // with room for a scalar per byte, the storage is not grown again
+        // scalar by scalar. (A snapshot's text with an em dash in it regrew
+        // its wide copy at each of its other scalars.)
+        if form != .fourBytes {
+            let largest = buffer.reduce(0, Swift.max)
+            let needed: Form = largest >= 0xF0 ? .fourBytes : largest >= 0xC4 ? .twoBytes : .oneByte
+            widen(to: needed, addingCapacity: buffer.count << needed.shift)
+        }
         var offset = 0, textEnd = textLength, lastCount = 0
         let lastStart = buffer.count - textLength
         while offset < buffer.count {
             if buffer[offset] < 0x80 {
                 // ASCII, most of a paste that holds a few other scalars (or
-                // of any text once the storage is wide): the run up to the
+                // of any text once the storage is wider): the run up to the
                 // next other scalar or the text's end, a scalar a byte, in
                 // one go. (Scalar by scalar, a wide paste cost 24 instructions a scalar.)
                 let runEnd = buffer.endOfASCII(from: offset + 1, upTo: textEnd)
-                appendNarrowBytes(UnsafeBufferPointer(rebasing: buffer[offset..<runEnd]))
+                append(converting: UnsafeBufferPointer(rebasing: buffer[offset..<runEnd]))
                 if offset >= lastStart { lastCount += runEnd - offset }
                 offset = runEnd
                 if offset == textEnd { textEnd += textLength }
@@ -367,7 +415,7 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     /// every change).
     mutating func removeAllKeepingCapacity() {
         bytes.removeAllKeepingCapacity()
-        isWide = false
+        form = .oneByte
     }
 
     /// Appends `scalars` a byte each if every one is below U+0100; returns
@@ -380,61 +428,72 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         return true
     }
 
-    /// Appends a scalar that does not fit in a byte, or to wide storage,
-    /// widening the storage first if it is not.
+    /// Appends a scalar that does not fit in a byte, or to storage that
+    /// is wider than a byte a scalar, widening the storage first if the
+    /// scalar needs it.
     @usableFromInline
     mutating func appendWidening(_ scalar: Unicode.Scalar) {
-        widen(addingCapacity: 4)
-        bytes.reserveGrowingByAThird(adding: 4)
-        // As bytes of a typed buffer: a raw buffer's go through the generic
-        // `append(contentsOf:)`, at a hundred instructions a scalar.
-        Swift.withUnsafeBytes(of: scalar.value) { value in
-            value.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
-        }
+        widen(to: .needed(for: scalar.value), addingCapacity: 4)
+        withUnsafePointer(to: scalar.value) { append(converting: UnsafeBufferPointer(start: $0, count: 1)) }
     }
 
-    /// Makes narrow storage wide, with room for `extra` more bytes.
-    private mutating func widen(addingCapacity extra: Int) {
-        guard !isWide else { return }
+    /// Makes the storage `wider`, if it is narrower, with room for `extra` more bytes.
+    private mutating func widen(to wider: Form, addingCapacity extra: Int) {
+        guard wider > form else { return }
         let narrow = bytes
-        // Room for as many wide scalars as it had for narrow ones (a merge
+        let growth = 1 << (wider.shift - form.shift)
+        // Room for as many wider scalars as it had for narrow ones (a merge
         // reserves room for its whole text), if it uses at least half of it:
         // scratch storage, emptied and refilled, keeps room it does not
-        // need, which carried over at each widening would grow fourfold each time.
-        let keptRoom = narrow.count * 2 >= narrow.capacity ? narrow.capacity * 4 : 0
-        // Widened straight into the new buffer: through `appendNarrowBytes`
-        // a large text (a merge's, once its first scalar from U+0100 on
-        // comes) went through a scratch copy as large first.
-        bytes = narrow.withUnsafeBufferPointer { narrow in
-            [UInt8](unsafeUninitializedCapacity: Swift.max(narrow.count * 4 + extra, keptRoom)) { wide, initialized in
-                initialized = narrow.count * 4
-                // An array's storage is aligned for UInt32.
-                UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(wide)[..<initialized])
-                    .withMemoryRebound(to: UInt32.self) { wide in
-                        for offset in narrow.indices { wide[offset] = UInt32(narrow[offset]) }
-                    }
+        // need, which carried over at each widening would grow each time.
+        let keptRoom = narrow.count * 2 >= narrow.capacity ? narrow.capacity * growth : 0
+        // Widened straight into the new buffer: through `append(converting:)`
+        // a large text (a merge's, once its first wider scalar comes) went
+        // through a scratch copy as large first.
+        bytes = narrow.withUnsafeBytes { narrow in
+            [UInt8](unsafeUninitializedCapacity: Swift.max(narrow.count * growth + extra, keptRoom)) { wide, initialized in
+                initialized = narrow.count * growth
+                // An array's storage is aligned for any of the forms.
+                let target = UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(wide)[..<initialized])
+                switch (form, wider) {
+                case (.oneByte, .twoBytes): Self.storeWidened(narrow, as: UInt8.self, into: target, as: UInt16.self)
+                case (.oneByte, .fourBytes): Self.storeWidened(narrow, as: UInt8.self, into: target, as: UInt32.self)
+                default: Self.storeWidened(narrow, as: UInt16.self, into: target, as: UInt32.self)
+                }
             }
         }
-        isWide = true
+        form = wider
+    }
+
+    /// Stores each of the `Narrow` values in `narrow` as a `Wide` one in `wide`, which has room for them.
+    @inline(__always)
+    private static func storeWidened<Narrow: FixedWidthInteger & UnsignedInteger, Wide: FixedWidthInteger & UnsignedInteger>(
+        _ narrow: UnsafeRawBufferPointer, as _: Narrow.Type, into wide: UnsafeMutableRawBufferPointer, as _: Wide.Type
+    ) {
+        narrow.withMemoryRebound(to: Narrow.self) { narrow in
+            wide.withMemoryRebound(to: Wide.self) { wide in
+                for offset in narrow.indices { wide[offset] = Wide(narrow[offset]) }
+            }
+        }
     }
 
     @inlinable
     public mutating func removeSubrange(_ range: PartialRangeFrom<Int>) {
-        bytes.removeSubrange((isWide ? range.lowerBound * 4 : range.lowerBound)...)
+        bytes.removeSubrange((range.lowerBound << form.shift)...)
     }
 
     @inlinable
     public func slice(_ range: Range<Int>) -> ArraySlice<Unicode.Scalar> {
-        guard isWide else { return bytes[range].map(Unicode.Scalar.init)[...] }
+        guard form != .oneByte else { return bytes[range].map(Unicode.Scalar.init)[...] }
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "ScalarStorage range out of bounds")
-        return bytes.withUnsafeBytes { bytes in range.map { Self.scalar(in: bytes, at: $0) } }[...]
+        return bytes.withUnsafeBytes { bytes in range.map { Self.scalar(in: bytes, at: $0, form: form) } }[...]
     }
 
     /// Calls `body` with the scalars in `range` as they are stored, if they
     /// are ASCII: then they are their UTF-8. Nil otherwise.
     func withASCII<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "ScalarStorage range out of bounds")
-        guard !isWide else { return nil }
+        guard form == .oneByte else { return nil }
         return bytes.withUnsafeBufferPointer { bytes in
             let scalars = UnsafeBufferPointer(rebasing: bytes[range])
             return scalars.isASCII ? body(scalars) : nil
@@ -443,17 +502,17 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
 
     /// Writes the UTF-8 of the scalars in `ranges`, one range after
     /// another, to `writer` as one length-prefixed string (a snapshot's
-    /// text: its runs' scalars in document order). Narrow ASCII, the usual
-    /// text, is its own UTF-8, of a length known ahead: each range is
-    /// copied straight into the writer's bytes, not gathered into an array
-    /// first.
+    /// text: its runs' scalars in document order). ASCII a byte a scalar,
+    /// the usual text, is its own UTF-8, of a length known ahead: each
+    /// range is copied straight into the writer's bytes, not gathered into
+    /// an array first.
     func writeUTF8(of ranges: [Range<Int>], to writer: inout ByteWriter) {
         checkBounds(of: ranges)
         let wroteASCII = bytes.withUnsafeBufferPointer { buffer in
             // A snapshot's ranges cover the whole storage: checked in one
             // pass when it is all ASCII, not range by range (short runs of
             // typing: that check was most of the text's cost).
-            guard !isWide && (buffer.isASCII || isASCII(ranges, of: buffer)) else { return false }
+            guard form == .oneByte && (buffer.isASCII || isASCII(ranges, of: buffer)) else { return false }
             let count = ranges.reduce(0) { $0 + $1.count }
             writer.writeVarint(count)
             writer.writeBytes(count: count) { target in _ = Self.copy(ranges, of: buffer, to: target) }
@@ -463,19 +522,22 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     }
 
     /// The UTF-8 of the scalars in `ranges`, one range after another.
-    /// (Callers copy narrow ASCII themselves, without this array.)
+    /// (Callers copy ASCII a byte a scalar themselves, without this array.)
     func utf8(of ranges: [Range<Int>]) -> [UInt8] {
         checkBounds(of: ranges)
-        return bytes.withUnsafeBufferPointer { buffer in
-            guard isWide else { return Self.utf8(of: ranges, in: buffer) }
-            // Four bytes a scalar, from an array's storage: aligned for UInt32.
-            return UnsafeRawBufferPointer(buffer).withMemoryRebound(to: UInt32.self) { Self.utf8(of: ranges, in: $0) }
+        // An array's storage is aligned for any of the forms.
+        return bytes.withUnsafeBytes { stored in
+            switch form {
+            case .oneByte: stored.withMemoryRebound(to: UInt8.self) { Self.utf8(of: ranges, in: $0) }
+            case .twoBytes: stored.withMemoryRebound(to: UInt16.self) { Self.utf8(of: ranges, in: $0) }
+            case .fourBytes: stored.withMemoryRebound(to: UInt32.self) { Self.utf8(of: ranges, in: $0) }
+            }
         }
     }
 
     /// Calls `body` with `utf8(of: ranges)`, gathered in temporary memory
-    /// (on the stack when it is small) if they are narrow ASCII: a
-    /// history's encode reads each run of typing that later edits split
+    /// (on the stack when it is small) if they are ASCII a byte a scalar:
+    /// a history's encode reads each run of typing that later edits split
     /// so, and an array for each cost a third of reading it.
     func withUTF8<Result>(of ranges: [Range<Int>], _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         checkBounds(of: ranges)
@@ -494,9 +556,9 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         }
     }
 
-    /// Whether the scalars in `ranges` of `buffer`, the storage, are narrow and ASCII: their own UTF-8.
+    /// Whether the scalars in `ranges` of `buffer`, the storage, are ASCII a byte a scalar: their own UTF-8.
     private func isASCII(_ ranges: [Range<Int>], of buffer: UnsafeBufferPointer<UInt8>) -> Bool {
-        !isWide && ranges.allSatisfy { UnsafeBufferPointer(rebasing: buffer[$0]).isASCII }
+        form == .oneByte && ranges.allSatisfy { UnsafeBufferPointer(rebasing: buffer[$0]).isASCII }
     }
 
     /// Copies the bytes in `ranges` of `buffer` one range after another to
@@ -522,8 +584,8 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
     private static func utf8<Value: FixedWidthInteger & UnsignedInteger>(
         of ranges: [Range<Int>], in values: UnsafeBufferPointer<Value>
     ) -> [UInt8] {
-        // Two bytes at most a scalar below U+0100 (narrow storage), four above.
-        let longest = ranges.reduce(0) { $0 + $1.count } * (Value.bitWidth == 8 ? 2 : 4)
+        // Two bytes at most a scalar below U+0100 (one byte a scalar), three below U+10000, four above.
+        let longest = ranges.reduce(0) { $0 + $1.count } * Swift.min(Value.bitWidth / 8 + 1, 4)
         return [UInt8](unsafeUninitializedCapacity: longest) { target, written in
             var end = target.baseAddress!
             for range in ranges {
@@ -554,48 +616,27 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         }
     }
 
-    /// The storage's bytes, and whether they are four to a scalar.
+    /// The storage's bytes, and their form.
     public struct UnsafeView {
         @usableFromInline let bytes: UnsafeBufferPointer<UInt8>
-        @usableFromInline let isWide: Bool
+        @usableFromInline let form: Form
 
         @inlinable
-        init(bytes: UnsafeBufferPointer<UInt8>, isWide: Bool) {
+        init(bytes: UnsafeBufferPointer<UInt8>, form: Form) {
             self.bytes = bytes
-            self.isWide = isWide
+            self.form = form
         }
     }
 
     @inlinable @inline(__always)
     public func withUnsafeView<Result, Failure>(_ body: (UnsafeView) throws(Failure) -> Result) throws(Failure) -> Result {
-        let isWide = isWide
-        return try bytes.withUnsafeBufferPointer { bytes throws(Failure) in try body(UnsafeView(bytes: bytes, isWide: isWide)) }
+        let form = form
+        return try bytes.withUnsafeBufferPointer { bytes throws(Failure) in try body(UnsafeView(bytes: bytes, form: form)) }
     }
 
     @inlinable
     public static func widths(_ view: UnsafeView, _ start: Int, _ count: Int) -> (utf16: Int, utf8: Int) {
-        if view.isWide {
-            precondition(start >= 0 && (start + count) * 4 <= view.bytes.count, "ScalarStorage range out of bounds")
-            // The stored values themselves, as a typed buffer (an array's
-            // storage is aligned for UInt32), in a loop that vectorises:
-            // loaded one by one from raw bytes, a wide snapshot's load spent
-            // a fifth of its time here.
-            //
-            // Counted as the scalars above U+007F, U+07FF and U+FFFF, each
-            // in 32 bits (four to a vector register, not two): summed as
-            // `Int` widths, the loop ran about 10 instructions a scalar, 4%
-            // of rustcode.unicode's merge (its text wide after a U+0192).
-            // A count stays below 2^32: a text's scalars are far fewer.
-            return UnsafeRawBufferPointer(view.bytes).withMemoryRebound(to: UInt32.self) { values in
-                var above7F: UInt32 = 0, above7FF: UInt32 = 0, aboveFFFF: UInt32 = 0
-                for value in UnsafeBufferPointer(rebasing: values[start..<start + count]) {
-                    above7F &+= (0x7F &- value) >> 31
-                    above7FF &+= (0x7FF &- value) >> 31
-                    aboveFFFF &+= (0xFFFF &- value) >> 31
-                }
-                return (count + Int(aboveFFFF), count + Int(above7F) + Int(above7FF) + Int(aboveFFFF))
-            }
-        }
+        guard view.form == .oneByte else { return widerWidths(view, start, count) }
         // Below U+0100: one UTF-16 unit, and one UTF-8 byte below U+0080, else two.
         let bytes = UnsafeBufferPointer(rebasing: view.bytes[start..<start + count])
         // Text of some length is mostly ASCII, which `isASCII` finds in a
@@ -606,6 +647,42 @@ public struct ScalarStorage: ElementStorage, RandomAccessCollection {
         var utf8 = count
         for byte in bytes where byte >= 0x80 { utf8 += 1 }
         return (count, utf8)
+    }
+
+    /// `widths` of storage of two or four bytes a scalar: not inlined, so
+    /// that its two vector loops do not weigh on inlining the edits that
+    /// measure ASCII. (Inlined, and `count` not forced inline, they left a
+    /// local insert out of line in `Transaction.insertText`: rustcode's
+    /// local replay ran 2.3% more instructions.)
+    @usableFromInline @inline(never)
+    static func widerWidths(_ view: UnsafeView, _ start: Int, _ count: Int) -> (utf16: Int, utf8: Int) {
+        precondition(start >= 0 && (start + count) << view.form.shift <= view.bytes.count, "ScalarStorage range out of bounds")
+        // The stored values themselves, as a typed buffer (an array's
+        // storage is aligned for any of the forms): loaded one by one
+        // from raw bytes, a wide snapshot's load spent a fifth of its
+        // time here.
+        let stored = UnsafeRawBufferPointer(view.bytes)
+        return view.form == .twoBytes
+            ? stored.withMemoryRebound(to: UInt16.self) { widths(of: UnsafeBufferPointer(rebasing: $0[start..<start + count])) }
+            : stored.withMemoryRebound(to: UInt32.self) { widths(of: UnsafeBufferPointer(rebasing: $0[start..<start + count])) }
+    }
+
+    /// The UTF-16 units and UTF-8 bytes of the scalar values `values`,
+    /// counted as the scalars above U+007F, U+07FF and U+FFFF, each in 32
+    /// bits (four to a vector register, not two), in a loop that
+    /// vectorises: summed as `Int` widths, the loop ran about 10
+    /// instructions a scalar, 4% of rustcode.unicode's merge (its text wide
+    /// after a U+0192). A count stays below 2^32: a text's scalars are far fewer.
+    @inline(__always)
+    private static func widths<Value: FixedWidthInteger & UnsignedInteger>(of values: UnsafeBufferPointer<Value>) -> (utf16: Int, utf8: Int) {
+        var above7F: UInt32 = 0, above7FF: UInt32 = 0, aboveFFFF: UInt32 = 0
+        for value in values {
+            let value = UInt32(truncatingIfNeeded: value)
+            above7F &+= (0x7F &- value) >> 31
+            above7FF &+= (0x7FF &- value) >> 31
+            aboveFFFF &+= (0xFFFF &- value) >> 31
+        }
+        return (values.count + Int(aboveFFFF), values.count + Int(above7F) + Int(above7FF) + Int(aboveFFFF))
     }
 }
 
