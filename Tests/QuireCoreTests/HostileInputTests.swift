@@ -57,6 +57,69 @@ import QuireTestSupport
         }
     }
 
+    /// A snapshot's checksum is compared after its body is read (so that
+    /// it skips the history's bundles, each checked on its own): damage
+    /// anywhere in the body is still reported as the checksum's, whatever
+    /// the damaged body would have said.
+    @Test func damageInASnapshotsBodyIsAChecksumMismatch() throws {
+        let bytes = try Self.sample().encodeSnapshot()
+        let bodyStart = try Envelope.open(bytes, magic: SnapshotEncoding.magic, name: "sample",
+                                          version: SnapshotEncoding.version).offset
+        for index in bodyStart..<bytes.count {
+            var damaged = bytes
+            damaged[index] ^= 1 << (index % 8)
+            #expect(throws: DecodingError.checksumMismatch) { try Document(snapshot: damaged, replica: ReplicaID(1)) }
+        }
+    }
+
+    /// A snapshot's history bundle and its body are checked each: a bundle
+    /// damaged inside a good snapshot checksum is refused, and so is a good
+    /// bundle inside a snapshot whose checksum is not.
+    @Test func aSnapshotsBundleAndBodyChecksumsAreEachChecked() throws {
+        let snapshot = try Self.sample().encodeSnapshot()
+        let body = Array(try Envelope.open(snapshot, magic: SnapshotEncoding.magic, name: "sample",
+                                           version: SnapshotEncoding.version).remainingBytes)
+        // The history's one bundle, found by its magic and frame.
+        let bundleStart = try #require(body.indices.first { body[$0...].starts(with: ChangeEncoding.magic) })
+        var frame = ByteReader(Array(body[bundleStart...]))
+        _ = try frame.readBytes(ChangeEncoding.magic.count, "the magic")
+        let version = try frame.readVarint()
+        let length = Int(try frame.readVarint())
+        let bundleBody = Array(body[(bundleStart + frame.offset)...].prefix(length))
+        let bundleEnd = bundleStart + frame.offset + length + 4
+        // Its last column byte changed: what the load reads of it (tables, change count) still holds.
+        var damagedBody = bundleBody
+        damagedBody[damagedBody.count - 1] ^= 0x10
+        let resealed = Envelope.seal(magic: ChangeEncoding.magic, version: version, body: damagedBody)
+        #expect(resealed.count == bundleEnd - bundleStart)
+        #expect(try ChangeEncoding.changeCount(of: resealed, elidedTextAllowed: true) > 0)
+        // The same damage under the bundle's old checksum.
+        var unsealed = Array(body[bundleStart..<bundleEnd])
+        unsealed[unsealed.count - 5] ^= 0x10
+        #expect(unsealed.dropLast(4) == resealed.dropLast(4))
+
+        // The bundle's own checksum wrong, the snapshot's right.
+        let bundleDamaged = Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version,
+                                          body: Array(body[..<bundleStart] + unsealed + body[bundleEnd...]))
+        _ = try Envelope.open(bundleDamaged, magic: SnapshotEncoding.magic, name: "sample", version: SnapshotEncoding.version)
+        #expect(throws: DecodingError.checksumMismatch) { try Document(snapshot: bundleDamaged, replica: ReplicaID(1)) }
+
+        // The bundle's own checksum right, the snapshot's wrong.
+        var checksumDamaged = snapshot
+        checksumDamaged[snapshot.count - 1] ^= 0x01
+        #expect(throws: DecodingError.checksumMismatch) { try Document(snapshot: checksumDamaged, replica: ReplicaID(1)) }
+
+        // The damaged bundle resealed in place: the snapshot's checksum
+        // still holds, as it did before the change that skips bundles (the
+        // CRC-32 of any bytes followed by their own is one constant), so
+        // the snapshot loads and the damage is left to whoever reads the history.
+        let snapshotBodyStart = snapshot.count - 4 - body.count
+        var resealedInPlace = snapshot
+        resealedInPlace.replaceSubrange(snapshotBodyStart + bundleStart..<snapshotBodyStart + bundleEnd, with: resealed)
+        #expect(CRC32.checksum(Array(resealedInPlace.dropLast(4))) == CRC32.checksum(Array(snapshot.dropLast(4))))
+        _ = try Document(snapshot: resealedInPlace, replica: ReplicaID(1))
+    }
+
     /// A bundle that elides its text is only read inside a snapshot, with the state to restore the text from.
     @Test func aBundleWithElidedTextIsRefusedOnItsOwn() throws {
         let doc = try Self.sample()

@@ -64,6 +64,36 @@ public enum Envelope {
     /// over the body and the version found.
     public static func open(_ bytes: [UInt8], magic: [UInt8], name: String,
                             versions: ClosedRange<UInt64>) throws(DecodingError) -> (body: ByteReader, version: UInt64) {
+        let frame = try openLeavingChecksum(bytes, magic: magic, name: name, versions: versions)
+        try frame.checkChecksum()
+        return (frame.body, frame.version)
+    }
+
+    /// A frame whose layout is checked but whose checksum is not compared
+    /// yet: a reader that checks sealed pieces of the body on its own (a
+    /// snapshot's history bundles) then compares it without reading them
+    /// again, `checkChecksum(selfChecked:)`.
+    struct FrameLeavingChecksum {
+        let body: ByteReader
+        let version: UInt64
+        let storedChecksum: UInt32
+
+        /// Throws `.checksumMismatch` unless the stored checksum is that of
+        /// the bytes before it. Each of `selfChecked` (offsets in the
+        /// frame's bytes, ascending, apart) must have been found to end
+        /// with its own checksum: it is not read again.
+        func checkChecksum(selfChecked: [Range<Int>] = []) throws(DecodingError) {
+            let checksummed = body.bytes.withUnsafeBytes {
+                CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[..<body.end]), selfChecked: selfChecked)
+            }
+            guard storedChecksum == checksummed else { throw .checksumMismatch }
+        }
+    }
+
+    /// Checks the frame but for its checksum, which the caller must check
+    /// (`FrameLeavingChecksum.checkChecksum`) before trusting the body.
+    static func openLeavingChecksum(_ bytes: [UInt8], magic: [UInt8], name: String,
+                                    versions: ClosedRange<UInt64>) throws(DecodingError) -> FrameLeavingChecksum {
         guard bytes.count >= magic.count, bytes.prefix(magic.count).elementsEqual(magic) else {
             throw .badMagic(expected: name)
         }
@@ -80,8 +110,7 @@ public enum Envelope {
         guard bytes.count == bodyEnd + 4 else { throw .invalid("\(bytes.count - bodyEnd - 4) byte(s) follow \(name)") }
         var tail = ByteReader(bytes, range: bodyEnd..<bytes.count)
         let stored = try tail.readUInt32("the checksum")
-        guard stored == CRC32.checksum(bytes[..<bodyEnd]) else { throw .checksumMismatch }
-        return (ByteReader(bytes, range: bodyStart..<bodyEnd), found)
+        return FrameLeavingChecksum(body: ByteReader(bytes, range: bodyStart..<bodyEnd), version: found, storedChecksum: stored)
     }
 }
 

@@ -175,9 +175,29 @@ extension Document {
     /// read, so damage inside it surfaces as a `DecodingError` from the
     /// methods that read it.
     public init(snapshot bytes: [UInt8], replica: ReplicaID, limits: DecodingLimits = .default) throws(DecodingError) {
+        let frame = try Envelope.openLeavingChecksum(bytes, magic: SnapshotEncoding.magic, name: "a Quire document snapshot",
+                                                     versions: 1...SnapshotEncoding.version)
+        // The snapshot's checksum is compared last, so that it need not
+        // read the history's bundles again after each bundle's own check.
+        var checkedBundles: [Range<Int>] = []
+        do {
+            try self.init(snapshotBody: frame.body, version: frame.version, of: bytes, replica: replica, limits: limits,
+                          checkedBundles: &checkedBundles)
+        } catch {
+            // Damage the checksum shows is reported as such, as if it had been checked first.
+            try frame.checkChecksum()
+            throw error
+        }
+        try frame.checkChecksum(selfChecked: checkedBundles)
+    }
+
+    /// Reads a snapshot's body, whose checksum the caller compares after;
+    /// adds to `checkedBundles` where each history bundle lies in `bytes`,
+    /// its own checksum checked.
+    private init(snapshotBody body: ByteReader, version: UInt64, of bytes: [UInt8], replica: ReplicaID,
+                 limits: DecodingLimits, checkedBundles: inout [Range<Int>]) throws(DecodingError) {
         self.init(replica: replica)
-        var (body, version) = try Envelope.open(bytes, magic: SnapshotEncoding.magic, name: "a Quire document snapshot",
-                                                versions: 1...SnapshotEncoding.version)
+        var body = body
         let replicaCount = try body.readCount("replicas", minimumItemSize: 8)
         var replicaTable: [ReplicaID] = []
         for _ in 0..<replicaCount {
@@ -456,10 +476,13 @@ extension Document {
             let bundleCount = try body.readCount("history bundles", minimumItemSize: 8)
             // Each bundle is held to the limits; the history as a whole is
             // not, since it is kept as the bytes read.
+            checkedBundles.reserveCapacity(bundleCount)
             for _ in 0..<bundleCount {
-                let bundle = Array(try body.readData("the history"))
+                let bundleBytes = try body.readData("the history")
+                let bundle = Array(bundleBytes)
                 let count = try ChangeEncoding.changeCount(of: bundle, limits: limits, elidedTextAllowed: version >= 3)
                 history.append(bundle: bundle, count: count, version: versionVector)
+                checkedBundles.append(bundleBytes.indices)
             }
         case let flag: throw .invalid("the history flag is \(flag)")
         }
