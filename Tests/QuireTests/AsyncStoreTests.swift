@@ -110,10 +110,16 @@ import Testing
             let otherProcess = try #require(LockFile(beside: path))
             #expect(otherProcess.lock(exclusive: true, within: 0))
 
-            let edit = Task { try await store.async.edit(id) { tx in try tx.put(.root, key: "title", .string("Milk")) } }
-            // Run on the main actor, so only while nothing blocks it.
-            let sawTheCommitWait = await eventually { store.condition.withLock { store.isWriting } }
-            #expect(sawTheCommitWait, "the main actor never ran while the commit waited")
+            let ended = Mutex(false)
+            let edit = Task {
+                defer { ended.withLock { $0 = true } }
+                try await store.async.edit(id) { tx in try tx.put(.root, key: "title", .string("Milk")) }
+            }
+            // Run on the main actor, so only while nothing blocks it. No
+            // deadline: on a loaded machine the edit may take minutes to reach
+            // its commit (a 60 s one failed so); it cannot end without the lock.
+            while !store.condition.withLock({ store.isWriting }) && !ended.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+            #expect(store.condition.withLock { store.isWriting }, "the main actor never ran while the commit waited")
             let title = try await store.async.read(other) { doc in try doc.get(.root, key: "title") }
             #expect(title == .scalar(.string("Other")))
             otherProcess.unlock()
