@@ -74,10 +74,9 @@ extension Error {
     /// its checks (`StoreError.damagedDocument`), or a damaged page of the
     /// file (SQLite's `SQLITE_CORRUPT`) met while reading it.
     public func isDamage(ofDocument id: String) -> Bool {
-        switch self {
-        case let error as StoreError: error.damagedDocument == id
-        case let error as DatabaseError: error.fileProblem == .damaged
-        default: false
-        }
+        (self as? StoreError)?.damagedDocument == id || isDamagedPage
     }
+
+    /// Whether SQLite found a page of the file damaged (`SQLITE_CORRUPT`).
+    public var isDamagedPage: Bool { (self as? DatabaseError)?.fileProblem == .damaged }
 }

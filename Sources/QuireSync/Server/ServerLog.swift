@@ -668,10 +668,6 @@ public final class ServerLog: Sendable {
     }
 }
 
-extension Error {
-    /// Whether SQLite found a page of the file damaged (`SQLITE_CORRUPT`).
-    var isDamagedPage: Bool { (self as? DatabaseError)?.fileProblem == .damaged }
-}
 
 /// What `ServerLog.page` found.
 public struct LogPage: Sendable {
