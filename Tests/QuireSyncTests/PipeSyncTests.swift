@@ -259,7 +259,7 @@ import Testing
     /// other notes sync both ways.
     @Test func aServerLogWithADamagedNoteSyncsTheOtherNotesOverHTTP() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory + "/server.quire", notes: [DocumentID] = ["a", "n", "z"]
+            let path = directory + "/server.quire"
             let alice = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
             let retries = SleepRecorder()
             @discardableResult func sync(_ store: DocumentStore, _ log: ServerLog) async throws -> SyncClient.Report {
@@ -270,18 +270,11 @@ import Testing
             }
             do {
                 let log = try ServerLog(path: path)
-                for id in notes {
-                    try alice.create(id: id)
-                    try write(alice, id, "alice", 1)
-                }
-                try await sync(alice, log)
-                try await sync(phone, log)
-                for id in notes { try write(alice, id, "alice", 2) }
-                try await sync(alice, log)
+                try await writeThreeNotesTwice(alice: alice, phone: phone) { _ = try await sync($0, log) }
             }
             try damageTheRows(of: "n", inFileAt: path, serverLog: true)
             let log = try ServerLog(path: path)
-            for id in notes { try write(phone, id, "phone", 1) }
+            for id in Self.threeNotes { try write(phone, id, "phone", 1) }
             let report = try await sync(phone, log)
             #expect(report.damagedOnPeer == ["n": .documentDamaged("n")])
             try await sync(alice, log)
@@ -357,6 +350,23 @@ import Testing
         try await SyncClient(store: store, peer: "server", transport: FaultyTransport.sound(server)).sync()
     }
 
+    /// The notes of a server whose note n a test damages.
+    private static let threeNotes: [DocumentID] = ["a", "n", "z"]
+
+    /// alice creates `threeNotes` and writes each twice, syncing after each
+    /// round; the phone syncs after the first.
+    private func writeThreeNotesTwice(alice: DocumentStore, phone: DocumentStore,
+                                      syncing sync: (DocumentStore) async throws -> Void) async throws {
+        for id in Self.threeNotes {
+            try alice.create(id: id)
+            try write(alice, id, "alice", 1)
+        }
+        try await sync(alice)
+        try await sync(phone)
+        for id in Self.threeNotes { try write(alice, id, "alice", 2) }
+        try await sync(alice)
+    }
+
     /// A server holding the notes a, n and z, each written twice by alice,
     /// whose phone synced after the first edits; the row of alice's second
     /// edit of n is damaged, and `repair` puts it back byte for byte.
@@ -364,17 +374,10 @@ import Testing
         _ body: (_ server: SyncServer, _ alice: DocumentStore, _ phone: DocumentStore, _ repair: () throws -> Void) async throws -> Void
     ) async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory + "/server.quire", notes: [DocumentID] = ["a", "n", "z"]
+            let path = directory + "/server.quire"
             let alice = try DocumentStore.inMemory(), phone = try DocumentStore.inMemory()
             let server = SyncServer(log: try ServerLog(path: path), tokens: nil)
-            for id in notes {
-                try alice.create(id: id)
-                try write(alice, id, "alice", 1)
-            }
-            try await sync(alice, server)
-            try await sync(phone, server)
-            for id in notes { try write(alice, id, "alice", 2) }
-            try await sync(alice, server)
+            try await writeThreeNotesTwice(alice: alice, phone: phone) { _ = try await sync($0, server) }
             let newest = "(SELECT max(seq) FROM log WHERE document_id = 'n')"
             let database = try Database(path: path)
             defer { database.close() }
