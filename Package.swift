@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "QuireTestSupport"]),
         // CZlib: gzip answers, as a hostile server sends them.
         .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire", "QuireCore", "QuireStore", "CZlib"]),
-        .testTarget(name: "QuireStoreTests", dependencies: ["QuireStore", "QuireCore", "CSQLite", "CZstd"]),
+        .testTarget(name: "QuireStoreTests", dependencies: ["QuireTestSupport", "QuireStore", "QuireCore", "CSQLite", "CZstd"]),
         // A real process for the kill tests of QuireTests: writes edits in a
         // loop and reports each acknowledged one.
         .executableTarget(name: "quire-store-writer", dependencies: ["Quire", "QuireCore", "QuireStore"], path: "Tests/StoreWriter"),

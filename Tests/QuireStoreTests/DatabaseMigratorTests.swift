@@ -1,5 +1,6 @@
 import CSQLite
 import QuireStore
+import QuireTestSupport
 import Testing
 
 /// A migrator whose migration `n` creates table `t<n>` and logs `n`.

@@ -2,6 +2,7 @@ import CSQLite
 import Dispatch
 import Foundation
 @testable import QuireStore
+import QuireTestSupport
 import Testing
 
 /// Opens a file database in a temporary directory with a `notes` table.

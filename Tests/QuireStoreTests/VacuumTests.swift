@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 @testable import QuireStore
+import QuireTestSupport
 import Testing
 
 /// Opens a file database in a temporary directory holding `blobs` rows of

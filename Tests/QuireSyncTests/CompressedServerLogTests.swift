@@ -1,6 +1,7 @@
 import Foundation
 @testable import QuireSync
 import Quire
+import QuireTestSupport
 import Testing
 
 /// The server store's large rows and parked changes are stored as zstd
@@ -18,12 +19,9 @@ import Testing
         return try writer.changes(since: VersionVector())
     }
 
-    /// A server store at a new path in `directory`.
+    /// Runs `body` with the path of a server log in a new directory, removed afterwards.
     static func withStorePath(_ body: (String) throws -> Void) throws {
-        let directory = NSTemporaryDirectory() + "quire-server-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try body(directory + "/server.db")
+        try withTemporaryDirectory { directory in try body(directory + "/server.db") }
     }
 
     /// The stored `data` of every row of `table` (`log`, `parked`), in counter order.

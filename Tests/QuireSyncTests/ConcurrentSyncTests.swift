@@ -10,78 +10,77 @@ import Testing
 /// with too, and observing.
 @Suite struct ConcurrentSyncTests {
     @Test func editingReadingSyncingAndObservingOneStoreLoseAndRepeatNothing() async throws {
-        let directory = NSTemporaryDirectory() + "quire-concurrent-sync-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = SyncServer.Configuration()
-        (configuration.requestsPerSecond, configuration.burst) = (1e6, 1e6)
-        let server = try SyncServer(log: ServerLog(path: directory + "/server.db"), tokens: nil, configuration: configuration)
-        let http = HTTPServer(port: 0, handler: server.handle)
-        try http.start()
-        defer { http.stop() }
-        let address = URL(string: "http://127.0.0.1:\(http.port)")!
+        try await withTemporaryDirectory { directory in
+            var configuration = SyncServer.Configuration()
+            (configuration.requestsPerSecond, configuration.burst) = (1e6, 1e6)
+            let server = try SyncServer(log: ServerLog(path: directory + "/server.db"), tokens: nil, configuration: configuration)
+            let http = HTTPServer(port: 0, handler: server.handle)
+            try http.start()
+            defer { http.stop() }
+            let address = URL(string: "http://127.0.0.1:\(http.port)")!
 
-        let store = try DocumentStore(path: directory + "/notes.quire", snapshotInterval: 10)
-        let other = try DocumentStore.inMemory()
-        let editors = 3, edits = 20
-        let own = try (0..<editors).map { _ in try store.createDocument() }
-        let shared = try store.createDocument()
-        try other.create(id: shared)
-        // Events come in commit order: this document's comes after all the others.
-        let last = try store.createDocument()
-        let observed = Task { [events = store.allEvents()] in
-            var ids: [String] = []
-            for await event in events {
-                if event.document == last { break }
-                ids += event.changeIDs.map { "\(event.document) \($0)" }
+            let store = try DocumentStore(path: directory + "/notes.quire", snapshotInterval: 10)
+            let other = try DocumentStore.inMemory()
+            let editors = 3, edits = 20
+            let own = try (0..<editors).map { _ in try store.createDocument() }
+            let shared = try store.createDocument()
+            try other.create(id: shared)
+            // Events come in commit order: this document's comes after all the others.
+            let last = try store.createDocument()
+            let observed = Task { [events = store.allEvents()] in
+                var ids: [String] = []
+                for await event in events {
+                    if event.document == last { break }
+                    ids += event.changeIDs.map { "\(event.document) \($0)" }
+                }
+                return ids
             }
-            return ids
-        }
 
-        let client = SyncClient(store: store, peer: "server", transport: HTTPSyncTransport(server: address, token: nil))
-        let otherClient = SyncClient(store: other, peer: "server", transport: HTTPSyncTransport(server: address, token: nil))
-        let working = Mutex(editors + 2)
-        let syncs = Task {
-            // Both replicas sync again and again while the edits go on.
-            while working.withLock({ $0 }) > 0 {
-                try await client.sync()
-                try await otherClient.sync()
-            }
-        }
-        let finished = await runOnThreadsAsync(editors + 2) { thread in
-            defer { working.withLock { $0 -= 1 } }
-            for edit in 0..<edits {
-                switch thread {
-                case ..<editors:
-                    try! store.edit(own[thread]) { tx in try tx.put(.root, key: "k\(edit)", .int(1)) }
-                    try! store.edit(shared) { tx in try tx.put(.root, key: "t\(thread)-\(edit)", .int(1)) }
-                case editors:
-                    try! other.edit(shared) { tx in try tx.put(.root, key: "other-\(edit)", .int(1)) }
-                default:
-                    _ = try! store.read(shared) { try $0.keys(.root) }
-                    _ = try! store.versionVectors()
+            let client = SyncClient(store: store, peer: "server", transport: HTTPSyncTransport(server: address, token: nil))
+            let otherClient = SyncClient(store: other, peer: "server", transport: HTTPSyncTransport(server: address, token: nil))
+            let working = Mutex(editors + 2)
+            let syncs = Task {
+                // Both replicas sync again and again while the edits go on.
+                while working.withLock({ $0 }) > 0 {
+                    try await client.sync()
+                    try await otherClient.sync()
                 }
             }
+            let finished = await runOnThreadsAsync(editors + 2) { thread in
+                defer { working.withLock { $0 -= 1 } }
+                for edit in 0..<edits {
+                    switch thread {
+                    case ..<editors:
+                        try! store.edit(own[thread]) { tx in try tx.put(.root, key: "k\(edit)", .int(1)) }
+                        try! store.edit(shared) { tx in try tx.put(.root, key: "t\(thread)-\(edit)", .int(1)) }
+                    case editors:
+                        try! other.edit(shared) { tx in try tx.put(.root, key: "other-\(edit)", .int(1)) }
+                    default:
+                        _ = try! store.read(shared) { try $0.keys(.root) }
+                        _ = try! store.versionVectors()
+                    }
+                }
+            }
+            #expect(finished, "the threads deadlocked")
+            guard finished else { return }
+            try await syncs.value
+            for syncing in [client, otherClient, client] { try await syncing.sync() }
+
+            // Every change, made here or received, is in the store once, and in the other replica and on the server.
+            let versions = try store.versionVectors()
+            #expect(try other.versionVectors()[shared] == versions[shared])
+            #expect(versions[shared]?.operationCount == UInt64((editors + 1) * edits))
+            for id in own { #expect(try store.changes(id).count == edits) }
+            #expect(try store.read(shared) { try $0.keys(.root).count } == (editors + 1) * edits)
+            for id in own + [shared] { #expect(server.log.version(id) == versions[id]) }
+            #expect(try store.outbox(peer: "server").values.allSatisfy(\.isEmpty))
+
+            // Each change made one event, once.
+            let made = try (own + [shared]).flatMap { id in try store.changes(id).map { "\(id) \($0.id)" } }
+            try store.edit(last) { tx in try tx.put(.root, key: "done", .bool(true)) }
+            let ids = await observed.value
+            #expect(ids.count == made.count)
+            #expect(Set(ids) == Set(made))
         }
-        #expect(finished, "the threads deadlocked")
-        guard finished else { return }
-        try await syncs.value
-        for syncing in [client, otherClient, client] { try await syncing.sync() }
-
-        // Every change, made here or received, is in the store once, and in the other replica and on the server.
-        let versions = try store.versionVectors()
-        #expect(try other.versionVectors()[shared] == versions[shared])
-        #expect(versions[shared]?.operationCount == UInt64((editors + 1) * edits))
-        for id in own { #expect(try store.changes(id).count == edits) }
-        #expect(try store.read(shared) { try $0.keys(.root).count } == (editors + 1) * edits)
-        for id in own + [shared] { #expect(server.log.version(id) == versions[id]) }
-        #expect(try store.outbox(peer: "server").values.allSatisfy(\.isEmpty))
-
-        // Each change made one event, once.
-        let made = try (own + [shared]).flatMap { id in try store.changes(id).map { "\(id) \($0.id)" } }
-        try store.edit(last) { tx in try tx.put(.root, key: "done", .bool(true)) }
-        let ids = await observed.value
-        #expect(ids.count == made.count)
-        #expect(Set(ids) == Set(made))
     }
 }

@@ -109,17 +109,16 @@ struct HostileAnswerTests {
         }
         #expect(try store.outbox(peer: "server")[id]?.count == 1)
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quire-hostile-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = SyncServer(log: try ServerLog(path: directory + "/server.qlog"), tokens: nil)
-        try await withServer(handler: server.handle) { good in
-            let transport = HTTPSyncTransport(server: url(good, ""), token: nil, retryPolicy: .never)
-            let report = try await SyncClient(store: store, peer: "server", transport: transport).sync()
-            #expect(report.sent == 1)
+        try await withTemporaryDirectory { directory in
+            let server = SyncServer(log: try ServerLog(path: directory + "/server.qlog"), tokens: nil)
+            try await withServer(handler: server.handle) { good in
+                let transport = HTTPSyncTransport(server: url(good, ""), token: nil, retryPolicy: .never)
+                let report = try await SyncClient(store: store, peer: "server", transport: transport).sync()
+                #expect(report.sent == 1)
+            }
+            #expect(try store.outbox(peer: "server").isEmpty)
+            #expect(try store.read(id) { try $0.get(.root, key: "colour") } == .scalar(.string("red")))
         }
-        #expect(try store.outbox(peer: "server").isEmpty)
-        #expect(try store.read(id) { try $0.get(.root, key: "colour") } == .scalar(.string("red")))
     }
 }
 

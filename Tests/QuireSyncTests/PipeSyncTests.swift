@@ -14,23 +14,22 @@ import Testing
     /// sync), not one per document, and one more recording that its
     /// writer holds them (`quire log` there says so).
     @Test func aPeerAppliesAPushOfManyDocumentsInOneTransaction() async throws {
-        let directory = NSTemporaryDirectory() + "quire-pipe-sync-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let writer = try DocumentStore.inMemory()
-        for index in 0..<40 {
-            let id = DocumentID(rawValue: "note-\(index)")!
-            try writer.create(id: id)
-            try write(writer, id, "k", Int64(index))
+        try await withTemporaryDirectory { directory in
+            let writer = try DocumentStore.inMemory()
+            for index in 0..<40 {
+                let id = DocumentID(rawValue: "note-\(index)")!
+                try writer.create(id: id)
+                try write(writer, id, "k", Int64(index))
+            }
+            let path = directory + "/peer.quire"
+            let peer = try DocumentStore(path: path)
+            let before = committedTransactions(inLogOf: path)
+            let report = try await SyncClient(store: writer, peer: "via:peer", transport: FaultyTransport.sound(PeerSyncService(store: peer))).sync()
+            #expect(report.sent == 40)
+            #expect(committedTransactions(inLogOf: path) - before == 2)
+            #expect(try peer.acknowledgedVersions(peer: PeerSyncService.clientsPeer) == writer.versionVectors())
+            #expect(try peer.versionVectors() == writer.versionVectors())
         }
-        let path = directory + "/peer.quire"
-        let peer = try DocumentStore(path: path)
-        let before = committedTransactions(inLogOf: path)
-        let report = try await SyncClient(store: writer, peer: "via:peer", transport: FaultyTransport.sound(PeerSyncService(store: peer))).sync()
-        #expect(report.sent == 40)
-        #expect(committedTransactions(inLogOf: path) - before == 2)
-        #expect(try peer.acknowledgedVersions(peer: PeerSyncService.clientsPeer) == writer.versionVectors())
-        #expect(try peer.versionVectors() == writer.versionVectors())
     }
 
     /// A peer run by a command is no server, and its refusals carry the
@@ -214,41 +213,40 @@ import Testing
     /// which lacks it all. Nothing of it goes either way; the phone's copy
     /// stays as it was, its change pending.
     @Test func aServedStoreWithADamagedNoteSyncsTheOtherNotes() async throws {
-        let directory = NSTemporaryDirectory() + "quire-damaged-peer-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/hub.quire", notes: [DocumentID] = ["a", "n", "z"]
-        let phone = try DocumentStore.inMemory()
-        do {
-            let hub = try DocumentStore(path: path)
-            for id in notes {
-                try hub.create(id: id)
-                try write(hub, id, "hub", 1)
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/hub.quire", notes: [DocumentID] = ["a", "n", "z"]
+            let phone = try DocumentStore.inMemory()
+            do {
+                let hub = try DocumentStore(path: path)
+                for id in notes {
+                    try hub.create(id: id)
+                    try write(hub, id, "hub", 1)
+                }
+                try await SyncClient(store: phone, peer: "via:hub", transport: FaultyTransport.sound(PeerSyncService(store: hub))).sync()
+                for id in notes { try write(hub, id, "hub", 2) }
+                try hub.close()
             }
-            try await SyncClient(store: phone, peer: "via:hub", transport: FaultyTransport.sound(PeerSyncService(store: hub))).sync()
-            for id in notes { try write(hub, id, "hub", 2) }
-            try hub.close()
+            try damageTheRows(of: "n", inFileAt: path)
+            let hub = try DocumentStore(path: path)
+            for id in notes { try write(phone, id, "phone", 1) }
+            let told = Mutex<[String]>([])
+            var served = PeerSyncService(store: hub)
+            served.onDamagedDocument = { line in told.withLock { $0.append(line) } }
+            let report = try await SyncClient(store: phone, peer: "via:hub", transport: FaultyTransport.sound(served)).sync()
+            #expect(report.damagedOnPeer == ["n": .documentDamaged("n")])
+            #expect(report.damagedOnPeer["n"].map { SyncError.refused($0).description(otherSide: .peer) } == "the peer refused "
+                + "(status 422): document n is damaged in the answering store and cannot be read there: nothing of it was sent or taken")
+            for id: DocumentID in ["a", "z"] {
+                #expect(try value(phone, id, "hub") == .scalar(.int(2)) && value(hub, id, "phone") == .scalar(.int(1)))
+            }
+            #expect(try value(phone, "n", "hub") == .scalar(.int(1)) && value(phone, "n", "phone") == .scalar(.int(1)))
+            #expect(try Set(phone.outbox(peer: "via:hub").keys) == ["n"])
+            #expect(told.withLock { $0.first?.hasPrefix("document n is damaged in this store and was left out of a client's sync") } == true)
+            let tablet = try DocumentStore.inMemory()
+            let pulled = try await SyncClient(store: tablet, peer: "via:hub", transport: FaultyTransport.sound(served)).sync()
+            #expect(pulled.damagedOnPeer.keys.sorted() == ["n"])
+            #expect(try tablet.versionVectors().keys.sorted() == ["a", "z"])
         }
-        try damageTheRows(of: "n", inFileAt: path)
-        let hub = try DocumentStore(path: path)
-        for id in notes { try write(phone, id, "phone", 1) }
-        let told = Mutex<[String]>([])
-        var served = PeerSyncService(store: hub)
-        served.onDamagedDocument = { line in told.withLock { $0.append(line) } }
-        let report = try await SyncClient(store: phone, peer: "via:hub", transport: FaultyTransport.sound(served)).sync()
-        #expect(report.damagedOnPeer == ["n": .documentDamaged("n")])
-        #expect(report.damagedOnPeer["n"].map { SyncError.refused($0).description(otherSide: .peer) } == "the peer refused "
-            + "(status 422): document n is damaged in the answering store and cannot be read there: nothing of it was sent or taken")
-        for id: DocumentID in ["a", "z"] {
-            #expect(try value(phone, id, "hub") == .scalar(.int(2)) && value(hub, id, "phone") == .scalar(.int(1)))
-        }
-        #expect(try value(phone, "n", "hub") == .scalar(.int(1)) && value(phone, "n", "phone") == .scalar(.int(1)))
-        #expect(try Set(phone.outbox(peer: "via:hub").keys) == ["n"])
-        #expect(told.withLock { $0.first?.hasPrefix("document n is damaged in this store and was left out of a client's sync") } == true)
-        let tablet = try DocumentStore.inMemory()
-        let pulled = try await SyncClient(store: tablet, peer: "via:hub", transport: FaultyTransport.sound(served)).sync()
-        #expect(pulled.damagedOnPeer.keys.sorted() == ["n"])
-        #expect(try tablet.versionVectors().keys.sorted() == ["a", "z"])
     }
 
     /// The same over HTTP from `quire serve`'s own log (`ServerLog`): a
@@ -700,28 +698,29 @@ import Testing
         // The command marks that the request reached it: closed before the
         // exchange began (a loaded host may start it late), close would wait
         // the timeout for `sleep` to end, as it should, and test nothing.
-        let marker = NSTemporaryDirectory() + "quire-close-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: marker) }
-        let command = "head -c 1 >/dev/null; touch '\(marker)'; exec sleep 600"
-        let transport = try StdioSyncTransport(command: command, timeout: 600)
-        let closed = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            for _ in 0..<6_000 where !FileManager.default.fileExists(atPath: marker) { usleep(10_000) }
-            transport.close()
-            closed.signal()
-        }
-        let outcome = await finishing(within: 60) { () async -> SyncError? in
-            do throws(SyncError) {
-                _ = try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0)
-            } catch {
-                return error
+        try await withTemporaryDirectory { directory in
+            let marker = directory + "/request-reached"
+            let command = "head -c 1 >/dev/null; touch '\(marker)'; exec sleep 600"
+            let transport = try StdioSyncTransport(command: command, timeout: 600)
+            let closed = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                for _ in 0..<6_000 where !FileManager.default.fileExists(atPath: marker) { usleep(10_000) }
+                transport.close()
+                closed.signal()
             }
-            return nil
-        }
-        #expect(outcome == .some(.unreachable("the transport to the command \"\(command)\" was closed during the sync", otherSide: .peer)))
-        #expect(closed.wait(timeout: .now() + 60) == .success)
-        await #expect(throws: SyncError.unreachable("the transport to the command \"\(command)\" was closed during the sync", otherSide: .peer)) {
-            try await transport.exchange([], longPollSeconds: 0)
+            let outcome = await finishing(within: 60) { () async -> SyncError? in
+                do throws(SyncError) {
+                    _ = try await transport.exchange(SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded(), longPollSeconds: 0)
+                } catch {
+                    return error
+                }
+                return nil
+            }
+            #expect(outcome == .some(.unreachable("the transport to the command \"\(command)\" was closed during the sync", otherSide: .peer)))
+            #expect(closed.wait(timeout: .now() + 60) == .success)
+            await #expect(throws: SyncError.unreachable("the transport to the command \"\(command)\" was closed during the sync", otherSide: .peer)) {
+                try await transport.exchange([], longPollSeconds: 0)
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Quire
 import QuireSync
+import QuireTestSupport
 import Testing
 
 /// README.md's "Syncing from code", as written there (only the paths and
@@ -15,36 +16,35 @@ import Testing
     }
 
     @Test func syncingFromCode() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quire-readme-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try DocumentStore(path: directory + "/notes.quire")
-        let id = try store.createDocument { tx in try tx.put(.root, key: "colour", .string("red")) }
+        try await withTemporaryDirectory { directory in
+            let store = try DocumentStore(path: directory + "/notes.quire")
+            let id = try store.createDocument { tx in try tx.put(.root, key: "colour", .string("red")) }
 
-        let server = SyncServer(log: try ServerLog(path: directory + "/server.qlog"), tokens: nil)
-        let http = HTTPServer(port: 0, handler: server.handle)
-        try http.start()
-        defer { http.stop() }
-        let url = URL(string: "http://127.0.0.1:\(http.port)")!
+            let server = SyncServer(log: try ServerLog(path: directory + "/server.qlog"), tokens: nil)
+            let http = HTTPServer(port: 0, handler: server.handle)
+            try http.start()
+            defer { http.stop() }
+            let url = URL(string: "http://127.0.0.1:\(http.port)")!
 
-        let report = try await SyncClient(store: store, peer: url.absoluteString,
-                                          transport: HTTPSyncTransport(server: url, token: nil, replica: store.replicaID)).sync()
-        #expect((report.sent, report.received) == (1, 0))
+            let report = try await SyncClient(store: store, peer: url.absoluteString,
+                                              transport: HTTPSyncTransport(server: url, token: nil, replica: store.replicaID)).sync()
+            #expect((report.sent, report.received) == (1, 0))
 
-        let laptop = store, phone = try DocumentStore(path: directory + "/phone.quire")
-        let transport = InProcessTransport(peer: PeerSyncService(store: laptop))
-        try await SyncClient(store: phone, peer: "laptop", transport: transport).sync()
-        try laptop.edit(id) { tx in try tx.put(.root, key: "colour", .string("blue")) }
-        try phone.edit(id) { tx in try tx.put(.root, key: "colour", .string("green")) }
-        try await SyncClient(store: phone, peer: "laptop", transport: transport).sync()
+            let laptop = store, phone = try DocumentStore(path: directory + "/phone.quire")
+            let transport = InProcessTransport(peer: PeerSyncService(store: laptop))
+            try await SyncClient(store: phone, peer: "laptop", transport: transport).sync()
+            try laptop.edit(id) { tx in try tx.put(.root, key: "colour", .string("blue")) }
+            try phone.edit(id) { tx in try tx.put(.root, key: "colour", .string("green")) }
+            try await SyncClient(store: phone, peer: "laptop", transport: transport).sync()
 
-        let (conflicted, colours) = try store.read(id) { doc in
-            (try doc.conflictedKeys(.root), try doc.entries(.root, key: "colour").map(\.value))
+            let (conflicted, colours) = try store.read(id) { doc in
+                (try doc.conflictedKeys(.root), try doc.entries(.root, key: "colour").map(\.value))
+            }
+            #expect(conflicted == ["colour"])
+            #expect(Set(colours) == [.scalar(.string("blue")), .scalar(.string("green"))])
+            #expect(try colours.first == store.read(id) { try $0.get(.root, key: "colour") })
+            let history = try store.changes(id)
+            #expect(history.count == 3)  // red, then blue and green at once
         }
-        #expect(conflicted == ["colour"])
-        #expect(Set(colours) == [.scalar(.string("blue")), .scalar(.string("green"))])
-        #expect(try colours.first == store.read(id) { try $0.get(.root, key: "colour") })
-        let history = try store.changes(id)
-        #expect(history.count == 3)  // red, then blue and green at once
     }
 }

@@ -117,25 +117,26 @@ import Testing
         let transport = LimitedTransport(service: server, limits: SyncMessage.Limits())
         try await SyncClient(store: source, peer: "server", transport: transport).sync()
 
-        let path = NSTemporaryDirectory() + "quire-sync-threads-\(UUID().uuidString).quire"
-        defer { for suffix in ["", "-wal", "-shm", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let store = try DocumentStore(path: path)
-        store.writerLockTimeout = 3600
-        let otherProcess = try #require(LockFile(beside: path))
-        #expect(otherProcess.lock(exclusive: true, within: 0))
-        // No deadline: on a loaded machine the sync may take minutes to reach
-        // its commit (a 60 s one failed so); it cannot end without the lock.
-        let ended = Mutex(false)
-        let sync = Task {
-            defer { ended.withLock { $0 = true } }
-            return try await SyncClient(store: store, peer: "server", transport: transport).sync()
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let store = try DocumentStore(path: path)
+            store.writerLockTimeout = 3600
+            let otherProcess = try #require(LockFile(beside: path))
+            #expect(otherProcess.lock(exclusive: true, within: 0))
+            // No deadline: on a loaded machine the sync may take minutes to reach
+            // its commit (a 60 s one failed so); it cannot end without the lock.
+            let ended = Mutex(false)
+            let sync = Task {
+                defer { ended.withLock { $0 = true } }
+                return try await SyncClient(store: store, peer: "server", transport: transport).sync()
+            }
+            while !store.condition.withLock({ store.isWriting }) && !ended.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+            #expect(store.condition.withLock { store.isWriting }, "the sync's commit never waited for the lock")
+            #expect(store.callThreads.counts.busy >= 1, "the commit waits on a thread of Swift's pool")
+            otherProcess.unlock()
+            #expect(try await sync.value.received == 1)
+            #expect(try value(store, "a", "k") == .scalar(.int(1)))
         }
-        while !store.condition.withLock({ store.isWriting }) && !ended.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(store.condition.withLock { store.isWriting }, "the sync's commit never waited for the lock")
-        #expect(store.callThreads.counts.busy >= 1, "the commit waits on a thread of Swift's pool")
-        otherProcess.unlock()
-        #expect(try await sync.value.received == 1)
-        #expect(try value(store, "a", "k") == .scalar(.int(1)))
     }
 
     /// A sync whose task is cancelled before it starts does nothing and
@@ -159,31 +160,32 @@ import Testing
     /// the sync, which goes on with the others and reports it.
     @Test func aDamagedDocumentIsLeftOutAndTheOthersSync() async throws {
         let server = try makeServer()
-        let path = NSTemporaryDirectory() + "quire-sync-damaged-\(UUID().uuidString).quire"
-        defer { for suffix in ["", "-wal", "-shm", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let bob = try DocumentStore.inMemory()
-        do {
-            let alice = try DocumentStore(path: path)
-            for id: DocumentID in ["bad", "ok"] {
-                try alice.create(id: id)
-                try write(alice, id, "k", 1)
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/store.quire"
+            let bob = try DocumentStore.inMemory()
+            do {
+                let alice = try DocumentStore(path: path)
+                for id: DocumentID in ["bad", "ok"] {
+                    try alice.create(id: id)
+                    try write(alice, id, "k", 1)
+                }
+                try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+                try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
+                for id: DocumentID in ["bad", "ok"] { try write(bob, id, "k", 2) }
+                try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
+                try write(alice, "ok", "mine", 3)
+                try write(alice, "bad", "mine", 3)
+                try alice.database.write { db in try db.execute(sql: "UPDATE changes SET data = x'00' WHERE document = (SELECT number FROM documents WHERE id = 'bad')") }
             }
-            try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+            let alice = try DocumentStore(path: path, onWarning: { _ in })  // reopened: "bad" must load from the file
+            let report = try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
+            #expect(Array(report.damaged.keys) == ["bad"])
+            #expect(report.sent == 1 && report.received == 1)
+            #expect(try value(alice, "ok", "k") == .scalar(.int(2)))
             try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
-            for id: DocumentID in ["bad", "ok"] { try write(bob, id, "k", 2) }
-            try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
-            try write(alice, "ok", "mine", 3)
-            try write(alice, "bad", "mine", 3)
-            try alice.database.write { db in try db.execute(sql: "UPDATE changes SET data = x'00' WHERE document = (SELECT number FROM documents WHERE id = 'bad')") }
+            #expect(try value(bob, "ok", "mine") == .scalar(.int(3)))
+            #expect(try value(bob, "bad", "mine") == nil)
         }
-        let alice = try DocumentStore(path: path, onWarning: { _ in })  // reopened: "bad" must load from the file
-        let report = try await SyncClient(store: alice, peer: "s", transport: FaultyTransport.sound(server)).sync()
-        #expect(Array(report.damaged.keys) == ["bad"])
-        #expect(report.sent == 1 && report.received == 1)
-        #expect(try value(alice, "ok", "k") == .scalar(.int(2)))
-        try await SyncClient(store: bob, peer: "s", transport: FaultyTransport.sound(server)).sync()
-        #expect(try value(bob, "ok", "mine") == .scalar(.int(3)))
-        #expect(try value(bob, "bad", "mine") == nil)
     }
 
     /// The first sync with a server asks what it holds before sending;
@@ -239,41 +241,40 @@ import Testing
     /// removed, with a change waiting), read from the store: nothing is
     /// loaded when there is nothing to send.
     @Test func aRoundStatesEveryDocumentsVersionWithoutLoadingIt() async throws {
-        let directory = NSTemporaryDirectory() + "quire-sync-tests-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/client.quire"
-        let server = try makeServer()
-        let other = try DocumentStore.inMemory()
-        try other.create(id: "shared")
-        for index in 0..<5 { try write(other, "shared", "k\(index)", Int64(index)) }
-        try await SyncClient(store: other, peer: "s", transport: FaultyTransport.sound(server)).sync()
-        for index in 5..<7 { try write(other, "shared", "k\(index)", Int64(index)) }
-        do {
-            let store = try DocumentStore(path: path)
-            try await SyncClient(store: store, peer: "s", transport: FaultyTransport.sound(server)).sync()
-            try store.compact("shared", keepHistory: false)
-            #expect(try store.apply("shared", [other.changes("shared").last!]) == 0)  // waits for the one before
-            try store.create(id: "mine")
-            for index in 0..<3 { try write(store, "mine", "k", Int64(index)) }
-            try store.create(id: "removed")
-            try write(store, "removed", "k", 1)
-            try store.remove("removed")
-            try store.create(id: "empty")
-            try await SyncClient(store: store, peer: "s", transport: FaultyTransport.sound(server)).sync()
-        }
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/client.quire"
+            let server = try makeServer()
+            let other = try DocumentStore.inMemory()
+            try other.create(id: "shared")
+            for index in 0..<5 { try write(other, "shared", "k\(index)", Int64(index)) }
+            try await SyncClient(store: other, peer: "s", transport: FaultyTransport.sound(server)).sync()
+            for index in 5..<7 { try write(other, "shared", "k\(index)", Int64(index)) }
+            do {
+                let store = try DocumentStore(path: path)
+                try await SyncClient(store: store, peer: "s", transport: FaultyTransport.sound(server)).sync()
+                try store.compact("shared", keepHistory: false)
+                #expect(try store.apply("shared", [other.changes("shared").last!]) == 0)  // waits for the one before
+                try store.create(id: "mine")
+                for index in 0..<3 { try write(store, "mine", "k", Int64(index)) }
+                try store.create(id: "removed")
+                try write(store, "removed", "k", 1)
+                try store.remove("removed")
+                try store.create(id: "empty")
+                try await SyncClient(store: store, peer: "s", transport: FaultyTransport.sound(server)).sync()
+            }
 
-        let reopened = try DocumentStore(path: path)
-        let recorder = RecordingTransport(inner: FaultyTransport.sound(server))
-        // Under another name, the server is new to the store: it has no cursor there.
-        let report = try await SyncClient(store: reopened, peer: "s again", transport: recorder).sync()
-        #expect(report.rounds == 1 && report.sent == 0 && report.received == 0)
-        #expect(reopened.cache.count == 0)
-        let stated = Dictionary(uniqueKeysWithValues: recorder.requests[0].documents.map { ($0.id, $0.version) })
-        #expect(Set(stated.keys) == ["shared", "mine", "removed"])
-        for (id, version) in stated { #expect(try reopened.read(id) { $0.versionVector } == version) }
-        #expect(stated["shared"] == [other.replicaID: 5])
-        #expect(stated["mine"] == [reopened.replicaID: 3])
+            let reopened = try DocumentStore(path: path)
+            let recorder = RecordingTransport(inner: FaultyTransport.sound(server))
+            // Under another name, the server is new to the store: it has no cursor there.
+            let report = try await SyncClient(store: reopened, peer: "s again", transport: recorder).sync()
+            #expect(report.rounds == 1 && report.sent == 0 && report.received == 0)
+            #expect(reopened.cache.count == 0)
+            let stated = Dictionary(uniqueKeysWithValues: recorder.requests[0].documents.map { ($0.id, $0.version) })
+            #expect(Set(stated.keys) == ["shared", "mine", "removed"])
+            for (id, version) in stated { #expect(try reopened.read(id) { $0.versionVector } == version) }
+            #expect(stated["shared"] == [other.replicaID: 5])
+            #expect(stated["mine"] == [reopened.replicaID: 3])
+        }
     }
 
     @Test func aReplacedServerGetsEverythingAgainByVersionVectors() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 @testable import QuireSync
 import Quire
+import QuireTestSupport
 import Testing
 
 /// The server's checks, over real HTTP on 127.0.0.1.
@@ -539,48 +540,48 @@ import Testing
     /// and another program's database gets no log tables: both are left as
     /// they were.
     @Test func aFileThatIsNoLogIsRefusedAndLeftAsItWas() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quire-server-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let storePath = directory + "/notes.quire"
-        let store = try DocumentStore(path: storePath)
-        let id = try store.createDocument { tx in try tx.put(.root, key: "title", .string("kept")) }
-        let kind = "a notes store (a DocumentStore's file), not a sync server's log"
-        #expect(throws: ServerLog.OpenError.notAServerLog(path: storePath, kind: kind)) { try ServerLog(path: storePath) }
-        #expect(try store.read(id) { try $0.get(.root, key: "title") } == .scalar(.string("kept")))
+        try withTemporaryDirectory { directory in
+            let storePath = directory + "/notes.quire"
+            let store = try DocumentStore(path: storePath)
+            let id = try store.createDocument { tx in try tx.put(.root, key: "title", .string("kept")) }
+            let kind = "a notes store (a DocumentStore's file), not a sync server's log"
+            #expect(throws: ServerLog.OpenError.notAServerLog(path: storePath, kind: kind)) { try ServerLog(path: storePath) }
+            #expect(try store.read(id) { try $0.get(.root, key: "title") } == .scalar(.string("kept")))
 
-        let otherPath = directory + "/app.sqlite"
-        let other = try Database(path: otherPath)
-        try other.execute(sql: "CREATE TABLE contacts(name TEXT)")
-        other.close()
-        #expect(throws: ServerLog.OpenError.notAServerLog(path: otherPath, kind: "a SQLite database but not a sync server's log")) {
-            try ServerLog(path: otherPath)
+            let otherPath = directory + "/app.sqlite"
+            let other = try Database(path: otherPath)
+            try other.execute(sql: "CREATE TABLE contacts(name TEXT)")
+            other.close()
+            #expect(throws: ServerLog.OpenError.notAServerLog(path: otherPath, kind: "a SQLite database but not a sync server's log")) {
+                try ServerLog(path: otherPath)
+            }
+            let tables = try Database(path: otherPath, readOnly: true).query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+            #expect(try tables.map { try $0.text(0) } == ["contacts"])
         }
-        let tables = try Database(path: otherPath, readOnly: true).query(sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
-        #expect(try tables.map { try $0.text(0) } == ["contacts"])
     }
 
     /// A log is open in one place at a time; reopened, it rebuilds its
     /// documents from the file to check the next pushes.
     @Test func aReopenedLogRebuildsItsDocumentsToCheckPushes() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("quire-server-\(UUID().uuidString).db").path
-        defer { for suffix in ["", "-wal", "-shm", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        do {
-            let first = try ServerLog(path: path)
-            _ = try first.push([("doc", start())], by: .unrestricted, limits: .init())
-            // What one log keeps in memory assumes no other writes the file.
-            #expect(throws: ServerLog.OpenError.inUse(path: path)) { try ServerLog(path: path) }
-        }
+        try withTemporaryDirectory { directory in
+            let path = directory + "/server.db"
+            do {
+                let first = try ServerLog(path: path)
+                _ = try first.push([("doc", start())], by: .unrestricted, limits: .init())
+                // What one log keeps in memory assumes no other writes the file.
+                #expect(throws: ServerLog.OpenError.inUse(path: path)) { try ServerLog(path: path) }
+            }
 
-        let log = try ServerLog(path: path)
-        let typed = OpID(replica: ReplicaID(1), counter: 3)
-        let good = typing(2, 1, after: typed, parents: [typed])
-        #expect(try log.push([("doc", [good])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(2)] == 1)
-        // After an element the text does not hold.
-        let bad = typing(3, 1, after: OpID(replica: ReplicaID(1), counter: 9), parents: [typed])
-        #expect(throws: SyncFailure.self) { try log.push([("doc", [bad])], by: .unrestricted, limits: .init()) }
-        #expect(log.version("doc")[ReplicaID(3)] == 0)
-        #expect(log.lastSeq == 2)
+            let log = try ServerLog(path: path)
+            let typed = OpID(replica: ReplicaID(1), counter: 3)
+            let good = typing(2, 1, after: typed, parents: [typed])
+            #expect(try log.push([("doc", [good])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(2)] == 1)
+            // After an element the text does not hold.
+            let bad = typing(3, 1, after: OpID(replica: ReplicaID(1), counter: 9), parents: [typed])
+            #expect(throws: SyncFailure.self) { try log.push([("doc", [bad])], by: .unrestricted, limits: .init()) }
+            #expect(log.version("doc")[ReplicaID(3)] == 0)
+            #expect(log.lastSeq == 2)
+        }
     }
 
     /// A push of more documents than the log keeps in memory answers for
@@ -629,16 +630,15 @@ import Testing
     /// is beside that file, so a second server on the file's own path (or
     /// on another link to it) is refused, as on the same path.
     @Test func aLogOpenedThroughASymbolicLinkLocksTheFileItNames() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quire-server-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/server.db", link = directory + "/link.db"
-        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
-        let held = try ServerLog(path: link)
-        #expect(throws: ServerLog.OpenError.inUse(path: path)) { try ServerLog(path: path) }
-        withExtendedLifetime(held) {}
-        #expect(FileManager.default.fileExists(atPath: path + "-lock"))
-        #expect(!FileManager.default.fileExists(atPath: link + "-lock"))
+        try withTemporaryDirectory { directory in
+            let path = directory + "/server.db", link = directory + "/link.db"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+            let held = try ServerLog(path: link)
+            #expect(throws: ServerLog.OpenError.inUse(path: path)) { try ServerLog(path: path) }
+            withExtendedLifetime(held) {}
+            #expect(FileManager.default.fileExists(atPath: path + "-lock"))
+            #expect(!FileManager.default.fileExists(atPath: link + "-lock"))
+        }
     }
 
     /// A push counts the changes the server held neither logged nor parked
@@ -724,22 +724,23 @@ import Testing
     /// request would be answered with `cursor reset`, making the client
     /// forget what the server acknowledged and start over.
     @Test func aPageServesOnlyWhatFinishedPushesWrote() async throws {
-        let path = NSTemporaryDirectory() + "quire-server-\(UUID().uuidString).db"
-        defer { for suffix in ["", "-wal", "-shm", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let server = SyncServer(log: try ServerLog(path: path), tokens: nil)
-        var writer = Document(replica: ReplicaID(1))
-        for value in 0..<2 { try writer.transact { tx in try tx.put(.root, key: "k", .int(Int64(value))) } }
-        let changes = try writer.allChanges()
-        _ = try await server.respond(to: SyncRequest(cursor: nil, documents: [SyncDocument(id: "doc", version: [:], changes: [changes[0]])]),
-                                     access: .unrestricted)
-        // The second change as a push writes it, committed, before that push updates the log's memory.
-        try Database(path: path).execute(
-            sql: "INSERT INTO log(seq, document_id, replica, first_counter, last_counter, last_lamport, data) VALUES (2, 'doc', ?, 2, 2, 2, ?)",
-            arguments: [.replica(ReplicaID(1)), .blob(ChangeEncoding.encode([changes[1]]))])
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/server.db"
+            let server = SyncServer(log: try ServerLog(path: path), tokens: nil)
+            var writer = Document(replica: ReplicaID(1))
+            for value in 0..<2 { try writer.transact { tx in try tx.put(.root, key: "k", .int(Int64(value))) } }
+            let changes = try writer.allChanges()
+            _ = try await server.respond(to: SyncRequest(cursor: nil, documents: [SyncDocument(id: "doc", version: [:], changes: [changes[0]])]),
+                                         access: .unrestricted)
+            // The second change as a push writes it, committed, before that push updates the log's memory.
+            try Database(path: path).execute(
+                sql: "INSERT INTO log(seq, document_id, replica, first_counter, last_counter, last_lamport, data) VALUES (2, 'doc', ?, 2, 2, 2, ?)",
+                arguments: [.replica(ReplicaID(1)), .blob(ChangeEncoding.encode([changes[1]]))])
 
-        let first = try await server.respond(to: SyncRequest(cursor: nil, documents: []), access: .unrestricted)
-        #expect(try first.documents.flatMap(\.bundles).flatMap { try ChangeEncoding.decode($0) } == [changes[0]])
-        let next = try await server.respond(to: SyncRequest(cursor: first.cursor, documents: []), access: .unrestricted)
-        #expect(!next.cursorReset)
+            let first = try await server.respond(to: SyncRequest(cursor: nil, documents: []), access: .unrestricted)
+            #expect(try first.documents.flatMap(\.bundles).flatMap { try ChangeEncoding.decode($0) } == [changes[0]])
+            let next = try await server.respond(to: SyncRequest(cursor: first.cursor, documents: []), access: .unrestricted)
+            #expect(!next.cursorReset)
+        }
     }
 }

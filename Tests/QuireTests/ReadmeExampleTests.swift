@@ -28,28 +28,26 @@ import QuireCore
     }
 
     @Test func usingTheStore() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quire-readme-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        try withTemporaryDirectory { directory in
+            let store = try DocumentStore(path: directory + "/notes.quire")
+            let id = try store.createDocument()
+            let body = try store.edit(id) { tx in
+                let body = try tx.putObject(.root, key: "body", kind: .text)
+                try tx.insertText(body, at: 0, "Buy milk")
+                return body
+            }
+            #expect(try store.read(id) { doc in try doc.text(body) } == "Buy milk")
+            let sameBody = try store.read(id) { doc -> ObjectID? in  // after a relaunch: found by its key
+                guard case .object(.text, let body)? = try doc.get(.root, key: "body") else { return nil }
+                return body
+            }
+            #expect(sameBody == body)
 
-        let store = try DocumentStore(path: directory.appendingPathComponent("notes.quire").path)
-        let id = try store.createDocument()
-        let body = try store.edit(id) { tx in
-            let body = try tx.putObject(.root, key: "body", kind: .text)
-            try tx.insertText(body, at: 0, "Buy milk")
-            return body
+            let unsent = try store.outbox(peer: "server")
+            #expect(unsent[id]?.count == 1)
+            try store.acknowledge(peer: "server", id: id, version: store.read(id) { $0.versionVector })
+            #expect(try store.outbox(peer: "server")[id] == nil)
         }
-        #expect(try store.read(id) { doc in try doc.text(body) } == "Buy milk")
-        let sameBody = try store.read(id) { doc -> ObjectID? in  // after a relaunch: found by its key
-            guard case .object(.text, let body)? = try doc.get(.root, key: "body") else { return nil }
-            return body
-        }
-        #expect(sameBody == body)
-
-        let unsent = try store.outbox(peer: "server")
-        #expect(unsent[id]?.count == 1)
-        try store.acknowledge(peer: "server", id: id, version: store.read(id) { $0.versionVector })
-        #expect(try store.outbox(peer: "server")[id] == nil)
     }
 
     @Test func editingACopy() throws {

@@ -63,7 +63,7 @@ public enum CRDTBenchmarks {
         case randomLetterInsertOrDelete
     }
 
-    /// Every synthetic trace, by name, in report order (B3 is `replicaWorkloads`).
+    /// Every synthetic trace, by name, in report order (B3 is `replicaNames`).
     public static let traceNames = [
         "B1.1", "B1.2", "B1.3", "B1.4", "B1.5", "B1.6", "B1.7",
         "B2.1", "B2.2", "B2.3", "B2.4",

@@ -350,11 +350,6 @@ struct ChangeHistory: Sendable {
                                         width: change.width, parents: change.parents)
     }
 
-    /// Drops operations of a transaction that was not recorded.
-    mutating func discardUnrecordedOperations() {
-        operations.removeSubrange(recordedOperationCount...)
-    }
-
     /// Appends changes still encoded. Only valid while no decoded change
     /// follows the bundles (so that the order stays the order applied).
     mutating func append(bundle: [UInt8], count: Int, version: VersionVector) {

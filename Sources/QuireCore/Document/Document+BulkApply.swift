@@ -166,7 +166,7 @@ extension Document {
         chain.extend(with: run)
     }
 
-    /// Records the first `count` changes of a bundle, already applied, in
+    /// Records the first `applied` changes of a bundle, already applied, in
     /// the history decoded, and applies the rest one by one.
     private mutating func finishOneByOne(_ bytes: [UInt8], limits: DecodingLimits, applied: Int) throws -> Int {
         try recordDecoded(bytes, count: applied)

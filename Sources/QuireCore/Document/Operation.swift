@@ -74,7 +74,8 @@ extension UnsafeBufferPointer<UInt8> {
     }
 }
 
-/// One operation of a change. See `Specs/crdt.md`, "Operations".
+/// One operation of a change. See `Specs/crdt.md`, "Changes", and the
+/// section of each kind of object (maps, lists and text, counters).
 ///
 /// An operation takes as many consecutive counters (and Lamport values) as
 /// it has elements: an insert of n scalars or a delete of n elements takes n,

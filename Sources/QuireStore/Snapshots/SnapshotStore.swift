@@ -50,7 +50,7 @@ public enum SnapshotStore {
     }
 
     /// Deletes all but the `count` newest snapshots of a document and,
-    /// given `oldestCovering`, its oldest snapshot covering that `seq`:
+    /// given `andOldestCovering`, its oldest snapshot covering that `seq`:
     /// after compaction without history, the one replays of the versions
     /// since start from (`quire show --at`).
     public static func prune(document: String, keepingNewest count: Int, andOldestCovering seq: Int64? = nil,

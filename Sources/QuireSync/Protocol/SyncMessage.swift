@@ -1,240 +1,247 @@
 import Quire
 
-/// One document in a sync message: a version vector and changes.
+/// The binary form of sync messages (`Specs/sync.md`, "Messages"): an
+/// `Envelope` with magic `QSYN`, version 1, whose body is
+/// `kind (byte) | flags (byte) | payload`, the payload zstd-compressed when
+/// flag bit 0 is set.
 ///
-/// In a request, `version` is what the client holds and `bundles` the
-/// changes it pushes. In a response, `version` is what the server holds
-/// after applying the push (the acknowledgement) and `bundles` the changes
-/// the client lacks. Changes travel as `QCHG` change bundles, in causal
-/// order; a message may carry several bundles per document.
-public struct SyncDocument: Hashable, Sendable {
-    public var id: DocumentID
-    public var version: VersionVector
-    public var bundles: [[UInt8]]
+///     let bytes = SyncMessage.request(request).encoded()
+///     guard case .request(let received) = try SyncMessage.decode(bytes, limits: .init()) else { ... }
+public enum SyncMessage: Hashable, Sendable {
+    case request(SyncRequest)
+    case response(SyncResponse)
+    case failure(SyncFailure)
 
-    public init(id: DocumentID, version: VersionVector, bundles: [[UInt8]] = []) {
-        self.id = id
-        self.version = version
-        self.bundles = bundles
-    }
+    static let magic = Array("QSYN".utf8)
+    static let version: UInt64 = 1
+    /// Payloads smaller than this are sent as they are: compressing them
+    /// saves too little to pay for the work.
+    static let compressionThreshold = 1024
 
-    /// One document carrying `changes`, a causal order, as one bundle (none
-    /// when empty). The bundle keeps each replica's changes together as far
-    /// as causality allows (`groupedByReplica`), as `encodeChanges` does,
-    /// so that the receiver applies longer runs of typing at once.
-    public init(id: DocumentID, version: VersionVector, changes: [Change]) {
-        self.init(id: id, version: version, bundles: changes.isEmpty ? [] : [ChangeEncoding.encode(changes.groupedByReplica())])
-    }
+    fileprivate enum Kind: UInt8 { case request = 1, response = 2, failure = 3 }
+    private static let compressedFlag: UInt8 = 1
+    private static let moreFlag: UInt8 = 1, cursorResetFlag: UInt8 = 2
 
-    /// The changes of every bundle, in order, at most `limits.maxChanges`
-    /// in all.
-    public func changes(limits: DecodingLimits) throws(DecodingError) -> [Change] {
-        var changes: [Change] = []
-        var limits = limits
-        for bundle in bundles {
-            let decoded = try ChangeEncoding.decode(bundle, limits: limits)
-            changes += decoded
-            limits.maxChanges -= decoded.count
+    /// Caps on what `decode` accepts: a hostile message is refused before
+    /// it costs more than this.
+    public struct Limits: Sendable {
+        /// The largest payload after decompression (a zstd bomb stops here).
+        public var maxPayloadBytes: Int
+        /// The most documents in one message.
+        public var maxDocuments: Int
+
+        public init(maxPayloadBytes: Int = 64 << 20, maxDocuments: Int = 100_000) {
+            self.maxPayloadBytes = maxPayloadBytes
+            self.maxDocuments = maxDocuments
         }
-        return changes
     }
 
-    /// The bytes of its bundles.
-    public var byteCount: Int { bundles.reduce(0) { $0 + $1.count } }
-}
+    /// Why a message could not be decoded: `tooLarge` is a 413, the rest 400.
+    public enum DecodeError: Error, Hashable, Sendable, DescribedError {
+        case malformed(String)
+        case tooLarge(String)
 
-/// What a client sends: where it stands, per document and in the server's
-/// log, and the changes it believes the server lacks.
-///
-///     let request = SyncRequest(cursor: nil, documents: [
-///         SyncDocument(id: "groceries", version: mine, changes: unsent),
-///     ])
-public struct SyncRequest: Hashable, Sendable {
-    /// The client's position in the server's log; nil for a first sync
-    /// (or a resync): the server then sends every change the stated
-    /// version vectors lack.
-    public var cursor: SyncCursor?
-    /// Long-poll: when the server has nothing to send, it waits up to this
-    /// long for a new change before answering. 0 answers at once.
-    public var waitMilliseconds: UInt64
-    /// The documents of `range` the client names, with their version
-    /// vectors; those with changes to push carry them. One it does not
-    /// name holds, for the server, the rows up to the cursor.
-    public var documents: [SyncDocument]
-    /// The documents the request is about: the answer holds only those.
-    /// A client with more documents than a message holds states them a
-    /// range at a time.
-    public var range: DocumentRange
-
-    public init(cursor: SyncCursor?, waitMilliseconds: UInt64 = 0, documents: [SyncDocument], range: DocumentRange = .all) {
-        self.cursor = cursor
-        self.waitMilliseconds = waitMilliseconds
-        self.documents = documents
-        self.range = range
-    }
-}
-
-/// The documents whose ids (compared as bytes) come after `after` and up
-/// to `through`; nil leaves that end open.
-public struct DocumentRange: Hashable, Sendable {
-    public var after: DocumentID?
-    public var through: DocumentID?
-
-    /// Every document.
-    public static let all = DocumentRange(after: nil, through: nil)
-
-    public init(after: DocumentID?, through: DocumentID?) {
-        self.after = after
-        self.through = through
-    }
-
-    public func contains(_ id: DocumentID) -> Bool {
-        (after.map { $0 < id } ?? true) && (through.map { id <= $0 } ?? true)
-    }
-}
-
-extension DocumentID {
-    /// The greatest id below this one, nil below the least ("\0"): where a
-    /// range ends to stop just short of it, as a range's `through` is
-    /// inclusive. Ids compare as UTF-8 bytes, which order as their scalars
-    /// do, and are at most `maxLength` bytes: this id with its last scalar
-    /// made the one before, then as many of the greatest scalars as fit.
-    var justBelow: DocumentID? {
-        var scalars = rawValue.unicodeScalars
-        let last = scalars.removeLast()
-        // Only its prefixes lie below an id ending in the least scalar.
-        guard last.value > 0 else { return DocumentID(rawValue: String(scalars)) }
-        // The scalar before; none of the surrogates, which are no scalars, comes between.
-        scalars.append(Unicode.Scalar(last.value == 0xE000 ? 0xD7FF : last.value - 1)!)
-        var room = DocumentID.maxLength - String(scalars).utf8.count
-        // The greatest scalar of each UTF-8 length, longest first.
-        for (greatest, length) in [(0x10FFFF, 4), (0xFFFF, 3), (0x7FF, 2), (0x7F, 1)] as [(UInt32, Int)] {
-            while room >= length {
-                scalars.append(Unicode.Scalar(greatest)!)
-                room -= length
+        public var description: String {
+            switch self {
+            case .malformed(let reason): "malformed sync message: \(reason)"
+            case .tooLarge(let reason): "sync message too large: \(reason)"
             }
         }
-        return DocumentID(rawValue: String(scalars))
-    }
-}
-
-/// What the server answers: one page of what the client lacks.
-public struct SyncResponse: Hashable, Sendable {
-    /// The client's new position: it holds every change up to here once it
-    /// has applied this page.
-    public var cursor: SyncCursor
-    /// True when the page was cut short by its size limit: ask again with
-    /// the new cursor for the rest.
-    public var more: Bool
-    /// True when the request's cursor could not be served (another log, or
-    /// a position the log never reached): the client must forget what it
-    /// believed the server holds and go by the version vectors here.
-    public var cursorReset: Bool
-    /// Every document of the request the client may read, with the server's
-    /// version vector, plus the documents with changes the client lacks.
-    public var documents: [SyncDocument]
-
-    public init(cursor: SyncCursor, more: Bool = false, cursorReset: Bool = false, documents: [SyncDocument]) {
-        self.cursor = cursor
-        self.more = more
-        self.cursorReset = cursorReset
-        self.documents = documents
-    }
-}
-
-/// A refusal: an HTTP status and the reason in words. Over HTTP it is the
-/// response's status line and body; over stdio it is a message of its own.
-///
-/// 400 malformed, 401 no or unknown token, 403 not allowed, 409 a change
-/// clashes with a stored one, 413 too large, 415 a Content-Encoding the
-/// server does not decode, 410 history compacted away (a served store's),
-/// 422 a document damaged in the answering store,
-/// 429 too many requests
-/// (`retryAfterSeconds` says when to come back), 503 stopping.
-public struct SyncFailure: Error, Hashable, Sendable, DescribedError {
-    public var status: Int
-    public var message: String
-    public var retryAfterSeconds: Int?
-
-    public init(status: Int, _ message: String, retryAfterSeconds: Int? = nil) {
-        self.status = status
-        self.message = message
-        self.retryAfterSeconds = retryAfterSeconds
     }
 
-    /// Whether trying again later can succeed (`HTTPError.isTransient`);
-    /// otherwise the request must change first.
-    public var isTransient: Bool { HTTPError.isTransient(status: status) }
+    // MARK: Encoding
 
-    /// Whether the refusal is about the pushed changes themselves (400, 403,
-    /// 409: `Specs/sync.md`, "Endpoint"). Any other (401 for a mistyped
-    /// token, 404 for a wrong URL, 413), or a token that may not write at
-    /// all (`deniesWriting`), says nothing about them.
-    public var refusesPush: Bool { [400, 403, 409].contains(status) && !deniesWriting }
-
-    /// The refusal of a push by a token that may only read: no verdict on
-    /// its changes, which a token that may write can send. Clients know it
-    /// by its status and text (stdio carries no headers), so neither may change;
-    /// the text is the one servers have always sent, so older servers are understood.
-    public static let readOnlyToken = SyncFailure(status: 403, "this token is read-only")
-
-    /// Whether this is the refusal of any write by this token (`readOnlyToken`).
-    public var deniesWriting: Bool { status == Self.readOnlyToken.status && message == Self.readOnlyToken.message }
-
-    /// The refusal of a push to a document outside those a token is limited
-    /// to (`Access.documents`): as with `readOnlyToken`, no verdict on the
-    /// changes, which a token that may write the document can send. Clients
-    /// know it by its status and text, the one servers have always sent.
-    public static func outsideTokensDocuments(_ id: DocumentID) -> SyncFailure {
-        SyncFailure(status: 403, "this token may not write document \(id)")
+    public func encoded() -> [UInt8] {
+        var payload = ByteWriter()
+        let kind: Kind
+        switch self {
+        case .request(let request):
+            kind = .request
+            Self.write(request.cursor ?? SyncCursor(logID: 0, seq: 0), to: &payload)
+            payload.writeVarint(request.waitMilliseconds)
+            Self.write(request.documents, to: &payload)
+            // Only a request that needs it carries a range: every other is as it was before ranges.
+            if request.range != .all {
+                payload.writeString(request.range.after?.rawValue ?? "")
+                payload.writeString(request.range.through?.rawValue ?? "")
+            }
+        case .response(let response):
+            kind = .response
+            Self.write(response.cursor, to: &payload)
+            payload.writeByte((response.more ? Self.moreFlag : 0) | (response.cursorReset ? Self.cursorResetFlag : 0))
+            Self.write(response.documents, to: &payload)
+        case .failure(let failure):
+            kind = .failure
+            payload.writeVarint(failure.status)
+            payload.writeString(failure.message)
+            // Clamped as `decode` clamps: a delay a peer sent, of any size, encodes again.
+            payload.writeVarint(failure.retryAfterSeconds.map { UInt64(clamping: $0) + 1 } ?? 0)
+        }
+        var body = [kind.rawValue, 0]
+        if payload.bytes.count >= Self.compressionThreshold,
+           let compressed = try? Zstd.compress(payload.bytes, level: 1), compressed.count < payload.bytes.count {
+            body[1] = Self.compressedFlag
+            body += compressed
+        } else {
+            body += payload.bytes
+        }
+        return Envelope.seal(magic: Self.magic, version: Self.version, body: body)
     }
 
-    /// Whether the request was too large for the other side (413: its body,
-    /// frame, payload, documents, changes, or the changes it would park): a
-    /// smaller request may pass, with the same changes.
-    public var isTooLarge: Bool { status == 413 }
-
-    /// A served store's answer to a client lacking changes it compacted
-    /// away (Specs/storage.md, "Compaction"): 410 Gone, as no retry brings
-    /// them back. A client before it takes it as any refusal that is not
-    /// about its push: the sync ends, recording nothing.
-    public static func historyCompacted(document: String) -> SyncFailure {
-        SyncFailure(status: 410, StoreError.historyCompacted(document).description)
+    private static func write(_ cursor: SyncCursor, to writer: inout ByteWriter) {
+        writer.writeUInt64(cursor.logID)
+        writer.writeVarint(cursor.seq)
     }
 
-    /// Whether the other side no longer holds changes this store lacks
-    /// (`historyCompacted`): no sync with it can bring them.
-    public var isHistoryCompacted: Bool { status == 410 }
-
-    /// The document a `historyCompacted` refusal names, read back from its
-    /// text (the protocol carries no id beside it); nil for any other.
-    public var compactedDocument: DocumentID? { document(namedAs: Self.historyCompacted(document:)) }
-
-    /// The answering store's refusal to answer for a document it cannot
-    /// read (a damaged change in its log or snapshots, or a damaged page of
-    /// its file: Specs/storage.md, "Damaged stores"): nothing of it is sent
-    /// or taken. 422, a 4xx: a client before it ends the sync at once with
-    /// this text, recording nothing, where a 5xx is tried five times over
-    /// HTTP; and none of 400, 403, 409, which reject a push.
-    public static func documentDamaged(_ document: String) -> SyncFailure {
-        SyncFailure(status: 422, "document \(document) is damaged in the answering store and cannot be read there: nothing of it was sent or taken")
+    private static func write(_ documents: [SyncDocument], to writer: inout ByteWriter) {
+        writer.writeVarint(documents.count)
+        for document in documents {
+            writer.writeString(document.id.rawValue)
+            let replicas = document.version.replicas
+            writer.writeVarint(replicas.count)
+            for replica in replicas {
+                writer.writeUInt64(replica.rawValue)
+                writer.writeVarint(document.version[replica])
+            }
+            writer.writeVarint(document.bundles.count)
+            for bundle in document.bundles { writer.writeData(bundle) }
+        }
     }
 
-    /// The document a `documentDamaged` refusal names, read back from its
-    /// text; nil for any other.
-    public var damagedDocument: DocumentID? { document(namedAs: Self.documentDamaged) }
+    // MARK: Decoding
 
-    /// The document this refusal names, when it is `refusal`'s for some
-    /// document: the text around the id, from the text made for one.
-    private func document(namedAs refusal: (String) -> SyncFailure) -> DocumentID? {
-        let template = refusal("\u{0}")
-        let pattern = Array(template.message.utf8), head = pattern.firstIndex(of: 0)!, tail = pattern.count - head - 1
-        let text = Array(message.utf8)
-        guard status == template.status, text.count > head + tail,
-              let id = DocumentID(rawValue: String(decoding: text[head..<(text.count - tail)], as: UTF8.self)),
-              refusal(id.rawValue).message == message else { return nil }
+    /// Checks the frame, decompresses within `limits` and decodes. The
+    /// change bundles inside are checked when their changes are decoded
+    /// (`SyncDocument.changes(limits:)`).
+    public static func decode(_ bytes: [UInt8], limits: Limits = Limits()) throws(DecodeError) -> SyncMessage {
+        try decode(Frame(opening: bytes), limits: limits)
+    }
+
+    /// `decode(_:limits:)` of a message whose frame is open already.
+    static func decode(_ frame: Frame, limits: Limits) throws(DecodeError) -> SyncMessage {
+        do {
+            let payload: [UInt8]
+            do {
+                payload = frame.isCompressed ? try Zstd.decompress(frame.payload, maxSize: limits.maxPayloadBytes) : Array(frame.payload)
+            } catch CompressionError.contentTooLarge(let declared, let limit) {
+                throw DecodeError.tooLarge("it expands to \(declared) bytes, above the limit of \(limit)")
+            } catch {
+                throw DecodeError.malformed("\(error)")
+            }
+            guard payload.count <= limits.maxPayloadBytes else {
+                throw DecodeError.tooLarge("\(payload.count) bytes, above the limit of \(limits.maxPayloadBytes)")
+            }
+            var reader = ByteReader(payload)
+            let message: SyncMessage
+            switch frame.kind {
+            case .request:
+                let cursor = try readCursor(&reader)
+                let wait = try reader.readVarint("the wait")
+                let documents = try readDocuments(&reader, limits: limits)
+                let range = reader.isAtEnd ? .all : DocumentRange(after: try readRangeEnd(&reader), through: try readRangeEnd(&reader))
+                message = .request(SyncRequest(cursor: cursor, waitMilliseconds: wait, documents: documents, range: range))
+            case .response:
+                let cursor = try readCursor(&reader) ?? SyncCursor(logID: 0, seq: 0)
+                let flags = try reader.readByte("the response flags")
+                guard flags & ~(moreFlag | cursorResetFlag) == 0 else { throw DecodingError.invalid("unknown response flags \(flags)") }
+                let documents = try readDocuments(&reader, limits: limits)
+                message = .response(SyncResponse(cursor: cursor, more: flags & moreFlag != 0, cursorReset: flags & cursorResetFlag != 0,
+                                                  documents: documents))
+            case .failure:
+                let status = try reader.readIndex("the status", below: 1000)
+                let text = try reader.readString("the failure message")
+                let retryAfter = try reader.readVarint("the retry delay")
+                message = .failure(SyncFailure(status: status, text,
+                                               retryAfterSeconds: retryAfter == 0 ? nil : Int(clamping: retryAfter - 1)))
+            }
+            guard reader.isAtEnd else { throw DecodingError.invalid("\(reader.remaining) bytes follow the message") }
+            return message
+        } catch let error as DecodeError {
+            throw error
+        } catch let error as DecodingError {
+            throw .malformed(error.description)
+        } catch {
+            throw .malformed("\(error)")
+        }
+    }
+
+    /// A message whose envelope is checked (magic, version, CRC-32), its
+    /// kind and flags read, and its payload not yet decompressed: what a
+    /// server looks at before it decides to take on the message.
+    struct Frame {
+        fileprivate let kind: Kind
+        let isCompressed: Bool
+        /// The payload as sent.
+        let payload: ArraySlice<UInt8>
+
+        init(opening bytes: [UInt8]) throws(DecodeError) {
+            do {
+                var frame = try Envelope.open(bytes, magic: magic, name: "a sync message", version: version)
+                guard let kind = Kind(rawValue: try frame.readByte("the message kind")) else {
+                    throw DecodingError.invalid("unknown message kind")
+                }
+                let flags = try frame.readByte("the message flags")
+                guard flags & ~compressedFlag == 0 else { throw DecodingError.invalid("unknown message flags \(flags)") }
+                (self.kind, isCompressed, payload) = (kind, flags & compressedFlag != 0, frame.remainingBytes)
+            } catch let error as DecodingError {
+                throw .malformed(error.description)
+            } catch {
+                throw .malformed("\(error)")
+            }
+        }
+
+        /// The size of the payload once decompressed, as its zstd frame
+        /// declares it (or as sent, uncompressed), found without
+        /// decompressing: about what decoding the message holds in memory.
+        /// nil for a compressed payload whose header declares none
+        /// (`decode` says what is wrong).
+        var payloadSize: Int? {
+            isCompressed ? Zstd.declaredContentSize(payload).map { Int(clamping: $0) } : payload.count
+        }
+    }
+
+    /// nil for the all-zero cursor, which means "none".
+    private static func readCursor(_ reader: inout ByteReader) throws(DecodingError) -> SyncCursor? {
+        let cursor = SyncCursor(logID: try reader.readUInt64("the log id"), seq: try reader.readVarint("the cursor"))
+        return cursor.logID == 0 && cursor.seq == 0 ? nil : cursor
+    }
+
+    /// A document id, or nil for the empty string: that end of the range is open.
+    private static func readRangeEnd(_ reader: inout ByteReader) throws(DecodingError) -> DocumentID? {
+        let text = try reader.readString("a range end")
+        guard !text.isEmpty else { return nil }
+        guard let id = DocumentID(rawValue: text) else { throw DecodingError.invalid("range end \"\(text.prefix(300))\" is too long") }
         return id
     }
 
-    public var description: String { "\(status): \(message)" }
+    private static func readDocuments(_ reader: inout ByteReader, limits: Limits) throws -> [SyncDocument] {
+        let count = try reader.readCount("documents", minimumItemSize: 3)
+        guard count <= limits.maxDocuments else {
+            throw DecodeError.tooLarge("\(count) documents, above the limit of \(limits.maxDocuments)")
+        }
+        var documents: [SyncDocument] = []
+        documents.reserveCapacity(count)
+        var seen = Set<DocumentID>()
+        for _ in 0..<count {
+            let text = try reader.readString("a document id")
+            guard let id = DocumentID(rawValue: text), seen.insert(id).inserted else {
+                throw DecodingError.invalid("document id \"\(text.prefix(300))\" is empty, too long or repeated")
+            }
+            var version = VersionVector()
+            for _ in 0..<(try reader.readCount("version vector entries", minimumItemSize: 9)) {
+                let replica = ReplicaID(try reader.readUInt64("a replica id"))
+                guard version[replica] == 0 else { throw DecodingError.invalid("replica \(replica) is repeated") }
+                // A zero would leave no entry, and the replica could come again.
+                let counter = try reader.readVarint("a counter")
+                guard counter > 0 else { throw DecodingError.invalid("replica \(replica) has counter 0; a version vector names only replicas it holds operations of") }
+                version[replica] = counter
+            }
+            var bundles: [[UInt8]] = []
+            for _ in 0..<(try reader.readCount("change bundles")) {
+                bundles.append(Array(try reader.readData("a change bundle")))
+            }
+            documents.append(SyncDocument(id: id, version: version, bundles: bundles))
+        }
+        return documents
+    }
 }
