@@ -60,6 +60,27 @@ import Testing
         }
     }
 
+    /// `rm gone.quire` under a program that holds it leaves its `-wal`,
+    /// which that program writes on into: `backup` to that path, and `init`
+    /// there, refuse, naming the file, and change nothing.
+    @Test func backupAndInitRefuseTheWalOfADeletedStoreStillOpen() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let gone = quire.directory + "/gone.quire"
+            let holder = try DocumentStore(path: gone)
+            try holder.create(id: "gone")
+            unlink(gone)
+            let wal = try Data(contentsOf: URL(fileURLWithPath: gone + "-wal"))
+            for refused in [try quire.run(["backup", gone]), try quire.run(["init"], store: gone)] {
+                #expect(refused.status == 1)
+                #expect(refused.stderr.contains("\(gone)-wal is beside it, of a database file that is gone"), "\(refused.stderr)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: gone))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: gone + "-wal")) == wal)
+            #expect(try holder.documents().map(\.id) == ["gone"])
+        }
+    }
+
     @Test func initSaysWhyItCannotCreateTheStore() throws {
         try withRunner { quire in
             let file = quire.directory + "/file"

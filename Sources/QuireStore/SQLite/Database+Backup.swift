@@ -20,8 +20,9 @@ extension Database {
     /// - Parameter replacing: replace a file at `destination`; without it,
     ///   one there is `StoreError.backupDestinationExists`.
     /// - Throws: `StoreError.backupRefused` for a destination that is this
-    ///   file, a folder, in a missing folder, or a database that may be
-    ///   open (a `-wal` beside it); a `DatabaseError` when SQLite or the
+    ///   file, a folder, in a missing folder, a database that may be open
+    ///   (a `-wal` beside it), or no file but a deleted database's `-wal` or
+    ///   `-journal` beside it; a `DatabaseError` when SQLite or the
     ///   file system fails. Nothing is left at `destination` then.
     public func backup(to destination: String, replacing: Bool, prepare: (DatabaseConnection) throws -> Void) throws {
         // Absolute: SQLite would read a name beginning with "file:" as a URI.
@@ -83,7 +84,18 @@ extension Database {
             throw StoreError.backupRefused(path: destination, reason: "its folder \(folder) does not exist")
         }
         var found = stat(), this = stat()
-        guard stat(target, &found) == 0 else { return }
+        guard stat(target, &found) == 0 else {
+            // Renamed here, the copy would take a deleted database's `-wal`
+            // or hot `-journal` for its own, which an empty file does not.
+            let file = Self.file(namedBy: target)
+            var journal = stat()
+            let logFiles = [Self.walOfAnotherDatabase(beside: file),
+                            stat(file + "-journal", &journal) == 0 && journal.st_size > 0 ? file + "-journal" : nil].compactMap { $0 }
+            guard logFiles.isEmpty else {
+                throw StoreError.backupRefused(path: destination, reason: Self.refusal(besideLogFilesOfAnotherDatabase: logFiles))
+            }
+            return
+        }
         if found.st_mode & S_IFMT == S_IFDIR {
             throw StoreError.backupRefused(path: destination, reason: "it is a folder; give the path of a file in it")
         }
@@ -97,29 +109,6 @@ extension Database {
         if FileManager.default.fileExists(atPath: wal), !Self.isLeftOver(wal: wal) {
             throw StoreError.backupRefused(path: destination, reason: "a -wal file is beside it, so a program may have it open as a store; "
                 + "close that program (closing checkpoints and deletes the -wal), or give another path")
-        }
-    }
-
-    /// Whether `wal` is what a read-only connection leaves on closing (only
-    /// a writer's last close deletes it: `quire inspect`, `merge`'s other
-    /// store): empty, and no process holding a lock on its database or its
-    /// `-shm`, as every connection to a WAL database does while open (read
-    /// from `/proc/locks`, as a lock taken here to test would, on closing,
-    /// drop this process's own SQLite locks on the file). A lock on any file
-    /// of the same inode number counts: at worst, a refusal. Where
-    /// `/proc/locks` cannot be read, never.
-    private static func isLeftOver(wal: String) -> Bool {
-        var walStatus = stat()
-        guard stat(wal, &walStatus) == 0, walStatus.st_size == 0,
-              let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return false }
-        // Lines such as `1: POSIX  ADVISORY  READ 14473 fe:00:16335285 128 128`.
-        let lockedInodes = Set(locks.split(separator: "\n").compactMap { line in
-            line.split(separator: " ").first { $0.filter { $0 == ":" }.count == 2 }?.split(separator: ":").last.flatMap { UInt64($0) }
-        })
-        let database = String(wal.dropLast("-wal".count))
-        return [database, database + "-shm"].allSatisfy { file in
-            var status = stat()
-            return stat(file, &status) != 0 || !lockedInodes.contains(UInt64(status.st_ino))
         }
     }
 

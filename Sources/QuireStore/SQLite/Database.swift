@@ -45,6 +45,9 @@ public final class Database: @unchecked Sendable {
     private var isInUse = false
 
     /// Opens the database at `path`, creating the file if needed.
+    /// A missing or empty file with a deleted database's `-wal` beside it
+    /// (`walOfAnotherDatabase`) is refused with `SQLITE_CANTOPEN`, the
+    /// message naming it, and nothing is made.
     ///
     /// With `readOnly`, the file must exist and every write fails with
     /// `SQLITE_READONLY`; nothing is set up, so it opens files of any schema
@@ -56,6 +59,9 @@ public final class Database: @unchecked Sendable {
             throw DatabaseError(extendedCode: SQLITE_CANTOPEN,
                                 message: path.isEmpty ? "the database path is empty" : "\":memory:\" is no file; Database.inMemory() opens a database in memory",
                                 file: path)
+        }
+        if !readOnly, let wal = Self.walOfAnotherDatabase(beside: path) {
+            throw DatabaseError(extendedCode: SQLITE_CANTOPEN, message: Self.refusal(besideLogFilesOfAnotherDatabase: [wal]), file: path)
         }
         try self.init(
             path: path,
