@@ -73,8 +73,8 @@ struct Arena<Element: BitwiseCopyable> {
     /// An arena with room for `capacity` elements, of which `initializer`
     /// writes the first ones and says how many, as `Array`'s initializer of
     /// the same name does.
-    init(unsafeUninitializedCapacity capacity: Int,
-         initializingWith initializer: (UnsafeMutableBufferPointer<Element>, inout Int) throws -> Void) rethrows {
+    init<Failure: Error>(unsafeUninitializedCapacity capacity: Int,
+                         initializingWith initializer: (UnsafeMutableBufferPointer<Element>, inout Int) throws(Failure) -> Void) throws(Failure) {
         self.init()
         reserveCapacity(capacity)
         var count = 0

@@ -93,22 +93,11 @@ extension RGASequence {
     /// its storage (a text's UTF-8 that is ASCII is one, as it is).
     @usableFromInline
     init(storage: Element.Storage, runs: [RunHeader], widthsAreCounts: Bool) throws(SequenceError) {
-        var loaded: [SpanTree.LoadedRun] = []
-        loaded.reserveCapacity(runs.count)
-        try storage.withUnsafeView { view throws(SequenceError) in
-            var start = 0
-            for run in runs {
-                guard run.count > 0, run.count <= storage.count - start else { throw .invalidRun(run.id) }
-                let (utf16, utf8) = widthsAreCounts ? (run.count, run.count) : Element.Storage.widths(view, start, run.count)
-                loaded.append(SpanTree.LoadedRun(
-                    run: SpanTree.NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: run.count,
-                                         utf16: utf16, utf8: utf8),
-                    isDeleted: run.isDeleted))
-                start += run.count
+        tree = try storage.withUnsafeView { view throws(SequenceError) in
+            try SpanTree(loading: runs, contentCount: storage.count, widthsAreCounts: widthsAreCounts) {
+                Element.Storage.widths(view, $0, $1)
             }
-            precondition(start == storage.count, "RGASequence: the runs must cover the content exactly")
         }
-        tree = try SpanTree(loading: loaded)
         content = storage
     }
 }

@@ -1,40 +1,43 @@
 extension SpanTree {
-    /// A run of a sequence being loaded, its content already in the content buffer.
+    /// Builds the tree of `runs`, given in document order over `contentCount`
+    /// elements of content (loading a snapshot), bottom-up in one pass:
+    /// leaves packed full, the id index, then each level of inner nodes with
+    /// its summaries. Inserting the runs one at a time would walk from the
+    /// root and split a node at every leaf's worth. `measure` gives a run's
+    /// widths unless `widthsAreCounts` (ASCII). Throws `invalidRun` for an
+    /// empty, overflowing or out-of-content run, and as `makeSpan` does for a
+    /// repeated id.
     @usableFromInline
-    struct LoadedRun: Sendable {
-        @usableFromInline var run: NewRun
-        @usableFromInline var isDeleted: Bool
-
-        @inlinable
-        init(run: NewRun, isDeleted: Bool) {
-            self.run = run
-            self.isDeleted = isDeleted
+    init(loading runs: [RunHeader], contentCount: Int, widthsAreCounts: Bool, measure: Measure) throws(SequenceError) {
+        // Spans are written straight into room for every run, padded to
+        // whole leaves: the exact size when no run continues the one before
+        // (snapshots), so no append checks room or uniqueness.
+        let room = max(1, (runs.count + Self.leafCapacity - 1) / Self.leafCapacity) * Self.leafCapacity
+        var start = 0
+        var spanCount = 0
+        spans = try Arena<Span>(unsafeUninitializedCapacity: room) { buffer, count throws(SequenceError) in
+            for run in runs {
+                guard run.count > 0, run.count <= contentCount - start else { throw .invalidRun(run.id) }
+                let (utf16, utf8) = widthsAreCounts ? (run.count, run.count) : measure(start, run.count)
+                let span = try checkedSpan(NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: run.count,
+                                                  utf16: utf16, utf8: utf8), isDeleted: run.isDeleted)
+                start += run.count
+                // Runs from `forEachRun` are maximal; merging keeps other input
+                // stored as edits would have stored it.
+                if count > 0, buffer[count - 1].canAbsorb(span) { buffer[count - 1].absorb(span) } else {
+                    buffer.initializeElement(at: count, to: span)
+                    count += 1
+                }
+            }
+            spanCount = count
+            // Leaf l owns slots l * leafCapacity ..< (l + 1) * leafCapacity: packed
+            // full, the spans are already where their leaves want them.
+            count = max(1, (count + Self.leafCapacity - 1) / Self.leafCapacity) * Self.leafCapacity
+            buffer[spanCount..<count].initialize(repeating: .empty)
         }
-    }
-
-    /// Builds the tree of `runs`, given in document order (loading a
-    /// snapshot), bottom-up in one pass: leaves packed full, the id index,
-    /// then each level of inner nodes with its summaries. Inserting the
-    /// runs one at a time would walk from the root and split a node at every
-    /// leaf's worth. Throws as `makeSpan` does for an invalid or repeated id.
-    @usableFromInline
-    init(loading runs: [LoadedRun]) throws(SequenceError) {
-        var built = Arena<Span>()
-        // The exact size when no run continues the one before (snapshots).
-        built.reserveCapacity(max(1, (runs.count + Self.leafCapacity - 1) / Self.leafCapacity) * Self.leafCapacity)
-        for loaded in runs {
-            let span = try checkedSpan(loaded.run, isDeleted: loaded.isDeleted)
-            // Runs from `forEachRun` are maximal; merging keeps other input
-            // stored as edits would have stored it.
-            if !built.isEmpty, built[built.count - 1].canAbsorb(span) { built[built.count - 1].absorb(span) } else { built.append(span) }
-        }
-        let leafCount = max(1, (built.count + Self.leafCapacity - 1) / Self.leafCapacity)
-        let spanCount = built.count
-        // Leaf l owns slots l * leafCapacity ..< (l + 1) * leafCapacity: packed
-        // full, the spans are already where their leaves want them.
-        built.append(repeating: .empty, count: leafCount * Self.leafCapacity - spanCount)
-        spans = built
-        if let duplicate = built.withUnsafeBufferPointer({ ids.load($0, leafCapacity: Self.leafCapacity) }) {
+        precondition(start == contentCount, "SpanTree: the runs must cover the content exactly")
+        let leafCount = spans.count / Self.leafCapacity
+        if let duplicate = spans.withUnsafeBufferPointer({ ids.load($0, leafCapacity: Self.leafCapacity) }) {
             throw .duplicateElement(OpID(replica: ids.replicas[Int(duplicate.replica)], counter: duplicate.counter))
         }
 
