@@ -336,7 +336,8 @@ extension ObjectTable {
             let slot = try editableSlot(object, .map)
             maps[slot][MapKey(key), default: MapRegister()].write(RegisterEntry(id: id, lamport: lamport, value: nil), replacing: pred)
         case let .insert(object, origin, .text(string)):
-            try insertText(object, origin: origin, id: id, lamport: lamport, contentsOf: string.unicodeScalars)
+            try texts[editableSlot(object, .text)].insertRemote(origin: origin, id: id, lamport: lamport,
+                                                                contentsOf: string.unicodeScalars, checkingOriginStamp: true)
         case let .insert(object, origin, .values(values)):
             let slot = try editableSlot(object, .list)
             // Check before creating nested objects, so a failure leaves none behind.
@@ -358,13 +359,14 @@ extension ObjectTable {
         }
     }
 
-    /// Applies a remote text insert, checking it as `apply(_:id:lamport:)` does.
+    /// Applies a remote insert of the scalars in `range` of `scalars` (a
+    /// merge's decoded text), checking it as `apply(_:id:lamport:)` does.
     /// (Inlined: merges call it for most changes.)
     @inline(__always)
     mutating func insertText(_ object: ObjectID, origin: OpID?, id: OpID, lamport: UInt64,
-                             contentsOf scalars: some Collection<Unicode.Scalar>) throws {
+                             contentsOf scalars: ScalarStorage, _ range: Range<Int>) throws {
         try texts[editableSlot(object, .text)].insertRemote(origin: origin, id: id, lamport: lamport,
-                                                            contentsOf: scalars, checkingOriginStamp: true)
+                                                            contentsOf: scalars, range, checkingOriginStamp: true)
     }
 
     /// Makes room in the text `object`, while it is empty, for what a

@@ -203,7 +203,7 @@ extension Document {
         if previous > 0, lamport <= previous { return false }
         switch edit {
         case let .insertText(object, origin):
-            guard (try? objects.insertText(object, origin: origin, id: id, lamport: lamport, contentsOf: text)) != nil
+            guard (try? objects.insertText(object, origin: origin, id: id, lamport: lamport, contentsOf: text, 0..<text.count)) != nil
             else { return false }
         case let .delete(object, target):
             let run = counters.map { IDRun(start: OpID(replica: target.start.replica, counter: $0.low), length: Int($0.high - $0.low + 1)) }
@@ -243,7 +243,7 @@ extension Document {
                 switch edit {
                 case let .insertText(object, origin):
                     try objects.insertText(object, origin: origin, id: id, lamport: lamport,
-                                           contentsOf: change.scalars[scalarStart..<(scalarStart + Int(width))])
+                                           contentsOf: change.scalars, scalarStart..<(scalarStart + Int(width)))
                     scalarStart += Int(width)
                 case let .delete(object, target):
                     try objects.delete(target, from: object, isNextEdit: index > 0)

@@ -60,7 +60,19 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     public mutating func insertRemote(origin: OpID?, id: OpID, lamport: UInt64,
                                       contentsOf elements: some Collection<Element>,
                                       checkingOriginStamp: Bool = false) throws(SequenceError) {
-        try withAppended(elements, id: id, lamport: lamport) { tree, run, measure throws(SequenceError) in
+        let start = content.count
+        content.append(contentsOf: elements)
+        try insertRemote(appendedFrom: start, origin: origin, id: id, lamport: lamport, checkingOriginStamp: checkingOriginStamp)
+    }
+
+    /// `insertRemote(origin:id:lamport:contentsOf:checkingOriginStamp:)` of
+    /// the elements appended to the content from `start` on. Each kind of
+    /// insert appends its elements its own way, then comes here, so that
+    /// the tree's insert is reached through one closure whatever was appended.
+    @inlinable
+    mutating func insertRemote(appendedFrom start: Int, origin: OpID?, id: OpID, lamport: UInt64,
+                               checkingOriginStamp: Bool) throws(SequenceError) {
+        try withAppended(from: start, id: id, lamport: lamport) { tree, run, measure throws(SequenceError) in
             try tree.insertRemote(origin: origin, run, checkingOriginStamp: checkingOriginStamp, measure: measure)
         }
     }
@@ -144,6 +156,18 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
     ) throws(SequenceError) -> Result? {
         let start = content.count
         content.append(contentsOf: elements)
+        return try withAppended(from: start, id: id, lamport: lamport, body)
+    }
+
+    /// `withAppended(_:id:lamport:_:)` once the elements are appended: those
+    /// of the content from `start` on. (Not generic over what was appended,
+    /// so that its closure, and the tree's code specialised on it, is one
+    /// function for every kind of insert.)
+    @inlinable
+    mutating func withAppended<Result>(
+        from start: Int, id: OpID, lamport: UInt64,
+        _ body: (inout SpanTree, SpanTree.NewRun, Measure) throws(SequenceError) -> Result
+    ) throws(SequenceError) -> Result? {
         let end = content.count
         guard end > start else { return nil }
         let (utf16, utf8) = content.withUnsafeView { Element.Storage.widths($0, start, end - start) }
@@ -199,6 +223,19 @@ extension RGASequence<Unicode.Scalar> {
 }
 
 extension RGASequence where Element == Unicode.Scalar {
+    /// `insertRemote(origin:id:lamport:contentsOf:checkingOriginStamp:)` of
+    /// the scalars in `range` of `scalars`: a merge's decoded text, whether
+    /// a chain's or one edit's of a change. (One text type for both, so
+    /// that they reach one copy of the tree's insert: two copies, one a
+    /// caller, missed the instruction cache in turns.)
+    @inlinable
+    mutating func insertRemote(origin: OpID?, id: OpID, lamport: UInt64, contentsOf scalars: ScalarStorage,
+                               _ range: Range<Int>, checkingOriginStamp: Bool) throws(SequenceError) {
+        let start = content.count
+        content.append(contentsOf: scalars, range)
+        try insertRemote(appendedFrom: start, origin: origin, id: id, lamport: lamport, checkingOriginStamp: checkingOriginStamp)
+    }
+
     /// Calls `body` with the UTF-8 of the elements with the ids `run`,
     /// tombstones included (the text an insert wrote); nil if one is
     /// missing. ASCII text in one span is read in place: a history's
