@@ -223,10 +223,23 @@ struct ChangeDecoder: ~Copyable {
     /// The text counted is all of the bundle's, read or not: the text is
     /// sized once the change that inserts into it first is read, and that
     /// change's text (often a long paste) needs room too.
-    var textBounds: (scalars: Int, ids: Int) {
+    ///
+    /// `spans`: at most how many spans a fresh text holds after the bundle,
+    /// counting the operations of `current` (read) and of the changes after
+    /// it. A text insert adds at most two (its own, and the second half of
+    /// the span it lands in), a delete at most two (it cuts at most the span
+    /// holding its first id and the one holding its last); no span is
+    /// empty, so there are no more spans than scalars.
+    func textBounds(including current: borrowing Current) -> (scalars: Int, ids: Int, spans: Int) {
         let deleted = (try? columns[Column.deleteLength.rawValue].remainingSum()) ?? 0
         let scalars = textBytes.count
-        return (scalars, scalars + Int(min(deleted, UInt64(scalars))))
+        let limit = UInt64(scalars)
+        let kinds = columns[Column.operationKind.rawValue]
+        let laterEdits = [ChangeEncoding.Kind.insertText, .delete].reduce(UInt64(0)) { sum, kind in
+            sum + ((try? kinds.remainingCount(of: kind.rawValue, atMost: limit)) ?? 0)
+        }
+        let currentEdits = UInt64((current.edit == nil ? 0 : 1) + current.edits.count + current.operations.count)
+        return (scalars, scalars + Int(min(deleted, limit)), Int(min(2 * (laterEdits + currentEdits), limit)))
     }
 
     /// How many keys the bundle writes in the root map (at most as many as
