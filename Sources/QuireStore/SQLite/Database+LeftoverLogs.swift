@@ -20,6 +20,16 @@ extension Database {
         return FileManager.default.fileExists(atPath: wal) && !isLeftOver(wal: wal) ? wal : nil
     }
 
+    /// The `-journal` beside `file` when it is not empty: SQLite rolls one
+    /// whose header was synced back into whatever file stands beside it.
+    /// One whose header is still zeroed (never synced) would be left alone,
+    /// but counts too: at worst, a refusal.
+    static func journalWithContent(beside file: String) -> String? {
+        var status = stat()
+        let journal = file + "-journal"
+        return stat(journal, &status) == 0 && status.st_size > 0 ? journal : nil
+    }
+
     /// Why no database is made beside `logFiles`, a deleted database's, and
     /// what to do.
     static func refusal(besideLogFilesOfAnotherDatabase logFiles: [String]) -> String {
