@@ -88,8 +88,8 @@ extension Database {
         guard stat(target, &found) == 0 else {
             // Renamed here, the copy would take a deleted database's `-wal`
             // or hot `-journal` for its own, which an empty file does not.
-            let file = Self.file(namedBy: target)
-            let logFiles = [Self.walOfAnotherDatabase(beside: file), Self.journalWithContent(beside: file)].compactMap { $0 }
+            // Beside `target` itself: the rename replaces a link there.
+            let logFiles = [Self.walOfAnotherDatabase(beside: target), Self.journalWithContent(beside: target)].compactMap { $0 }
             guard logFiles.isEmpty else {
                 throw StoreError.backupRefused(path: destination, reason: Self.refusal(besideLogFilesOfAnotherDatabase: logFiles))
             }
