@@ -74,6 +74,20 @@ import Testing
         }
     }
 
+    /// Through a link to the deleted file, SQLite makes the file where the
+    /// link points and deletes the `-wal` there; the check looked beside
+    /// the link, where there is none.
+    @Test func aStoreIsNotCreatedThroughALinkWhereADeletedStoresWalIsLeft() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", link = directory + "/link.quire"
+            let wal = try Self.leaveTheWalOfADeletedStore(at: path)
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "notes.quire")
+            #expect(throws: DatabaseError.self) { try DocumentStore(path: link) }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-wal")) == wal)
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+
     /// What a read-only open leaves on closing (an empty `-wal` no program
     /// holds) has nothing to replay: the file is made beside it.
     @Test func aStoreIsCreatedBesideTheEmptyWalOfAReadOnlyOpen() throws {

@@ -81,6 +81,32 @@ import Testing
         }
     }
 
+    /// A `quire init` killed while committing leaves a hot `-journal`
+    /// beside its file. `backup DEST --force` over that file said it was
+    /// backed up, and the copy's first open rolled the journal back into
+    /// it: an empty file where the notes were. Refused now, naming the
+    /// `-journal`; deleted, as the refusal says, the backup is whole.
+    @Test func backupForceRefusesAFileBesideAJournal() throws {
+        try withRunner { quire in
+            try quire.writeWhatAKilledInitLeaves(withHotJournal: true)
+            let source = quire.directory + "/source.quire"
+            try quire.ok(["init"], store: source)
+            try quire.ok(["note", "new", "--title", "Kept"], store: source)
+            let file = try Data(contentsOf: URL(fileURLWithPath: quire.store))
+            let journal = try Data(contentsOf: URL(fileURLWithPath: quire.store + "-journal"))
+
+            let refused = try quire.run(["backup", quire.store, "--force"], store: source)
+            #expect(refused.status == 1)
+            #expect(refused.stderr.hasPrefix("error: cannot back up to \(quire.store): \(quire.store)-journal is beside it"), "\(refused.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: quire.store)) == file)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: quire.store + "-journal")) == journal)
+
+            unlink(quire.store + "-journal")
+            try quire.ok(["backup", quire.store, "--force"], store: source)
+            #expect(try quire.ok(["note", "list"]).contains("Kept"))
+        }
+    }
+
     @Test func initSaysWhyItCannotCreateTheStore() throws {
         try withRunner { quire in
             let file = quire.directory + "/file"

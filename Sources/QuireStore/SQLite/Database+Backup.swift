@@ -21,7 +21,8 @@ extension Database {
     ///   one there is `StoreError.backupDestinationExists`.
     /// - Throws: `StoreError.backupRefused` for a destination that is this
     ///   file, a folder, in a missing folder, a database that may be open
-    ///   (a `-wal` beside it), or no file but a deleted database's `-wal` or
+    ///   (a `-wal` beside it) or a file beside a `-journal` that is not
+    ///   empty, or no file but a deleted database's `-wal` or such a
     ///   `-journal` beside it; a `DatabaseError` when SQLite or the
     ///   file system fails. Nothing is left at `destination` then.
     public func backup(to destination: String, replacing: Bool, prepare: (DatabaseConnection) throws -> Void) throws {
@@ -87,10 +88,8 @@ extension Database {
         guard stat(target, &found) == 0 else {
             // Renamed here, the copy would take a deleted database's `-wal`
             // or hot `-journal` for its own, which an empty file does not.
-            let file = Self.file(namedBy: target)
-            var journal = stat()
-            let logFiles = [Self.walOfAnotherDatabase(beside: file),
-                            stat(file + "-journal", &journal) == 0 && journal.st_size > 0 ? file + "-journal" : nil].compactMap { $0 }
+            // Beside `target` itself: the rename replaces a link there.
+            let logFiles = [Self.walOfAnotherDatabase(beside: target), Self.journalWithContent(beside: target)].compactMap { $0 }
             guard logFiles.isEmpty else {
                 throw StoreError.backupRefused(path: destination, reason: Self.refusal(besideLogFilesOfAnotherDatabase: logFiles))
             }
@@ -105,10 +104,17 @@ extension Database {
         guard replacing else { throw StoreError.backupDestinationExists(destination) }
         // Replaced under a program that has it open, the file would take
         // that program's `-wal`, commits of another database, for its own.
-        let wal = Self.file(namedBy: target) + "-wal"
+        let file = Self.file(namedBy: target), wal = file + "-wal"
         if FileManager.default.fileExists(atPath: wal), !Self.isLeftOver(wal: wal) {
             throw StoreError.backupRefused(path: destination, reason: "a -wal file is beside it, so a program may have it open as a store; "
                 + "close that program (closing checkpoints and deletes the -wal), or give another path")
+        }
+        // The same for the file's hot journal, which a killed `quire init`
+        // leaves too: rolled back into the copy, it would empty it.
+        if let journal = Self.journalWithContent(beside: file) {
+            throw StoreError.backupRefused(path: destination, reason: "\(journal) is beside it, the unfinished transaction of a program that "
+                + "is writing the file or was stopped while it did (a killed `quire init` leaves one): SQLite would roll it back into the copy. "
+                + "Close any program that may have the file open; then delete the -journal, which belongs to the file replaced, or give another path")
         }
     }
 

@@ -4,20 +4,29 @@ import Foundation
 /// any beside a file for that file's own, whichever database wrote them
 /// (`Specs/storage.md`, "SQLite file").
 extension Database {
-    /// The `-wal` beside the file `path` names, when that file is missing or
-    /// empty and the `-wal` is not `isLeftOver`; nil otherwise. SQLite
+    /// The `-wal` beside `file`, when that file is missing or empty and
+    /// the `-wal` is not `isLeftOver`; nil otherwise. SQLite
     /// never makes a `-wal` without its file, and writes a new file's
     /// header before its first frame: this one is a deleted database's, still
     /// open in a program or left by one that was killed (`rm notes.quire`
     /// leaves it). SQLite would replay its commits over the pages of a file
     /// put there whole (a backup), and deletes it without a word when it
     /// makes a new file there, under a program that may still write it.
-    static func walOfAnotherDatabase(beside path: String) -> String? {
-        let file = Self.file(namedBy: path)
+    static func walOfAnotherDatabase(beside file: String) -> String? {
         var status = stat()
         guard stat(file, &status) != 0 || status.st_size == 0 else { return nil }
         let wal = file + "-wal"
         return FileManager.default.fileExists(atPath: wal) && !isLeftOver(wal: wal) ? wal : nil
+    }
+
+    /// The `-journal` beside `file` when it is not empty: SQLite rolls one
+    /// whose header was synced back into whatever file stands beside it.
+    /// One whose header is still zeroed (never synced) would be left alone,
+    /// but counts too: at worst, a refusal.
+    static func journalWithContent(beside file: String) -> String? {
+        var status = stat()
+        let journal = file + "-journal"
+        return stat(journal, &status) == 0 && status.st_size > 0 ? journal : nil
     }
 
     /// Why no database is made beside `logFiles`, a deleted database's, and

@@ -60,7 +60,7 @@ public final class Database: @unchecked Sendable {
                                 message: path.isEmpty ? "the database path is empty" : "\":memory:\" is no file; Database.inMemory() opens a database in memory",
                                 file: path)
         }
-        if !readOnly, let wal = Self.walOfAnotherDatabase(beside: path) {
+        if !readOnly, let wal = Self.walOfAnotherDatabase(beside: Self.file(namedBy: path)) {
             throw DatabaseError(extendedCode: SQLITE_CANTOPEN, message: Self.refusal(besideLogFilesOfAnotherDatabase: [wal]), file: path)
         }
         try self.init(
@@ -107,9 +107,17 @@ public final class Database: @unchecked Sendable {
     /// the database's `-wal` and `-shm` files, and what a lock file or the
     /// file's identity (`ReplicaIdentity.fingerprint`) must be taken from,
     /// so that they are the same whichever path, a link's or the file's,
-    /// reaches it.
+    /// reaches it. A link to a missing file is followed too, as SQLite
+    /// does, which makes the file where the link points
+    /// (`resolvingSymlinksInPath` leaves such a link as it is).
     public static func file(namedBy path: String) -> String {
-        URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        var file = URL(fileURLWithPath: path).path
+        // At most SQLite's SQLITE_MAX_SYMLINK links, so that a loop ends.
+        for _ in 0..<100 {
+            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: file) else { break }
+            file = link.hasPrefix("/") ? link : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(link)
+        }
+        return URL(fileURLWithPath: file).resolvingSymlinksInPath().path
     }
 
     /// A private database that lives in memory until it is closed; for tests
