@@ -1,4 +1,5 @@
 import Foundation
+import QuireTestSupport
 import Testing
 
 /// The `quire-bench` binary's command line: help, and usage errors that
@@ -78,13 +79,13 @@ import Testing
 
     @Test func aTraceNamedLikeAnotherWorkloadIsAUsageError() throws {
         // (A scratch package root: a regression would measure, and write results.)
-        let root = try packageRoot(peersScript: "exit 1")
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        try FileManager.default.createDirectory(atPath: root + "/mine", withIntermediateDirectories: true)
-        try #"{"endContent": "", "txns": []}"#.write(toFile: root + "/mine/B1.6.json", atomically: true, encoding: .utf8)
-        let result = try run(["suite", "mine/B1.6.json", "--only", "B1.6", "--runs", "1"], in: root)
-        #expect(result.status == 64)
-        #expect(result.stderr.hasPrefix("error: more than one workload would be named B1.6, and the report keeps one result per name"))
+        try withPackageRoot(peersScript: "exit 1") { root in
+            try FileManager.default.createDirectory(atPath: root + "/mine", withIntermediateDirectories: true)
+            try #"{"endContent": "", "txns": []}"#.write(toFile: root + "/mine/B1.6.json", atomically: true, encoding: .utf8)
+            let result = try run(["suite", "mine/B1.6.json", "--only", "B1.6", "--runs", "1"], in: root)
+            #expect(result.status == 64)
+            #expect(result.stderr.hasPrefix("error: more than one workload would be named B1.6, and the report keeps one result per name"))
+        }
     }
 
     @Test func aTraceThatIsNotThereFailsBeforeAnythingRuns() throws {
@@ -97,14 +98,16 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 
-    /// A package root for `suite` whose Benchmarks/peers/run.sh is `script`.
-    private func packageRoot(peersScript script: String) throws -> String {
-        let root = NSTemporaryDirectory() + "quire-bench-suite-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: root + "/Benchmarks/peers", withIntermediateDirectories: true)
-        let runner = root + "/Benchmarks/peers/run.sh"
-        try ("#!/bin/sh\n" + script + "\n").write(toFile: runner, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: runner)
-        return root
+    /// Runs `test` in a scratch package root for `suite` whose
+    /// Benchmarks/peers/run.sh is `script`, removed afterwards.
+    private func withPackageRoot(peersScript script: String, _ test: (String) throws -> Void) throws {
+        try withTemporaryDirectory { root in
+            try FileManager.default.createDirectory(atPath: root + "/Benchmarks/peers", withIntermediateDirectories: true)
+            let runner = root + "/Benchmarks/peers/run.sh"
+            try ("#!/bin/sh\n" + script + "\n").write(toFile: runner, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: runner)
+            try test(root)
+        }
     }
 
     /// The workloads of the one report a `suite` run wrote under `root`.
@@ -117,100 +120,100 @@ import Testing
 
     @Test func peersThatCannotRunAreTriedOnceAndQuiresFiguresAreWritten() throws {
         // A failed install: run.sh says why and fails, whatever it is asked.
-        let root = try packageRoot(peersScript: """
+        try withPackageRoot(peersScript: """
             echo "$@" >> calls
             echo 'ERROR: No matching distribution found for pycrdt==0.14.13' >&2
             exit 1
-            """)
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let result = try run(["suite", "--only", "B1.1,B1.2", "--runs", "1", "--peers"], in: root)
-        #expect(result.status == 1)
-        // Tried once, not twice for each workload (pip and all), and said once.
-        #expect(try String(contentsOfFile: root + "/calls", encoding: .utf8) == "versions\n")
-        #expect(result.stderr.components(separatedBy: "the peers cannot run").count == 2, "\(result.stderr)")
-        #expect(result.stderr.contains("measuring Quire only"))
+            """) { root in
+            let result = try run(["suite", "--only", "B1.1,B1.2", "--runs", "1", "--peers"], in: root)
+            #expect(result.status == 1)
+            // Tried once, not twice for each workload (pip and all), and said once.
+            #expect(try String(contentsOfFile: root + "/calls", encoding: .utf8) == "versions\n")
+            #expect(result.stderr.components(separatedBy: "the peers cannot run").count == 2, "\(result.stderr)")
+            #expect(result.stderr.contains("measuring Quire only"))
 
-        let workloads = try writtenWorkloads(root)
-        #expect(workloads.map { $0["name"] as? String } == ["B1.1", "B1.2"])
-        for workload in workloads {
-            let libraries = try #require(workload["libraries"] as? [[String: Any]])
-            #expect(libraries.map { $0["library"] as? String } == ["quire", "yrs", "loro"])
-            #expect(libraries[0]["ok"] as? Bool == true && libraries[0]["mergeMs"] is [String: Any])
-            for peer in libraries.dropFirst() {
-                #expect(peer["ok"] as? Bool == false && peer["mergeMs"] is NSNull)
-                #expect((peer["failures"] as? [String])?.first?.hasPrefix("not measured: the peers cannot run") == true)
+            let workloads = try writtenWorkloads(root)
+            #expect(workloads.map { $0["name"] as? String } == ["B1.1", "B1.2"])
+            for workload in workloads {
+                let libraries = try #require(workload["libraries"] as? [[String: Any]])
+                #expect(libraries.map { $0["library"] as? String } == ["quire", "yrs", "loro"])
+                #expect(libraries[0]["ok"] as? Bool == true && libraries[0]["mergeMs"] is [String: Any])
+                for peer in libraries.dropFirst() {
+                    #expect(peer["ok"] as? Bool == false && peer["mergeMs"] is NSNull)
+                    #expect((peer["failures"] as? [String])?.first?.hasPrefix("not measured: the peers cannot run") == true)
+                }
             }
+            let results = root + "/Benchmarks/results/"
+            let markdown = try #require(try FileManager.default.contentsOfDirectory(atPath: results).first { $0.hasSuffix(".md") })
+            #expect(try String(contentsOfFile: results + markdown, encoding: .utf8).contains("\n- B1.2 loro: not measured: the peers cannot run"))
         }
-        let results = root + "/Benchmarks/results/"
-        let markdown = try #require(try FileManager.default.contentsOfDirectory(atPath: results).first { $0.hasSuffix(".md") })
-        #expect(try String(contentsOfFile: results + markdown, encoding: .utf8).contains("\n- B1.2 loro: not measured: the peers cannot run"))
     }
 
     @Test func aWrongResultIsNotMergedInTurnsWithThePeers() throws {
         // Peers that answer every subcommand, and say which they were asked.
         let peer = #"{"peer": "PEER", "ok": true, "runs": 1, "mergeMs": 1.0, "mergeMsMin": 1.0, "mergeMsMax": 1.0}"#
-        let root = try packageRoot(peersScript: """
+        try withPackageRoot(peersScript: """
             echo "$1" >> calls
             case "$1" in
               trace) for p in yrs loro; do echo '\(peer)' | sed "s/PEER/$p/"; done ;;
               merge-turns) echo ready; while read line; do echo '{"yrs": 1, "loro": 1}'; done ;;
             esac
-            """)
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        // Its endContent is not what its edits type: Quire's replay fails its check.
-        try #"{"endContent": "abd", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/wrong.json", atomically: true, encoding: .utf8)
-        let result = try run(["suite", "wrong.json", "--only", "wrong", "--runs", "1", "--peers"], in: root)
-        #expect(result.status == 1)
-        #expect(try String(contentsOfFile: root + "/calls", encoding: .utf8) == "versions\ntrace\n")
-        let libraries = try #require(try writtenWorkloads(root).first?["libraries"] as? [[String: Any]])
-        #expect(libraries.map { $0["library"] as? String } == ["quire", "yrs", "loro"])
-        #expect(libraries[0]["ok"] as? Bool == false && libraries[0]["mergeMs"] is NSNull)
+            """) { root in
+            // Its endContent is not what its edits type: Quire's replay fails its check.
+            try #"{"endContent": "abd", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/wrong.json", atomically: true, encoding: .utf8)
+            let result = try run(["suite", "wrong.json", "--only", "wrong", "--runs", "1", "--peers"], in: root)
+            #expect(result.status == 1)
+            #expect(try String(contentsOfFile: root + "/calls", encoding: .utf8) == "versions\ntrace\n")
+            let libraries = try #require(try writtenWorkloads(root).first?["libraries"] as? [[String: Any]])
+            #expect(libraries.map { $0["library"] as? String } == ["quire", "yrs", "loro"])
+            #expect(libraries[0]["ok"] as? Bool == false && libraries[0]["mergeMs"] is NSNull)
+        }
     }
 
     @Test func aTraceThatCannotBeReadReplacesItsEarlierFigures() throws {
-        let root = try packageRoot(peersScript: "exit 1")
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let trace = root + "/mine.json", arguments = ["suite", "mine.json", "--only", "mine", "--runs", "1"]
-        try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: trace, atomically: true, encoding: .utf8)
-        #expect(try run(arguments, in: root).status == 0)
-        // The same command again, on the file damaged since: the day's report
-        // must not go on showing the first run's figures as this run's.
-        try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "#.write(toFile: trace, atomically: true, encoding: .utf8)
-        let result = try run(arguments, in: root)
-        #expect(result.status == 1)
-        let libraries = try #require(try writtenWorkloads(root).first?["libraries"] as? [[String: Any]])
-        #expect(libraries.count == 1 && libraries[0]["ok"] as? Bool == false && libraries[0]["localMs"] is NSNull)
-        let failure = try #require((libraries[0]["failures"] as? [String])?.first)
-        #expect(failure.hasPrefix("not measured: mine.json: invalid JSON"), "\(failure)")
+        try withPackageRoot(peersScript: "exit 1") { root in
+            let trace = root + "/mine.json", arguments = ["suite", "mine.json", "--only", "mine", "--runs", "1"]
+            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: trace, atomically: true, encoding: .utf8)
+            #expect(try run(arguments, in: root).status == 0)
+            // The same command again, on the file damaged since: the day's report
+            // must not go on showing the first run's figures as this run's.
+            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "#.write(toFile: trace, atomically: true, encoding: .utf8)
+            let result = try run(arguments, in: root)
+            #expect(result.status == 1)
+            let libraries = try #require(try writtenWorkloads(root).first?["libraries"] as? [[String: Any]])
+            #expect(libraries.count == 1 && libraries[0]["ok"] as? Bool == false && libraries[0]["localMs"] is NSNull)
+            let failure = try #require((libraries[0]["failures"] as? [String])?.first)
+            #expect(failure.hasPrefix("not measured: mine.json: invalid JSON"), "\(failure)")
+        }
     }
 
     @Test func mergesInTurnsAreRecordedWithTheirRoundsOrWhyNot() throws {
         let peer = #"{"peer": "PEER", "ok": true, "runs": 1, "mergeMs": 1.0, "mergeMsMin": 1.0, "mergeMsMax": 1.0}"#
         for turns in ["echo ready; while read line; do echo '{\"yrs\": 2, \"loro\": 3}'; done", "echo ready; exit 1"] {
-            let root = try packageRoot(peersScript: """
+            try withPackageRoot(peersScript: """
                 case "$1" in
                   trace) for p in yrs loro; do echo '\(peer)' | sed "s/PEER/$p/"; done ;;
                   merge-turns) \(turns) ;;
                 esac
-                """)
-            defer { try? FileManager.default.removeItem(atPath: root) }
-            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/mine.json", atomically: true, encoding: .utf8)
-            #expect(try run(["suite", "mine.json", "--only", "mine", "--runs", "1", "--peers"], in: root).status == 0)
-            let workload = try #require(try writtenWorkloads(root).first)
-            let libraries = try #require(workload["libraries"] as? [[String: Any]])
-            let peerMerges = libraries.dropFirst().map { ($0["mergeMs"] as? [String: Any])?["median"] as? Double }
-            let markdown = try String(contentsOfFile: root + "/Benchmarks/results/" + (try FileManager.default.contentsOfDirectory(atPath: root + "/Benchmarks/results")).first { $0.hasSuffix(".md") }!, encoding: .utf8)
-            if turns.contains("exit") {
-                // The merges measured one library after the other stay, and the report says so.
-                #expect(libraries.map { $0["mergeRounds"] is NSNull } == [true, true, true])
-                #expect(peerMerges == [1, 1])
-                #expect(workload["mergeTurnsFailure"] as? String == "peers.py merge-turns stopped answering")
-                #expect(markdown.contains("not in turns (a busy moment may have slowed one library only): mine (peers.py merge-turns stopped answering).\n"))
-            } else {
-                // One round per run, at least MergeTurns.minimumRounds, for all three; the peers' times are their turns'.
-                #expect(libraries.map { $0["mergeRounds"] as? Int } == [15, 15, 15])
-                #expect(peerMerges == [2, 3])
-                #expect(workload["mergeTurnsFailure"] is NSNull && !markdown.contains("not in turns"))
+                """) { root in
+                try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/mine.json", atomically: true, encoding: .utf8)
+                #expect(try run(["suite", "mine.json", "--only", "mine", "--runs", "1", "--peers"], in: root).status == 0)
+                let workload = try #require(try writtenWorkloads(root).first)
+                let libraries = try #require(workload["libraries"] as? [[String: Any]])
+                let peerMerges = libraries.dropFirst().map { ($0["mergeMs"] as? [String: Any])?["median"] as? Double }
+                let markdown = try String(contentsOfFile: root + "/Benchmarks/results/" + (try FileManager.default.contentsOfDirectory(atPath: root + "/Benchmarks/results")).first { $0.hasSuffix(".md") }!, encoding: .utf8)
+                if turns.contains("exit") {
+                    // The merges measured one library after the other stay, and the report says so.
+                    #expect(libraries.map { $0["mergeRounds"] is NSNull } == [true, true, true])
+                    #expect(peerMerges == [1, 1])
+                    #expect(workload["mergeTurnsFailure"] as? String == "peers.py merge-turns stopped answering")
+                    #expect(markdown.contains("not in turns (a busy moment may have slowed one library only): mine (peers.py merge-turns stopped answering).\n"))
+                } else {
+                    // One round per run, at least MergeTurns.minimumRounds, for all three; the peers' times are their turns'.
+                    #expect(libraries.map { $0["mergeRounds"] as? Int } == [15, 15, 15])
+                    #expect(peerMerges == [2, 3])
+                    #expect(workload["mergeTurnsFailure"] is NSNull && !markdown.contains("not in turns"))
+                }
             }
         }
     }
@@ -218,28 +221,28 @@ import Testing
     /// `--rewrite DATE` writes a day's Markdown and charts again from its
     /// JSON, and RESULTS.md's suite part for a day of a full run, measuring nothing.
     @Test func rewriteMakesTheReportAgainFromTheJSON() throws {
-        let root = try packageRoot(peersScript: "exit 1")
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let results = root + "/Benchmarks/results/"
-        try FileManager.default.createDirectory(atPath: results, withIntermediateDirectories: true)
-        let json = """
-            {"command": "quire-bench suite --runs 1", "date": "2026-01-02", "machine": "m", "workloads": [
-            {"name": "B1.1", "family": "B1", "description": "d", "command": "quire-bench suite --runs 1", "ops": 6000, "libraries": [
-              {"library": "quire", "ok": true, "runs": 1, "mergeMs": {"median": 2, "min": 1.5, "max": 2}, "failures": []}]}]}
-            """
-        try json.write(toFile: results + "2026-01-02.json", atomically: true, encoding: .utf8)
-        try "# Results\n".write(toFile: root + "/Benchmarks/RESULTS.md", atomically: true, encoding: .utf8)
+        try withPackageRoot(peersScript: "exit 1") { root in
+            let results = root + "/Benchmarks/results/"
+            try FileManager.default.createDirectory(atPath: results, withIntermediateDirectories: true)
+            let json = """
+                {"command": "quire-bench suite --runs 1", "date": "2026-01-02", "machine": "m", "workloads": [
+                {"name": "B1.1", "family": "B1", "description": "d", "command": "quire-bench suite --runs 1", "ops": 6000, "libraries": [
+                  {"library": "quire", "ok": true, "runs": 1, "mergeMs": {"median": 2, "min": 1.5, "max": 2}, "failures": []}]}]}
+                """
+            try json.write(toFile: results + "2026-01-02.json", atomically: true, encoding: .utf8)
+            try "# Results\n".write(toFile: root + "/Benchmarks/RESULTS.md", atomically: true, encoding: .utf8)
 
-        let rewritten = try run(["suite", "--rewrite", "2026-01-02"], in: root)
-        #expect(rewritten.status == 0, "\(rewritten.stderr)")
-        #expect(try String(contentsOfFile: results + "2026-01-02.md", encoding: .utf8).contains("| B1.1 | 6000 | 2.00 ±25% |"))
-        #expect(FileManager.default.fileExists(atPath: results + "2026-01-02-B1.svg"))
-        #expect(try String(contentsOfFile: root + "/Benchmarks/RESULTS.md", encoding: .utf8).contains("## Quire benchmark suite, 2026-01-02"))
-        #expect(try String(contentsOfFile: results + "2026-01-02.json", encoding: .utf8) == json)  // read, not written
+            let rewritten = try run(["suite", "--rewrite", "2026-01-02"], in: root)
+            #expect(rewritten.status == 0, "\(rewritten.stderr)")
+            #expect(try String(contentsOfFile: results + "2026-01-02.md", encoding: .utf8).contains("| B1.1 | 6000 | 2.00 ±25% |"))
+            #expect(FileManager.default.fileExists(atPath: results + "2026-01-02-B1.svg"))
+            #expect(try String(contentsOfFile: root + "/Benchmarks/RESULTS.md", encoding: .utf8).contains("## Quire benchmark suite, 2026-01-02"))
+            #expect(try String(contentsOfFile: results + "2026-01-02.json", encoding: .utf8) == json)  // read, not written
 
-        let missing = try run(["suite", "--rewrite", "2026-01-03"], in: root)
-        #expect(missing.status == 1 && missing.stderr.contains("2026-01-03.json: no such file"))
-        let withOthers = try run(["suite", "--rewrite", "2026-01-02", "--peers"], in: root)
-        #expect(withOthers.status == 64 && withOthers.stderr.contains("--rewrite measures nothing"))
+            let missing = try run(["suite", "--rewrite", "2026-01-03"], in: root)
+            #expect(missing.status == 1 && missing.stderr.contains("2026-01-03.json: no such file"))
+            let withOthers = try run(["suite", "--rewrite", "2026-01-02", "--peers"], in: root)
+            #expect(withOthers.status == 64 && withOthers.stderr.contains("--rewrite measures nothing"))
+        }
     }
 }

@@ -1,28 +1,16 @@
 import Foundation
-import Testing
 @testable import QuireBenchKit
+import QuireTestSupport
+import Testing
 
-/// A temporary directory removed when the test ends.
-final class TemporaryDirectory {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("quire-bench-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let path = url.appendingPathComponent(name).path
+/// `bytes` compressed by the system's /bin/gzip, independent of our zlib use.
+func gzipped(_ bytes: [UInt8]) throws -> [UInt8] {
+    try withTemporaryDirectory { directory in
+        let path = directory + "/data"
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
-    /// Compresses with the system's /bin/gzip, independent of our zlib use.
-    func gzip(_ name: String, _ bytes: [UInt8]) throws -> [UInt8] {
-        let path = try write(name, bytes)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = ["-k", "-f", path]
+        process.arguments = [path]
         try process.run()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
@@ -34,16 +22,14 @@ final class TemporaryDirectory {
     let sample = Array((0..<200_000).map { "line \($0) of some text\n" }.joined().utf8)
 
     @Test func roundTripsWhatGzipMade() throws {
-        let directory = try TemporaryDirectory()
-        let compressed = try directory.gzip("sample.txt", sample)
+        let compressed = try gzipped(sample)
         #expect(compressed.count < sample.count / 4)
         #expect(try Gzip.decompress(compressed) == sample)
     }
 
     @Test func concatenatedMembersDecompressToTheirConcatenation() throws {
-        let directory = try TemporaryDirectory()
-        let a = try directory.gzip("a.txt", Array("first\n".utf8))
-        let b = try directory.gzip("b.txt", Array("second\n".utf8))
+        let a = try gzipped(Array("first\n".utf8))
+        let b = try gzipped(Array("second\n".utf8))
         #expect(try Gzip.decompress(a + b) == Array("first\nsecond\n".utf8))
     }
 
@@ -54,20 +40,20 @@ final class TemporaryDirectory {
     }
 
     @Test func reportsTruncatedData() throws {
-        let compressed = try TemporaryDirectory().gzip("sample.txt", sample)
+        let compressed = try gzipped(sample)
         let error = #expect(throws: GzipError.self) { try Gzip.decompress(Array(compressed.dropLast(100))) }
         #expect(error?.description.contains("truncated") == true)
     }
 
     @Test func reportsCorruptData() throws {
-        var compressed = try TemporaryDirectory().gzip("sample.txt", sample)
+        var compressed = try gzipped(sample)
         for index in stride(from: 40, to: compressed.count - 40, by: 97) { compressed[index] ^= 0x5a }
         let error = #expect(throws: GzipError.self) { try Gzip.decompress(compressed) }
         #expect(error?.description.contains("corrupt gzip data") == true)
     }
 
     @Test func stopsAtTheOutputLimit() throws {
-        let compressed = try TemporaryDirectory().gzip("sample.txt", sample)
+        let compressed = try gzipped(sample)
         let error = #expect(throws: GzipError.self) { try Gzip.decompress(compressed, outputLimit: 1000) }
         #expect(error?.description.contains("exceeds the limit of 1000 bytes") == true)
     }

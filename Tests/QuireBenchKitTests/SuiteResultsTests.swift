@@ -1,16 +1,15 @@
 import Foundation
 import FoundationXML
-import Testing
 @testable import QuireBenchKit
+import QuireTestSupport
+import Testing
 
 /// A day's suite results accumulating across runs, and the store and sync
 /// families in them; no timings are checked.
 @Suite struct SuiteResultsTests {
-    /// A fresh directory for one test's result files.
-    private static func scratchFiles() throws -> SuiteResultsFiles {
-        let directory = NSTemporaryDirectory() + "quire-suite-results-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return SuiteResultsFiles(directory: directory, date: "2026-01-01")
+    /// Runs `test` with result files in a fresh directory, removed afterwards.
+    private static func withScratchFiles(_ test: (SuiteResultsFiles) throws -> Void) throws {
+        try withTemporaryDirectory { try test(SuiteResultsFiles(directory: $0, date: "2026-01-01")) }
     }
 
     private static let order = SuiteWorkload.all(traceFiles: [], cacheDirectory: "/tmp").map(\.name)
@@ -29,68 +28,70 @@ import Testing
     }
 
     @Test func aRunReplacesTheWorkloadsItMeasuredAndKeepsTheOthers() throws {
-        let files = try Self.scratchFiles()
-        let first = "quire-bench suite --only B1.1,B1.2,B2.1", second = "quire-bench suite --only B1.2,B3.1"
-        #expect(try files.readEarlierResults().results.isEmpty)  // no file yet
-        try files.write(Self.report([
-            try Self.replay("B1.1", command: first, mergeMs: 1), try Self.replay("B1.2", command: first, mergeMs: 2),
-            try Self.replay("B2.1", command: first, mergeMs: 3),
-        ], command: first))
+        try Self.withScratchFiles { files in
+            let first = "quire-bench suite --only B1.1,B1.2,B2.1", second = "quire-bench suite --only B1.2,B3.1"
+            #expect(try files.readEarlierResults().results.isEmpty)  // no file yet
+            try files.write(Self.report([
+                try Self.replay("B1.1", command: first, mergeMs: 1), try Self.replay("B1.2", command: first, mergeMs: 2),
+                try Self.replay("B2.1", command: first, mergeMs: 3),
+            ], command: first))
 
-        let earlier = try files.readEarlierResults()
-        #expect(earlier.setAside == nil)
-        #expect(earlier.results.map(\.name) == ["B1.1", "B1.2", "B2.1"])
-        // The second run measures B3.1 before B1.2: the report keeps the workloads' own order.
-        var results = earlier.results
-        for name in ["B3.1", "B1.2"] {
-            results = SuiteReport.merging([try Self.replay(name, command: second, mergeMs: 20)], into: results, order: Self.order)
-            try files.write(Self.report(results, command: second))
+            let earlier = try files.readEarlierResults()
+            #expect(earlier.setAside == nil)
+            #expect(earlier.results.map(\.name) == ["B1.1", "B1.2", "B2.1"])
+            // The second run measures B3.1 before B1.2: the report keeps the workloads' own order.
+            var results = earlier.results
+            for name in ["B3.1", "B1.2"] {
+                results = SuiteReport.merging([try Self.replay(name, command: second, mergeMs: 20)], into: results, order: Self.order)
+                try files.write(Self.report(results, command: second))
+            }
+
+            let merged = try files.readEarlierResults().results
+            #expect(merged.map(\.name) == ["B1.1", "B1.2", "B2.1", "B3.1"])
+            #expect(merged.map(\.command) == [first, second, first, second])
+            #expect(merged.map { $0.figures(of: "quire")?.merge?.median } == [1, 20, 3, 20])
+            // A kept workload is written back as it was read.
+            let kept = try #require(merged.first)
+            #expect(kept.figures(of: "quire")?.merge == Spread(median: 1, min: 0.5, max: 1.25))
+            #expect(kept.figures(of: "quire")?.snapshotBytes == 1234 && kept.ops == 6000 && kept.family == .b1)
+
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: files.jsonPath))) as? [String: Any])
+            #expect(json["command"] as? String == second)  // the top-level keys stay, with the latest run's command
+            #expect(Set(json.keys) == ["command", "date", "machine", "commit", "swift", "workloads"])
+            let markdown = try String(contentsOfFile: files.markdownPath, encoding: .utf8)
+            #expect(markdown.contains("- `\(first)`: B1.1, B2.1\n"))
+            #expect(markdown.contains("- `\(second)`: B1.2, B3.1\n"))
+            for family in ["B1", "B2", "B3"] { #expect(FileManager.default.fileExists(atPath: files.chartPath(SuiteWorkload.Family(rawValue: family)!))) }
         }
-
-        let merged = try files.readEarlierResults().results
-        #expect(merged.map(\.name) == ["B1.1", "B1.2", "B2.1", "B3.1"])
-        #expect(merged.map(\.command) == [first, second, first, second])
-        #expect(merged.map { $0.figures(of: "quire")?.merge?.median } == [1, 20, 3, 20])
-        // A kept workload is written back as it was read.
-        let kept = try #require(merged.first)
-        #expect(kept.figures(of: "quire")?.merge == Spread(median: 1, min: 0.5, max: 1.25))
-        #expect(kept.figures(of: "quire")?.snapshotBytes == 1234 && kept.ops == 6000 && kept.family == .b1)
-
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: files.jsonPath))) as? [String: Any])
-        #expect(json["command"] as? String == second)  // the top-level keys stay, with the latest run's command
-        #expect(Set(json.keys) == ["command", "date", "machine", "commit", "swift", "workloads"])
-        let markdown = try String(contentsOfFile: files.markdownPath, encoding: .utf8)
-        #expect(markdown.contains("- `\(first)`: B1.1, B2.1\n"))
-        #expect(markdown.contains("- `\(second)`: B1.2, B3.1\n"))
-        for family in ["B1", "B2", "B3"] { #expect(FileManager.default.fileExists(atPath: files.chartPath(SuiteWorkload.Family(rawValue: family)!))) }
     }
 
     /// The Markdown, the charts and the statements of a run say what its
     /// JSON says: they were made from figures the JSON then rounded, so a
     /// ratio or a "behind" near a rounding step told another story.
     @Test func theReportIsMadeFromTheFiguresTheJSONKeeps() throws {
-        let files = try Self.scratchFiles()
-        func figures(_ library: String, merge: Double, encode: Double) -> LibraryFigures {
-            var figures = LibraryFigures(library: library, ok: true, runs: 3)
-            figures.merge = Spread(median: merge, min: merge, max: merge)
-            figures.encode = Spread(median: encode, min: encode, max: encode)
-            return figures
-        }
-        // Quire's figures are a fraction of a nanosecond past a rounding
-        // step: its merge ratio is 1.0150004 (1.02) and its encode
-        // 1.0000004 times Yrs's (behind) before rounding, 1.015 (1.01) and
-        // 1 (not behind) after.
-        var result = try Self.replay("B1.1", command: "c", mergeMs: 1)
-        result.figures = [figures("quire", merge: 1.0150004, encode: 1.0000004), figures("yrs", merge: 1, encode: 1)]
-        var report = Self.report([], command: "c")
-        report.results = SuiteReport.merging([result], into: report.results, order: Self.order)
-        try files.write(report)
+        try Self.withScratchFiles { files in
+            func figures(_ library: String, merge: Double, encode: Double) -> LibraryFigures {
+                var figures = LibraryFigures(library: library, ok: true, runs: 3)
+                figures.merge = Spread(median: merge, min: merge, max: merge)
+                figures.encode = Spread(median: encode, min: encode, max: encode)
+                return figures
+            }
+            // Quire's figures are a fraction of a nanosecond past a rounding
+            // step: its merge ratio is 1.0150004 (1.02) and its encode
+            // 1.0000004 times Yrs's (behind) before rounding, 1.015 (1.01) and
+            // 1 (not behind) after.
+            var result = try Self.replay("B1.1", command: "c", mergeMs: 1)
+            result.figures = [figures("quire", merge: 1.0150004, encode: 1.0000004), figures("yrs", merge: 1, encode: 1)]
+            var report = Self.report([], command: "c")
+            report.results = SuiteReport.merging([result], into: report.results, order: Self.order)
+            try files.write(report)
 
-        let readBack = Self.report(try files.readEarlierResults().results, command: "c")
-        #expect(try String(contentsOfFile: files.markdownPath, encoding: .utf8) == readBack.markdown)
-        #expect(try String(contentsOfFile: files.chartPath(.b1), encoding: .utf8) == readBack.charts.first?.svg)
-        #expect(report.behindStatements == readBack.behindStatements)
-        #expect(readBack.markdown.contains("| B1.1 | 6000 | 1.01 | 1.00 | – | **1.01** | – |"))
+            let readBack = Self.report(try files.readEarlierResults().results, command: "c")
+            #expect(try String(contentsOfFile: files.markdownPath, encoding: .utf8) == readBack.markdown)
+            #expect(try String(contentsOfFile: files.chartPath(.b1), encoding: .utf8) == readBack.charts.first?.svg)
+            #expect(report.behindStatements == readBack.behindStatements)
+            #expect(readBack.markdown.contains("| B1.1 | 6000 | 1.01 | 1.00 | – | **1.01** | – |"))
+        }
     }
 
     /// A day's results as a report from before the commit and the compiler
@@ -112,29 +113,30 @@ import Testing
     /// peer is missing, where Quire is behind and whether within the noise,
     /// and the versions measured.
     @Test func aReportShowsSpreadsVersionsMissingPeersAndWhereQuireIsBehind() throws {
-        let files = try Self.scratchFiles()
-        try SuiteResultsFiles.write(Self.fixtureJSON, to: files.jsonPath)
-        let report = try files.readReport()
-        let markdown = report.markdown
-        #expect(markdown.contains("| B1.1 | 6000 | 2.00 ±5% | 1.90 ±3% | – | **1.05** | – |"))
-        #expect(markdown.contains("| B1.7 | 6000 | 1.00 | 2.00 ±50% | – | 0.50 | – |"))  // the same every run: no ±
-        #expect(markdown.contains("Machine: 2 cores, shared\n"))
-        #expect(markdown.contains("Versions: Quire (commit not recorded); Yrs through the Python package pycrdt 0.14.13.\n"))
-        #expect(markdown.contains("- merge: behind Yrs on 1 of 2\n"))
-        #expect(markdown.contains("- snapshot size: behind Yrs on 0 of 1\n"))
-        #expect(report.behindStatements == ["B1.1: Quire's merge is 1.05× slower than Yrs's (within the runs' spread: their ranges overlap)."])
-        #expect(markdown.contains("\n- B1.1 loro: not measured: the peers cannot run\n"))
-        let chart = try #require(report.charts.first { $0.family == .b1 }).svg
-        #expect(chart.contains("Loro: not measured"))
-        #expect(chart.contains("<line class=\"spread\""))  // B1.1's runs, fastest to slowest
-        #expect(BarChart.formatValue(6_000_000) == "6.00M" && BarChart.formatValue(100) == "100")
-        #expect(BarChart.formatValue(1000, trailingZeros: false) == "1k")
+        try Self.withScratchFiles { files in
+            try SuiteResultsFiles.write(Self.fixtureJSON, to: files.jsonPath)
+            let report = try files.readReport()
+            let markdown = report.markdown
+            #expect(markdown.contains("| B1.1 | 6000 | 2.00 ±5% | 1.90 ±3% | – | **1.05** | – |"))
+            #expect(markdown.contains("| B1.7 | 6000 | 1.00 | 2.00 ±50% | – | 0.50 | – |"))  // the same every run: no ±
+            #expect(markdown.contains("Machine: 2 cores, shared\n"))
+            #expect(markdown.contains("Versions: Quire (commit not recorded); Yrs through the Python package pycrdt 0.14.13.\n"))
+            #expect(markdown.contains("- merge: behind Yrs on 1 of 2\n"))
+            #expect(markdown.contains("- snapshot size: behind Yrs on 0 of 1\n"))
+            #expect(report.behindStatements == ["B1.1: Quire's merge is 1.05× slower than Yrs's (within the runs' spread: their ranges overlap)."])
+            #expect(markdown.contains("\n- B1.1 loro: not measured: the peers cannot run\n"))
+            let chart = try #require(report.charts.first { $0.family == .b1 }).svg
+            #expect(chart.contains("Loro: not measured"))
+            #expect(chart.contains("<line class=\"spread\""))  // B1.1's runs, fastest to slowest
+            #expect(BarChart.formatValue(6_000_000) == "6.00M" && BarChart.formatValue(100) == "100")
+            #expect(BarChart.formatValue(1000, trailingZeros: false) == "1k")
 
-        var recorded = report
-        (recorded.commit, recorded.swiftVersion) = ("bede51a", "Swift version 6.3.1 (swift-6.3.1-RELEASE)")
-        try files.write(recorded)
-        #expect(try files.readReport().markdown.contains(
-            "Versions: Quire bede51a, built with Swift version 6.3.1 (swift-6.3.1-RELEASE); Yrs through the Python package pycrdt 0.14.13.\n"))
+            var recorded = report
+            (recorded.commit, recorded.swiftVersion) = ("bede51a", "Swift version 6.3.1 (swift-6.3.1-RELEASE)")
+            try files.write(recorded)
+            #expect(try files.readReport().markdown.contains(
+                "Versions: Quire bede51a, built with Swift version 6.3.1 (swift-6.3.1-RELEASE); Yrs through the Python package pycrdt 0.14.13.\n"))
+        }
     }
 
     /// B1's merges take tens of microseconds: kept to the microsecond, a
@@ -161,27 +163,28 @@ import Testing
     }
 
     @Test func aDamagedReportIsSetAsideAndTheNewResultsWritten() throws {
-        let files = try Self.scratchFiles()
-        let damaged = #"{"command": "quire-bench suite", "date": "2026-01-01", "workloads": [{"name": "B1.1""#
-        try Data(damaged.utf8).write(to: URL(fileURLWithPath: files.jsonPath))
+        try Self.withScratchFiles { files in
+            let damaged = #"{"command": "quire-bench suite", "date": "2026-01-01", "workloads": [{"name": "B1.1""#
+            try Data(damaged.utf8).write(to: URL(fileURLWithPath: files.jsonPath))
 
-        let earlier = try files.readEarlierResults()
-        #expect(earlier.results.isEmpty)
-        let message = try #require(earlier.setAside)
-        let aside = files.directory + "/2026-01-01.damaged.json"
-        #expect(message.contains(files.jsonPath) && message.contains("moved it to \(aside)"))
-        #expect(try String(contentsOfFile: aside, encoding: .utf8) == damaged)  // kept, byte for byte
-        #expect(!FileManager.default.fileExists(atPath: files.jsonPath))
+            let earlier = try files.readEarlierResults()
+            #expect(earlier.results.isEmpty)
+            let message = try #require(earlier.setAside)
+            let aside = files.directory + "/2026-01-01.damaged.json"
+            #expect(message.contains(files.jsonPath) && message.contains("moved it to \(aside)"))
+            #expect(try String(contentsOfFile: aside, encoding: .utf8) == damaged)  // kept, byte for byte
+            #expect(!FileManager.default.fileExists(atPath: files.jsonPath))
 
-        try files.write(Self.report([try Self.replay("B1.1", command: "new", mergeMs: 7)], command: "new"))
-        #expect(try files.readEarlierResults().results.map(\.command) == ["new"])
+            try files.write(Self.report([try Self.replay("B1.1", command: "new", mergeMs: 7)], command: "new"))
+            #expect(try files.readEarlierResults().results.map(\.command) == ["new"])
 
-        // Valid JSON that is not a report: the message says where, and an earlier set-aside file stays.
-        try Data(#"{"command": "x", "workloads": [{"name": "B1.1", "family": "B1", "description": "", "ops": 1, "libraries": [{"library": "quire"}]}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: files.jsonPath))
-        let second = try #require(try files.readEarlierResults().setAside)
-        #expect(second.contains("workloads[0].libraries[0]") && second.contains("damaged-2.json"))
-        #expect(FileManager.default.fileExists(atPath: aside))
+            // Valid JSON that is not a report: the message says where, and an earlier set-aside file stays.
+            try Data(#"{"command": "x", "workloads": [{"name": "B1.1", "family": "B1", "description": "", "ops": 1, "libraries": [{"library": "quire"}]}]}"#.utf8)
+                .write(to: URL(fileURLWithPath: files.jsonPath))
+            let second = try #require(try files.readEarlierResults().setAside)
+            #expect(second.contains("workloads[0].libraries[0]") && second.contains("damaged-2.json"))
+            #expect(FileManager.default.fileExists(atPath: aside))
+        }
     }
 
     @Test func aReportFromBeforeAccumulationReadsBackWithItsCommand() throws {
@@ -267,11 +270,12 @@ import Testing
         }
 
         // The measures read back as they were written.
-        let files = try Self.scratchFiles()
-        try files.write(report)
-        let readBack = try files.readEarlierResults().results
-        #expect(readBack.map { $0.figures(of: "quire")?.measures.map(\.name) } == report.results.map { $0.figures(of: "quire")?.measures.map(\.name) })
-        #expect(readBack[1].figures(of: "quire")?.measures.first { $0.unit == "bytes" }?.spread == nil)
+        try Self.withScratchFiles { files in
+            try files.write(report)
+            let readBack = try files.readEarlierResults().results
+            #expect(readBack.map { $0.figures(of: "quire")?.measures.map(\.name) } == report.results.map { $0.figures(of: "quire")?.measures.map(\.name) })
+            #expect(readBack[1].figures(of: "quire")?.measures.first { $0.unit == "bytes" }?.spread == nil)
+        }
     }
 
     @Test func measureFiguresAreReadable() {

@@ -25,7 +25,7 @@ struct QuireRunner {
         }
     }
 
-    /// A fresh directory, removed when the runner is.
+    /// A fresh directory, which `remove()` removes (`withRunner` calls it).
     let directory: String
     /// The store every `run` uses unless the arguments name another.
     var store: String { directory + "/notes.quire" }

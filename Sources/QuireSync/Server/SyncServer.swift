@@ -1,6 +1,5 @@
 import Foundation
 import Quire
-import Synchronization
 
 /// The sync server: checks who asks, stores what they push in its
 /// `ServerLog`, and answers with a page of what they lack.
@@ -218,85 +217,5 @@ public final class SyncServer: SyncService {
             guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return false }
         }
         return log.lastSeq > seq
-    }
-}
-
-/// The payload bytes of the requests being handled, held within
-/// `SyncServer.Configuration.maxPayloadBytesInFlight`.
-final class PayloadBudget: Sendable {
-    /// Payloads this small are not counted: the connections the HTTP
-    /// server takes at once bound what they hold (64 MiB with the defaults).
-    static let uncountedBytes = 1 << 20
-
-    private let limit: Int
-    private let taken = Mutex(0)
-
-    init(limit: Int) { self.limit = limit }
-
-    /// The counted bytes taken now.
-    var bytesTaken: Int { taken.withLock { $0 } }
-
-    /// Takes `bytes` when they fit beside what is taken, or when nothing
-    /// is (a payload within the message limit is always served alone).
-    func take(_ bytes: Int) -> Bool {
-        guard bytes > Self.uncountedBytes else { return true }
-        return taken.withLock { taken in
-            guard taken == 0 || bytes <= limit - taken else { return false }
-            taken += bytes
-            return true
-        }
-    }
-
-    /// Gives back what `take(bytes)` took.
-    func give(_ bytes: Int) {
-        guard bytes > Self.uncountedBytes else { return }
-        taken.withLock { $0 -= bytes }
-    }
-}
-
-/// A token bucket per key (a token, or a client's address): `perSecond`
-/// requests a second on average, `burst` at once.
-final class RateLimiter: Sendable {
-    private let perSecond: Double
-    private let burst: Double
-    private let buckets = Mutex(Buckets())
-
-    private struct Buckets {
-        var byKey: [String: (tokens: Double, at: ContinuousClock.Instant)] = [:]
-        /// Past this many buckets, the full ones are dropped: a missing
-        /// bucket is a full one, and client addresses are countless.
-        var pruneAbove = 1024
-    }
-
-    init(perSecond: Double, burst: Double) {
-        self.perSecond = perSecond
-        self.burst = burst
-    }
-
-    /// How many keys have a bucket.
-    var bucketCount: Int { buckets.withLock { $0.byKey.count } }
-
-    /// Takes one request from `key`'s bucket: nil if allowed, else the
-    /// whole seconds to wait.
-    func take(for key: String) -> Int? {
-        let now = ContinuousClock.now
-        return buckets.withLock { buckets in
-            if buckets.byKey.count > buckets.pruneAbove {
-                buckets.byKey = buckets.byKey.filter { _, bucket in refilled(bucket, at: now) < burst }
-                buckets.pruneAbove = max(1024, 2 * buckets.byKey.count)
-            }
-            var bucket = (tokens: refilled(buckets.byKey[key] ?? (burst, now), at: now), at: now)
-            defer { buckets.byKey[key] = bucket }
-            guard bucket.tokens >= 1 else { return max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up))) }
-            bucket.tokens -= 1
-            return nil
-        }
-    }
-
-    /// The requests `bucket` allows at `now`.
-    private func refilled(_ bucket: (tokens: Double, at: ContinuousClock.Instant), at now: ContinuousClock.Instant) -> Double {
-        let elapsed = now - bucket.at
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return min(burst, bucket.tokens + seconds * perSecond)
     }
 }

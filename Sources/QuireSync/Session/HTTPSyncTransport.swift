@@ -1,0 +1,56 @@
+import Foundation
+import QuireCore
+
+/// Sync over HTTP: `POST URL/v1/sync` through `HTTPClient`, which puts a
+/// timeout on every request and retries transient failures with backoff.
+///
+///     let transport = HTTPSyncTransport(server: URL(string: "http://127.0.0.1:8080")!, token: "secret")
+public struct HTTPSyncTransport: SyncTransport {
+    public let endpoint: URL
+    public let client: HTTPClient
+    /// Seconds each request may take beyond a long-poll wait.
+    public let timeout: TimeInterval
+    /// The replica id of the store syncing, sent as the `Quire-Replica`
+    /// header: the server binds it alone to the token, not the replicas
+    /// whose changes this store relays (`Access.replica`). Without it, a
+    /// store relaying another's notes first takes that replica for its
+    /// token, and the other store's own pushes are refused with 403.
+    public let replica: ReplicaID?
+    /// The response header in which a server states how many of the pushed
+    /// changes were new to it (`SyncAnswer.newChanges`), a decimal count.
+    public static let newChangesHeader = "Quire-New-Changes"
+
+    public init(server: URL, token: String?, replica: ReplicaID? = nil, timeout: TimeInterval = 30,
+                retryPolicy: RetryPolicy = RetryPolicy(), onRetry: HTTPClient.RetryObserver? = nil) {
+        endpoint = server.appendingPathComponent("v1/sync")
+        client = HTTPClient(bearerToken: token, defaultTimeout: timeout, retryPolicy: retryPolicy, onRetry: onRetry)
+        self.replica = replica
+        self.timeout = timeout
+    }
+
+    public func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        try await exchangeCountingNew(request, longPollSeconds: longPollSeconds).bytes
+    }
+
+    public func exchangeCountingNew(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> SyncAnswer {
+        let response: HTTPClient.Response
+        do {
+            let headers = HTTPHeaders(replica.map { [("Quire-Replica", $0.description)] } ?? [])
+            response = try await client.send(.init(method: "POST", url: endpoint, headers: headers, body: request,
+                                                   timeout: timeout + longPollSeconds))
+        } catch {
+            switch error {
+            case .permanent(let status, let message): throw .refused(SyncFailure(status: status, message))
+            case .transient, .unreachable: throw .unreachable(error.description)
+            case .answerRefused(let reason): throw .protocolViolation(reason)
+            case .cancelled: throw .unreachable("cancelled")
+            }
+        }
+        // A server before it sends none.
+        guard let stated = response.headers[Self.newChangesHeader] else { return SyncAnswer(bytes: response.body, newChanges: nil) }
+        guard let newChanges = Int(stated), newChanges >= 0 else {
+            throw .protocolViolation("its \(Self.newChangesHeader) header is \"\(stated.prefix(100))\", not a count of changes")
+        }
+        return SyncAnswer(bytes: response.body, newChanges: newChanges)
+    }
+}
