@@ -211,26 +211,6 @@ import QuireTestSupport
         return docs[0]
     }
 
-    /// A fresh replica sizes its text's span arena from the bundle
-    /// (`ChangeDecoder.textBounds(including:)`), which bounds the spans the
-    /// text ends with, and gives back the room its leaves did not take:
-    /// grown leaf by leaf, the arena kept up to half of itself spare.
-    @Test(arguments: [(1, 1), (3, 2), (13, 8)] as [(UInt64, Int)])
-    func aFreshReplicaSizesItsSpansFromTheBundleAndKeepsNoSpareRoom(seed: UInt64, replicas: Int) throws {
-        let source = try replicas > 2 ? Self.concurrentDocument(seed: seed, replicas: replicas) : Self.typedDocument(seed: seed, replicas: replicas)
-        let bytes = try source.encodeChanges()
-        var fresh = Document(replica: ReplicaID(99))
-        try fresh.applyEncoded(bytes)
-        let tree = fresh.objects.texts[0].tree
-        #expect(tree.leaves.count > 2)
-        #expect(!isWorthShrinking(count: tree.spans.count, capacity: tree.spans.capacity))
-
-        var decoder = try ChangeDecoder(bytes, limits: .default)
-        var current = ChangeDecoder.Current()
-        while try decoder.next(into: &current), current.firstTextInsertedInto == nil {}
-        #expect(decoder.textBounds(including: current).spans >= tree.spanCount)
-    }
-
     /// The heads of a history, from its graph alone: the last change of each
     /// replica that no change names as a parent.
     static func heads(of changes: [Change]) -> [OpID] {

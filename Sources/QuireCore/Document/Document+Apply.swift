@@ -369,22 +369,13 @@ extension ObjectTable {
                                                             contentsOf: scalars, range, checkingOriginStamp: true)
     }
 
-    /// Makes room in the text `object`, if it is empty, for what a bundle
-    /// inserts (`ChangeDecoder.textBounds(including:)`): a fresh replica
-    /// catching up otherwise grows the text's content, id index and spans
-    /// step by step, copying them each time. Returns whether it did; the
-    /// spans' room is a bound, given back by `giveBackSpareSpanRoom(in:)`.
-    mutating func reserveCapacity(in object: ObjectID, for bounds: (scalars: Int, ids: Int, spans: Int)) -> Bool {
-        guard let slot = find(object), slot.kind == .text, texts[slot.index].isEmptyOfElements else { return false }
-        texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids, spans: bounds.spans)
-        return true
-    }
-
-    /// Gives back the room past the text `object`'s spans, after a bundle
-    /// sized by `reserveCapacity(in:for:)` is applied.
-    mutating func giveBackSpareSpanRoom(in object: ObjectID) {
+    /// Makes room in the text `object`, while it is empty, for what a
+    /// bundle inserts (`ChangeDecoder.textBounds`): a fresh replica catching
+    /// up otherwise grows the text's content and id index step by step,
+    /// copying them each time.
+    mutating func reserveCapacity(in object: ObjectID, for bounds: (scalars: Int, ids: Int)) {
         guard let slot = find(object), slot.kind == .text else { return }
-        texts[slot.index].giveBackSpareSpanRoom()
+        texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids)
     }
 
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does

@@ -57,16 +57,12 @@ extension Document {
         var first: Change?
         // Chains keep to one replica, so only the changes read one at a time can leave it.
         var isOneReplica = true
-        // Room for the bundle's text is made in the first text it inserts
-        // into; if that text was empty, its spans' spare room is given back
-        // at the end.
+        // Room for the bundle's text is made in the first text it inserts into.
         var isTextSized = false
-        var sizedEmptyText: ObjectID?
-        defer { if let sizedEmptyText { objects.giveBackSpareSpanRoom(in: sizedEmptyText) } }
         do {
             reading: while try decoder.next(into: &current) {
                 if !isTextSized, let object = current.firstTextInsertedInto {
-                    if objects.reserveCapacity(in: object, for: decoder.textBounds(including: current)) { sizedEmptyText = object }
+                    objects.reserveCapacity(in: object, for: decoder.textBounds)
                     isTextSized = true
                 }
                 if let first { isOneReplica = isOneReplica && current.id.replica == first.replica } else { first = current.change }

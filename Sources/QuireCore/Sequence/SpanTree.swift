@@ -110,18 +110,6 @@ struct SpanTree: Sendable {
             + children.capacity * 4 + inners.capacity * MemoryLayout<Inner>.stride + ids.byteCount
     }
 
-    /// Makes room in the span arena, while the tree is empty, for the
-    /// leaves of `count` spans half full, as a leaf split in the middle
-    /// leaves them. `count` is a bound from a bundle's operations
-    /// (`ChangeDecoder.textBounds(including:)`), often well above the spans
-    /// the text ends with: the room is touched only as leaves are added, and
-    /// what they do not take is given back after the bundle
-    /// (`RGASequence.giveBackSpareSpanRoom()`).
-    mutating func reserveCapacity(spans count: Int) {
-        guard leaves.count == 1, leaves[0].count == 0 else { return }
-        spans.reserveCapacity((1 + count / (Self.leafCapacity / 2)) * Self.leafCapacity)
-    }
-
     /// Releases the arrays' spare capacity (after loading a snapshot).
     mutating func shrinkToFit() {
         spans.shrinkToFit()
