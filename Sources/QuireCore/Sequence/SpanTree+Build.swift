@@ -1,4 +1,10 @@
 extension SpanTree {
+    /// The slots of the leaves that hold `spanCount` spans packed full:
+    /// whole leaves, and at least one.
+    private static func slotsOfFullLeaves(holding spanCount: Int) -> Int {
+        max(1, (spanCount + leafCapacity - 1) / leafCapacity) * leafCapacity
+    }
+
     /// Builds the tree of `runs`, given in document order over `contentCount`
     /// elements of content (loading a snapshot), bottom-up in one pass:
     /// leaves packed full, the id index, then each level of inner nodes with
@@ -12,7 +18,7 @@ extension SpanTree {
         // Spans are written straight into room for every run, padded to
         // whole leaves: the exact size when no run continues the one before
         // (snapshots), so no append checks room or uniqueness.
-        let room = max(1, (runs.count + Self.leafCapacity - 1) / Self.leafCapacity) * Self.leafCapacity
+        let room = Self.slotsOfFullLeaves(holding: runs.count)
         var start = 0
         var spanCount = 0
         spans = try Arena<Span>(unsafeUninitializedCapacity: room) { buffer, count throws(SequenceError) in
@@ -32,7 +38,7 @@ extension SpanTree {
             spanCount = count
             // Leaf l owns slots l * leafCapacity ..< (l + 1) * leafCapacity: packed
             // full, the spans are already where their leaves want them.
-            count = max(1, (count + Self.leafCapacity - 1) / Self.leafCapacity) * Self.leafCapacity
+            count = Self.slotsOfFullLeaves(holding: count)
             buffer[spanCount..<count].initialize(repeating: .empty)
         }
         precondition(start == contentCount, "SpanTree: the runs must cover the content exactly")
