@@ -104,8 +104,8 @@ extension Database {
         guard replacing else { throw StoreError.backupDestinationExists(destination) }
         // Replaced under a program that has it open, the file would take
         // that program's `-wal`, commits of another database, for its own.
-        let file = Self.file(namedBy: target), wal = file + "-wal"
-        if FileManager.default.fileExists(atPath: wal), !Self.isLeftOver(wal: wal) {
+        let file = Self.file(namedBy: target)
+        if Self.walInUse(beside: file) != nil {
             throw StoreError.backupRefused(path: destination, reason: "a -wal file is beside it, so a program may have it open as a store; "
                 + "close that program (closing checkpoints and deletes the -wal), or give another path")
         }

@@ -15,6 +15,12 @@ extension Database {
     static func walOfAnotherDatabase(beside file: String) -> String? {
         var status = stat()
         guard stat(file, &status) != 0 || status.st_size == 0 else { return nil }
+        return walInUse(beside: file)
+    }
+
+    /// The `-wal` beside `file`, unless there is none or it `isLeftOver`:
+    /// one that may hold commits, or that a program holds open.
+    static func walInUse(beside file: String) -> String? {
         let wal = file + "-wal"
         return FileManager.default.fileExists(atPath: wal) && !isLeftOver(wal: wal) ? wal : nil
     }
@@ -47,7 +53,7 @@ extension Database {
     /// drop this process's own SQLite locks on the file). A lock on any file
     /// of the same inode number counts: at worst, a refusal. Where
     /// `/proc/locks` cannot be read, never.
-    static func isLeftOver(wal: String) -> Bool {
+    private static func isLeftOver(wal: String) -> Bool {
         var walStatus = stat()
         guard stat(wal, &walStatus) == 0, walStatus.st_size == 0,
               let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return false }

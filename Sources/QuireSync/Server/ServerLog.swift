@@ -668,7 +668,6 @@ public final class ServerLog: Sendable {
     }
 }
 
-
 /// What `ServerLog.page` found.
 public struct LogPage: Sendable {
     /// Every change up to here was sent or is known to the client.
