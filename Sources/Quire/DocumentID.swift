@@ -23,6 +23,10 @@ public struct DocumentID: RawRepresentable, Hashable, Comparable, Sendable, Cust
         self.rawValue = rawValue
     }
 
+    /// An id written in the code, such as `"groceries"`. An empty literal,
+    /// or one longer than `maxLength` bytes, is a programming error that
+    /// stops the program; an id from elsewhere (a file, a URL) goes
+    /// through `init?(rawValue:)`.
     public init(stringLiteral value: String) {
         guard let id = DocumentID(rawValue: value) else { preconditionFailure("invalid document id literal \"\(value)\"") }
         self = id

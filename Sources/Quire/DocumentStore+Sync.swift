@@ -51,6 +51,10 @@ extension DocumentStore {
         try database.read { db in try SyncState.cursor(peer: peer, db) }
     }
 
+    /// Stores this store's position in `peer`'s log, for the next sync to
+    /// go on from. It never goes back within one log: of two syncs with one
+    /// server ending in either order, the older cursor is not kept
+    /// (`forgetSyncState` forgets it first).
     public func setSyncCursor(_ cursor: SyncCursor, peer: String) throws {
         try database.write { db in try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db) }
     }
@@ -120,6 +124,8 @@ extension DocumentStore {
         try database.read { db in try SyncState.rejected(peer: peer, db) }
     }
 
+    /// Forgets every refusal by `peer` (`rejectedChanges`), so that the next
+    /// sync offers those changes again (`quire sync --retry-rejected`).
     public func clearRejectedChanges(peer: String) throws {
         try database.write { db in try SyncState.clearRejected(peer: peer, db) }
     }

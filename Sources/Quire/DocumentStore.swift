@@ -322,12 +322,13 @@ public final class DocumentStore: @unchecked Sendable {
     }
 
     /// Marks a document removed. Its history stays; `restore` brings it back.
-    /// Remote changes to it are still applied and kept.
+    /// Remote changes to it are still applied and kept. Removing it again
+    /// moves `DocumentInfo.removedAt` to now.
     public func remove(_ id: DocumentID) throws {
         try setRemoved(id, at: Self.milliseconds(Date()))
     }
 
-    /// Clears a document's removed mark.
+    /// Clears a document's removed mark, if it has one.
     public func restore(_ id: DocumentID) throws {
         try setRemoved(id, at: nil)
     }

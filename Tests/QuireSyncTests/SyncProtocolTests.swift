@@ -627,6 +627,22 @@ import Testing
         #expect(try store.outbox(peer: "p")["n"]?.count == 1)
     }
 
+    /// A sync to a server that takes no connection says so once, then why
+    /// (where "could not reach the server: server unreachable …" said it twice).
+    @Test func anUnreachableServerIsNamedOnceInTheError() async throws {
+        let stopped = HTTPServer(port: 0, handler: { _ in .text(200, "") })
+        try stopped.start()
+        let address = url(stopped, "")
+        stopped.stop()
+        let store = try DocumentStore.inMemory()
+        let transport = HTTPSyncTransport(server: address, token: nil, retryPolicy: SleepRecorder().policy(maxAttempts: 2))
+        await #expect {
+            try await SyncClient(store: store, peer: "server", transport: transport).sync()
+        } throws: { error in
+            error.localizedDescription.hasPrefix("could not reach the server: no answer (gave up after retries): POST \(address.absoluteString)")
+        }
+    }
+
     /// A change whose Lamport value jumps far ahead is refused by a peer
     /// (400, as by the server) and by a client taking a page, which keeps
     /// nothing of it: taken, it would end the document's local edits.

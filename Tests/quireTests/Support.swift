@@ -25,15 +25,10 @@ struct QuireRunner {
         }
     }
 
-    /// A fresh directory, which `remove()` removes (`withRunner` calls it).
+    /// The runner's own directory, which `withRunner` makes and removes.
     let directory: String
     /// The store every `run` uses unless the arguments name another.
     var store: String { directory + "/notes.quire" }
-
-    init() throws {
-        directory = NSTemporaryDirectory() + "quire-cli-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    }
 
     /// A launcher that runs quire as a shell runs a command on a terminal:
     /// in a process group of its own (which a signal to the group, as
@@ -168,10 +163,6 @@ struct QuireRunner {
             try ok(["note", "new", "--title", "note \(index)", "--body", body])
         }
     }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: directory)
-    }
 }
 
 /// Data handed from the reader thread to the test thread.
@@ -185,9 +176,13 @@ final class Captured: @unchecked Sendable {
     var isSet: Bool { data != nil }
 }
 
-/// Runs `body` with a runner whose directory is removed afterwards.
+/// Runs `body` with a runner in a new directory, removed afterwards.
 func withRunner(_ body: (QuireRunner) throws -> Void) throws {
-    let runner = try QuireRunner()
-    defer { runner.remove() }
-    try body(runner)
+    try withTemporaryDirectory { directory in try body(QuireRunner(directory: directory)) }
+}
+
+/// `withRunner` for an async `body` (one that awaits a store's events), run
+/// on the caller's actor.
+func withRunner(isolation: isolated (any Actor)? = #isolation, _ body: (QuireRunner) async throws -> Void) async throws {
+    try await withTemporaryDirectory { directory in try await body(QuireRunner(directory: directory)) }
 }

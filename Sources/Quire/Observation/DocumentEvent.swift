@@ -23,6 +23,8 @@ public struct DocumentEvent: Sendable, Equatable {
 
     /// The document that changed.
     public var document: DocumentID
+    /// Who committed it: this store, a sync through it, or another writer
+    /// of the file.
     public var origin: Origin
     /// The id of each applied change, in the order applied. A remote batch
     /// can hold changes that were parked earlier and became ready with it.

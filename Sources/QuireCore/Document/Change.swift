@@ -15,6 +15,7 @@ public struct Change: Hashable, Sendable, CustomStringConvertible {
     /// Informational wall-clock time, milliseconds since 1970 (0 if unknown).
     /// Never used to order anything.
     public var time: Int64
+    /// What the change did, in order, numbered from `id` on.
     public var operations: [Operation] {
         didSet { width = Self.width(of: operations) }
     }

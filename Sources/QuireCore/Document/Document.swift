@@ -71,6 +71,9 @@ public struct Document: Sendable {
 
     var objects: ObjectTable
 
+    /// An empty document (its root map only) whose edits `replica` makes.
+    /// Each replica editing a document needs an id of its own: two writing
+    /// with one id make changes whose ids clash.
     public init(replica: ReplicaID) {
         self.replica = replica
         objects = ObjectTable()

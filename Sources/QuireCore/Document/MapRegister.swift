@@ -2,10 +2,14 @@
 public struct RegisterEntry: Hashable, Sendable {
     /// The id of the operation that wrote it (and of the object, if it made one).
     public var id: OpID
+    /// The Lamport value of that operation: of concurrent writes, the one
+    /// with the greater `stamp` wins.
     public var lamport: UInt64
     /// The value; `nil` when the write was a removal (a tombstone).
     public var value: Value?
 
+    /// The write's place in the order of writes: its Lamport value, ties
+    /// broken by replica.
     public var stamp: Stamp { Stamp(lamport: lamport, replica: id.replica) }
 }
 

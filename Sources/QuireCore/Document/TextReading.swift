@@ -10,10 +10,12 @@
 public struct TextReading: Sendable, Equatable {
     /// The text object read.
     public let object: ObjectID
+    /// The text as read, scalar by scalar (indices are scalar indices).
     public let scalars: [Unicode.Scalar]
     /// The id of each of `scalars`.
     let ids: [OpID]
 
+    /// The text as read, to show or to edit.
     public var text: String { String(String.UnicodeScalarView(scalars)) }
 }
 

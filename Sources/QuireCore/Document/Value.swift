@@ -4,6 +4,7 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// `nil` for the root.
     public var creator: OpID?
 
+    /// The object that the operation `creator` made.
     public init(_ creator: OpID) { self.creator = creator }
     private init() { creator = nil }
 
@@ -22,6 +23,8 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// `root`, or the creating operation's id as `counter@replica`.
     public var description: String { creator?.description ?? "root" }
 
+    /// Parses `description`: `root`, or `counter@replica` (the replica in
+    /// hex); `nil` for anything else.
     public init?(_ text: some StringProtocol) {
         if text == "root" { self = .root; return }
         guard let id = OpID(text) else { return nil }

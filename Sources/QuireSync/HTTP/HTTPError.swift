@@ -35,7 +35,8 @@ public enum HTTPError: Error, Equatable, DescribedError {
         case .transient(let status, let message):
             "HTTP \(status) (gave up after retries): \(message)"
         case .unreachable(let message):
-            "server unreachable (gave up after retries): \(message)"
+            // A sync puts it after "could not reach the server: ".
+            "no answer (gave up after retries): \(message)"
         case .answerRefused(let reason):
             reason
         case .cancelled:

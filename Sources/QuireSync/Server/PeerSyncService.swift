@@ -12,6 +12,7 @@ import Quire
 ///     let peer = PeerSyncService(store: try DocumentStore(path: "notes.quire"))
 ///     let answer = try await peer.respond(to: request, access: .unrestricted)
 public struct PeerSyncService: SyncService {
+    /// The store that answers: it takes what clients push.
     public let store: DocumentStore
     /// The bundle bytes of one response page, about.
     public var maxPageBytes = 4 << 20

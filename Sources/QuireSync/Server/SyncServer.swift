@@ -10,8 +10,11 @@ import Quire
 ///
 /// `Specs/sync.md` lists the endpoint, the checks and the status codes.
 public final class SyncServer: SyncService {
+    /// The server's limits; the defaults suit `quire serve`.
     public struct Configuration: Sendable {
+        /// What the log accepts of one request and one document.
         public var log = ServerLog.Limits()
+        /// What a request message may hold.
         public var message = SyncMessage.Limits()
         /// The bundle bytes of one response page, about.
         public var maxPageBytes = 4 << 20
@@ -38,6 +41,7 @@ public final class SyncServer: SyncService {
         public init() {}
     }
 
+    /// Where the server keeps what replicas pushed.
     public let log: ServerLog
     /// nil: no authentication, every request may do everything.
     public let tokens: AccessTokens?
@@ -47,6 +51,8 @@ public final class SyncServer: SyncService {
     /// The counted payload bytes of the requests being handled now.
     var payloadBytesInFlight: Int { payloadBudget.bytesTaken }
 
+    /// A server keeping what replicas push in `log`, and letting in the
+    /// holders of `tokens` (nil: anyone may sync).
     public init(log: ServerLog, tokens: AccessTokens?, configuration: Configuration = Configuration()) {
         self.log = log
         self.tokens = tokens

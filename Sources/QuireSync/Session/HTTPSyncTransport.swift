@@ -6,7 +6,9 @@ import QuireCore
 ///
 ///     let transport = HTTPSyncTransport(server: URL(string: "http://127.0.0.1:8080")!, token: "secret")
 public struct HTTPSyncTransport: SyncTransport {
+    /// Where requests go: the server's URL with `v1/sync` appended.
     public let endpoint: URL
+    /// Sends each request, with the token, its timeout and the retries.
     public let client: HTTPClient
     /// Seconds each request may take beyond a long-poll wait.
     public let timeout: TimeInterval
@@ -20,6 +22,11 @@ public struct HTTPSyncTransport: SyncTransport {
     /// changes were new to it (`SyncAnswer.newChanges`), a decimal count.
     public static let newChangesHeader = "Quire-New-Changes"
 
+    /// A transport to the server at `server` (its base URL, as `quire
+    /// serve` prints it), sending `token` as a bearer token (nil for a
+    /// server without tokens) and `replica` (pass the store's `replicaID`).
+    /// `onRetry` hears each retry of a transient failure, with why and
+    /// after how long, for a progress line.
     public init(server: URL, token: String?, replica: ReplicaID? = nil, timeout: TimeInterval = 30,
                 retryPolicy: RetryPolicy = RetryPolicy(), onRetry: HTTPClient.RetryObserver? = nil) {
         endpoint = server.appendingPathComponent("v1/sync")

@@ -16,6 +16,7 @@ import TerminalSafety
 ///     let transport = try StdioSyncTransport(command: "quire --store other.quire serve --stdio")
 ///     defer { transport.close() }
 public final class StdioSyncTransport: SyncTransport {
+    /// The shell command line the transport runs, as given.
     public let command: String
     /// Seconds the command may go without taking or sending a byte while a
     /// request is written or its answer read, beyond a long-poll wait; a
@@ -31,6 +32,10 @@ public final class StdioSyncTransport: SyncTransport {
     private let errorOutput = CommandErrorOutput()
     public var otherSide: SyncOtherSide { .peer }
 
+    /// Starts `command` now; it runs until `close()`. Throws what
+    /// `Process.run()` throws when `/bin/sh` cannot be started; a command
+    /// that the shell cannot find fails the first exchange instead, with
+    /// the shell's message.
     public init(command: String, timeout: TimeInterval = 30) throws {
         // A peer that dies would otherwise kill us with SIGPIPE at the next
         // write; ignored, the write fails with EPIPE and is reported.

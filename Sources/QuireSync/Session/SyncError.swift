@@ -4,6 +4,7 @@ import QuireStore
 /// an app shows (`localizedDescription`) names the server or the peer as
 /// the transport the sync went through is one.
 public struct SyncError: Error, Hashable, Sendable, DescribedError {
+    /// What failed, with the other side's reason or the local one.
     public enum Kind: Hashable, Sendable {
         /// The other side refused for good (400, 401, 403, 409, 410, 413):
         /// retrying the same request cannot help.
@@ -19,6 +20,7 @@ public struct SyncError: Error, Hashable, Sendable, DescribedError {
         case store(String)
     }
 
+    /// What failed.
     public let kind: Kind
     /// The side the messages name. `SyncClient` sets its transport's on
     /// every error a sync throws, whoever made the error.
