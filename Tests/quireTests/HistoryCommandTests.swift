@@ -133,7 +133,12 @@ import Testing
             let future = "\(try #require(laptopReplica)):99"
             let result = try quire.run(["show", id, "--at", future], store: laptop)
             #expect(result.status == 1)
-            #expect(result.stderr == "error: version \(future) names operations document \(id) does not have; `quire log \(id)` lists its versions\n")
+            #expect(result.stderr == "error: version \(future) names operations note \(id) does not have; `quire log \(id)` lists its versions\n")
+            // Heads name the note's operations as well: a missing one says so in the words the other commands use.
+            let missingHead = "99@\(try #require(laptopReplica))"
+            let heads = try quire.run(["diff", id, "--from", missingHead], store: laptop)
+            #expect(heads.status == 1 && heads.stdout.isEmpty)
+            #expect(heads.stderr == "error: note \(id) has no operation \(missingHead); `quire log \(id)` lists its changes\n")
         }
     }
 

@@ -160,7 +160,7 @@ struct DocumentHistory {
             // Checked first: a version past the note's may also seem to
             // hold a change without its parents, but what is wrong is the excess.
             guard current.includes(vector) else {
-                throw CLIError.failure("version \(version.text) names operations document \(id) does not have; `quire log \(id)` lists its versions")
+                throw CLIError.failure("version \(version.text) names operations note \(id) does not have; `quire log \(id)` lists its versions")
             }
             _ = try rebuildable(vector, version.text)
             // A replay leaves out a change it holds only part of, or whose
@@ -210,7 +210,7 @@ struct DocumentHistory {
                     reachedCompacted = true
                     continue
                 }
-                throw CLIError.failure("document \(id) has no operation \(head); `quire log \(id)` lists its changes")
+                throw CLIError.failure("note \(id) has no operation \(head); `quire log \(id)` lists its changes")
             }
             let change = ofReplica[index]
             guard visited.insert(change.id).inserted else { continue }
