@@ -133,7 +133,35 @@ import Testing
             let future = "\(try #require(laptopReplica)):99"
             let result = try quire.run(["show", id, "--at", future], store: laptop)
             #expect(result.status == 1)
-            #expect(result.stderr == "error: version \(future) names operations document \(id) does not have; `quire log \(id)` lists its versions\n")
+            #expect(result.stderr == "error: version \(future) names operations note \(id) does not have; `quire log \(id)` lists its versions\n")
+            // Heads name the note's operations as well: a missing one says so in the words the other commands use.
+            let missingHead = "99@\(try #require(laptopReplica))"
+            let heads = try quire.run(["diff", id, "--from", missingHead], store: laptop)
+            #expect(heads.status == 1 && heads.stdout.isEmpty)
+            #expect(heads.stderr == "error: note \(id) has no operation \(missingHead); `quire log \(id)` lists its changes\n")
+        }
+    }
+
+    @Test func aVersionThatIsNotOneIsNamedWithItsOptionAndTheWrongPart() throws {
+        try withRunner { quire in
+            // Read before the store is opened: no store, no note needed.
+            let (laptop, phone) = ("05b6db2a77d059a1", "05df2988635748a5")
+            let cases: [(arguments: [String], why: String)] = [
+                // A space after the comma, as a person copying a version may type it.
+                (["show", "abc", "--at", "\(laptop):80, \(phone):26"],
+                 "--at \"\(laptop):80, \(phone):26\" is not a version: \" \(phone):26\" is not replica:counter (16 hex digits, a colon, a counter from 1)"),
+                (["diff", "abc", "--from", "\(laptop):3", "--to", "\(laptop):3,\(laptop):5"],
+                 "--to \"\(laptop):3,\(laptop):5\" is not a version: replica \(laptop) is given twice"),
+                (["diff", "abc", "--from", "3@\(laptop),\(phone):2"],
+                 "--from \"3@\(laptop),\(phone):2\" is not a version: \"\(phone):2\" is not counter@replica"),
+                (["show", "abc", "--at", ""], "--at is empty, which names no state of the note"),
+            ]
+            for (arguments, why) in cases {
+                let result = try quire.run(arguments)
+                #expect(result.status == 64 && result.stdout.isEmpty)
+                #expect(result.stderr.hasPrefix("error: \(why); give replica:counter,... (a version vector) or counter@replica,... (heads), "
+                    + "as `quire log` prints them\nusage: quire \(arguments[0]) "), "\(result.stderr)")
+            }
         }
     }
 

@@ -358,6 +358,15 @@ import Testing
             let unknown = try quire.run(["help", "note", "nope"])
             #expect(unknown.status == 64 && unknown.stdout.isEmpty)
             #expect(unknown.stderr.hasPrefix("error: help: no command \"quire note nope\"\nusage: quire note"), "\(unknown.stderr)")
+            // `help` is a command too: its own --help, and --store anywhere on the line, as for any other.
+            #expect(try quire.ok(["help", "--help"]) == (try quire.ok(["--help"])))
+            #expect(try quire.ok(["help", "log", "--help"]) == (try quire.ok(["log", "--help"])))
+            // The runner gives --store before `help`: one after it is taken as an option too, and refused as the second.
+            let secondStore = try quire.run(["help", "log", "--store", "elsewhere.quire"])
+            #expect(secondStore.status == 64 && secondStore.stderr.hasPrefix("error: --store may be given only once\nusage: quire log"))
+            let option = try quire.run(["help", "log", "--json"])
+            #expect(option.status == 64 && option.stdout.isEmpty)
+            #expect(option.stderr.hasPrefix("error: help: unknown option \"--json\"\nusage: quire log"), "\(option.stderr)")
             // They are flags: a value is a usage error naming the option, not a request for help.
             for arguments in [["--help=3"], ["status", "--help=3"], ["--version=3"]] {
                 let result = try quire.run(arguments)

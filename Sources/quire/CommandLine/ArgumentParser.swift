@@ -25,13 +25,27 @@ struct ArgumentParser {
         var storePath: String?
         var remaining = words[...]
         var optionsEnded = false
+        /// `quire help COMMAND SUBCOMMAND`: the help of the command the words
+        /// name, as `--help` on it prints (git and swift-argument-parser take
+        /// both). `help` is a command as any other: `--help` and `--store PATH`
+        /// are taken after it as anywhere else.
+        var asksForHelp = false
 
         func usageError(_ message: String) -> CLIError { .usage(message, command: command, path: path) }
 
         while let word = remaining.popFirst() {
             if optionsEnded || !word.hasPrefix("-") || word == "-" {
-                if !optionsEnded, path.isEmpty, arguments.isEmpty, word == "help", command.subcommand(named: word) == nil {
-                    return try helpOutcome(for: Array(remaining))
+                if !optionsEnded, !asksForHelp, path.isEmpty, arguments.isEmpty, word == "help", command.subcommand(named: word) == nil {
+                    asksForHelp = true
+                    continue
+                }
+                if asksForHelp {
+                    guard let subcommand = command.subcommand(named: word) else {
+                        throw usageError("help: no command \"\((["quire"] + path + [word]).joined(separator: " "))\"")
+                    }
+                    command = subcommand
+                    path.append(word)
+                    continue
                 }
                 // A word naming a subcommand is one only before any positional argument.
                 if !optionsEnded, arguments.isEmpty, let subcommand = command.subcommand(named: word) {
@@ -59,10 +73,10 @@ struct ArgumentParser {
             let option: Option
             if name == "--store" {
                 option = Context.storeOption
-            } else if let known = command.option(named: name) {
+            } else if !asksForHelp, let known = command.option(named: name) {
                 option = known
             } else {
-                throw usageError("unknown option \"\(name)\"")
+                throw usageError((asksForHelp ? "help: " : "") + "unknown option \"\(name)\"")
             }
             var values: [String] = []
             if let inlineValue {
@@ -85,25 +99,11 @@ struct ArgumentParser {
             }
             options.append((name, values))
         }
+        if asksForHelp { return .help(command, path: path) }
         guard command.run != nil else {
             throw usageError(path.isEmpty ? "missing command" : "missing subcommand")
         }
         let context = Context(storePath: storePath ?? Context.defaultStorePath(environment: environment), environment: environment)
         return .run(Invocation(command: command, path: path, arguments: arguments, options: options, context: context))
-    }
-
-    /// `quire help COMMAND SUBCOMMAND`: the help of the command the words
-    /// name, as `--help` on it prints (git and swift-argument-parser take both).
-    private func helpOutcome(for words: [String]) throws -> Outcome {
-        var command = root
-        var path: [String] = []
-        for word in words {
-            guard let subcommand = command.subcommand(named: word) else {
-                throw CLIError.usage("help: no command \"\((["quire"] + path + [word]).joined(separator: " "))\"", command: command, path: path)
-            }
-            command = subcommand
-            path.append(word)
-        }
-        return .help(command, path: path)
     }
 }

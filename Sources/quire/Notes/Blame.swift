@@ -74,7 +74,7 @@ enum Blame {
     private static func attribution(of id: OpID, in history: DocumentHistory) throws -> Attribution {
         let attribution = history.attribution(of: id)
         guard attribution.change != nil || attribution.isCompacted else {
-            throw CLIError.failure("document \(history.id) has no logged change holding \(id)")
+            throw CLIError.failure("note \(history.id) has no logged change holding \(id)")
         }
         return attribution
     }

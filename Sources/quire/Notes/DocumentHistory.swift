@@ -160,7 +160,7 @@ struct DocumentHistory {
             // Checked first: a version past the note's may also seem to
             // hold a change without its parents, but what is wrong is the excess.
             guard current.includes(vector) else {
-                throw CLIError.failure("version \(version.text) names operations document \(id) does not have; `quire log \(id)` lists its versions")
+                throw CLIError.failure("version \(version.text) names operations note \(id) does not have; `quire log \(id)` lists its versions")
             }
             _ = try rebuildable(vector, version.text)
             // A replay leaves out a change it holds only part of, or whose
@@ -210,7 +210,7 @@ struct DocumentHistory {
                     reachedCompacted = true
                     continue
                 }
-                throw CLIError.failure("document \(id) has no operation \(head); `quire log \(id)` lists its changes")
+                throw CLIError.failure("note \(id) has no operation \(head); `quire log \(id)` lists its changes")
             }
             let change = ofReplica[index]
             guard visited.insert(change.id).inserted else { continue }
@@ -251,21 +251,37 @@ struct VersionArgument {
     let text: String
     let form: Form
 
-    init(_ text: String, invocation: Invocation) throws {
+    /// `option` is the option that gave `text`, which a usage error names
+    /// with the part of the text that is wrong.
+    init(_ text: String, option: String, invocation: Invocation) throws {
         self.text = text
+        let expected = "give replica:counter,... (a version vector) or counter@replica,... (heads), as `quire log` prints them"
+        func notAVersion(_ why: String) -> CLIError {
+            invocation.usageError("\(option) \"\(text)\" is not a version: \(why); \(expected)")
+        }
         // An empty word (an unset shell variable) would be the empty
         // vector, before the note's first change: a note that never was.
-        guard !text.isEmpty else { throw invocation.usageError("an empty version names no state of the note: give replica:counter,... or counter@replica,...") }
+        guard !text.isEmpty else { throw invocation.usageError("\(option) is empty, which names no state of the note; \(expected)") }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         if text.contains("@") {
-            form = .heads(try text.split(separator: ",", omittingEmptySubsequences: false).map { part in
-                guard let head = OpID(part) else { throw invocation.usageError("\"\(part)\" is not an operation id (counter@replica)") }
+            form = .heads(try parts.map { part in
+                guard let head = OpID(part) else { throw notAVersion("\"\(part)\" is not counter@replica") }
                 return head
             })
-        } else {
-            guard let vector = VersionVector(text) else {
-                throw invocation.usageError("\"\(text)\" is not a version: give replica:counter,... or counter@replica,...")
-            }
+        } else if let vector = VersionVector(text) {
             form = .vector(vector)
+        } else {
+            // `VersionVector` only says that the whole does not parse: name
+            // the pair it refuses alone (the empty text, which alone is the
+            // empty vector, among them), or the replica given twice.
+            var seen: Set<ReplicaID> = []
+            for part in parts {
+                guard let replica = VersionVector(part)?.replicas.first else {
+                    throw notAVersion("\"\(part)\" is not replica:counter (16 hex digits, a colon, a counter from 1)")
+                }
+                guard seen.insert(replica).inserted else { throw notAVersion("replica \(replica) is given twice") }
+            }
+            preconditionFailure("VersionVector refused \(text), each of whose pairs it takes once")
         }
     }
 }
@@ -273,7 +289,7 @@ struct VersionArgument {
 extension Invocation {
     /// The version an option (`--at`, `--from`, `--to`) gives, if given.
     func version(_ option: String) throws -> VersionArgument? {
-        try value(option).map { try VersionArgument($0, invocation: self) }
+        try value(option).map { try VersionArgument($0, option: option, invocation: self) }
     }
 }
 
