@@ -261,6 +261,23 @@ import Testing
         }
     }
 
+    /// A token the server does not hold said only "HTTP 401: unknown
+    /// token": now also what to do, and the note stays pending.
+    @Test func aWrongTokenSaysWhichTokenToGive() throws {
+        try withRunner { runner in
+            try withTokenServer(runner, tokens: "laptop rw\n") { url in
+                try runner.ok(["init"])
+                try runner.ok(["note", "new", "--title", "T"])
+                let refused = try runner.run(["sync", url, "--token", "lapton"])
+                #expect(refused.status == 1)
+                #expect(refused.stderr.hasSuffix("error: sync with \(url) failed: the server refused: HTTP 401: unknown token; "
+                    + "give a token the server's --tokens file holds, with --token TOKEN or $QUIRE_TOKEN\n1 local change stays pending\n"),
+                    "\(refused.stderr)")
+                #expect(try runner.run(["sync", url, "--token", "laptop"]).stdout.contains(": sent 1,"))
+            }
+        }
+    }
+
     /// A change refused for its own sake (its replica id is another
     /// token's: a note relayed from a store that syncs with another token)
     /// waits for --retry-rejected: a later sync that does not offer it says

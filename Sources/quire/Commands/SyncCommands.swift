@@ -204,7 +204,7 @@ enum SyncCommands {
                 }
                 throw CLIError.failure("sync with \(peer) failed: \(error); \(compactedAdvice(transport.otherSide))\n\(stayPending)")
             case .failure(let error):
-                throw CLIError.failure("sync with \(peer) failed: \(error)\n\(stayPending)")
+                throw CLIError.failure("sync with \(peer) failed: \(error)\(Self.advice(for: error))\n\(stayPending)")
             }
             // Refused changes, this sync's and earlier ones, wait for
             // --retry-rejected: a later sync does not offer them.
@@ -292,6 +292,14 @@ extension SyncCommands {
         "sync this store with one that still holds those changes (the store that wrote them), or start again from a copy of "
             + "\(otherSide)'s store, which lacks the local changes pending here; a store served to others keeps them when "
             + "compacted with keepHistory"
+    }
+
+    /// What to do about a failed sync, after `; `, where the error alone
+    /// does not say: a server refused the token (401: none, or one its
+    /// tokens file lacks); else nothing.
+    static func advice(for error: SyncError) -> String {
+        guard case .refused(let failure) = error.kind, failure.status == 401, error.otherSide == .server else { return "" }
+        return "; give a token the server's --tokens file holds, with --token TOKEN or $QUIRE_TOKEN"
     }
 
     /// The sync server `url` names, spelled one way, which names it as a
