@@ -783,7 +783,7 @@ import Testing
             let missing = runner.directory + "/tokens.txt"
             let result = try runner.run(["serve", "--listen", "127.0.0.1:0", "--tokens", missing], store: runner.directory + "/server.db")
             #expect(result.status == 1)
-            #expect(result.stderr == "error: cannot read the tokens file \(missing): no such file, or not readable\n")
+            #expect(result.stderr == "error: cannot read the tokens file \(missing): no such file or directory\n")
             // A pipe is read (here, with a line that is not a token's).
             let piped = try runner.run(["serve", "--listen", "127.0.0.1:0", "--tokens", "/dev/stdin"],
                                        store: runner.directory + "/server.db", input: Data("s3cret world\n".utf8))

@@ -89,9 +89,7 @@ enum SyncCommands {
             }
             var tokens: AccessTokens?
             if let file = invocation.value("--tokens") {
-                guard let contents = Context.contents(of: file) else {
-                    throw CLIError.failure("cannot read the tokens file \(file): no such file, or not readable")
-                }
+                let contents = try Context.contents(of: file, called: "the tokens file \(file)")
                 do { tokens = try AccessTokens(parsing: String(decoding: contents, as: UTF8.self)) } catch {
                     throw CLIError.failure("cannot use the tokens file \(file): \(error)")
                 }
