@@ -90,8 +90,7 @@ import Testing
             try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: shipped)
             defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: shipped) }
             try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: mine)
-            // Root may write any directory: the merge runs as nobody then.
-            let launcher = getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+            let launcher = QuireRunner.withoutRootsPermissions
             for arguments in [["init"], ["merge", shipped + "/notes.quire"]] {
                 let result = try quire.run(arguments, store: mine + "/notes.quire", launcher: launcher)
                 #expect(result.status == 0, "\(arguments): \(result.stderr)")
@@ -122,8 +121,7 @@ import Testing
             try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: shipped)
             defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: shipped) }
             try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: mine)
-            // Root may write any directory: the merge runs as nobody then.
-            let launcher = getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+            let launcher = QuireRunner.withoutRootsPermissions
             #expect(try quire.run(["init"], store: mine + "/notes.quire", launcher: launcher).status == 0)
 
             let refused = try quire.run(["merge", store], store: mine + "/notes.quire", launcher: launcher)

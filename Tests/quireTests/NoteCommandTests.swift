@@ -388,7 +388,10 @@ import Testing
             let binary = try quire.run(["note", "edit", id, "--body-file", "-"], input: Data([0x61, 0xFF]))
             #expect(binary.status == 1 && binary.stderr == "error: standard input is not UTF-8 text\n")
             let missing = try quire.run(["note", "new", "--title", "T", "--body-file", file + ".gone"])
-            #expect(missing.status == 1 && missing.stderr == "error: cannot read \(file).gone: no such file, or not readable\n")
+            #expect(missing.status == 1 && missing.stderr == "error: cannot read \(file).gone: no such file or directory\n")
+            // A folder opens as a file would: only its read fails. It was said to be no such file, or not readable.
+            let folder = try quire.run(["note", "new", "--title", "T", "--body-file", quire.directory])
+            #expect(folder.status == 1 && folder.stderr == "error: cannot read \(quire.directory): it is a folder, not a file\n", "\(folder.stderr)")
             #expect(try body() == "short now\n")
         }
     }

@@ -117,6 +117,37 @@ import Testing
         }
     }
 
+    /// SQLite says only "unable to open database file (SQLite code 14)"
+    /// when it may not make a file: `init` there named no folder, `backup`
+    /// there named its temporary file and blamed the store. Both name the
+    /// folder and what to do (`serve`'s own log, the folder), and make
+    /// nothing there.
+    @Test func initAndBackupInAFolderThatMayNotBeWrittenSaySo() throws {
+        try withRunner { quire in
+            let (shared, mine) = (quire.directory + "/shared", quire.directory + "/mine")
+            try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o555])
+            defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: shared) }
+            try FileManager.default.createDirectory(atPath: mine, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o777])
+            let launcher = QuireRunner.withoutRootsPermissions
+            let refusedInit = try quire.run(["init"], store: shared + "/notes.quire", launcher: launcher)
+            #expect(refusedInit.status == 1)
+            #expect(refusedInit.stderr == "error: cannot create the store \(shared)/notes.quire: its folder \(shared) is not one you may write to "
+                + "(Permission denied); pass --store with a path in a folder you may write to, or make that folder writable\n")
+
+            #expect(try quire.run(["init"], store: mine + "/notes.quire", launcher: launcher).status == 0)
+            let refusedBackup = try quire.run(["backup", shared + "/backup.quire"], store: mine + "/notes.quire", launcher: launcher)
+            #expect(refusedBackup.status == 1)
+            #expect(refusedBackup.stderr == "error: cannot back up to \(shared)/backup.quire: its folder \(shared) is not one you may write to "
+                + "(Permission denied); give a path in a folder you may write to, or make that folder writable\n")
+            // A server's log, made by SQLite itself, names the folder too.
+            let refusedServe = try quire.run(["serve", "--listen", "127.0.0.1:0"], store: shared + "/server.quire", launcher: launcher)
+            #expect(refusedServe.status == 1)
+            #expect(refusedServe.stderr.contains("cannot open the server store \(shared)/server.quire: the database file cannot be opened: "
+                + "its folder \(shared) is not one you may write to (Permission denied)"), "\(refusedServe.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: shared).isEmpty)
+        }
+    }
+
     @Test func missingStoreSaysToRunInit() throws {
         try withRunner { quire in
             let result = try quire.run(["status"])

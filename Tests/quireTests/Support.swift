@@ -39,6 +39,10 @@ struct QuireRunner {
         "python3", "-c", "import os, signal, sys; os.setpgrp(); signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
     ]
 
+    /// A launcher under which folder permissions hold: root may write any
+    /// folder, so as root (CI runs the tests as root) quire runs as nobody.
+    static let withoutRootsPermissions = getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+
     /// Runs `quire --store STORE ARGUMENTS`, with `environment` added and
     /// `input` (if any) on its standard input; through `launcher` (a command
     /// that runs the words after its own) when one is given.

@@ -261,6 +261,23 @@ import Testing
         }
     }
 
+    /// A token the server does not hold said only "HTTP 401: unknown
+    /// token": now also what to do, and the note stays pending.
+    @Test func aWrongTokenSaysWhichTokenToGive() throws {
+        try withRunner { runner in
+            try withTokenServer(runner, tokens: "laptop rw\n") { url in
+                try runner.ok(["init"])
+                try runner.ok(["note", "new", "--title", "T"])
+                let refused = try runner.run(["sync", url, "--token", "lapton"])
+                #expect(refused.status == 1)
+                #expect(refused.stderr.hasSuffix("error: sync with \(url) failed: the server refused: HTTP 401: unknown token; "
+                    + "give a token the server's --tokens file holds, with --token TOKEN or $QUIRE_TOKEN\n1 local change stays pending\n"),
+                    "\(refused.stderr)")
+                #expect(try runner.run(["sync", url, "--token", "laptop"]).stdout.contains(": sent 1,"))
+            }
+        }
+    }
+
     /// A change refused for its own sake (its replica id is another
     /// token's: a note relayed from a store that syncs with another token)
     /// waits for --retry-rejected: a later sync that does not offer it says
@@ -766,7 +783,7 @@ import Testing
             let missing = runner.directory + "/tokens.txt"
             let result = try runner.run(["serve", "--listen", "127.0.0.1:0", "--tokens", missing], store: runner.directory + "/server.db")
             #expect(result.status == 1)
-            #expect(result.stderr == "error: cannot read the tokens file \(missing): no such file, or not readable\n")
+            #expect(result.stderr == "error: cannot read the tokens file \(missing): no such file or directory\n")
             // A pipe is read (here, with a line that is not a token's).
             let piped = try runner.run(["serve", "--listen", "127.0.0.1:0", "--tokens", "/dev/stdin"],
                                        store: runner.directory + "/server.db", input: Data("s3cret world\n".utf8))

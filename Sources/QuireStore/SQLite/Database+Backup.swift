@@ -84,6 +84,9 @@ extension Database {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw StoreError.backupRefused(path: destination, reason: "its folder \(folder) does not exist")
         }
+        if let reason = Self.whyNoFileCanBeMade(in: folder) {
+            throw StoreError.backupRefused(path: destination, reason: "\(reason); give a path in a folder you may write to, or make that folder writable")
+        }
         var found = stat(), this = stat()
         guard stat(target, &found) == 0 else {
             // Renamed here, the copy would take a deleted database's `-wal`

@@ -197,7 +197,18 @@ public final class Database: @unchecked Sendable {
         if exists && isFolder.boolValue { return "it is a folder, not a file" }
         if !exists && readOnly { return "there is no such file (a read-only open makes none)" }
         if !exists && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) { return "its folder \(folder) does not exist" }
+        if !exists, let reason = whyNoFileCanBeMade(in: folder) { return reason }
         return message + " (no permission?)"
+    }
+
+    /// Why this process cannot make a file in the existing `folder` ("" for
+    /// the current one), as a new database needs (its `-wal` and `-shm`
+    /// too): `its folder FOLDER is not one you may write to (REASON)`; nil
+    /// when it can. SQLite would say only "unable to open database file".
+    public static func whyNoFileCanBeMade(in folder: String) -> String? {
+        let folder = folder.isEmpty ? FileManager.default.currentDirectoryPath : folder
+        guard access(folder, W_OK | X_OK) != 0 else { return nil }
+        return "its folder \(folder) is not one you may write to (\(String(cString: strerror(errno))))"
     }
 
     /// What a read-only open finds beside a file whose `-wal` and `-shm` it

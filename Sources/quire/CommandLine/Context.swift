@@ -103,14 +103,21 @@ extension Context {
         return nil
     }
 
-    /// The bytes of the file at `path`, or nil if it cannot be read. Read
-    /// through a descriptor, so that a pipe or a device reads too
-    /// (`/dev/stdin`, a shell's `<(command)`, `/dev/null`), which
-    /// `FileManager.contents(atPath:)` does not.
-    static func contents(of path: String) -> Data? {
+    /// The bytes of the file at `path`. Read through a descriptor, so that
+    /// a pipe or a device reads too (`/dev/stdin`, a shell's `<(command)`,
+    /// `/dev/null`), which `FileManager.contents(atPath:)` does not.
+    /// Throws `cannot read NAME: WHY` (NAME: `path`, or what the caller
+    /// calls it, "the tokens file PATH"), WHY as the system says it: no
+    /// such file, permission denied, a folder.
+    static func contents(of path: String, called name: String? = nil) throws -> Data {
+        func failure(_ why: String) -> CLIError { CLIError.failure("cannot read \(name ?? path): \(why)") }
         let descriptor = Foundation.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd() ?? Data()
+        guard descriptor >= 0 else { throw failure(String(cString: strerror(errno)).lowercased()) }
+        let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        // A folder opens; only its read fails, with nothing worth saying.
+        var info = stat()
+        if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { throw failure("it is a folder, not a file") }
+        do { return try file.readToEnd() ?? Data() } catch { throw failure("\(error)") }
     }
 
     /// Whether there is no file at `path`, an empty one, or a SQLite

@@ -18,9 +18,7 @@ enum InspectCommand {
             let path = try invocation.argument(0, "FILE")
             let output = invocation.context.output
             try Context.refuseDirectory(path)
-            guard let data = Context.contents(of: path) else {
-                throw CLIError.failure("cannot read \(path): no such file, or not readable")
-            }
+            let data = try Context.contents(of: path)
             if data.count > progressThreshold { output.progress("inspecting \(path) (\(data.count / 1_000_000) MB)...") }
             let report = try FileReport(path: path, bytes: [UInt8](data))
             if invocation.flag("--json") {

@@ -234,11 +234,15 @@ enum NoteCommands {
     private static func newBody(_ invocation: Invocation) throws -> String? {
         guard let file = invocation.value("--body-file") else { return invocation.value("--body") }
         guard invocation.value("--body") == nil else { throw invocation.usageError("--body and --body-file exclude each other") }
-        // Standard input may be closed (`<&-`) or a directory (`< /`): a failure to say, not a crash.
-        let data = file == "-" ? try? FileHandle.standardInput.readToEnd() ?? Data() : Context.contents(of: file)
-        guard let data else {
-            throw CLIError.failure(file == "-" ? "cannot read standard input (--body-file -): it is closed, or not readable"
-                                               : "cannot read \(file): no such file, or not readable")
+        let data: Data
+        if file == "-" {
+            // Standard input may be closed (`<&-`) or a directory (`< /`): a failure to say, not a crash.
+            guard let read = try? FileHandle.standardInput.readToEnd() ?? Data() else {
+                throw CLIError.failure("cannot read standard input (--body-file -): it is closed, or not readable")
+            }
+            data = read
+        } else {
+            data = try Context.contents(of: file)
         }
         // Exactly as given: `String(data:encoding:)` drops a leading byte order mark.
         guard let text = String(validating: data, as: UTF8.self) else {

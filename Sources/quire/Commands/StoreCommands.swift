@@ -25,6 +25,9 @@ enum StoreCommands {
                     throw CLIError.failure("cannot create the directory \(directory) for the store; check that every part of it is a directory you may write to")
                 }
             }
+            if let reason = Database.whyNoFileCanBeMade(in: directory) {
+                throw CLIError.failure("cannot create the store \(path): \(reason); pass --store with a path in a folder you may write to, or make that folder writable")
+            }
             let store: DocumentStore
             do { store = try DocumentStore(path: path) } catch {
                 throw CLIError.failure("cannot create the store \(path): \(error)")

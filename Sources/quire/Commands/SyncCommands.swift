@@ -89,9 +89,7 @@ enum SyncCommands {
             }
             var tokens: AccessTokens?
             if let file = invocation.value("--tokens") {
-                guard let contents = Context.contents(of: file) else {
-                    throw CLIError.failure("cannot read the tokens file \(file): no such file, or not readable")
-                }
+                let contents = try Context.contents(of: file, called: "the tokens file \(file)")
                 do { tokens = try AccessTokens(parsing: String(decoding: contents, as: UTF8.self)) } catch {
                     throw CLIError.failure("cannot use the tokens file \(file): \(error)")
                 }
@@ -204,7 +202,7 @@ enum SyncCommands {
                 }
                 throw CLIError.failure("sync with \(peer) failed: \(error); \(compactedAdvice(transport.otherSide))\n\(stayPending)")
             case .failure(let error):
-                throw CLIError.failure("sync with \(peer) failed: \(error)\n\(stayPending)")
+                throw CLIError.failure("sync with \(peer) failed: \(error)\(Self.advice(for: error))\n\(stayPending)")
             }
             // Refused changes, this sync's and earlier ones, wait for
             // --retry-rejected: a later sync does not offer them.
@@ -292,6 +290,14 @@ extension SyncCommands {
         "sync this store with one that still holds those changes (the store that wrote them), or start again from a copy of "
             + "\(otherSide)'s store, which lacks the local changes pending here; a store served to others keeps them when "
             + "compacted with keepHistory"
+    }
+
+    /// What to do about a failed sync, after `; `, where the error alone
+    /// does not say: a server refused the token (401: none, or one its
+    /// tokens file lacks); else nothing.
+    static func advice(for error: SyncError) -> String {
+        guard case .refused(let failure) = error.kind, failure.status == 401, error.otherSide == .server else { return "" }
+        return "; give a token the server's --tokens file holds, with --token TOKEN or $QUIRE_TOKEN"
     }
 
     /// The sync server `url` names, spelled one way, which names it as a
