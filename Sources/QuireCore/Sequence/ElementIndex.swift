@@ -743,29 +743,35 @@ struct ElementIndex: Sendable {
                              tableOrigins: [Int?]) -> (replica: UInt32, counter: UInt64)? {
         pool.withUnsafeMutableBufferPointer { pool in
             pageTable.withUnsafeBufferPointer { pageTable in
-                for (slot, span) in spans.enumerated() where span.length > 0 {
-                    guard let origin = tableOrigins[Int(span.replica)] else { continue }
-                    let leaf = Int32(slot / leafCapacity)
-                    // The sign bits of the entries replaced, ANDed: set while all were empty (-1).
-                    var replaced: Int32 = -1
-                    var c = span.counter
-                    while c < span.counterEnd {
-                        let pageEnd = min(((c >> pageBits) + 1) << pageBits, span.counterEnd)
-                        let first = pageTable[origin + Int(c >> pageBits)] + Int(c & UInt64(pageSize - 1))
-                        // Checking and writing in one pass: this runs for every element loaded.
-                        for entry in first..<first + Int(pageEnd - c) {
-                            replaced &= pool[entry]
-                            pool[entry] = leaf
+                // Leaf by leaf, its slots inside: a slot's leaf computed as
+                // slot / leafCapacity was a division per span, the largest
+                // single line of a load with many short spans.
+                for (leaf, leafStart) in stride(from: 0, to: spans.count, by: leafCapacity).enumerated() {
+                    let leaf = Int32(leaf)
+                    for slot in leafStart..<min(leafStart + leafCapacity, spans.count) {
+                        let span = spans[slot]
+                        guard span.length > 0, let origin = tableOrigins[Int(span.replica)] else { continue }
+                        // The sign bits of the entries replaced, ANDed: set while all were empty (-1).
+                        var replaced: Int32 = -1
+                        var c = span.counter
+                        while c < span.counterEnd {
+                            let pageEnd = min(((c >> pageBits) + 1) << pageBits, span.counterEnd)
+                            let first = pageTable[origin + Int(c >> pageBits)] + Int(c & UInt64(pageSize - 1))
+                            // Checking and writing in one pass: this runs for every element loaded.
+                            for entry in first..<first + Int(pageEnd - c) {
+                                replaced &= pool[entry]
+                                pool[entry] = leaf
+                            }
+                            c = pageEnd
                         }
-                        c = pageEnd
-                    }
-                    if replaced >= 0 {
-                        // Rare (a damaged or hostile snapshot): the earlier spans say which came first.
-                        let earliest = spans[..<slot].lazy
-                            .filter { $0.replica == span.replica && $0.counter < span.counterEnd && span.counter < $0.counterEnd }
-                            .map { max($0.counter, span.counter) }
-                            .min()
-                        return (span.replica, earliest ?? span.counter)
+                        if replaced >= 0 {
+                            // Rare (a damaged or hostile snapshot): the earlier spans say which came first.
+                            let earliest = spans[..<slot].lazy
+                                .filter { $0.replica == span.replica && $0.counter < span.counterEnd && span.counter < $0.counterEnd }
+                                .map { max($0.counter, span.counter) }
+                                .min()
+                            return (span.replica, earliest ?? span.counter)
+                        }
                     }
                 }
                 return nil
