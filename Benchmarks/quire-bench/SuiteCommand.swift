@@ -25,6 +25,9 @@ let suiteUsage = """
                         full run measured that day); alone, without the other options
     """
 
+/// Where the generated workloads (B1 to B3, merge throughput) are kept between runs.
+private let workloadCache = "Benchmarks/.workloads"
+
 /// `quire-bench suite`; returns 0 when every check passed, else 1.
 func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     let parsed = try parse(arguments, flags: ["--peers"], options: ["--only", "--runs", "--rewrite"])
@@ -43,42 +46,17 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         printError("error: \(missing): no such file")
         return 1
     }
-    let sharedTraces = "../shared/traces"
-    let traceFiles = ((try? FileManager.default.contentsOfDirectory(atPath: sharedTraces)) ?? [])
-        .filter { $0.hasSuffix(".json.gz") || $0.hasSuffix(".json") }.sorted().map { sharedTraces + "/" + $0 }
-    let cache = "Benchmarks/.workloads"
-    let allWorkloads = SuiteWorkload.all(traceFiles: traceFiles + parsed.positional, cacheDirectory: cache)
-    let sharedNames = SuiteWorkload.sharedNames(allWorkloads)
-    guard sharedNames.isEmpty else {
-        throw UsageError(message: "more than one workload would be named \(sharedNames.joined(separator: ", ")), and the report keeps "
-                         + "one result per name; give the TRACE another file name")
-    }
-    var workloads = allWorkloads
-    if let only = parsed.options["--only"] { workloads = workloads.filter { $0.matches(only: only) } }
-    guard !workloads.isEmpty else {
-        let families = SuiteWorkload.Family.allCases.filter { family in allWorkloads.contains { $0.family == family } }
-        throw UsageError(message: "--only \(parsed.options["--only"] ?? "") matches no workload; the workloads are "
-                         + allWorkloads.map(\.name).joined(separator: ", ") + " (families: " + families.map(\.rawValue).joined(separator: ", ") + ")")
-    }
+    let (allWorkloads, workloads) = try suiteWorkloads(traces: parsed.positional, only: parsed.options["--only"])
 
     let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
     let command = (["quire-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
     let files = SuiteResultsFiles(directory: "Benchmarks/results", date: date)
-    var report = SuiteReport(
-        results: [], command: command, date: date, machine: machineDescription(),
-        commit: firstLine(of: ["git", "describe", "--always", "--dirty"]), swiftVersion: firstLine(of: ["swift", "--version"]))
-    do {
-        let earlier = try files.readEarlierResults()
-        if let setAside = earlier.setAside { printError("warning: \(setAside); this run starts a new report") }
-        report.results = earlier.results
-    } catch {
-        printError("error: cannot read \(files.jsonPath): \(error)")
-        return 1
-    }
+    guard var report = startReport(command: command, date: date, files: files) else { return 1 }
 
     // Checked once, before any workload: a broken install was otherwise
     // retried, pip and all, twice for every workload.
-    let peersProblem = parsed.flags.contains("--peers") && workloads.contains(where: \.hasPeers) ? checkPeers() : nil
+    let withPeers = parsed.flags.contains("--peers")
+    let peersProblem = withPeers && workloads.contains(where: \.hasPeers) ? checkPeers() : nil
     if let peersProblem { printError("\nerror: \(peersProblem) (its errors are above); measuring Quire only") }
 
     var measured = 0, allOK = true
@@ -96,37 +74,9 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     }
     for (index, workload) in workloads.enumerated() {
         let step = "[\(index + 1)/\(workloads.count)] \(workload.name)"
-        var result: WorkloadResult, replayOnce: (() throws -> ReplayResult)?
-        do {
-            try workload.materialise(cacheDirectory: cache)
-            progress("\(step) quire (\(runs) runs)...")
-            (result, replayOnce) = try measureQuire(workload, runs: runs, command: command)
-        } catch {
-            printError("\n\(step): \(error)")
-            // Recorded, so that the day's report does not go on showing an
-            // earlier run's figures for it as if this run had measured them.
-            let failed = WorkloadResult(workload: workload, command: command, ops: nil, figures: [.notMeasured("quire", because: "\(error)")])
-            guard record(failed) else { return 1 }
-            continue
-        }
-        if parsed.flags.contains("--peers"), workload.hasPeers, let (peerCommand, path) = peerInput(workload) {
-            let peerFigures: [LibraryFigures]
-            if let peersProblem {
-                peerFigures = SuiteReport.peers.map { LibraryFigures.notMeasured($0, because: peersProblem) }
-            } else {
-                progress("\(step) yrs and loro (\(runs) runs, then memory)...")
-                peerFigures = runPeers(workload, command: peerCommand, path: path, runs: runs)
-            }
-            result.figures += peerFigures
-            // Only between results that passed their checks: a wrong one did other work.
-            if let replayOnce, result.figures.allSatisfy(\.ok) {
-                let rounds = max(runs, MergeTurns.minimumRounds)
-                progress("\(step) merges in turns (\(rounds) rounds)...")
-                result.mergeTurnsFailure = measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
-                                                                rounds: rounds, figures: &result.figures)
-            }
-        }
-        measured += 1
+        let (result, wasMeasured) = measureWorkload(workload, step: step, runs: runs, command: command,
+                                                    withPeers: withPeers, peersProblem: peersProblem)
+        if wasMeasured { measured += 1 }
         guard record(result) else { return 1 }
     }
     progress("")
@@ -141,6 +91,83 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     printLine("wrote \(files.jsonPath) and .md with \(measured) workloads measured by this run, \(report.results.count) in all, and \(report.charts.count) charts")
     for statement in report.behindStatements { printLine("behind: \(statement)") }
     return measured == workloads.count && allOK ? 0 : 1
+}
+
+/// Every workload of the suite (the shared traces, then `traces`, then the
+/// generated ones), and those of them `only` selects.
+private func suiteWorkloads(traces: [String], only: String?) throws(UsageError)
+    -> (all: [SuiteWorkload], selected: [SuiteWorkload]) {
+    let sharedTraces = "../shared/traces"
+    let traceFiles = ((try? FileManager.default.contentsOfDirectory(atPath: sharedTraces)) ?? [])
+        .filter { $0.hasSuffix(".json.gz") || $0.hasSuffix(".json") }.sorted().map { sharedTraces + "/" + $0 }
+    let allWorkloads = SuiteWorkload.all(traceFiles: traceFiles + traces, cacheDirectory: workloadCache)
+    let sharedNames = SuiteWorkload.sharedNames(allWorkloads)
+    guard sharedNames.isEmpty else {
+        throw UsageError(message: "more than one workload would be named \(sharedNames.joined(separator: ", ")), and the report keeps "
+                         + "one result per name; give the TRACE another file name")
+    }
+    var workloads = allWorkloads
+    if let only { workloads = workloads.filter { $0.matches(only: only) } }
+    guard !workloads.isEmpty else {
+        let families = SuiteWorkload.Family.allCases.filter { family in allWorkloads.contains { $0.family == family } }
+        throw UsageError(message: "--only \(only ?? "") matches no workload; the workloads are "
+                         + allWorkloads.map(\.name).joined(separator: ", ") + " (families: " + families.map(\.rawValue).joined(separator: ", ") + ")")
+    }
+    return (allWorkloads, workloads)
+}
+
+/// The day's report, holding the results an earlier run of the day wrote;
+/// nil, having said why, when they cannot be read.
+private func startReport(command: String, date: String, files: SuiteResultsFiles) -> SuiteReport? {
+    var report = SuiteReport(
+        results: [], command: command, date: date, machine: machineDescription(),
+        commit: firstLine(of: ["git", "describe", "--always", "--dirty"]), swiftVersion: firstLine(of: ["swift", "--version"]))
+    do {
+        let earlier = try files.readEarlierResults()
+        if let setAside = earlier.setAside { printError("warning: \(setAside); this run starts a new report") }
+        report.results = earlier.results
+    } catch {
+        printError("error: cannot read \(files.jsonPath): \(error)")
+        return nil
+    }
+    return report
+}
+
+/// One workload's result: Quire's figures, and with `withPeers` the peers'
+/// and the merges in turns; with `wasMeasured` false, a result saying why
+/// Quire could not be measured.
+private func measureWorkload(_ workload: SuiteWorkload, step: String, runs: Int, command: String,
+                             withPeers: Bool, peersProblem: String?) -> (result: WorkloadResult, wasMeasured: Bool) {
+    var result: WorkloadResult, replayOnce: (() throws -> ReplayResult)?
+    do {
+        try workload.materialise(cacheDirectory: workloadCache)
+        progress("\(step) quire (\(runs) runs)...")
+        (result, replayOnce) = try measureQuire(workload, runs: runs, command: command)
+    } catch {
+        printError("\n\(step): \(error)")
+        // Recorded, so that the day's report does not go on showing an
+        // earlier run's figures for it as if this run had measured them.
+        let failed = WorkloadResult(workload: workload, command: command, ops: nil, figures: [.notMeasured("quire", because: "\(error)")])
+        return (failed, false)
+    }
+    if withPeers, workload.hasPeers, let (peerCommand, path) = peerInput(workload) {
+        let peerFigures: [LibraryFigures]
+        if let peersProblem {
+            peerFigures = SuiteReport.peers.map { LibraryFigures.notMeasured($0, because: peersProblem) }
+        } else {
+            progress("\(step) yrs and loro (\(runs) runs, then memory)...")
+            peerFigures = runPeers(workload, command: peerCommand, path: path, runs: runs)
+        }
+        result.figures += peerFigures
+        // Only between results that passed their checks: a wrong one did other work.
+        if let replayOnce, result.figures.allSatisfy(\.ok) {
+            let rounds = max(runs, MergeTurns.minimumRounds)
+            progress("\(step) merges in turns (\(rounds) rounds)...")
+            result.mergeTurnsFailure = measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
+                                                            rounds: rounds, figures: &result.figures)
+        }
+    }
+    return (result, true)
 }
 
 /// Puts `report` in Benchmarks/RESULTS.md between its marks; false, having said why, when it cannot.

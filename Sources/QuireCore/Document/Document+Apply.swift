@@ -164,109 +164,156 @@ extension Document {
     /// elements, and inserts' stamps against their origins', are left for
     /// `ObjectTable.apply` to check.
     mutating func validate(_ change: Change, checkingElements: Bool) throws(DocumentError) {
-        func invalid(_ reason: String) -> DocumentError { .invalidChange(change.id, reason: reason) }
         try validateStamp(id: change.id, lamport: change.lamport, parents: change.parents)
-        // Objects and elements made earlier in this change, which later
-        // operations may use. Looked up by hash and by binary search: a
-        // change may hold thousands of operations.
-        var created: [ObjectID: ObjectKind] = [:]
-        /// The depths of the objects `created` that may hold others; the
-        /// rest (their parents at the limit) are refused before they are.
-        var createdDepths: [ObjectID: Int] = [:]
-        /// Refuses a new object in `object` past the depth a snapshot allows,
-        /// and notes the new object's depth (id `id`) for later operations.
-        func checkRoom(for id: OpID, in object: ObjectID) throws(DocumentError) {
-            let depth = createdDepths[object] ?? objects.depth(of: object)
-            guard depth < SnapshotEncoding.maxDepth else {
-                throw invalid("it nests objects deeper than \(SnapshotEncoding.maxDepth) levels")
-            }
-            createdDepths[ObjectID(id)] = depth + 1
-        }
-        var inserted = InsertedRuns()
+        var madeEarlier = MadeEarlierInChange()
         var id = change.id
         for (position, operation) in change.operations.enumerated() {
             let object = operation.object
-            let lamport = change.lamport + (id.counter - change.id.counter)
-            let isLast = position == change.operations.count - 1
             // An object made by this change is not in the table yet: no need to look it up.
-            let createdKind = created.isEmpty ? nil : created[object]
+            let createdKind = madeEarlier.objectKinds.isEmpty ? nil : madeEarlier.objectKinds[object]
             let slot = createdKind == nil ? objects.find(object) : nil
             guard let objectKind = slot?.kind ?? createdKind else {
-                throw invalid("it edits object \(object), which does not exist")
+                throw .invalidChange(change.id, reason: "it edits object \(object), which does not exist")
             }
+            let place = OperationInChange(change: change.id, id: id, lamport: change.lamport + (id.counter - change.id.counter),
+                                          object: object, slot: slot, kind: objectKind,
+                                          isLast: position == change.operations.count - 1)
             switch operation {
             case .put(_, let key, _, let pred), .remove(_, let key, let pred):
-                guard objectKind == .map else { throw invalid("it writes key \(key) of \(object), a \(objectKind)") }
-                // A write's stamp is above the stamps of the entries it
-                // replaces. (A first write to a key replaces none: it need
-                // not look the key up; nor need a write above the winner.
-                // Each id named is looked up, by hash in a register of many
-                // entries: scanning the entries was quadratic in a key's
-                // concurrent entries.)
-                if !pred.isEmpty, let slot, let entry = objects.maps[slot.index].index(forKey: MapKey(key)),
-                   let winner = objects.maps[slot.index].values[entry].winner, winner.lamport >= lamport {
-                    // The key hashed once: indexed in place, then read.
-                    objects.maps[slot.index].values[entry].indexIfLarge()
-                    let register = objects.maps[slot.index].values[entry]
-                    for named in pred {
-                        if let replaced = register.lamport(of: named), replaced >= lamport {
-                            throw invalid("it replaces \(named) at key \(key) without a greater Lamport value")
-                        }
-                    }
-                }
+                guard objectKind == .map else { throw place.invalid("it writes key \(key) of \(object), a \(objectKind)") }
+                try validateReplacing(pred, at: key, by: place)
                 if case .put(_, _, .object(let newKind), _) = operation {
-                    try checkRoom(for: id, in: object)
-                    if !isLast { created[ObjectID(id)] = newKind }
+                    try noteNewObject(of: newKind, id: id, by: place, &madeEarlier)
                 }
             case let .insert(_, origin, content):
-                let count: Int
-                switch (objectKind, content) {
-                case (.text, .text(let string)): count = string.unicodeScalarCount
-                case (.list, .values(let values)):
-                    count = values.count
-                    for (offset, value) in values.enumerated() {
-                        guard case .object(let newKind) = value else { continue }
-                        try checkRoom(for: id.advanced(by: UInt64(offset)), in: object)
-                        if !isLast { created[ObjectID(id.advanced(by: UInt64(offset)))] = newKind }
-                    }
-                default: throw invalid("its insert does not match \(object), a \(objectKind)")
-                }
-                guard count > 0 else { throw invalid("it inserts nothing") }
-                // An element's stamp is above its origin's: the RGA ordering rule depends on it.
-                // An origin this change inserted has a lower stamp than this insert's.
-                if checkingElements, let origin, !inserted.contains(origin, in: object) {
-                    guard let originLamport = objects.lamport(of: origin, in: slot) else {
-                        throw invalid("it inserts after \(origin), which \(object) does not hold")
-                    }
-                    guard lamport > originLamport else { throw invalid("its insert's Lamport value is not above its origin \(origin)'s") }
-                }
-                if !isLast { inserted.append(IDRun(start: id, length: count), in: object) }
+                try validateInsert(content, after: origin, by: place, checkingElements: checkingElements, &madeEarlier)
             case let .delete(_, target):
-                guard objectKind == .text || objectKind == .list else { throw invalid("it deletes from \(object), a \(objectKind)") }
-                guard target.length > 0, !target.start.counter.addingReportingOverflow(UInt64(target.length)).overflow else {
-                    throw invalid("its delete range is empty or overflows")
-                }
-                if checkingElements {
-                    // The whole run at once, unless this change inserted into
-                    // the object already: those elements are not in it yet.
-                    var missing: OpID?
-                    if inserted.objects.contains(object) {
-                        for element in (0..<UInt64(target.length)).lazy.map(target.start.advanced(by:))
-                        where !inserted.contains(element, in: object) && objects.lamport(of: element, in: slot) == nil {
-                            missing = element
-                            break
-                        }
-                    } else {
-                        missing = objects.firstMissing(of: target, in: slot)
-                    }
-                    if let missing { throw invalid("it deletes \(missing), which \(object) does not hold") }
-                }
+                try validateDelete(target, by: place, checkingElements: checkingElements, madeEarlier.inserted)
             case .increment:
-                guard objectKind == .counter else { throw invalid("it increments \(object), a \(objectKind)") }
+                guard objectKind == .counter else { throw place.invalid("it increments \(object), a \(objectKind)") }
             }
             id = id.advanced(by: UInt64(operation.width))
         }
     }
+
+    /// Checks that a write to `key` of a map replaces the entries `pred`
+    /// names with a greater stamp.
+    @inline(__always)
+    private mutating func validateReplacing(_ pred: [OpID], at key: String, by place: OperationInChange) throws(DocumentError) {
+        // A write's stamp is above the stamps of the entries it
+        // replaces. (A first write to a key replaces none: it need
+        // not look the key up; nor need a write above the winner.
+        // Each id named is looked up, by hash in a register of many
+        // entries: scanning the entries was quadratic in a key's
+        // concurrent entries.)
+        guard !pred.isEmpty, let slot = place.slot, let entry = objects.maps[slot.index].index(forKey: MapKey(key)),
+              let winner = objects.maps[slot.index].values[entry].winner, winner.lamport >= place.lamport else { return }
+        // The key hashed once: indexed in place, then read.
+        objects.maps[slot.index].values[entry].indexIfLarge()
+        let register = objects.maps[slot.index].values[entry]
+        for named in pred {
+            if let replaced = register.lamport(of: named), replaced >= place.lamport {
+                throw place.invalid("it replaces \(named) at key \(key) without a greater Lamport value")
+            }
+        }
+    }
+
+    /// Checks an insert's content against its object, and (with
+    /// `checkingElements`) its origin; notes what it makes for later operations.
+    @inline(__always)
+    private mutating func validateInsert(_ content: InsertContent, after origin: OpID?, by place: OperationInChange,
+                                         checkingElements: Bool, _ madeEarlier: inout MadeEarlierInChange) throws(DocumentError) {
+        let count: Int
+        switch (place.kind, content) {
+        case (.text, .text(let string)): count = string.unicodeScalarCount
+        case (.list, .values(let values)):
+            count = values.count
+            for (offset, value) in values.enumerated() {
+                guard case .object(let newKind) = value else { continue }
+                try noteNewObject(of: newKind, id: place.id.advanced(by: UInt64(offset)), by: place, &madeEarlier)
+            }
+        default: throw place.invalid("its insert does not match \(place.object), a \(place.kind)")
+        }
+        guard count > 0 else { throw place.invalid("it inserts nothing") }
+        // An element's stamp is above its origin's: the RGA ordering rule depends on it.
+        // An origin this change inserted has a lower stamp than this insert's.
+        if checkingElements, let origin, !madeEarlier.inserted.contains(origin, in: place.object) {
+            guard let originLamport = objects.lamport(of: origin, in: place.slot) else {
+                throw place.invalid("it inserts after \(origin), which \(place.object) does not hold")
+            }
+            guard place.lamport > originLamport else { throw place.invalid("its insert's Lamport value is not above its origin \(origin)'s") }
+        }
+        if !place.isLast { madeEarlier.inserted.append(IDRun(start: place.id, length: count), in: place.object) }
+    }
+
+    /// Checks a delete's range, and (with `checkingElements`) that its
+    /// object holds every element of it.
+    @inline(__always)
+    private mutating func validateDelete(_ target: IDRun, by place: OperationInChange, checkingElements: Bool,
+                                         _ inserted: InsertedRuns) throws(DocumentError) {
+        let object = place.object
+        guard place.kind == .text || place.kind == .list else { throw place.invalid("it deletes from \(object), a \(place.kind)") }
+        guard target.length > 0, !target.start.counter.addingReportingOverflow(UInt64(target.length)).overflow else {
+            throw place.invalid("its delete range is empty or overflows")
+        }
+        guard checkingElements else { return }
+        // The whole run at once, unless this change inserted into
+        // the object already: those elements are not in it yet.
+        var missing: OpID?
+        if inserted.objects.contains(object) {
+            for element in (0..<UInt64(target.length)).lazy.map(target.start.advanced(by:))
+            where !inserted.contains(element, in: object) && objects.lamport(of: element, in: place.slot) == nil {
+                missing = element
+                break
+            }
+        } else {
+            missing = objects.firstMissing(of: target, in: place.slot)
+        }
+        if let missing { throw place.invalid("it deletes \(missing), which \(object) does not hold") }
+    }
+
+    /// Refuses a new object (id `id`, of `kind`) in `place.object` past the
+    /// depth a snapshot allows, and notes it and its depth for later operations.
+    @inline(__always)
+    private func noteNewObject(of kind: ObjectKind, id: OpID, by place: OperationInChange,
+                               _ madeEarlier: inout MadeEarlierInChange) throws(DocumentError) {
+        let depth = madeEarlier.depths[place.object] ?? objects.depth(of: place.object)
+        guard depth < SnapshotEncoding.maxDepth else {
+            throw place.invalid("it nests objects deeper than \(SnapshotEncoding.maxDepth) levels")
+        }
+        madeEarlier.depths[ObjectID(id)] = depth + 1
+        if !place.isLast { madeEarlier.objectKinds[ObjectID(id)] = kind }
+    }
+}
+
+/// One operation of a change being validated, and where it goes.
+private struct OperationInChange {
+    /// The change's id, which its errors name.
+    let change: OpID
+    /// The operation's first id, and its Lamport value.
+    let id: OpID
+    let lamport: UInt64
+    /// The object it edits: its slot in the table (nil for one made
+    /// earlier in the change) and its kind.
+    let object: ObjectID
+    let slot: ObjectTable.Slot?
+    let kind: ObjectKind
+    /// The change's last operation: what it makes, no later one uses.
+    let isLast: Bool
+
+    func invalid(_ reason: String) -> DocumentError { .invalidChange(change, reason: reason) }
+}
+
+/// What earlier operations of a change being validated made, which later
+/// ones may use. Looked up by hash and by binary search: a change may hold
+/// thousands of operations.
+private struct MadeEarlierInChange {
+    /// The kinds of the objects made.
+    var objectKinds: [ObjectID: ObjectKind] = [:]
+    /// The depths of the objects made that may hold others; the rest (their
+    /// parents at the limit) are refused before they are.
+    var depths: [ObjectID: Int] = [:]
+    var inserted = InsertedRuns()
 }
 
 /// The elements that earlier operations of a change being validated

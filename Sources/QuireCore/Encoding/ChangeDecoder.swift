@@ -601,83 +601,21 @@ extension ChangeDecoder {
     }
 
     /// `readContinuation` once the first columns allow it; a delete's run
-    /// moves by `deleteStep` a change.
+    /// moves by `deleteStep` a change. Finds how many changes from here
+    /// share every column, reads what they do, checks them against the
+    /// limits and `accept`, and only then consumes them.
     @inline(never)
     private mutating func readRun(continuing edit: Edit, lastID: OpID, lastLamport: UInt64, deleteStep: Int64,
                                   appendingTextTo text: inout ScalarStorage,
                                   if accept: (Continuation) -> Bool) throws(DecodingError) -> Continuation? {
-        var count = UInt64(changeCount - read)
-        /// The next value of `column`, which must be `expected` (if given);
-        /// narrows `count` to the changes that share it. (Inlined: called
-        /// for a dozen columns, and as a call it cost a merge of typing 4%.)
-        @inline(__always)
-        func same(_ column: Column, _ expected: UInt64? = nil) throws(DecodingError) -> UInt64? {
-            guard let (value, run) = try columns[column.rawValue].peekRun(), expected.map({ $0 == value }) ?? true else { return nil }
-            count = min(count, run)
-            return value
-        }
-        // The operation's own columns first, those concurrent edits break
-        // most often: most calls find no continuation. (The values of the
-        // columns `readContinuation` checked are read again for their runs.)
-        switch edit {
-        case .insertText:
-            guard elidedText == nil || leavesTextOut, try same(.originMode) != nil,
-                  try same(.operationKind, ChangeEncoding.Kind.insertText.rawValue) != nil else { return nil }
-        case .delete(_, let target):
-            guard try same(.deleteCounter) != nil, try same(.deleteLength) != nil,
-                  try same(.operationKind, ChangeEncoding.Kind.delete.rawValue) != nil,
-                  try same(.deleteReplica, UInt64(replicaIndex(target.start.replica))) != nil else { return nil }
-        }
-        let object = edit.object.creator
-        let objectReplica = object.map { UInt64(replicaIndex($0.replica)) + 1 } ?? 0
-        let objectCounter = object?.counter ?? 0
-        guard try same(.parentCount, 0) != nil, try same(.changeReplica, UInt64(replicaIndex(lastID.replica))) != nil,
-              try same(.changeCounter, 0) != nil, try same(.changeLamport, 0) != nil,
-              let timeDelta = try same(.changeTime), try same(.operationCount, 1) != nil,
-              try same(.objectReplica, objectReplica) != nil, try same(.objectCounter, objectCounter) != nil
-        else { return nil }
-        var continuation: Continuation
-        var textEnd = textOffset
+        guard let (count, timeDelta) = try runOfSameColumns(continuing: edit, lastID: lastID) else { return nil }
         let textStart = text.count
-        switch edit {
-        case .insertText where leavesTextOut:
-            // The length column counts scalars, the width of each change.
-            guard let widthEach = try same(.textLength), widthEach > 0, widthEach <= UInt64(limits.maxOperationWidth),
-                  case let (width, overflow) = widthEach.multipliedReportingOverflow(by: count), !overflow
-            else { return nil }
-            continuation = Continuation(count: Int(count), width: width, isTyping: true,
-                                        lastStart: lastID.advanced(by: width - widthEach + 1),
-                                        lastLamport: lastLamport + width - widthEach + 1, lastWidth: widthEach,
-                                        textLengthEach: widthEach)
-        case .insertText:
-            guard let bytesEach = try same(.textLength), bytesEach > 0,
-                  bytesEach.multipliedReportingOverflow(by: count).partialValue <= UInt64(textBytes.endIndex - textOffset),
-                  !bytesEach.multipliedReportingOverflow(by: count).overflow
-            else { return nil }
-            textEnd = textOffset + Int(bytesEach * count)
-            guard let lastCount = appendText(textOffset..<textEnd, textLength: Int(bytesEach), to: &text) else {
-                text.removeSubrange(textStart...)
-                throw .invalid("inserted text is not valid UTF-8")
-            }
-            let width = UInt64(text.count - textStart)
-            let lastWidth = UInt64(lastCount)
-            continuation = Continuation(count: Int(count), width: width, isTyping: true,
-                                        lastStart: lastID.advanced(by: width - lastWidth + 1),
-                                        lastLamport: lastLamport + width - lastWidth + 1, lastWidth: lastWidth,
-                                        textLengthEach: bytesEach)
-        case .delete(_, let target):
-            // The decoder checked `target.length` against the limit when it read it.
-            let length = UInt64(target.length)
-            let span = length.multipliedReportingOverflow(by: count)
-            let lastDelete = Int64(bitPattern: previousDelete) &+ deleteStep &* Int64(count)
-            guard !span.overflow, lastDelete > 0 else { return nil }
-            continuation = Continuation(count: Int(count), width: span.partialValue, isTyping: false,
-                                        deleteStart: previousDelete, deleteStep: deleteStep,
-                                        lastStart: lastID.advanced(by: span.partialValue - length + 1),
-                                        lastLamport: lastLamport + span.partialValue - length + 1, lastWidth: length)
-        }
+        guard let (built, textEnd) = try continuationFromRun(of: edit, count: count, lastID: lastID, lastLamport: lastLamport,
+                                                             deleteStep: deleteStep, appendingTextTo: &text, from: textStart)
+        else { return nil }
+        var continuation = built
         continuation.timeStep = ByteReader.unzigzag(timeDelta)
-        guard operationTotal <= limits.maxOperations - Int(count),
+        guard operationTotal <= limits.maxOperations - continuation.count,
               !lastID.counter.addingReportingOverflow(continuation.width).overflow,
               // (The last change's Lamport values fit, so the one after its last does not overflow.)
               Document.lamportValuesFit(from: lastLamport + 1, count: continuation.width),
@@ -685,7 +623,108 @@ extension ChangeDecoder {
             text.removeSubrange(textStart...)
             return nil
         }
-        // Everything checked: consume the runs.
+        consumeRun(of: continuation, textEnd: textEnd)
+        return continuation
+    }
+
+    /// How many of the next changes repeat, column by column, a change
+    /// like `edit` after `lastID` (the columns they step in aside), and the
+    /// time delta they share; nil when the next one does not.
+    @inline(__always)
+    private mutating func runOfSameColumns(continuing edit: Edit, lastID: OpID) throws(DecodingError)
+        -> (count: UInt64, timeDelta: UInt64)? {
+        var count = UInt64(changeCount - read)
+        // The operation's own columns first, those concurrent edits break
+        // most often: most calls find no continuation. (The values of the
+        // columns `readContinuation` checked are read again for their runs.)
+        switch edit {
+        case .insertText:
+            guard elidedText == nil || leavesTextOut, try sameValue(.originMode, narrowing: &count) != nil,
+                  try sameValue(.operationKind, ChangeEncoding.Kind.insertText.rawValue, narrowing: &count) != nil else { return nil }
+        case .delete(_, let target):
+            guard try sameValue(.deleteCounter, narrowing: &count) != nil, try sameValue(.deleteLength, narrowing: &count) != nil,
+                  try sameValue(.operationKind, ChangeEncoding.Kind.delete.rawValue, narrowing: &count) != nil,
+                  try sameValue(.deleteReplica, UInt64(replicaIndex(target.start.replica)), narrowing: &count) != nil
+            else { return nil }
+        }
+        let object = edit.object.creator
+        let objectReplica = object.map { UInt64(replicaIndex($0.replica)) + 1 } ?? 0
+        let objectCounter = object?.counter ?? 0
+        guard try sameValue(.parentCount, 0, narrowing: &count) != nil,
+              try sameValue(.changeReplica, UInt64(replicaIndex(lastID.replica)), narrowing: &count) != nil,
+              try sameValue(.changeCounter, 0, narrowing: &count) != nil, try sameValue(.changeLamport, 0, narrowing: &count) != nil,
+              let timeDelta = try sameValue(.changeTime, narrowing: &count), try sameValue(.operationCount, 1, narrowing: &count) != nil,
+              try sameValue(.objectReplica, objectReplica, narrowing: &count) != nil,
+              try sameValue(.objectCounter, objectCounter, narrowing: &count) != nil
+        else { return nil }
+        return (count, timeDelta)
+    }
+
+    /// The next value of `column`, which must be `expected` (if given);
+    /// narrows `count` to the changes that share it. (Inlined: called
+    /// for a dozen columns, and as a call it cost a merge of typing 4%.)
+    @inline(__always)
+    private mutating func sameValue(_ column: Column, _ expected: UInt64? = nil,
+                                    narrowing count: inout UInt64) throws(DecodingError) -> UInt64? {
+        guard let (value, run) = try columns[column.rawValue].peekRun(), expected.map({ $0 == value }) ?? true else { return nil }
+        count = min(count, run)
+        return value
+    }
+
+    /// What the run of at most `count` changes like `edit` does (a typing
+    /// run's text appended to `text` after `textStart`), and where the
+    /// text column's bytes it takes end; nil when its text length does not
+    /// repeat or does not fit.
+    @inline(__always)
+    private mutating func continuationFromRun(of edit: Edit, count: UInt64, lastID: OpID, lastLamport: UInt64, deleteStep: Int64,
+                                              appendingTextTo text: inout ScalarStorage, from textStart: Int) throws(DecodingError)
+        -> (continuation: Continuation, textEnd: Int)? {
+        var count = count
+        switch edit {
+        case .insertText where leavesTextOut:
+            // The length column counts scalars, the width of each change.
+            guard let widthEach = try sameValue(.textLength, narrowing: &count), widthEach > 0,
+                  widthEach <= UInt64(limits.maxOperationWidth),
+                  case let (width, overflow) = widthEach.multipliedReportingOverflow(by: count), !overflow
+            else { return nil }
+            return (Continuation(count: Int(count), width: width, isTyping: true,
+                                 lastStart: lastID.advanced(by: width - widthEach + 1),
+                                 lastLamport: lastLamport + width - widthEach + 1, lastWidth: widthEach,
+                                 textLengthEach: widthEach), textOffset)
+        case .insertText:
+            guard let bytesEach = try sameValue(.textLength, narrowing: &count), bytesEach > 0,
+                  bytesEach.multipliedReportingOverflow(by: count).partialValue <= UInt64(textBytes.endIndex - textOffset),
+                  !bytesEach.multipliedReportingOverflow(by: count).overflow
+            else { return nil }
+            let textEnd = textOffset + Int(bytesEach * count)
+            guard let lastCount = appendText(textOffset..<textEnd, textLength: Int(bytesEach), to: &text) else {
+                text.removeSubrange(textStart...)
+                throw .invalid("inserted text is not valid UTF-8")
+            }
+            let width = UInt64(text.count - textStart)
+            let lastWidth = UInt64(lastCount)
+            return (Continuation(count: Int(count), width: width, isTyping: true,
+                                 lastStart: lastID.advanced(by: width - lastWidth + 1),
+                                 lastLamport: lastLamport + width - lastWidth + 1, lastWidth: lastWidth,
+                                 textLengthEach: bytesEach), textEnd)
+        case .delete(_, let target):
+            // The decoder checked `target.length` against the limit when it read it.
+            let length = UInt64(target.length)
+            let span = length.multipliedReportingOverflow(by: count)
+            let lastDelete = Int64(bitPattern: previousDelete) &+ deleteStep &* Int64(count)
+            guard !span.overflow, lastDelete > 0 else { return nil }
+            return (Continuation(count: Int(count), width: span.partialValue, isTyping: false,
+                                 deleteStart: previousDelete, deleteStep: deleteStep,
+                                 lastStart: lastID.advanced(by: span.partialValue - length + 1),
+                                 lastLamport: lastLamport + span.partialValue - length + 1, lastWidth: length), textOffset)
+        }
+    }
+
+    /// Consumes the runs of a continuation checked whole, its text up to
+    /// `textEnd`, and moves on past its last change.
+    @inline(__always)
+    private mutating func consumeRun(of continuation: Continuation, textEnd: Int) {
+        let count = UInt64(continuation.count)
         for column in [Column.changeReplica, .changeCounter, .changeLamport, .parentCount, .changeTime, .operationCount,
                        .objectReplica, .objectCounter, .operationKind] {
             columns[column.rawValue].skip(count)
@@ -697,12 +736,11 @@ extension ChangeDecoder {
             for column in [Column.deleteReplica, .deleteCounter, .deleteLength] { columns[column.rawValue].skip(count) }
             previousDelete = UInt64(bitPattern: Int64(bitPattern: previousDelete) &+ continuation.deleteStep &* Int64(count))
         }
-        read += Int(count)
-        operationTotal += Int(count)
+        read += continuation.count
+        operationTotal += continuation.count
         previousLast = continuation.lastStart.advanced(by: continuation.lastWidth - 1)
         previousLastLamport = continuation.lastLamport + continuation.lastWidth - 1
         previousTime = previousTime &+ continuation.timeStep &* Int64(count)
-        return continuation
     }
 
     @inline(__always)

@@ -237,11 +237,12 @@ public struct SyncClient: Sendable {
         var isDone = false
     }
 
+    /// The next request, following `Specs/sync.md`, "Sessions": the
+    /// documents to state, the range of them this request states, and the
+    /// changes of each that it pushes, within one request's bounds.
     private func makeRequest(_ session: inout Session, waitMilliseconds: UInt64) throws -> SyncRequest {
         session.pushed = [:]
         let blocked = try blockedCounters()
-        var budget = (changes: min(maxPushChanges, session.pushChangeLimit ?? .max), bytes: maxPushBytes)
-        var documents: [SyncDocument] = []
         // Read from the store's `document_versions`: no document is loaded to state it.
         let versions = try store.versionVectors()
         let storedCursor = try store.syncCursor(peer: peer)
@@ -251,68 +252,14 @@ public struct SyncClient: Sendable {
         // cursor is always at 0 (it goes by the named versions alone). An
         // empty version says nothing.
         let coversRows = (storedCursor?.seq ?? 0) > 0
-        // While a document is left out as damaged on the server, the stored
-        // cursor stays behind its rows, and so behind the other documents'
-        // rows pulled since (by this sync or the ones before): stating every
-        // document lets the server leave out what the store holds of them.
-        let stated = versions.filter { id, mine in
-            !mine.isEmpty && (!coversRows || session.leftOutAsDamaged || mine != session.serverVersions[id])
-        }.keys.sorted()
-        let perRequest = max(1, min(maxStatedDocuments, session.statedDocumentLimit ?? .max))
-        if session.pass == nil && (stated.count > perRequest || !session.leftOut.isEmpty) { session.pass = RangedPass() }
-        if var pass = session.pass {
-            // A range that ended just below a document left out is followed by one from after it.
-            while let skipped = session.leftOut.keys.first(where: { $0.justBelow == pass.after }) { pass.after = skipped }
-            let rest = stated.drop { id in pass.after.map { id <= $0 } ?? false }
-            let nextLeftOut = session.leftOut.keys.filter { id in pass.after.map { $0 < id } ?? true }.min()
-            let end = [rest.count > perRequest ? rest.dropFirst(perRequest - 1).first : nil, nextLeftOut?.justBelow].compactMap { $0 }.min()
-            // A range may shrink while its pages come, as the documents they
-            // bring are stated too (its rows past the new end come again with
-            // the next range), never grow: the rows its pages passed would be
-            // missed for the documents it gained.
-            let through = pass.range.map { range in [range.through, end].compactMap { $0 }.min() } ?? end
-            pass.range = DocumentRange(after: pass.after, through: through)
-            session.pass = pass
-        }
-        let range = session.pass?.range ?? .all
+        let stated = documentsToState(versions, coversRows: coversRows, session)
+        let range = rangeToState(of: stated, &session)
+        var budget = PushBudget(changes: min(maxPushChanges, session.pushChangeLimit ?? .max), bytes: maxPushBytes)
+        var documents: [SyncDocument] = []
         for id in stated where range.contains(id) {
             session.receivedUnstated.remove(id)
             let mine = versions[id] ?? VersionVector()
-            let known = session.serverVersions[id]
-            let theirs = known ?? VersionVector()
-            var push: [Change] = []
-            // What a server holds of a document is known from its
-            // acknowledgement when its cursor covers rows: its log is the one
-            // they came from. A peer's (a cursor at seq 0), or any without a
-            // cursor (no sync yet, or its log was replaced), may hold more
-            // than it acknowledged, got from another store (a sync the other
-            // way, under another name): sending that would carry it again and
-            // count it, so a document is pushed once an answer of this sync
-            // has stated what the peer holds of it. So is every document the
-            // server has never stated once it refused one as outside this
-            // token's documents: one the token may not read is then left out
-            // of the answer (`outOfScope`), not refused again, one a round.
-            let stated = session.answered.contains(id) || coversRows && (known != nil || !session.tokenIsLimited)
-            let mayPush = stated && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
-                && !session.unanswered.contains(id) && session.report.damaged[id] == nil && session.tooLarge[id] == nil
-                && session.writeRefusal == nil
-            if mayPush && budget.changes > 0 && !theirs.includes(pushable(mine, blocked[id])) {
-                // Blocked changes are skipped, so with any the count is not known ahead.
-                let limit = blocked[id] == nil ? budget.changes : .max
-                let changes: [Change]
-                do { changes = try store.changes(id, since: theirs, limit: limit) } catch let error as StoreError where error.damagedDocument != nil {
-                    damage(id, error, &session)
-                    documents.append(SyncDocument(id: id, version: mine, changes: []))
-                    continue
-                }
-                for change in changes where !isBlocked(change, blocked[id]) {
-                    let size = ChangeEncoding.encode([change]).count
-                    guard budget.changes > 0, size <= budget.bytes || push.isEmpty && session.pushed.isEmpty else { break }
-                    push.append(change)
-                    budget.changes -= 1
-                    budget.bytes -= size
-                }
-            }
+            let push = try changesToPush(of: id, mine: mine, coversRows: coversRows, blocked: blocked[id], &budget, &session)
             if !push.isEmpty {
                 session.pushed[id] = push
                 session.unconfirmed[id, default: []].formUnion(push.map(\.lastID))
@@ -323,14 +270,126 @@ public struct SyncClient: Sendable {
                            documents: documents, range: range)
     }
 
+    /// What one request may still push: changes, and bytes of them encoded.
+    private struct PushBudget {
+        var changes: Int
+        var bytes: Int
+    }
+
+    /// The documents a request states (all of them, or those of its range), sorted by id.
+    private func documentsToState(_ versions: [DocumentID: VersionVector], coversRows: Bool, _ session: Session) -> [DocumentID] {
+        // While a document is left out as damaged on the server, the stored
+        // cursor stays behind its rows, and so behind the other documents'
+        // rows pulled since (by this sync or the ones before): stating every
+        // document lets the server leave out what the store holds of them.
+        versions.filter { id, mine in
+            !mine.isEmpty && (!coversRows || session.leftOutAsDamaged || mine != session.serverVersions[id])
+        }.keys.sorted()
+    }
+
+    /// The range of `stated` this request states: all of them, unless they
+    /// are more than a request takes or a document is left out, when the
+    /// sync goes through them in ranges (`RangedPass`).
+    private func rangeToState(of stated: [DocumentID], _ session: inout Session) -> DocumentRange {
+        let perRequest = max(1, min(maxStatedDocuments, session.statedDocumentLimit ?? .max))
+        if session.pass == nil && (stated.count > perRequest || !session.leftOut.isEmpty) { session.pass = RangedPass() }
+        guard var pass = session.pass else { return .all }
+        // A range that ended just below a document left out is followed by one from after it.
+        while let skipped = session.leftOut.keys.first(where: { $0.justBelow == pass.after }) { pass.after = skipped }
+        let rest = stated.drop { id in pass.after.map { id <= $0 } ?? false }
+        let nextLeftOut = session.leftOut.keys.filter { id in pass.after.map { $0 < id } ?? true }.min()
+        let end = [rest.count > perRequest ? rest.dropFirst(perRequest - 1).first : nil, nextLeftOut?.justBelow].compactMap { $0 }.min()
+        // A range may shrink while its pages come, as the documents they
+        // bring are stated too (its rows past the new end come again with
+        // the next range), never grow: the rows its pages passed would be
+        // missed for the documents it gained.
+        let through = pass.range.map { range in [range.through, end].compactMap { $0 }.min() } ?? end
+        let range = DocumentRange(after: pass.after, through: through)
+        pass.range = range
+        session.pass = pass
+        return range
+    }
+
+    /// The changes of document `id` (at version `mine` here) that the
+    /// request pushes, taken from `budget`: none when it may not push them
+    /// yet, or the document cannot be read (then left out of the sync).
+    private func changesToPush(of id: DocumentID, mine: VersionVector, coversRows: Bool, blocked: [ReplicaID: UInt64]?,
+                               _ budget: inout PushBudget, _ session: inout Session) throws -> [Change] {
+        let theirs = session.serverVersions[id] ?? VersionVector()
+        guard mayPush(id, coversRows: coversRows, session), budget.changes > 0, !theirs.includes(pushable(mine, blocked)) else {
+            return []
+        }
+        // Blocked changes are skipped, so with any the count is not known ahead.
+        let limit = blocked == nil ? budget.changes : .max
+        let changes: [Change]
+        do { changes = try store.changes(id, since: theirs, limit: limit) } catch let error as StoreError where error.damagedDocument != nil {
+            damage(id, error, &session)
+            return []
+        }
+        var push: [Change] = []
+        for change in changes where !isBlocked(change, blocked) {
+            let size = ChangeEncoding.encode([change]).count
+            guard budget.changes > 0, size <= budget.bytes || push.isEmpty && session.pushed.isEmpty else { break }
+            push.append(change)
+            budget.changes -= 1
+            budget.bytes -= size
+        }
+        return push
+    }
+
+    /// Whether this request may push changes of document `id` at all.
+    private func mayPush(_ id: DocumentID, coversRows: Bool, _ session: Session) -> Bool {
+        // What a server holds of a document is known from its
+        // acknowledgement when its cursor covers rows: its log is the one
+        // they came from. A peer's (a cursor at seq 0), or any without a
+        // cursor (no sync yet, or its log was replaced), may hold more
+        // than it acknowledged, got from another store (a sync the other
+        // way, under another name): sending that would carry it again and
+        // count it, so a document is pushed once an answer of this sync
+        // has stated what the peer holds of it. So is every document the
+        // server has never stated once it refused one as outside this
+        // token's documents: one the token may not read is then left out
+        // of the answer (`outOfScope`), not refused again, one a round.
+        let stated = session.answered.contains(id) || coversRows && (session.serverVersions[id] != nil || !session.tokenIsLimited)
+        return stated && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
+            && !session.unanswered.contains(id) && session.report.damaged[id] == nil && session.tooLarge[id] == nil
+            && session.writeRefusal == nil
+    }
+
     /// Applies an answer; returns whether the sync is complete.
     /// `newChanges`: how many of the pushed changes the server says were
     /// new to it (`SyncAnswer.newChanges`), nil when it does not say.
+    ///
+    /// The steps of `Specs/sync.md`, "Sessions": check the answer's cursor,
+    /// apply its page, take the versions it states, then record them and the
+    /// cursor together, and count what the server took.
     private func apply(_ response: SyncResponse, newChanges: Int?, _ session: inout Session) throws -> Bool {
         let pushedCount = session.pushed.values.reduce(0) { $0 + $1.count }
         if let newChanges, newChanges > pushedCount {
             throw SyncError.protocolViolation("it says \(newChanges) of the \(pushedCount) changes pushed were new to it")
         }
+        try refuseAnswerFromThisStore(response)
+        let cursorReset = try takeCursorReset(response, &session)
+        try applyPage(response, &session)
+        // Every document the store holds, now that the page is applied.
+        let versions = try store.versionVectors()
+        let stated = try takeStatedVersions(response, versions: versions, cursorReset: cursorReset, &session)
+        let cursor = storedCursorAfter(response, cursorReset: cursorReset, &session)
+        try recordProgress(acknowledged: stated.acknowledged, held: stated.held, cursor: cursor, newChanges: newChanges, &session)
+        if response.more {
+            guard response.cursor != session.lastCursor || !response.documents.allSatisfy(\.bundles.isEmpty) else {
+                throw SyncError.protocolViolation("it says more is to come but sends nothing new")
+            }
+            session.lastCursor = response.cursor
+            return false
+        }
+        session.lastCursor = response.cursor
+        if session.pass != nil { return false }
+        return try isComplete(response, versions: versions, &session)
+    }
+
+    /// Ends the sync when the answer came from this very store.
+    private func refuseAnswerFromThisStore(_ response: SyncResponse) throws {
         // A peer's cursor names its store: this one means the command served
         // this very store (a path mistyped), and a sync would call every local
         // change held elsewhere. The served side has already recorded them as
@@ -341,6 +400,11 @@ public struct SyncClient: Sendable {
             throw SyncError.unreachable("it answered from this store itself (replica \(store.replicaID)), not another: "
                 + "nothing was synced; run `quire serve --stdio` on the other store")
         }
+    }
+
+    /// Whether the answer comes from another log than the one this store
+    /// synced with; if so, forgets what the old one was known to hold.
+    private func takeCursorReset(_ response: SyncResponse, _ session: inout Session) throws -> Bool {
         // A peer sets no reset flag, but its cursor names its store (its
         // replica id): another one than the request's cursor names is another
         // store behind the same command (replaced, or copied: a new replica id).
@@ -353,16 +417,20 @@ public struct SyncClient: Sendable {
             session.serverVersions = [:]
             session.pulledCursor = nil
         }
+        return cursorReset
+    }
+
+    /// Applies the changes the answer brings, counting them in `received`.
+    private func applyPage(_ response: SyncResponse, _ session: inout Session) throws {
         // Every document's changes in one transaction: one disk sync a page.
         // A document this store cannot read is left out, and the page applied again without it.
-        var received = 0
         while true {
             let incoming = response.documents.filter { !$0.bundles.isEmpty && session.report.damaged[$0.id] == nil }.map { ($0.id, $0.bundles) }
             do {
-                received = try store.apply(bundles: incoming)
+                let received = try store.apply(bundles: incoming)
                 session.report.received += received
                 if received > 0 { session.receivedUnstated.formUnion(incoming.map(\.0)) }
-                break
+                return
             } catch let error as DecodingError {
                 throw SyncError.protocolViolation("the changes it sent do not decode: \(error)")
             } catch let error as DocumentError {
@@ -374,9 +442,15 @@ public struct SyncClient: Sendable {
                 damage(id, error, &session)
             }
         }
+    }
+
+    /// Takes the versions the answer states as what the server holds;
+    /// returns the ones to record as acknowledged (of documents this store
+    /// holds), and the pushed changes they show held for the first time.
+    private func takeStatedVersions(_ response: SyncResponse, versions: [DocumentID: VersionVector], cursorReset: Bool,
+                                    _ session: inout Session) throws
+        -> (acknowledged: [DocumentID: VersionVector], held: [DocumentID: Set<OpID>]) {
         var answered = Set<DocumentID>()
-        // Every document the store holds, now that the page is applied.
-        let versions = try store.versionVectors()
         var acknowledged: [DocumentID: VersionVector] = [:]
         var held: [DocumentID: Set<OpID>] = [:]
         for document in response.documents {
@@ -406,31 +480,41 @@ public struct SyncClient: Sendable {
         for document in session.lastRequest?.documents ?? [] where !answered.contains(document.id) {
             session.unanswered.insert(document.id)
         }
-        // What the stored cursor becomes: in a pass, only once every range is pulled.
-        var cursor: SyncCursor? = response.cursor
-        if var pass = session.pass {
-            cursor = nil
-            if cursorReset {
-                // The ranges pulled so far came from another log: start again.
-                pass = RangedPass()
-            } else if response.more {
-                pass.cursor = response.cursor
-            } else if let through = pass.range?.through {
-                pass = RangedPass(after: through, firstEnd: pass.firstEnd ?? response.cursor)
-            } else {
-                pass.isDone = true
-                // A cursor stands for every row before it: past the rows of a
-                // document left out as damaged, they would never come once the
-                // server's store is repaired (the next sync pulls the others'
-                // again; this one goes on from here). A compacted one's cannot come.
-                cursor = pass.firstEnd ?? response.cursor
-                if session.leftOutAsDamaged {
-                    session.pulledCursor = cursor
-                    cursor = nil
-                }
+        return (acknowledged, held)
+    }
+
+    /// What the stored cursor becomes after this answer (nil: it stays):
+    /// the answer's, but in a pass only once every range is pulled.
+    private func storedCursorAfter(_ response: SyncResponse, cursorReset: Bool, _ session: inout Session) -> SyncCursor? {
+        guard var pass = session.pass else { return response.cursor }
+        var cursor: SyncCursor?
+        if cursorReset {
+            // The ranges pulled so far came from another log: start again.
+            pass = RangedPass()
+        } else if response.more {
+            pass.cursor = response.cursor
+        } else if let through = pass.range?.through {
+            pass = RangedPass(after: through, firstEnd: pass.firstEnd ?? response.cursor)
+        } else {
+            pass.isDone = true
+            // A cursor stands for every row before it: past the rows of a
+            // document left out as damaged, they would never come once the
+            // server's store is repaired (the next sync pulls the others'
+            // again; this one goes on from here). A compacted one's cannot come.
+            cursor = pass.firstEnd ?? response.cursor
+            if session.leftOutAsDamaged {
+                session.pulledCursor = cursor
+                cursor = nil
             }
-            session.pass = pass.isDone ? nil : pass
         }
+        session.pass = pass.isDone ? nil : pass
+        return cursor
+    }
+
+    /// Records the acknowledgements and the cursor in one transaction, and
+    /// counts in `sent` the pushed changes the server now holds.
+    private func recordProgress(acknowledged: [DocumentID: VersionVector], held: [DocumentID: Set<OpID>], cursor: SyncCursor?,
+                                newChanges: Int?, _ session: inout Session) throws {
         // A server that says how many pushed changes were new to it is
         // exact: a change relayed to it first, or pushed by another sync of
         // this store at the same time, is not counted. Otherwise a change
@@ -445,16 +529,12 @@ public struct SyncClient: Sendable {
                 session.report.sent += changes.count { earlier[id]?.contains($0) != true }
             }
         }
-        if response.more {
-            guard response.cursor != session.lastCursor || !response.documents.allSatisfy(\.bundles.isEmpty) else {
-                throw SyncError.protocolViolation("it says more is to come but sends nothing new")
-            }
-            session.lastCursor = response.cursor
-            return false
-        }
-        session.lastCursor = response.cursor
-        if session.pass != nil { return false }
-        // Complete once the server holds everything it may take from us.
+    }
+
+    /// After the last page of a pass (or of the only range): whether the
+    /// sync is complete, the server holding everything it may take from
+    /// us. If so, fills in the report's documents left out or not sent.
+    private func isComplete(_ response: SyncResponse, versions: [DocumentID: VersionVector], _ session: inout Session) throws -> Bool {
         let blocked = try blockedCounters()
         var outOfScope: [DocumentID] = [], notSent: [DocumentID] = []
         for (id, mine) in versions where session.report.damaged[id] == nil && session.tooLarge[id] == nil && session.leftOut[id] == nil {
