@@ -14,6 +14,8 @@ public enum SnapshotEncoding {
     public static let maxDepth = 512
 }
 
+// MARK: Encoding
+
 extension Document {
     /// The document's state and, unless `includeHistory` is false, its
     /// history as change bundles. A document loaded from a snapshot without
@@ -40,116 +42,21 @@ extension Document {
         for bundle in bundles ?? [] { capacity += bundle.count + 10 }
         for text in objects.texts { capacity += text.content.count + text.spanCount * 4 }
         return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, bodySize: .about(capacity)) { body in
-            func writeID(_ id: OpID) {
-                body.writeVarint(replicaIndex.index(of: id.replica))
-                body.writeVarint(id.counter)
-            }
             body.writeVarint(replicaTable.count)
             for replica in replicaTable { body.writeUInt64(replica.rawValue) }
-            body.writeVarint(maxLamport)
-            body.writeVarint(versions.count)
-            // Each replica's last Lamport value, walking both sorted tables
-            // together rather than searching one for each replica.
-            let lamports = replicaLamports.sortedEntries
-            var lamportIndex = lamports.startIndex
-            for (replica, counter) in versions {
-                writeID(OpID(replica: replica, counter: counter))
-                while lamportIndex < lamports.endIndex && lamports[lamportIndex].replica < replica { lamportIndex += 1 }
-                let recorded = lamportIndex < lamports.endIndex && lamports[lamportIndex].replica == replica ? lamports[lamportIndex].value : 0
-                body.writeVarint(lastLamport(of: replica, recorded: recorded))
-            }
+            writeClockAndVersionVector(versions, to: &body, replicaIndex)
             body.writeVarint(heads.count)
-            for head in heads { writeID(head) }
-
-            body.writeVarint(nested.count)
-            for (creator, slot) in nested {
-                writeID(creator)
-                body.writeByte(slot.kind.rawValue)
-                let (parent, key) = objects.placement(of: slot)!
-                if let parentCreator = parent.creator {
-                    body.writeVarint(replicaIndex.index(of: parentCreator.replica) + 1)
-                    body.writeVarint(parentCreator.counter)
-                } else {
-                    body.writeVarint(0)
-                }
-                if let key { body.writeByte(1); body.writeString(key) } else { body.writeByte(0) }
-            }
+            for head in heads { body.writeID(head, replicaIndex) }
+            writeObjects(nested, to: &body, replicaIndex)
             for slot in [ObjectTable.rootSlot] + nested.map(\.slot) {
                 switch slot.kind {
-                case .map:
-                    // Sorted by key through their positions: sorting the
-                    // entries moved each key and register, retained and released.
-                    let registers = Array(objects.maps[slot.index])
-                    let order = KeyOrder.sortedIndices(of: registers.map(\.key.string))
-                    body.writeVarint(registers.count)
-                    for index in order {
-                        let (key, register) = registers[index]
-                        body.writeString(key.string)
-                        body.writeVarint(register.count)
-                        for entry in register {
-                            writeID(entry.id)
-                            body.writeVarint(entry.lamport)
-                            body.writeValue(entry.value.map(NewValue.init))
-                        }
-                    }
-                case .text:
-                    // The run headers as columns, then all the content in one
-                    // piece: zstd compresses each column and the text far better
-                    // than rows of mixed fields (see encoding.md).
-                    let text = objects.texts[slot.index]
-                    let found = text.tree.runs()
-                    // The text's replica indices to the table's, each looked up
-                    // once: hashing every run's replica (in a `Dictionary`) cost
-                    // a sixth of a snapshot.
-                    var tableIndex = [Int](repeating: -1, count: text.tree.replicaCount)
-                    for run in found.runs where tableIndex[Int(run.replica)] < 0 {
-                        tableIndex[Int(run.replica)] = replicaIndex.index(of: run.header.id.replica)
-                    }
-                    body.writeVarint(found.runs.count)
-                    found.runs.withUnsafeBufferPointer { runs in
-                        body.writeVarints(count: runs.count) { UInt64(tableIndex[Int(runs[$0].replica)]) }
-                        body.writeVarints(count: runs.count) { index in
-                            let run = runs[index].header
-                            let previousEnd = index == 0 ? 0 : runs[index - 1].header.id.counter &+ UInt64(runs[index - 1].header.count)
-                            return ByteWriter.zigzag(Int64(bitPattern: run.id.counter &- previousEnd))
-                        }
-                        body.writeVarints(count: runs.count) {
-                            ByteWriter.zigzag(Int64(bitPattern: runs[$0].header.lamport &- runs[$0].header.id.counter))
-                        }
-                        body.writeVarints(count: runs.count) { UInt64(runs[$0].header.count) << 1 | (runs[$0].header.isDeleted ? 1 : 0) }
-                    }
-                    text.content.writeUTF8(of: found.contents, to: &body)
-                case .list:
-                    var runs: [SequenceRun<Value>] = []
-                    objects.lists[slot.index].forEachRun { runs.append($0) }
-                    body.writeVarint(runs.count)
-                    for run in runs {
-                        writeRunHeader(run.id, run.lamport, run.isDeleted, run.elements.count)
-                        for value in run.elements { body.writeValue(NewValue(value)) }
-                    }
-                case .counter:
-                    body.writeSigned(objects.counters[slot.index])
+                case .map: writeMap(slot, to: &body, replicaIndex)
+                case .text: writeText(slot, to: &body, replicaIndex)
+                case .list: writeList(slot, to: &body, replicaIndex)
+                case .counter: body.writeSigned(objects.counters[slot.index])
                 }
             }
-            func writeRunHeader(_ id: OpID, _ lamport: UInt64, _ isDeleted: Bool, _ count: Int) {
-                writeID(id)
-                body.writeVarint(lamport)
-                body.writeByte(isDeleted ? 1 : 0)
-                body.writeVarint(count)
-            }
-            guard let bundles else {
-                body.writeByte(0)
-                return []
-            }
-            body.writeByte(1)
-            body.writeVarint(bundles.count)
-            // Each bundle is sealed, so the snapshot's checksum need not read it again.
-            var sealedBundles: [Range<Int>] = []
-            for bundle in bundles {
-                body.writeData(bundle)
-                sealedBundles.append(body.bytes.count - bundle.count..<body.bytes.count)
-            }
-            return sealedBundles
+            return Self.writeHistory(bundles, to: &body)
         }
     }
 
@@ -167,6 +74,135 @@ extension Document {
         return others.isEmpty ? replicas : Set(replicas + others).sorted()
     }
 
+    /// The Lamport clock, then the version vector: each replica's highest
+    /// id and last Lamport value.
+    private func writeClockAndVersionVector(_ versions: [(replica: ReplicaID, value: UInt64)], to body: inout ByteWriter,
+                                            _ replicaIndex: ReplicaIndexTable) {
+        body.writeVarint(maxLamport)
+        body.writeVarint(versions.count)
+        // Each replica's last Lamport value, walking both sorted tables
+        // together rather than searching one for each replica.
+        let lamports = replicaLamports.sortedEntries
+        var lamportIndex = lamports.startIndex
+        for (replica, counter) in versions {
+            body.writeID(OpID(replica: replica, counter: counter), replicaIndex)
+            while lamportIndex < lamports.endIndex && lamports[lamportIndex].replica < replica { lamportIndex += 1 }
+            let recorded = lamportIndex < lamports.endIndex && lamports[lamportIndex].replica == replica ? lamports[lamportIndex].value : 0
+            body.writeVarint(lastLamport(of: replica, recorded: recorded))
+        }
+    }
+
+    /// The objects other than the root, in id order: each one's id, kind,
+    /// parent and key.
+    private func writeObjects(_ nested: [(id: OpID, slot: ObjectTable.Slot)], to body: inout ByteWriter,
+                              _ replicaIndex: ReplicaIndexTable) {
+        body.writeVarint(nested.count)
+        for (creator, slot) in nested {
+            body.writeID(creator, replicaIndex)
+            body.writeByte(slot.kind.rawValue)
+            let (parent, key) = objects.placement(of: slot)!
+            if let parentCreator = parent.creator {
+                body.writeVarint(replicaIndex.index(of: parentCreator.replica) + 1)
+                body.writeVarint(parentCreator.counter)
+            } else {
+                body.writeVarint(0)
+            }
+            if let key { body.writeByte(1); body.writeString(key) } else { body.writeByte(0) }
+        }
+    }
+
+    /// A map's keys, sorted, each with its register's entries.
+    private func writeMap(_ slot: ObjectTable.Slot, to body: inout ByteWriter, _ replicaIndex: ReplicaIndexTable) {
+        // Sorted by key through their positions: sorting the
+        // entries moved each key and register, retained and released.
+        let registers = Array(objects.maps[slot.index])
+        let order = KeyOrder.sortedIndices(of: registers.map(\.key.string))
+        body.writeVarint(registers.count)
+        for index in order {
+            let (key, register) = registers[index]
+            body.writeString(key.string)
+            body.writeVarint(register.count)
+            for entry in register {
+                body.writeID(entry.id, replicaIndex)
+                body.writeVarint(entry.lamport)
+                body.writeValue(entry.value.map(NewValue.init))
+            }
+        }
+    }
+
+    /// A text's run headers as columns, then all its content in one piece:
+    /// zstd compresses each column and the text far better than rows of
+    /// mixed fields (see encoding.md).
+    private func writeText(_ slot: ObjectTable.Slot, to body: inout ByteWriter, _ replicaIndex: ReplicaIndexTable) {
+        let text = objects.texts[slot.index]
+        let found = text.tree.runs()
+        // The text's replica indices to the table's, each looked up
+        // once: hashing every run's replica (in a `Dictionary`) cost
+        // a sixth of a snapshot.
+        var tableIndex = [Int](repeating: -1, count: text.tree.replicaCount)
+        for run in found.runs where tableIndex[Int(run.replica)] < 0 {
+            tableIndex[Int(run.replica)] = replicaIndex.index(of: run.header.id.replica)
+        }
+        body.writeVarint(found.runs.count)
+        found.runs.withUnsafeBufferPointer { runs in
+            body.writeVarints(count: runs.count) { UInt64(tableIndex[Int(runs[$0].replica)]) }
+            body.writeVarints(count: runs.count) { index in
+                let run = runs[index].header
+                let previousEnd = index == 0 ? 0 : runs[index - 1].header.id.counter &+ UInt64(runs[index - 1].header.count)
+                return ByteWriter.zigzag(Int64(bitPattern: run.id.counter &- previousEnd))
+            }
+            body.writeVarints(count: runs.count) {
+                ByteWriter.zigzag(Int64(bitPattern: runs[$0].header.lamport &- runs[$0].header.id.counter))
+            }
+            body.writeVarints(count: runs.count) { UInt64(runs[$0].header.count) << 1 | (runs[$0].header.isDeleted ? 1 : 0) }
+        }
+        text.content.writeUTF8(of: found.contents, to: &body)
+    }
+
+    /// A list's runs, each header followed by its values.
+    private func writeList(_ slot: ObjectTable.Slot, to body: inout ByteWriter, _ replicaIndex: ReplicaIndexTable) {
+        var runs: [SequenceRun<Value>] = []
+        objects.lists[slot.index].forEachRun { runs.append($0) }
+        body.writeVarint(runs.count)
+        for run in runs {
+            body.writeID(run.id, replicaIndex)
+            body.writeVarint(run.lamport)
+            body.writeByte(run.isDeleted ? 1 : 0)
+            body.writeVarint(run.elements.count)
+            for value in run.elements { body.writeValue(NewValue(value)) }
+        }
+    }
+
+    /// The history flag and, if there is a history, its bundles; returns
+    /// where each bundle lies in the body.
+    private static func writeHistory(_ bundles: [[UInt8]]?, to body: inout ByteWriter) -> [Range<Int>] {
+        guard let bundles else {
+            body.writeByte(0)
+            return []
+        }
+        body.writeByte(1)
+        body.writeVarint(bundles.count)
+        // Each bundle is sealed, so the snapshot's checksum need not read it again.
+        var sealedBundles: [Range<Int>] = []
+        for bundle in bundles {
+            body.writeData(bundle)
+            sealedBundles.append(body.bytes.count - bundle.count..<body.bytes.count)
+        }
+        return sealedBundles
+    }
+}
+
+private extension ByteWriter {
+    /// An id in a snapshot: its replica's index in the replica table, then its counter.
+    mutating func writeID(_ id: OpID, _ replicaIndex: ReplicaIndexTable) {
+        writeVarint(replicaIndex.index(of: id.replica))
+        writeVarint(id.counter)
+    }
+}
+
+// MARK: Loading
+
+extension Document {
     /// Loads a document from `encodeSnapshot()` output, to be edited as `replica`.
     ///
     /// A snapshot without history loads a document that can be read, edited
@@ -193,37 +229,49 @@ extension Document {
 
     /// Reads a snapshot's body, whose checksum the caller compares after;
     /// adds to `checkedBundles` where each history bundle lies in `bytes`,
-    /// its own checksum checked.
+    /// its own checksum checked. Each step reads one section of the body,
+    /// in the order `Specs/encoding.md` lists them.
     private init(snapshotBody body: ByteReader, version: UInt64, of bytes: [UInt8], replica: ReplicaID,
                  limits: DecodingLimits, checkedBundles: inout [Range<Int>]) throws(DecodingError) {
         self.init(replica: replica)
-        var body = body
-        let replicaCount = try body.readCount("replicas", minimumItemSize: 8)
-        var replicaTable: [ReplicaID] = []
-        for _ in 0..<replicaCount {
-            let replica = ReplicaID(try body.readUInt64("a replica id"))
-            guard replicaTable.last.map({ $0 < replica }) ?? true else { throw .invalid("the replica table is not sorted") }
-            replicaTable.append(replica)
+        var snapshot = try SnapshotReader(body: body, version: version, limits: limits)
+        try readClockAndVersionVector(from: &snapshot)
+        try readHeads(from: &snapshot)
+        let order = try readObjects(from: &snapshot)
+        try checkObjectTree(order)
+        for (object, _, slot) in order {
+            switch slot.kind {
+            case .map: objects.maps[slot.index] = try readMap(from: &snapshot)
+            case .text: objects.texts[slot.index] = try readText(object, from: &snapshot)
+            case .list: objects.lists[slot.index] = try readList(object, from: &snapshot)
+            case .counter: objects.counters[slot.index] = try snapshot.body.readSigned("a counter value")
+            }
         }
-        func readID(_ what: String) throws(DecodingError) -> OpID {
-            let replica = replicaTable[try body.readIndex("the replica of \(what)", below: replicaTable.count)]
-            let counter = try body.readVarint("the counter of \(what)")
-            guard counter > 0 else { throw .invalid("\(what) has counter 0") }
-            return OpID(replica: replica, counter: counter)
-        }
-        maxLamport = try body.readVarint("the Lamport clock")
+        try readHistory(from: &snapshot, of: bytes, checkedBundles: &checkedBundles)
+        guard snapshot.body.isAtEnd else { throw .invalid("bytes follow the history") }
+    }
+
+    /// An object of the snapshot with its parent and slot.
+    private typealias PlacedObject = (object: ObjectID, parent: ObjectID, slot: ObjectTable.Slot)
+
+    /// The Lamport clock, then the version vector with each replica's last Lamport value.
+    private mutating func readClockAndVersionVector(from snapshot: inout SnapshotReader) throws(DecodingError) {
+        maxLamport = try snapshot.body.readVarint("the Lamport clock")
         guard maxLamport < Document.lamportLimit else { throw .invalid("the Lamport clock \(maxLamport) reaches 2^62") }
-        for _ in 0..<(try body.readCount("version vector entries", minimumItemSize: 2)) {
-            let entry = try readID("a version vector entry")
+        for _ in 0..<(try snapshot.body.readCount("version vector entries", minimumItemSize: 2)) {
+            let entry = try snapshot.readID("a version vector entry")
             guard versionVector[entry.replica] == 0 else { throw .invalid("the version vector names \(entry.replica) twice") }
             setLastCounter(entry.counter, of: entry.replica)
-            let lamport = try body.readVarint("a replica's last Lamport value")
+            let lamport = try snapshot.body.readVarint("a replica's last Lamport value")
             guard lamport >= entry.counter, lamport <= maxLamport else { throw .invalid("replica \(entry.replica)'s last Lamport value \(lamport) is out of range") }
             replicaLamports[entry.replica] = lamport
         }
+    }
+
+    private mutating func readHeads(from snapshot: inout SnapshotReader) throws(DecodingError) {
         var previousHead: OpID?
-        for _ in 0..<(try body.readCount("heads", minimumItemSize: 2)) {
-            let head = try readID("a head")
+        for _ in 0..<(try snapshot.body.readCount("heads", minimumItemSize: 2)) {
+            let head = try snapshot.readID("a head")
             guard versionVector.contains(head) else { throw .invalid("head \(head) is not in the version vector") }
             guard previousHead.map({ $0.replica < head.replica }) ?? true else {
                 throw .invalid("the heads are not sorted, one per replica")
@@ -231,37 +279,45 @@ extension Document {
             headCounters[head.replica] = head.counter
             previousHead = head
         }
+    }
 
-        // Each object with its parent and slot, in id order: the passes
-        // below read them here rather than hash their ids again.
-        var order: [(object: ObjectID, parent: ObjectID, slot: ObjectTable.Slot)] = [(.root, .root, objects.slots[.root]!)]
-        let objectCount = try body.readCount("objects", minimumItemSize: 4)
+    /// Creates the objects the snapshot lists, and returns them after the
+    /// root in id order: the passes after read them there rather than hash
+    /// their ids again.
+    private mutating func readObjects(from snapshot: inout SnapshotReader) throws(DecodingError) -> [PlacedObject] {
+        var order: [PlacedObject] = [(.root, .root, objects.slots[.root]!)]
+        let objectCount = try snapshot.body.readCount("objects", minimumItemSize: 4)
         // Room up front for the objects listed, up to a bound: a hostile
         // count (one object per 4 bytes left) must not reserve gigabytes.
         let reserved = min(objectCount, 1 << 16)
         objects.reserveCapacity(objects: reserved)
         order.reserveCapacity(reserved + 1)
-        var depth: [ObjectID: Int] = Dictionary(minimumCapacity: reserved + 1)
-        depth[.root] = 0
         for _ in 0..<objectCount {
-            let creator = try readID("an object id")
+            let creator = try snapshot.readID("an object id")
             guard versionVector.contains(creator) else { throw .invalid("object \(creator) is not in the version vector") }
             let object = ObjectID(creator)
             // Strictly increasing, so listed once (and after the root, the least id).
             guard order[order.count - 1].object < object else { throw .invalid("object \(creator) is listed twice or out of order") }
-            let rawKind = try body.readByte("an object kind")
+            let rawKind = try snapshot.body.readByte("an object kind")
             guard let kind = ObjectKind(rawValue: rawKind) else { throw .invalid("unknown object kind \(rawKind)") }
-            let parentCode = try body.readIndex("the parent of \(creator)", below: replicaTable.count + 1)
+            let parentCode = try snapshot.body.readIndex("the parent of \(creator)", below: snapshot.replicaTable.count + 1)
             let parent = parentCode == 0 ? ObjectID.root
-                : ObjectID(OpID(replica: replicaTable[parentCode - 1], counter: try body.readVarint("a parent counter")))
-            let key: String? = switch try body.readByte("a key flag") {
+                : ObjectID(OpID(replica: snapshot.replicaTable[parentCode - 1], counter: try snapshot.body.readVarint("a parent counter")))
+            let key: String? = switch try snapshot.body.readByte("a key flag") {
             case 0: nil
-            case 1: try body.readString("a key")
+            case 1: try snapshot.body.readString("a key")
             case let flag: throw .invalid("object \(creator)'s key flag is \(flag)")
             }
             order.append((object, parent, objects.create(kind, id: creator, parent: parent, key: key)))
         }
-        // Parents are checked once every object is known: a tree rooted at the root, of bounded depth.
+        return order
+    }
+
+    /// Checks, once every object is known, that their parents make a tree
+    /// rooted at the root, of bounded depth.
+    private func checkObjectTree(_ order: [PlacedObject]) throws(DecodingError) {
+        var depth: [ObjectID: Int] = Dictionary(minimumCapacity: order.count)
+        depth[.root] = 0
         for (object, parent, _) in order.dropFirst() {
             // Most parents come before their children: their depth is known.
             if let parentDepth = depth[parent] {
@@ -286,207 +342,252 @@ extension Document {
                 depth[child] = level
             }
         }
-        for (object, _, slot) in order {
-            switch slot.kind {
-            case .map:
-                let keyCount = try body.readCount("map keys", minimumItemSize: 2)
-                // Sized once (growing from empty reallocated at the first and second keys); bounded as above.
-                var map = [MapKey: MapRegister](minimumCapacity: min(keyCount, 1 << 10))
-                // A key's entries, read winner first and written into its
-                // register last first: each then wins over those before it,
-                // where in the order read each would lose to all of them.
-                var entries: [RegisterEntry] = []
-                for _ in 0..<keyCount {
-                    let key = try body.readString("a map key")
-                    guard map[MapKey(key)] == nil else { throw .invalid("key \(key) appears twice") }
-                    entries.removeAll(keepingCapacity: true)
-                    for _ in 0..<(try body.readCount("register entries", minimumItemSize: 4)) {
-                        let id = try readID("a register entry")
-                        let lamport = try body.readVarint("a Lamport value")
-                        let value = try body.readValue()
-                        let stored: Value?
-                        switch value {
-                        case nil: stored = nil
-                        case .scalar(let scalar): stored = .scalar(scalar)
-                        case .object(let kind):
-                            guard objects.slots[ObjectID(id)]?.kind == kind else { throw .invalid("key \(key) names a missing object \(id)") }
-                            stored = .object(kind, ObjectID(id))
-                        }
-                        entries.append(RegisterEntry(id: id, lamport: lamport, value: stored))
-                    }
-                    var register = MapRegister()
-                    for entry in entries.reversed() { register.write(entry, replacing: []) }
-                    map[MapKey(key)] = register
+    }
+
+    private func readMap(from snapshot: inout SnapshotReader) throws(DecodingError) -> [MapKey: MapRegister] {
+        let keyCount = try snapshot.body.readCount("map keys", minimumItemSize: 2)
+        // Sized once (growing from empty reallocated at the first and second
+        // keys); bounded, as a hostile count must not reserve gigabytes.
+        var map = [MapKey: MapRegister](minimumCapacity: min(keyCount, 1 << 10))
+        // A key's entries, read winner first and written into its
+        // register last first: each then wins over those before it,
+        // where in the order read each would lose to all of them.
+        var entries: [RegisterEntry] = []
+        for _ in 0..<keyCount {
+            let key = try snapshot.body.readString("a map key")
+            guard map[MapKey(key)] == nil else { throw .invalid("key \(key) appears twice") }
+            entries.removeAll(keepingCapacity: true)
+            for _ in 0..<(try snapshot.body.readCount("register entries", minimumItemSize: 4)) {
+                let id = try snapshot.readID("a register entry")
+                let lamport = try snapshot.body.readVarint("a Lamport value")
+                let value = try snapshot.body.readValue()
+                let stored: Value?
+                switch value {
+                case nil: stored = nil
+                case .scalar(let scalar): stored = .scalar(scalar)
+                case .object(let kind):
+                    guard objects.slots[ObjectID(id)]?.kind == kind else { throw .invalid("key \(key) names a missing object \(id)") }
+                    stored = .object(kind, ObjectID(id))
                 }
-                objects.maps[slot.index] = map
-            case .text:
-                let (content, utf8Count, runs) = switch version {
-                case 1: try readTextRunsVersion1()
-                case 2: try readTextRunsVersion2()
-                default: try readTextRuns()
-                }
-                // Mostly ASCII, which is when the UTF-8 has a byte per scalar:
-                // then the runs' widths are their counts, not measured run by run.
-                let isASCII = content.count == utf8Count
-                do { objects.texts[slot.index] = try RGASequence(storage: content, runs: runs, widthsAreCounts: isASCII) }
-                catch { throw .invalid("text \(object): \(error)") }
-            case .list:
-                var runs: [RunHeader] = []
-                var values: [Value] = []
-                for _ in 0..<(try body.readCount("list runs", minimumItemSize: 4)) {
-                    let run = try readRunHeader()
-                    guard run.count <= body.remaining else { throw .truncated("a list run") }
-                    for offset in 0..<run.count {
-                        switch try body.readValue() {
-                        case nil: throw .invalid("a list holds a removal")
-                        case .scalar(let scalar): values.append(.scalar(scalar))
-                        case .object(let kind):
-                            let element = ObjectID(run.id.advanced(by: UInt64(offset)))
-                            guard objects.slots[element]?.kind == kind else { throw .invalid("list element \(element) names a missing object") }
-                            values.append(.object(kind, element))
-                        }
-                    }
-                    runs.append(run)
-                }
-                do { objects.lists[slot.index] = try RGASequence(content: values, runs: runs) }
-                catch { throw .invalid("list \(object): \(error)") }
-            case .counter:
-                objects.counters[slot.index] = try body.readSigned("a counter value")
+                entries.append(RegisterEntry(id: id, lamport: lamport, value: stored))
+            }
+            var register = MapRegister()
+            for entry in entries.reversed() { register.write(entry, replacing: []) }
+            map[MapKey(key)] = register
+        }
+        return map
+    }
+
+    private func readText(_ object: ObjectID, from snapshot: inout SnapshotReader) throws(DecodingError) -> RGASequence<Unicode.Scalar> {
+        let (content, utf8Count, runs) = switch snapshot.version {
+        case 1: try readTextRunsVersion1(from: &snapshot)
+        case 2: try readTextRunsVersion2(from: &snapshot)
+        default: try readTextRuns(from: &snapshot)
+        }
+        // Mostly ASCII, which is when the UTF-8 has a byte per scalar:
+        // then the runs' widths are their counts, not measured run by run.
+        let isASCII = content.count == utf8Count
+        do { return try RGASequence(storage: content, runs: runs, widthsAreCounts: isASCII) }
+        catch { throw .invalid("text \(object): \(error)") }
+    }
+
+    /// Version 3: the run headers as four columns, then all the content as one UTF-8 string.
+    private func readTextRuns(from snapshot: inout SnapshotReader) throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
+        let count = try snapshot.body.readCount("text runs", minimumItemSize: 4)
+        var runs: [RunHeader] = []
+        runs.reserveCapacity(count)
+        var replicaColumn: [Int] = []
+        replicaColumn.reserveCapacity(count)
+        for _ in 0..<count {
+            let index = try snapshot.body.readIndex("the replica of a run", below: snapshot.replicaTable.count)
+            replicaColumn.append(index)
+            runs.append(RunHeader(id: OpID(replica: snapshot.replicaTable[index], counter: 0), lamport: 0, isDeleted: false, count: 0))
+        }
+        for i in runs.indices {
+            runs[i].id.counter = UInt64(bitPattern: try snapshot.body.readSigned("the counter of a run"))
+        }
+        for i in runs.indices {
+            runs[i].lamport = UInt64(bitPattern: try snapshot.body.readSigned("a run's Lamport value"))
+        }
+        // Per replica, the run that ends highest: if it is in the version
+        // vector, they all are, and one check each is enough.
+        var highestRuns = [Int?](repeating: nil, count: snapshot.replicaTable.count)
+        var previousEnd: UInt64 = 0
+        for i in runs.indices {
+            runs[i].id.counter = previousEnd &+ runs[i].id.counter
+            runs[i].lamport = runs[i].id.counter &+ runs[i].lamport
+            let packed = try snapshot.body.readVarint("a run length")
+            try snapshot.complete(&runs[i], packed)
+            previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
+            if highestRuns[replicaColumn[i]].map({ previousEnd > runs[$0].id.counter &+ UInt64(runs[$0].count) }) ?? true {
+                highestRuns[replicaColumn[i]] = i
             }
         }
-        func readRunHeader() throws(DecodingError) -> RunHeader {
-            let id = try readID("a run")
-            let lamport = try body.readVarint("a run's Lamport value")
-            let flag = try body.readByte("a deleted flag")
-            guard flag <= 1 else { throw .invalid("a deleted flag is \(flag)") }
-            let count = try body.readVarint("a run length")
-            let run = RunHeader(id: id, lamport: lamport, isDeleted: flag == 1, count: try checkedRunLength(id, count))
+        for case let i? in highestRuns { try checkInVersionVector(runs[i]) }
+        let (content, utf8Count) = try snapshot.readTextContent(runs)
+        return (content, utf8Count, runs)
+    }
+
+    /// Version 2: each run's header, delta-coded as in version 3, in turn;
+    /// then all the content as one UTF-8 string.
+    private func readTextRunsVersion2(from snapshot: inout SnapshotReader) throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
+        var runs: [RunHeader] = []
+        var previousEnd: UInt64 = 0
+        for _ in 0..<(try snapshot.body.readCount("text runs", minimumItemSize: 4)) {
+            let replica = snapshot.replicaTable[try snapshot.body.readIndex("the replica of a run", below: snapshot.replicaTable.count)]
+            let counter = previousEnd &+ UInt64(bitPattern: try snapshot.body.readSigned("the counter of a run"))
+            let lamport = counter &+ UInt64(bitPattern: try snapshot.body.readSigned("a run's Lamport value"))
+            var run = RunHeader(id: OpID(replica: replica, counter: counter), lamport: lamport, isDeleted: false, count: 0)
+            try snapshot.complete(&run, try snapshot.body.readVarint("a run length"))
             try checkInVersionVector(run)
-            return run
+            runs.append(run)
+            previousEnd = counter &+ UInt64(run.count)
         }
-        /// `count`, checked: not zero, within the limits, and not overflowing `id`'s counter.
-        func checkedRunLength(_ id: OpID, _ count: UInt64) throws(DecodingError) -> Int {
-            guard count > 0, count <= UInt64(limits.maxOperationWidth),
-                  !id.counter.addingReportingOverflow(count).overflow else { throw .invalid("a run has length \(count)") }
-            return Int(count)
-        }
-        func checkInVersionVector(_ run: RunHeader) throws(DecodingError) {
-            guard versionVector.contains(run.id.advanced(by: UInt64(run.count - 1))) else {
-                throw .invalid("run \(run.id) is not in the version vector")
-            }
-        }
-        /// Version 3: the run headers as four columns, then all the content as one UTF-8 string.
-        func readTextRuns() throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
-            let count = try body.readCount("text runs", minimumItemSize: 4)
-            var runs: [RunHeader] = []
-            runs.reserveCapacity(count)
-            var replicaColumn: [Int] = []
-            replicaColumn.reserveCapacity(count)
-            for _ in 0..<count {
-                let index = try body.readIndex("the replica of a run", below: replicaTable.count)
-                replicaColumn.append(index)
-                runs.append(RunHeader(id: OpID(replica: replicaTable[index], counter: 0), lamport: 0, isDeleted: false, count: 0))
-            }
-            for i in runs.indices {
-                runs[i].id.counter = UInt64(bitPattern: try body.readSigned("the counter of a run"))
-            }
-            for i in runs.indices {
-                runs[i].lamport = UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
-            }
-            // Per replica, the run that ends highest: if it is in the version
-            // vector, they all are, and one check each is enough.
-            var highestRuns = [Int?](repeating: nil, count: replicaTable.count)
-            var previousEnd: UInt64 = 0
-            for i in runs.indices {
-                runs[i].id.counter = previousEnd &+ runs[i].id.counter
-                runs[i].lamport = runs[i].id.counter &+ runs[i].lamport
-                let packed = try body.readVarint("a run length")
-                try checkRun(&runs[i], packed)
-                previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
-                if highestRuns[replicaColumn[i]].map({ previousEnd > runs[$0].id.counter &+ UInt64(runs[$0].count) }) ?? true {
-                    highestRuns[replicaColumn[i]] = i
-                }
-            }
-            for case let i? in highestRuns { try checkInVersionVector(runs[i]) }
-            let (content, utf8Count) = try readTextContent(runs)
-            return (content, utf8Count, runs)
-        }
-        /// Version 2: each run's header, delta-coded as in version 3, in turn;
-        /// then all the content as one UTF-8 string.
-        func readTextRunsVersion2() throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
-            var runs: [RunHeader] = []
-            var previousEnd: UInt64 = 0
-            for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
-                let replica = replicaTable[try body.readIndex("the replica of a run", below: replicaTable.count)]
-                let counter = previousEnd &+ UInt64(bitPattern: try body.readSigned("the counter of a run"))
-                let lamport = counter &+ UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
-                var run = RunHeader(id: OpID(replica: replica, counter: counter), lamport: lamport, isDeleted: false, count: 0)
-                try checkRun(&run, try body.readVarint("a run length"))
-                try checkInVersionVector(run)
-                runs.append(run)
-                previousEnd = counter &+ UInt64(run.count)
-            }
-            let (content, utf8Count) = try readTextContent(runs)
-            return (content, utf8Count, runs)
-        }
-        /// Completes `run` from its packed `element count << 1 | deleted`, checking its id and length.
-        func checkRun(_ run: inout RunHeader, _ packed: UInt64) throws(DecodingError) {
-            guard run.id.counter > 0 else { throw .invalid("a run has counter 0") }
-            run.count = try checkedRunLength(run.id, packed >> 1)
-            run.isDeleted = packed & 1 == 1
-        }
-        /// The UTF-8 data that holds the content of every run of a text, in
-        /// order, and its size in bytes.
-        func readTextContent(_ runs: [RunHeader]) throws(DecodingError) -> (ScalarStorage, utf8Count: Int) {
-            let utf8 = try body.readData("text content")
-            guard let content = ScalarStorage(utf8: utf8) else {
+        let (content, utf8Count) = try snapshot.readTextContent(runs)
+        return (content, utf8Count, runs)
+    }
+
+    /// Version 1: each run's header followed by its own content.
+    private func readTextRunsVersion1(from snapshot: inout SnapshotReader) throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
+        var runs: [RunHeader] = []
+        var content = ScalarStorage()
+        var utf8Count = 0
+        for _ in 0..<(try snapshot.body.readCount("text runs", minimumItemSize: 4)) {
+            let run = try readRunHeader(from: &snapshot)
+            let utf8 = try snapshot.body.readData("text content")
+            let countBefore = content.count
+            guard content.append(decodingUTF8: utf8, textLength: utf8.count) != nil else {
                 throw .invalid("text content is not valid UTF-8")
             }
-            let total = runs.reduce(0) { $0 + $1.count }
-            guard content.count == total else { throw .invalid("text runs claim \(total) scalars but hold \(content.count)") }
-            return (content, utf8.count)
+            let count = content.count - countBefore
+            guard count == run.count else { throw .invalid("a text run claims \(run.count) scalars but holds \(count)") }
+            runs.append(run)
+            utf8Count += utf8.count
         }
-        /// Version 1: each run's header followed by its own content.
-        func readTextRunsVersion1() throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
-            var runs: [RunHeader] = []
-            var content = ScalarStorage()
-            var utf8Count = 0
-            for _ in 0..<(try body.readCount("text runs", minimumItemSize: 4)) {
-                let run = try readRunHeader()
-                let utf8 = try body.readData("text content")
-                let countBefore = content.count
-                guard content.append(decodingUTF8: utf8, textLength: utf8.count) != nil else {
-                    throw .invalid("text content is not valid UTF-8")
+        content.releaseSpareCapacity()
+        return (content, utf8Count, runs)
+    }
+
+    private func readList(_ object: ObjectID, from snapshot: inout SnapshotReader) throws(DecodingError) -> RGASequence<Value> {
+        var runs: [RunHeader] = []
+        var values: [Value] = []
+        for _ in 0..<(try snapshot.body.readCount("list runs", minimumItemSize: 4)) {
+            let run = try readRunHeader(from: &snapshot)
+            guard run.count <= snapshot.body.remaining else { throw .truncated("a list run") }
+            for offset in 0..<run.count {
+                switch try snapshot.body.readValue() {
+                case nil: throw .invalid("a list holds a removal")
+                case .scalar(let scalar): values.append(.scalar(scalar))
+                case .object(let kind):
+                    let element = ObjectID(run.id.advanced(by: UInt64(offset)))
+                    guard objects.slots[element]?.kind == kind else { throw .invalid("list element \(element) names a missing object") }
+                    values.append(.object(kind, element))
                 }
-                let count = content.count - countBefore
-                guard count == run.count else { throw .invalid("a text run claims \(run.count) scalars but holds \(count)") }
-                runs.append(run)
-                utf8Count += utf8.count
             }
-            content.releaseSpareCapacity()
-            return (content, utf8Count, runs)
+            runs.append(run)
         }
-        switch try body.readByte("the history flag") {
+        do { return try RGASequence(content: values, runs: runs) }
+        catch { throw .invalid("list \(object): \(error)") }
+    }
+
+    /// A run header written whole (a list's, or a version 1 text's): first
+    /// id, Lamport value, deleted flag and length.
+    private func readRunHeader(from snapshot: inout SnapshotReader) throws(DecodingError) -> RunHeader {
+        let id = try snapshot.readID("a run")
+        let lamport = try snapshot.body.readVarint("a run's Lamport value")
+        let flag = try snapshot.body.readByte("a deleted flag")
+        guard flag <= 1 else { throw .invalid("a deleted flag is \(flag)") }
+        let count = try snapshot.body.readVarint("a run length")
+        let run = RunHeader(id: id, lamport: lamport, isDeleted: flag == 1, count: try snapshot.checkedRunLength(id, count))
+        try checkInVersionVector(run)
+        return run
+    }
+
+    private func checkInVersionVector(_ run: RunHeader) throws(DecodingError) {
+        guard versionVector.contains(run.id.advanced(by: UInt64(run.count - 1))) else {
+            throw .invalid("run \(run.id) is not in the version vector")
+        }
+    }
+
+    /// The history flag and the history's bundles, if any.
+    private mutating func readHistory(from snapshot: inout SnapshotReader, of bytes: [UInt8],
+                                      checkedBundles: inout [Range<Int>]) throws(DecodingError) {
+        switch try snapshot.body.readByte("the history flag") {
         case 0:
             base = bytes
             history.start = versionVector
         case 1:
             // The bundles are checked (frame, checksum, header) but decoded
             // only when someone reads the history: loading stays fast and small.
-            let bundleCount = try body.readCount("history bundles", minimumItemSize: 8)
+            let bundleCount = try snapshot.body.readCount("history bundles", minimumItemSize: 8)
             // Each bundle is held to the limits; the history as a whole is
             // not, since it is kept as the bytes read.
             checkedBundles.reserveCapacity(bundleCount)
             for _ in 0..<bundleCount {
-                let bundleBytes = try body.readData("the history")
+                let bundleBytes = try snapshot.body.readData("the history")
                 let bundle = Array(bundleBytes)
-                let count = try ChangeEncoding.changeCount(of: bundle, limits: limits, elidedTextAllowed: version >= 3)
+                let count = try ChangeEncoding.changeCount(of: bundle, limits: snapshot.limits, elidedTextAllowed: snapshot.version >= 3)
                 history.append(bundle: bundle, count: count, version: versionVector)
                 checkedBundles.append(bundleBytes.indices)
             }
         case let flag: throw .invalid("the history flag is \(flag)")
         }
-        guard body.isAtEnd else { throw .invalid("bytes follow the history") }
+    }
+}
+
+/// A snapshot body being read: the reader, and what reading the rest
+/// depends on (the format's version, the limits, and the replica table,
+/// which every id after it indexes).
+private struct SnapshotReader {
+    var body: ByteReader
+    let version: UInt64
+    let limits: DecodingLimits
+    let replicaTable: [ReplicaID]
+
+    /// Starts reading `body` with its replica table.
+    init(body: ByteReader, version: UInt64, limits: DecodingLimits) throws(DecodingError) {
+        var body = body
+        let replicaCount = try body.readCount("replicas", minimumItemSize: 8)
+        var replicaTable: [ReplicaID] = []
+        for _ in 0..<replicaCount {
+            let replica = ReplicaID(try body.readUInt64("a replica id"))
+            guard replicaTable.last.map({ $0 < replica }) ?? true else { throw .invalid("the replica table is not sorted") }
+            replicaTable.append(replica)
+        }
+        (self.body, self.version, self.limits, self.replicaTable) = (body, version, limits, replicaTable)
+    }
+
+    mutating func readID(_ what: String) throws(DecodingError) -> OpID {
+        let replica = replicaTable[try body.readIndex("the replica of \(what)", below: replicaTable.count)]
+        let counter = try body.readVarint("the counter of \(what)")
+        guard counter > 0 else { throw .invalid("\(what) has counter 0") }
+        return OpID(replica: replica, counter: counter)
+    }
+
+    /// `count`, checked: not zero, within the limits, and not overflowing `id`'s counter.
+    func checkedRunLength(_ id: OpID, _ count: UInt64) throws(DecodingError) -> Int {
+        guard count > 0, count <= UInt64(limits.maxOperationWidth),
+              !id.counter.addingReportingOverflow(count).overflow else { throw .invalid("a run has length \(count)") }
+        return Int(count)
+    }
+
+    /// Completes `run` from its packed `element count << 1 | deleted`, checking its id and length.
+    func complete(_ run: inout RunHeader, _ packed: UInt64) throws(DecodingError) {
+        guard run.id.counter > 0 else { throw .invalid("a run has counter 0") }
+        run.count = try checkedRunLength(run.id, packed >> 1)
+        run.isDeleted = packed & 1 == 1
+    }
+
+    /// The UTF-8 data that holds the content of every run of a text, in
+    /// order, and its size in bytes.
+    mutating func readTextContent(_ runs: [RunHeader]) throws(DecodingError) -> (ScalarStorage, utf8Count: Int) {
+        let utf8 = try body.readData("text content")
+        guard let content = ScalarStorage(utf8: utf8) else {
+            throw .invalid("text content is not valid UTF-8")
+        }
+        let total = runs.reduce(0) { $0 + $1.count }
+        guard content.count == total else { throw .invalid("text runs claim \(total) scalars but hold \(content.count)") }
+        return (content, utf8.count)
     }
 }
 
