@@ -27,6 +27,30 @@ import Testing
         }
     }
 
+    /// An empty note id (an unset shell variable) names no note, even in a
+    /// store of one, whose id every prefix check passes: a usage error
+    /// naming the argument, before the store is opened, in every command
+    /// that takes one (`log ""` said `no note matches ""`, exit 1).
+    @Test func anEmptyNoteIDIsAUsageErrorInEveryCommandTakingOne() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            try quire.ok(["note", "new", "--title", "T", "--body", "abc"])
+            let missing = quire.directory + "/missing.quire"
+            let commands: [[String]] = [["log", ""], ["heads", ""], ["vv", ""], ["show", ""], ["diff", "", "--from", "1@0000000000000001"],
+                                        ["blame", ""], ["blame", "", "--title"], ["conflicts", ""], ["note", "show", ""],
+                                        ["note", "edit", "", "--title", "U"], ["note", "rm", ""], ["note", "restore", ""], ["compact", ""]]
+            for arguments in commands {
+                for store in [quire.store, missing] {
+                    let result = try quire.run(arguments, store: store)
+                    #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                    #expect(result.stderr.hasPrefix("error: ID is empty, which names no note; give a note's id or a prefix of it\nusage: quire "),
+                            "\(result.stderr)")
+                }
+            }
+            #expect(try quire.ok(["note", "list"]).contains("T"))
+        }
+    }
+
     /// `diff` shows whole words: "Cat" to "Cart" is the word replaced, not
     /// an "r" typed inside it, and two changed words with a space between
     /// are one edit (it showed `title @2 +"r"`, then `body @7 -"ck"`,
