@@ -256,6 +256,10 @@ import Testing
             let (first, second) = l > p ? (eggs, bread) : (bread, eggs)
             #expect([rows[2].first, rows[2].last] == first && [rows[3].first, rows[3].last] == second, "\(rows)")
             #expect(rows[2][1].hasPrefix("19-") && rows[3][1].hasPrefix("19-"))
+            // The JSON gives both stamps too (it gave the first only).
+            let pieces = try #require(try quire.run(["blame", id, "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(pieces.map { "\($0["lamport"] as? Int ?? -1)-\($0["lastLamport"] as? Int ?? -1)" } == rows.dropFirst().map { $0[1] })
+            #expect(pieces.last?["lastLamport"] as? Int == 19 + (l > p ? " bread" : " eggs").count - 1)
             #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
         }
     }
