@@ -116,10 +116,12 @@ import Testing
             _ = try Self.makeLog(store)
             var host = [CChar](repeating: 0, count: 256)
             #expect(gethostname(&host, host.count) == 0)
+            // The name ends at its terminating zero (`String(cString:)` on an array is deprecated).
+            let hostName = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             // No process has the largest process id; this test's process runs.
-            let ended = backupPath + ".partial-\(String(cString: host))-\(Int32.max)-7"
-            let running = backupPath + ".partial-\(String(cString: host))-\(getpid())-8"
-            let otherMachine = backupPath + ".partial-\(String(cString: host))x-\(Int32.max)-9"
+            let ended = backupPath + ".partial-\(hostName)-\(Int32.max)-7"
+            let running = backupPath + ".partial-\(hostName)-\(getpid())-8"
+            let otherMachine = backupPath + ".partial-\(hostName)x-\(Int32.max)-9"
             for file in [ended, ended + "-wal", running, otherMachine] {
                 try Data("half a copy".utf8).write(to: URL(fileURLWithPath: file))
             }

@@ -40,7 +40,8 @@ import Testing
             let titles = notes.compactMap { ($0["note"] as? [String: Any])?["title"] as? String }
             #expect(titles == ["Shopping list", "Trip"])
             let conflicts = try #require(notes[0]["conflicts"] as? [[String: Any]])
-            #expect(conflicts.map { $0["key"] as? String } == ["pinned"])
+            // Then the body, a text merged from concurrent edits (after the conflicts).
+            #expect(conflicts.map { $0["key"] as? String } == ["pinned", "body"])
             #expect((conflicts[0]["winner"] as? [String: Any])?["value"] as? Bool == false)
             #expect((notes[0]["version"] as? [String: Any])?.count == 2)
             #expect((notes[1]["note"] as? [String: Any])?["removed"] as? Bool == true)

@@ -27,6 +27,30 @@ import Testing
         }
     }
 
+    /// An empty note id (an unset shell variable) names no note, even in a
+    /// store of one, whose id every prefix check passes: a usage error
+    /// naming the argument, before the store is opened, in every command
+    /// that takes one (`log ""` said `no note matches ""`, exit 1).
+    @Test func anEmptyNoteIDIsAUsageErrorInEveryCommandTakingOne() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            try quire.ok(["note", "new", "--title", "T", "--body", "abc"])
+            let missing = quire.directory + "/missing.quire"
+            let commands: [[String]] = [["log", ""], ["heads", ""], ["vv", ""], ["show", ""], ["diff", "", "--from", "1@0000000000000001"],
+                                        ["blame", ""], ["blame", "", "--title"], ["conflicts", ""], ["note", "show", ""],
+                                        ["note", "edit", "", "--title", "U"], ["note", "rm", ""], ["note", "restore", ""], ["compact", ""]]
+            for arguments in commands {
+                for store in [quire.store, missing] {
+                    let result = try quire.run(arguments, store: store)
+                    #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                    #expect(result.stderr.hasPrefix("error: ID is empty, which names no note; give a note's id or a prefix of it\nusage: quire "),
+                            "\(result.stderr)")
+                }
+            }
+            #expect(try quire.ok(["note", "list"]).contains("T"))
+        }
+    }
+
     /// `diff` shows whole words: "Cat" to "Cart" is the word replaced, not
     /// an "r" typed inside it, and two changed words with a space between
     /// are one edit (it showed `title @2 +"r"`, then `body @7 -"ck"`,
@@ -89,12 +113,52 @@ import Testing
     /// `log` lists changes in the reverse of the order this store applied
     /// them, so a change merged in from another store comes first however
     /// old it is: its help said "newest first", which the list is not.
-    /// Concurrent retitles give "No conflicts.": the help says where to look.
+    /// Concurrent retitles are no conflict: the help says where to look.
     @Test func conflictsHelpSaysTheRuleAndWhatMergesInstead() throws {
         try withRunner { quire in
             let help = try quire.ok(["conflicts", "--help"])
             #expect(help.contains("higher Lamport value, then replica id") && help.contains("edits a removal had not seen"))
             #expect(help.contains("title, body and tags merge instead (`quire blame`, `quire diff`)"))
+        }
+    }
+
+    /// A title retitled on two machines at once holds text of both (texts
+    /// merge character by character): `conflicts` says so in one line, and
+    /// in JSON, naming `blame --title`; it said only "No conflicts.", and a
+    /// person asking which title won learnt nothing. A retitle or an append
+    /// made after seeing the other replica's text merged nothing: no word.
+    @Test func conflictsSaysATextMergedConcurrentEditsAndOnlyThen() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
+            // One after the other: the phone edits the title and body the laptop typed, having merged them.
+            try quire.ok(["note", "edit", id, "--title", "Groceries list"], store: laptop)
+            try quire.ok(["merge", laptop], store: phone)
+            try quire.ok(["note", "edit", id, "--title", "My Groceries list", "--append", " and eggs"], store: phone)
+            try quire.ok(["merge", phone], store: laptop)
+            let typedBy = { (options: [String]) in
+                Set(try #require(try quire.run(["blame", id, "--json"] + options, store: laptop).json() as? [[String: Any]])
+                    .compactMap { $0["replica"] as? String })
+            }
+            #expect(try typedBy(["--title"]) == [l, p] && typedBy([]) == [l, p])  // two replicas' text, typed in turn
+            #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
+            #expect(try quire.ok(["conflicts", id, "--json"], store: laptop) == "[]\n")
+
+            // At once: the laptop retitles while the phone, offline, adds to the title.
+            try stores.editBothAndMerge(laptop: ["--title", "Our Groceries list"], phone: ["--title", "My Groceries list!"])
+            let note = try #require(try quire.run(["note", "show", id, "--json"], store: laptop).json() as? [String: Any])
+            #expect(note["title"] as? String == "Our Groceries list!")
+            let replicas = [l, p].sorted().joined(separator: ", ")
+            let line = "title: not a conflict: holds text typed concurrently on replicas \(replicas), merged character by character "
+                + "(no side won); `quire blame --title \(id)` shows who typed each piece"
+            #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n" + line + "\n")
+            let entries = try #require(try quire.run(["conflicts", id, "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(entries.count == 1)
+            #expect(entries.first?["key"] as? String == "title" && entries.first?["mergedFrom"] as? [String] == [l, p].sorted())
+            #expect(entries.first?["reason"] as? String == String(line.dropFirst("title: ".count)))
+            let winner = try #require(entries.first?["winner"] as? [String: Any])
+            #expect(winner["value"] as? String == "Our Groceries list!" && winner["change"] as? String == "1@\(l)")
+            #expect((entries.first?["losers"] as? [Any])?.isEmpty == true)
         }
     }
 
@@ -232,7 +296,11 @@ import Testing
             let (first, second) = l > p ? (eggs, bread) : (bread, eggs)
             #expect([rows[2].first, rows[2].last] == first && [rows[3].first, rows[3].last] == second, "\(rows)")
             #expect(rows[2][1].hasPrefix("19-") && rows[3][1].hasPrefix("19-"))
-            #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
+            // The JSON gives both stamps too (it gave the first only).
+            let pieces = try #require(try quire.run(["blame", id, "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(pieces.map { "\($0["lamport"] as? Int ?? -1)-\($0["lastLamport"] as? Int ?? -1)" } == rows.dropFirst().map { $0[1] })
+            #expect(pieces.last?["lastLamport"] as? Int == 19 + (l > p ? " bread" : " eggs").count - 1)
+            #expect(try quire.ok(["conflicts", id], store: laptop).hasPrefix("No conflicts.\nbody: not a conflict: holds text typed concurrently"))
         }
     }
 
@@ -314,7 +382,7 @@ import Testing
             let (laptop, id, l, p) = (stores.laptop, stores.id, stores.laptopReplica, stores.phoneReplica)
             // Offline on both: two retitles of "Groceries", which merge character by character.
             try stores.editBothAndMerge(laptop: ["--title", "Groceries list"], phone: ["--title", "My Groceries"])
-            #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
+            #expect(try quire.ok(["conflicts", id], store: laptop).hasPrefix("No conflicts.\ntitle: not a conflict: holds text typed concurrently"))
             let note = try #require(try quire.run(["show", id, "--json"], store: laptop).json() as? [String: Any])
             #expect(note["title"] as? String == "My Groceries list")
             let pieces = try #require(try quire.run(["blame", id, "--title", "--json"], store: laptop).json() as? [[String: Any]])

@@ -187,8 +187,10 @@ import Testing
             #expect(note["title"] as? String == "Shopping list")
 
             // The phone's pin write has the higher Lamport value: it saw more operations (its edit is longer).
+            // Then the title and body, which merged texts typed at once on both (not conflicts, but said).
             let conflicts = try #require(try quire.run(["conflicts", id, "--json"], store: phone).json() as? [[String: Any]])
-            #expect(conflicts.count == 1)
+            #expect(conflicts.map { $0["key"] as? String } == ["pinned", "body", "title"])
+            #expect(conflicts.map { $0["mergedFrom"] == nil } == [true, false, false])
             let conflict = try #require(conflicts.first)
             #expect(conflict["key"] as? String == "pinned")
             let winner = try #require(conflict["winner"] as? [String: Any])
@@ -210,7 +212,8 @@ import Testing
             }
             let (winnerLamport, loserLamport) = (try #require(winner["lamport"] as? Int), try #require(loser["lamport"] as? Int))
             let lines = try quire.ok(["conflicts", id], store: phone).split(separator: "\n").map(String.init)
-            #expect(lines.count == 3)
+            #expect(lines.count == 5)  // the empty lines between keys left out
+            #expect(lines[3].hasPrefix("body: not a conflict: ") && lines[4].hasPrefix("title: not a conflict: "))
             #expect(lines[0] == "pinned: higher Lamport value (\(winnerLamport) > \(loserLamport))")
             #expect(lines[1].hasPrefix("  winner  false  lamport \(winnerLamport)  replica \(stores.phoneReplica)  \(winner["id"]!)  "))
             #expect(lines[1].contains("  change \(winner["change"]!) ") && lines[1].hasSuffix(" just now"))

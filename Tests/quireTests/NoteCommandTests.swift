@@ -357,8 +357,8 @@ import Testing
             try quire.ok(["init"])
             try quire.ok(["note", "new", "--title", "Only"])
             let empty = try quire.run(["note", "rm", ""])  // as `quire note rm "$ID"` with ID unset
-            #expect(empty.status == 1)
-            #expect(empty.stderr == "error: no note matches \"\"; `quire note list --all` lists every note\n")
+            #expect(empty.status == 64)
+            #expect(empty.stderr.hasPrefix("error: ID is empty, which names no note; give a note's id or a prefix of it\nusage: quire note rm ID"))
             let notes = try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]])
             #expect(notes.map { $0["removed"] as? Bool } == [false])
         }

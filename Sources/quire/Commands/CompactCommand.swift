@@ -33,9 +33,10 @@ enum CompactCommand {
             if dropHistory && !all && invocation.arguments.isEmpty {
                 throw invocation.usageError("--drop-history deletes history for good: name the notes (`quire note list --all` lists them), or pass --all for every note")
             }
+            let prefixes = try invocation.arguments.map(invocation.noteID)
             let store = try context.openStore()
             var ids: [DocumentID] = []
-            for prefix in invocation.arguments {
+            for prefix in prefixes {
                 let id = try NoteIDs.resolve(prefix, in: store)
                 if !ids.contains(id) { ids.append(id) }
             }

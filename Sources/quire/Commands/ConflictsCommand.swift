@@ -15,7 +15,7 @@ enum ConflictsCommand {
             let output = invocation.context.output
             let (store, id) = try invocation.openStoreAndNote()
             let history = try DocumentHistory(id, in: store)
-            let conflicts = try store.read(id) { try Conflict.all(in: $0, history: history) }
+            let conflicts = try store.read(id) { try Conflict.report(in: $0, history: history) }
             if invocation.flag("--json") {
                 output.print(json: .array(conflicts.map(\.json)))
                 return
@@ -27,9 +27,13 @@ enum ConflictsCommand {
     /// first, each with the change that wrote it (as `log` lists it) and
     /// that change's time; for a removed note, the changes its removal did not
     /// see. Lines under the header explain what the times would mislead about.
+    /// A text merged from concurrent edits, no conflict, is one line, `KEY: why`,
+    /// after the conflicts (after `No conflicts.` when there are none).
     static func text(_ conflicts: [Conflict], _ output: Output) -> String {
-        guard !conflicts.isEmpty else { return "No conflicts." }
-        return conflicts.map { conflict in
+        let mergedTexts = conflicts.filter(\.isOnlyMergedText).map { output.styled($0.key, .bold) + ": " + $0.reason }
+        let writeConflicts = conflicts.filter { !$0.isOnlyMergedText }
+        guard !writeConflicts.isEmpty else { return (["No conflicts."] + mergedTexts).joined(separator: "\n") }
+        return writeConflicts.map { conflict in
             let rows = conflict.entries.enumerated().map { index, entry in
                 let change = conflict.changes[index]
                 return [index == 0 ? output.styled("winner", .green) : output.styled("loser", .red),
@@ -41,11 +45,11 @@ enum ConflictsCommand {
                 [output.styled("unseen", .yellow), "", "lamport \(change.lamport)-\(change.lastLamport)", "replica \(change.replica)", "",
                  "change " + output.styled(change.id.description, .yellow), RelativeTime.describe(change.date)]
             }
-            // A removal that also beat other writes to `removed` says both.
-            let removal = conflict.entries.count > 1 ? conflict.removalExplanation : nil
-            let notes = [removal, conflict.clockExplanation].compactMap { $0.map { "\n  " + $0 } }.joined()
+            // A removal or merged text that also beat other writes to its key says both.
+            let alsoTrue = conflict.entries.count > 1 ? [conflict.removalExplanation, conflict.mergedTextExplanation] : []
+            let notes = (alsoTrue + [conflict.clockExplanation]).compactMap { $0.map { "\n  " + $0 } }.joined()
             return output.styled(conflict.key, .bold) + ": " + conflict.reason + notes + "\n"
                 + Table(rows: rows + unseenRows, indent: 2).render()
-        }.joined(separator: "\n\n")
+        }.joined(separator: "\n\n") + mergedTexts.map { "\n\n" + $0 }.joined()
     }
 }

@@ -112,7 +112,7 @@ private struct DemoSummary {
         notes = try laptop.documents(includeRemoved: true).map { info in
             let history = try DocumentHistory(info.id, in: laptop)
             return try laptop.read(info.id) { document in
-                MergedNote(note: try Note(id: info.id, document: document), conflicts: try Conflict.all(in: document, history: history),
+                MergedNote(note: try Note(id: info.id, document: document), conflicts: try Conflict.report(in: document, history: history),
                            version: document.versionVector)
             }
         }

@@ -133,6 +133,7 @@ enum HistoryCommands {
                            .object(piece.attribution.jsonFields.merging([
                                "offset": .integer(piece.offset), "text": .string(piece.text),
                                "replica": .string(piece.id.replica.description), "lamport": .integer(piece.lamport),
+                               "lastLamport": .integer(piece.lastLamport),
                            ]) { $1 })
                        },
                        row: { piece in

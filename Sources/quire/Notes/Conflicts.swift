@@ -4,7 +4,10 @@ import Quire
 /// Where concurrent writes met at a map key: the winner and the losers, as
 /// the register keeps them (Specs/crdt.md, "Maps"). Also a removal made
 /// without seeing edits of the note: alone at its key, it hides them with
-/// the note, and a person whose edit vanished needs to find out why.
+/// the note, and a person whose edit vanished needs to find out why. And,
+/// for `quire conflicts` (`report`), a title or body holding text typed
+/// concurrently on several replicas: texts merge, so it is no conflict,
+/// but a person asking which side won needs to hear that none did.
 struct Conflict {
     /// The key, with the keys of enclosing maps: `title`, or `meta.color`.
     let key: String
@@ -18,6 +21,9 @@ struct Conflict {
     /// For the `removed` key of a removed note: the logged changes made
     /// concurrently with the winning removal (neither saw the other).
     var unseenByRemoval: [Change] = []
+    /// For the title or body: the replicas whose concurrent changes typed
+    /// its visible text, and the `blame` command that shows who typed what.
+    var mergedText: (replicas: [ReplicaID], blame: String)?
 
     /// Every conflict of a document, in the root map and the maps nested
     /// in it; with `history` (the document's), each entry's change.
@@ -37,6 +43,36 @@ struct Conflict {
         if let history { try explainRemoval(in: document, history: history, conflicts: &conflicts) }
         return conflicts.sorted { $0.key < $1.key }
     }
+
+    /// What `quire conflicts` lists: `all`, with the title and the body when
+    /// the visible text of either holds text typed by changes of more than one
+    /// replica made concurrently (`DocumentHistory.replicasEditingConcurrently`):
+    /// the pieces `blame` shows, not their stamps, tell which changes typed
+    /// it, and a retitle made after seeing another's is no merge. Those come
+    /// after the write conflicts, which keep their places for a script that
+    /// reads the first.
+    static func report(in document: Document, history: DocumentHistory) throws -> [Conflict] {
+        var conflicts = try all(in: document, history: history)
+        var mergedTexts: [Conflict] = []
+        for (key, blameOption) in [(Note.Key.title, " --title"), (Note.Key.body, "")] {
+            let typed = try Blame.pieces(of: document, key: key, history: history).compactMap(\.attribution.change)
+            let replicas = history.replicasEditingConcurrently(among: typed)
+            guard replicas.count > 1, let entry = try document.entries(.root, key: key).first else { continue }
+            let mergedText = (replicas: replicas.sorted(), blame: "quire blame\(blameOption) \(history.id)")
+            // Concurrent writes to the key itself (the note made on two machines
+            // with one request id) are a conflict already: it says both.
+            if let index = conflicts.firstIndex(where: { $0.key == key }) {
+                conflicts[index].mergedText = mergedText
+            } else {
+                mergedTexts.append(Conflict(key: key, entries: [entry], document: document, changes: [history.attribution(of: entry.id)],
+                                            mergedText: mergedText))
+            }
+        }
+        return conflicts + mergedTexts.sorted { $0.key < $1.key }
+    }
+
+    /// Whether this is only a merged text: no other entry at its key, nothing a removal hid.
+    var isOnlyMergedText: Bool { mergedText != nil && entries.count == 1 && unseenByRemoval.isEmpty }
 
     /// Adds to `conflicts` the changes a removed note's winning removal did
     /// not see: as the `removed` conflict's, or as a `removed` entry of its own.
@@ -63,9 +99,10 @@ struct Conflict {
     }
 
     /// Why the winner won: stamps order by Lamport value, then replica id.
-    /// A removal alone at its key won nothing: what it hid is the story.
+    /// A removal alone at its key won nothing: what it hid is the story;
+    /// nor did a merged text: that it merged is.
     var reason: String {
-        guard entries.count > 1 else { return removalExplanation ?? "" }
+        guard entries.count > 1 else { return removalExplanation ?? mergedTextExplanation ?? "" }
         let winner = entries[0].stamp, runnerUp = entries[1].stamp
         return winner.lamport > runnerUp.lamport
             ? "higher Lamport value (\(winner.lamport) > \(runnerUp.lamport))"
@@ -88,6 +125,13 @@ struct Conflict {
         guard count > 0 else { return nil }
         return "removed by a change that had not seen \(count) change\(count == 1 ? "" : "s") made elsewhere at the same time (unseen); "
             + "their edits are kept, hidden with the note: `quire note restore` brings it back with them"
+    }
+
+    /// That the text merged from concurrent edits, and where to see who typed what; nil when it did not.
+    var mergedTextExplanation: String? {
+        guard let mergedText else { return nil }
+        return "not a conflict: holds text typed concurrently on replicas \(mergedText.replicas.map(\.description).joined(separator: ", ")), "
+            + "merged character by character (no side won); `\(mergedText.blame)` shows who typed each piece"
     }
 
     /// An entry's value as JSON: scalars as themselves, a text as its
@@ -126,6 +170,9 @@ struct Conflict {
                          "lamport": .object(["first": .integer(change.lamport), "last": .integer(change.lastLamport)]),
                          "time": RelativeTime.json(change.date)])
             })
+        }
+        if let mergedText {
+            fields["mergedFrom"] = .array(mergedText.replicas.map { .string($0.description) })
         }
         return .object(fields)
     }

@@ -141,6 +141,55 @@ struct DocumentHistory {
         return concurrent
     }
 
+    /// The replicas of those of `typed` made concurrently with a change of
+    /// another replica among them: neither had seen the other. As in
+    /// `changes(concurrentWith:)`, only changes logged after a compaction
+    /// point are compared: what one kept from before it saw went through
+    /// deleted changes, while two logged after it reach each other, if at
+    /// all, through logged changes only.
+    func replicasEditingConcurrently(among typed: [Change]) -> Set<ReplicaID> {
+        let logged = changes.dropFirst(compaction?.keptCount ?? 0)
+        // What each change had seen, itself included, as a version vector:
+        // its replica's change before it and its parents had, the log being
+        // in a causal order. A parent compaction deleted adds nothing that
+        // a change logged after the point could be.
+        var seenBy: [OpID: VersionVector] = [:]
+        var seenByReplica: [ReplicaID: VersionVector] = [:]
+        for change in logged {
+            var seen = seenByReplica[change.replica] ?? VersionVector()
+            for parent in change.parents {
+                if let parentChange = self.change(containing: parent), let seenByParent = seenBy[parentChange.id] { seen.merge(seenByParent) }
+            }
+            seen[change.replica] = change.lastID.counter
+            seenBy[change.id] = seen
+            seenByReplica[change.replica] = seen
+        }
+        // Each replica's changes among `typed`, in counter order, with what each had seen.
+        let distinct = Dictionary(typed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }).values
+        let byReplica = Dictionary(grouping: distinct.compactMap { change in seenBy[change.id].map { (change: change, seen: $0) } },
+                                   by: \.change.replica).mapValues { $0.sorted { $0.change.id.counter < $1.change.id.counter } }
+        var concurrent: Set<ReplicaID> = []
+        for (replica, own) in byReplica {
+            for (other, others) in byReplica where other != replica {
+                // A change of `replica` is concurrent with a change of
+                // `other`'s that it had not seen and that had not seen it. Of
+                // those it had not seen (past what it saw of `other`), the
+                // earliest had seen the least of `replica`: if that one saw
+                // it, every later one did. A later change of `replica` saw
+                // at least as much of `other`, so `firstUnseen` only moves on.
+                var firstUnseen = others.startIndex
+                for mine in own {
+                    while firstUnseen < others.endIndex && others[firstUnseen].change.id.counter <= mine.seen[other] { firstUnseen += 1 }
+                    if firstUnseen < others.endIndex && !others[firstUnseen].seen.contains(mine.change.lastID) {
+                        concurrent.formUnion([replica, other])
+                        break
+                    }
+                }
+            }
+        }
+        return concurrent
+    }
+
     /// The version vector `version` names in this document: heads name
     /// their changes and everything those build on. Throws a failure for a
     /// version naming operations this document does not have, holding part

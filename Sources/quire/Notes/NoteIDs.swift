@@ -6,17 +6,15 @@ import Quire
 enum NoteIDs {
     static let minimumLength = 8
 
-    /// The one note whose id is `prefix` or starts with it, among every
+    /// The one note whose id is `prefix` (not empty: `Invocation.noteID(_:)`) or starts with it, among every
     /// document of the store (removed notes included); if none does, the
     /// one whose id starts with it in any case (an id copied from a
     /// display that shows it in capitals).
     static func resolve(_ prefix: String, in store: DocumentStore) throws -> DocumentID {
         let ids = try store.documents(includeRemoved: true).map(\.id)
         if let exact = ids.first(where: { $0.rawValue == prefix }) { return exact }
-        // Every id starts with "", but an empty word (an unset shell
-        // variable) names no note, even in a store of one.
-        var matches = prefix.isEmpty ? [] : ids.filter { $0.rawValue.hasPrefix(prefix) }
-        if matches.isEmpty && !prefix.isEmpty {
+        var matches = ids.filter { $0.rawValue.hasPrefix(prefix) }
+        if matches.isEmpty {
             let lowered = prefix.lowercased()
             matches = ids.filter { $0.rawValue.lowercased().hasPrefix(lowered) }
         }
@@ -48,8 +46,16 @@ extension Invocation {
     /// A missing ID is a usage error, told before the store is opened, so
     /// whether or not there is one.
     func openStoreAndNote() throws -> (store: DocumentStore, id: DocumentID) {
-        let prefix = try argument(0, "ID")
+        let prefix = try noteID(argument(0, "ID"))
         let store = try context.openStore()
         return (store, try NoteIDs.resolve(prefix, in: store))
+    }
+
+    /// `text`, a note id argument, unless it is empty: every id starts with
+    /// "", but an empty word (an unset shell variable) names no note, even
+    /// in a store of one, and is a usage error, told before the store is opened.
+    func noteID(_ text: String) throws -> String {
+        guard !text.isEmpty else { throw usageError("ID is empty, which names no note; give a note's id or a prefix of it") }
+        return text
     }
 }
