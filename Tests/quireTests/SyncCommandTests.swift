@@ -711,6 +711,8 @@ import Testing
     @Test func syncTellsUsageErrorsBeforeLookingForTheStore() throws {
         try withRunner { runner in
             let missing = runner.directory + "/missing.quire"
+            let bare = try runner.run(["sync"], store: missing)
+            #expect(bare.stderr.hasPrefix("error: sync needs a server URL or --via COMMAND\nusage: quire sync"), "\(bare.stderr)")
             for arguments in [["sync"], ["sync", "http://x", "--via", "y"], ["sync", "--via", "y", "--token", "t"],
                               ["sync", "--via", "y", "--wait", "5"], ["sync", "ftp://x"], ["sync", "http://x", "--wait", "soon"]] {
                 let result = try runner.run(arguments, store: missing)
