@@ -390,7 +390,9 @@ import Testing
             #expect(pieces.map { $0["replica"] as? String } == [p, l, l])
             #expect(pieces.map { $0["offset"] as? Int } == [0, 3, 12])
             #expect(pieces.map { $0["change"] as? String } == ["1@\(p)", "1@\(l)", "19@\(l)"])
-            let untitled = try quire.ok(["note", "new", "--title", ""], store: laptop).trimmingCharacters(in: .newlines)
+            // A title emptied in the editor (`--title` takes no empty one).
+            let untitled = try quire.ok(["note", "new", "--title", "x"], store: laptop).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", untitled], store: laptop, environment: ["EDITOR": "sed -i 1s/.*//"])
             #expect(try quire.ok(["blame", untitled, "--title"], store: laptop) == "The title is empty.\n")
         }
     }

@@ -148,6 +148,20 @@ import Testing
         }
     }
 
+    /// A backup into a folder that is not there (a USB stick not mounted)
+    /// names the folder and says what to do, and makes nothing.
+    @Test func backupIntoAMissingFolderSaysWhatToDo() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let stick = quire.directory + "/usb"
+            let result = try quire.run(["backup", stick + "/notes.quire"])
+            #expect(result.status == 1)
+            #expect(result.stderr == "error: cannot back up to \(stick)/notes.quire: its folder \(stick) does not exist; "
+                + "make that folder first, or give a path in a folder that exists\n")
+            #expect(!FileManager.default.fileExists(atPath: stick))
+        }
+    }
+
     @Test func missingStoreSaysToRunInit() throws {
         try withRunner { quire in
             let result = try quire.run(["status"])

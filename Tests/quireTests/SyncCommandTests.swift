@@ -278,6 +278,31 @@ import Testing
         }
     }
 
+    /// The server logs each refused token, naming the client and not the
+    /// token, so that its operator sees a device with a stale one; a device
+    /// retrying is counted, not logged again and again (`OperatorLog`).
+    @Test func serveLogsARefusedTokenOncePerRun() throws {
+        try withRunner { runner in
+            let tokens = runner.directory + "/tokens.txt"
+            try "laptop rw\n".write(toFile: tokens, atomically: true, encoding: .utf8)
+            let errors = runner.directory + "/serve.err"
+            let (server, port) = try startServer(runner, tokens: tokens, errors: errors)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            try runner.ok(["init"])
+            for _ in 0..<3 { #expect(try runner.run(["sync", "http://127.0.0.1:\(port)", "--token", "stale-phone-token"]).status == 1) }
+            let unsigned = "POST /v1/sync HTTP/1.1\r\nHost: quire\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+            #expect(try rawExchange(port: UInt16(port), unsigned, from: "127.0.0.3").hasPrefix("HTTP/1.1 401"))
+            // Each refusal is logged before it is answered, so it is written by now.
+            let log = try String(contentsOfFile: errors, encoding: .utf8)
+            #expect(log.split(separator: "\n").filter { $0.hasPrefix("quire http: ") } == [
+                "quire http: refused a sync from 127.0.0.1: its token is not in the tokens file",
+                "quire http: (the line before came 2 more times)",
+                "quire http: refused a sync from 127.0.0.3: it gave no token",
+            ], "\(log)")
+            #expect(!log.contains("stale"))
+        }
+    }
+
     /// A change refused for its own sake (its replica id is another
     /// token's: a note relayed from a store that syncs with another token)
     /// waits for --retry-rejected: a later sync that does not offer it says
@@ -686,6 +711,8 @@ import Testing
     @Test func syncTellsUsageErrorsBeforeLookingForTheStore() throws {
         try withRunner { runner in
             let missing = runner.directory + "/missing.quire"
+            let bare = try runner.run(["sync"], store: missing)
+            #expect(bare.stderr.hasPrefix("error: sync needs a server URL or --via COMMAND\nusage: quire sync"), "\(bare.stderr)")
             for arguments in [["sync"], ["sync", "http://x", "--via", "y"], ["sync", "--via", "y", "--token", "t"],
                               ["sync", "--via", "y", "--wait", "5"], ["sync", "ftp://x"], ["sync", "http://x", "--wait", "soon"]] {
                 let result = try runner.run(arguments, store: missing)

@@ -82,7 +82,7 @@ extension Database {
         let folder = (target as NSString).deletingLastPathComponent
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
-            throw StoreError.backupRefused(path: destination, reason: "its folder \(folder) does not exist")
+            throw StoreError.backupRefused(path: destination, reason: "its folder \(folder) does not exist; make that folder first, or give a path in a folder that exists")
         }
         if let reason = Self.whyNoFileCanBeMade(in: folder) {
             throw StoreError.backupRefused(path: destination, reason: "\(reason); give a path in a folder you may write to, or make that folder writable")

@@ -125,11 +125,16 @@ public final class SyncServer: SyncService {
         guard let access = tokens.access(forAuthorization: authorization) else {
             // A token holds no whitespace, so this key is never a token's.
             try takeRequest(for: "address \(address ?? "unknown")")
-            let reason = switch authorization {
-            case nil: "a bearer token is required"
-            case let header? where AccessTokens.bearerToken(header) == nil: "the Authorization header must be \"Bearer TOKEN\""
-            default: "unknown token"
+            let (reason, logged) = switch authorization {
+            case nil: ("a bearer token is required", "it gave no token")
+            case let header? where AccessTokens.bearerToken(header) == nil:
+                ("the Authorization header must be \"Bearer TOKEN\"", "its Authorization header is not \"Bearer TOKEN\"")
+            default: ("unknown token", "its token is not in the tokens file")
             }
+            // So that the operator sees a device with a stale token; never
+            // the token, nor part of it. A device retrying repeats the line,
+            // which `OperatorLog` counts rather than shows.
+            OperatorLog.shared.write("refused a sync from \(address ?? "an unknown address"): \(logged)")
             throw SyncFailure(status: 401, reason)
         }
         try takeRequest(for: access.token)

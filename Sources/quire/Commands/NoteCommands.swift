@@ -15,7 +15,7 @@ enum NoteCommands {
         summary: "Create a note and print its id.",
         usage: ["--title TEXT [--body TEXT | --body-file FILE] [--tag TAG]... [--pin] [--request-id KEY]"],
         options: [
-            Option(name: "--title", values: ["TEXT"], help: "The title (required)."),
+            Option(name: "--title", values: ["TEXT"], help: "The title (required, not empty)."),
             Option(name: "--body", values: ["TEXT"], help: "The body (default: empty)."),
             bodyFileOption,
             Option(name: "--tag", values: ["TAG"], help: "Add a tag; may be repeated.", repeatable: true),
@@ -147,7 +147,7 @@ enum NoteCommands {
                 "ID    (no option: edit the title and body in $EDITOR)"],
         arguments: [noteArgument],
         options: [
-            Option(name: "--title", values: ["TEXT"], help: "Set the title (recorded as the minimal text edit)."),
+            Option(name: "--title", values: ["TEXT"], help: "Set the title, not to an empty one (recorded as the minimal text edit)."),
             Option(name: "--body", values: ["TEXT"], help: "Set the body (recorded as the minimal text edit)."),
             bodyFileOption,
             Option(name: "--append", values: ["TEXT"], help: "Add TEXT at the end of the body."),
@@ -260,10 +260,13 @@ enum NoteCommands {
     }
 
     /// The `--title` value. A title is one line: the editor file and the
-    /// listings show it on one, and would break a longer one in two.
+    /// listings show it on one, and would break a longer one in two. An
+    /// empty one given is most likely a script's unset variable, not a
+    /// wish for an untitled note (which `note new` does not make).
     private static func oneLineTitle(_ invocation: Invocation) throws -> String? {
         let title = invocation.value("--title")
         if title?.contains(where: \.isNewline) == true { throw invocation.usageError("--title must be one line; put the rest in --body") }
+        if title == "" { throw invocation.usageError("--title needs text, not an empty one") }
         return title
     }
 

@@ -143,7 +143,7 @@ enum SyncCommands {
                 // A peer store answers at once: it has no log to wait on.
                 guard !invocation.flag("--wait") else { throw invocation.usageError("--wait is for a server; a peer run by --via answers at once") }
             } else {
-                let text = try invocation.argument(0, "URL")
+                guard let text = invocation.arguments.first else { throw invocation.usageError("sync needs a server URL or --via COMMAND") }
                 guard let given = URL(string: text), ["http", "https"].contains(given.scheme?.lowercased() ?? ""), given.host != nil,
                       let url = serverURL(given) else {
                     throw invocation.usageError("\"\(text)\" is not an http:// or https:// URL")
