@@ -14,7 +14,8 @@ let suiteUsage = """
         report in Benchmarks/RESULTS.md, between marks that keep the rest of that file.
         Run it from the package root.
         --only PATTERN  only workloads whose name or family contains one of the comma-separated patterns
-                        (automerge-paper is also named B4, as in crdt-benchmarks)
+                        (automerge-paper is also named B4, as in crdt-benchmarks); a pattern that is a
+                        workload's whole name selects that one only (merge-k2-m1000, not merge-k2-m10000)
         --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
         --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files; the merge
                         figures of all three then come from rounds in which they take turns
@@ -54,7 +55,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
                          + "one result per name; give the TRACE another file name")
     }
     var workloads = allWorkloads
-    if let only = parsed.options["--only"] { workloads = workloads.filter { $0.matches(only: only) } }
+    if let only = parsed.options["--only"] { workloads = SuiteWorkload.selected(by: only, from: workloads) }
     guard !workloads.isEmpty else {
         let families = SuiteWorkload.Family.allCases.filter { family in allWorkloads.contains { $0.family == family } }
         throw UsageError(message: "--only \(parsed.options["--only"] ?? "") matches no workload; the workloads are "

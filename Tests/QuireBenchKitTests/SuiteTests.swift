@@ -79,8 +79,18 @@ import Testing
 
     @Test func onlyB4SelectsAutomergePaperByItsBenchmarkName() {
         let workloads = SuiteWorkload.all(traceFiles: ["t/automerge-paper.json.gz", "t/seph-blog1.json.gz"], cacheDirectory: "/tmp")
-        #expect(workloads.filter { $0.matches(only: "B4") }.map(\.name) == ["automerge-paper", "B4x100"])
-        #expect(workloads.filter { $0.matches(only: "b4x100") }.map(\.name) == ["B4x100"])
+        #expect(SuiteWorkload.selected(by: "B4", from: workloads).map(\.name) == ["automerge-paper", "B4x100"])
+        #expect(SuiteWorkload.selected(by: "b4x100", from: workloads).map(\.name) == ["B4x100"])
+    }
+
+    @Test func onlyAWorkloadsWholeNameSelectsThatWorkloadAlone() {
+        let workloads = SuiteWorkload.all(traceFiles: ["t/rustcode.json.gz", "t/rustcode.unicode.json.gz"], cacheDirectory: "/tmp")
+        // A whole name: not the bigger workloads whose names start with it.
+        #expect(SuiteWorkload.selected(by: "merge-k2-m1000", from: workloads).map(\.name) == ["merge-k2-m1000"])
+        #expect(SuiteWorkload.selected(by: "RUSTCODE,B1.1", from: workloads).map(\.name) == ["rustcode", "B1.1"])
+        // Part of a name or a family: every workload containing it.
+        #expect(SuiteWorkload.selected(by: "merge-k2", from: workloads).map(\.name) == ["merge-k2-m1000", "merge-k2-m10000"])
+        #expect(SuiteWorkload.selected(by: "rust", from: workloads).map(\.name) == ["rustcode", "rustcode.unicode"])
     }
 
     @Test func repeatedTraceShiftsEachRepetition() throws {
