@@ -100,7 +100,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         var result: WorkloadResult, replayOnce: (() throws -> ReplayResult)?
         do {
             try workload.materialise(cacheDirectory: cache)
-            progress("\(step) quire (\(runs) runs)...")
+            progress("\(step) quire (\(count(runs, "run")))...")
             (result, replayOnce) = try measureQuire(workload, runs: runs, command: command)
         } catch {
             printError("\n\(step): \(error)")
@@ -115,14 +115,14 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
             if let peersProblem {
                 peerFigures = SuiteReport.peers.map { LibraryFigures.notMeasured($0, because: peersProblem) }
             } else {
-                progress("\(step) yrs and loro (\(runs) runs, then memory)...")
+                progress("\(step) yrs and loro (\(count(runs, "run")), then memory)...")
                 peerFigures = runPeers(workload, command: peerCommand, path: path, runs: runs)
             }
             result.figures += peerFigures
             // Only between results that passed their checks: a wrong one did other work.
             if let replayOnce, result.figures.allSatisfy(\.ok) {
                 let rounds = max(runs, MergeTurns.minimumRounds)
-                progress("\(step) merges in turns (\(rounds) rounds)...")
+                progress("\(step) merges in turns (\(count(rounds, "round")))...")
                 result.mergeTurnsFailure = measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
                                                                 rounds: rounds, figures: &result.figures)
             }
@@ -326,7 +326,16 @@ private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, pa
     }
 }
 
-/// One progress line on stderr, rewritten in place.
+/// One progress line on stderr: on a terminal, rewritten in place; in a
+/// file or pipe (a run's log), one plain line each, since the carriage
+/// returns and erase codes there ran every step into one unreadable line.
 private func progress(_ line: String) {
-    FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+    if isatty(STDERR_FILENO) == 1 {
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+    } else if !line.isEmpty {
+        printError(line)
+    }
 }
+
+/// "1 run", "3 runs".
+private func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }

@@ -187,6 +187,18 @@ import Testing
         }
     }
 
+    /// stderr is a pipe here, as in a run's log: each step one plain line,
+    /// not carriage returns and terminal erase codes.
+    @Test func progressInALogIsOnePlainLineAStep() throws {
+        try withPackageRoot(peersScript: "exit 1") { root in
+            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/mine.json", atomically: true, encoding: .utf8)
+            let result = try run(["suite", "mine.json", "--only", "mine", "--runs", "1"], in: root)
+            #expect(result.status == 0)
+            #expect(!result.stderr.contains("\r") && !result.stderr.contains("\u{1B}"), "\(result.stderr.debugDescription)")
+            #expect(result.stderr == "[1/1] mine quire (1 run)...\n")
+        }
+    }
+
     @Test func mergesInTurnsAreRecordedWithTheirRoundsOrWhyNot() throws {
         let peer = #"{"peer": "PEER", "ok": true, "runs": 1, "mergeMs": 1.0, "mergeMsMin": 1.0, "mergeMsMax": 1.0}"#
         for turns in ["echo ready; while read line; do echo '{\"yrs\": 2, \"loro\": 3}'; done", "echo ready; exit 1"] {
