@@ -199,6 +199,36 @@ import Testing
         }
     }
 
+    /// Every key of `trace --json` and of the suite's DATE.json, nested
+    /// ones too, is named in that subcommand's help, so that a script's
+    /// author can find what each one holds.
+    @Test func everyJSONKeyIsDescribedInItsSubcommandsHelp() throws {
+        func keys(_ value: Any) -> Set<String> {
+            if let object = value as? [String: Any] { return Set(object.keys).union(object.values.flatMap(keys)) }
+            if let array = value as? [Any] { return Set(array.flatMap(keys)) }
+            return []
+        }
+        func undescribed(_ keys: Set<String>, in help: String) -> [String] {
+            let words = Set(help.split { !$0.isLetter && !$0.isNumber }.map(String.init))
+            return keys.filter { !words.contains($0) }.sorted()
+        }
+        try withPackageRoot(peersScript: "exit 1") { root in
+            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/mine.json", atomically: true, encoding: .utf8)
+            let trace = try run(["trace", "mine.json", "--runs", "1", "--json"], in: root)
+            #expect(trace.status == 0)
+            let traceKeys = keys(try JSONSerialization.jsonObject(with: Data(trace.stdout.utf8)))
+            #expect(traceKeys.contains("mergeMsMin"))
+            #expect(undescribed(traceKeys, in: try run(["trace", "--help"]).stdout) == [])
+
+            #expect(try run(["suite", "mine.json", "--only", "mine", "--runs", "1"], in: root).status == 0)
+            let results = root + "/Benchmarks/results/"
+            let json = try #require(try FileManager.default.contentsOfDirectory(atPath: results).first { $0.hasSuffix(".json") })
+            let suiteKeys = keys(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: results + json))))
+            #expect(suiteKeys.contains("emptyLoopMs") && suiteKeys.contains("median"))
+            #expect(undescribed(suiteKeys, in: try run(["suite", "--help"]).stdout) == [])
+        }
+    }
+
     @Test func mergesInTurnsAreRecordedWithTheirRoundsOrWhyNot() throws {
         let peer = #"{"peer": "PEER", "ok": true, "runs": 1, "mergeMs": 1.0, "mergeMsMin": 1.0, "mergeMsMax": 1.0}"#
         for turns in ["echo ready; while read line; do echo '{\"yrs\": 2, \"loro\": 3}'; done", "echo ready; exit 1"] {
