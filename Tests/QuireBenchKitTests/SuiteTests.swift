@@ -133,6 +133,21 @@ import Testing
         #expect(chart.svg.contains("log scale"))  // 1 to 300 spans more than 10×
     }
 
+    /// On a log scale a bar's length is the log of the value over the
+    /// axis's start: two close values must not look ten times apart, and a
+    /// value on a power of ten must still get a bar.
+    @Test func logScaleBarsOfCloseValuesLookClose() throws {
+        let chart = BarChart(title: "merge", series: ["Quire", "Yrs", "Loro"], panels: [
+            BarChart.Panel(title: "merge", unit: "ms", groups: [("friendsforever", [1.49, 1.04, 25.9]), ("B1.1", [1, 2, 3])]),
+        ])
+        #expect(chart.svg.contains("log scale"))
+        let document = try XMLDocument(xmlString: chart.svg)
+        let widths = try document.nodes(forXPath: "//*[local-name()='rect'][@class='bar']/@width").compactMap { $0.stringValue.flatMap(Double.init) }
+        try #require(widths.count == 6)
+        #expect(widths[1] / widths[0] > 0.8, "\(widths)")  // 1.04 against 1.49
+        #expect(widths[3] > 100, "\(widths)")  // 1 ms
+    }
+
     @Test func reportHasARowPerWorkload() {
         func figures(_ library: String, merge: Double) -> LibraryFigures {
             var figures = LibraryFigures(library: library, ok: true, runs: 3)
