@@ -144,7 +144,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         printError("error: no workload could be measured; \(files.markdownPath) says why")
         return 1
     }
-    printLine("wrote \(files.jsonPath) and .md with \(measured) workloads measured by this run, \(report.results.count) in all, and \(report.charts.count) charts")
+    printLine("wrote \(files.jsonPath) and .md with \(count(measured, "workload")) measured by this run, \(report.results.count) in all, and \(count(report.charts.count, "chart"))")
     // This run's workloads only: the day's report also holds earlier runs'
     // figures, which --only B1.1 listed here as if it had just measured them.
     var thisRun = report
