@@ -124,6 +124,8 @@ extension EditingTrace {
         if path.hasSuffix(".gz") {
             do { bytes = try Gzip.decompress(bytes) } catch { throw fail(error.description) }
         }
+        // The JSON parser's "unexpected end of file" would read as a file cut short.
+        guard !bytes.isEmpty else { throw fail("the file is empty") }
         do { return try parse(json: bytes) } catch { throw fail(error.description) }
     }
 

@@ -12,9 +12,15 @@ let suiteUsage = """
         DATE.md and one SVG chart per family after every workload. A DATE.json that is not
         a report is moved to DATE.damaged.json. A full run (no --only) also puts its
         report in Benchmarks/RESULTS.md, between marks that keep the rest of that file.
-        Run it from the package root.
+        Run it from the package root. DATE.json's keys: command, date, machine, commit, swift (the
+        last run's), and workloads, each with name, family, description, command (the run that
+        measured it), ops, mergeTurnsFailure and libraries, each with library, version, ok, runs,
+        localMs, emptyLoopMs, mergeMs, mergeRounds, encodeMs, loadMs (each {median, min, max} in
+        ms), encodedBytes, snapshotBytes, memoryBytes (bytes), measures (store and sync: each with
+        name, unit, median, min, max) and failures; null where not measured.
         --only PATTERN  only workloads whose name or family contains one of the comma-separated patterns
-                        (automerge-paper is also named B4, as in crdt-benchmarks)
+                        (automerge-paper is also named B4, as in crdt-benchmarks); a pattern that is a
+                        workload's whole name selects that one only (merge-k2-m1000, not merge-k2-m10000)
         --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
         --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files; the merge
                         figures of all three then come from rounds in which they take turns
@@ -88,8 +94,12 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         printError("error: no workload could be measured; \(files.markdownPath) says why")
         return 1
     }
-    printLine("wrote \(files.jsonPath) and .md with \(measured) workloads measured by this run, \(report.results.count) in all, and \(report.charts.count) charts")
-    for statement in report.behindStatements { printLine("behind: \(statement)") }
+    printLine("wrote \(files.jsonPath) and .md with \(count(measured, "workload")) measured by this run, \(report.results.count) in all, and \(count(report.charts.count, "chart"))")
+    // This run's workloads only: the day's report also holds earlier runs'
+    // figures, which --only B1.1 listed here as if it had just measured them.
+    var thisRun = report
+    thisRun.results = report.results.filter { result in workloads.contains { $0.name == result.name } }
+    for statement in thisRun.behindStatements { printLine("behind: \(statement)") }
     return measured == workloads.count && allOK ? 0 : 1
 }
 
@@ -107,7 +117,7 @@ private func suiteWorkloads(traces: [String], only: String?) throws(UsageError)
                          + "one result per name; give the TRACE another file name")
     }
     var workloads = allWorkloads
-    if let only { workloads = workloads.filter { $0.matches(only: only) } }
+    if let only { workloads = SuiteWorkload.selected(by: only, from: workloads) }
     guard !workloads.isEmpty else {
         let families = SuiteWorkload.Family.allCases.filter { family in allWorkloads.contains { $0.family == family } }
         throw UsageError(message: "--only \(only ?? "") matches no workload; the workloads are "
@@ -141,7 +151,7 @@ private func measureWorkload(_ workload: SuiteWorkload, step: String, runs: Int,
     var result: WorkloadResult, replayOnce: (() throws -> ReplayResult)?
     do {
         try workload.materialise(cacheDirectory: workloadCache)
-        progress("\(step) quire (\(runs) runs)...")
+        progress("\(step) quire (\(count(runs, "run")))...")
         (result, replayOnce) = try measureQuire(workload, runs: runs, command: command)
     } catch {
         printError("\n\(step): \(error)")
@@ -155,14 +165,14 @@ private func measureWorkload(_ workload: SuiteWorkload, step: String, runs: Int,
         if let peersProblem {
             peerFigures = SuiteReport.peers.map { LibraryFigures.notMeasured($0, because: peersProblem) }
         } else {
-            progress("\(step) yrs and loro (\(runs) runs, then memory)...")
+            progress("\(step) yrs and loro (\(count(runs, "run")), then memory)...")
             peerFigures = runPeers(workload, command: peerCommand, path: path, runs: runs)
         }
         result.figures += peerFigures
         // Only between results that passed their checks: a wrong one did other work.
         if let replayOnce, result.figures.allSatisfy(\.ok) {
             let rounds = max(runs, MergeTurns.minimumRounds)
-            progress("\(step) merges in turns (\(rounds) rounds)...")
+            progress("\(step) merges in turns (\(count(rounds, "round")))...")
             result.mergeTurnsFailure = measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
                                                             rounds: rounds, figures: &result.figures)
         }
@@ -352,7 +362,16 @@ private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, pa
     }
 }
 
-/// One progress line on stderr, rewritten in place.
+/// One progress line on stderr: on a terminal, rewritten in place; in a
+/// file or pipe (a run's log), one plain line each, since the carriage
+/// returns and erase codes there ran every step into one unreadable line.
 private func progress(_ line: String) {
-    FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+    if isatty(STDERR_FILENO) == 1 {
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+    } else if !line.isEmpty {
+        printError(line)
+    }
 }
+
+/// "1 run", "3 runs".
+private func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }

@@ -187,6 +187,77 @@ import Testing
         }
     }
 
+    /// stderr is a pipe here, as in a run's log: each step one plain line,
+    /// not carriage returns and terminal erase codes.
+    @Test func progressInALogIsOnePlainLineAStep() throws {
+        try withPackageRoot(peersScript: "exit 1") { root in
+            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/mine.json", atomically: true, encoding: .utf8)
+            let result = try run(["suite", "mine.json", "--only", "mine", "--runs", "1"], in: root)
+            #expect(result.status == 0)
+            #expect(!result.stderr.contains("\r") && !result.stderr.contains("\u{1B}"), "\(result.stderr.debugDescription)")
+            #expect(result.stderr == "[1/1] mine quire (1 run)...\n")
+        }
+    }
+
+    /// Every key of `trace --json` and of the suite's DATE.json, nested
+    /// ones too, is named in that subcommand's help, so that a script's
+    /// author can find what each one holds.
+    @Test func everyJSONKeyIsDescribedInItsSubcommandsHelp() throws {
+        func keys(_ value: Any) -> Set<String> {
+            if let object = value as? [String: Any] { return Set(object.keys).union(object.values.flatMap(keys)) }
+            if let array = value as? [Any] { return Set(array.flatMap(keys)) }
+            return []
+        }
+        func undescribed(_ keys: Set<String>, in help: String) -> [String] {
+            let words = Set(help.split { !$0.isLetter && !$0.isNumber }.map(String.init))
+            return keys.filter { !words.contains($0) }.sorted()
+        }
+        try withPackageRoot(peersScript: "exit 1") { root in
+            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/mine.json", atomically: true, encoding: .utf8)
+            let trace = try run(["trace", "mine.json", "--runs", "1", "--json"], in: root)
+            #expect(trace.status == 0)
+            let traceKeys = keys(try JSONSerialization.jsonObject(with: Data(trace.stdout.utf8)))
+            #expect(traceKeys.contains("mergeMsMin"))
+            #expect(undescribed(traceKeys, in: try run(["trace", "--help"]).stdout) == [])
+
+            #expect(try run(["suite", "mine.json", "--only", "mine", "--runs", "1"], in: root).status == 0)
+            let results = root + "/Benchmarks/results/"
+            let json = try #require(try FileManager.default.contentsOfDirectory(atPath: results).first { $0.hasSuffix(".json") })
+            let suiteKeys = keys(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: results + json))))
+            #expect(suiteKeys.contains("emptyLoopMs") && suiteKeys.contains("median"))
+            #expect(undescribed(suiteKeys, in: try run(["suite", "--help"]).stdout) == [])
+        }
+    }
+
+    /// The "behind:" lines a run prints are about the workloads it measured,
+    /// not those earlier runs of the day left in the report.
+    @Test func aRunSaysWhereQuireIsBehindOnlyOnWhatItMeasured() throws {
+        // Peers far faster than Quire at everything they report.
+        let peer = #"{"peer": "PEER", "ok": true, "runs": 1, "mergeMs": 1e-6, "mergeMsMin": 1e-6, "mergeMsMax": 1e-6}"#
+        try withPackageRoot(peersScript: """
+            case "$1" in
+              trace) for p in yrs loro; do echo '\(peer)' | sed "s/PEER/$p/"; done ;;
+              merge-turns) echo ready; while read line; do echo '{"yrs": 1e-6, "loro": 1e-6}'; done ;;
+            esac
+            """) { root in
+            let results = root + "/Benchmarks/results/"
+            try FileManager.default.createDirectory(atPath: results, withIntermediateDirectories: true)
+            let today = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
+            try """
+                {"command": "quire-bench suite --only B1.2", "date": "\(today)", "machine": "m", "workloads": [
+                {"name": "B1.2", "family": "B1", "description": "d", "command": "quire-bench suite --only B1.2", "ops": 6000, "libraries": [
+                  {"library": "quire", "ok": true, "runs": 1, "mergeMs": {"median": 2, "min": 2, "max": 2}, "failures": []},
+                  {"library": "yrs", "ok": true, "runs": 1, "mergeMs": {"median": 1, "min": 1, "max": 1}, "failures": []}]}]}
+                """.write(toFile: results + today + ".json", atomically: true, encoding: .utf8)
+            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/mine.json", atomically: true, encoding: .utf8)
+            let result = try run(["suite", "mine.json", "--only", "mine", "--runs", "1", "--peers"], in: root)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("\nbehind: mine: Quire's merge is "), "\(result.stdout)")
+            #expect(!result.stdout.contains("behind: B1.2"), "\(result.stdout)")
+            #expect(Set(try writtenWorkloads(root).compactMap { $0["name"] as? String }) == ["B1.2", "mine"])  // kept in the report
+        }
+    }
+
     @Test func mergesInTurnsAreRecordedWithTheirRoundsOrWhyNot() throws {
         let peer = #"{"peer": "PEER", "ok": true, "runs": 1, "mergeMs": 1.0, "mergeMsMin": 1.0, "mergeMsMax": 1.0}"#
         for turns in ["echo ready; while read line; do echo '{\"yrs\": 2, \"loro\": 3}'; done", "echo ready; exit 1"] {

@@ -107,6 +107,12 @@ import QuireTestSupport
             let badJSON = try write("bad.json.gz", try gzipped(Array("{\"endContent\": \"x\", \"txns\": [".utf8)))
             #expect(loadError(badJSON)?.hasPrefix("\(badJSON): invalid JSON") == true)
 
+            // An empty file, or one that unzips to nothing: said so, not "unexpected end of file".
+            let empty = try write("empty.json", [])
+            #expect(loadError(empty) == "\(empty): the file is empty")
+            let emptyInside = try write("empty.json.gz", try gzipped([]))
+            #expect(loadError(emptyInside) == "\(emptyInside): the file is empty")
+
             let plain = try write("plain.json", Array(#"{"endContent": "a", "txns": [{"patches": [[0, 0, "a"]]}]}"#.utf8))
             #expect(try EditingTrace.load(path: plain).opCount == 1)
         }

@@ -79,8 +79,18 @@ import Testing
 
     @Test func onlyB4SelectsAutomergePaperByItsBenchmarkName() {
         let workloads = SuiteWorkload.all(traceFiles: ["t/automerge-paper.json.gz", "t/seph-blog1.json.gz"], cacheDirectory: "/tmp")
-        #expect(workloads.filter { $0.matches(only: "B4") }.map(\.name) == ["automerge-paper", "B4x100"])
-        #expect(workloads.filter { $0.matches(only: "b4x100") }.map(\.name) == ["B4x100"])
+        #expect(SuiteWorkload.selected(by: "B4", from: workloads).map(\.name) == ["automerge-paper", "B4x100"])
+        #expect(SuiteWorkload.selected(by: "b4x100", from: workloads).map(\.name) == ["B4x100"])
+    }
+
+    @Test func onlyAWorkloadsWholeNameSelectsThatWorkloadAlone() {
+        let workloads = SuiteWorkload.all(traceFiles: ["t/rustcode.json.gz", "t/rustcode.unicode.json.gz"], cacheDirectory: "/tmp")
+        // A whole name: not the bigger workloads whose names start with it.
+        #expect(SuiteWorkload.selected(by: "merge-k2-m1000", from: workloads).map(\.name) == ["merge-k2-m1000"])
+        #expect(SuiteWorkload.selected(by: "RUSTCODE,B1.1", from: workloads).map(\.name) == ["rustcode", "B1.1"])
+        // Part of a name or a family: every workload containing it.
+        #expect(SuiteWorkload.selected(by: "merge-k2", from: workloads).map(\.name) == ["merge-k2-m1000", "merge-k2-m10000"])
+        #expect(SuiteWorkload.selected(by: "rust", from: workloads).map(\.name) == ["rustcode", "rustcode.unicode"])
     }
 
     @Test func repeatedTraceShiftsEachRepetition() throws {
@@ -121,6 +131,21 @@ import Testing
             #expect(chart.svg.components(separatedBy: "data-series=\"\(library)\"").count - 1 == count, "\(library)")
         }
         #expect(chart.svg.contains("log scale"))  // 1 to 300 spans more than 10×
+    }
+
+    /// On a log scale a bar's length is the log of the value over the
+    /// axis's start: two close values must not look ten times apart, and a
+    /// value on a power of ten must still get a bar.
+    @Test func logScaleBarsOfCloseValuesLookClose() throws {
+        let chart = BarChart(title: "merge", series: ["Quire", "Yrs", "Loro"], panels: [
+            BarChart.Panel(title: "merge", unit: "ms", groups: [("friendsforever", [1.49, 1.04, 25.9]), ("B1.1", [1, 2, 3])]),
+        ])
+        #expect(chart.svg.contains("log scale"))
+        let document = try XMLDocument(xmlString: chart.svg)
+        let widths = try document.nodes(forXPath: "//*[local-name()='rect'][@class='bar']/@width").compactMap { $0.stringValue.flatMap(Double.init) }
+        try #require(widths.count == 6)
+        #expect(widths[1] / widths[0] > 0.8, "\(widths)")  // 1.04 against 1.49
+        #expect(widths[3] > 100, "\(widths)")  // 1 ms
     }
 
     @Test func reportHasARowPerWorkload() {

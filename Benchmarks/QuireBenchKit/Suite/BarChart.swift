@@ -65,7 +65,11 @@ public struct BarChart {
         let low = values.min() ?? 1, high = values.max() ?? 1
         let logScale = high / low > 10
         // The axis: powers of ten around the values on a log scale, else 0 to a round maximum.
-        let axisLow = logScale ? floor(log10(low)) : 0
+        // A log axis starts a decade below the power of ten under the smallest value:
+        // started at that power, a value just above it (1.04 ms against 1.49) drew a
+        // bar of a few pixels beside one ten times longer, and a value of exactly
+        // 1 or 10 none at all.
+        let axisLow = logScale ? floor(log10(low)) - 1 : 0
         let axisHigh = logScale ? ceil(log10(high)) : Self.roundUp(high)
         func length(_ value: Double) -> Double {
             let fraction = logScale ? (log10(value) - axisLow) / max(axisHigh - axisLow, 1) : value / max(axisHigh, 1e-12)

@@ -390,7 +390,9 @@ public struct SuiteReport {
         }
     }
 
-    /// For each measure, on how many of the workloads compared Quire is behind each peer.
+    /// For each measure, on how many of the workloads compared Quire is
+    /// behind each peer, and how many of those are within the runs' spread:
+    /// a count alone read as that many sure losses.
     var behindSummary: [String] {
         var measures: [String] = []
         for c in comparisons where !measures.contains(c.measure) { measures.append(c.measure) }
@@ -398,7 +400,9 @@ public struct SuiteReport {
             let counts = Self.peers.compactMap { peer -> String? in
                 let compared = comparisons.filter { $0.measure == measure && $0.peer == peer }
                 guard !compared.isEmpty else { return nil }
-                return "\(Self.displayName(peer)) on \(compared.filter(\.behind).count) of \(compared.count)"
+                let behind = compared.filter(\.behind), overlapping = behind.filter(\.overlapping).count
+                return "\(Self.displayName(peer)) on \(behind.count) of \(compared.count)"
+                    + (overlapping > 0 ? " (\(overlapping) within the runs' spread)" : "")
             }
             return "\(measure): behind " + counts.joined(separator: ", ")
         }

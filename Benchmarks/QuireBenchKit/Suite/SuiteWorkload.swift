@@ -111,12 +111,20 @@ public struct SuiteWorkload: Sendable {
         return name
     }
 
-    /// `--only`: comma-separated patterns, each matching a workload whose
-    /// name, crdt-benchmarks name or family contains it (case-insensitive).
-    public func matches(only patterns: String) -> Bool {
-        patterns.split(separator: ",").contains { pattern in
-            let pattern = pattern.lowercased()
-            return [name, benchmarkName ?? "", family.rawValue].contains { $0.lowercased().contains(pattern) }
+    /// `--only`: the `workloads`, in order, that one of the comma-separated
+    /// `patterns` selects (case-insensitive). A pattern that is a workload's
+    /// whole name selects that workload only, so that `merge-k2-m1000` does
+    /// not also run merge-k2-m10000, nor `rustcode` rustcode.unicode; any
+    /// other pattern selects each workload whose name, crdt-benchmarks name
+    /// or family contains it (`merge-k`, `B1`, `B4`).
+    public static func selected(by patterns: String, from workloads: [SuiteWorkload]) -> [SuiteWorkload] {
+        let names = Set(workloads.map { $0.name.lowercased() })
+        let patterns = patterns.split(separator: ",").map { $0.lowercased() }
+        return workloads.filter { workload in
+            patterns.contains { pattern in
+                names.contains(pattern) ? workload.name.lowercased() == pattern
+                    : [workload.name, workload.benchmarkName ?? "", workload.family.rawValue].contains { $0.lowercased().contains(pattern) }
+            }
         }
     }
 
