@@ -431,11 +431,15 @@ public struct SyncClient: Sendable {
                 session.report.received += received
                 if received > 0 { session.receivedUnstated.formUnion(incoming.map(\.0)) }
                 return
-            } catch let error as DecodingError {
-                throw SyncError.protocolViolation("the changes it sent do not decode: \(error)")
-            } catch let error as DocumentError {
-                // Not the store's fault: its data is whole, and the next sync stops at the same change.
-                throw SyncError.protocolViolation("it sent a change that does not apply (\(error)); nothing of its answer was applied")
+            } catch let refused as RefusedChanges {
+                switch refused.reason {
+                case .undecodable(let error):
+                    throw SyncError.protocolViolation("the changes it sent for document \(refused.document) do not decode: \(error)")
+                case .inapplicable(let error):
+                    // Not the store's fault: its data is whole, and the next sync stops at the same change.
+                    throw SyncError.protocolViolation("it sent a change to document \(refused.document) that does not apply (\(error)); "
+                        + "nothing of its answer was applied")
+                }
             } catch let error as StoreError {
                 guard let id = error.damagedDocument.flatMap(DocumentID.init(rawValue:)), session.report.damaged[id] == nil,
                       incoming.contains(where: { $0.0 == id }) else { throw error }
