@@ -5,8 +5,8 @@
 ///
 ///     do { try store.apply(bundles: received) } catch let refused as RefusedChanges {
 ///         switch refused.reason {
-///         case .undecodable(.badMagic): print("\(refused.document) was sent something else than a bundle")
-///         case .undecodable, .inapplicable: print(refused)  // "the changes given for document …: …"
+///         case .undecodable(.badMagic): print("\(refused.document) was sent something other than a bundle")
+///         case .undecodable, .inapplicable: print(refused)  // "the changes given for document … were refused: …"
 ///         }
 ///     }
 public struct RefusedChanges: Error, Hashable, Sendable, DescribedError {
