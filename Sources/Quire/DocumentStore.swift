@@ -496,7 +496,12 @@ public final class DocumentStore: @unchecked Sendable {
     ///     try store.apply(id, changes)
     @discardableResult
     public func apply(_ id: DocumentID, _ changes: [Change]) throws -> Int {
-        try apply([(id, [.changes(changes)])], creatingMissing: false, refusingEach: false, limits: .default).applied
+        do {
+            return try apply([(id, [.changes(changes)])], creatingMissing: false, refusingEach: false, limits: .default).applied
+        } catch let refused as RefusedChanges {
+            // The caller named the one document: the error as it came says enough.
+            throw refused.reason.error
+        }
     }
 
     /// Applies change bundles (`ChangeEncoding`) received from a peer for
@@ -510,6 +515,11 @@ public final class DocumentStore: @unchecked Sendable {
     /// as one row of the log. A fresh replica takes such bundles straight
     /// from their columns, never decoding them into changes: a long history
     /// costs about one pass over its bytes.
+    ///
+    /// A document whose bundles do not decode or whose changes do not apply
+    /// throws `RefusedChanges`, naming it, with the `DecodingError` or
+    /// `DocumentError` as its `reason`; nothing of the call is saved, the
+    /// other documents' bundles neither (`applyEach` saves them).
     ///
     /// - Returns: how many changes were applied.
     @discardableResult
@@ -540,7 +550,8 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// With `refusingEach`, a document whose changes do not decode or apply,
     /// or whose copy is damaged, is left out and returned with why; without,
-    /// it fails the whole call.
+    /// it fails the whole call (changes that do not decode or apply as
+    /// `RefusedChanges`, naming the document).
     private func apply(_ documents: [(id: DocumentID, pieces: [Received])], creatingMissing: Bool, refusingEach: Bool,
                        limits: DecodingLimits) throws -> (applied: Int, refused: [(id: DocumentID, error: any Error)]) {
         // One entry per document: taking a document twice would wait for itself.
@@ -578,7 +589,8 @@ public final class DocumentStore: @unchecked Sendable {
                     do { (logged, parked) = try applyInMemory(pieces, to: &entry, id, limits: limits, applied: &appliedHere) } catch {
                         // `entry` may be half-applied: drop it, to be reloaded from disk.
                         release(id, nil)
-                        guard refusingEach, error is DecodingError || error is DocumentError else { throw error }
+                        guard let refusal = RefusedChanges(document: id, error) else { throw error }
+                        guard refusingEach else { throw refusal }
                         refused.append((id, error))
                         continue
                     }

@@ -549,7 +549,7 @@ import Testing
         let sender = ScriptedPeer { _ in
             SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: [SyncDocument(id: "n", version: [:], changes: [early])])
         }
-        await #expect(throws: SyncError.protocolViolation("it sent a change that does not apply (change \(early.id) is invalid: "
+        await #expect(throws: SyncError.protocolViolation("it sent a change to document n that does not apply (change \(early.id) is invalid: "
             + "it is under this replica's own id but does not follow on from its changes, so its next edits would take the "
             + "same counters); nothing of its answer was applied")) {
             try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
@@ -662,10 +662,33 @@ import Testing
         let sender = ScriptedPeer { _ in
             SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: [SyncDocument(id: "n", version: [:], changes: [farAhead])])
         }
-        await #expect(throws: SyncError.protocolViolation("it sent a change that does not apply (\(reason)); nothing of its answer was applied")) {
+        await #expect(throws: SyncError.protocolViolation("it sent a change to document n that does not apply (\(reason)); "
+            + "nothing of its answer was applied")) {
             try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
         }
         #expect(try store.versionVectors() == ["n": [store.replicaID: 1]])
+    }
+
+    /// An answer whose bundle for one document is not a bundle fails the
+    /// sync naming that document, and nothing of the answer is kept: the
+    /// other document's good bundle neither.
+    @Test func anAnswersBadBundleIsNamedByItsDocument() async throws {
+        let source = try DocumentStore.inMemory()
+        try source.create(id: "good")
+        try write(source, "good", "k", 1)
+        let store = try DocumentStore.inMemory()
+        let goodBundle = try ChangeEncoding.encode(source.changes("good"))
+        let sender = ScriptedPeer { _ in
+            SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: [
+                SyncDocument(id: "good", version: [:], bundles: [goodBundle]),
+                SyncDocument(id: "bad", version: [:], bundles: [[1, 2, 3]]),
+            ])
+        }
+        await #expect(throws: SyncError.protocolViolation("the changes it sent for document bad do not decode: "
+            + "not a Quire change bundle (wrong magic number)")) {
+            try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
+        }
+        #expect(try store.documents().isEmpty)
     }
 
     @Test func messagesRoundTripAndDamageIsRefused() throws {

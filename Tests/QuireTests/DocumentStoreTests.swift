@@ -239,7 +239,9 @@ import QuireStore
         let refusal = DocumentError.invalidChange(farAhead.id, reason: "its Lamport value \(Document.lamportLimit - 3) lies more than "
             + "\(DocumentStore.maxLamportLead) beyond the document's highest, 1")
         #expect(throws: refusal) { try store.apply("n", [farAhead]) }
-        #expect(throws: refusal) { try store.apply(bundles: [("n", [ChangeEncoding.encode([farAhead])])]) }
+        #expect(throws: RefusedChanges(document: "n", reason: .inapplicable(refusal))) {
+            try store.apply(bundles: [("n", [ChangeEncoding.encode([farAhead])])])
+        }
         // A catch-up long enough to be kept as it came, for a document the store lacks.
         let start = DocumentStore.maxLamportLead + 1
         let catchUp = (1...40).map { counter in
@@ -248,8 +250,8 @@ import QuireStore
                    operations: [.put(object: .root, key: "k", value: .scalar(.int(Int64(counter))),
                                      pred: counter == 1 ? [] : [OpID(replica: ReplicaID(7), counter: counter - 1)])])
         }
-        #expect(throws: DocumentError.invalidChange(catchUp[0].id, reason: "its Lamport value \(start) lies more than "
-            + "\(DocumentStore.maxLamportLead) beyond the document's highest, 0")) {
+        #expect(throws: RefusedChanges(document: "new", reason: .inapplicable(.invalidChange(catchUp[0].id,
+            reason: "its Lamport value \(start) lies more than \(DocumentStore.maxLamportLead) beyond the document's highest, 0")))) {
             try store.apply(bundles: [("new", [ChangeEncoding.encode(catchUp)])])
         }
         #expect(try store.versionVectors() == ["n": [store.replicaID: 1]])
@@ -403,7 +405,9 @@ import QuireStore
         // is neither created nor changed.
         let bogus = Change(id: OpID(replica: ReplicaID(99), counter: 1), lamport: 1, parents: [],
                            operations: [.increment(object: ObjectID(OpID(replica: ReplicaID(5), counter: 5)), delta: 1)])
-        #expect(throws: DocumentError.self) { try target.apply(bundles: [bundles[0], ("b", [ChangeEncoding.encode([bogus])])]) }
+        #expect { try target.apply(bundles: [bundles[0], ("b", [ChangeEncoding.encode([bogus])])]) } throws: { error in
+            (error as? RefusedChanges)?.document == "b"
+        }
         #expect(try target.documents().isEmpty)
         #expect(throws: StoreError.self) { try target.read("a") { _ in } }
 
@@ -411,6 +415,32 @@ import QuireStore
         #expect(try target.documents().map(\.id) == ["a", "b"])
         for id: DocumentID in ["a", "b"] { #expect(try target.state(id) == source.state(id)) }
         #expect(try target.apply(bundles: bundles) == 0)  // duplicates are no-ops
+    }
+
+    /// Of several documents' bundles, one that is not a bundle fails the
+    /// call with an error naming its document, keeping the decoder's case;
+    /// the others' good bundles are not saved, even in part (all or
+    /// nothing), and apply whole when given again without it.
+    @Test func aBadBundleAmongSeveralDocumentsNamesItsDocumentAndSavesNothing() throws {
+        let source = try DocumentStore.inMemory()
+        for id: DocumentID in ["a", "c"] {
+            try source.create(id: id)
+            for index in 0..<3 { try source.edit(id) { tx in try tx.put(.root, key: "k\(index)", .int(1)) } }
+        }
+        let target = try DocumentStore.inMemory()
+        try target.apply(bundles: [("a", [ChangeEncoding.encode(Array(try source.changes("a").prefix(1)))])])
+        let before = try target.state("a")
+        let good = try ["a", "c"].map { (id: DocumentID) in (id: id, bundles: [ChangeEncoding.encode(try source.changes(id))]) }
+
+        let refusal = RefusedChanges(document: "b", reason: .undecodable(.badMagic(expected: "a Quire change bundle")))
+        #expect(throws: refusal) { try target.apply(bundles: [good[0], ("b", [[1, 2, 3]]), good[1]]) }
+        #expect(refusal.description == "the changes given for document b were refused: not a Quire change bundle (wrong magic number)")
+        #expect(try target.documents().map(\.id) == ["a"])
+        #expect(try target.state("a") == before)
+        #expect(try target.changes("a").count == 1)
+
+        #expect(try target.apply(bundles: good) == 5)
+        for id: DocumentID in ["a", "c"] { #expect(try target.state(id) == source.state(id)) }
     }
 
     /// A page of a sync holds many documents, one possibly listed twice:

@@ -24,7 +24,7 @@ import Testing
                 "no document groceries in this store",
                 "object root is a map, not a text",
                 "the file is not a SQLite database (or is encrypted): file is not a database (SQLite code 26), setting journal_mode, in \(directory)/notes.txt",
-                "not a Quire change bundle (wrong magic number)",
+                "the changes given for document \(id) were refused: not a Quire change bundle (wrong magic number)",
             ])
         }
     }

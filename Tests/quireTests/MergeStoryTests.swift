@@ -507,4 +507,36 @@ import Testing
             #expect(try quire.run(["note", "show", damagedThere], store: phone).stderr.contains("no note matches"))
         }
     }
+
+    /// A note whose changes this store refuses, taken as one batch (their
+    /// Lamport values climb more than `maxLamportLead` beyond its own, in
+    /// steps the other store took one at a time), fails the merge naming
+    /// the note; nothing is written.
+    @Test func aNoteThisStoreRefusesIsNamedAndNothingIsMerged() throws {
+        try withRunner { quire in
+            let laptop = quire.directory + "/laptop.quire", phone = quire.directory + "/phone.quire"
+            try quire.ok(["init"], store: laptop)
+            try quire.ok(["init"], store: phone)
+            let id = try quire.ok(["note", "new", "--title", "Groceries"], store: laptop).trimmingCharacters(in: .newlines)
+            let lead = DocumentStore.maxLamportLead
+            do {
+                let store = try DocumentStore(path: laptop)
+                defer { try? store.close() }
+                let note = try #require(DocumentID(rawValue: id))
+                let last = OpID(replica: store.replicaID, counter: try store.read(note) { $0.versionVector[store.replicaID] })
+                for counter: UInt64 in 1...2 {
+                    let previous = counter == 1 ? last : OpID(replica: ReplicaID(7), counter: counter - 1)
+                    try store.apply(note, [Change(id: OpID(replica: ReplicaID(7), counter: counter), lamport: lead * counter,
+                                                  parents: [previous], operations: [.put(object: .root, key: "x", value: .scalar(.int(1)),
+                                                  pred: counter == 1 ? [] : [previous])])])
+                }
+            }
+            let result = try quire.run(["merge", laptop], store: phone)
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("error: this store refuses the changes of note \(id) (Groceries) in \(laptop) (change "))
+            #expect(result.stderr.hasSuffix("its Lamport value \(2 * lead) lies more than \(lead) beyond the document's highest, 0): "
+                + "nothing was merged\n"), "\(result.stderr)")
+            #expect(try quire.ok(["note", "list", "--all"], store: phone).contains(id.prefix(8)) == false)
+        }
+    }
 }

@@ -18,13 +18,24 @@ import Quire
 /// when an answer was a page with more to come, or when a peer (no server)
 /// sent changes: it learns that the store holds them from a request.
 public struct SyncClient: Sendable {
+    /// The store synced: its changes are pushed, the server's applied to
+    /// it, and the cursor and acknowledgements kept in it under `peer`.
+    /// The sync calls it on its thread for store calls (`store.async`),
+    /// never on the caller's.
     public let store: DocumentStore
     /// The name the store keeps this server's cursor and acknowledgements
     /// under: its URL, or the command for a stdio peer.
     public let peer: String
+    /// How requests reach the server and answers come back:
+    /// `HTTPSyncTransport` for a server over HTTP, `StdioSyncTransport`
+    /// for a peer store run by a command, or an app's own.
     public let transport: any SyncTransport
     /// Bounds on one request's push; the rest goes in the next rounds.
     public var maxPushChanges = 10_000
+    /// The most bytes of changes one request pushes, counted as each
+    /// change encodes on its own (a bundle of one), before the message is
+    /// compressed; 4 MiB by default. A change larger than this still goes,
+    /// alone, so that no change is held back for good.
     public var maxPushBytes = 4 << 20
     /// The most documents one request states (below the server's
     /// `SyncMessage.Limits.maxDocuments`, as its answer adds the documents
@@ -32,10 +43,22 @@ public struct SyncClient: Sendable {
     public var maxStatedDocuments = 50_000
     /// A sync that needs more rounds than this stops with an error.
     public var maxRounds = 10_000
+    /// The bounds an answer must keep to be decoded: 64 MiB after
+    /// decompression and 100,000 documents by default. An answer past them
+    /// fails the sync (`SyncError.protocolViolation`) before any of it is
+    /// applied. Raise them only for a server known to send larger pages:
+    ///
+    ///     var client = SyncClient(store: store, peer: peer, transport: transport)
+    ///     client.messageLimits.maxPayloadBytes = 256 << 20
     public var messageLimits = SyncMessage.Limits()
     /// Receives a line about each round, for a progress display.
     public var progress: @Sendable (String) -> Void = { _ in }
 
+    /// A client syncing `store` through `transport`, with the default
+    /// bounds; nothing is sent before `sync()`. `peer` names the server
+    /// in the store (its URL, or a stdio peer's command): a client made
+    /// again with the same name takes up where the last sync left off;
+    /// under another name, the store knows nothing of the server yet.
     public init(store: DocumentStore, peer: String, transport: any SyncTransport) {
         self.store = store
         self.peer = peer
@@ -44,12 +67,19 @@ public struct SyncClient: Sendable {
 
     /// What one sync did.
     public struct Report: Sendable, Equatable {
+        /// Requests sent, each with its answer: 1 for a sync with nothing
+        /// concurrent (`maxRounds` at most).
         public var rounds = 0
         /// Local or relayed changes the server now holds that it lacked.
         public var sent = 0
         /// Changes applied to the store.
         public var received = 0
+        /// Bytes of the requests sent, encoded and compressed as they go
+        /// (`SyncMessage.encoded()`); what the transport adds (HTTP
+        /// headers) and resends after a failed try are not counted.
         public var bytesSent = 0
+        /// Bytes of the answers received, compressed as they came, counted
+        /// as `bytesSent` is.
         public var bytesReceived = 0
         /// Changes the server refused for good during this sync.
         public var rejected: [RejectedChange] = []
@@ -431,11 +461,15 @@ public struct SyncClient: Sendable {
                 session.report.received += received
                 if received > 0 { session.receivedUnstated.formUnion(incoming.map(\.0)) }
                 return
-            } catch let error as DecodingError {
-                throw SyncError.protocolViolation("the changes it sent do not decode: \(error)")
-            } catch let error as DocumentError {
-                // Not the store's fault: its data is whole, and the next sync stops at the same change.
-                throw SyncError.protocolViolation("it sent a change that does not apply (\(error)); nothing of its answer was applied")
+            } catch let refused as RefusedChanges {
+                switch refused.reason {
+                case .undecodable(let error):
+                    throw SyncError.protocolViolation("the changes it sent for document \(refused.document) do not decode: \(error)")
+                case .inapplicable(let error):
+                    // Not the store's fault: its data is whole, and the next sync stops at the same change.
+                    throw SyncError.protocolViolation("it sent a change to document \(refused.document) that does not apply (\(error)); "
+                        + "nothing of its answer was applied")
+                }
             } catch let error as StoreError {
                 guard let id = error.damagedDocument.flatMap(DocumentID.init(rawValue:)), session.report.damaged[id] == nil,
                       incoming.contains(where: { $0.0 == id }) else { throw error }

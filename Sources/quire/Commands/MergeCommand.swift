@@ -22,7 +22,13 @@ enum MergeCommand {
             let other = try Context.open(otherPath, readOnly: true, missingAdvice: "give the path of an existing store file")
             let dryRun = invocation.flag("--dry-run")
             let merge = try StoreMerge(into: store, from: other)
-            if !dryRun { try merge.apply(to: store) }
+            if !dryRun {
+                do { try merge.apply(to: store) } catch let refused as RefusedChanges {
+                    let title = merge.documents.first { $0.id == refused.document }.map { " (\($0.title))" } ?? ""
+                    throw CLIError.failure("this store refuses the changes of note \(refused.document)\(title) in \(otherPath) "
+                        + "(\(refused.reason)): nothing was merged")
+                }
+            }
             // Abbreviated as other listings are, among the notes this store
             // holds once merged: a merge that wrote already holds the new ones,
             // and an id counted twice would never be unique.
