@@ -79,7 +79,7 @@ struct Conflict {
     private static func explainRemoval(in document: Document, history: DocumentHistory, conflicts: inout [Conflict]) throws {
         guard try Note.isRemoved(document), let winner = try document.entries(.root, key: Note.Key.removed).first,
               let removal = history.change(containing: winner.id) else { return }
-        let unseen = try history.changes(concurrentWith: removal).filter(editsMoreThanRemoval)
+        let unseen = history.changes(concurrentWith: removal).filter(editsMoreThanRemoval)
         guard !unseen.isEmpty else { return }
         if let index = conflicts.firstIndex(where: { $0.key == Note.Key.removed }) {
             conflicts[index].unseenByRemoval = unseen

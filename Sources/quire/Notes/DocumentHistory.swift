@@ -116,46 +116,22 @@ struct DocumentHistory {
         return low
     }
 
-    /// The changes concurrent with `change`: neither saw the other. After
-    /// compaction, among the changes logged after the point, and none for
-    /// a change from before it: what it saw went through deleted changes.
-    func changes(concurrentWith change: Change) throws -> [Change] {
-        let candidates = changes.dropFirst(compaction?.keptCount ?? 0)
-        guard candidates.contains(where: { $0.id == change.id }) else { return [] }
-        let seenByIt = try causalPast(of: [change.lastID]).version
-        // The log's order is causal: a change saw `change` when one of its
-        // parents, or its replica's change before it, did. Changes after
-        // the point reach each other through logged changes only.
-        var sawIt: Set<OpID> = [change.lastID]
-        var previousOfReplica: [ReplicaID: OpID] = [:]
-        var concurrent: [Change] = []
-        for other in candidates {
-            defer { previousOfReplica[other.replica] = other.lastID }
-            if other.id == change.id || seenByIt.contains(other.lastID) { continue }
-            if other.parents.contains(where: sawIt.contains) || previousOfReplica[other.replica].map(sawIt.contains) == true {
-                sawIt.insert(other.lastID)
-            } else {
-                concurrent.append(other)
-            }
-        }
-        return concurrent
-    }
-
-    /// The replicas of those of `typed` made concurrently with a change of
-    /// another replica among them: neither had seen the other. As in
-    /// `changes(concurrentWith:)`, only changes logged after a compaction
-    /// point are compared: what one kept from before it saw went through
+    /// The changes logged after the compaction point (all of them when
+    /// there was none): the ones whose concurrency `quire conflicts`
+    /// judges. What one kept from before the point saw went through
     /// deleted changes, while two logged after it reach each other, if at
     /// all, through logged changes only.
-    func replicasEditingConcurrently(among typed: [Change]) -> Set<ReplicaID> {
-        let logged = changes.dropFirst(compaction?.keptCount ?? 0)
-        // What each change had seen, itself included, as a version vector:
-        // its replica's change before it and its parents had, the log being
-        // in a causal order. A parent compaction deleted adds nothing that
-        // a change logged after the point could be.
+    private var changesAfterCompaction: ArraySlice<Change> { changes.dropFirst(compaction?.keptCount ?? 0) }
+
+    /// What each change logged after the compaction point had seen, itself
+    /// included, as a version vector: its replica's change before it and
+    /// its parents had, the log being in a causal order. A parent from
+    /// before the point adds nothing that a change logged after it could be.
+    /// Two changes are concurrent when neither's vector holds the other.
+    private func seenByEachChange() -> [OpID: VersionVector] {
         var seenBy: [OpID: VersionVector] = [:]
         var seenByReplica: [ReplicaID: VersionVector] = [:]
-        for change in logged {
+        for change in changesAfterCompaction {
             var seen = seenByReplica[change.replica] ?? VersionVector()
             for parent in change.parents {
                 if let parentChange = self.change(containing: parent), let seenByParent = seenBy[parentChange.id] { seen.merge(seenByParent) }
@@ -164,6 +140,26 @@ struct DocumentHistory {
             seenBy[change.id] = seen
             seenByReplica[change.replica] = seen
         }
+        return seenBy
+    }
+
+    /// The changes concurrent with `change`: neither saw the other. After
+    /// compaction, among the changes logged after the point, and none for
+    /// a change from before it (`changesAfterCompaction`).
+    func changes(concurrentWith change: Change) -> [Change] {
+        let seenBy = seenByEachChange()
+        guard let seenByIt = seenBy[change.id] else { return [] }
+        return changesAfterCompaction.filter { other in
+            other.id != change.id && !seenByIt.contains(other.lastID) && seenBy[other.id]?.contains(change.lastID) == false
+        }
+    }
+
+    /// The replicas of those of `typed` made concurrently with a change of
+    /// another replica among them: neither had seen the other. As in
+    /// `changes(concurrentWith:)`, only changes logged after a compaction
+    /// point are compared.
+    func replicasEditingConcurrently(among typed: [Change]) -> Set<ReplicaID> {
+        let seenBy = seenByEachChange()
         // Each replica's changes among `typed`, in counter order, with what each had seen.
         let distinct = Dictionary(typed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }).values
         let byReplica = Dictionary(grouping: distinct.compactMap { change in seenBy[change.id].map { (change: change, seen: $0) } },
