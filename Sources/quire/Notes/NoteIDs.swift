@@ -11,6 +11,8 @@ enum NoteIDs {
     /// one whose id starts with it in any case (an id copied from a
     /// display that shows it in capitals).
     static func resolve(_ prefix: String, in store: DocumentStore) throws -> DocumentID {
+        // Every id starts with "": a store of one note would hand it over.
+        precondition(!prefix.isEmpty, "an empty note id reached NoteIDs.resolve; check it with Invocation.noteID(_:)")
         let ids = try store.documents(includeRemoved: true).map(\.id)
         if let exact = ids.first(where: { $0.rawValue == prefix }) { return exact }
         var matches = ids.filter { $0.rawValue.hasPrefix(prefix) }
