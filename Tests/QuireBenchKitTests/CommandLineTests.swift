@@ -199,6 +199,21 @@ import Testing
         }
     }
 
+    /// B4x100 runs once whatever --runs asks, and its progress line says so
+    /// (it said "(3 runs)"). A TRACE named automerge-paper makes a B4x100
+    /// of that tiny trace typed 100 times.
+    @Test func theProgressLineCountsTheRunsAWorkloadGets() throws {
+        try withPackageRoot(peersScript: "exit 1") { root in
+            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#
+                .write(toFile: root + "/automerge-paper.json", atomically: true, encoding: .utf8)
+            let result = try run(["suite", "automerge-paper.json", "--only", "B4x100", "--runs", "3"], in: root)
+            #expect(result.status == 0)
+            #expect(result.stderr == "[1/1] B4x100 quire (1 run)...\n")
+            let libraries = try #require(try writtenWorkloads(root).first?["libraries"] as? [[String: Any]])
+            #expect(libraries.first?["runs"] as? Int == 1)
+        }
+    }
+
     /// Every key of `trace --json` and of the suite's DATE.json, nested
     /// ones too, is named in that subcommand's help, so that a script's
     /// author can find what each one holds.
