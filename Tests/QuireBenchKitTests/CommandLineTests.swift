@@ -58,8 +58,10 @@ import Testing
         }
     }
 
+    /// An option where the subcommand goes is called an option, not a subcommand.
     @Test func aMissingOrUnknownSubcommandListsTheSubcommands() throws {
-        for (arguments, message) in [([], "error: no subcommand given"), (["bogus"], "error: unknown subcommand bogus")] {
+        for (arguments, message) in [([], "error: no subcommand given"), (["bogus"], "error: unknown subcommand bogus"),
+                                     (["--frob"], "error: unknown option --frob"), (["--frob", "suite"], "error: unknown option --frob")] {
             let result = try run(arguments)
             #expect(result.status == 64)
             #expect(result.stderr.hasPrefix(message + "\n\nusage: quire-bench SUBCOMMAND"))
