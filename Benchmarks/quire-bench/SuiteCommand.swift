@@ -149,6 +149,7 @@ private func startReport(command: String, date: String, files: SuiteResultsFiles
 private func measureWorkload(_ workload: SuiteWorkload, step: String, runs: Int, command: String,
                              withPeers: Bool, peersProblem: String?) -> (result: WorkloadResult, wasMeasured: Bool) {
     var result: WorkloadResult, replayOnce: (() throws -> ReplayResult)?
+    let runs = workload.timedRuns(asked: runs)
     do {
         try workload.materialise(cacheDirectory: workloadCache)
         progress("\(step) quire (\(count(runs, "run")))...")
@@ -218,10 +219,11 @@ private func rewriteReport(of date: String) -> Int32 {
 
 /// Quire's figures for one workload, through the same measurement code as
 /// `quire-bench trace`, `store` and `sync`, and for a replay workload the
-/// replay it measured, to be run again.
+/// replay it measured, to be run again. `runs` is the workload's own
+/// (`SuiteWorkload.timedRuns`), as the progress line says.
 private func measureQuire(_ workload: SuiteWorkload, runs: Int, command: String) throws
     -> (WorkloadResult, replayOnce: (() throws -> ReplayResult)?) {
-    let measurement: TraceMeasurement, replayOnce: () throws -> ReplayResult, timedRuns: Int
+    let measurement: TraceMeasurement, replayOnce: () throws -> ReplayResult
     switch workload.source {
     case .store:
         var options = StoreBenchmark.Options()
@@ -233,23 +235,23 @@ private func measureQuire(_ workload: SuiteWorkload, runs: Int, command: String)
         return (WorkloadResult(workload: workload, command: command, ops: nil, figures: [.quire(measures: measures, runs: runs)]), nil)
     case .traceFile(let path):
         let trace = try EditingTrace.load(path: path)
-        (measurement, timedRuns) = (TraceMeasurement.measure(trace: trace, named: workload.name, runs: runs), runs)
+        measurement = TraceMeasurement.measure(trace: trace, named: workload.name, runs: runs)
         replayOnce = try replayFunction(trace)
     case .replicaFile(let path):
         let replicas = try ReplicaWorkload.load(path: path)
-        (measurement, timedRuns) = (TraceMeasurement.measure(replicas: replicas, named: workload.name, runs: runs), runs)
+        measurement = TraceMeasurement.measure(replicas: replicas, named: workload.name, runs: runs)
         replayOnce = { try TraceReplay.replay(replicas) }
     case .repeated(let path, let times):
         guard case .sequential(let once) = try EditingTrace.load(path: path) else {
             throw UsageError(message: "\(path): only a sequential trace can be repeated")
         }
         let trace = EditingTrace.sequential(once.repeated(times))
-        (measurement, timedRuns) = (TraceMeasurement.measure(trace: trace, named: workload.name, runs: 1), 1)
+        measurement = TraceMeasurement.measure(trace: trace, named: workload.name, runs: runs)
         replayOnce = try replayFunction(trace)
     }
     for failure in measurement.failures { printError("\nFAIL \(workload.name) quire: \(failure)") }
     return (WorkloadResult(workload: workload, command: command, ops: measurement.ops, figures: [
-        LibraryFigures.quire(measurement, runs: timedRuns, replayOnce: replayOnce),
+        LibraryFigures.quire(measurement, runs: runs, replayOnce: replayOnce),
     ]), replayOnce)
 }
 

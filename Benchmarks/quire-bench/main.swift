@@ -139,7 +139,9 @@ func parse(_ arguments: [String], flags: Set<String>, options: Set<String>) thro
         return usageError("no subcommand given", help: synopses)
     }
     guard let subcommand = subcommands.first(where: { $0.name == name }) else {
-        return usageError("unknown subcommand \(name)", help: synopses)
+        // `quire-bench --frob`: an option where the subcommand goes, named as what it is.
+        let isOption = name.hasPrefix("-") && name != "-"
+        return usageError("unknown \(isOption ? "option" : "subcommand") \(name)", help: synopses)
     }
     if asksForHelp {
         print(subcommand.help)

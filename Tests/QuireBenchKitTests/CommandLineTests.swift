@@ -58,8 +58,10 @@ import Testing
         }
     }
 
+    /// An option where the subcommand goes is called an option, not a subcommand.
     @Test func aMissingOrUnknownSubcommandListsTheSubcommands() throws {
-        for (arguments, message) in [([], "error: no subcommand given"), (["bogus"], "error: unknown subcommand bogus")] {
+        for (arguments, message) in [([], "error: no subcommand given"), (["bogus"], "error: unknown subcommand bogus"),
+                                     (["--frob"], "error: unknown option --frob"), (["--frob", "suite"], "error: unknown option --frob")] {
             let result = try run(arguments)
             #expect(result.status == 64)
             #expect(result.stderr.hasPrefix(message + "\n\nusage: quire-bench SUBCOMMAND"))
@@ -196,6 +198,21 @@ import Testing
             #expect(result.status == 0)
             #expect(!result.stderr.contains("\r") && !result.stderr.contains("\u{1B}"), "\(result.stderr.debugDescription)")
             #expect(result.stderr == "[1/1] mine quire (1 run)...\n")
+        }
+    }
+
+    /// B4x100 runs once whatever --runs asks, and its progress line says so
+    /// (it said "(3 runs)"). A TRACE named automerge-paper makes a B4x100
+    /// of that tiny trace typed 100 times.
+    @Test func theProgressLineCountsTheRunsAWorkloadGets() throws {
+        try withPackageRoot(peersScript: "exit 1") { root in
+            try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#
+                .write(toFile: root + "/automerge-paper.json", atomically: true, encoding: .utf8)
+            let result = try run(["suite", "automerge-paper.json", "--only", "B4x100", "--runs", "3"], in: root)
+            #expect(result.status == 0)
+            #expect(result.stderr == "[1/1] B4x100 quire (1 run)...\n")
+            let libraries = try #require(try writtenWorkloads(root).first?["libraries"] as? [[String: Any]])
+            #expect(libraries.first?["runs"] as? Int == 1)
         }
     }
 

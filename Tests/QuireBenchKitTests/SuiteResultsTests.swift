@@ -139,6 +139,21 @@ import Testing
         }
     }
 
+    /// A workload a run without --peers measured says so under its table:
+    /// its peers' cells were "–" with nothing telling them from a failure.
+    /// B4x100 is Quire only and already says so above its table.
+    @Test func aWorkloadMeasuredWithoutPeersSaysThePeersWereNotAsked() throws {
+        let withPeers = "quire-bench suite --only B1.2 --runs 3 --peers", quireOnly = "quire-bench suite --only B1.1,B1.3,B4x100 --runs 3"
+        var results = try ["B1.1", "B1.3"].map { try Self.replay($0, command: quireOnly, mergeMs: 1) }
+        results.insert(try Self.replay("B1.2", command: withPeers, mergeMs: 1), at: 1)
+        let paper = SuiteWorkload.all(traceFiles: ["automerge-paper.json.gz"], cacheDirectory: "/tmp").first { $0.name == "B4x100" }
+        results.append(WorkloadResult(workload: try #require(paper), command: quireOnly, ops: 1, figures: []))
+        let markdown = Self.report(results, command: quireOnly).markdown
+        #expect(markdown.components(separatedBy: "not asked").count == 2, "\(markdown)")
+        #expect(markdown.contains("\nYrs and Loro not asked (measured by a run without `--peers`): B1.1, B1.3.\n"))
+        #expect(!Self.report([try Self.replay("B1.2", command: withPeers, mergeMs: 1)], command: withPeers).markdown.contains("not asked"))
+    }
+
     /// B1's merges take tens of microseconds: kept to the microsecond, a
     /// 20.5 µs merge was 21 and its ratio to a 10 µs one 2.10, not 2.05.
     @Test func theJSONKeepsTimesToTheNanosecond() throws {

@@ -157,6 +157,13 @@ public struct SuiteReport {
                 out += "\nMerged one library after the other, not in turns (a busy moment may have slowed one library only): "
                     + alone.joined(separator: ", ") + ".\n"
             }
+            // A day's report mixes runs: a "–" in a peer's cell must not read as a peer that failed.
+            if Self.quireOnlyNote(family) == nil {
+                let notAsked = rows.filter { !$0.command.split(separator: " ").contains("--peers") }.map(\.name)
+                if !notAsked.isEmpty {
+                    out += "\nYrs and Loro not asked (measured by a run without `--peers`): " + notAsked.joined(separator: ", ") + ".\n"
+                }
+            }
             out += "\n" + snapshotTable(rows)
             if family == .merge { out += "\n" + throughputTable(rows) }
             out += "\n"

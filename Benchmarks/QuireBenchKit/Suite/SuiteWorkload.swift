@@ -52,6 +52,12 @@ public struct SuiteWorkload: Sendable {
         self.description = description
     }
 
+    /// The timed runs it gets when `asked` are asked for: B4x100 (a repeated
+    /// trace) runs once, being tens of seconds a run; the others, `asked`.
+    public func timedRuns(asked: Int) -> Int {
+        if case .repeated = source { 1 } else { asked }
+    }
+
     /// Whether the peers can run it.
     public var hasPeers: Bool {
         switch source {
