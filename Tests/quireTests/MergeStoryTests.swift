@@ -510,14 +510,15 @@ import Testing
 
     /// A note whose changes this store refuses, taken as one batch (their
     /// Lamport values climb more than `maxLamportLead` beyond its own, in
-    /// steps the other store took one at a time), fails the merge naming
-    /// the note; nothing is written.
-    @Test func aNoteThisStoreRefusesIsNamedAndNothingIsMerged() throws {
+    /// steps the other store took one at a time), is left out of the merge
+    /// and named, as a damaged one is; every other note is merged.
+    @Test func aNoteThisStoreRefusesIsLeftOutAndTheOthersAreMerged() throws {
         try withRunner { quire in
             let laptop = quire.directory + "/laptop.quire", phone = quire.directory + "/phone.quire"
             try quire.ok(["init"], store: laptop)
             try quire.ok(["init"], store: phone)
             let id = try quire.ok(["note", "new", "--title", "Groceries"], store: laptop).trimmingCharacters(in: .newlines)
+            let trip = try quire.ok(["note", "new", "--title", "Trip"], store: laptop).trimmingCharacters(in: .newlines)
             let lead = DocumentStore.maxLamportLead
             do {
                 let store = try DocumentStore(path: laptop)
@@ -531,12 +532,25 @@ import Testing
                                                   pred: counter == 1 ? [] : [previous])])])
                 }
             }
+            // Planning merges in memory, which does not refuse the climb: a dry run cannot tell.
+            #expect(try quire.ok(["merge", laptop, "--dry-run"], store: phone).contains("Groceries"))
             let result = try quire.run(["merge", laptop], store: phone)
             #expect(result.status == 1)
             #expect(result.stderr.hasPrefix("error: this store refuses the changes of note \(id) (Groceries) in \(laptop) (change "))
             #expect(result.stderr.hasSuffix("its Lamport value \(2 * lead) lies more than \(lead) beyond the document's highest, 0): "
-                + "nothing was merged\n"), "\(result.stderr)")
-            #expect(try quire.ok(["note", "list", "--all"], store: phone).contains(id.prefix(8)) == false)
+                + "it was not merged (the rest was)\n"), "\(result.stderr)")
+            #expect(result.stdout.contains("Trip") && !result.stdout.contains("Groceries"), "\(result.stdout)")
+            let listed = try #require(try quire.run(["note", "list", "--all", "--json"], store: phone).json() as? [[String: Any]])
+            #expect(listed.map { $0["id"] as? String } == [trip])
+            // Merged again, the refused note is still refused and listed as such; Trip has nothing left to bring.
+            let again = try quire.run(["merge", laptop, "--json"], store: phone)
+            #expect(again.status == 1)
+            let report = try #require(try again.json() as? [String: Any])
+            #expect((report["documents"] as? [[String: Any]])?.isEmpty == true)
+            let refused = try #require(report["refused"] as? [[String: Any]])
+            #expect(refused.map { $0["id"] as? String } == [id])
+            #expect(refused.first?["title"] as? String == "Groceries")
+            #expect((refused.first?["reason"] as? String)?.hasPrefix("change ") == true)
         }
     }
 }

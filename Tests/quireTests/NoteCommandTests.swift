@@ -728,11 +728,14 @@ import Testing
                 #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
                 #expect(result.stderr.hasPrefix("error: --title must be one line; put the rest in --body\n"))
             }
-            // An empty title given is a script's mistake (an unset variable), not a wish for an untitled note.
-            for arguments in [["note", "new", "--title", ""], ["note", "edit", id, "--title", ""]] {
-                let result = try quire.run(arguments)
-                #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
-                #expect(result.stderr.hasPrefix("error: --title needs text, not an empty one\nusage: quire note \(arguments[1])"), "\(result.stderr)")
+            // An empty title given is a script's mistake (an unset variable), not a wish for an untitled note;
+            // one of whitespace only (`--title "$NAME "`) shows as empty just the same.
+            for title in ["", "   ", "\t \u{3000}"] {
+                for arguments in [["note", "new", "--title", title], ["note", "edit", id, "--title", title]] {
+                    let result = try quire.run(arguments)
+                    #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
+                    #expect(result.stderr.hasPrefix("error: --title needs text, not an empty one\nusage: quire note \(arguments[1])"), "\(result.stderr)")
+                }
             }
             let titles = try #require(try quire.run(["note", "list", "--json"]).json() as? [[String: Any]])
             #expect(titles.map { $0["title"] as? String } == ["T"])

@@ -162,6 +162,18 @@ import Testing
         }
     }
 
+    @Test func backupUnderAFileSaysItIsAFile() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let file = quire.directory + "/notes.txt"
+            try #require(FileManager.default.createFile(atPath: file, contents: Data("kept".utf8)))
+            let result = try quire.run(["backup", file + "/notes.quire"])
+            #expect(result.status == 1)
+            #expect(result.stderr == "error: cannot back up to \(file)/notes.quire: \(file) is a file, not a folder; give a path in a folder\n")
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == "kept")
+        }
+    }
+
     @Test func missingStoreSaysToRunInit() throws {
         try withRunner { quire in
             let result = try quire.run(["status"])

@@ -81,8 +81,12 @@ extension Database {
     private func refuseBackup(to target: String, named destination: String, replacing: Bool) throws {
         let folder = (target as NSString).deletingLastPathComponent
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) else {
             throw StoreError.backupRefused(path: destination, reason: "its folder \(folder) does not exist; make that folder first, or give a path in a folder that exists")
+        }
+        // A path mistyped after a file's name (`notes.quire/backup`).
+        guard isFolder.boolValue else {
+            throw StoreError.backupRefused(path: destination, reason: "\(folder) is a file, not a folder; give a path in a folder")
         }
         if let reason = Self.whyNoFileCanBeMade(in: folder) {
             throw StoreError.backupRefused(path: destination, reason: "\(reason); give a path in a folder you may write to, or make that folder writable")

@@ -21,14 +21,8 @@ enum MergeCommand {
             let store = try context.openStore()
             let other = try Context.open(otherPath, readOnly: true, missingAdvice: "give the path of an existing store file")
             let dryRun = invocation.flag("--dry-run")
-            let merge = try StoreMerge(into: store, from: other)
-            if !dryRun {
-                do { try merge.apply(to: store) } catch let refused as RefusedChanges {
-                    let title = merge.documents.first { $0.id == refused.document }.map { " (\($0.title))" } ?? ""
-                    throw CLIError.failure("this store refuses the changes of note \(refused.document)\(title) in \(otherPath) "
-                        + "(\(refused.reason)): nothing was merged")
-                }
-            }
+            var merge = try StoreMerge(into: store, from: other)
+            if !dryRun { try merge.apply(to: store) }
             // Abbreviated as other listings are, among the notes this store
             // holds once merged: a merge that wrote already holds the new ones,
             // and an id counted twice would never be unique.
@@ -55,6 +49,10 @@ enum MergeCommand {
                     + "(\(damage.reason)): " + leftOut(true) + "; `quire inspect \(path)` reports the damage"
                     + (damage.isMine ? "" : "; merge the note from a backup or another store that holds it whole"))
             }
+            for refusal in merge.refused {
+                failures.append("this store refuses the changes of note \(refusal.id) (\(refusal.title)) in \(otherPath) (\(refusal.reason)): "
+                    + leftOut(true))
+            }
             if !failures.isEmpty { throw CLIError.failure(failures.joined(separator: "\nerror: ")) }
         })
 
@@ -72,6 +70,7 @@ enum MergeCommand {
                     .object(["id": .string(damage.id.rawValue), "title": damage.title.map(JSONValue.string) ?? .null,
                              "inThisStore": .bool(damage.isMine), "reason": .string(damage.reason)])
                 }),
+                "refused": .array(merge.refused.map { .object(["id": .string($0.id.rawValue), "title": .string($0.title), "reason": .string($0.reason)]) }),
             ]))
             return
         }
@@ -81,7 +80,7 @@ enum MergeCommand {
         let summary = dryRun ? "Dry run: merging would bring \(brought); nothing was written." : "Merged \(brought)."
         guard !merge.documents.isEmpty else {
             // The notes that could not be merged are told on standard error.
-            output.print(merge.compacted.isEmpty && merge.damaged.isEmpty ? "Nothing to merge: both stores hold the same changes." : summary)
+            output.print(merge.compacted.isEmpty && merge.damaged.isEmpty && merge.refused.isEmpty ? "Nothing to merge: both stores hold the same changes." : summary)
             return
         }
         let rows = merge.documents.map { plan in

@@ -261,12 +261,13 @@ enum NoteCommands {
 
     /// The `--title` value. A title is one line: the editor file and the
     /// listings show it on one, and would break a longer one in two. An
-    /// empty one given is most likely a script's unset variable, not a
-    /// wish for an untitled note (which `note new` does not make).
+    /// empty one given, or one of whitespace only (which shows as empty),
+    /// is most likely a script's unset variable, not a wish for an
+    /// untitled note (which `note new` does not make).
     private static func oneLineTitle(_ invocation: Invocation) throws -> String? {
         let title = invocation.value("--title")
         if title?.contains(where: \.isNewline) == true { throw invocation.usageError("--title must be one line; put the rest in --body") }
-        if title == "" { throw invocation.usageError("--title needs text, not an empty one") }
+        if title?.allSatisfy(\.isWhitespace) == true { throw invocation.usageError("--title needs text, not an empty one") }
         return title
     }
 

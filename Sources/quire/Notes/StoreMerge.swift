@@ -47,9 +47,22 @@ struct StoreMerge {
         var title: String? = nil
     }
 
-    let documents: [DocumentPlan]
+    /// A note whose incoming changes this store refused when the merge was
+    /// applied (such as Lamport values climbing further at once than the
+    /// store allows): it is left as it was here, and the others merged.
+    struct RefusedDocument {
+        let id: DocumentID
+        /// Its title as merging would have made it.
+        let title: String
+        /// Why, as the store's error says it.
+        let reason: String
+    }
+
+    /// The notes to merge; `apply` moves those this store refuses to `refused`.
+    private(set) var documents: [DocumentPlan]
     let compacted: [CompactedDocument]
     let damaged: [DamagedDocument]
+    private(set) var refused: [RefusedDocument] = []
 
     init(into store: DocumentStore, from other: DocumentStore) throws {
         let mine = Set(try store.documents(includeRemoved: true).map(\.id))
@@ -119,11 +132,16 @@ struct StoreMerge {
     }
 
     /// Writes the incoming changes, creating the documents this store
-    /// lacks, all in one commit: a merge that fails saves nothing. Without
+    /// lacks, in one commit: a merge that fails saves nothing. A note whose
+    /// changes this store refuses is left as it was (`applyEach`), moved
+    /// from `documents` to `refused`, and the others are saved. Without
     /// decoding limits, as the other store's changes were read.
-    func apply(to store: DocumentStore) throws {
-        try store.apply(bundles: documents.filter { !$0.incoming.isEmpty }.map { ($0.id, [ChangeEncoding.encode($0.incoming)]) },
-                        limits: .unlimited)
+    mutating func apply(to store: DocumentStore) throws {
+        let refusals = try store.applyEach(
+            bundles: documents.filter { !$0.incoming.isEmpty }.map { ($0.id, [ChangeEncoding.encode($0.incoming)]) }, limits: .unlimited).refused
+        let reasons = Dictionary(refusals.map { ($0.id, "\($0.error)") }, uniquingKeysWith: { first, _ in first })
+        refused = documents.compactMap { plan in reasons[plan.id].map { RefusedDocument(id: plan.id, title: plan.title, reason: $0) } }
+        documents.removeAll { reasons[$0.id] != nil }
     }
 
     var incomingCount: Int { documents.reduce(0) { $0 + $1.incoming.count } }
