@@ -63,7 +63,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     // retried, pip and all, twice for every workload.
     let withPeers = parsed.flags.contains("--peers")
     let peersProblem = withPeers && workloads.contains(where: \.hasPeers) ? checkPeers() : nil
-    if let peersProblem { printError("\nerror: \(peersProblem) (its errors are above); measuring Quire only") }
+    if let peersProblem { printErrorAfterProgress("error: \(peersProblem) (its errors are above); measuring Quire only") }
 
     var measured = 0, allOK = true
     /// Puts `result` in the day's report and writes the files, after every
@@ -73,7 +73,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         allOK = allOK && result.figures.allSatisfy(\.ok)
         report.results = SuiteReport.merging([result], into: report.results, order: allWorkloads.map(\.name))
         do { try files.write(report) } catch {
-            printError("\nerror: cannot write the results: \(error)")
+            printErrorAfterProgress("error: cannot write the results: \(error)")
             return false
         }
         return true
@@ -155,7 +155,7 @@ private func measureWorkload(_ workload: SuiteWorkload, step: String, runs: Int,
         progress("\(step) quire (\(count(runs, "run")))...")
         (result, replayOnce) = try measureQuire(workload, runs: runs, command: command)
     } catch {
-        printError("\n\(step): \(error)")
+        printErrorAfterProgress("\(step): \(error)")
         // Recorded, so that the day's report does not go on showing an
         // earlier run's figures for it as if this run had measured them.
         let failed = WorkloadResult(workload: workload, command: command, ops: nil, figures: [.notMeasured("quire", because: "\(error)")])
@@ -249,7 +249,7 @@ private func measureQuire(_ workload: SuiteWorkload, runs: Int, command: String)
         measurement = TraceMeasurement.measure(trace: trace, named: workload.name, runs: runs)
         replayOnce = try replayFunction(trace)
     }
-    for failure in measurement.failures { printError("\nFAIL \(workload.name) quire: \(failure)") }
+    for failure in measurement.failures { printErrorAfterProgress("FAIL \(workload.name) quire: \(failure)") }
     return (WorkloadResult(workload: workload, command: command, ops: measurement.ops, figures: [
         LibraryFigures.quire(measurement, runs: runs, replayOnce: replayOnce),
     ]), replayOnce)
@@ -338,7 +338,7 @@ private func runPeers(_ workload: SuiteWorkload, command: String, path: String, 
     }
     let figures = LibraryFigures.peers(output: String(decoding: data, as: UTF8.self), missingBecause: reason)
     // A peer that ran has run at least once; one not measured, never.
-    for figure in figures where figure.runs == 0 { printError("\n\(workload.name) \(figure.library): \(figure.failures.joined())") }
+    for figure in figures where figure.runs == 0 { printErrorAfterProgress("\(workload.name) \(figure.library): \(figure.failures.joined())") }
     return figures
 }
 
@@ -359,7 +359,7 @@ private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, pa
         }
         return nil
     } catch {
-        printError("\n\(workload.name): merges in turns failed, keeping the merges measured one library after the other: \(error)")
+        printErrorAfterProgress("\(workload.name): merges in turns failed, keeping the merges measured one library after the other: \(error)")
         return "\(error)"
     }
 }
@@ -373,6 +373,13 @@ private func progress(_ line: String) {
     } else if !line.isEmpty {
         printError(line)
     }
+}
+
+/// An error line during a run: on a terminal it first ends the progress
+/// line rewritten in place; in a log, where each step is a line of its own,
+/// a newline there would leave an empty line.
+private func printErrorAfterProgress(_ line: String) {
+    printError(isatty(STDERR_FILENO) == 1 ? "\n" + line : line)
 }
 
 /// "1 run", "3 runs".

@@ -182,6 +182,8 @@ import Testing
             try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "#.write(toFile: trace, atomically: true, encoding: .utf8)
             let result = try run(arguments, in: root)
             #expect(result.status == 1)
+            // A log's lines, each step and error one line, none empty.
+            #expect(!result.stderr.contains("\n\n") && !result.stderr.hasPrefix("\n"), "\(result.stderr.debugDescription)")
             let libraries = try #require(try writtenWorkloads(root).first?["libraries"] as? [[String: Any]])
             #expect(libraries.count == 1 && libraries[0]["ok"] as? Bool == false && libraries[0]["localMs"] is NSNull)
             let failure = try #require((libraries[0]["failures"] as? [String])?.first)
