@@ -46,7 +46,7 @@ struct Conflict {
 
     /// What `quire conflicts` lists: `all`, with the title and the body when
     /// the visible text of either holds text typed by changes of more than one
-    /// replica made concurrently (`DocumentHistory.replicasEditingConcurrently`):
+    /// replica made concurrently (`DocumentHistory.Concurrency`):
     /// the pieces `blame` shows, not their stamps, tell which changes typed
     /// it, and a retitle made after seeing another's is no merge. Those come
     /// after the write conflicts, which keep their places for a script that
@@ -54,9 +54,10 @@ struct Conflict {
     static func report(in document: Document, history: DocumentHistory) throws -> [Conflict] {
         var conflicts = try all(in: document, history: history)
         var mergedTexts: [Conflict] = []
+        let concurrency = history.concurrency
         for (key, blameOption) in [(Note.Key.title, " --title"), (Note.Key.body, "")] {
             let typed = try Blame.pieces(of: document, key: key, history: history).compactMap(\.attribution.change)
-            let replicas = history.replicasEditingConcurrently(among: typed)
+            let replicas = concurrency.replicasEditingConcurrently(among: typed)
             guard replicas.count > 1, let entry = try document.entries(.root, key: key).first else { continue }
             let mergedText = (replicas: replicas.sorted(), blame: "quire blame\(blameOption) \(history.id)")
             // Concurrent writes to the key itself (the note made on two machines
@@ -79,7 +80,7 @@ struct Conflict {
     private static func explainRemoval(in document: Document, history: DocumentHistory, conflicts: inout [Conflict]) throws {
         guard try Note.isRemoved(document), let winner = try document.entries(.root, key: Note.Key.removed).first,
               let removal = history.change(containing: winner.id) else { return }
-        let unseen = history.changes(concurrentWith: removal).filter(editsMoreThanRemoval)
+        let unseen = history.concurrency.changes(concurrentWith: removal).filter(editsMoreThanRemoval)
         guard !unseen.isEmpty else { return }
         if let index = conflicts.firstIndex(where: { $0.key == Note.Key.removed }) {
             conflicts[index].unseenByRemoval = unseen

@@ -116,22 +116,20 @@ struct DocumentHistory {
         return low
     }
 
-    /// The changes logged after the compaction point (all of them when
-    /// there was none): the ones whose concurrency `quire conflicts`
-    /// judges. What one kept from before the point saw went through
-    /// deleted changes, while two logged after it reach each other, if at
-    /// all, through logged changes only.
-    private var changesAfterCompaction: ArraySlice<Change> { changes.dropFirst(compaction?.keptCount ?? 0) }
-
-    /// What each change logged after the compaction point had seen, itself
-    /// included, as a version vector: its replica's change before it and
-    /// its parents had, the log being in a causal order. A parent from
-    /// before the point adds nothing that a change logged after it could be.
-    /// Two changes are concurrent when neither's vector holds the other.
-    private func seenByEachChange() -> [OpID: VersionVector] {
+    /// Which changes saw which, for the questions of concurrency `quire
+    /// conflicts` asks: one pass over the log, so build it once a command.
+    var concurrency: Concurrency {
+        // What one kept from before the compaction point saw went through
+        // deleted changes, while two logged after it reach each other, if
+        // at all, through logged changes only: only those are compared.
+        let logged = changes.dropFirst(compaction?.keptCount ?? 0)
+        // What each had seen, itself included, as a version vector: its
+        // replica's change before it and its parents had, the log being in
+        // a causal order. A parent from before the point adds nothing that
+        // a change logged after it could be.
         var seenBy: [OpID: VersionVector] = [:]
         var seenByReplica: [ReplicaID: VersionVector] = [:]
-        for change in changesAfterCompaction {
+        for change in logged {
             var seen = seenByReplica[change.replica] ?? VersionVector()
             for parent in change.parents {
                 if let parentChange = self.change(containing: parent), let seenByParent = seenBy[parentChange.id] { seen.merge(seenByParent) }
@@ -140,50 +138,54 @@ struct DocumentHistory {
             seenBy[change.id] = seen
             seenByReplica[change.replica] = seen
         }
-        return seenBy
+        return Concurrency(logged: logged, seenBy: seenBy)
     }
 
-    /// The changes concurrent with `change`: neither saw the other. After
-    /// compaction, among the changes logged after the point, and none for
-    /// a change from before it (`changesAfterCompaction`).
-    func changes(concurrentWith change: Change) -> [Change] {
-        let seenBy = seenByEachChange()
-        guard let seenByIt = seenBy[change.id] else { return [] }
-        return changesAfterCompaction.filter { other in
-            other.id != change.id && !seenByIt.contains(other.lastID) && seenBy[other.id]?.contains(change.lastID) == false
+    /// The changes logged after the compaction point (all of them when there
+    /// was none), each with what it had seen: two are concurrent when
+    /// neither's vector holds the other.
+    struct Concurrency {
+        fileprivate let logged: ArraySlice<Change>
+        fileprivate let seenBy: [OpID: VersionVector]
+
+        /// The changes concurrent with `change`: neither saw the other.
+        /// None for a change from before the compaction point.
+        func changes(concurrentWith change: Change) -> [Change] {
+            guard let seenByIt = seenBy[change.id] else { return [] }
+            return logged.filter { other in
+                other.id != change.id && !seenByIt.contains(other.lastID) && seenBy[other.id]?.contains(change.lastID) == false
+            }
         }
-    }
 
-    /// The replicas of those of `typed` made concurrently with a change of
-    /// another replica among them: neither had seen the other. As in
-    /// `changes(concurrentWith:)`, only changes logged after a compaction
-    /// point are compared.
-    func replicasEditingConcurrently(among typed: [Change]) -> Set<ReplicaID> {
-        let seenBy = seenByEachChange()
-        // Each replica's changes among `typed`, in counter order, with what each had seen.
-        let distinct = Dictionary(typed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }).values
-        let byReplica = Dictionary(grouping: distinct.compactMap { change in seenBy[change.id].map { (change: change, seen: $0) } },
-                                   by: \.change.replica).mapValues { $0.sorted { $0.change.id.counter < $1.change.id.counter } }
-        var concurrent: Set<ReplicaID> = []
-        for (replica, own) in byReplica {
-            for (other, others) in byReplica where other != replica {
-                // A change of `replica` is concurrent with a change of
-                // `other`'s that it had not seen and that had not seen it. Of
-                // those it had not seen (past what it saw of `other`), the
-                // earliest had seen the least of `replica`: if that one saw
-                // it, every later one did. A later change of `replica` saw
-                // at least as much of `other`, so `firstUnseen` only moves on.
-                var firstUnseen = others.startIndex
-                for mine in own {
-                    while firstUnseen < others.endIndex && others[firstUnseen].change.id.counter <= mine.seen[other] { firstUnseen += 1 }
-                    if firstUnseen < others.endIndex && !others[firstUnseen].seen.contains(mine.change.lastID) {
-                        concurrent.formUnion([replica, other])
-                        break
+        /// The replicas of those of `typed` made concurrently with a change
+        /// of another replica among them: neither had seen the other. Changes
+        /// from before the compaction point are not compared.
+        func replicasEditingConcurrently(among typed: [Change]) -> Set<ReplicaID> {
+            // Each replica's changes among `typed`, in counter order, with what each had seen.
+            let distinct = Dictionary(typed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }).values
+            let byReplica = Dictionary(grouping: distinct.compactMap { change in seenBy[change.id].map { (change: change, seen: $0) } },
+                                       by: \.change.replica).mapValues { $0.sorted { $0.change.id.counter < $1.change.id.counter } }
+            var concurrent: Set<ReplicaID> = []
+            for (replica, own) in byReplica {
+                for (other, others) in byReplica where other != replica {
+                    // A change of `replica` is concurrent with a change of
+                    // `other`'s that it had not seen and that had not seen it. Of
+                    // those it had not seen (past what it saw of `other`), the
+                    // earliest had seen the least of `replica`: if that one saw
+                    // it, every later one did. A later change of `replica` saw
+                    // at least as much of `other`, so `firstUnseen` only moves on.
+                    var firstUnseen = others.startIndex
+                    for mine in own {
+                        while firstUnseen < others.endIndex && others[firstUnseen].change.id.counter <= mine.seen[other] { firstUnseen += 1 }
+                        if firstUnseen < others.endIndex && !others[firstUnseen].seen.contains(mine.change.lastID) {
+                            concurrent.formUnion([replica, other])
+                            break
+                        }
                     }
                 }
             }
+            return concurrent
         }
-        return concurrent
     }
 
     /// The version vector `version` names in this document: heads name
