@@ -322,36 +322,61 @@ public final class DocumentStore: @unchecked Sendable {
     }
 
     /// Marks a document removed. Its history stays; `restore` brings it back.
-    /// Remote changes to it are still applied and kept. Removing it again
-    /// moves `DocumentInfo.removedAt` to now.
+    /// Remote changes to it are still applied and kept. The streams
+    /// observing it get an event whose `isRemoved` is set (`events(of:)`).
+    /// Removing it again moves `DocumentInfo.removedAt` to now, and makes
+    /// no event.
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list it.
     public func remove(_ id: DocumentID) throws {
         try setRemoved(id, at: Self.milliseconds(Date()))
     }
 
-    /// Clears a document's removed mark, if it has one.
+    /// Clears a document's removed mark, if it has one; the streams
+    /// observing it then get an event whose `isRemoved` is clear (none for a
+    /// document not removed).
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list it.
     public func restore(_ id: DocumentID) throws {
         try setRemoved(id, at: nil)
     }
 
     private func setRemoved(_ id: DocumentID, at time: Int64?) throws {
+        let isRemoved = time != nil
         try locked {
             waitUntilIdle(id)
-            try database.write { db in
-                guard try Self.isListed(id, db) else {
-                    throw StoreError.noSuchDocument(id.rawValue)
-                }
+            let (wasRemoved, version) = try database.write { db in
+                let rows = try db.query(sql: "SELECT removed_at FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
+                guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
                 try db.execute(sql: "UPDATE documents SET removed_at = ? WHERE id = ?",
                                arguments: [time.map(DatabaseValue.integer) ?? .null, .text(id.rawValue)])
+                // Read only for an event, as a commit builds one only for observers.
+                return (!row.isNull(0), observers.isEmpty ? nil : try DocumentVersions.version(document: id.rawValue, db))
             }
-            cache[id]?.isRemoved = time != nil
+            cache[id]?.isRemoved = isRemoved
+            // Lock held, as a commit's: the event keeps its place among theirs.
+            if let version, wasRemoved != isRemoved {
+                observers.publish(DocumentEvent(document: id, origin: .local, changeIDs: [], versionVector: version,
+                                                changedObjects: [], changedKeys: [:], isRemoved: isRemoved))
+            }
         }
+    }
+
+    /// Whether the file marks the document removed, inside a transaction.
+    static func isRemoved(_ document: String, _ db: DatabaseConnection) throws -> Bool {
+        try !db.query(sql: "SELECT 1 FROM documents WHERE id = ? AND removed_at IS NOT NULL", arguments: [.text(document)]).isEmpty
     }
 
     // MARK: Reading and editing
 
-    /// Runs `body` with the document's current state.
+    /// Runs `body` with the document's current state. A removed document
+    /// can still be read.
     ///
     ///     let text = try store.read(id) { doc in try doc.text(body) }
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list it;
+    ///   `StoreError.corruptChange` or `unrecoverableDocument` if its copy
+    ///   in the file is damaged; what `body` throws.
     public func read<Result>(_ id: DocumentID, _ body: (Document) throws -> Result) throws -> Result {
         try locked {
             let document = try loadedIdle(id).document
