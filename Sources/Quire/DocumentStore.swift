@@ -14,12 +14,25 @@ import Foundation
 /// let title = try store.read(id) { doc in try doc.get(.root, key: "title") }
 /// ```
 ///
-/// Safe to use from several threads. Calls on one document run one at a
+/// Safe to use from several threads, tasks and actors at once: the store,
+/// `store.async`, `Document`, `DocumentEvent`, `DocumentID` and every
+/// error it throws are `Sendable`; a `Transaction` is not, and lives only
+/// in its `edit` closure. Calls on one document run one at a
 /// time; edits of different documents made at the same time share one
 /// SQLite commit (group commit), so they share the cost of its disk sync.
 /// A closure passed to `read` or `edit` runs while the store is locked; a
 /// call on the store that works on documents (`read`, `edit`, `apply`,
 /// `create`, `snapshot`...) from inside it throws `StoreError.nestedCall`.
+///
+/// Errors: a call on a document throws `StoreError` for what the store
+/// refuses (`noSuchDocument`, `documentRemoved`, `documentExists`...,
+/// each naming the document), `DocumentError` for an edit the document
+/// refuses, and any call a `DatabaseError` for what the file refuses:
+/// `fileProblem` says which of damaged, read-only, disk full or busy (another
+/// process held the file locked past `Database.busyTimeout`, 5 s, without
+/// committing; the call saved nothing, and a later try will do), and
+/// `isAfterClose` a call made after `close()`. A call that throws saved
+/// nothing. Each error's `localizedDescription` is a sentence to show.
 ///
 /// Its calls block the calling thread until done (an edit until its disk
 /// sync). From the main actor or a task, make them through `async`, which
@@ -402,6 +415,10 @@ public final class DocumentStore: @unchecked Sendable {
     /// - Parameter time: the wall-clock time recorded with the change, for
     ///   people reading the history; never used for ordering. Recorded in
     ///   milliseconds since 1970, as an `Int64`: one beyond is clamped.
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list it,
+    ///   `StoreError.documentRemoved` if it is removed (`restore` it first),
+    ///   `StoreError.changedElsewhere` as above; a `DatabaseError` if the
+    ///   commit fails; what `body` throws.
     @discardableResult
     public func edit<Result>(_ id: DocumentID, time: Date = Date(), _ body: (inout Transaction) throws -> Result) throws -> Result {
         try locked { try retryingChangedElsewhere { isRetry in
