@@ -14,12 +14,25 @@ import Foundation
 /// let title = try store.read(id) { doc in try doc.get(.root, key: "title") }
 /// ```
 ///
-/// Safe to use from several threads. Calls on one document run one at a
+/// Safe to use from several threads, tasks and actors at once: the store,
+/// `store.async`, `Document`, `DocumentEvent`, `DocumentID` and every
+/// error it throws are `Sendable`; a `Transaction` is not, and lives only
+/// in its `edit` closure. Calls on one document run one at a
 /// time; edits of different documents made at the same time share one
 /// SQLite commit (group commit), so they share the cost of its disk sync.
 /// A closure passed to `read` or `edit` runs while the store is locked; a
 /// call on the store that works on documents (`read`, `edit`, `apply`,
 /// `create`, `snapshot`...) from inside it throws `StoreError.nestedCall`.
+///
+/// Errors: a call on a document throws `StoreError` for what the store
+/// refuses (`noSuchDocument`, `documentRemoved`, `documentExists`...,
+/// each naming the document), `DocumentError` for an edit the document
+/// refuses, and any call a `DatabaseError` for what the file refuses:
+/// `fileProblem` says which of damaged, read-only, disk full or busy (another
+/// process held the file locked past `Database.busyTimeout`, 5 s, without
+/// committing; the call saved nothing, and a later try will do), and
+/// `isAfterClose` a call made after `close()`. A call that throws saved
+/// nothing. Each error's `localizedDescription` is a sentence to show.
 ///
 /// Its calls block the calling thread until done (an edit until its disk
 /// sync). From the main actor or a task, make them through `async`, which
@@ -322,36 +335,61 @@ public final class DocumentStore: @unchecked Sendable {
     }
 
     /// Marks a document removed. Its history stays; `restore` brings it back.
-    /// Remote changes to it are still applied and kept. Removing it again
-    /// moves `DocumentInfo.removedAt` to now.
+    /// Remote changes to it are still applied and kept. The streams
+    /// observing it get an event whose `isRemoved` is set (`events(of:)`).
+    /// Removing it again moves `DocumentInfo.removedAt` to now, and makes
+    /// no event.
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list it.
     public func remove(_ id: DocumentID) throws {
         try setRemoved(id, at: Self.milliseconds(Date()))
     }
 
-    /// Clears a document's removed mark, if it has one.
+    /// Clears a document's removed mark, if it has one; the streams
+    /// observing it then get an event whose `isRemoved` is clear (none for a
+    /// document not removed).
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list it.
     public func restore(_ id: DocumentID) throws {
         try setRemoved(id, at: nil)
     }
 
     private func setRemoved(_ id: DocumentID, at time: Int64?) throws {
+        let isRemoved = time != nil
         try locked {
             waitUntilIdle(id)
-            try database.write { db in
-                guard try Self.isListed(id, db) else {
-                    throw StoreError.noSuchDocument(id.rawValue)
-                }
+            let (wasRemoved, version) = try database.write { db in
+                let rows = try db.query(sql: "SELECT removed_at FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
+                guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
                 try db.execute(sql: "UPDATE documents SET removed_at = ? WHERE id = ?",
                                arguments: [time.map(DatabaseValue.integer) ?? .null, .text(id.rawValue)])
+                // Read only for an event, as a commit builds one only for observers.
+                return (!row.isNull(0), observers.isEmpty ? nil : try DocumentVersions.version(document: id.rawValue, db))
             }
-            cache[id]?.isRemoved = time != nil
+            cache[id]?.isRemoved = isRemoved
+            // Lock held, as a commit's: the event keeps its place among theirs.
+            if let version, wasRemoved != isRemoved {
+                observers.publish(DocumentEvent(document: id, origin: .local, changeIDs: [], versionVector: version,
+                                                changedObjects: [], changedKeys: [:], isRemoved: isRemoved))
+            }
         }
+    }
+
+    /// Whether the file marks the document removed, inside a transaction.
+    static func isRemoved(_ document: String, _ db: DatabaseConnection) throws -> Bool {
+        try !db.query(sql: "SELECT 1 FROM documents WHERE id = ? AND removed_at IS NOT NULL", arguments: [.text(document)]).isEmpty
     }
 
     // MARK: Reading and editing
 
-    /// Runs `body` with the document's current state.
+    /// Runs `body` with the document's current state. A removed document
+    /// can still be read.
     ///
     ///     let text = try store.read(id) { doc in try doc.text(body) }
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list it;
+    ///   `StoreError.corruptChange` or `unrecoverableDocument` if its copy
+    ///   in the file is damaged; what `body` throws.
     public func read<Result>(_ id: DocumentID, _ body: (Document) throws -> Result) throws -> Result {
         try locked {
             let document = try loadedIdle(id).document
@@ -377,6 +415,10 @@ public final class DocumentStore: @unchecked Sendable {
     /// - Parameter time: the wall-clock time recorded with the change, for
     ///   people reading the history; never used for ordering. Recorded in
     ///   milliseconds since 1970, as an `Int64`: one beyond is clamped.
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list it,
+    ///   `StoreError.documentRemoved` if it is removed (`restore` it first),
+    ///   `StoreError.changedElsewhere` as above; a `DatabaseError` if the
+    ///   commit fails; what `body` throws.
     @discardableResult
     public func edit<Result>(_ id: DocumentID, time: Date = Date(), _ body: (inout Transaction) throws -> Result) throws -> Result {
         try locked { try retryingChangedElsewhere { isRetry in

@@ -83,4 +83,57 @@ import Testing
             #expect(Set(ids) == Set(made))
         }
     }
+
+    /// An app cancels a sync (its view went away) while the answer of a
+    /// later round is awaited: the pages applied before stay, each document
+    /// whole, and the next sync brings the rest, once.
+    @Test func aSyncCancelledBetweenPagesKeepsWholePagesAndTheNextEndsIt() async throws {
+        let other = try DocumentStore.inMemory(), store = try DocumentStore.inMemory()
+        for index in 0..<6 {
+            let id = DocumentID(rawValue: "n\(index)")!
+            try other.create(id: id)
+            for key in 0..<3 { try write(other, id, "k\(key)", Int64(key)) }
+        }
+        var peer = PeerSyncService(store: other)
+        peer.maxPageDocuments = 2
+        let stalled = AsyncStream<Void>.makeStream()
+        let transport = StallingTransport(inner: FaultyTransport.sound(peer), stallingAt: 3, stalled: stalled.continuation)
+        let sync = Task { try await SyncClient(store: store, peer: "p", transport: transport).sync() }
+        var waiting = stalled.stream.makeAsyncIterator()
+        await waiting.next()
+        sync.cancel()
+        await #expect(throws: SyncError.unreachable("cancelled")) { try await sync.value }
+
+        let full = try other.versionVectors(), kept = try store.versionVectors()
+        #expect(kept.count == 4, "two pages of two documents")
+        for (id, version) in kept { #expect(version == full[id], "document \(id) half applied") }
+        let report = try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(peer)).sync()
+        #expect(report.received == 3 * (full.count - kept.count))
+        #expect(try store.versionVectors() == full)
+    }
+}
+
+/// Answers through `inner` until its `stallingAt`-th exchange, which waits
+/// for its task to be cancelled and then fails as a cancelled HTTP request
+/// does (`HTTPSyncTransport`).
+final class StallingTransport: SyncTransport {
+    let inner: any SyncTransport
+    let stallingAt: Int
+    let stalled: AsyncStream<Void>.Continuation
+    private let exchanges = Mutex(0)
+
+    init(inner: any SyncTransport, stallingAt: Int, stalled: AsyncStream<Void>.Continuation) {
+        self.inner = inner
+        self.stallingAt = stallingAt
+        self.stalled = stalled
+    }
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        guard exchanges.withLock({ $0 += 1; return $0 }) == stallingAt else {
+            return try await inner.exchange(request, longPollSeconds: longPollSeconds)
+        }
+        stalled.yield()
+        while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
+        throw .unreachable("cancelled")
+    }
 }

@@ -52,6 +52,36 @@ import Testing
         #expect(local.origin == .local && local.changedKeys == [.root: ["c"]])
     }
 
+    @Test func removingAndRestoringAnObservedDocumentSaySo() async throws {
+        let store = try DocumentStore.inMemory(), other = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        try other.create(id: id)
+        try other.edit(id) { tx in try tx.put(.root, key: "from", .string("other")) }
+        var events = store.events(of: id).makeAsyncIterator()
+
+        try store.edit(id) { tx in try tx.put(.root, key: "title", .string("Milk")) }
+        try store.remove(id)
+        try store.remove(id)  // no change of the mark: no event
+        // A remote change to a removed document is still applied; its event says it is removed.
+        try store.apply(id, other.changes(id))
+        try store.restore(id)
+        try store.restore(id)
+        try store.edit(id) { tx in try tx.put(.root, key: "title", .string("Eggs")) }
+
+        let edited = try #require(await events.next())
+        #expect(edited.origin == .local && !edited.isRemoved && edited.changeIDs.count == 1)
+        let removed = try #require(await events.next())
+        #expect(removed == DocumentEvent(document: id, origin: .local, changeIDs: [], versionVector: edited.versionVector,
+                                         changedObjects: [], changedKeys: [:], isRemoved: true))
+        let remote = try #require(await events.next())
+        #expect(remote.origin == .remote && remote.isRemoved && remote.changedKeys == [.root: ["from"]])
+        let restored = try #require(await events.next())
+        #expect(restored.origin == .local && !restored.isRemoved && restored.changeIDs.isEmpty)
+        #expect(restored.versionVector == remote.versionVector)
+        let editedAgain = try #require(await events.next())
+        #expect(!editedAgain.isRemoved && editedAgain.changedKeys == [.root: ["title"]])
+    }
+
     @Test func everyObserverGetsEveryEventOfWhatItWatches() async throws {
         let store = try DocumentStore.inMemory()
         let first = try store.createDocument(), second = try store.createDocument()

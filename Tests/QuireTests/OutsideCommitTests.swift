@@ -51,6 +51,22 @@ import Testing
         }
     }
 
+    @Test func anOutsideEventSaysWhetherTheDocumentIsRemoved() async throws {
+        try await withTwoStores { _, first, second, id, text in
+            let remote = try DocumentStore.inMemory()
+            try remote.create(id: id)
+            try remote.edit(id) { tx in try tx.put(.root, key: "from", .string("remote")) }
+            _ = try first.read(id) { try $0.text(text) }  // cached while not removed
+
+            // The other store's removal logs no change, so it makes no event by itself.
+            try second.remove(id)
+            #expect(try first.checkForOutsideCommits().isEmpty)
+            try second.apply(id, remote.changes(id))
+            let found = try first.checkForOutsideCommits()
+            #expect(found.count == 1 && found.first?.isRemoved == true)
+        }
+    }
+
     /// This store edits the document right after another store did: the
     /// edit reloads it, and the other store's change is still reported,
     /// once, and this store's never.

@@ -129,6 +129,23 @@ import QuireCore
         #expect(try await store.async.read(id) { doc in try doc.read(Note.self, from: .root) } == Note(title: "Oat milk", tags: ["food"], due: nil))
     }
 
+    @Test func aRemovalEndsTheEventsLoop() async throws {
+        let store = try DocumentStore.inMemory()
+        let id = try store.createDocument()
+        let events = store.events(of: id)
+        let loop = Task { () -> [DocumentEvent.Origin] in
+            var seen: [DocumentEvent.Origin] = []
+            for await event in events {                           // after each commit
+                seen.append(event.origin)
+                if event.isRemoved { break }                      // store.remove(id): close its view
+            }
+            return seen
+        }
+        try store.edit(id) { tx in try tx.write(Note(title: "Milk", tags: [], due: nil), into: .root) }
+        try store.remove(id)
+        #expect(await loop.value == [.local, .local])
+    }
+
     @Test func outsideCommits() async throws {
         try await withTemporaryDirectory { directory in
             let store = try DocumentStore(path: directory + "/notes.quire")

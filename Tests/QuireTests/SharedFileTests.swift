@@ -254,6 +254,29 @@ import Testing
         }
     }
 
+    /// Another process holding the file's write lock without committing (a
+    /// stopped one, a long transaction): an edit waits the busy timeout, then
+    /// fails with an error that says what happened and what to do, and
+    /// nothing of it is saved, in the file or in memory.
+    @Test func anEditBehindALockHeldTooLongFailsSayingSoAndSavesNothing() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note"
+            let (store, body) = try makeShared(path, id)
+            let holder = try Database(path: path)
+            try holder.execute(sql: "BEGIN IMMEDIATE")
+            let error = try #require(throws: DatabaseError.self) {
+                try store.edit(id) { tx in try tx.insertText(body, at: 0, "lost ") }
+            }
+            try holder.execute(sql: "ROLLBACK")
+            holder.close()
+            #expect(error.fileProblem == .busy)
+            #expect("\(error)".contains("try again once it is done") && "\(error)".contains(path))
+            #expect(try texts([store], path: path, id, body) == ["base", "base"])
+            try store.edit(id) { tx in try tx.insertText(body, at: 0, "kept ") }
+            #expect(try texts([store], path: path, id, body) == ["kept base", "kept base"])
+        }
+    }
+
     @Test func aRemovalByTheOtherStoreIsSeen() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/notes.quire", id: DocumentID = "note"

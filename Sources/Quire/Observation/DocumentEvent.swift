@@ -1,15 +1,17 @@
 /// What one commit changed in one document: a local edit, a batch of
-/// remote changes applied, or what another writer of the file committed
-/// (`.outside`). Delivered by `DocumentStore.events(of:)` and
+/// remote changes applied, what another writer of the file committed
+/// (`.outside`), or the document removed or restored (`isRemoved`, with no
+/// changes). Delivered by `DocumentStore.events(of:)` and
 /// `DocumentStore.allEvents()` once the commit is on disk.
 ///
 ///     for await event in store.events(of: id) {
+///         if event.isRemoved { closeEditor() }
 ///         if event.changedObjects.contains(body) { refreshBody() }
 ///     }
 public struct DocumentEvent: Sendable, Equatable {
     /// Where the changes came from.
     public enum Origin: Sendable, Equatable {
-        /// `DocumentStore.edit` on this store.
+        /// `DocumentStore.edit`, `remove` or `restore` on this store.
         case local
         /// `DocumentStore.apply`: changes from another replica.
         case remote
@@ -50,20 +52,29 @@ public struct DocumentEvent: Sendable, Equatable {
     ///         return event.changedObjects.contains(title) || event.changedKeys[.root]?.contains("title") == true
     ///     }
     public var changedKeys: [ObjectID: Set<String>]
+    /// Whether the document is marked removed after the commit. Removing
+    /// and restoring it on this store (`DocumentStore.remove`, `restore`)
+    /// each make an event of their own, `.local`, with no changes, so that
+    /// a view showing the document learns it went; remote changes to a
+    /// removed document are still applied, and their events say it is
+    /// removed. (Another store's removal of it makes no event: no change is
+    /// logged for it, and an outside look sees only changes.)
+    public var isRemoved: Bool
 
     public init(document: DocumentID, origin: Origin, changeIDs: [OpID], versionVector: VersionVector,
-                changedObjects: Set<ObjectID>, changedKeys: [ObjectID: Set<String>]) {
+                changedObjects: Set<ObjectID>, changedKeys: [ObjectID: Set<String>], isRemoved: Bool = false) {
         self.document = document
         self.origin = origin
         self.changeIDs = changeIDs
         self.versionVector = versionVector
         self.changedObjects = changedObjects
         self.changedKeys = changedKeys
+        self.isRemoved = isRemoved
     }
 
     /// The event for `changes`, committed to `document`, with what their
     /// operations touched.
-    init(document: DocumentID, origin: Origin, changes: [Change], versionVector: VersionVector) {
+    init(document: DocumentID, origin: Origin, changes: [Change], versionVector: VersionVector, isRemoved: Bool) {
         var objects: Set<ObjectID> = []
         var keys: [ObjectID: Set<String>] = [:]
         for change in changes {
@@ -78,6 +89,6 @@ public struct DocumentEvent: Sendable, Equatable {
             }
         }
         self.init(document: document, origin: origin, changeIDs: changes.map(\.id), versionVector: versionVector,
-                  changedObjects: objects, changedKeys: keys)
+                  changedObjects: objects, changedKeys: keys, isRemoved: isRemoved)
     }
 }

@@ -20,7 +20,15 @@ extension DocumentStore {
     ///     try store.edit(id) { tx in try tx.put(.root, key: "done", .bool(true)) }
     ///     // prints "local ["done"]"
     ///
-    /// Only changes that were applied make an event: a remote change parked
+    /// Removing or restoring the document makes an event with no changes
+    /// whose `isRemoved` says which (one whose mark does not change, none):
+    ///
+    ///     for await event in store.events(of: shown) {
+    ///         if event.isRemoved { closeEditor(); break }
+    ///         refresh(event.changedObjects)
+    ///     }
+    ///
+    /// Otherwise only changes that were applied make an event: a remote change parked
     /// for a missing dependency makes one when it is finally applied; a
     /// duplicate makes none. What another process, or another
     /// `DocumentStore` on the same file, commits makes an `.outside` event
@@ -54,6 +62,7 @@ extension DocumentStore {
         guard !commit.newChanges.isEmpty, !observers.isEmpty else { return }
         observers.publish(DocumentEvent(
             document: commit.id, origin: commit.isLocal ? .local : .remote,
-            changes: commit.newChanges.flatMap(\.changes), versionVector: commit.entry.document.versionVector))
+            changes: commit.newChanges.flatMap(\.changes), versionVector: commit.entry.document.versionVector,
+            isRemoved: commit.entry.isRemoved))
     }
 }

@@ -103,6 +103,7 @@ extension DocumentStore {
         /// them away, or their row is damaged.
         var isPartial = false
         var version = VersionVector()
+        var isRemoved = false
     }
 
     /// The events of what others committed since the last look, with
@@ -147,6 +148,7 @@ extension DocumentStore {
             }
             for index in commits.indices {
                 commits[index].version = try DocumentVersions.version(document: commits[index].document, db)
+                commits[index].isRemoved = try DocumentStore.isRemoved(commits[index].document, db)
             }
             return (highest, commits, damage)
         }
@@ -156,7 +158,8 @@ extension DocumentStore {
         for message in damage { warn(message) }
         return try commits.map { commit in
             let id = try DocumentID(stored: commit.document)
-            var event = DocumentEvent(document: id, origin: .outside, changes: commit.changes, versionVector: commit.version)
+            var event = DocumentEvent(document: id, origin: .outside, changes: commit.changes, versionVector: commit.version,
+                                      isRemoved: commit.isRemoved)
             // A copy in use is brought up to date now; a partial event needs the document.
             guard commit.isPartial || cache[id] != nil else { return event }
             do {

@@ -133,7 +133,9 @@ public struct DatabaseError: Error, DescribedError, CustomDebugStringConvertible
         case SQLITE_CANTOPEN: "the database file cannot be opened"
         case SQLITE_PERM: "permission denied"
         case SQLITE_IOERR: "disk I/O error"
-        case SQLITE_BUSY, SQLITE_LOCKED: "the database is locked by another connection or process"
+        // Busy only after the busy timeout's wait (`Database.write`): waiting is what helps.
+        case SQLITE_BUSY: "another connection or process kept the database locked past the busy timeout; try again once it is done"
+        case SQLITE_LOCKED: "the database is locked by another connection or process"
         case SQLITE_CONSTRAINT: "constraint violation"
         case SQLITE_MISMATCH: "type mismatch"
         case SQLITE_MISUSE: "misuse of the database API"
