@@ -350,7 +350,6 @@ private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, pa
                                   replayOnce: () throws -> ReplayResult, rounds: Int, figures: inout [LibraryFigures]) -> String? {
     do {
         let encoded = try replayOnce().document.encodeChanges()
-        _ = try TraceReplay.merge(encoded)  // warm-up, as the peers have had theirs
         var turns = try MergeTurns(runner: peersRunner, command: command, path: path)
         defer { turns.finish() }
         let spreads = try turns.measure(rounds: rounds) { try TraceReplay.merge(encoded).nanoseconds }
