@@ -11,12 +11,13 @@ import Foundation
 /// library the same share of the slow moments.
 ///
 /// Each library's timed merge comes right after an untimed one of the same
-/// bytes, in Quire as in the peers. Without it, Quire's merge started on a
-/// processor that had sat idle through the peers' turn, while each peer's
-/// came after the 13–16 ms of CPU work of Python's `gc.collect()`: on a
-/// quiet host Quire's friendsforever merge took 1.42 ms in some rounds
-/// and 2.15 ms in most (its median), against 1.36–1.42 ms merged back to
-/// back (HISTORY.md, forty-third session, review134).
+/// bytes, in Quire as in the peers, so that each starts on a processor busy
+/// with the same work. Without it the conditions differed: Quire's merge
+/// came straight after its thread had waited through the peers' turn, each
+/// peer's after the 13–16 ms of CPU work of Python's `gc.collect()`; in one
+/// full run on a quiet host Quire's friendsforever merge took 1.42 ms at
+/// best and 2.15 ms at the median, against 1.36–1.42 ms merged back to back
+/// (HISTORY.md, forty-third session, review134).
 public struct MergeTurns {
     /// The fewest rounds the suite takes: a merge takes milliseconds, and
     /// the median of three to five rounds still moved automerge-paper's
