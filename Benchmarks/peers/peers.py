@@ -140,8 +140,8 @@ Merges in turns (quire-bench suite --peers runs this after the figures above):
   merges in Quire between the lines, the same way, so that the three
   libraries take turns and share the host's slow moments, and each timed
   merge starts on a processor that has just done the same work (without
-  it, Quire's started after sitting idle through the peers' turn; see
-  Benchmarks/QuireBenchKit/Suite/MergeTurns.swift).
+  it, Quire's came straight after waiting through the peers' turn and
+  theirs after gc.collect(); see Benchmarks/QuireBenchKit/Suite/MergeTurns.swift).
 
 Checking the install (quire-bench suite --peers runs this once, before any workload):
 
