@@ -132,12 +132,16 @@ Merges in turns (quire-bench suite --peers runs this after the figures above):
 
     Benchmarks/peers/run.sh merge-turns trace|replicas FILE [--peer yrs|loro]
 
-  encodes the workload's whole history in each peer and merges it once
-  (warm-up), prints `ready`, then for every line it reads on stdin merges it
-  once more in each peer, timed as mergeMs is, and prints the times as one
-  JSON object, e.g. {"yrs": 1.52, "loro": 40.8} (ms); it ends with its
-  input. quire-bench merges in Quire between the lines, so that the three
-  libraries take turns and share the host's slow moments.
+  encodes the workload's whole history in each peer, prints `ready`, then
+  for every line it reads on stdin merges it twice in each peer, the second
+  merge timed as mergeMs is and the first, right before it, untimed (after
+  the garbage collection), and prints the times as one JSON object, e.g.
+  {"yrs": 1.52, "loro": 40.8} (ms); it ends with its input. quire-bench
+  merges in Quire between the lines, the same way, so that the three
+  libraries take turns and share the host's slow moments, and each timed
+  merge starts on a processor that has just done the same work (without
+  it, Quire's came straight after waiting through the peers' turn and
+  theirs after gc.collect(); see Benchmarks/QuireBenchKit/Suite/MergeTurns.swift).
 
 Checking the install (quire-bench suite --peers runs this once, before any workload):
 
@@ -756,12 +760,16 @@ PEERS = {
 }
 
 
-def timed_once(fn: Callable):
+def timed_once(fn: Callable, warm_up: bool = False):
     """One call of `fn`, the garbage collector run before and disabled
-    during it. Returns its CPU time in ms and its result."""
+    during it. Returns its CPU time in ms and its result. With `warm_up`,
+    an untimed call of `fn` comes between the collection and the timed
+    call, as quire-bench's merges in turns have before each timed one."""
     gc.collect()
     gc.disable()
     try:
+        if warm_up:
+            fn()
         t0 = time.thread_time_ns()
         result = fn()
         return (time.thread_time_ns() - t0) / 1e6, result
@@ -851,11 +859,10 @@ def merge_turns(command: str, path: str, peers: list) -> None:
     for peer in peers:
         replay, merge = replay_and_merge(command, peer, work)
         update = PEERS[peer]["encode"](replay(work))
-        merge(update)  # warm-up
         merges[peer] = functools.partial(merge, update)
     print("ready", flush=True)
     for _ in sys.stdin:
-        print(json.dumps({peer: timed_once(merge)[0] for peer, merge in merges.items()}), flush=True)
+        print(json.dumps({peer: timed_once(merge, warm_up=True)[0] for peer, merge in merges.items()}), flush=True)
 
 
 def result_row(peer, p, name, kind, ops, runs, update, snap, timings, checks, converged=None) -> dict:

@@ -24,7 +24,8 @@ let suiteUsage = """
         --runs N        timed runs after one warm-up (default 3; B4x100 always 1)
         --peers         also run Yrs and Loro (Benchmarks/peers/run.sh) on the same files; the merge
                         figures of all three then come from rounds in which they take turns
-                        (N rounds, at least \(MergeTurns.minimumRounds)). Peers that cannot run are
+                        (N rounds, at least \(MergeTurns.minimumRounds); in each, every library's timed
+                        merge comes right after an untimed one of its own). Peers that cannot run are
                         reported as not measured, beside Quire's figures, and the exit status is 1
         --rewrite DATE  measure nothing: write Benchmarks/results/DATE.md and the DATE charts again from
                         DATE.json with this binary's report code (and RESULTS.md's suite part when a
@@ -350,7 +351,6 @@ private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, pa
                                   replayOnce: () throws -> ReplayResult, rounds: Int, figures: inout [LibraryFigures]) -> String? {
     do {
         let encoded = try replayOnce().document.encodeChanges()
-        _ = try TraceReplay.merge(encoded)  // warm-up, as the peers have had theirs
         var turns = try MergeTurns(runner: peersRunner, command: command, path: path)
         defer { turns.finish() }
         let spreads = try turns.measure(rounds: rounds) { try TraceReplay.merge(encoded).nanoseconds }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The merge figures of Quire and its peers measured in turns: each round
-/// merges the whole encoded history once in Quire, then once in each peer
+/// merges the whole encoded history in Quire, then in each peer
 /// (`peers.py merge-turns`, a process that waits for each round).
 ///
 /// Measured one library after the other, a minute in which the shared host
@@ -9,6 +9,15 @@ import Foundation
 /// up to a factor of two (friendsforever: Quire 2.81 times Yrs's merge time
 /// in one run, 1.50 times ten minutes later). Taking turns gives every
 /// library the same share of the slow moments.
+///
+/// Each library's timed merge comes right after an untimed one of the same
+/// bytes, in Quire as in the peers, so that each starts on a processor busy
+/// with the same work. Without it the conditions differed: Quire's merge
+/// came straight after its thread had waited through the peers' turn, each
+/// peer's after the 13–16 ms of CPU work of Python's `gc.collect()`; in one
+/// full run on a quiet host Quire's friendsforever merge took 1.42 ms at
+/// best and 2.15 ms at the median, against 1.36–1.42 ms merged back to back
+/// (HISTORY.md, forty-third session, review134).
 public struct MergeTurns {
     /// The fewest rounds the suite takes: a merge takes milliseconds, and
     /// the median of three to five rounds still moved automerge-paper's
@@ -50,12 +59,14 @@ public struct MergeTurns {
     }
 
     /// Runs `rounds` rounds, each `quireMerge` (which returns its CPU time in
-    /// nanoseconds) then one merge per peer, and returns each library's
-    /// spread, keyed "quire", "yrs" and "loro".
+    /// nanoseconds) twice, the first untimed, then the same in each peer,
+    /// and returns the spread of each library's timed merges, keyed "quire",
+    /// "yrs" and "loro".
     public mutating func measure(rounds: Int, quireMerge: () throws -> UInt64) throws -> [String: Spread] {
         var quire: [UInt64] = []
         var peers: [String: [Double]] = [:]
         for _ in 0..<rounds {
+            _ = try quireMerge()  // the untimed merge before the timed one (see the type's comment)
             quire.append(try quireMerge())
             // A peer process that has ended fails the write (EPIPE) or gives no line: the same failure.
             let line = try (try? toPeers.write(contentsOf: Data("merge\n".utf8))).flatMap { try fromPeers.next(within: answerTimeout) }

@@ -119,7 +119,8 @@ public struct SuiteReport {
             **merge** is a fresh replica applying the whole encoded history in one call: the fair native
             comparison. With peers, the three libraries merge in turns (Quire, Yrs, Loro, and again: one
             round per run, at least \(MergeTurns.minimumRounds); `mergeRounds` in the JSON), so that a busy
-            moment on the host slows them alike; a line under a table names any workload merged otherwise. **local** replays edit by edit; for the peers that includes Python's call overhead,
+            moment on the host slows them alike, and each library's timed merge comes right after an untimed
+            one of its own, so that each starts on a processor busy with the same work; a line under a table names any workload merged otherwise. **local** replays edit by edit; for the peers that includes Python's call overhead,
             and the **empty loop** column (Yrs / Loro) is the same Python loop with no library call. Ratios are
             Quire ÷ peer on the same workload: below 1 Quire is faster or smaller; a library that failed
             a check (ok: NO) is not compared, nor merged in turns. **memory** is the heap in
