@@ -174,7 +174,7 @@ extension DocumentStore {
         }
         condition.lock()
         isWriting = false
-        if case .success = outcome, let logged { noteOwnRows(after: logged.before, through: logged.after) }
+        if case .success = outcome, let logged { outsideLogPlace.noteOwnRows(after: logged.before, through: logged.after) }
         for commit in batch {
             let result = stale[commit.ticket].map { .failure(StoreError.changedElsewhere($0.rawValue)) }
                 ?? found[commit.ticket].map { .failure(ExistingDocument(id: $0)) } ?? outcome

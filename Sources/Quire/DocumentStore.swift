@@ -109,12 +109,11 @@ public final class DocumentStore: @unchecked Sendable {
     /// How each written commit ended, by ticket, until its caller takes it.
     var outcomes: [Int: Result<Void, any Error>] = [:]
     /// This store's place in the log, for finding what others commit
-    /// (`checkForOutsideCommits`): every row up to it is this store's own or
-    /// has been looked at, but for those in `unexaminedOutsideRows`.
-    var outsidePosition: Int64 = 0
-    /// Rows below `outsidePosition` that others logged just before one of
-    /// this store's batches, not looked at yet.
-    var unexaminedOutsideRows: [ClosedRange<Int64>] = []
+    /// (`checkForOutsideCommits`).
+    var outsideLogPlace = OutsidePlace(at: 0)
+    /// Its place in `removal_marks`, for finding the removals and restores
+    /// others make, which log no change.
+    var outsideRemovalPlace = OutsidePlace(at: 0)
     /// SQLite's `data_version` when others' commits were last looked for:
     /// while it stays the same, no other connection has committed.
     var outsideCheckedAt: Int64?
@@ -205,7 +204,7 @@ public final class DocumentStore: @unchecked Sendable {
         self.snapshotInterval = snapshotInterval
         cache = DocumentCache(capacity: cachedDocuments)
         warningHandler = onWarning
-        outsidePosition = try database.read(ChangeLog.highestSeq)
+        try placeOutsideLookAtPresent()
     }
 
     /// Closes the store: stops the watch of `watchOutsideCommits(every:)`,
@@ -247,7 +246,7 @@ public final class DocumentStore: @unchecked Sendable {
         self.snapshotInterval = snapshotInterval
         cache = DocumentCache(capacity: cachedDocuments)
         warningHandler = Self.printWarning
-        outsidePosition = try database.read(ChangeLog.highestSeq)
+        try placeOutsideLookAtPresent()
     }
 
     deinit {
@@ -336,9 +335,10 @@ public final class DocumentStore: @unchecked Sendable {
 
     /// Marks a document removed. Its history stays; `restore` brings it back.
     /// Remote changes to it are still applied and kept. The streams
-    /// observing it get an event whose `isRemoved` is set (`events(of:)`).
-    /// Removing it again moves `DocumentInfo.removedAt` to now, and makes
-    /// no event.
+    /// observing it get an event whose `isRemoved` is set (`events(of:)`),
+    /// and those of other stores on the file an `outside` one when they
+    /// next look (`checkForOutsideCommits()`). Removing it again moves
+    /// `DocumentInfo.removedAt` to now, and makes no event.
     ///
     /// - Throws: `StoreError.noSuchDocument` if the store does not list it.
     public func remove(_ id: DocumentID) throws {
@@ -346,8 +346,9 @@ public final class DocumentStore: @unchecked Sendable {
     }
 
     /// Clears a document's removed mark, if it has one; the streams
-    /// observing it then get an event whose `isRemoved` is clear (none for a
-    /// document not removed).
+    /// observing it then get an event whose `isRemoved` is clear, here and,
+    /// `outside`, on other stores on the file (none for a document not
+    /// removed).
     ///
     /// - Throws: `StoreError.noSuchDocument` if the store does not list it.
     public func restore(_ id: DocumentID) throws {
@@ -358,14 +359,22 @@ public final class DocumentStore: @unchecked Sendable {
         let isRemoved = time != nil
         try locked {
             waitUntilIdle(id)
-            let (wasRemoved, version) = try database.write { db in
+            let (wasRemoved, version, marked) = try database.write { db in
                 let rows = try db.query(sql: "SELECT removed_at FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
                 guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
+                let wasRemoved = !row.isNull(0)
                 try db.execute(sql: "UPDATE documents SET removed_at = ? WHERE id = ?",
                                arguments: [time.map(DatabaseValue.integer) ?? .null, .text(id.rawValue)])
+                // For other stores' outside looks; only a change of the mark, which alone makes an event.
+                var marked: (before: Int64, after: Int64)?
+                if wasRemoved != isRemoved {
+                    let before = try RemovalMarks.highestSeq(db)
+                    marked = (before, try RemovalMarks.record(document: id.rawValue, db))
+                }
                 // Read only for an event, as a commit builds one only for observers.
-                return (!row.isNull(0), observers.isEmpty ? nil : try DocumentVersions.version(document: id.rawValue, db))
+                return (wasRemoved, observers.isEmpty ? nil : try DocumentVersions.version(document: id.rawValue, db), marked)
             }
+            if let marked { outsideRemovalPlace.noteOwnRows(after: marked.before, through: marked.after) }
             cache[id]?.isRemoved = isRemoved
             // Lock held, as a commit's: the event keeps its place among theirs.
             if let version, wasRemoved != isRemoved {

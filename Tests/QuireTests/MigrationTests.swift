@@ -326,7 +326,7 @@ import Testing
             database.close()
 
             let store = try DocumentStore(path: path)
-            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 6)
+            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == Int64(StoreSchema.latestVersion))
             #expect(try store.database.query(sql: "SELECT seq, data FROM changes UNION ALL SELECT 0, data FROM parked_changes")
                         .map { [try $0.int64(0)] + (try $0.blob(1)).map(Int64.init) } == rowsBefore)
             #expect(try store.changes("notes") == logged)
@@ -336,6 +336,31 @@ import Testing
             let newest = try store.database.query(sql: "SELECT data FROM changes ORDER BY seq DESC LIMIT 1")[0].blob(0)
             #expect(Zstd.isFrame(newest))
             #expect(try DocumentStore(path: path).read("notes") { try $0.get(.root, key: "title") } == .scalar(.string(long)))
+        }
+    }
+
+    /// Version 7 adds `removal_marks`, empty: a version 6 store keeps its
+    /// outbox and its removed document, and a removal made after the
+    /// upgrade is seen by another store on the file.
+    @Test func aVersion6StoreKeepsItsDocumentsAndReportsLaterRemovals() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/v6.quire"
+            let outbox = try Self.makeVersion1Store(path: path)
+            let database = try Database(path: path)
+            try StoreSchema.migrator(upTo: 6).migrate(database)
+            try database.execute(sql: "UPDATE documents SET removed_at = 1 WHERE id = 'second'")
+            database.close()
+
+            let store = try DocumentStore(path: path)
+            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 7)
+            #expect(try store.outbox(peer: "server") == outbox)
+            #expect(try store.documents(includeRemoved: true).map { [$0.id: $0.isRemoved] } == [["first": false], ["second": true]])
+            #expect(try store.database.query(sql: "SELECT count(*) FROM removal_marks")[0].int64(0) == 0)
+            #expect(try store.checkForOutsideCommits().isEmpty)
+            let other = try DocumentStore(path: path)
+            try other.restore("second")
+            try other.remove("first")
+            #expect(try store.checkForOutsideCommits().map { [$0.document: $0.isRemoved] } == [["second": false], ["first": true]])
         }
     }
 

@@ -51,19 +51,64 @@ import Testing
         }
     }
 
-    @Test func anOutsideEventSaysWhetherTheDocumentIsRemoved() async throws {
+    /// Another store's removal or restore logs no change, yet this store's
+    /// look finds it: an `outside` event with no changes, saying whether
+    /// the document is removed, and the cached copy knows it.
+    @Test func anotherStoresRemovalAndRestoreMakeOutsideEvents() async throws {
         try await withTwoStores { _, first, second, id, text in
+            _ = try first.read(id) { try $0.text(text) }  // cached while not removed
+            var events = first.events(of: id).makeAsyncIterator()
+            let removal = DocumentEvent(document: id, origin: .outside, changeIDs: [], versionVector: try second.versionVector(id),
+                                        changedObjects: [], changedKeys: [:], isRemoved: true)
+
+            try second.remove(id)
+            #expect(try first.checkForOutsideCommits() == [removal])
+            #expect(await events.next() == removal)
+            #expect(throws: StoreError.documentRemoved(id.rawValue)) { try first.edit(id) { tx in try tx.insertText(text, at: 0, "<") } }
+            // Removing it again leaves the mark as it was: no event, as on the store that removes.
+            try second.remove(id)
+            #expect(try first.checkForOutsideCommits().isEmpty)
+
+            try second.restore(id)
+            var restoral = removal
+            restoral.isRemoved = false
+            #expect(try first.checkForOutsideCommits() == [restoral])
+            #expect(await events.next() == restoral)
+            try first.edit(id) { tx in try tx.insertText(text, at: 0, "<") }
+            #expect(await events.next()?.origin == .local)
+        }
+    }
+
+    /// A removal and changes found by one look make one event, which holds
+    /// the changes and says the document is removed.
+    @Test func anOutsideRemovalAndChangesInOneLookMakeOneEvent() async throws {
+        try await withTwoStores { _, first, second, id, _ in
             let remote = try DocumentStore.inMemory()
             try remote.create(id: id)
             try remote.edit(id) { tx in try tx.put(.root, key: "from", .string("remote")) }
-            _ = try first.read(id) { try $0.text(text) }  // cached while not removed
-
-            // The other store's removal logs no change, so it makes no event by itself.
             try second.remove(id)
-            #expect(try first.checkForOutsideCommits().isEmpty)
             try second.apply(id, remote.changes(id))
             let found = try first.checkForOutsideCommits()
-            #expect(found.count == 1 && found.first?.isRemoved == true)
+            #expect(found.map(\.changeIDs) == [try remote.changes(id).map(\.id)])
+            #expect(found.first?.isRemoved == true)
+        }
+    }
+
+    /// This store removes a document right after another store removed
+    /// another: the other's removal is still found, once, and this store's
+    /// own makes only its `local` event.
+    @Test func anOutsideRemovalBeforeAnOwnOneIsStillFoundOnce() async throws {
+        try await withTwoStores { _, first, second, id, _ in
+            let other: DocumentID = "other"
+            try first.create(id: other)
+            var events = first.allEvents().makeAsyncIterator()
+            try second.remove(other)
+            try first.remove(id)
+            #expect(await events.next().map { [$0.document: $0.origin] } == [id: .local])
+            #expect(try first.checkForOutsideCommits().map { [$0.document: $0.isRemoved] } == [[other: true]])
+            #expect(try first.checkForOutsideCommits().isEmpty)
+            try first.restore(id)
+            #expect(try first.checkForOutsideCommits().isEmpty)
         }
     }
 

@@ -57,8 +57,9 @@ public struct DocumentEvent: Sendable, Equatable {
     /// each make an event of their own, `.local`, with no changes, so that
     /// a view showing the document learns it went; remote changes to a
     /// removed document are still applied, and their events say it is
-    /// removed. (Another store's removal of it makes no event: no change is
-    /// logged for it, and an outside look sees only changes.)
+    /// removed. Another store's (or process's) removal or restore makes an
+    /// `.outside` event with no changes when this store looks
+    /// (`checkForOutsideCommits()`).
     public var isRemoved: Bool
 
     public init(document: DocumentID, origin: Origin, changeIDs: [OpID], versionVector: VersionVector,

@@ -5,16 +5,20 @@ import Foundation
 // it. See Specs/storage.md, "Observation".
 //
 // The log's `seq` says what is new: the store keeps its place in it
-// (`outsidePosition`), and every row after that place is another writer's,
+// (`outsideLogPlace`), and every row after that place is another writer's,
 // but for the rows of this store's own batches, which move the place past
-// them (`noteOwnRows`). `PRAGMA data_version` says cheaply whether anyone
-// else committed at all.
+// them (`OutsidePlace.noteOwnRows`). A removal or restore logs no change:
+// it replaces its document's row of `removal_marks` under a new `seq`,
+// where the store keeps a place the same way (`outsideRemovalPlace`).
+// `PRAGMA data_version` says cheaply whether anyone else committed at all.
 extension DocumentStore {
     /// Looks for commits that others made to the file since the last look
     /// (or since the store was opened): another process, such as `quire
     /// sync` or `quire note edit`, or another `DocumentStore` on the same
-    /// file. Sends one `.outside` event per document they changed to the
-    /// streams of `events(of:)` and `allEvents()`, and returns those events.
+    /// file. Sends one `.outside` event per document they changed, removed
+    /// or restored to the streams of `events(of:)` and `allEvents()`, and
+    /// returns those events. A removal or restore alone makes one with no
+    /// changes, whose `isRemoved` says which.
     /// A cached copy of such a document is brought up to date first, so
     /// that a read made on the event shows the new state.
     ///
@@ -87,12 +91,12 @@ extension DocumentStore {
         }
     }
 
-    /// Records that a batch of this store logged the rows after `before`
-    /// through `after`: rows up to `before` past `outsidePosition` are
-    /// others', to look at later. Lock held.
-    func noteOwnRows(after before: Int64, through after: Int64) {
-        if before > outsidePosition { unexaminedOutsideRows.append(outsidePosition + 1 ... before) }
-        outsidePosition = after
+    /// Starts the looks for others' commits at what the file holds now.
+    func placeOutsideLookAtPresent() throws {
+        try database.read { db in
+            outsideLogPlace = OutsidePlace(at: try ChangeLog.highestSeq(db))
+            outsideRemovalPlace = OutsidePlace(at: try RemovalMarks.highestSeq(db))
+        }
     }
 
     /// What others committed to one document, as read from the log.
@@ -113,9 +117,9 @@ extension DocumentStore {
         // (the second time, nothing new), never missed.
         let dataVersion = try database.query(sql: "PRAGMA data_version")[0].int64(0)
         guard dataVersion != outsideCheckedAt else { return [] }
-        let (highest, commits, damage) = try database.read { db in
+        let (highest, highestMark, commits, damage) = try database.read { db in
             let highest = try ChangeLog.highestSeq(db)
-            let ranges = unexaminedOutsideRows + (highest > outsidePosition ? [outsidePosition + 1 ... highest] : [])
+            let ranges = outsideLogPlace.unexaminedRows(upTo: highest)
             var commits: [OutsideCommit] = []
             var positions: [String: Int] = [:]
             func commit(_ document: String) -> Int {
@@ -146,14 +150,19 @@ extension DocumentStore {
                     commits[commit(try row.text(0))].isPartial = true
                 }
             }
+            // Removed or restored: the event, with no change unless the log had some, reads the mark below.
+            let highestMark = try RemovalMarks.highestSeq(db)
+            for range in outsideRemovalPlace.unexaminedRows(upTo: highestMark) {
+                for document in try RemovalMarks.documents(markedIn: range, db) { _ = commit(document) }
+            }
             for index in commits.indices {
                 commits[index].version = try DocumentVersions.version(document: commits[index].document, db)
                 commits[index].isRemoved = try DocumentStore.isRemoved(commits[index].document, db)
             }
-            return (highest, commits, damage)
+            return (highest, highestMark, commits, damage)
         }
-        outsidePosition = highest
-        unexaminedOutsideRows = []
+        outsideLogPlace.examined(through: highest)
+        outsideRemovalPlace.examined(through: highestMark)
         outsideCheckedAt = dataVersion
         for message in damage { warn(message) }
         return try commits.map { commit in
@@ -194,6 +203,40 @@ extension DocumentStore {
             }
         }
         return (objects, keys)
+    }
+}
+
+/// A store's place in one of the file's AUTOINCREMENT sequences that
+/// other writers share (the log's `seq`, the removal marks'): every row up
+/// to it is this store's own or has been looked at, but for the ranges
+/// others wrote just before one of this store's writes.
+struct OutsidePlace {
+    private var position: Int64
+    /// Rows below `position` not looked at yet.
+    private var unexamined: [ClosedRange<Int64>] = []
+
+    init(at position: Int64) {
+        self.position = position
+    }
+
+    /// Records that this store wrote the rows after `before` through
+    /// `after`, in one transaction: rows up to `before` past the place are
+    /// others', to look at later.
+    mutating func noteOwnRows(after before: Int64, through after: Int64) {
+        if before > position { unexamined.append(position + 1 ... before) }
+        position = after
+    }
+
+    /// The rows others wrote that no look has examined, when `highest` is
+    /// the highest `seq` given so far.
+    func unexaminedRows(upTo highest: Int64) -> [ClosedRange<Int64>] {
+        unexamined + (highest > position ? [position + 1 ... highest] : [])
+    }
+
+    /// A look examined every row through `highest`.
+    mutating func examined(through highest: Int64) {
+        position = highest
+        unexamined = []
     }
 }
 

@@ -99,7 +99,7 @@ public enum ChangeLog {
     /// goes down when compaction deletes the newest rows, so a row above it
     /// is one written after it was read.
     public static func highestSeq(_ db: DatabaseConnection) throws -> Int64 {
-        try db.query(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'changes'").first?.int64(0) ?? 0
+        try db.highestAutoincrementedID(of: "changes")
     }
 
     /// The rows with `seq` in `range`, in log order, each with its document

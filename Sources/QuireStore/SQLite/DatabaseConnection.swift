@@ -86,6 +86,13 @@ public final class DatabaseConnection {
     /// The rowid of the last row inserted on this connection.
     public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// The highest rowid SQLite's AUTOINCREMENT ever gave a row of `table`
+    /// (its `sqlite_sequence` record), 0 before the first: unlike
+    /// `max(rowid)`, it never goes down when the newest rows are deleted.
+    public func highestAutoincrementedID(of table: String) throws -> Int64 {
+        try query(sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [.text(table)]).first?.int64(0) ?? 0
+    }
+
     /// Runs `body` between `begin` and `COMMIT`, or rolls back if it throws.
     func transaction<T>(begin: () throws -> Void, _ body: (DatabaseConnection) throws -> T) throws -> T {
         try begin()

@@ -13,7 +13,7 @@ public enum StoreSchema {
 
     /// Every migration in order: migration `n` makes version `n + 1`.
     private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState, changeRuns, addDocumentVersions, numberDocuments,
-                                                                      compressedBundles]
+                                                                      compressedBundles, addRemovalMarks]
 
     /// The migrations up to `version` only: how a test makes a file exactly
     /// as an older release wrote it.
@@ -234,4 +234,16 @@ public enum StoreSchema {
     /// before); the new version number keeps an older program, which would
     /// take a frame for a damaged row, from opening the file.
     @Sendable static func compressedBundles(_ db: DatabaseConnection) throws {}
+
+    /// Version 7: each document's latest removal or restore
+    /// (`RemovalMarks`), for a store to notice those another made. Starts
+    /// empty: only a later change of a mark is news to anyone.
+    @Sendable static func addRemovalMarks(_ db: DatabaseConnection) throws {
+        try db.executeScript("""
+            CREATE TABLE removal_marks(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                document INTEGER NOT NULL UNIQUE REFERENCES documents(number)
+            );
+            """)
+    }
 }

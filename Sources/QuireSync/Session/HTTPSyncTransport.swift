@@ -50,7 +50,7 @@ public struct HTTPSyncTransport: SyncTransport {
             case .permanent(let status, let message): throw .refused(SyncFailure(status: status, message))
             case .transient, .unreachable: throw .unreachable(error.description)
             case .answerRefused(let reason): throw .protocolViolation(reason)
-            case .cancelled: throw .unreachable("cancelled")
+            case .cancelled: throw .cancelled()
             }
         }
         // A server before it sends none.

@@ -722,11 +722,11 @@ public struct SyncClient: Sendable {
     /// Runs `body` on a thread kept for store calls (`store.async`), off
     /// Swift's cooperative pool, which its disk syncs and waits for another
     /// process's lock would hold up. A store error is `SyncError.store`; a
-    /// task cancelled before `body` starts ends the sync as a cancelled
-    /// request does, and `body` never runs.
+    /// task cancelled before `body` starts ends the sync with
+    /// `SyncError.cancelled`, as a cancelled request does, and `body` never runs.
     private func storeWork<T: Sendable>(_ body: @escaping @Sendable (DocumentStore) throws -> T) async throws(SyncError) -> T {
         do { return try await store.async.perform(body) } catch let error as SyncError { throw error } catch is CancellationError {
-            throw .unreachable("cancelled")
+            throw .cancelled()
         } catch {
             throw .store("\(error)")
         }

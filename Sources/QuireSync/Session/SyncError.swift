@@ -11,7 +11,9 @@ public struct SyncError: Error, Hashable, Sendable, DescribedError {
         case refused(SyncFailure)
         /// No usable answer, after retries: the other side is down,
         /// unreachable, overloaded (5xx, 429) or too slow. Everything
-        /// local stays pending.
+        /// local stays pending. Also a sync whose task was cancelled
+        /// (`SyncError.isCancelled`), so that a switch over the kinds
+        /// covers it as it always did.
         case unreachable(String)
         /// The other side broke the protocol (an answer that does not
         /// decode, or a sync that stopped making progress).
@@ -36,6 +38,22 @@ public struct SyncError: Error, Hashable, Sendable, DescribedError {
     public static func protocolViolation(_ reason: String, otherSide: SyncOtherSide = .server) -> SyncError { SyncError(.protocolViolation(reason), otherSide: otherSide) }
     public static func store(_ reason: String) -> SyncError { SyncError(.store(reason)) }
 
+    /// The sync's task was cancelled: what it applied before is kept, and
+    /// the next sync goes on from there. Its kind is `unreachable` with the
+    /// reason "cancelled", as a transport that an app wrote may throw it.
+    public static func cancelled(otherSide: SyncOtherSide = .server) -> SyncError { .unreachable(cancelledReason, otherSide: otherSide) }
+
+    /// The reason of an `unreachable` error that is a cancellation.
+    private static let cancelledReason = "cancelled"
+
+    /// Whether the sync ended because its task was cancelled
+    /// (`cancelled(otherSide:)`), not for want of an answer: the other side
+    /// may well be reachable. An app that cancelled it on purpose (its view
+    /// went away) has nothing to show.
+    ///
+    ///     do { try await client.sync() } catch let error where error.isCancelled {} catch { show(error) }
+    public var isCancelled: Bool { kind == .unreachable(Self.cancelledReason) }
+
     /// Whether the other side refused for want of changes it no longer
     /// holds (`SyncFailure.isHistoryCompacted`): syncing with it again
     /// cannot help.
@@ -58,6 +76,8 @@ public struct SyncError: Error, Hashable, Sendable, DescribedError {
                 + "no sync with it can bring them, now or later"
         case .refused(let failure) where otherSide == .server: "the server refused: HTTP \(failure.status): \(failure.message)"
         case .refused(let failure): "\(otherSide) refused (status \(failure.status)): \(failure.message)"
+        case .unreachable where isCancelled:
+            "the sync with \(otherSide) was cancelled; what it applied is kept, and the next sync goes on from there"
         case .unreachable(let reason): "could not reach \(otherSide): \(reason)"
         case .protocolViolation(let reason): "\(otherSide) broke the sync protocol: \(reason)"
         case .store(let reason): "the local store failed: \(reason)"

@@ -10,7 +10,8 @@ public protocol SyncTransport: Sendable {
     /// Sends `request` and returns the answer's bytes (a response or failure
     /// message). Throws `SyncError.refused` for a refusal the transport
     /// itself reports (an HTTP status), `.unreachable` when no answer came
-    /// after the transport's retries. `longPollSeconds` is how long the
+    /// after the transport's retries, `.cancelled()` when the calling task
+    /// was cancelled while it waited. `longPollSeconds` is how long the
     /// request asks the server to wait for news: the time allowed for the
     /// answer grows by that much.
     func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8]
