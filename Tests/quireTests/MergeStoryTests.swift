@@ -550,7 +550,8 @@ import Testing
     /// A note whose changes this store refuses (the other store holds a
     /// Lamport value further beyond the one before than the lead allows,
     /// as one written before the rule could) is left out of the merge and
-    /// named, as a damaged one is; every other note is merged.
+    /// named, as a damaged one is; every other note is merged. A dry run
+    /// reports it alike: planning asks the store's own rule.
     @Test func aNoteThisStoreRefusesIsLeftOutAndTheOthersAreMerged() throws {
         try withRunner { quire in
             let laptop = quire.directory + "/laptop.quire", phone = quire.directory + "/phone.quire"
@@ -571,6 +572,10 @@ import Testing
             }
             try quire.ok(["init"], store: phone)
             let reason = "its Lamport value \(2 * lead + 1000) lies more than \(lead) beyond the highest before it, 1000)"
+            let dryRun = try quire.run(["merge", laptop, "--dry-run"], store: phone)
+            #expect(dryRun.status == 1)
+            #expect(dryRun.stderr.hasSuffix(reason + ": merging would leave it out\n"), "\(dryRun.stderr)")
+            #expect(dryRun.stdout.contains("Trip") && !dryRun.stdout.contains("Groceries"), "\(dryRun.stdout)")
             let result = try quire.run(["merge", laptop], store: phone)
             #expect(result.status == 1)
             #expect(result.stderr.hasPrefix("error: this store refuses the changes of note \(id) (Groceries) in \(laptop) (change "))
