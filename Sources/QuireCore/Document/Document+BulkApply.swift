@@ -45,14 +45,78 @@ extension Document {
     mutating func applyBundleInOrder(_ bytes: [UInt8], limits: DecodingLimits,
                                      checkingLaterEdits: Bool = false) throws -> (applied: Int, run: RunBounds?) {
         let fresh: Document? = checkingLaterEdits || !versionVector.isEmpty ? nil : self
+        // Asked once: `fresh == nil` in the loop copied the optional document at every change of several edits.
+        let checksLaterEdits = fresh == nil
         var decoder = try ChangeDecoder(bytes, limits: limits)
         reserveRootKeys(for: decoder)
+        var current = ChangeDecoder.Current()
+        var chain = Chain()
         var unnoted = UnnotedRun()
-        var progress = BundleProgress()
-        let inOrder: Bool
+        var applied = 0  // changes fully applied, chains included
+        var inOrder = true
+        var first: Change?
+        // Chains keep to one replica, so only the changes read one at a time can leave it.
+        var isOneReplica = true
+        // Room for the bundle's text is made in the first text it inserts into.
+        var isTextSized = false
         do {
-            // Asked once: `fresh == nil` in the loop copied the optional document at every change of several edits.
-            inOrder = try applyInOrder(from: &decoder, unnoted: &unnoted, progress: &progress, checkingLaterEdits: fresh == nil)
+            reading: while try decoder.next(into: &current) {
+                if !isTextSized, let object = current.firstTextInsertedInto {
+                    objects.reserveCapacity(in: object, for: decoder.textBounds)
+                    isTextSized = true
+                }
+                if let first { isOneReplica = isOneReplica && current.id.replica == first.replica } else { first = current.change }
+                if chain.continues(with: current, known: versionVector) {
+                    chain.extend(with: current)
+                    try takeContinuation(after: current.edit, into: &chain, from: &decoder)
+                    continue
+                }
+                if !chain.isEmpty {
+                    guard apply(&chain, after: unnoted) else { inOrder = false; break reading }
+                    unnoted.add(&chain)
+                    applied += chain.count
+                    chain.removeAll()
+                }
+                if !unnoted.isContinued(by: current) { note(&unnoted) }
+                // (A change that continues `unnoted` names its last change alone.)
+                let isReady = unnoted.isEmpty
+                    ? current.id.counter == versionVector[current.id.replica] + 1
+                        && Self.areSortedAndDistinct(current.parents) && current.parents.allSatisfy(versionVector.contains)
+                    : current.id.counter == unnoted.lastID.counter + 1
+                guard isReady else { inOrder = false; break reading }
+                // A change of one edit that no later change can carry on (most
+                // edits at random places) applies alone, not as a chain of one
+                // kept until the next change is read.
+                if let edit = current.edit, try !decoder.mayBeContinued(after: edit) {
+                    guard apply(edit, id: current.id, lamport: current.lamport, text: current.scalars, after: unnoted)
+                    else { inOrder = false; break reading }
+                    unnoted.add(current)
+                    applied += 1
+                    continue
+                }
+                if chain.start(with: &current) {
+                    try takeContinuation(after: current.edit, into: &chain, from: &decoder, mayBeContinued: true)
+                    continue
+                }
+                if current.edits.isEmpty {
+                    note(&unnoted)
+                    try integrate(current.change, recordingHistory: false)
+                } else {
+                    // Edits join the run not yet noted, as chains do: noting
+                    // the run, then the change, cost rustcode's merge 1.5%.
+                    try applyEdits(of: current, after: unnoted, checkingLaterEdits: checksLaterEdits)
+                    unnoted.add(current)
+                }
+                applied += 1
+            }
+            if inOrder && !chain.isEmpty {
+                if apply(&chain, after: unnoted) {
+                    unnoted.add(&chain)
+                    applied += chain.count
+                } else {
+                    inOrder = false
+                }
+            }
             note(&unnoted)
             if inOrder { try decoder.finish() }
         } catch {
@@ -61,118 +125,18 @@ extension Document {
                 return try applyBundleInOrder(bytes, limits: limits, checkingLaterEdits: true)
             }
             note(&unnoted)
-            try recordDecoded(bytes, count: progress.applied)
+            try recordDecoded(bytes, count: applied)
             throw error
         }
-        guard inOrder else { return (try finishOneByOne(bytes, limits: limits, applied: progress.applied), nil) }
-        if recordsDecoded(count: progress.applied, bytes: bytes.count) {
-            try recordDecoded(bytes, count: progress.applied)
+        guard inOrder else { return (try finishOneByOne(bytes, limits: limits, applied: applied), nil) }
+        if recordsDecoded(count: applied, bytes: bytes.count) {
+            try recordDecoded(bytes, count: applied)
         } else {
-            history.append(bundle: bytes, count: progress.applied, version: versionVector)
+            history.append(bundle: bytes, count: applied, version: versionVector)
         }
         // Every change was the next of its replica: one replica makes one run.
-        guard let first = progress.first, progress.isOneReplica, let last = decoder.lastRead else { return (progress.applied, nil) }
-        return (progress.applied, RunBounds(count: progress.applied, first: first, lastID: last.id, lastLamport: last.lamport, lastTime: last.time))
-    }
-
-    /// What `applyInOrder` has applied of a bundle so far.
-    private struct BundleProgress {
-        /// Changes fully applied, chains included.
-        var applied = 0
-        /// The bundle's first change, once read.
-        var first: Change?
-        /// Whether every change read so far is of the first's replica.
-        var isOneReplica = true
-    }
-
-    /// Reads the bundle's changes from `decoder` and applies each that is
-    /// ready in order, a chain as one (`applyBundleInOrder`). False, with
-    /// the changes before it applied, at the first change not ready or a
-    /// chain that cannot apply as one. `unnoted` holds the applied changes
-    /// not yet noted. Inlined: it is the body of `applyBundleInOrder`, kept
-    /// apart only to be read alone.
-    @inline(__always)
-    private mutating func applyInOrder(from decoder: inout ChangeDecoder, unnoted: inout UnnotedRun, progress: inout BundleProgress,
-                                       checkingLaterEdits: Bool) throws -> Bool {
-        var current = ChangeDecoder.Current()
-        var chain = Chain()
-        // Room for the bundle's text is made in the first text it inserts into.
-        var isTextSized = false
-        while try decoder.next(into: &current) {
-            if !isTextSized, let object = current.firstTextInsertedInto {
-                objects.reserveCapacity(in: object, for: decoder.textBounds)
-                isTextSized = true
-            }
-            // Chains keep to one replica, so only the changes read one at a time can leave it.
-            if let first = progress.first {
-                progress.isOneReplica = progress.isOneReplica && current.id.replica == first.replica
-            } else {
-                progress.first = current.change
-            }
-            if chain.continues(with: current, known: versionVector) {
-                chain.extend(with: current)
-                try takeContinuation(after: current.edit, into: &chain, from: &decoder)
-                continue
-            }
-            if !chain.isEmpty {
-                guard applyChain(&chain, noting: &unnoted, applied: &progress.applied) else { return false }
-                chain.removeAll()
-            }
-            if !unnoted.isContinued(by: current) { note(&unnoted) }
-            guard isReady(current, after: unnoted) else { return false }
-            // A change of one edit that no later change can carry on (most
-            // edits at random places) applies alone, not as a chain of one
-            // kept until the next change is read.
-            if let edit = current.edit, try !decoder.mayBeContinued(after: edit) {
-                guard apply(edit, id: current.id, lamport: current.lamport, text: current.scalars, after: unnoted) else { return false }
-                unnoted.add(current)
-                progress.applied += 1
-                continue
-            }
-            if chain.start(with: &current) {
-                try takeContinuation(after: current.edit, into: &chain, from: &decoder, mayBeContinued: true)
-                continue
-            }
-            try applyWhole(current, unnoted: &unnoted, checkingLaterEdits: checkingLaterEdits)
-            progress.applied += 1
-        }
-        return chain.isEmpty || applyChain(&chain, noting: &unnoted, applied: &progress.applied)
-    }
-
-    /// Whether `current` is the next change of its replica with its parents
-    /// applied; `unnoted` holds the applied changes not yet noted (a change
-    /// that continues them names their last change alone).
-    @inline(__always)
-    private func isReady(_ current: ChangeDecoder.Current, after unnoted: UnnotedRun) -> Bool {
-        unnoted.isEmpty
-            ? current.id.counter == versionVector[current.id.replica] + 1
-                && Self.areSortedAndDistinct(current.parents) && current.parents.allSatisfy(versionVector.contains)
-            : current.id.counter == unnoted.lastID.counter + 1
-    }
-
-    /// Applies `chain` as one operation and adds it to `unnoted` and to
-    /// `applied`; false, with nothing changed, if it cannot apply so.
-    @inline(__always)
-    private mutating func applyChain(_ chain: inout Chain, noting unnoted: inout UnnotedRun, applied: inout Int) -> Bool {
-        guard apply(&chain, after: unnoted) else { return false }
-        unnoted.add(&chain)
-        applied += chain.count
-        return true
-    }
-
-    /// Applies a change that starts no chain: one of no edits through
-    /// `integrate`, one of edits in one pass.
-    @inline(__always)
-    private mutating func applyWhole(_ current: ChangeDecoder.Current, unnoted: inout UnnotedRun, checkingLaterEdits: Bool) throws {
-        if current.edits.isEmpty {
-            note(&unnoted)
-            try integrate(current.change, recordingHistory: false)
-        } else {
-            // Edits join the run not yet noted, as chains do: noting
-            // the run, then the change, cost rustcode's merge 1.5%.
-            try applyEdits(of: current, after: unnoted, checkingLaterEdits: checkingLaterEdits)
-            unnoted.add(current)
-        }
+        guard let first, isOneReplica, let last = decoder.lastRead else { return (applied, nil) }
+        return (applied, RunBounds(count: applied, first: first, lastID: last.id, lastLamport: last.lamport, lastTime: last.time))
     }
 
     /// Makes room in an empty root map for the keys the bundle writes in
