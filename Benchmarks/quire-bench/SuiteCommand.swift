@@ -12,12 +12,13 @@ let suiteUsage = """
         DATE.md and one SVG chart per family after every workload. A DATE.json that is not
         a report is moved to DATE.damaged.json. A full run (no --only) also puts its
         report in Benchmarks/RESULTS.md, between marks that keep the rest of that file.
-        Run it from the package root. DATE.json's keys: command, date, machine, commit, swift (the
-        last run's), and workloads, each with name, family, description, command (the run that
-        measured it), ops, mergeTurnsFailure and libraries, each with library, version, ok, runs,
-        localMs, emptyLoopMs, mergeMs, mergeRounds, encodeMs, loadMs (each {median, min, max} in
-        ms), encodedBytes, snapshotBytes, memoryBytes (bytes), measures (store and sync: each with
-        name, unit, median, min, max) and failures; null where not measured.
+        Run it from the package root. DATE.json's keys: `command`, `date`, `machine`, `commit`,
+        `swift` (the last run's), and `workloads`, each with `name`, `family`, `description`,
+        `command` (the run that measured it), `ops`, `mergeTurnsFailure` and `libraries`, each
+        with `library`, `version`, `ok`, `runs`, `localMs`, `emptyLoopMs`, `mergeMs`,
+        `mergeRounds`, `encodeMs`, `loadMs` (each {`median`, `min`, `max`} in ms),
+        `encodedBytes`, `snapshotBytes`, `memoryBytes` (bytes), `measures` (store and sync:
+        each with `name`, `unit`, `median`, `min`, `max`) and `failures`; null where not measured.
         --only PATTERN  only workloads whose name or family contains one of the comma-separated patterns
                         (automerge-paper is also named B4, as in crdt-benchmarks); a pattern that is a
                         workload's whole name selects that one only (merge-k2-m1000, not merge-k2-m10000)

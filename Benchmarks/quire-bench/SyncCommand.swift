@@ -12,25 +12,58 @@ func measureSync(tracePath: String, runs: Int) throws -> SyncFigures {
     guard case .sequential(let trace) = try EditingTrace.load(path: tracePath) else {
         throw UsageError(message: "sync needs a sequential trace")
     }
-    var document = Document(replica: ReplicaID(1))
-    let text = try document.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
-    try TraceReplay.type(trace, into: text, of: &document)
-    let changes = try document.changes(since: VersionVector())
-
-    let log = try ServerLog(path: ":memory:")
-    var configuration = SyncServer.Configuration()
-    configuration.requestsPerSecond = 1_000_000
-    configuration.burst = 1_000_000
-    let server = SyncServer(log: log, tokens: nil, configuration: configuration)
-    for start in stride(from: 0, to: changes.count, by: 50_000) {
-        _ = try log.push([("paper", Array(changes[start..<min(start + 50_000, changes.count)]))], by: .unrestricted, limits: .init())
-    }
+    let (changes, text) = try typedHistory(of: trace)
+    let (server, log) = try syncServer(holding: changes)
     let http = HTTPServer(port: 0, handler: server.handle)
     try http.start()
     defer { http.stop() }
     let url = URL(string: "http://127.0.0.1:\(http.port)")!
 
-    // Catch-up: a fresh in-memory store pulls everything.
+    let (catchUp, report) = try measureCatchUp(from: url, expecting: trace.endContent, in: text, runs: runs)
+    // Accepting, once over HTTP and once calling the server's HTTP handler
+    // directly: the difference is the cost of the HTTP stack on both sides.
+    let writers = 4, editsPerWriter = 500
+    func pushRate(_ transport: any SyncTransport, _ name: String) throws -> Spread {
+        try measurePushRate(through: transport, to: url, log: log, writers: writers, editsPerWriter: editsPerWriter, documentPrefix: name, runs: runs)
+    }
+    let push = try pushRate(HTTPSyncTransport(server: url, token: nil), "http")
+    let pushInProcess = try pushRate(HandlerTransport(handler: server.handle), "direct")
+    let waitSeconds = 1.0
+    let longPollCPU = try measureLongPollCPU(at: url, waitSeconds: waitSeconds, runs: runs)
+    return SyncFigures(
+        changes: changes.count, catchUp: catchUp, catchUpBytes: report.bytesReceived, catchUpRounds: report.rounds,
+        writers: writers, changesPerWriter: editsPerWriter, accepting: push, acceptingWithoutHTTP: pushInProcess,
+        longPollCPU: longPollCPU, longPollSeconds: waitSeconds)
+}
+
+/// The changes of a document of one text, at root key `text`, into which
+/// `trace` was typed, and that text's id.
+private func typedHistory(of trace: SequentialTrace) throws -> (changes: [Change], text: ObjectID) {
+    var document = Document(replica: ReplicaID(1))
+    let text = try document.transact { tx in try tx.putObject(.root, key: "text", kind: .text) }
+    try TraceReplay.type(trace, into: text, of: &document)
+    return (try document.changes(since: VersionVector()), text)
+}
+
+/// A sync server, without tokens or a rate limit that a benchmark would
+/// meet, whose log holds `changes` as document `paper`; and that log.
+private func syncServer(holding changes: [Change]) throws -> (SyncServer, ServerLog) {
+    let log = try ServerLog(path: ":memory:")
+    var configuration = SyncServer.Configuration()
+    configuration.requestsPerSecond = 1_000_000
+    configuration.burst = 1_000_000
+    let server = SyncServer(log: log, tokens: nil, configuration: configuration)
+    // Pushed in parts: one push of a long history passes a push's limit on changes.
+    for start in stride(from: 0, to: changes.count, by: 50_000) {
+        _ = try log.push([("paper", Array(changes[start..<min(start + 50_000, changes.count)]))], by: .unrestricted, limits: .init())
+    }
+    return (server, log)
+}
+
+/// Catch-up: a fresh in-memory store pulls everything from the server at
+/// `url`, after one warm-up, `runs` times; each must end with `expected`
+/// in its `text`. The wall-clock times, and the last sync's report.
+private func measureCatchUp(from url: URL, expecting expected: String, in text: ObjectID, runs: Int) throws -> (Spread, SyncClient.Report) {
     var samples: [UInt64] = []
     var caughtUp: SyncClient.Report?
     for _ in 0..<(runs + 1) {
@@ -39,55 +72,54 @@ func measureSync(tracePath: String, runs: Int) throws -> SyncFigures {
         let start = DispatchTime.now().uptimeNanoseconds
         caughtUp = try blocking { try await client.sync() }
         samples.append(DispatchTime.now().uptimeNanoseconds - start)
-        guard try store.read("paper", { try $0.text(text) }) == trace.endContent else {
+        guard try store.read("paper", { try $0.text(text) }) == expected else {
             throw UsageError(message: "the caught-up document differs from the trace's end content")
         }
     }
-    let catchUp = Spread(nanoseconds: Array(samples.dropFirst()))!
-    let report = caughtUp!
+    return (Spread(nanoseconds: Array(samples.dropFirst()))!, caughtUp!)
+}
 
-    // Accepting: 4 clients push 500 single-edit changes each, one change
-    // a request; each run with new stores and documents. Once over HTTP,
-    // once calling the server's HTTP handler directly: the difference is
-    // the cost of the HTTP stack on both sides.
-    let writers = 4, editsPerWriter = 500
-    func pushRate(_ transport: any SyncTransport, _ name: String) throws -> Spread {
-        var samples: [UInt64] = []
-        for run in 0..<runs {
-            let ids = (0..<writers).map { DocumentID(rawValue: "\(name)\(run)-writer\($0)")! }
-            let stores = try ids.map { id in
-                let store = try DocumentStore.inMemory()
-                try store.create(id: id)
-                for edit in 0..<editsPerWriter { try store.edit(id) { tx in try tx.put(.root, key: "k", .int(Int64(edit))) } }
-                return store
-            }
-            let start = DispatchTime.now().uptimeNanoseconds
-            try blocking {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for store in stores {
-                        group.addTask {
-                            var client = SyncClient(store: store, peer: url.absoluteString, transport: transport)
-                            client.maxPushChanges = 1
-                            _ = try await client.sync()
-                        }
+/// Accepting: `writers` clients push `editsPerWriter` single-edit changes
+/// each through `transport`, one change a request, to the server at `url`
+/// whose log is `log`; each run with new stores and documents (named with
+/// `documentPrefix`). The wall-clock times of the runs.
+private func measurePushRate(through transport: any SyncTransport, to url: URL, log: ServerLog, writers: Int, editsPerWriter: Int,
+                             documentPrefix: String, runs: Int) throws -> Spread {
+    var samples: [UInt64] = []
+    for run in 0..<runs {
+        let ids = (0..<writers).map { DocumentID(rawValue: "\(documentPrefix)\(run)-writer\($0)")! }
+        let stores = try ids.map { id in
+            let store = try DocumentStore.inMemory()
+            try store.create(id: id)
+            for edit in 0..<editsPerWriter { try store.edit(id) { tx in try tx.put(.root, key: "k", .int(Int64(edit))) } }
+            return store
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        try blocking {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for store in stores {
+                    group.addTask {
+                        var client = SyncClient(store: store, peer: url.absoluteString, transport: transport)
+                        client.maxPushChanges = 1
+                        _ = try await client.sync()
                     }
-                    try await group.waitForAll()
                 }
-            }
-            samples.append(DispatchTime.now().uptimeNanoseconds - start)
-            for id in ids where log.version(id).operationCount != editsPerWriter {
-                throw UsageError(message: "the server lacks changes of \(id)")
+                try await group.waitForAll()
             }
         }
-        return Spread(nanoseconds: samples)!
+        samples.append(DispatchTime.now().uptimeNanoseconds - start)
+        for id in ids where log.version(id).operationCount != editsPerWriter {
+            throw UsageError(message: "the server lacks changes of \(id)")
+        }
     }
-    let push = try pushRate(HTTPSyncTransport(server: url, token: nil), "http")
-    let pushInProcess = try pushRate(HandlerTransport(handler: server.handle), "direct")
+    return Spread(nanoseconds: samples)!
+}
 
-    // Waiting: a caught-up client long-polls for news that does not come,
-    // over a new connection as `quire sync --wait` makes. The server in this
-    // process sleeps meanwhile, so the CPU is the client's.
-    let waitSeconds = 1.0
+/// Waiting: a caught-up client long-polls the server at `url` for
+/// `waitSeconds`, for news that does not come, over a new connection as
+/// `quire sync --wait` makes, `runs` times. The server in this process
+/// sleeps meanwhile, so the CPU is the client's: the CPU times.
+private func measureLongPollCPU(at url: URL, waitSeconds: Double, runs: Int) throws -> Spread {
     let waiter = try DocumentStore.inMemory()
     _ = try blocking { try await SyncClient(store: waiter, peer: url.absoluteString, transport: HTTPSyncTransport(server: url, token: nil)).sync() }
     var cpuSamples: [UInt64] = []
@@ -98,10 +130,7 @@ func measureSync(tracePath: String, runs: Int) throws -> SyncFigures {
         cpuSamples.append(processCPUTime() - start)
         guard report.received == 0 else { throw UsageError(message: "news came during the long-poll") }
     }
-    return SyncFigures(
-        changes: changes.count, catchUp: catchUp, catchUpBytes: report.bytesReceived, catchUpRounds: report.rounds,
-        writers: writers, changesPerWriter: editsPerWriter, accepting: push, acceptingWithoutHTTP: pushInProcess,
-        longPollCPU: Spread(nanoseconds: cpuSamples)!, longPollSeconds: waitSeconds)
+    return Spread(nanoseconds: cpuSamples)!
 }
 
 /// Nanoseconds of CPU time (user and system) every thread of this process has used.

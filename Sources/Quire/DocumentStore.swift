@@ -56,7 +56,8 @@ public final class DocumentStore: @unchecked Sendable {
     public let replicaID: ReplicaID
     /// A snapshot is written after this many changes to a document.
     public let snapshotInterval: Int
-    /// How far beyond the highest Lamport value of a document a remote
+    /// How far beyond the highest Lamport value before it (the document's,
+    /// or an earlier change's of its batch: `LamportLeadCheck`) a remote
     /// change's may lie; `apply` refuses one further ahead. A writer takes
     /// one value past what it has seen, so only a broken or hostile peer's
     /// change jumps far; taken, one near 2^62 would leave the document's
@@ -665,18 +666,23 @@ public final class DocumentStore: @unchecked Sendable {
         var logged: [LogPiece] = []
         // The changes of the pieces not taken whole, some of which may wait.
         var decoded: [Change] = []
+        // Each change is measured from the highest Lamport value before it, the
+        // pieces' earlier changes counted: one batch meets the rule as steps do.
+        var lamportLead = LamportLeadCheck(highest: entry.document.maxLamport, lead: Self.maxLamportLead)
         for piece in pieces {
+            // A change of an earlier batch that waited may have been applied since.
+            lamportLead.count(entry.document.maxLamport)
             let before = entry.document.versionVector
-            let highestLamport = entry.document.maxLamport
             let count: Int, changes: [Change]
             switch piece {
             case .bundle(let bytes):
                 let (bundleCount, run) = try entry.document.applyEncodedRun(bytes, limits: limits)
                 // Taken whole, every change new and in order: nothing waits, and
-                // one replica's Lamport values only grow, so its last is the highest.
+                // one replica's Lamport values only grow, so its last is the
+                // highest: within the lead, all are. Else each is measured.
                 if let run, ChangeLog.fitsOneRow(run) {
-                    if run.lastLamport > highestLamport + Self.maxLamportLead {
-                        try Self.refuseFarAhead(ChangeEncoding.decode(bytes, limits: limits), of: highestLamport)
+                    if !lamportLead.admits(lastLamport: run.lastLamport) {
+                        try Self.refuseFarAhead(ChangeEncoding.decode(bytes, limits: limits), &lamportLead)
                     }
                     applied += bundleCount
                     logged.append(.run(run, bundle: bytes))
@@ -687,7 +693,7 @@ public final class DocumentStore: @unchecked Sendable {
                 (count, changes) = (try entry.document.apply(given), given)
             }
             // Checked after the fact: on a throw the document is dropped, unwritten.
-            try Self.refuseFarAhead(changes, of: highestLamport)
+            try Self.refuseFarAhead(changes, &lamportLead)
             applied += count
             decoded += changes
             // The document only checks duplicates against the history it holds
@@ -710,12 +716,22 @@ public final class DocumentStore: @unchecked Sendable {
         return (logged, decoded.filter { !after.contains($0.lastID) })
     }
 
-    /// Refuses the first of `changes` whose Lamport values reach more than
-    /// `maxLamportLead` beyond `highest`, the document's before them.
-    private static func refuseFarAhead(_ changes: [Change], of highest: UInt64) throws(DocumentError) {
-        guard let change = changes.first(where: { $0.lastLamport > highest + maxLamportLead }) else { return }
+    /// Refuses the first of `changes`, in order, whose Lamport values reach
+    /// more than `maxLamportLead` beyond the highest before it:
+    /// `lamportLead`'s, raised by each change that passes.
+    private static func refuseFarAhead(_ changes: [Change], _ lamportLead: inout LamportLeadCheck) throws(DocumentError) {
+        guard let change = lamportLead.firstFarAhead(in: changes) else { return }
         throw .invalidChange(change.id, reason: "its Lamport value \(change.lastLamport) lies more than "
-            + "\(maxLamportLead) beyond the document's highest, \(highest)")
+            + "\(lamportLead.lead) beyond the highest before it, \(lamportLead.highest)")
+    }
+
+    /// Throws the refusal `apply` would make, by the Lamport-lead rule
+    /// (`maxLamportLead`), of `changes` given in one batch to `document`
+    /// (a new one for a document the store lacks): what a dry run of
+    /// applying them must report. Any other refusal only `apply` finds.
+    public static func refuseFarAhead(_ changes: [Change], appliedTo document: Document) throws(DocumentError) {
+        var lamportLead = LamportLeadCheck(highest: document.maxLamport, lead: maxLamportLead)
+        try refuseFarAhead(changes, &lamportLead)
     }
 
     /// Whether the store has the document (or a call is creating it). Lock held.

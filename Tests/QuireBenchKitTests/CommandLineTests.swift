@@ -219,8 +219,9 @@ import Testing
     }
 
     /// Every key of `trace --json` and of the suite's DATE.json, nested
-    /// ones too, is named in that subcommand's help, so that a script's
-    /// author can find what each one holds.
+    /// ones too, is named in that subcommand's help as a key, in backticks,
+    /// so that a script's author can find what each one holds. A key that is
+    /// also a word of the prose ("runs", "name") counts only as a key.
     @Test func everyJSONKeyIsDescribedInItsSubcommandsHelp() throws {
         func keys(_ value: Any) -> Set<String> {
             if let object = value as? [String: Any] { return Set(object.keys).union(object.values.flatMap(keys)) }
@@ -228,8 +229,7 @@ import Testing
             return []
         }
         func undescribed(_ keys: Set<String>, in help: String) -> [String] {
-            let words = Set(help.split { !$0.isLetter && !$0.isNumber }.map(String.init))
-            return keys.filter { !words.contains($0) }.sorted()
+            keys.filter { !help.contains("`\($0)`") }.sorted()
         }
         try withPackageRoot(peersScript: "exit 1") { root in
             try #"{"endContent": "abc", "txns": [{"patches": [[0, 0, "abc"]]}]}"#.write(toFile: root + "/mine.json", atomically: true, encoding: .utf8)
@@ -237,14 +237,19 @@ import Testing
             #expect(trace.status == 0)
             let traceKeys = keys(try JSONSerialization.jsonObject(with: Data(trace.stdout.utf8)))
             #expect(traceKeys.contains("mergeMsMin"))
-            #expect(undescribed(traceKeys, in: try run(["trace", "--help"]).stdout) == [])
+            let traceHelp = try run(["trace", "--help"]).stdout
+            #expect(undescribed(traceKeys, in: traceHelp) == [])
+            // Its description removed, a key is missed, though the prose says "slowest runs".
+            #expect(undescribed(traceKeys, in: traceHelp.replacingOccurrences(of: "`runs`, ", with: "")) == ["runs"])
 
             #expect(try run(["suite", "mine.json", "--only", "mine", "--runs", "1"], in: root).status == 0)
             let results = root + "/Benchmarks/results/"
             let json = try #require(try FileManager.default.contentsOfDirectory(atPath: results).first { $0.hasSuffix(".json") })
             let suiteKeys = keys(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: results + json))))
             #expect(suiteKeys.contains("emptyLoopMs") && suiteKeys.contains("median"))
-            #expect(undescribed(suiteKeys, in: try run(["suite", "--help"]).stdout) == [])
+            let suiteHelp = try run(["suite", "--help"]).stdout
+            #expect(undescribed(suiteKeys, in: suiteHelp) == [])
+            #expect(undescribed(suiteKeys, in: suiteHelp.replacingOccurrences(of: "`runs`, ", with: "")) == ["runs"])
         }
     }
 

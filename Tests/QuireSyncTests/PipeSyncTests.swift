@@ -479,16 +479,17 @@ import Testing
             try alice.create(id: id)
             try write(alice, id, "k", 1)
         }
-        // Changes of b whose Lamport values each lie as far beyond the one before as a store takes:
-        // alice took them one at a time, and bob refuses them as one push (400).
-        let writer = ReplicaID(5)
-        for counter: UInt64 in [1, 2] {
-            let change = Change(id: OpID(replica: writer, counter: counter), lamport: counter << 32,
-                                parents: counter == 1 ? [] : [OpID(replica: writer, counter: 1)],
-                                operations: [.put(object: .root, key: "far", value: .scalar(.int(Int64(counter))),
-                                                  pred: counter == 1 ? [] : [OpID(replica: writer, counter: 1)])])
-            try alice.apply("b", [change])
-        }
+        // Replica 5 used twice in b: alice holds its change 1, making a map,
+        // and its change 2, writing in it; bob holds another change 1, a
+        // plain value, so alice's change 2 edits no object of his, and he
+        // refuses her push of b (400).
+        var twice = Document(replica: ReplicaID(5)), again = Document(replica: ReplicaID(5))
+        let map = try twice.transact { tx in try tx.putObject(.root, key: "m", kind: .map) }
+        try twice.transact { tx in try tx.put(map, key: "k", .int(1)) }
+        try again.transact { tx in try tx.put(.root, key: "m", .int(1)) }
+        try alice.apply("b", twice.changes(since: VersionVector()))
+        try bob.create(id: "b")
+        try bob.apply("b", again.changes(since: VersionVector()))
         let report = try await SyncClient(store: alice, peer: "via:bob", transport: FaultyTransport.sound(PeerSyncService(store: bob))).sync()
         #expect(Set(report.rejected.map(\.document)) == ["b"])
         #expect(report.sent == 2)

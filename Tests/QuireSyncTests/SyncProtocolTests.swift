@@ -659,7 +659,7 @@ import Testing
                               parents: [OpID(replica: store.replicaID, counter: 1)],
                               operations: [.put(object: .root, key: "k", value: .scalar(.int(2)), pred: [])])
         let reason = "change 1@0000000000000007 is invalid: its Lamport value \(Document.lamportLimit - 3) lies more than "
-            + "\(DocumentStore.maxLamportLead) beyond the document's highest, 1"
+            + "\(DocumentStore.maxLamportLead) beyond the highest before it, 1"
         let request = SyncRequest(cursor: nil, documents: [SyncDocument(id: "n", version: [:], changes: [farAhead])])
         let answer = await PeerSyncService(store: store).respond(toMessage: SyncMessage.request(request).encoded(), access: .unrestricted)
         #expect(try SyncMessage.decode(answer) == .failure(SyncFailure(status: 400, "a change of document n does not apply: " + reason)))
@@ -672,6 +672,32 @@ import Testing
             try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
         }
         #expect(try store.versionVectors() == ["n": [store.replicaID: 1]])
+    }
+
+    /// The server measures the Lamport lead as a store does, from the
+    /// highest value before each change, the push's earlier changes
+    /// counted: a history climbing the whole lead a change is taken in one
+    /// push as in steps, and one climbing a step further is refused in
+    /// both, at the same change.
+    @Test func theServerTakesOrRefusesAHistoryAlikeInOnePushOrInSteps() throws {
+        let lead = DocumentStore.maxLamportLead
+        func push(_ changes: [Change], to log: ServerLog) throws(SyncFailure) {
+            _ = try log.push([("n", changes)], by: .unrestricted, limits: .init())
+        }
+        let climbing = climbingHistory(count: 3, from: lead, climbingBy: lead)
+        let inSteps = try ServerLog(path: ":memory:"), inOnePush = try ServerLog(path: ":memory:")
+        for change in climbing { try push([change], to: inSteps) }
+        try push(climbing, to: inOnePush)
+        #expect(inSteps.version("n") == [ReplicaID(7): 3] && inOnePush.version("n") == [ReplicaID(7): 3])
+
+        let tooSteep = climbingHistory(count: 3, from: lead, climbingBy: lead + 1)
+        let refusal = SyncFailure(status: 400, "change \(tooSteep[1].id) has Lamport value \(2 * lead + 1), more than \(lead) "
+            + "beyond the highest before it, \(lead)")
+        let refusingSteps = try ServerLog(path: ":memory:"), refusingOnePush = try ServerLog(path: ":memory:")
+        try push([tooSteep[0]], to: refusingSteps)
+        #expect(throws: refusal) { try push([tooSteep[1]], to: refusingSteps) }
+        #expect(throws: refusal) { try push(tooSteep, to: refusingOnePush) }
+        #expect(refusingSteps.version("n") == [ReplicaID(7): 1] && refusingOnePush.version("n").isEmpty)
     }
 
     /// An answer whose bundle for one document is not a bundle fails the

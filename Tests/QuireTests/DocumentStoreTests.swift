@@ -237,7 +237,7 @@ import QuireStore
                               parents: [OpID(replica: store.replicaID, counter: 1)],
                               operations: [.put(object: .root, key: "k", value: .scalar(.int(2)), pred: [])])
         let refusal = DocumentError.invalidChange(farAhead.id, reason: "its Lamport value \(Document.lamportLimit - 3) lies more than "
-            + "\(DocumentStore.maxLamportLead) beyond the document's highest, 1")
+            + "\(DocumentStore.maxLamportLead) beyond the highest before it, 1")
         #expect(throws: refusal) { try store.apply("n", [farAhead]) }
         #expect(throws: RefusedChanges(document: "n", reason: .inapplicable(refusal))) {
             try store.apply(bundles: [("n", [ChangeEncoding.encode([farAhead])])])
@@ -251,11 +251,54 @@ import QuireStore
                                      pred: counter == 1 ? [] : [OpID(replica: ReplicaID(7), counter: counter - 1)])])
         }
         #expect(throws: RefusedChanges(document: "new", reason: .inapplicable(.invalidChange(catchUp[0].id,
-            reason: "its Lamport value \(start) lies more than \(DocumentStore.maxLamportLead) beyond the document's highest, 0")))) {
+            reason: "its Lamport value \(start) lies more than \(DocumentStore.maxLamportLead) beyond the highest before it, 0")))) {
             try store.apply(bundles: [("new", [ChangeEncoding.encode(catchUp)])])
         }
         #expect(try store.versionVectors() == ["n": [store.replicaID: 1]])
         try store.edit("n") { tx in try tx.put(.root, key: "k", .int(3)) }
+    }
+
+    /// The Lamport lead is measured from the highest value before each
+    /// change, its batch's earlier changes counted: a history another
+    /// store took in steps, each change the whole lead beyond the one
+    /// before, is taken alike as one list, one bundle (kept as it came)
+    /// and a bundle a change; one climbing a step further is refused
+    /// alike, at the same change, with the same error.
+    @Test func aHistoryIsTakenOrRefusedAlikeInOneBatchOrInSteps() throws {
+        let lead = DocumentStore.maxLamportLead
+        /// Stores given `history` in steps, as one list, as one bundle and as a bundle a change.
+        func stores() throws -> (steps: DocumentStore, list: DocumentStore, bundle: DocumentStore, bundles: DocumentStore) {
+            let made = try (DocumentStore.inMemory(), DocumentStore.inMemory(), DocumentStore.inMemory(), DocumentStore.inMemory())
+            for store in [made.0, made.1] { try store.create(id: "n") }
+            return made
+        }
+
+        let climbing = climbingHistory(count: 40, from: lead, climbingBy: lead)
+        let taking = try stores()
+        for change in climbing { try taking.steps.apply("n", [change]) }
+        try taking.list.apply("n", climbing)
+        try taking.bundle.apply(bundles: [("n", [ChangeEncoding.encode(climbing)])])
+        try taking.bundles.apply(bundles: [("n", climbing.map { ChangeEncoding.encode([$0]) })])
+        for store in [taking.steps, taking.list, taking.bundle, taking.bundles] {
+            #expect(try store.versionVectors() == ["n": [ReplicaID(7): 40]])
+        }
+
+        let tooSteep = climbingHistory(count: 40, from: lead, climbingBy: lead + 1)
+        let refusal = DocumentError.invalidChange(tooSteep[1].id, reason: "its Lamport value \(2 * lead + 1) lies more than \(lead) "
+            + "beyond the highest before it, \(lead)")
+        let refusing = try stores()
+        try refusing.steps.apply("n", [tooSteep[0]])
+        #expect(throws: refusal) { try refusing.steps.apply("n", [tooSteep[1]]) }
+        #expect(throws: refusal) { try refusing.list.apply("n", tooSteep) }
+        #expect(throws: RefusedChanges(document: "n", reason: .inapplicable(refusal))) {
+            try refusing.bundle.apply(bundles: [("n", [ChangeEncoding.encode(tooSteep)])])
+        }
+        #expect(throws: RefusedChanges(document: "n", reason: .inapplicable(refusal))) {
+            try refusing.bundles.apply(bundles: [("n", tooSteep.map { ChangeEncoding.encode([$0]) })])
+        }
+        #expect(try refusing.steps.versionVectors() == ["n": [ReplicaID(7): 1]])
+        #expect(try refusing.list.versionVectors() == ["n": [:]])
+        #expect(try refusing.bundle.versionVectors().isEmpty && refusing.bundles.versionVectors().isEmpty)
     }
 
     @Test func editsSurviveReopening() throws {

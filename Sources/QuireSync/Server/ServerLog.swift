@@ -67,8 +67,9 @@ public final class ServerLog: Sendable {
         public var maxChangesPerRequest: Int
         /// Changes of one document waiting for their dependencies; more get 413.
         public var maxParkedPerDocument: Int
-        /// How far a change's Lamport value may lie beyond the highest the
-        /// server holds; further gets 400. Someone's clock pushed near the top
+        /// How far a change's Lamport value may lie beyond the highest
+        /// before it, the server's or an earlier change's of the push
+        /// (`LamportLeadCheck`); further gets 400. Someone's clock pushed near the top
         /// of 64 bits would make every later write lose or overflow.
         public var maxLamportLead: UInt64
 
@@ -407,7 +408,9 @@ public final class ServerLog: Sendable {
         var newChanges = 0
 
         mutating func store(_ changes: [Change], of id: DocumentID, _ db: DatabaseConnection) throws {
-            let lamportCeiling = maxLamport.addingReportingOverflow(limits.maxLamportLead)
+            // Each new change is measured from the highest Lamport value before
+            // it, the push's earlier changes counted, as a store measures.
+            var lamportLead = LamportLeadCheck(highest: maxLamport, lead: limits.maxLamportLead)
             var parkedAny = false
             // Accepted by this push, not written yet: written at the end, as runs.
             var accepted: [Change] = []
@@ -423,9 +426,9 @@ public final class ServerLog: Sendable {
                     continue
                 }
                 try checkOwner(of: change.replica, db)
-                guard lamportCeiling.overflow || change.lastLamport <= lamportCeiling.partialValue else {
+                guard lamportLead.admits(lastLamport: change.lastLamport) else {
                     throw SyncFailure(status: 400, "change \(change.id) has Lamport value \(change.lastLamport), "
-                        + "more than \(limits.maxLamportLead) beyond the server's \(maxLamport)")
+                        + "more than \(limits.maxLamportLead) beyond the highest before it, \(lamportLead.highest)")
                 }
                 if change.id.counter <= held {
                     throw SyncFailure(status: 409, "change \(change.id) overlaps changes the server holds: its replica id was used twice")

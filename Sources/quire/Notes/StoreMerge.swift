@@ -47,9 +47,10 @@ struct StoreMerge {
         var title: String? = nil
     }
 
-    /// A note whose incoming changes this store refused when the merge was
-    /// applied (such as Lamport values climbing further at once than the
-    /// store allows): it is left as it was here, and the others merged.
+    /// A note whose incoming changes this store refuses: it is left as it
+    /// was here, and the others merged. Planning finds those the store's
+    /// Lamport-lead rule refuses (`DocumentStore.refuseFarAhead`), so a dry
+    /// run reports them too; `apply` finds any other refusal.
     struct RefusedDocument {
         let id: DocumentID
         /// Its title as merging would have made it.
@@ -58,7 +59,8 @@ struct StoreMerge {
         let reason: String
     }
 
-    /// The notes to merge; `apply` moves those this store refuses to `refused`.
+    /// The notes to merge; `apply` moves those this store refuses when
+    /// writing to `refused`.
     private(set) var documents: [DocumentPlan]
     let compacted: [CompactedDocument]
     let damaged: [DamagedDocument]
@@ -67,7 +69,7 @@ struct StoreMerge {
     init(into store: DocumentStore, from other: DocumentStore) throws {
         let mine = Set(try store.documents(includeRemoved: true).map(\.id))
         let theirs = try other.documents(includeRemoved: true).map(\.id)
-        var plans: [DocumentPlan] = [], compacted: [CompactedDocument] = [], damaged: [DamagedDocument] = []
+        var plans: [DocumentPlan] = [], compacted: [CompactedDocument] = [], damaged: [DamagedDocument] = [], refused: [RefusedDocument] = []
         for id in Set(theirs).union(mine).sorted() {
             let isMine = mine.contains(id), isTheirs = theirs.contains(id)
             // Each store's reads of the note, a damaged note told from other failures.
@@ -98,10 +100,18 @@ struct StoreMerge {
                 let myLog = isRemoved ? try here { try Self.loggedChanges(of: id, in: $0, isMine: isMine) } : nil
                 let before = Set(try Conflict.all(in: current, history: myLog.map { DocumentHistory(id, changes: $0, replica: store.replicaID) }).map(\.key))
                 let after = try Conflict.all(in: merged, history: myLog.map { DocumentHistory(id, changes: $0 + incoming, replica: store.replicaID) })
-                plans.append(DocumentPlan(
+                let plan = DocumentPlan(
                     id: id, title: try Note(id: id, document: merged).title, isNew: !isMine, isRemoved: isRemoved,
                     incoming: incoming, outgoing: outgoing,
-                    newConflicts: after.map(\.key).filter { !before.contains($0) }))
+                    newConflicts: after.map(\.key).filter { !before.contains($0) })
+                // The merge in memory took the changes; the store may not: ask
+                // its own rule, on the changes in the order `apply` gives them.
+                do {
+                    try DocumentStore.refuseFarAhead(incoming, appliedTo: current)
+                    plans.append(plan)
+                } catch {
+                    refused.append(RefusedDocument(id: id, title: plan.title, reason: "\(error)"))
+                }
             } catch var damage as DamagedDocument {
                 let whole = damage.isMine ? (isTheirs ? other : nil) : (isMine ? store : nil)
                 damage.title = try? whole?.read(id) { try Note(id: id, document: $0).title }
@@ -111,6 +121,7 @@ struct StoreMerge {
         documents = plans
         self.compacted = compacted
         self.damaged = damaged
+        self.refused = refused
     }
 
     /// Runs `read` on one store's copy of note `id`, turning the failures
@@ -140,7 +151,7 @@ struct StoreMerge {
         let refusals = try store.applyEach(
             bundles: documents.filter { !$0.incoming.isEmpty }.map { ($0.id, [ChangeEncoding.encode($0.incoming)]) }, limits: .unlimited).refused
         let reasons = Dictionary(refusals.map { ($0.id, "\($0.error)") }, uniquingKeysWith: { first, _ in first })
-        refused = documents.compactMap { plan in reasons[plan.id].map { RefusedDocument(id: plan.id, title: plan.title, reason: $0) } }
+        refused += documents.compactMap { plan in reasons[plan.id].map { RefusedDocument(id: plan.id, title: plan.title, reason: $0) } }
         documents.removeAll { reasons[$0.id] != nil }
     }
 
