@@ -838,6 +838,23 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(throws: SequenceError.invalidRun(OpID(replica: a, counter: .max))) { try Text(runs: [overflowing]) }
     }
 
+    /// The id index loads a run across one of its pages' bounds (256 ids a
+    /// page) page by page: each of its ids is found, and one that a run
+    /// before or after it also holds is named, on either page.
+    @Test func runsAcrossAnIndexPageBoundLoadAndTheirRepeatsAreRejected() throws {
+        let across = SequenceRun(id: OpID(replica: a, counter: 250), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("0123456789")))
+        let other = SequenceRun(id: OpID(replica: b, counter: 1), lamport: 2, isDeleted: false, elements: ArraySlice(scalars("xy")))
+        let text = try Text(runs: [other, across])
+        text.checkInvariants()
+        #expect((250..<260).allSatisfy { text.contains(OpID(replica: a, counter: $0)) })
+        #expect(!text.contains(OpID(replica: a, counter: 260)) && !text.contains(OpID(replica: a, counter: 249)))
+        let onFarPage = SequenceRun(id: OpID(replica: a, counter: 257), lamport: 3, isDeleted: false, elements: ArraySlice(scalars("z")))
+        let onNearPage = SequenceRun(id: OpID(replica: a, counter: 255), lamport: 3, isDeleted: false, elements: ArraySlice(scalars("z")))
+        #expect(throws: SequenceError.duplicateElement(OpID(replica: a, counter: 257))) { try Text(runs: [across, other, onFarPage]) }
+        #expect(throws: SequenceError.duplicateElement(OpID(replica: a, counter: 257))) { try Text(runs: [onFarPage, other, across]) }
+        #expect(throws: SequenceError.duplicateElement(OpID(replica: a, counter: 255))) { try Text(runs: [onNearPage, onFarPage, across]) }
+    }
+
     /// Random local edits against a plain array of scalars, checking contents,
     /// offsets, ids and the invariants after every step.
     @Test(arguments: [1, 2, 3, 4] as [UInt64])

@@ -672,15 +672,11 @@ struct ElementIndex: Sendable {
     /// spans one by one with `setLeaf` cost several times more.
     mutating func load(_ spans: UnsafeBufferPointer<Span>, leafCapacity: Int) -> (replica: UInt32, counter: UInt64)? {
         precondition(pool.isEmpty, "ElementIndex: the index has pages already")
-        // Each replica's pages from the first to the last it uses, and its elements.
-        var pageRanges = [ClosedRange<UInt64>?](repeating: nil, count: replicas.count)
-        var elementCounts = [UInt64](repeating: 0, count: replicas.count)
-        for span in spans where span.length > 0 {
-            let pages = span.counter >> Self.pageBits...(span.counterEnd - 1) >> Self.pageBits
-            let r = Int(span.replica)
-            pageRanges[r] = pageRanges[r].map { min($0.lowerBound, pages.lowerBound)...max($0.upperBound, pages.upperBound) } ?? pages
-            segments[r].highestCounter = max(segments[r].highestCounter, span.counterEnd - 1)
-            elementCounts[r] += UInt64(span.length)
+        // Each replica's counters; its highest is known from here on.
+        var counters = [LoadedCounters](repeating: LoadedCounters(), count: replicas.count)
+        for span in spans where span.length > 0 { counters[Int(span.replica)].add(span) }
+        for (r, replicaCounters) in counters.enumerated() where replicaCounters.elementCount > 0 {
+            segments[r].highestCounter = max(segments[r].highestCounter, replicaCounters.end - 1)
         }
         // Per replica, where page 0 of its range would be in `pageTable`
         // (page p is at `tableOrigins[r] + p`), which holds the pool start
@@ -690,25 +686,30 @@ struct ElementIndex: Sendable {
         // tables take at most a word per element loaded.
         var tableOrigins = [Int?](repeating: nil, count: replicas.count)
         var pageTable: [Int] = []
-        for (r, range) in pageRanges.enumerated() {
-            guard let range, range.upperBound - range.lowerBound < elementCounts[r] else { continue }
-            tableOrigins[r] = pageTable.count - Int(range.lowerBound)
-            pageTable.append(contentsOf: repeatElement(-1, count: Int(range.upperBound - range.lowerBound) + 1))
+        var someReplicaLacksTable = false
+        for (r, replicaCounters) in counters.enumerated() {
+            guard let pages = replicaCounters.pages else { continue }
+            guard pages.upperBound - pages.lowerBound < replicaCounters.elementCount else {
+                someReplicaLacksTable = true
+                continue
+            }
+            tableOrigins[r] = pageTable.count - Int(pages.lowerBound)
+            pageTable.append(contentsOf: repeatElement(-1, count: Int(pages.upperBound - pages.lowerBound) + 1))
         }
         let touched = Int.max
         pageTable.withUnsafeMutableBufferPointer { pageTable in
             for span in spans where span.length > 0 {
                 guard let origin = tableOrigins[Int(span.replica)] else { continue }
-                for page in Int(span.counter >> Self.pageBits)...Int((span.counterEnd - 1) >> Self.pageBits) {
-                    pageTable[origin + page] = touched
-                }
+                // Wrapping arithmetic: the span's counters were checked not
+                // to overflow when it was made, and its pages are in the table.
+                for page in Self.pages(of: span) { pageTable[origin &+ page] = touched }
             }
         }
         // The touched pages, replica after replica as `segments` orders them,
         // each page's entries `pageSize` after the previous page's.
-        for (r, range) in pageRanges.enumerated() {
+        for (r, replicaCounters) in counters.enumerated() {
             segments[r].start = pageNumbers.count
-            guard let range, let origin = tableOrigins[r] else { continue }
+            guard let range = replicaCounters.pages, let origin = tableOrigins[r] else { continue }
             var lastAdded: UInt64?
             for page in range where pageTable[origin + Int(page)] == touched {
                 let first = lastAdded.map { page - $0 <= Self.maxFilledGap ? $0 + 1 : page } ?? page
@@ -726,6 +727,8 @@ struct ElementIndex: Sendable {
                                      pageTable: pageTable, tableOrigins: tableOrigins) {
             return duplicate
         }
+        // Mostly none: a pass over every span only when some replica needs it.
+        guard someReplicaLacksTable else { return nil }
         for (slot, span) in spans.enumerated() where span.length > 0 && tableOrigins[Int(span.replica)] == nil {
             if let present = first(present: true, replica: span.replica, counters: span.counter..<span.counterEnd) {
                 return (span.replica, present)
@@ -733,6 +736,32 @@ struct ElementIndex: Sendable {
             setLeaf(Int32(slot / leafCapacity), replica: span.replica, counters: span.counter..<span.counterEnd)
         }
         return nil
+    }
+
+    /// One replica's counters among the spans of a sequence being loaded.
+    private struct LoadedCounters {
+        var lowest = UInt64.max
+        /// Past the highest.
+        var end: UInt64 = 0
+        var elementCount: UInt64 = 0
+
+        mutating func add(_ span: Span) {
+            lowest = min(lowest, span.counter)
+            end = max(end, span.counterEnd)
+            elementCount += UInt64(span.length)
+        }
+
+        /// The pages from the first to the last the replica uses, if any.
+        var pages: ClosedRange<UInt64>? {
+            elementCount > 0 ? lowest >> ElementIndex.pageBits...(end - 1) >> ElementIndex.pageBits : nil
+        }
+    }
+
+    /// The pages `span` (not empty) touches, for `load`.
+    @inline(__always)
+    private static func pages(of span: Span) -> ClosedRange<Int> {
+        let last = (span.counter &+ UInt64(truncatingIfNeeded: span.length) &- 1) &>> pageBits
+        return Int(truncatingIfNeeded: span.counter &>> pageBits)...Int(truncatingIfNeeded: last)
     }
 
     /// Writes the leaf of each of `spans`' elements whose replica has a page
@@ -753,30 +782,43 @@ struct ElementIndex: Sendable {
                         guard span.length > 0, let origin = tableOrigins[Int(span.replica)] else { continue }
                         // The sign bits of the entries replaced, ANDed: set while all were empty (-1).
                         var replaced: Int32 = -1
+                        // Page by page, mostly one (a merge of many writers
+                        // loads spans of an element or two). Wrapping
+                        // arithmetic: the span's counters were checked not to
+                        // overflow when it was made, and `load` gave each of
+                        // its pages a table entry and whole room in the pool.
+                        let end = span.counter &+ UInt64(truncatingIfNeeded: span.length)
                         var c = span.counter
-                        while c < span.counterEnd {
-                            let pageEnd = min(((c >> pageBits) + 1) << pageBits, span.counterEnd)
-                            let first = pageTable[origin + Int(c >> pageBits)] + Int(c & UInt64(pageSize - 1))
+                        repeat {
+                            let pageEnd = min((c | UInt64(pageSize - 1)) &+ 1, end)
+                            let first = pageTable[origin &+ Int(truncatingIfNeeded: c &>> pageBits)]
+                                &+ Int(truncatingIfNeeded: c & UInt64(pageSize - 1))
                             // Checking and writing in one pass: this runs for every element loaded.
-                            for entry in first..<first + Int(pageEnd - c) {
+                            for entry in first..<first &+ Int(truncatingIfNeeded: pageEnd &- c) {
                                 replaced &= pool[entry]
                                 pool[entry] = leaf
                             }
                             c = pageEnd
-                        }
-                        if replaced >= 0 {
-                            // Rare (a damaged or hostile snapshot): the earlier spans say which came first.
-                            let earliest = spans[..<slot].lazy
-                                .filter { $0.replica == span.replica && $0.counter < span.counterEnd && span.counter < $0.counterEnd }
-                                .map { max($0.counter, span.counter) }
-                                .min()
-                            return (span.replica, earliest ?? span.counter)
-                        }
+                        } while c < end
+                        if replaced >= 0 { return (span.replica, earliestRepeated(of: slot, in: spans)) }
                     }
                 }
                 return nil
             }
         }
+    }
+
+    /// The first element of `spans[slot]` that an earlier span also holds,
+    /// when `fill` found one. Rare (a damaged or hostile snapshot), and out
+    /// of line, so that the fill keeps only the slot for it.
+    @inline(never)
+    private static func earliestRepeated(of slot: Int, in spans: UnsafeBufferPointer<Span>) -> UInt64 {
+        let span = spans[slot]
+        let earliest = spans[..<slot].lazy
+            .filter { $0.replica == span.replica && $0.counter < span.counterEnd && span.counter < $0.counterEnd }
+            .map { max($0.counter, span.counter) }
+            .min()
+        return earliest ?? span.counter
     }
 
     /// Adds `pages`, which `replica` lacks and which fit between two of its
