@@ -58,17 +58,20 @@ import QuireTestSupport
 
     /// `ReplicaMap` against a dictionary, through thousands of random writes,
     /// removals and reads, with replicas new to a large map coming in
-    /// every order (some go to its second array and are merged in).
+    /// every order (some go to its second array and are merged in), and a
+    /// few replicas in turn, whose remembered entries move as others are
+    /// removed and inserted before them.
     @Test func replicaMapsAgreeWithADictionary() {
         var rng = SeededGenerator(seed: 31)
-        for pattern in 0..<3 {
+        for pattern in 0..<4 {
             var map = ReplicaMap<UInt64>()
             var reference: [ReplicaID: UInt64] = [:]
             for step in 0..<6_000 {
                 let replica: ReplicaID = switch pattern {
                 case 0: ReplicaID(UInt64(10_000 - step))  // decreasing: every new one sorts first
                 case 1: ReplicaID(rng.next() % 3_000)
-                default: ReplicaID(step % 2 == 0 ? UInt64(step) : UInt64(1_000_000 - step))  // both ends, inwards
+                case 2: ReplicaID(step % 2 == 0 ? UInt64(step) : UInt64(1_000_000 - step))  // both ends, inwards
+                default: ReplicaID(rng.next() % 4)  // writers taking turns
                 }
                 switch rng.next() % 10 {
                 case 0:
@@ -83,7 +86,7 @@ import QuireTestSupport
                     map[replica] = value
                     reference[replica] = value
                 }
-                let probe = ReplicaID(rng.next() % 3_000)
+                let probe = ReplicaID(rng.next() % (pattern == 3 ? 4 : 3_000))
                 #expect(map[probe] == reference[probe] && map[replica] == reference[replica])
             }
             #expect(map.count == reference.count)

@@ -20,7 +20,17 @@ struct ReplicaMap<Value> {
     /// replica (every local change writes the local replica's entries; a
     /// merge, one writer's changes in a row), so checking it first skips
     /// the search.
-    private var lastWritten = 0
+    private var lastWritten: UInt32 = 0
+    /// The entry written last before `lastWritten`'s: two writers taking
+    /// turns (friendsforever) read and write the two entries in turn, and
+    /// each access to the other one searched. Checked after `lastWritten`,
+    /// outside the inlined setter, so that one writer's accesses stay as small.
+    /// (The two share the word `lastWritten` had alone: eight bytes more in
+    /// every map made the structs holding one, the span tree's among them,
+    /// copied through `memcpy` calls, a merge's instructions up 1-2%. An
+    /// index past `UInt32` wraps to another entry, which the checks of the
+    /// replica then miss.)
+    private var previousWritten: UInt32 = 0
 
     /// Up to this size, a new replica goes straight into `sorted`: moving
     /// a few thousand entries costs less than merging a second array.
@@ -31,12 +41,31 @@ struct ReplicaMap<Value> {
     /// and through the call to `position(of:)` that cost 40 instructions.)
     @inline(__always)
     private func lastWrittenIndex(of replica: ReplicaID) -> Int? {
-        lastWritten < sorted.count && sorted[lastWritten].replica == replica ? lastWritten : nil
+        Self.index(Int(lastWritten), in: sorted, holds: replica) ? Int(lastWritten) : nil
+    }
+
+    /// `previousWritten`, if it is `replica`'s entry.
+    @inline(__always)
+    private func previousWrittenIndex(of replica: ReplicaID) -> Int? {
+        Self.index(Int(previousWritten), in: sorted, holds: replica) ? Int(previousWritten) : nil
+    }
+
+    /// Whether `index` is that of `replica`'s entry in `entries`.
+    @inline(__always)
+    private static func index(_ index: Int, in entries: [Entry], holds replica: ReplicaID) -> Bool {
+        index < entries.count && entries[index].replica == replica
+    }
+
+    /// Notes that the entry at `index` of `sorted` was written.
+    @inline(__always)
+    private mutating func noteWritten(_ index: Int) {
+        let index = UInt32(truncatingIfNeeded: index)
+        if index != lastWritten { (previousWritten, lastWritten) = (lastWritten, index) }
     }
 
     /// Where `replica` is, or would be inserted, in `sorted`.
     private func position(of replica: ReplicaID) -> (index: Int, found: Bool) {
-        if let index = lastWrittenIndex(of: replica) { return (index, true) }
+        if let index = lastWrittenIndex(of: replica) ?? previousWrittenIndex(of: replica) { return (index, true) }
         // A replica new to the map most often sorts last: a bundle lists
         // the changes of many replicas in the order they were applied,
         // which is often the order of their ids (1,540 writers in B3).
@@ -65,7 +94,7 @@ struct ReplicaMap<Value> {
     /// vector, and a merge of many writers looks each one up.
     subscript(replica: ReplicaID) -> Value? {
         get {
-            if let index = lastWrittenIndex(of: replica) { return sorted[index].value }
+            if let index = lastWrittenIndex(of: replica) ?? previousWrittenIndex(of: replica) { return sorted[index].value }
             let (index, found) = position(of: replica)
             if found { return sorted[index].value }
             return recent.isEmpty ? nil : recentValue(of: replica)
@@ -85,7 +114,7 @@ struct ReplicaMap<Value> {
     private mutating func set(_ replica: ReplicaID, to newValue: Value?) {
         let (index, found) = position(of: replica)
         if found {
-            lastWritten = index
+            noteWritten(index)
             if let value = newValue { sorted[index].value = value } else { sorted.remove(at: index) }
         } else {
             setMissing(replica, to: newValue, at: index)
@@ -110,7 +139,7 @@ struct ReplicaMap<Value> {
                                  _ body: (inout Value) -> Result) -> Result {
         let (index, found) = position(of: replica)
         if found {
-            lastWritten = index
+            noteWritten(index)
             return body(&sorted[index].value)
         }
         if let recentIndex = recentIndex(of: replica) { return body(&recent[recentIndex].value) }
@@ -128,7 +157,7 @@ struct ReplicaMap<Value> {
     private mutating func insert(_ entry: Entry, at index: Int) {
         if index == sorted.count {
             sorted.append(entry)
-            lastWritten = index
+            noteWritten(index)
         } else {
             insertBeforeLast(entry, at: index)
         }
@@ -137,7 +166,7 @@ struct ReplicaMap<Value> {
     private mutating func insertBeforeLast(_ entry: Entry, at index: Int) {
         if sorted.count <= Self.directInsertLimit {
             sorted.insert(entry, at: index)
-            lastWritten = index
+            noteWritten(index)
         } else {
             recent.insert(entry, at: recent.search(for: entry.replica).index)
             if recent.count * recent.count > sorted.count { mergeRecent() }
