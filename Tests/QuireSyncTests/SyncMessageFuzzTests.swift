@@ -257,8 +257,11 @@ struct FuzzWorld {
     }
 
     /// Every row of the server's log, in order, by document.
-    func serverContent() throws -> [String] {
-        let page = try server.log.page(after: 0, access: .unrestricted, known: [:], maxBytes: .max)
+    func serverContent() throws -> [String] { try Self.rows(of: server.log) }
+
+    /// Every row of `log`, in order, by document.
+    static func rows(of log: ServerLog) throws -> [String] {
+        let page = try log.page(after: 0, access: .unrestricted, known: [:], maxBytes: .max)
         return page.documents.flatMap { document in document.bundles.map { "\(document.id): \($0)" } }
     }
 
