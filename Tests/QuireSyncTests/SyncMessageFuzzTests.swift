@@ -293,8 +293,10 @@ struct FuzzWorld {
     /// With `forgedChangesApplied` (a client took a forged answer that
     /// decodes), a store may hold changes no honest side made (another
     /// document's, moved into this one), which the server rightly refuses
-    /// for good (403: the replica is another token's; 409): then the syncs
-    /// must end, reporting the refusals, and need not converge.
+    /// for good (403: the replica is another token's; 409), or which the
+    /// server's honest copies of the same ids cannot join: then the syncs
+    /// must end, reporting the refusals or that the server's change does not
+    /// apply, and need not converge.
     func expectHonestSyncsConverge(_ context: String, forgedChangesApplied: Bool = false) async throws {
         for store in [alice, bob] {
             for name in ["server", "via:peer"] { try store.clearRejectedChanges(peer: name) }
@@ -306,6 +308,12 @@ struct FuzzWorld {
                     for (name, transport) in [("server", MessageRecorder(service: server, access: Self.friends)), ("via:peer", MessageRecorder(service: peer))] {
                         refused += try await SyncClient(store: store, peer: name, transport: transport).sync().rejected.count
                     }
+                } catch let error as SyncError where forgedChangesApplied && error.isInapplicableChange {
+                    // A forged change the store took under an id the server
+                    // holds with other content: the server's honest copy
+                    // cannot apply there, and the client cannot tell which
+                    // copy lies (seeds 768 and 836 of 2,000).
+                    return
                 } catch {
                     Issue.record("\(context): an honest sync failed: \(error)")
                     return
@@ -376,6 +384,14 @@ final class ForgingTransport: SyncTransport, @unchecked Sendable {
         how = damaged.how
         forgedAMessage = (try? SyncMessage.decode(damaged.bytes)) != nil
         return damaged.bytes
+    }
+}
+
+extension SyncError {
+    /// Whether the other side sent a change that does not apply to the
+    /// store (`SyncClient`'s protocol violation for it).
+    var isInapplicableChange: Bool {
+        if case .protocolViolation(let reason) = kind { reason.contains("that does not apply") } else { false }
     }
 }
 
