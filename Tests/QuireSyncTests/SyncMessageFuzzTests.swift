@@ -308,7 +308,7 @@ struct FuzzWorld {
                     for (name, transport) in [("server", MessageRecorder(service: server, access: Self.friends)), ("via:peer", MessageRecorder(service: peer))] {
                         refused += try await SyncClient(store: store, peer: name, transport: transport).sync().rejected.count
                     }
-                } catch let error as SyncError where forgedChangesApplied && error.isInapplicableChange {
+                } catch where forgedChangesApplied && error.isInapplicableChange {
                     // A forged change the store took under an id the server
                     // holds with other content: the server's honest copy
                     // cannot apply there, and the client cannot tell which

@@ -74,16 +74,14 @@ import Testing
     /// note is reported damaged, never read as older.
     @Test func aNoteWhoseLogRowsAreLostIsReportedDamaged() throws {
         try withTemporaryDirectory { directory in
-            let path = directory + "/store.quire"
-            let id: DocumentID = "doc"
-            do {
-                let store = try DocumentStore(path: path)
-                try store.create(id: id)
-                for value in 1...3 { try store.edit(id) { tx in try tx.put(.root, key: "k", .int(Int64(value))) } }
-                try store.database.execute(sql: "DELETE FROM changes WHERE seq > 1")
-            }
-            let reopened = try DocumentStore(path: path)
-            let error = #expect(throws: StoreError.self) { try reopened.read(id) { try $0.get(.root, key: "k") } }
+            let writer = try DocumentStore(path: directory + "/lost-rows.quire")
+            let id = try writer.createDocument()
+            for value in 1...3 { try writer.edit(id) { tx in try tx.put(.root, key: "k", .int(Int64(value))) } }
+            try writer.close()
+            // A store that has not loaded the note yet.
+            let store = try DocumentStore(path: directory + "/lost-rows.quire")
+            try store.database.execute(sql: "DELETE FROM changes WHERE seq > 1")
+            let error = #expect(throws: StoreError.self) { try store.read(id) { try $0.get(.root, key: "k") } }
             #expect(error?.description.contains("which its snapshots and log lack: the file is damaged") == true, "\(String(describing: error))")
         }
     }
