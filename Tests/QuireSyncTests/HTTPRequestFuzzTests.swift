@@ -141,7 +141,11 @@ struct HostileRequest {
             headers += ["Transfer-Encoding: chunked", "Content-Length: \(body.count)"]
             body = Self.chunked(body, using: &rng)
         case .none:
-            break
+            // No length: the request has no body, and its bytes start a next
+            // request that never ends. After an `Expect: 100-continue`,
+            // libmicrohttpd sends its 100 and then waits for that one
+            // (seed 332 of 1,000), so no answer need come.
+            complete = body.isEmpty
         }
         // The end of the head itself missing, or the body stopping short.
         switch pick("cut", [("none", 0), ("head", 1), ("body", 2)]) {

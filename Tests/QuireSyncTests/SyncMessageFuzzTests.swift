@@ -296,7 +296,8 @@ struct FuzzWorld {
     /// for good (403: the replica is another token's; 409), or which the
     /// server's honest copies of the same ids cannot join: then the syncs
     /// must end, reporting the refusals or that the server's change does not
-    /// apply, and need not converge.
+    /// apply, and need not converge; when they complete, the versions must
+    /// converge, but a forged copy under a real id may keep its content.
     func expectHonestSyncsConverge(_ context: String, forgedChangesApplied: Bool = false) async throws {
         for store in [alice, bob] {
             for name in ["server", "via:peer"] { try store.clearRejectedChanges(peer: name) }
@@ -330,6 +331,10 @@ struct FuzzWorld {
         #expect(servedHeld == versions, "\(context): the served store did not converge \(servedHeld) \(versions)")
         for (id, version) in versions {
             #expect(server.log.version(id) == version, "\(context): the server did not converge on \(id)")
+            // A change a forger damaged inside a checksum it recomputed holds
+            // a real id with other content: no sync replaces it, and the
+            // stores agree on versions alone (seeds 1329 and 1847 of 2,000).
+            if forgedChangesApplied { continue }
             let state = try alice.read(id, Self.state)
             #expect(try bob.read(id, Self.state) == state, "\(context): \(id) differs")
         }
