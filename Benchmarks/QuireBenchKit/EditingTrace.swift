@@ -69,6 +69,8 @@ public struct ConcurrentTrace: Sendable {
     }
     public var expected: ExpectedText
     public var numAgents: Int
+    /// The most agents a trace file may declare (the published traces have two).
+    public static let maxAgents = 1024
     public var txns: [Txn]
 }
 
@@ -224,6 +226,11 @@ private struct TraceJSON: Decodable {
 
         case "concurrent":
             guard let numAgents, numAgents > 0 else { throw fail("numAgents must be a positive integer") }
+            // The replay keeps a replica per agent and its plan a table of
+            // agents by agents: a hostile count would take all memory.
+            guard numAgents <= ConcurrentTrace.maxAgents else {
+                throw fail("numAgents must be at most \(ConcurrentTrace.maxAgents), not \(numAgents)")
+            }
             let expected: ExpectedText
             switch (endContent, endContentSorted) {
             case (let text?, nil): expected = .exact(text)

@@ -74,12 +74,26 @@ extension DocumentStore {
             } catch let error as DocumentError {
                 throw StoreError.unrecoverableDocument(id.rawValue, reason: "its log does not apply: \(error)")
             }
+            try Self.requireHoldsRecordedVersion(document, id, db)
             let parked = try ParkedChanges.all(document: id.rawValue, db)
             for damage in parked.damaged { warn("document \(id): \(damage) and was left out") }
             applyParked(parked.changes, to: &document, id)
             return LoadedDocument(document: document, isRemoved: !row.isNull(0), changesSinceSnapshot: tail.count,
                                   loggedThrough: lastSeq ?? coversSeq, parkedRows: try row.int64(2))
         }
+    }
+
+    /// Throws if `document`, loaded from its snapshot and log, lacks a
+    /// change its `document_versions` row says was logged. SQLite reads a
+    /// damaged index without noticing, as if the rows it lost were never
+    /// there: the note would read as older, or empty, and an edit would be
+    /// written on top of that, with nothing to say so.
+    private static func requireHoldsRecordedVersion(_ document: Document, _ id: DocumentID, _ db: DatabaseConnection) throws {
+        let recorded = try DocumentVersions.version(document: id.rawValue, db)
+        guard let (replica, lacking) = recorded.difference(document.versionVector).min(by: { $0.key < $1.key }) else { return }
+        throw StoreError.unrecoverableDocument(
+            id.rawValue, reason: "the store recorded changes \(lacking.lowerBound) to \(lacking.upperBound) of replica \(replica) for it, "
+                + "which its snapshots and log lack: the file is damaged (rows or an index lost)")
     }
 
     /// A document whose log was compacted and no snapshot since decodes.

@@ -257,8 +257,11 @@ struct FuzzWorld {
     }
 
     /// Every row of the server's log, in order, by document.
-    func serverContent() throws -> [String] {
-        let page = try server.log.page(after: 0, access: .unrestricted, known: [:], maxBytes: .max)
+    func serverContent() throws -> [String] { try Self.rows(of: server.log) }
+
+    /// Every row of `log`, in order, by document.
+    static func rows(of log: ServerLog) throws -> [String] {
+        let page = try log.page(after: 0, access: .unrestricted, known: [:], maxBytes: .max)
         return page.documents.flatMap { document in document.bundles.map { "\(document.id): \($0)" } }
     }
 
@@ -290,8 +293,11 @@ struct FuzzWorld {
     /// With `forgedChangesApplied` (a client took a forged answer that
     /// decodes), a store may hold changes no honest side made (another
     /// document's, moved into this one), which the server rightly refuses
-    /// for good (403: the replica is another token's; 409): then the syncs
-    /// must end, reporting the refusals, and need not converge.
+    /// for good (403: the replica is another token's; 409), or which the
+    /// server's honest copies of the same ids cannot join: then the syncs
+    /// must end, reporting the refusals or that the server's change does not
+    /// apply, and need not converge; when they complete, the versions must
+    /// converge, but a forged copy under a real id may keep its content.
     func expectHonestSyncsConverge(_ context: String, forgedChangesApplied: Bool = false) async throws {
         for store in [alice, bob] {
             for name in ["server", "via:peer"] { try store.clearRejectedChanges(peer: name) }
@@ -303,6 +309,12 @@ struct FuzzWorld {
                     for (name, transport) in [("server", MessageRecorder(service: server, access: Self.friends)), ("via:peer", MessageRecorder(service: peer))] {
                         refused += try await SyncClient(store: store, peer: name, transport: transport).sync().rejected.count
                     }
+                } catch where forgedChangesApplied && error.isInapplicableChange {
+                    // A forged change the store took under an id the server
+                    // holds with other content: the server's honest copy
+                    // cannot apply there, and the client cannot tell which
+                    // copy lies (seeds 768 and 836 of 2,000).
+                    return
                 } catch {
                     Issue.record("\(context): an honest sync failed: \(error)")
                     return
@@ -319,6 +331,10 @@ struct FuzzWorld {
         #expect(servedHeld == versions, "\(context): the served store did not converge \(servedHeld) \(versions)")
         for (id, version) in versions {
             #expect(server.log.version(id) == version, "\(context): the server did not converge on \(id)")
+            // A change a forger damaged inside a checksum it recomputed holds
+            // a real id with other content: no sync replaces it, and the
+            // stores agree on versions alone (seeds 1329 and 1847 of 2,000).
+            if forgedChangesApplied { continue }
             let state = try alice.read(id, Self.state)
             #expect(try bob.read(id, Self.state) == state, "\(context): \(id) differs")
         }
@@ -373,6 +389,14 @@ final class ForgingTransport: SyncTransport, @unchecked Sendable {
         how = damaged.how
         forgedAMessage = (try? SyncMessage.decode(damaged.bytes)) != nil
         return damaged.bytes
+    }
+}
+
+extension SyncError {
+    /// Whether the other side sent a change that does not apply to the
+    /// store (`SyncClient`'s protocol violation for it).
+    var isInapplicableChange: Bool {
+        if case .protocolViolation(let reason) = kind { reason.contains("that does not apply") } else { false }
     }
 }
 

@@ -9,13 +9,22 @@ import Glibc
 /// for requests `URLSession` will not send (a forged Content-Length).
 /// `source` is the loopback address the connection comes from.
 public func rawExchange(port: UInt16, _ request: String, from source: String = "127.0.0.1", timeout: Int = 5) throws -> String {
+    String(decoding: try rawExchange(port: port, Array(request.utf8), from: source, timeout: timeout), as: UTF8.self)
+}
+
+/// `rawExchange` of bytes, for bodies that are not text. With
+/// `endingWrites`, the client then shuts its sending side, as one that
+/// sent all it will: a server waiting for more of a request sees it at once.
+public func rawExchange(port: UInt16, _ request: [UInt8], from source: String = "127.0.0.1", timeout: Int = 5,
+                        endingWrites: Bool = false) throws -> [UInt8] {
     let socket = try rawConnection(port: port, from: source, timeout: timeout)
     defer { close(socket) }
-    _ = Array(request.utf8).withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
+    _ = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    if endingWrites { shutdown(socket, Int32(SHUT_WR)) }
     var answer: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
     while case let count = recv(socket, &buffer, buffer.count, 0), count > 0 { answer += buffer[..<count] }
-    return String(decoding: answer, as: UTF8.self)
+    return answer
 }
 
 /// A socket connected to 127.0.0.1:`port` from the loopback address

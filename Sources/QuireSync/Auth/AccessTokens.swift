@@ -52,7 +52,10 @@ public struct AccessTokens: Sendable {
     }
 
     public init(parsing text: String) throws(ParseError) {
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Split at any line end: a "\r\n" is one Character in Swift, so
+        // splitting at "\n" alone would read a file saved with CRLF line ends
+        // as one line, the next lines' tokens and modes as document ids.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.prefix { $0 != "#" }
             let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
             guard let token = words.first else { continue }
