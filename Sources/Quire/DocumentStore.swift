@@ -359,7 +359,10 @@ public final class DocumentStore: @unchecked Sendable {
     private func setRemoved(_ id: DocumentID, at time: Int64?) throws {
         let isRemoved = time != nil
         try locked {
-            waitUntilIdle(id)
+            // Until no call works on the document and no batch is being written: a batch commits
+            // before this would, and publishes its events once it has the lock back, so this
+            // commit's event must wait to follow them (events come in commit order).
+            while busy.contains(id) || isWriting { condition.wait() }
             let (wasRemoved, version, marked) = try database.write { db in
                 let rows = try db.query(sql: "SELECT removed_at FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
                 guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }

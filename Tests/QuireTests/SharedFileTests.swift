@@ -277,6 +277,51 @@ import Testing
         }
     }
 
+    /// A removal made while a batch of this store waits in its write for
+    /// another process's lock: the batch commits first, so its event comes
+    /// first. (The removal wrote as soon as the batch let the file go, and
+    /// sent its event before the batch's thread had the store's lock back.)
+    @Test func aRemovalMadeWhileABatchIsWrittenHasItsEventAfterTheBatchs() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/notes.quire", id: DocumentID = "note", removed: DocumentID = "removed"
+            let (store, body) = try makeShared(path, id)
+            try store.create(id: removed)
+            var events = store.allEvents().makeAsyncIterator()
+            try Self.removeWhileABatchIsWritten(store, path: path, removed) { try store.edit(id) { tx in try tx.insertText(body, at: 0, "<") } }
+
+            let first = try #require(await events.next()), second = try #require(await events.next())
+            #expect([first.document, second.document] == [id, removed])
+            #expect(first.changedObjects == [body] && second.isRemoved && second.changeIDs.isEmpty)
+        }
+    }
+
+    /// Runs `edit` on a thread until its batch waits for the file's write
+    /// lock, held here as another process would, then `store.remove(removed)`
+    /// on another, and lets the file go once the removal waits too.
+    private static func removeWhileABatchIsWritten(_ store: DocumentStore, path: String, _ removed: DocumentID,
+                                                   edit: @escaping @Sendable () throws -> Void) throws {
+        let holder = try Database(path: path)
+        try holder.execute(sql: "BEGIN IMMEDIATE")
+        let done = DispatchSemaphore(value: 0)
+        let outcomes = Mutex<[Result<Void, any Error>]>([])
+        let calls: [@Sendable () throws -> Void] = [edit, { try store.remove(removed) }]
+        for call in calls {
+            Thread.detachNewThread {
+                let outcome = Result { try call() }
+                outcomes.withLock { $0.append(outcome) }
+                done.signal()
+            }
+            while !store.condition.withLock({ store.isWriting }) { Thread.sleep(forTimeInterval: 0.001) }
+        }
+        // Time for the removal to reach its wait (for the file, or for the batch); it cannot end before.
+        Thread.sleep(forTimeInterval: 0.2)
+        try holder.execute(sql: "ROLLBACK")
+        holder.close()
+        done.wait()
+        done.wait()
+        try outcomes.withLock { try $0.forEach { try $0.get() } }
+    }
+
     @Test func aRemovalByTheOtherStoreIsSeen() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/notes.quire", id: DocumentID = "note"
