@@ -1,0 +1,26 @@
+import Quire
+import QuireCore
+import QuireStore
+import QuireSync
+
+/// What a document's whole history costs on the network: the sync message
+/// that carries it to a fresh replica, made by QuireSync's own encoding, so
+/// compressed with zstd as sync compresses a payload (`Specs/sync.md`,
+/// "Messages"). `encodeChanges()` alone is the raw bundle inside it, which
+/// Quire neither sends nor stores as it is.
+public enum SentHistory {
+    /// The id the message names the document by: as long as a typical note's.
+    static let documentID: DocumentID = "benchmark-document"
+
+    /// The bytes of the answer a peer sends a fresh replica of `document`
+    /// (`PeerSyncService`: its cursor, the document's version vector and its
+    /// whole history as one bundle). `encodeChanges()` is byte for byte the
+    /// bundle sync makes of the same changes (`SyncDocument(id:version:changes:)`,
+    /// checked by QuireCore's HistoryEncodingTests). A peer sends a history of
+    /// up to 4 MiB in one message; a longer one (B4x100's) goes in several.
+    public static func messageBytes(of document: Document) throws -> Int {
+        let history = SyncDocument(id: documentID, version: document.versionVector, bundles: [try document.encodeChanges()])
+        let answer = SyncResponse(cursor: SyncCursor(logID: document.replica.rawValue, seq: 0), documents: [history])
+        return SyncMessage.response(answer).encoded().count
+    }
+}
