@@ -16,8 +16,10 @@ public enum SentHistory {
     /// (`PeerSyncService`: its cursor, the document's version vector and its
     /// whole history as one bundle). `encodeChanges()` is byte for byte the
     /// bundle sync makes of the same changes (`SyncDocument(id:version:changes:)`,
-    /// checked by QuireCore's HistoryEncodingTests). A peer sends a history of
-    /// up to 4 MiB in one message; a longer one (B4x100's) goes in several.
+    /// checked by QuireCore's HistoryEncodingTests). A peer or server pages
+    /// its answers at 4 MiB of bundles, so a longer history (B3.3's 7.8 MB,
+    /// B4x100's) goes in several messages, each compressed on its own; one
+    /// message of it is still valid (payloads up to 64 MiB are accepted).
     public static func messageBytes(of document: Document) throws -> Int {
         let history = SyncDocument(id: documentID, version: document.versionVector, bundles: [try document.encodeChanges()])
         let answer = SyncResponse(cursor: SyncCursor(logID: document.replica.rawValue, seq: 0), documents: [history])

@@ -136,8 +136,8 @@ public struct SuiteReport {
             **history** is the encoded history the merge applies: Quire's `encodeChanges()`, Yrs's v1
             update, Loro's `Updates` export from the empty version. **sent** is what crosses the network
             for Quire's history: the sync message that carries it to a fresh replica, made by QuireSync,
-            which compresses the payload with zstd (one message, as a peer sends a history of up to 4 MiB;
-            a longer one takes several); "not recorded" for a workload measured before it was. The
+            which compresses the payload with zstd (one message: a peer or server sends a history over
+            4 MiB in several); "not recorded" for a workload measured before it was. The
             history ratios compare raw with raw, Quire's bundle with the peers' update and export, which
             have no compression of their own: the sent column is not a like-for-like comparison.
             **encode** writes that snapshot from the replayed document, in one call, the document's first: Loro keeps
