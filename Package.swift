@@ -50,12 +50,12 @@ let package = Package(
         .systemLibrary(name: "CMalloc", path: "Benchmarks/CMalloc"),
         .target(
             name: "QuireBenchKit",
-            dependencies: ["Quire", "QuireCore", "QuireStore", "CZlib", "CMalloc", "QuireTestSupport", "JSONText"],
+            dependencies: ["Quire", "QuireCore", "QuireStore", "QuireSync", "TerminalSafety", "CZlib", "CMalloc", "QuireTestSupport", "JSONText"],
             path: "Benchmarks/QuireBenchKit"
         ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireSync", "QuireTestSupport", "JSONText"],
+            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireSync", "TerminalSafety", "QuireTestSupport", "JSONText"],
             path: "Benchmarks/quire-bench"
         ),
 
@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(name: "QuireTests", dependencies: ["QuireTestSupport", "Quire", "QuireCore", "QuireStore", "CSQLite", "quire-store-writer"]),
         .testTarget(
             name: "QuireBenchKitTests",
-            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireTestSupport", "JSONText", "quire-bench"]
+            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireSync", "TerminalSafety", "QuireTestSupport", "JSONText", "quire-bench"]
         ),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         // End-to-end tests that run the built `quire` binary.

@@ -37,6 +37,8 @@ public struct TraceMeasurement: Sendable {
     /// Encoding the whole history for a peer (`ReplayResult.historyNanos`).
     public var history: Spread?
     public var encodedBytes: Int?
+    /// The sync message carrying that history to a fresh replica (`SentHistory`).
+    public var sentHistoryBytes: Int?
     /// Opening the final document from its snapshot; see `SnapshotLoad`.
     public var load: Spread?
     public var snapshotBytes: Int?
@@ -108,6 +110,11 @@ extension TraceMeasurement {
         result.merge = Spread(nanoseconds: merge)
         result.history = Spread(nanoseconds: history)
         if let final, result.ok {
+            do {
+                result.sentHistoryBytes = try SentHistory.messageBytes(of: final)
+            } catch {
+                result.failures.append("history for sync: \(error)")
+            }
             do {
                 let snapshot = try SnapshotLoad.measure(final, runs: runs)
                 result.load = snapshot.load

@@ -1,9 +1,8 @@
 /// What `quire-bench sync` measures: a fresh replica catching up with a
 /// trace's document through the HTTP sync server on loopback, the rate at
 /// which the server accepts changes from concurrent clients, and the CPU a
-/// client's long-poll burns while it waits. The measuring
-/// needs QuireSync, so it lives in the command (`measureSync`); `sync` and
-/// `suite` both report these figures.
+/// client's long-poll burns while it waits. The measuring lives in the
+/// command (`measureSync`); `sync` and `suite` both report these figures.
 public struct SyncFigures: Sendable {
     /// Changes in the document caught up with: one per trace transaction.
     public var changes: Int

@@ -6,7 +6,7 @@ import JSONText
 public struct TraceTable {
     private let nameWidth: Int
     private static let numberWidth = 10
-    private static let numberColumns = ["ops", "txns", "local ms", "min", "max", "merge ms", "min", "max", "history ms", "encoded B",
+    private static let numberColumns = ["ops", "txns", "local ms", "min", "max", "merge ms", "min", "max", "history ms", "encoded B", "sent B",
                                         "load ms", "min", "max", "snapshot B", "memory B"]
 
     /// `names`: every trace name the table will show, to size the first column.
@@ -20,15 +20,14 @@ public struct TraceTable {
 
     public func row(_ m: TraceMeasurement) -> String {
         func ms(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "-" }
+        func bytes(_ value: Int?) -> String { value.map(String.init) ?? "-" }
         let numbers = [
             "\(m.ops)", "\(m.txns)",
             ms(m.local?.median), ms(m.local?.min), ms(m.local?.max),
             ms(m.merge?.median), ms(m.merge?.min), ms(m.merge?.max),
-            ms(m.history?.median),
-            m.encodedBytes.map { "\($0)" } ?? "-",
+            ms(m.history?.median), bytes(m.encodedBytes), bytes(m.sentHistoryBytes),
             ms(m.load?.median), ms(m.load?.min), ms(m.load?.max),
-            m.snapshotBytes.map { "\($0)" } ?? "-",
-            m.memoryBytes.map { "\($0)" } ?? "-",
+            bytes(m.snapshotBytes), bytes(m.memoryBytes),
         ]
         return row(m.trace, m.kind, m.ok ? "yes" : "NO", numbers)
     }
@@ -60,6 +59,7 @@ extension TraceMeasurement {
             ("mergeMsMax", ms(merge?.max)),
             ("historyMs", ms(history?.median)),
             ("encodedBytes", encodedBytes.map { .integer($0) } ?? .null),
+            ("sentHistoryBytes", sentHistoryBytes.map { .integer($0) } ?? .null),
             ("loadMs", ms(load?.median)),
             ("loadMsMin", ms(load?.min)),
             ("loadMsMax", ms(load?.max)),

@@ -17,8 +17,11 @@ let suiteUsage = """
         `command` (the run that measured it), `ops`, `mergeTurnsFailure` and `libraries`, each
         with `library`, `version`, `ok`, `runs`, `localMs`, `emptyLoopMs`, `mergeMs`,
         `mergeRounds`, `encodeMs`, `loadMs` (each {`median`, `min`, `max`} in ms),
-        `encodedBytes`, `snapshotBytes`, `memoryBytes` (bytes), `measures` (store and sync:
-        each with `name`, `unit`, `median`, `min`, `max`) and `failures`; null where not measured.
+        `encodedBytes` (the raw history the merge applies), `sentHistoryBytes` (Quire only: that
+        history in the sync message that carries it to a fresh replica, zstd-compressed as sync
+        sends it; absent from days recorded before it), `snapshotBytes`, `memoryBytes` (bytes),
+        `measures` (store and sync: each with `name`, `unit`, `median`, `min`, `max`) and
+        `failures`; null where not measured.
         --only PATTERN  only workloads whose name or family contains one of the comma-separated patterns
                         (automerge-paper is also named B4, as in crdt-benchmarks); a pattern that is a
                         workload's whole name selects that one only (merge-k2-m1000, not merge-k2-m10000)

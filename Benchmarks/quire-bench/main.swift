@@ -28,15 +28,18 @@ let subcommands = [
                 through Quire's Document and check the results against endContent (or,
                 for a concurrent trace, endContentSorted: the same scalars in any order,
                 every replica converged). "history ms" is the replayed document encoding
-                its whole history for a peer (encodeChanges), the bytes "merge" applies.
+                its whole history for a peer (encodeChanges), the bytes "merge" applies;
+                "sent B" is that history in the sync message that carries it to a fresh
+                replica, zstd-compressed as sync sends it.
                 Times are the CPU time of the measuring thread, not the wall clock.
                 --runs N  timed runs after one warm-up run (default 5); the median is shown
                 --json    one JSON object per line and trace instead of a table, with the keys
                           `trace`, `kind`, `ops`, `txns`, `ok`, `runs`, `localMs`, `mergeMs` and `loadMs`
                           (medians; the fastest and slowest runs in `localMsMin`, `localMsMax`,
                           `mergeMsMin`, `mergeMsMax`, `loadMsMin`, `loadMsMax`), `historyMs`,
-                          `encodedBytes`, `snapshotBytes`, `memoryBytes` and `failures` (the failed
-                          checks); times in ms, sizes in bytes, null where not measured
+                          `encodedBytes`, `sentHistoryBytes` ("sent B"), `snapshotBytes`, `memoryBytes`
+                          and `failures` (the failed checks); times in ms, sizes in bytes, null where
+                          not measured
             """,
         run: { arguments throws(UsageError) in
             let parsed = try parse(arguments, flags: ["--json"], options: ["--runs"])

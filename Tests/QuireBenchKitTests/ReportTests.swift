@@ -22,10 +22,10 @@ import Testing
         #expect(object["localMs"] as? Double == 1.5)
         #expect(object["encodedBytes"] as? Int == 99)
         #expect(object["failures"] as? [String] == ["bad\n"])
-        for key in ["mergeMs", "historyMs", "loadMs", "snapshotBytes", "memoryBytes"] { #expect(object[key] is NSNull, "\(key)") }
+        for key in ["mergeMs", "historyMs", "sentHistoryBytes", "loadMs", "snapshotBytes", "memoryBytes"] { #expect(object[key] is NSNull, "\(key)") }
         #expect(Set(object.keys) == [
             "trace", "kind", "ops", "txns", "ok", "runs", "localMs", "localMsMin", "localMsMax",
-            "mergeMs", "mergeMsMin", "mergeMsMax", "historyMs", "encodedBytes", "loadMs", "loadMsMin", "loadMsMax", "snapshotBytes",
+            "mergeMs", "mergeMsMin", "mergeMsMax", "historyMs", "encodedBytes", "sentHistoryBytes", "loadMs", "loadMsMin", "loadMsMax", "snapshotBytes",
             "memoryBytes", "failures",
         ])
     }

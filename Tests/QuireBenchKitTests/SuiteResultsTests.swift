@@ -218,6 +218,29 @@ import Testing
         #expect(yrs.measures.isEmpty)
     }
 
+    /// A day recorded before `sentHistoryBytes` existed still reads and
+    /// rewrites (`suite --rewrite`): its sent cells say the figure was not
+    /// recorded, not that it was nothing. A day with it keeps it.
+    @Test func aDayFromBeforeTheSentHistorySaysItWasNotRecorded() throws {
+        let old = """
+            {"command": "c", "date": "2026-01-01", "machine": "m", "commit": null, "swift": null, "workloads": [{"name": "B1.1", \
+            "family": "B1", "description": "d", "command": "c", "ops": 6000, "mergeTurnsFailure": null, "libraries": [{"library": \
+            "quire", "version": null, "ok": true, "runs": 3, "localMs": null, "emptyLoopMs": null, "mergeMs": null, "mergeRounds": null, \
+            "encodeMs": null, "loadMs": null, "encodedBytes": 6021, "snapshotBytes": 900, "memoryBytes": 0, "measures": [], "failures": []}]}]}
+            """
+        let results = try SuiteResultsFiles.results(json: Data(old.utf8))
+        let quire = try #require(results.first?.figures(of: "quire"))
+        #expect(quire.encodedBytes == 6021 && quire.sentHistoryBytes == nil)
+        #expect(Self.report(results, command: "c").markdown.contains("| 6021 | not recorded | – | – |"))
+
+        var recorded = results
+        recorded[0].figures[0].sentHistoryBytes = 1500
+        let written = Self.report(recorded, command: "c")
+        let reread = try SuiteResultsFiles.results(json: Data(written.json.utf8))
+        #expect(reread.first?.figures(of: "quire")?.sentHistoryBytes == 1500)
+        #expect(written.markdown.contains("| 6021 | 1500 | – | – |"))
+    }
+
     // MARK: Store and sync families
 
     private static func storeAndSyncResults() throws -> [WorkloadResult] {

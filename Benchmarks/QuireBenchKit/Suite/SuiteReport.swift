@@ -65,7 +65,8 @@ public struct SuiteReport {
                         ("localMs", spread(f.local)), ("emptyLoopMs", spread(f.emptyLoop)), ("mergeMs", spread(f.merge)),
                         ("mergeRounds", int(f.mergeRounds)),
                         ("encodeMs", spread(f.encode)), ("loadMs", spread(f.load)),
-                        ("encodedBytes", int(f.encodedBytes)), ("snapshotBytes", int(f.snapshotBytes)),
+                        ("encodedBytes", int(f.encodedBytes)), ("sentHistoryBytes", int(f.sentHistoryBytes)),
+                        ("snapshotBytes", int(f.snapshotBytes)),
                         ("memoryBytes", int(f.memoryBytes)), ("measures", .array(f.measures.map(measure))),
                         ("failures", .array(f.failures.map(JSONValue.string))),
                     ])
@@ -133,7 +134,12 @@ public struct SuiteReport {
             Snapshot: what each library would keep on disk for the document with its whole history:
             Quire's store snapshot frame (zstd), Yrs's v1 update (uncompressed), Loro's `Snapshot` export.
             **history** is the encoded history the merge applies: Quire's `encodeChanges()`, Yrs's v1
-            update, Loro's `Updates` export from the empty version.
+            update, Loro's `Updates` export from the empty version. **sent** is what crosses the network
+            for Quire's history: the sync message that carries it to a fresh replica, made by QuireSync,
+            which compresses the payload with zstd (one message: a peer or server sends a history over
+            4 MiB in several); "not recorded" for a workload measured before it was. The
+            history ratios compare raw with raw, Quire's bundle with the peers' update and export, which
+            have no compression of their own: the sent column is not a like-for-like comparison.
             **encode** writes that snapshot from the replayed document, in one call, the document's first: Loro keeps
             the blocks of its last export and copies them while the document is unchanged. **load** opens that snapshot in a fresh document, ready to edit (for Quire: checksum, zstd,
             the state and the whole history). Yrs keeps no history apart from its state: its v1 update
@@ -307,22 +313,28 @@ public struct SuiteReport {
 
     /// Writing each workload's snapshot (encode), opening it, ready to edit
     /// (load), and the size of the encoded history the merge applies, which
-    /// "Where Quire is behind" compares too.
+    /// "Where Quire is behind" compares too, with Quire's as sync sends it beside.
     private func snapshotTable(_ rows: [WorkloadResult]) -> String {
-        var out = "Writing the snapshot (encode), opening it (load), and the encoded history the merge applies:\n\n"
+        var out = "Writing the snapshot (encode), opening it (load), and the encoded history the merge applies "
+            + "(sent: Quire's in the sync message that carries it):\n\n"
             + "| workload | encode ms Quire | Yrs | Loro | ÷Yrs | ÷Loro | load ms Quire | Yrs | Loro | ÷Yrs | ÷Loro "
-            + "| history B Quire | Yrs | Loro | ÷Yrs | ÷Loro |\n"
-            + "|" + String(repeating: " --- |", count: 16) + "\n"
+            + "| history B Quire | sent B Quire | Yrs | Loro | ÷Yrs | ÷Loro |\n"
+            + "|" + String(repeating: " --- |", count: 17) + "\n"
+        // Quire's history as sync sends it: "not recorded" in a report from before it was measured.
+        func sent(_ quire: LibraryFigures?) -> String {
+            guard let quire, quire.ok, quire.encodedBytes != nil else { return "–" }
+            return quire.sentHistoryBytes.map(String.init) ?? "not recorded"
+        }
         for result in rows {
             var cells = [result.name]
             let quire = result.figures(of: "quire")
-            let figures: [(value: (LibraryFigures) -> Double?, cell: (LibraryFigures?) -> String)] = [
-                ({ $0.encode?.median }, { Self.formatTime($0?.encode) }), ({ $0.load?.median }, { Self.formatTime($0?.load) }),
-                ({ $0.encodedBytes.map(Double.init) }, { $0?.encodedBytes.map(String.init) ?? "–" }),
+            let figures: [(value: (LibraryFigures) -> Double?, cell: (LibraryFigures?) -> String, besideQuire: [String])] = [
+                ({ $0.encode?.median }, { Self.formatTime($0?.encode) }, []), ({ $0.load?.median }, { Self.formatTime($0?.load) }, []),
+                ({ $0.encodedBytes.map(Double.init) }, { $0?.encodedBytes.map(String.init) ?? "–" }, [sent(quire)]),
             ]
-            for (value, cell) in figures {
+            for (value, cell, besideQuire) in figures {
                 let ratios = Self.peers.map { Self.ratio(quire.flatMap(value), Self.comparable(result.figures(of: $0), with: quire).flatMap(value)) }
-                cells += Self.libraries.map { cell(result.figures(of: $0)) } + ratios.map(Self.formatRatio)
+                cells += [cell(quire)] + besideQuire + Self.peers.map { cell(result.figures(of: $0)) } + ratios.map(Self.formatRatio)
             }
             out += "| " + cells.joined(separator: " | ") + " |\n"
         }

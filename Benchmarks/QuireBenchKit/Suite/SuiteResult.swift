@@ -27,6 +27,10 @@ public struct LibraryFigures: Sendable {
     /// A fresh replica loading the snapshot.
     public var load: Spread?
     public var encodedBytes: Int?
+    /// Quire only: the sync message that carries the encoded history to a
+    /// fresh replica, zstd-compressed as sync sends it (`SentHistory`); nil
+    /// in reports written before it was measured.
+    public var sentHistoryBytes: Int?
     public var snapshotBytes: Int?
     /// Heap bytes in use held by the replayed document (glibc mallinfo2
     /// after the replay minus before); the peers measure it the same way in
@@ -118,6 +122,7 @@ extension LibraryFigures {
         figures.local = measurement.local
         figures.merge = measurement.merge
         figures.encodedBytes = measurement.encodedBytes
+        figures.sentHistoryBytes = measurement.sentHistoryBytes
         figures.failures = measurement.failures
         guard measurement.ok else { return figures }
         do {

@@ -183,7 +183,7 @@ extension Measure: Decodable {
 extension LibraryFigures: Decodable {
     private enum CodingKeys: String, CodingKey {
         case library, version, ok, runs, local = "localMs", emptyLoop = "emptyLoopMs", merge = "mergeMs", mergeRounds
-        case encode = "encodeMs", load = "loadMs", encodedBytes, snapshotBytes, memoryBytes, measures, failures
+        case encode = "encodeMs", load = "loadMs", encodedBytes, sentHistoryBytes, snapshotBytes, memoryBytes, measures, failures
     }
 
     public init(from decoder: any Decoder) throws {
@@ -199,6 +199,8 @@ extension LibraryFigures: Decodable {
         encode = try container.decodeIfPresent(Spread.self, forKey: .encode)
         load = try container.decodeIfPresent(Spread.self, forKey: .load)
         encodedBytes = try container.decodeIfPresent(Int.self, forKey: .encodedBytes)
+        // Reports from before it was measured have no sentHistoryBytes.
+        sentHistoryBytes = try container.decodeIfPresent(Int.self, forKey: .sentHistoryBytes)
         snapshotBytes = try container.decodeIfPresent(Int.self, forKey: .snapshotBytes)
         memoryBytes = try container.decodeIfPresent(Int.self, forKey: .memoryBytes)
         // Reports from before the store and sync families have no measures.
