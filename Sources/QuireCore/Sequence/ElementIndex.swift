@@ -32,11 +32,12 @@
 struct ElementIndex: Sendable {
     static let pageBits: UInt64 = 8
     static let pageSize = 1 << pageBits
-    /// Where a span's counters must end at the latest (`checkedSpan`): the
-    /// start of the last page, whose end, 2^64, a `UInt64` cannot hold, and
-    /// which `load`'s unchecked page arithmetic would take for page 0.
-    /// Counters come one by one from 1, and a snapshot's lie below its
-    /// Lamport values (< 2^62): only made-up runs come near it.
+    /// Where the counters of a span given to `load` must end at the latest
+    /// (checked as `SpanTree(loading:)` makes it): the start of the last
+    /// page, whose end, 2^64, a `UInt64` cannot hold, and which `load`'s
+    /// unchecked page arithmetic would take for page 0. Counters come one by
+    /// one from 1, and a snapshot's lie below its Lamport values (< 2^62):
+    /// only made-up runs come near it.
     static let counterEndLimit = UInt64.max - UInt64(pageSize - 1)
 
     /// The replica ids that spans refer to by index.
@@ -707,7 +708,7 @@ struct ElementIndex: Sendable {
             for span in spans where span.length > 0 {
                 guard let origin = tableOrigins[Int(span.replica)] else { continue }
                 // Wrapping arithmetic: the span's counters were checked to end
-                // by `counterEndLimit` when it was made, and its pages are in the table.
+                // by `counterEndLimit` when it was loaded, and its pages are in the table.
                 for page in Self.pages(of: span) { pageTable[origin &+ page] = touched }
             }
         }
@@ -791,7 +792,7 @@ struct ElementIndex: Sendable {
                         // Page by page, mostly one (a merge of many writers
                         // loads spans of an element or two). Wrapping
                         // arithmetic: the span's counters were checked to end
-                        // by `counterEndLimit` when it was made (so no page
+                        // by `counterEndLimit` when it was loaded (so no page
                         // end wraps), and `load` gave each of its pages a
                         // table entry and whole room in the pool.
                         let end = span.counter &+ UInt64(truncatingIfNeeded: span.length)

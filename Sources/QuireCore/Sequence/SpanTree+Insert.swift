@@ -32,13 +32,12 @@ extension SpanTree {
     }
 
     /// `run`'s span, after checking that its ids, lamports and sizes do not
-    /// overflow, and that its ids end by `ElementIndex.counterEndLimit`;
-    /// interns its replica. Does not look for ids already present.
+    /// overflow; interns its replica. Does not look for ids already present.
     @inline(__always)
     mutating func checkedSpan(_ run: NewRun, isDeleted: Bool) throws(SequenceError) -> Span {
         let length = UInt64(run.length)
         guard run.length > 0, run.length < Int(Int32.max),
-              run.id.counter <= ElementIndex.counterEndLimit - length, run.lamport <= UInt64.max - length,
+              run.id.counter <= UInt64.max - length, run.lamport <= UInt64.max - length,
               run.contentStart + run.length < Int(Int32.max), run.utf8 < Int(Int32.max)
         else { throw .invalidRun(run.id) }
         let replica = ids.intern(run.id.replica)
