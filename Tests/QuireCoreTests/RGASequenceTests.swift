@@ -836,6 +836,16 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(throws: SequenceError.duplicateElement(OpID(replica: b, counter: 5001))) { try Text(runs: [high, low, repeated]) }
         let overflowing = SequenceRun(id: OpID(replica: a, counter: .max), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("xy")))
         #expect(throws: SequenceError.invalidRun(OpID(replica: a, counter: .max))) { try Text(runs: [overflowing]) }
+        // Ids in the id index's last page, whose end is 2^64, are refused (the
+        // load's page loops, unchecked, took it as page 0 and wrote outside the
+        // pool); those up to the page before load.
+        let topPage = SequenceRun(id: OpID(replica: a, counter: .max - 3), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("xyz")))
+        #expect(throws: SequenceError.invalidRun(OpID(replica: a, counter: .max - 3))) { try Text(runs: [topPage]) }
+        let belowTopPage = SequenceRun(id: OpID(replica: a, counter: .max - 258), lamport: 1, isDeleted: false,
+                                       elements: ArraySlice(scalars("xyz")))
+        let loaded = try Text(runs: [belowTopPage])
+        loaded.checkInvariants()
+        #expect(loaded.runs == [belowTopPage] && loaded.contains(OpID(replica: a, counter: .max - 256)))
     }
 
     /// The id index loads a run across one of its pages' bounds (256 ids a

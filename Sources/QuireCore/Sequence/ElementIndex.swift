@@ -32,6 +32,13 @@
 struct ElementIndex: Sendable {
     static let pageBits: UInt64 = 8
     static let pageSize = 1 << pageBits
+    /// Where the counters of a span given to `load` must end at the latest
+    /// (checked as `SpanTree(loading:)` makes it): the start of the last
+    /// page, whose end, 2^64, a `UInt64` cannot hold, and which `load`'s
+    /// unchecked page arithmetic would take for page 0. Counters come one by
+    /// one from 1, and a snapshot's lie below its Lamport values (< 2^62):
+    /// only made-up runs come near it.
+    static let counterEndLimit = UInt64.max - UInt64(pageSize - 1)
 
     /// The replica ids that spans refer to by index.
     private(set) var replicas: [ReplicaID] = []
@@ -700,8 +707,8 @@ struct ElementIndex: Sendable {
         pageTable.withUnsafeMutableBufferPointer { pageTable in
             for span in spans where span.length > 0 {
                 guard let origin = tableOrigins[Int(span.replica)] else { continue }
-                // Wrapping arithmetic: the span's counters were checked not
-                // to overflow when it was made, and its pages are in the table.
+                // Wrapping arithmetic: the span's counters were checked to end
+                // by `counterEndLimit` when it was loaded, and its pages are in the table.
                 for page in Self.pages(of: span) { pageTable[origin &+ page] = touched }
             }
         }
@@ -784,9 +791,10 @@ struct ElementIndex: Sendable {
                         var replaced: Int32 = -1
                         // Page by page, mostly one (a merge of many writers
                         // loads spans of an element or two). Wrapping
-                        // arithmetic: the span's counters were checked not to
-                        // overflow when it was made, and `load` gave each of
-                        // its pages a table entry and whole room in the pool.
+                        // arithmetic: the span's counters were checked to end
+                        // by `counterEndLimit` when it was loaded (so no page
+                        // end wraps), and `load` gave each of its pages a
+                        // table entry and whole room in the pool.
                         let end = span.counter &+ UInt64(truncatingIfNeeded: span.length)
                         var c = span.counter
                         repeat {

@@ -79,10 +79,11 @@ extension RGASequence {
     /// included, and the runs they form, as `forEachRun` reports them
     /// (loading a snapshot). The tree is built bottom-up in one pass and
     /// `content` becomes the content buffer as it is. Throws `invalidRun`
-    /// for an empty or overflowing run and `duplicateElement` for an id that
-    /// occurs twice. `widthsAreCounts` says that every element is one
-    /// UTF-16 unit and one UTF-8 byte (ASCII text), so that a run's widths
-    /// are its count and need not be measured.
+    /// for an empty or overflowing run (its ids must end 256 or more below
+    /// 2^64) and `duplicateElement` for an id that occurs twice.
+    /// `widthsAreCounts` says that every element is one UTF-16 unit and one
+    /// UTF-8 byte (ASCII text), so that a run's widths are its count and
+    /// need not be measured.
     @inlinable
     public init(content: [Element], runs: [RunHeader], widthsAreCounts: Bool = false) throws(SequenceError) {
         // A loaded document is mostly read and edited a little: no slack.

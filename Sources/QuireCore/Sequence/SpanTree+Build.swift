@@ -11,8 +11,9 @@ extension SpanTree {
     /// its summaries. Inserting the runs one at a time would walk from the
     /// root and split a node at every leaf's worth. `measure` gives a run's
     /// widths unless `widthsAreCounts` (ASCII). Throws `invalidRun` for an
-    /// empty, overflowing or out-of-content run, and as `makeSpan` does for a
-    /// repeated id.
+    /// empty, overflowing or out-of-content run, or one with ids in the id
+    /// index's last page (`ElementIndex.counterEndLimit`), and as `makeSpan`
+    /// does for a repeated id.
     @usableFromInline
     init(loading runs: [RunHeader], contentCount: Int, widthsAreCounts: Bool, measure: Measure) throws(SequenceError) {
         // Spans are written straight into room for every run, padded to
@@ -27,6 +28,8 @@ extension SpanTree {
                 let (utf16, utf8) = widthsAreCounts ? (run.count, run.count) : measure(start, run.count)
                 let span = try checkedSpan(NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: run.count,
                                                   utf16: utf16, utf8: utf8), isDeleted: run.isDeleted)
+                // The id index's load reaches each page's end unchecked: no id may be in its last page.
+                guard span.counterEnd <= ElementIndex.counterEndLimit else { throw .invalidRun(run.id) }
                 start += run.count
                 // Runs from `forEachRun` are maximal; merging keeps other input
                 // stored as edits would have stored it.
