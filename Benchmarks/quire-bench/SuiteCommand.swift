@@ -14,7 +14,9 @@ let suiteUsage = """
         report in Benchmarks/RESULTS.md, between marks that keep the rest of that file.
         Run it from the package root. DATE.json's keys: `command`, `date`, `machine`, `commit`,
         `swift` (the last run's), and `workloads`, each with `name`, `family`, `description`,
-        `command` (the run that measured it), `ops`, `mergeTurnsFailure` and `libraries`, each
+        `command` (the run that measured it), `ops`, `mergeTurnsFailure`, `mergeTimedAfterUntimed`
+        (true when merged in turns, each library's timed merge right after an untimed one of its
+        own; absent from days recorded before it) and `libraries`, each
         with `library`, `version`, `ok`, `runs`, `localMs`, `emptyLoopMs`, `mergeMs`,
         `mergeRounds`, `encodeMs`, `loadMs` (each {`median`, `min`, `max`} in ms),
         `encodedBytes` (the raw history the merge applies), `sentHistoryBytes` (Quire only: that
@@ -181,6 +183,8 @@ private func measureWorkload(_ workload: SuiteWorkload, step: String, runs: Int,
             progress("\(step) merges in turns (\(count(rounds, "round")))...")
             result.mergeTurnsFailure = measureMergesInTurns(workload, command: peerCommand, path: path, replayOnce: replayOnce,
                                                             rounds: rounds, figures: &result.figures)
+            // `MergeTurns.measure` times each merge after an untimed one: the report says so from this.
+            if result.mergeTurnsFailure == nil { result.mergeTimedAfterUntimed = true }
         }
     }
     return (result, true)

@@ -302,12 +302,15 @@ import Testing
                     #expect(libraries.map { $0["mergeRounds"] is NSNull } == [true, true, true])
                     #expect(peerMerges == [1, 1])
                     #expect(workload["mergeTurnsFailure"] as? String == "peers.py merge-turns stopped answering")
+                    #expect(workload["mergeTimedAfterUntimed"] is NSNull)
                     #expect(markdown.contains("not in turns (a busy moment may have slowed one library only): mine (peers.py merge-turns stopped answering).\n"))
                 } else {
                     // One round per run, at least MergeTurns.minimumRounds, for all three; the peers' times are their turns'.
                     #expect(libraries.map { $0["mergeRounds"] as? Int } == [15, 15, 15])
                     #expect(peerMerges == [2, 3])
                     #expect(workload["mergeTurnsFailure"] is NSNull && !markdown.contains("not in turns"))
+                    // How they were timed, for the report of a later `--rewrite` (SuiteResultsTests).
+                    #expect(workload["mergeTimedAfterUntimed"] as? Bool == true)
                 }
             }
         }

@@ -241,6 +241,38 @@ import Testing
         #expect(written.markdown.contains("| 6021 | 1500 | – | – |"))
     }
 
+    /// A day whose merges in turns were timed before each library's timed
+    /// merge came after an untimed one of its own (review134) says so when
+    /// rewritten (`suite --rewrite`), rather than describe today's method;
+    /// a day with both kinds names the older ones under their table.
+    @Test func theMethodParagraphSaysHowTheDaysMergesInTurnsWereTimed() throws {
+        let old = """
+            {"command": "c", "date": "2026-01-01", "machine": "m", "commit": null, "swift": null, "workloads": [{"name": "B1.1", \
+            "family": "B1", "description": "d", "command": "c", "ops": 6000, "mergeTurnsFailure": null, "libraries": [{"library": \
+            "quire", "version": null, "ok": true, "runs": 3, "localMs": null, "emptyLoopMs": null, "mergeMs": {"median": 1, \
+            "min": 1, "max": 1}, "mergeRounds": 15, "encodeMs": null, "loadMs": null, "encodedBytes": 6021, "snapshotBytes": 900, \
+            "memoryBytes": 0, "measures": [], "failures": []}]}]}
+            """
+        let olderWay = "slows them alike; a line under a table names any workload merged otherwise."
+        let afterUntimed = "slows them alike, and each library's timed merge comes right after an untimed\none of its own"
+        let oldResults = try SuiteResultsFiles.results(json: Data(old.utf8))
+        #expect(oldResults.first?.mergeTimedAfterUntimed == nil)
+        let oldMarkdown = Self.report(oldResults, command: "c").markdown
+        #expect(oldMarkdown.contains(olderWay) && !oldMarkdown.contains(afterUntimed) && !oldMarkdown.contains("the older way"))
+
+        var newer = try Self.replay("B1.2", command: "c", mergeMs: 2)
+        newer.figures[0].mergeRounds = 15
+        newer.mergeTimedAfterUntimed = true
+        let today = Self.report([newer], command: "c")
+        let reread = try SuiteResultsFiles.results(json: Data(today.json.utf8))
+        #expect(reread.first?.mergeTimedAfterUntimed == true)
+        #expect(today.markdown.contains(afterUntimed) && !today.markdown.contains(olderWay))
+
+        let mixed = Self.report(oldResults + [newer], command: "c").markdown
+        #expect(mixed.contains(afterUntimed))
+        #expect(mixed.contains("Merged in turns the older way, each library's timed merge without an untimed one of its own right before: B1.1.\n"))
+    }
+
     // MARK: Store and sync families
 
     private static func storeAndSyncResults() throws -> [WorkloadResult] {

@@ -77,6 +77,18 @@ private func freshContextFrame(_ bytes: [UInt8], level: Int32) throws -> [UInt8]
         #expect(try Zstd.decompress(frame, maxSize: 8_000_000) == bytes)
     }
 
+    /// A frame written after a prefix (a snapshot frame's header) is the
+    /// frame written alone, the prefix before it untouched.
+    @Test func aFrameAfterAPrefixIsTheFrameAlone() throws {
+        let prefix: [UInt8] = Array("header".utf8)
+        for bytes in [[], pseudoRandomBytes(count: 1000, seed: 7), [UInt8](repeating: 42, count: 300_000)] {
+            let alone = try Zstd.compress(bytes, level: 2, contentChecksum: false)
+            let after = try Zstd.compress(bytes, level: 2, contentChecksum: false, after: prefix)
+            #expect(after == prefix + alone)
+            #expect(try Zstd.decompress(after[prefix.count...], maxSize: bytes.count) == bytes)
+        }
+    }
+
     @Test func levelsOutOfRangeAreRejected() throws {
         #expect(compressionError { _ = try Zstd.compress([1], level: 1000) } == .invalidLevel(1000))
         #expect(try Zstd.decompress(Zstd.compress([1, 2], level: 19), maxSize: 2) == [1, 2])

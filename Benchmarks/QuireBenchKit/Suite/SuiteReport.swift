@@ -58,6 +58,7 @@ public struct SuiteReport {
                 ("name", .string(result.name)), ("family", .string(result.family.rawValue)),
                 ("description", .string(result.description)), ("command", .string(result.command)), ("ops", int(result.ops)),
                 ("mergeTurnsFailure", result.mergeTurnsFailure.map(JSONValue.string) ?? .null),
+                ("mergeTimedAfterUntimed", result.mergeTimedAfterUntimed.map(JSONValue.bool) ?? .null),
                 ("libraries", .array(result.figures.map { f in
                     .orderedObject([
                         ("library", .string(f.library)), ("version", f.version.map(JSONValue.string) ?? .null),
@@ -120,8 +121,7 @@ public struct SuiteReport {
             **merge** is a fresh replica applying the whole encoded history in one call: the fair native
             comparison. With peers, the three libraries merge in turns (Quire, Yrs, Loro, and again: one
             round per run, at least \(MergeTurns.minimumRounds); `mergeRounds` in the JSON), so that a busy
-            moment on the host slows them alike, and each library's timed merge comes right after an untimed
-            one of its own, so that each starts on a processor busy with the same work; a line under a table names any workload merged otherwise. **local** replays edit by edit; for the peers that includes Python's call overhead,
+            moment on the host slows them alike\(mergeTimingClause); a line under a table names any workload merged otherwise. **local** replays edit by edit; for the peers that includes Python's call overhead,
             and the **empty loop** column (Yrs / Loro) is the same Python loop with no library call. Ratios are
             Quire ÷ peer on the same workload: below 1 Quire is faster or smaller; a library that failed
             a check (ok: NO) is not compared, nor merged in turns. **memory** is the heap in
@@ -164,6 +164,11 @@ public struct SuiteReport {
                 out += "\nMerged one library after the other, not in turns (a busy moment may have slowed one library only): "
                     + alone.joined(separator: ", ") + ".\n"
             }
+            let olderWay = rows.filter(\.mergedInTurnsTheOlderWay).map(\.name)
+            if !olderWay.isEmpty && !mergedInTurnsTheOlderWayOnly {
+                out += "\nMerged in turns the older way, each library's timed merge without an untimed one of its own right before: "
+                    + olderWay.joined(separator: ", ") + ".\n"
+            }
             // A day's report mixes runs: a "–" in a peer's cell must not read as a peer that failed.
             if Self.quireOnlyNote(family) == nil {
                 let notAsked = rows.filter { !$0.command.split(separator: " ").contains("--peers") }.map(\.name)
@@ -187,6 +192,25 @@ public struct SuiteReport {
         let failed = results.flatMap { result in result.figures.filter { !$0.ok }.map { "\(result.name) \($0.library): \($0.failures.joined(separator: "; "))" } }
         if !failed.isEmpty { out += "\n## Failed checks\n\n" + failed.map { "- \($0)\n" }.joined() }
         return out
+    }
+
+    /// True when every workload merged in turns was merged the older way
+    /// (a day recorded before `mergeTimedAfterUntimed`): the method paragraph
+    /// then says how they were, and no line names them one by one.
+    private var mergedInTurnsTheOlderWayOnly: Bool {
+        let inTurns = results.filter { $0.figures.contains { $0.mergeRounds != nil } }
+        return !inTurns.isEmpty && inTurns.allSatisfy(\.mergedInTurnsTheOlderWay)
+    }
+
+    /// The method paragraph's words on how each merge in turns was timed,
+    /// after "slows them alike": what the results record, so that a
+    /// rewritten report of an earlier day does not describe today's method.
+    private var mergeTimingClause: String {
+        if mergedInTurnsTheOlderWayOnly { return "" }
+        return """
+            , and each library's timed merge comes right after an untimed
+            one of its own, so that each starts on a processor busy with the same work
+            """
     }
 
     /// "Command: `…`" for a report of one run; for several, each command and the workloads it measured.

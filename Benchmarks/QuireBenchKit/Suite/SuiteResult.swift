@@ -61,6 +61,12 @@ public struct WorkloadResult: Sendable {
     /// Why the merges were not measured in turns although the peers were
     /// (`MergeTurns` failed): each library's merge then comes from its own runs.
     public var mergeTurnsFailure: String?
+    /// True when the merges were measured in turns with each library's timed
+    /// merge right after an untimed one of its own (`MergeTurns.measure`,
+    /// since the forty-third session); nil when they were not measured in
+    /// turns, and in days recorded before the JSON said how, whose merges in
+    /// turns had one warm-up merge each before the first round only.
+    public var mergeTimedAfterUntimed: Bool?
 
     public init(name: String, family: SuiteWorkload.Family, description: String, command: String, ops: Int?, figures: [LibraryFigures]) {
         self.name = name
@@ -76,6 +82,12 @@ public struct WorkloadResult: Sendable {
     }
 
     public func figures(of library: String) -> LibraryFigures? { figures.first { $0.library == library } }
+
+    /// Merged in turns, but not each library's timed merge right after an
+    /// untimed one of its own: recorded before `mergeTimedAfterUntimed` was.
+    var mergedInTurnsTheOlderWay: Bool {
+        mergeTimedAfterUntimed != true && figures.contains { $0.mergeRounds != nil }
+    }
 }
 
 extension WorkloadResult {

@@ -89,6 +89,7 @@ public struct SuiteResultsFiles: Sendable {
                 name: stored.name, family: stored.family, description: stored.description,
                 command: stored.command ?? report.command, ops: stored.ops, figures: stored.libraries)
             result.mergeTurnsFailure = stored.mergeTurnsFailure
+            result.mergeTimedAfterUntimed = stored.mergeTimedAfterUntimed
             return result
         }
     }
@@ -131,6 +132,8 @@ public struct SuiteResultsFiles: Sendable {
         var ops: Int?
         var libraries: [LibraryFigures]
         var mergeTurnsFailure: String?
+        /// nil in days recorded before it (merged in turns the older way, if in turns).
+        var mergeTimedAfterUntimed: Bool?
     }
 }
 

@@ -34,13 +34,19 @@ extension Document {
         // it out. (The recorded changes are about `bundleSize` at most.)
         let bundles = includeHistory && base == nil
             ? history.bundles.map(\.bytes) + (history.hasRecords ? [history.encodedRecords()] : []) : nil
-        // Written straight into the sealed bytes, with room for the history
-        // and the texts ahead: growing a snapshot of many megabytes by
-        // doubling, then copying it into its frame, took more time than
+        // Written straight into the sealed bytes, with room for the history,
+        // the texts and the maps ahead: growing a snapshot of many megabytes
+        // by doubling, then copying it into its frame, took more time than
         // writing it (fresh pages from the kernel each time).
         var capacity = 64
         for bundle in bundles ?? [] { capacity += bundle.count + 10 }
-        for text in objects.texts { capacity += text.content.count + text.spanCount * 4 }
+        for text in objects.texts { capacity += text.content.count + text.spanCount * Self.runHeaderSizeEstimate }
+        for map in objects.maps {
+            for (key, register) in map {
+                capacity += key.string.utf8.count + 1
+                for entry in register { capacity += Self.registerEntrySizeEstimate(entry.value) }
+            }
+        }
         return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, bodySize: .about(capacity)) { body in
             body.writeVarint(replicaTable.count)
             for replica in replicaTable { body.writeUInt64(replica.rawValue) }
@@ -57,6 +63,24 @@ extension Document {
                 }
             }
             return Self.writeHistory(bundles, to: &body)
+        }
+    }
+
+    /// Room for a text run's header, four varints (replica index, counter
+    /// step, Lamport step, length), in the estimate of a snapshot's size:
+    /// at 4 bytes, automerge-paper's, rustcode's and seph-blog1's bodies
+    /// outgrew it and were copied as they doubled (`HISTORY.md`,
+    /// forty-fourth session). A span is at most one run.
+    private static let runHeaderSizeEstimate = 8
+
+    /// Room for a register entry in the estimate of a snapshot's size: its
+    /// id, Lamport value and value tag, and a string's or bytes' contents,
+    /// which are most of a map of long values (crdt-benchmarks B3.3).
+    private static func registerEntrySizeEstimate(_ value: Value?) -> Int {
+        switch value {
+        case .scalar(.string(let string)): 24 + string.utf8.count
+        case .scalar(.bytes(let bytes)): 24 + bytes.count
+        default: 24
         }
     }
 

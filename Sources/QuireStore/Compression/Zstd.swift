@@ -28,6 +28,14 @@ public enum Zstd {
     /// bytes, and a pass over the content both ways) for a caller whose own
     /// checksum covers the frame.
     public static func compress(_ bytes: [UInt8], level: Int = 3, contentChecksum: Bool = true) throws -> [UInt8] {
+        try compress(bytes, level: level, contentChecksum: contentChecksum, after: [])
+    }
+
+    /// `prefix` followed by the frame `compress(_:level:contentChecksum:)`
+    /// makes of `bytes`, written in place: a caller that puts a header
+    /// before the frame (a snapshot frame) does not copy the compressed
+    /// bytes into an array of its own.
+    public static func compress(_ bytes: [UInt8], level: Int = 3, contentChecksum: Bool = true, after prefix: [UInt8]) throws -> [UInt8] {
         guard (Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel())).contains(level) else {
             throw CompressionError.invalidLevel(level)
         }
@@ -41,12 +49,13 @@ public enum Zstd {
             try check(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, contentChecksum ? 1 : 0))
 
             let capacity = ZSTD_compressBound(bytes.count)
-            return try [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+            return try [UInt8](unsafeUninitializedCapacity: prefix.count + capacity) { output, count in
+                _ = output.initialize(from: prefix)
                 let written = bytes.withUnsafeBytes { input in
-                    ZSTD_compress2(context, output.baseAddress, capacity, input.baseAddress, input.count)
+                    ZSTD_compress2(context, output.baseAddress! + prefix.count, capacity, input.baseAddress, input.count)
                 }
                 try check(written)
-                count = written
+                count = prefix.count + written
             }
         }
     }

@@ -18,6 +18,8 @@ public enum SnapshotFrame {
     public static let magic = Array("QSNP".utf8)
     public static let formatVersion: UInt16 = 1
     static let headerSize = 26
+    /// Where the header's CRC-32 lies: after the magic, version, change count and size it covers.
+    static let checksumOffset = 22
     /// The largest uncompressed snapshot accepted: 512 MiB. A frame may not
     /// declare more, so a damaged or hostile frame cannot make the store
     /// allocate more than this.
@@ -54,18 +56,18 @@ public enum SnapshotFrame {
         // the payload and the encoding has its own, and zstd's took 3% of
         // compressing automerge-paper's snapshot and 9% of decompressing it
         // (`HISTORY.md`, "Thirty-third session"). Frames written with it open as before.
-        let payload = try Zstd.compress(encoding, level: level, contentChecksum: false)
-        var frame = ByteWriter()
-        frame.writeBytes(magic)
-        frame.writeBytes([UInt8(formatVersion & 0xFF), UInt8(formatVersion >> 8)])
-        frame.writeUInt64(changeCount)
-        frame.writeUInt64(UInt64(encoding.count))
-        var bytes = frame.bytes
-        let checksum = CRC32.checksum(payload[...], continuing: CRC32.checksum(bytes))
-        bytes.reserveCapacity(headerSize + payload.count)
-        bytes += withUnsafeBytes(of: checksum.littleEndian, Array.init)
-        bytes += payload
-        return bytes
+        // The payload is compressed straight after the header, whose
+        // checksum is filled in once the payload it covers is there.
+        var header = ByteWriter()
+        header.writeBytes(magic)
+        header.writeBytes([UInt8(formatVersion & 0xFF), UInt8(formatVersion >> 8)])
+        header.writeUInt64(changeCount)
+        header.writeUInt64(UInt64(encoding.count))
+        header.writeUInt32(0)
+        var frame = try Zstd.compress(encoding, level: level, contentChecksum: false, after: header.bytes)
+        let checksum = CRC32.checksum(frame[headerSize...], continuing: CRC32.checksum(frame[..<checksumOffset]))
+        frame.withUnsafeMutableBytes { $0.storeBytes(of: checksum.littleEndian, toByteOffset: checksumOffset, as: UInt32.self) }
+        return frame
     }
 
     /// The document encoding inside a frame, after checking the magic, the
@@ -90,7 +92,7 @@ public enum SnapshotFrame {
         }
         guard version == formatVersion else { throw Error(reason: "format version \(version), expected \(formatVersion)") }
         let payload = frame[headerSize...]
-        guard CRC32.checksum(payload, continuing: CRC32.checksum(frame[0..<22])) == checksum else {
+        guard CRC32.checksum(payload, continuing: CRC32.checksum(frame[0..<checksumOffset])) == checksum else {
             throw Error(reason: "checksum mismatch")
         }
         guard size <= UInt64(maxUncompressedSize) else { throw Error(reason: "declares \(size) bytes, above the limit") }
