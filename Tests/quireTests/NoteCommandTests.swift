@@ -654,6 +654,34 @@ import Testing
         }
     }
 
+    /// An editor the shell cannot find (EDITOR set for another machine)
+    /// said only "exited with status 127", and a temporary folder the note
+    /// cannot be written to (full, or missing) printed Foundation's error
+    /// object whole. Each now says what is wrong and what to do. The file
+    /// is the user's alone: the temporary folder is shared.
+    @Test func anEditorThatCannotRunOrGetItsFileSaysWhatToDo() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let missing = try quire.run(["note", "edit", id], environment: ["EDITOR": "quire-test-no-such-editor"])
+            #expect(missing.status == 1)
+            #expect(missing.stderr.hasSuffix("error: the editor (quire-test-no-such-editor) was not found (the shell's status 127); the note is unchanged: "
+                + "set EDITOR to an editor this machine has (nano, vi, `code --wait`), or edit with options (`quire note edit --help`)\n"), "\(missing.stderr)")
+
+            let folder = quire.directory + "/no-such-folder/"
+            let unwritable = try quire.run(["note", "edit", id], environment: ["EDITOR": "true", "TMPDIR": folder])
+            #expect(unwritable.status == 1)
+            #expect(unwritable.stderr.hasPrefix("error: cannot write the note to a file for the editor, \(folder)quire-note-"), "\(unwritable.stderr)")
+            #expect(unwritable.stderr.hasSuffix(".txt: no such file or directory; the note is unchanged: "
+                + "make room in \(folder), or set TMPDIR to a folder with room that you may write to\n"), "\(unwritable.stderr)")
+
+            let mode = quire.directory + "/mode"
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "stat -c %a >\(mode)"])
+            #expect(try String(contentsOfFile: mode, encoding: .utf8) == "600\n")
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\ndraft\n"))
+        }
+    }
+
     /// Ctrl-C (or Ctrl-\) typed while the editor is open goes to every
     /// process of the terminal's foreground group: quire, the shell running
     /// the editor, the editor. The editor handles it (vim running a `:!`

@@ -14,9 +14,13 @@ struct EditorSession {
     func edit(title: String, body: String, save: (_ title: String, _ body: String) throws -> Void) throws {
         // An empty variable (`VISUAL=` in a profile) names no editor: it is passed over, as an unset one.
         let editor = [environment["EDITOR"], environment["VISUAL"]].lazy.compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
-        let path = NSTemporaryDirectory() + "quire-note-\(UUID().uuidString).txt"
+        let folder = NSTemporaryDirectory()
+        let path = folder + "quire-note-\(UUID().uuidString).txt"
         let written = "\(title)\n\n\(body)\n"
-        try written.write(toFile: path, atomically: true, encoding: .utf8)
+        if let reason = Self.writeNewPrivateFile(Data(written.utf8), at: path) {
+            throw CLIError.failure("cannot write the note to a file for the editor, \(path): \(reason); the note is unchanged: "
+                + "make room in \(folder), or set TMPDIR to a folder with room that you may write to")
+        }
         var keepFile = false
         defer { if !keepFile { try? FileManager.default.removeItem(atPath: path) } }
 
@@ -28,6 +32,13 @@ struct EditorSession {
             // An editor quit with an error (vim's :cq) or that failed after a
             // save: the note is not changed, but what was typed is not lost.
             keepFile = FileManager.default.contents(atPath: path).map { $0 != Data(written.utf8) } ?? false
+            // The shell's own statuses: it found no such command (127), or
+            // could not run the one it found (126). A person who set EDITOR
+            // to an editor of another machine needs to hear that, not a number.
+            if !keepFile, let notRun = [126: "could not be run", 127: "was not found"][status] {
+                throw CLIError.failure("the editor (\(editor)) \(notRun) (the shell's status \(status)); the note is unchanged: "
+                    + "set EDITOR to an editor this machine has (nano, vi, `code --wait`), or edit with options (`quire note edit --help`)")
+            }
             let kept = keepFile ? " and left a changed file, kept at \(path)" : ""
             throw CLIError.failure("the editor (\(editor)) exited with status \(status)\(kept); the note is unchanged")
         }
@@ -69,6 +80,29 @@ struct EditorSession {
         if rest.starts(with: lineBreak) { rest.removeFirst(lineBreak.count) }
         if rest.reversed().starts(with: lineBreak.reversed()) { rest.removeLast(lineBreak.count) }
         return (String(String.UnicodeScalarView(scalars[..<titleEnd])), String(String.UnicodeScalarView(rest)))
+    }
+
+    /// Writes `data` to a new file at `path` that only this user may read
+    /// (a note may be private, and the temporary folder is everyone's), and
+    /// returns nil, or why it could not as the system says it (a full disk,
+    /// a folder that is missing), having removed what it began.
+    private static func writeNewPrivateFile(_ data: Data, at path: String) -> String? {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return String(cString: strerror(errno)).lowercased() }
+        var failure: Int32?
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { failure = count < 0 ? errno : ENOSPC; return }
+                offset += count
+            }
+        }
+        if close(descriptor) != 0 && failure == nil { failure = errno }
+        guard let failure else { return nil }
+        unlink(path)
+        return String(cString: strerror(failure)).lowercased()
     }
 
     /// Runs `script` with `sh -c`, on this process's standard input, output
