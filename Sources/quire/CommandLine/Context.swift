@@ -42,7 +42,7 @@ struct Context {
         do {
             return try DocumentStore(path: path, readOnly: readOnly)
         } catch let error as DatabaseError {
-            throw storeFailure(error, path: path)
+            throw CLIError.failure(storeFailureMessage(error, path: path))
         } catch let error as StoreError {
             // Another program's file names itself and what to give instead.
             if case .notAStore = error { throw CLIError.failure(error.description) }
@@ -71,7 +71,7 @@ struct Context {
     /// SQLite's failure on the store file at `path`, said so that whoever
     /// keeps the notes can act on it: the file, what is wrong and what to
     /// do, then SQLite's report on a line of its own.
-    static func storeFailure(_ error: DatabaseError, path: String) -> CLIError {
+    static func storeFailureMessage(_ error: DatabaseError, path: String) -> String {
         let plainly = switch error.fileProblem {
         case .damaged:
             "the store \(path) is damaged; `quire inspect \(path)` reports what is wrong with the file"
@@ -84,7 +84,7 @@ struct Context {
         case nil:
             "cannot use the store \(path); try again, and if it fails again, `quire inspect \(path)` reports whether the file is damaged"
         }
-        return .failure(plainly + "\nSQLite's report: \(error)")
+        return plainly + "\nSQLite's report: \(error)"
     }
 }
 
