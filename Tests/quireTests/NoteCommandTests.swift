@@ -335,6 +335,24 @@ import Testing
         }
     }
 
+    /// `--untag` of a tag the note does not have (mistyped, or "Work" for
+    /// "work") succeeded without a word, as if it had removed it. It still
+    /// succeeds, the rest of the edit made, and says the tag was not there.
+    @Test func untagOfATagTheNoteLacksSaysSo() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--tag", "work", "--tag", "home"]).trimmingCharacters(in: .newlines)
+            let result = try quire.run(["note", "edit", id, "--untag", "wrok", "--untag", "home", "--untag", "Work", "--append", "x"])
+            #expect(result.status == 0)
+            #expect(result.stderr == "warning: note \(id) had no tags \"wrok\", \"Work\" to remove (tags compare exactly: case and accents count); "
+                + "`quire note show \(id)` lists its tags\n")
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["tags"] as? [String] == ["work"])
+            #expect(note["body"] as? String == "x")
+            #expect(try quire.run(["note", "edit", id, "--untag", "work"]).stderr == "")
+        }
+    }
+
     /// An empty tag (`--tag "$UNSET"`) was stored: a tag no listing shows
     /// (`tags` blank), only JSON (`[""]`). It is a usage error now.
     @Test func anEmptyTagIsAUsageError() throws {
