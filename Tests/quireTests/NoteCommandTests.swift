@@ -404,7 +404,15 @@ import Testing
             let both = try quire.run(["note", "edit", id, "--body", "x", "--body-file", file])
             #expect(both.status == 64 && both.stderr.hasPrefix("error: --body and --body-file exclude each other\n"))
             let binary = try quire.run(["note", "edit", id, "--body-file", "-"], input: Data([0x61, 0xFF]))
-            #expect(binary.status == 1 && binary.stderr == "error: standard input is not UTF-8 text\n")
+            #expect(binary.status == 1 && binary.stderr == "error: standard input is not UTF-8 text: byte 2 (0xFF) on line 1 is not; "
+                + "save it as UTF-8 (from Latin-1: `iconv -f LATIN1 -t UTF-8`)\n")
+            // One Latin-1 letter in a long UTF-8 file is found where it is, past
+            // an emoji, a CRLF line and a line feed, to mend it in a moment.
+            let latin1 = quire.directory + "/latin1.txt"
+            try Data("😀 one\r\ntwo\ncaf".utf8 + [0xE9, 0x0A]).write(to: URL(fileURLWithPath: latin1))
+            let mixed = try quire.run(["note", "new", "--title", "T", "--body-file", latin1])
+            #expect(mixed.status == 1 && mixed.stderr == "error: \(latin1) is not UTF-8 text: byte 18 (0xE9) on line 3 is not; "
+                + "save it as UTF-8 (from Latin-1: `iconv -f LATIN1 -t UTF-8`)\n", "\(mixed.stderr)")
             let missing = try quire.run(["note", "new", "--title", "T", "--body-file", file + ".gone"])
             #expect(missing.status == 1 && missing.stderr == "error: cannot read \(file).gone: no such file or directory\n")
             // A folder opens as a file would: only its read fails. It was said to be no such file, or not readable.
@@ -586,6 +594,7 @@ import Testing
             // A file that is not UTF-8 is kept, so that what was typed can be saved.
             let binary = try quire.run(["note", "edit", id], environment: ["EDITOR": "printf 'typed \\377' >"])
             #expect(binary.status == 1)
+            #expect(binary.stderr.contains(" left a file that is not UTF-8 text (byte 7 (0xFF) on line 1 is not), kept at "), "\(binary.stderr)")
             let kept = try #require(binary.stderr.firstRange(of: "kept at ").map { binary.stderr[$0.upperBound...] }?.split(separator: ";").first)
             #expect(FileManager.default.contents(atPath: String(kept)) == Data(Array("typed ".utf8) + [0xFF]))
             try? FileManager.default.removeItem(atPath: String(kept))

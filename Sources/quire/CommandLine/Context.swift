@@ -103,6 +103,22 @@ extension Context {
         return nil
     }
 
+    /// Where `bytes`, which are not UTF-8, first break its rules, as a
+    /// person finds the spot in an editor: "byte N (0xXX) on line L", N
+    /// counting from 1. A file that is UTF-8 but for one character (an "é"
+    /// typed in a Latin-1 terminal) is then mended in a moment.
+    static func firstNonUTF8Byte(in bytes: Data) -> String {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var (offset, line) = (0, 1)
+        while case .valid(let scalar) = parser.parseScalar(from: &iterator) {
+            if scalar.elementsEqual([0x0A]) { line += 1 }
+            offset += scalar.count
+        }
+        let byte = bytes[bytes.startIndex + offset]
+        return "byte \(offset + 1) (0x\(String(byte, radix: 16, uppercase: true))) on line \(line)"
+    }
+
     /// The bytes of the file at `path`. Read through a descriptor, so that
     /// a pipe or a device reads too (`/dev/stdin`, a shell's `<(command)`,
     /// `/dev/null`), which `FileManager.contents(atPath:)` does not.

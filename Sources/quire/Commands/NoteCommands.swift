@@ -255,7 +255,8 @@ enum NoteCommands {
         }
         // Exactly as given: `String(data:encoding:)` drops a leading byte order mark.
         guard let text = String(validating: data, as: UTF8.self) else {
-            throw CLIError.failure("\(file == "-" ? "standard input" : file) is not UTF-8 text")
+            throw CLIError.failure("\(file == "-" ? "standard input" : file) is not UTF-8 text: \(Context.firstNonUTF8Byte(in: data)) is not; "
+                + "save it as UTF-8 (from Latin-1: `iconv -f LATIN1 -t UTF-8`)")
         }
         return text
     }

@@ -53,7 +53,8 @@ struct EditorSession {
         guard var text = String(validating: contents, as: UTF8.self) else {
             // What was typed is not thrown away: it can be fixed and pasted back.
             keepFile = true
-            throw CLIError.failure("the editor (\(editor)) left a file that is not UTF-8 text, kept at \(path); the note is unchanged")
+            throw CLIError.failure("the editor (\(editor)) left a file that is not UTF-8 text (\(Context.firstNonUTF8Byte(in: contents)) is not), "
+                + "kept at \(path); the note is unchanged")
         }
         if text.unicodeScalars.first == "\u{FEFF}" && written.unicodeScalars.first != "\u{FEFF}" { text.unicodeScalars.removeFirst() }
         let (newTitle, newBody) = Self.titleAndBody(text)
