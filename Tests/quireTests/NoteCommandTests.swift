@@ -568,6 +568,31 @@ import Testing
         }
     }
 
+    /// Ctrl-C once the editor has exited, while the edit is applied (a long
+    /// one takes a while; here the store is locked, so the save waits),
+    /// ended quire at once and silently: the edit was left in the temporary
+    /// folder, unnamed. Now quire names the file as it ends (exit 130).
+    @Test func anInterruptWhileTheEditIsSavedNamesTheFileKeepingIt() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let marker = quire.directory + "/locked"
+            let holdLock = "python3 -c \"import os, sqlite3, time; os.closerange(3, 4096); "
+                + "c = sqlite3.connect('\(quire.store)', isolation_level=None); "
+                + "c.execute('BEGIN EXCLUSIVE'); open('\(marker)', 'w').close(); time.sleep(20)\" >/dev/null 2>&1"
+            // $PPID, in the shell running the editor, is quire: Ctrl-C 1 s after
+            // the editor exits, well within the 5 s the save waits for the lock.
+            let interrupt = "(sleep 1; kill -INT $PPID) >/dev/null 2>&1"
+            let editor = "\(holdLock) & while [ ! -e '\(marker)' ]; do sleep 0.05; done; \(interrupt) & sed -i s/draft/final/"
+            let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor], launcher: QuireRunner.asForegroundGroup)
+            #expect(result.status == 130, "\(result.stderr)")
+            let kept = try #require(result.stderr.firstRange(of: "error: interrupted before the edit was surely saved; what the editor left is kept at ")
+                .map { String(result.stderr[$0.upperBound...].dropLast()) }, "\(result.stderr)")
+            #expect(try String(contentsOfFile: kept, encoding: .utf8) == "T\n\nfinal\n")
+            try? FileManager.default.removeItem(atPath: kept)
+        }
+    }
+
     /// The edit is saved when the editor's shell exits, even if it left a
     /// process running (an editor's server): that one is not waited for.
     /// Here the process left running waits to see the edit saved.

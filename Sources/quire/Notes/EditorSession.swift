@@ -28,6 +28,11 @@ struct EditorSession {
         // The shell traps Ctrl-C and Ctrl-\ (see runShell) so as to wait on
         // for an editor that handles them, which a trap does not change.
         let status = try Self.runShell("trap : INT QUIT; \(editor) \"$1\"", arguments: [path])
+        // From here until the edit is saved, it lives only in the file, and
+        // applying a long one takes a while: Ctrl-C then must not leave it
+        // in the temporary folder unnamed (a signal skips the removal above).
+        let handlersBefore = Self.sayOnTerminatingSignals("\nerror: interrupted before the edit was surely saved; what the editor left is kept at \(path)\n")
+        defer { for (number, handler) in handlersBefore { signal(number, handler) } }
         guard status == 0 else {
             // An editor quit with an error (vim's :cq) or that failed after a
             // save: the note is not changed, but what was typed is not lost.
@@ -81,6 +86,23 @@ struct EditorSession {
         if rest.starts(with: lineBreak) { rest.removeFirst(lineBreak.count) }
         if rest.reversed().starts(with: lineBreak.reversed()) { rest.removeLast(lineBreak.count) }
         return (String(String.UnicodeScalarView(scalars[..<titleEnd])), String(String.UnicodeScalarView(rest)))
+    }
+
+    /// From now on, Ctrl-C, a kill's SIGTERM and a closed terminal's SIGHUP
+    /// end this process having written `message` to standard error (exit
+    /// 128 + the signal), as they would end it without; one ignored when it
+    /// began (`nohup`) stays ignored. Returns the handlers to put back.
+    private static func sayOnTerminatingSignals(_ message: String) -> [(number: Int32, handler: __sighandler_t?)] {
+        terminatingSignalMessage.deallocate()
+        terminatingSignalMessage = UnsafeMutableBufferPointer.allocate(capacity: message.utf8.count)
+        _ = terminatingSignalMessage.initialize(from: message.utf8)
+        var before: [(number: Int32, handler: __sighandler_t?)] = []
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            let previous = signal(number, writeMessageAndExit)
+            if isIgnore(previous) { signal(number, SIG_IGN) }
+            before.append((number, previous))
+        }
+        return before
     }
 
     /// Writes `data` to a new file at `path` that only this user may read
@@ -148,4 +170,14 @@ struct EditorSession {
     private static func isIgnore(_ handler: __sighandler_t?) -> Bool {
         handler.map { unsafeBitCast($0, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) } ?? false
     }
+}
+
+/// What `sayOnTerminatingSignals` has its handler write, set before the
+/// handler is installed: a signal handler may only write bytes and exit.
+nonisolated(unsafe) private var terminatingSignalMessage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 0)
+
+/// The handler of `sayOnTerminatingSignals`.
+private func writeMessageAndExit(_ number: Int32) {
+    _ = write(STDERR_FILENO, terminatingSignalMessage.baseAddress, terminatingSignalMessage.count)
+    _exit(128 + number)
 }
