@@ -232,12 +232,12 @@ struct DocumentHistory {
         throw notRebuildable(text)
     }
 
-    /// The failure for a version from before what compaction left.
     /// The likely cause of a version naming what the note lacks, in the
     /// two-machine story: copied from the other machine's `quire log`
     /// before this store has its changes.
     private static let fromAnotherStore = "; a version copied from another store's `quire log` is shown here once its changes are: sync or merge with that store first"
 
+    /// The failure for a version from before what compaction left.
     private func notRebuildable(_ text: String) -> CLIError {
         let oldest = compaction?.snapshot.versionVector ?? VersionVector()
         return CLIError.failure("version \(text) is from before what `quire compact --drop-history` left of note \(id): "
