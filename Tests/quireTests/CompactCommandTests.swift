@@ -168,6 +168,29 @@ import Testing
         }
     }
 
+    /// The store's own trouble (here another process holds its lock past
+    /// the busy timeout; a full disk and a read-only file likewise) is said
+    /// once, with what to do, and the notes after the one it stopped are
+    /// not tried: each failed alike, one line of SQLite's bare report a
+    /// note, and a busy store made each wait out the timeout again.
+    @Test func theStoresOwnFailureIsSaidOnceAndTheNotesAfterItAreNotTried() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let first = try quire.ok(["note", "new", "--title", "one"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "new", "--title", "two"])
+            try quire.ok(["note", "new", "--title", "three"])
+            let writer = try Database(path: quire.store)
+            let result = try writer.write { _ in try quire.run(["compact", "--json"]) }
+            writer.close()
+            #expect(result.status == 1)
+            #expect(((try result.json() as? [String: Any])?["notes"] as? [Any])?.isEmpty == true)
+            #expect(result.stderr.hasPrefix("error: note \(first) and the 2 after it were not compacted: the store \(quire.store) is busy: "
+                + "another process kept it locked for 5 s, nothing was saved; try again once it is done\nSQLite's report: "), "\(result.stderr)")
+            #expect(result.stderr.components(separatedBy: "error: ").count == 2, "\(result.stderr)")
+            #expect(try quire.ok(["compact"]).hasPrefix("Compacted 3 notes"))
+        }
+    }
+
     @Test func usageErrorsAndHelp() throws {
         try withRunner { quire in
             try quire.ok(["init"])

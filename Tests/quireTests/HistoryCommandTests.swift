@@ -197,12 +197,13 @@ import Testing
             let future = "\(try #require(laptopReplica)):99"
             let result = try quire.run(["show", id, "--at", future], store: laptop)
             #expect(result.status == 1)
-            #expect(result.stderr == "error: version \(future) names operations note \(id) does not have; `quire log \(id)` lists its versions\n")
+            let fromAnotherStore = "; a version copied from another store's `quire log` is shown here once its changes are: sync or merge with that store first\n"
+            #expect(result.stderr == "error: version \(future) names operations note \(id) does not have; `quire log \(id)` lists its versions" + fromAnotherStore)
             // Heads name the note's operations as well: a missing one says so in the words the other commands use.
             let missingHead = "99@\(try #require(laptopReplica))"
             let heads = try quire.run(["diff", id, "--from", missingHead], store: laptop)
             #expect(heads.status == 1 && heads.stdout.isEmpty)
-            #expect(heads.stderr == "error: note \(id) has no operation \(missingHead); `quire log \(id)` lists its changes\n")
+            #expect(heads.stderr == "error: note \(id) has no operation \(missingHead); `quire log \(id)` lists its changes" + fromAnotherStore)
         }
     }
 

@@ -335,6 +335,24 @@ import Testing
         }
     }
 
+    /// `--untag` of a tag the note does not have (mistyped, or "Work" for
+    /// "work") succeeded without a word, as if it had removed it. It still
+    /// succeeds, the rest of the edit made, and says the tag was not there.
+    @Test func untagOfATagTheNoteLacksSaysSo() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--tag", "work", "--tag", "home"]).trimmingCharacters(in: .newlines)
+            let result = try quire.run(["note", "edit", id, "--untag", "wrok", "--untag", "home", "--untag", "Work", "--append", "x"])
+            #expect(result.status == 0)
+            #expect(result.stderr == "warning: note \(id) had no tags \"wrok\", \"Work\" to remove (tags compare exactly: case and accents count); "
+                + "`quire note show \(id)` lists its tags\n")
+            let note = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+            #expect(note["tags"] as? [String] == ["work"])
+            #expect(note["body"] as? String == "x")
+            #expect(try quire.run(["note", "edit", id, "--untag", "work"]).stderr == "")
+        }
+    }
+
     /// An empty tag (`--tag "$UNSET"`) was stored: a tag no listing shows
     /// (`tags` blank), only JSON (`[""]`). It is a usage error now.
     @Test func anEmptyTagIsAUsageError() throws {
@@ -386,7 +404,15 @@ import Testing
             let both = try quire.run(["note", "edit", id, "--body", "x", "--body-file", file])
             #expect(both.status == 64 && both.stderr.hasPrefix("error: --body and --body-file exclude each other\n"))
             let binary = try quire.run(["note", "edit", id, "--body-file", "-"], input: Data([0x61, 0xFF]))
-            #expect(binary.status == 1 && binary.stderr == "error: standard input is not UTF-8 text\n")
+            #expect(binary.status == 1 && binary.stderr == "error: standard input is not UTF-8 text: byte 2 (0xFF) on line 1 is not; "
+                + "save it as UTF-8 (from Latin-1: `iconv -f LATIN1 -t UTF-8`)\n")
+            // One Latin-1 letter in a long UTF-8 file is found where it is, past
+            // an emoji, a CRLF line and a line feed, to mend it in a moment.
+            let latin1 = quire.directory + "/latin1.txt"
+            try Data("😀 one\r\ntwo\ncaf".utf8 + [0xE9, 0x0A]).write(to: URL(fileURLWithPath: latin1))
+            let mixed = try quire.run(["note", "new", "--title", "T", "--body-file", latin1])
+            #expect(mixed.status == 1 && mixed.stderr == "error: \(latin1) is not UTF-8 text: byte 18 (0xE9) on line 3 is not; "
+                + "save it as UTF-8 (from Latin-1: `iconv -f LATIN1 -t UTF-8`)\n", "\(mixed.stderr)")
             let missing = try quire.run(["note", "new", "--title", "T", "--body-file", file + ".gone"])
             #expect(missing.status == 1 && missing.stderr == "error: cannot read \(file).gone: no such file or directory\n")
             // A folder opens as a file would: only its read fails. It was said to be no such file, or not readable.
@@ -521,6 +547,19 @@ import Testing
         }
     }
 
+    /// An editor that has another process take the store's write lock (and
+    /// keep it 20 s, past the 5 s a save waits for it), runs `meanwhile` (a
+    /// command ending in `;` or `&`), then changes "draft" to "final": its
+    /// save waits, then fails.
+    func editorLockingTheStore(_ quire: QuireRunner, meanwhile: String = "") -> String {
+        let marker = quire.directory + "/locked"
+        // It closes what it inherited, or the test's runner would wait for it too.
+        let holdLock = "python3 -c \"import os, sqlite3, time; os.closerange(3, 4096); "
+            + "c = sqlite3.connect('\(quire.store)', isolation_level=None); "
+            + "c.execute('BEGIN EXCLUSIVE'); open('\(marker)', 'w').close(); time.sleep(20)\" >/dev/null 2>&1"
+        return "\(holdLock) & while [ ! -e '\(marker)' ]; do sleep 0.05; done; \(meanwhile) sed -i s/draft/final/"
+    }
+
     /// When the edit cannot be stored (here another process holds the
     /// store's write lock past the busy timeout), what the editor left is
     /// kept and its path printed.
@@ -528,15 +567,29 @@ import Testing
         try withRunner { quire in
             try quire.ok(["init"])
             let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
-            let marker = quire.directory + "/locked"
-            // It closes what it inherited, or the test's runner would wait for it too.
-            let holdLock = "python3 -c \"import os, sqlite3, time; os.closerange(3, 4096); "
-                + "c = sqlite3.connect('\(quire.store)', isolation_level=None); "
-                + "c.execute('BEGIN EXCLUSIVE'); open('\(marker)', 'w').close(); time.sleep(20)\" >/dev/null 2>&1"
-            let editor = "\(holdLock) & while [ ! -e '\(marker)' ]; do sleep 0.05; done; sed -i s/draft/final/"
-            let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor])
+            let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editorLockingTheStore(quire)])
             #expect(result.status == 1)
             let kept = try #require(result.stderr.firstRange(of: "kept at ").map { String(result.stderr[$0.upperBound...].dropLast()) })
+            #expect(try String(contentsOfFile: kept, encoding: .utf8) == "T\n\nfinal\n")
+            try? FileManager.default.removeItem(atPath: kept)
+        }
+    }
+
+    /// Ctrl-C once the editor has exited, while the edit is applied (a long
+    /// one takes a while; here the store is locked, so the save waits),
+    /// ended quire at once and silently: the edit was left in the temporary
+    /// folder, unnamed. Now quire names the file as it ends (exit 130).
+    @Test func anInterruptWhileTheEditIsSavedNamesTheFileKeepingIt() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            // $PPID, in the shell running the editor, is quire: Ctrl-C 1 s after
+            // the editor exits, well within the 5 s the save waits for the lock.
+            let editor = editorLockingTheStore(quire, meanwhile: "(sleep 1; kill -INT $PPID) >/dev/null 2>&1 &")
+            let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor], launcher: QuireRunner.asForegroundGroup)
+            #expect(result.status == 130, "\(result.stderr)")
+            let kept = try #require(result.stderr.firstRange(of: "error: interrupted before the edit was surely saved; what the editor left is kept at ")
+                .map { String(result.stderr[$0.upperBound...].dropLast()) }, "\(result.stderr)")
             #expect(try String(contentsOfFile: kept, encoding: .utf8) == "T\n\nfinal\n")
             try? FileManager.default.removeItem(atPath: kept)
         }
@@ -568,6 +621,7 @@ import Testing
             // A file that is not UTF-8 is kept, so that what was typed can be saved.
             let binary = try quire.run(["note", "edit", id], environment: ["EDITOR": "printf 'typed \\377' >"])
             #expect(binary.status == 1)
+            #expect(binary.stderr.contains(" left a file that is not UTF-8 text (byte 7 (0xFF) on line 1 is not), kept at "), "\(binary.stderr)")
             let kept = try #require(binary.stderr.firstRange(of: "kept at ").map { binary.stderr[$0.upperBound...] }?.split(separator: ";").first)
             #expect(FileManager.default.contents(atPath: String(kept)) == Data(Array("typed ".utf8) + [0xFF]))
             try? FileManager.default.removeItem(atPath: String(kept))
@@ -650,6 +704,33 @@ import Testing
             let untouched = try quire.run(["note", "edit", id], environment: ["EDITOR": "false"])
             #expect(untouched.status == 1)
             #expect(untouched.stderr == "error: the editor (false) exited with status 1; the note is unchanged\n")
+            #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\ndraft\n"))
+        }
+    }
+
+    /// An editor the shell cannot find (EDITOR set for another machine)
+    /// said only "exited with status 127", and a temporary folder the note
+    /// cannot be written to (full, or missing) printed Foundation's error
+    /// object whole. Each now says what is wrong and what to do. The file
+    /// is the user's alone: the temporary folder is shared.
+    @Test func anEditorThatCannotRunOrGetItsFileSaysWhatToDo() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
+            let missing = try quire.run(["note", "edit", id], environment: ["EDITOR": "quire-test-no-such-editor"])
+            #expect(missing.status == 1 && missing.stderr.hasSuffix("error: the editor (quire-test-no-such-editor) was not found (the shell's status 127); the note is unchanged: "
+                + "set EDITOR to an editor this machine has (nano, vi, `code --wait`), or edit with options (`quire note edit --help`)\n"), "\(missing.stderr)")
+
+            let folder = quire.directory + "/no-such-folder/"
+            let unwritable = try quire.run(["note", "edit", id], environment: ["EDITOR": "true", "TMPDIR": folder])
+            #expect(unwritable.status == 1)
+            #expect(unwritable.stderr.hasPrefix("error: cannot write the note to a file for the editor, \(folder)quire-note-"), "\(unwritable.stderr)")
+            #expect(unwritable.stderr.hasSuffix(".txt: no such file or directory; the note is unchanged: "
+                + "make room in \(folder), or set TMPDIR to a folder with room that you may write to\n"), "\(unwritable.stderr)")
+
+            let mode = quire.directory + "/mode"
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "stat -c %a >\(mode)"])
+            #expect(try String(contentsOfFile: mode, encoding: .utf8) == "600\n")
             #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\ndraft\n"))
         }
     }

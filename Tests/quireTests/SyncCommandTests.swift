@@ -719,6 +719,18 @@ import Testing
                 #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
                 #expect(result.stderr.contains("usage: quire sync"), "quire \(arguments)")
             }
+            // What a person most likely meant: the address `serve --listen`
+            // printed, without http://; the other machine's store file.
+            let address = try runner.run(["sync", "127.0.0.1:8080"], store: missing)
+            #expect(address.stderr.hasPrefix("error: \"127.0.0.1:8080\" is not an http:// or https:// URL; "
+                + "a server's URL starts with its scheme: `quire sync http://127.0.0.1:8080`\nusage: quire sync"), "\(address.stderr)")
+            let other = runner.directory + "/desktop.quire"
+            #expect(FileManager.default.createFile(atPath: other, contents: nil))
+            let file = try runner.run(["sync", other], store: missing)
+            #expect(file.stderr.hasPrefix("error: \"\(other)\" is not an http:// or https:// URL; \(other) is a file: "
+                + "`quire sync --via 'quire --store \(other) serve --stdio'` syncs with the store there, or `quire merge \(other)` merges it in\n"),
+                    "\(file.stderr)")
+            #expect(try runner.run(["sync", "ftp://x"], store: missing).stderr.hasPrefix("error: \"ftp://x\" is not an http:// or https:// URL\n"))
             let marker = runner.directory + "/ran"
             let result = try runner.run(["sync", "--via", "touch '\(marker)'"], store: missing)
             #expect(result.status == 1)

@@ -42,7 +42,7 @@ struct Context {
         do {
             return try DocumentStore(path: path, readOnly: readOnly)
         } catch let error as DatabaseError {
-            throw storeFailure(error, path: path)
+            throw CLIError.failure(storeFailureMessage(error, path: path))
         } catch let error as StoreError {
             // Another program's file names itself and what to give instead.
             if case .notAStore = error { throw CLIError.failure(error.description) }
@@ -71,7 +71,7 @@ struct Context {
     /// SQLite's failure on the store file at `path`, said so that whoever
     /// keeps the notes can act on it: the file, what is wrong and what to
     /// do, then SQLite's report on a line of its own.
-    static func storeFailure(_ error: DatabaseError, path: String) -> CLIError {
+    static func storeFailureMessage(_ error: DatabaseError, path: String) -> String {
         let plainly = switch error.fileProblem {
         case .damaged:
             "the store \(path) is damaged; `quire inspect \(path)` reports what is wrong with the file"
@@ -84,7 +84,7 @@ struct Context {
         case nil:
             "cannot use the store \(path); try again, and if it fails again, `quire inspect \(path)` reports whether the file is damaged"
         }
-        return .failure(plainly + "\nSQLite's report: \(error)")
+        return plainly + "\nSQLite's report: \(error)"
     }
 }
 
@@ -101,6 +101,22 @@ extension Context {
             return "not a Quire store: it does not start as every SQLite database does (another kind of file, or a store whose first bytes are damaged: `quire inspect \(path)` tells)"
         }
         return nil
+    }
+
+    /// Where `bytes`, which are not UTF-8, first break its rules, as a
+    /// person finds the spot in an editor: "byte N (0xXX) on line L", N
+    /// counting from 1. A file that is UTF-8 but for one character (an "é"
+    /// typed in a Latin-1 terminal) is then mended in a moment.
+    static func firstNonUTF8Byte(in bytes: Data) -> String {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var (offset, line) = (0, 1)
+        while case .valid(let scalar) = parser.parseScalar(from: &iterator) {
+            if scalar.elementsEqual([0x0A]) { line += 1 }
+            offset += scalar.count
+        }
+        let byte = bytes[bytes.startIndex + offset]
+        return "byte \(offset + 1) (0x\(String(byte, radix: 16, uppercase: true))) on line \(line)"
     }
 
     /// The bytes of the file at `path`. Read through a descriptor, so that

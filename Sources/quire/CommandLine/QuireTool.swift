@@ -39,7 +39,7 @@ enum QuireTool {
             case .run(let invocation):
                 do { try invocation.command.run!(invocation) } catch let error as DatabaseError {
                     // The file it names: `merge` reads another store than --store.
-                    throw error.file.map { Context.storeFailure(error, path: $0) } ?? error
+                    throw error.file.map { CLIError.failure(Context.storeFailureMessage(error, path: $0)) } ?? error
                 } catch let error as StoreError where error.damagedDocument != nil {
                     // One note is damaged, not the store: loading it failed before anything was written.
                     throw CLIError.failure("\(error); nothing was written, and the store's other notes are not affected; "

@@ -46,10 +46,19 @@ enum CompactCommand {
             let changesBefore = try loggedChanges(of: ids, in: context.storePath)
             var compacted: [(id: DocumentID, title: String)] = []
             var failures: [String] = []
-            for id in ids {
+            for (index, id) in ids.enumerated() {
                 do {
                     try store.compactLeavingFreePages(id, keepHistory: !dropHistory)
                     compacted.append((id, try store.read(id) { try Note(id: id, document: $0).title }))
+                } catch let error as DatabaseError where [.diskFull, .busy, .readOnly].contains(error.fileProblem) {
+                    // The store's trouble, not the note's: every note after
+                    // it would fail alike (a full disk: a compaction writes
+                    // the fresh snapshot before it deletes the old ones), so
+                    // it is said once, with what to do, and they are not tried.
+                    let left = ids.count - index - 1
+                    failures.append("note \(id)\(left == 0 ? "" : " and the \(left) after it") \(left == 0 ? "was" : "were") not compacted: "
+                        + Context.storeFailureMessage(error, path: context.storePath))
+                    break
                 } catch {
                     failures.append("note \(id): \(error)")
                 }

@@ -184,6 +184,9 @@ enum NoteCommands {
         guard !current.removed else {
             throw CLIError.failure("note \(id) is removed; `quire note restore \(id)` brings it back")
         }
+        // `--untag` values the note does not have: most likely mistyped (tags
+        // compare exactly, case and accents too), which a silent success hides.
+        var absentTags: [String] = []
         // Every option in one change; returns whether the note was removed meanwhile.
         func save(newTitle: String?, newBody: String?) throws -> Bool { try store.edit(id) { tx in
             if let newTitle { try tx.setNoteText(Note.Key.title, to: newTitle, editedFrom: title) }
@@ -206,7 +209,7 @@ enum NoteCommands {
             }
             if let text = invocation.value("--append") { try tx.insertText(body, at: tx.document.textCount(body), text) }
             for tag in addedTags { try tx.addTag(tag) }
-            for tag in removedTags { try tx.removeTag(tag) }
+            absentTags = try removedTags.filter { try !tx.removeTag($0) }
             if invocation.flag("--pin") { try tx.put(.root, key: Note.Key.pinned, .bool(true)) }
             if invocation.flag("--unpin") { try tx.put(.root, key: Note.Key.pinned, .bool(false)) }
             return try Note.isRemoved(tx.document)
@@ -218,6 +221,12 @@ enum NoteCommands {
             }
         } else {
             removedMeanwhile = try save(newTitle: givenTitle, newBody: givenBody)
+        }
+        if !absentTags.isEmpty {
+            let quoted = absentTags.map { "\"\($0)\"" }.joined(separator: ", ")
+            invocation.context.output.progress(
+                "warning: note \(id) had no tag\(absentTags.count == 1 ? "" : "s") \(quoted) to remove (tags compare exactly: case and accents count); "
+                + "`quire note show \(id)` lists its tags")
         }
         if removedMeanwhile {
             invocation.context.output.progress(
@@ -246,7 +255,8 @@ enum NoteCommands {
         }
         // Exactly as given: `String(data:encoding:)` drops a leading byte order mark.
         guard let text = String(validating: data, as: UTF8.self) else {
-            throw CLIError.failure("\(file == "-" ? "standard input" : file) is not UTF-8 text")
+            throw CLIError.failure("\(file == "-" ? "standard input" : file) is not UTF-8 text: \(Context.firstNonUTF8Byte(in: data)) is not; "
+                + "save it as UTF-8 (from Latin-1: `iconv -f LATIN1 -t UTF-8`)")
         }
         return text
     }

@@ -146,7 +146,7 @@ enum SyncCommands {
                 guard let text = invocation.arguments.first else { throw invocation.usageError("sync needs a server URL or --via COMMAND") }
                 guard let given = URL(string: text), ["http", "https"].contains(given.scheme?.lowercased() ?? ""), given.host != nil,
                       let url = serverURL(given) else {
-                    throw invocation.usageError("\"\(text)\" is not an http:// or https:// URL")
+                    throw invocation.usageError("\"\(text)\" is not an http:// or https:// URL" + Self.whatWasMeant(byURL: text))
                 }
                 server = (url.absoluteString, url)
             }
@@ -298,6 +298,17 @@ extension SyncCommands {
     static func advice(for error: SyncError) -> String {
         guard case .refused(let failure) = error.kind, failure.status == 401, error.otherSide == .server else { return "" }
         return "; give a token the server's --tokens file holds, with --token TOKEN or $QUIRE_TOKEN"
+    }
+
+    /// What a person most likely meant by `text`, given as the URL: a
+    /// server without its scheme (`127.0.0.1:8080`, as `serve --listen`
+    /// prints it), or the other machine's store file, which syncs through
+    /// a peer command or merges.
+    private static func whatWasMeant(byURL text: String) -> String {
+        if FileManager.default.fileExists(atPath: text) {
+            return "; \(text) is a file: `quire sync --via 'quire --store \(text) serve --stdio'` syncs with the store there, or `quire merge \(text)` merges it in"
+        }
+        return text.contains("://") ? "" : "; a server's URL starts with its scheme: `quire sync http://\(text)`"
     }
 
     /// The sync server `url` names, spelled one way, which names it as a

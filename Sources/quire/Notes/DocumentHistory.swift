@@ -207,7 +207,8 @@ struct DocumentHistory {
             // Checked first: a version past the note's may also seem to
             // hold a change without its parents, but what is wrong is the excess.
             guard current.includes(vector) else {
-                throw CLIError.failure("version \(version.text) names operations note \(id) does not have; `quire log \(id)` lists its versions")
+                throw CLIError.failure("version \(version.text) names operations note \(id) does not have; `quire log \(id)` lists its versions"
+                    + Self.fromAnotherStore)
             }
             _ = try rebuildable(vector, version.text)
             // A replay leaves out a change it holds only part of, or whose
@@ -230,6 +231,11 @@ struct DocumentHistory {
         guard let compaction, !vector.includes(compaction.snapshot.versionVector) else { return vector }
         throw notRebuildable(text)
     }
+
+    /// The likely cause of a version naming what the note lacks, in the
+    /// two-machine story: copied from the other machine's `quire log`
+    /// before this store has its changes.
+    private static let fromAnotherStore = "; a version copied from another store's `quire log` is shown here once its changes are: sync or merge with that store first"
 
     /// The failure for a version from before what compaction left.
     private func notRebuildable(_ text: String) -> CLIError {
@@ -257,7 +263,7 @@ struct DocumentHistory {
                     reachedCompacted = true
                     continue
                 }
-                throw CLIError.failure("note \(id) has no operation \(head); `quire log \(id)` lists its changes")
+                throw CLIError.failure("note \(id) has no operation \(head); `quire log \(id)` lists its changes" + Self.fromAnotherStore)
             }
             let change = ofReplica[index]
             guard visited.insert(change.id).inserted else { continue }

@@ -14,9 +14,13 @@ struct EditorSession {
     func edit(title: String, body: String, save: (_ title: String, _ body: String) throws -> Void) throws {
         // An empty variable (`VISUAL=` in a profile) names no editor: it is passed over, as an unset one.
         let editor = [environment["EDITOR"], environment["VISUAL"]].lazy.compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
-        let path = NSTemporaryDirectory() + "quire-note-\(UUID().uuidString).txt"
+        let folder = NSTemporaryDirectory()
+        let path = folder + "quire-note-\(UUID().uuidString).txt"
         let written = "\(title)\n\n\(body)\n"
-        try written.write(toFile: path, atomically: true, encoding: .utf8)
+        if let reason = Self.writeNewPrivateFile(Data(written.utf8), at: path) {
+            throw CLIError.failure("cannot write the note to a file for the editor, \(path): \(reason); the note is unchanged: "
+                + "make room in \(folder), or set TMPDIR to a folder with room that you may write to")
+        }
         var keepFile = false
         defer { if !keepFile { try? FileManager.default.removeItem(atPath: path) } }
 
@@ -24,10 +28,22 @@ struct EditorSession {
         // The shell traps Ctrl-C and Ctrl-\ (see runShell) so as to wait on
         // for an editor that handles them, which a trap does not change.
         let status = try Self.runShell("trap : INT QUIT; \(editor) \"$1\"", arguments: [path])
+        // From here until the edit is saved, it lives only in the file, and
+        // applying a long one takes a while: Ctrl-C then must not leave it
+        // in the temporary folder unnamed (a signal skips the removal above).
+        let handlersBefore = Self.sayOnTerminatingSignals("\nerror: interrupted before the edit was surely saved; what the editor left is kept at \(path)\n")
+        defer { for (number, handler) in handlersBefore { signal(number, handler) } }
         guard status == 0 else {
             // An editor quit with an error (vim's :cq) or that failed after a
             // save: the note is not changed, but what was typed is not lost.
             keepFile = FileManager.default.contents(atPath: path).map { $0 != Data(written.utf8) } ?? false
+            // The shell's own statuses: it found no such command (127), or
+            // could not run the one it found (126). A person who set EDITOR
+            // to an editor of another machine needs to hear that, not a number.
+            if !keepFile, let notRun = [126: "could not be run", 127: "was not found"][status] {
+                throw CLIError.failure("the editor (\(editor)) \(notRun) (the shell's status \(status)); the note is unchanged: "
+                    + "set EDITOR to an editor this machine has (nano, vi, `code --wait`), or edit with options (`quire note edit --help`)")
+            }
             let kept = keepFile ? " and left a changed file, kept at \(path)" : ""
             throw CLIError.failure("the editor (\(editor)) exited with status \(status)\(kept); the note is unchanged")
         }
@@ -42,7 +58,8 @@ struct EditorSession {
         guard var text = String(validating: contents, as: UTF8.self) else {
             // What was typed is not thrown away: it can be fixed and pasted back.
             keepFile = true
-            throw CLIError.failure("the editor (\(editor)) left a file that is not UTF-8 text, kept at \(path); the note is unchanged")
+            throw CLIError.failure("the editor (\(editor)) left a file that is not UTF-8 text (\(Context.firstNonUTF8Byte(in: contents)) is not), "
+                + "kept at \(path); the note is unchanged")
         }
         if text.unicodeScalars.first == "\u{FEFF}" && written.unicodeScalars.first != "\u{FEFF}" { text.unicodeScalars.removeFirst() }
         let (newTitle, newBody) = Self.titleAndBody(text)
@@ -69,6 +86,46 @@ struct EditorSession {
         if rest.starts(with: lineBreak) { rest.removeFirst(lineBreak.count) }
         if rest.reversed().starts(with: lineBreak.reversed()) { rest.removeLast(lineBreak.count) }
         return (String(String.UnicodeScalarView(scalars[..<titleEnd])), String(String.UnicodeScalarView(rest)))
+    }
+
+    /// From now on, Ctrl-C, a kill's SIGTERM and a closed terminal's SIGHUP
+    /// end this process having written `message` to standard error (exit
+    /// 128 + the signal), as they would end it without; one ignored when it
+    /// began (`nohup`) stays ignored. Returns the handlers to put back.
+    private static func sayOnTerminatingSignals(_ message: String) -> [(number: Int32, handler: __sighandler_t?)] {
+        terminatingSignalMessage.deallocate()
+        terminatingSignalMessage = UnsafeMutableBufferPointer.allocate(capacity: message.utf8.count)
+        _ = terminatingSignalMessage.initialize(from: message.utf8)
+        var before: [(number: Int32, handler: __sighandler_t?)] = []
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            let previous = signal(number, writeMessageAndExit)
+            if isIgnore(previous) { signal(number, SIG_IGN) }
+            before.append((number, previous))
+        }
+        return before
+    }
+
+    /// Writes `data` to a new file at `path` that only this user may read
+    /// (a note may be private, and the temporary folder is everyone's), and
+    /// returns nil, or why it could not as the system says it (a full disk,
+    /// a folder that is missing), having removed what it began.
+    private static func writeNewPrivateFile(_ data: Data, at path: String) -> String? {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return String(cString: strerror(errno)).lowercased() }
+        var failure: Int32?
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { failure = count < 0 ? errno : ENOSPC; return }
+                offset += count
+            }
+        }
+        if close(descriptor) != 0 && failure == nil { failure = errno }
+        guard let failure else { return nil }
+        unlink(path)
+        return String(cString: strerror(failure)).lowercased()
     }
 
     /// Runs `script` with `sh -c`, on this process's standard input, output
@@ -113,4 +170,14 @@ struct EditorSession {
     private static func isIgnore(_ handler: __sighandler_t?) -> Bool {
         handler.map { unsafeBitCast($0, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) } ?? false
     }
+}
+
+/// What `sayOnTerminatingSignals` has its handler write, set before the
+/// handler is installed: a signal handler may only write bytes and exit.
+nonisolated(unsafe) private var terminatingSignalMessage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 0)
+
+/// The handler of `sayOnTerminatingSignals`.
+private func writeMessageAndExit(_ number: Int32) {
+    _ = write(STDERR_FILENO, terminatingSignalMessage.baseAddress, terminatingSignalMessage.count)
+    _exit(128 + number)
 }

@@ -35,12 +35,16 @@ extension Transaction {
         if !tags.contains(.scalar(.string(tag))) { try insert(list, at: tags.count, .string(tag)) }
     }
 
-    /// Removes every occurrence of `tag` (concurrent adds can make two).
-    mutating func removeTag(_ tag: String) throws {
+    /// Removes every occurrence of `tag` (concurrent adds can make two),
+    /// and returns whether there was one.
+    mutating func removeTag(_ tag: String) throws -> Bool {
         let list = try tagList()
+        var removed = false
         while let index = try document.list(list).firstIndex(of: .scalar(.string(tag))) {
             try delete(list, at: index)
+            removed = true
         }
+        return removed
     }
 
     private mutating func tagList() throws -> ObjectID {
