@@ -24,7 +24,9 @@ struct ReplicaMap<Value> {
     /// The entry written last before `lastWritten`'s: two writers taking
     /// turns (friendsforever) read and write the two entries in turn, and
     /// each access to the other one searched. Checked after `lastWritten`,
-    /// outside the inlined setter, so that one writer's accesses stay as small.
+    /// inline by the getter and the setter: as a call, the other writer's
+    /// entry cost its three maps written at every turn a call each. A hit
+    /// does not move the two (the other writer's entry stays remembered).
     /// (The two share the word `lastWritten` had alone: eight bytes more in
     /// every map made the structs holding one, the span tree's among them,
     /// copied through `memcpy` calls, a merge's instructions up 1-2%. An
@@ -118,19 +120,19 @@ struct ReplicaMap<Value> {
         // Inlined: every local keystroke writes the version vector, and
         // as a call the write cost automerge-paper's replay 1.4% of its instructions.
         @inline(__always) set {
-            if let value = newValue, let index = lastWrittenIndex(of: replica) {
-                sorted[index].value = value  // the common case, without the general path's branches
+            if let value = newValue, let index = rememberedIndex(of: replica) {
+                sorted[index].value = value  // the common cases, without the general path's branches
                 return
             }
             set(replica, to: newValue)
         }
     }
 
-    /// The subscript's setter but for a value written into the last
-    /// written entry, which the setter checked (a removal it did not check
-    /// for is found by the search).
+    /// The subscript's setter but for a value written into a remembered
+    /// entry, which the setter checked (a removal it did not check for is
+    /// found by the search).
     private mutating func set(_ replica: ReplicaID, to newValue: Value?) {
-        let (index, found) = if let index = previousWrittenIndex(of: replica) { (index, true) } else { searchedPosition(of: replica) }
+        let (index, found) = searchedPosition(of: replica)
         if found {
             noteWritten(index)
             if let value = newValue { sorted[index].value = value } else { sorted.remove(at: index) }
