@@ -24,9 +24,9 @@ struct ReplicaMap<Value> {
     /// The entry written last before `lastWritten`'s: two writers taking
     /// turns (friendsforever) read and write the two entries in turn, and
     /// each access to the other one searched. Checked after `lastWritten`,
-    /// inline by the getter and the setter: as a call, the other writer's
-    /// entry cost its three maps written at every turn a call each. A hit
-    /// does not move the two (the other writer's entry stays remembered).
+    /// inline by the getter and the setter (checked in a call, each turn's
+    /// three map writes at the other writer's entry cost a call each). A
+    /// hit does not move the two, so both writers' entries stay remembered.
     /// (The two share the word `lastWritten` had alone: eight bytes more in
     /// every map made the structs holding one, the span tree's among them,
     /// copied through `memcpy` calls, a merge's instructions up 1-2%. An
