@@ -24,7 +24,9 @@ struct ReplicaMap<Value> {
     /// The entry written last before `lastWritten`'s: two writers taking
     /// turns (friendsforever) read and write the two entries in turn, and
     /// each access to the other one searched. Checked after `lastWritten`,
-    /// outside the inlined setter, so that one writer's accesses stay as small.
+    /// inline by the getter and the setter (checked in a call, each turn's
+    /// three map writes at the other writer's entry cost a call each). A
+    /// hit does not move the two, so both writers' entries stay remembered.
     /// (The two share the word `lastWritten` had alone: eight bytes more in
     /// every map made the structs holding one, the span tree's among them,
     /// copied through `memcpy` calls, a merge's instructions up 1-2%. An
@@ -63,9 +65,25 @@ struct ReplicaMap<Value> {
         if index != lastWritten { (previousWritten, lastWritten) = (lastWritten, index) }
     }
 
+    /// `lastWritten` or `previousWritten`, whichever is `replica`'s entry.
+    @inline(__always)
+    private func rememberedIndex(of replica: ReplicaID) -> Int? {
+        lastWrittenIndex(of: replica) ?? previousWrittenIndex(of: replica)
+    }
+
     /// Where `replica` is, or would be inserted, in `sorted`.
+    @inline(__always)
     private func position(of replica: ReplicaID) -> (index: Int, found: Bool) {
-        if let index = lastWrittenIndex(of: replica) ?? previousWrittenIndex(of: replica) { return (index, true) }
+        if let index = rememberedIndex(of: replica) { return (index, true) }
+        return searchedPosition(of: replica)
+    }
+
+    /// `position(of:)` found by a search alone, for a replica whose entry
+    /// is neither remembered one. (Out of line, and without those checks:
+    /// the getter has made them inline, and a miss made them again in the
+    /// call, which many writers' merges, where both miss, paid at every read.)
+    @inline(never)
+    private func searchedPosition(of replica: ReplicaID) -> (index: Int, found: Bool) {
         // A replica new to the map most often sorts last: a bundle lists
         // the changes of many replicas in the order they were applied,
         // which is often the order of their ids (1,540 writers in B3).
@@ -94,25 +112,27 @@ struct ReplicaMap<Value> {
     /// vector, and a merge of many writers looks each one up.
     subscript(replica: ReplicaID) -> Value? {
         get {
-            if let index = lastWrittenIndex(of: replica) ?? previousWrittenIndex(of: replica) { return sorted[index].value }
-            let (index, found) = position(of: replica)
+            if let index = rememberedIndex(of: replica) { return sorted[index].value }
+            let (index, found) = searchedPosition(of: replica)
             if found { return sorted[index].value }
             return recent.isEmpty ? nil : recentValue(of: replica)
         }
         // Inlined: every local keystroke writes the version vector, and
         // as a call the write cost automerge-paper's replay 1.4% of its instructions.
         @inline(__always) set {
-            if let value = newValue, let index = lastWrittenIndex(of: replica) {
-                sorted[index].value = value  // the common case, without the general path's branches
+            if let value = newValue, let index = rememberedIndex(of: replica) {
+                sorted[index].value = value  // the common cases, without the general path's branches
                 return
             }
             set(replica, to: newValue)
         }
     }
 
-    /// The subscript's setter but for the last written entry.
+    /// The subscript's setter but for a value written into a remembered
+    /// entry, which the setter checked (a removal it did not check for is
+    /// found by the search).
     private mutating func set(_ replica: ReplicaID, to newValue: Value?) {
-        let (index, found) = position(of: replica)
+        let (index, found) = searchedPosition(of: replica)
         if found {
             noteWritten(index)
             if let value = newValue { sorted[index].value = value } else { sorted.remove(at: index) }
