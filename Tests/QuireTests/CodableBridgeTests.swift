@@ -720,71 +720,77 @@ import QuireTestSupport
         }
     }
 
+    /// `items` with `edits` made to them, in order.
+    static func edited(_ items: [Item], _ edits: [ItemEdit]) -> [Item] {
+        var items = items
+        for edit in edits {
+            switch edit {
+            case .delete(let index): items.remove(at: index)
+            case .tick(let index): items[index].done.toggle()
+            case let .insert(item, index): items.insert(item, at: index)
+            }
+        }
+        return items
+    }
+
     /// Random forms of a checklist (items added, deleted, ticked) saved
     /// while another replica edited its items, operation by operation: the
     /// replicas agree; a form saved with nothing done meanwhile is written
     /// as it is, an unchanged one leaves the other replica's edits as they
     /// are; and the items are the checklist's less those either side
     /// deleted (unless the form ticked it), plus those either side added,
-    /// the checklist's in their order.
-    @Test func randomListEditsFromAFormAndAnotherReplicaAllSurvive() throws {
-        func edited(_ items: [Item], _ edits: [ItemEdit]) -> [Item] {
-            var items = items
-            for edit in edits {
-                switch edit {
-                case .delete(let index): items.remove(at: index)
-                case .tick(let index): items[index].done.toggle()
-                case let .insert(item, index): items.insert(item, at: index)
-                }
-            }
-            return items
-        }
-        for seed in 0..<UInt64(fuzzSeedCount(default: 200)) {
-            var random = SeededGenerator(seed: seed)
-            let base = Checklist(name: "", items: (0..<Int.random(in: 0...6, using: &random)).map {
-                Item(title: "b\($0)", done: Bool.random(using: &random))
-            }, tags: [])
-            let form = ItemEdit.random(of: base.items, side: "f", using: &random)
-            let theirs = ItemEdit.random(of: base.items, side: "t", using: &random)
-            func saved(form formEdits: [ItemEdit], theirs theirEdits: [ItemEdit]) throws -> [Item] {
-                var here = Document(replica: ReplicaID(1)), there = Document(replica: ReplicaID(2))
-                try here.transact { tx in try tx.write(base, into: .root) }
-                try there.applyEncoded(here.encodeChanges())
-                let seen = here
-                try there.transact { tx in
-                    guard case .object(.list, let list)? = try tx.document.get(.root, key: "items") else { throw Oops() }
-                    for edit in theirEdits {
-                        switch edit {
-                        case .delete(let index):
-                            try tx.delete(list, at: index)
-                        case .tick(let index):
-                            guard case .object(.map, let item) = try tx.document.list(list)[index],
-                                  case .scalar(.bool(let done))? = try tx.document.get(item, key: "done") else { throw Oops() }
-                            try tx.put(item, key: "done", .bool(!done))
-                        case let .insert(new, index):
-                            try tx.write(new, into: tx.insertObject(list, at: index, kind: .map))
-                        }
+    /// the checklist's in their order and the form's in the form's.
+    @Test(arguments: 0..<UInt64(fuzzSeedCount(default: 200)))
+    func randomListEditsFromAFormAndAnotherReplicaAllSurvive(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        let base = Checklist(name: "", items: (0..<Int.random(in: 0...6, using: &random)).map {
+            Item(title: "b\($0)", done: Bool.random(using: &random))
+        }, tags: [])
+        let form = ItemEdit.random(of: base.items, side: "f", using: &random)
+        let theirs = ItemEdit.random(of: base.items, side: "t", using: &random)
+        func saved(form formEdits: [ItemEdit], theirs theirEdits: [ItemEdit]) throws -> [Item] {
+            var here = Document(replica: ReplicaID(1)), there = Document(replica: ReplicaID(2))
+            try here.transact { tx in try tx.write(base, into: .root) }
+            try there.applyEncoded(here.encodeChanges())
+            let seen = here
+            try there.transact { tx in
+                guard case .object(.list, let list)? = try tx.document.get(.root, key: "items") else { throw Oops() }
+                for edit in theirEdits {
+                    switch edit {
+                    case .delete(let index):
+                        try tx.delete(list, at: index)
+                    case .tick(let index):
+                        guard case .object(.map, let item) = try tx.document.list(list)[index],
+                              case .scalar(.bool(let done))? = try tx.document.get(item, key: "done") else { throw Oops() }
+                        try tx.put(item, key: "done", .bool(!done))
+                    case let .insert(new, index):
+                        try tx.write(new, into: tx.insertObject(list, at: index, kind: .map))
                     }
                 }
-                try here.applyEncoded(there.encodeChanges(since: here.versionVector))
-                var form = base
-                form.items = edited(base.items, formEdits)
-                try here.transact { tx in try tx.write(form, into: .root, editedFrom: seen) }
-                try there.applyEncoded(here.encodeChanges(since: there.versionVector))
-                let items = try here.read(Checklist.self, from: .root).items
-                #expect(try there.read(Checklist.self, from: .root).items == items, "seed \(seed)")
-                return items
             }
-
-            let titles = try saved(form: form.edits, theirs: theirs.edits).map(\.title)
-            let kept = base.items.map(\.title).filter {
-                !form.deleted.contains($0) && (!theirs.deleted.contains($0) || form.ticked.contains($0))
-            }
-            #expect(titles.sorted() == (kept + form.added + theirs.added).sorted(), "seed \(seed)")
-            #expect(titles.filter(Set(kept).contains) == kept, "seed \(seed)")
-            #expect(try saved(form: form.edits, theirs: []) == edited(base.items, form.edits), "seed \(seed)")
-            #expect(try saved(form: [], theirs: theirs.edits) == edited(base.items, theirs.edits), "seed \(seed)")
+            try here.applyEncoded(there.encodeChanges(since: here.versionVector))
+            var form = base
+            form.items = Self.edited(base.items, formEdits)
+            try here.transact { tx in try tx.write(form, into: .root, editedFrom: seen) }
+            try there.applyEncoded(here.encodeChanges(since: there.versionVector))
+            let items = try here.read(Checklist.self, from: .root).items
+            #expect(try there.read(Checklist.self, from: .root).items == items)
+            return items
         }
+
+        let titles = try saved(form: form.edits, theirs: theirs.edits).map(\.title)
+        let kept = base.items.map(\.title).filter {
+            !form.deleted.contains($0) && (!theirs.deleted.contains($0) || form.ticked.contains($0))
+        }
+        #expect(titles.sorted() == (kept + form.added + theirs.added).sorted())
+        #expect(titles.filter(Set(kept).contains) == kept)
+        // The form's items keep the form's order. (The other replica's are
+        // not held to theirs: in 8 seeds of 5,000 one of its items ends on
+        // the other side of a checklist item; HISTORY.md, review148.)
+        let formTitles = Self.edited(base.items, form.edits).map(\.title)
+        #expect(titles.filter(Set(formTitles).contains) == formTitles.filter(Set(titles).contains))
+        #expect(try saved(form: form.edits, theirs: []) == Self.edited(base.items, form.edits))
+        #expect(try saved(form: [], theirs: theirs.edits) == Self.edited(base.items, theirs.edits))
     }
 
     /// Reordering in a form is, as in `write(_:into:)`, a delete and an
