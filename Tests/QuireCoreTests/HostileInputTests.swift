@@ -342,6 +342,36 @@ import QuireTestSupport
         }
     }
 
+    /// The run checked is the one that ends highest, wherever it is in the
+    /// text: here B's later insert comes first and its earlier one last.
+    @Test func aReplicasHighestRunIsCheckedWhereverItIsInTheText() throws {
+        var a = Document(replica: ReplicaID(1))
+        let text = try a.transact { tx in
+            let text = try tx.putObject(.root, key: "t", kind: .text)
+            try tx.insertText(text, at: 0, "abc")
+            return text
+        }
+        var b = Document(replica: ReplicaID(2))
+        try b.apply(try a.allChanges())
+        try b.transact { tx in try tx.insertText(text, at: 3, "Y") }
+        try b.transact { tx in try tx.insertText(text, at: 0, "X") }
+        // A edits after B's changes, so that the head is A's and B's changes are only in the text.
+        try a.apply(try b.changes(since: a.versionVector))
+        try a.transact { tx in try tx.insertText(text, at: 0, "!") }
+        #expect(try a.text(text) == "!XabcY")
+        var body = Array(try Envelope.open(a.encodeSnapshot(includeHistory: false), magic: SnapshotEncoding.magic,
+                                           name: "sample", version: SnapshotEncoding.version).remainingBytes)
+        // B's version vector entry (replica index 1, counter 2), as in the test above.
+        #expect(Array(body[22...23]) == [1, 2])
+        body[23] = 1
+        let forged = Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body)
+        #expect {
+            try Document(snapshot: forged, replica: ReplicaID(3))
+        } throws: { error in
+            "\(error)".contains("run 2@") && "\(error)".contains("is not in the version vector")
+        }
+    }
+
     @Test func anObjectsKeyFlagOtherThanZeroOrOneIsRefused() throws {
         var doc = Document(replica: ReplicaID(1))
         try doc.transact { tx in
