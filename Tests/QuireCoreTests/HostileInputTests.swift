@@ -316,6 +316,29 @@ import QuireTestSupport
     /// Text runs are checked against the version vector once per replica,
     /// with the run that ends highest: a run past it is still refused.
     @Test func aTextRunPastTheVersionVectorIsRefused() throws {
+        let forged = try snapshotWithReplicaBsCounterLowered(editsOfB: [(1, "xyz")])
+        #expect {
+            try Document(snapshot: forged, replica: ReplicaID(3))
+        } throws: { error in
+            "\(error)".contains("run 1@") && "\(error)".contains("is not in the version vector")
+        }
+    }
+
+    /// The run checked is the one that ends highest, wherever it is in the
+    /// text: here B's later insert comes first and its earlier one last.
+    @Test func aReplicasHighestRunIsCheckedWhereverItIsInTheText() throws {
+        let forged = try snapshotWithReplicaBsCounterLowered(editsOfB: [(3, "Y"), (0, "X")])
+        #expect {
+            try Document(snapshot: forged, replica: ReplicaID(3))
+        } throws: { error in
+            "\(error)".contains("run 2@") && "\(error)".contains("is not in the version vector")
+        }
+    }
+
+    /// A snapshot of replica A's text "abc" after replica B's `editsOfB`
+    /// (each its own change) and one more edit of A's, whose version
+    /// vector gives B one counter fewer than B used.
+    private func snapshotWithReplicaBsCounterLowered(editsOfB: [(offset: Int, text: String)]) throws -> [UInt8] {
         var a = Document(replica: ReplicaID(1))
         let text = try a.transact { tx in
             let text = try tx.putObject(.root, key: "t", kind: .text)
@@ -324,22 +347,18 @@ import QuireTestSupport
         }
         var b = Document(replica: ReplicaID(2))
         try b.apply(try a.allChanges())
-        try b.transact { tx in try tx.insertText(text, at: 1, "xyz") }
-        // A edits after B's change, so that the head is A's and B's change is only in the text.
+        for edit in editsOfB { try b.transact { tx in try tx.insertText(text, at: edit.offset, edit.text) } }
+        // A edits after B's changes, so that the head is A's and B's changes are only in the text.
         try a.apply(try b.changes(since: a.versionVector))
         try a.transact { tx in try tx.insertText(text, at: 0, "!") }
         var body = Array(try Envelope.open(a.encodeSnapshot(includeHistory: false), magic: SnapshotEncoding.magic,
                                            name: "sample", version: SnapshotEncoding.version).remainingBytes)
         // Two replicas (1 + 16 bytes), the Lamport clock, two version vector
         // entries of (replica index, counter, last Lamport): B's is the second.
-        #expect(Array(body[22...23]) == [1, 3])
-        body[23] = 2
-        let forged = Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body)
-        #expect {
-            try Document(snapshot: forged, replica: ReplicaID(3))
-        } throws: { error in
-            "\(error)".contains("run 1@") && "\(error)".contains("is not in the version vector")
-        }
+        let counterOfB = UInt8(editsOfB.reduce(0) { $0 + $1.text.unicodeScalars.count })
+        #expect(Array(body[22...23]) == [1, counterOfB])
+        body[23] = counterOfB - 1
+        return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body)
     }
 
     @Test func anObjectsKeyFlagOtherThanZeroOrOneIsRefused() throws {

@@ -416,39 +416,57 @@ extension Document {
     }
 
     /// Version 3: the run headers as four columns, then all the content as one UTF-8 string.
+    ///
+    /// A column is a pass over the runs. The runs are made once at their
+    /// full count (at most a quarter of the bytes left, as `readCount`
+    /// checks) and each pass writes them through buffer pointers:
+    /// appending and the arrays' bounds and uniqueness checks cost nearly
+    /// as much as the varints (merge-k8-m1000's runs took about 96
+    /// instructions each, 68 this way). The passes read through a local
+    /// copy of the reader, put back after them, so that the closures
+    /// capture it and not the whole `SnapshotReader`.
     private func readTextRuns(from snapshot: inout SnapshotReader) throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
         let count = try snapshot.body.readCount("text runs", minimumItemSize: 4)
-        var runs: [RunHeader] = []
-        runs.reserveCapacity(count)
-        var replicaColumn: [Int] = []
-        replicaColumn.reserveCapacity(count)
-        for _ in 0..<count {
-            let index = try snapshot.body.readIndex("the replica of a run", below: snapshot.replicaTable.count)
-            replicaColumn.append(index)
-            runs.append(RunHeader(id: OpID(replica: snapshot.replicaTable[index], counter: 0), lamport: 0, isDeleted: false, count: 0))
-        }
-        for i in runs.indices {
-            runs[i].id.counter = UInt64(bitPattern: try snapshot.body.readSigned("the counter of a run"))
-        }
-        for i in runs.indices {
-            runs[i].lamport = UInt64(bitPattern: try snapshot.body.readSigned("a run's Lamport value"))
-        }
-        // Per replica, the run that ends highest: if it is in the version
-        // vector, they all are, and one check each is enough.
-        var highestRuns = [Int?](repeating: nil, count: snapshot.replicaTable.count)
-        var previousEnd: UInt64 = 0
-        for i in runs.indices {
-            runs[i].id.counter = previousEnd &+ runs[i].id.counter
-            runs[i].lamport = runs[i].id.counter &+ runs[i].lamport
-            let packed = try snapshot.body.readVarint("a run length")
-            try snapshot.complete(&runs[i], packed)
-            previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
-            if highestRuns[replicaColumn[i]].map({ previousEnd > runs[$0].id.counter &+ UInt64(runs[$0].count) }) ?? true {
-                highestRuns[replicaColumn[i]] = i
+        let (replicaTable, limits) = (snapshot.replicaTable, snapshot.limits)
+        var body = snapshot.body
+        var runs = [RunHeader](repeating: RunHeader(id: OpID(replica: ReplicaID(0), counter: 0), lamport: 0, isDeleted: false, count: 0),
+                               count: count)
+        // Per replica, the run that ends highest (an end of 0: none yet, as
+        // every run ends above its first counter, which is at least 1): if
+        // it is in the version vector, they all are, and one check each is
+        // enough.
+        var highestRuns = [(end: UInt64, run: Int)](repeating: (0, 0), count: replicaTable.count)
+        var scalarCount = 0
+        try runs.withUnsafeMutableBufferPointer { runs throws(DecodingError) in
+            var replicaColumn = [Int](repeating: 0, count: count)
+            try replicaColumn.withUnsafeMutableBufferPointer { replicaColumn throws(DecodingError) in
+                for i in 0..<count {
+                    let index = try body.readIndex("the replica of a run", below: replicaTable.count)
+                    replicaColumn[i] = index
+                    runs[i].id.replica = replicaTable[index]
+                }
+                for i in 0..<count {
+                    runs[i].id.counter = UInt64(bitPattern: try body.readSigned("the counter of a run"))
+                }
+                for i in 0..<count {
+                    runs[i].lamport = UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
+                }
+                try highestRuns.withUnsafeMutableBufferPointer { highestRuns throws(DecodingError) in
+                    var previousEnd: UInt64 = 0
+                    for i in 0..<count {
+                        runs[i].id.counter = previousEnd &+ runs[i].id.counter
+                        runs[i].lamport = runs[i].id.counter &+ runs[i].lamport
+                        try limits.complete(&runs[i], try body.readVarint("a run length"))
+                        previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
+                        scalarCount += runs[i].count
+                        if previousEnd > highestRuns[replicaColumn[i]].end { highestRuns[replicaColumn[i]] = (previousEnd, i) }
+                    }
+                }
             }
         }
-        for case let i? in highestRuns { try checkInVersionVector(runs[i]) }
-        let (content, utf8Count) = try snapshot.readTextContent(runs)
+        snapshot.body = body
+        for highest in highestRuns where highest.end > 0 { try checkInVersionVector(runs[highest.run]) }
+        let (content, utf8Count) = try snapshot.readTextContent(scalarCount: scalarCount)
         return (content, utf8Count, runs)
     }
 
@@ -457,17 +475,19 @@ extension Document {
     private func readTextRunsVersion2(from snapshot: inout SnapshotReader) throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
         var runs: [RunHeader] = []
         var previousEnd: UInt64 = 0
+        var scalarCount = 0
         for _ in 0..<(try snapshot.body.readCount("text runs", minimumItemSize: 4)) {
             let replica = snapshot.replicaTable[try snapshot.body.readIndex("the replica of a run", below: snapshot.replicaTable.count)]
             let counter = previousEnd &+ UInt64(bitPattern: try snapshot.body.readSigned("the counter of a run"))
             let lamport = counter &+ UInt64(bitPattern: try snapshot.body.readSigned("a run's Lamport value"))
             var run = RunHeader(id: OpID(replica: replica, counter: counter), lamport: lamport, isDeleted: false, count: 0)
-            try snapshot.complete(&run, try snapshot.body.readVarint("a run length"))
+            try snapshot.limits.complete(&run, try snapshot.body.readVarint("a run length"))
             try checkInVersionVector(run)
             runs.append(run)
             previousEnd = counter &+ UInt64(run.count)
+            scalarCount += run.count
         }
-        let (content, utf8Count) = try snapshot.readTextContent(runs)
+        let (content, utf8Count) = try snapshot.readTextContent(scalarCount: scalarCount)
         return (content, utf8Count, runs)
     }
 
@@ -522,7 +542,7 @@ extension Document {
         let flag = try snapshot.body.readByte("a deleted flag")
         guard flag <= 1 else { throw .invalid("a deleted flag is \(flag)") }
         let count = try snapshot.body.readVarint("a run length")
-        let run = RunHeader(id: id, lamport: lamport, isDeleted: flag == 1, count: try snapshot.checkedRunLength(id, count))
+        let run = RunHeader(id: id, lamport: lamport, isDeleted: flag == 1, count: try snapshot.limits.checkedRunLength(id, count))
         try checkInVersionVector(run)
         return run
     }
@@ -588,9 +608,27 @@ private struct SnapshotReader {
         return OpID(replica: replica, counter: counter)
     }
 
+    /// The UTF-8 data that holds the content of every run of a text, in
+    /// order, and its size in bytes. `scalarCount` is the runs' elements
+    /// together, summed as they were read.
+    mutating func readTextContent(scalarCount: Int) throws(DecodingError) -> (ScalarStorage, utf8Count: Int) {
+        let utf8 = try body.readData("text content")
+        guard let content = ScalarStorage(utf8: utf8) else {
+            throw .invalid("text content is not valid UTF-8")
+        }
+        guard content.count == scalarCount else { throw .invalid("text runs claim \(scalarCount) scalars but hold \(content.count)") }
+        return (content, utf8.count)
+    }
+}
+
+/// A snapshot's run lengths, checked against the limits. (On the limits
+/// rather than the reader: the columns' loop reads through its own copy of
+/// the reader, and a call on the whole reader copied it, retains and all,
+/// for every run.)
+private extension DecodingLimits {
     /// `count`, checked: not zero, within the limits, and not overflowing `id`'s counter.
     func checkedRunLength(_ id: OpID, _ count: UInt64) throws(DecodingError) -> Int {
-        guard count > 0, count <= UInt64(limits.maxOperationWidth),
+        guard count > 0, count <= UInt64(maxOperationWidth),
               !id.counter.addingReportingOverflow(count).overflow else { throw .invalid("a run has length \(count)") }
         return Int(count)
     }
@@ -600,18 +638,6 @@ private struct SnapshotReader {
         guard run.id.counter > 0 else { throw .invalid("a run has counter 0") }
         run.count = try checkedRunLength(run.id, packed >> 1)
         run.isDeleted = packed & 1 == 1
-    }
-
-    /// The UTF-8 data that holds the content of every run of a text, in
-    /// order, and its size in bytes.
-    mutating func readTextContent(_ runs: [RunHeader]) throws(DecodingError) -> (ScalarStorage, utf8Count: Int) {
-        let utf8 = try body.readData("text content")
-        guard let content = ScalarStorage(utf8: utf8) else {
-            throw .invalid("text content is not valid UTF-8")
-        }
-        let total = runs.reduce(0) { $0 + $1.count }
-        guard content.count == total else { throw .invalid("text runs claim \(total) scalars but hold \(content.count)") }
-        return (content, utf8.count)
     }
 }
 
