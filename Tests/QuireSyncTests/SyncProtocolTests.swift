@@ -740,9 +740,10 @@ import Testing
         try write(source, "good", "k", 1)
         let store = try DocumentStore.inMemory()
         let goodBundle = try ChangeEncoding.encode(source.changes("good"))
+        let goodVersion = try source.versionVector("good")
         let sender = ScriptedPeer { _ in
             SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: [
-                SyncDocument(id: "good", version: [:], bundles: [goodBundle]),
+                SyncDocument(id: "good", version: goodVersion, bundles: [goodBundle]),
                 SyncDocument(id: "bad", version: [:], bundles: [[1, 2, 3]]),
             ])
         }
