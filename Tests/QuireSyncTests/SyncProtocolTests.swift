@@ -731,6 +731,34 @@ import Testing
         #expect(refusingSteps.version("n") == [ReplicaID(7): 1] && refusingOnePush.version("n").isEmpty)
     }
 
+    /// A change the server parks counts for the pushes after it as within
+    /// one push, also after the log is opened again, so a history sent
+    /// before what it depends on is taken alike in steps. (The second push
+    /// was refused: measured from the server's highest without the parked
+    /// change, review138's "Left".)
+    @Test func aParkedChangeCountsForLaterPushesAsWithinOne() throws {
+        let lead = DocumentStore.maxLamportLead
+        let missing = Change(id: OpID(replica: ReplicaID(8), counter: 1), lamport: 1, parents: [],
+                             operations: [.put(object: .root, key: "m", value: .scalar(.int(1)), pred: [])])
+        var history = climbingHistory(count: 2, from: lead, climbingBy: lead)
+        history[0].parents = [missing.id]
+        func push(_ changes: [Change], to log: ServerLog) throws(SyncFailure) {
+            _ = try log.push([("n", changes)], by: .unrestricted, limits: .init())
+        }
+        try withTemporaryDirectory { directory in
+            let path = directory + "/server.db"
+            do { try push([history[0]], to: try ServerLog(path: path)) }
+            let reopened = try ServerLog(path: path), inSteps = try ServerLog(path: ":memory:"), inOnePush = try ServerLog(path: ":memory:")
+            try push([history[1]], to: reopened)
+            for change in history { try push([change], to: inSteps) }
+            try push(history, to: inOnePush)
+            for log in [reopened, inSteps, inOnePush] {
+                try push([missing], to: log)
+                #expect(log.version("n") == [ReplicaID(7): 2, ReplicaID(8): 1])
+            }
+        }
+    }
+
     /// An answer whose bundle for one document is not a bundle leaves that
     /// document out, named in the report, and the other document's good
     /// bundle is applied. (The whole sync failed, and nothing was kept.)

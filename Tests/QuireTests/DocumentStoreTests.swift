@@ -301,6 +301,30 @@ import QuireStore
         #expect(try refusing.bundle.versionVectors().isEmpty && refusing.bundles.versionVectors().isEmpty)
     }
 
+    /// A history sent before what it depends on: its first change waits,
+    /// and counts for the next as it does within one batch, also once the
+    /// document is loaded again (its waiting change read back from
+    /// `parked_changes`), so steps take what one batch takes. (The second
+    /// step was refused: measured from the document's highest without the
+    /// waiting change, review138's "Left".)
+    @Test func aChangeLeftWaitingCountsForLaterBatchesAsWithinOne() throws {
+        let lead = DocumentStore.maxLamportLead
+        let missing = Change(id: OpID(replica: ReplicaID(8), counter: 1), lamport: 1, parents: [],
+                             operations: [.put(object: .root, key: "m", value: .scalar(.int(1)), pred: [])])
+        var history = climbingHistory(count: 2, from: lead, climbingBy: lead)
+        history[0].parents = [missing.id]
+        let steps = try DocumentStore.inMemory(), oneBatch = try DocumentStore.inMemory()
+        for store in [steps, oneBatch] { try store.create(id: "n") }
+        try steps.apply("n", [history[0]])
+        steps.cache.removeAll()
+        try steps.apply("n", [history[1]])
+        try oneBatch.apply("n", history)
+        for store in [steps, oneBatch] {
+            try store.apply("n", [missing])
+            #expect(try store.versionVectors() == ["n": [ReplicaID(7): 2, ReplicaID(8): 1]])
+        }
+    }
+
     @Test func editsSurviveReopening() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"
