@@ -737,11 +737,7 @@ import Testing
     /// was refused: measured from the server's highest without the parked
     /// change, review138's "Left".)
     @Test func aParkedChangeCountsForLaterPushesAsWithinOne() throws {
-        let lead = DocumentStore.maxLamportLead
-        let missing = Change(id: OpID(replica: ReplicaID(8), counter: 1), lamport: 1, parents: [],
-                             operations: [.put(object: .root, key: "m", value: .scalar(.int(1)), pred: [])])
-        var history = climbingHistory(count: 2, from: lead, climbingBy: lead)
-        history[0].parents = [missing.id]
+        let (missing, history) = historyBeforeItsDependency(lead: DocumentStore.maxLamportLead)
         func push(_ changes: [Change], to log: ServerLog) throws(SyncFailure) {
             _ = try log.push([("n", changes)], by: .unrestricted, limits: .init())
         }

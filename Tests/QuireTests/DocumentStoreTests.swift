@@ -308,11 +308,7 @@ import QuireStore
     /// step was refused: measured from the document's highest without the
     /// waiting change, review138's "Left".)
     @Test func aChangeLeftWaitingCountsForLaterBatchesAsWithinOne() throws {
-        let lead = DocumentStore.maxLamportLead
-        let missing = Change(id: OpID(replica: ReplicaID(8), counter: 1), lamport: 1, parents: [],
-                             operations: [.put(object: .root, key: "m", value: .scalar(.int(1)), pred: [])])
-        var history = climbingHistory(count: 2, from: lead, climbingBy: lead)
-        history[0].parents = [missing.id]
+        let (missing, history) = historyBeforeItsDependency(lead: DocumentStore.maxLamportLead)
         let steps = try DocumentStore.inMemory(), oneBatch = try DocumentStore.inMemory()
         for store in [steps, oneBatch] { try store.create(id: "n") }
         try steps.apply("n", [history[0]])
