@@ -283,7 +283,7 @@ enum SyncCommands {
                     + "on its way to one of them), or \(transport.otherSide)'s copy breaks the rules; to take \(transport.otherSide)'s "
                     + "copy, sync a new store with it (`quire --store NEW.db init`, then `quire --store NEW.db sync \(command.map { "--via '\($0)'" } ?? peer)`) and use "
                     + "that one, after copying there what this store holds that it lacks (`quire note show ID` here, `quire note new` "
-                    + "or `quire note edit` there); this store's local changes of \(one ? "the note" : "the notes") stay pending\n\(stayPending)")
+                    + "or `quire note edit` there); the local changes of \(one ? "the note" : "the notes") that \(transport.otherSide) lacks stay pending\n\(stayPending)")
             }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }
