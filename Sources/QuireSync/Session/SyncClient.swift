@@ -504,7 +504,10 @@ public struct SyncClient: Sendable {
         var answered = Set<DocumentID>()
         var acknowledged: [DocumentID: VersionVector] = [:]
         var held: [DocumentID: Set<OpID>] = [:]
-        for document in response.documents {
+        // A document whose changes this store refused: which copy is right it
+        // cannot tell, so what the answer states of it is neither checked nor
+        // taken (its stored acknowledgement and cursor bring the refusal back).
+        for document in response.documents where session.report.notApplied[document.id] == nil {
             // Only this store makes changes under its replica id: recorded, a
             // claim of more would keep the ones it names from ever being sent.
             let claimed = document.version[store.replicaID], made = versions[document.id]?[store.replicaID] ?? 0
