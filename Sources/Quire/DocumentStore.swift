@@ -57,7 +57,8 @@ public final class DocumentStore: @unchecked Sendable {
     /// A snapshot is written after this many changes to a document.
     public let snapshotInterval: Int
     /// How far beyond the highest Lamport value before it (the document's,
-    /// or an earlier change's of its batch: `LamportLeadCheck`) a remote
+    /// its waiting changes counted, or an earlier change's of its batch:
+    /// `LamportLeadCheck`) a remote
     /// change's may lie; `apply` refuses one further ahead. A writer takes
     /// one value past what it has seen, so only a broken or hostile peer's
     /// change jumps far; taken, one near 2^62 would leave the document's
@@ -670,8 +671,9 @@ public final class DocumentStore: @unchecked Sendable {
         // The changes of the pieces not taken whole, some of which may wait.
         var decoded: [Change] = []
         // Each change is measured from the highest Lamport value before it, the
-        // pieces' earlier changes counted: one batch meets the rule as steps do.
-        var lamportLead = LamportLeadCheck(highest: entry.document.maxLamport, lead: Self.maxLamportLead)
+        // pieces' earlier changes counted, and the changes earlier batches left
+        // waiting: one batch meets the rule as steps do.
+        var lamportLead = LamportLeadCheck(highest: entry.document.maxLamportWithPending, lead: Self.maxLamportLead)
         for piece in pieces {
             // A change of an earlier batch that waited may have been applied since.
             lamportLead.count(entry.document.maxLamport)
@@ -733,7 +735,7 @@ public final class DocumentStore: @unchecked Sendable {
     /// (a new one for a document the store lacks): what a dry run of
     /// applying them must report. Any other refusal only `apply` finds.
     public static func refuseFarAhead(_ changes: [Change], appliedTo document: Document) throws(DocumentError) {
-        var lamportLead = LamportLeadCheck(highest: document.maxLamport, lead: maxLamportLead)
+        var lamportLead = LamportLeadCheck(highest: document.maxLamportWithPending, lead: maxLamportLead)
         try refuseFarAhead(changes, &lamportLead)
     }
 

@@ -303,28 +303,32 @@ struct FuzzWorld {
             for name in ["server", "via:peer"] { try store.clearRejectedChanges(peer: name) }
         }
         var refused = 0
+        var notApplied = Set<DocumentID>()
         for _ in 0..<2 {
             for store in [alice, bob] {
                 do {
                     for (name, transport) in [("server", MessageRecorder(service: server, access: Self.friends)), ("via:peer", MessageRecorder(service: peer))] {
-                        refused += try await SyncClient(store: store, peer: name, transport: transport).sync().rejected.count
+                        let report = try await SyncClient(store: store, peer: name, transport: transport).sync()
+                        refused += report.rejected.count
+                        notApplied.formUnion(report.notApplied.keys)
                     }
-                } catch where forgedChangesApplied && error.isInapplicableChange {
-                    // A forged change the store took under an id the server
-                    // holds with other content: the server's honest copy
-                    // cannot apply there, and the client cannot tell which
-                    // copy lies (seeds 768 and 836 of 2,000).
-                    return
                 } catch {
                     Issue.record("\(context): an honest sync failed: \(error)")
                     return
                 }
             }
         }
+        // A forged change the store took under an id the server holds with
+        // other content: the server's honest copy cannot apply there, and the
+        // client cannot tell which copy lies (seeds 768 and 836 of 2,000).
+        // That document is left out; the others still sync.
+        #expect(forgedChangesApplied || notApplied.isEmpty, "\(context): honest changes were not applied to \(notApplied)")
         if forgedChangesApplied && refused > 0 { return }
         // A document holding only changes that wait for others (a hostile
         // push of a document's later changes under another name) has no version.
-        func held(_ store: DocumentStore) throws -> [DocumentID: VersionVector] { try store.versionVectors().filter { !$0.value.isEmpty } }
+        func held(_ store: DocumentStore) throws -> [DocumentID: VersionVector] {
+            try store.versionVectors().filter { !$0.value.isEmpty && !notApplied.contains($0.key) }
+        }
         let versions = try held(alice)
         #expect(try held(bob) == versions, "\(context): the replicas did not converge")
         let servedHeld = try held(served)
@@ -389,14 +393,6 @@ final class ForgingTransport: SyncTransport, @unchecked Sendable {
         how = damaged.how
         forgedAMessage = (try? SyncMessage.decode(damaged.bytes)) != nil
         return damaged.bytes
-    }
-}
-
-extension SyncError {
-    /// Whether the other side sent a change that does not apply to the
-    /// store (`SyncClient`'s protocol violation for it).
-    var isInapplicableChange: Bool {
-        if case .protocolViolation(let reason) = kind { reason.contains("that does not apply") } else { false }
     }
 }
 

@@ -11,3 +11,16 @@ public func climbingHistory(count: UInt64, from start: UInt64, climbingBy climb:
                       operations: [.put(object: .root, key: "k", value: .scalar(.int(Int64(counter))), pred: previous)])
     }
 }
+
+/// A history sent before what it depends on: `dependency`, a change of
+/// replica 8 at Lamport value 1, and `history`, two changes of replica 7
+/// climbing a whole `lead` each from `lead`, the first waiting for
+/// `dependency`. Given in steps, the first waits and must count for the
+/// second as it does within one batch (`Specs/storage.md`).
+public func historyBeforeItsDependency(lead: UInt64) -> (dependency: Change, history: [Change]) {
+    let dependency = Change(id: OpID(replica: ReplicaID(8), counter: 1), lamport: 1, parents: [],
+                            operations: [.put(object: .root, key: "m", value: .scalar(.int(1)), pred: [])])
+    var history = climbingHistory(count: 2, from: lead, climbingBy: lead)
+    history[0].parents = [dependency.id]
+    return (dependency, history)
+}

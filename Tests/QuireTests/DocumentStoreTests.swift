@@ -301,6 +301,26 @@ import QuireStore
         #expect(try refusing.bundle.versionVectors().isEmpty && refusing.bundles.versionVectors().isEmpty)
     }
 
+    /// A history sent before what it depends on: its first change waits,
+    /// and counts for the next as it does within one batch, also once the
+    /// document is loaded again (its waiting change read back from
+    /// `parked_changes`), so steps take what one batch takes. (The second
+    /// step was refused: measured from the document's highest without the
+    /// waiting change, review138's "Left".)
+    @Test func aChangeLeftWaitingCountsForLaterBatchesAsWithinOne() throws {
+        let (missing, history) = historyBeforeItsDependency(lead: DocumentStore.maxLamportLead)
+        let steps = try DocumentStore.inMemory(), oneBatch = try DocumentStore.inMemory()
+        for store in [steps, oneBatch] { try store.create(id: "n") }
+        try steps.apply("n", [history[0]])
+        steps.cache.removeAll()
+        try steps.apply("n", [history[1]])
+        try oneBatch.apply("n", history)
+        for store in [steps, oneBatch] {
+            try store.apply("n", [missing])
+            #expect(try store.versionVectors() == ["n": [ReplicaID(7): 2, ReplicaID(8): 1]])
+        }
+    }
+
     @Test func editsSurviveReopening() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"

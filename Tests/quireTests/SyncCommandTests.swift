@@ -127,6 +127,55 @@ import Testing
         }
     }
 
+    /// A note whose first change this store holds with other content than
+    /// the server (a forged answer gave it its copy, and its acknowledgement:
+    /// review137) used to fail every sync with the server, all notes. Now
+    /// the other notes sync both ways, and the note is named with what to
+    /// do (exit 1, `notAppliedNotes`), its copy here as it was, sync after sync.
+    @Test func aNoteClashingWithTheServersCopyIsLeftOutAndTheOthersSync() throws {
+        try withRunner { runner in
+            let (server, port) = try startServer(runner)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            let url = "http://127.0.0.1:\(port)"
+            let writer = runner.directory + "/writer.quire"
+            try runner.ok(["init"])
+            try runner.ok(["init"], store: writer)
+            let todo = try runner.ok(["note", "new", "--title", "todo"]).trimmingCharacters(in: .newlines)
+            try runner.ok(["sync", url])
+            let groceries = try runner.ok(["note", "new", "--title", "groceries"], store: writer).trimmingCharacters(in: .newlines)
+            try runner.ok(["note", "new", "--title", "recipes"], store: writer)
+            try runner.ok(["sync", url], store: writer)
+            let id = try #require(DocumentID(rawValue: groceries))
+            let source = try DocumentStore(path: writer, readOnly: true)
+            var forged = try #require(try source.changes(id).first)
+            try source.close()
+            forged.time += 1
+            let store = try DocumentStore(path: runner.store)
+            _ = try store.apply(bundles: [(id, [ChangeEncoding.encode([forged])])])
+            _ = try store.recordSyncProgress(peer: url, acknowledged: [id: try store.versionVector(id)], cursor: nil)
+            try store.close()
+            try runner.ok(["note", "edit", todo, "--title", "todo, edited"])
+
+            for _ in 1...2 {
+                let result = try runner.run(["sync", url, "--json"])
+                #expect(result.status == 1, "\(result.stderr)")
+                let json = try #require(try result.json() as? [String: Any])
+                #expect(json["notAppliedNotes"] as? [[String: String]] == [["id": groceries, "title": "groceries"]], "\(json)")
+                #expect(json["pending"] as? Int == 0)
+                #expect(result.stderr.contains("""
+                    error: sync with \(url) left out 1 note(s) whose changes from the server this store refuses, nothing of them \
+                    taken; the other notes synced:
+                      note \(groceries) (groceries): change \(forged.id) was already applied with different content
+                    """), "\(result.stderr)")
+                #expect(result.stderr.contains("`quire --store NEW.db sync \(url)`"))
+            }
+            let titles = try #require(try runner.run(["note", "list", "--json"]).json() as? [[String: Any]]).compactMap { $0["title"] as? String }
+            #expect(Set(titles) == ["todo, edited", "groceries", "recipes"])
+            try runner.ok(["sync", url], store: writer)
+            #expect((try runner.run(["note", "show", todo, "--json"], store: writer).json() as? [String: Any])?["title"] as? String == "todo, edited")
+        }
+    }
+
     /// A damaged page of the server's own log (review104), end to end: the
     /// server opens and says so on its standard error; a new client gets
     /// every note but those whose rows the page held, is told which (exit

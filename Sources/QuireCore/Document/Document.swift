@@ -97,6 +97,11 @@ public struct Document: Sendable {
 
     /// The number of changes waiting for changes they depend on.
     public var pendingCount: Int { pending.count }
+    /// The highest Lamport value of the document, its waiting changes
+    /// counted: what a store measures a remote change's lead from
+    /// (`Specs/storage.md`), so that a change left waiting by an earlier
+    /// batch counts for a later one as it would within one batch.
+    public var maxLamportWithPending: UInt64 { pending.reduce(maxLamport) { max($0, $1.lastLamport) } }
 
     /// The kind of an object, or `nil` if the document has no such object.
     public func kind(of object: ObjectID) -> ObjectKind? { objects.slots[object]?.kind }

@@ -68,7 +68,7 @@ public final class ServerLog: Sendable {
         /// Changes of one document waiting for their dependencies; more get 413.
         public var maxParkedPerDocument: Int
         /// How far a change's Lamport value may lie beyond the highest
-        /// before it, the server's or an earlier change's of the push
+        /// before it, the server's (its parked changes counted) or an earlier change's of the push
         /// (`LamportLeadCheck`); further gets 400. Someone's clock pushed near the top
         /// of 64 bits would make every later write lose or overflow.
         public var maxLamportLead: UInt64
@@ -101,6 +101,8 @@ public final class ServerLog: Sendable {
 
     private struct State {
         var lastSeq: UInt64
+        /// The highest Lamport value of the logged changes and the parked
+        /// ones, which a push's changes are measured from (`LamportLeadCheck`).
         var maxLamport: UInt64
         /// Of every document the log holds, read when it opens: a request
         /// may name any number of documents, and looking each up in the
@@ -184,7 +186,7 @@ public final class ServerLog: Sendable {
             for held in try database.query(sql: "SELECT document_id, replica, max(last_counter) FROM log GROUP BY document_id, replica") {
                 versions[try documentID(held.text(0)), default: VersionVector()][try held.replica(1)] = try held.unsigned(2)
             }
-            return State(lastSeq: try row.unsigned(0), maxLamport: try row.unsigned(1), versions: versions)
+            return State(lastSeq: try row.unsigned(0), maxLamport: max(try row.unsigned(1), try maxParkedLamport(database)), versions: versions)
         } catch where error.isDamagedPage {
             OperatorLog.shared.write("the server store \(path) is damaged: \(error); it serves what it can still read: \(recovery(path))")
             var state = State(lastSeq: 0, maxLamport: 0, versions: [:])
@@ -198,8 +200,22 @@ public final class ServerLog: Sendable {
                     state.maxLamport = max(state.maxLamport, try lamport.first?.unsigned(0) ?? 0)
                 } catch where error.isDamagedPage {}
             }
+            if let parked = try? maxParkedLamport(database) { state.maxLamport = max(state.maxLamport, parked) }
             return state
         }
+    }
+
+    /// The highest Lamport value of the parked changes: a change left
+    /// waiting counts for the pushes after it as within its own push, after
+    /// a restart too. A parked row that does not decode is left out (a push
+    /// to its document is refused as damaged).
+    private static func maxParkedLamport(_ database: Database) throws -> UInt64 {
+        var highest: UInt64 = 0
+        for row in try database.query(sql: "SELECT data FROM parked") {
+            guard let changes = try? ChangeEncoding.decode(StoredBundle.bundle(row.blob(0))) else { continue }
+            highest = changes.reduce(highest) { max($0, $1.lastLamport) }
+        }
+        return highest
     }
 
     /// What the operator of a damaged server store can do.
@@ -444,6 +460,9 @@ public final class ServerLog: Sendable {
                                     .blob(StoredBundle.stored(ChangeEncoding.encode([change])))])
                     newChanges += inserted.count
                     parkedAny = true
+                    // A change left waiting counts for later documents and pushes
+                    // too, as within this push: taken in steps as in one push.
+                    maxLamport = max(maxLamport, change.lastLamport)
                 }
             }
             accepted += try unparkReady(of: id, db, checkLimit: parkedAny)

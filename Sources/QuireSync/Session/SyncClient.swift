@@ -110,6 +110,17 @@ public struct SyncClient: Sendable {
         /// sync, which went on with the others; nothing of them was sent
         /// either way, and their local changes stay pending.
         public var damagedOnPeer: [DocumentID: SyncFailure] = [:]
+        /// Documents whose changes from the server this store refused, with
+        /// why: a change under an id this store holds with other content (one
+        /// of the two copies was forged or damaged on its way), one that
+        /// breaks the rules of `Specs/crdt.md` or lies too far ahead in
+        /// Lamport value, or a bundle that does not decode. Left out of the
+        /// sync, which went on with the others: nothing the server sent for
+        /// them is applied, nothing more of them is pushed, and this store's
+        /// copy stays as it was. The stored cursor stays behind their
+        /// changes, so that every later sync meets them again until this
+        /// store's copy is dealt with, rather than leave it behind in silence.
+        public var notApplied: [DocumentID: RefusedChanges] = [:]
     }
 
     /// Syncs until neither side lacks anything the other may give it.
@@ -234,6 +245,10 @@ public struct SyncClient: Sendable {
         /// Some document is left out as damaged on the server: the stored
         /// cursor then stays behind its rows.
         var leftOutAsDamaged: Bool { leftOut.values.contains { $0.damagedDocument != nil } }
+        /// The stored cursor stays where it was: past the rows of a document
+        /// left out as damaged on the server, or of one whose changes this
+        /// store refused, those rows would never come again.
+        var cursorStaysBehind: Bool { leftOutAsDamaged || !report.notApplied.isEmpty }
         /// Documents this sync applied changes to that no request has stated
         /// since: a peer learns that the store holds them only from a request
         /// stating them (in ranges, the next one whose range holds them).
@@ -382,7 +397,8 @@ public struct SyncClient: Sendable {
         // of the answer (`outOfScope`), not refused again, one a round.
         let stated = session.answered.contains(id) || coversRows && (session.serverVersions[id] != nil || !session.tokenIsLimited)
         return stated && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
-            && !session.unanswered.contains(id) && session.report.damaged[id] == nil && session.tooLarge[id] == nil
+            && !session.unanswered.contains(id) && session.report.damaged[id] == nil && session.report.notApplied[id] == nil
+            && session.tooLarge[id] == nil
             && session.writeRefusal == nil
     }
 
@@ -453,23 +469,24 @@ public struct SyncClient: Sendable {
     /// Applies the changes the answer brings, counting them in `received`.
     private func applyPage(_ response: SyncResponse, _ session: inout Session) throws {
         // Every document's changes in one transaction: one disk sync a page.
-        // A document this store cannot read is left out, and the page applied again without it.
+        // A document this store cannot read, or whose changes it refuses, is
+        // left out, and the page applied again without it: one bad note must
+        // not keep the others from syncing, sync after sync.
         while true {
-            let incoming = response.documents.filter { !$0.bundles.isEmpty && session.report.damaged[$0.id] == nil }.map { ($0.id, $0.bundles) }
+            let incoming = response.documents.filter { document in
+                !document.bundles.isEmpty && session.report.damaged[document.id] == nil && session.report.notApplied[document.id] == nil
+            }.map { ($0.id, $0.bundles) }
             do {
                 let received = try store.apply(bundles: incoming)
                 session.report.received += received
                 if received > 0 { session.receivedUnstated.formUnion(incoming.map(\.0)) }
                 return
             } catch let refused as RefusedChanges {
-                switch refused.reason {
-                case .undecodable(let error):
-                    throw SyncError.protocolViolation("the changes it sent for document \(refused.document) do not decode: \(error)")
-                case .inapplicable(let error):
-                    // Not the store's fault: its data is whole, and the next sync stops at the same change.
-                    throw SyncError.protocolViolation("it sent a change to document \(refused.document) that does not apply (\(error)); "
-                        + "nothing of its answer was applied")
-                }
+                // Not the store's fault: its copy is whole, and the next sync meets the same change.
+                guard incoming.contains(where: { $0.0 == refused.document }) else { throw refused }
+                session.report.notApplied[refused.document] = refused
+                progress("\(transport.otherSide) sent changes to document \(refused.document) that this store refuses "
+                    + "(\(refused.reason)): its copy here is left as it is, and the document left out of the sync")
             } catch let error as StoreError {
                 guard let id = error.damagedDocument.flatMap(DocumentID.init(rawValue:)), session.report.damaged[id] == nil,
                       incoming.contains(where: { $0.0 == id }) else { throw error }
@@ -487,7 +504,10 @@ public struct SyncClient: Sendable {
         var answered = Set<DocumentID>()
         var acknowledged: [DocumentID: VersionVector] = [:]
         var held: [DocumentID: Set<OpID>] = [:]
-        for document in response.documents {
+        // A document whose changes this store refused: which copy is right it
+        // cannot tell, so what the answer states of it is neither checked nor
+        // taken (its stored acknowledgement and cursor bring the refusal back).
+        for document in response.documents where session.report.notApplied[document.id] == nil {
             // Only this store makes changes under its replica id: recorded, a
             // claim of more would keep the ones it names from ever being sent.
             let claimed = document.version[store.replicaID], made = versions[document.id]?[store.replicaID] ?? 0
@@ -520,7 +540,11 @@ public struct SyncClient: Sendable {
     /// What the stored cursor becomes after this answer (nil: it stays):
     /// the answer's, but in a pass only once every range is pulled.
     private func storedCursorAfter(_ response: SyncResponse, cursorReset: Bool, _ session: inout Session) -> SyncCursor? {
-        guard var pass = session.pass else { return response.cursor }
+        guard var pass = session.pass else {
+            guard session.cursorStaysBehind else { return response.cursor }
+            session.pulledCursor = response.cursor
+            return nil
+        }
         var cursor: SyncCursor?
         if cursorReset {
             // The ranges pulled so far came from another log: start again.
@@ -533,10 +557,11 @@ public struct SyncClient: Sendable {
             pass.isDone = true
             // A cursor stands for every row before it: past the rows of a
             // document left out as damaged, they would never come once the
-            // server's store is repaired (the next sync pulls the others'
-            // again; this one goes on from here). A compacted one's cannot come.
+            // server's store is repaired, nor a document's whose changes this
+            // store refused once its copy is dealt with (the next sync pulls the
+            // others' again; this one goes on from here). A compacted one's cannot come.
             cursor = pass.firstEnd ?? response.cursor
-            if session.leftOutAsDamaged {
+            if session.cursorStaysBehind {
                 session.pulledCursor = cursor
                 cursor = nil
             }
@@ -571,7 +596,8 @@ public struct SyncClient: Sendable {
     private func isComplete(_ response: SyncResponse, versions: [DocumentID: VersionVector], _ session: inout Session) throws -> Bool {
         let blocked = try blockedCounters()
         var outOfScope: [DocumentID] = [], notSent: [DocumentID] = []
-        for (id, mine) in versions where session.report.damaged[id] == nil && session.tooLarge[id] == nil && session.leftOut[id] == nil {
+        for (id, mine) in versions where session.report.damaged[id] == nil && session.report.notApplied[id] == nil
+            && session.tooLarge[id] == nil && session.leftOut[id] == nil {
             if !(session.serverVersions[id] ?? VersionVector()).includes(pushable(mine, blocked[id])) {
                 if session.unanswered.contains(id) {
                     outOfScope.append(id)

@@ -208,12 +208,12 @@ enum SyncCommands {
             // --retry-rejected: a later sync does not offer them.
             let rejected = try store.rejectedChanges(peer: peer)
             // The notes left out by the other side's refusal, with their titles here (nil: a note this store lacks).
-            func titled(_ refused: [DocumentID: SyncFailure]) -> [(id: DocumentID, title: String?, failure: SyncFailure)] {
+            func titled<Why>(_ refused: [DocumentID: Why]) -> [(id: DocumentID, title: String?, failure: Why)] {
                 refused.sorted { $0.key < $1.key }.map { id, failure in
                     (id: id, title: try? store.read(id) { try Note(id: id, document: $0).title }, failure: failure)
                 }
             }
-            func notesJSON(_ notes: [(id: DocumentID, title: String?, failure: SyncFailure)]) -> JSONValue {
+            func notesJSON<Why>(_ notes: [(id: DocumentID, title: String?, failure: Why)]) -> JSONValue {
                 .array(notes.map { .object(["id": .string($0.id.rawValue), "title": $0.title.map(JSONValue.string) ?? .null]) })
             }
             func lines(_ notes: [(id: DocumentID, title: String?, failure: SyncFailure)]) -> String {
@@ -221,6 +221,7 @@ enum SyncCommands {
                     .joined(separator: "\n")
             }
             let compacted = titled(report.historyCompacted), damagedThere = titled(report.damagedOnPeer)
+            let notApplied = titled(report.notApplied)
             if invocation.flag("--json") {
                 output.print(json: .object([
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
@@ -230,6 +231,7 @@ enum SyncCommands {
                     "damaged": .integer(report.damaged.count), "outOfScope": .integer(report.outOfScope.count),
                     "readOnly": .bool(report.writeRefusal != nil), "historyCompacted": .bool(!compacted.isEmpty),
                     "historyCompactedNotes": notesJSON(compacted), "damagedOnPeerNotes": notesJSON(damagedThere),
+                    "notAppliedNotes": notesJSON(notApplied),
                 ]))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
@@ -269,6 +271,19 @@ enum SyncCommands {
                     + "this store's copy of \(damagedThere.count == 1 ? "it" : "them") is untouched, and its local changes stay pending "
                     + "until \(transport.otherSide)'s store is repaired (\(whereTheDamageIsNamed)); a store that synced "
                     + "\(damagedThere.count == 1 ? "the note" : "the notes") holds \(damagedThere.count == 1 ? "its" : "their") changes meanwhile\n\(stayPending)")
+            }
+            if !notApplied.isEmpty {
+                // The others synced; these meet the same refusal at every sync until one copy is replaced.
+                let one = notApplied.count == 1
+                throw CLIError.failure("sync with \(peer) left out \(notApplied.count) note(s) whose changes from \(transport.otherSide) "
+                    + "this store refuses, nothing of them taken; the other notes synced:\n"
+                    + notApplied.map { "  note \($0.id) (\($0.title ?? "not in this store")): \($0.failure.reason)" }.joined(separator: "\n") + "\n"
+                    + "this store's copy of \(one ? "it" : "them") is untouched, and every sync with \(peer) leaves \(one ? "it" : "them") out "
+                    + "until one copy is replaced: a change with the same id but other content is on each side (forged or damaged "
+                    + "on its way to one of them), or \(transport.otherSide)'s copy breaks the rules; to take \(transport.otherSide)'s "
+                    + "copy, sync a new store with it (`quire --store NEW.db init`, then `quire --store NEW.db sync \(command.map { "--via '\($0)'" } ?? peer)`) and use "
+                    + "that one, after copying there what this store holds that it lacks (`quire note show ID` here, `quire note new` "
+                    + "or `quire note edit` there); the local changes of \(one ? "the note" : "the notes") that \(transport.otherSide) lacks stay pending\n\(stayPending)")
             }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }
