@@ -433,6 +433,12 @@ import QuireTestSupport
         // Sharing nothing, by position.
         #expect(Transaction.pairing(["a", "b"].map(text), ["x", "y", "z"].map(text)) == [0, 1, nil])
         #expect(Transaction.pairing(["a", "b", "c"].map(text), ["x"].map(text)) == [0])
+        // A struct's fields weigh what they hold: a shared title outweighs
+        // two shared flags, and a title alike in part counts nothing.
+        func item(_ title: String, _ done: Bool) -> DocumentNode { .map(["title": .text(title), "done": .scalar(.bool(done))]) }
+        #expect(Transaction.pairing([item("b0", true), item("b1", false)], [item("f2", false), item("b0", false)]) == [nil, 0])
+        #expect(Transaction.pairing([item("item 10", true), item("item 11", false)],
+                                    [item("item 12", false), item("item 10", false)]) == [nil, 0])
     }
 
     struct Label: Codable, Hashable {
@@ -653,6 +659,45 @@ import QuireTestSupport
         #expect(saved.items == [Item(title: "milk", done: false), Item(title: "eggs (6)", done: true),
                                 Item(title: "rye bread", done: false), Item(title: "tea", done: false)])
         #expect(writtenWhole.items[1] == Item(title: "eggs", done: true))
+    }
+
+    /// A form that ticks an item, deletes the next and adds one first
+    /// replaces a run of two items with two. Fields counted one each, the
+    /// new item's `done` equal to the deleted one's weighed as much as the
+    /// ticked item's title: the ticked item's element became the new item
+    /// and the deleted one's became the ticked item, taking the other
+    /// replica's tick of the deleted one, so the ticked item read done
+    /// though both sides set it not done. (Seed 114 of the form fuzzer.)
+    @Test func aTickedItemKeepsItsElementWhenTheFormDeletesAndAddsAroundIt() throws {
+        let base = Checklist(name: "", items: [Item(title: "b0", done: true), Item(title: "b1", done: false)], tags: [])
+        let (saved, _) = try savedForm(base, edit: { form in
+            form.items = [Item(title: "f2", done: false), Item(title: "b0", done: false)]
+        }, meanwhile: { theirs in
+            theirs.items = [Item(title: "b0", done: false), Item(title: "b1", done: true)]
+        })
+        #expect(saved.items == [Item(title: "f2", done: false), Item(title: "b0", done: false)])
+    }
+
+    /// A form that adds an item before two it ticks: the ticked items'
+    /// elements stay theirs, so an item the other replica inserted between
+    /// them stays between them. Fields counted one each, they were taken
+    /// for edits of their left neighbours (a tie of one shared `done` each),
+    /// and the inserted item ended before the first. (Seed 1827 of the
+    /// form fuzzer.)
+    @Test func anItemInsertedBetweenTwoTickedInAFormStaysBetweenThem() throws {
+        let base = Checklist(name: "", items: [Item(title: "b0", done: false), Item(title: "b1", done: false),
+                                               Item(title: "b2", done: true), Item(title: "b3", done: false)], tags: [])
+        let (saved, _) = try savedForm(base, edit: { form in
+            form.items.insert(Item(title: "f1", done: false), at: 1)
+            form.items[2].done = true
+            form.items[3].done = false
+        }, meanwhile: { theirs in
+            theirs.items[1].done = true
+            theirs.items[3].done = true
+            theirs.items.insert(Item(title: "t2", done: true), at: 2)
+        })
+        #expect(saved.items == [Item(title: "b0", done: false), Item(title: "f1", done: false), Item(title: "b1", done: true),
+                                Item(title: "t2", done: true), Item(title: "b2", done: false), Item(title: "b3", done: true)])
     }
 
     /// An element another replica deleted meanwhile stays deleted unless
