@@ -68,19 +68,36 @@ indirect enum DocumentNode: Hashable {
     }
 
     /// How much of the written node `written` this node, read from a
-    /// document, holds: for maps, the fields; for texts, the scalars both
-    /// begin and end with; otherwise nothing. It tells which element of a
-    /// list a written one is an edit of.
+    /// document, holds: for maps, the fields it holds, each weighed by its
+    /// `size`; for texts, the scalars both begin and end with; otherwise
+    /// nothing. It tells which element of a list a written one is an edit
+    /// of. Fields weigh what they hold, not one each, so that a checklist
+    /// item's title identifies it over a `done` flag that many items share.
+    /// (A field held only in part counts nothing: titles alike, "item 10"
+    /// and "item 11", would otherwise outweigh the one equal.)
     func resemblance(to written: DocumentNode) -> Int {
         switch (self, written) {
         case let (.map(fields), .map(writtenFields)):
-            return writtenFields.count { key, node in fields[key]?.holds(node) ?? false }
+            return writtenFields.reduce(0) { sum, field in
+                sum + (fields[field.key]?.holds(field.value) == true ? field.value.size : 0)
+            }
         case let (.text(text), .text(writtenText)):
             let (a, b) = (text.unicodeScalars, writtenText.unicodeScalars)
             let prefix = zip(a, b).prefix { $0 == $1 }.count
             return prefix + zip(a.dropFirst(prefix).reversed(), b.dropFirst(prefix).reversed()).prefix { $0 == $1 }.count
         default:
             return 0
+        }
+    }
+
+    /// How much the node holds, as `resemblance` weighs it: one for the
+    /// node, plus a text's scalars, plus the sizes of what a map or list holds.
+    var size: Int {
+        switch self {
+        case .scalar: 1
+        case .text(let string): 1 + string.unicodeScalars.count
+        case .map(let fields), .atomic(let fields): fields.values.reduce(1) { $0 + $1.size }
+        case .list(let items), .set(let items): items.reduce(1) { $0 + $1.size }
         }
     }
 
