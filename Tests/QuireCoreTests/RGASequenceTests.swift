@@ -666,7 +666,8 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         // Each edit cuts next to the previous one, a dozen scalars away: a
         // few dozen scalars measured an edit, not the 2,400 before it.
         let bound = 40 * edits.count
-        #expect(measuredLocally < bound && measuredRemotely < bound, "\(measuredLocally), \(measuredRemotely) scalars measured")
+        #expect(measuredLocally < bound, "\(measuredLocally) scalars measured")
+        #expect(measuredRemotely < bound, "\(measuredRemotely) scalars measured")
         let text = String(String.UnicodeScalarView(expected))
         for sequence in [local, remote] {
             sequence.checkInvariants()
