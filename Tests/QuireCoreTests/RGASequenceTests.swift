@@ -496,6 +496,8 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect((0...7).map(text.index(ofUTF16Offset:)) == [0, 1, 1, 2, 3, 4, 4, 5])
         #expect((0...5).map(text.utf8Offset(ofIndex:)) == [0, 1, 5, 6, 9, 13])
         #expect(text.index(ofUTF8Offset: 3) == 1 && text.index(ofUTF8Offset: 5) == 2 && text.index(ofUTF8Offset: 8) == 3)
+        // Every offset, those in the span's second half counted back from its end.
+        #expect((0...13).map(text.index(ofUTF8Offset:)) == [0, 1, 1, 1, 1, 2, 3, 3, 3, 4, 4, 4, 4, 5])
         // Deleting the emoji splits a span that is not one unit per element.
         _ = try text.deleteLocal(1..<2)
         #expect(text.utf16Count == 5 && text.utf8Count == 9)
@@ -621,6 +623,58 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
                 }
             }
         }
+    }
+
+    /// Cutting a span whose scalars are not all one unit wide measures the
+    /// shorter side of the cut and takes the other from the span's widths:
+    /// a diff applied back to front cuts one long pasted span near its end
+    /// again and again, and measuring the part before the cut walked the
+    /// span each time (quadratic: an 86 KB note's 2,807 replacements took
+    /// seconds). Counted here as the scalars the tree asks to be measured,
+    /// for the edits made locally and for the same edits merged remotely.
+    @Test func editsNearTheEndOfALongWideSpanMeasureOnlyTheShortSide() throws {
+        let pasted = scalars(String(repeating: "alpha γάμμα ", count: 400))
+        var local = Text()
+        var remote = Text()
+        let paste = OpID(replica: a, counter: 1)
+        _ = try local.insertLocal(at: 0, id: paste, lamport: 1, contentsOf: pasted)
+        try remote.insertRemote(origin: nil, id: paste, lamport: 1, contentsOf: pasted)
+        var expected = pasted
+        var measuredLocally = 0, measuredRemotely = 0
+        var next = UInt64(pasted.count + 1)
+        // Every "alpha" becomes "ALPHA", the last first, as a text diff applies its edits.
+        let edits = Array(stride(from: pasted.count - 12, through: 0, by: -12))
+        for start in edits {
+            let deleted = try local.withTree { tree, measure throws(SequenceError) in
+                try tree.deleteLocal(start..<start + 5) { measuredLocally += $1; return measure($0, $1) }
+            }
+            let id = OpID(replica: a, counter: next)
+            let origin = try local.withAppended(scalars("ALPHA"), id: id, lamport: next) { tree, run, measure throws(SequenceError) in
+                try tree.insertLocal(at: start, run) { measuredLocally += $1; return measure($0, $1) }
+            }
+            for run in deleted {
+                _ = try remote.withTree { tree, measure throws(SequenceError) in
+                    try tree.deleteRemote(run, isNextEdit: false) { measuredRemotely += $1; return measure($0, $1) }
+                }
+            }
+            try remote.withAppended(scalars("ALPHA"), id: id, lamport: next) { tree, run, measure throws(SequenceError) in
+                try tree.insertRemote(origin: origin ?? nil, run, checkingOriginStamp: true) { measuredRemotely += $1; return measure($0, $1) }
+            }
+            next += 5
+            expected.replaceSubrange(start..<start + 5, with: scalars("ALPHA"))
+        }
+        // Each edit cuts next to the previous one, a dozen scalars away: a
+        // few dozen scalars measured an edit, not the 2,400 before it.
+        let bound = 40 * edits.count
+        #expect(measuredLocally < bound, "\(measuredLocally) scalars measured")
+        #expect(measuredRemotely < bound, "\(measuredRemotely) scalars measured")
+        let text = String(String.UnicodeScalarView(expected))
+        for sequence in [local, remote] {
+            sequence.checkInvariants()
+            #expect(String(String.UnicodeScalarView(Array(sequence.elements))) == text)
+            #expect(sequence.utf16Count == text.utf16.count && sequence.utf8Count == text.utf8.count)
+        }
+        try expectSameSequence(remote, local, "merged like typed")
     }
 
     /// Text below U+0100 is kept a byte a scalar until a wider scalar

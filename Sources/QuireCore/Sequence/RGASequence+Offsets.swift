@@ -23,9 +23,17 @@ extension RGASequence {
         let span = tree.span(location.leaf, location.slot)
         let inside = index - location.before.count
         if span.isUniform { return location.before[metric] + inside }
+        // Counted from the nearer end of the span, so that a lookup in a
+        // long pasted span walks at most half of it.
         let start = Int(span.contentStart)
-        var offset = location.before[metric]
-        for position in start..<start + inside { offset += Self.width(of: content[position], in: metric) }
+        let end = start + Int(span.length)
+        if inside <= Int(span.length) - inside {
+            var offset = location.before[metric]
+            for position in start..<start + inside { offset += Self.width(of: content[position], in: metric) }
+            return offset
+        }
+        var offset = location.before[metric] + span.summary[metric]
+        for position in start + inside..<end { offset -= Self.width(of: content[position], in: metric) }
         return offset
     }
 
@@ -36,15 +44,29 @@ extension RGASequence {
         let location = tree.locate(metric, offset)
         let span = tree.span(location.leaf, location.slot)
         if span.isUniform { return location.before.count + offset - location.before[metric] }
-        var units = location.before[metric]
-        var index = location.before.count
-        var position = Int(span.contentStart)
-        while true {
-            units += Self.width(of: content[position], in: metric)
-            if units > offset { return index }
-            index += 1
-            position += 1
+        // Walked from the nearer end of the span, as in `offset(ofIndex:in:)`.
+        let inside = offset - location.before[metric]
+        if inside <= span.summary[metric] - inside {
+            var units = location.before[metric]
+            var index = location.before.count
+            var position = Int(span.contentStart)
+            while true {
+                units += Self.width(of: content[position], in: metric)
+                if units > offset { return index }
+                index += 1
+                position += 1
+            }
         }
+        // Back from the end to the element that starts at or before `offset`.
+        var units = location.before[metric] + span.summary[metric]
+        var index = location.before.count + Int(span.length)
+        var position = Int(span.contentStart) + Int(span.length)
+        while units > offset {
+            position -= 1
+            index -= 1
+            units -= Self.width(of: content[position], in: metric)
+        }
+        return index
     }
 
     @inlinable

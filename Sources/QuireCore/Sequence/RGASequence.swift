@@ -209,7 +209,9 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
 
     /// Traps unless the internal structure is consistent (tests).
     func checkInvariants() {
-        tree.checkInvariants(contentCount: content.count)
+        content.withUnsafeView { view in
+            tree.checkInvariants(contentCount: content.count) { Element.Storage.widths(view, $0, $1) }
+        }
     }
 }
 

@@ -206,6 +206,12 @@ extension SpanTree {
     /// The first `offset` elements of `span` and the rest; `offset` is
     /// inside the span (`0 < offset < span.length`).
     ///
+    /// A span that is not uniform has the shorter part measured and the
+    /// other's widths taken from the span's: a long paste cut again and
+    /// again near its end (a text diff applies its edits last first) had
+    /// the part before each cut measured, the whole span a cut, and a few
+    /// thousand replacements in an 86 KB note took seconds.
+    ///
     /// Unchecked arithmetic: both parts lie within the span, whose ids,
     /// Lamport values, content positions and widths were checked to fit
     /// when it was made.
@@ -223,9 +229,14 @@ extension SpanTree {
             left.utf16 = offset32
             left.utf8 = offset32
         } else {
-            let widths = measure(Int(span.contentStart), offset)
-            left.utf16 = Int32(truncatingIfNeeded: widths.utf16)
-            left.utf8 = Int32(truncatingIfNeeded: widths.utf8)
+            // One call for either side, so that each inlined split measures in one place.
+            let measuresLeft = left.length <= right.length
+            let measured = measuresLeft ? left : right
+            let widths = measure(Int(measured.contentStart), Int(measured.length))
+            let utf16 = Int32(truncatingIfNeeded: widths.utf16)
+            let utf8 = Int32(truncatingIfNeeded: widths.utf8)
+            left.utf16 = measuresLeft ? utf16 : span.utf16 &- utf16
+            left.utf8 = measuresLeft ? utf8 : span.utf8 &- utf8
         }
         right.utf16 = span.utf16 &- left.utf16
         right.utf8 = span.utf8 &- left.utf8
