@@ -675,8 +675,6 @@ public final class DocumentStore: @unchecked Sendable {
         // waiting: one batch meets the rule as steps do.
         var lamportLead = LamportLeadCheck(highest: entry.document.maxLamportWithPending, lead: Self.maxLamportLead)
         for piece in pieces {
-            // A change of an earlier batch that waited may have been applied since.
-            lamportLead.count(entry.document.maxLamport)
             let before = entry.document.versionVector
             let count: Int, changes: [Change]
             switch piece {

@@ -9,7 +9,7 @@ import QuireCore
 /// where each step raises the holder's highest. The store and the sync
 /// server both check through it, so they refuse alike.
 ///
-///     var check = LamportLeadCheck(highest: document.maxLamport, lead: DocumentStore.maxLamportLead)
+///     var check = LamportLeadCheck(highest: document.maxLamportWithPending, lead: DocumentStore.maxLamportLead)
 ///     if let change = check.firstFarAhead(in: changes) { /* refuse it; check.highest is the value before it */ }
 public struct LamportLeadCheck: Sendable {
     /// How far beyond the highest before it a change may reach.
@@ -28,15 +28,8 @@ public struct LamportLeadCheck: Sendable {
         // A lead so large that the sum overflows allows every value.
         let ceiling = highest.addingReportingOverflow(lead)
         guard ceiling.overflow || lastLamport <= ceiling.partialValue else { return false }
-        count(lastLamport)
+        highest = max(highest, lastLamport)
         return true
-    }
-
-    /// Counts `lamport` as before the changes checked next: a value the
-    /// holder took otherwise, such as a waiting change of an earlier batch
-    /// applied once what it waited for came, as it would count in steps.
-    public mutating func count(_ lamport: UInt64) {
-        highest = max(highest, lamport)
     }
 
     /// The first of `changes`, in order, that lies beyond the lead; nil if
