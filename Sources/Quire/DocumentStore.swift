@@ -364,7 +364,7 @@ public final class DocumentStore: @unchecked Sendable {
             // before this would, and publishes its events once it has the lock back, so this
             // commit's event must wait to follow them (events come in commit order).
             while busy.contains(id) || isWriting { condition.wait() }
-            let (wasRemoved, version, marked) = try database.write { db in
+            let (version, marked) = try database.write { db in
                 let rows = try db.query(sql: "SELECT removed_at FROM documents WHERE id = ?", arguments: [.text(id.rawValue)])
                 guard let row = rows.first else { throw StoreError.noSuchDocument(id.rawValue) }
                 let wasRemoved = !row.isNull(0)
@@ -376,13 +376,14 @@ public final class DocumentStore: @unchecked Sendable {
                     let before = try RemovalMarks.highestSeq(db)
                     marked = (before, try RemovalMarks.record(document: id.rawValue, db))
                 }
-                // Read only for an event, as a commit builds one only for observers.
-                return (wasRemoved, observers.isEmpty ? nil : try DocumentVersions.version(document: id.rawValue, db), marked)
+                // Read only for an event (a change of the mark, with observers), as a commit builds one only for observers.
+                let forEvent = wasRemoved != isRemoved && !observers.isEmpty
+                return (forEvent ? try DocumentVersions.version(document: id.rawValue, db) : nil, marked)
             }
             if let marked { outsideRemovalPlace.noteOwnRows(after: marked.before, through: marked.after) }
             cache[id]?.isRemoved = isRemoved
             // Lock held, as a commit's: the event keeps its place among theirs.
-            if let version, wasRemoved != isRemoved {
+            if let version {
                 observers.publish(DocumentEvent(document: id, origin: .local, changeIDs: [], versionVector: version,
                                                 changedObjects: [], changedKeys: [:], isRemoved: isRemoved))
             }
