@@ -26,16 +26,10 @@ public enum Zstd {
     /// higher levels are slower and smaller, negative ones faster.
     /// `contentChecksum` false leaves out the checksum of the content (4
     /// bytes, and a pass over the content both ways) for a caller whose own
-    /// checksum covers the frame.
-    public static func compress(_ bytes: [UInt8], level: Int = 3, contentChecksum: Bool = true) throws -> [UInt8] {
-        try compress(bytes, level: level, contentChecksum: contentChecksum, after: [])
-    }
-
-    /// `prefix` followed by the frame `compress(_:level:contentChecksum:)`
-    /// makes of `bytes`, written in place: a caller that puts a header
-    /// before the frame (a snapshot frame) does not copy the compressed
-    /// bytes into an array of its own.
-    public static func compress(_ bytes: [UInt8], level: Int = 3, contentChecksum: Bool = true, after prefix: [UInt8]) throws -> [UInt8] {
+    /// checksum covers the frame. The frame comes after `prefix`, written
+    /// in place: a caller that puts a header before the frame (a snapshot
+    /// frame) does not copy the compressed bytes into an array of its own.
+    public static func compress(_ bytes: [UInt8], level: Int = 3, contentChecksum: Bool = true, after prefix: [UInt8] = []) throws -> [UInt8] {
         guard (Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel())).contains(level) else {
             throw CompressionError.invalidLevel(level)
         }

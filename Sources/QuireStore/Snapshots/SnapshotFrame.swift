@@ -17,9 +17,9 @@ import QuireCore
 public enum SnapshotFrame {
     public static let magic = Array("QSNP".utf8)
     public static let formatVersion: UInt16 = 1
-    static let headerSize = 26
     /// Where the header's CRC-32 lies: after the magic, version, change count and size it covers.
     static let checksumOffset = 22
+    static let headerSize = checksumOffset + 4
     /// The largest uncompressed snapshot accepted: 512 MiB. A frame may not
     /// declare more, so a damaged or hostile frame cannot make the store
     /// allocate more than this.
@@ -65,9 +65,14 @@ public enum SnapshotFrame {
         header.writeUInt64(UInt64(encoding.count))
         header.writeUInt32(0)
         var frame = try Zstd.compress(encoding, level: level, contentChecksum: false, after: header.bytes)
-        let checksum = CRC32.checksum(frame[headerSize...], continuing: CRC32.checksum(frame[..<checksumOffset]))
+        let checksum = Self.checksum(of: frame)
         frame.withUnsafeMutableBytes { $0.storeBytes(of: checksum.littleEndian, toByteOffset: checksumOffset, as: UInt32.self) }
         return frame
+    }
+
+    /// The CRC-32 a frame's header holds: of the header before it, then the payload after it.
+    private static func checksum(of frame: [UInt8]) -> UInt32 {
+        CRC32.checksum(frame[headerSize...], continuing: CRC32.checksum(frame[..<checksumOffset]))
     }
 
     /// The document encoding inside a frame, after checking the magic, the
@@ -92,7 +97,7 @@ public enum SnapshotFrame {
         }
         guard version == formatVersion else { throw Error(reason: "format version \(version), expected \(formatVersion)") }
         let payload = frame[headerSize...]
-        guard CRC32.checksum(payload, continuing: CRC32.checksum(frame[0..<checksumOffset])) == checksum else {
+        guard Self.checksum(of: frame) == checksum else {
             throw Error(reason: "checksum mismatch")
         }
         guard size <= UInt64(maxUncompressedSize) else { throw Error(reason: "declares \(size) bytes, above the limit") }
