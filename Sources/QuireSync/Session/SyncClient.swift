@@ -249,6 +249,9 @@ public struct SyncClient: Sendable {
         /// left out as damaged on the server, or of one whose changes this
         /// store refused, those rows would never come again.
         var cursorStaysBehind: Bool { leftOutAsDamaged || !report.notApplied.isEmpty }
+        /// Whether this store left the document out of the sync: damaged
+        /// here, or its changes from the server refused.
+        func isLeftOutHere(_ id: DocumentID) -> Bool { report.damaged[id] != nil || report.notApplied[id] != nil }
         /// Documents this sync applied changes to that no request has stated
         /// since: a peer learns that the store holds them only from a request
         /// stating them (in ranges, the next one whose range holds them).
@@ -397,8 +400,7 @@ public struct SyncClient: Sendable {
         // of the answer (`outOfScope`), not refused again, one a round.
         let stated = session.answered.contains(id) || coversRows && (session.serverVersions[id] != nil || !session.tokenIsLimited)
         return stated && !(session.oneDocumentPerPush && !session.pushed.isEmpty)
-            && !session.unanswered.contains(id) && session.report.damaged[id] == nil && session.report.notApplied[id] == nil
-            && session.tooLarge[id] == nil
+            && !session.unanswered.contains(id) && !session.isLeftOutHere(id) && session.tooLarge[id] == nil
             && session.writeRefusal == nil
     }
 
@@ -473,9 +475,7 @@ public struct SyncClient: Sendable {
         // left out, and the page applied again without it: one bad note must
         // not keep the others from syncing, sync after sync.
         while true {
-            let incoming = response.documents.filter { document in
-                !document.bundles.isEmpty && session.report.damaged[document.id] == nil && session.report.notApplied[document.id] == nil
-            }.map { ($0.id, $0.bundles) }
+            let incoming = response.documents.filter { !$0.bundles.isEmpty && !session.isLeftOutHere($0.id) }.map { ($0.id, $0.bundles) }
             do {
                 let received = try store.apply(bundles: incoming)
                 session.report.received += received
@@ -596,8 +596,7 @@ public struct SyncClient: Sendable {
     private func isComplete(_ response: SyncResponse, versions: [DocumentID: VersionVector], _ session: inout Session) throws -> Bool {
         let blocked = try blockedCounters()
         var outOfScope: [DocumentID] = [], notSent: [DocumentID] = []
-        for (id, mine) in versions where session.report.damaged[id] == nil && session.report.notApplied[id] == nil
-            && session.tooLarge[id] == nil && session.leftOut[id] == nil {
+        for (id, mine) in versions where !session.isLeftOutHere(id) && session.tooLarge[id] == nil && session.leftOut[id] == nil {
             if !(session.serverVersions[id] ?? VersionVector()).includes(pushable(mine, blocked[id])) {
                 if session.unanswered.contains(id) {
                     outOfScope.append(id)
