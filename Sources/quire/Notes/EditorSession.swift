@@ -17,7 +17,7 @@ struct EditorSession {
         let folder = NSTemporaryDirectory()
         let path = folder + "quire-note-\(UUID().uuidString).txt"
         let written = "\(title)\n\n\(body)\n"
-        if let reason = Self.writeNewPrivateFile(Data(written.utf8), at: path) {
+        if let reason = Self.writeNewPrivateFile(written, at: path) {
             throw CLIError.failure("cannot write the note to a file for the editor, \(path): \(reason); the note is unchanged: "
                 + "make room in \(folder), or set TMPDIR to a folder with room that you may write to")
         }
@@ -105,23 +105,14 @@ struct EditorSession {
         return before
     }
 
-    /// Writes `data` to a new file at `path` that only this user may read
+    /// Writes `text` to a new file at `path` that only this user may read
     /// (a note may be private, and the temporary folder is everyone's), and
     /// returns nil, or why it could not as the system says it (a full disk,
     /// a folder that is missing), having removed what it began.
-    private static func writeNewPrivateFile(_ data: Data, at path: String) -> String? {
+    private static func writeNewPrivateFile(_ text: String, at path: String) -> String? {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return String(cString: strerror(errno)).lowercased() }
-        var failure: Int32?
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { failure = count < 0 ? errno : ENOSPC; return }
-                offset += count
-            }
-        }
+        var failure = Output.write(text, to: descriptor)
         if close(descriptor) != 0 && failure == nil { failure = errno }
         guard let failure else { return nil }
         unlink(path)
