@@ -196,9 +196,10 @@ public struct SuiteReport {
 
     /// True when every workload merged in turns was merged the older way
     /// (a day recorded before `mergeTimedAfterUntimed`): the method paragraph
-    /// then says how they were, and no line names them one by one.
+    /// then leaves out the clause on the untimed merge, and no line names
+    /// them one by one.
     private var mergedInTurnsTheOlderWayOnly: Bool {
-        let inTurns = results.filter { $0.figures.contains { $0.mergeRounds != nil } }
+        let inTurns = results.filter(\.mergedInTurns)
         return !inTurns.isEmpty && inTurns.allSatisfy(\.mergedInTurnsTheOlderWay)
     }
 

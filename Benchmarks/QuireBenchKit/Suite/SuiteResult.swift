@@ -83,11 +83,12 @@ public struct WorkloadResult: Sendable {
 
     public func figures(of library: String) -> LibraryFigures? { figures.first { $0.library == library } }
 
+    /// Merged in turns with the peers (`MergeTurns`), either way.
+    var mergedInTurns: Bool { figures.contains { $0.mergeRounds != nil } }
+
     /// Merged in turns, but not each library's timed merge right after an
     /// untimed one of its own: recorded before `mergeTimedAfterUntimed` was.
-    var mergedInTurnsTheOlderWay: Bool {
-        mergeTimedAfterUntimed != true && figures.contains { $0.mergeRounds != nil }
-    }
+    var mergedInTurnsTheOlderWay: Bool { mergeTimedAfterUntimed != true && mergedInTurns }
 }
 
 extension WorkloadResult {
