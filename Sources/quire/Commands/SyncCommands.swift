@@ -216,9 +216,12 @@ enum SyncCommands {
             func notesJSON<Why>(_ notes: [(id: DocumentID, title: String?, failure: Why)]) -> JSONValue {
                 .array(notes.map { .object(["id": .string($0.id.rawValue), "title": $0.title.map(JSONValue.string) ?? .null]) })
             }
+            // One line a note, its failure said by `reason` (by default, as the other side's refusal).
+            func lines<Why>(_ notes: [(id: DocumentID, title: String?, failure: Why)], reason: (Why) -> String) -> String {
+                notes.map { "  note \($0.id) (\($0.title ?? "not in this store")): \(reason($0.failure))" }.joined(separator: "\n")
+            }
             func lines(_ notes: [(id: DocumentID, title: String?, failure: SyncFailure)]) -> String {
-                notes.map { "  note \($0.id) (\($0.title ?? "not in this store")): \(SyncError.refused($0.failure).description(otherSide: transport.otherSide))" }
-                    .joined(separator: "\n")
+                lines(notes) { SyncError.refused($0).description(otherSide: transport.otherSide) }
             }
             let compacted = titled(report.historyCompacted), damagedThere = titled(report.damagedOnPeer)
             let notApplied = titled(report.notApplied)
@@ -277,7 +280,7 @@ enum SyncCommands {
                 let one = notApplied.count == 1
                 throw CLIError.failure("sync with \(peer) left out \(notApplied.count) note(s) whose changes from \(transport.otherSide) "
                     + "this store refuses, nothing of them taken; the other notes synced:\n"
-                    + notApplied.map { "  note \($0.id) (\($0.title ?? "not in this store")): \($0.failure.reason)" }.joined(separator: "\n") + "\n"
+                    + lines(notApplied) { "\($0.reason)" } + "\n"
                     + "this store's copy of \(one ? "it" : "them") is untouched, and every sync with \(peer) leaves \(one ? "it" : "them") out "
                     + "until one copy is replaced: a change with the same id but other content is on each side (forged or damaged "
                     + "on its way to one of them), or \(transport.otherSide)'s copy breaks the rules; to take \(transport.otherSide)'s "
