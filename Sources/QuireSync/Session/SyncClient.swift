@@ -504,10 +504,13 @@ public struct SyncClient: Sendable {
         var answered = Set<DocumentID>()
         var acknowledged: [DocumentID: VersionVector] = [:]
         var held: [DocumentID: Set<OpID>] = [:]
-        // A document whose changes this store refused: which copy is right it
-        // cannot tell, so what the answer states of it is neither checked nor
-        // taken (its stored acknowledgement and cursor bring the refusal back).
-        for document in response.documents where session.report.notApplied[document.id] == nil {
+        for document in response.documents {
+            // Answered all the same: the token may read it.
+            answered.insert(document.id)
+            // A document whose changes this store refused: which copy is right it
+            // cannot tell, so what the answer states of it is neither checked nor
+            // taken (its stored acknowledgement and cursor bring the refusal back).
+            guard session.report.notApplied[document.id] == nil else { continue }
             // Only this store makes changes under its replica id: recorded, a
             // claim of more would keep the ones it names from ever being sent.
             let claimed = document.version[store.replicaID], made = versions[document.id]?[store.replicaID] ?? 0
@@ -515,7 +518,6 @@ public struct SyncClient: Sendable {
                 throw SyncError.protocolViolation("it claims to hold the changes of this store (replica \(store.replicaID)) "
                     + "to document \(document.id) up to counter \(claimed), but this store has made them only up to \(made)")
             }
-            answered.insert(document.id)
             if versions[document.id] != nil { acknowledged[document.id] = document.version }
             session.serverVersions[document.id] = document.version
             if let pushed = session.unconfirmed[document.id] {
