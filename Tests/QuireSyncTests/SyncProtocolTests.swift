@@ -777,6 +777,36 @@ import Testing
         #expect(try value(store, "good", "k") == .scalar(.int(1)))
     }
 
+    /// A page with two documents this store refuses, for different
+    /// reasons, between two it takes: both are named in the report, each
+    /// with its own reason, and the two others applied and counted.
+    @Test func twoRefusedDocumentsOfOnePageAreLeftOutAndTheOthersApplied() async throws {
+        let source = try DocumentStore.inMemory()
+        for id: DocumentID in ["a-good", "c-good"] {
+            try source.create(id: id)
+            try write(source, id, "k", 1)
+        }
+        let farAhead = Change(id: OpID(replica: ReplicaID(7), counter: 1), lamport: Document.lamportLimit - 3, parents: [],
+                              operations: [.put(object: .root, key: "k", value: .scalar(.int(2)), pred: [])])
+        let page = try [
+            SyncDocument(id: "a-good", version: source.versionVector("a-good"), bundles: [ChangeEncoding.encode(source.changes("a-good"))]),
+            SyncDocument(id: "b-bad", version: [:], bundles: [[1, 2, 3]]),
+            SyncDocument(id: "c-good", version: source.versionVector("c-good"), bundles: [ChangeEncoding.encode(source.changes("c-good"))]),
+            SyncDocument(id: "d-far", version: [ReplicaID(7): 1], changes: [farAhead]),
+        ]
+        let sender = ScriptedPeer { _ in SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: page) }
+        let store = try DocumentStore.inMemory()
+        let report = try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
+        #expect(report.notApplied.mapValues { "\($0.reason)" } == [
+            "b-bad": "not a Quire change bundle (wrong magic number)",
+            "d-far": "change 1@0000000000000007 is invalid: its Lamport value \(Document.lamportLimit - 3) lies more than "
+                + "\(DocumentStore.maxLamportLead) beyond the highest before it, 0",
+        ])
+        #expect(report.received == 2)
+        #expect(try store.documents().map(\.id) == ["a-good", "c-good"])
+        #expect(try value(store, "a-good", "k") == .scalar(.int(1)) && value(store, "c-good", "k") == .scalar(.int(1)))
+    }
+
     @Test func messagesRoundTripAndDamageIsRefused() throws {
         let request = SyncRequest(cursor: SyncCursor(logID: 9, seq: 4), waitMilliseconds: 250, documents: [
             SyncDocument(id: "x", version: [ReplicaID(3): 4], bundles: [Array(repeating: 7, count: 3000)]),
