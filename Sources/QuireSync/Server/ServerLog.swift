@@ -349,8 +349,9 @@ public final class ServerLog: Sendable {
                 try database.write { db in
                     for request in requests {
                         let pushed = Set(request.pushes.map(\.id))
-                        var batch = PushBatch(lastSeq: written.lastSeq, maxLamport: written.maxLamport, versions: written.versions,
-                                              documents: written.documents, access: request.access, limits: request.limits)
+                        var batch = PushBatch(lastSeq: written.lastSeq, versions: written.versions, documents: written.documents,
+                                              lamportLead: LamportLeadCheck(highest: written.maxLamport, lead: request.limits.maxLamportLead),
+                                              access: request.access, limits: request.limits)
                         written.documents = [:]  // the batch's copy is the only one: applying changes copies nothing
                         try db.execute(sql: "SAVEPOINT push")
                         do {
@@ -361,7 +362,7 @@ public final class ServerLog: Sendable {
                                 }
                             }
                             try db.execute(sql: "RELEASE push")
-                            written = (batch.lastSeq, batch.maxLamport, batch.versions, batch.documents)
+                            written = (batch.lastSeq, batch.lamportLead.highest, batch.versions, batch.documents)
                             outcomes.append(.success(PushOutcome(versions: batch.versions.filter { pushed.contains($0.key) },
                                                                  newChanges: batch.newChanges)))
                         } catch let refusal as SyncFailure {
@@ -412,10 +413,14 @@ public final class ServerLog: Sendable {
     /// The work of one push, inside its transaction.
     private struct PushBatch {
         var lastSeq: UInt64
-        var maxLamport: UInt64
         var versions: [DocumentID: VersionVector]
         /// The pushed documents, with the changes accepted so far applied.
         var documents: [DocumentID: Document]
+        /// Each new change is measured from the highest Lamport value before
+        /// it: the server's (its parked changes counted), then raised by each
+        /// change this push logs or parks, as a store measures a batch. Its
+        /// `highest` is what the next push starts from.
+        var lamportLead: LamportLeadCheck
         let access: Access
         let limits: Limits
         /// Replica owners already checked in this batch.
@@ -424,9 +429,6 @@ public final class ServerLog: Sendable {
         var newChanges = 0
 
         mutating func store(_ changes: [Change], of id: DocumentID, _ db: DatabaseConnection) throws {
-            // Each new change is measured from the highest Lamport value before
-            // it, the push's earlier changes counted, as a store measures.
-            var lamportLead = LamportLeadCheck(highest: maxLamport, lead: limits.maxLamportLead)
             var parkedAny = false
             // Accepted by this push, not written yet: written at the end, as runs.
             var accepted: [Change] = []
@@ -460,9 +462,6 @@ public final class ServerLog: Sendable {
                                     .blob(StoredBundle.stored(ChangeEncoding.encode([change])))])
                     newChanges += inserted.count
                     parkedAny = true
-                    // A change left waiting counts for later documents and pushes
-                    // too, as within this push: taken in steps as in one push.
-                    maxLamport = max(maxLamport, change.lastLamport)
                 }
             }
             accepted += try unparkReady(of: id, db, checkLimit: parkedAny)
@@ -488,7 +487,9 @@ public final class ServerLog: Sendable {
                 throw SyncFailure(refusing: error, in: id)
             }
             versions[id, default: VersionVector()][change.replica] = change.lastID.counter
-            maxLamport = max(maxLamport, change.lastLamport)
+            // A change unparked now was admitted when parked, in this process or
+            // before a restart, when the log's open may not have read it (a damaged page).
+            lamportLead.count(lastLamport: change.lastLamport)
         }
 
         /// Writes accepted changes, in order, a row (and a `seq`) per run:
