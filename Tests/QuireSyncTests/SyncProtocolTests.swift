@@ -598,6 +598,48 @@ import Testing
         #expect(try value(bob, "todo", "k") == .scalar(.int(4)))
     }
 
+    /// While a refused note keeps the stored cursor behind, a later sync in
+    /// ranges pulls each range from that cursor: once the refusal is met,
+    /// it states every document, so that the server leaves out the rows of
+    /// the others the store took before. (It stated only those changed
+    /// here, and was sent the others' rows again, sync after sync.)
+    @Test func aSyncInRangesBehindARefusedNoteIsNotSentTheOthersRowsAgain() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        for id: DocumentID in ["b-todo", "c-recipes"] {
+            try alice.create(id: id)
+            try write(alice, id, "k", 1)
+        }
+        try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        // The server holds one 1@X of a-groceries; the store took another, and the forged answer's acknowledgement of it.
+        let x = ReplicaID(7)
+        func changeOneOfX(_ value: Int64) -> Change {
+            Change(id: OpID(replica: x, counter: 1), lamport: 1, parents: [], operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
+        }
+        _ = try server.log.push([("a-groceries", [changeOneOfX(1)])], by: .unrestricted, limits: .init())
+        _ = try alice.apply(bundles: [("a-groceries", [ChangeEncoding.encode([changeOneOfX(2)])])])
+        _ = try alice.recordSyncProgress(peer: "server", acknowledged: ["a-groceries": [x: 1]], cursor: nil)
+        try bob.create(id: "d-journal")
+        try write(bob, "d-journal", "k", 3)
+        try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        let first = try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        #expect(Array(first.notApplied.keys) == ["a-groceries"])
+        #expect(try value(alice, "d-journal", "k") == .scalar(.int(3)))
+
+        // Two notes changed here, each a range of its own: b-todo's holds the refused note.
+        try write(alice, "b-todo", "k", 2)
+        try write(alice, "c-recipes", "k", 2)
+        let recorder = RecordingTransport(inner: FaultyTransport.sound(server))
+        var client = SyncClient(store: alice, peer: "server", transport: recorder)
+        client.maxStatedDocuments = 1
+        let second = try await client.sync()
+        #expect(Array(second.notApplied.keys) == ["a-groceries"])
+        #expect(recorder.requests.count > 2)
+        let resent = recorder.responses.flatMap(\.documents).filter { $0.id == "d-journal" && !$0.bundles.isEmpty }
+        #expect(resent.isEmpty, "\(resent)")
+        for id: DocumentID in ["b-todo", "c-recipes"] { #expect(try server.log.version(id) == alice.versionVector(id)) }
+    }
+
     /// A peer that answers a push without taking the changes or refusing
     /// them ends the sync at the round that would repeat the last, not
     /// after `maxRounds` rounds sending the same changes.

@@ -326,12 +326,15 @@ public struct SyncClient: Sendable {
 
     /// The documents a request states (all of them, or those of its range), sorted by id.
     private func documentsToState(_ versions: [DocumentID: VersionVector], coversRows: Bool, _ session: Session) -> [DocumentID] {
-        // While a document is left out as damaged on the server, the stored
-        // cursor stays behind its rows, and so behind the other documents'
-        // rows pulled since (by this sync or the ones before): stating every
-        // document lets the server leave out what the store holds of them.
-        versions.filter { id, mine in
-            !mine.isEmpty && (!coversRows || session.leftOutAsDamaged || mine != session.serverVersions[id])
+        // While the stored cursor stays behind the rows of a document left out
+        // (damaged on the server, or its changes refused here), it is behind the
+        // other documents' rows pulled since too, by this sync or the ones
+        // before: a request pulling from it (a ranged pass, until one is done
+        // and sets `pulledCursor`) states every document, so that the server
+        // leaves out what the store holds of them.
+        let pullsFromBehind = session.cursorStaysBehind && session.pulledCursor == nil
+        return versions.filter { id, mine in
+            !mine.isEmpty && (!coversRows || pullsFromBehind || mine != session.serverVersions[id])
         }.keys.sorted()
     }
 
