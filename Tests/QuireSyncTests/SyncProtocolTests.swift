@@ -563,6 +563,19 @@ import Testing
         #expect(try value(store, "n", "k") == .scalar(.int(6)))
     }
 
+    /// Document `id` as a forged answer leaves it: the server holds one
+    /// change 1@7 of it, `store` another under the same id, and the
+    /// answer's acknowledgement of it.
+    func forgeAClash(of id: DocumentID, in store: DocumentStore, with server: SyncServer) throws {
+        func changeOneOf7(_ value: Int64) -> Change {
+            Change(id: OpID(replica: ReplicaID(7), counter: 1), lamport: 1, parents: [],
+                   operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
+        }
+        _ = try server.log.push([(id, [changeOneOf7(1)])], by: .unrestricted, limits: .init())
+        _ = try store.apply(bundles: [(id, [ChangeEncoding.encode([changeOneOf7(2)])])])
+        _ = try store.recordSyncProgress(peer: "server", acknowledged: [id: [ReplicaID(7): 1]], cursor: nil)
+    }
+
     /// A note whose change 1@X differs between this store and the server
     /// (a forged answer gave the store its copy, review137) is left out of
     /// the sync, named in the report, sync after sync, and the other notes
@@ -574,14 +587,7 @@ import Testing
         try write(alice, "todo", "k", 1)
         let aliceClient = SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server))
         try await aliceClient.sync()
-        let x = ReplicaID(7)
-        func changeOneOfX(_ value: Int64) -> Change {
-            Change(id: OpID(replica: x, counter: 1), lamport: 1, parents: [], operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
-        }
-        // The server holds one 1@X; the store took another, and the forged answer's acknowledgement of it.
-        _ = try server.log.push([("groceries", [changeOneOfX(1)])], by: .unrestricted, limits: .init())
-        _ = try alice.apply(bundles: [("groceries", [ChangeEncoding.encode([changeOneOfX(2)])])])
-        _ = try alice.recordSyncProgress(peer: "server", acknowledged: ["groceries": [x: 1]], cursor: nil)
+        try forgeAClash(of: "groceries", in: alice, with: server)
         try bob.create(id: "recipes")
         try write(bob, "recipes", "k", 3)
         try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()
@@ -589,7 +595,7 @@ import Testing
 
         for _ in 1...2 {
             let report = try await aliceClient.sync()
-            #expect(report.notApplied.mapValues { "\($0.reason)" } == ["groceries": "\(DocumentError.conflictingChange(OpID(replica: x, counter: 1)))"])
+            #expect(report.notApplied.mapValues { "\($0.reason)" } == ["groceries": "\(DocumentError.conflictingChange(OpID(replica: ReplicaID(7), counter: 1)))"])
         }
         #expect(try value(alice, "recipes", "k") == .scalar(.int(3)))
         #expect(try value(alice, "groceries", "k") == .scalar(.int(2)))
@@ -611,14 +617,7 @@ import Testing
             try write(alice, id, "k", 1)
         }
         try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
-        // The server holds one 1@X of a-groceries; the store took another, and the forged answer's acknowledgement of it.
-        let x = ReplicaID(7)
-        func changeOneOfX(_ value: Int64) -> Change {
-            Change(id: OpID(replica: x, counter: 1), lamport: 1, parents: [], operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
-        }
-        _ = try server.log.push([("a-groceries", [changeOneOfX(1)])], by: .unrestricted, limits: .init())
-        _ = try alice.apply(bundles: [("a-groceries", [ChangeEncoding.encode([changeOneOfX(2)])])])
-        _ = try alice.recordSyncProgress(peer: "server", acknowledged: ["a-groceries": [x: 1]], cursor: nil)
+        try forgeAClash(of: "a-groceries", in: alice, with: server)
         try bob.create(id: "d-journal")
         try write(bob, "d-journal", "k", 3)
         try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()

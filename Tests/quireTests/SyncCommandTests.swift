@@ -41,6 +41,23 @@ import Testing
         try body("http://127.0.0.1:\(port)")
     }
 
+    /// Syncs the runner's store with a server of its directory's server.db,
+    /// stops it, runs `damage` on the file's path, and starts the server on
+    /// it again, on the same port: the server, its URL and the file holding
+    /// its standard error.
+    func serverRestartedAfter(_ runner: QuireRunner, damage: (String) throws -> Void) throws -> (server: Process, url: String, errors: String) {
+        let (first, port) = try startServer(runner)
+        let url = "http://127.0.0.1:\(port)"
+        do {
+            defer { kill(first.processIdentifier, SIGKILL); first.waitUntilExit() }
+            try runner.ok(["sync", url])
+        }
+        try damage(runner.directory + "/server.db")
+        let errors = runner.directory + "/server.err"
+        let (server, _) = try startServer(runner, port: port, errors: errors)
+        return (server, url, errors)
+    }
+
     /// Makes a store at `path` holding one note, `first`, and syncs it with
     /// the server at `url` using `token`.
     func makeStoreWithSyncedNote(_ runner: QuireRunner, at path: String, url: String, token: String) throws {
@@ -185,15 +202,8 @@ import Testing
     @Test func aDamagedPageOfTheServersLogCostsTheClientsOnlyItsNotes() throws {
         try withRunner { runner in
             try runner.storeOfTwentyNotes()
-            var (server, port) = try startServer(runner)
-            defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
-            let url = "http://127.0.0.1:\(port)"
-            try runner.ok(["sync", url])
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
-            try zeroLeafPage(of: "log", in: runner.directory + "/server.db")
-            let serverErrors = runner.directory + "/server.err"
-            (server, port) = try startServer(runner, port: port, errors: serverErrors)
+            let (server, url, serverErrors) = try serverRestartedAfter(runner) { path in try zeroLeafPage(of: "log", in: path) }
+            defer { kill(server.processIdentifier, SIGKILL) }
 
             let other = runner.directory + "/other.quire"
             try runner.ok(["init"], store: other)
@@ -233,17 +243,12 @@ import Testing
         try withRunner { runner in
             try runner.ok(["init"])
             for index in 0..<3 { try runner.ok(["note", "new", "--title", "note \(index)"]) }
-            var (server, port) = try startServer(runner)
-            defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
-            let url = "http://127.0.0.1:\(port)"
-            try runner.ok(["sync", url])
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
             let serverPath = runner.directory + "/server.db"
-            try parkChangesOfManyDocuments(in: serverPath)
-            try zeroLeafPage(of: "parked", in: serverPath)
-            let serverErrors = runner.directory + "/server.err"
-            (server, port) = try startServer(runner, port: port, errors: serverErrors)
+            let (server, url, serverErrors) = try serverRestartedAfter(runner) { path in
+                try parkChangesOfManyDocuments(in: path)
+                try zeroLeafPage(of: "parked", in: path)
+            }
+            defer { kill(server.processIdentifier, SIGKILL) }
 
             let other = runner.directory + "/other.quire"
             try runner.ok(["init"], store: other)
