@@ -224,7 +224,7 @@ public final class ServerLog: Sendable {
             return highest
         } catch where error.isDamagedPage {
             OperatorLog.shared.write("the server store \(path) is damaged: its changes waiting for their dependencies (table parked) "
-                + "cannot all be read: \(error); their Lamport values are left out, and the log is served whole: \(recovery(path))")
+                + "cannot all be read: \(error); their Lamport values are left out, and the rest served: \(recovery(path))")
             return 0
         }
     }
