@@ -646,10 +646,12 @@ public final class DocumentStore: @unchecked Sendable {
                     do { (logged, parked) = try applyInMemory(pieces, to: &entry, id, limits: limits, applied: &appliedHere) } catch {
                         // `entry` may be half-applied: drop it, to be reloaded from disk.
                         release(id, nil)
-                        guard let refusal = RefusedChanges(document: id, error) else { throw error }
-                        guard refusingEach else { throw refusal }
-                        refused.append((id, error))
-                        continue
+                        // Its history in the log may be what cannot be read (a clash is looked up there).
+                        if refusingEach && (RefusedChanges(document: id, error) != nil || error.isDamage(ofDocument: id.rawValue)) {
+                            refused.append((id, error))
+                            continue
+                        }
+                        throw RefusedChanges(document: id, error) ?? error
                     }
                     applied += appliedHere
                     commits.append(QueuedCommit(id: id, entry: entry, newChanges: logged, isLocal: false, parked: parked, isNew: isNew))

@@ -28,8 +28,14 @@ public struct LamportLeadCheck: Sendable {
         // A lead so large that the sum overflows allows every value.
         let ceiling = highest.addingReportingOverflow(lead)
         guard ceiling.overflow || lastLamport <= ceiling.partialValue else { return false }
-        highest = max(highest, lastLamport)
+        count(lastLamport: lastLamport)
         return true
+    }
+
+    /// Counts a change taken without the check (one admitted when it was
+    /// left waiting, taken now): the changes after it are measured from it too.
+    public mutating func count(lastLamport: UInt64) {
+        highest = max(highest, lastLamport)
     }
 
     /// The first of `changes`, in order, that lies beyond the lead; nil if

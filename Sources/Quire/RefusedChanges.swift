@@ -41,7 +41,7 @@ public struct RefusedChanges: Error, Hashable, Sendable, DescribedError {
 
     /// The refusal `error` makes of a document's changes, or nil for an
     /// error that is not about them (a full disk, a damaged store).
-    init?(document: DocumentID, _ error: any Error) {
+    public init?(document: DocumentID, _ error: any Error) {
         switch error {
         case let error as QuireCore.DecodingError: self.init(document: document, reason: .undecodable(error))
         case let error as DocumentError: self.init(document: document, reason: .inapplicable(error))

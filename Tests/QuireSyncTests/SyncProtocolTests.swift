@@ -563,6 +563,19 @@ import Testing
         #expect(try value(store, "n", "k") == .scalar(.int(6)))
     }
 
+    /// Document `id` as a forged answer leaves it: the server holds one
+    /// change 1@7 of it, `store` another under the same id, and the
+    /// answer's acknowledgement of it.
+    func forgeAClash(of id: DocumentID, in store: DocumentStore, with server: SyncServer) throws {
+        func changeOneOf7(_ value: Int64) -> Change {
+            Change(id: OpID(replica: ReplicaID(7), counter: 1), lamport: 1, parents: [],
+                   operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
+        }
+        _ = try server.log.push([(id, [changeOneOf7(1)])], by: .unrestricted, limits: .init())
+        _ = try store.apply(bundles: [(id, [ChangeEncoding.encode([changeOneOf7(2)])])])
+        _ = try store.recordSyncProgress(peer: "server", acknowledged: [id: [ReplicaID(7): 1]], cursor: nil)
+    }
+
     /// A note whose change 1@X differs between this store and the server
     /// (a forged answer gave the store its copy, review137) is left out of
     /// the sync, named in the report, sync after sync, and the other notes
@@ -574,14 +587,7 @@ import Testing
         try write(alice, "todo", "k", 1)
         let aliceClient = SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server))
         try await aliceClient.sync()
-        let x = ReplicaID(7)
-        func changeOneOfX(_ value: Int64) -> Change {
-            Change(id: OpID(replica: x, counter: 1), lamport: 1, parents: [], operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
-        }
-        // The server holds one 1@X; the store took another, and the forged answer's acknowledgement of it.
-        _ = try server.log.push([("groceries", [changeOneOfX(1)])], by: .unrestricted, limits: .init())
-        _ = try alice.apply(bundles: [("groceries", [ChangeEncoding.encode([changeOneOfX(2)])])])
-        _ = try alice.recordSyncProgress(peer: "server", acknowledged: ["groceries": [x: 1]], cursor: nil)
+        try forgeAClash(of: "groceries", in: alice, with: server)
         try bob.create(id: "recipes")
         try write(bob, "recipes", "k", 3)
         try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()
@@ -589,13 +595,48 @@ import Testing
 
         for _ in 1...2 {
             let report = try await aliceClient.sync()
-            #expect(report.notApplied.mapValues { "\($0.reason)" } == ["groceries": "\(DocumentError.conflictingChange(OpID(replica: x, counter: 1)))"])
+            #expect(report.notApplied.mapValues { "\($0.reason)" } == ["groceries": "\(DocumentError.conflictingChange(OpID(replica: ReplicaID(7), counter: 1)))"])
         }
         #expect(try value(alice, "recipes", "k") == .scalar(.int(3)))
         #expect(try value(alice, "groceries", "k") == .scalar(.int(2)))
         #expect(server.log.version("todo") == [alice.replicaID: 2])
         try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()
         #expect(try value(bob, "todo", "k") == .scalar(.int(4)))
+    }
+
+    /// While a refused note keeps the stored cursor behind, a later sync in
+    /// ranges pulls each range from that cursor: once the refusal is met,
+    /// it states every document, so that the server leaves out the rows of
+    /// the others the store took before. (It stated only those changed
+    /// here, and was sent the others' rows again, sync after sync.)
+    @Test func aSyncInRangesBehindARefusedNoteIsNotSentTheOthersRowsAgain() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        for id: DocumentID in ["b-todo", "c-recipes"] {
+            try alice.create(id: id)
+            try write(alice, id, "k", 1)
+        }
+        try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        try forgeAClash(of: "a-groceries", in: alice, with: server)
+        try bob.create(id: "d-journal")
+        try write(bob, "d-journal", "k", 3)
+        try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        let first = try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        #expect(Array(first.notApplied.keys) == ["a-groceries"])
+        #expect(try value(alice, "d-journal", "k") == .scalar(.int(3)))
+
+        // Two notes changed here, each a range of its own: b-todo's holds the refused note.
+        try write(alice, "b-todo", "k", 2)
+        try write(alice, "c-recipes", "k", 2)
+        let recorder = RecordingTransport(inner: FaultyTransport.sound(server))
+        var client = SyncClient(store: alice, peer: "server", transport: recorder)
+        client.maxStatedDocuments = 1
+        let second = try await client.sync()
+        #expect(Array(second.notApplied.keys) == ["a-groceries"])
+        #expect(recorder.requests.count > 2)
+        let resent = recorder.responses.flatMap(\.documents).filter { $0.id == "d-journal" && !$0.bundles.isEmpty }
+        #expect(resent.isEmpty, "\(resent)")
+        for id: DocumentID in ["b-todo", "c-recipes"] { #expect(try server.log.version(id) == alice.versionVector(id)) }
     }
 
     /// A peer that answers a push without taking the changes or refusing
@@ -775,6 +816,36 @@ import Testing
         #expect(report.notApplied.mapValues { "\($0.reason)" } == ["bad": "not a Quire change bundle (wrong magic number)"])
         #expect(try store.documents().map(\.id) == ["good"])
         #expect(try value(store, "good", "k") == .scalar(.int(1)))
+    }
+
+    /// A page with two documents this store refuses, for different
+    /// reasons, between two it takes: both are named in the report, each
+    /// with its own reason, and the two others applied and counted.
+    @Test func twoRefusedDocumentsOfOnePageAreLeftOutAndTheOthersApplied() async throws {
+        let source = try DocumentStore.inMemory()
+        for id: DocumentID in ["a-good", "c-good"] {
+            try source.create(id: id)
+            try write(source, id, "k", 1)
+        }
+        let farAhead = Change(id: OpID(replica: ReplicaID(7), counter: 1), lamport: Document.lamportLimit - 3, parents: [],
+                              operations: [.put(object: .root, key: "k", value: .scalar(.int(2)), pred: [])])
+        let page = try [
+            SyncDocument(id: "a-good", version: source.versionVector("a-good"), bundles: [ChangeEncoding.encode(source.changes("a-good"))]),
+            SyncDocument(id: "b-bad", version: [:], bundles: [[1, 2, 3]]),
+            SyncDocument(id: "c-good", version: source.versionVector("c-good"), bundles: [ChangeEncoding.encode(source.changes("c-good"))]),
+            SyncDocument(id: "d-far", version: [ReplicaID(7): 1], changes: [farAhead]),
+        ]
+        let sender = ScriptedPeer { _ in SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: page) }
+        let store = try DocumentStore.inMemory()
+        let report = try await SyncClient(store: store, peer: "p", transport: FaultyTransport.sound(sender)).sync()
+        #expect(report.notApplied.mapValues { "\($0.reason)" } == [
+            "b-bad": "not a Quire change bundle (wrong magic number)",
+            "d-far": "change 1@0000000000000007 is invalid: its Lamport value \(Document.lamportLimit - 3) lies more than "
+                + "\(DocumentStore.maxLamportLead) beyond the highest before it, 0",
+        ])
+        #expect(report.received == 2)
+        #expect(try store.documents().map(\.id) == ["a-good", "c-good"])
+        #expect(try value(store, "a-good", "k") == .scalar(.int(1)) && value(store, "c-good", "k") == .scalar(.int(1)))
     }
 
     @Test func messagesRoundTripAndDamageIsRefused() throws {

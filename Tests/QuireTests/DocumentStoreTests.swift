@@ -321,6 +321,27 @@ import QuireStore
         }
     }
 
+    /// A document whose copy loads (from its snapshot) but whose log row a
+    /// duplicate is checked against cannot be read is left out by
+    /// `applyEach` as damaged, and the others saved. (The whole call
+    /// failed: only taking the document was counted as its damage.)
+    @Test func applyEachLeavesOutADocumentWhoseLogRowCannotBeReadWhenCheckingADuplicate() throws {
+        let store = try DocumentStore.inMemory()
+        func put(_ replica: UInt64) -> Change {
+            Change(id: OpID(replica: ReplicaID(replica), counter: 1), lamport: 1, parents: [],
+                   operations: [.put(object: .root, key: "k", value: .scalar(.int(1)), pred: [])])
+        }
+        try store.create(id: "n")
+        try store.apply("n", [put(7)])
+        try store.snapshot("n")
+        try store.database.write { db in try db.execute(sql: "UPDATE changes SET data = x'00' WHERE replica = 7") }
+        store.cache.removeAll()
+        let (applied, refused) = try store.applyEach(bundles: [("n", [ChangeEncoding.encode([put(7)])]), ("ok", [ChangeEncoding.encode([put(8)])])])
+        #expect(applied == 1)
+        #expect(refused.map(\.id) == ["n"] && refused.allSatisfy { $0.error.isDamage(ofDocument: "n") }, "\(refused)")
+        #expect(try store.versionVector("ok") == [ReplicaID(8): 1])
+    }
+
     @Test func editsSurviveReopening() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.quire"

@@ -1,5 +1,7 @@
 import Foundation
 import Quire
+import QuireCore
+import QuireStore
 import QuireTestSupport
 import Testing
 
@@ -37,6 +39,23 @@ import Testing
         let (server, port) = try startServer(runner, tokens: path)
         defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
         try body("http://127.0.0.1:\(port)")
+    }
+
+    /// Syncs the runner's store with a server of its directory's server.db,
+    /// stops it, runs `damage` on the file's path, and starts the server on
+    /// it again, on the same port: the server, its URL and the file holding
+    /// its standard error.
+    func serverRestartedAfter(_ runner: QuireRunner, damage: (String) throws -> Void) throws -> (server: Process, url: String, errors: String) {
+        let (first, port) = try startServer(runner)
+        let url = "http://127.0.0.1:\(port)"
+        do {
+            defer { kill(first.processIdentifier, SIGKILL); first.waitUntilExit() }
+            try runner.ok(["sync", url])
+        }
+        try damage(runner.directory + "/server.db")
+        let errors = runner.directory + "/server.err"
+        let (server, _) = try startServer(runner, port: port, errors: errors)
+        return (server, url, errors)
     }
 
     /// Makes a store at `path` holding one note, `first`, and syncs it with
@@ -183,15 +202,8 @@ import Testing
     @Test func aDamagedPageOfTheServersLogCostsTheClientsOnlyItsNotes() throws {
         try withRunner { runner in
             try runner.storeOfTwentyNotes()
-            var (server, port) = try startServer(runner)
-            defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
-            let url = "http://127.0.0.1:\(port)"
-            try runner.ok(["sync", url])
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
-            try zeroLeafPage(of: "log", in: runner.directory + "/server.db")
-            let serverErrors = runner.directory + "/server.err"
-            (server, port) = try startServer(runner, port: port, errors: serverErrors)
+            let (server, url, serverErrors) = try serverRestartedAfter(runner) { path in try zeroLeafPage(of: "log", in: path) }
+            defer { kill(server.processIdentifier, SIGKILL) }
 
             let other = runner.directory + "/other.quire"
             try runner.ok(["init"], store: other)
@@ -219,6 +231,56 @@ import Testing
             let logged = try String(contentsOfFile: serverErrors, encoding: .utf8)
             #expect(logged.contains("the server store \(runner.directory)/server.db is damaged"), "\(logged)")
             #expect(logged.contains("stop the server, keep \(runner.directory)/server.db aside and start the server on a new file"))
+        }
+    }
+
+    /// A damaged page of the server's parked changes (those waiting for
+    /// their dependencies), its log sound: the server told its operator the
+    /// log was damaged and salvaged it row by row (the parked rows were read
+    /// with the log). Now it names the parked changes, and serves the log
+    /// whole: a new client gets every note.
+    @Test func aDamagedPageOfTheServersParkedChangesIsNamedAndTheLogServedWhole() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            for index in 0..<3 { try runner.ok(["note", "new", "--title", "note \(index)"]) }
+            let serverPath = runner.directory + "/server.db"
+            let (server, url, serverErrors) = try serverRestartedAfter(runner) { path in
+                try parkChangesOfManyDocuments(in: path)
+                try zeroLeafPage(of: "parked", in: path)
+            }
+            defer { kill(server.processIdentifier, SIGKILL) }
+
+            let other = runner.directory + "/other.quire"
+            try runner.ok(["init"], store: other)
+            try runner.ok(["sync", url], store: other)
+            #expect(try #require(try runner.run(["note", "list", "--json"], store: other).json() as? [[String: Any]]).count == 3)
+            let logged = try String(contentsOfFile: serverErrors, encoding: .utf8)
+            #expect(logged.contains("quire http: the server store \(serverPath) is damaged: its changes waiting for their dependencies "
+                + "(table parked) cannot all be read: "), "\(logged)")
+            #expect(!logged.contains("it serves what it can still read"), "\(logged)")
+        }
+    }
+
+    /// Writes into the server store at `path` thirty documents' changes
+    /// waiting for their dependencies, as a push of each one's second change
+    /// alone leaves them; their bodies zstd cannot shrink much, so that the
+    /// rows span several pages.
+    func parkChangesOfManyDocuments(in path: String) throws {
+        var random = SeededGenerator(seed: 7)
+        let database = try Database(path: path)
+        defer { database.close() }
+        try database.write { db in
+            for index in 0..<30 {
+                var writer = Document(replica: ReplicaID(UInt64(index + 100)))
+                let body = try writer.transact { tx in try tx.putObject(.root, key: "body", kind: .text) }
+                try writer.transact { tx in
+                    try tx.insertText(body, at: 0, String((0..<1500).map { _ in Character(UnicodeScalar(UInt8(97 + random.next() % 26))) }))
+                }
+                let waiting = try writer.changes(since: VersionVector())[1]
+                try db.execute(sql: "INSERT INTO parked(document_id, replica, first_counter, data) VALUES (?, ?, ?, ?)",
+                               arguments: [.text("parked-\(index)"), .replica(waiting.replica), .unsigned(waiting.id.counter),
+                                           .blob(StoredBundle.stored(ChangeEncoding.encode([waiting])))])
+            }
         }
     }
 

@@ -173,23 +173,25 @@ public final class ServerLog: Sendable {
         state = Mutex(try Self.readState(database, path: path))
     }
 
-    /// The log's newest `seq`, highest Lamport value and versions. Around a
-    /// damaged page (SQLite's `SQLITE_CORRUPT`), from the rows `rowKeys`
-    /// still lists, the operator told: a row listed whose own page is
-    /// damaged counts in its document's version, so that a client lacking
-    /// it is refused that document (422) rather than sent nothing of it as
-    /// if the server held none; its Lamport value, unread, is left out.
+    /// The log's newest `seq`, highest Lamport value (its parked changes
+    /// counted) and versions. Around a damaged page (SQLite's
+    /// `SQLITE_CORRUPT`), from the rows `rowKeys` still lists, the operator
+    /// told: a row listed whose own page is damaged counts in its document's
+    /// version, so that a client lacking it is refused that document (422)
+    /// rather than sent nothing of it as if the server held none; its
+    /// Lamport value, unread, is left out.
     private static func readState(_ database: Database, path: String) throws -> State {
+        var state: State
         do {
             let row = try database.query(sql: "SELECT coalesce(max(seq), 0), coalesce(max(last_lamport), 0) FROM log")[0]
             var versions: [DocumentID: VersionVector] = [:]
             for held in try database.query(sql: "SELECT document_id, replica, max(last_counter) FROM log GROUP BY document_id, replica") {
                 versions[try documentID(held.text(0)), default: VersionVector()][try held.replica(1)] = try held.unsigned(2)
             }
-            return State(lastSeq: try row.unsigned(0), maxLamport: max(try row.unsigned(1), try maxParkedLamport(database)), versions: versions)
+            state = State(lastSeq: try row.unsigned(0), maxLamport: try row.unsigned(1), versions: versions)
         } catch where error.isDamagedPage {
             OperatorLog.shared.write("the server store \(path) is damaged: \(error); it serves what it can still read: \(recovery(path))")
-            var state = State(lastSeq: 0, maxLamport: 0, versions: [:])
+            state = State(lastSeq: 0, maxLamport: 0, versions: [:])
             for key in try rowKeys(database, after: 0, through: UInt64(Int64.max), limit: -1) {
                 let seq = try key.unsigned(0)
                 state.lastSeq = max(state.lastSeq, seq)
@@ -200,22 +202,31 @@ public final class ServerLog: Sendable {
                     state.maxLamport = max(state.maxLamport, try lamport.first?.unsigned(0) ?? 0)
                 } catch where error.isDamagedPage {}
             }
-            if let parked = try? maxParkedLamport(database) { state.maxLamport = max(state.maxLamport, parked) }
-            return state
         }
+        state.maxLamport = max(state.maxLamport, try maxParkedLamport(database, path: path))
+        return state
     }
 
     /// The highest Lamport value of the parked changes: a change left
     /// waiting counts for the pushes after it as within its own push, after
     /// a restart too. A parked row that does not decode is left out (a push
-    /// to its document is refused as damaged).
-    private static func maxParkedLamport(_ database: Database) throws -> UInt64 {
-        var highest: UInt64 = 0
-        for row in try database.query(sql: "SELECT data FROM parked") {
-            guard let changes = try? ChangeEncoding.decode(StoredBundle.bundle(row.blob(0))) else { continue }
-            highest = changes.reduce(highest) { max($0, $1.lastLamport) }
+    /// to its document is refused as damaged). So are all of them when a
+    /// page of `parked` is damaged, the operator told: the log is served
+    /// whole, and a push to a document whose parked rows that page held is
+    /// refused naming it (422), as for a damaged page of the log.
+    private static func maxParkedLamport(_ database: Database, path: String) throws -> UInt64 {
+        do {
+            var highest: UInt64 = 0
+            for row in try database.query(sql: "SELECT data FROM parked") {
+                guard let changes = try? ChangeEncoding.decode(StoredBundle.bundle(row.blob(0))) else { continue }
+                highest = changes.reduce(highest) { max($0, $1.lastLamport) }
+            }
+            return highest
+        } catch where error.isDamagedPage {
+            OperatorLog.shared.write("the server store \(path) is damaged: its changes waiting for their dependencies (table parked) "
+                + "cannot all be read: \(error); their Lamport values are left out, and the rest served: \(recovery(path))")
+            return 0
         }
-        return highest
     }
 
     /// What the operator of a damaged server store can do.
@@ -349,8 +360,9 @@ public final class ServerLog: Sendable {
                 try database.write { db in
                     for request in requests {
                         let pushed = Set(request.pushes.map(\.id))
-                        var batch = PushBatch(lastSeq: written.lastSeq, maxLamport: written.maxLamport, versions: written.versions,
-                                              documents: written.documents, access: request.access, limits: request.limits)
+                        var batch = PushBatch(lastSeq: written.lastSeq, versions: written.versions, documents: written.documents,
+                                              lamportLead: LamportLeadCheck(highest: written.maxLamport, lead: request.limits.maxLamportLead),
+                                              access: request.access, limits: request.limits)
                         written.documents = [:]  // the batch's copy is the only one: applying changes copies nothing
                         try db.execute(sql: "SAVEPOINT push")
                         do {
@@ -361,7 +373,7 @@ public final class ServerLog: Sendable {
                                 }
                             }
                             try db.execute(sql: "RELEASE push")
-                            written = (batch.lastSeq, batch.maxLamport, batch.versions, batch.documents)
+                            written = (batch.lastSeq, batch.lamportLead.highest, batch.versions, batch.documents)
                             outcomes.append(.success(PushOutcome(versions: batch.versions.filter { pushed.contains($0.key) },
                                                                  newChanges: batch.newChanges)))
                         } catch let refusal as SyncFailure {
@@ -412,10 +424,14 @@ public final class ServerLog: Sendable {
     /// The work of one push, inside its transaction.
     private struct PushBatch {
         var lastSeq: UInt64
-        var maxLamport: UInt64
         var versions: [DocumentID: VersionVector]
         /// The pushed documents, with the changes accepted so far applied.
         var documents: [DocumentID: Document]
+        /// Each new change is measured from the highest Lamport value before
+        /// it: the server's (its parked changes counted), then raised by each
+        /// change this push logs or parks, as a store measures a batch. Its
+        /// `highest` is what the next push starts from.
+        var lamportLead: LamportLeadCheck
         let access: Access
         let limits: Limits
         /// Replica owners already checked in this batch.
@@ -424,9 +440,6 @@ public final class ServerLog: Sendable {
         var newChanges = 0
 
         mutating func store(_ changes: [Change], of id: DocumentID, _ db: DatabaseConnection) throws {
-            // Each new change is measured from the highest Lamport value before
-            // it, the push's earlier changes counted, as a store measures.
-            var lamportLead = LamportLeadCheck(highest: maxLamport, lead: limits.maxLamportLead)
             var parkedAny = false
             // Accepted by this push, not written yet: written at the end, as runs.
             var accepted: [Change] = []
@@ -460,9 +473,6 @@ public final class ServerLog: Sendable {
                                     .blob(StoredBundle.stored(ChangeEncoding.encode([change])))])
                     newChanges += inserted.count
                     parkedAny = true
-                    // A change left waiting counts for later documents and pushes
-                    // too, as within this push: taken in steps as in one push.
-                    maxLamport = max(maxLamport, change.lastLamport)
                 }
             }
             accepted += try unparkReady(of: id, db, checkLimit: parkedAny)
@@ -488,7 +498,9 @@ public final class ServerLog: Sendable {
                 throw SyncFailure(refusing: error, in: id)
             }
             versions[id, default: VersionVector()][change.replica] = change.lastID.counter
-            maxLamport = max(maxLamport, change.lastLamport)
+            // A change unparked now was admitted when parked, in this process or
+            // before a restart, when the log's open may not have read it (a damaged page).
+            lamportLead.count(lastLamport: change.lastLamport)
         }
 
         /// Writes accepted changes, in order, a row (and a `seq`) per run:

@@ -326,12 +326,15 @@ public struct SyncClient: Sendable {
 
     /// The documents a request states (all of them, or those of its range), sorted by id.
     private func documentsToState(_ versions: [DocumentID: VersionVector], coversRows: Bool, _ session: Session) -> [DocumentID] {
-        // While a document is left out as damaged on the server, the stored
-        // cursor stays behind its rows, and so behind the other documents'
-        // rows pulled since (by this sync or the ones before): stating every
-        // document lets the server leave out what the store holds of them.
-        versions.filter { id, mine in
-            !mine.isEmpty && (!coversRows || session.leftOutAsDamaged || mine != session.serverVersions[id])
+        // While the stored cursor stays behind the rows of a document left out
+        // (damaged on the server, or its changes refused here), it is behind the
+        // other documents' rows pulled since too, by this sync or the ones
+        // before: a request pulling from it (a ranged pass, until one is done
+        // and sets `pulledCursor`) states every document, so that the server
+        // leaves out what the store holds of them.
+        let pullsFromBehind = session.cursorStaysBehind && session.pulledCursor == nil
+        return versions.filter { id, mine in
+            !mine.isEmpty && (!coversRows || pullsFromBehind || mine != session.serverVersions[id])
         }.keys.sorted()
     }
 
@@ -472,27 +475,22 @@ public struct SyncClient: Sendable {
     private func applyPage(_ response: SyncResponse, _ session: inout Session) throws {
         // Every document's changes in one transaction: one disk sync a page.
         // A document this store cannot read, or whose changes it refuses, is
-        // left out, and the page applied again without it: one bad note must
+        // left out and the others applied (`applyEach`): one bad note must
         // not keep the others from syncing, sync after sync.
-        while true {
-            let incoming = response.documents.filter { !$0.bundles.isEmpty && !session.isLeftOutHere($0.id) }.map { ($0.id, $0.bundles) }
-            do {
-                let received = try store.apply(bundles: incoming)
-                session.report.received += received
-                if received > 0 { session.receivedUnstated.formUnion(incoming.map(\.0)) }
-                return
-            } catch let refused as RefusedChanges {
+        let incoming = response.documents.filter { !$0.bundles.isEmpty && !session.isLeftOutHere($0.id) }.map { ($0.id, $0.bundles) }
+        let (received, refusals) = try store.applyEach(bundles: incoming)
+        for (id, error) in refusals {
+            if let refused = RefusedChanges(document: id, error) {
                 // Not the store's fault: its copy is whole, and the next sync meets the same change.
-                guard incoming.contains(where: { $0.0 == refused.document }) else { throw refused }
-                session.report.notApplied[refused.document] = refused
-                progress("\(transport.otherSide) sent changes to document \(refused.document) that this store refuses "
+                session.report.notApplied[id] = refused
+                progress("\(transport.otherSide) sent changes to document \(id) that this store refuses "
                     + "(\(refused.reason)): its copy here is left as it is, and the document left out of the sync")
-            } catch let error as StoreError {
-                guard let id = error.damagedDocument.flatMap(DocumentID.init(rawValue:)), session.report.damaged[id] == nil,
-                      incoming.contains(where: { $0.0 == id }) else { throw error }
+            } else {
                 damage(id, error, &session)
             }
         }
+        session.report.received += received
+        if received > 0 { session.receivedUnstated.formUnion(incoming.map(\.0).filter { !session.isLeftOutHere($0) }) }
     }
 
     /// Takes the versions the answer states as what the server holds;
@@ -622,7 +620,7 @@ public struct SyncClient: Sendable {
     }
 
     /// Leaves a document this store cannot read out of the rest of the sync.
-    private func damage(_ id: DocumentID, _ error: StoreError, _ session: inout Session) {
+    private func damage(_ id: DocumentID, _ error: any Error, _ session: inout Session) {
         session.report.damaged[id] = "\(error)"
         progress("document \(id) cannot be read and is left out of the sync: \(error)")
     }

@@ -94,24 +94,23 @@ struct StoreMerge {
                 let current = isMine ? try here { try $0.read(id) { $0 } } : Document(replica: store.replicaID)
                 var merged = current
                 try merged.apply(incoming)
+                let title = try Note(id: id, document: merged).title
+                // The merge in memory took the changes; the store may not: ask
+                // its own rule, on the changes in the order `apply` gives them,
+                // before the conflict passes, which a refused note does not need.
+                do { try DocumentStore.refuseFarAhead(incoming, appliedTo: current) } catch {
+                    refused.append(RefusedDocument(id: id, title: title, reason: "\(error)"))
+                    continue
+                }
                 let isRemoved = try Note.isRemoved(merged)
                 // A removal that hides edits it did not see is a conflict only
                 // with the note's history: read for a note removed once merged.
                 let myLog = isRemoved ? try here { try Self.loggedChanges(of: id, in: $0, isMine: isMine) } : nil
                 let before = Set(try Conflict.all(in: current, history: myLog.map { DocumentHistory(id, changes: $0, replica: store.replicaID) }).map(\.key))
                 let after = try Conflict.all(in: merged, history: myLog.map { DocumentHistory(id, changes: $0 + incoming, replica: store.replicaID) })
-                let plan = DocumentPlan(
-                    id: id, title: try Note(id: id, document: merged).title, isNew: !isMine, isRemoved: isRemoved,
-                    incoming: incoming, outgoing: outgoing,
-                    newConflicts: after.map(\.key).filter { !before.contains($0) })
-                // The merge in memory took the changes; the store may not: ask
-                // its own rule, on the changes in the order `apply` gives them.
-                do {
-                    try DocumentStore.refuseFarAhead(incoming, appliedTo: current)
-                    plans.append(plan)
-                } catch {
-                    refused.append(RefusedDocument(id: id, title: plan.title, reason: "\(error)"))
-                }
+                plans.append(DocumentPlan(
+                    id: id, title: title, isNew: !isMine, isRemoved: isRemoved, incoming: incoming, outgoing: outgoing,
+                    newConflicts: after.map(\.key).filter { !before.contains($0) }))
             } catch var damage as DamagedDocument {
                 let whole = damage.isMine ? (isTheirs ? other : nil) : (isMine ? store : nil)
                 damage.title = try? whole?.read(id) { try Note(id: id, document: $0).title }
