@@ -82,15 +82,9 @@ import Testing
     /// first change is compared with nothing.
     @Test func diffOfAChangeShowsWhatThatChangeDidAlone() throws {
         try withRunner { quire in
-            let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")
-            try quire.ok(["init"], store: laptop)
-            try quire.ok(["init"], store: phone)
-            let id = try quire.ok(["note", "new", "--title", "Plan", "--body", "three testers"], store: laptop).trimmingCharacters(in: .newlines)
-            try quire.ok(["merge", laptop], store: phone)
-            try quire.ok(["note", "edit", id, "--delete", "0", "5", "--insert", "0", "four"], store: laptop)
-            try quire.ok(["note", "edit", id, "--delete", "6", "7", "--insert", "6", "reviewers", "--tag", "t"], store: phone)
-            try quire.ok(["merge", phone], store: laptop)
-            let phoneReplica = try MergeStoryTests.TwoStores.replica(quire, phone)
+            let stores = try MergeStoryTests.TwoStores(quire)  // "Groceries", "milk"
+            let (laptop, id, phoneReplica) = (stores.laptop, stores.id, stores.phoneReplica)
+            try stores.editBothAndMerge(laptop: ["--insert", "0", "Buy "], phone: ["--delete", "0", "4", "--insert", "0", "bread", "--tag", "t"])
             let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
             let phoneChange = try #require(log.first { $0["replica"] as? String == phoneReplica })
             let (made, edited) = (try #require(log.last), try #require(log.dropFirst().first))
@@ -105,8 +99,8 @@ import Testing
                 from  \(madeVersion)
                 to    \(phoneVersion)
 
-                body @6 -"testers"
-                body @13 +"reviewers"
+                body @0 -"milk"
+                body @4 +"bread"
                 tags: [] → ["t"]
 
                 """
@@ -118,13 +112,12 @@ import Testing
                 from  \(madeVersion)
                 to    \(editedVersion)
 
-                body @0 -"three"
-                body @5 +"four"
+                body @0 +"Buy "
 
                 """)
             let first = try #require(try quire.run(["diff", id, "--change", madeID, "--json"], store: laptop).json() as? [String: Any])
             #expect(first["from"] as? String == "" && first["to"] as? String == madeVersion)
-            #expect((first["text"] as? [[String: Any]])?.map { $0["text"] as? String } == ["Plan", "three testers"])
+            #expect((first["text"] as? [[String: Any]])?.map { $0["text"] as? String } == ["Groceries", "milk"])
             #expect(try quire.ok(["diff", id, "--change", madeID], store: laptop).hasPrefix("from  - (before the note's first change)\n"))
 
             for wrong in [["--change", "1@phone"], ["--change", "1@\(phoneReplica)", "--from", "1@\(phoneReplica)"], ["--change", ""]] {
