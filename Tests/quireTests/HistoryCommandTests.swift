@@ -76,6 +76,59 @@ import Testing
         }
     }
 
+    /// What one change did, which `log` lists but does not show: `diff
+    /// --change` compares the note it built on with the note after it, so a
+    /// merged-in change shows its own edits, not the other side's; a note's
+    /// first change is compared with nothing.
+    @Test func diffOfAChangeShowsWhatThatChangeDidAlone() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)  // "Groceries", "milk"
+            let (laptop, id, phoneReplica) = (stores.laptop, stores.id, stores.phoneReplica)
+            try stores.editBothAndMerge(laptop: ["--insert", "0", "Buy "], phone: ["--delete", "0", "4", "--insert", "0", "bread", "--tag", "t"])
+            let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
+            let phoneChange = try #require(log.first { $0["replica"] as? String == phoneReplica })
+            let (made, edited) = (try #require(log.last), try #require(log.dropFirst().first))
+            // Each change's id (its first operation) and the version right after it.
+            func key(_ change: [String: Any], _ name: String) throws -> String { try #require(change[name] as? String) }
+            let (madeID, editedID, phoneID) = (try key(made, "id"), try key(edited, "id"), try key(phoneChange, "id"))
+            let (madeVersion, editedVersion) = (try key(made, "version"), try key(edited, "version"))
+            // Not the phone change's version in this log, which holds the laptop's edit applied before it: its own and its past.
+            let phoneVersion = try key(try #require(try quire.run(["show", id, "--at", phoneID, "--json"], store: laptop).json() as? [String: Any]), "version")
+
+            let phoneDiff = """
+                from  \(madeVersion)
+                to    \(phoneVersion)
+
+                body @0 -"milk"
+                body @4 +"bread"
+                tags: [] → ["t"]
+
+                """
+            #expect(try quire.ok(["diff", id, "--change", phoneID], store: laptop) == phoneDiff)
+            // Any operation of the change names it, as in versions.
+            let last = try #require((phoneChange["counters"] as? [String: Int])?["last"])
+            #expect(try quire.ok(["diff", id, "--change", "\(last)@\(phoneReplica)"], store: laptop) == phoneDiff)
+            #expect(try quire.ok(["diff", id, "--change", editedID], store: laptop) == """
+                from  \(madeVersion)
+                to    \(editedVersion)
+
+                body @0 +"Buy "
+
+                """)
+            let first = try #require(try quire.run(["diff", id, "--change", madeID, "--json"], store: laptop).json() as? [String: Any])
+            #expect(first["from"] as? String == "" && first["to"] as? String == madeVersion)
+            #expect((first["text"] as? [[String: Any]])?.map { $0["text"] as? String } == ["Groceries", "milk"])
+            #expect(try quire.ok(["diff", id, "--change", madeID], store: laptop).hasPrefix("from  - (before the note's first change)\n"))
+
+            for wrong in [["--change", "1@phone"], ["--change", "1@\(phoneReplica)", "--from", "1@\(phoneReplica)"], ["--change", ""]] {
+                let result = try quire.run(["diff", id] + wrong, store: laptop)
+                #expect(result.status == 64 && result.stderr.contains("usage: quire diff ID"), "\(wrong): \(result.stderr)")
+            }
+            let missing = try quire.run(["diff", id, "--change", "99@\(phoneReplica)"], store: laptop)
+            #expect(missing.status == 1 && missing.stderr.hasPrefix("error: note \(id) has no operation 99@\(phoneReplica);"), "\(missing.stderr)")
+        }
+    }
+
     /// A line of 50,000 words: an edit in one place shows as itself, and
     /// so do 2,500 edits all along it (more than one search's 2,000
     /// differences: they showed as the whole line deleted and inserted).

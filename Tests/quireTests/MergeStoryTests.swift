@@ -156,6 +156,38 @@ import Testing
         }
     }
 
+    /// What a merge brought into a note is a diff from the note's version
+    /// before it, which only the merge knew: it prints the command (JSON:
+    /// `versionBefore`), for the notes it changed, not for new ones.
+    @Test func aMergeNamesTheVersionToDiffFromToSeeWhatItBrought() throws {
+        try withRunner { quire in
+            let stores = try TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            try quire.ok(["note", "edit", id, "--append", " and eggs"], store: laptop)
+            try quire.ok(["note", "edit", id, "--insert", "0", "Buy "], store: phone)
+            let other = try quire.ok(["note", "new", "--title", "Trip"], store: phone).trimmingCharacters(in: .newlines)
+            let before = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+
+            let plan = try #require(try quire.run(["merge", phone, "--dry-run", "--json"], store: laptop).json() as? [String: Any])
+            let planned = try #require(plan["documents"] as? [[String: Any]])
+            #expect(planned.first { $0["id"] as? String == id }?["versionBefore"] as? String == before)
+            #expect(planned.first { $0["id"] as? String == other }?["versionBefore"] is NSNull)
+            // A dry run changes nothing to diff.
+            #expect(!(try quire.ok(["merge", phone, "--dry-run"], store: laptop).contains("quire diff")))
+
+            let lines = try quire.ok(["merge", phone], store: laptop).split(separator: "\n").map(String.init)
+            #expect(lines.suffix(3).dropLast() == ["Merged 2 changes into 2 notes (1 new).",
+                                                   "What it brought into each note, against the note's version here before the merge:"], "\(lines)")
+            // The note abbreviated as in the table, and only that note.
+            let command = try #require(lines.last).split(separator: " ").map(String.init)
+            #expect(command.count == 5 && command[0] == "quire" && command[1] == "diff" && id.hasPrefix(command[2])
+                    && command[3] == "--from" && command[4] == before, "\(lines)")
+            // The command shows the phone's edit, and not the laptop's own.
+            let diff = try quire.ok(Array(command.dropFirst()), store: laptop)
+            #expect(diff.hasSuffix("\n\nbody @0 +\"Buy \"\n"), "\(diff)")
+        }
+    }
+
     @Test func offlineEditsMergeAndConcurrentWritesShowAsConflicts() throws {
         try withRunner { quire in
             let stores = try TwoStores(quire)
@@ -177,7 +209,7 @@ import Testing
             #expect(table.hasSuffix("\nDry run: merging would bring 1 change into 1 note (0 new); nothing was written.\n"))
             // The note's id abbreviated, as note list shows it.
             #expect(table.split(separator: "\n")[1].hasPrefix(id.prefix(8) + "  "))
-            #expect(try quire.ok(["merge", laptop], store: phone).hasSuffix("\nMerged 1 change into 1 note (0 new).\n"))
+            #expect(try quire.ok(["merge", laptop], store: phone).contains("\nMerged 1 change into 1 note (0 new).\n"))
             try quire.ok(["merge", phone], store: laptop)
             // Both now hold the same note: the text edits merged, nothing lost.
             let onPhone = try quire.ok(["note", "show", id, "--json"], store: phone)

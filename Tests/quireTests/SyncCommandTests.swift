@@ -445,6 +445,23 @@ import Testing
         }
     }
 
+    /// Each round's progress line gives the totals so far, and says so: a
+    /// pull then a push read `round 1: sent 0, received 9` and `round 2:
+    /// sent 1, received 9`, as if 18 changes had come in.
+    @Test func eachRoundsProgressLineSaysItsCountsAreTotals() throws {
+        try withRunner { runner in
+            let laptop = runner.directory + "/laptop.quire"
+            try runner.ok(["init"], store: laptop)
+            try runner.ok(["note", "new", "--title", "on the laptop"], store: laptop)
+            try runner.ok(["init"])
+            try runner.ok(["note", "new", "--title", "on the phone"])
+            let result = try runner.run(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"])
+            #expect(result.status == 0)
+            #expect(result.stdout.contains(": sent 1, received 1 change in 2 round trips;"), "\(result.stdout)")
+            #expect(result.stderr == "round 1, so far: sent 0, received 1\nround 2, so far: sent 1, received 1\n", "\(result.stderr)")
+        }
+    }
+
     /// The day of a person with three machines: the laptop writes offline,
     /// the phone gets its note through a pipe and syncs with the server
     /// first, with its own token. The laptop's own sync, with its token,

@@ -180,7 +180,8 @@ public struct SyncClient: Sendable {
                 throw .protocolViolation("it answered with a request")
             case .response(let response):
                 let done = try await storeWork(&session) { session in try apply(response, newChanges: newChanges, &session) }
-                progress("round \(round): sent \(session.report.sent), received \(session.report.received)"
+                // Totals, said to be: `round 2: sent 1, received 9` read as 9 more.
+                progress("round \(round), so far: sent \(session.report.sent), received \(session.report.received)"
                     + (response.more ? ", more to come" : ""))
                 // The long-poll is a round of its own after a first round that
                 // found nothing, not that first round: over HTTP it then goes on

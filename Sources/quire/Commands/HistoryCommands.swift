@@ -6,7 +6,7 @@ import Quire
 enum HistoryCommands {
     static let log = Command(
         name: "log",
-        summary: "List a note's changes, the last this store applied first (a change synced in today may be a week old), with the version right after each here.",
+        summary: "List a note's changes, the last this store applied first (a change synced in today may be a week old), with the version right after each here; `quire diff ID --change CHANGE` shows what one did.",
         usage: ["ID [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [.json],
@@ -93,19 +93,38 @@ enum HistoryCommands {
 
     static let diff = Command(
         name: "diff",
-        summary: "Show what changed in a note between two versions: text insertions and deletions, field changes.",
-        usage: ["ID --from VERSION [--to VERSION] [--json]"],
+        summary: "Show what changed in a note between two versions, or what one change did: text insertions and deletions, field changes.",
+        usage: ["ID --from VERSION [--to VERSION] [--json]", "ID --change CHANGE [--json]"],
         arguments: [NoteCommands.noteArgument],
-        options: [.from, .to, .json],
-        examples: ["quire diff 0190f1c2 --from 7c0c5e135634e4e8:18", "quire diff 0190f1c2 --from 3@7c0c5e135634e4e8 --to 9@7c0c5e135634e4e8 --json"],
+        options: [.from, .to,
+                  Option(name: "--change", values: ["CHANGE"], help: "What that change did: the note as it built on (its parents) against the note with it. CHANGE as `quire log` prints it (counter@replica; any operation of the change will do)."),
+                  .json],
+        examples: ["quire diff 0190f1c2 --from 7c0c5e135634e4e8:18", "quire diff 0190f1c2 --from 3@7c0c5e135634e4e8 --to 9@7c0c5e135634e4e8 --json",
+                   "quire diff 0190f1c2 --change 4@9a41d0c2e8b7f613"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
-            guard let fromVersion = try invocation.version("--from") else { throw invocation.usageError("missing --from VERSION") }
-            let toVersion = try invocation.version("--to")
+            let change = try invocation.value("--change").map { text in
+                guard let id = OpID(text) else {
+                    throw invocation.usageError("--change \"\(text)\" is not a change: give counter@replica, as `quire log` prints it under CHANGE")
+                }
+                return id
+            }
+            let fromVersion = try invocation.version("--from"), toVersion = try invocation.version("--to")
+            if change != nil && (fromVersion != nil || toVersion != nil) {
+                throw invocation.usageError("--change excludes --from and --to: it compares the note before the change with the note after it")
+            }
+            // The two versions compared, found once the note's history is read.
+            let versions: (DocumentHistory) throws -> (VersionVector, VersionVector)
+            if let change {
+                versions = { history in try history.versions(around: change) }
+            } else if let fromVersion {
+                versions = { history in (try history.version(fromVersion), try toVersion.map { try history.version($0) } ?? history.current) }
+            } else {
+                throw invocation.usageError("missing --from VERSION (or --change CHANGE)")
+            }
             let (store, id) = try invocation.openStoreAndNote()
             let history = try DocumentHistory(id, in: store)
-            let from = try history.version(fromVersion)
-            let to = try toVersion.map { try history.version($0) } ?? history.current
+            let (from, to) = try versions(history)
             let old = try Note(id: history.id, document: history.document(at: from))
             let new = try Note(id: history.id, document: history.document(at: to))
             NoteDiff(old: old, new: new).print(from: from, to: to, current: history.current, json: invocation.flag("--json"), to: invocation.context.output)

@@ -63,6 +63,7 @@ enum MergeCommand {
                 "documents": .array(merge.documents.map { plan in
                     .object(["id": .string(plan.id.rawValue), "title": .string(plan.title), "new": .bool(plan.isNew), "removed": .bool(plan.isRemoved),
                              "incoming": .integer(plan.incoming.count), "outgoing": count(plan.outgoing),
+                             "versionBefore": plan.isNew ? .null : .string(plan.versionBefore.description),
                              "conflicts": .array(plan.newConflicts.map(JSONValue.string))])
                 }),
                 "historyCompacted": .array(merge.compacted.map { .object(["id": .string($0.id.rawValue), "title": .string($0.title)]) }),
@@ -90,6 +91,15 @@ enum MergeCommand {
                     "\(plan.incoming.count)", plan.outgoing.map { "\($0)" } ?? "?", plan.newConflicts.joined(separator: ", ")]
         }
         output.print(Table(header: ["NOTE", "TITLE", "INCOMING", "OUTGOING", "NEW CONFLICTS"], rows: rows).render() + "\n" + summary)
+        // The table counts what came in; a person asking what it changed in
+        // a note needs the version to diff from, which only this run knows.
+        // A new note is all brought in: `quire show` shows it.
+        let changed = merge.documents.filter { !$0.isNew && !$0.incoming.isEmpty }
+        if !dryRun && !changed.isEmpty {
+            output.print("What it brought into each note, against the note's version here before the merge:\n" + changed.map { plan in
+                "  quire diff \(plan.id.rawValue.prefix(idLength)) --from \(plan.versionBefore)"
+            }.joined(separator: "\n"))
+        }
     }
 
     /// A count, or null when it cannot be known.

@@ -244,6 +244,23 @@ struct DocumentHistory {
             + "the oldest version it can show is \(oldest); `quire log \(id)` lists the versions since")
     }
 
+    /// The versions either side of the change holding operation `id`, which
+    /// `quire diff --change` compares: what the change built on (its
+    /// parents and everything they build on; nothing, for the note's first
+    /// change) and that with the change. Fails as `version(_:)` does for a
+    /// change the note lacks, and for one compaction deleted.
+    func versions(around id: OpID) throws -> (before: VersionVector, after: VersionVector) {
+        let after = try version(VersionArgument(text: id.description, form: .heads([id])))
+        guard let change = change(containing: id) else {
+            throw CLIError.failure("the change holding \(id) was deleted by `quire compact --drop-history`, so what it did can no longer be shown; "
+                + "`quire log \(self.id)` lists the changes still logged")
+        }
+        let parents = change.parents.map(\.description).joined(separator: ",")
+        let before = try version(VersionArgument(text: change.parents.isEmpty ? "before \(change.id)" : parents,
+                                                 form: change.parents.isEmpty ? .vector(VersionVector()) : .heads(change.parents)))
+        return (before, after)
+    }
+
     /// The smallest version vector holding `heads` and every change they
     /// build on, of the logged changes; and whether it reached changes
     /// compaction deleted, whose pasts it then lacks.
@@ -304,6 +321,13 @@ struct VersionArgument {
     let text: String
     let form: Form
 
+    /// A version the tool made itself (`quire diff --change`), named by
+    /// `text` in messages.
+    init(text: String, form: Form) {
+        self.text = text
+        self.form = form
+    }
+
     /// `option` is the option that gave `text`, which a usage error names
     /// with the part of the text that is wrong.
     init(_ text: String, option: String, invocation: Invocation) throws {
@@ -350,6 +374,6 @@ extension Invocation {
 /// that travel in time, so they read and document them the same way.
 extension Option {
     static let at = Option(name: "--at", values: ["VERSION"], help: "As it was at VERSION: replica:counter,... (a version vector) or counter@replica,... (heads), as `quire log` prints them.")
-    static let from = Option(name: "--from", values: ["VERSION"], help: "The older version (as `quire log` prints them).")
-    static let to = Option(name: "--to", values: ["VERSION"], help: "The newer version (default: the current one).")
+    static let from = Option(name: "--from", values: ["VERSION"], help: "The version to compare from: replica:counter,... (a version vector) or counter@replica,... (heads), as `quire log` prints them; older, newer or concurrent.")
+    static let to = Option(name: "--to", values: ["VERSION"], help: "The version to compare to, as --from (default: the current one).")
 }

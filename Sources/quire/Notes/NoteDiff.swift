@@ -71,7 +71,8 @@ struct NoteDiff {
         }
         // The versions compared first, as `log` prints them, so that a
         // reader knows what the old and the new side are.
-        let versions = Table(rows: [["from", from.description],
+        // The empty version (`diff --change` of a note's first change) would be an empty cell.
+        let versions = Table(rows: [["from", from.isEmpty ? "- (before the note's first change)" : from.description],
                                     ["to", to.description + (to == current ? " (current)" : "")]]).render()
         if textEdits.isEmpty && fieldChanges.isEmpty {
             output.print(versions + "\n\nNo differences.")

@@ -11,6 +11,9 @@ struct StoreMerge {
         let title: String
         /// Only in the other store: merging creates it here.
         let isNew: Bool
+        /// This store's version of the note before the merge (empty for a
+        /// new one): `quire diff ID --from` it shows what the merge brought.
+        let versionBefore: VersionVector
         /// Removed once merged (`note list` leaves it out then).
         let isRemoved: Bool
         /// The other store's changes this one lacks, in a causal order.
@@ -109,7 +112,8 @@ struct StoreMerge {
                 let before = Set(try Conflict.all(in: current, history: myLog.map { DocumentHistory(id, changes: $0, replica: store.replicaID) }).map(\.key))
                 let after = try Conflict.all(in: merged, history: myLog.map { DocumentHistory(id, changes: $0 + incoming, replica: store.replicaID) })
                 plans.append(DocumentPlan(
-                    id: id, title: title, isNew: !isMine, isRemoved: isRemoved, incoming: incoming, outgoing: outgoing,
+                    id: id, title: title, isNew: !isMine, versionBefore: myVersion, isRemoved: isRemoved,
+                    incoming: incoming, outgoing: outgoing,
                     newConflicts: after.map(\.key).filter { !before.contains($0) }))
             } catch var damage as DamagedDocument {
                 let whole = damage.isMine ? (isTheirs ? other : nil) : (isMine ? store : nil)
