@@ -598,6 +598,53 @@ import Testing
         #expect(try value(bob, "todo", "k") == .scalar(.int(4)))
     }
 
+    /// The way out of a note this store refuses the server's changes to
+    /// (`quire sync --take-theirs`): `discardCopy` drops this store's copy
+    /// with the server's cursor and acknowledgements, and the next sync
+    /// takes the server's copy whole, refusing nothing. While the note was
+    /// refused the stored cursor stayed behind it, and each sync pulled
+    /// bob's rows since then again; after, each pulls only the new ones.
+    @Test func takingTheServersCopyOfARefusedNoteEndsTheRefusal() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        try alice.create(id: "todo")
+        try write(alice, "todo", "k", 1)
+        try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        let x = ReplicaID(7)
+        func changeOneOfX(_ value: Int64) -> Change {
+            Change(id: OpID(replica: x, counter: 1), lamport: 1, parents: [], operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
+        }
+        // The server holds one 1@X; the store took another, and the forged answer's acknowledgement of it.
+        _ = try server.log.push([("groceries", [changeOneOfX(1)])], by: .unrestricted, limits: .init())
+        _ = try alice.apply(bundles: [("groceries", [ChangeEncoding.encode([changeOneOfX(2)])])])
+        _ = try alice.recordSyncProgress(peer: "server", acknowledged: ["groceries": [x: 1]], cursor: nil)
+        try bob.create(id: "recipes")
+        /// bob writes recipes three times, a row each; then alice syncs: the bundles its answers carried.
+        func bobWritesThenAliceSyncs() async throws -> (report: SyncClient.Report, bundles: Int) {
+            for _ in 1...3 {
+                try write(bob, "recipes", "k", 3)
+                try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()
+            }
+            let recording = RecordingTransport(inner: FaultyTransport.sound(server))
+            let report = try await SyncClient(store: alice, peer: "server", transport: recording).sync()
+            return (report, recording.responses.flatMap(\.documents).reduce(0) { $0 + $1.bundles.count })
+        }
+        #expect(try await bobWritesThenAliceSyncs().report.notApplied.keys.sorted() == ["groceries"])
+
+        try alice.discardCopy(of: "groceries", resyncingWith: "server")
+        #expect(try alice.syncCursor(peer: "server") == nil && alice.acknowledgedVersions(peer: "server").isEmpty)
+        let taken = try await bobWritesThenAliceSyncs()
+        #expect(taken.report.notApplied.isEmpty)
+        #expect(try value(alice, "groceries", "k") == .scalar(.int(1)))
+        #expect(taken.bundles == 4)  // the server's groceries, bob's three new rows; the rows alice holds are left out
+        #expect(try await bobWritesThenAliceSyncs().bundles == 3)
+        // The note syncs again both ways.
+        try write(alice, "groceries", "k", 5)
+        try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        #expect(try value(bob, "groceries", "k") == .scalar(.int(5)))
+    }
+
     /// A peer that answers a push without taking the changes or refusing
     /// them ends the sync at the round that would repeat the last, not
     /// after `maxRounds` rounds sending the same changes.
