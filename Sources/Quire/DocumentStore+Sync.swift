@@ -86,9 +86,9 @@ extension DocumentStore {
         }
     }
 
-    /// Forgets what `peer` was known to hold (cursor and acknowledgements):
-    /// the next sync works it out again from version vectors. Unsent
-    /// changes stay in the log and become pending again.
+    /// Forgets what `peer` was known to hold (cursor and acknowledgements,
+    /// and the documents refused): the next sync works it out again from
+    /// version vectors. Unsent changes stay in the log and become pending again.
     public func forgetSyncState(peer: String) throws {
         try database.write { db in try SyncState.forget(peer: peer, db) }
     }
@@ -116,7 +116,8 @@ extension DocumentStore {
                 for table in ["changes", "removal_marks"] {
                     try db.execute(sql: "DELETE FROM \(table) WHERE document = (SELECT number FROM documents WHERE id = ?)", arguments: document)
                 }
-                for table in ["parked_changes", "snapshots", "peer_acknowledgements", "rejected_changes", "document_versions", "documents"] {
+                for table in ["parked_changes", "snapshots", "peer_acknowledgements", "rejected_changes", "refused_documents", "document_versions",
+                              "documents"] {
                     let column = table == "documents" ? "id" : "document_id"
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: document)
                 }
@@ -124,6 +125,17 @@ extension DocumentStore {
             }
             cache[id] = nil
         }
+    }
+
+    /// The documents the last complete sync with `peer` left out because
+    /// this store refuses `peer`'s changes to them (`SyncClient.Report.notApplied`).
+    public func refusedDocuments(peer: String) throws -> Set<DocumentID> {
+        try database.read { db in Set(try SyncState.refusedDocuments(peer: peer, db).map(DocumentID.init(stored:))) }
+    }
+
+    /// Makes `ids` the documents `refusedDocuments(peer:)` gives.
+    public func setRefusedDocuments(_ ids: Set<DocumentID>, peer: String) throws {
+        try database.write { db in try SyncState.setRefusedDocuments(ids.map(\.rawValue), peer: peer, db) }
     }
 
     /// Every peer this store keeps sync state of (a cursor, an

@@ -598,13 +598,15 @@ import Testing
         #expect(try value(bob, "todo", "k") == .scalar(.int(4)))
     }
 
-    /// The way out of a note this store refuses the server's changes to
-    /// (`quire sync --take-theirs`): `discardCopy` drops this store's copy
-    /// with the server's cursor and acknowledgements, and the next sync
-    /// takes the server's copy whole, refusing nothing. While the note was
-    /// refused the stored cursor stayed behind it, and each sync pulled
-    /// bob's rows since then again; after, each pulls only the new ones.
-    @Test func takingTheServersCopyOfARefusedNoteEndsTheRefusal() async throws {
+    /// A note this store refuses the server's changes to holds the stored
+    /// cursor back behind its rows, sync after sync. Each later sync states
+    /// the other notes (`refusedDocuments` tells it to), so it pulls the
+    /// note's rows and the new ones, not every row since that cursor (4, 7,
+    /// 10 bundles before). The way out (`quire sync --take-theirs`):
+    /// `discardCopy` drops this store's copy with the server's cursor and
+    /// acknowledgements, and the next sync takes the server's copy whole,
+    /// refusing nothing.
+    @Test func aRefusedNoteCostsEachSyncItsOwnRowsUntilTheServersCopyIsTaken() async throws {
         let server = try makeServer()
         let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
         try alice.create(id: "todo")
@@ -629,10 +631,15 @@ import Testing
             let report = try await SyncClient(store: alice, peer: "server", transport: recording).sync()
             return (report, recording.responses.flatMap(\.documents).reduce(0) { $0 + $1.bundles.count })
         }
-        #expect(try await bobWritesThenAliceSyncs().report.notApplied.keys.sorted() == ["groceries"])
+        for _ in 1...3 {
+            let refused = try await bobWritesThenAliceSyncs()
+            #expect(refused.report.notApplied.keys.sorted() == ["groceries"] && refused.bundles == 4)  // its row, bob's three new ones
+        }
+        #expect(try alice.refusedDocuments(peer: "server") == ["groceries"])
 
         try alice.discardCopy(of: "groceries", resyncingWith: "server")
         #expect(try alice.syncCursor(peer: "server") == nil && alice.acknowledgedVersions(peer: "server").isEmpty)
+        #expect(try alice.refusedDocuments(peer: "server").isEmpty)
         let taken = try await bobWritesThenAliceSyncs()
         #expect(taken.report.notApplied.isEmpty)
         #expect(try value(alice, "groceries", "k") == .scalar(.int(1)))

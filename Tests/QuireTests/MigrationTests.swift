@@ -352,7 +352,7 @@ import Testing
             database.close()
 
             let store = try DocumentStore(path: path)
-            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 7)
+            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == Int64(StoreSchema.latestVersion))
             #expect(try store.outbox(peer: "server") == outbox)
             #expect(try store.documents(includeRemoved: true).map { [$0.id: $0.isRemoved] } == [["first": false], ["second": true]])
             #expect(try store.database.query(sql: "SELECT count(*) FROM removal_marks")[0].int64(0) == 0)
@@ -361,6 +361,25 @@ import Testing
             try other.restore("second")
             try other.remove("first")
             #expect(try store.checkForOutsideCommits().map { [$0.document: $0.isRemoved] } == [["second": false], ["first": true]])
+        }
+    }
+
+    /// Version 8 adds `refused_documents`, empty: a version 7 store keeps
+    /// its outbox, refuses nothing yet, and records a refusal.
+    @Test func aVersion7StoreKeepsItsSyncStateAndRecordsRefusedDocuments() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/v7.quire"
+            let outbox = try Self.makeVersion1Store(path: path)
+            let database = try Database(path: path)
+            try StoreSchema.migrator(upTo: 7).migrate(database)
+            database.close()
+
+            let store = try DocumentStore(path: path)
+            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 8)
+            #expect(try store.outbox(peer: "server") == outbox)
+            #expect(try store.refusedDocuments(peer: "server").isEmpty)
+            try store.setRefusedDocuments(["first"], peer: "server")
+            #expect(try DocumentStore(path: path).refusedDocuments(peer: "server") == ["first"])
         }
     }
 

@@ -141,7 +141,9 @@ public struct SyncClient: Sendable {
 
     private func syncRounds(waitSeconds: Double) async throws(SyncError) -> Report {
         var session = Session()
-        session.serverVersions = try await storeWork { [peer] store in try store.acknowledgedVersions(peer: peer) }
+        (session.serverVersions, session.refusedBefore) = try await storeWork { [peer] store in
+            (try store.acknowledgedVersions(peer: peer), try store.refusedDocuments(peer: peer))
+        }
         var waitingRound = 0
         for round in 1...maxRounds {
             session.report.rounds = round
@@ -245,6 +247,20 @@ public struct SyncClient: Sendable {
         /// Some document is left out as damaged on the server: the stored
         /// cursor then stays behind its rows.
         var leftOutAsDamaged: Bool { leftOut.values.contains { $0.damagedDocument != nil } }
+        /// The documents the last sync with this server left out as refused
+        /// (`DocumentStore.refusedDocuments`): the stored cursor stayed behind their rows.
+        var refusedBefore: Set<DocumentID> = []
+        /// Whether a request with a cursor past seq 0 states document `id`
+        /// even at the version the server is known to hold: while the stored
+        /// cursor stays behind the rows of a document left out as damaged on
+        /// the server, or refused by the last sync, it stays behind the other
+        /// documents' rows pulled since (by this sync or the ones before), and
+        /// stating them lets the server leave out what the store holds. A
+        /// refused document is not stated so: its rows must come again, for the
+        /// store to see whether it still refuses them.
+        func statesAnyway(_ id: DocumentID) -> Bool {
+            leftOutAsDamaged || !refusedBefore.isEmpty && !refusedBefore.contains(id)
+        }
         /// The stored cursor stays where it was: past the rows of a document
         /// left out as damaged on the server, or of one whose changes this
         /// store refused, those rows would never come again.
@@ -326,12 +342,8 @@ public struct SyncClient: Sendable {
 
     /// The documents a request states (all of them, or those of its range), sorted by id.
     private func documentsToState(_ versions: [DocumentID: VersionVector], coversRows: Bool, _ session: Session) -> [DocumentID] {
-        // While a document is left out as damaged on the server, the stored
-        // cursor stays behind its rows, and so behind the other documents'
-        // rows pulled since (by this sync or the ones before): stating every
-        // document lets the server leave out what the store holds of them.
         versions.filter { id, mine in
-            !mine.isEmpty && (!coversRows || session.leftOutAsDamaged || mine != session.serverVersions[id])
+            !mine.isEmpty && (!coversRows || session.statesAnyway(id) || mine != session.serverVersions[id])
         }.keys.sorted()
     }
 
@@ -463,6 +475,7 @@ public struct SyncClient: Sendable {
             progress("\(transport.otherSide)'s log is not the one this store synced with: resyncing by version vectors")
             try store.forgetSyncState(peer: peer)
             session.serverVersions = [:]
+            session.refusedBefore = []
             session.pulledCursor = nil
         }
         return cursorReset
@@ -618,7 +631,12 @@ public struct SyncClient: Sendable {
         // holds only from the versions a request states: one more round
         // states the changes it sent as held, so that it stops counting
         // them as pending (`quire status` there).
-        return session.receivedUnstated.isEmpty || response.cursor.seq > 0
+        let isComplete = session.receivedUnstated.isEmpty || response.cursor.seq > 0
+        // Kept for the next sync, whose cursor stays behind their rows (`Session.statesAnyway`);
+        // written only when they change, as every write costs a disk sync.
+        let refused = Set(session.report.notApplied.keys)
+        if isComplete && refused != session.refusedBefore { try store.setRefusedDocuments(refused, peer: peer) }
+        return isComplete
     }
 
     /// Leaves a document this store cannot read out of the rest of the sync.
