@@ -563,6 +563,24 @@ import Testing
         #expect(try value(store, "n", "k") == .scalar(.int(6)))
     }
 
+    /// The clash of review147: `alice` writes `todo` (k 1) and syncs; the
+    /// server then holds one 1@X of `groceries` (k 1), and alice another
+    /// (k 2) with the forged answer's acknowledgement of it. Returns 1@X.
+    @discardableResult
+    func giveAForgedCopyOfGroceries(to alice: DocumentStore, syncedWith server: SyncServer) async throws -> OpID {
+        try alice.create(id: "todo")
+        try write(alice, "todo", "k", 1)
+        try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        let x = ReplicaID(7)
+        func changeOneOfX(_ value: Int64) -> Change {
+            Change(id: OpID(replica: x, counter: 1), lamport: 1, parents: [], operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
+        }
+        _ = try server.log.push([("groceries", [changeOneOfX(1)])], by: .unrestricted, limits: .init())
+        _ = try alice.apply(bundles: [("groceries", [ChangeEncoding.encode([changeOneOfX(2)])])])
+        _ = try alice.recordSyncProgress(peer: "server", acknowledged: ["groceries": [x: 1]], cursor: nil)
+        return OpID(replica: x, counter: 1)
+    }
+
     /// A note whose change 1@X differs between this store and the server
     /// (a forged answer gave the store its copy, review137) is left out of
     /// the sync, named in the report, sync after sync, and the other notes
@@ -570,18 +588,8 @@ import Testing
     @Test func aNoteClashingWithTheServersCopyLeavesTheOtherNotesSyncing() async throws {
         let server = try makeServer()
         let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
-        try alice.create(id: "todo")
-        try write(alice, "todo", "k", 1)
         let aliceClient = SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server))
-        try await aliceClient.sync()
-        let x = ReplicaID(7)
-        func changeOneOfX(_ value: Int64) -> Change {
-            Change(id: OpID(replica: x, counter: 1), lamport: 1, parents: [], operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
-        }
-        // The server holds one 1@X; the store took another, and the forged answer's acknowledgement of it.
-        _ = try server.log.push([("groceries", [changeOneOfX(1)])], by: .unrestricted, limits: .init())
-        _ = try alice.apply(bundles: [("groceries", [ChangeEncoding.encode([changeOneOfX(2)])])])
-        _ = try alice.recordSyncProgress(peer: "server", acknowledged: ["groceries": [x: 1]], cursor: nil)
+        let clashing = try await giveAForgedCopyOfGroceries(to: alice, syncedWith: server)
         try bob.create(id: "recipes")
         try write(bob, "recipes", "k", 3)
         try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()
@@ -589,7 +597,7 @@ import Testing
 
         for _ in 1...2 {
             let report = try await aliceClient.sync()
-            #expect(report.notApplied.mapValues { "\($0.reason)" } == ["groceries": "\(DocumentError.conflictingChange(OpID(replica: x, counter: 1)))"])
+            #expect(report.notApplied.mapValues { "\($0.reason)" } == ["groceries": "\(DocumentError.conflictingChange(clashing))"])
         }
         #expect(try value(alice, "recipes", "k") == .scalar(.int(3)))
         #expect(try value(alice, "groceries", "k") == .scalar(.int(2)))
@@ -609,17 +617,7 @@ import Testing
     @Test func aRefusedNoteCostsEachSyncItsOwnRowsUntilTheServersCopyIsTaken() async throws {
         let server = try makeServer()
         let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
-        try alice.create(id: "todo")
-        try write(alice, "todo", "k", 1)
-        try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
-        let x = ReplicaID(7)
-        func changeOneOfX(_ value: Int64) -> Change {
-            Change(id: OpID(replica: x, counter: 1), lamport: 1, parents: [], operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
-        }
-        // The server holds one 1@X; the store took another, and the forged answer's acknowledgement of it.
-        _ = try server.log.push([("groceries", [changeOneOfX(1)])], by: .unrestricted, limits: .init())
-        _ = try alice.apply(bundles: [("groceries", [ChangeEncoding.encode([changeOneOfX(2)])])])
-        _ = try alice.recordSyncProgress(peer: "server", acknowledged: ["groceries": [x: 1]], cursor: nil)
+        try await giveAForgedCopyOfGroceries(to: alice, syncedWith: server)
         try bob.create(id: "recipes")
         /// bob writes recipes three times, a row each; then alice syncs: the bundles its answers carried.
         func bobWritesThenAliceSyncs() async throws -> (report: SyncClient.Report, bundles: Int) {

@@ -8,6 +8,17 @@ import Testing
 /// migration gets a test here on a file made by the version before it, with
 /// unsent changes in the outbox.
 @Suite struct MigrationTests {
+    /// `makeVersion1Store`, migrated up to `version` (as that release left
+    /// it), then `edit` run on the file; returns the outbox.
+    static func makeStore(version: Int, path: String, _ edit: (Database) throws -> Void = { _ in }) throws -> [DocumentID: [Change]] {
+        let outbox = try makeVersion1Store(path: path)
+        let database = try Database(path: path)
+        defer { database.close() }
+        try StoreSchema.migrator(upTo: version).migrate(database)
+        try edit(database)
+        return outbox
+    }
+
     /// A store file exactly as schema version 1 writes it (made with the
     /// version 1 migration only): two documents with local changes no peer
     /// has acknowledged, and a parked remote change.
@@ -345,11 +356,9 @@ import Testing
     @Test func aVersion6StoreKeepsItsDocumentsAndReportsLaterRemovals() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/v6.quire"
-            let outbox = try Self.makeVersion1Store(path: path)
-            let database = try Database(path: path)
-            try StoreSchema.migrator(upTo: 6).migrate(database)
-            try database.execute(sql: "UPDATE documents SET removed_at = 1 WHERE id = 'second'")
-            database.close()
+            let outbox = try Self.makeStore(version: 6, path: path) { database in
+                try database.execute(sql: "UPDATE documents SET removed_at = 1 WHERE id = 'second'")
+            }
 
             let store = try DocumentStore(path: path)
             #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == Int64(StoreSchema.latestVersion))
@@ -369,10 +378,7 @@ import Testing
     @Test func aVersion7StoreKeepsItsSyncStateAndRecordsRefusedDocuments() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/v7.quire"
-            let outbox = try Self.makeVersion1Store(path: path)
-            let database = try Database(path: path)
-            try StoreSchema.migrator(upTo: 7).migrate(database)
-            database.close()
+            let outbox = try Self.makeStore(version: 7, path: path)
 
             let store = try DocumentStore(path: path)
             #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 8)

@@ -259,7 +259,7 @@ public struct SyncClient: Sendable {
         /// refused document is not stated so: its rows must come again, for the
         /// store to see whether it still refuses them.
         func statesAnyway(_ id: DocumentID) -> Bool {
-            leftOutAsDamaged || !refusedBefore.isEmpty && !refusedBefore.contains(id)
+            !refusedBefore.contains(id) && (leftOutAsDamaged || !refusedBefore.isEmpty)
         }
         /// The stored cursor stays where it was: past the rows of a document
         /// left out as damaged on the server, or of one whose changes this

@@ -257,7 +257,7 @@ enum SyncCommands {
                 if let taken, let keptCopy {
                     let copy = "this store's copy is kept as note \(keptCopy.id) (\(keptCopy.title))"
                     output.print(takenTitle.map { "took \(transport.otherSide)'s copy of note \(taken) (\($0)); \(copy)" }
-                        ?? "\(transport.otherSide) sent no copy of note \(taken) (it holds none, or this token may not read it); \(copy)")
+                        ?? "\(transport.otherSide) sent no copy of note \(taken) (it holds none, this token may not read it, or this store refuses it); \(copy)")
                 }
                 // This sync's refusals end it with an error that lists them; earlier ones are only held back.
                 if report.rejected.isEmpty && !rejected.isEmpty {
