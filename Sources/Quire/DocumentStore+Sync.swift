@@ -86,11 +86,56 @@ extension DocumentStore {
         }
     }
 
-    /// Forgets what `peer` was known to hold (cursor and acknowledgements):
-    /// the next sync works it out again from version vectors. Unsent
-    /// changes stay in the log and become pending again.
+    /// Forgets what `peer` was known to hold (cursor and acknowledgements,
+    /// and the documents refused): the next sync works it out again from
+    /// version vectors. Unsent changes stay in the log and become pending again.
     public func forgetSyncState(peer: String) throws {
         try database.write { db in try SyncState.forget(peer: peer, db) }
+    }
+
+    /// Drops this store's copy of a document, so that the next sync with
+    /// `peer` brings the peer's copy whole: every change, parked change,
+    /// snapshot, acknowledgement (of any peer) and refusal of it goes, and
+    /// so do `peer`'s cursor and acknowledgements (`forgetSyncState`), as a
+    /// cursor stands for the rows before it, the document's among them. One
+    /// transaction: the document is never gone while the cursor still
+    /// passes its rows. For a copy this store refuses the peer's changes to
+    /// (`RefusedChanges`): what this copy holds that the peer's lacks is
+    /// lost, so the caller keeps it first (`quire sync --take-theirs`
+    /// keeps it as a new note). Another store on the file that has the
+    /// document loaded reads it again from the file.
+    ///
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list it.
+    public func discardCopy(of id: DocumentID, resyncingWith peer: String) throws {
+        try locked {
+            // As a removal: no call works on it, and no batch holds a commit of it.
+            while busy.contains(id) || isWriting { condition.wait() }
+            try database.write { db in
+                guard try Self.isListed(id, db) else { throw StoreError.noSuchDocument(id.rawValue) }
+                let document = [DatabaseValue.text(id.rawValue)]
+                for table in ["changes", "removal_marks"] {
+                    try db.execute(sql: "DELETE FROM \(table) WHERE document = (SELECT number FROM documents WHERE id = ?)", arguments: document)
+                }
+                for table in ["parked_changes", "snapshots", "peer_acknowledgements", "rejected_changes", "refused_documents", "document_versions",
+                              "documents"] {
+                    let column = table == "documents" ? "id" : "document_id"
+                    try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: document)
+                }
+                try SyncState.forget(peer: peer, db)
+            }
+            cache[id] = nil
+        }
+    }
+
+    /// The documents the last complete sync with `peer` left out because
+    /// this store refuses `peer`'s changes to them (`SyncClient.Report.notApplied`).
+    public func refusedDocuments(peer: String) throws -> Set<DocumentID> {
+        try database.read { db in Set(try SyncState.refusedDocuments(peer: peer, db).map(DocumentID.init(stored:))) }
+    }
+
+    /// Makes `ids` the documents `refusedDocuments(peer:)` gives.
+    public func setRefusedDocuments(_ ids: Set<DocumentID>, peer: String) throws {
+        try database.write { db in try SyncState.setRefusedDocuments(ids.map(\.rawValue), peer: peer, db) }
     }
 
     /// Every peer this store keeps sync state of (a cursor, an

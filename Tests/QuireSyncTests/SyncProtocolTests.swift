@@ -583,8 +583,6 @@ import Testing
     @Test func aNoteClashingWithTheServersCopyLeavesTheOtherNotesSyncing() async throws {
         let server = try makeServer()
         let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
-        try alice.create(id: "todo")
-        try write(alice, "todo", "k", 1)
         let aliceClient = SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server))
         try await aliceClient.sync()
         try forgeAClash(of: "groceries", in: alice, with: server)
@@ -637,6 +635,53 @@ import Testing
         let resent = recorder.responses.flatMap(\.documents).filter { $0.id == "d-journal" && !$0.bundles.isEmpty }
         #expect(resent.isEmpty, "\(resent)")
         for id: DocumentID in ["b-todo", "c-recipes"] { #expect(try server.log.version(id) == alice.versionVector(id)) }
+    }
+
+    /// A note this store refuses the server's changes to holds the stored
+    /// cursor back behind its rows, sync after sync. Each later sync states
+    /// the other notes (`refusedDocuments` tells it to), so it pulls the
+    /// note's rows and the new ones, not every row since that cursor (4, 7,
+    /// 10 bundles before). The way out (`quire sync --take-theirs`):
+    /// `discardCopy` drops this store's copy with the server's cursor and
+    /// acknowledgements, and the next sync takes the server's copy whole,
+    /// refusing nothing.
+    @Test func aRefusedNoteCostsEachSyncItsOwnRowsUntilTheServersCopyIsTaken() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        try alice.create(id: "todo")
+        try write(alice, "todo", "k", 1)
+        try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        try forgeAClash(of: "groceries", in: alice, with: server)
+        try bob.create(id: "recipes")
+        /// bob writes recipes three times, a row each; then alice syncs: the bundles its answers carried.
+        func bobWritesThenAliceSyncs() async throws -> (report: SyncClient.Report, bundles: Int) {
+            for _ in 1...3 {
+                try write(bob, "recipes", "k", 3)
+                try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()
+            }
+            let recording = RecordingTransport(inner: FaultyTransport.sound(server))
+            let report = try await SyncClient(store: alice, peer: "server", transport: recording).sync()
+            return (report, recording.responses.flatMap(\.documents).reduce(0) { $0 + $1.bundles.count })
+        }
+        for _ in 1...3 {
+            let refused = try await bobWritesThenAliceSyncs()
+            #expect(refused.report.notApplied.keys.sorted() == ["groceries"] && refused.bundles == 4)  // its row, bob's three new ones
+        }
+        #expect(try alice.refusedDocuments(peer: "server") == ["groceries"])
+
+        try alice.discardCopy(of: "groceries", resyncingWith: "server")
+        #expect(try alice.syncCursor(peer: "server") == nil && alice.acknowledgedVersions(peer: "server").isEmpty)
+        #expect(try alice.refusedDocuments(peer: "server").isEmpty)
+        let taken = try await bobWritesThenAliceSyncs()
+        #expect(taken.report.notApplied.isEmpty)
+        #expect(try value(alice, "groceries", "k") == .scalar(.int(1)))
+        #expect(taken.bundles == 4)  // the server's groceries, bob's three new rows; the rows alice holds are left out
+        #expect(try await bobWritesThenAliceSyncs().bundles == 3)
+        // The note syncs again both ways.
+        try write(alice, "groceries", "k", 5)
+        try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        try await SyncClient(store: bob, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        #expect(try value(bob, "groceries", "k") == .scalar(.int(5)))
     }
 
     /// A peer that answers a push without taking the changes or refusing

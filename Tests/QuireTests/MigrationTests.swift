@@ -8,6 +8,17 @@ import Testing
 /// migration gets a test here on a file made by the version before it, with
 /// unsent changes in the outbox.
 @Suite struct MigrationTests {
+    /// `makeVersion1Store`, migrated up to `version` (as that release left
+    /// it), then `edit` run on the file; returns the outbox.
+    static func makeStore(version: Int, path: String, _ edit: (Database) throws -> Void = { _ in }) throws -> [DocumentID: [Change]] {
+        let outbox = try makeVersion1Store(path: path)
+        let database = try Database(path: path)
+        defer { database.close() }
+        try StoreSchema.migrator(upTo: version).migrate(database)
+        try edit(database)
+        return outbox
+    }
+
     /// A store file exactly as schema version 1 writes it (made with the
     /// version 1 migration only): two documents with local changes no peer
     /// has acknowledged, and a parked remote change.
@@ -345,14 +356,12 @@ import Testing
     @Test func aVersion6StoreKeepsItsDocumentsAndReportsLaterRemovals() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/v6.quire"
-            let outbox = try Self.makeVersion1Store(path: path)
-            let database = try Database(path: path)
-            try StoreSchema.migrator(upTo: 6).migrate(database)
-            try database.execute(sql: "UPDATE documents SET removed_at = 1 WHERE id = 'second'")
-            database.close()
+            let outbox = try Self.makeStore(version: 6, path: path) { database in
+                try database.execute(sql: "UPDATE documents SET removed_at = 1 WHERE id = 'second'")
+            }
 
             let store = try DocumentStore(path: path)
-            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 7)
+            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == Int64(StoreSchema.latestVersion))
             #expect(try store.outbox(peer: "server") == outbox)
             #expect(try store.documents(includeRemoved: true).map { [$0.id: $0.isRemoved] } == [["first": false], ["second": true]])
             #expect(try store.database.query(sql: "SELECT count(*) FROM removal_marks")[0].int64(0) == 0)
@@ -361,6 +370,22 @@ import Testing
             try other.restore("second")
             try other.remove("first")
             #expect(try store.checkForOutsideCommits().map { [$0.document: $0.isRemoved] } == [["second": false], ["first": true]])
+        }
+    }
+
+    /// Version 8 adds `refused_documents`, empty: a version 7 store keeps
+    /// its outbox, refuses nothing yet, and records a refusal.
+    @Test func aVersion7StoreKeepsItsSyncStateAndRecordsRefusedDocuments() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/v7.quire"
+            let outbox = try Self.makeStore(version: 7, path: path)
+
+            let store = try DocumentStore(path: path)
+            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 8)
+            #expect(try store.outbox(peer: "server") == outbox)
+            #expect(try store.refusedDocuments(peer: "server").isEmpty)
+            try store.setRefusedDocuments(["first"], peer: "server")
+            #expect(try DocumentStore(path: path).refusedDocuments(peer: "server") == ["first"])
         }
     }
 

@@ -146,33 +146,49 @@ import Testing
         }
     }
 
+    /// Runs `body` with `quire serve` running at `url`, and two stores made:
+    /// the runner's and `writer`.
+    private func withServerAndWriter(_ body: (_ runner: QuireRunner, _ url: String, _ writer: String) throws -> Void) throws {
+        try withRunner { runner in
+            let (server, port) = try startServer(runner)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            let writer = runner.directory + "/writer.quire"
+            try runner.ok(["init"])
+            try runner.ok(["init"], store: writer)
+            try body(runner, "http://127.0.0.1:\(port)", writer)
+        }
+    }
+
+    /// Gives the store at `path` another copy of note `id`'s first change in
+    /// the store at `writer` (its `time` changed: review137's forged answer),
+    /// with the acknowledgement of it from `url`, as that answer left it; returns it.
+    @discardableResult
+    private func giveAForgedCopy(of note: String, from writer: String, to path: String, acknowledgedBy url: String) throws -> Change {
+        let id = try #require(DocumentID(rawValue: note))
+        let source = try DocumentStore(path: writer, readOnly: true)
+        var forged = try #require(try source.changes(id).first)
+        try source.close()
+        forged.time += 1
+        let store = try DocumentStore(path: path)
+        _ = try store.apply(bundles: [(id, [ChangeEncoding.encode([forged])])])
+        _ = try store.recordSyncProgress(peer: url, acknowledged: [id: try store.versionVector(id)], cursor: nil)
+        try store.close()
+        return forged
+    }
+
     /// A note whose first change this store holds with other content than
     /// the server (a forged answer gave it its copy, and its acknowledgement:
     /// review137) used to fail every sync with the server, all notes. Now
     /// the other notes sync both ways, and the note is named with what to
     /// do (exit 1, `notAppliedNotes`), its copy here as it was, sync after sync.
     @Test func aNoteClashingWithTheServersCopyIsLeftOutAndTheOthersSync() throws {
-        try withRunner { runner in
-            let (server, port) = try startServer(runner)
-            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-            let url = "http://127.0.0.1:\(port)"
-            let writer = runner.directory + "/writer.quire"
-            try runner.ok(["init"])
-            try runner.ok(["init"], store: writer)
+        try withServerAndWriter { runner, url, writer in
             let todo = try runner.ok(["note", "new", "--title", "todo"]).trimmingCharacters(in: .newlines)
             try runner.ok(["sync", url])
             let groceries = try runner.ok(["note", "new", "--title", "groceries"], store: writer).trimmingCharacters(in: .newlines)
             try runner.ok(["note", "new", "--title", "recipes"], store: writer)
             try runner.ok(["sync", url], store: writer)
-            let id = try #require(DocumentID(rawValue: groceries))
-            let source = try DocumentStore(path: writer, readOnly: true)
-            var forged = try #require(try source.changes(id).first)
-            try source.close()
-            forged.time += 1
-            let store = try DocumentStore(path: runner.store)
-            _ = try store.apply(bundles: [(id, [ChangeEncoding.encode([forged])])])
-            _ = try store.recordSyncProgress(peer: url, acknowledged: [id: try store.versionVector(id)], cursor: nil)
-            try store.close()
+            let forged = try giveAForgedCopy(of: groceries, from: writer, to: runner.store, acknowledgedBy: url)
             try runner.ok(["note", "edit", todo, "--title", "todo, edited"])
 
             for _ in 1...2 {
@@ -186,12 +202,58 @@ import Testing
                     taken; the other notes synced:
                       note \(groceries) (groceries): change \(forged.id) was already applied with different content
                     """), "\(result.stderr)")
-                #expect(result.stderr.contains("`quire --store NEW.db sync \(url)`"))
+                #expect(result.stderr.contains("`quire sync \(url) --take-theirs ID`"))
             }
             let titles = try #require(try runner.run(["note", "list", "--json"]).json() as? [[String: Any]]).compactMap { $0["title"] as? String }
             #expect(Set(titles) == ["todo, edited", "groceries", "recipes"])
             try runner.ok(["sync", url], store: writer)
             #expect((try runner.run(["note", "show", todo, "--json"], store: writer).json() as? [String: Any])?["title"] as? String == "todo, edited")
+        }
+    }
+
+    /// The way out of a refused note, end to end: `--take-theirs` keeps
+    /// this store's copy as a new note ("TITLE (this machine's copy, DATE)",
+    /// its body), takes the server's, and the sync exits 0; the note then
+    /// syncs both ways. A note this store lacks, or an empty id, is refused
+    /// before anything changes.
+    @Test func takingTheServersCopyOfARefusedNoteKeepsThisOneAsANewNote() throws {
+        try withServerAndWriter { runner, url, writer in
+            // A note first: the store's cursor then passes a row, and the next syncs name only the notes it changed.
+            try runner.ok(["note", "new", "--title", "todo"])
+            try runner.ok(["sync", url])
+            let groceries = try runner.ok(["note", "new", "--title", "groceries", "--body", "milk"], store: writer).trimmingCharacters(in: .newlines)
+            try runner.ok(["sync", url], store: writer)
+            try giveAForgedCopy(of: groceries, from: writer, to: runner.store, acknowledgedBy: url)
+            let refused = try runner.run(["sync", url])
+            #expect(refused.status == 1 && refused.stderr.contains("`quire sync \(url) --take-theirs ID`"), "\(refused.stderr)")
+
+            #expect(try runner.run(["sync", url, "--take-theirs", ""]).status == 64)
+            let unknown = try runner.run(["sync", url, "--take-theirs", "nosuchnote"])
+            #expect(unknown.status == 1 && unknown.stderr.contains("no note matches \"nosuchnote\""), "\(unknown.stderr)")
+
+            let taken = try runner.run(["sync", url, "--take-theirs", groceries, "--json"])
+            #expect(taken.status == 0, "\(taken.stderr)")
+            let json = try #require(try taken.json() as? [String: Any])
+            let took = try #require(json["tookTheirs"] as? [String: Any], "\(json)")
+            #expect(took["id"] as? String == groceries && took["title"] as? String == "groceries")
+            let copy = try #require(took["copy"] as? [String: String])
+            #expect((json["notAppliedNotes"] as? [Any])?.isEmpty == true)
+            #expect(taken.stderr.contains("kept this store's copy of note \(groceries) as note \(copy["id"] ?? "")"), "\(taken.stderr)")
+            let kept = try #require(try runner.run(["note", "show", copy["id"] ?? "", "--json"]).json() as? [String: Any])
+            let keptTitle = try #require(kept["title"] as? String)
+            #expect(keptTitle == copy["title"] && keptTitle.hasPrefix("groceries (this machine's copy, 20") && keptTitle.hasSuffix(")"))
+            #expect(kept["body"] as? String == "milk")
+
+            // The note syncs again, both ways; the kept copy reaches the writer.
+            try runner.ok(["note", "edit", groceries, "--body", "milk, bread"], store: writer)
+            try runner.ok(["sync", url], store: writer)
+            try runner.ok(["sync", url])
+            #expect((try runner.run(["note", "show", groceries, "--json"]).json() as? [String: Any])?["body"] as? String == "milk, bread")
+            try runner.ok(["note", "edit", groceries, "--title", "groceries, edited"])
+            try runner.ok(["sync", url])
+            try runner.ok(["sync", url], store: writer)
+            let titles = try #require(try runner.run(["note", "list", "--json"], store: writer).json() as? [[String: Any]]).compactMap { $0["title"] as? String }
+            #expect(Set(titles) == ["todo", "groceries, edited", keptTitle])
         }
     }
 
@@ -812,12 +874,13 @@ import Testing
     }
 
     /// A peer refuses pushes as a server does (recorded as rejected under
-    /// `via:COMMAND`), so --retry-rejected is one of --via's options too.
+    /// `via:COMMAND`), so --retry-rejected is one of --via's options too;
+    /// so is --take-theirs, a peer's copy being as good as a server's.
     @Test func syncHelpGivesEachFormItsOptions() throws {
         try withRunner { runner in
             let help = try runner.ok(["sync", "--help"])
-            #expect(help.contains("USAGE: quire sync URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--json]\n"))
-            #expect(help.contains("       quire sync --via COMMAND [--timeout SECONDS] [--retry-rejected] [--json]\n"))
+            #expect(help.contains("USAGE: quire sync URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE] [--json]\n"))
+            #expect(help.contains("       quire sync --via COMMAND [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE] [--json]\n"))
         }
     }
 

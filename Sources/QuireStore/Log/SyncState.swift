@@ -37,12 +37,28 @@ public enum SyncState {
         return try rows.first?.text(0)
     }
 
-    /// Forgets the cursor and every acknowledgement of `peer`: what to send
-    /// it is then worked out again from its version vectors. For a server
-    /// that lost its log or was replaced.
+    /// Forgets the cursor, every acknowledgement and the refused documents
+    /// of `peer`: what to send it is then worked out again from its version
+    /// vectors, from the start of its log. For a server that lost its log
+    /// or was replaced.
     public static func forget(peer: String, _ db: DatabaseConnection) throws {
-        try db.execute(sql: "DELETE FROM sync_cursors WHERE peer = ?", arguments: [.text(peer)])
-        try db.execute(sql: "DELETE FROM peer_acknowledgements WHERE peer = ?", arguments: [.text(peer)])
+        for table in ["sync_cursors", "peer_acknowledgements", "refused_documents"] {
+            try db.execute(sql: "DELETE FROM \(table) WHERE peer = ?", arguments: [.text(peer)])
+        }
+    }
+
+    /// The documents the last sync with `peer` left out because this store
+    /// refuses `peer`'s changes to them (schema version 8).
+    public static func refusedDocuments(peer: String, _ db: DatabaseConnection) throws -> [String] {
+        try db.query(sql: "SELECT document_id FROM refused_documents WHERE peer = ?", arguments: [.text(peer)]).map { try $0.text(0) }
+    }
+
+    /// Makes `documents` the ones `refusedDocuments` gives for `peer`.
+    public static func setRefusedDocuments(_ documents: some Sequence<String>, peer: String, _ db: DatabaseConnection) throws {
+        try db.execute(sql: "DELETE FROM refused_documents WHERE peer = ?", arguments: [.text(peer)])
+        for document in documents {
+            try db.execute(sql: "INSERT INTO refused_documents(peer, document_id) VALUES (?, ?)", arguments: [.text(peer), .text(document)])
+        }
     }
 
     /// Every peer this store keeps something of: a cursor, an
@@ -56,8 +72,8 @@ public enum SyncState {
     }
 
     /// Moves what is kept of `old` to `new`, two names of one server: the
-    /// acknowledgements of both (the highest counters), the refusals of
-    /// both, and one cursor (in one log, the further; else the newer).
+    /// acknowledgements of both (the highest counters), the refusals and
+    /// refused documents of both, and one cursor (in one log, the further; else the newer).
     public static func mergePeer(_ old: String, into new: String, _ db: DatabaseConnection) throws {
         let names: [DatabaseValue] = [.text(old), .text(new)]
         // `WHERE true` tells SQLite's parser the ON CONFLICT is the upsert's, not a join's.
@@ -79,6 +95,8 @@ public enum SyncState {
             INSERT OR IGNORE INTO rejected_changes(peer, document_id, replica, first_counter, last_counter, status, reason, rejected_at)
             SELECT ?2, document_id, replica, first_counter, last_counter, status, reason, rejected_at FROM rejected_changes WHERE peer = ?1
             """, arguments: names)
+        try db.execute(sql: "INSERT OR IGNORE INTO refused_documents(peer, document_id) SELECT ?2, document_id FROM refused_documents WHERE peer = ?1",
+                       arguments: names)
         try forget(peer: old, db)
         try clearRejected(peer: old, db)
     }

@@ -13,7 +13,7 @@ public enum StoreSchema {
 
     /// Every migration in order: migration `n` makes version `n + 1`.
     private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState, changeRuns, addDocumentVersions, numberDocuments,
-                                                                      compressedBundles, addRemovalMarks]
+                                                                      compressedBundles, addRemovalMarks, addRefusedDocuments]
 
     /// The migrations up to `version` only: how a test makes a file exactly
     /// as an older release wrote it.
@@ -244,6 +244,22 @@ public enum StoreSchema {
                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
                 document INTEGER NOT NULL UNIQUE REFERENCES documents(number)
             );
+            """)
+    }
+
+    /// Version 8: the documents a client's last sync with each peer left
+    /// out because this store refuses the peer's changes to them
+    /// (`SyncState.refusedDocuments`): the next sync states every other
+    /// document, so that it pulls only their rows and the new ones, not
+    /// every row since the cursor held back behind them. No foreign key: a
+    /// refused document may be one this store lacks.
+    @Sendable static func addRefusedDocuments(_ db: DatabaseConnection) throws {
+        try db.executeScript("""
+            CREATE TABLE refused_documents(
+                peer TEXT NOT NULL,
+                document_id TEXT NOT NULL,
+                PRIMARY KEY (peer, document_id)
+            ) WITHOUT ROWID;
             """)
     }
 }

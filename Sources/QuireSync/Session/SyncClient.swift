@@ -141,7 +141,9 @@ public struct SyncClient: Sendable {
 
     private func syncRounds(waitSeconds: Double) async throws(SyncError) -> Report {
         var session = Session()
-        session.serverVersions = try await storeWork { [peer] store in try store.acknowledgedVersions(peer: peer) }
+        (session.serverVersions, session.refusedBefore) = try await storeWork { [peer] store in
+            (try store.acknowledgedVersions(peer: peer), try store.refusedDocuments(peer: peer))
+        }
         var waitingRound = 0
         for round in 1...maxRounds {
             session.report.rounds = round
@@ -246,6 +248,21 @@ public struct SyncClient: Sendable {
         /// Some document is left out as damaged on the server: the stored
         /// cursor then stays behind its rows.
         var leftOutAsDamaged: Bool { leftOut.values.contains { $0.damagedDocument != nil } }
+        /// The documents the last sync with this server left out as refused
+        /// (`DocumentStore.refusedDocuments`): the stored cursor stayed behind their rows.
+        var refusedBefore: Set<DocumentID> = []
+        /// Whether a request with a cursor past seq 0 states document `id`
+        /// even at the version the server is known to hold: while the stored
+        /// cursor stays behind the rows of a document left out (damaged on the
+        /// server, or its changes refused here, by this sync or the last one),
+        /// it is behind the other documents' rows pulled since too, and a
+        /// request pulling from it (until a finished pass sets `pulledCursor`)
+        /// states them so that the server leaves out what the store holds. A
+        /// document refused by the last sync is not stated so: its rows must
+        /// come again, for the store to see whether it still refuses them.
+        func statesAnyway(_ id: DocumentID) -> Bool {
+            pulledCursor == nil && !refusedBefore.contains(id) && (cursorStaysBehind || !refusedBefore.isEmpty)
+        }
         /// The stored cursor stays where it was: past the rows of a document
         /// left out as damaged on the server, or of one whose changes this
         /// store refused, those rows would never come again.
@@ -327,15 +344,8 @@ public struct SyncClient: Sendable {
 
     /// The documents a request states (all of them, or those of its range), sorted by id.
     private func documentsToState(_ versions: [DocumentID: VersionVector], coversRows: Bool, _ session: Session) -> [DocumentID] {
-        // While the stored cursor stays behind the rows of a document left out
-        // (damaged on the server, or its changes refused here), it is behind the
-        // other documents' rows pulled since too, by this sync or the ones
-        // before: a request pulling from it (a ranged pass, until one is done
-        // and sets `pulledCursor`) states every document, so that the server
-        // leaves out what the store holds of them.
-        let pullsFromBehind = session.cursorStaysBehind && session.pulledCursor == nil
-        return versions.filter { id, mine in
-            !mine.isEmpty && (!coversRows || pullsFromBehind || mine != session.serverVersions[id])
+        versions.filter { id, mine in
+            !mine.isEmpty && (!coversRows || session.statesAnyway(id) || mine != session.serverVersions[id])
         }.keys.sorted()
     }
 
@@ -467,6 +477,7 @@ public struct SyncClient: Sendable {
             progress("\(transport.otherSide)'s log is not the one this store synced with: resyncing by version vectors")
             try store.forgetSyncState(peer: peer)
             session.serverVersions = [:]
+            session.refusedBefore = []
             session.pulledCursor = nil
         }
         return cursorReset
@@ -617,7 +628,12 @@ public struct SyncClient: Sendable {
         // holds only from the versions a request states: one more round
         // states the changes it sent as held, so that it stops counting
         // them as pending (`quire status` there).
-        return session.receivedUnstated.isEmpty || response.cursor.seq > 0
+        let isComplete = session.receivedUnstated.isEmpty || response.cursor.seq > 0
+        // Kept for the next sync, whose cursor stays behind their rows (`Session.statesAnyway`);
+        // written only when they change, as every write costs a disk sync.
+        let refused = Set(session.report.notApplied.keys)
+        if isComplete && refused != session.refusedBefore { try store.setRefusedDocuments(refused, peer: peer) }
+        return isComplete
     }
 
     /// Leaves a document this store cannot read out of the rest of the sync.

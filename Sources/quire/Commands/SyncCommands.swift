@@ -119,7 +119,8 @@ enum SyncCommands {
     static let sync = Command(
         name: "sync",
         summary: "Exchange changes with a sync server (or, with --via, a peer) until both hold the same.",
-        usage: ["URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--json]", "--via COMMAND [--timeout SECONDS] [--retry-rejected] [--json]"],
+        usage: ["URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE] [--json]",
+                "--via COMMAND [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE] [--json]"],
         arguments: [.init(name: "URL", help: "The server, such as http://127.0.0.1:8080.")],
         options: [
             Option(name: "--token", values: ["TOKEN"], help: "The bearer token (default: $QUIRE_TOKEN)."),
@@ -127,9 +128,12 @@ enum SyncCommands {
             Option(name: "--wait", values: ["SECONDS"], help: "If nothing is new, wait up to that long for a change (long-poll)."),
             Option(name: "--timeout", values: ["SECONDS"], help: "Give up on an answer after that long (default 30, plus any --wait); with --via, after that long without a byte."),
             Option(name: "--retry-rejected", help: "Offer again the changes the server refused before."),
+            Option(name: "--take-theirs", values: ["NOTE"], help: "Replace this store's copy of NOTE with the server's (or the peer's), "
+                + "keeping this one as a new note titled \"TITLE (this machine's copy, DATE)\": for a note whose changes from it this store refuses."),
             .json,
         ],
-        examples: ["quire sync http://127.0.0.1:8080 --token s3cret", "quire sync --via 'ssh host quire --store notes.quire serve --stdio'"],
+        examples: ["quire sync http://127.0.0.1:8080 --token s3cret", "quire sync --via 'ssh host quire --store notes.quire serve --stdio'",
+                   "quire sync http://127.0.0.1:8080 --take-theirs 0190f1c2"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             let context = invocation.context
@@ -151,10 +155,12 @@ enum SyncCommands {
                 server = (url.absoluteString, url)
             }
             let wait = try seconds("--wait", invocation) ?? 0
+            let theirsWanted = try invocation.value("--take-theirs").map(invocation.noteID)
             // The command line is checked before the store (a usage error is
             // one whatever the store), and the store before COMMAND is run: a
             // missing store must not start an ssh session for nothing.
             let store = try context.openStore()
+            let taken = try theirsWanted.map { try NoteIDs.resolve($0, in: store) }
             let peer: String
             let transport: any SyncTransport
             var stdio: StdioSyncTransport?
@@ -180,6 +186,8 @@ enum SyncCommands {
             }
             defer { stdio?.close() }
             if invocation.flag("--retry-rejected") { try store.clearRejectedChanges(peer: peer) }
+            // Once the transport is made (a command that cannot run drops nothing), and before the sync that brings theirs.
+            let keptCopy = try taken.map { id in try keepThisMachinesCopy(of: id, in: store, replacedBy: transport.otherSide, peer: peer, context.output) }
 
             var client = SyncClient(store: store, peer: peer, transport: transport)
             let output = context.output
@@ -225,8 +233,10 @@ enum SyncCommands {
             }
             let compacted = titled(report.historyCompacted), damagedThere = titled(report.damagedOnPeer)
             let notApplied = titled(report.notApplied)
+            // The other side's copy of the note taken, its title here now (nil: it sent none).
+            let takenTitle = taken.flatMap { id in try? store.read(id) { try Note(id: id, document: $0).title } }
             if invocation.flag("--json") {
-                output.print(json: .object([
+                var fields: [String: JSONValue] = [
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
                     "received": .integer(report.received), "bytesSent": .integer(report.bytesSent),
                     "bytesReceived": .integer(report.bytesReceived), "rejected": .integer(rejected.count),
@@ -235,10 +245,20 @@ enum SyncCommands {
                     "readOnly": .bool(report.writeRefusal != nil), "historyCompacted": .bool(!compacted.isEmpty),
                     "historyCompactedNotes": notesJSON(compacted), "damagedOnPeerNotes": notesJSON(damagedThere),
                     "notAppliedNotes": notesJSON(notApplied),
-                ]))
+                ]
+                if let taken, let keptCopy {
+                    fields["tookTheirs"] = .object(["id": .string(taken.rawValue), "title": takenTitle.map(JSONValue.string) ?? .null,
+                                                    "copy": .object(["id": .string(keptCopy.id.rawValue), "title": .string(keptCopy.title)])])
+                }
+                output.print(json: .object(fields))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
                     + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending.map { "\($0)" } ?? "unknown") pending")
+                if let taken, let keptCopy {
+                    let copy = "this store's copy is kept as note \(keptCopy.id) (\(keptCopy.title))"
+                    output.print(takenTitle.map { "took \(transport.otherSide)'s copy of note \(taken) (\($0)); \(copy)" }
+                        ?? "\(transport.otherSide) sent no copy of note \(taken) (it holds none, this token may not read it, or this store refuses it); \(copy)")
+                }
                 // This sync's refusals end it with an error that lists them; earlier ones are only held back.
                 if report.rejected.isEmpty && !rejected.isEmpty {
                     output.print("\(rejected.count) change(s) \(transport.otherSide) refused before, and the later changes that build on them, "
@@ -284,9 +304,8 @@ enum SyncCommands {
                     + "this store's copy of \(one ? "it" : "them") is untouched, and every sync with \(peer) leaves \(one ? "it" : "them") out "
                     + "until one copy is replaced: a change with the same id but other content is on each side (forged or damaged "
                     + "on its way to one of them), or \(transport.otherSide)'s copy breaks the rules; to take \(transport.otherSide)'s "
-                    + "copy, sync a new store with it (`quire --store NEW.db init`, then `quire --store NEW.db sync \(command.map { "--via '\($0)'" } ?? peer)`) and use "
-                    + "that one, after copying there what this store holds that it lacks (`quire note show ID` here, `quire note new` "
-                    + "or `quire note edit` there); the local changes of \(one ? "the note" : "the notes") that \(transport.otherSide) lacks stay pending\n\(stayPending)")
+                    + "copy of a note, keeping this store's as a new note, run `quire sync \(command.map { "--via '\($0)'" } ?? peer) --take-theirs ID`; "
+                    + "until then, the local changes of \(one ? "the note" : "the notes") that \(transport.otherSide) lacks stay pending\n\(stayPending)")
             }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }
@@ -308,6 +327,22 @@ extension SyncCommands {
         "sync this store with one that still holds those changes (the store that wrote them), or start again from a copy of "
             + "\(otherSide)'s store, which lacks the local changes pending here; a store served to others keeps them when "
             + "compacted with keepHistory"
+    }
+
+    /// `--take-theirs`: keeps this store's copy of note `id` as a new note
+    /// (its title, body, tags and pin; titled so that a person finds it),
+    /// then drops it (`DocumentStore.discardCopy`), so that the sync that
+    /// follows brings `otherSide`'s copy whole. Said on standard error
+    /// before the sync, which may fail: the new note stays either way, and
+    /// the next sync with `peer` brings theirs. Returns the new note.
+    static func keepThisMachinesCopy(of id: DocumentID, in store: DocumentStore, replacedBy otherSide: SyncOtherSide, peer: String,
+                                     _ output: Output) throws -> Note {
+        let old = try store.read(id) { try Note(id: id, document: $0) }
+        let title = [old.title, "(this machine's copy, \(RelativeTime.isoDate(Date()).prefix(10)))"].filter { !$0.isEmpty }.joined(separator: " ")
+        let copy = try store.createDocument { try $0.createNote(title: title, body: old.body, tags: old.tags, pinned: old.pinned) }
+        try store.discardCopy(of: id, resyncingWith: peer)
+        output.progress("kept this store's copy of note \(id) as note \(copy) (\(title)); taking \(otherSide)'s copy of it")
+        return try store.read(copy) { try Note(id: copy, document: $0) }
     }
 
     /// What to do about a failed sync, after `; `, where the error alone
