@@ -583,6 +583,8 @@ import Testing
     @Test func aNoteClashingWithTheServersCopyLeavesTheOtherNotesSyncing() async throws {
         let server = try makeServer()
         let alice = try DocumentStore.inMemory(), bob = try DocumentStore.inMemory()
+        try alice.create(id: "todo")
+        try write(alice, "todo", "k", 1)
         let aliceClient = SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server))
         try await aliceClient.sync()
         try forgeAClash(of: "groceries", in: alice, with: server)
