@@ -61,10 +61,10 @@ public enum CarrylessCRC32 {
             offset += 16
         }
         // 128 bits to 64, then 64 to the 32-bit register by Barrett reduction.
-        remainder = Pair(remainder[1], 0) ^ lowTimesHigh(remainder, past16Bytes)
-        remainder = lowTimesLow(remainder & low32Bits, past8Bytes) ^ shiftedRight32(remainder)
-        let quotient = lowTimesHigh(remainder & low32Bits, barrett) & low32Bits
-        remainder ^= lowTimesLow(quotient, barrett)
+        remainder = Pair(remainder[1], 0) ^ product(remainder, past16Bytes, .lowByHigh)
+        remainder = product(remainder & low32Bits, past8Bytes, .lowByLow) ^ shiftedRight32(remainder)
+        let quotient = product(remainder & low32Bits, barrett, .lowByHigh) & low32Bits
+        remainder ^= product(quotient, barrett, .lowByLow)
         return UInt32(truncatingIfNeeded: remainder[0] >> 32)
     }
 
@@ -84,29 +84,25 @@ public enum CarrylessCRC32 {
     /// `remainder` carried 16·k bytes on (the distance `constants` are for) and added to `next`.
     @inline(__always)
     static func fold(_ remainder: Pair, by constants: Pair, onto next: Pair) -> Pair {
-        lowTimesLow(remainder, constants) ^ highTimesHigh(remainder, constants) ^ next
+        product(remainder, constants, .lowByLow) ^ product(remainder, constants, .highByHigh) ^ next
     }
 
-    // PCLMULQDQ's immediate picks the halves (bit 0: a's, bit 4: b's); it
-    // must be a constant in the instruction, hence a function for each.
-    @inline(__always)
-    static func lowTimesLow(_ a: Pair, _ b: Pair) -> Pair {
-        var product = Pair()
-        product._storage._value = Builtin.int_x86_pclmulqdq(a._storage._value, b._storage._value, Int8(0x00)._value)
-        return product
-    }
+    /// Which 64-bit halves of its operands PCLMULQDQ multiplies, `a`'s first.
+    enum Halves { case lowByLow, highByHigh, lowByHigh }
 
+    /// The carry-less product of a half of `a` and a half of `b`. The
+    /// instruction takes the choice as an immediate (bit 0: a's high half,
+    /// bit 4: b's), a constant in the code: a literal in each case, not a
+    /// value passed down.
     @inline(__always)
-    static func highTimesHigh(_ a: Pair, _ b: Pair) -> Pair {
+    static func product(_ a: Pair, _ b: Pair, _ halves: Halves) -> Pair {
+        let (a, b) = (a._storage._value, b._storage._value)
         var product = Pair()
-        product._storage._value = Builtin.int_x86_pclmulqdq(a._storage._value, b._storage._value, Int8(0x11)._value)
-        return product
-    }
-
-    @inline(__always)
-    static func lowTimesHigh(_ a: Pair, _ b: Pair) -> Pair {
-        var product = Pair()
-        product._storage._value = Builtin.int_x86_pclmulqdq(a._storage._value, b._storage._value, Int8(0x10)._value)
+        switch halves {
+        case .lowByLow: product._storage._value = Builtin.int_x86_pclmulqdq(a, b, Int8(0x00)._value)
+        case .highByHigh: product._storage._value = Builtin.int_x86_pclmulqdq(a, b, Int8(0x11)._value)
+        case .lowByHigh: product._storage._value = Builtin.int_x86_pclmulqdq(a, b, Int8(0x10)._value)
+        }
         return product
     }
 
