@@ -10,9 +10,10 @@
 // `@_silgen_name("llvm.x86.pclmulqdq")` declaration loses the intrinsic's
 // `immarg`, so only `Builtin.int_x86_pclmulqdq` in a module built with the
 // feature compiles. The feature lets LLVM select the instruction where the
-// code asks for it; it never emits it elsewhere. Callers go through
-// `isAvailable` first, so a processor without PCLMULQDQ never runs
-// `register(after:_:)`. Everything else here is SSE2, the x86-64 baseline.
+// code asks for it (in the release build `objdump -d` finds it in
+// `register(after:_:)` alone). Callers go through `isAvailable` first, so a
+// processor without PCLMULQDQ never runs `register(after:_:)`. Everything
+// else it does is SSE2, the x86-64 baseline.
 
 #if arch(x86_64)
 import Builtin
