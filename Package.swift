@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // Quire: a collaborative document store. Layers (see Specs/ and README.md):
-// tool (quire, quire-bench) -> sync (QuireSync) -> API (Quire) -> store (QuireStore) -> core (QuireCore) -> C libraries.
+// tool (quire, quire-bench) -> sync (QuireSync) -> API (Quire) -> store (QuireStore) -> core (QuireCore, its CRC-32 in CarrylessCRC32) -> C libraries.
 import PackageDescription
 
 let package = Package(
@@ -27,15 +27,29 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // Pure Swift CRDT core: no I/O, no clock, no randomness.
-        .target(name: "QuireCore"),
+        .target(name: "QuireCore", dependencies: ["CarrylessCRC32"]),
+        // QuireCore's CRC-32 folded with the carry-less multiply, on x86-64
+        // processors that have it. The one module built for a feature past
+        // the x86-64 baseline (PCLMULQDQ), and it checks for it before use
+        // (CarrylessCRC32.swift says why it takes a module of its own). The
+        // feature goes to clang's target options, whose features Swift
+        // compiles with, as -target-feature rather than -mpclmul, which clang
+        // refuses for other architectures (there it is ignored with a note).
+        .target(
+            name: "CarrylessCRC32",
+            swiftSettings: [
+                .enableExperimentalFeature("BuiltinModule"),
+                .unsafeFlags(["-Xcc", "-Xclang", "-Xcc", "-target-feature", "-Xcc", "-Xclang", "-Xcc", "+pclmul"]),
+            ]
+        ),
 
         // Storage: a small SQLite layer and bounded zstd compression.
-        .target(name: "QuireStore", dependencies: ["QuireCore", "CSQLite", "CZstd"]),
+        .target(name: "QuireStore", dependencies: ["QuireCore", "CarrylessCRC32", "CSQLite", "CZstd"]),
 
         // Sync: messages, sessions and transports (HTTP over libmicrohttpd and URLSession).
-        .target(name: "QuireSync", dependencies: ["Quire", "QuireCore", "QuireStore", "TerminalSafety", "CMicroHTTPD", "CZstd"]),
+        .target(name: "QuireSync", dependencies: ["Quire", "QuireCore", "CarrylessCRC32", "QuireStore", "TerminalSafety", "CMicroHTTPD", "CZstd"]),
         // The public API: DocumentStore over the store and the core.
-        .target(name: "Quire", dependencies: ["QuireCore", "QuireStore"]),
+        .target(name: "Quire", dependencies: ["QuireCore", "CarrylessCRC32", "QuireStore"]),
 
         // The JSON text the tools print (quire --json, quire-bench report lines), byte for byte.
         .target(name: "JSONText"),
@@ -43,39 +57,39 @@ let package = Package(
         .target(name: "TerminalSafety"),
 
         // The command-line tool: notes, merge inspection, file inspection.
-        .executableTarget(name: "quire", dependencies: ["Quire", "QuireCore", "QuireStore", "QuireSync", "JSONText", "TerminalSafety"]),
+        .executableTarget(name: "quire", dependencies: ["Quire", "QuireCore", "CarrylessCRC32", "QuireStore", "QuireSync", "JSONText", "TerminalSafety"]),
 
         // The benchmark harness: reusable, tested pieces in QuireBenchKit, a thin command line on top.
         // glibc's malloc statistics, for the memory a loaded document holds.
         .systemLibrary(name: "CMalloc", path: "Benchmarks/CMalloc"),
         .target(
             name: "QuireBenchKit",
-            dependencies: ["Quire", "QuireCore", "QuireStore", "QuireSync", "TerminalSafety", "CZlib", "CMalloc", "QuireTestSupport", "JSONText"],
+            dependencies: ["Quire", "QuireCore", "CarrylessCRC32", "QuireStore", "QuireSync", "TerminalSafety", "CZlib", "CMalloc", "QuireTestSupport", "JSONText"],
             path: "Benchmarks/QuireBenchKit"
         ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireSync", "TerminalSafety", "QuireTestSupport", "JSONText"],
+            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "CarrylessCRC32", "QuireStore", "QuireSync", "TerminalSafety", "QuireTestSupport", "JSONText"],
             path: "Benchmarks/quire-bench"
         ),
 
         // The seeded generator (and fuzzing helpers) the tests and the benchmark workloads share, and raw sockets for the HTTP tests.
-        .target(name: "QuireTestSupport", dependencies: ["QuireCore", "QuireStore"], path: "Tests/QuireTestSupport"),
-        .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "QuireTestSupport"]),
+        .target(name: "QuireTestSupport", dependencies: ["QuireCore", "CarrylessCRC32", "QuireStore"], path: "Tests/QuireTestSupport"),
+        .testTarget(name: "QuireCoreTests", dependencies: ["QuireCore", "CarrylessCRC32", "QuireTestSupport"]),
         // CZlib: gzip answers, as a hostile server sends them.
-        .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire", "QuireCore", "QuireStore", "CZlib"]),
-        .testTarget(name: "QuireStoreTests", dependencies: ["QuireTestSupport", "QuireStore", "QuireCore", "CSQLite", "CZstd"]),
+        .testTarget(name: "QuireSyncTests", dependencies: ["QuireTestSupport", "QuireSync", "Quire", "QuireCore", "CarrylessCRC32", "QuireStore", "CZlib"]),
+        .testTarget(name: "QuireStoreTests", dependencies: ["QuireTestSupport", "QuireStore", "QuireCore", "CarrylessCRC32", "CSQLite", "CZstd"]),
         // A real process for the kill tests of QuireTests: writes edits in a
         // loop and reports each acknowledged one.
-        .executableTarget(name: "quire-store-writer", dependencies: ["Quire", "QuireCore", "QuireStore"], path: "Tests/StoreWriter"),
-        .testTarget(name: "QuireTests", dependencies: ["QuireTestSupport", "Quire", "QuireCore", "QuireStore", "CSQLite", "quire-store-writer"]),
+        .executableTarget(name: "quire-store-writer", dependencies: ["Quire", "QuireCore", "CarrylessCRC32", "QuireStore"], path: "Tests/StoreWriter"),
+        .testTarget(name: "QuireTests", dependencies: ["QuireTestSupport", "Quire", "QuireCore", "CarrylessCRC32", "QuireStore", "CSQLite", "quire-store-writer"]),
         .testTarget(
             name: "QuireBenchKitTests",
-            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "QuireStore", "QuireSync", "TerminalSafety", "QuireTestSupport", "JSONText", "quire-bench"]
+            dependencies: ["QuireBenchKit", "Quire", "QuireCore", "CarrylessCRC32", "QuireStore", "QuireSync", "TerminalSafety", "QuireTestSupport", "JSONText", "quire-bench"]
         ),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         // End-to-end tests that run the built `quire` binary.
-        .testTarget(name: "quireTests", dependencies: ["quire", "Quire", "QuireCore", "QuireStore", "QuireTestSupport"]),
+        .testTarget(name: "quireTests", dependencies: ["quire", "Quire", "QuireCore", "CarrylessCRC32", "QuireStore", "QuireTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,9 @@
 import Testing
 import QuireTestSupport
 @testable import QuireCore
+#if arch(x86_64)
+import CarrylessCRC32
+#endif
 
 @Suite struct IdentityTests {
     @Test func opIDRoundTripsThroughItsText() {
@@ -138,26 +141,62 @@ import QuireTestSupport
         }
     }
 
-    @Test func longInputsMatchABitAtATimeModel() {
-        // The three-thirds path starts at 12 KB; lengths around it and odd
-        // lengths past it, continuing from a prefix or not.
-        func reference(_ bytes: ArraySlice<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
-            var crc = ~previous
-            for byte in bytes {
-                crc ^= UInt32(byte)
-                for _ in 0..<8 { crc = crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
-            }
-            return ~crc
+    /// CRC-32 a bit at a time, as the standard defines it.
+    static func reference(_ bytes: ArraySlice<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
+        var crc = ~previous
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
         }
+        return ~crc
+    }
+
+    @Test func longInputsMatchABitAtATimeModel() {
+        // The tables' three-thirds path starts at 12 KB; lengths around it
+        // and odd lengths past it, continuing from a prefix or not. (Where
+        // the processor folds, `checksum` takes the fold; the test below
+        // checks the tables alone at such lengths.)
         var generator = SeededGenerator(seed: 32)
         let bytes = (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
         for count in [12_287, 12_288, 12_289, 12_304, 20_001, 48_017, 70_000] {
-            #expect(CRC32.checksum(bytes[..<count]) == reference(bytes[..<count]), "\(count) bytes")
-            #expect(CRC32.checksum(bytes[5..<count], continuing: 0x1234_5678) == reference(bytes[5..<count], continuing: 0x1234_5678),
+            #expect(CRC32.checksum(bytes[..<count]) == Self.reference(bytes[..<count]), "\(count) bytes")
+            #expect(CRC32.checksum(bytes[5..<count], continuing: 0x1234_5678) == Self.reference(bytes[5..<count], continuing: 0x1234_5678),
                     "\(count - 5) bytes after a prefix")
         }
         let pattern = (0..<100_003).map { UInt8(truncatingIfNeeded: ($0 &* 131 &+ 7) >> 3) }
         #expect(CRC32.checksum(pattern) == 0x86A4_9C8B)  // zlib.crc32 of the same bytes
+    }
+
+    @Test func theCarrylessFoldAndTheTablesAgreeAtEveryLengthAndOffset() {
+        // The fold takes an input's whole 16-byte blocks from 64 bytes on and
+        // the tables the rest: every length to past five blocks, lengths
+        // around larger steps and the three-thirds path, at odd offsets,
+        // continuing from a prefix or not. On an x86-64 processor with
+        // PCLMULQDQ the fold must run, and `checksum` then takes it.
+        var generator = SeededGenerator(seed: 157)
+        let bytes = (0..<70_016).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let lengths = Array(0...100) + [127, 128, 129, 255, 256, 257, 4_095, 4_096, 4_097, 12_287, 12_289, 70_000]
+        for count in lengths {
+            for offset in [0, 1, 7, 15] {
+                let piece = bytes[offset..<offset + count]
+                for previous: UInt32 in [0, 0x1234_5678] {
+                    let expected = Self.reference(piece, continuing: previous)
+                    #expect(CRC32.checksum(piece, continuing: previous) == expected, "\(count) bytes at \(offset)")
+                    let (tables, folded) = piece.withUnsafeBytes {
+                        (CRC32.checksumWithTables($0, continuing: previous), CRC32.foldedRegister(after: ~previous, $0))
+                    }
+                    #expect(tables == expected, "\(count) bytes at \(offset)")
+                    #if arch(x86_64)
+                    #expect((folded != nil) == (count >= 64 && CarrylessCRC32.isAvailable), "\(count) bytes")
+                    #endif
+                    if let folded {
+                        #expect(folded.count == count / 16 * 16)
+                        let rest = piece.dropFirst(folded.count)
+                        #expect(Self.reference(rest, continuing: ~folded.register) == expected, "\(count) bytes at \(offset)")
+                    }
+                }
+            }
+        }
     }
 
     @Test func piecesEndingWithTheirOwnChecksumNeedNotBeRead() {
