@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // Quire: a collaborative document store. Layers (see Specs/ and README.md):
 // tool (quire, quire-bench) -> sync (QuireSync) -> API (Quire) -> store (QuireStore) -> core (QuireCore, its CRC-32 in CarrylessCRC32) -> C libraries.
 import PackageDescription
@@ -35,6 +35,9 @@ let package = Package(
         // feature goes to clang's target options, whose features Swift
         // compiles with, as -target-feature rather than -mpclmul, which clang
         // refuses for other architectures (there it is ignored with a note).
+        // SwiftPM before 6.2 refused a tagged dependency holding such an
+        // unsafe flag; from tools version 6.2 on it takes it, hence that
+        // version above, so that apps can depend on a release of Quire.
         .target(
             name: "CarrylessCRC32",
             swiftSettings: [
