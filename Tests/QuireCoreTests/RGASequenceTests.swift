@@ -20,6 +20,16 @@ private extension RGASequence {
     }
 }
 
+/// Checks that each leaf of `loaded`, a sequence loaded from runs, has its
+/// spans' lowest stamp as its lowest stamp, exactly: the invariants ask only
+/// for a bound, which edits keep, but a load sums each leaf from scratch.
+private func expectExactLowestStamps(_ loaded: Text, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) {
+    for (leaf, node) in loaded.tree.leaves.enumerated() {
+        let stamps = (0..<Int(node.count)).map { loaded.tree.stamp(of: loaded.tree.span(Int32(leaf), $0)) }
+        #expect(node.lowestStamp == stamps.min() ?? .highest, comment, sourceLocation: sourceLocation)
+    }
+}
+
 /// Checks that `loaded`, built from `built`'s runs in one pass, is the same
 /// sequence: structure, elements, ids, positions and offsets, and that both
 /// take the same edits afterwards alike.
@@ -701,7 +711,9 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         narrow.checkHeadersAndUTF8()
         text.checkHeadersAndUTF8()
         for sample in [narrow, text] {
-            try expectSameSequence(try Text(runs: sample.runs), sample, "loaded \(sample.string)")
+            let loaded = try Text(runs: sample.runs)
+            try expectSameSequence(loaded, sample, "loaded \(sample.string)")
+            expectExactLowestStamps(loaded, "loaded \(sample.string)")
         }
     }
 
@@ -1145,7 +1157,9 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
             replica.text.checkInvariants()
             #expect(Array(replica.text.elements) == Array(replicas[0].text.elements), "seed \(seed)")
             #expect(replica.text.runs == replicas[0].text.runs, "seed \(seed)")
-            try expectSameSequence(try Text(runs: replica.text.runs), replica.text, "seed \(seed), loaded")
+            let loaded = try Text(runs: replica.text.runs)
+            try expectSameSequence(loaded, replica.text, "seed \(seed), loaded")
+            expectExactLowestStamps(loaded, "seed \(seed), loaded")
         }
         #expect(replicas[0].text.count > 0, "seed \(seed)")
     }

@@ -50,21 +50,28 @@ extension SpanTree {
             throw .duplicateElement(OpID(replica: ids.replicas[Int(duplicate.replica)], counter: duplicate.counter))
         }
 
-        leaves = []
-        leaves.reserveCapacity(leafCount)
-        for leaf in 0..<leafCount {
-            let first = leaf * Self.leafCapacity
-            let end = min(first + Self.leafCapacity, spanCount)
-            var summary = Summary.zero
-            var lowest = Stamp.highest
-            for i in first..<end {
-                summary += spans[i].summary
-                lowest = min(lowest, stamp(of: spans[i]))
+        // The leaves read the spans through a pointer (a subscript of the
+        // arena checks the index and its count per span), and look up a
+        // span's replica id only when its Lamport value does not settle
+        // whether it lowers the leaf's lowest stamp.
+        var builtLeaves: [Leaf] = []
+        builtLeaves.reserveCapacity(leafCount)
+        spans.withUnsafeBufferPointer { spans in
+            for leaf in 0..<leafCount {
+                let first = leaf * Self.leafCapacity
+                let end = min(first + Self.leafCapacity, spanCount)
+                var summary = Summary.zero
+                var lowest = Stamp.highest
+                for span in spans[first..<end] {
+                    summary += span.summary
+                    if span.lamport <= lowest.lamport { lowest = min(lowest, stamp(of: span)) }
+                }
+                builtLeaves.append(Leaf(summary: summary, parent: -1, count: Int32(end - first),
+                                        previous: Int32(leaf - 1), next: leaf + 1 < leafCount ? Int32(leaf + 1) : -1,
+                                        lowestStamp: lowest))
             }
-            leaves.append(Leaf(summary: summary, parent: -1, count: Int32(end - first),
-                               previous: Int32(leaf - 1), next: leaf + 1 < leafCount ? Int32(leaf + 1) : -1,
-                               lowestStamp: lowest))
         }
+        leaves = builtLeaves
 
         // Each level groups the one below by `fanout`, until one node is left.
         var level: [(node: Int32, summary: Summary)] = leaves.indices.map { (Int32($0), leaves[$0].summary) }
