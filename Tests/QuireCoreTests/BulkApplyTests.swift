@@ -211,6 +211,35 @@ import QuireTestSupport
         return docs[0]
     }
 
+    /// A fresh replica sizes its text's span arena from the bundle
+    /// (`ChangeDecoder.textBounds(including:)`), which bounds the spans the
+    /// text ends with, so the arena never grows (a copy of all its leaves
+    /// each time) while the bundle applies; `applyEncoded` then gives back
+    /// the room its leaves did not take.
+    @Test(arguments: [(1, 1), (3, 2), (13, 8)] as [(UInt64, Int)])
+    func aFreshReplicaSizesItsSpansFromTheBundleAndKeepsNoSpareRoom(seed: UInt64, replicas: Int) throws {
+        let source = try replicas > 2 ? Self.concurrentDocument(seed: seed, replicas: replicas) : Self.typedDocument(seed: seed, replicas: replicas)
+        let bytes = try source.encodeChanges()
+        var decoder = try ChangeDecoder(bytes, limits: .default)
+        var current = ChangeDecoder.Current()
+        while try decoder.next(into: &current), current.firstTextInsertedInto == nil {}
+        let bound = decoder.textBounds(including: current).spans
+
+        // The bundle's loop alone, before the room is given back: the arena
+        // still has exactly the room reserved up front, so it never grew.
+        var sized = Document(replica: ReplicaID(99))
+        _ = try sized.applyBundleInOrder(bytes, limits: .default)
+        let grown = sized.objects.texts[0].tree
+        #expect(grown.leaves.count > 2)
+        #expect(grown.spans.capacity == SpanTree.slotsReserved(forSpans: bound))
+
+        var fresh = Document(replica: ReplicaID(99))
+        try fresh.applyEncoded(bytes)
+        let tree = fresh.objects.texts[0].tree
+        #expect(!isWorthShrinking(count: tree.spans.count, capacity: tree.spans.capacity))
+        #expect(bound >= tree.spanCount)
+    }
+
     /// The heads of a history, from its graph alone: the last change of each
     /// replica that no change names as a parent.
     static func heads(of changes: [Change]) -> [OpID] {

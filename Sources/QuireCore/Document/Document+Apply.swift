@@ -416,13 +416,20 @@ extension ObjectTable {
                                                             contentsOf: scalars, range, checkingOriginStamp: true)
     }
 
-    /// Makes room in the text `object`, while it is empty, for what a
-    /// bundle inserts (`ChangeDecoder.textBounds`): a fresh replica catching
-    /// up otherwise grows the text's content and id index step by step,
-    /// copying them each time.
-    mutating func reserveCapacity(in object: ObjectID, for bounds: (scalars: Int, ids: Int)) {
-        guard let slot = find(object), slot.kind == .text else { return }
-        texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids)
+    /// Makes room in the text `object`, if it is empty, for what a bundle
+    /// inserts (`ChangeDecoder.textBounds(including:)`): a fresh replica
+    /// catching up otherwise grows the text's content, id index and spans
+    /// step by step, copying them each time. The spans' room is a bound,
+    /// given back by `giveBackSpareSpanRoom()` once the bundle is applied.
+    mutating func reserveCapacity(in object: ObjectID, for bounds: (scalars: Int, ids: Int, spans: Int)) {
+        guard let slot = find(object), slot.kind == .text, texts[slot.index].isEmptyOfElements else { return }
+        texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids, spans: bounds.spans)
+    }
+
+    /// Gives back the room past the texts' spans, after a bundle applied to
+    /// a fresh replica (whose first text was sized by `reserveCapacity(in:for:)`).
+    mutating func giveBackSpareSpanRoom() {
+        for index in texts.indices { texts[index].giveBackSpareSpanRoom() }
     }
 
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does

@@ -57,12 +57,13 @@ extension Document {
         var first: Change?
         // Chains keep to one replica, so only the changes read one at a time can leave it.
         var isOneReplica = true
-        // Room for the bundle's text is made in the first text it inserts into.
+        // Room for the bundle's text is made in the first text it inserts
+        // into (`applyEncodedRun` gives back what a fresh one did not use).
         var isTextSized = false
         do {
             reading: while try decoder.next(into: &current) {
                 if !isTextSized, let object = current.firstTextInsertedInto {
-                    objects.reserveCapacity(in: object, for: decoder.textBounds)
+                    objects.reserveCapacity(in: object, for: decoder.textBounds(including: current))
                     isTextSized = true
                 }
                 if let first { isOneReplica = isOneReplica && current.id.replica == first.replica } else { first = current.change }

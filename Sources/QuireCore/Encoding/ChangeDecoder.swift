@@ -223,10 +223,24 @@ struct ChangeDecoder: ~Copyable {
     /// The text counted is all of the bundle's, read or not: the text is
     /// sized once the change that inserts into it first is read, and that
     /// change's text (often a long paste) needs room too.
-    var textBounds: (scalars: Int, ids: Int) {
+    ///
+    /// `spans`: at most how many spans a fresh text holds after the bundle,
+    /// from the operations of `current` (read) and of the changes after it.
+    /// A text insert adds at most two (its own, and the second half of the
+    /// span it lands in), a delete at most two (it cuts at most the span
+    /// holding its first id and the one holding its last), other operations
+    /// none; no span is empty, so there are no more spans than scalars.
+    /// (All operations are counted, not the text edits alone: the counts
+    /// per change are a column of long runs, and reading each operation's
+    /// kind cost rustcode's merge 3%.)
+    func textBounds(including current: borrowing Current) -> (scalars: Int, ids: Int, spans: Int) {
         let deleted = (try? columns[Column.deleteLength.rawValue].remainingSum()) ?? 0
         let scalars = textBytes.count
-        return (scalars, scalars + Int(min(deleted, UInt64(scalars))))
+        let limit = UInt64(scalars)
+        let laterOperations = (try? columns[Column.operationCount.rawValue].remainingSum()) ?? 0
+        let currentOperations = UInt64((current.edit == nil ? 0 : 1) + current.edits.count + current.operations.count)
+        let operations = min(laterOperations, limit) + currentOperations
+        return (scalars, scalars + Int(min(deleted, limit)), Int(min(2 * operations, limit)))
     }
 
     /// How many keys the bundle writes in the root map (at most as many as

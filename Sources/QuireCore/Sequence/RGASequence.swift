@@ -216,11 +216,22 @@ public struct RGASequence<Element: SequenceElement>: Sendable {
 }
 
 extension RGASequence<Unicode.Scalar> {
+    /// Whether no element was ever inserted (tombstones count).
+    var isEmptyOfElements: Bool { tree.summary.total == 0 }
+
     /// Makes room, while the sequence is empty, for `count` scalars (if
-    /// they are narrow) and about `ids` element ids in its index.
-    mutating func reserveCapacity(_ count: Int, ids: Int) {
+    /// they are narrow), about `ids` element ids in its index and at most
+    /// `spans` spans.
+    mutating func reserveCapacity(_ count: Int, ids: Int, spans: Int) {
         content.reserveCapacity(count)
         tree.ids.reserveCapacity(ids)
+        tree.reserveCapacity(spans: spans)
+    }
+
+    /// Gives back the span arena's room past its leaves (after
+    /// `reserveCapacity(_:ids:spans:)`).
+    mutating func giveBackSpareSpanRoom() {
+        tree.spans.shrinkToFit()
     }
 }
 

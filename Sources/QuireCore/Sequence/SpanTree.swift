@@ -110,6 +110,23 @@ struct SpanTree: Sendable {
             + children.capacity * 4 + inners.capacity * MemoryLayout<Inner>.stride + ids.byteCount
     }
 
+    /// Makes room in the span arena, while the tree is empty, for the
+    /// leaves of `count` spans half full, as a leaf split in the middle
+    /// leaves them. `count` is a bound from a bundle's operations
+    /// (`ChangeDecoder.textBounds(including:)`), often well above the spans
+    /// the text ends with: the room is touched only as leaves are added, and
+    /// what they do not take is given back after the bundle
+    /// (`RGASequence.giveBackSpareSpanRoom()`).
+    mutating func reserveCapacity(spans count: Int) {
+        guard leaves.count == 1, leaves[0].count == 0 else { return }
+        spans.reserveCapacity(Self.slotsReserved(forSpans: count))
+    }
+
+    /// The arena's slots for `count` spans in half-full leaves.
+    static func slotsReserved(forSpans count: Int) -> Int {
+        (1 + count / (leafCapacity / 2)) * leafCapacity
+    }
+
     /// Releases the arrays' spare capacity (after loading a snapshot).
     mutating func shrinkToFit() {
         spans.shrinkToFit()
