@@ -1,5 +1,6 @@
 import Foundation
 import QuireSync
+import QuireTestSupport
 import Synchronization
 import Testing
 
@@ -75,20 +76,18 @@ struct HTTPClientTests {
     }
 
     @Test func connectionRefusedIsUnreachableAfterRetries() async throws {
-        let stopped = HTTPServer(port: 0, handler: { _ in .text(200, "") })
-        try stopped.start()
-        let address = url(stopped, "/sync")
-        stopped.stop()
-
         let sleeps = SleepRecorder()
-        let client = HTTPClient(defaultTimeout: 30, retryPolicy: sleeps.policy(maxAttempts: 3))
-        await #expect {
-            try await client.send(.init(method: "GET", url: address))
-        } throws: { error in
-            guard case .unreachable(let message) = error as? HTTPError else { return false }
-            // What an app shows, as `quire` prints it.
-            return message.contains("connection refused") && message.contains("GET \(address.absoluteString)")
-                && error.localizedDescription == "\(error)"
+        try await withRefusingPort { port in
+            let address = URL(string: "http://127.0.0.1:\(port)/sync")!
+            let client = HTTPClient(defaultTimeout: 30, retryPolicy: sleeps.policy(maxAttempts: 3))
+            await #expect {
+                try await client.send(.init(method: "GET", url: address))
+            } throws: { error in
+                guard case .unreachable(let message) = error as? HTTPError else { return false }
+                // What an app shows, as `quire` prints it.
+                return message.contains("connection refused") && message.contains("GET \(address.absoluteString)")
+                    && error.localizedDescription == "\(error)"
+            }
         }
         #expect(sleeps.recorded.count == 2)
     }

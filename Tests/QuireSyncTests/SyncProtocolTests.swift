@@ -756,16 +756,15 @@ import Testing
     /// A sync to a server that takes no connection says so once, then why
     /// (where "could not reach the server: server unreachable …" said it twice).
     @Test func anUnreachableServerIsNamedOnceInTheError() async throws {
-        let stopped = HTTPServer(port: 0, handler: { _ in .text(200, "") })
-        try stopped.start()
-        let address = url(stopped, "")
-        stopped.stop()
         let store = try DocumentStore.inMemory()
-        let transport = HTTPSyncTransport(server: address, token: nil, retryPolicy: SleepRecorder().policy(maxAttempts: 2))
-        await #expect {
-            try await SyncClient(store: store, peer: "server", transport: transport).sync()
-        } throws: { error in
-            error.localizedDescription.hasPrefix("could not reach the server: no answer (gave up after retries): POST \(address.absoluteString)")
+        try await withRefusingPort { port in
+            let address = URL(string: "http://127.0.0.1:\(port)")!
+            let transport = HTTPSyncTransport(server: address, token: nil, retryPolicy: SleepRecorder().policy(maxAttempts: 2))
+            await #expect {
+                try await SyncClient(store: store, peer: "server", transport: transport).sync()
+            } throws: { error in
+                error.localizedDescription.hasPrefix("could not reach the server: no answer (gave up after retries): POST \(address.absoluteString)")
+            }
         }
     }
 

@@ -4,6 +4,45 @@ import Synchronization
 import Glibc
 #endif
 
+/// A port on 127.0.0.1 that refuses every connection while this lives: a
+/// socket bound to it that never listens, so no other server can take it.
+/// (A server started and stopped to free a port does not do that: a test
+/// running beside it may take the port meanwhile and answer.)
+public final class RefusingPort: Sendable {
+    public let port: UInt16
+    private let socket: Int32
+
+    public init() throws {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            let failure = POSIXError(.init(rawValue: errno) ?? .EIO)
+            close(socket)
+            throw failure
+        }
+        self.socket = socket
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(socket) }
+}
+
+/// Runs `body` with the port of a `RefusingPort`, kept until `body` returns.
+public func withRefusingPort<T>(_ body: (UInt16) async throws -> T) async throws -> T {
+    let refusing = try RefusingPort()
+    defer { withExtendedLifetime(refusing) {} }
+    return try await body(refusing.port)
+}
+
 /// Sends `request` as it is on a new connection to 127.0.0.1:`port` and
 /// returns what comes back before the server closes or `timeout` passes:
 /// for requests `URLSession` will not send (a forged Content-Length).
