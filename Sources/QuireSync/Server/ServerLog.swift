@@ -212,7 +212,7 @@ public final class ServerLog: Sendable {
     /// a restart too. A parked row that does not decode is left out (a push
     /// to its document is refused as damaged). So are all of them when a
     /// page of `parked` is damaged, the operator told: the log is served
-    /// whole, and a push to a document whose parked rows that page held is
+    /// as it can be read, and a push to a document whose parked rows that page held is
     /// refused naming it (422), as for a damaged page of the log.
     private static func maxParkedLamport(_ database: Database, path: String) throws -> UInt64 {
         do {
