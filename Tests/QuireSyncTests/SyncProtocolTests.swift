@@ -686,6 +686,32 @@ import Testing
         #expect(try value(bob, "groceries", "k") == .scalar(.int(5)))
     }
 
+    /// A note refused by the last sync and edited here since is still
+    /// refused by the next, named in its report, and its local changes stay
+    /// pending, as the refusal says. (Its first request stated the note at
+    /// this store's version, which covers the clashing change, and pushed
+    /// the edit: the server took it onto its own copy, left the clashing row
+    /// out of the answer, and the sync moved the cursor past it and forgot
+    /// the refusal, the two copies different in silence for good.)
+    @Test func aRefusedNoteEditedHereStaysRefusedAndItsEditsPending() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory()
+        try alice.create(id: "todo")
+        try write(alice, "todo", "k", 1)
+        let client = SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server))
+        try await client.sync()
+        try forgeAClash(of: "groceries", in: alice, with: server)
+        #expect(try await client.sync().notApplied.keys.sorted() == ["groceries"])
+
+        try write(alice, "groceries", "other", 3)
+        for _ in 1...2 {
+            let report = try await client.sync()
+            #expect(report.notApplied.keys.sorted() == ["groceries"])
+            #expect(try alice.refusedDocuments(peer: "server") == ["groceries"])
+            #expect(server.log.version("groceries") == [ReplicaID(7): 1])
+        }
+    }
+
     /// A peer that answers a push without taking the changes or refusing
     /// them ends the sync at the round that would repeat the last, not
     /// after `maxRounds` rounds sending the same changes.

@@ -129,6 +129,29 @@ import Testing
         }
     }
 
+    /// `diff --change` of a change `compact --drop-history` deleted says so,
+    /// naming the operation given, as the spec has it. (It said `version
+    /// OP is from before what ... left`, the message for a version: the one
+    /// naming the deletion could not be reached.)
+    @Test func diffOfADeletedChangeSaysItWasDeleted() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Journal", "--body", "start"]).trimmingCharacters(in: .newlines)
+            let store = try DocumentStore(path: quire.store)
+            for day in 1...3 { try CompactCommandTests.append(" day \(day)", to: id, in: store) }
+            let note = try #require(DocumentID(rawValue: id))
+            try store.acknowledge(peer: "laptop", id: note, version: store.read(note) { $0.versionVector })
+            try CompactCommandTests.append(" day 4", to: id, in: store)
+            let first = try #require(try store.changes(note).first).id
+            try store.close()
+            try quire.ok(["compact", id, "--drop-history"])
+
+            let result = try quire.run(["diff", id, "--change", first.description])
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("error: the change holding \(first) was deleted by `quire compact --drop-history`"), "\(result.stderr)")
+        }
+    }
+
     /// A line of 50,000 words: an edit in one place shows as itself, and
     /// so do 2,500 edits all along it (more than one search's 2,000
     /// differences: they showed as the whole line deleted and inserted).

@@ -263,6 +263,20 @@ public struct SyncClient: Sendable {
         func statesAnyway(_ id: DocumentID) -> Bool {
             pulledCursor == nil && !refusedBefore.contains(id) && (cursorStaysBehind || !refusedBefore.isEmpty)
         }
+        /// Set once a pass has pulled every row after the stored cursor (a
+        /// last page, or the last range's): the rows of the documents in
+        /// `refusedBefore` among them.
+        var pulledPastStoredCursor = false
+        /// Whether a request leaves document `id` unstated, whatever it holds:
+        /// refused by the last sync, its rows after the stored cursor must
+        /// come so that the store sees whether it still refuses them. Stated
+        /// at this store's version, which holds the clashing change's id, the
+        /// server would leave them out, and take the local changes pushed
+        /// onto its own copy: the refusal would end in silence, the copies
+        /// apart for good.
+        func awaitsRefusedRows(_ id: DocumentID) -> Bool {
+            !pulledPastStoredCursor && refusedBefore.contains(id) && report.notApplied[id] == nil
+        }
         /// The stored cursor stays where it was: past the rows of a document
         /// left out as damaged on the server, or of one whose changes this
         /// store refused, those rows would never come again.
@@ -345,7 +359,8 @@ public struct SyncClient: Sendable {
     /// The documents a request states (all of them, or those of its range), sorted by id.
     private func documentsToState(_ versions: [DocumentID: VersionVector], coversRows: Bool, _ session: Session) -> [DocumentID] {
         versions.filter { id, mine in
-            !mine.isEmpty && (!coversRows || session.statesAnyway(id) || mine != session.serverVersions[id])
+            !mine.isEmpty && !(coversRows && session.awaitsRefusedRows(id))
+                && (!coversRows || session.statesAnyway(id) || mine != session.serverVersions[id])
         }.keys.sorted()
     }
 
@@ -553,6 +568,7 @@ public struct SyncClient: Sendable {
     /// the answer's, but in a pass only once every range is pulled.
     private func storedCursorAfter(_ response: SyncResponse, cursorReset: Bool, _ session: inout Session) -> SyncCursor? {
         guard var pass = session.pass else {
+            if !response.more { session.pulledPastStoredCursor = true }
             guard session.cursorStaysBehind else { return response.cursor }
             session.pulledCursor = response.cursor
             return nil
@@ -567,6 +583,7 @@ public struct SyncClient: Sendable {
             pass = RangedPass(after: through, firstEnd: pass.firstEnd ?? response.cursor)
         } else {
             pass.isDone = true
+            session.pulledPastStoredCursor = true
             // A cursor stands for every row before it: past the rows of a
             // document left out as damaged, they would never come once the
             // server's store is repaired, nor a document's whose changes this

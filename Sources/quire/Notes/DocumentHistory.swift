@@ -250,11 +250,15 @@ struct DocumentHistory {
     /// change) and that with the change. Fails as `version(_:)` does for a
     /// change the note lacks, and for one compaction deleted.
     func versions(around id: OpID) throws -> (before: VersionVector, after: VersionVector) {
-        let after = try version(VersionArgument(text: id.description, form: .heads([id])))
-        guard let change = change(containing: id) else {
+        // Before the version, which would fail for a deleted change as for a
+        // version from before the compaction, not naming the deletion.
+        if wasCompacted(id) {
             throw CLIError.failure("the change holding \(id) was deleted by `quire compact --drop-history`, so what it did can no longer be shown; "
                 + "`quire log \(self.id)` lists the changes still logged")
         }
+        let after = try version(VersionArgument(text: id.description, form: .heads([id])))
+        // The version names a logged change: one the note lacks has failed.
+        let change = change(containing: id)!
         let parents = change.parents.map(\.description).joined(separator: ",")
         let before = try version(VersionArgument(text: change.parents.isEmpty ? "before \(change.id)" : parents,
                                                  form: change.parents.isEmpty ? .vector(VersionVector()) : .heads(change.parents)))
