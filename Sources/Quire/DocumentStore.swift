@@ -554,7 +554,7 @@ public final class DocumentStore: @unchecked Sendable {
     @discardableResult
     public func apply(_ id: DocumentID, _ changes: [Change]) throws -> Int {
         do {
-            return try apply([(id, [.changes(changes)])], creatingMissing: false, refusingEach: false, limits: .default).applied
+            return try apply([(id, [.changes(changes)])], creatingMissing: false, refusingEach: false, limits: .default).applied.values.reduce(0, +)
         } catch let refused as RefusedChanges {
             // The caller named the one document: the error as it came says enough.
             throw refused.reason.error
@@ -581,7 +581,8 @@ public final class DocumentStore: @unchecked Sendable {
     /// - Returns: how many changes were applied.
     @discardableResult
     public func apply(bundles documents: [(id: DocumentID, bundles: [[UInt8]])], limits: DecodingLimits = .default) throws -> Int {
-        try apply(documents.map { ($0.id, $0.bundles.map(Received.bundle)) }, creatingMissing: true, refusingEach: false, limits: limits).applied
+        try apply(documents.map { ($0.id, $0.bundles.map(Received.bundle)) }, creatingMissing: true, refusingEach: false, limits: limits)
+            .applied.values.reduce(0, +)
     }
 
     /// Applies change bundles for several documents as `apply(bundles:)`
@@ -592,10 +593,11 @@ public final class DocumentStore: @unchecked Sendable {
     /// not created) and returned with the error, and the others are saved.
     /// For a peer's push of many documents, of which one may be refused.
     ///
-    /// - Returns: how many changes were applied, and the refused documents
-    ///   in the order given.
+    /// - Returns: how many changes were applied to each document that took
+    ///   any (a sync names them: `SyncClient.Report.changedDocuments`), and
+    ///   the refused documents in the order given.
     public func applyEach(bundles documents: [(id: DocumentID, bundles: [[UInt8]])], limits: DecodingLimits = .default)
-        throws -> (applied: Int, refused: [(id: DocumentID, error: any Error)]) {
+        throws -> (applied: [DocumentID: Int], refused: [(id: DocumentID, error: any Error)]) {
         try apply(documents.map { ($0.id, $0.bundles.map(Received.bundle)) }, creatingMissing: true, refusingEach: true, limits: limits)
     }
 
@@ -608,9 +610,10 @@ public final class DocumentStore: @unchecked Sendable {
     /// With `refusingEach`, a document whose changes do not decode or apply,
     /// or whose copy is damaged, is left out and returned with why; without,
     /// it fails the whole call (changes that do not decode or apply as
-    /// `RefusedChanges`, naming the document).
+    /// `RefusedChanges`, naming the document). Returns how many changes
+    /// each document that took any took.
     private func apply(_ documents: [(id: DocumentID, pieces: [Received])], creatingMissing: Bool, refusingEach: Bool,
-                       limits: DecodingLimits) throws -> (applied: Int, refused: [(id: DocumentID, error: any Error)]) {
+                       limits: DecodingLimits) throws -> (applied: [DocumentID: Int], refused: [(id: DocumentID, error: any Error)]) {
         // One entry per document: taking a document twice would wait for itself.
         // Found by a dictionary: a page of a sync may hold many thousands.
         var merged: [(id: DocumentID, pieces: [Received])] = []
@@ -627,7 +630,7 @@ public final class DocumentStore: @unchecked Sendable {
             while merged.contains(where: { busy.contains($0.id) }) { condition.wait() }
             var commits: [QueuedCommit] = []
             var refused: [(id: DocumentID, error: any Error)] = []
-            var applied = 0
+            var applied: [DocumentID: Int] = [:]
             do {
                 for (id, pieces) in merged {
                     let isNew = try creatingMissing && !exists(id)
@@ -653,7 +656,7 @@ public final class DocumentStore: @unchecked Sendable {
                         }
                         throw RefusedChanges(document: id, error) ?? error
                     }
-                    applied += appliedHere
+                    if appliedHere > 0 { applied[id] = appliedHere }
                     commits.append(QueuedCommit(id: id, entry: entry, newChanges: logged, isLocal: false, parked: parked, isNew: isNew))
                 }
             } catch {

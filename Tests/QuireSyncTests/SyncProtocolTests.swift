@@ -472,6 +472,31 @@ import Testing
         #expect(try reader.versionVectors() == writer.versionVectors())
     }
 
+    /// A sync names each document it applied changes to, with how many and
+    /// its version before the first (`quire sync` prints the diff from it):
+    /// over several pages, the version before the first page that changed
+    /// it; empty for a document new here; none for one it left as it was.
+    @Test func aSyncNamesEachDocumentItChangedWithItsVersionBefore() async throws {
+        let writer = try DocumentStore.inMemory(), reader = try DocumentStore.inMemory()
+        for id: DocumentID in ["n", "same"] {
+            try writer.create(id: id)
+            try write(writer, id, "k", 0)
+        }
+        var peer = PeerSyncService(store: writer)
+        peer.maxPageBytes = 2_000
+        try await SyncClient(store: reader, peer: "p", transport: FaultyTransport.sound(peer)).sync()
+        try write(reader, "n", "mine", 1)
+        let before = try reader.versionVector("n")
+        for index in 0..<300 { try write(writer, "n", "k\(index % 7)", Int64(index)) }
+        try writer.create(id: "new")
+        try write(writer, "new", "k", 1)
+
+        let report = try await SyncClient(store: reader, peer: "p", transport: FaultyTransport.sound(peer)).sync()
+        #expect(report.rounds > 2 && report.received == 301)
+        #expect(report.changedDocuments.mapValues(\.versionBefore) == ["n": before, "new": VersionVector()])
+        #expect(report.changedDocuments.mapValues(\.received) == ["n": 300, "new": 1])
+    }
+
     /// A peer whose history lists two writers' keystrokes in turns sends
     /// each writer's together, as `encodeChanges` does: the fresh store
     /// catching up through it holds them in that order.

@@ -172,18 +172,25 @@ import Testing
             let planned = try #require(plan["documents"] as? [[String: Any]])
             #expect(planned.first { $0["id"] as? String == id }?["versionBefore"] as? String == before)
             #expect(planned.first { $0["id"] as? String == other }?["versionBefore"] is NSNull)
+            // The keys `sync --json` shares in `changedNotes`, and merge's own.
+            #expect(planned.allSatisfy { Set($0.keys) == ["id", "title", "new", "removed", "incoming", "versionBefore", "outgoing", "conflicts"] })
             // A dry run changes nothing to diff.
             #expect(!(try quire.ok(["merge", phone, "--dry-run"], store: laptop).contains("quire diff")))
 
-            let lines = try quire.ok(["merge", phone], store: laptop).split(separator: "\n").map(String.init)
-            #expect(lines.suffix(3).dropLast() == ["Merged 2 changes into 2 notes (1 new).",
-                                                   "What it brought into each note, against the note's version here before the merge:"], "\(lines)")
-            // The note abbreviated as in the table, and only that note.
-            let command = try #require(lines.last).split(separator: " ").map(String.init)
-            #expect(command.count == 5 && command[0] == "quire" && command[1] == "diff" && id.hasPrefix(command[2])
-                    && command[3] == "--from" && command[4] == before, "\(lines)")
+            let merged = try quire.ok(["merge", phone], store: laptop)
+            #expect(merged.contains("\nMerged 2 changes into 2 notes (1 new).\nWhat the merge brought into each note"), "\(merged)")
+            // Each note abbreviated as in the table, in id order, titled; the new one is shown whole.
+            let listed = try #require(broughtNotes(in: merged, by: "merge"), "\(merged)")
+            #expect(listed.more == nil)
+            let changed = try #require(listed.notes.first { $0.comment == "Groceries" }, "\(merged)")
+            let command = changed.arguments
+            #expect(command.count == 4 && command[0] == "diff" && id.hasPrefix(command[1]) && command[2] == "--from" && command[3] == before,
+                    "\(merged)")
+            let new = try #require(listed.notes.first { $0.comment == "Trip (new)" }, "\(merged)")
+            #expect(new.arguments.count == 2 && new.arguments[0] == "show" && other.hasPrefix(new.arguments[1]), "\(merged)")
+            #expect(listed.notes.count == 2 && listed.notes.map(\.arguments[1]) == listed.notes.map(\.arguments[1]).sorted(), "\(merged)")
             // The command shows the phone's edit, and not the laptop's own.
-            let diff = try quire.ok(Array(command.dropFirst()), store: laptop)
+            let diff = try quire.ok(command, store: laptop)
             #expect(diff.hasSuffix("\n\nbody @0 +\"Buy \"\n"), "\(diff)")
         }
     }

@@ -190,3 +190,28 @@ func withRunner(_ body: (QuireRunner) throws -> Void) throws {
 func withRunner(isolation: isolated (any Actor)? = #isolation, _ body: (QuireRunner) async throws -> Void) async throws {
     try await withTemporaryDirectory { directory in try await body(QuireRunner(directory: directory)) }
 }
+
+/// A note `quire merge` or `quire sync` names as changed, from its text:
+/// the command it gives, as arguments after `quire`, and what follows its
+/// `#` (the title, and `(new)` or `(removed)` marks).
+struct BroughtNote: Equatable {
+    let arguments: [String]
+    let comment: String
+}
+
+/// The notes listed under the heading `quire merge` or `quire sync` (`event`)
+/// prints after a run that changed notes, and the `... and N more` line if
+/// any; nil when there is no heading.
+func broughtNotes(in output: String, by event: String) -> (notes: [BroughtNote], more: String?)? {
+    let lines = output.split(separator: "\n").map(String.init)
+    let heading = "What the \(event) brought into each note, against the note's version here before the \(event) (of a new note, all of it):"
+    guard let start = lines.firstIndex(of: heading) else { return nil }
+    var notes: [BroughtNote] = [], more: String?
+    for line in lines[(start + 1)...] {
+        if line.hasPrefix("  ... and ") { more = line; break }
+        guard line.hasPrefix("  quire "), let hash = line.range(of: "  # ") else { break }
+        notes.append(BroughtNote(arguments: line[line.index(line.startIndex, offsetBy: 8)..<hash.lowerBound].split(separator: " ").map(String.init),
+                                 comment: String(line[hash.upperBound...])))
+    }
+    return (notes, more)
+}

@@ -524,6 +524,97 @@ import Testing
         }
     }
 
+    /// A sync names each note it changed, as `merge` does: the `quire diff
+    /// ID --from VERSION` that shows what it brought (the note's version
+    /// here before the sync, which only the sync knew), or for a note new
+    /// here `quire show ID`; `--json` in `changedNotes`, with `merge`'s keys.
+    @Test func aSyncNamesEachNoteItChangedWithTheVersionToDiffFrom() throws {
+        try withRunner { runner in
+            let (server, port) = try startServer(runner)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            let url = "http://127.0.0.1:\(port)"
+            let laptop = runner.directory + "/laptop.quire"
+            func newNote(_ arguments: [String]) throws -> String {
+                try runner.ok(["note", "new"] + arguments, store: laptop).trimmingCharacters(in: .newlines)
+            }
+            try runner.ok(["init"], store: laptop)
+            let groceries = try newNote(["--title", "Groceries", "--body", "milk"])
+            let trip = try newNote(["--title", "Trip"])
+            try runner.ok(["sync", url], store: laptop)
+            try runner.ok(["init"])
+
+            // Notes new here: shown whole, said to be new.
+            let first = try runner.ok(["sync", url])
+            let new = try #require(broughtNotes(in: first, by: "sync"), "\(first)")
+            #expect(new.notes.map(\.comment).sorted() == ["Groceries (new)", "Trip (new)"] && new.more == nil, "\(first)")
+            let showGroceries = try #require(new.notes.first { $0.comment == "Groceries (new)" }).arguments
+            #expect(showGroceries.count == 2 && showGroceries[0] == "show" && groceries.hasPrefix(showGroceries[1]), "\(first)")
+            #expect(try runner.ok(showGroceries).contains("milk"))
+
+            // Offline on both: the laptop appends and makes a note; this store inserts.
+            try runner.ok(["note", "edit", groceries, "--append", " and eggs"], store: laptop)
+            let later = try newNote(["--title", "Later"])
+            try runner.ok(["sync", url], store: laptop)
+            try runner.ok(["note", "edit", groceries, "--insert", "0", "Buy "])
+            let before = try runner.ok(["vv", groceries]).trimmingCharacters(in: .newlines)
+            let second = try runner.ok(["sync", url])
+            let listed = try #require(broughtNotes(in: second, by: "sync"), "\(second)")
+            #expect(listed.notes.count == 2 && listed.more == nil, "\(second)")
+            let diffGroceries = try #require(listed.notes.first { $0.comment == "Groceries" }, "\(second)").arguments
+            #expect(diffGroceries.count == 4 && diffGroceries[0] == "diff" && groceries.hasPrefix(diffGroceries[1])
+                    && diffGroceries[2] == "--from" && diffGroceries[3] == before, "\(second)")
+            #expect(listed.notes.contains { $0.comment == "Later (new)" && $0.arguments.first == "show" && later.hasPrefix($0.arguments[1]) },
+                    "\(second)")
+            // Exactly what the laptop wrote, not this store's own edit.
+            let diff = try runner.ok(diffGroceries)
+            #expect(diff.hasSuffix("\n\nbody @8 +\" and eggs\"\n"), "\(diff)")
+
+            // A sync that changed nothing names nothing.
+            let third = try runner.ok(["sync", url])
+            #expect(broughtNotes(in: third, by: "sync") == nil && !third.contains("quire "), "\(third)")
+
+            try runner.ok(["note", "edit", trip, "--title", "Trip to Rome"], store: laptop)
+            try runner.ok(["sync", url], store: laptop)
+            let tripBefore = try runner.ok(["vv", trip]).trimmingCharacters(in: .newlines)
+            let json = try #require(try runner.run(["sync", url, "--json"]).json() as? [String: Any])
+            #expect(json["received"] as? Int == 1 && json["sent"] as? Int == 0)
+            let notes = try #require(json["changedNotes"] as? [[String: Any]])
+            #expect(notes.count == 1 && notes.allSatisfy { Set($0.keys) == ["id", "title", "new", "removed", "incoming", "versionBefore"] },
+                    "\(notes)")
+            #expect(notes.first?["id"] as? String == trip && notes.first?["title"] as? String == "Trip to Rome"
+                    && notes.first?["new"] as? Bool == false && notes.first?["removed"] as? Bool == false
+                    && notes.first?["incoming"] as? Int == 1 && notes.first?["versionBefore"] as? String == tripBefore, "\(notes)")
+        }
+    }
+
+    /// A sync of many notes lists the first few (in id order) and counts
+    /// the rest, through a peer as through a server; `--json` lists them
+    /// all, a new note with no version before.
+    @Test func aSyncOfManyNotesListsTheFirstAndCountsTheRest() throws {
+        try withRunner { runner in
+            let laptop = runner.directory + "/laptop.quire"
+            try runner.ok(["init"], store: laptop)
+            let ids = try (0..<23).map { index in
+                try runner.ok(["note", "new", "--title", "note \(index)"], store: laptop).trimmingCharacters(in: .newlines)
+            }.sorted()
+            let peer = "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"
+            try runner.ok(["init"])
+            let synced = try runner.ok(["sync", "--via", peer])
+            let listed = try #require(broughtNotes(in: synced, by: "sync"), "\(synced)")
+            #expect(listed.notes.count == 20 && listed.more == "  ... and 3 more (`--json` lists them all)", "\(synced)")
+            #expect(zip(listed.notes, ids).allSatisfy { note, id in note.arguments.count == 2 && id.hasPrefix(note.arguments[1]) }, "\(synced)")
+
+            let other = runner.directory + "/other.quire"
+            try runner.ok(["init"], store: other)
+            let json = try #require(try runner.run(["sync", "--via", peer, "--json"], store: other).json() as? [String: Any])
+            let notes = try #require(json["changedNotes"] as? [[String: Any]])
+            #expect(notes.compactMap { $0["id"] as? String } == ids)
+            #expect(notes.allSatisfy { $0["new"] as? Bool == true && $0["versionBefore"] is NSNull && $0["incoming"] as? Int == 1 }, "\(notes)")
+            let again = try #require(try runner.run(["sync", "--via", peer, "--json"], store: other).json() as? [String: Any])
+            #expect((again["changedNotes"] as? [Any])?.isEmpty == true)
+        }
+    }
+
     /// The day of a person with three machines: the laptop writes offline,
     /// the phone gets its note through a pipe and syncs with the server
     /// first, with its own token. The laptop's own sync, with its token,
@@ -1060,7 +1151,8 @@ import Testing
             #expect(try runner.ok(["status"]).contains("1 local change not acknowledged by any peer"))
 
             let command = "'\(QuireRunner.binaryURL.path)' --store '\(other)' serve --stdio"
-            #expect(try runner.ok(["sync", "--via", command]).hasSuffix("; 0 pending\n"))
+            // The summary line, then the notes it brought.
+            #expect(try runner.ok(["sync", "--via", command]).contains("; 0 pending\nWhat the sync brought"))
             #expect(try pending(runner.store) == 0 && pending(other) == 0)
             #expect(try runner.ok(["status"]).contains("0 local changes not acknowledged by any peer"))
             #expect(try acknowledged(here, runner.store) == [true] && acknowledged(there, other) == [true, true])

@@ -121,6 +121,20 @@ public struct SyncClient: Sendable {
         /// changes, so that every later sync meets them again until this
         /// store's copy is dealt with, rather than leave it behind in silence.
         public var notApplied: [DocumentID: RefusedChanges] = [:]
+        /// The documents this sync applied changes to, each with how many
+        /// and its version in the store before the first of them: `quire
+        /// diff ID --from` that version shows what the sync brought.
+        public var changedDocuments: [DocumentID: ChangedDocument] = [:]
+    }
+
+    /// A document a sync applied changes to (`Report.changedDocuments`).
+    public struct ChangedDocument: Sendable, Equatable {
+        /// Its version in the store before the sync applied the first of
+        /// them; empty for a document the store lacked, which the sync
+        /// made (or whose copy `DocumentStore.discardCopy` dropped).
+        public var versionBefore: VersionVector
+        /// How many changes the sync applied to it.
+        public var received: Int
     }
 
     /// Syncs until neither side lacks anything the other may give it.
@@ -288,6 +302,10 @@ public struct SyncClient: Sendable {
         /// since: a peer learns that the store holds them only from a request
         /// stating them (in ranges, the next one whose range holds them).
         var receivedUnstated: Set<DocumentID> = []
+        /// Every document's version when the current request was made,
+        /// before its answer's page is applied: for a document the page
+        /// changes first, its version before the sync (`ChangedDocument`).
+        var versionsBeforePage: [DocumentID: VersionVector] = [:]
         /// Where the pages of the last finished pass got, when the stored
         /// cursor stays behind them (a document left out as damaged): later
         /// passes of this sync pull from here, not from the stored cursor
@@ -325,6 +343,7 @@ public struct SyncClient: Sendable {
         let blocked = try blockedCounters()
         // Read from the store's `document_versions`: no document is loaded to state it.
         let versions = try store.versionVectors()
+        session.versionsBeforePage = versions
         let storedCursor = try store.syncCursor(peer: peer)
         // A cursor past 0 stands for every row up to it: a document at the
         // version the server is known to hold need not be named, as the
@@ -505,7 +524,7 @@ public struct SyncClient: Sendable {
         // left out and the others applied (`applyEach`): one bad note must
         // not keep the others from syncing, sync after sync.
         let incoming = response.documents.filter { !$0.bundles.isEmpty && !session.isLeftOutHere($0.id) }.map { ($0.id, $0.bundles) }
-        let (received, refusals) = try store.applyEach(bundles: incoming)
+        let (applied, refusals) = try store.applyEach(bundles: incoming)
         for (id, error) in refusals {
             if let refused = RefusedChanges(document: id, error) {
                 // Not the store's fault: its copy is whole, and the next sync meets the same change.
@@ -516,8 +535,12 @@ public struct SyncClient: Sendable {
                 damage(id, error, &session)
             }
         }
-        session.report.received += received
-        if received > 0 { session.receivedUnstated.formUnion(incoming.map(\.0).filter { !session.isLeftOutHere($0) }) }
+        for (id, count) in applied {
+            session.report.received += count
+            session.report.changedDocuments[id, default: ChangedDocument(
+                versionBefore: session.versionsBeforePage[id] ?? VersionVector(), received: 0)].received += count
+        }
+        if !applied.isEmpty { session.receivedUnstated.formUnion(incoming.map(\.0).filter { !session.isLeftOutHere($0) }) }
     }
 
     /// Takes the versions the answer states as what the server holds;

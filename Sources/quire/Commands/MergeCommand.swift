@@ -61,10 +61,8 @@ enum MergeCommand {
             output.print(json: .object([
                 "dryRun": .bool(dryRun), "incoming": .integer(merge.incomingCount), "outgoing": count(merge.outgoingCount),
                 "documents": .array(merge.documents.map { plan in
-                    .object(["id": .string(plan.id.rawValue), "title": .string(plan.title), "new": .bool(plan.isNew), "removed": .bool(plan.isRemoved),
-                             "incoming": .integer(plan.incoming.count), "outgoing": count(plan.outgoing),
-                             "versionBefore": plan.isNew ? .null : .string(plan.versionBefore.description),
-                             "conflicts": .array(plan.newConflicts.map(JSONValue.string))])
+                    .object(broughtChanges(plan).jsonMembers.merging(["outgoing": count(plan.outgoing),
+                                                              "conflicts": .array(plan.newConflicts.map(JSONValue.string))]) { shared, _ in shared })
                 }),
                 "historyCompacted": .array(merge.compacted.map { .object(["id": .string($0.id.rawValue), "title": .string($0.title)]) }),
                 "damaged": .array(merge.damaged.map { damage in
@@ -93,13 +91,16 @@ enum MergeCommand {
         output.print(Table(header: ["NOTE", "TITLE", "INCOMING", "OUTGOING", "NEW CONFLICTS"], rows: rows).render() + "\n" + summary)
         // The table counts what came in; a person asking what it changed in
         // a note needs the version to diff from, which only this run knows.
-        // A new note is all brought in: `quire show` shows it.
-        let changed = merge.documents.filter { !$0.isNew && !$0.incoming.isEmpty }
+        let changed = merge.documents.filter { !$0.incoming.isEmpty }
         if !dryRun && !changed.isEmpty {
-            output.print("What it brought into each note, against the note's version here before the merge:\n" + changed.map { plan in
-                "  quire diff \(plan.id.rawValue.prefix(idLength)) --from \(plan.versionBefore)"
-            }.joined(separator: "\n"))
+            output.print(BroughtChanges.listing(changed.map(broughtChanges), by: "merge", idLength: idLength))
         }
+    }
+
+    /// What merging brings into a note, as `sync` names what it brought too.
+    private static func broughtChanges(_ plan: StoreMerge.DocumentPlan) -> BroughtChanges {
+        BroughtChanges(id: plan.id, title: plan.title, isNew: plan.isNew, versionBefore: plan.versionBefore, isRemoved: plan.isRemoved,
+                       incoming: plan.incoming.count)
     }
 
     /// A count, or null when it cannot be known.

@@ -235,6 +235,14 @@ enum SyncCommands {
             let notApplied = titled(report.notApplied)
             // The other side's copy of the note taken, its title here now (nil: it sent none).
             let takenTitle = taken.flatMap { id in try? store.read(id) { try Note(id: id, document: $0).title } }
+            // The notes this sync changed, as `merge` names them: with the
+            // version to diff from, which only this run knows. Read as each
+            // is taken: the text takes a few of thousands.
+            let changed = report.changedDocuments.sorted { $0.key < $1.key }.lazy.map { id, change in
+                let note = try? store.read(id) { try Note(id: id, document: $0) }
+                return BroughtChanges(id: id, title: note?.title, isNew: change.versionBefore.isEmpty, versionBefore: change.versionBefore,
+                                      isRemoved: note?.removed ?? false, incoming: change.received)
+            }
             if invocation.flag("--json") {
                 var fields: [String: JSONValue] = [
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
@@ -245,6 +253,7 @@ enum SyncCommands {
                     "readOnly": .bool(report.writeRefusal != nil), "historyCompacted": .bool(!compacted.isEmpty),
                     "historyCompactedNotes": notesJSON(compacted), "damagedOnPeerNotes": notesJSON(damagedThere),
                     "notAppliedNotes": notesJSON(notApplied),
+                    "changedNotes": .array(changed.map { .object($0.jsonMembers) }),
                 ]
                 if let taken, let keptCopy {
                     fields["tookTheirs"] = .object(["id": .string(taken.rawValue), "title": takenTitle.map(JSONValue.string) ?? .null,
@@ -258,6 +267,10 @@ enum SyncCommands {
                     let copy = "this store's copy is kept as note \(keptCopy.id) (\(keptCopy.title))"
                     output.print(takenTitle.map { "took \(transport.otherSide)'s copy of note \(taken) (\($0)); \(copy)" }
                         ?? "\(transport.otherSide) sent no copy of note \(taken) (it holds none, this token may not read it, or this store refuses it); \(copy)")
+                }
+                if !changed.isEmpty {
+                    let idLength = NoteIDs.abbreviationLength(try store.documents(includeRemoved: true).map(\.id))
+                    output.print(BroughtChanges.listing(changed, by: "sync", idLength: idLength))
                 }
                 // This sync's refusals end it with an error that lists them; earlier ones are only held back.
                 if report.rejected.isEmpty && !rejected.isEmpty {

@@ -1,0 +1,52 @@
+import JSONText
+import Quire
+
+/// A note that a merge or a sync brought changes into, and how to see what
+/// they did: `quire diff ID --from` its version here before them, or, for a
+/// note new here, `quire show ID` (all of it was brought, and no version is
+/// empty to diff from). `quire merge` and `quire sync` name them alike
+/// (Specs/cli.md, `merge`; Specs/sync.md, "Commands").
+struct BroughtChanges {
+    let id: DocumentID
+    /// Its title now; nil when it cannot be read.
+    let title: String?
+    /// Not in this store before: the merge or sync made it here.
+    let isNew: Bool
+    /// This store's version of the note before (empty for a new one).
+    let versionBefore: VersionVector
+    /// Removed now (`note list` leaves it out).
+    let isRemoved: Bool
+    /// How many changes were brought into it.
+    let incoming: Int
+
+    /// Its JSON members, the keys `merge`'s `documents` and `sync`'s
+    /// `changedNotes` share.
+    var jsonMembers: [String: JSONValue] {
+        ["id": .string(id.rawValue), "title": title.map(JSONValue.string) ?? .null, "new": .bool(isNew), "removed": .bool(isRemoved),
+         "incoming": .integer(incoming), "versionBefore": isNew ? .null : .string(versionBefore.description)]
+    }
+
+    /// The most notes the text lists: a sync or merge of thousands of notes
+    /// would bury its summary under as many lines. `--json` lists them all.
+    static let listedAtMost = 20
+
+    /// The text naming `notes`: a heading, then a command a line, runnable
+    /// as it is, the note's title after `#`, marked as `note list --all`
+    /// marks it (`new`, `removed`); past `listedAtMost`, how many more.
+    /// Ids abbreviated to `idLength` characters. `event` names what
+    /// brought the changes: "merge" or "sync".
+    /// Only the notes listed are taken from `notes`, which may be lazy
+    /// (a title read from the store as each is taken).
+    static func listing(_ notes: some Collection<BroughtChanges>, by event: String, idLength: Int) -> String {
+        let lines = notes.prefix(listedAtMost).map { note in
+            let id = note.id.rawValue.prefix(idLength)
+            let command = note.isNew ? "quire show \(id)" : "quire diff \(id) --from \(note.versionBefore)"
+            let marks = [note.isNew ? "new" : nil, note.isRemoved ? "removed" : nil].compactMap { $0 }
+            return "  \(command)  # \(note.title ?? "(cannot be read)")" + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))")
+        }
+        let more = notes.count - lines.count
+        return "What the \(event) brought into each note, against the note's version here before the \(event) (of a new note, all of it):\n"
+            + lines.joined(separator: "\n")
+            + (more > 0 ? "\n  ... and \(more) more (`--json` lists them all)" : "")
+    }
+}
