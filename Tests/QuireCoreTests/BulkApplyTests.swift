@@ -244,7 +244,8 @@ import QuireTestSupport
     /// elsewhere, synced before anyone typed in it) takes the typing as a
     /// bundle without sizing the body from the bundle's bound: only a fresh
     /// replica's room is given back after a bundle (`applyEncodedRun`), so
-    /// this one kept all of it, many times what its leaves took.
+    /// this one kept all of it (here 2.6-2.9 times the slots its leaves
+    /// took).
     @Test(arguments: [1, 2, 3] as [UInt64])
     func aReplicaHoldingAnEmptyTextKeepsNoBundleSizedSpanRoom(seed: UInt64) throws {
         var rng = SeededGenerator(seed: seed)

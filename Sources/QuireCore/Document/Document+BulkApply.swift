@@ -60,7 +60,7 @@ extension Document {
         // A fresh replica makes room for the bundle's text in the first text
         // it inserts into; `applyEncodedRun` gives back what it did not use,
         // on the same condition. (A replica holding something does not: its
-        // room, a bound 7-15 times what the text takes, would be kept.)
+        // room, a bound often several times what the text takes, was kept.)
         var sizesText = versionVector.isEmpty
         do {
             reading: while try decoder.next(into: &current) {
