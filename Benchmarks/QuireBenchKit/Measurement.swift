@@ -114,8 +114,7 @@ extension TraceMeasurement {
         result.merge = Spread(nanoseconds: merge)
         result.history = Spread(nanoseconds: history)
         if let final, result.ok {
-            // Consumed: its bytes freed before the loads are timed, as the
-            // second encode's were when this encoded the history again.
+            // Consumed, so that its bytes are freed before the loads are measured.
             result.sentHistoryBytes = SentHistory.messageBytes(of: final, history: consume finalHistory)
             do {
                 let snapshot = try SnapshotLoad.measure(final, runs: runs)
