@@ -89,16 +89,20 @@ extension TraceMeasurement {
         var result = self
         var local: [UInt64] = [], merge: [UInt64] = [], history: [UInt64] = []
         var final: Document?
+        // Only the last run's history is kept: kept from every run, each
+        // would stay allocated through the next run's timed replay.
+        var finalHistory: [UInt8] = []
         for run in 0...runs {
             let replay: ReplayResult
             do { replay = try replayOnce() } catch {
                 result.failures.append("document replay threw: \(error)")
                 break
             }
-            result.encodedBytes = replay.encodedBytes
+            result.encodedBytes = replay.history.count
             result.failures += replay.failures
             guard replay.failures.isEmpty else { break }
             final = replay.document
+            if run == runs { finalHistory = replay.history }
             if run > 0 {  // run 0 is the warm-up
                 local.append(replay.localNanos)
                 merge.append(replay.mergeNanos)
@@ -110,11 +114,8 @@ extension TraceMeasurement {
         result.merge = Spread(nanoseconds: merge)
         result.history = Spread(nanoseconds: history)
         if let final, result.ok {
-            do {
-                result.sentHistoryBytes = try SentHistory.messageBytes(of: final)
-            } catch {
-                result.failures.append("history for sync: \(error)")
-            }
+            // Consumed, so that its bytes are freed before the loads are measured.
+            result.sentHistoryBytes = SentHistory.messageBytes(of: final, history: consume finalHistory)
             do {
                 let snapshot = try SnapshotLoad.measure(final, runs: runs)
                 result.load = snapshot.load

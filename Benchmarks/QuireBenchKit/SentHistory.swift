@@ -18,15 +18,16 @@ enum SentHistory {
 
     /// The bytes of the answer `peer` sends a fresh replica of `document`
     /// (`PeerSyncService`: its cursor, the document's version vector and its
-    /// whole history as one bundle). `encodeChanges()` is byte for byte the
-    /// bundle sync makes of the same changes (`SyncDocument(id:version:changes:)`,
-    /// checked by QuireCore's HistoryEncodingTests). A peer or server pages
+    /// whole history as one bundle), given `history`, the document's
+    /// `encodeChanges()`. That is byte for byte the bundle sync makes of the
+    /// same changes (`SyncDocument(id:version:changes:)`, checked by
+    /// QuireCore's HistoryEncodingTests). A peer or server pages
     /// its answers at 4 MiB of bundles, so a longer history (B3.3's 7.8 MB,
     /// B4x100's) goes in several messages, each compressed on its own; one
     /// message of it is still valid (payloads up to 64 MiB are accepted).
-    static func messageBytes(of document: Document, answeredBy peer: ReplicaID = answeringPeer) throws -> Int {
-        let history = SyncDocument(id: documentID, version: document.versionVector, bundles: [try document.encodeChanges()])
-        let answer = SyncResponse(cursor: SyncCursor(logID: peer.rawValue, seq: 0), documents: [history])
+    static func messageBytes(of document: Document, history: [UInt8], answeredBy peer: ReplicaID = answeringPeer) -> Int {
+        let sent = SyncDocument(id: documentID, version: document.versionVector, bundles: [history])
+        let answer = SyncResponse(cursor: SyncCursor(logID: peer.rawValue, seq: 0), documents: [sent])
         return SyncMessage.response(answer).encoded().count
     }
 }

@@ -9,8 +9,9 @@ public struct ReplayResult: Sendable {
     /// The replayed document encoding its whole history for a peer
     /// (`encodeChanges()`), the bytes the merge applies.
     public var historyNanos: UInt64
-    /// Size of the whole encoded history.
-    public var encodedBytes: Int
+    /// The whole encoded history, the bytes the merge applied (kept for
+    /// `SentHistory`, which would otherwise encode it again).
+    public var history: [UInt8]
     /// One line per failed check; empty when the replay is correct.
     public var failures: [String]
     /// The replica that made (or merged) every edit, kept so that the suite
@@ -177,7 +178,7 @@ public enum TraceReplay {
         let (fresh, mergeNanos) = try merge(encoded)
         if let problem = try check(fresh) { failures.append(problem) }
         return ReplayResult(localNanos: localNanos, mergeNanos: mergeNanos, historyNanos: historyNanos,
-                            encodedBytes: encoded.count, failures: failures, document: doc)
+                            history: encoded, failures: failures, document: doc)
     }
 
     /// A fresh replica applying `encoded`, a whole encoded history, and the

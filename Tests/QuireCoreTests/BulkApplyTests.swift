@@ -240,6 +240,40 @@ import QuireTestSupport
         #expect(bound >= tree.spanCount)
     }
 
+    /// A replica that already holds a note whose body is still empty (made
+    /// elsewhere, synced before anyone typed in it) takes the typing as a
+    /// bundle without sizing the body from the bundle's bound: only a fresh
+    /// replica's room is given back after a bundle (`applyEncodedRun`), so
+    /// this one kept all of it (here 2.6-2.9 times the slots its leaves
+    /// took).
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func aReplicaHoldingAnEmptyTextKeepsNoBundleSizedSpanRoom(seed: UInt64) throws {
+        var rng = SeededGenerator(seed: seed)
+        var source = Document(replica: ReplicaID(1))
+        let (title, body) = try source.transact { tx in
+            (try tx.putObject(.root, key: "title", kind: .text), try tx.putObject(.root, key: "body", kind: .text))
+        }
+        for (offset, character) in "A note with a title only".enumerated() {
+            try source.transact { tx in try tx.insertText(title, at: offset, String(character)) }
+        }
+        var here = Document(replica: ReplicaID(99))
+        try here.applyEncoded(source.encodeChanges())
+        #expect(here.history.canAppendBundle, "the note came as a bundle kept encoded, so the next one takes the bundle path")
+
+        // Keystrokes at random places: many spans, so many leaves.
+        for _ in 0..<400 {
+            let position = Int.random(in: 0...(try source.textCount(body)), using: &rng)
+            try source.transact { tx in try tx.insertText(body, at: position, randomText(&rng, maxLength: 1)) }
+        }
+        try here.applyEncoded(source.encodeChanges(since: here.versionVector))
+        #expect(try here.text(body) == source.text(body))
+
+        let tree = here.objects.texts[try here.objects.slot(body, .text)].tree
+        #expect(tree.leaves.count > 2)
+        // Grown leaf by leaf, the arena at most doubles past what it holds.
+        #expect(tree.spans.capacity <= 2 * tree.spans.count)
+    }
+
     /// The heads of a history, from its graph alone: the last change of each
     /// replica that no change names as a parent.
     static func heads(of changes: [Change]) -> [OpID] {

@@ -420,7 +420,9 @@ extension ObjectTable {
     /// inserts (`ChangeDecoder.textBounds(including:)`): a fresh replica
     /// catching up otherwise grows the text's content, id index and spans
     /// step by step, copying them each time. The spans' room is a bound,
-    /// given back by `giveBackSpareSpanRoom()` once the bundle is applied.
+    /// given back by `giveBackSpareSpanRoom()` once the bundle is applied,
+    /// which `applyEncodedRun` does for a fresh replica only, so only a
+    /// fresh replica reserves.
     mutating func reserveCapacity(in object: ObjectID, for bounds: (scalars: Int, ids: Int, spans: Int)) {
         guard let slot = find(object), slot.kind == .text, texts[slot.index].isEmptyOfElements else { return }
         texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids, spans: bounds.spans)

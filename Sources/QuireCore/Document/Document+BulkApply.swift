@@ -57,14 +57,16 @@ extension Document {
         var first: Change?
         // Chains keep to one replica, so only the changes read one at a time can leave it.
         var isOneReplica = true
-        // Room for the bundle's text is made in the first text it inserts
-        // into (`applyEncodedRun` gives back what a fresh one did not use).
-        var isTextSized = false
+        // A fresh replica makes room for the bundle's text in the first text
+        // it inserts into; `applyEncodedRun` gives back what it did not use,
+        // on the same condition. (A replica holding something does not: its
+        // room, a bound often several times what the text takes, was kept.)
+        var sizesText = versionVector.isEmpty
         do {
             reading: while try decoder.next(into: &current) {
-                if !isTextSized, let object = current.firstTextInsertedInto {
+                if sizesText, let object = current.firstTextInsertedInto {
                     objects.reserveCapacity(in: object, for: decoder.textBounds(including: current))
-                    isTextSized = true
+                    sizesText = false
                 }
                 if let first { isOneReplica = isOneReplica && current.id.replica == first.replica } else { first = current.change }
                 if chain.continues(with: current, known: versionVector) {
