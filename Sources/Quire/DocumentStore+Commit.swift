@@ -130,7 +130,10 @@ extension DocumentStore {
     /// several documents is all or nothing): they fail with
     /// `StoreError.changedElsewhere`, and their documents are dropped, to be
     /// reloaded. (The log would take it, but a snapshot of the document in
-    /// memory would then claim to hold the other process's changes.)
+    /// memory would then claim to hold the other process's changes.) So
+    /// does a local commit made under another id than the file's: a store
+    /// on the file took a new one (`discardCopy`), which this store adopts
+    /// (`adoptReplica`), so that nothing is written under the retired id.
     func writeQueuedBatch() {
         isWriting = true
         var batch = queue
@@ -148,13 +151,17 @@ extension DocumentStore {
         // The log's highest seq before and after the batch's rows: those up to
         // `before` that this store has not seen are others'.
         var logged: (before: Int64, after: Int64)?
+        // The file's replica id, read for a batch with local commits.
+        var fileReplica: ReplicaID?
         let outcome = Result {
             try database.write { db in
                 let before = try ChangeLog.highestSeq(db)
+                if batch.contains(where: \.isLocal) { fileReplica = try ReplicaIdentity.recorded(db) }
                 for commit in batch where stale[commit.ticket] == nil {
                     let rows = try db.query(sql: Self.currencyQuery, arguments: [.text(commit.id.rawValue)])
                     // A new document is stale once another process has created it.
                     if try commit.isNew ? !rows.isEmpty : !Self.isCurrent(commit.entry, rows) { stale[commit.ticket] = commit.id }
+                    if commit.isLocal, let fileReplica, commit.entry.document.replica != fileReplica { stale[commit.ticket] = commit.id }
                 }
                 // Looked for among the file's documents and those this batch creates before it.
                 var created: [DocumentID] = []
@@ -174,6 +181,7 @@ extension DocumentStore {
         }
         condition.lock()
         isWriting = false
+        if let fileReplica { adoptReplica(fileReplica) }
         if case .success = outcome, let logged { outsideLogPlace.noteOwnRows(after: logged.before, through: logged.after) }
         for commit in batch {
             let result = stale[commit.ticket].map { .failure(StoreError.changedElsewhere($0.rawValue)) }
@@ -211,6 +219,15 @@ extension DocumentStore {
     }
 
     static let commitAttempts = 3
+
+    /// Makes `replica`, the file's id, the one local edits are made under,
+    /// if it is not already: the documents in memory, made under the
+    /// retired one, are dropped, to be loaded again under it. Lock held.
+    func adoptReplica(_ replica: ReplicaID) {
+        guard replica != replicaID else { return }
+        currentReplica.withLock { $0 = replica }
+        cache.removeAll()
+    }
 
     /// The one place every committed change, local or remote, passes once it
     /// is on disk: observation of changes belongs here. Puts the document

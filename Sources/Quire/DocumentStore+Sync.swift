@@ -105,12 +105,18 @@ extension DocumentStore {
     /// keeps it as a new note). Another store on the file that has the
     /// document loaded reads it again from the file.
     ///
+    /// The same transaction gives the store a new replica id
+    /// (`ReplicaIdentity.renew`), which every store on the file edits under
+    /// from then on (`replicaID`): the changes dropped may have been this
+    /// store's own, which a peer may hold, and under the old id the next
+    /// edits of the document would take their ids again, with other content.
+    ///
     /// - Throws: `StoreError.noSuchDocument` if the store does not list it.
     public func discardCopy(of id: DocumentID, resyncingWith peer: String) throws {
         try locked {
             // As a removal: no call works on it, and no batch holds a commit of it.
             while busy.contains(id) || isWriting { condition.wait() }
-            try database.write { db in
+            let renewed = try database.write { db in
                 guard try Self.isListed(id, db) else { throw StoreError.noSuchDocument(id.rawValue) }
                 let document = [DatabaseValue.text(id.rawValue)]
                 for table in ["changes", "removal_marks"] {
@@ -122,8 +128,9 @@ extension DocumentStore {
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: document)
                 }
                 try SyncState.forget(peer: peer, db)
+                return try ReplicaIdentity.renew(db, now: Self.milliseconds(Date()))
             }
-            cache[id] = nil
+            adoptReplica(renewed)
         }
     }
 

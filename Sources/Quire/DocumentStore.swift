@@ -1,6 +1,7 @@
 @_exported import QuireCore
 @_exported import QuireStore
 import Foundation
+import Synchronization
 
 /// Many documents in one local SQLite file, the source of truth: an edit is
 /// acknowledged (the call returns) only once it is committed to disk.
@@ -52,8 +53,16 @@ import Foundation
 /// `Specs/storage.md` states the schema, the formats and the durability
 /// promise.
 public final class DocumentStore: @unchecked Sendable {
-    /// The id this store's local edits are made under.
-    public let replicaID: ReplicaID
+    /// The id this store's local edits are made under: the file's
+    /// (`ReplicaIdentity`). It changes when a store on the file drops its
+    /// copy of a document (`discardCopy`), which would otherwise make its
+    /// next changes to it under ids it gave dropped ones; every store on the
+    /// file then edits under the new id, another process's from its next
+    /// commit (`writeQueuedBatch`).
+    public var replicaID: ReplicaID { currentReplica.withLock { $0 } }
+    /// `replicaID`, readable from any thread, a `read` closure's too. Set
+    /// only with the lock held (`adoptReplica`).
+    let currentReplica: Mutex<ReplicaID>
     /// A snapshot is written after this many changes to a document.
     public let snapshotInterval: Int
     /// How far beyond the highest Lamport value before it (the document's,
@@ -189,7 +198,7 @@ public final class DocumentStore: @unchecked Sendable {
             guard version == StoreSchema.latestVersion, let replica = try database.read(ReplicaIdentity.recorded) else {
                 throw StoreError.unsupportedSchema(found: version, expected: StoreSchema.latestVersion)
             }
-            replicaID = replica
+            currentReplica = Mutex(replica)
         } else {
             try StoreSchema.upgrade(database)
             // Gives back what compactions left free, or an upgrade whose
@@ -198,8 +207,8 @@ public final class DocumentStore: @unchecked Sendable {
             let fingerprint = try ReplicaIdentity.fingerprint(ofFile: file)
             // Read first: a file that is no copy, the usual case, then takes
             // no write lock, which another process may hold for long.
-            replicaID = try database.read { db in try ReplicaIdentity.recorded(db, for: fingerprint) }
-                ?? database.write { db in try ReplicaIdentity.establish(db, fingerprint: fingerprint, now: Self.milliseconds(Date())) }
+            currentReplica = Mutex(try database.read { db in try ReplicaIdentity.recorded(db, for: fingerprint) }
+                ?? database.write { db in try ReplicaIdentity.establish(db, fingerprint: fingerprint, now: Self.milliseconds(Date())) })
         }
         self.database = database
         writerLock = readOnly ? nil : LockFile(beside: path)
@@ -240,9 +249,9 @@ public final class DocumentStore: @unchecked Sendable {
     private init(inMemory database: Database, snapshotInterval: Int, cachedDocuments: Int) throws {
         precondition(snapshotInterval > 0, "snapshotInterval must be positive")
         try StoreSchema.upgrade(database)
-        replicaID = try database.write { db in
+        currentReplica = Mutex(try database.write { db in
             try ReplicaIdentity.establish(db, fingerprint: "memory", now: Self.milliseconds(Date()))
-        }
+        })
         self.database = database
         writerLock = nil
         self.snapshotInterval = snapshotInterval
@@ -488,14 +497,16 @@ public final class DocumentStore: @unchecked Sendable {
 
     private func create(_ id: DocumentID, time: Date, unlessStoreHolds isSame: (@Sendable (DocumentID) -> Bool)?,
                         _ body: (inout Transaction) throws -> Void) throws {
-        try locked {
+        // Run again if the store took a new id meanwhile (`writeQueuedBatch`),
+        // or another process created the document: it then exists.
+        try locked { try retryingChangedElsewhere { _ in
             // An `apply` may be creating it: its row is written with its commit.
             waitUntilIdle(id)
             guard try !database.read({ db in try Self.isListed(id, db) }) else { throw StoreError.documentExists(id.rawValue) }
             busy.insert(id)
             let entry = LoadedDocument(document: Document(replica: replicaID), isRemoved: false, changesSinceSnapshot: 0)
             try transactAndCommit(id, entry, isNew: true, unlessStoreHolds: isSame, time: time, body)
-        }
+        } }
     }
 
     /// Runs `body` as one local transaction on a taken document and commits
@@ -505,7 +516,10 @@ public final class DocumentStore: @unchecked Sendable {
                                            unlessStoreHolds isSame: (@Sendable (DocumentID) -> Bool)? = nil, time: Date,
                                            _ body: (inout Transaction) throws -> Result) throws -> Result {
         var entry = entry
-        let before = entry.document.versionVector[replicaID]
+        // The document's own replica, which a copy loaded before the store
+        // took a new id still edits under (its commit then fails, and runs again).
+        let replica = entry.document.replica
+        let before = entry.document.versionVector[replica]
         // On a throw, `entry` is dropped: the next access reloads from disk.
         // `transact` undoes a failed body by replaying the history it holds,
         // which after a snapshot load is not all of it and can fail with an
@@ -522,7 +536,7 @@ public final class DocumentStore: @unchecked Sendable {
             release(id, nil)
             throw bodyError ?? error
         }
-        let change = entry.document.versionVector[replicaID] != before ? entry.document.lastChange : nil
+        let change = entry.document.versionVector[replica] != before ? entry.document.lastChange : nil
         guard change != nil || isNew else {
             release(id, entry)
             return result

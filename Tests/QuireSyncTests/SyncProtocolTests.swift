@@ -737,6 +737,82 @@ import Testing
         }
     }
 
+    /// After `discardCopy` (`quire sync --take-theirs`) the store edits
+    /// under a new replica id, here, in another store open on the file,
+    /// and once the file is opened again: its next edit of the note does
+    /// not take again the id of a local change it dropped, which the server
+    /// lacked and a peer (bob, synced with `--via`) held. The server, bob
+    /// and the store then converge on the note, refusing nothing, the
+    /// dropped change back among its changes. (Under the old id the new
+    /// edit was 1@alice again, with other content, and bob refused the
+    /// server's copy of the note, as alice bob's.)
+    @Test func afterTakingTheServersCopyTheStoreEditsUnderANewReplica() async throws {
+        try await withTemporaryDirectory { directory in
+            let server = try makeServer(), bob = try DocumentStore.inMemory()
+            let path = directory + "/alice.quire"
+            let alice = try DocumentStore(path: path), aliceBeside = try DocumentStore(path: path)
+            func sync(_ store: DocumentStore) async throws -> SyncClient.Report {
+                try await SyncClient(store: store, peer: "server", transport: FaultyTransport.sound(server)).sync()
+            }
+            func aliceSyncsWithBob() async throws -> SyncClient.Report {
+                try await SyncClient(store: alice, peer: "via:bob", transport: FaultyTransport.sound(PeerSyncService(store: bob))).sync()
+            }
+            // Neither side refused a change of the other's.
+            func refusesNothing(_ report: SyncClient.Report) -> Bool { report.notApplied.isEmpty && report.rejected.isEmpty }
+            // The note's first change, written by replica 7, and alice's edit of it, which bob gets and the server not.
+            func changeOf7(_ counter: UInt64, _ value: Int64) -> Change {
+                Change(id: OpID(replica: ReplicaID(7), counter: counter), lamport: counter,
+                       parents: counter == 1 ? [] : [OpID(replica: ReplicaID(7), counter: counter - 1)],
+                       operations: [.put(object: .root, key: "k", value: .scalar(.int(value)), pred: [])])
+            }
+            _ = try server.log.push([("groceries", [changeOf7(1, 1)])], by: .unrestricted, limits: .init())
+            _ = try await sync(alice)
+            let old = alice.replicaID
+            try write(alice, "groceries", "alice", 1)
+            #expect(try await aliceSyncsWithBob().notApplied.isEmpty)
+            #expect(try bob.versionVector("groceries") == [ReplicaID(7): 1, old: 1])
+            // The clash: change 2@7 differs between the server and alice, whose
+            // copy came with an answer claiming all of alice's (review137's forgery).
+            _ = try server.log.push([("groceries", [changeOf7(2, 2)])], by: .unrestricted, limits: .init())
+            _ = try alice.apply(bundles: [("groceries", [ChangeEncoding.encode([changeOf7(2, 20)])])])
+            _ = try alice.recordSyncProgress(peer: "server", acknowledged: ["groceries": alice.versionVector("groceries")], cursor: nil)
+            #expect(try await sync(alice).notApplied.keys.sorted() == ["groceries"])
+            #expect(server.log.version("groceries") == [ReplicaID(7): 2])
+
+            try alice.discardCopy(of: "groceries", resyncingWith: "server")
+            let renewed = alice.replicaID
+            #expect(renewed != old)
+            #expect(try await sync(alice).notApplied.isEmpty)
+            #expect(try alice.versionVector("groceries") == [ReplicaID(7): 2])
+            try write(alice, "groceries", "alice", 2)
+            // Another store on the file edits under the new id too, from its first commit on.
+            try write(aliceBeside, "groceries", "beside", 3)
+            #expect(aliceBeside.replicaID == renewed)
+            #expect(try alice.versionVector("groceries") == [ReplicaID(7): 2, renewed: 2])
+
+            #expect(try await refusesNothing(sync(alice)))
+            #expect(try await refusesNothing(sync(bob)))
+            #expect(try await refusesNothing(aliceSyncsWithBob()))
+            #expect(try await refusesNothing(sync(alice)))
+            let converged: VersionVector = [ReplicaID(7): 2, old: 1, renewed: 2]
+            #expect(try alice.versionVector("groceries") == converged && bob.versionVector("groceries") == converged)
+            #expect(server.log.version("groceries") == converged)
+            for key in ["k", "alice", "beside"] { #expect(try value(alice, "groceries", key) == value(bob, "groceries", key)) }
+            // No change id names two changes: each store's log holds each id once.
+            for store in [alice, bob] {
+                let ids = try store.changes("groceries").map(\.id)
+                #expect(Set(ids).count == ids.count, "\(ids)")
+            }
+
+            try alice.close()
+            try aliceBeside.close()
+            let reopened = try DocumentStore(path: path)
+            #expect(reopened.replicaID == renewed)
+            try write(reopened, "groceries", "alice", 4)
+            #expect(try reopened.versionVector("groceries")[renewed] == 3)
+        }
+    }
+
     /// A peer that answers a push without taking the changes or refusing
     /// them ends the sync at the round that would repeat the last, not
     /// after `maxRounds` rounds sending the same changes.

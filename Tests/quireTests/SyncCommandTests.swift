@@ -159,14 +159,17 @@ import Testing
         }
     }
 
-    /// Gives the store at `path` another copy of note `id`'s first change in
-    /// the store at `writer` (its `time` changed: review137's forged answer),
-    /// with the acknowledgement of it from `url`, as that answer left it; returns it.
+    /// Gives the store at `path` another copy of note `id`'s first change
+    /// (or, with `last`, its last) in the store at `writer` (its `time`
+    /// changed: review137's forged answer), with the acknowledgement of it
+    /// from `url`, as that answer left it; returns it.
     @discardableResult
-    private func giveAForgedCopy(of note: String, from writer: String, to path: String, acknowledgedBy url: String) throws -> Change {
+    private func giveAForgedCopy(of note: String, last: Bool = false, from writer: String, to path: String,
+                                 acknowledgedBy url: String) throws -> Change {
         let id = try #require(DocumentID(rawValue: note))
         let source = try DocumentStore(path: writer, readOnly: true)
-        var forged = try #require(try source.changes(id).first)
+        let changes = try source.changes(id)
+        var forged = try #require(last ? changes.last : changes.first)
         try source.close()
         forged.time += 1
         let store = try DocumentStore(path: path)
@@ -254,6 +257,68 @@ import Testing
             try runner.ok(["sync", url], store: writer)
             let titles = try #require(try runner.run(["note", "list", "--json"], store: writer).json() as? [[String: Any]]).compactMap { $0["title"] as? String }
             #expect(Set(titles) == ["todo", "groceries, edited", keptTitle])
+        }
+    }
+
+    /// After `--take-theirs`, this store's next edit of the note is made
+    /// under a new replica id (`quire status` shows it, in every later
+    /// process): not under the id of the local edit it dropped, which the
+    /// server lacked and a peer (the laptop, synced with `--via`) held.
+    /// The laptop, the server's writer and this store then converge on the
+    /// note, each sync refusing nothing; the kept copy is as this store had
+    /// it. (The laptop's sync refused the note: this store's new edit took
+    /// the dropped one's id again, with other content.)
+    @Test func afterTakingTheServersCopyANotesNewEditsReachAPeerThatHadTheDroppedOnes() throws {
+        try withServerAndWriter { runner, url, writer in
+            let laptop = runner.directory + "/laptop.quire"
+            try runner.ok(["init"], store: laptop)
+            let viaLaptop = "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"
+            func replica(_ store: String? = nil) throws -> String? {
+                (try runner.run(["status", "--json"], store: store).json() as? [String: Any])?["replica"] as? String
+            }
+            func note(_ id: String, in store: String? = nil) throws -> [String: Any] {
+                try #require(try runner.run(["note", "show", id, "--json"], store: store).json() as? [String: Any])
+            }
+            let groceries = try runner.ok(["note", "new", "--title", "groceries", "--body", "milk"], store: writer)
+                .trimmingCharacters(in: .newlines)
+            try runner.ok(["sync", url], store: writer)
+            try runner.ok(["sync", url])
+            // This store's edit, which the laptop gets and the server not.
+            try runner.ok(["note", "edit", groceries, "--body", "milk, eggs"])
+            try runner.ok(["sync", "--via", viaLaptop])
+            // The clash: the writer's next change, a forged copy of which this store holds.
+            try runner.ok(["note", "edit", groceries, "--title", "groceries, edited"], store: writer)
+            try runner.ok(["sync", url], store: writer)
+            try giveAForgedCopy(of: groceries, last: true, from: writer, to: runner.store, acknowledgedBy: url)
+            #expect(try runner.run(["sync", url]).status == 1)
+            let old = try replica()
+
+            let taken = try #require(try runner.run(["sync", url, "--take-theirs", groceries, "--json"]).json() as? [String: Any])
+            let copy = try #require((taken["tookTheirs"] as? [String: Any])?["copy"] as? [String: String])
+            let renewed = try replica()
+            #expect(renewed != nil && renewed != old)
+            #expect(try note(groceries)["body"] as? String == "milk")
+            try runner.ok(["note", "edit", groceries, "--body", "milk, jam"])
+            try runner.ok(["sync", url])
+            #expect(try replica() == renewed)
+
+            // Every sync refuses nothing (exit 0), and all three hold the same note.
+            try runner.ok(["sync", url], store: laptop)
+            try runner.ok(["sync", "--via", viaLaptop])
+            for store in [runner.store, laptop, writer, runner.store, laptop, writer] { try runner.ok(["sync", url], store: store) }
+            let here = try note(groceries)
+            #expect(here["title"] as? String == "groceries, edited")
+            for store in [laptop, writer] {
+                let there = try note(groceries, in: store)
+                #expect(there["title"] as? String == here["title"] as? String && there["body"] as? String == here["body"] as? String,
+                        "\(there) \(here)")
+            }
+            // The kept copy is this store's copy as it was, here and, synced, on the laptop.
+            for store in [runner.store, laptop] {
+                let kept = try note(copy["id"] ?? "", in: store)
+                #expect(kept["title"] as? String == copy["title"] && kept["body"] as? String == "milk, eggs", "\(kept)")
+                #expect(copy["title"]?.hasPrefix("groceries, edited (this machine's copy, 20") == true)
+            }
         }
     }
 

@@ -10,7 +10,8 @@ import QuireCore
 /// machine) changes the fingerprint; the copy then mints a new id before it
 /// writes anything. Renaming the file keeps its inode and so its id. A new
 /// id is always safe, only a shared one is not, so a false alarm costs
-/// nothing but a wider version vector.
+/// nothing but a wider version vector. For that reason a store that drops
+/// its own changes from a document also takes a new id (`renew`).
 ///
 ///     let replica = try db.write { db in try ReplicaIdentity.establish(db, fingerprint: ReplicaIdentity.fingerprint(ofFile: path)) }
 public enum ReplicaIdentity {
@@ -29,15 +30,27 @@ public enum ReplicaIdentity {
     /// copy never appends a change under the original's id.
     public static func establish(_ db: DatabaseConnection, fingerprint: String, now: Int64) throws -> ReplicaID {
         if let replica = try recorded(db, for: fingerprint) { return replica }
-        let replica = try newReplicaID(db)
+        let replica = try mint(db, now: now)
         try db.execute(
             sql: """
                 INSERT INTO replica(singleton, replica_id, file_fingerprint) VALUES (1, ?, ?)
                 ON CONFLICT(singleton) DO UPDATE SET replica_id = excluded.replica_id, file_fingerprint = excluded.file_fingerprint
                 """,
             arguments: [.replica(replica), .text(fingerprint)])
-        try db.execute(sql: "INSERT INTO local_replicas(replica_id, created_at) VALUES (?, ?)",
-                       arguments: [.replica(replica), .integer(now)])
+        return replica
+    }
+
+    /// Retires the store's replica id for a new one, kept for the same
+    /// file: for a store that dropped changes it made under its id from a
+    /// document (`DocumentStore.discardCopy`). Its next edit of that
+    /// document would take the dropped changes' counters again (a
+    /// replica's counters in a document run on without a gap), and so make
+    /// a change under an id a peer may hold with other content. The
+    /// retired id stays in `local_replicas`: changes under it are still
+    /// the store's own.
+    public static func renew(_ db: DatabaseConnection, now: Int64) throws -> ReplicaID {
+        let replica = try mint(db, now: now)
+        try db.execute(sql: "UPDATE replica SET replica_id = ? WHERE singleton = 1", arguments: [.replica(replica)])
         return replica
     }
 
@@ -69,13 +82,17 @@ public enum ReplicaIdentity {
         Set(try db.query(sql: "SELECT replica_id FROM local_replicas").map { try $0.replica(0) })
     }
 
-    /// A random id this store has never used. 0 is left out: it is what
-    /// ids default to, so no real replica looks like an unset one.
-    private static func newReplicaID(_ db: DatabaseConnection) throws -> ReplicaID {
+    /// A random id this store has never used, recorded in `local_replicas`.
+    /// 0 is left out: it is what ids default to, so no real replica looks
+    /// like an unset one.
+    private static func mint(_ db: DatabaseConnection, now: Int64) throws -> ReplicaID {
         while true {
             let candidate = ReplicaID(UInt64.random(in: 1...UInt64.max))
             let used = try db.query(sql: "SELECT 1 FROM local_replicas WHERE replica_id = ?", arguments: [.replica(candidate)])
-            if used.isEmpty { return candidate }
+            guard used.isEmpty else { continue }
+            try db.execute(sql: "INSERT INTO local_replicas(replica_id, created_at) VALUES (?, ?)",
+                           arguments: [.replica(candidate), .integer(now)])
+            return candidate
         }
     }
 }
