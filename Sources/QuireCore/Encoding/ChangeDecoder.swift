@@ -53,6 +53,17 @@ struct ChangeDecoder: ~Copyable {
             return nil
         }
 
+        /// Makes `parents` `count` ids long, keeping its buffer, for the
+        /// decoder to overwrite them in place: emptied and refilled, the
+        /// array checked its buffer's uniqueness at every removal and every
+        /// append, and two writers taking turns (friendsforever) name two
+        /// parents at every turn. The ids added are placeholders.
+        @inline(__always)
+        mutating func resizeParents(to count: Int) {
+            while parents.count > count { parents.removeLast() }
+            while parents.count < count { parents.append(id) }
+        }
+
         /// Adds an edit read, as the `only` operation of the change or one of its `edits`.
         mutating func add(_ edit: Edit, width: UInt64, only: Bool) {
             if only { self.edit = edit } else { edits.append((edit, width)) }
@@ -310,16 +321,14 @@ struct ChangeDecoder: ~Copyable {
         if parentCount == 0 {
             guard let previousLast else { throw .invalid("the first change names an implicit parent") }
             // Most changes build on the one before alone: one parent, overwritten in place.
-            if current.parents.count == 1 {
-                current.parents[0] = previousLast
-            } else {
-                current.parents.removeAllOneByOne()
-                current.parents.append(previousLast)
-            }
+            current.resizeParents(to: 1)
+            current.parents[0] = previousLast
         } else {
             guard parentCount - 1 <= 4096 else { throw .invalid("a change has \(parentCount - 1) parents") }
-            current.parents.removeAllOneByOne()
-            for _ in 0..<(parentCount - 1) { current.parents.append(try nextID(.parentReplica, .parentCounter)) }
+            current.resizeParents(to: Int(parentCount - 1))
+            try current.parents.withUnsafeMutableBufferPointer { parents throws(DecodingError) in
+                for index in parents.indices { parents[index] = try nextID(.parentReplica, .parentCounter) }
+            }
         }
         let time = previousTime &+ (try nextSigned(.changeTime))
         let operationCount = try next(.operationCount)
