@@ -53,17 +53,6 @@ struct ChangeDecoder: ~Copyable {
             return nil
         }
 
-        /// Makes `parents` `count` ids long, keeping its buffer, for the
-        /// decoder to overwrite them in place: emptied and refilled, the
-        /// array checked its buffer's uniqueness at every removal and every
-        /// append, and two writers taking turns (friendsforever) name two
-        /// parents at every turn. The ids added are placeholders.
-        @inline(__always)
-        mutating func resizeParents(to count: Int) {
-            while parents.count > count { parents.removeLast() }
-            while parents.count < count { parents.append(id) }
-        }
-
         /// Adds an edit read, as the `only` operation of the change or one of its `edits`.
         mutating func add(_ edit: Edit, width: UInt64, only: Bool) {
             if only { self.edit = edit } else { edits.append((edit, width)) }
@@ -321,11 +310,13 @@ struct ChangeDecoder: ~Copyable {
         if parentCount == 0 {
             guard let previousLast else { throw .invalid("the first change names an implicit parent") }
             // Most changes build on the one before alone: one parent, overwritten in place.
-            current.resizeParents(to: 1)
+            current.parents.resize(to: 1, padding: previousLast)
             current.parents[0] = previousLast
         } else {
             guard parentCount - 1 <= 4096 else { throw .invalid("a change has \(parentCount - 1) parents") }
-            current.resizeParents(to: Int(parentCount - 1))
+            // Overwritten in place too: two writers taking turns
+            // (friendsforever) name two parents at every turn.
+            current.parents.resize(to: Int(parentCount - 1), padding: current.id)
             try current.parents.withUnsafeMutableBufferPointer { parents throws(DecodingError) in
                 for index in parents.indices { parents[index] = try nextID(.parentReplica, .parentCounter) }
             }
@@ -777,6 +768,18 @@ extension Array {
     /// `replaceSubrange` at over a hundred instructions a call.
     mutating func removeAllOneByOne() {
         while !isEmpty { removeLast() }
+    }
+
+    /// Makes the array `count` elements long, keeping its buffer, for its
+    /// elements to be overwritten in place: removed from the end or
+    /// `padding` appended. (Emptied and refilled, the parents of a change
+    /// read alone checked the buffer's uniqueness at every removal and
+    /// every append, and `removeAll(keepingCapacity:)` costs over a
+    /// hundred instructions.)
+    @inline(__always)
+    mutating func resize(to count: Int, padding: Element) {
+        while self.count > count { removeLast() }
+        while self.count < count { append(padding) }
     }
 
     /// Empties the array, keeping its buffer: one by one if it holds a few
