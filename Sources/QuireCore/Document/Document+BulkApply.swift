@@ -346,8 +346,10 @@ private struct UnnotedRun {
     @inline(never)
     mutating func add(_ change: ChangeDecoder.Current) {
         if isEmpty {
-            outsideParents.removeAll(keepingCapacity: true)
-            outsideParents.append(contentsOf: change.parents)
+            // Sized and overwritten in place: emptied and appended to,
+            // cost friendsforever's merge 0.2% more.
+            outsideParents.resize(to: change.parents.count, padding: change.id)
+            outsideParents.withUnsafeMutableBufferPointer { _ = $0.update(fromContentsOf: change.parents) }
         }
         isEmpty = false
         lastStart = change.id

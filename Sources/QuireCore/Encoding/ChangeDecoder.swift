@@ -310,16 +310,16 @@ struct ChangeDecoder: ~Copyable {
         if parentCount == 0 {
             guard let previousLast else { throw .invalid("the first change names an implicit parent") }
             // Most changes build on the one before alone: one parent, overwritten in place.
-            if current.parents.count == 1 {
-                current.parents[0] = previousLast
-            } else {
-                current.parents.removeAllOneByOne()
-                current.parents.append(previousLast)
-            }
+            current.parents.resize(to: 1, padding: previousLast)
+            current.parents[0] = previousLast
         } else {
             guard parentCount - 1 <= 4096 else { throw .invalid("a change has \(parentCount - 1) parents") }
-            current.parents.removeAllOneByOne()
-            for _ in 0..<(parentCount - 1) { current.parents.append(try nextID(.parentReplica, .parentCounter)) }
+            // Overwritten in place too: two writers taking turns
+            // (friendsforever) name two parents at every turn.
+            current.parents.resize(to: Int(parentCount - 1), padding: current.id)
+            try current.parents.withUnsafeMutableBufferPointer { parents throws(DecodingError) in
+                for index in parents.indices { parents[index] = try nextID(.parentReplica, .parentCounter) }
+            }
         }
         let time = previousTime &+ (try nextSigned(.changeTime))
         let operationCount = try next(.operationCount)
@@ -768,6 +768,18 @@ extension Array {
     /// `replaceSubrange` at over a hundred instructions a call.
     mutating func removeAllOneByOne() {
         while !isEmpty { removeLast() }
+    }
+
+    /// Makes the array `count` elements long, keeping its buffer, for its
+    /// elements to be overwritten in place: removed from the end or
+    /// `padding` appended. (Emptied and refilled, the parents of a change
+    /// read alone checked the buffer's uniqueness at every removal and
+    /// every append, and `removeAll(keepingCapacity:)` costs over a
+    /// hundred instructions.)
+    @inline(__always)
+    mutating func resize(to count: Int, padding: Element) {
+        while self.count > count { removeLast() }
+        while self.count < count { append(padding) }
     }
 
     /// Empties the array, keeping its buffer: one by one if it holds a few
