@@ -126,6 +126,16 @@ import QuireTestSupport
         #expect(decode([0xC0, 0xAF]) == nil)            // overlong
         #expect(decode([0xED, 0xA0, 0x80]) == nil)      // a surrogate
         #expect(decode([0xF4, 0x90, 0x80, 0x80]) == nil) // past U+10FFFF
+        // ASCII is taken as it is, so one byte past it, anywhere in a long text, must still be found.
+        let ascii = Array(String(repeating: "0123456789", count: 50).utf8)
+        #expect(decode(ascii) == String(repeating: "0123456789", count: 50))
+        for position in [0, 7, 8, 255, ascii.count - 1] {
+            var damaged = ascii
+            damaged[position] = 0xFF
+            #expect(decode(damaged) == nil, "0xFF at \(position)")
+            damaged[position] = 0xC3   // a lead byte its ASCII neighbour does not continue
+            #expect(decode(damaged) == nil, "0xC3 at \(position)")
+        }
     }
 
     @Test func scalarsAreCountedAppendedAndJoinedThroughTheirUTF8() {
