@@ -106,8 +106,7 @@ import Testing
         try withTemporaryDirectory { root in
             try FileManager.default.createDirectory(atPath: root + "/Benchmarks/peers", withIntermediateDirectories: true)
             let runner = root + "/Benchmarks/peers/run.sh"
-            try ("#!/bin/sh\n" + script + "\n").write(toFile: runner, atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: runner)
+            try writeShellScript(script, to: runner)
             try test(root)
         }
     }

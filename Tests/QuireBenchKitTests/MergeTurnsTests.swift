@@ -10,8 +10,7 @@ import Testing
     private static func withRunner(_ body: String, _ test: (String) throws -> Void) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/merge-turns.sh"
-            try "#!/bin/sh\n\(body)\n".write(toFile: path, atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+            try writeShellScript(body, to: path)
             try test(path)
         }
     }

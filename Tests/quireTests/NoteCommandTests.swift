@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireTestSupport
 import Testing
 
 /// `quire note ...` end to end: exact output, JSON, exit codes.
@@ -678,8 +679,7 @@ import Testing
             let id = try quire.ok(["note", "new", "--title", "T", "--body", "draft"]).trimmingCharacters(in: .newlines)
             let bin = quire.directory + "/bin"
             try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-            #expect(FileManager.default.createFile(atPath: bin + "/vi", contents: Data("#!/bin/sh\nsed -i s/draft/by-vi/ \"$1\"\n".utf8),
-                                             attributes: [.posixPermissions: 0o755]))
+            try writeShellScript(#"sed -i s/draft/by-vi/ "$1""#, to: bin + "/vi")
             let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
             try quire.ok(["note", "edit", id], environment: ["EDITOR": "", "VISUAL": "", "PATH": path])
             #expect(try quire.ok(["note", "show", id]).hasSuffix("\n\nby-vi\n"))
