@@ -143,11 +143,11 @@ extension DocumentStore {
                 guard try Self.isListed(id, db) else { throw StoreError.noSuchDocument(id.rawValue) }
                 var copy = kept?.copy
                 if let dropped = kept?.dropped {
-                    guard try Self.isCurrent(dropped, db.query(sql: Self.currencyQuery, arguments: [.text(id.rawValue)])) else {
-                        throw StoreError.changedElsewhere(id.rawValue)
-                    }
-                    fileReplica = try ReplicaIdentity.recorded(db)
-                    if let fileReplica, fileReplica != replicaID { throw StoreError.changedElsewhere(id.rawValue) }
+                    let rows = try db.query(sql: Self.localCommitCurrencyQuery, arguments: [.text(id.rawValue)])
+                    guard try Self.isCurrent(dropped, rows) else { throw StoreError.changedElsewhere(id.rawValue) }
+                    let recorded = try rows[0].replica(Self.fileReplicaColumn)
+                    fileReplica = recorded
+                    if recorded != replicaID { throw StoreError.changedElsewhere(id.rawValue) }
                 }
                 let before = try ChangeLog.highestSeq(db)
                 try copy?.save(db)
