@@ -106,7 +106,8 @@ extension DocumentStore {
     /// loaded reads it again from the file.
     ///
     /// `keepCopy`, if given, makes a new document from the one dropped, as
-    /// the file holds it; the new document is written in the same
+    /// the file holds it (removed, from the same time, if that one is); the
+    /// new document is written in the same
     /// transaction, and only if no other process (or other store on the
     /// file) wrote the dropped one meanwhile: else `keepCopy` runs again on
     /// it as written, so no edit ends up in neither copy (as `edit`, up to
@@ -134,7 +135,7 @@ extension DocumentStore {
                 let dropped = try load(id)
                 var copy = Document(replica: replicaID)
                 try runningClosure { try copy.transact(time: Self.milliseconds(Date())) { tx in try keepCopy(dropped.document, &tx) } }
-                kept = (dropped, QueuedCommit(id: .generate(), entry: LoadedDocument(document: copy, isRemoved: false, changesSinceSnapshot: 0),
+                kept = (dropped, QueuedCommit(id: .generate(), entry: LoadedDocument(document: copy, isRemoved: dropped.isRemoved, changesSinceSnapshot: 0),
                                               newChanges: copy.lastChange.map { [.changes([$0])] } ?? [], isLocal: true, parked: [], isNew: true))
             }
             // The file's id, when another store on it took a new one since this store last wrote: the copy is made again under it.
@@ -151,6 +152,11 @@ extension DocumentStore {
                 }
                 let before = try ChangeLog.highestSeq(db)
                 try copy?.save(db)
+                // A removed document's copy is kept removed, from the same time: as it was, out of the list until restored.
+                if let copy, copy.entry.isRemoved {
+                    try db.execute(sql: "UPDATE documents SET removed_at = (SELECT removed_at FROM documents WHERE id = ?) WHERE id = ?",
+                                   arguments: [.text(id.rawValue), .text(copy.id.rawValue)])
+                }
                 let logged = (before: before, after: try ChangeLog.highestSeq(db))
                 let document = [DatabaseValue.text(id.rawValue)]
                 for table in ["changes", "removal_marks"] {

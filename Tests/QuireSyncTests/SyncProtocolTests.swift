@@ -840,6 +840,25 @@ import Testing
         }
     }
 
+    /// The copy `discardCopy` keeps of a removed document is removed too,
+    /// from the same time (`quire sync --take-theirs` on a note removed
+    /// here): out of the list, as the note was, until restored. (It was
+    /// kept as a document not removed.)
+    @Test func aRemovedDocumentsCopyIsKeptRemoved() throws {
+        let alice = try DocumentStore.inMemory()
+        try alice.create(id: "groceries")
+        try write(alice, "groceries", "k", 1)
+        try alice.remove("groceries")
+        let removedAt = try #require(alice.documents(includeRemoved: true).first?.removedAt)
+        let kept = try alice.discardCopy(of: "groceries", resyncingWith: "server") { _, copy in try copy.put(.root, key: "k", .int(1)) }
+        let copy = try #require(kept)
+        #expect(try alice.documents().isEmpty)
+        let listed = try alice.documents(includeRemoved: true)
+        #expect(listed.map(\.id) == [copy] && listed.first?.removedAt == removedAt)
+        try alice.restore(copy)
+        #expect(try alice.documents().map(\.id) == [copy] && value(alice, copy, "k") == .scalar(.int(1)))
+    }
+
     /// A peer that answers a push without taking the changes or refusing
     /// them ends the sync at the round that would repeat the last, not
     /// after `maxRounds` rounds sending the same changes.
