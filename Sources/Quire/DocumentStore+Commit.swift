@@ -156,12 +156,17 @@ extension DocumentStore {
         let outcome = Result {
             try database.write { db in
                 let before = try ChangeLog.highestSeq(db)
-                if batch.contains(where: \.isLocal) { fileReplica = try ReplicaIdentity.recorded(db) }
                 for commit in batch where stale[commit.ticket] == nil {
-                    let rows = try db.query(sql: Self.currencyQuery, arguments: [.text(commit.id.rawValue)])
+                    // A local commit's query reads the file's id too: no statement of its own.
+                    let rows = try db.query(sql: commit.isLocal ? Self.localCommitCurrencyQuery : Self.currencyQuery,
+                                            arguments: [.text(commit.id.rawValue)])
                     // A new document is stale once another process has created it.
                     if try commit.isNew ? !rows.isEmpty : !Self.isCurrent(commit.entry, rows) { stale[commit.ticket] = commit.id }
-                    if commit.isLocal, let fileReplica, commit.entry.document.replica != fileReplica { stale[commit.ticket] = commit.id }
+                    guard commit.isLocal else { continue }
+                    // A new document has no row to read it with.
+                    if let row = rows.first, !commit.isNew { fileReplica = try row.replica(Self.fileReplicaColumn) }
+                    if fileReplica == nil { fileReplica = try ReplicaIdentity.recorded(db) }
+                    if let fileReplica, commit.entry.document.replica != fileReplica { stale[commit.ticket] = commit.id }
                 }
                 // Looked for among the file's documents and those this batch creates before it.
                 var created: [DocumentID] = []
@@ -333,10 +338,19 @@ extension DocumentStore {
     /// A document's removal, newest log row, `log_start_seq` and number of
     /// parked rows, for `isCurrent`: one statement (a transaction around
     /// several cost several times more).
-    static let currencyQuery = """
-        SELECT removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document = documents.number), log_start_seq,
+    static let currencyQuery = "SELECT \(currencyColumns) FROM documents WHERE id = ?1"
+
+    /// `currencyQuery` with the file's replica id after its columns (at
+    /// `fileReplicaColumn`), which a local commit must be made under: for a
+    /// batch, one statement fewer than reading it apart.
+    static let localCommitCurrencyQuery =
+        "SELECT \(currencyColumns), (SELECT replica_id FROM replica WHERE singleton = 1) FROM documents WHERE id = ?1"
+
+    static let fileReplicaColumn = 4
+
+    private static let currencyColumns = """
+        removed_at IS NOT NULL, (SELECT max(seq) FROM changes WHERE document = documents.number), log_start_seq,
                \(ParkedChanges.rowCountExpression)
-        FROM documents WHERE id = ?1
         """
 
     /// Whether the file holds nothing of a document that `entry` lacks, by

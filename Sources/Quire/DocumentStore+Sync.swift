@@ -101,9 +101,17 @@ extension DocumentStore {
     /// transaction: the document is never gone while the cursor still
     /// passes its rows. For a copy this store refuses the peer's changes to
     /// (`RefusedChanges`): what this copy holds that the peer's lacks is
-    /// lost, so the caller keeps it first (`quire sync --take-theirs`
-    /// keeps it as a new note). Another store on the file that has the
-    /// document loaded reads it again from the file.
+    /// lost, unless `keepCopy` keeps it (`quire sync --take-theirs` keeps it
+    /// as a new note). Another store on the file that has the document
+    /// loaded reads it again from the file.
+    ///
+    /// `keepCopy`, if given, makes a new document from the one dropped, as
+    /// the file holds it (removed, from the same time, if that one is); the
+    /// new document is written in the same
+    /// transaction, and only if no other process (or other store on the
+    /// file) wrote the dropped one meanwhile: else `keepCopy` runs again on
+    /// it as written, so no edit ends up in neither copy (as `edit`, up to
+    /// `StoreError.changedElsewhere`).
     ///
     /// The same transaction gives the store a new replica id
     /// (`ReplicaIdentity.renew`), which every store on the file edits under
@@ -111,13 +119,45 @@ extension DocumentStore {
     /// store's own, which a peer may hold, and under the old id the next
     /// edits of the document would take their ids again, with other content.
     ///
-    /// - Throws: `StoreError.noSuchDocument` if the store does not list it.
-    public func discardCopy(of id: DocumentID, resyncingWith peer: String) throws {
-        try locked {
+    /// - Returns: the new document's id, if `keepCopy` was given.
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list it;
+    ///   what `keepCopy` throws (then nothing is changed).
+    @discardableResult
+    public func discardCopy(of id: DocumentID, resyncingWith peer: String,
+                            keepingCopy keepCopy: ((_ dropped: Document, _ copy: inout Transaction) throws -> Void)? = nil) throws -> DocumentID? {
+        try locked { try retryingChangedElsewhere { _ in
             // As a removal: no call works on it, and no batch holds a commit of it.
             while busy.contains(id) || isWriting { condition.wait() }
-            let renewed = try database.write { db in
+            // The copy is made from the document as the file holds it, and
+            // written only if the file still holds that (checked in the transaction).
+            var kept: (dropped: LoadedDocument, copy: QueuedCommit)?
+            if let keepCopy {
+                let dropped = try load(id)
+                var copy = Document(replica: replicaID)
+                try runningClosure { try copy.transact(time: Self.milliseconds(Date())) { tx in try keepCopy(dropped.document, &tx) } }
+                kept = (dropped, QueuedCommit(id: .generate(), entry: LoadedDocument(document: copy, isRemoved: dropped.isRemoved, changesSinceSnapshot: 0),
+                                              newChanges: copy.lastChange.map { [.changes([$0])] } ?? [], isLocal: true, parked: [], isNew: true))
+            }
+            // The file's id, when another store on it took a new one since this store last wrote: the copy is made again under it.
+            var fileReplica: ReplicaID?
+            let written = Result { try database.write { db in
                 guard try Self.isListed(id, db) else { throw StoreError.noSuchDocument(id.rawValue) }
+                var copy = kept?.copy
+                if let dropped = kept?.dropped {
+                    let rows = try db.query(sql: Self.localCommitCurrencyQuery, arguments: [.text(id.rawValue)])
+                    guard try Self.isCurrent(dropped, rows) else { throw StoreError.changedElsewhere(id.rawValue) }
+                    let recorded = try rows[0].replica(Self.fileReplicaColumn)
+                    fileReplica = recorded
+                    if recorded != replicaID { throw StoreError.changedElsewhere(id.rawValue) }
+                }
+                let before = try ChangeLog.highestSeq(db)
+                try copy?.save(db)
+                // A removed document's copy is kept removed, from the same time: as it was, out of the list until restored.
+                if let copy, copy.entry.isRemoved {
+                    try db.execute(sql: "UPDATE documents SET removed_at = (SELECT removed_at FROM documents WHERE id = ?) WHERE id = ?",
+                                   arguments: [.text(id.rawValue), .text(copy.id.rawValue)])
+                }
+                let logged = (before: before, after: try ChangeLog.highestSeq(db))
                 let document = [DatabaseValue.text(id.rawValue)]
                 for table in ["changes", "removal_marks"] {
                     try db.execute(sql: "DELETE FROM \(table) WHERE document = (SELECT number FROM documents WHERE id = ?)", arguments: document)
@@ -128,10 +168,15 @@ extension DocumentStore {
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: document)
                 }
                 try SyncState.forget(peer: peer, db)
-                return try ReplicaIdentity.renew(db, now: Self.milliseconds(Date()))
-            }
-            adoptReplica(renewed)
-        }
+                return (copy: copy, logged: logged, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
+            } }
+            if let fileReplica { adoptReplica(fileReplica) }
+            let done = try written.get()
+            outsideLogPlace.noteOwnRows(after: done.logged.before, through: done.logged.after)
+            adoptReplica(done.renewed)
+            if let copy = done.copy { publish(copy) }
+            return done.copy?.id
+        } }
     }
 
     /// The documents the last complete sync with `peer` left out because

@@ -813,6 +813,52 @@ import Testing
         }
     }
 
+    /// `discardCopy` writes the copy it keeps (`quire sync --take-theirs`'s
+    /// new note) in the transaction that drops the document: an edit another
+    /// store on the file commits after the copy was made and before the drop
+    /// is in the copy, made again from the document as written. (Read in one
+    /// step and dropped in another, such an edit was in neither copy.)
+    @Test func anEditMadeWhileTheCopyIsKeptIsInTheCopy() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/alice.quire"
+            let alice = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            try alice.create(id: "groceries")
+            try write(alice, "groceries", "k", 1)
+            var copiesMade = 0
+            let kept = try alice.discardCopy(of: "groceries", resyncingWith: "server") { dropped, copy in
+                copiesMade += 1
+                // The other store's edit, once, between this read of the note and its drop.
+                if copiesMade == 1 { try write(beside, "groceries", "k", 2) }
+                guard case .scalar(let k)? = try dropped.get(.root, key: "k") else { Issue.record("the note lacks k"); return }
+                try copy.put(.root, key: "k", k)
+            }
+            let copy = try #require(kept)
+            #expect(copiesMade == 2)
+            #expect(try value(alice, copy, "k") == .scalar(.int(2)))
+            #expect(try alice.documents().map(\.id) == [copy])
+            #expect(throws: StoreError.noSuchDocument("groceries")) { try beside.read("groceries") { _ in } }
+        }
+    }
+
+    /// The copy `discardCopy` keeps of a removed document is removed too,
+    /// from the same time (`quire sync --take-theirs` on a note removed
+    /// here): out of the list, as the note was, until restored. (It was
+    /// kept as a document not removed.)
+    @Test func aRemovedDocumentsCopyIsKeptRemoved() throws {
+        let alice = try DocumentStore.inMemory()
+        try alice.create(id: "groceries")
+        try write(alice, "groceries", "k", 1)
+        try alice.remove("groceries")
+        let removedAt = try #require(alice.documents(includeRemoved: true).first?.removedAt)
+        let kept = try alice.discardCopy(of: "groceries", resyncingWith: "server") { _, copy in try copy.put(.root, key: "k", .int(1)) }
+        let copy = try #require(kept)
+        #expect(try alice.documents().isEmpty)
+        let listed = try alice.documents(includeRemoved: true)
+        #expect(listed.map(\.id) == [copy] && listed.first?.removedAt == removedAt)
+        try alice.restore(copy)
+        #expect(try alice.documents().map(\.id) == [copy] && value(alice, copy, "k") == .scalar(.int(1)))
+    }
+
     /// A peer that answers a push without taking the changes or refusing
     /// them ends the sync at the round that would repeat the last, not
     /// after `maxRounds` rounds sending the same changes.

@@ -344,16 +344,21 @@ extension SyncCommands {
 
     /// `--take-theirs`: keeps this store's copy of note `id` as a new note
     /// (its title, body, tags and pin; titled so that a person finds it),
-    /// then drops it (`DocumentStore.discardCopy`), so that the sync that
-    /// follows brings `otherSide`'s copy whole. Said on standard error
-    /// before the sync, which may fail: the new note stays either way, and
-    /// the next sync with `peer` brings theirs. Returns the new note.
+    /// and drops it, in one transaction (`DocumentStore.discardCopy`), so
+    /// that the sync that follows brings `otherSide`'s copy whole. Said on
+    /// standard error before the sync, which may fail: the new note stays
+    /// either way, and the next sync with `peer` brings theirs. Returns the
+    /// new note.
     static func keepThisMachinesCopy(of id: DocumentID, in store: DocumentStore, replacedBy otherSide: SyncOtherSide, peer: String,
                                      _ output: Output) throws -> Note {
-        let old = try store.read(id) { try Note(id: id, document: $0) }
-        let title = [old.title, "(this machine's copy, \(RelativeTime.isoDate(Date()).prefix(10)))"].filter { !$0.isEmpty }.joined(separator: " ")
-        let copy = try store.createDocument { try $0.createNote(title: title, body: old.body, tags: old.tags, pinned: old.pinned) }
-        try store.discardCopy(of: id, resyncingWith: peer)
+        let date = RelativeTime.isoDate(Date()).prefix(10)
+        var title = ""
+        // One transaction: an edit another process makes meanwhile is in the copy, not lost with the note.
+        let copy = try store.discardCopy(of: id, resyncingWith: peer) { dropped, copy in
+            let old = try Note(id: id, document: dropped)
+            title = [old.title, "(this machine's copy, \(date))"].filter { !$0.isEmpty }.joined(separator: " ")
+            try copy.createNote(title: title, body: old.body, tags: old.tags, pinned: old.pinned)
+        }!
         output.progress("kept this store's copy of note \(id) as note \(copy) (\(title)); taking \(otherSide)'s copy of it")
         return try store.read(copy) { try Note(id: copy, document: $0) }
     }
