@@ -260,6 +260,30 @@ import Testing
         }
     }
 
+    /// Taking the server's copy of a note removed here keeps this store's
+    /// copy removed, as the note was, and says so with the command that
+    /// brings it back: else a person looks for it in `note list` in vain.
+    @Test func takingTheServersCopyOfARemovedNoteSaysItsCopyIsKeptRemoved() throws {
+        try withServerAndWriter { runner, url, writer in
+            try runner.ok(["note", "new", "--title", "todo"])
+            try runner.ok(["sync", url])
+            let groceries = try runner.ok(["note", "new", "--title", "groceries", "--body", "milk"], store: writer).trimmingCharacters(in: .newlines)
+            try runner.ok(["sync", url], store: writer)
+            try giveAForgedCopy(of: groceries, from: writer, to: runner.store, acknowledgedBy: url)
+            try runner.ok(["note", "rm", groceries])
+
+            let taken = try runner.run(["sync", url, "--take-theirs", groceries, "--json"])
+            #expect(taken.status == 0, "\(taken.stderr)")
+            let took = try #require((try taken.json() as? [String: Any])?["tookTheirs"] as? [String: Any])
+            let copy = try #require((took["copy"] as? [String: String])?["id"])
+            #expect(taken.stderr.contains("removed as the note was: `quire note restore \(copy)` brings it back"), "\(taken.stderr)")
+            let listed = try runner.ok(["note", "list"]), all = try runner.ok(["note", "list", "--all"])
+            #expect(all.contains("(this machine's copy, 20") && !listed.contains("(this machine's copy"), "\(all)")
+            try runner.ok(["note", "restore", copy])
+            #expect((try runner.run(["note", "show", copy, "--json"]).json() as? [String: Any])?["body"] as? String == "milk")
+        }
+    }
+
     /// After `--take-theirs`, this store's next edit of the note is made
     /// under a new replica id (`quire status` shows it, in every later
     /// process): not under the id of the local edit it dropped, which the

@@ -352,14 +352,18 @@ extension SyncCommands {
     static func keepThisMachinesCopy(of id: DocumentID, in store: DocumentStore, replacedBy otherSide: SyncOtherSide, peer: String,
                                      _ output: Output) throws -> Note {
         let date = RelativeTime.isoDate(Date()).prefix(10)
-        var title = ""
+        var title = "", isRemoved = false
         // One transaction: an edit another process makes meanwhile is in the copy, not lost with the note.
         let copy = try store.discardCopy(of: id, resyncingWith: peer) { dropped, copy in
             let old = try Note(id: id, document: dropped)
             title = [old.title, "(this machine's copy, \(date))"].filter { !$0.isEmpty }.joined(separator: " ")
             try copy.createNote(title: title, body: old.body, tags: old.tags, pinned: old.pinned)
+            // A removed note's copy stays removed, as the note was; said, or a person looks for it in `note list` in vain.
+            isRemoved = old.removed
+            if isRemoved { try copy.put(.root, key: Note.Key.removed, .bool(true)) }
         }!
-        output.progress("kept this store's copy of note \(id) as note \(copy) (\(title)); taking \(otherSide)'s copy of it")
+        let removed = isRemoved ? ", removed as the note was: `quire note restore \(copy)` brings it back" : ""
+        output.progress("kept this store's copy of note \(id) as note \(copy) (\(title)\(removed)); taking \(otherSide)'s copy of it")
         return try store.read(copy) { try Note(id: copy, document: $0) }
     }
 
