@@ -214,6 +214,20 @@ import Testing
         }
     }
 
+    /// Makes note "groceries" (body "milk") at `writer`, synced through
+    /// `url`, and gives `runner`'s store, which synced note "todo" first
+    /// (its cursor then passes a row, and the next syncs name only the
+    /// notes they change), a forged copy of it (`giveAForgedCopy`): the
+    /// next sync refuses it. Returns its id.
+    private func clashingGroceries(_ runner: QuireRunner, _ url: String, _ writer: String) throws -> String {
+        try runner.ok(["note", "new", "--title", "todo"])
+        try runner.ok(["sync", url])
+        let groceries = try runner.ok(["note", "new", "--title", "groceries", "--body", "milk"], store: writer).trimmingCharacters(in: .newlines)
+        try runner.ok(["sync", url], store: writer)
+        try giveAForgedCopy(of: groceries, from: writer, to: runner.store, acknowledgedBy: url)
+        return groceries
+    }
+
     /// The way out of a refused note, end to end: `--take-theirs` keeps
     /// this store's copy as a new note ("TITLE (this machine's copy, DATE)",
     /// its body), takes the server's, and the sync exits 0; the note then
@@ -221,12 +235,7 @@ import Testing
     /// before anything changes.
     @Test func takingTheServersCopyOfARefusedNoteKeepsThisOneAsANewNote() throws {
         try withServerAndWriter { runner, url, writer in
-            // A note first: the store's cursor then passes a row, and the next syncs name only the notes it changed.
-            try runner.ok(["note", "new", "--title", "todo"])
-            try runner.ok(["sync", url])
-            let groceries = try runner.ok(["note", "new", "--title", "groceries", "--body", "milk"], store: writer).trimmingCharacters(in: .newlines)
-            try runner.ok(["sync", url], store: writer)
-            try giveAForgedCopy(of: groceries, from: writer, to: runner.store, acknowledgedBy: url)
+            let groceries = try clashingGroceries(runner, url, writer)
             let refused = try runner.run(["sync", url])
             #expect(refused.status == 1 && refused.stderr.contains("`quire sync \(url) --take-theirs ID`"), "\(refused.stderr)")
 
@@ -265,11 +274,7 @@ import Testing
     /// brings it back: else a person looks for it in `note list` in vain.
     @Test func takingTheServersCopyOfARemovedNoteSaysItsCopyIsKeptRemoved() throws {
         try withServerAndWriter { runner, url, writer in
-            try runner.ok(["note", "new", "--title", "todo"])
-            try runner.ok(["sync", url])
-            let groceries = try runner.ok(["note", "new", "--title", "groceries", "--body", "milk"], store: writer).trimmingCharacters(in: .newlines)
-            try runner.ok(["sync", url], store: writer)
-            try giveAForgedCopy(of: groceries, from: writer, to: runner.store, acknowledgedBy: url)
+            let groceries = try clashingGroceries(runner, url, writer)
             try runner.ok(["note", "rm", groceries])
 
             let taken = try runner.run(["sync", url, "--take-theirs", groceries, "--json"])
