@@ -348,9 +348,9 @@ extension SyncCommands {
     /// that the sync that follows brings `otherSide`'s copy whole. Said on
     /// standard error before the sync, which may fail: the new note stays
     /// either way, and the next sync with `peer` brings theirs. Returns the
-    /// new note.
+    /// new note's id and title.
     static func keepThisMachinesCopy(of id: DocumentID, in store: DocumentStore, replacedBy otherSide: SyncOtherSide, peer: String,
-                                     _ output: Output) throws -> Note {
+                                     _ output: Output) throws -> (id: DocumentID, title: String) {
         let date = RelativeTime.isoDate(Date()).prefix(10)
         var title = "", isRemoved = false
         // One transaction: an edit another process makes meanwhile is in the copy, not lost with the note.
@@ -364,7 +364,7 @@ extension SyncCommands {
         }!
         let removed = isRemoved ? ", removed as the note was: `quire note restore \(copy)` brings it back" : ""
         output.progress("kept this store's copy of note \(id) as note \(copy) (\(title)\(removed)); taking \(otherSide)'s copy of it")
-        return try store.read(copy) { try Note(id: copy, document: $0) }
+        return (copy, title)
     }
 
     /// What to do about a failed sync, after `; `, where the error alone
