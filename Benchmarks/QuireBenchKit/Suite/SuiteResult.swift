@@ -140,9 +140,11 @@ extension LibraryFigures {
         guard measurement.ok else { return figures }
         do {
             let before = heapInUse()
-            let replay = try replayOnce()
+            // Only the document is kept: the history the replay encoded is
+            // the merge's input and is freed before the heap is read.
+            let document = try replayOnce().document
             figures.memoryBytes = heapInUse() - before
-            let snapshot = try SnapshotLoad.measure(replay.document, runs: runs)
+            let snapshot = try SnapshotLoad.measure(document, runs: runs)
             figures.snapshotBytes = snapshot.frameBytes
             figures.encode = snapshot.seal
             figures.load = snapshot.load
