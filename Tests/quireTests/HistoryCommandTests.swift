@@ -37,7 +37,7 @@ import Testing
             try quire.ok(["note", "new", "--title", "T", "--body", "abc"])
             let missing = quire.directory + "/missing.quire"
             let commands: [[String]] = [["log", ""], ["heads", ""], ["vv", ""], ["show", ""], ["diff", "", "--from", "1@0000000000000001"],
-                                        ["blame", ""], ["blame", "", "--title"], ["conflicts", ""], ["note", "show", ""],
+                                        ["blame", ""], ["blame", "", "--title"], ["blame", "", "--deleted"], ["conflicts", ""], ["note", "show", ""],
                                         ["note", "edit", "", "--title", "U"], ["note", "rm", ""], ["note", "restore", ""], ["compact", ""]]
             for arguments in commands {
                 for store in [quire.store, missing] {
@@ -471,6 +471,71 @@ import Testing
             let untitled = try quire.ok(["note", "new", "--title", "x"], store: laptop).trimmingCharacters(in: .newlines)
             try quire.ok(["note", "edit", untitled], store: laptop, environment: ["EDITOR": "sed -i 1s/.*//"])
             #expect(try quire.ok(["blame", untitled, "--title"], store: laptop) == "The title is empty.\n")
+        }
+    }
+
+    /// "Who deleted my paragraph": `blame --deleted` lists the text typed
+    /// and deleted since, in document order, each piece typed by one change
+    /// and deleted by one. Here the laptop deletes "mil" of "milk eggs
+    /// bread" while the phone, offline, deletes "lk eggs": the "l" both
+    /// deleted goes to the deletion with the lower stamp, the same in both
+    /// stores once merged.
+    @Test func blameDeletedNamesWhoTypedAndWhoDeletedEachPiece() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
+            #expect(try quire.ok(["blame", id, "--deleted"], store: laptop) == "The body has no deleted text.\n")
+            #expect(try quire.ok(["blame", id, "--deleted", "--json"], store: laptop) == "[]\n")
+            try quire.ok(["note", "edit", id, "--append", " eggs bread"], store: laptop)
+            try quire.ok(["merge", laptop], store: phone)
+            try stores.editBothAndMerge(laptop: ["--delete", "0", "3"], phone: ["--delete", "2", "7"])
+            try quire.ok(["merge", laptop], store: phone)
+            #expect(try #require(try quire.run(["show", id, "--json"], store: laptop).json() as? [String: Any])["body"] as? String == " bread")
+
+            let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
+            func change(_ replica: String, _ index: Int) -> String? {
+                log.filter { $0["replica"] as? String == replica }.reversed().compactMap { $0["id"] as? String }.dropFirst(index).first
+            }
+            let (created, appended, laptopDelete, phoneDelete) = (change(l, 0), change(l, 1), change(l, 2), change(p, 0))
+            let pieces = try #require(try quire.run(["blame", id, "--deleted", "--json"], store: laptop).json() as? [[String: Any]])
+            try #require(pieces.map { $0["text"] as? String } == ["mi", "lk", " eggs"])
+            #expect(pieces.map { $0["change"] as? String } == [created, created, appended])
+            #expect(pieces.map { $0["replica"] as? String } == [l, l, l])
+            #expect(pieces.map { $0["offset"] as? Int } == [0, 0, 0])
+            #expect(pieces.allSatisfy { $0["compacted"] as? Bool == false && $0["time"] is String })
+            // Typed stamps: "mi" and "lk" one after the other, typed at once.
+            let typed = pieces.map { ($0["lamport"] as? Int ?? -1, $0["lastLamport"] as? Int ?? -1) }
+            #expect(typed[0].1 == typed[0].0 + 1 && typed[1].0 == typed[0].0 + 2 && typed[1].1 == typed[1].0 + 1, "\(typed)")
+            let deletedBy = pieces.map { $0["deletedBy"] as? [String: Any] ?? [:] }
+            #expect(deletedBy.map { $0["change"] as? String } == [laptopDelete, phoneDelete, phoneDelete])
+            #expect(deletedBy.map { $0["replica"] as? String } == [l, p, p])
+            #expect(deletedBy.allSatisfy { $0["compacted"] as? Bool == false && $0["time"] is String })
+            // Both deletions began at one Lamport value: the laptop's "l" was
+            // its third character, the phone's its first, so the phone's is lower.
+            let stamps = deletedBy.compactMap { $0["lamport"] as? Int }
+            #expect(stamps.count == 3 && stamps[0] == stamps[1] && stamps[2] == stamps[1] + 2, "\(stamps)")
+            #expect(try quire.ok(["blame", id, "--deleted", "--json"], store: phone) == quire.ok(["blame", id, "--deleted", "--json"], store: laptop))
+
+            let rows = try quire.ok(["blame", id, "--deleted"], store: laptop).split(separator: "\n")
+                .map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+            #expect(rows.first == ["CHANGE", "LAMPORT", "TIME", "DELETED_BY", "DELETED_TIME", "OFFSET", "TEXT"])
+            #expect(rows.count == 4 && rows[2].first == created && rows[2].contains(phoneDelete ?? "?") && rows[2].last == "\"lk\"", "\(rows)")
+            // The visible body's blame is as it was.
+            let visible = try #require(try quire.run(["blame", id, "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(visible.map { $0["text"] as? String } == [" bread"] && visible.allSatisfy { $0["deletedBy"] == nil })
+
+            // The title: a retitle's " list" deleted by the next.
+            #expect(try quire.ok(["blame", id, "--deleted", "--title"], store: laptop) == "The title has no deleted text.\n")
+            try quire.ok(["note", "edit", id, "--title", "Groceries list"], store: laptop)
+            try quire.ok(["note", "edit", id, "--title", "Groceries"], store: laptop)
+            let title = try #require(try quire.run(["blame", id, "--deleted", "--title", "--json"], store: laptop).json() as? [[String: Any]])
+            let retitles = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]]).prefix(2).compactMap { $0["id"] as? String }
+            #expect(title.map { $0["text"] as? String } == [" list"] && title.first?["offset"] as? Int == 9)
+            #expect(title.first?["change"] as? String == retitles.last && (title.first?["deletedBy"] as? [String: Any])?["change"] as? String == retitles.first)
+
+            let tags = try quire.run(["blame", id, "--deleted", "--tags"], store: laptop)
+            #expect(tags.status == 64 && tags.stderr.hasPrefix("error: --deleted and --tags exclude each other"), "\(tags.stderr)")
+            #expect(try quire.ok(["blame", "--help"]).contains("--deleted"))
         }
     }
 }
