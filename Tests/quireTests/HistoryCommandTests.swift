@@ -18,7 +18,8 @@ import Testing
                                        (["show", id, "--at", "1@+000000000000001"], missing),
                                        (["show", id, "--at", "0000000000000001:+1"], missing),
                                        // Empty, as from an unset shell variable: the note before it was made.
-                                       (["show", id, "--at", ""], quire.store), (["diff", id, "--from", ""], quire.store)] {
+                                       (["show", id, "--at", ""], quire.store), (["diff", id, "--from", ""], quire.store),
+                                       (["conflicts", "ffffffff", "--at", "yesterday"], quire.store), (["conflicts", id, "--at", ""], missing)] {
                 let result = try quire.run(arguments, store: store)
                 #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
                 #expect(result.stderr.contains("usage: quire \(arguments.prefix { !$0.hasPrefix("-") }.dropLast().joined(separator: " ")) ID"),
@@ -536,6 +537,57 @@ import Testing
             let tags = try quire.run(["blame", id, "--deleted", "--tags"], store: laptop)
             #expect(tags.status == 64 && tags.stderr.hasPrefix("error: --deleted and --tags exclude each other"), "\(tags.stderr)")
             #expect(try quire.ok(["blame", "--help"]).contains("--deleted"))
+        }
+    }
+
+    /// `conflicts --at VERSION`: the conflicts as they stood then. Both
+    /// stores pin the note at once; the laptop then unpins it, a write that
+    /// saw both, which ends the conflict: at the merge's version it is still listed.
+    @Test func conflictsAtAVersionAreThoseOfThatVersion() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id, p) = (stores.laptop, stores.phone, stores.id, stores.phoneReplica)
+            let before = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            try stores.editBothAndMerge(laptop: ["--pin"], phone: ["--pin"])
+            let merged = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            let conflictsThen = try quire.ok(["conflicts", id], store: laptop)
+            let jsonThen = try quire.ok(["conflicts", id, "--json"], store: laptop)
+            #expect(conflictsThen.hasPrefix("pinned: "))
+            try quire.ok(["note", "edit", id, "--unpin"], store: laptop)
+            #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
+
+            #expect(try quire.ok(["conflicts", id, "--at", merged], store: laptop) == conflictsThen)
+            #expect(try quire.ok(["conflicts", id, "--at", merged, "--json"], store: laptop) == jsonThen)
+            #expect(try quire.ok(["conflicts", id, "--at", before], store: laptop) == "No conflicts.\n")
+            #expect(try quire.ok(["conflicts", id, "--at", before, "--json"], store: laptop) == "[]\n")
+            let now = try quire.ok(["heads", id], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["conflicts", id, "--at", now, "--json"], store: laptop) == quire.ok(["conflicts", id, "--json"], store: laptop))
+
+            // A version this store has not reached: the phone's next change.
+            try quire.ok(["note", "edit", id, "--append", "!"], store: phone)
+            let phoneHeads = try quire.ok(["heads", id], store: phone).trimmingCharacters(in: .newlines)
+            #expect(phoneHeads.hasSuffix("@\(p)"))
+            let unreached = try quire.run(["conflicts", id, "--at", phoneHeads], store: laptop)
+            #expect(unreached.status == 1 && unreached.stdout.isEmpty)
+            #expect(unreached.stderr == "error: note \(id) has no operation \(phoneHeads); `quire log \(id)` lists its changes; a version copied from "
+                + "another store's `quire log` is shown here once its changes are: sync or merge with that store first\n")
+            #expect(try quire.ok(["conflicts", "--help"]).contains("--at VERSION"))
+        }
+    }
+
+    /// A title retitled at once on both stores merged their texts: at a
+    /// version before the merge, `conflicts --at` says nothing of it, as
+    /// only the changes that version holds are compared.
+    @Test func conflictsAtAVersionBeforeAMergeOfTextsSayNothingOfIt() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, id) = (stores.laptop, stores.id)
+            try quire.ok(["note", "edit", id, "--title", "Groceries list"], store: laptop)
+            let laptopOnly = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id, "--title", "My Groceries"], store: stores.phone)
+            try quire.ok(["merge", stores.phone], store: laptop)
+            #expect(try quire.ok(["conflicts", id], store: laptop).contains("title: not a conflict"))
+            #expect(try quire.ok(["conflicts", id, "--at", laptopOnly], store: laptop) == "No conflicts.\n")
         }
     }
 }
