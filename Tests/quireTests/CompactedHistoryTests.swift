@@ -92,6 +92,36 @@ import Testing
         }
     }
 
+    /// `blame --deleted` after compaction: text deleted by a deleted change
+    /// is still listed (the snapshot keeps every tombstone), both its
+    /// changes `compacted`, as the document keeps no record of who deleted
+    /// it; text deleted since is attributed to its logged deletion.
+    @Test func blameDeletedNamesTheDeletedChangesCompacted() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Plan", "--body", "one two three"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id, "--delete", "0", "4"])  // "one "
+            let store = try DocumentStore(path: quire.store)
+            try CompactCommandTests.append(" four", to: id, in: store)
+            let note = try #require(DocumentID(rawValue: id))
+            try store.acknowledge(peer: "laptop", id: note, version: store.read(note) { $0.versionVector })
+            try store.close()
+            try quire.ok(["compact", id, "--drop-history"])
+            try quire.ok(["note", "edit", id, "--delete", "0", "4"])  // "two "
+            let deletion = try Self.jsonArray(quire, ["log", id, "--json"]).first?["id"] as? String
+
+            let pieces = try Self.jsonArray(quire, ["blame", id, "--deleted", "--json"])
+            try #require(pieces.map { $0["text"] as? String } == ["one ", "two "])
+            #expect(pieces.allSatisfy { $0["change"] is NSNull && $0["time"] is NSNull && $0["compacted"] as? Bool == true && $0["lamport"] is Int })
+            let deletedBy = pieces.map { $0["deletedBy"] as? [String: Any] ?? [:] }
+            #expect(deletedBy[0]["change"] is NSNull && deletedBy[0]["replica"] is NSNull && deletedBy[0]["lamport"] is NSNull)
+            #expect(deletedBy[0]["time"] is NSNull && deletedBy[0]["compacted"] as? Bool == true)
+            #expect(deletedBy[1]["change"] as? String == deletion && deletedBy[1]["compacted"] as? Bool == false && deletedBy[1]["lamport"] is Int)
+            let rows = try quire.ok(["blame", id, "--deleted"]).split(separator: "\n")
+            #expect(rows.count == 3 && rows[1].hasPrefix("compacted ") && rows[1].split(separator: " ").filter { $0 == "compacted" }.count == 2, "\(rows)")
+        }
+    }
+
     @Test func showAndDiffRebuildVersionsFromTheCompactionOn() throws {
         try withRunner { quire in
             let id = try Self.compactedJournal(quire)

@@ -18,7 +18,8 @@ import Testing
                                        (["show", id, "--at", "1@+000000000000001"], missing),
                                        (["show", id, "--at", "0000000000000001:+1"], missing),
                                        // Empty, as from an unset shell variable: the note before it was made.
-                                       (["show", id, "--at", ""], quire.store), (["diff", id, "--from", ""], quire.store)] {
+                                       (["show", id, "--at", ""], quire.store), (["diff", id, "--from", ""], quire.store),
+                                       (["conflicts", "ffffffff", "--at", "yesterday"], quire.store), (["conflicts", id, "--at", ""], missing)] {
                 let result = try quire.run(arguments, store: store)
                 #expect(result.status == 64, "quire \(arguments) exited \(result.status)")
                 #expect(result.stderr.contains("usage: quire \(arguments.prefix { !$0.hasPrefix("-") }.dropLast().joined(separator: " ")) ID"),
@@ -37,7 +38,7 @@ import Testing
             try quire.ok(["note", "new", "--title", "T", "--body", "abc"])
             let missing = quire.directory + "/missing.quire"
             let commands: [[String]] = [["log", ""], ["heads", ""], ["vv", ""], ["show", ""], ["diff", "", "--from", "1@0000000000000001"],
-                                        ["blame", ""], ["blame", "", "--title"], ["conflicts", ""], ["note", "show", ""],
+                                        ["blame", ""], ["blame", "", "--title"], ["blame", "", "--deleted"], ["conflicts", ""], ["note", "show", ""],
                                         ["note", "edit", "", "--title", "U"], ["note", "rm", ""], ["note", "restore", ""], ["compact", ""]]
             for arguments in commands {
                 for store in [quire.store, missing] {
@@ -471,6 +472,122 @@ import Testing
             let untitled = try quire.ok(["note", "new", "--title", "x"], store: laptop).trimmingCharacters(in: .newlines)
             try quire.ok(["note", "edit", untitled], store: laptop, environment: ["EDITOR": "sed -i 1s/.*//"])
             #expect(try quire.ok(["blame", untitled, "--title"], store: laptop) == "The title is empty.\n")
+        }
+    }
+
+    /// "Who deleted my paragraph": `blame --deleted` lists the text typed
+    /// and deleted since, in document order, each piece typed by one change
+    /// and deleted by one. Here the laptop deletes "mil" of "milk eggs
+    /// bread" while the phone, offline, deletes "lk eggs": the "l" both
+    /// deleted goes to the deletion with the lower stamp, the same in both
+    /// stores once merged.
+    @Test func blameDeletedNamesWhoTypedAndWhoDeletedEachPiece() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
+            #expect(try quire.ok(["blame", id, "--deleted"], store: laptop) == "The body has no deleted text.\n")
+            #expect(try quire.ok(["blame", id, "--deleted", "--json"], store: laptop) == "[]\n")
+            try quire.ok(["note", "edit", id, "--append", " eggs bread"], store: laptop)
+            try quire.ok(["merge", laptop], store: phone)
+            try stores.editBothAndMerge(laptop: ["--delete", "0", "3"], phone: ["--delete", "2", "7"])
+            try quire.ok(["merge", laptop], store: phone)
+            #expect(try #require(try quire.run(["show", id, "--json"], store: laptop).json() as? [String: Any])["body"] as? String == " bread")
+
+            let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
+            func change(_ replica: String, _ index: Int) -> String? {
+                log.filter { $0["replica"] as? String == replica }.reversed().compactMap { $0["id"] as? String }.dropFirst(index).first
+            }
+            let (created, appended, laptopDelete, phoneDelete) = (change(l, 0), change(l, 1), change(l, 2), change(p, 0))
+            let pieces = try #require(try quire.run(["blame", id, "--deleted", "--json"], store: laptop).json() as? [[String: Any]])
+            try #require(pieces.map { $0["text"] as? String } == ["mi", "lk", " eggs"])
+            #expect(pieces.map { $0["change"] as? String } == [created, created, appended])
+            #expect(pieces.map { $0["replica"] as? String } == [l, l, l])
+            #expect(pieces.map { $0["offset"] as? Int } == [0, 0, 0])
+            #expect(pieces.allSatisfy { $0["compacted"] as? Bool == false && $0["time"] is String })
+            // Typed stamps: "mi" and "lk" one after the other, typed at once.
+            let typed = pieces.map { ($0["lamport"] as? Int ?? -1, $0["lastLamport"] as? Int ?? -1) }
+            #expect(typed[0].1 == typed[0].0 + 1 && typed[1].0 == typed[0].0 + 2 && typed[1].1 == typed[1].0 + 1, "\(typed)")
+            let deletedBy = pieces.map { $0["deletedBy"] as? [String: Any] ?? [:] }
+            #expect(deletedBy.map { $0["change"] as? String } == [laptopDelete, phoneDelete, phoneDelete])
+            #expect(deletedBy.map { $0["replica"] as? String } == [l, p, p])
+            #expect(deletedBy.allSatisfy { $0["compacted"] as? Bool == false && $0["time"] is String })
+            // Both deletions began at one Lamport value: the laptop's "l" was
+            // its third character, the phone's its first, so the phone's is lower.
+            let stamps = deletedBy.compactMap { $0["lamport"] as? Int }
+            #expect(stamps.count == 3 && stamps[0] == stamps[1] && stamps[2] == stamps[1] + 2, "\(stamps)")
+            #expect(try quire.ok(["blame", id, "--deleted", "--json"], store: phone) == quire.ok(["blame", id, "--deleted", "--json"], store: laptop))
+
+            let rows = try quire.ok(["blame", id, "--deleted"], store: laptop).split(separator: "\n")
+                .map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+            #expect(rows.first == ["CHANGE", "LAMPORT", "TIME", "DELETED_BY", "DELETED_TIME", "OFFSET", "TEXT"])
+            #expect(rows.count == 4 && rows[2].first == created && rows[2].contains(phoneDelete ?? "?") && rows[2].last == "\"lk\"", "\(rows)")
+            // The visible body's blame is as it was.
+            let visible = try #require(try quire.run(["blame", id, "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(visible.map { $0["text"] as? String } == [" bread"] && visible.allSatisfy { $0["deletedBy"] == nil })
+
+            // The title: a retitle's " list" deleted by the next.
+            #expect(try quire.ok(["blame", id, "--deleted", "--title"], store: laptop) == "The title has no deleted text.\n")
+            try quire.ok(["note", "edit", id, "--title", "Groceries list"], store: laptop)
+            try quire.ok(["note", "edit", id, "--title", "Groceries"], store: laptop)
+            let title = try #require(try quire.run(["blame", id, "--deleted", "--title", "--json"], store: laptop).json() as? [[String: Any]])
+            let retitles = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]]).prefix(2).compactMap { $0["id"] as? String }
+            #expect(title.map { $0["text"] as? String } == [" list"] && title.first?["offset"] as? Int == 9)
+            #expect(title.first?["change"] as? String == retitles.last && (title.first?["deletedBy"] as? [String: Any])?["change"] as? String == retitles.first)
+
+            let tags = try quire.run(["blame", id, "--deleted", "--tags"], store: laptop)
+            #expect(tags.status == 64 && tags.stderr.hasPrefix("error: --deleted and --tags exclude each other"), "\(tags.stderr)")
+            #expect(try quire.ok(["blame", "--help"]).contains("--deleted"))
+        }
+    }
+
+    /// `conflicts --at VERSION`: the conflicts as they stood then. Both
+    /// stores pin the note at once; the laptop then unpins it, a write that
+    /// saw both, which ends the conflict: at the merge's version it is still listed.
+    @Test func conflictsAtAVersionAreThoseOfThatVersion() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id, p) = (stores.laptop, stores.phone, stores.id, stores.phoneReplica)
+            let before = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            try stores.editBothAndMerge(laptop: ["--pin"], phone: ["--pin"])
+            let merged = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            let conflictsThen = try quire.ok(["conflicts", id], store: laptop)
+            let jsonThen = try quire.ok(["conflicts", id, "--json"], store: laptop)
+            #expect(conflictsThen.hasPrefix("pinned: "))
+            try quire.ok(["note", "edit", id, "--unpin"], store: laptop)
+            #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
+
+            #expect(try quire.ok(["conflicts", id, "--at", merged], store: laptop) == conflictsThen)
+            #expect(try quire.ok(["conflicts", id, "--at", merged, "--json"], store: laptop) == jsonThen)
+            #expect(try quire.ok(["conflicts", id, "--at", before], store: laptop) == "No conflicts.\n")
+            #expect(try quire.ok(["conflicts", id, "--at", before, "--json"], store: laptop) == "[]\n")
+            let now = try quire.ok(["heads", id], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["conflicts", id, "--at", now, "--json"], store: laptop) == quire.ok(["conflicts", id, "--json"], store: laptop))
+
+            // A version this store has not reached: the phone's next change.
+            try quire.ok(["note", "edit", id, "--append", "!"], store: phone)
+            let phoneHeads = try quire.ok(["heads", id], store: phone).trimmingCharacters(in: .newlines)
+            #expect(phoneHeads.hasSuffix("@\(p)"))
+            let unreached = try quire.run(["conflicts", id, "--at", phoneHeads], store: laptop)
+            #expect(unreached.status == 1 && unreached.stdout.isEmpty)
+            #expect(unreached.stderr == "error: note \(id) has no operation \(phoneHeads); `quire log \(id)` lists its changes; a version copied from "
+                + "another store's `quire log` is shown here once its changes are: sync or merge with that store first\n")
+            #expect(try quire.ok(["conflicts", "--help"]).contains("--at VERSION"))
+        }
+    }
+
+    /// A title retitled at once on both stores merged their texts: at a
+    /// version before the merge, `conflicts --at` says nothing of it, as
+    /// only the changes that version holds are compared.
+    @Test func conflictsAtAVersionBeforeAMergeOfTextsSayNothingOfIt() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, id) = (stores.laptop, stores.id)
+            try quire.ok(["note", "edit", id, "--title", "Groceries list"], store: laptop)
+            let laptopOnly = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id, "--title", "My Groceries"], store: stores.phone)
+            try quire.ok(["merge", stores.phone], store: laptop)
+            #expect(try quire.ok(["conflicts", id], store: laptop).contains("title: not a conflict"))
+            #expect(try quire.ok(["conflicts", id, "--at", laptopOnly], store: laptop) == "No conflicts.\n")
         }
     }
 }

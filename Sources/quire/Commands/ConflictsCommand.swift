@@ -6,16 +6,24 @@ enum ConflictsCommand {
         name: "conflicts",
         summary: "List every field of a note where concurrent writes met (the winner, the losers, and why: the higher Lamport value, then replica id), "
             + "and the edits a removal had not seen; concurrent edits of the title, body and tags merge instead (`quire blame`, `quire diff`).",
-        usage: ["ID [--json]"],
+        usage: ["ID [--at VERSION] [--json]"],
         arguments: [NoteCommands.noteArgument],
-        options: [.json],
-        examples: ["quire conflicts 0190f1c2", "quire conflicts 0190f1c2 --json"],
+        options: [.at, .json],
+        examples: ["quire conflicts 0190f1c2", "quire conflicts 0190f1c2 --json", "quire conflicts 0190f1c2 --at 7c0c5e135634e4e8:18,9a41d0c2e8b7f613:4"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             let output = invocation.context.output
+            let at = try invocation.version("--at")
             let (store, id) = try invocation.openStoreAndNote()
             let history = try DocumentHistory(id, in: store)
-            let conflicts = try store.read(id) { try Conflict.report(in: $0, history: history) }
+            let conflicts: [Conflict]
+            if let at {
+                // The note replayed to that version, asked only of the changes it holds.
+                let version = try history.version(at)
+                conflicts = try Conflict.report(in: history.document(at: version), history: history.upTo(version))
+            } else {
+                conflicts = try store.read(id) { try Conflict.report(in: $0, history: history) }
+            }
             if invocation.flag("--json") {
                 output.print(json: .array(conflicts.map(\.json)))
                 return

@@ -132,34 +132,70 @@ enum HistoryCommands {
 
     static let blame = Command(
         name: "blame",
-        summary: "Show a note's body (or title) with each run of characters attributed to the change that inserted it, and its Lamport stamps, which order insertions made at one place at once; or its tags, each with the change that added it.",
-        usage: ["ID [--title | --tags] [--json]"],
+        summary: "Show a note's body (or title) with each run of characters attributed to the change that inserted it, and its Lamport stamps, which order insertions made at one place at once; "
+            + "with --deleted, the text deleted from it and the change that deleted each piece; or its tags, each with the change that added it.",
+        usage: ["ID [--title | --tags] [--json]", "ID --deleted [--title] [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [Option(name: "--title", help: "Blame the title instead of the body: concurrent retitles merge character by character."),
-                  Option(name: "--tags", help: "Blame the tags: which change added each (a tag two replicas added at once is listed twice)."), .json],
-        examples: ["quire blame 0190f1c2", "quire blame 0190f1c2 --title", "quire blame 0190f1c2 --tags"],
+                  Option(name: "--tags", help: "Blame the tags: which change added each (a tag two replicas added at once is listed twice)."),
+                  Option(name: "--deleted", help: "The text typed into the body (title) and deleted since, in document order: each piece with the change that typed it "
+                      + "(CHANGE, LAMPORT, TIME), the change that deleted it (DELETED_BY) and when (DELETED_TIME), and OFFSET, where it stood in the visible text."),
+                  .json],
+        examples: ["quire blame 0190f1c2", "quire blame 0190f1c2 --title", "quire blame 0190f1c2 --tags", "quire blame 0190f1c2 --deleted"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             if invocation.flag("--title") && invocation.flag("--tags") { throw invocation.usageError("--title and --tags exclude each other") }
+            if invocation.flag("--deleted") && invocation.flag("--tags") {
+                throw invocation.usageError("--deleted and --tags exclude each other: --deleted shows deleted text of the body or title; "
+                    + "`quire diff ID --change CHANGE` shows which change removed a tag")
+            }
             if invocation.flag("--tags") { return try blameTags(invocation) }
             let key = invocation.flag("--title") ? Note.Key.title : Note.Key.body
+            if invocation.flag("--deleted") { return try blameDeleted(invocation, key: key) }
             let (store, id) = try invocation.openStoreAndNote()
             let history = try DocumentHistory(id, in: store)
             let pieces = try store.read(history.id) { try Blame.pieces(of: $0, key: key, history: history) }
             let output = invocation.context.output
             printBlame(pieces, invocation, ifNone: "The \(key) is empty.", header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"],
-                       json: { piece in
-                           .object(piece.attribution.jsonFields.merging([
-                               "offset": .integer(piece.offset), "text": .string(piece.text),
-                               "replica": .string(piece.id.replica.description), "lamport": .integer(piece.lamport),
-                               "lastLamport": .integer(piece.lastLamport),
-                           ]) { $1 })
-                       },
-                       row: { piece in
-                           [piece.attribution.text(output), "\(piece.lamport)-\(piece.lastLamport)",
-                            RelativeTime.describe(piece.attribution.change?.date), "\(piece.offset)", JSONValue.quoted(piece.text)]
-                       })
+                       json: { .object(jsonFields($0)) },
+                       row: { piece in typedColumns(piece, output) + ["\(piece.offset)", JSONValue.quoted(piece.text)] })
         })
+
+    /// `blame --deleted`: the deleted text, each piece with who typed it and who deleted it.
+    private static func blameDeleted(_ invocation: Invocation, key: String) throws {
+        let (store, id) = try invocation.openStoreAndNote()
+        let history = try DocumentHistory(id, in: store)
+        let pieces = try store.read(history.id) { try Blame.deletedPieces(of: $0, key: key, history: history) }
+        let output = invocation.context.output
+        printBlame(pieces, invocation, ifNone: "The \(key) has no deleted text.",
+                   header: ["CHANGE", "LAMPORT", "TIME", "DELETED_BY", "DELETED_TIME", "OFFSET", "TEXT"],
+                   json: { deleted in
+                       let deletedBy = deleted.deletedBy.jsonFields.merging([
+                           "replica": deleted.deletedBy.change.map { JSONValue.string($0.replica.description) } ?? .null,
+                           "lamport": deleted.deletionLamport.map { JSONValue.integer($0) } ?? .null,
+                       ]) { $1 }
+                       return .object(jsonFields(deleted.piece).merging(["deletedBy": .object(deletedBy)]) { $1 })
+                   },
+                   row: { deleted in
+                       typedColumns(deleted.piece, output)
+                           + [deleted.deletedBy.text(output), RelativeTime.describe(deleted.deletedBy.change?.date),
+                              "\(deleted.piece.offset)", JSONValue.quoted(deleted.piece.text)]
+                   })
+    }
+
+    /// A piece's JSON keys, as `blame` and `blame --deleted` give them.
+    private static func jsonFields(_ piece: Blame.Piece) -> [String: JSONValue] {
+        piece.attribution.jsonFields.merging([
+            "offset": .integer(piece.offset), "text": .string(piece.text),
+            "replica": .string(piece.id.replica.description), "lamport": .integer(piece.lamport),
+            "lastLamport": .integer(piece.lastLamport),
+        ]) { $1 }
+    }
+
+    /// The columns that say who typed a piece: CHANGE, LAMPORT, TIME.
+    private static func typedColumns(_ piece: Blame.Piece, _ output: Output) -> [String] {
+        [piece.attribution.text(output), "\(piece.lamport)-\(piece.lastLamport)", RelativeTime.describe(piece.attribution.change?.date)]
+    }
 
     private static func blameTags(_ invocation: Invocation) throws {
         let (store, id) = try invocation.openStoreAndNote()

@@ -1,8 +1,10 @@
 import Quire
 
 /// `quire blame`: the visible body (or title) cut into pieces, each
-/// inserted by one change; or the tags, each with the change that added it.
-/// A piece or tag whose change compaction deleted is attributed to none.
+/// inserted by one change; with `--deleted`, the text deleted from it, each
+/// piece also with the change that deleted it; or the tags, each with the
+/// change that added it. A piece or tag whose change compaction deleted is
+/// attributed to none.
 enum Blame {
     struct Piece {
         /// Where the piece starts in the text, in characters (Unicode scalars).
@@ -19,31 +21,127 @@ enum Blame {
         var lastLamport: UInt64 { lamport + UInt64(text.unicodeScalars.count) - 1 }
     }
 
-    /// The pieces of the text at `key` (`Note.Key.body` or `Note.Key.title`).
+    /// The pieces of the visible text at `key` (`Note.Key.body` or `Note.Key.title`).
     static func pieces(of document: Document, key: String, history: DocumentHistory) throws -> [Piece] {
-        guard case .object(.text, let text)? = try document.get(.root, key: key) else { return [] }
+        guard let text = try textObject(of: document, key: key) else { return [] }
         var pieces: [Piece] = []
         var offset = 0
         for run in try document.textRuns(text) where !run.isDeleted {
-            // A run is consecutive ids of one replica, which several changes
-            // (say, two appends) may have typed: cut it at change boundaries.
-            var start = run.elements.startIndex
-            while start < run.elements.endIndex {
-                let id = run.id.advanced(by: UInt64(start - run.elements.startIndex))
-                let attribution = try attribution(of: id, in: history)
-                // A deleted change's piece goes on to the next logged change of its replica.
-                let runLast = run.id.advanced(by: UInt64(run.elements.count - 1)).counter
-                let last = min(runLast, attribution.change?.lastID.counter ?? history.firstChange(after: id).map { $0.id.counter - 1 } ?? runLast)
-                let end = start + Int(last - id.counter) + 1
-                var text = String.UnicodeScalarView()
-                text.append(contentsOf: run.elements[start..<end])
-                pieces.append(Piece(offset: offset, text: String(text), id: id, attribution: attribution,
-                                    lamport: run.lamport + UInt64(start - run.elements.startIndex)))
-                offset += end - start
-                start = end
+            pieces += try typedPieces(of: run, at: offset, history: history)
+            offset += run.elements.count
+        }
+        return pieces
+    }
+
+    /// A piece of text typed and later deleted, with the change that deleted it.
+    struct DeletedPiece {
+        /// `offset` is where it stood among the visible text: the visible
+        /// characters before it (the same for pieces deleted side by side).
+        let piece: Piece
+        /// The change that deleted it; none when compaction deleted that
+        /// change, as the document keeps no record of who deleted a character.
+        let deletedBy: Attribution
+        /// The Lamport stamp of the operation that deleted the piece's first
+        /// character; nil when its change was compacted away.
+        let deletionLamport: UInt64?
+    }
+
+    /// The deleted text at `key` in document order, in pieces each typed by
+    /// one change and deleted by one change.
+    static func deletedPieces(of document: Document, key: String, history: DocumentHistory) throws -> [DeletedPiece] {
+        guard let text = try textObject(of: document, key: key) else { return [] }
+        let deletions = deletions(of: text, in: history)
+        var pieces: [DeletedPiece] = []
+        var offset = 0
+        for run in try document.textRuns(text) {
+            guard run.isDeleted else {
+                offset += run.elements.count
+                continue
+            }
+            for typed in try typedPieces(of: run, at: offset, history: history) {
+                let scalars = Array(typed.text.unicodeScalars)
+                // Cut where the deleting change changes: one deletion may have taken part of a piece.
+                func deletion(at index: Int) throws -> Deletion? {
+                    let id = typed.id.advanced(by: UInt64(index))
+                    if let deletion = deletions[id] { return deletion }
+                    // Every applied change is logged unless compaction deleted it.
+                    guard history.compaction != nil else {
+                        throw CLIError.failure("note \(history.id) has no logged change deleting \(id)")
+                    }
+                    return nil
+                }
+                var start = 0
+                while start < scalars.count {
+                    let first = try deletion(at: start)
+                    var end = start + 1
+                    while end < scalars.count, try deletion(at: end)?.change.id == first?.change.id { end += 1 }
+                    let piece = Piece(offset: offset, text: String(scalars: scalars[start..<end]), id: typed.id.advanced(by: UInt64(start)),
+                                      attribution: typed.attribution, lamport: typed.lamport + UInt64(start))
+                    pieces.append(DeletedPiece(piece: piece, deletedBy: Attribution(change: first?.change, isCompacted: first == nil),
+                                               deletionLamport: first?.lamport))
+                    start = end
+                }
             }
         }
         return pieces
+    }
+
+    /// The text object at `key` of the root map; nil when the note has none there.
+    private static func textObject(of document: Document, key: String) throws -> ObjectID? {
+        guard case .object(.text, let text)? = try document.get(.root, key: key) else { return nil }
+        return text
+    }
+
+    /// `run` cut into pieces each typed by one change, the first at `offset`.
+    private static func typedPieces(of run: SequenceRun<Unicode.Scalar>, at offset: Int, history: DocumentHistory) throws -> [Piece] {
+        // A run is consecutive ids of one replica, which several changes
+        // (say, two appends) may have typed: cut it at change boundaries.
+        var pieces: [Piece] = []
+        var start = run.elements.startIndex
+        while start < run.elements.endIndex {
+            let id = run.id.advanced(by: UInt64(start - run.elements.startIndex))
+            let attribution = try attribution(of: id, in: history)
+            // A deleted change's piece goes on to the next logged change of its replica.
+            let runLast = run.id.advanced(by: UInt64(run.elements.count - 1)).counter
+            let last = min(runLast, attribution.change?.lastID.counter ?? history.firstChange(after: id).map { $0.id.counter - 1 } ?? runLast)
+            let end = start + Int(last - id.counter) + 1
+            pieces.append(Piece(offset: run.isDeleted ? offset : offset + start - run.elements.startIndex,
+                                text: String(scalars: run.elements[start..<end]), id: id, attribution: attribution,
+                                lamport: run.lamport + UInt64(start - run.elements.startIndex)))
+            start = end
+        }
+        return pieces
+    }
+
+    /// The operation that deleted a character: its stamp, and its change.
+    private struct Deletion {
+        let change: Change
+        let lamport: UInt64
+
+        var stamp: Stamp { Stamp(lamport: lamport, replica: change.replica) }
+    }
+
+    /// For each character of the text object `text` that a logged change
+    /// deleted, that deletion. Of concurrent deletions of one character
+    /// (neither change saw the other), the one with the lower stamp, so that
+    /// every store holding the same changes names the same.
+    private static func deletions(of text: ObjectID, in history: DocumentHistory) -> [OpID: Deletion] {
+        var deletions: [OpID: Deletion] = [:]
+        for change in history.changes {
+            // An operation takes as many counters and Lamport values as it has elements.
+            var lamport = change.lamport
+            for operation in change.operations {
+                defer { lamport += UInt64(operation.width) }
+                guard case .delete(let object, let target) = operation, object == text else { continue }
+                for index in 0..<target.length {
+                    let deletion = Deletion(change: change, lamport: lamport + UInt64(index))
+                    let id = target.start.advanced(by: UInt64(index))
+                    if let earlier = deletions[id], earlier.stamp < deletion.stamp { continue }
+                    deletions[id] = deletion
+                }
+            }
+        }
+        return deletions
     }
 
     struct Tag {

@@ -299,6 +299,15 @@ struct DocumentHistory {
         return (version, reachedCompacted)
     }
 
+    /// The history as it stood at `version` (one `version(_:)` gave): the
+    /// logged changes it holds, so that what is asked of the note at that
+    /// version (`quire conflicts --at`) sees no later change. Such a version
+    /// holds the oldest snapshot's, so every change kept from before the
+    /// compaction point stays.
+    func upTo(_ version: VersionVector) -> DocumentHistory {
+        DocumentHistory(id, changes: changes.filter { version.contains($0.lastID) }, replica: replica, compaction: compaction)
+    }
+
     /// The document as it was at `version`: a fresh replay of the changes
     /// it covers; after compaction, the oldest snapshot and the logged
     /// changes after it that `version` covers.
