@@ -73,7 +73,7 @@ import Testing
                 #expect(parked.count == 1 && Zstd.isFrame(parked[0]))
             }
             // A new process: the document is rebuilt from the log to check the push.
-            let log = try ServerLog(path: path)
+            let log = try reopenServerLog(path)
             #expect(try log.push([("doc", [changes[1]])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(1)] == changes[2].lastID.counter)
             #expect(try Self.storedData(path, "parked").isEmpty)
             var reader = Document(replica: ReplicaID(9))
@@ -99,7 +99,7 @@ import Testing
             }
             database.close()
 
-            let log = try ServerLog(path: path)
+            let log = try reopenServerLog(path)
             #expect(try Self.schemaVersion(path) == 2)
             // Its document rebuilt from the old rows to check a new change, logged compressed.
             _ = try log.push([("doc", [changes[2]])], by: .unrestricted, limits: .init())
@@ -123,7 +123,7 @@ import Testing
             try database.execute(sql: "UPDATE log SET data = substr(data, 1, length(data) - 8) WHERE seq = 1")
             database.close()
 
-            let log = try ServerLog(path: path)
+            let log = try reopenServerLog(path)
             #expect {
                 _ = try Self.served(log)
             } throws: { error in
@@ -162,7 +162,7 @@ import Testing
             try database.execute(sql: "UPDATE parked SET data = x'00112233'")
             database.close()
 
-            let log = try ServerLog(path: path)
+            let log = try reopenServerLog(path)
             do throws(SyncFailure) {
                 _ = try log.push([("groceries", Array(changes[0...1]))], by: .unrestricted, limits: .init())
                 Issue.record("a push onto a damaged parked change was taken")

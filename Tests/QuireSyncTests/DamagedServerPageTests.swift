@@ -55,7 +55,7 @@ import Testing
             let path = directory + "/server.db"
             let documents = try Self.storeOfManyDocuments(path)
             try zeroLeafPage(of: "log", in: path)
-            let log = try ServerLog(path: path)
+            let log = try reopenServerLog(path)
 
             var damaged: Set<DocumentID> = []
             for (id, changes) in documents {
@@ -92,7 +92,7 @@ import Testing
             let parking = name == "parked"
             let documents = try Self.storeOfManyDocuments(path, parkingOnly: parking)
             try zeroLeafPage(of: name, in: path)
-            let log = try ServerLog(path: path)
+            let log = try reopenServerLog(path)
             let page = try log.page(after: 0, access: .unrestricted, known: [:], maxBytes: .max)
             #expect(page.documents.count == (parking ? 0 : Self.documentCount))
 

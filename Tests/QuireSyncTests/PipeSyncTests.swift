@@ -271,7 +271,7 @@ import Testing
                 try await writeThreeNotesTwice(alice: alice, phone: phone) { _ = try await sync($0, log) }
             }
             try damageTheRows(of: "n", inFileAt: path, serverLog: true)
-            let log = try ServerLog(path: path)
+            let log = try reopenServerLog(path)
             for id in Self.threeNotes { try write(phone, id, "phone", 1) }
             let report = try await sync(phone, log)
             #expect(report.damagedOnPeer == ["n": .documentDamaged("n")])

@@ -1004,7 +1004,7 @@ import Testing
         try withTemporaryDirectory { directory in
             let path = directory + "/server.db"
             do { try push([history[0]], to: try ServerLog(path: path)) }
-            let reopened = try ServerLog(path: path), inSteps = try ServerLog(path: ":memory:"), inOnePush = try ServerLog(path: ":memory:")
+            let reopened = try reopenServerLog(path), inSteps = try ServerLog(path: ":memory:"), inOnePush = try ServerLog(path: ":memory:")
             try push([history[1]], to: reopened)
             for change in history { try push([change], to: inSteps) }
             try push(history, to: inOnePush)

@@ -569,7 +569,7 @@ import Testing
                 #expect(throws: ServerLog.OpenError.inUse(path: path)) { try ServerLog(path: path) }
             }
 
-            let log = try ServerLog(path: path)
+            let log = try reopenServerLog(path)
             let typed = OpID(replica: ReplicaID(1), counter: 3)
             let good = typing(2, 1, after: typed, parents: [typed])
             #expect(try log.push([("doc", [good])], by: .unrestricted, limits: .init())["doc"]?[ReplicaID(2)] == 1)
