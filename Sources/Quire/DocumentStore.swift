@@ -63,6 +63,12 @@ public final class DocumentStore: @unchecked Sendable {
     /// `replicaID`, readable from any thread, a `read` closure's too. Set
     /// only with the lock held (`adoptReplica`).
     let currentReplica: Mutex<ReplicaID>
+    /// Every id this store has made changes under: `replicaID`, the ids
+    /// `discardCopy` retired, and those of the file it was copied from
+    /// (`ReplicaIdentity`). Changes under any of them are its own.
+    public func ownReplicaIDs() throws -> Set<ReplicaID> {
+        try database.read { db in try ReplicaIdentity.all(db) }
+    }
     /// A snapshot is written after this many changes to a document.
     public let snapshotInterval: Int
     /// How far beyond the highest Lamport value before it (the document's,

@@ -317,6 +317,27 @@ import Testing
         }
     }
 
+    /// `note new --request-id` run again after `--take-theirs` gave the
+    /// store a new replica id finds the note the first run made, under
+    /// the old id (the store's own still): it made a second note.
+    @Test func aRequestMadeBeforeTakingTheServersCopyIsFoundAfter() throws {
+        try withServerAndWriter { runner, url, writer in
+            let groceries = try clashingGroceries(runner, url, writer)
+            let standup = ["note", "new", "--title", "Standup", "--request-id", "standup-2026-12-07"]
+            let made = try runner.ok(standup)
+            func replica() throws -> String? { try #require(try runner.run(["status", "--json"]).json() as? [String: Any])["replica"] as? String }
+            let before = try replica()
+            try runner.ok(["sync", url, "--take-theirs", groceries])
+            #expect(try replica() != before)
+            #expect(try runner.ok(standup) == made)
+            let standups = try #require(try runner.run(["note", "list", "--json"]).json() as? [[String: Any]]).filter { $0["title"] as? String == "Standup" }
+            #expect(standups.count == 1, "\(standups)")
+            // A new key is made under the new id, and found again.
+            let retro = ["note", "new", "--title", "Retro", "--request-id", "retro-2026-12-07"]
+            #expect(try runner.ok(retro) == runner.ok(retro))
+        }
+    }
+
     /// A sync that fails after applying a page (the peer's command ends
     /// after its first answer, before the round stating what this store
     /// took) lists the notes it changed on standard output, as a sync that
