@@ -477,11 +477,7 @@ import Testing
     /// over several pages, the version before the first page that changed
     /// it; empty for a document new here; none for one it left as it was.
     @Test func aSyncNamesEachDocumentItChangedWithItsVersionBefore() async throws {
-        let writer = try DocumentStore.inMemory(), reader = try DocumentStore.inMemory()
-        for id: DocumentID in ["n", "same"] {
-            try writer.create(id: id)
-            try write(writer, id, "k", 0)
-        }
+        let writer = try storeHolding(["n", "same"], "k", 0), reader = try DocumentStore.inMemory()
         var peer = PeerSyncService(store: writer)
         peer.maxPageBytes = 2_000
         try await SyncClient(store: reader, peer: "p", transport: FaultyTransport.sound(peer)).sync()
@@ -530,11 +526,7 @@ import Testing
     /// store and are named in `received` and `changedDocuments`, so that
     /// `quire sync` can show what did arrive; `sync()` throws the same error.
     @Test func aSyncThatFailsAfterAPageSaysWhatItApplied() async throws {
-        let writer = try DocumentStore.inMemory(), reader = try DocumentStore.inMemory()
-        for id: DocumentID in ["a", "b"] {
-            try writer.create(id: id)
-            try write(writer, id, "k", 1)
-        }
+        let writer = try storeHolding(["a", "b"], "k", 1), reader = try DocumentStore.inMemory()
         let peer = PeerSyncService(store: writer)
         // The peer's first answer comes; then it is gone, before the round that states what the store took.
         let answers = Mutex(0)
