@@ -63,6 +63,12 @@ public final class DocumentStore: @unchecked Sendable {
     /// `replicaID`, readable from any thread, a `read` closure's too. Set
     /// only with the lock held (`adoptReplica`).
     let currentReplica: Mutex<ReplicaID>
+    /// Every id this store has made changes under: `replicaID`, the ids
+    /// `discardCopy` retired, and those of the file it was copied from
+    /// (`ReplicaIdentity`). Changes under any of them are its own.
+    public func ownReplicaIDs() throws -> Set<ReplicaID> {
+        try database.read { db in try ReplicaIdentity.all(db) }
+    }
     /// A snapshot is written after this many changes to a document.
     public let snapshotInterval: Int
     /// How far beyond the highest Lamport value before it (the document's,
@@ -568,7 +574,8 @@ public final class DocumentStore: @unchecked Sendable {
     @discardableResult
     public func apply(_ id: DocumentID, _ changes: [Change]) throws -> Int {
         do {
-            return try apply([(id, [.changes(changes)])], creatingMissing: false, refusingEach: false, limits: .default).applied.values.reduce(0, +)
+            return try apply([(id, [.changes(changes)])], creatingMissing: false, refusingEach: false, limits: .default).applied.values
+                .reduce(0) { $0 + $1.count }
         } catch let refused as RefusedChanges {
             // The caller named the one document: the error as it came says enough.
             throw refused.reason.error
@@ -596,7 +603,7 @@ public final class DocumentStore: @unchecked Sendable {
     @discardableResult
     public func apply(bundles documents: [(id: DocumentID, bundles: [[UInt8]])], limits: DecodingLimits = .default) throws -> Int {
         try apply(documents.map { ($0.id, $0.bundles.map(Received.bundle)) }, creatingMissing: true, refusingEach: false, limits: limits)
-            .applied.values.reduce(0, +)
+            .applied.values.reduce(0) { $0 + $1.count }
     }
 
     /// Applies change bundles for several documents as `apply(bundles:)`
@@ -607,12 +614,23 @@ public final class DocumentStore: @unchecked Sendable {
     /// not created) and returned with the error, and the others are saved.
     /// For a peer's push of many documents, of which one may be refused.
     ///
-    /// - Returns: how many changes were applied to each document that took
-    ///   any (a sync names them: `SyncClient.Report.changedDocuments`), and
-    ///   the refused documents in the order given.
+    /// - Returns: what was applied to each document that took any changes
+    ///   (a sync names them: `SyncClient.Report.changedDocuments`), and the
+    ///   refused documents in the order given.
     public func applyEach(bundles documents: [(id: DocumentID, bundles: [[UInt8]])], limits: DecodingLimits = .default)
-        throws -> (applied: [DocumentID: Int], refused: [(id: DocumentID, error: any Error)]) {
+        throws -> (applied: [DocumentID: AppliedChanges], refused: [(id: DocumentID, error: any Error)]) {
         try apply(documents.map { ($0.id, $0.bundles.map(Received.bundle)) }, creatingMissing: true, refusingEach: true, limits: limits)
+    }
+
+    /// What `applyEach` applied to one document.
+    public struct AppliedChanges: Sendable, Equatable {
+        /// How many changes it took.
+        public let count: Int
+        /// Its version just before them, as the transaction that wrote them
+        /// found it (empty for a document the call made): what another
+        /// process committed to it before is in this version, not counted
+        /// as applied. (`quire sync` diffs from it to show what it brought.)
+        public let versionBefore: VersionVector
     }
 
     /// Remote changes as they reach `apply`: decoded, or a bundle as it came.
@@ -624,10 +642,10 @@ public final class DocumentStore: @unchecked Sendable {
     /// With `refusingEach`, a document whose changes do not decode or apply,
     /// or whose copy is damaged, is left out and returned with why; without,
     /// it fails the whole call (changes that do not decode or apply as
-    /// `RefusedChanges`, naming the document). Returns how many changes
-    /// each document that took any took.
+    /// `RefusedChanges`, naming the document). Returns what each document
+    /// that took any changes took.
     private func apply(_ documents: [(id: DocumentID, pieces: [Received])], creatingMissing: Bool, refusingEach: Bool,
-                       limits: DecodingLimits) throws -> (applied: [DocumentID: Int], refused: [(id: DocumentID, error: any Error)]) {
+                       limits: DecodingLimits) throws -> (applied: [DocumentID: AppliedChanges], refused: [(id: DocumentID, error: any Error)]) {
         // One entry per document: taking a document twice would wait for itself.
         // Found by a dictionary: a page of a sync may hold many thousands.
         var merged: [(id: DocumentID, pieces: [Received])] = []
@@ -644,7 +662,7 @@ public final class DocumentStore: @unchecked Sendable {
             while merged.contains(where: { busy.contains($0.id) }) { condition.wait() }
             var commits: [QueuedCommit] = []
             var refused: [(id: DocumentID, error: any Error)] = []
-            var applied: [DocumentID: Int] = [:]
+            var applied: [DocumentID: AppliedChanges] = [:]
             do {
                 for (id, pieces) in merged {
                     let isNew = try creatingMissing && !exists(id)
@@ -658,6 +676,10 @@ public final class DocumentStore: @unchecked Sendable {
                         continue
                     }
                     if isNew { busy.insert(id) }
+                    // The commit checks that the file holds nothing of the document
+                    // this copy lacks (else the call runs again on the file's):
+                    // what it holds now is what the file holds as the changes go in.
+                    let versionBefore = entry.document.versionVector
                     let (logged, parked): ([LogPiece], [Change])
                     var appliedHere = 0
                     do { (logged, parked) = try applyInMemory(pieces, to: &entry, id, limits: limits, applied: &appliedHere) } catch {
@@ -670,7 +692,7 @@ public final class DocumentStore: @unchecked Sendable {
                         }
                         throw RefusedChanges(document: id, error) ?? error
                     }
-                    if appliedHere > 0 { applied[id] = appliedHere }
+                    if appliedHere > 0 { applied[id] = AppliedChanges(count: appliedHere, versionBefore: versionBefore) }
                     commits.append(QueuedCommit(id: id, entry: entry, newChanges: logged, isLocal: false, parked: parked, isNew: isNew))
                 }
             } catch {

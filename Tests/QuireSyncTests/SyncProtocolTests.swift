@@ -477,11 +477,7 @@ import Testing
     /// over several pages, the version before the first page that changed
     /// it; empty for a document new here; none for one it left as it was.
     @Test func aSyncNamesEachDocumentItChangedWithItsVersionBefore() async throws {
-        let writer = try DocumentStore.inMemory(), reader = try DocumentStore.inMemory()
-        for id: DocumentID in ["n", "same"] {
-            try writer.create(id: id)
-            try write(writer, id, "k", 0)
-        }
+        let writer = try storeHolding(["n", "same"], "k", 0), reader = try DocumentStore.inMemory()
         var peer = PeerSyncService(store: writer)
         peer.maxPageBytes = 2_000
         try await SyncClient(store: reader, peer: "p", transport: FaultyTransport.sound(peer)).sync()
@@ -495,6 +491,57 @@ import Testing
         #expect(report.rounds > 2 && report.received == 301)
         #expect(report.changedDocuments.mapValues(\.versionBefore) == ["n": before, "new": VersionVector()])
         #expect(report.changedDocuments.mapValues(\.received) == ["n": 300, "new": 1])
+    }
+
+    /// A document's version before the sync is the one the store held as
+    /// the sync's changes went in, read in the transaction that applied
+    /// them: an edit another process (here a second store on the file)
+    /// committed after the request was made, before its answer was applied,
+    /// is in it, not taken for one the sync brought. (It was the version
+    /// read for the request: `quire sync`'s diff showed the edit as brought.)
+    @Test func aDocumentsVersionBeforeIsReadAsTheSyncsChangesGoIn() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/reader.quire"
+            let writer = try DocumentStore.inMemory(), reader = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            let peer = PeerSyncService(store: writer)
+            try writer.create(id: "n")
+            try write(writer, "n", "k", 0)
+            try await SyncClient(store: reader, peer: "p", transport: FaultyTransport.sound(peer)).sync()
+            try write(writer, "n", "k", 1)
+            let edited = Mutex(VersionVector())
+            let meddling = MeddlingTransport(inner: FaultyTransport.sound(peer)) {
+                try write(beside, "n", "mine", 2)
+                let version = try beside.versionVector("n")
+                edited.withLock { $0 = version }
+            }
+            let report = try await SyncClient(store: reader, peer: "p", transport: meddling).sync()
+            let versionEdited = edited.withLock { $0 }
+            #expect(report.changedDocuments["n"]?.received == 1)
+            #expect(!versionEdited.isEmpty && report.changedDocuments["n"]?.versionBefore == versionEdited, "\(report.changedDocuments)")
+        }
+    }
+
+    /// A sync that fails after applying a page returns, with the error,
+    /// what it applied (`syncKeepingReport`): the page's changes stay in the
+    /// store and are named in `received` and `changedDocuments`, so that
+    /// `quire sync` can show what did arrive; `sync()` throws the same error.
+    @Test func aSyncThatFailsAfterAPageSaysWhatItApplied() async throws {
+        let writer = try storeHolding(["a", "b"], "k", 1), reader = try DocumentStore.inMemory()
+        let peer = PeerSyncService(store: writer)
+        // The peer's first answer comes; then it is gone, before the round that states what the store took.
+        let answers = Mutex(0)
+        let transport = ScriptedTransport { (request) throws(SyncError) -> [UInt8] in
+            guard answers.withLock({ $0 += 1; return $0 }) == 1 else { throw .unreachable("the peer is gone") }
+            return await peer.respond(toMessage: request, access: .unrestricted)
+        }
+        let client = SyncClient(store: reader, peer: "p", transport: transport)
+        let (report, error) = await client.syncKeepingReport()
+        #expect(error == .unreachable("the peer is gone", otherSide: .server))
+        #expect(report.received == 2 && report.rounds == 2)
+        #expect(report.changedDocuments.mapValues(\.received) == ["a": 1, "b": 1])
+        #expect(report.changedDocuments.values.allSatisfy { $0.versionBefore.isEmpty })
+        #expect(try reader.versionVectors() == writer.versionVectors())
+        await #expect(throws: SyncError.unreachable("the peer is gone")) { try await client.sync() }
     }
 
     /// A peer whose history lists two writers' keystrokes in turns sends
@@ -1251,6 +1298,32 @@ struct ScriptedPeer: SyncService {
     let answer: @Sendable (SyncRequest) throws(SyncFailure) -> SyncResponse
 
     func respond(to request: SyncRequest, access: Access) async throws(SyncFailure) -> SyncResponse { try answer(request) }
+}
+
+/// Passes requests on, running `meddle` once before the first: what
+/// another process does while a sync's request is on its way.
+final class MeddlingTransport: SyncTransport {
+    let inner: any SyncTransport
+    private let meddle: Mutex<(@Sendable () throws -> Void)?>
+
+    init(inner: any SyncTransport, meddle: @escaping @Sendable () throws -> Void) {
+        self.inner = inner
+        self.meddle = Mutex(meddle)
+    }
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        if let meddle = meddle.withLock({ meddle in defer { meddle = nil }; return meddle }) {
+            do { try meddle() } catch { throw .store("\(error)") }
+        }
+        return try await inner.exchange(request, longPollSeconds: longPollSeconds)
+    }
+}
+
+/// Answers each request as `answer` says.
+struct ScriptedTransport: SyncTransport {
+    let answer: @Sendable ([UInt8]) async throws(SyncError) -> [UInt8]
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] { try await answer(request) }
 }
 
 /// Keeps every request it passes on, and every response it brings back.

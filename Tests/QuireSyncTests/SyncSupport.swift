@@ -59,6 +59,16 @@ func write(_ store: DocumentStore, _ id: DocumentID, _ key: String, _ value: Int
     try store.edit(id) { tx in try tx.put(.root, key: key, .int(value)) }
 }
 
+/// A store in memory holding documents `ids`, each made with `key = value`.
+func storeHolding(_ ids: [DocumentID], _ key: String, _ value: Int64) throws -> DocumentStore {
+    let store = try DocumentStore.inMemory()
+    for id in ids {
+        try store.create(id: id)
+        try write(store, id, key, value)
+    }
+    return store
+}
+
 /// The value a document holds at `key`.
 func value(_ store: DocumentStore, _ id: DocumentID, _ key: String) throws -> Value? {
     try store.read(id) { doc in try doc.get(.root, key: key) }

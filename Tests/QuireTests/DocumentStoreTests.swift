@@ -337,7 +337,7 @@ import QuireStore
         try store.database.write { db in try db.execute(sql: "UPDATE changes SET data = x'00' WHERE replica = 7") }
         store.cache.removeAll()
         let (applied, refused) = try store.applyEach(bundles: [("n", [ChangeEncoding.encode([put(7)])]), ("ok", [ChangeEncoding.encode([put(8)])])])
-        #expect(applied == ["ok": 1])
+        #expect(applied.mapValues(\.count) == ["ok": 1])
         #expect(refused.map(\.id) == ["n"] && refused.allSatisfy { $0.error.isDamage(ofDocument: "n") }, "\(refused)")
         #expect(try store.versionVector("ok") == [ReplicaID(8): 1])
     }

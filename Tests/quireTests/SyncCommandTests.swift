@@ -289,6 +289,94 @@ import Testing
         }
     }
 
+    /// The note whose copy `--take-theirs` replaced is listed as what it
+    /// is, not as new (the person had it before): `quire show` (no version
+    /// of it before is left to diff from), saying that this store's copy
+    /// was replaced and which note keeps it; `--json` has it not new, with
+    /// no version before. (It was `quire show ID  # groceries (new)`.)
+    @Test func aNoteWhoseCopyWasTakenIsListedAsReplacedNotNew() throws {
+        try withServerAndWriter { runner, url, writer in
+            let groceries = try clashingGroceries(runner, url, writer)
+            let taken = try runner.run(["sync", url, "--take-theirs", groceries])
+            #expect(taken.status == 0, "\(taken.stderr)")
+            let listed = try #require(broughtNotes(in: taken.stdout, by: "sync"), "\(taken.stdout)")
+            let line = try #require(listed.notes.first { $0.arguments.count == 2 && groceries.hasPrefix($0.arguments[1]) }, "\(taken.stdout)")
+            #expect(line.arguments[0] == "show", "\(taken.stdout)")
+            let keptAs = "groceries (this store's copy replaced, kept as note "
+            #expect(line.comment.hasPrefix(keptAs) && line.comment.hasSuffix(")"), "\(line.comment)")
+            let copy = String(line.comment.dropFirst(keptAs.count).dropLast())
+            #expect(copy.count >= 4 && taken.stderr.contains("as note \(copy)"), "\(taken.stderr)")
+            #expect(try runner.ok(["note", "show", copy]).contains("milk"))
+        }
+        try withServerAndWriter { runner, url, writer in
+            let groceries = try clashingGroceries(runner, url, writer)
+            let json = try #require(try runner.run(["sync", url, "--take-theirs", groceries, "--json"]).json() as? [String: Any])
+            let notes = try #require(json["changedNotes"] as? [[String: Any]], "\(json)")
+            let note = try #require(notes.first { $0["id"] as? String == groceries }, "\(notes)")
+            #expect(note["new"] as? Bool == false && note["versionBefore"] is NSNull && note["title"] as? String == "groceries", "\(note)")
+        }
+    }
+
+    /// `note new --request-id` run again after `--take-theirs` gave the
+    /// store a new replica id finds the note the first run made, under
+    /// the old id (the store's own still): it made a second note.
+    @Test func aRequestMadeBeforeTakingTheServersCopyIsFoundAfter() throws {
+        try withServerAndWriter { runner, url, writer in
+            let groceries = try clashingGroceries(runner, url, writer)
+            let standup = ["note", "new", "--title", "Standup", "--request-id", "standup-2026-12-07"]
+            let made = try runner.ok(standup)
+            func replica() throws -> String? { try #require(try runner.run(["status", "--json"]).json() as? [String: Any])["replica"] as? String }
+            let before = try replica()
+            try runner.ok(["sync", url, "--take-theirs", groceries])
+            #expect(try replica() != before)
+            #expect(try runner.ok(standup) == made)
+            let standups = try #require(try runner.run(["note", "list", "--json"]).json() as? [[String: Any]]).filter { $0["title"] as? String == "Standup" }
+            #expect(standups.count == 1, "\(standups)")
+            // A new key is made under the new id, and found again.
+            let retro = ["note", "new", "--title", "Retro", "--request-id", "retro-2026-12-07"]
+            #expect(try runner.ok(retro) == runner.ok(retro))
+        }
+    }
+
+    /// A sync that fails after applying a page (the peer's command ends
+    /// after its first answer, before the round stating what this store
+    /// took) lists the notes it changed on standard output, as a sync that
+    /// ends does (`--json`: `changedNotes`, with `received`), and says on
+    /// standard error that those changes stay applied; it exits 1, and
+    /// they are in the store. (It printed the error alone.)
+    @Test func aSyncThatFailsAfterApplyingAPageListsWhatItBrought() throws {
+        try withRunner { runner in
+            for json in [false, true] {
+                // A laptop of its own each time: the failed second round's push reaches it.
+                let laptop = runner.directory + "/laptop-\(json).quire", store = runner.directory + "/here-\(json).quire"
+                try runner.ok(["init"], store: laptop)
+                let trip = try runner.ok(["note", "new", "--title", "Trip", "--body", "Rome"], store: laptop).trimmingCharacters(in: .newlines)
+                try runner.ok(["init"], store: store)
+                try runner.ok(["note", "new", "--title", "here"], store: store)
+                // The laptop's store served for one answer: its frame (a 4-byte little-endian length, then the message) passes, then the pipe ends.
+                let length = runner.directory + "/frame-length"
+                let oneAnswer = "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio 2>/dev/null | { dd bs=1 count=4 of='\(length)' 2>/dev/null; "
+                    + "cat '\(length)'; set -- $(od -An -tu1 '\(length)'); head -c $(($1 + $2 * 256 + $3 * 65536 + $4 * 16777216)); }"
+                let result = try runner.run(["sync", "--via", oneAnswer] + (json ? ["--json"] : []), store: store)
+                #expect(result.status == 1)
+                #expect(result.stderr.contains("error: sync with via:\(oneAnswer) failed: could not reach the peer: "), "\(result.stderr)")
+                #expect(result.stderr.hasSuffix("\n1 change received before that stays applied (standard output lists the notes)\n"
+                    + "1 local change stays pending\n"), "\(result.stderr)")
+                if json {
+                    let output = try #require(try result.json() as? [String: Any], "\(result.stdout)")
+                    #expect(output["received"] as? Int == 1 && output["pending"] as? Int == 1 && output["historyCompacted"] as? Bool == false)
+                    let notes = try #require(output["changedNotes"] as? [[String: Any]])
+                    #expect(notes.count == 1 && notes.first?["id"] as? String == trip && notes.first?["new"] as? Bool == true, "\(notes)")
+                } else {
+                    let listed = try #require(broughtNotes(in: result.stdout, by: "sync"), "\(result.stdout)")
+                    #expect(listed.notes.count == 1 && listed.notes.first?.comment == "Trip (new)", "\(result.stdout)")
+                    #expect(listed.notes.first.map { $0.arguments.count == 2 && trip.hasPrefix($0.arguments[1]) } == true)
+                }
+                #expect(try runner.ok(["note", "show", trip], store: store).contains("Rome"))
+            }
+        }
+    }
+
     /// After `--take-theirs`, this store's next edit of the note is made
     /// under a new replica id (`quire status` shows it, in every later
     /// process): not under the id of the local edit it dropped, which the

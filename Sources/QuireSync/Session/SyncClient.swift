@@ -129,9 +129,12 @@ public struct SyncClient: Sendable {
 
     /// A document a sync applied changes to (`Report.changedDocuments`).
     public struct ChangedDocument: Sendable, Equatable {
-        /// Its version in the store before the sync applied the first of
-        /// them; empty for a document the store lacked, which the sync
-        /// made (or whose copy `DocumentStore.discardCopy` dropped).
+        /// Its version in the store just before the sync applied the first
+        /// of them, read in the transaction that applied them
+        /// (`DocumentStore.AppliedChanges`), so that an edit another process
+        /// committed before is not taken for one the sync brought; empty for
+        /// a document the store lacked, which the sync made (or whose copy
+        /// `DocumentStore.discardCopy` dropped).
         public var versionBefore: VersionVector
         /// How many changes the sync applied to it.
         public var received: Int
@@ -144,17 +147,37 @@ public struct SyncClient: Sendable {
     ///   that long for news (long-poll) before ending.
     /// - Throws: `SyncError`. Whatever was applied or acknowledged before
     ///   the error stays; every local change not acknowledged stays pending.
+    ///   (`syncKeepingReport` says what was applied.)
     @discardableResult
     public func sync(waitSeconds: Double = 0) async throws(SyncError) -> Report {
-        do throws(SyncError) { return try await syncRounds(waitSeconds: waitSeconds) } catch {
+        let (report, error) = await syncKeepingReport(waitSeconds: waitSeconds)
+        if let error { throw error }
+        return report
+    }
+
+    /// Syncs as `sync(waitSeconds:)` does, and returns what the sync did
+    /// even when it fails, with the error: the pages applied before it
+    /// stay applied, and the report names them (`received`,
+    /// `changedDocuments`), so that a person can be shown what did arrive.
+    /// The report of a failed sync says how far it got, not why it stopped:
+    /// the members filled in only when a sync completes (`outOfScope`,
+    /// `notSent`, `writeRefusal`, `historyCompacted`, `damagedOnPeer`) are
+    /// empty.
+    public func syncKeepingReport(waitSeconds: Double = 0) async -> (report: Report, error: SyncError?) {
+        var session = Session()
+        do throws(SyncError) {
+            try await syncRounds(waitSeconds: waitSeconds, &session)
+            return (session.report, nil)
+        } catch {
             // Whoever made it (a transport of the app's own, this client),
             // the error names the side this sync went to.
-            throw error.about(transport.otherSide)
+            return (session.report, error.about(transport.otherSide))
         }
     }
 
-    private func syncRounds(waitSeconds: Double) async throws(SyncError) -> Report {
-        var session = Session()
+    /// The rounds of a sync, until it completes (`session.report` then
+    /// says what it did) or fails (it says what was done before).
+    private func syncRounds(waitSeconds: Double, _ session: inout Session) async throws(SyncError) {
         (session.serverVersions, session.refusedBefore) = try await storeWork { [peer] store in
             (try store.acknowledgedVersions(peer: peer), try store.refusedDocuments(peer: peer))
         }
@@ -215,7 +238,7 @@ public struct SyncClient: Sendable {
                             + (others > 0 ? " (and a change of each of \(others) other document(s) too)" : "")
                             + "; the changes stay pending, and the other documents synced"))
                     }
-                    return session.report
+                    return
                 }
             }
         }
@@ -302,10 +325,6 @@ public struct SyncClient: Sendable {
         /// since: a peer learns that the store holds them only from a request
         /// stating them (in ranges, the next one whose range holds them).
         var receivedUnstated: Set<DocumentID> = []
-        /// Every document's version when the current request was made,
-        /// before its answer's page is applied: for a document the page
-        /// changes first, its version before the sync (`ChangedDocument`).
-        var versionsBeforePage: [DocumentID: VersionVector] = [:]
         /// Where the pages of the last finished pass got, when the stored
         /// cursor stays behind them (a document left out as damaged): later
         /// passes of this sync pull from here, not from the stored cursor
@@ -343,7 +362,6 @@ public struct SyncClient: Sendable {
         let blocked = try blockedCounters()
         // Read from the store's `document_versions`: no document is loaded to state it.
         let versions = try store.versionVectors()
-        session.versionsBeforePage = versions
         let storedCursor = try store.syncCursor(peer: peer)
         // A cursor past 0 stands for every row up to it: a document at the
         // version the server is known to hold need not be named, as the
@@ -535,10 +553,11 @@ public struct SyncClient: Sendable {
                 damage(id, error, &session)
             }
         }
-        for (id, count) in applied {
-            session.report.received += count
-            session.report.changedDocuments[id, default: ChangedDocument(
-                versionBefore: session.versionsBeforePage[id] ?? VersionVector(), received: 0)].received += count
+        for (id, changes) in applied {
+            session.report.received += changes.count
+            // The first page to change a document gives its version before the sync.
+            session.report.changedDocuments[id, default: ChangedDocument(versionBefore: changes.versionBefore, received: 0)].received
+                += changes.count
         }
         if !applied.isEmpty { session.receivedUnstated.formUnion(incoming.map(\.0).filter { !session.isLeftOutHere($0) }) }
     }
@@ -807,23 +826,34 @@ public struct SyncClient: Sendable {
     /// task cancelled before `body` starts ends the sync with
     /// `SyncError.cancelled`, as a cancelled request does, and `body` never runs.
     private func storeWork<T: Sendable>(_ body: @escaping @Sendable (DocumentStore) throws -> T) async throws(SyncError) -> T {
-        do { return try await store.async.perform(body) } catch let error as SyncError { throw error } catch is CancellationError {
-            throw .cancelled()
-        } catch {
-            throw .store("\(error)")
+        do { return try await store.async.perform(body) } catch {
+            throw Self.syncError(error)
+        }
+    }
+
+    /// What a failed store call is to the sync: a `SyncError` as it is, a
+    /// cancellation as `SyncError.cancelled`, anything else as `.store`.
+    private static func syncError(_ error: any Error) -> SyncError {
+        switch error {
+        case let error as SyncError: error
+        case is CancellationError: .cancelled()
+        default: .store("\(error)")
         }
     }
 
     /// `storeWork` for work that updates the session: it works on a copy,
-    /// which becomes the session when it returns. (One that throws ends the
-    /// sync, and the session with it.)
+    /// which becomes the session when it returns or throws. (One that
+    /// throws ends the sync, but a page it applied before stays in the
+    /// report: `syncKeepingReport`.)
     private func storeWork<T: Sendable>(_ session: inout Session,
                                         _ body: @escaping @Sendable (inout Session) throws -> T) async throws(SyncError) -> T {
         let (result, updated) = try await storeWork { [session] _ in
             var session = session
-            return (try body(&session), session)
+            do { return (Result<T, SyncError>.success(try body(&session)), session) } catch {
+                return (.failure(Self.syncError(error)), session)
+            }
         }
         session = updated
-        return result
+        return try result.get()
     }
 }

@@ -42,7 +42,7 @@ enum NoteCommands {
                 return
             }
             // The note a run with the key committed (the one this run repeats, or one running now) is the answer.
-            let requestKey = NoteRequestKey(key, replica: store.replicaID)
+            let requestKey = NoteRequestKey(key, replica: store.replicaID, ownReplicas: try store.ownReplicaIDs())
             invocation.context.output.print(try store.createDocument(id: requestKey.newID(), unlessStoreHolds: requestKey.madeIt, create).id.rawValue)
         })
 

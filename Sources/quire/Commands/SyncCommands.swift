@@ -193,24 +193,46 @@ enum SyncCommands {
             let output = context.output
             client.progress = { output.progress($0) }
             let configured = client
-            let outcome = try runBlocking { () async -> Result<SyncClient.Report, SyncError> in
-                do throws(SyncError) { return .success(try await configured.sync(waitSeconds: wait)) } catch { return .failure(error) }
-            }
+            let (report, failure) = try runBlocking { await configured.syncKeepingReport(waitSeconds: wait) }
             let pending = try? store.pendingCount(peer: peer).get()
             let pendingText = pending.map { "\($0)" } ?? "an unknown number of (one is damaged)"
             let stayPending = "\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending"
             let pendingJSON = pending.map { JSONValue.integer(Int64($0)) } ?? .null
-            let report: SyncClient.Report
-            switch outcome {
-            case .success(let done): report = done
-            case .failure(let error) where error.isHistoryCompacted:
-                // Not a failure to reach it: trying again cannot help, and a script must not loop on it.
+            // The notes this sync changed, as `merge` names them: with the
+            // version to diff from, which only this run knows, or the copy
+            // kept of the one whose copy --take-theirs replaced. Read as each
+            // is taken: the text takes a few of thousands.
+            let changed = report.changedDocuments.sorted { $0.key < $1.key }.lazy.map { id, change in
+                let note = try? store.read(id) { try Note(id: id, document: $0) }
+                let keptAs = id == taken ? keptCopy?.id : nil
+                return BroughtChanges(id: id, title: note?.title, isNew: change.versionBefore.isEmpty && keptAs == nil,
+                                      versionBefore: change.versionBefore, isRemoved: note?.removed ?? false, incoming: change.received,
+                                      replacedCopyKeptAs: keptAs)
+            }
+            let changedJSON = { JSONValue.array(changed.map { .object($0.jsonMembers) }) }
+            func printChangedNotes() throws {
+                guard !changed.isEmpty else { return }
+                let idLength = NoteIDs.abbreviationLength(try store.documents(includeRemoved: true).map(\.id))
+                output.print(BroughtChanges.listing(changed, by: "sync", idLength: idLength))
+            }
+            if let failure {
+                // What the pages before the failure applied stays applied: listed
+                // on standard output as after a sync, or a person cannot see what
+                // did arrive. JSON only then, or for a compacted peer (not a
+                // failure to reach it: trying again cannot help, and a script must
+                // not loop on it); none says nothing changed, and trying again may mend.
                 if invocation.flag("--json") {
-                    output.print(json: .object(["peer": .string(peer), "pending": pendingJSON, "historyCompacted": .bool(true)]))
+                    if failure.isHistoryCompacted || !changed.isEmpty {
+                        output.print(json: .object(["peer": .string(peer), "pending": pendingJSON, "historyCompacted": .bool(failure.isHistoryCompacted),
+                                                    "received": .integer(report.received), "changedNotes": changedJSON()]))
+                    }
+                } else {
+                    try printChangedNotes()
                 }
-                throw CLIError.failure("sync with \(peer) failed: \(error); \(compactedAdvice(transport.otherSide))\n\(stayPending)")
-            case .failure(let error):
-                throw CLIError.failure("sync with \(peer) failed: \(error)\(Self.advice(for: error))\n\(stayPending)")
+                let kept = changed.isEmpty ? "" : "\n\(report.received) change\(report.received == 1 ? "" : "s") received before that "
+                    + "stay\(report.received == 1 ? "s" : "") applied (standard output lists the notes)"
+                let advice = failure.isHistoryCompacted ? "; " + compactedAdvice(transport.otherSide) : Self.advice(for: failure)
+                throw CLIError.failure("sync with \(peer) failed: \(failure)\(advice)\(kept)\n\(stayPending)")
             }
             // Refused changes, this sync's and earlier ones, wait for
             // --retry-rejected: a later sync does not offer them.
@@ -235,14 +257,6 @@ enum SyncCommands {
             let notApplied = titled(report.notApplied)
             // The other side's copy of the note taken, its title here now (nil: it sent none).
             let takenTitle = taken.flatMap { id in try? store.read(id) { try Note(id: id, document: $0).title } }
-            // The notes this sync changed, as `merge` names them: with the
-            // version to diff from, which only this run knows. Read as each
-            // is taken: the text takes a few of thousands.
-            let changed = report.changedDocuments.sorted { $0.key < $1.key }.lazy.map { id, change in
-                let note = try? store.read(id) { try Note(id: id, document: $0) }
-                return BroughtChanges(id: id, title: note?.title, isNew: change.versionBefore.isEmpty, versionBefore: change.versionBefore,
-                                      isRemoved: note?.removed ?? false, incoming: change.received)
-            }
             if invocation.flag("--json") {
                 var fields: [String: JSONValue] = [
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
@@ -253,7 +267,7 @@ enum SyncCommands {
                     "readOnly": .bool(report.writeRefusal != nil), "historyCompacted": .bool(!compacted.isEmpty),
                     "historyCompactedNotes": notesJSON(compacted), "damagedOnPeerNotes": notesJSON(damagedThere),
                     "notAppliedNotes": notesJSON(notApplied),
-                    "changedNotes": .array(changed.map { .object($0.jsonMembers) }),
+                    "changedNotes": changedJSON(),
                 ]
                 if let taken, let keptCopy {
                     fields["tookTheirs"] = .object(["id": .string(taken.rawValue), "title": takenTitle.map(JSONValue.string) ?? .null,
@@ -268,10 +282,7 @@ enum SyncCommands {
                     output.print(takenTitle.map { "took \(transport.otherSide)'s copy of note \(taken) (\($0)); \(copy)" }
                         ?? "\(transport.otherSide) sent no copy of note \(taken) (it holds none, this token may not read it, or this store refuses it); \(copy)")
                 }
-                if !changed.isEmpty {
-                    let idLength = NoteIDs.abbreviationLength(try store.documents(includeRemoved: true).map(\.id))
-                    output.print(BroughtChanges.listing(changed, by: "sync", idLength: idLength))
-                }
+                try printChangedNotes()
                 // This sync's refusals end it with an error that lists them; earlier ones are only held back.
                 if report.rejected.isEmpty && !rejected.isEmpty {
                     output.print("\(rejected.count) change(s) \(transport.otherSide) refused before, and the later changes that build on them, "

@@ -4,7 +4,9 @@ import Quire
 /// A note that a merge or a sync brought changes into, and how to see what
 /// they did: `quire diff ID --from` its version here before them, or, for a
 /// note new here, `quire show ID` (all of it was brought, and no version is
-/// empty to diff from). `quire merge` and `quire sync` name them alike
+/// empty to diff from), as for a note whose copy here the sync replaced
+/// (`sync --take-theirs`: the old copy's changes are gone from it, kept in
+/// another note). `quire merge` and `quire sync` name them alike
 /// (Specs/cli.md, `merge`; Specs/sync.md, "Commands").
 struct BroughtChanges {
     let id: DocumentID
@@ -12,18 +14,24 @@ struct BroughtChanges {
     let title: String?
     /// Not in this store before: the merge or sync made it here.
     let isNew: Bool
-    /// This store's version of the note before (empty for a new one).
+    /// This store's version of the note before (empty for a new one, and
+    /// for one whose copy was replaced).
     let versionBefore: VersionVector
     /// Removed now (`note list` leaves it out).
     let isRemoved: Bool
     /// How many changes were brought into it.
     let incoming: Int
+    /// For a note whose copy here was dropped before the sync, to take the
+    /// other side's whole (`sync --take-theirs`): the note that keeps the
+    /// dropped copy. The note is not new to the person, but no version is
+    /// left to diff from.
+    var replacedCopyKeptAs: DocumentID? = nil
 
     /// Its JSON members, the keys `merge`'s `documents` and `sync`'s
     /// `changedNotes` share.
     var jsonMembers: [String: JSONValue] {
         ["id": .string(id.rawValue), "title": title.map(JSONValue.string) ?? .null, "new": .bool(isNew), "removed": .bool(isRemoved),
-         "incoming": .integer(incoming), "versionBefore": isNew ? .null : .string(versionBefore.description)]
+         "incoming": .integer(incoming), "versionBefore": isNew || replacedCopyKeptAs != nil ? .null : .string(versionBefore.description)]
     }
 
     /// The most notes the text lists: a sync or merge of thousands of notes
@@ -32,7 +40,8 @@ struct BroughtChanges {
 
     /// The text naming `notes`: a heading, then a command a line, runnable
     /// as it is, the note's title after `#`, marked as `note list --all`
-    /// marks it (`new`, `removed`); past `listedAtMost`, how many more.
+    /// marks it (`new`, `removed`), and a replaced copy said so with the
+    /// note keeping it; past `listedAtMost`, how many more.
     /// Ids abbreviated to `idLength` characters. `event` names what
     /// brought the changes: "merge" or "sync".
     /// Only the notes listed are taken from `notes`, which may be lazy
@@ -40,8 +49,9 @@ struct BroughtChanges {
     static func listing(_ notes: some Collection<BroughtChanges>, by event: String, idLength: Int) -> String {
         let lines = notes.prefix(listedAtMost).map { note in
             let id = note.id.rawValue.prefix(idLength)
-            let command = note.isNew ? "quire show \(id)" : "quire diff \(id) --from \(note.versionBefore)"
-            let marks = [note.isNew ? "new" : nil, note.isRemoved ? "removed" : nil].compactMap { $0 }
+            let command = note.isNew || note.replacedCopyKeptAs != nil ? "quire show \(id)" : "quire diff \(id) --from \(note.versionBefore)"
+            let replaced = note.replacedCopyKeptAs.map { "this store's copy replaced, kept as note \($0.rawValue.prefix(idLength))" }
+            let marks = [note.isNew ? "new" : nil, replaced, note.isRemoved ? "removed" : nil].compactMap { $0 }
             return "  \(command)  # \(note.title ?? "(cannot be read)")" + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))")
         }
         let more = notes.count - lines.count
