@@ -518,6 +518,34 @@ import Testing
         }
     }
 
+    /// An editor set to save CRLF line ends (as on Windows) made every line
+    /// of a note without carriage returns a change, each line gaining a
+    /// "\r". Of such a note, a file whose every line ends "\r\n" is read
+    /// with "\n": only what was typed changes. A file with "\r\n" on some
+    /// lines only (a text pasted from elsewhere) is taken as left.
+    @Test func anEditorSavingCRLFThroughoutAddsNoCarriageReturns() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Groceries", "--body", "milk\neggs\nbread"]).trimmingCharacters(in: .newlines)
+            func note() throws -> (title: [UInt8], body: [UInt8]) {
+                let shown = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+                return (Array(try #require(shown["title"] as? String).utf8), Array(try #require(shown["body"] as? String).utf8))
+            }
+            func changes() throws -> Int { try #require(try quire.run(["log", id, "--json"]).json() as? [Any]).count }
+
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i 's/$/\\r/'"])
+            #expect(try note() == (Array("Groceries".utf8), Array("milk\neggs\nbread".utf8)))
+            #expect(try changes() == 1)
+
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i -e s/eggs/oat-milk/ -e 's/$/\\r/'"])
+            #expect(try note() == (Array("Groceries".utf8), Array("milk\noat-milk\nbread".utf8)))
+            #expect(try changes() == 2)
+
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i '4s/$/\\r/'"])
+            #expect(try note() == (Array("Groceries".utf8), Array("milk\noat-milk\r\nbread".utf8)))
+        }
+    }
+
     /// While the editor is open, another process edits the note (as a sync
     /// would); what it wrote stays when the edited copy comes back.
     @Test func anEditWhileTheEditorIsOpenIsKept() throws {
