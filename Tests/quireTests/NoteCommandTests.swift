@@ -546,6 +546,37 @@ import Testing
         }
     }
 
+    /// An editor's file emptied whole emptied the note, title and body,
+    /// where a person who deletes everything most likely means to give up
+    /// (as an empty message gives up `git commit`): the note is left as it
+    /// was, and the error says how to empty its body or remove it on
+    /// purpose. A note already empty is edited as ever, without a word.
+    @Test func anEmptiedEditorFileLeavesTheNoteAndSaysHowToEmptyIt() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Trip", "--body", "train\nhotel"]).trimmingCharacters(in: .newlines)
+            func note() throws -> [String?] {
+                let shown = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+                return [shown["title"] as? String, shown["body"] as? String]
+            }
+            for editor in [": >", "printf '\\n\\n \\n' >"] {
+                let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor])
+                #expect(result.status == 1)
+                #expect(result.stderr == "error: the editor (\(editor)) left the file empty; the note is unchanged (an empty file cancels the edit): "
+                    + "to empty its body, `quire note edit \(id) --body ''`; to remove the note, `quire note rm \(id)`\n", "\(result.stderr)")
+                #expect(try note() == ["Trip", "train\nhotel"])
+            }
+            try quire.ok(["note", "edit", id, "--body", ""])
+            #expect(try note() == ["Trip", ""])
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "printf '\\n\\nx\\n' >"])
+            try quire.ok(["note", "edit", id, "--body", ""])
+            #expect(try note() == ["", ""])
+            let again = try quire.run(["note", "edit", id], environment: ["EDITOR": ": >"])
+            #expect(again.status == 0 && again.stderr.isEmpty, "\(again.stderr)")
+            #expect(try note() == ["", ""])
+        }
+    }
+
     /// While the editor is open, another process edits the note (as a sync
     /// would); what it wrote stays when the edited copy comes back.
     @Test func anEditWhileTheEditorIsOpenIsKept() throws {

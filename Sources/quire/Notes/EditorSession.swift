@@ -11,7 +11,9 @@ import Foundation
 struct EditorSession {
     let environment: [String: String]
 
-    func edit(title: String, body: String, save: (_ title: String, _ body: String) throws -> Void) throws {
+    /// `noteID` names the note in the advice given when the editor leaves
+    /// the file empty.
+    func edit(noteID: String, title: String, body: String, save: (_ title: String, _ body: String) throws -> Void) throws {
         // An empty variable (`VISUAL=` in a profile) names no editor: it is passed over, as an unset one.
         let editor = [environment["EDITOR"], environment["VISUAL"]].lazy.compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
         let folder = NSTemporaryDirectory()
@@ -65,6 +67,13 @@ struct EditorSession {
         // Compared by scalars: a String's == takes "é" composed and
         // decomposed for equal, and an editor that recomposed it changed it.
         guard !text.unicodeScalars.elementsEqual(written.unicodeScalars) else { return }
+        // A file emptied whole most likely means "never mind" (as an empty
+        // message does to `git commit`), not "empty the note": that is said,
+        // with how to do it on purpose. A note already empty has nothing to lose.
+        if text.allSatisfy(\.isWhitespace) && !written.allSatisfy(\.isWhitespace) {
+            throw CLIError.failure("the editor (\(editor)) left the file empty; the note is unchanged (an empty file cancels the edit): "
+                + "to empty its body, `quire note edit \(noteID) --body ''`; to remove the note, `quire note rm \(noteID)`")
+        }
         let (newTitle, newBody) = Self.titleAndBody(text)
         do { try save(newTitle, newBody) } catch {
             keepFile = true
