@@ -1276,10 +1276,8 @@ import Testing
     @Test func aFailedSyncSaysWhatItCountsAsPendingAndWhatStatusCounts() throws {
         try withRunner { runner in
             let other = runner.directory + "/other.quire"
-            try runner.ok(["init"])
-            try runner.ok(["init"], store: other)
-            let id = try runner.ok(["note", "new", "--title", "here", "--body", "x"]).trimmingCharacters(in: .newlines)
-            try runner.ok(["note", "edit", id, "--append", "y"])
+            for store in [runner.store, other] { try runner.ok(["init"], store: store) }
+            for title in ["one", "two"] { try runner.ok(["note", "new", "--title", title]) }
             try runner.ok(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(other)' serve --stdio"])
             let mistyped = try runner.run(["sync", "--via", "quire-test-no-such-command --store '\(other)' serve --stdio"])
             #expect(mistyped.status == 1)
