@@ -549,8 +549,9 @@ import Testing
     /// An editor's file emptied whole emptied the note, title and body,
     /// where a person who deletes everything most likely means to give up
     /// (as an empty message gives up `git commit`): the note is left as it
-    /// was, and the error says how to empty its body or remove it on
-    /// purpose. A note already empty is edited as ever, without a word.
+    /// was, and the error says how to empty it, its body, or remove it on
+    /// purpose. Its lines blanked but kept empty it, as typed; a note
+    /// already empty is edited as ever, without a word.
     @Test func anEmptiedEditorFileLeavesTheNoteAndSaysHowToEmptyIt() throws {
         try withRunner { quire in
             try quire.ok(["init"])
@@ -559,17 +560,17 @@ import Testing
                 let shown = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
                 return [shown["title"] as? String, shown["body"] as? String]
             }
-            for editor in [": >", "printf '\\n\\n \\n' >"] {
+            for editor in [": >", "printf '\\n' >"] {
                 let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor])
                 #expect(result.status == 1)
                 #expect(result.stderr == "error: the editor (\(editor)) left the file empty; the note is unchanged (an empty file cancels the edit): "
+                    + "to empty the note, blank its lines but keep them (the title's and the empty one after it); "
                     + "to empty its body, `quire note edit \(id) --body ''`; to remove the note, `quire note rm \(id)`\n", "\(result.stderr)")
                 #expect(try note() == ["Trip", "train\nhotel"])
             }
             try quire.ok(["note", "edit", id, "--body", ""])
             #expect(try note() == ["Trip", ""])
-            try quire.ok(["note", "edit", id], environment: ["EDITOR": "printf '\\n\\nx\\n' >"])
-            try quire.ok(["note", "edit", id, "--body", ""])
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "printf '\\n\\n' >"])
             #expect(try note() == ["", ""])
             let again = try quire.run(["note", "edit", id], environment: ["EDITOR": ": >"])
             #expect(again.status == 0 && again.stderr.isEmpty, "\(again.stderr)")

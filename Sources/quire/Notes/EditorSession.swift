@@ -67,11 +67,14 @@ struct EditorSession {
         // Compared by scalars: a String's == takes "é" composed and
         // decomposed for equal, and an editor that recomposed it changed it.
         guard !text.unicodeScalars.elementsEqual(written.unicodeScalars) else { return }
-        // A file emptied whole most likely means "never mind" (as an empty
-        // message does to `git commit`), not "empty the note": that is said,
-        // with how to do it on purpose. A note already empty has nothing to lose.
-        if text.allSatisfy(\.isWhitespace) && !written.allSatisfy(\.isWhitespace) {
+        // A file emptied whole (an editor saves an empty buffer as nothing,
+        // or as one line break) most likely means "never mind", as an empty
+        // message does to `git commit`, not "empty the note": that is said,
+        // with how to do it on purpose. The file's lines kept but blanked
+        // empty the note, as typed. A note already empty has nothing to lose.
+        if (text.isEmpty || text == "\n") && !written.allSatisfy(\.isWhitespace) {
             throw CLIError.failure("the editor (\(editor)) left the file empty; the note is unchanged (an empty file cancels the edit): "
+                + "to empty the note, blank its lines but keep them (the title's and the empty one after it); "
                 + "to empty its body, `quire note edit \(noteID) --body ''`; to remove the note, `quire note rm \(noteID)`")
         }
         let (newTitle, newBody) = Self.titleAndBody(text)
