@@ -518,6 +518,66 @@ import Testing
         }
     }
 
+    /// An editor set to save CRLF line ends (as on Windows) made every line
+    /// of a note without carriage returns a change, each line gaining a
+    /// "\r". Of such a note, a file whose every line ends "\r\n" is read
+    /// with "\n": only what was typed changes. A file with "\r\n" on some
+    /// lines only (a text pasted from elsewhere) is taken as left.
+    @Test func anEditorSavingCRLFThroughoutAddsNoCarriageReturns() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Groceries", "--body", "milk\neggs\nbread"]).trimmingCharacters(in: .newlines)
+            func note() throws -> (title: [UInt8], body: [UInt8]) {
+                let shown = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+                return (Array(try #require(shown["title"] as? String).utf8), Array(try #require(shown["body"] as? String).utf8))
+            }
+            func changes() throws -> Int { try #require(try quire.run(["log", id, "--json"]).json() as? [Any]).count }
+
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i 's/$/\\r/'"])
+            #expect(try note() == (Array("Groceries".utf8), Array("milk\neggs\nbread".utf8)))
+            #expect(try changes() == 1)
+
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i -e s/eggs/oat-milk/ -e 's/$/\\r/'"])
+            #expect(try note() == (Array("Groceries".utf8), Array("milk\noat-milk\nbread".utf8)))
+            #expect(try changes() == 2)
+
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "sed -i '4s/$/\\r/'"])
+            #expect(try note() == (Array("Groceries".utf8), Array("milk\noat-milk\r\nbread".utf8)))
+        }
+    }
+
+    /// An editor's file emptied whole emptied the note, title and body,
+    /// where a person who deletes everything most likely means to give up
+    /// (as an empty message gives up `git commit`): the note is left as it
+    /// was, and the error says how to empty it, its body, or remove it on
+    /// purpose. Its lines blanked but kept empty it, as typed; a note
+    /// already empty is edited as ever, without a word.
+    @Test func anEmptiedEditorFileLeavesTheNoteAndSaysHowToEmptyIt() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Trip", "--body", "train\nhotel"]).trimmingCharacters(in: .newlines)
+            func note() throws -> [String?] {
+                let shown = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+                return [shown["title"] as? String, shown["body"] as? String]
+            }
+            for editor in [": >", "printf '\\n' >"] {
+                let result = try quire.run(["note", "edit", id], environment: ["EDITOR": editor])
+                #expect(result.status == 1)
+                #expect(result.stderr == "error: the editor (\(editor)) left the file empty; the note is unchanged (an empty file cancels the edit): "
+                    + "to empty the note, blank its lines but keep them (the title's and the empty one after it); "
+                    + "to empty its body, `quire note edit \(id) --body ''`; to remove the note, `quire note rm \(id)`\n", "\(result.stderr)")
+                #expect(try note() == ["Trip", "train\nhotel"])
+            }
+            try quire.ok(["note", "edit", id, "--body", ""])
+            #expect(try note() == ["Trip", ""])
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "printf '\\n\\n' >"])
+            #expect(try note() == ["", ""])
+            let again = try quire.run(["note", "edit", id], environment: ["EDITOR": ": >"])
+            #expect(again.status == 0 && again.stderr.isEmpty, "\(again.stderr)")
+            #expect(try note() == ["", ""])
+        }
+    }
+
     /// While the editor is open, another process edits the note (as a sync
     /// would); what it wrote stays when the edited copy comes back.
     @Test func anEditWhileTheEditorIsOpenIsKept() throws {

@@ -576,7 +576,7 @@ import Testing
             let result = try runner.run(["sync", "http://127.0.0.1:1"], environment: ["QUIRE_TOKEN": "t"])
             #expect(result.status == 1)
             #expect(result.stderr.contains("could not reach the server"))
-            #expect(result.stderr.contains("1 local change stays pending"))
+            #expect(result.stderr.contains("1 local change not acknowledged by the server stays pending"))
             let retries = result.stderr.split(separator: "\n").filter { $0.hasPrefix("try ") }
             #expect(retries.count == 4, "\(result.stderr)")
             for (index, line) in retries.enumerated() {
@@ -606,6 +606,7 @@ import Testing
                 #expect(json["readOnly"] as? Bool == true && json["rejected"] as? Int == 0 && json["pending"] as? Int == 1)
                 let status = try #require(try runner.run(["status", "--json"]).json() as? [String: Any])
                 #expect(status["pending"] as? Int == 1)
+                #expect(try runner.ok(["status"]).contains("1 local change not acknowledged by the server \(url)\n"))
 
                 let written = try runner.run(["sync", url, "--token", "writer"])
                 #expect(written.status == 0)
@@ -626,7 +627,7 @@ import Testing
                 let refused = try runner.run(["sync", url, "--token", "lapton"])
                 #expect(refused.status == 1)
                 #expect(refused.stderr.hasSuffix("error: sync with \(url) failed: the server refused: HTTP 401: unknown token; "
-                    + "give a token the server's --tokens file holds, with --token TOKEN or $QUIRE_TOKEN\n1 local change stays pending\n"),
+                    + "give a token the server's --tokens file holds, with --token TOKEN or $QUIRE_TOKEN\n1 local change not acknowledged by the server stays pending\n"),
                     "\(refused.stderr)")
                 #expect(try runner.run(["sync", url, "--token", "laptop"]).stdout.contains(": sent 1,"))
             }
@@ -1239,7 +1240,7 @@ import Testing
             #expect(result.status == 1)
             #expect(result.stderr.hasSuffix("""
                 error: sync with via:sleep 600 failed: could not reach the peer: the command "sleep 600" failed: nothing came through for 1 s
-                1 local change stays pending
+                1 local change not acknowledged by the peer stays pending
 
                 """))
             #expect(try runner.run(["sync", "--via", "true", "--timeout", "0"]).status == 64)
@@ -1258,7 +1259,7 @@ import Testing
                 #expect(result.status == 1)
                 #expect(result.stderr.hasPrefix("error: sync with via:\(command) failed: the peer broke the sync protocol: "
                     + "the command \"\(command)\" answered with something that is not a sync message ("), "\(command): \(result.stderr)")
-                #expect(result.stderr.hasSuffix(")\n1 local change stays pending\n"))
+                #expect(result.stderr.hasSuffix(")\n1 local change not acknowledged by the peer stays pending\n"))
             }
             let silent = try runner.run(["sync", "--via", "true"])
             #expect(silent.status == 1)
@@ -1355,6 +1356,25 @@ import Testing
         }
     }
 
+    /// A failed sync counts the local changes its peer has not acknowledged;
+    /// `status`, those no peer has (with no server synced with): a `--via`
+    /// command mistyped, a peer never synced with, said "2 local changes
+    /// stay pending" where `status` said 0, though both were synced. The
+    /// line says what it counts, and status's count when it differs.
+    @Test func aFailedSyncSaysWhatItCountsAsPendingAndWhatStatusCounts() throws {
+        try withRunner { runner in
+            let other = runner.directory + "/other.quire"
+            for store in [runner.store, other] { try runner.ok(["init"], store: store) }
+            for title in ["one", "two"] { try runner.ok(["note", "new", "--title", title]) }
+            try runner.ok(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(other)' serve --stdio"])
+            let mistyped = try runner.run(["sync", "--via", "quire-test-no-such-command --store '\(other)' serve --stdio"])
+            #expect(mistyped.status == 1)
+            #expect(mistyped.stderr.hasSuffix("\n2 local changes not acknowledged by the peer stay pending "
+                + "(`quire status` counts 0: those not acknowledged by any peer)\n"), "\(mistyped.stderr)")
+            #expect(try runner.ok(["status"]).contains("0 local changes not acknowledged by any peer\n"))
+        }
+    }
+
     /// A `--via` command that serves this very store (its path mistyped)
     /// is an error, and leaves the local changes pending: it used to end
     /// `synced ...; 0 pending`, and `status` said every note had left the
@@ -1367,7 +1387,7 @@ import Testing
             let result = try runner.run(["sync", "--via", command])
             #expect(result.status == 1)
             #expect(result.stderr.contains("could not reach the peer: it answered from this store itself (replica "))
-            #expect(result.stderr.hasSuffix("1 local change stays pending\n"))
+            #expect(result.stderr.hasSuffix("1 local change not acknowledged by the peer stays pending\n"))
             let status = try #require(try runner.run(["status", "--json"]).json() as? [String: Any])
             #expect(status["pending"] as? Int == 1)
         }
@@ -1474,7 +1494,7 @@ import Testing
                 sync this store with one that still holds those changes (the store that wrote them), or start again from a copy of \
                 the peer's store, which lacks the local changes pending here; a store served to others keeps them when compacted with \
                 keepHistory; until then, the local changes of this note stay pending
-                1 local change stays pending
+                1 local change not acknowledged by the peer stays pending
 
                 """))
             #expect(try runner.ok(["note", "show", id, "--json"], store: phone) == before)
@@ -1521,7 +1541,7 @@ import Testing
                 cannot be read there: nothing of it was sent or taken
                 this store's copy of it is untouched, and its local changes stay pending until the peer's store is repaired (there, \
                 `quire inspect` names the damage); a store that synced the note holds its changes meanwhile
-                1 local change stays pending
+                1 local change not acknowledged by the peer stays pending
 
                 """))
             #expect(try runner.ok(["note", "show", damaged, "--json"], store: phone) == before)

@@ -174,6 +174,12 @@ extension Context {
         let peer = try? database?.read { db in try SyncState.mostRecentPeer(prefix: "http", db) }
         return peer ?? nil
     }
+
+    /// Whose acknowledgements `status` counts pending changes against, as
+    /// its text names them: the server `serverPeer` names, else any peer's.
+    static func pendingCountedAgainst(_ serverPeer: String?) -> String {
+        serverPeer.map { "the server \($0)" } ?? "any peer"
+    }
 }
 
 extension Context {

@@ -216,7 +216,7 @@ enum NoteCommands {
         } }
         var removedMeanwhile = false
         if inEditor {
-            try EditorSession(environment: invocation.context.environment).edit(title: current.title, body: current.body) { title, body in
+            try EditorSession(environment: invocation.context.environment).edit(noteID: id.rawValue, title: current.title, body: current.body) { title, body in
                 removedMeanwhile = try save(newTitle: title, newBody: body)
             }
         } else {

@@ -57,7 +57,7 @@ enum StoreCommands {
                 ]))
             } else {
                 let pendingText = switch pending {
-                case .success(let count): "\(count) local change\(count == 1 ? "" : "s") not acknowledged by \(server == nil ? "any peer" : "the server")"
+                case .success(let count): "\(count) local change\(count == 1 ? "" : "s") not acknowledged by \(Context.pendingCountedAgainst(server))"
                 case .failure: "unknown: a local change is damaged"
                 }
                 context.output.print(Table(rows: [

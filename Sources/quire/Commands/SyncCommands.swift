@@ -196,7 +196,19 @@ enum SyncCommands {
             let (report, failure) = try runBlocking { await configured.syncKeepingReport(waitSeconds: wait) }
             let pending = try? store.pendingCount(peer: peer).get()
             let pendingText = pending.map { "\($0)" } ?? "an unknown number of (one is damaged)"
-            let stayPending = "\(pendingText) local change\(pending == 1 ? " stays" : "s stay") pending"
+            // The line a failed sync ends with. It counts against this peer,
+            // where `quire status` counts against the server synced with last
+            // (or any peer): with another count there, it is given too, or a
+            // mistyped --via command said 2 changes pending where status said 0.
+            func stayPending() -> String {
+                let line = "\(pendingText) local change\(pending == 1 ? "" : "s") not acknowledged by \(transport.otherSide) "
+                    + "stay\(pending == 1 ? "s" : "") pending"
+                let statusPeer = context.serverPeer
+                guard statusPeer != peer, let pending, let counted = try? store.pendingCount(peer: statusPeer).get(), counted != pending else {
+                    return line
+                }
+                return line + " (`quire status` counts \(counted): those not acknowledged by \(Context.pendingCountedAgainst(statusPeer)))"
+            }
             let pendingJSON = pending.map { JSONValue.integer(Int64($0)) } ?? .null
             // The notes this sync changed, as `merge` names them: with the
             // version to diff from, which only this run knows, or the copy
@@ -232,7 +244,7 @@ enum SyncCommands {
                 let kept = changed.isEmpty ? "" : "\n\(report.received) change\(report.received == 1 ? "" : "s") received before that "
                     + "stay\(report.received == 1 ? "s" : "") applied (standard output lists the notes)"
                 let advice = failure.isHistoryCompacted ? "; " + compactedAdvice(transport.otherSide) : Self.advice(for: failure)
-                throw CLIError.failure("sync with \(peer) failed: \(failure)\(advice)\(kept)\n\(stayPending)")
+                throw CLIError.failure("sync with \(peer) failed: \(failure)\(advice)\(kept)\n\(stayPending())")
             }
             // Refused changes, this sync's and earlier ones, wait for
             // --retry-rejected: a later sync does not offer them.
@@ -306,7 +318,7 @@ enum SyncCommands {
                 throw CLIError.failure("sync with \(peer) left out \(compacted.count) note(s), whose changes this store lacks \(transport.otherSide) "
                     + "no longer holds; the other notes synced:\n" + lines(compacted) + "\n"
                     + "\(compactedAdvice(transport.otherSide)); until then, the local changes of \(compacted.count == 1 ? "this note" : "these notes") "
-                    + "stay pending\n\(stayPending)")
+                    + "stay pending\n\(stayPending())")
             }
             if !damagedThere.isEmpty {
                 // The others synced; these wait until that store is repaired, this store's copy untouched.
@@ -317,7 +329,7 @@ enum SyncCommands {
                     + "nothing of them sent or taken; the other notes synced:\n" + lines(damagedThere) + "\n"
                     + "this store's copy of \(damagedThere.count == 1 ? "it" : "them") is untouched, and its local changes stay pending "
                     + "until \(transport.otherSide)'s store is repaired (\(whereTheDamageIsNamed)); a store that synced "
-                    + "\(damagedThere.count == 1 ? "the note" : "the notes") holds \(damagedThere.count == 1 ? "its" : "their") changes meanwhile\n\(stayPending)")
+                    + "\(damagedThere.count == 1 ? "the note" : "the notes") holds \(damagedThere.count == 1 ? "its" : "their") changes meanwhile\n\(stayPending())")
             }
             if !notApplied.isEmpty {
                 // The others synced; these meet the same refusal at every sync until one copy is replaced.
@@ -329,7 +341,7 @@ enum SyncCommands {
                     + "until one copy is replaced: a change with the same id but other content is on each side (forged or damaged "
                     + "on its way to one of them), or \(transport.otherSide)'s copy breaks the rules; to take \(transport.otherSide)'s "
                     + "copy of a note, keeping this store's as a new note, run `quire sync \(command.map { "--via '\($0)'" } ?? peer) --take-theirs ID`; "
-                    + "until then, the local changes of \(one ? "the note" : "the notes") that \(transport.otherSide) lacks stay pending\n\(stayPending)")
+                    + "until then, the local changes of \(one ? "the note" : "the notes") that \(transport.otherSide) lacks stay pending\n\(stayPending())")
             }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }

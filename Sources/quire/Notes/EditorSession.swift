@@ -11,7 +11,9 @@ import Foundation
 struct EditorSession {
     let environment: [String: String]
 
-    func edit(title: String, body: String, save: (_ title: String, _ body: String) throws -> Void) throws {
+    /// `noteID` names the note in the advice given when the editor leaves
+    /// the file empty.
+    func edit(noteID: String, title: String, body: String, save: (_ title: String, _ body: String) throws -> Void) throws {
         // An empty variable (`VISUAL=` in a profile) names no editor: it is passed over, as an unset one.
         let editor = [environment["EDITOR"], environment["VISUAL"]].lazy.compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
         let folder = NSTemporaryDirectory()
@@ -50,9 +52,6 @@ struct EditorSession {
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw CLIError.failure("the editor (\(editor)) left no file at \(path); the note is unchanged")
         }
-        // Nothing edited, nothing to save: read back, a title another replica
-        // wrote on several lines would lose all but its first to the body.
-        guard contents != Data(written.utf8) else { return }
         // Exactly as left (`String(data:encoding:)` drops a leading byte order
         // mark, one a title began with too), less a mark the editor added.
         guard var text = String(validating: contents, as: UTF8.self) else {
@@ -62,11 +61,48 @@ struct EditorSession {
                 + "kept at \(path); the note is unchanged")
         }
         if text.unicodeScalars.first == "\u{FEFF}" && written.unicodeScalars.first != "\u{FEFF}" { text.unicodeScalars.removeFirst() }
+        text = Self.lineFeedsForCRLF(text, written: written)
+        // Nothing edited, nothing to save: read back, a title another replica
+        // wrote on several lines would lose all but its first to the body.
+        // Compared by scalars: a String's == takes "é" composed and
+        // decomposed for equal, and an editor that recomposed it changed it.
+        guard !text.unicodeScalars.elementsEqual(written.unicodeScalars) else { return }
+        // A file emptied whole (an editor saves an empty buffer as nothing,
+        // or as one line break) most likely means "never mind", as an empty
+        // message does to `git commit`, not "empty the note": that is said,
+        // with how to do it on purpose. The file's lines kept but blanked
+        // empty the note, as typed. A note already empty has nothing to lose.
+        if (text.isEmpty || text == "\n") && !written.allSatisfy(\.isWhitespace) {
+            throw CLIError.failure("the editor (\(editor)) left the file empty; the note is unchanged (an empty file cancels the edit): "
+                + "to empty the note, blank its lines but keep them (the title's and the empty one after it); "
+                + "to empty its body, `quire note edit \(noteID) --body ''`; to remove the note, `quire note rm \(noteID)`")
+        }
         let (newTitle, newBody) = Self.titleAndBody(text)
         do { try save(newTitle, newBody) } catch {
             keepFile = true
             throw CLIError.failure("\(error); what the editor left is kept at \(path)")
         }
+    }
+
+    /// `text`, the file as the editor left it, with its line breaks "\n"
+    /// when every one of them is "\r\n" and `written`, the file as written
+    /// from the note, held no carriage return: an editor set to save CRLF
+    /// line ends (as on Windows) would otherwise add a "\r" to every line
+    /// of the note, which the user did not type. A note that held a "\r"
+    /// (another replica wrote it) is read as the editor left it, its bytes
+    /// its own, and so is a file with "\n" alone on some line: a "\r" there
+    /// was not the editor's way of ending lines.
+    private static func lineFeedsForCRLF(_ text: String, written: String) -> String {
+        guard !written.unicodeScalars.contains("\r") else { return text }
+        // By scalars: "\r\n" is one Character, in which a search for "\n" finds none.
+        let scalars = Array(text.unicodeScalars)
+        let lineFeeds = scalars.indices.filter { scalars[$0] == "\n" }
+        guard !lineFeeds.isEmpty, lineFeeds.allSatisfy({ $0 > 0 && scalars[$0 - 1] == "\r" }) else { return text }
+        var withLineFeeds = String.UnicodeScalarView()
+        for (index, scalar) in scalars.enumerated() where !(scalar == "\r" && index + 1 < scalars.count && scalars[index + 1] == "\n") {
+            withLineFeeds.append(scalar)
+        }
+        return String(withLineFeeds)
     }
 
     /// The title and body in the file as the editor left it: the first
