@@ -361,7 +361,7 @@ import Testing
                 #expect(result.status == 1)
                 #expect(result.stderr.contains("error: sync with via:\(oneAnswer) failed: could not reach the peer: "), "\(result.stderr)")
                 #expect(result.stderr.hasSuffix("\n1 change received before that stays applied (standard output lists the notes)\n"
-                    + "1 local change stays pending\n"), "\(result.stderr)")
+                    + "1 local change not acknowledged by the peer stays pending\n"), "\(result.stderr)")
                 if json {
                     let output = try #require(try result.json() as? [String: Any], "\(result.stdout)")
                     #expect(output["received"] as? Int == 1 && output["pending"] as? Int == 1 && output["historyCompacted"] as? Bool == false)
