@@ -298,7 +298,11 @@ struct ChangeHistory: Sendable {
     /// The first `end` records (all by default) as one bundle, written
     /// straight from the records. The bundle leaves the inserted text out,
     /// as a snapshot's history does: the document's state holds it.
-    func encodedRecords(upTo end: Int? = nil) -> [UInt8] {
+    func encodedRecords(upTo end: Int? = nil) -> [UInt8] { recordsBundle(upTo: end).sealed() }
+
+    /// `encodedRecords(upTo:)` finished but not sealed: a snapshot seals
+    /// it straight into its history.
+    func recordsBundle(upTo end: Int? = nil) -> FinishedBundle {
         let end = end ?? records.count
         var tables = BundleTables()
         forEachRecord(upTo: end) { record, parents, operations in
@@ -314,7 +318,7 @@ struct ChangeHistory: Sendable {
                 writer.appendKeystrokes(Int(record.keystrokes), repeating: operations[0], deletingForward: record.deletesForward)
             }
         }
-        return writer.finish()
+        return writer.finished()
     }
 
     /// Calls `body` with each of the first `end` records, its parents (nil

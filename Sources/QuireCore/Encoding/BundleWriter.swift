@@ -3,6 +3,13 @@
 struct BundleTables {
     fileprivate var replicas = ReplicaTable()
     fileprivate var keys = Set<MapKey>()
+    /// At most the bytes the noted puts' values take, for the values'
+    /// buffer's room: grown by doubling, the 1,540 5 kB strings of
+    /// crdt-benchmarks B3.3 were copied about once more on every snapshot.
+    /// (Not a list insert's values: reading an insert's content retained
+    /// a text insert's string, 2% more instructions for rustcode's local
+    /// replay, which bundles its records.)
+    fileprivate var valueBytes = 0
     /// The two replicas noted last, the last first: most ids in a run of
     /// changes are one writer's, and where two write at once, the other is
     /// the writer of the text or of the element an insert follows.
@@ -23,6 +30,7 @@ struct BundleTables {
                 note(object)
                 keys.insert(MapKey(key))
                 for id in pred { note(id.replica) }
+                if case .put(_, _, let value, _) = operations[index] { valueBytes += ByteWriter.writtenSizeBound(of: value) }
             case .insert(let object, let origin, _):
                 note(.insertText(object: object, origin: origin))
             case .delete(let object, let target):
@@ -79,7 +87,7 @@ struct BundleWriter: ~Copyable {
     private let keyIndex: [MapKey: UInt64]
     private let columns: UnsafeMutablePointer<ColumnWriter>
     private var text = ByteWriter()
-    private var values = ByteWriter()
+    private var values: ByteWriter
     private var changeCount = 0
 
     /// The last counter of each replica so far, by index in `replicaTable`
@@ -102,6 +110,7 @@ struct BundleWriter: ~Copyable {
         replicaIndices = ReplicaIndexTable(replicaTable)
         keyTable = KeyOrder.sorted(tables.keys.map(\.string))
         keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { (MapKey($1), UInt64($0)) })
+        values = ByteWriter(reservingCapacity: tables.valueBytes)
         lastCounters = .allocate(capacity: replicaTable.count)
         lastCounters.initialize(repeating: 0, count: replicaTable.count)
         columns = .allocate(capacity: Column.allCases.count)
@@ -401,27 +410,66 @@ struct BundleWriter: ~Copyable {
     }
 
     /// The bundle: tables, columns, text and values in a frame.
-    mutating func finish() -> [UInt8] {
-        var finished: [[UInt8]] = []
-        for index in Column.allCases.indices { finished.append(columns[index].finish()) }
-        // The body's exact size: a bundle kept in a history carries no
-        // slack, and the body is not moved once written.
+    mutating func finish() -> [UInt8] { finished().sealed() }
+
+    /// The bundle's parts, written, for sealing where the caller wants it.
+    mutating func finished() -> FinishedBundle {
+        var finishedColumns: [[UInt8]] = []
+        for index in Column.allCases.indices { finishedColumns.append(columns[index].finish()) }
+        return FinishedBundle(version: elidingText ? ChangeEncoding.elidedTextVersion : ChangeEncoding.version,
+                              replicaTable: replicaTable, keyTable: keyTable, changeCount: changeCount,
+                              columns: finishedColumns, text: text.bytes, values: values.bytes)
+    }
+}
+
+/// A bundle whose columns, text and values are written, not yet sealed.
+/// Its size is known, so that it can be sealed straight into a larger
+/// encoding that has room for it: a snapshot's history, whose last
+/// bundle (the recorded changes, `ChangeHistory.recordsBundle`) was
+/// sealed apart and then copied in, twice the bytes moved (1,540 writers'
+/// 5 kB strings: 7.7 MB a snapshot).
+struct FinishedBundle {
+    let version: UInt64
+    let replicaTable: [ReplicaID]
+    let keyTable: [String]
+    let changeCount: Int
+    let columns: [[UInt8]]
+    let text: [UInt8]
+    let values: [UInt8]
+
+    /// The body's exact size: a bundle kept in a history carries no
+    /// slack, and the body is not moved once written.
+    private var bodySize: Int {
         func counted(_ count: Int) -> Int { ByteWriter.varintSize(UInt64(count)) + count }
         var size = ByteWriter.varintSize(UInt64(replicaTable.count)) + replicaTable.count * 8
             + ByteWriter.varintSize(UInt64(keyTable.count)) + ByteWriter.varintSize(UInt64(changeCount))
-            + counted(text.bytes.count) + counted(values.bytes.count)
+            + counted(text.count) + counted(values.count)
         for key in keyTable { size += counted(key.utf8.count) }
-        for column in finished { size += counted(column.count) }
-        return Envelope.seal(magic: ChangeEncoding.magic, version: elidingText ? ChangeEncoding.elidedTextVersion : ChangeEncoding.version,
-                             bodySize: .exactly(size)) { body in
+        for column in columns { size += counted(column.count) }
+        return size
+    }
+
+    /// The bytes the sealed bundle takes.
+    var sealedSize: Int { Envelope.sealedSize(magic: ChangeEncoding.magic, version: version, bodySize: bodySize) }
+
+    /// The sealed bundle, in an array of its own.
+    func sealed() -> [UInt8] {
+        var writer = ByteWriter(reservingCapacity: sealedSize)
+        seal(into: &writer)
+        return writer.bytes
+    }
+
+    /// Appends the sealed bundle to `writer`.
+    func seal(into writer: inout ByteWriter) {
+        Envelope.seal(magic: ChangeEncoding.magic, version: version, bodySize: .exactly(bodySize), into: &writer) { body in
             body.writeVarint(replicaTable.count)
             for replica in replicaTable { body.writeUInt64(replica.rawValue) }
             body.writeVarint(keyTable.count)
             for key in keyTable { body.writeString(key) }
             body.writeVarint(changeCount)
-            for column in finished { body.writeData(column) }
-            body.writeData(text.bytes)
-            body.writeData(values.bytes)
+            for column in columns { body.writeData(column) }
+            body.writeData(text)
+            body.writeData(values)
             return []
         }
     }

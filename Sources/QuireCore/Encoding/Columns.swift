@@ -268,6 +268,16 @@ extension ByteWriter {
         case .object(let kind): writeByte(8); writeByte(kind.rawValue)
         }
     }
+
+    /// The most bytes `writeValue(value)` writes: a tag, then a varint,
+    /// eight bytes, a kind, or a length and the contents.
+    static func writtenSizeBound(of value: NewValue) -> Int {
+        switch value {
+        case .scalar(.string(let string)): 1 + longestVarint + string.utf8.count
+        case .scalar(.bytes(let bytes)): 1 + longestVarint + bytes.count
+        default: 1 + longestVarint
+        }
+    }
 }
 
 extension ByteReader {

@@ -29,6 +29,22 @@ public enum Envelope {
         let capacity = switch bodySize { case .exactly(let size), .about(let size): size }
         // Room for the frame at its largest (two 10-byte varints).
         var writer = ByteWriter(reservingCapacity: magic.count + 10 + 10 + capacity + 4)
+        seal(magic: magic, version: version, bodySize: bodySize, into: &writer, writingBody: writeBody)
+        return writer.bytes
+    }
+
+    /// The bytes `seal` writes for a body of exactly `bodySize` bytes.
+    static func sealedSize(magic: [UInt8], version: UInt64, bodySize: Int) -> Int {
+        magic.count + ByteWriter.varintSize(version) + ByteWriter.varintSize(UInt64(bodySize)) + bodySize + 4
+    }
+
+    /// `seal(magic:version:bodySize:writingBody:)` appending the sealed
+    /// bytes to `writer`, which the caller has sized: a sealed piece of a
+    /// larger encoding (a snapshot's history bundle) written in place
+    /// rather than sealed apart and copied in.
+    static func seal(magic: [UInt8], version: UInt64, bodySize: BodySize, into writer: inout ByteWriter,
+                     writingBody writeBody: (inout ByteWriter) -> [Range<Int>]) {
+        let start = writer.bytes.count
         writer.writeBytes(magic)
         writer.writeVarint(version)
         var selfChecked: [Range<Int>]
@@ -49,10 +65,10 @@ public enum Envelope {
             let moved = ByteWriter.varintSize(bodySize) - room
             if moved != 0 { selfChecked = selfChecked.map { $0.lowerBound + moved..<$0.upperBound + moved } }
         }
-        let checksum = writer.bytes.withUnsafeBytes { CRC32.checksum($0, selfChecked: selfChecked) }
-        assert(checksum == CRC32.checksum(writer.bytes), "a piece said to be sealed does not end with its checksum")
+        let sealed = selfChecked.map { $0.lowerBound - start..<$0.upperBound - start }
+        let checksum = writer.bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[start...]), selfChecked: sealed) }
+        assert(checksum == CRC32.checksum(writer.bytes[start...]), "a piece said to be sealed does not end with its checksum")
         writer.writeUInt32(checksum)
-        return writer.bytes
     }
 
     /// Checks the frame and returns a reader over the body.

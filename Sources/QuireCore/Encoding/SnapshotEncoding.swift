@@ -32,14 +32,15 @@ extension Document {
 
         // The state holds every inserted element's text: the history leaves
         // it out. (The recorded changes are about `bundleSize` at most.)
-        let bundles = includeHistory && base == nil
-            ? history.bundles.map(\.bytes) + (history.hasRecords ? [history.encodedRecords()] : []) : nil
+        let snapshotHistory = includeHistory && base == nil
+            ? SnapshotHistory(bundles: history.bundles.map(\.bytes), records: history.hasRecords ? history.recordsBundle() : nil) : nil
         // Written straight into the sealed bytes, with room for the history,
         // the texts and the maps ahead: growing a snapshot of many megabytes
         // by doubling, then copying it into its frame, took more time than
         // writing it (fresh pages from the kernel each time).
         var capacity = 64
-        for bundle in bundles ?? [] { capacity += bundle.count + 10 }
+        for bundle in snapshotHistory?.bundles ?? [] { capacity += bundle.count + 10 }
+        if let records = snapshotHistory?.records { capacity += records.sealedSize + 10 }
         for text in objects.texts { capacity += text.content.count + text.spanCount * Self.runHeaderSizeEstimate }
         for map in objects.maps {
             for (key, register) in map {
@@ -62,8 +63,15 @@ extension Document {
                 case .counter: body.writeSigned(objects.counters[slot.index])
                 }
             }
-            return Self.writeHistory(bundles, to: &body)
+            return Self.writeHistory(snapshotHistory, to: &body)
         }
+    }
+
+    /// A snapshot's history: the bundles the history holds, then its
+    /// recorded changes as one more, sealed in place.
+    private struct SnapshotHistory {
+        let bundles: [[UInt8]]
+        let records: FinishedBundle?
     }
 
     /// Room for a text run's header, four varints (replica index, counter
@@ -199,18 +207,24 @@ extension Document {
 
     /// The history flag and, if there is a history, its bundles; returns
     /// where each bundle lies in the body.
-    private static func writeHistory(_ bundles: [[UInt8]]?, to body: inout ByteWriter) -> [Range<Int>] {
-        guard let bundles else {
+    private static func writeHistory(_ history: SnapshotHistory?, to body: inout ByteWriter) -> [Range<Int>] {
+        guard let history else {
             body.writeByte(0)
             return []
         }
         body.writeByte(1)
-        body.writeVarint(bundles.count)
+        body.writeVarint(history.bundles.count + (history.records == nil ? 0 : 1))
         // Each bundle is sealed, so the snapshot's checksum need not read it again.
         var sealedBundles: [Range<Int>] = []
-        for bundle in bundles {
+        for bundle in history.bundles {
             body.writeData(bundle)
             sealedBundles.append(body.bytes.count - bundle.count..<body.bytes.count)
+        }
+        if let records = history.records {
+            body.writeVarint(records.sealedSize)
+            let start = body.bytes.count
+            records.seal(into: &body)
+            sealedBundles.append(start..<body.bytes.count)
         }
         return sealedBundles
     }
