@@ -361,6 +361,52 @@ import QuireTestSupport
         return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body)
     }
 
+    /// encoding.md: a reader does not check that runs are maximal, and a
+    /// state written otherwise loads as the same state. A text's run split
+    /// in two that continue each other (as no writer writes it) loads
+    /// apart, as two spans, and must read, take edits and be written again
+    /// exactly as the same text written as one run.
+    @Test func textRunsThatContinueEachOtherLoadAsTheSameState() throws {
+        var doc = Document(replica: ReplicaID(1))
+        let text = try doc.transact { tx in
+            let text = try tx.putObject(.root, key: "t", kind: .text)
+            try tx.insertText(text, at: 0, "abc")
+            return text
+        }
+        try doc.transact { tx in try tx.deleteText(text, at: 1, count: 2) }
+        let written = Array(try Envelope.open(doc.encodeSnapshot(includeHistory: false), magic: SnapshotEncoding.magic,
+                                              name: "sample", version: SnapshotEncoding.version).remainingBytes)
+        // The text's two runs as four columns, then the content: 2@1 "a"
+        // and 3@1 "bc" deleted (counter 3 and Lamport 3 continue the first
+        // run; `count << 1 | deleted` 2 and 5), then the UTF-8 "abc".
+        let asWritten: [UInt8] = [2, 0, 0, 4, 0, 0, 0, 2, 5, 3, 0x61, 0x62, 0x63]
+        let at = try #require((0...(written.count - asWritten.count)).first { written[$0..<$0 + asWritten.count].elementsEqual(asWritten) })
+        func snapshot(withRuns runs: [UInt8]) -> [UInt8] {
+            Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version,
+                          body: written[..<at] + runs + written[(at + asWritten.count)...])
+        }
+        // "bc" not deleted: the same two runs, continuing each other, against one run of "abc".
+        let split = try Document(snapshot: snapshot(withRuns: [2, 0, 0, 4, 0, 0, 0, 2, 4, 3, 0x61, 0x62, 0x63]), replica: ReplicaID(3))
+        let whole = try Document(snapshot: snapshot(withRuns: [1, 0, 4, 0, 6, 3, 0x61, 0x62, 0x63]), replica: ReplicaID(3))
+        split.objects.texts[0].checkInvariants()
+        #expect(try split.text(text) == "abc")
+        #expect(split.encodeSnapshot(includeHistory: false) == whole.encodeSnapshot(includeHistory: false))
+        // Edits at the join, across it and after it, alike on both.
+        let (x, y) = try (edited(split), edited(whole))
+        x.objects.texts[0].checkInvariants()
+        #expect(try x.text(text) == "aXyz" && y.text(text) == "aXyz")
+        #expect(x.encodeSnapshot() == y.encodeSnapshot())
+        func edited(_ loaded: Document) throws -> Document {
+            var document = loaded
+            try document.transact { tx in
+                try tx.insertText(text, at: 1, "X")
+                try tx.deleteText(text, at: 2, count: 2)
+                try tx.insertText(text, at: 2, "yz")
+            }
+            return document
+        }
+    }
+
     @Test func anObjectsKeyFlagOtherThanZeroOrOneIsRefused() throws {
         var doc = Document(replica: ReplicaID(1))
         try doc.transact { tx in

@@ -14,15 +14,20 @@ extension SpanTree {
     /// empty, overflowing or out-of-content run, or one with ids in the id
     /// index's last page (`ElementIndex.counterEndLimit`), and as `makeSpan`
     /// does for a repeated id.
+    ///
+    /// Each run becomes one span, as given. Runs that continue each other
+    /// (which `forEachRun` never reports, but a snapshot written otherwise
+    /// may hold) stay apart: the tree needs no span to be maximal, as edits
+    /// leave continuing spans apart too (across a leaf's bound), and
+    /// `forEachRun` reports them as one run again. Joining them here cost
+    /// a test per run on every load for input no writer makes.
     @usableFromInline
     init(loading runs: [RunHeader], contentCount: Int, widthsAreCounts: Bool, measure: Measure) throws(SequenceError) {
         // Spans are written straight into room for every run, padded to
-        // whole leaves: the exact size when no run continues the one before
-        // (snapshots), so no append checks room or uniqueness.
-        let room = Self.slotsOfFullLeaves(holding: runs.count)
+        // whole leaves, so no append checks room or uniqueness.
+        let spanCount = runs.count
         var start = 0
-        var spanCount = 0
-        spans = try Arena<Span>(unsafeUninitializedCapacity: room) { buffer, count throws(SequenceError) in
+        spans = try Arena<Span>(unsafeUninitializedCapacity: Self.slotsOfFullLeaves(holding: spanCount)) { buffer, count throws(SequenceError) in
             for run in runs {
                 guard run.count > 0, run.count <= contentCount - start else { throw .invalidRun(run.id) }
                 let (utf16, utf8) = widthsAreCounts ? (run.count, run.count) : measure(start, run.count)
@@ -31,17 +36,12 @@ extension SpanTree {
                 // The id index's load reaches each page's end unchecked: no id may be in its last page.
                 guard span.counterEnd <= ElementIndex.counterEndLimit else { throw .invalidRun(run.id) }
                 start += run.count
-                // Runs from `forEachRun` are maximal; merging keeps other input
-                // stored as edits would have stored it.
-                if count > 0, buffer[count - 1].canAbsorb(span) { buffer[count - 1].absorb(span) } else {
-                    buffer.initializeElement(at: count, to: span)
-                    count += 1
-                }
+                buffer.initializeElement(at: count, to: span)
+                count += 1
             }
-            spanCount = count
             // Leaf l owns slots l * leafCapacity ..< (l + 1) * leafCapacity: packed
             // full, the spans are already where their leaves want them.
-            count = Self.slotsOfFullLeaves(holding: count)
+            count = buffer.count
             buffer[spanCount..<count].initialize(repeating: .empty)
         }
         precondition(start == contentCount, "SpanTree: the runs must cover the content exactly")
