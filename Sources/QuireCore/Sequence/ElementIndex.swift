@@ -232,33 +232,40 @@ struct ElementIndex: Sendable {
         write(pageSize, runLeaf)
     }
 
-    /// Run `run` of `slot`, a page stored as runs: the offset its entries
-    /// end at and the leaf they name (-1 for absent ones).
+    // The functions that lookups call out of line (`runEntry`,
+    // `firstRunEntry`, `pageIndex`) are static and take what they read, not
+    // `self`: called from a mutating method (a remote insert's lookups, a
+    // leaf split's `setLeaf`), a method of the index had Swift copy the
+    // whole 128-byte index to the stack first, sixteen moves, and a remote
+    // insert made two such copies whether or not it made the call.
+
+    /// Run `run` of `slot`, a page stored as runs in `pool`: the offset its
+    /// entries end at and the leaf they name (-1 for absent ones).
     @inline(__always)
-    private func run(_ run: Int, of slot: PageSlot) -> (end: Int, leaf: Int32) {
+    private static func run(_ run: Int, of slot: PageSlot, in pool: Arena<Int32>) -> (end: Int, leaf: Int32) {
         (Int(pool[slot.start + 2 * run]), pool[slot.start + 2 * run + 1])
     }
 
     /// The entry at `offset` of a page stored as runs. (Out of line: a
     /// merge into a fresh replica finds no such pages.)
     @inline(never)
-    private func runEntry(_ slot: PageSlot, at offset: Int) -> Int32 {
+    private static func runEntry(_ slot: PageSlot, at offset: Int, in pool: Arena<Int32>) -> Int32 {
         // The first run ending after `offset`.
         var low = 0, high = Int(slot.runCount) - 1
         while low < high {
             let mid = (low + high) / 2
-            if run(mid, of: slot).end <= offset { low = mid + 1 } else { high = mid }
+            if run(mid, of: slot, in: pool).end <= offset { low = mid + 1 } else { high = mid }
         }
-        return run(low, of: slot).leaf
+        return run(low, of: slot, in: pool).leaf
     }
 
     /// The offset of the first entry in `offsets` of a page stored as runs
     /// that is present or absent, as `firstEntry` finds it in a whole page.
     @inline(never)
-    private func firstRunEntry(present: Bool, in slot: PageSlot, offsets: Range<Int>) -> Int? {
+    private static func firstRunEntry(present: Bool, in slot: PageSlot, offsets: Range<Int>, of pool: Arena<Int32>) -> Int? {
         var runStart = 0
         for index in 0..<Int(slot.runCount) {
-            let (end, leaf) = run(index, of: slot)
+            let (end, leaf) = run(index, of: slot, in: pool)
             if end > offsets.lowerBound && runStart < offsets.upperBound && (leaf >= 0) == present {
                 return max(runStart, offsets.lowerBound)
             }
@@ -320,7 +327,7 @@ struct ElementIndex: Sendable {
         let offset = Int(counter & UInt64(Self.pageSize - 1))
         guard offset < slot.length else { return -1 }
         if slot.isUniform { return slot.uniformLeaf }
-        return slot.isRuns ? runEntry(slot, at: offset) : pool[slot.start + offset]
+        return slot.isRuns ? Self.runEntry(slot, at: offset, in: pool) : pool[slot.start + offset]
     }
 
     /// The first counter of `counters` that is present (`present == true`)
@@ -347,7 +354,7 @@ struct ElementIndex: Sendable {
                 } else if slot.isUniform {
                     present ? 0 : nil
                 } else if slot.isRuns {
-                    firstRunEntry(present: present, in: slot, offsets: offset..<offset + held).map { $0 - offset }
+                    Self.firstRunEntry(present: present, in: slot, offsets: offset..<offset + held, of: pool).map { $0 - offset }
                 } else {
                     pool.withUnsafeBufferPointer { pool in
                         Self.firstEntry(present: present, in: UnsafeBufferPointer(rebasing: pool[slot.start + offset..<slot.start + offset + held]))
@@ -502,7 +509,7 @@ struct ElementIndex: Sendable {
             }
             var runStart = 0
             for index in 0..<oldCount {
-                let (end, runLeaf) = run(index, of: slot)
+                let (end, runLeaf) = Self.run(index, of: slot, in: pool)
                 // The run's entries before `offsets`, then (once) `offsets`, then those after.
                 if runStart < offsets.lowerBound { append(min(end, offsets.lowerBound), runLeaf) }
                 if runStart < offsets.upperBound && end >= offsets.upperBound { append(offsets.upperBound, leaf) }
@@ -603,7 +610,7 @@ struct ElementIndex: Sendable {
         } else {
             var runStart = 0
             for index in 0..<Int(slot.runCount) {
-                let (end, leaf) = run(index, of: slot)
+                let (end, leaf) = Self.run(index, of: slot, in: pool)
                 pool.append(repeating: leaf, count: end - runStart)
                 runStart = end
             }
@@ -613,11 +620,16 @@ struct ElementIndex: Sendable {
     }
 
     /// Where page `page` of `replica` is in `pageNumbers` and `pageSlots`, or nil.
-    /// (Never inlined: inlined into the lookups, it made Swift copy the
-    /// whole index at some of them, 0.6% more instructions in friendsforever's merge.)
-    @inline(never)
+    @inline(__always)
     private func pageIndex(_ replica: UInt32, _ page: UInt64) -> Int? {
-        let segment = segments[Int(replica)]
+        Self.pageIndex(page, in: segments[Int(replica)], of: pageNumbers)
+    }
+
+    /// Where page `page` of the replica owning `segment` is in
+    /// `pageNumbers`, or nil. (Never inlined: inlined into the lookups, it
+    /// cost friendsforever's merge 0.6% more instructions.)
+    @inline(never)
+    private static func pageIndex(_ page: UInt64, in segment: Segment, of pageNumbers: [UInt64]) -> Int? {
         guard segment.count > 0 else { return nil }
         // One check that the segment lies in `pageNumbers`, then reads
         // within it unchecked: this runs for most remote operations, and its
@@ -864,8 +876,8 @@ struct ElementIndex: Sendable {
             if slot.isUniform { return count + slot.length }
             if slot.isRuns {
                 return count + (0..<Int(slot.runCount)).reduce(0) { held, index in
-                    let (end, leaf) = run(index, of: slot)
-                    return held + (leaf >= 0 ? end - (index == 0 ? 0 : run(index - 1, of: slot).end) : 0)
+                    let (end, leaf) = Self.run(index, of: slot, in: pool)
+                    return held + (leaf >= 0 ? end - (index == 0 ? 0 : Self.run(index - 1, of: slot, in: pool).end) : 0)
                 }
             }
             return count + pool.withUnsafeBufferPointer { $0[slot.start..<slot.start + slot.length].reduce(0) { $0 + ($1 >= 0 ? 1 : 0) } }
