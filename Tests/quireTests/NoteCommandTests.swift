@@ -578,6 +578,26 @@ import Testing
         }
     }
 
+    /// A note whose title is empty and whose body is only spaces holds
+    /// something an emptied file would lose: the edit is cancelled, as for
+    /// any note with text. (It emptied the body without a word: its file is
+    /// all whitespace, which was taken for an empty note's.)
+    @Test func anEmptiedEditorFileKeepsABodyOfSpaces() throws {
+        try withRunner { quire in
+            try quire.ok(["init"])
+            let id = try quire.ok(["note", "new", "--title", "Indent", "--body", "x"]).trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id], environment: ["EDITOR": "printf '\\n\\n    \\n' >"])
+            func note() throws -> [String?] {
+                let shown = try #require(try quire.run(["note", "show", id, "--json"]).json() as? [String: Any])
+                return [shown["title"] as? String, shown["body"] as? String]
+            }
+            try #require(try note() == ["", "    "])
+            let result = try quire.run(["note", "edit", id], environment: ["EDITOR": ": >"])
+            #expect(result.status == 1 && result.stderr.contains("left the file empty; the note is unchanged"), "\(result.stderr)")
+            #expect(try note() == ["", "    "])
+        }
+    }
+
     /// While the editor is open, another process edits the note (as a sync
     /// would); what it wrote stays when the edited copy comes back.
     @Test func anEditWhileTheEditorIsOpenIsKept() throws {

@@ -124,7 +124,8 @@ enum Blame {
     /// For each character of the text object `text` that a logged change
     /// deleted, that deletion. Of concurrent deletions of one character
     /// (neither change saw the other), the one with the lower stamp, so that
-    /// every store holding the same changes names the same.
+    /// every store holding the same changes names the same. Only logged
+    /// changes are seen: after compaction, the lower one may be gone.
     private static func deletions(of text: ObjectID, in history: DocumentHistory) -> [OpID: Deletion] {
         var deletions: [OpID: Deletion] = [:]
         for change in history.changes {

@@ -71,8 +71,9 @@ struct EditorSession {
         // or as one line break) most likely means "never mind", as an empty
         // message does to `git commit`, not "empty the note": that is said,
         // with how to do it on purpose. The file's lines kept but blanked
-        // empty the note, as typed. A note already empty has nothing to lose.
-        if (text.isEmpty || text == "\n") && !written.allSatisfy(\.isWhitespace) {
+        // empty the note, as typed. A note already empty has nothing to lose;
+        // one whose title or body is only spaces or line breaks has.
+        if (text.isEmpty || text == "\n") && !(title.isEmpty && body.isEmpty) {
             throw CLIError.failure("the editor (\(editor)) left the file empty; the note is unchanged (an empty file cancels the edit): "
                 + "to empty the note, blank its lines but keep them (the title's and the empty one after it); "
                 + "to empty its body, `quire note edit \(noteID) --body ''`; to remove the note, `quire note rm \(noteID)`")

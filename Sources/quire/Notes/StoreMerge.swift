@@ -13,7 +13,10 @@ struct StoreMerge {
         let isNew: Bool
         /// This store's version of the note before the merge (empty for a
         /// new one): `quire diff ID --from` it shows what the merge brought.
-        let versionBefore: VersionVector
+        /// Planned as read; `apply` sets it as the transaction that wrote
+        /// the changes found it, so that an edit another process committed
+        /// meanwhile is not shown as brought.
+        fileprivate(set) var versionBefore: VersionVector
         /// Removed once merged (`note list` leaves it out then).
         let isRemoved: Bool
         /// The other store's changes this one lacks, in a causal order.
@@ -151,11 +154,14 @@ struct StoreMerge {
     /// from `documents` to `refused`, and the others are saved. Without
     /// decoding limits, as the other store's changes were read.
     mutating func apply(to store: DocumentStore) throws {
-        let refusals = try store.applyEach(
-            bundles: documents.filter { !$0.incoming.isEmpty }.map { ($0.id, [ChangeEncoding.encode($0.incoming)]) }, limits: .unlimited).refused
+        let (applied, refusals) = try store.applyEach(
+            bundles: documents.filter { !$0.incoming.isEmpty }.map { ($0.id, [ChangeEncoding.encode($0.incoming)]) }, limits: .unlimited)
         let reasons = Dictionary(refusals.map { ($0.id, "\($0.error)") }, uniquingKeysWith: { first, _ in first })
         refused += documents.compactMap { plan in reasons[plan.id].map { RefusedDocument(id: plan.id, title: plan.title, reason: $0) } }
         documents.removeAll { reasons[$0.id] != nil }
+        for index in documents.indices {
+            if let written = applied[documents[index].id] { documents[index].versionBefore = written.versionBefore }
+        }
     }
 
     var incomingCount: Int { documents.reduce(0) { $0 + $1.incoming.count } }
