@@ -475,6 +475,8 @@ struct ElementIndex: Sendable {
     }
 
     /// `writableSlot` when the page is not the one written last or is too short.
+    /// Inlined: as a call it cost every text trace's merge 0.4-0.5% (review166).
+    @inline(__always)
     private mutating func slotAfterGrowing(_ replica: UInt32, _ page: UInt64, reaching length: Int) -> PageSlot {
         let index = pageIndex(replica, page) ?? addPage(replica, page)
         if !pageSlots[index].isWhole { unpack(index) }
