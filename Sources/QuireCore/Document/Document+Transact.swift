@@ -69,14 +69,14 @@ extension Document {
 
     /// Records the operations a local change appended to the history, its
     /// parents the heads: the sole head, when there is one, without a walk
-    /// over every replica's entry of `replicaClocks`. (Inlined: a call at
+    /// over every replica's clock. (Inlined: a call at
     /// every commit that starts a record.)
     @inline(__always)
     private mutating func recordAppendedOperations(id: OpID, lamport: UInt64, time: Int64, width: UInt64) -> Bool {
         if let soleHead {
             return history.recordAppendedOperations(id: id, lamport: lamport, time: time, width: width, parents: CollectionOfOne(soleHead))
         }
-        return history.recordAppendedOperations(id: id, lamport: lamport, time: time, width: width, parents: headIDs)
+        return history.recordAppendedOperations(id: id, lamport: lamport, time: time, width: width, parents: heads)
     }
 
     /// Adds an applied change to the history, version vector and heads.

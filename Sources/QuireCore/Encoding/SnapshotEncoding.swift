@@ -111,7 +111,8 @@ extension Document {
         for (replica, counter) in versions {
             body.writeID(OpID(replica: replica, counter: counter), replicaIndex)
             while clockIndex < clocks.endIndex && clocks[clockIndex].replica < replica { clockIndex += 1 }
-            body.writeVarint(clockIndex < clocks.endIndex && clocks[clockIndex].replica == replica ? clocks[clockIndex].value.lastLamport : 0)
+            let isRecorded = clockIndex < clocks.endIndex && clocks[clockIndex].replica == replica
+            body.writeVarint(replica == self.replica ? lastLamport(of: replica) : isRecorded ? clocks[clockIndex].value.lastLamport : 0)
         }
     }
 
@@ -287,7 +288,7 @@ extension Document {
             setLastCounter(entry.counter, of: entry.replica)
             let lamport = try snapshot.body.readVarint("a replica's last Lamport value")
             guard lamport >= entry.counter, lamport <= maxLamport else { throw .invalid("replica \(entry.replica)'s last Lamport value \(lamport) is out of range") }
-            replicaClocks[entry.replica] = ReplicaClock(lastLamport: lamport)
+            setClock(ReplicaClock(lastLamport: lamport), of: entry.replica)
         }
     }
 
@@ -300,7 +301,7 @@ extension Document {
                 throw .invalid("the heads are not sorted, one per replica")
             }
             // Its replica's last Lamport value was read with the version vector.
-            setHead(head, lastLamport: replicaClocks[head.replica]?.lastLamport ?? 0)
+            setHead(head, lastLamport: lastLamport(of: head.replica))
             previousHead = head
         }
     }
