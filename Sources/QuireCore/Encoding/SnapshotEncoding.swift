@@ -114,13 +114,13 @@ extension Document {
         body.writeVarint(versions.count)
         // Each replica's last Lamport value, walking both sorted tables
         // together rather than searching one for each replica.
-        let lamports = replicaLamports.sortedEntries
-        var lamportIndex = lamports.startIndex
+        let clocks = replicaClocks.entries
+        var clockIndex = clocks.startIndex
         for (replica, counter) in versions {
             body.writeID(OpID(replica: replica, counter: counter), replicaIndex)
-            while lamportIndex < lamports.endIndex && lamports[lamportIndex].replica < replica { lamportIndex += 1 }
-            let recorded = lamportIndex < lamports.endIndex && lamports[lamportIndex].replica == replica ? lamports[lamportIndex].value : 0
-            body.writeVarint(lastLamport(of: replica, recorded: recorded))
+            while clockIndex < clocks.endIndex && clocks[clockIndex].replica < replica { clockIndex += 1 }
+            let isRecorded = clockIndex < clocks.endIndex && clocks[clockIndex].replica == replica
+            body.writeVarint(replica == self.replica ? lastLamport(of: replica) : isRecorded ? clocks[clockIndex].value.lastLamport : 0)
         }
     }
 
@@ -302,7 +302,7 @@ extension Document {
             setLastCounter(entry.counter, of: entry.replica)
             let lamport = try snapshot.body.readVarint("a replica's last Lamport value")
             guard lamport >= entry.counter, lamport <= maxLamport else { throw .invalid("replica \(entry.replica)'s last Lamport value \(lamport) is out of range") }
-            replicaLamports[entry.replica] = lamport
+            setClock(ReplicaClock(lastLamport: lamport), of: entry.replica)
         }
     }
 
@@ -314,7 +314,8 @@ extension Document {
             guard previousHead.map({ $0.replica < head.replica }) ?? true else {
                 throw .invalid("the heads are not sorted, one per replica")
             }
-            headCounters[head.replica] = head.counter
+            // Its replica's last Lamport value was read with the version vector.
+            setHead(head, lastLamport: lastLamport(of: head.replica))
             previousHead = head
         }
     }

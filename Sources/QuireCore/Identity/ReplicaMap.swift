@@ -128,6 +128,20 @@ struct ReplicaMap<Value> {
         }
     }
 
+    /// Sets `replica`'s value, as the subscript's setter does, and returns
+    /// the value it replaces, nil if the map held none. (Inlined as the
+    /// setter is: a merge notes each run of changes so, and a local commit.)
+    @inline(__always)
+    mutating func updateValue(_ value: Value, for replica: ReplicaID) -> Value? {
+        if let index = rememberedIndex(of: replica) {
+            defer { sorted[index].value = value }
+            return sorted[index].value
+        }
+        let replaced = self[replica]
+        set(replica, to: value)
+        return replaced
+    }
+
     /// The subscript's setter but for a value written into a remembered
     /// entry, which the setter checked (a removal it did not check for is
     /// found by the search).
@@ -206,21 +220,10 @@ struct ReplicaMap<Value> {
 
     /// Every entry, sorted by replica.
     var entries: [Entry] { recent.isEmpty ? sorted : Self.merging(sorted, recent) }
-    /// The entry, if the map holds one alone (a new replica goes into
-    /// `recent` only when `sorted` is large). Inlined, as is
-    /// `setOnly(_:to:)`: a local keystroke reads and writes the heads so.
-    @inline(__always)
-    var onlyEntry: Entry? { sorted.count == 1 && recent.isEmpty ? sorted[0] : nil }
-
-    /// Makes `replica`'s entry, set to `value`, the only one.
-    @inline(__always)
-    mutating func setOnly(_ replica: ReplicaID, to value: Value) {
-        if sorted.count == 1 && recent.isEmpty && sorted[0].replica == replica {
-            sorted[0].value = value
-        } else {
-            self = ReplicaMap()
-            sorted.append((replica, value))
-        }
+    /// Mutates every value in place.
+    mutating func modifyEach(_ body: (inout Value) -> Void) {
+        for index in sorted.indices { body(&sorted[index].value) }
+        for index in recent.indices { body(&recent[index].value) }
     }
 
     var isEmpty: Bool { sorted.isEmpty && recent.isEmpty }
