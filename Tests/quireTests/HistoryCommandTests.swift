@@ -542,7 +542,9 @@ import Testing
 
     /// `conflicts --at VERSION`: the conflicts as they stood then. Both
     /// stores pin the note at once; the laptop then unpins it, a write that
-    /// saw both, which ends the conflict: at the merge's version it is still listed.
+    /// saw both, which ends the conflict: at the merge's version it is still
+    /// listed. The text first names the version shown, as `show --at` does
+    /// (heads given stand for their version vector); the JSON stays an array.
     @Test func conflictsAtAVersionAreThoseOfThatVersion() throws {
         try withRunner { quire in
             let stores = try MergeStoryTests.TwoStores(quire)
@@ -556,12 +558,16 @@ import Testing
             try quire.ok(["note", "edit", id, "--unpin"], store: laptop)
             #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
 
-            #expect(try quire.ok(["conflicts", id, "--at", merged], store: laptop) == conflictsThen)
+            #expect(try quire.ok(["conflicts", id, "--at", merged], store: laptop) == "version  \(merged)\n\n" + conflictsThen)
             #expect(try quire.ok(["conflicts", id, "--at", merged, "--json"], store: laptop) == jsonThen)
-            #expect(try quire.ok(["conflicts", id, "--at", before], store: laptop) == "No conflicts.\n")
+            #expect(try quire.ok(["conflicts", id, "--at", before], store: laptop) == "version  \(before)\n\nNo conflicts.\n")
             #expect(try quire.ok(["conflicts", id, "--at", before, "--json"], store: laptop) == "[]\n")
             let now = try quire.ok(["heads", id], store: laptop).trimmingCharacters(in: .newlines)
+            let vector = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["conflicts", id, "--at", now], store: laptop) == "version  \(vector)\n\nNo conflicts.\n")
             #expect(try quire.ok(["conflicts", id, "--at", now, "--json"], store: laptop) == quire.ok(["conflicts", id, "--json"], store: laptop))
+            // The line is the one `show --at` prints among its fields.
+            #expect(try quire.ok(["show", id, "--at", now], store: laptop).split(separator: "\n").contains("version  \(vector)"))
 
             // A version this store has not reached: the phone's next change.
             try quire.ok(["note", "edit", id, "--append", "!"], store: phone)
@@ -587,7 +593,7 @@ import Testing
             try quire.ok(["note", "edit", id, "--title", "My Groceries"], store: stores.phone)
             try quire.ok(["merge", stores.phone], store: laptop)
             #expect(try quire.ok(["conflicts", id], store: laptop).contains("title: not a conflict"))
-            #expect(try quire.ok(["conflicts", id, "--at", laptopOnly], store: laptop) == "No conflicts.\n")
+            #expect(try quire.ok(["conflicts", id, "--at", laptopOnly], store: laptop) == "version  \(laptopOnly)\n\nNo conflicts.\n")
         }
     }
 }
