@@ -95,19 +95,21 @@ import Testing
     /// `blame --deleted` after compaction: text deleted by a deleted change
     /// is still listed (the snapshot keeps every tombstone), both its
     /// changes `compacted`, as the document keeps no record of who deleted
-    /// it; text deleted since is attributed to its logged deletion.
+    /// it; text deleted since is attributed to its logged deletion. So are
+    /// removed tags (`--deleted --tags`).
     @Test func blameDeletedNamesTheDeletedChangesCompacted() throws {
         try withRunner { quire in
             try quire.ok(["init"])
-            let id = try quire.ok(["note", "new", "--title", "Plan", "--body", "one two three"]).trimmingCharacters(in: .newlines)
-            try quire.ok(["note", "edit", id, "--delete", "0", "4"])  // "one "
+            let id = try quire.ok(["note", "new", "--title", "Plan", "--body", "one two three", "--tag", "a", "--tag", "b", "--tag", "c"])
+                .trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id, "--delete", "0", "4", "--untag", "a"])  // "one "
             let store = try DocumentStore(path: quire.store)
             try CompactCommandTests.append(" four", to: id, in: store)
             let note = try #require(DocumentID(rawValue: id))
             try store.acknowledge(peer: "laptop", id: note, version: store.read(note) { $0.versionVector })
             try store.close()
             try quire.ok(["compact", id, "--drop-history"])
-            try quire.ok(["note", "edit", id, "--delete", "0", "4"])  // "two "
+            try quire.ok(["note", "edit", id, "--delete", "0", "4", "--untag", "b"])  // "two "
             let deletion = try Self.jsonArray(quire, ["log", id, "--json"]).first?["id"] as? String
 
             let pieces = try Self.jsonArray(quire, ["blame", id, "--deleted", "--json"])
@@ -119,6 +121,17 @@ import Testing
             #expect(deletedBy[1]["change"] as? String == deletion && deletedBy[1]["compacted"] as? Bool == false && deletedBy[1]["lamport"] is Int)
             let rows = try quire.ok(["blame", id, "--deleted"]).split(separator: "\n")
             #expect(rows.count == 3 && rows[1].hasPrefix("compacted ") && rows[1].split(separator: " ").filter { $0 == "compacted" }.count == 2, "\(rows)")
+
+            let tags = try Self.jsonArray(quire, ["blame", id, "--deleted", "--tags", "--json"])
+            try #require(tags.map { $0["tag"] as? String } == ["a", "b"])
+            #expect(tags.allSatisfy { $0["change"] is NSNull && $0["time"] is NSNull && $0["compacted"] as? Bool == true && $0["lamport"] is Int })
+            let removedBy = tags.map { $0["deletedBy"] as? [String: Any] ?? [:] }
+            #expect(removedBy[0]["change"] is NSNull && removedBy[0]["replica"] is NSNull && removedBy[0]["lamport"] is NSNull)
+            #expect(removedBy[0]["time"] is NSNull && removedBy[0]["compacted"] as? Bool == true)
+            #expect(removedBy[1]["change"] as? String == deletion && removedBy[1]["compacted"] as? Bool == false && removedBy[1]["lamport"] is Int)
+            let tagRows = try quire.ok(["blame", id, "--deleted", "--tags"]).split(separator: "\n")
+            #expect(tagRows.count == 3 && tagRows[1].hasPrefix("compacted ") && tagRows[1].hasSuffix(" a")
+                && tagRows[1].split(separator: " ").filter { $0 == "compacted" }.count == 2, "\(tagRows)")
         }
     }
 

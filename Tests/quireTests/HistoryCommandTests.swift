@@ -534,9 +534,58 @@ import Testing
             #expect(title.map { $0["text"] as? String } == [" list"] && title.first?["offset"] as? Int == 9)
             #expect(title.first?["change"] as? String == retitles.last && (title.first?["deletedBy"] as? [String: Any])?["change"] as? String == retitles.first)
 
-            let tags = try quire.run(["blame", id, "--deleted", "--tags"], store: laptop)
-            #expect(tags.status == 64 && tags.stderr.hasPrefix("error: --deleted and --tags exclude each other"), "\(tags.stderr)")
             #expect(try quire.ok(["blame", "--help"]).contains("--deleted"))
+        }
+    }
+
+    /// `blame --deleted --tags`: the tags removed from the note, in list
+    /// order, each with the change that added it and the one that removed
+    /// it, in `blame --deleted`'s columns and keys. Both stores untag "food"
+    /// at once (the lower stamp names the removal, the same in both stores);
+    /// both tag "urgent" at once, and one `--untag` removes the two.
+    @Test func blameDeletedTagsNamesWhoAddedAndWhoRemovedEachTag() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
+            #expect(try quire.ok(["blame", id, "--deleted", "--tags"], store: laptop) == "The note has no removed tags.\n")
+            try quire.ok(["note", "edit", id, "--tag", "home", "--tag", "food", "--tag", "old"], store: laptop)
+            try quire.ok(["merge", laptop], store: phone)
+            #expect(try quire.ok(["blame", id, "--deleted", "--tags", "--json"], store: laptop) == "[]\n")
+            try stores.editBothAndMerge(laptop: ["--untag", "food", "--tag", "urgent"], phone: ["--untag", "food", "--untag", "old", "--tag", "urgent"])
+            try quire.ok(["note", "edit", id, "--untag", "urgent"], store: laptop)
+            try quire.ok(["merge", laptop], store: phone)
+
+            let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
+            func change(_ replica: String, _ index: Int) -> String? {
+                log.filter { $0["replica"] as? String == replica }.reversed().compactMap { $0["id"] as? String }.dropFirst(index).first
+            }
+            let (tagged, laptopUntag, untagUrgent, phoneUntag) = (change(l, 1), change(l, 2), change(l, 3), change(p, 0))
+            let removed = try #require(try quire.run(["blame", id, "--deleted", "--tags", "--json"], store: laptop).json() as? [[String: Any]])
+            try #require(removed.map { $0["tag"] as? String } == ["food", "old", "urgent", "urgent"])
+            #expect(removed.allSatisfy { Set($0.keys) == ["tag", "change", "replica", "lamport", "time", "compacted", "deletedBy"] })
+            #expect(removed.prefix(2).allSatisfy { $0["change"] as? String == tagged && $0["replica"] as? String == l })
+            #expect(Set(removed.suffix(2).compactMap { $0["replica"] as? String }) == [l, p])
+            #expect(removed.allSatisfy { $0["compacted"] as? Bool == false && $0["time"] is String && $0["lamport"] is Int })
+            let removedBy = removed.map { $0["deletedBy"] as? [String: Any] ?? [:] }
+            #expect(removedBy.allSatisfy { Set($0.keys) == ["change", "replica", "lamport", "time", "compacted"] })
+            // "food", untagged on both at one Lamport value: the lower replica id's removal.
+            let foodRemoval = l < p ? (laptopUntag, l) : (phoneUntag, p)
+            #expect(removedBy.map { $0["change"] as? String } == [foodRemoval.0, phoneUntag, untagUrgent, untagUrgent])
+            #expect(removedBy.map { $0["replica"] as? String } == [foodRemoval.1, p, l, l])
+            #expect(removedBy.allSatisfy { $0["compacted"] as? Bool == false && $0["time"] is String && $0["lamport"] is Int })
+            #expect(try quire.ok(["blame", id, "--deleted", "--tags", "--json"], store: phone)
+                == quire.ok(["blame", id, "--deleted", "--tags", "--json"], store: laptop))
+
+            let rows = try quire.ok(["blame", id, "--deleted", "--tags"], store: laptop).split(separator: "\n")
+                .map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+            #expect(rows.first == ["CHANGE", "LAMPORT", "TIME", "DELETED_BY", "DELETED_TIME", "TAG"])
+            #expect(rows.count == 5 && rows[2].first == tagged && rows[2].contains(phoneUntag ?? "?") && rows[2].last == "old", "\(rows)")
+            // The visible tags' blame is as it was.
+            let visible = try #require(try quire.run(["blame", id, "--tags", "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(visible.map { $0["tag"] as? String } == ["home"] && visible.allSatisfy { $0["deletedBy"] == nil })
+            let clash = try quire.run(["blame", id, "--deleted", "--tags", "--title"], store: laptop)
+            #expect(clash.status == 64 && clash.stderr.contains("--title and --tags exclude each other"), "\(clash.stderr)")
+            #expect(try quire.ok(["blame", "--help"]).contains("--deleted [--title | --tags]"))
         }
     }
 
