@@ -161,7 +161,8 @@ import Testing
 
     /// Two later snapshots prune the compaction's own: the point is still
     /// known (from the log), and versions from the oldest snapshot left on
-    /// are rebuilt; those between fail, naming that snapshot's version.
+    /// are rebuilt; those between fail, naming that snapshot's version,
+    /// which the text of `log`, listing them, says too.
     @Test func laterSnapshotsLeaveTheVersionsFromTheOldestOn() throws {
         try withRunner { quire in
             let id = try Self.compactedJournal(quire)
@@ -180,6 +181,9 @@ import Testing
             let shown = try #require(try JSONSerialization.jsonObject(with: Data(quire.ok(["show", id, "--at", oldest, "--json"]).utf8)) as? [String: Any])
             #expect((shown["body"] as? String)?.hasPrefix("start day 1 ") == true && shown["version"] as? String == oldest)
             #expect(try quire.ok(["diff", id, "--from", oldest]).contains("+\" day 27\""))
+            let text = try quire.ok(["log", id])
+            #expect(text.hasSuffix("\nVersions from before \(oldest) can no longer be shown: the store's later snapshots replaced the one at the compaction point "
+                + "(`quire show --at` and `quire diff` rebuild versions from \(oldest) on).\n"), "\(text)")
         }
     }
 

@@ -255,6 +255,14 @@ import Testing
             #expect(log.first?["replica"] as? String == phoneReplica)  // the phone's older edit, merged in last, comes first
             let help = try quire.ok(["log", "--help"])
             #expect(!help.contains("newest first") && help.contains("the last this store applied first"))
+            // VERSION is this store's, with the laptop's edit merged before the phone's: the writer's view is CHANGE.
+            #expect(help.contains("`quire show ID --at VERSION`") && help.contains("`quire show ID --at CHANGE` shows the note as the change's writer left it"))
+            let version = try #require(log.first?["version"] as? String), change = try #require(log.first?["id"] as? String)
+            func body(at version: String) throws -> String? {
+                try #require(try quire.run(["show", id, "--at", version, "--json"], store: laptop).json() as? [String: Any])["body"] as? String
+            }
+            #expect(try body(at: version).map { $0.contains("made last") && $0.contains("made first") } == true)
+            #expect(try body(at: change) == "made first")
         }
     }
 

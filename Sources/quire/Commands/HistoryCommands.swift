@@ -6,7 +6,9 @@ import Quire
 enum HistoryCommands {
     static let log = Command(
         name: "log",
-        summary: "List a note's changes, the last this store applied first (a change synced in today may be a week old), with the version right after each here; `quire diff ID --change CHANGE` shows what one did.",
+        summary: "List a note's changes, the last this store applied first (a change synced in today may be a week old), with the version right after each here "
+            + "(what this store held then, edits merged before it included: `quire show ID --at VERSION`, `quire diff ID --from VERSION`); "
+            + "`quire show ID --at CHANGE` shows the note as the change's writer left it, `quire diff ID --change CHANGE` what it did.",
         usage: ["ID [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [.json],
@@ -45,6 +47,14 @@ enum HistoryCommands {
             if let compaction = history.compaction {
                 context.output.print("Changes before version \(compaction.version) were deleted by `quire compact --drop-history`"
                     + (compaction.keptCount > 0 ? "; those with version - are from before it, still logged: local changes a peer lacks, or the note's newest then." : "."))
+                // The store's own snapshots prune the compaction's after two
+                // more: versions listed from before the oldest left would
+                // fail `show --at` and `diff`, which the list above invites.
+                let oldest = compaction.snapshot.versionVector
+                if oldest != compaction.version {
+                    context.output.print("Versions from before \(oldest) can no longer be shown: the store's later snapshots replaced the one at the compaction point "
+                        + "(`quire show --at` and `quire diff` rebuild versions from \(oldest) on).")
+                }
             }
         })
 
