@@ -112,26 +112,19 @@ import Testing
             try quire.ok(["note", "edit", id, "--delete", "0", "4", "--untag", "b"])  // "two "
             let deletion = try Self.jsonArray(quire, ["log", id, "--json"]).first?["id"] as? String
 
-            let pieces = try Self.jsonArray(quire, ["blame", id, "--deleted", "--json"])
-            try #require(pieces.map { $0["text"] as? String } == ["one ", "two "])
-            #expect(pieces.allSatisfy { $0["change"] is NSNull && $0["time"] is NSNull && $0["compacted"] as? Bool == true && $0["lamport"] is Int })
-            let deletedBy = pieces.map { $0["deletedBy"] as? [String: Any] ?? [:] }
-            #expect(deletedBy[0]["change"] is NSNull && deletedBy[0]["replica"] is NSNull && deletedBy[0]["lamport"] is NSNull)
-            #expect(deletedBy[0]["time"] is NSNull && deletedBy[0]["compacted"] as? Bool == true)
-            #expect(deletedBy[1]["change"] as? String == deletion && deletedBy[1]["compacted"] as? Bool == false && deletedBy[1]["lamport"] is Int)
-            let rows = try quire.ok(["blame", id, "--deleted"]).split(separator: "\n")
-            #expect(rows.count == 3 && rows[1].hasPrefix("compacted ") && rows[1].split(separator: " ").filter { $0 == "compacted" }.count == 2, "\(rows)")
-
-            let tags = try Self.jsonArray(quire, ["blame", id, "--deleted", "--tags", "--json"])
-            try #require(tags.map { $0["tag"] as? String } == ["a", "b"])
-            #expect(tags.allSatisfy { $0["change"] is NSNull && $0["time"] is NSNull && $0["compacted"] as? Bool == true && $0["lamport"] is Int })
-            let removedBy = tags.map { $0["deletedBy"] as? [String: Any] ?? [:] }
-            #expect(removedBy[0]["change"] is NSNull && removedBy[0]["replica"] is NSNull && removedBy[0]["lamport"] is NSNull)
-            #expect(removedBy[0]["time"] is NSNull && removedBy[0]["compacted"] as? Bool == true)
-            #expect(removedBy[1]["change"] as? String == deletion && removedBy[1]["compacted"] as? Bool == false && removedBy[1]["lamport"] is Int)
-            let tagRows = try quire.ok(["blame", id, "--deleted", "--tags"]).split(separator: "\n")
-            #expect(tagRows.count == 3 && tagRows[1].hasPrefix("compacted ") && tagRows[1].hasSuffix(" a")
-                && tagRows[1].split(separator: " ").filter { $0 == "compacted" }.count == 2, "\(tagRows)")
+            // Text and tags alike: the first deleted by a deleted change, the second by the logged one.
+            for (options, deleted) in [(["--deleted"], ["one ", "two "]), (["--deleted", "--tags"], ["a", "b"])] {
+                let entries = try Self.jsonArray(quire, ["blame", id] + options + ["--json"])
+                try #require(entries.map { ($0["text"] ?? $0["tag"]) as? String } == deleted)
+                #expect(entries.allSatisfy { $0["change"] is NSNull && $0["time"] is NSNull && $0["compacted"] as? Bool == true && $0["lamport"] is Int })
+                let deletedBy = entries.map { $0["deletedBy"] as? [String: Any] ?? [:] }
+                #expect(deletedBy[0]["change"] is NSNull && deletedBy[0]["replica"] is NSNull && deletedBy[0]["lamport"] is NSNull)
+                #expect(deletedBy[0]["time"] is NSNull && deletedBy[0]["compacted"] as? Bool == true)
+                #expect(deletedBy[1]["change"] as? String == deletion && deletedBy[1]["compacted"] as? Bool == false && deletedBy[1]["lamport"] is Int)
+                let rows = try quire.ok(["blame", id] + options).split(separator: "\n")
+                #expect(rows.count == 3 && rows[1].hasPrefix("compacted ") && rows[1].split(separator: " ").filter { $0 == "compacted" }.count == 2,
+                        "\(options): \(rows)")
+            }
         }
     }
 
