@@ -906,6 +906,40 @@ import Testing
         #expect(try alice.documents().map(\.id) == [copy] && value(alice, copy, "k") == .scalar(.int(1)))
     }
 
+    /// Taking the server's copy tells the app showing the note: the drop
+    /// makes a `.local` event naming every object and key the dropped copy
+    /// held, the kept copy a `.local` event of its own, and the server's
+    /// copy a `.remote` one as the sync applies it. (The drop made none: an
+    /// app refreshing what events name kept showing the dropped copy's
+    /// `items`, which the server's copy lacks.)
+    @Test func takingTheServersCopyTellsTheNotesObservers() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory()
+        try forgeAClash(of: "groceries", in: alice, with: server)
+        let items = try alice.edit("groceries") { tx in
+            let items = try tx.putObject(.root, key: "items", kind: .map)
+            try tx.put(items, key: "milk", .int(2))
+            return items
+        }
+        let noteEvents = alice.events(of: "groceries")
+        var allEvents = alice.allEvents().makeAsyncIterator()
+
+        let kept = try #require(try alice.discardCopy(of: "groceries", resyncingWith: "server") { _, copy in
+            try copy.put(.root, key: "title", .string("kept"))
+        })
+        let dropped = try #require(await nextElement(of: noteEvents))
+        #expect(dropped == DocumentEvent(document: "groceries", origin: .local, changeIDs: [], versionVector: [:],
+                                         changedObjects: [.root, items], changedKeys: [.root: ["k", "items"], items: ["milk"]]))
+        #expect(await allEvents.next() == dropped)
+        let copied = try #require(await allEvents.next())
+        #expect(copied.document == kept && copied.origin == .local && copied.changedKeys == [.root: ["title"]])
+
+        try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        let taken = try #require(await allEvents.next())
+        #expect(taken.document == "groceries" && taken.origin == .remote)
+        #expect(taken.changeIDs == [OpID(replica: ReplicaID(7), counter: 1)] && taken.changedKeys == [.root: ["k"]])
+    }
+
     /// A peer that answers a push without taking the changes or refusing
     /// them ends the sync at the round that would repeat the last, not
     /// after `maxRounds` rounds sending the same changes.
