@@ -97,13 +97,16 @@ extension DocumentStore {
     /// `peer` brings the peer's copy whole: every change, parked change,
     /// snapshot, acknowledgement (of any peer) and refusal of it goes, and
     /// so do `peer`'s cursor and acknowledgements (`forgetSyncState`), as a
-    /// cursor stands for the rows before it, the document's among them. One
-    /// transaction: the document is never gone while the cursor still
-    /// passes its rows. For a copy this store refuses the peer's changes to
-    /// (`RefusedChanges`): what this copy holds that the peer's lacks is
-    /// lost, unless `keepCopy` keeps it (`quire sync --take-theirs` keeps it
-    /// as a new note). Another store on the file that has the document
-    /// loaded reads it again from the file.
+    /// cursor stands for the rows before it, the document's among them. For
+    /// the same reason every other peer's cursor goes back to the start of
+    /// its log (`SyncState.rewindCursors`): the copy that comes may lack
+    /// changes another peer sent before its cursor. One transaction: the
+    /// document is never gone while a cursor still passes its rows. For a
+    /// copy this store refuses the peer's changes to (`RefusedChanges`):
+    /// what this copy holds that the peer's lacks is lost, unless `keepCopy`
+    /// keeps it (`quire sync --take-theirs` keeps it as a new note). Another
+    /// store on the file that has the document loaded reads it again from
+    /// the file.
     ///
     /// Observers of the document get one `.local` event with no changes and
     /// the empty version vector, naming every object and key the dropped
@@ -180,6 +183,8 @@ extension DocumentStore {
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: document)
                 }
                 try SyncState.forget(peer: peer, db)
+                // Every other peer's cursor stands for rows of the document too, which the copy that comes may lack.
+                try SyncState.rewindCursors(db)
                 return (copy: kept, logged: logged, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
             } }
             if let fileReplica { adoptReplica(fileReplica) }

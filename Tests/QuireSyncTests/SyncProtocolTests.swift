@@ -940,6 +940,42 @@ import Testing
         #expect(taken.changeIDs == [OpID(replica: ReplicaID(7), counter: 1)] && taken.changedKeys == [.root: ["k"]])
     }
 
+    /// Taking one server's copy of a note sends every other server's cursor
+    /// back to the start of its log, keeping what that server acknowledged:
+    /// the next sync with it states every note and brings the changes of
+    /// the note it sent before the cursor that the copy taken lacks. (The
+    /// cursor stayed past them: the note was stated at the taken copy's
+    /// version, only rows after the cursor came, and bob's edit, which
+    /// server B held and alice had, was gone from alice for good.)
+    @Test func takingOneServersCopyRewindsTheOtherServersCursors() async throws {
+        let serverA = try makeServer(), serverB = try makeServer()
+        let alice = try storeHolding(["groceries", "todo"], "k", 1), bob = try DocumentStore.inMemory()
+        func sync(_ store: DocumentStore, with peer: String, _ server: SyncServer) async throws -> SyncClient.Report {
+            try await SyncClient(store: store, peer: peer, transport: FaultyTransport.sound(server)).sync()
+        }
+        _ = try await sync(alice, with: "a", serverA)
+        _ = try await sync(alice, with: "b", serverB)
+        // bob's edit of the note reaches alice through server B only.
+        _ = try await sync(bob, with: "b", serverB)
+        try write(bob, "groceries", "bob", 2)
+        _ = try await sync(bob, with: "b", serverB)
+        _ = try await sync(alice, with: "b", serverB)
+        #expect(try value(alice, "groceries", "bob") == .scalar(.int(2)))
+        let cursorB = try #require(try alice.syncCursor(peer: "b"))
+        let todoHeldByB = try alice.acknowledgedVersion(peer: "b", id: "todo")
+
+        try alice.discardCopy(of: "groceries", resyncingWith: "a")
+        #expect(try alice.syncCursor(peer: "b") == SyncCursor(logID: cursorB.logID, seq: 0))
+        #expect(try alice.acknowledgedVersion(peer: "b", id: "todo") == todoHeldByB)
+        #expect(try await sync(alice, with: "a", serverA).notApplied.isEmpty)
+        #expect(try value(alice, "groceries", "bob") == nil)  // server A's copy lacks it
+        #expect(try await sync(alice, with: "b", serverB).notApplied.isEmpty)
+        #expect(try value(alice, "groceries", "bob") == .scalar(.int(2)))
+        #expect(try alice.versionVector("groceries") == serverB.log.version("groceries"))
+        _ = try await sync(alice, with: "a", serverA)
+        #expect(serverA.log.version("groceries") == serverB.log.version("groceries"))
+    }
+
     /// A peer that answers a push without taking the changes or refusing
     /// them ends the sync at the round that would repeat the last, not
     /// after `maxRounds` rounds sending the same changes.
