@@ -305,8 +305,10 @@ public struct SyncClient: Sendable {
         /// `refusedBefore` among them.
         var pulledPastStoredCursor = false
         /// Whether a request leaves document `id` unstated, whatever it holds:
-        /// refused by the last sync, its rows after the stored cursor must
-        /// come so that the store sees whether it still refuses them. Stated
+        /// refused by the last sync, its rows after the stored cursor (from
+        /// the start of the log, for one at seq 0: a peer's, or one
+        /// `discardCopy` rewound) must come so that the store sees whether
+        /// it still refuses them. Stated
         /// at this store's version, which holds the clashing change's id, the
         /// server would leave them out, and take the local changes pushed
         /// onto its own copy: the refusal would end in silence, the copies
@@ -396,7 +398,7 @@ public struct SyncClient: Sendable {
     /// The documents a request states (all of them, or those of its range), sorted by id.
     private func documentsToState(_ versions: [DocumentID: VersionVector], coversRows: Bool, _ session: Session) -> [DocumentID] {
         versions.filter { id, mine in
-            !mine.isEmpty && !(coversRows && session.awaitsRefusedRows(id))
+            !mine.isEmpty && !session.awaitsRefusedRows(id)
                 && (!coversRows || session.statesAnyway(id) || mine != session.serverVersions[id])
         }.keys.sorted()
     }
