@@ -105,6 +105,10 @@ extension DocumentStore {
     /// as a new note). Another store on the file that has the document
     /// loaded reads it again from the file.
     ///
+    /// The document that keeps the copy is recorded with the one dropped
+    /// (`replacedCopies`): the sync that brings the peer's copy, which may
+    /// come after the one meant to failed, names it as replaced, not new.
+    ///
     /// `keepCopy`, if given, makes a new document from the one dropped, as
     /// the file holds it (removed, from the same time, if that one is); the
     /// new document is written in the same
@@ -168,6 +172,7 @@ extension DocumentStore {
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: document)
                 }
                 try SyncState.forget(peer: peer, db)
+                if let copy { try ReplacedDocuments.record(id.rawValue, keptAs: copy.id.rawValue, db) }
                 return (copy: copy, logged: logged, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
             } }
             if let fileReplica { adoptReplica(fileReplica) }
@@ -177,6 +182,18 @@ extension DocumentStore {
             if let copy = done.copy { publish(copy) }
             return done.copy?.id
         } }
+    }
+
+    /// The documents whose copy `discardCopy` dropped, keeping it as
+    /// another document, each with that one: those the store lacks still,
+    /// and those some apply has brought back since (until the next
+    /// `discardCopy` forgets them). A document made again with no version
+    /// before is one of these, not new to the person who had it.
+    public func replacedCopies() throws -> [DocumentID: DocumentID] {
+        try database.read { db in
+            Dictionary(try ReplacedDocuments.all(db).map { (try DocumentID(stored: $0.document), try DocumentID(stored: $0.keptAs)) },
+                       uniquingKeysWith: { first, _ in first })
+        }
     }
 
     /// The documents the last complete sync with `peer` left out because
