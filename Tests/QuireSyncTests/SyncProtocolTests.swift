@@ -472,10 +472,11 @@ import Testing
         #expect(try reader.versionVectors() == writer.versionVectors())
     }
 
-    /// A sync names each document it applied changes to, with how many and
-    /// its version before the first (`quire sync` prints the diff from it):
-    /// over several pages, the version before the first page that changed
-    /// it; empty for a document new here; none for one it left as it was.
+    /// A sync names each document it changed, with how many, its version
+    /// before the first and after the last (`quire sync` prints the diff
+    /// from one to the other): over several pages, the version before the
+    /// first page that changed it and after the last; empty before for a
+    /// document new here; none for one it left as it was.
     @Test func aSyncNamesEachDocumentItChangedWithItsVersionBefore() async throws {
         let writer = try storeHolding(["n", "same"], "k", 0), reader = try DocumentStore.inMemory()
         var peer = PeerSyncService(store: writer)
@@ -491,6 +492,7 @@ import Testing
         #expect(report.rounds > 2 && report.received == 301)
         #expect(report.changedDocuments.mapValues(\.versionBefore) == ["n": before, "new": VersionVector()])
         #expect(report.changedDocuments.mapValues(\.received) == ["n": 300, "new": 1])
+        #expect(report.changedDocuments.mapValues(\.versionAfter) == ["n": try reader.versionVector("n"), "new": try reader.versionVector("new")])
     }
 
     /// A document's version before the sync is the one the store held as
