@@ -319,10 +319,11 @@ import Testing
 
     /// A `--take-theirs` sync that fails before the other side's copy
     /// comes has dropped this store's copy all the same; the next sync,
-    /// which brings it, lists the note as replaced (with the note keeping
-    /// the dropped copy), not as new: the person had it. (It said `(new)`:
-    /// only the run that dropped the copy knew it was replaced.)
-    @Test func aNoteAFailedTakeTheirsSyncDroppedIsListedAsReplacedByTheNextSync() throws {
+    /// or a merge, that brings it lists the note as replaced (with the note
+    /// keeping the dropped copy), not as new: the person had it. (It said
+    /// `(new)`: only the run that dropped the copy knew it was replaced.)
+    @Test(arguments: ["sync", "merge"])
+    func aNoteAFailedTakeTheirsSyncDroppedIsListedAsReplacedByTheNextSync(bringer: String) throws {
         try withRunner { runner in
             let laptop = runner.directory + "/laptop.quire", down = runner.directory + "/down"
             try runner.ok(["init"], store: laptop)
@@ -339,8 +340,8 @@ import Testing
                                     "\(failed.stderr)")
             try FileManager.default.removeItem(atPath: down)
 
-            let next = try runner.ok(["sync", "--via", peer])
-            let listed = try #require(broughtNotes(in: next, by: "sync"), "\(next)")
+            let next = try runner.ok(bringer == "sync" ? ["sync", "--via", peer] : ["merge", laptop])
+            let listed = try #require(broughtNotes(in: next, by: bringer), "\(next)")
             let line = try #require(listed.notes.first { $0.arguments.count == 2 && id.hasPrefix($0.arguments[1]) }, "\(next)")
             let replaced = "Groceries (this store's copy replaced, kept as note "
             #expect(line.arguments[0] == "show" && line.comment.hasPrefix(replaced) && line.comment.hasSuffix(")"), "\(next)")

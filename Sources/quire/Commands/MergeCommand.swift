@@ -100,7 +100,7 @@ enum MergeCommand {
     /// What merging brings into a note, as `sync` names what it brought too.
     private static func broughtChanges(_ plan: StoreMerge.DocumentPlan) -> BroughtChanges {
         BroughtChanges(id: plan.id, title: plan.title, isNew: plan.isNew, versionBefore: plan.versionBefore, versionAfter: plan.versionAfter,
-                       isRemoved: plan.isRemoved, incoming: plan.incomingCount)
+                       isRemoved: plan.isRemoved, incoming: plan.incomingCount, replacedCopyKeptAs: plan.replacedCopyKeptAs)
     }
 
     /// A count, or null when it cannot be known.

@@ -23,6 +23,11 @@ struct StoreMerge {
         /// wrote the changes left it, so that an edit made after is not
         /// shown as brought.
         fileprivate(set) var versionAfter: VersionVector
+        /// For a note whose copy here `sync --take-theirs` dropped (a sync
+        /// that failed before the other side's copy came), which the merge
+        /// brings back: the note keeping the dropped copy. Set by `apply`;
+        /// such a note is not new (`isNew` false): the person had it.
+        fileprivate(set) var replacedCopyKeptAs: DocumentID? = nil
         /// Removed once merged (`note list` leaves it out then).
         let isRemoved: Bool
         /// The other store's changes this one lacks, in a causal order.
@@ -166,7 +171,8 @@ struct StoreMerge {
     /// document then tells what the write did, not what the plan meant it
     /// to: changes another process applied since the plan are not counted,
     /// and a note it brought everything to, whose changes the other store
-    /// holds too, is no longer listed.
+    /// holds too, is no longer listed. A note it makes whose copy a
+    /// `--take-theirs` sync dropped is not new, but replaced.
     mutating func apply(to store: DocumentStore) throws {
         let (applied, refusals) = try store.applyEach(
             bundles: documents.filter { !$0.incoming.isEmpty }.map { ($0.id, [ChangeEncoding.encode($0.incoming)]) }, limits: .unlimited)
@@ -187,6 +193,11 @@ struct StoreMerge {
             documents[index].isNew = documents[index].isNew && applied[id]?.versionBefore.isEmpty == true
         }
         documents.removeAll { $0.incomingCount == 0 && $0.outgoing == 0 }
+        let replaced = try documents.contains(where: \.isNew) ? store.replacedCopies() : [:]
+        for index in documents.indices where documents[index].isNew {
+            documents[index].replacedCopyKeptAs = replaced[documents[index].id]
+            documents[index].isNew = documents[index].replacedCopyKeptAs == nil
+        }
     }
 
     var incomingCount: Int { documents.reduce(0) { $0 + $1.incomingCount } }
