@@ -523,6 +523,33 @@ import Testing
         }
     }
 
+    /// A document another process edits between two pages of a sync that
+    /// change it is said to be (`isInterleaved`): its versions before and
+    /// after the sync hold that edit too, so a diff between them shows it.
+    /// One the sync alone changed is not.
+    @Test func aDocumentEditedBetweenTwoPagesOfASyncIsSaidToBe() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/reader.quire"
+            let writer = try storeHolding(["n", "other"], "k", 0), reader = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            var peer = PeerSyncService(store: writer)
+            peer.maxPageBytes = 2_000
+            try await SyncClient(store: reader, peer: "p", transport: FaultyTransport.sound(peer)).sync()
+            for index in 0..<300 { try write(writer, "n", "k\(index % 7)", Int64(index)) }
+            try write(writer, "other", "k", 1)
+            let inner = FaultyTransport.sound(peer), requests = Mutex(0)
+            // After the first page went in, before the second is asked for.
+            let transport = ScriptedTransport { (request) throws(SyncError) -> [UInt8] in
+                if requests.withLock({ $0 += 1; return $0 }) == 2 {
+                    do { try write(beside, "n", "mine", 1) } catch { throw .store("\(error)") }
+                }
+                return try await inner.exchange(request, longPollSeconds: 0)
+            }
+            let report = try await SyncClient(store: reader, peer: "p", transport: transport).sync()
+            #expect(report.rounds > 2 && report.changedDocuments["n"]?.received == 300)
+            #expect(report.changedDocuments.mapValues(\.isInterleaved) == ["n": true, "other": false], "\(report.changedDocuments)")
+        }
+    }
+
     /// A sync that fails after applying a page returns, with the error,
     /// what it applied (`syncKeepingReport`): the page's changes stay in the
     /// store and are named in `received` and `changedDocuments`, so that

@@ -140,11 +140,14 @@ public struct SyncClient: Sendable {
         /// Its version in the store just after the sync applied the last of
         /// them, read in the same transaction, so that an edit committed
         /// after it (by this process or another) is not taken for one the
-        /// sync brought. An edit another process committed between two
-        /// pages that change the document falls between the two versions.
+        /// sync brought.
         public var versionAfter: VersionVector
         /// How many changes the sync applied to it.
         public var received: Int
+        /// Whether something else was committed to it between two pages
+        /// that changed it (another process's edit): the two versions then
+        /// hold that too, and a diff between them shows it as brought.
+        public var isInterleaved = false
     }
 
     /// Syncs until neither side lacks anything the other may give it.
@@ -564,7 +567,9 @@ public struct SyncClient: Sendable {
             session.report.received += changes.count
             // The first page to change a document gives its version before the sync, the last its version after.
             var changed = session.report.changedDocuments[id]
-                ?? ChangedDocument(versionBefore: changes.versionBefore, versionAfter: changes.versionAfter, received: 0)
+                ?? ChangedDocument(versionBefore: changes.versionBefore, versionAfter: changes.versionBefore, received: 0)
+            // Not where the page before left it: something else was committed to it in between.
+            if changed.versionAfter != changes.versionBefore { changed.isInterleaved = true }
             changed.versionAfter = changes.versionAfter
             changed.received += changes.count
             session.report.changedDocuments[id] = changed

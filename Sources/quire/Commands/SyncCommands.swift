@@ -226,7 +226,7 @@ enum SyncCommands {
                 let keptAs = change.versionBefore.isEmpty ? replaced[id] : nil
                 return BroughtChanges(id: id, title: note?.title, isNew: change.versionBefore.isEmpty && keptAs == nil,
                                       versionBefore: change.versionBefore, versionAfter: change.versionAfter, isRemoved: note?.removed ?? false,
-                                      incoming: change.received, replacedCopyKeptAs: keptAs)
+                                      incoming: change.received, replacedCopyKeptAs: keptAs, isInterleaved: change.isInterleaved)
             }
             let changedJSON = { JSONValue.array(changed.map { .object($0.jsonMembers) }) }
             func printChangedNotes() throws {

@@ -29,6 +29,10 @@ struct BroughtChanges {
     /// dropped copy. The note is not new to the person, but no version is
     /// left to diff from.
     var replacedCopyKeptAs: DocumentID? = nil
+    /// Something else was committed to the note while the changes went in
+    /// (a sync's pages, another process's edit between two): the diff
+    /// shows that too, and the line says so.
+    var isInterleaved = false
 
     /// Its JSON members, the keys `merge`'s `documents` and `sync`'s
     /// `changedNotes` share.
@@ -44,8 +48,9 @@ struct BroughtChanges {
 
     /// The text naming `notes`: a heading, then a command a line, runnable
     /// as it is, the note's title after `#`, marked as `note list --all`
-    /// marks it (`new`, `removed`), and a replaced copy said so with the
-    /// note keeping it; past `listedAtMost`, how many more.
+    /// marks it (`new`, `removed`), a replaced copy said so with the note
+    /// keeping it, and a diff that also spans edits committed meanwhile
+    /// said so; past `listedAtMost`, how many more.
     /// Ids abbreviated to `idLength` characters. `event` names what
     /// brought the changes: "merge" or "sync".
     /// Only the notes listed are taken from `notes`, which may be lazy
@@ -56,7 +61,8 @@ struct BroughtChanges {
             let command = note.isNew || note.replacedCopyKeptAs != nil ? "quire show \(id)"
                 : "quire diff \(id) --from \(note.versionBefore) --to \(note.versionAfter)"
             let replaced = note.replacedCopyKeptAs.map { "this store's copy replaced, kept as note \($0.rawValue.prefix(idLength))" }
-            let marks = [note.isNew ? "new" : nil, replaced, note.isRemoved ? "removed" : nil].compactMap { $0 }
+            let interleaved = note.isInterleaved ? "the diff also shows edits committed here during the \(event)" : nil
+            let marks = [note.isNew ? "new" : nil, replaced, note.isRemoved ? "removed" : nil, interleaved].compactMap { $0 }
             return "  \(command)  # \(note.title ?? "(cannot be read)")" + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))")
         }
         let more = notes.count - lines.count
