@@ -115,6 +115,10 @@ extension DocumentStore {
     /// (Another store on the file gets no event of the drop: nothing in the
     /// file records it.)
     ///
+    /// The document that keeps the copy is recorded with the one dropped
+    /// (`replacedCopies`): the sync that brings the peer's copy, which may
+    /// come after the one meant to failed, names it as replaced, not new.
+    ///
     /// `keepCopy`, if given, makes a new document from the one dropped, as
     /// the file holds it (removed, from the same time, if that one is); the
     /// new document is written in the same
@@ -185,6 +189,7 @@ extension DocumentStore {
                 try SyncState.forget(peer: peer, db)
                 // Every other peer's cursor stands for rows of the document too, which the copy that comes may lack.
                 try SyncState.rewindCursors(db)
+                if let kept { try ReplacedDocuments.record(id.rawValue, keptAs: kept.id.rawValue, db) }
                 return (copy: kept, logged: logged, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
             } }
             if let fileReplica { adoptReplica(fileReplica) }
@@ -195,6 +200,18 @@ extension DocumentStore {
             if let copy = done.copy { publish(copy) }
             return done.copy?.id
         } }
+    }
+
+    /// The documents whose copy `discardCopy` dropped, keeping it as
+    /// another document, each with that one: those the store lacks still,
+    /// and those some apply has brought back since (until the next
+    /// `discardCopy` forgets them). A document made again with no version
+    /// before is one of these, not new to the person who had it.
+    public func replacedCopies() throws -> [DocumentID: DocumentID] {
+        try database.read { db in
+            Dictionary(try ReplacedDocuments.all(db).map { (try DocumentID(stored: $0.document), try DocumentID(stored: $0.keptAs)) },
+                       uniquingKeysWith: { first, _ in first })
+        }
     }
 
     /// The documents the last complete sync with `peer` left out because

@@ -472,10 +472,11 @@ import Testing
         #expect(try reader.versionVectors() == writer.versionVectors())
     }
 
-    /// A sync names each document it applied changes to, with how many and
-    /// its version before the first (`quire sync` prints the diff from it):
-    /// over several pages, the version before the first page that changed
-    /// it; empty for a document new here; none for one it left as it was.
+    /// A sync names each document it changed, with how many, its version
+    /// before the first and after the last (`quire sync` prints the diff
+    /// from one to the other): over several pages, the version before the
+    /// first page that changed it and after the last; empty before for a
+    /// document new here; none for one it left as it was.
     @Test func aSyncNamesEachDocumentItChangedWithItsVersionBefore() async throws {
         let writer = try storeHolding(["n", "same"], "k", 0), reader = try DocumentStore.inMemory()
         var peer = PeerSyncService(store: writer)
@@ -491,6 +492,7 @@ import Testing
         #expect(report.rounds > 2 && report.received == 301)
         #expect(report.changedDocuments.mapValues(\.versionBefore) == ["n": before, "new": VersionVector()])
         #expect(report.changedDocuments.mapValues(\.received) == ["n": 300, "new": 1])
+        #expect(report.changedDocuments.mapValues(\.versionAfter) == ["n": try reader.versionVector("n"), "new": try reader.versionVector("new")])
     }
 
     /// A document's version before the sync is the one the store held as
@@ -518,6 +520,33 @@ import Testing
             let versionEdited = edited.withLock { $0 }
             #expect(report.changedDocuments["n"]?.received == 1)
             #expect(!versionEdited.isEmpty && report.changedDocuments["n"]?.versionBefore == versionEdited, "\(report.changedDocuments)")
+        }
+    }
+
+    /// A document another process edits between two pages of a sync that
+    /// change it is said to be (`isInterleaved`): its versions before and
+    /// after the sync hold that edit too, so a diff between them shows it.
+    /// One the sync alone changed is not.
+    @Test func aDocumentEditedBetweenTwoPagesOfASyncIsSaidToBe() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/reader.quire"
+            let writer = try storeHolding(["n", "other"], "k", 0), reader = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            var peer = PeerSyncService(store: writer)
+            peer.maxPageBytes = 2_000
+            try await SyncClient(store: reader, peer: "p", transport: FaultyTransport.sound(peer)).sync()
+            for index in 0..<300 { try write(writer, "n", "k\(index % 7)", Int64(index)) }
+            try write(writer, "other", "k", 1)
+            let inner = FaultyTransport.sound(peer), requests = Mutex(0)
+            // After the first page went in, before the second is asked for.
+            let transport = ScriptedTransport { (request) throws(SyncError) -> [UInt8] in
+                if requests.withLock({ $0 += 1; return $0 }) == 2 {
+                    do { try write(beside, "n", "mine", 1) } catch { throw .store("\(error)") }
+                }
+                return try await inner.exchange(request, longPollSeconds: 0)
+            }
+            let report = try await SyncClient(store: reader, peer: "p", transport: transport).sync()
+            #expect(report.rounds > 2 && report.changedDocuments["n"]?.received == 300)
+            #expect(report.changedDocuments.mapValues(\.isInterleaved) == ["n": true, "other": false], "\(report.changedDocuments)")
         }
     }
 

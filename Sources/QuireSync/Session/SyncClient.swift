@@ -122,8 +122,9 @@ public struct SyncClient: Sendable {
         /// store's copy is dealt with, rather than leave it behind in silence.
         public var notApplied: [DocumentID: RefusedChanges] = [:]
         /// The documents this sync applied changes to, each with how many
-        /// and its version in the store before the first of them: `quire
-        /// diff ID --from` that version shows what the sync brought.
+        /// and its version in the store before the first of them and after
+        /// the last: `quire diff ID --from` the one `--to` the other shows
+        /// what the sync brought.
         public var changedDocuments: [DocumentID: ChangedDocument] = [:]
     }
 
@@ -136,8 +137,17 @@ public struct SyncClient: Sendable {
         /// a document the store lacked, which the sync made (or whose copy
         /// `DocumentStore.discardCopy` dropped).
         public var versionBefore: VersionVector
+        /// Its version in the store just after the sync applied the last of
+        /// them, read in the same transaction, so that an edit committed
+        /// after it (by this process or another) is not taken for one the
+        /// sync brought.
+        public var versionAfter: VersionVector
         /// How many changes the sync applied to it.
         public var received: Int
+        /// Whether something else was committed to it between two pages
+        /// that changed it (another process's edit): the two versions then
+        /// hold that too, and a diff between them shows it as brought.
+        public var isInterleaved = false
     }
 
     /// Syncs until neither side lacks anything the other may give it.
@@ -557,9 +567,14 @@ public struct SyncClient: Sendable {
         }
         for (id, changes) in applied {
             session.report.received += changes.count
-            // The first page to change a document gives its version before the sync.
-            session.report.changedDocuments[id, default: ChangedDocument(versionBefore: changes.versionBefore, received: 0)].received
-                += changes.count
+            // The first page to change a document gives its version before the sync, the last its version after.
+            var changed = session.report.changedDocuments[id]
+                ?? ChangedDocument(versionBefore: changes.versionBefore, versionAfter: changes.versionBefore, received: 0)
+            // Not where the page before left it: something else was committed to it in between.
+            if changed.versionAfter != changes.versionBefore { changed.isInterleaved = true }
+            changed.versionAfter = changes.versionAfter
+            changed.received += changes.count
+            session.report.changedDocuments[id] = changed
         }
         if !applied.isEmpty { session.receivedUnstated.formUnion(incoming.map(\.0).filter { !session.isLeftOutHere($0) }) }
     }
