@@ -416,23 +416,59 @@ struct ElementIndex: Sendable {
 
     /// Records that the elements of `spans`, all recorded already, now live
     /// in `leaf`: the spans a leaf split moves. The index ends as
-    /// `setLeaf(_:replica:counters:)` span by span leaves it, but a span
-    /// inside one page is written without that call's checks for new
-    /// counters, whole pages and pages stored as runs. (Span by span, the
-    /// index took about 1,400 instructions of a leaf split in rustcode's
-    /// merge; this way, 1,100.)
+    /// `setLeaf(_:replica:counters:)` span by span leaves it, but the spans
+    /// inside one page held whole are written straight into `pool`
+    /// (`writeInPlace`): without that call's checks for new counters, whole
+    /// pages and pages stored as runs, and under one uniqueness check of
+    /// the pool for the split, not one a span.
     mutating func setLeaf(_ leaf: Int32, ofMoved spans: UnsafeBufferPointer<Span>) {
-        for span in spans {
-            let offset = Int(span.counter & UInt64(Self.pageSize - 1))
-            let end = offset + Int(span.length)
-            // A span that reaches its page's end may make the page one leaf,
-            // and pages stored as runs have their runs edited: `setLeaf` does both.
-            guard end < Self.pageSize && !hasRunPages else {
-                setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
-                continue
+        var next = 0
+        while next < spans.count {
+            // Pages stored as runs have their runs edited: `setLeaf` does that.
+            if !hasRunPages {
+                next = Self.writeInPlace(leaf, spans, from: next, into: &pool, segments: segments,
+                                         pageNumbers: pageNumbers, pageSlots: pageSlots)
+                guard next < spans.count else { return }
             }
-            let start = writableSlot(span.replica, span.counter >> Self.pageBits, reaching: end).start
-            pool.update(start + offset..<start + end, repeating: leaf)
+            let span = spans[next]
+            setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
+            next += 1
+        }
+    }
+
+    /// Writes `leaf` into the entries of `spans` from `first` on, straight
+    /// into `pool`, while each span lies inside one page held whole, and
+    /// returns the first that does not (or `spans.count`). Such a span
+    /// changes no page's form, so the pool stays where it is for the whole
+    /// loop. The others go through `setLeaf`: a span reaching its page's
+    /// end may make the page one leaf or cover it whole, and a page not held
+    /// whole is unpacked first.
+    ///
+    /// Static, taking what it reads, so that the page table can be read
+    /// while the pool is written through one pointer. The page found last
+    /// is tried first: a leaf's spans are often in one page.
+    private static func writeInPlace(_ leaf: Int32, _ spans: UnsafeBufferPointer<Span>, from first: Int,
+                                     into pool: inout Arena<Int32>, segments: [Segment],
+                                     pageNumbers: [UInt64], pageSlots: [PageSlot]) -> Int {
+        pool.withUnsafeMutableBufferPointer { pool in
+            var found = (replica: UInt32.max, page: UInt64.max, slot: PageSlot(start: 0, length: 0))
+            for index in first..<spans.count {
+                let span = spans[index]
+                let offset = Int(truncatingIfNeeded: span.counter & UInt64(pageSize - 1))
+                let end = offset + Int(span.length)
+                guard end < pageSize else { return index }
+                let page = span.counter >> pageBits
+                if span.replica != found.replica || page != found.page {
+                    guard let pageIndex = pageIndex(page, in: segments[Int(span.replica)], of: pageNumbers),
+                          pageSlots[pageIndex].isWhole else { return index }
+                    found = (span.replica, page, pageSlots[pageIndex])
+                    precondition(found.slot.start + found.slot.length <= pool.count, "ElementIndex: page out of the pool")
+                }
+                // The span's elements are recorded, so they lie within the page's length.
+                precondition(end <= found.slot.length, "ElementIndex: a moved span lies past its page's length")
+                (pool.baseAddress.unsafelyUnwrapped + found.slot.start + offset).update(repeating: leaf, count: Int(span.length))
+            }
+            return spans.count
         }
     }
 
