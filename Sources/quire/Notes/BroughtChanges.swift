@@ -4,11 +4,12 @@ import Quire
 /// A note that a merge or a sync brought changes into, and how to see what
 /// they did: `quire diff ID --from` its version here before them `--to` its
 /// version right after them (not the current one, which may hold edits
-/// made since), or, for a note new here, `quire show ID` (all of it was
-/// brought, and no version is empty to diff from), as for a note whose copy
-/// here the sync replaced (`sync --take-theirs`: the old copy's changes are
-/// gone from it, kept in another note). `quire merge` and `quire sync` name them alike
-/// (Specs/cli.md, `merge`; Specs/sync.md, "Commands").
+/// made since), or, for a note new here, `quire show ID --at` its version
+/// right after them (all of it was brought, and no version is empty to
+/// diff from), as for a note whose copy here the sync replaced (`sync
+/// --take-theirs`: the old copy's changes are gone from it, kept in another
+/// note). `quire merge` and `quire sync` name them alike (Specs/cli.md,
+/// `merge`; Specs/sync.md, "Commands").
 struct BroughtChanges {
     let id: DocumentID
     /// Its title now; nil when it cannot be read.
@@ -30,8 +31,8 @@ struct BroughtChanges {
     /// left to diff from.
     var replacedCopyKeptAs: DocumentID? = nil
     /// Something else was committed to the note while the changes went in
-    /// (a sync's pages, another process's edit between two): the diff
-    /// shows that too, and the line says so.
+    /// (a sync's pages, another process's edit between two): the diff (or
+    /// the note shown) holds that too, and the line says so.
     var isInterleaved = false
 
     /// Its JSON members, the keys `merge`'s `documents` and `sync`'s
@@ -58,10 +59,11 @@ struct BroughtChanges {
     static func listing(_ notes: some Collection<BroughtChanges>, by event: String, idLength: Int) -> String {
         let lines = notes.prefix(listedAtMost).map { note in
             let id = note.id.rawValue.prefix(idLength)
-            let command = note.isNew || note.replacedCopyKeptAs != nil ? "quire show \(id)"
+            let isShown = note.isNew || note.replacedCopyKeptAs != nil
+            let command = isShown ? "quire show \(id) --at \(note.versionAfter)"
                 : "quire diff \(id) --from \(note.versionBefore) --to \(note.versionAfter)"
             let replaced = note.replacedCopyKeptAs.map { "this store's copy replaced, kept as note \($0.rawValue.prefix(idLength))" }
-            let interleaved = note.isInterleaved ? "the diff also shows edits committed here during the \(event)" : nil
+            let interleaved = note.isInterleaved ? "the \(isShown ? "note shown also holds" : "diff also shows") edits committed here during the \(event)" : nil
             let marks = [note.isNew ? "new" : nil, replaced, note.isRemoved ? "removed" : nil, interleaved].compactMap { $0 }
             return "  \(command)  # \(note.title ?? "(cannot be read)")" + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))")
         }
