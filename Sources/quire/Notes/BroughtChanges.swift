@@ -73,3 +73,35 @@ struct BroughtChanges {
             + (more > 0 ? "\n  ... and \(more) more (`--json` lists them all)" : "")
     }
 }
+
+extension BroughtChanges {
+    /// Whether a note changes came into is new here or came back replaced,
+    /// told from its version here before them: one with an empty version
+    /// before is new, unless this store dropped its copy to take the other
+    /// side's whole (`sync --take-theirs`, in this run or in an earlier one
+    /// that failed before the other side's copy came), which the store
+    /// records (`DocumentStore.replacedCopies()`). `quire sync` and `quire
+    /// merge` decide it through this alone, so that they list a note alike.
+    struct NewOrReplaced {
+        /// The record: each replaced note, with the note keeping its dropped copy.
+        private let keptCopies: [DocumentID: DocumentID]
+
+        /// `versionsBefore`: the versions here before the changes of the
+        /// notes to decide. The record is read only when one is empty. One
+        /// that cannot be read (a damaged store) leaves such notes new: the
+        /// changes went in by then, and the command's own outcome stays
+        /// (an error now would say that a merge written whole failed).
+        init(in store: DocumentStore, versionsBefore: some Sequence<VersionVector>) {
+            keptCopies = versionsBefore.contains(where: \.isEmpty) ? (try? store.replacedCopies()) ?? [:] : [:]
+        }
+
+        /// For note `id`, whose version here before the changes was
+        /// `versionBefore`: whether it is new here, and the note keeping
+        /// this store's dropped copy when it came back replaced.
+        func decide(_ id: DocumentID, versionBefore: VersionVector) -> (isNew: Bool, replacedCopyKeptAs: DocumentID?) {
+            guard versionBefore.isEmpty else { return (false, nil) }
+            let keptAs = keptCopies[id]
+            return (keptAs == nil, keptAs)
+        }
+    }
+}
