@@ -33,6 +33,9 @@ enum HistoryCommands {
                         "acknowledged": .bool(acknowledged.contains(change.lastID)),
                         "version": version.map { .string($0.description) } ?? .null,
                         "compactedBefore": compactedBefore.map { .string($0.description) } ?? .null,
+                        // What the text's line on the later snapshots says, for each entry:
+                        // a key of its own, as the array has no place for one of the whole log.
+                        "versionShowable": .bool(version.map(history.canRebuild) ?? false),
                     ])
                 })
                 return
