@@ -102,7 +102,7 @@ enum HistoryCommands {
     static let show = Command(
         name: "show", summary: NoteCommands.show.summary, usage: NoteCommands.show.usage,
         arguments: NoteCommands.show.arguments, options: NoteCommands.show.options,
-        examples: ["quire show 0190f1c2 --at 3@7c0c5e135634e4e8", "quire show 0190f1c2 --at 7c0c5e135634e4e8:18,9a41d0c2e8b7f613:4"], run: NoteCommands.show.run)
+        examples: ["quire show 0190f1c2", "quire show 0190f1c2 --at 3@7c0c5e135634e4e8", "quire show 0190f1c2 --at 7c0c5e135634e4e8:18,9a41d0c2e8b7f613:4"], run: NoteCommands.show.run)
 
     static let diff = Command(
         name: "diff",

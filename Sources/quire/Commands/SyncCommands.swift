@@ -21,7 +21,7 @@ enum SyncCommands {
             Option(name: "--idle-timeout", values: ["SECONDS"], help: "With --stdio: end the session when no request begins for that long (default \(stdioIdleSeconds))."),
         ],
         examples: [
-            "quire --store server.db serve --listen 127.0.0.1:8080 --tokens tokens.txt",
+            "quire --store server.quire serve --listen 127.0.0.1:8080 --tokens tokens.txt",
             "quire sync --via 'ssh laptop quire --store notes.quire serve --stdio'",
         ],
         run: { invocation in
