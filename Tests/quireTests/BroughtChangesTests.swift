@@ -7,14 +7,18 @@ import Testing
     /// A note something else was committed to while a sync's pages went in
     /// (`SyncClient.ChangedDocument.isInterleaved`) keeps its diff line,
     /// which then says that it shows those edits too; the others say nothing.
+    /// A new note's line shows it at its version after the sync, and says
+    /// that the note shown holds them (it said "the diff" of a `quire show`).
     @Test func aDiffSpanningEditsCommittedMeanwhileSaysSo() throws {
         let before = VersionVector([ReplicaID(1): 3]), after = VersionVector([ReplicaID(1): 3, ReplicaID(2): 5])
         let notes = [("0001", true), ("0002", false)].map { id, isInterleaved in
             BroughtChanges(id: DocumentID(rawValue: id)!, title: "Trip", isNew: false, versionBefore: before, versionAfter: after,
                            isRemoved: false, incoming: 2, isInterleaved: isInterleaved)
-        }
+        } + [BroughtChanges(id: DocumentID(rawValue: "0003")!, title: "Rome", isNew: true, versionBefore: VersionVector(), versionAfter: after,
+                            isRemoved: false, incoming: 2, isInterleaved: true)]
         let lines = BroughtChanges.listing(notes, by: "sync", idLength: 4).split(separator: "\n").dropFirst()
         #expect(lines == ["  quire diff 0001 --from \(before) --to \(after)  # Trip (the diff also shows edits committed here during the sync)",
-                          "  quire diff 0002 --from \(before) --to \(after)  # Trip"])
+                          "  quire diff 0002 --from \(before) --to \(after)  # Trip",
+                          "  quire show 0003 --at \(after)  # Rome (new, the note shown also holds edits committed here during the sync)"])
     }
 }

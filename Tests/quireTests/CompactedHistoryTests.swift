@@ -48,6 +48,8 @@ import Testing
             let point = try #require(log.first?["compactedBefore"] as? String)
             #expect(log.allSatisfy { $0["compactedBefore"] as? String == point })
             #expect(log.dropFirst().allSatisfy { $0["version"] is NSNull })
+            // Day 24's version is rebuilt from the compaction's snapshot; the others have none to show.
+            #expect(log.map { $0["versionShowable"] as? Bool } == [true, false, false, false], "\(log)")
             let current = try quire.ok(["vv", id]).trimmingCharacters(in: .newlines)
             #expect(log.first?["version"] as? String == current)
             // The point is the version before day 24: only it differs.
@@ -60,7 +62,8 @@ import Testing
                 + "those with version - are from before it, still logged: local changes a peer lacks, or the note's newest then.\n"), "\(text)")
             // A whole log says nothing of compaction.
             let other = try quire.ok(["note", "new", "--title", "Other"]).trimmingCharacters(in: .newlines)
-            #expect(try Self.jsonArray(quire, ["log", other, "--json"]).first?["compactedBefore"] is NSNull)
+            let otherLog = try Self.jsonArray(quire, ["log", other, "--json"])
+            #expect(otherLog.first?["compactedBefore"] is NSNull && otherLog.first?["versionShowable"] as? Bool == true, "\(otherLog)")
             #expect(!(try quire.ok(["log", other]).contains("compact")))
         }
     }
@@ -155,7 +158,8 @@ import Testing
     /// Two later snapshots prune the compaction's own: the point is still
     /// known (from the log), and versions from the oldest snapshot left on
     /// are rebuilt; those between fail, naming that snapshot's version,
-    /// which the text of `log`, listing them, says too.
+    /// which the text of `log`, listing them, says too, and its JSON says of
+    /// each entry (`versionShowable`: it said nothing of it).
     @Test func laterSnapshotsLeaveTheVersionsFromTheOldestOn() throws {
         try withRunner { quire in
             let id = try Self.compactedJournal(quire)
@@ -171,6 +175,15 @@ import Testing
             #expect(refused.status == 1)
             let oldest = try #require(versions.first { refused.stderr.contains("the oldest version it can show is \($0);") }, "\(refused.stderr)")
             #expect(oldest != point)
+            for entry in log {
+                let showable = try #require(entry["versionShowable"] as? Bool, "\(entry)")
+                guard let version = entry["version"] as? String else {
+                    #expect(!showable)
+                    continue
+                }
+                #expect(try quire.run(["show", id, "--at", version]).status == (showable ? 0 : 1), "\(version)")
+            }
+            #expect(log.contains { $0["version"] is String && $0["versionShowable"] as? Bool == false }, "\(log)")
             let shown = try #require(try JSONSerialization.jsonObject(with: Data(quire.ok(["show", id, "--at", oldest, "--json"]).utf8)) as? [String: Any])
             #expect((shown["body"] as? String)?.hasPrefix("start day 1 ") == true && shown["version"] as? String == oldest)
             #expect(try quire.ok(["diff", id, "--from", oldest]).contains("+\" day 27\""))

@@ -191,7 +191,7 @@ import Testing
             #expect(command.count == 6 && command[0] == "diff" && id.hasPrefix(command[1]) && command[2] == "--from" && command[3] == before
                     && command[4] == "--to" && command[5] == after, "\(merged)")
             let new = try #require(listed.notes.first { $0.comment == "Trip (new)" }, "\(merged)")
-            #expect(new.arguments.count == 2 && new.arguments[0] == "show" && other.hasPrefix(new.arguments[1]), "\(merged)")
+            #expect(new.isShow(of: other), "\(merged)")
             #expect(listed.notes.count == 2 && listed.notes.map(\.arguments[1]) == listed.notes.map(\.arguments[1]).sorted(), "\(merged)")
             // The command shows the phone's edit, and not the laptop's own,
             // made before the merge or after it (it showed the later one).

@@ -411,7 +411,18 @@ import Testing
             #expect(try quire.ok(["help", "status"]) == help)
             #expect(try quire.ok(["help", "note", "new"]) == (try quire.ok(["note", "new", "--help"])))
             #expect(try quire.ok(["help"]) == (try quire.ok(["--help"])))
-            #expect(try quire.ok(["--help"]).contains("  help [COMMAND]"))
+            let root = try quire.ok(["--help"])
+            #expect(root.contains("\n  help [COMMAND [SUBCOMMAND]]  Show a command's help, as COMMAND [SUBCOMMAND] --help does.\n"), "\(root)")
+            // The exit codes a script tells outcomes by, said where a newcomer looks (they were in Specs/cli.md only).
+            #expect(root.hasSuffix("\n\nEXIT STATUS:\n  0      Success.\n  1      Failure: standard error says what went wrong and what to do. "
+                + "A command that could do part of its work (sync, merge, compact, note list) does it, says what it left out, and exits so.\n"
+                + "  64     Usage error: the command line is wrong (standard error adds the command's usage); nothing was done.\n"
+                + "  128+N  `quire note edit` ended by signal N once the editor had exited; the file the editor left is kept, its path printed.\n"),
+                    "\(root)")
+            #expect(try quire.run(["status", "--frob"]).status == 64 && quire.run(["note", "show", "ffff"]).status == 1)
+            // init's usage names --store, and its options now say what it is; `show`'s examples start without --at.
+            #expect(try quire.ok(["init", "--help"]).contains("\nOPTIONS:\n  --store PATH  The store file (default: $QUIRE_STORE, "))
+            #expect(try quire.ok(["show", "--help"]).contains("\nEXAMPLES:\n  quire show 0190f1c2\n"))
             let unknown = try quire.run(["help", "note", "nope"])
             #expect(unknown.status == 64 && unknown.stdout.isEmpty)
             #expect(unknown.stderr.hasPrefix("error: help: no command \"quire note nope\"\nusage: quire note"), "\(unknown.stderr)")

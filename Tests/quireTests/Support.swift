@@ -197,6 +197,13 @@ func withRunner(isolation: isolated (any Actor)? = #isolation, _ body: (QuireRun
 struct BroughtNote: Equatable {
     let arguments: [String]
     let comment: String
+
+    /// Whether it is `quire show ID --at VERSION`, the line of a note new
+    /// here or replaced, for note `id` (abbreviated), at `version` if given.
+    func isShow(of id: String, at version: String? = nil) -> Bool {
+        arguments.count == 4 && arguments[0] == "show" && id.hasPrefix(arguments[1]) && arguments[2] == "--at"
+            && version.map { $0 == arguments[3] } != false
+    }
 }
 
 /// The notes listed under the heading `quire merge` or `quire sync` (`event`)

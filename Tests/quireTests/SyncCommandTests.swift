@@ -300,8 +300,7 @@ import Testing
             let taken = try runner.run(["sync", url, "--take-theirs", groceries])
             #expect(taken.status == 0, "\(taken.stderr)")
             let listed = try #require(broughtNotes(in: taken.stdout, by: "sync"), "\(taken.stdout)")
-            let line = try #require(listed.notes.first { $0.arguments.count == 2 && groceries.hasPrefix($0.arguments[1]) }, "\(taken.stdout)")
-            #expect(line.arguments[0] == "show", "\(taken.stdout)")
+            let line = try #require(listed.notes.first { $0.isShow(of: groceries) }, "\(taken.stdout)")
             let keptAs = "groceries (this store's copy replaced, kept as note "
             #expect(line.comment.hasPrefix(keptAs) && line.comment.hasSuffix(")"), "\(line.comment)")
             let copy = String(line.comment.dropFirst(keptAs.count).dropLast())
@@ -342,10 +341,12 @@ import Testing
 
             let next = try runner.ok(bringer == "sync" ? ["sync", "--via", peer] : ["merge", laptop])
             let listed = try #require(broughtNotes(in: next, by: bringer), "\(next)")
-            let line = try #require(listed.notes.first { $0.arguments.count == 2 && id.hasPrefix($0.arguments[1]) }, "\(next)")
+            let line = try #require(listed.notes.first { $0.isShow(of: id) }, "\(next)")
             let replaced = "Groceries (this store's copy replaced, kept as note "
-            #expect(line.arguments[0] == "show" && line.comment.hasPrefix(replaced) && line.comment.hasSuffix(")"), "\(next)")
+            #expect(line.comment.hasPrefix(replaced) && line.comment.hasSuffix(")"), "\(next)")
             #expect(kept.hasPrefix(line.comment.dropFirst(replaced.count).dropLast()), "\(next)")
+            // The line runs: the copy that came, at the version it came to.
+            #expect(try runner.ok(line.arguments).hasSuffix("\nversion  \(line.arguments[3])\n\nmilk\n"), "\(next)")
             #expect(try runner.ok(["note", "show", kept]).contains("milk"))
         }
     }
@@ -403,7 +404,7 @@ import Testing
                 } else {
                     let listed = try #require(broughtNotes(in: result.stdout, by: "sync"), "\(result.stdout)")
                     #expect(listed.notes.count == 1 && listed.notes.first?.comment == "Trip (new)", "\(result.stdout)")
-                    #expect(listed.notes.first.map { $0.arguments.count == 2 && trip.hasPrefix($0.arguments[1]) } == true)
+                    #expect(listed.notes.first?.isShow(of: trip) == true, "\(result.stdout)")
                 }
                 #expect(try runner.ok(["note", "show", trip], store: store).contains("Rome"))
             }
@@ -764,9 +765,9 @@ import Testing
             let first = try runner.ok(["sync", url])
             let new = try #require(broughtNotes(in: first, by: "sync"), "\(first)")
             #expect(new.notes.map(\.comment).sorted() == ["Groceries (new)", "Trip (new)"] && new.more == nil, "\(first)")
-            let showGroceries = try #require(new.notes.first { $0.comment == "Groceries (new)" }).arguments
-            #expect(showGroceries.count == 2 && showGroceries[0] == "show" && groceries.hasPrefix(showGroceries[1]), "\(first)")
-            #expect(try runner.ok(showGroceries).contains("milk"))
+            let showGroceries = try #require(new.notes.first { $0.comment == "Groceries (new)" })
+            #expect(showGroceries.isShow(of: groceries), "\(first)")
+            #expect(try runner.ok(showGroceries.arguments).contains("milk"))
 
             // Offline on both: the laptop appends and makes a note; this store inserts.
             try runner.ok(["note", "edit", groceries, "--append", " and eggs"], store: laptop)
@@ -782,7 +783,7 @@ import Testing
             #expect(diffGroceries.count == 6 && diffGroceries[0] == "diff" && groceries.hasPrefix(diffGroceries[1])
                     && diffGroceries[2] == "--from" && diffGroceries[3] == before && diffGroceries[4] == "--to" && diffGroceries[5] == after,
                     "\(second)")
-            #expect(listed.notes.contains { $0.comment == "Later (new)" && $0.arguments.first == "show" && later.hasPrefix($0.arguments[1]) },
+            #expect(listed.notes.contains { $0.comment == "Later (new)" && $0.isShow(of: later) },
                     "\(second)")
             // Exactly what the laptop wrote, not this store's own edit.
             let diff = try runner.ok(diffGroceries)
@@ -806,6 +807,29 @@ import Testing
                     && notes.first?["new"] as? Bool == false && notes.first?["removed"] as? Bool == false
                     && notes.first?["incoming"] as? Int == 1 && notes.first?["versionBefore"] as? String == tripBefore
                     && notes.first?["versionAfter"] as? String == tripAfter && tripAfter != tripBefore, "\(notes)")
+        }
+    }
+
+    /// The `quire show` a sync or merge lists for a note new here shows it
+    /// at its version right after the changes came (`--at`), as the listed
+    /// diff goes `--to` it, so that an edit made here since is not shown as
+    /// brought. (It showed the current note.)
+    @Test(arguments: ["sync", "merge"])
+    func theListedShowOfANewNoteShowsWhatCameNotAnEditMadeAfter(bringer: String) throws {
+        try withRunner { runner in
+            let laptop = runner.directory + "/laptop.quire"
+            try runner.ok(["init"], store: laptop)
+            let id = try runner.ok(["note", "new", "--title", "Groceries", "--body", "milk"], store: laptop).trimmingCharacters(in: .newlines)
+            try runner.ok(["init"])
+            let brought = try runner.ok(bringer == "sync" ? ["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"]
+                                                          : ["merge", laptop])
+            let after = try runner.ok(["vv", id]).trimmingCharacters(in: .newlines)
+            try runner.ok(["note", "edit", id, "--append", " and eggs"])
+            let listed = try #require(broughtNotes(in: brought, by: bringer), "\(brought)")
+            let line = try #require(listed.notes.first, "\(brought)")
+            #expect(listed.notes.count == 1 && line.isShow(of: id, at: after) && line.comment == "Groceries (new)", "\(brought)")
+            let shown = try runner.ok(line.arguments)
+            #expect(shown.hasSuffix("\nversion  \(after)\n\nmilk\n"), "\(shown)")
         }
     }
 
@@ -855,7 +879,7 @@ import Testing
             let synced = try runner.ok(["sync", "--via", peer])
             let listed = try #require(broughtNotes(in: synced, by: "sync"), "\(synced)")
             #expect(listed.notes.count == 20 && listed.more == "  ... and 3 more (`--json` lists them all)", "\(synced)")
-            #expect(zip(listed.notes, ids).allSatisfy { note, id in note.arguments.count == 2 && id.hasPrefix(note.arguments[1]) }, "\(synced)")
+            #expect(zip(listed.notes, ids).allSatisfy { note, id in note.isShow(of: id) }, "\(synced)")
 
             let other = runner.directory + "/other.quire"
             try runner.ok(["init"], store: other)

@@ -10,7 +10,7 @@ enum Help {
             sections.append("ARGUMENTS:\n" + columns(command.arguments.map { ($0.name, $0.help) }))
         }
         if !command.subcommands.isEmpty {
-            let help = path.isEmpty ? [("help [COMMAND]", "Show a command's help, as COMMAND --help does.")] : []
+            let help = path.isEmpty ? [("help [COMMAND [SUBCOMMAND]]", "Show a command's help, as COMMAND [SUBCOMMAND] --help does.")] : []
             sections.append("COMMANDS:\n" + columns(command.subcommands.map { ($0.name, $0.summary) } + help))
         }
         var options = command.options
@@ -23,8 +23,19 @@ enum Help {
         if !command.examples.isEmpty {
             sections.append("EXAMPLES:\n" + command.examples.map { "  \($0)" }.joined(separator: "\n"))
         }
+        if path.isEmpty { sections.append("EXIT STATUS:\n" + columns(exitStatuses)) }
         return sections.joined(separator: "\n\n") + "\n"
     }
+
+    /// What a script needs to tell outcomes apart (Specs/cli.md, "Exit
+    /// codes"), said once, in `quire --help`: every command exits so.
+    private static let exitStatuses = [
+        ("0", "Success."),
+        ("\(CLIError.failureExitCode)", "Failure: standard error says what went wrong and what to do. A command that could do part of its work "
+            + "(sync, merge, compact, note list) does it, says what it left out, and exits so."),
+        ("\(CLIError.usageExitCode)", "Usage error: the command line is wrong (standard error adds the command's usage); nothing was done."),
+        ("128+N", "`quire note edit` ended by signal N once the editor had exited; the file the editor left is kept, its path printed."),
+    ]
 
     /// The short form printed with a usage error.
     static func usage(for command: Command, path: [String]) -> String {

@@ -33,6 +33,9 @@ enum HistoryCommands {
                         "acknowledged": .bool(acknowledged.contains(change.lastID)),
                         "version": version.map { .string($0.description) } ?? .null,
                         "compactedBefore": compactedBefore.map { .string($0.description) } ?? .null,
+                        // What the text's line on the later snapshots says, for each entry:
+                        // a key of its own, as the array has no place for one of the whole log.
+                        "versionShowable": .bool(version.map(history.canRebuild) ?? false),
                     ])
                 })
                 return
@@ -99,7 +102,7 @@ enum HistoryCommands {
     static let show = Command(
         name: "show", summary: NoteCommands.show.summary, usage: NoteCommands.show.usage,
         arguments: NoteCommands.show.arguments, options: NoteCommands.show.options,
-        examples: ["quire show 0190f1c2 --at 3@7c0c5e135634e4e8", "quire show 0190f1c2 --at 7c0c5e135634e4e8:18,9a41d0c2e8b7f613:4"], run: NoteCommands.show.run)
+        examples: ["quire show 0190f1c2", "quire show 0190f1c2 --at 3@7c0c5e135634e4e8", "quire show 0190f1c2 --at 7c0c5e135634e4e8:18,9a41d0c2e8b7f613:4"], run: NoteCommands.show.run)
 
     static let diff = Command(
         name: "diff",

@@ -7,6 +7,8 @@ enum StoreCommands {
         name: "init",
         summary: "Create an empty store.",
         usage: ["[--store PATH]"],
+        // Every command takes --store; init's usage names it, so its help says what it is.
+        options: [Context.storeOption],
         examples: ["quire init", "quire --store ~/work.quire init"],
         run: { invocation in
             try invocation.expectArguments(atMost: 0)

@@ -21,7 +21,7 @@ enum SyncCommands {
             Option(name: "--idle-timeout", values: ["SECONDS"], help: "With --stdio: end the session when no request begins for that long (default \(stdioIdleSeconds))."),
         ],
         examples: [
-            "quire --store server.db serve --listen 127.0.0.1:8080 --tokens tokens.txt",
+            "quire --store server.quire serve --listen 127.0.0.1:8080 --tokens tokens.txt",
             "quire sync --via 'ssh laptop quire --store notes.quire serve --stdio'",
         ],
         run: { invocation in
@@ -218,13 +218,12 @@ enum SyncCommands {
             // versions to diff, which only this run knows, or the copy kept
             // of one whose copy --take-theirs replaced (this run's, or an
             // earlier one's that failed before the note came back). Read as
-            // each is taken: the text takes a few of thousands. Not read, a
-            // replaced note is listed as new, and the sync's own error stays.
-            let replaced = report.changedDocuments.values.contains { $0.versionBefore.isEmpty } ? (try? store.replacedCopies()) ?? [:] : [:]
+            // each is taken: the text takes a few of thousands.
+            let newOrReplaced = BroughtChanges.NewOrReplaced(in: store, versionsBefore: report.changedDocuments.values.map(\.versionBefore))
             let changed = report.changedDocuments.sorted { $0.key < $1.key }.lazy.map { id, change in
                 let note = try? store.read(id) { try Note(id: id, document: $0) }
-                let keptAs = change.versionBefore.isEmpty ? replaced[id] : nil
-                return BroughtChanges(id: id, title: note?.title, isNew: change.versionBefore.isEmpty && keptAs == nil,
+                let (isNew, keptAs) = newOrReplaced.decide(id, versionBefore: change.versionBefore)
+                return BroughtChanges(id: id, title: note?.title, isNew: isNew,
                                       versionBefore: change.versionBefore, versionAfter: change.versionAfter, isRemoved: note?.removed ?? false,
                                       incoming: change.received, replacedCopyKeptAs: keptAs, isInterleaved: change.isInterleaved)
             }

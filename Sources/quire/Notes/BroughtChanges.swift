@@ -4,11 +4,12 @@ import Quire
 /// A note that a merge or a sync brought changes into, and how to see what
 /// they did: `quire diff ID --from` its version here before them `--to` its
 /// version right after them (not the current one, which may hold edits
-/// made since), or, for a note new here, `quire show ID` (all of it was
-/// brought, and no version is empty to diff from), as for a note whose copy
-/// here the sync replaced (`sync --take-theirs`: the old copy's changes are
-/// gone from it, kept in another note). `quire merge` and `quire sync` name them alike
-/// (Specs/cli.md, `merge`; Specs/sync.md, "Commands").
+/// made since), or, for a note new here, `quire show ID --at` its version
+/// right after them (all of it was brought, and no version is empty to
+/// diff from), as for a note whose copy here the sync replaced (`sync
+/// --take-theirs`: the old copy's changes are gone from it, kept in another
+/// note). `quire merge` and `quire sync` name them alike (Specs/cli.md,
+/// `merge`; Specs/sync.md, "Commands").
 struct BroughtChanges {
     let id: DocumentID
     /// Its title now; nil when it cannot be read.
@@ -30,8 +31,8 @@ struct BroughtChanges {
     /// left to diff from.
     var replacedCopyKeptAs: DocumentID? = nil
     /// Something else was committed to the note while the changes went in
-    /// (a sync's pages, another process's edit between two): the diff
-    /// shows that too, and the line says so.
+    /// (a sync's pages, another process's edit between two): the diff (or
+    /// the note shown) holds that too, and the line says so.
     var isInterleaved = false
 
     /// Its JSON members, the keys `merge`'s `documents` and `sync`'s
@@ -58,10 +59,11 @@ struct BroughtChanges {
     static func listing(_ notes: some Collection<BroughtChanges>, by event: String, idLength: Int) -> String {
         let lines = notes.prefix(listedAtMost).map { note in
             let id = note.id.rawValue.prefix(idLength)
-            let command = note.isNew || note.replacedCopyKeptAs != nil ? "quire show \(id)"
+            let isShown = note.isNew || note.replacedCopyKeptAs != nil
+            let command = isShown ? "quire show \(id) --at \(note.versionAfter)"
                 : "quire diff \(id) --from \(note.versionBefore) --to \(note.versionAfter)"
             let replaced = note.replacedCopyKeptAs.map { "this store's copy replaced, kept as note \($0.rawValue.prefix(idLength))" }
-            let interleaved = note.isInterleaved ? "the diff also shows edits committed here during the \(event)" : nil
+            let interleaved = note.isInterleaved ? "the \(isShown ? "note shown also holds" : "diff also shows") edits committed here during the \(event)" : nil
             let marks = [note.isNew ? "new" : nil, replaced, note.isRemoved ? "removed" : nil, interleaved].compactMap { $0 }
             return "  \(command)  # \(note.title ?? "(cannot be read)")" + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))")
         }
@@ -69,5 +71,37 @@ struct BroughtChanges {
         return "What the \(event) brought into each note, against the note's version here before the \(event) (of a new note, all of it):\n"
             + lines.joined(separator: "\n")
             + (more > 0 ? "\n  ... and \(more) more (`--json` lists them all)" : "")
+    }
+}
+
+extension BroughtChanges {
+    /// Whether a note changes came into is new here or came back replaced,
+    /// told from its version here before them: one with an empty version
+    /// before is new, unless this store dropped its copy to take the other
+    /// side's whole (`sync --take-theirs`, in this run or in an earlier one
+    /// that failed before the other side's copy came), which the store
+    /// records (`DocumentStore.replacedCopies()`). `quire sync` and `quire
+    /// merge` decide it through this alone, so that they list a note alike.
+    struct NewOrReplaced {
+        /// The record: each replaced note, with the note keeping its dropped copy.
+        private let keptCopies: [DocumentID: DocumentID]
+
+        /// `versionsBefore`: the versions here before the changes of the
+        /// notes to decide. The record is read only when one is empty. One
+        /// that cannot be read (a damaged store) leaves such notes new: the
+        /// changes went in by then, and the command's own outcome stays
+        /// (an error now would say that a merge written whole failed).
+        init(in store: DocumentStore, versionsBefore: some Sequence<VersionVector>) {
+            keptCopies = versionsBefore.contains(where: \.isEmpty) ? (try? store.replacedCopies()) ?? [:] : [:]
+        }
+
+        /// For note `id`, whose version here before the changes was
+        /// `versionBefore`: whether it is new here, and the note keeping
+        /// this store's dropped copy when it came back replaced.
+        func decide(_ id: DocumentID, versionBefore: VersionVector) -> (isNew: Bool, replacedCopyKeptAs: DocumentID?) {
+            guard versionBefore.isEmpty else { return (false, nil) }
+            let keptAs = keptCopies[id]
+            return (keptAs == nil, keptAs)
+        }
     }
 }

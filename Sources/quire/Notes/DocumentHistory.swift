@@ -225,11 +225,16 @@ struct DocumentHistory {
         }
     }
 
-    /// `vector`, if a replay can build it: after compaction, it must hold
+    /// Whether a replay can build `vector`: after compaction, it must hold
     /// the oldest snapshot's version, which replays start from.
+    func canRebuild(_ vector: VersionVector) -> Bool {
+        compaction.map { vector.includes($0.snapshot.versionVector) } ?? true
+    }
+
+    /// `vector`, if a replay can build it (`canRebuild(_:)`).
     private func rebuildable(_ vector: VersionVector, _ text: String) throws -> VersionVector {
-        guard let compaction, !vector.includes(compaction.snapshot.versionVector) else { return vector }
-        throw notRebuildable(text)
+        guard canRebuild(vector) else { throw notRebuildable(text) }
+        return vector
     }
 
     /// The likely cause of a version naming what the note lacks, in the

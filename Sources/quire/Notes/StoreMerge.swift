@@ -190,13 +190,13 @@ struct StoreMerge {
                 (documents[index].versionBefore, documents[index].versionAfter) = (current, current)
             }
             documents[index].incomingCount = applied[id]?.count ?? 0
-            documents[index].isNew = documents[index].isNew && applied[id]?.versionBefore.isEmpty == true
         }
         documents.removeAll { $0.incomingCount == 0 && $0.outgoing == 0 }
-        let replaced = try documents.contains(where: \.isNew) ? store.replacedCopies() : [:]
-        for index in documents.indices where documents[index].isNew {
-            documents[index].replacedCopyKeptAs = replaced[documents[index].id]
-            documents[index].isNew = documents[index].replacedCopyKeptAs == nil
+        // New only when its write made the note (an empty version before), as `sync` decides it.
+        let newOrReplaced = BroughtChanges.NewOrReplaced(in: store, versionsBefore: documents.map(\.versionBefore))
+        for index in documents.indices {
+            (documents[index].isNew, documents[index].replacedCopyKeptAs) = newOrReplaced.decide(documents[index].id,
+                                                                                                 versionBefore: documents[index].versionBefore)
         }
     }
 
