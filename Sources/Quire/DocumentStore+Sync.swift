@@ -190,11 +190,14 @@ extension DocumentStore {
                 // Every other peer's cursor stands for rows of the document too, which the copy that comes may lack.
                 try SyncState.rewindCursors(db)
                 if let kept { try ReplacedDocuments.record(id.rawValue, keptAs: kept.id.rawValue, db) }
-                return (copy: kept, logged: logged, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
+                // For other stores' outside looks, and for syncs running meanwhile, which must not store a cursor past the rewind.
+                let dropRow = (before: try DroppedDocuments.highestSeq(db), after: try DroppedDocuments.record(id.rawValue, db))
+                return (copy: kept, logged: logged, dropRow: dropRow, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
             } }
             if let fileReplica { adoptReplica(fileReplica) }
             let done = try written.get()
             outsideLogPlace.noteOwnRows(after: done.logged.before, through: done.logged.after)
+            outsideDropPlace.noteOwnRows(after: done.dropRow.before, through: done.dropRow.after)
             adoptReplica(done.renewed)
             publishDropped(id, dropped)
             if let copy = done.copy { publish(copy) }
