@@ -59,17 +59,37 @@ extension DocumentStore {
         try database.write { db in try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db) }
     }
 
+    /// How many times a store on this file has moved the sync cursors back
+    /// (`discardCopy`, once a drop). A sync reads it as it starts and gives
+    /// it to `recordSyncProgress`, which then stores no cursor once another
+    /// rewind has come in between.
+    public func cursorRewinds() throws -> Int64 {
+        try database.read { db in try DroppedDocuments.highestSeq(db) }
+    }
+
     /// Records what `peer` acknowledged of each document and the new cursor
     /// (nil: the cursor stays) in one transaction: one disk sync for a whole
     /// answer, not one per document. A refused change `peer` now holds (its
     /// writer sent it) is no longer refused.
     ///
-    /// - Returns: what was recorded as acknowledged before, in the same
-    ///   transaction, for the documents of `earlierOf`: a change it covers
-    ///   another sync (another process) has already seen `peer` hold.
+    /// The cursor is stored only if the file's `cursorRewinds()` is still
+    /// `rewindsAtStart` (nil: whatever it is): a sync that began before a
+    /// `discardCopy` (another process's `quire sync --take-theirs`) and
+    /// ends after it would otherwise store a cursor past the rows of the
+    /// dropped document again, undoing the rewind (or the forgetting, for
+    /// the peer the copy is taken from), and those rows would never come
+    /// back. The acknowledgements are stored all the same: they say what
+    /// the peer holds.
+    ///
+    /// - Returns: `earlier`, what was recorded as acknowledged before, in
+    ///   the same transaction, for the documents of `earlierOf`: a change
+    ///   it covers another sync (another process) has already seen `peer`
+    ///   hold; and whether the cursor given was stored (false without one,
+    ///   or after a rewind: the sync then goes on from it in memory).
     @discardableResult
     public func recordSyncProgress(peer: String, acknowledged: [DocumentID: VersionVector], cursor: SyncCursor?,
-                                   earlierOf documents: some Collection<DocumentID> = []) throws -> [DocumentID: VersionVector] {
+                                   unlessRewoundSince rewindsAtStart: Int64? = nil, earlierOf documents: some Collection<DocumentID> = [])
+        throws -> (earlier: [DocumentID: VersionVector], cursorStored: Bool) {
         try database.write { db in
             var earlier: [DocumentID: VersionVector] = [:]
             for id in documents { earlier[id] = try PeerAcknowledgements.version(peer: peer, document: id.rawValue, db) }
@@ -81,8 +101,11 @@ extension DocumentStore {
                       acknowledged[id]?.contains(OpID(replica: rejected.id.replica, counter: rejected.lastCounter)) == true else { continue }
                 try SyncState.forgetRejected(rejected, peer: peer, db)
             }
-            if let cursor { try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db) }
-            return earlier
+            // Stored past a rewind made since the sync began, the cursor would undo it.
+            let rewoundMeanwhile = try rewindsAtStart.map { try DroppedDocuments.highestSeq(db) != $0 } ?? false
+            guard let cursor, !rewoundMeanwhile else { return (earlier, false) }
+            try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db)
+            return (earlier, true)
         }
     }
 
@@ -112,8 +135,14 @@ extension DocumentStore {
     /// the empty version vector, naming every object and key the dropped
     /// copy held, as all of it may change; the peer's copy makes `.remote`
     /// events when a sync applies it, and the kept copy a `.local` one.
-    /// (Another store on the file gets no event of the drop: nothing in the
-    /// file records it.)
+    /// Another store on the file (another process) finds the drop when it
+    /// next looks (`checkForOutsideCommits()`): the file records it
+    /// (`DroppedDocuments`), and that store's `.outside` event names what
+    /// its own loaded copy held.
+    ///
+    /// A sync with any peer that runs meanwhile (in another process) and
+    /// ends after does not store its cursor (`recordSyncProgress`), which
+    /// would undo the rewind.
     ///
     /// The document that keeps the copy is recorded with the one dropped
     /// (`replacedCopies`): the sync that brings the peer's copy, which may
@@ -190,11 +219,14 @@ extension DocumentStore {
                 // Every other peer's cursor stands for rows of the document too, which the copy that comes may lack.
                 try SyncState.rewindCursors(db)
                 if let kept { try ReplacedDocuments.record(id.rawValue, keptAs: kept.id.rawValue, db) }
-                return (copy: kept, logged: logged, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
+                // For other stores' outside looks, and for syncs running meanwhile, which must not store a cursor past the rewind.
+                let dropRow = (before: try DroppedDocuments.highestSeq(db), after: try DroppedDocuments.record(id.rawValue, db))
+                return (copy: kept, logged: logged, dropRow: dropRow, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
             } }
             if let fileReplica { adoptReplica(fileReplica) }
             let done = try written.get()
             outsideLogPlace.noteOwnRows(after: done.logged.before, through: done.logged.after)
+            outsideDropPlace.noteOwnRows(after: done.dropRow.before, through: done.dropRow.after)
             adoptReplica(done.renewed)
             publishDropped(id, dropped)
             if let copy = done.copy { publish(copy) }

@@ -131,6 +131,9 @@ public final class DocumentStore: @unchecked Sendable {
     /// Its place in `removal_marks`, for finding the removals and restores
     /// others make, which log no change.
     var outsideRemovalPlace = OutsidePlace(at: 0)
+    /// Its place in `dropped_documents`, for finding the copies others
+    /// dropped (`discardCopy`), which log no change either.
+    var outsideDropPlace = OutsidePlace(at: 0)
     /// SQLite's `data_version` when others' commits were last looked for:
     /// while it stays the same, no other connection has committed.
     var outsideCheckedAt: Int64?

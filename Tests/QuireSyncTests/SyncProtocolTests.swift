@@ -1028,6 +1028,60 @@ import Testing
         #expect(try value(alice, "todo", "k") == .scalar(.int(1)))
     }
 
+    /// A sync with server B that began before another process on the file
+    /// took server A's copy of a note (or B's own), and ends after, leaves
+    /// B's cursor as the drop left it: at seq 0 (forgotten, for B's own
+    /// copy). So the next sync with B still brings bob's edit of the note,
+    /// which only B had sent. The sync itself goes on through its pages
+    /// from where they got. (It stored its answer's cursor over the
+    /// rewind, and that edit never came back.)
+    @Test(arguments: ["a", "b"])
+    func aSyncRunningWhileACopyIsTakenDoesNotUndoTheRewind(takenFrom: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/alice.quire"
+            var onePerPage = SyncServer.Configuration()
+            onePerPage.maxPageDocuments = 1
+            let servers = ["a": try makeServer(), "b": try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: onePerPage)]
+            let alice = try DocumentStore(path: path), beside = try DocumentStore(path: path), bob = try DocumentStore.inMemory()
+            for id: DocumentID in ["groceries", "todo"] {
+                try alice.create(id: id)
+                try write(alice, id, "k", 1)
+            }
+            func sync(_ store: DocumentStore, with peer: String, through transport: (any SyncTransport)? = nil) async throws -> SyncClient.Report {
+                try await SyncClient(store: store, peer: peer, transport: transport ?? FaultyTransport.sound(servers[peer]!)).sync()
+            }
+            _ = try await sync(alice, with: "a")
+            _ = try await sync(alice, with: "b")
+            // bob's edit of the note reaches alice through server B only.
+            _ = try await sync(bob, with: "b")
+            try write(bob, "groceries", "bob", 2)
+            _ = try await sync(bob, with: "b")
+            _ = try await sync(alice, with: "b")
+            #expect(try value(alice, "groceries", "bob") == .scalar(.int(2)))
+            let logB = try #require(try alice.syncCursor(peer: "b")).logID
+            // Three notes new to alice: three pages.
+            let bobsNotes: [DocumentID] = ["n1", "n2", "n3"]
+            for id in bobsNotes {
+                try bob.create(id: id)
+                try write(bob, id, "k", 3)
+            }
+            _ = try await sync(bob, with: "b")
+
+            // The other process's drop, once this sync has begun and made its first request.
+            let dropping = MeddlingTransport(inner: FaultyTransport.sound(servers["b"]!)) {
+                try beside.discardCopy(of: "groceries", resyncingWith: takenFrom)
+            }
+            let report = try await sync(alice, with: "b", through: dropping)
+            #expect(report.received == 3 && report.rounds == 3)
+            for id in bobsNotes { #expect(try value(alice, id, "k") == .scalar(.int(3))) }
+            #expect(try alice.syncCursor(peer: "b") == (takenFrom == "b" ? nil : SyncCursor(logID: logB, seq: 0)))
+            _ = try await sync(alice, with: "a")
+            _ = try await sync(alice, with: "b")
+            #expect(try value(alice, "groceries", "bob") == .scalar(.int(2)))
+            #expect(try alice.versionVector("groceries") == servers["b"]!.log.version("groceries"))
+        }
+    }
+
     /// Known, not fixed (`sync.md`, "Sessions"): a clash that the version
     /// this store states covers goes unseen. Stated at a version holding
     /// 1@7 (the first sync states every note; later ones a note edited

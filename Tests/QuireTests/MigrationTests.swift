@@ -407,6 +407,22 @@ import Testing
         }
     }
 
+    /// Version 10 adds `dropped_documents`, empty: a version 9 store keeps
+    /// its outbox, has seen no drop (no cursor rewind) yet, and another
+    /// store on the file finds the next drop.
+    @Test func aVersion9StoreKeepsItsOutboxAndTellsOtherStoresOfADrop() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/v9.quire"
+            let store = try Self.upgradedStore(fromVersion: 9, path: path)
+            #expect(try store.cursorRewinds() == 0)
+            let other = try DocumentStore(path: path)
+            #expect(try other.checkForOutsideCommits().isEmpty)
+            try store.discardCopy(of: "first", resyncingWith: "server")
+            #expect(try other.cursorRewinds() == 1)
+            #expect(try other.checkForOutsideCommits().map(\.document) == ["first"])
+        }
+    }
+
     @Test func aStoreFromANewerVersionIsRefused() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/future.quire"

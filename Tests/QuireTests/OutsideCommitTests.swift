@@ -94,6 +94,54 @@ import Testing
         }
     }
 
+    /// Another store on the file drops its copy of a note (`discardCopy`,
+    /// `quire sync --take-theirs` beside an app): this store's look finds
+    /// the drop, which deletes the note's rows and logs nothing. The event
+    /// names every object and key of the copy this store had loaded, with
+    /// the version the file holds: empty while the peer's copy has not come
+    /// (a read then finds no note), the peer's once it has (with its
+    /// changes, and a read shows it, not the dropped copy). The dropping
+    /// store's own drop is no outside event to it. (Nothing in the file
+    /// recorded a drop: no event at all, or, the peer's copy applied, one
+    /// naming only the keys its changes touched, not `body` and `items`.)
+    @Test(arguments: [false, true])
+    func anotherStoresDropOfACopyMakesAnOutsideEvent(peersCopyCame: Bool) async throws {
+        try await withTwoStores { _, first, second, id, text in
+            let items = try first.edit(id) { tx in
+                let items = try tx.putObject(.root, key: "items", kind: .map)
+                try tx.put(items, key: "milk", .int(2))
+                return items
+            }
+            #expect(try first.read(id) { try $0.text(text) } == "base")  // cached
+            #expect(try second.checkForOutsideCommits().count == 1)  // the edit above
+            let events = first.events(of: id)
+            let peer = try DocumentStore.inMemory()
+            try peer.create(id: id)
+            try peer.edit(id) { tx in try tx.put(.root, key: "from", .string("peer")) }
+
+            try second.discardCopy(of: id, resyncingWith: "server")
+            if peersCopyCame {
+                try second.create(id: id)
+                try second.apply(id, peer.changes(id))
+            }
+            let found = try first.checkForOutsideCommits()
+            let dropped = DocumentEvent(
+                document: id, origin: .outside, changeIDs: peersCopyCame ? try peer.changes(id).map(\.id) : [],
+                versionVector: peersCopyCame ? try peer.versionVector(id) : [:], changedObjects: [.root, text, items],
+                changedKeys: [.root: peersCopyCame ? ["body", "items", "from"] : ["body", "items"], items: ["milk"]])
+            #expect(found == [dropped])
+            #expect(await nextElement(of: events) == dropped)
+            if peersCopyCame {
+                #expect(try first.read(id) { try $0.get(.root, key: "from") } == .scalar(.string("peer")))
+                #expect(try first.read(id) { try $0.get(.root, key: "body") } == nil)
+            } else {
+                #expect(throws: StoreError.noSuchDocument(id.rawValue)) { try first.read(id) { _ in } }
+            }
+            #expect(try first.checkForOutsideCommits().isEmpty)
+            #expect(try second.checkForOutsideCommits().isEmpty)
+        }
+    }
+
     /// This store removes a document right after another store removed
     /// another: the other's removal is still found, once, and this store's
     /// own makes only its `local` event.

@@ -62,10 +62,17 @@ extension DocumentStore {
     /// peer's copy. Lock held.
     func publishDropped(_ id: DocumentID, _ dropped: LoadedDocument?) {
         guard !observers.isEmpty else { return }
-        // A copy that did not load names its root at least.
-        let (objects, keys) = dropped.map { Self.everything(in: $0.document) } ?? ([.root], [:])
+        let (objects, keys) = Self.namesOfDroppedCopy(dropped)
         observers.publish(DocumentEvent(document: id, origin: .local, changeIDs: [], versionVector: VersionVector(),
                                         changedObjects: objects, changedKeys: keys))
+    }
+
+    /// What an event of a dropped copy names (here, or in another store on
+    /// the file, `checkForOutsideCommits`): every object and key the copy
+    /// held, as all of it may change; the root at least for a copy that was
+    /// not loaded, or did not load.
+    static func namesOfDroppedCopy(_ dropped: LoadedDocument?) -> (objects: Set<ObjectID>, keys: [ObjectID: Set<String>]) {
+        dropped.map { everything(in: $0.document) } ?? ([.root], [:])
     }
 
     /// Tells the observers about a commit that is on disk. Lock held, so

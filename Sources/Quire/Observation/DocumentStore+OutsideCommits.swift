@@ -9,16 +9,21 @@ import Foundation
 // but for the rows of this store's own batches, which move the place past
 // them (`OutsidePlace.noteOwnRows`). A removal or restore logs no change:
 // it replaces its document's row of `removal_marks` under a new `seq`,
-// where the store keeps a place the same way (`outsideRemovalPlace`).
+// where the store keeps a place the same way (`outsideRemovalPlace`); so
+// does a dropped copy (`discardCopy`), in `dropped_documents`
+// (`outsideDropPlace`).
 // `PRAGMA data_version` says cheaply whether anyone else committed at all.
 extension DocumentStore {
     /// Looks for commits that others made to the file since the last look
     /// (or since the store was opened): another process, such as `quire
     /// sync` or `quire note edit`, or another `DocumentStore` on the same
-    /// file. Sends one `.outside` event per document they changed, removed
-    /// or restored to the streams of `events(of:)` and `allEvents()`, and
-    /// returns those events. A removal or restore alone makes one with no
-    /// changes, whose `isRemoved` says which.
+    /// file. Sends one `.outside` event per document they changed, removed,
+    /// restored or dropped the copy of (`discardCopy`) to the streams of
+    /// `events(of:)` and `allEvents()`, and returns those events. A removal
+    /// or restore alone makes one with no changes, whose `isRemoved` says
+    /// which; a drop one naming every object and key of the copy this store
+    /// had loaded, with the version the file holds now (empty until the
+    /// peer's copy comes).
     /// A cached copy of such a document is brought up to date first, so
     /// that a read made on the event shows the new state.
     ///
@@ -96,6 +101,7 @@ extension DocumentStore {
         try database.read { db in
             outsideLogPlace = OutsidePlace(at: try ChangeLog.highestSeq(db))
             outsideRemovalPlace = OutsidePlace(at: try RemovalMarks.highestSeq(db))
+            outsideDropPlace = OutsidePlace(at: try DroppedDocuments.highestSeq(db))
         }
     }
 
@@ -106,6 +112,9 @@ extension DocumentStore {
         /// Some of its changes could not be read: another process compacted
         /// them away, or their row is damaged.
         var isPartial = false
+        /// Its copy was dropped (`discardCopy`): what this store had loaded
+        /// of it is gone, the peer's copy (if its changes came) in its place.
+        var wasDropped = false
         var version = VersionVector()
         var isRemoved = false
     }
@@ -117,7 +126,7 @@ extension DocumentStore {
         // (the second time, nothing new), never missed.
         let dataVersion = try database.query(sql: "PRAGMA data_version")[0].int64(0)
         guard dataVersion != outsideCheckedAt else { return [] }
-        let (highest, highestMark, commits, damage) = try database.read { db in
+        let (highest, highestMark, highestDrop, commits, damage) = try database.read { db in
             let highest = try ChangeLog.highestSeq(db)
             let ranges = outsideLogPlace.unexaminedRows(upTo: highest)
             var commits: [OutsideCommit] = []
@@ -155,27 +164,43 @@ extension DocumentStore {
             for range in outsideRemovalPlace.unexaminedRows(upTo: highestMark) {
                 for document in try RemovalMarks.documents(markedIn: range, db) { _ = commit(document) }
             }
+            // Dropped: its rows are gone, the peer's copy's (if they came) logged as any.
+            let highestDrop = try DroppedDocuments.highestSeq(db)
+            for range in outsideDropPlace.unexaminedRows(upTo: highestDrop) {
+                for document in try DroppedDocuments.documents(droppedIn: range, db) { commits[commit(document)].wasDropped = true }
+            }
             for index in commits.indices {
                 commits[index].version = try DocumentVersions.version(document: commits[index].document, db)
                 commits[index].isRemoved = try DocumentStore.isRemoved(commits[index].document, db)
             }
-            return (highest, highestMark, commits, damage)
+            return (highest, highestMark, highestDrop, commits, damage)
         }
         outsideLogPlace.examined(through: highest)
         outsideRemovalPlace.examined(through: highestMark)
+        outsideDropPlace.examined(through: highestDrop)
         outsideCheckedAt = dataVersion
         for message in damage { warn(message) }
         return try commits.map { commit in
             let id = try DocumentID(stored: commit.document)
             var event = DocumentEvent(document: id, origin: .outside, changes: commit.changes, versionVector: commit.version,
                                       isRemoved: commit.isRemoved)
+            // A dropped copy is stale whatever the file holds now: a read loads that.
+            let droppedCopy = commit.wasDropped ? cache.removeValue(forKey: id) : nil
             // A copy in use is brought up to date now; a partial event needs the document.
-            guard commit.isPartial || cache[id] != nil else { return event }
-            do {
-                let document = try loadedIdle(id).document
-                if commit.isPartial { (event.changedObjects, event.changedKeys) = Self.everything(in: document) }
-            } catch {
-                warn("document \(id) changed in another process, and does not load: \(error)")
+            if commit.isPartial || cache[id] != nil {
+                do {
+                    let document = try loadedIdle(id).document
+                    if commit.isPartial { (event.changedObjects, event.changedKeys) = Self.everything(in: document) }
+                } catch {
+                    warn("document \(id) changed in another process, and does not load: \(error)")
+                }
+            }
+            // All a dropped copy held may have changed, or be gone: named as the drop's own event names it
+            // (`publishDropped`), from the copy this store had loaded; the root alone if it had none.
+            if commit.wasDropped {
+                let (objects, keys) = Self.namesOfDroppedCopy(droppedCopy)
+                event.changedObjects.formUnion(objects)
+                event.changedKeys.merge(keys) { $0.union($1) }
             }
             return event
         }

@@ -14,7 +14,7 @@ public enum StoreSchema {
     /// Every migration in order: migration `n` makes version `n + 1`.
     private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState, changeRuns, addDocumentVersions, numberDocuments,
                                                                       compressedBundles, addRemovalMarks, addRefusedDocuments,
-                                                                      addReplacedDocuments]
+                                                                      addReplacedDocuments, addDroppedDocuments]
 
     /// The migrations up to `version` only: how a test makes a file exactly
     /// as an older release wrote it.
@@ -276,6 +276,21 @@ public enum StoreSchema {
                 document_id TEXT PRIMARY KEY,
                 kept_as TEXT NOT NULL
             ) WITHOUT ROWID;
+            """)
+    }
+
+    /// Version 10: each document whose copy `discardCopy` dropped, under
+    /// the `seq` of its latest drop (`DroppedDocuments`), so that another
+    /// store on the file finds the drop, which deletes the document's rows
+    /// and logs nothing, and a sync running meanwhile finds that the
+    /// cursors were moved back. Starts empty: only a later drop is news to
+    /// anyone. No foreign key: the document is missing after the drop.
+    @Sendable static func addDroppedDocuments(_ db: DatabaseConnection) throws {
+        try db.executeScript("""
+            CREATE TABLE dropped_documents(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                document_id TEXT NOT NULL UNIQUE
+            );
             """)
     }
 }

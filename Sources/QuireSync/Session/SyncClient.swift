@@ -188,8 +188,8 @@ public struct SyncClient: Sendable {
     /// The rounds of a sync, until it completes (`session.report` then
     /// says what it did) or fails (it says what was done before).
     private func syncRounds(waitSeconds: Double, _ session: inout Session) async throws(SyncError) {
-        (session.serverVersions, session.refusedBefore) = try await storeWork { [peer] store in
-            (try store.acknowledgedVersions(peer: peer), try store.refusedDocuments(peer: peer))
+        (session.serverVersions, session.refusedBefore, session.cursorRewindsAtStart) = try await storeWork { [peer] store in
+            (try store.acknowledgedVersions(peer: peer), try store.refusedDocuments(peer: peer), try store.cursorRewinds())
         }
         var waitingRound = 0
         for round in 1...maxRounds {
@@ -258,6 +258,14 @@ public struct SyncClient: Sendable {
     /// What a sync knows between rounds.
     private struct Session {
         var report = Report()
+        /// The store's `cursorRewinds()` before the first request read the
+        /// stored cursor: once a `discardCopy` (another process's) has moved
+        /// the cursors back since, this sync stores none
+        /// (`DocumentStore.recordSyncProgress`), its pages having passed
+        /// rows of the dropped document.
+        var cursorRewindsAtStart: Int64 = 0
+        /// Set once a cursor was not stored for such a rewind.
+        var rewoundMeanwhile = false
         /// What the server is known to hold: the stored acknowledgements,
         /// then its answers in this sync.
         var serverVersions: [DocumentID: VersionVector] = [:]
@@ -328,8 +336,9 @@ public struct SyncClient: Sendable {
         }
         /// The stored cursor stays where it was: past the rows of a document
         /// left out as damaged on the server, or of one whose changes this
-        /// store refused, those rows would never come again.
-        var cursorStaysBehind: Bool { leftOutAsDamaged || !report.notApplied.isEmpty }
+        /// store refused, those rows would never come again; past a rewind
+        /// made since the sync began, the rows of the dropped document.
+        var cursorStaysBehind: Bool { leftOutAsDamaged || !report.notApplied.isEmpty || rewoundMeanwhile }
         /// Whether this store left the document out of the sync: damaged
         /// here, or its changes from the server refused.
         func isLeftOutHere(_ id: DocumentID) -> Bool { report.damaged[id] != nil || report.notApplied[id] != nil }
@@ -667,8 +676,17 @@ public struct SyncClient: Sendable {
         // this store at the same time, is not counted. Otherwise a change
         // another sync of this store (run at the same time, pushing it too)
         // saw the server hold first is that sync's to count in `sent`.
-        let earlier = try store.recordSyncProgress(peer: peer, acknowledged: acknowledged, cursor: cursor,
-                                                   earlierOf: held.filter { newChanges == nil && !$0.value.isEmpty }.keys)
+        let (earlier, cursorStored) = try store.recordSyncProgress(
+            peer: peer, acknowledged: acknowledged, cursor: cursor, unlessRewoundSince: session.cursorRewindsAtStart,
+            earlierOf: held.filter { newChanges == nil && !$0.value.isEmpty }.keys)
+        if let cursor, !cursorStored {
+            // A store on the file dropped a copy since this sync began (`quire sync --take-theirs`), moving the
+            // cursors back: the stored one stays there, and this sync goes on from where its pages got.
+            session.rewoundMeanwhile = true
+            session.pulledCursor = cursor
+            progress("a note's copy was dropped in this store during the sync (`quire sync --take-theirs`): "
+                + "the next sync with \(transport.otherSide) starts from the beginning of its log")
+        }
         if let newChanges {
             session.report.sent += newChanges
         } else {
