@@ -16,7 +16,7 @@ import QuireTestSupport
             Array("ab"), Array("az09_-\u{0}\u{7F}"), Array("aé"), Array("e\u{301}é"),  // é written both ways
         ]
         for alphabet in alphabets {
-            for count in [0, 1, 2, 9, 40, 1_540] {
+            for count in [0, 1, 2, 5, 8, 9, 40, 1_540] {
                 for maxLength in [3, 8, 9, 16, 17] {
                     // Distinct by bytes: a `Set<String>` would keep one of two keys spelled apart.
                     var keys = Set<[UInt8]>()
@@ -28,6 +28,11 @@ import QuireTestSupport
                     let expected = keys.sorted { $0.lexicographicallyPrecedes($1) }
                     #expect(KeyOrder.sorted(list).map { Array($0.utf8) } == expected, "\(count) keys of \(alphabet) up to \(maxLength)")
                     #expect(KeyOrder.sortedIndices(of: list).map { Array(list[$0].utf8) } == expected)
+                    // A map's keys, sorted in place (a snapshot's maps).
+                    let map = Dictionary(uniqueKeysWithValues: list.map { (MapKey($0), 0) })
+                    var inOrder: [[UInt8]] = []
+                    KeyOrder.forEachSortedIndex(of: map.keys) { inOrder.append(Array(map.keys[$0].string.utf8)) }
+                    #expect(inOrder == expected, "a map of \(count) keys of \(alphabet) up to \(maxLength)")
                 }
             }
         }

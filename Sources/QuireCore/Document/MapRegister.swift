@@ -53,7 +53,12 @@ struct MapRegister: Hashable, Sendable, Sequence {
     /// How many losing entries a register holds before it indexes them.
     static let indexedLosers = 32
 
-    var count: Int { winner == nil ? 0 : 1 + losers.count + recent.count - replaced }
+    var count: Int {
+        // Matched, not compared with nil: the comparison copied the winner
+        // (its value retained and released), most of the cost of a count.
+        guard case .some = winner else { return 0 }
+        return 1 + losers.count + recent.count - replaced
+    }
 
     /// Adds `entry`, dropping the entries whose ids are in `pred`. In
     /// place: a key that every one of thousands of replicas wrote gets a

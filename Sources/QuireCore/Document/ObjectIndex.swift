@@ -37,10 +37,17 @@ struct ObjectIndex: Sendable {
     }
 
     /// Every object but the root, in increasing order of id, with its slot.
+    /// (Appended to one array: mapping each replica's entries, then joining
+    /// them, made an array for each of 1,540 writers' objects, a twentieth
+    /// of a snapshot of them.)
     var nestedObjects: [(id: OpID, slot: ObjectTable.Slot)] {
-        byReplica.entries.flatMap { replica, entries in
-            entries.map { (OpID(replica: replica, counter: $0.counter), $0.slot) }
+        let replicas = byReplica.entries
+        var objects: [(id: OpID, slot: ObjectTable.Slot)] = []
+        objects.reserveCapacity(replicas.reduce(0) { $0 + $1.value.count })
+        for (replica, entries) in replicas {
+            for entry in entries { objects.append((OpID(replica: replica, counter: entry.counter), entry.slot)) }
         }
+        return objects
     }
 
     /// The first index of `entries` whose counter is `counter` or more.
