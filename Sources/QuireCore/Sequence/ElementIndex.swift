@@ -445,15 +445,13 @@ struct ElementIndex: Sendable {
     /// whole is unpacked first.
     ///
     /// Static, taking what it reads, so that the page table can be read
-    /// while the pool is written through one pointer. The two pages found
-    /// last are tried first: a leaf's spans are often in one page, or
-    /// alternate between two (a text's older elements and an edit's).
+    /// while the pool is written through one pointer. The page found last
+    /// is tried first: a leaf's spans are often in one page.
     private static func writeInPlace(_ leaf: Int32, _ spans: UnsafeBufferPointer<Span>, from first: Int,
                                      into pool: inout Arena<Int32>, segments: [Segment],
                                      pageNumbers: [UInt64], pageSlots: [PageSlot]) -> Int {
         pool.withUnsafeMutableBufferPointer { pool in
             var found = (replica: UInt32.max, page: UInt64.max, slot: PageSlot(start: 0, length: 0))
-            var foundBefore = found
             for index in first..<spans.count {
                 let span = spans[index]
                 let offset = Int(truncatingIfNeeded: span.counter & UInt64(pageSize - 1))
@@ -461,15 +459,10 @@ struct ElementIndex: Sendable {
                 guard end < pageSize else { return index }
                 let page = span.counter >> pageBits
                 if span.replica != found.replica || page != found.page {
-                    if span.replica == foundBefore.replica && page == foundBefore.page {
-                        swap(&found, &foundBefore)
-                    } else {
-                        guard let pageIndex = pageIndex(page, in: segments[Int(span.replica)], of: pageNumbers),
-                              pageSlots[pageIndex].isWhole else { return index }
-                        foundBefore = found
-                        found = (span.replica, page, pageSlots[pageIndex])
-                        precondition(found.slot.start + found.slot.length <= pool.count, "ElementIndex: page out of the pool")
-                    }
+                    guard let pageIndex = pageIndex(page, in: segments[Int(span.replica)], of: pageNumbers),
+                          pageSlots[pageIndex].isWhole else { return index }
+                    found = (span.replica, page, pageSlots[pageIndex])
+                    precondition(found.slot.start + found.slot.length <= pool.count, "ElementIndex: page out of the pool")
                 }
                 // The span's elements are recorded, so they lie within the page's length.
                 precondition(end <= found.slot.length, "ElementIndex: a moved span lies past its page's length")
