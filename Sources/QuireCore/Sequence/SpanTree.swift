@@ -554,7 +554,7 @@ struct SpanTree: Sendable {
         leaves.reserveGrowingByAThird(adding: 1)
         leaves.append(Leaf())
         // A leaf reads only its first `count` slots, each written when the
-        // span goes in: filling the rest first cost a split about 75 stores.
+        // span goes in: filling the rest first cost a split 72 stores.
         spans.appendUnwritten(count: Self.leafCapacity)
         return Int32(leaves.count - 1)
     }
