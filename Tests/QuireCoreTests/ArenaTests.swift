@@ -88,4 +88,16 @@ import Testing
         before.checkInvariants()
         text.checkInvariants()
     }
+
+    @Test func elementsAddedUnwrittenToACopyLeaveTheOriginalAlone() {
+        // A span tree's new leaf: its slots are added unwritten, then written
+        // one by one, in a tree that may share its arena with a copy.
+        let original = Arena<Int32>(repeating: 3, count: 5)
+        var copy = original
+        copy.appendUnwritten(count: 24)
+        #expect(original.count == 5 && copy.count == 29 && copy.capacity >= 29)
+        for index in 5..<29 { copy[index] = Int32(index) }
+        #expect(copy.withUnsafeBufferPointer { Array($0) } == [3, 3, 3, 3, 3] + (5..<29).map { Int32($0) })
+        #expect(original.withUnsafeBufferPointer { Array($0) } == [3, 3, 3, 3, 3])
+    }
 }

@@ -127,6 +127,16 @@ struct Arena<Element: BitwiseCopyable> {
         storage.count += added
     }
 
+    /// Adds `count` elements at the end without writing them: their bytes
+    /// are whatever the memory held, for a caller that writes each element
+    /// before it reads it (a span tree's new leaf, whose slots past its
+    /// span count are never read). `Element` being bitwise copyable, copying
+    /// such bytes with the rest is harmless.
+    mutating func appendUnwritten(count added: Int) {
+        growIfNeeded(adding: added)
+        storage.count += added
+    }
+
     /// Appends the elements of `buffer`, which must not be this arena's own.
     mutating func append(contentsOf buffer: UnsafeBufferPointer<Element>) {
         growIfNeeded(adding: buffer.count)

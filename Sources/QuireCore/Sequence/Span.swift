@@ -85,7 +85,9 @@ struct Span: Sendable, BitwiseCopyable {
         self.isDeleted = isDeleted
     }
 
-    /// Filler for unused slots of a leaf.
+    /// Filler for the unused slots of the leaves a load builds, which
+    /// `ElementIndex.load` reads with the rest (an edit's new leaf leaves
+    /// them unwritten).
     static let empty = Span(counter: 0, lamport: 0, contentStart: 0, length: 0,
                             utf16: 0, utf8: 0, replica: 0, isDeleted: true)
 

@@ -537,12 +537,14 @@ struct SpanTree: Sendable {
             }
             count = Int(inners[Int(parent)].count)
         }
-        var i = base + count
-        while i > base + position {
-            children[i] = children[i - 1]
-            i -= 1
+        // The later children move right with one memmove, not one checked
+        // write each.
+        precondition(count < Self.fanout && base + Self.fanout <= children.count, "SpanTree: no room for a child")
+        children.withUnsafeMutableBufferPointer { children in
+            let at = children.baseAddress! + base + position
+            (at + 1).moveInitialize(from: at, count: count - position)
+            at.initialize(to: child)
         }
-        children[base + position] = child
         inners[Int(parent)].count += 1
         setParent(parent, of: child, level: level)
     }
@@ -551,7 +553,9 @@ struct SpanTree: Sendable {
         precondition(leaves.count < Int(Int32.max) / Self.leafCapacity, "SpanTree: too many leaves")
         leaves.reserveGrowingByAThird(adding: 1)
         leaves.append(Leaf())
-        spans.append(repeating: .empty, count: Self.leafCapacity)
+        // A leaf reads only its first `count` slots, each written when the
+        // span goes in: filling the rest first cost a split 72 stores.
+        spans.appendUnwritten(count: Self.leafCapacity)
         return Int32(leaves.count - 1)
     }
 
