@@ -18,6 +18,20 @@ import Testing
         #expect(arena.withUnsafeBufferPointer { Array($0) } == model)
     }
 
+    @Test func anArenaDoublesBelow512KiBAndGrowsByAThirdFromIt() {
+        // Its spare room counts in a document's memory: B2.4's span arena,
+        // doubled from 2 MB, held 3.9 MB for 2.0 MB of leaves.
+        var arena = Arena<Int32>()
+        arena.append(repeating: 1, count: 65_536)  // 256 KiB, full
+        #expect(arena.capacity == 65_536)
+        arena.append(2)
+        #expect(arena.capacity == 131_072)  // 512 KiB
+        arena.append(repeating: 3, count: 131_072 - arena.count)
+        arena.append(4)
+        #expect(arena.capacity == 131_072 + 131_072 / 3)
+        #expect(arena.count == 131_073 && arena[65_536] == 2 && arena[131_071] == 3 && arena[131_072] == 4)
+    }
+
     @Test func aCopyKeepsItsElementsWhenTheOriginalChanges() {
         var original = Arena<Int32>()
         original.append(repeating: 7, count: 10)
