@@ -62,7 +62,7 @@ public struct ByteReader: Sendable {
         }
         if offset &+ 1 < end, case let second = byte(at: offset &+ 1), second < 0x80 {
             let value = UInt64(byte(at: offset) & 0x7f) | UInt64(second) << 7
-            offset += 2
+            offset &+= 2
             return value
         }
         let (value, next) = try longVarint(what())

@@ -444,7 +444,7 @@ extension Document {
     /// capture it and not the whole `SnapshotReader`.
     private func readTextRuns(from snapshot: inout SnapshotReader) throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
         let count = try snapshot.body.readCount("text runs", minimumItemSize: 4)
-        let (replicaTable, limits) = (snapshot.replicaTable, snapshot.limits)
+        let (replicaTable, runLengths) = (snapshot.replicaTable, RunLengthLimit(snapshot.limits))
         var body = snapshot.body
         var runs = [RunHeader](repeating: RunHeader(id: OpID(replica: ReplicaID(0), counter: 0), lamport: 0, isDeleted: false, count: 0),
                                count: count)
@@ -473,7 +473,7 @@ extension Document {
                     for i in 0..<count {
                         runs[i].id.counter = previousEnd &+ runs[i].id.counter
                         runs[i].lamport = runs[i].id.counter &+ runs[i].lamport
-                        try limits.complete(&runs[i], try body.readVarint("a run length"))
+                        try runLengths.complete(&runs[i], try body.readVarint("a run length"))
                         previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
                         scalarCount += runs[i].count
                         if previousEnd > highestRuns[replicaColumn[i]].end { highestRuns[replicaColumn[i]] = (previousEnd, i) }
@@ -493,12 +493,13 @@ extension Document {
         var runs: [RunHeader] = []
         var previousEnd: UInt64 = 0
         var scalarCount = 0
+        let runLengths = RunLengthLimit(snapshot.limits)
         for _ in 0..<(try snapshot.body.readCount("text runs", minimumItemSize: 4)) {
             let replica = snapshot.replicaTable[try snapshot.body.readIndex("the replica of a run", below: snapshot.replicaTable.count)]
             let counter = previousEnd &+ UInt64(bitPattern: try snapshot.body.readSigned("the counter of a run"))
             let lamport = counter &+ UInt64(bitPattern: try snapshot.body.readSigned("a run's Lamport value"))
             var run = RunHeader(id: OpID(replica: replica, counter: counter), lamport: lamport, isDeleted: false, count: 0)
-            try snapshot.limits.complete(&run, try snapshot.body.readVarint("a run length"))
+            try runLengths.complete(&run, try snapshot.body.readVarint("a run length"))
             try checkInVersionVector(run)
             runs.append(run)
             previousEnd = counter &+ UInt64(run.count)
@@ -559,7 +560,7 @@ extension Document {
         let flag = try snapshot.body.readByte("a deleted flag")
         guard flag <= 1 else { throw .invalid("a deleted flag is \(flag)") }
         let count = try snapshot.body.readVarint("a run length")
-        let run = RunHeader(id: id, lamport: lamport, isDeleted: flag == 1, count: try snapshot.limits.checkedRunLength(id, count))
+        let run = RunHeader(id: id, lamport: lamport, isDeleted: flag == 1, count: try RunLengthLimit(snapshot.limits).checked(id, count))
         try checkInVersionVector(run)
         return run
     }
@@ -638,14 +639,23 @@ private struct SnapshotReader {
     }
 }
 
-/// A snapshot's run lengths, checked against the limits. (On the limits
-/// rather than the reader: the columns' loop reads through its own copy of
-/// the reader, and a call on the whole reader copied it, retains and all,
-/// for every run.)
-private extension DecodingLimits {
-    /// `count`, checked: not zero, within the limits, and not overflowing `id`'s counter.
-    func checkedRunLength(_ id: OpID, _ count: UInt64) throws(DecodingError) -> Int {
-        guard count > 0, count <= UInt64(maxOperationWidth),
+/// A snapshot's run lengths, checked against the limits' widest
+/// operation. (Not on the reader: the columns' loop reads through its own
+/// copy of the reader, and a call on the whole reader copied it, retains and
+/// all, for every run.) The limit is converted once: converted for every
+/// run, it cost the columns' loop a load, a sign test and two branches more
+/// a run.
+private struct RunLengthLimit {
+    /// The longest run allowed; 0, so that every run is refused, for a negative limit.
+    let longest: UInt64
+
+    init(_ limits: DecodingLimits) {
+        longest = UInt64(clamping: limits.maxOperationWidth)
+    }
+
+    /// `count`, checked: not zero, within the limit, and not overflowing `id`'s counter.
+    func checked(_ id: OpID, _ count: UInt64) throws(DecodingError) -> Int {
+        guard count > 0, count <= longest,
               !id.counter.addingReportingOverflow(count).overflow else { throw .invalid("a run has length \(count)") }
         return Int(count)
     }
@@ -653,7 +663,7 @@ private extension DecodingLimits {
     /// Completes `run` from its packed `element count << 1 | deleted`, checking its id and length.
     func complete(_ run: inout RunHeader, _ packed: UInt64) throws(DecodingError) {
         guard run.id.counter > 0 else { throw .invalid("a run has counter 0") }
-        run.count = try checkedRunLength(run.id, packed >> 1)
+        run.count = try checked(run.id, packed >> 1)
         run.isDeleted = packed & 1 == 1
     }
 }
