@@ -319,8 +319,9 @@ import Testing
     /// A `--take-theirs` sync that fails before the other side's copy
     /// comes has dropped this store's copy all the same; the next sync,
     /// or a merge, that brings it lists the note as replaced (with the note
-    /// keeping the dropped copy), not as new: the person had it. (It said
-    /// `(new)`: only the run that dropped the copy knew it was replaced.)
+    /// keeping the dropped copy), not as new: the person had it; so does a
+    /// merge's dry run. (It said `(new)`: only the run that dropped the
+    /// copy knew it was replaced.)
     @Test(arguments: ["sync", "merge"])
     func aNoteAFailedTakeTheirsSyncDroppedIsListedAsReplacedByTheNextSync(bringer: String) throws {
         try withRunner { runner in
@@ -338,6 +339,13 @@ import Testing
             let kept = try #require(failed.stderr.range(of: keptPrefix).map { String(failed.stderr[$0.upperBound...].prefix { $0 != " " }) },
                                     "\(failed.stderr)")
             try FileManager.default.removeItem(atPath: down)
+            if bringer == "merge" {
+                // A dry run says it as the merge will. (It said new.)
+                let planned = try #require(try runner.run(["merge", laptop, "--dry-run", "--json"]).json() as? [String: Any])
+                let note = try #require((planned["documents"] as? [[String: Any]])?.first { $0["id"] as? String == id }, "\(planned)")
+                #expect(note["new"] as? Bool == false, "\(note)")
+                #expect(!(try runner.ok(["merge", laptop, "--dry-run"])).contains("(1 new)"))
+            }
 
             let next = try runner.ok(bringer == "sync" ? ["sync", "--via", peer] : ["merge", laptop])
             let listed = try #require(broughtNotes(in: next, by: bringer), "\(next)")

@@ -143,6 +143,19 @@ struct StoreMerge {
         self.compacted = compacted
         self.damaged = damaged
         self.refused = refused
+        // A dry run lists the notes as the write would.
+        decideNewOrReplaced(in: store)
+    }
+
+    /// Marks each note new only when the store lacked it (an empty version
+    /// before), unless a `--take-theirs` sync dropped this store's copy: as
+    /// `sync` decides it.
+    private mutating func decideNewOrReplaced(in store: DocumentStore) {
+        let newOrReplaced = BroughtChanges.NewOrReplaced(in: store, versionsBefore: documents.map(\.versionBefore))
+        for index in documents.indices {
+            (documents[index].isNew, documents[index].replacedCopyKeptAs) = newOrReplaced.decide(documents[index].id,
+                                                                                                 versionBefore: documents[index].versionBefore)
+        }
     }
 
     /// Runs `read` on one store's copy of note `id`, turning the failures
@@ -192,12 +205,8 @@ struct StoreMerge {
             documents[index].incomingCount = applied[id]?.count ?? 0
         }
         documents.removeAll { $0.incomingCount == 0 && $0.outgoing == 0 }
-        // New only when its write made the note (an empty version before), as `sync` decides it.
-        let newOrReplaced = BroughtChanges.NewOrReplaced(in: store, versionsBefore: documents.map(\.versionBefore))
-        for index in documents.indices {
-            (documents[index].isNew, documents[index].replacedCopyKeptAs) = newOrReplaced.decide(documents[index].id,
-                                                                                                 versionBefore: documents[index].versionBefore)
-        }
+        // Decided again from what the write found: new only when it made the note.
+        decideNewOrReplaced(in: store)
     }
 
     var incomingCount: Int { documents.reduce(0) { $0 + $1.incomingCount } }
