@@ -9,9 +9,11 @@ struct StoreMerge {
         let id: DocumentID
         /// The note's title once merged.
         let title: String
-        /// Only in the other store: merging creates it here. After `apply`,
-        /// whether its write made it (another process may have since the plan).
-        fileprivate(set) var isNew: Bool
+        /// Merging creates it here: the plan found it empty here (and
+        /// `apply`, the write), unless a `--take-theirs` sync dropped its
+        /// copy (`replacedCopyKeptAs`). Another process may have made it
+        /// between the plan and the write.
+        fileprivate(set) var isNew = false
         /// This store's version of the note before the merge (empty for a
         /// new one): `quire diff ID --from` it `--to` `versionAfter` shows
         /// what the merge brought. Planned as read; `apply` sets it as the
@@ -25,8 +27,8 @@ struct StoreMerge {
         fileprivate(set) var versionAfter: VersionVector
         /// For a note whose copy here `sync --take-theirs` dropped (a sync
         /// that failed before the other side's copy came), which the merge
-        /// brings back: the note keeping the dropped copy. Set by `apply`;
-        /// such a note is not new (`isNew` false): the person had it.
+        /// brings back: the note keeping the dropped copy. Such a note is
+        /// not new (`isNew` false): the person had it.
         fileprivate(set) var replacedCopyKeptAs: DocumentID? = nil
         /// Removed once merged (`note list` leaves it out then).
         let isRemoved: Bool
@@ -130,7 +132,7 @@ struct StoreMerge {
                 let before = Set(try Conflict.all(in: current, history: myLog.map { DocumentHistory(id, changes: $0, replica: store.replicaID) }).map(\.key))
                 let after = try Conflict.all(in: merged, history: myLog.map { DocumentHistory(id, changes: $0 + incoming, replica: store.replicaID) })
                 plans.append(DocumentPlan(
-                    id: id, title: title, isNew: !isMine, versionBefore: myVersion, versionAfter: merged.versionVector, isRemoved: isRemoved,
+                    id: id, title: title, versionBefore: myVersion, versionAfter: merged.versionVector, isRemoved: isRemoved,
                     incoming: incoming, incomingCount: incoming.count, outgoing: outgoing,
                     newConflicts: after.map(\.key).filter { !before.contains($0) }))
             } catch var damage as DamagedDocument {
