@@ -84,13 +84,10 @@ import Testing
     /// that synced before under another spelling keeps what it knew: the
     /// next sync moves it to that one name.
     @Test func oneServerIsOnePeerHoweverItsURLIsSpelled() throws {
-        try withRunner { runner in
-            let (server, port) = try startServer(runner)
-            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-            let url = "http://127.0.0.1:\(port)"
+        try withServer { runner, url in
             try runner.ok(["init"])
             try runner.ok(["note", "new", "--title", "first"])
-            for spelling in [url + "/", url + "/v1/sync", "HTTP://127.0.0.1:\(port)", url] {
+            for spelling in [url + "/", url + "/v1/sync", "HTTP" + url.dropFirst("http".count), url] {
                 let synced = try #require(try runner.run(["sync", spelling, "--json"]).json() as? [String: Any])
                 #expect(synced["peer"] as? String == url)
                 #expect(synced["sent"] as? Int == (spelling == url + "/" ? 1 : 0))
@@ -149,13 +146,21 @@ import Testing
     /// Runs `body` with `quire serve` running at `url`, and two stores made:
     /// the runner's and `writer`.
     private func withServerAndWriter(_ body: (_ runner: QuireRunner, _ url: String, _ writer: String) throws -> Void) throws {
-        try withRunner { runner in
-            let (server, port) = try startServer(runner)
-            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        try withServer { runner, url in
             let writer = runner.directory + "/writer.quire"
             try runner.ok(["init"])
             try runner.ok(["init"], store: writer)
-            try body(runner, "http://127.0.0.1:\(port)", writer)
+            try body(runner, url, writer)
+        }
+    }
+
+    /// Runs `body` with a runner and the URL of a server serving a store
+    /// of its directory, stopped after.
+    private func withServer(_ body: (_ runner: QuireRunner, _ url: String) throws -> Void) throws {
+        try withRunner { runner in
+            let (server, port) = try startServer(runner)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            try body(runner, "http://127.0.0.1:\(port)")
         }
     }
 
@@ -755,10 +760,7 @@ import Testing
     /// sync knew), or for a note new here `quire show ID`; `--json` in
     /// `changedNotes`, with `merge`'s keys.
     @Test func aSyncNamesEachNoteItChangedWithTheVersionToDiffFrom() throws {
-        try withRunner { runner in
-            let (server, port) = try startServer(runner)
-            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-            let url = "http://127.0.0.1:\(port)"
+        try withServer { runner, url in
             let laptop = runner.directory + "/laptop.quire"
             func newNote(_ arguments: [String]) throws -> String {
                 try runner.ok(["note", "new"] + arguments, store: laptop).trimmingCharacters(in: .newlines)
@@ -1482,10 +1484,7 @@ import Testing
     /// sync's pending line does: synced through a peer, after a server
     /// that lacks a note. (It said `0 pending` where status said 1.)
     @Test func aSyncThatEndsWellSaysWhatStatusCountsWhenItDiffers() throws {
-        try withRunner { runner in
-            let (server, port) = try startServer(runner)
-            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-            let url = "http://127.0.0.1:\(port)"
+        try withServer { runner, url in
             let other = runner.directory + "/other.quire"
             for store in [runner.store, other] { try runner.ok(["init"], store: store) }
             try runner.ok(["note", "new", "--title", "one"])
