@@ -24,14 +24,27 @@ extension DocumentStore {
     /// The version vector of every document, removed ones too, as the file
     /// holds it: read from the store without loading any document.
     public func versionVectors() throws -> [DocumentID: VersionVector] {
-        try database.read { db in
-            var versions = Dictionary(uniqueKeysWithValues: try Self.listedIDs(db).map { ($0, VersionVector()) })
-            for (stored, version) in try DocumentVersions.all(db) {
-                let id = try DocumentID(stored: stored)
-                if versions[id] != nil { versions[id] = version }
-            }
-            return versions
+        try database.read { db in try Self.listedVersions(db) }
+    }
+
+    /// `versionVectors()` and the file's replica id, read in one
+    /// transaction: the id under which the store has made every change of
+    /// its own that the versions hold. It is not always `replicaID`: a
+    /// store that has not written since another store on the file (another
+    /// process) dropped a document's copy still holds the retired id
+    /// (`discardCopy`, `writeQueuedBatch`), and the versions then lack the
+    /// changes it made under that id to the dropped document.
+    public func versionVectorsAndFileReplica() throws -> (versions: [DocumentID: VersionVector], fileReplica: ReplicaID) {
+        try database.read { db in (try Self.listedVersions(db), try ReplicaIdentity.recorded(db) ?? replicaID) }
+    }
+
+    private static func listedVersions(_ db: DatabaseConnection) throws -> [DocumentID: VersionVector] {
+        var versions = Dictionary(uniqueKeysWithValues: try listedIDs(db).map { ($0, VersionVector()) })
+        for (stored, version) in try DocumentVersions.all(db) {
+            let id = try DocumentID(stored: stored)
+            if versions[id] != nil { versions[id] = version }
         }
+        return versions
     }
 
     /// The version of every document `peer` has acknowledged something of.

@@ -1082,6 +1082,73 @@ import Testing
         }
     }
 
+    /// A store on a file where another store on it dropped a note's copy
+    /// (another process's `quire sync --take-theirs`, beside an app that
+    /// has not written since and so still holds the retired replica id)
+    /// syncs the note back: the server holds more of the note's changes
+    /// under the retired id than the file now does, and says so before
+    /// they have all come (a page at a time), or in the answer to a request
+    /// made before the drop (none come then: the next sync brings them).
+    /// (Taken for a claim of more of this store's own changes than it had
+    /// made, that ended the sync as a protocol violation.)
+    @Test(arguments: [false, true])
+    func aStoreThatHasNotTakenTheNewReplicaIDSyncsADroppedNoteBack(dropDuringTheSync: Bool) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/alice.quire"
+            var oneRowPerPage = SyncServer.Configuration()
+            oneRowPerPage.maxPageBytes = 1
+            let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: oneRowPerPage)
+            let app = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            let client = SyncClient(store: app, peer: "server", transport: FaultyTransport.sound(server))
+            try app.create(id: "groceries")
+            // Two rows of the app's changes to the note in the server's log: two pages.
+            for value: Int64 in 1...2 {
+                try write(app, "groceries", "k", value)
+                try await client.sync()
+            }
+            let retired = app.replicaID
+            let drop: @Sendable () throws -> Void = { _ = try beside.discardCopy(of: "groceries", resyncingWith: "server") }
+            if dropDuringTheSync {
+                // Pushed, and stated by the answer, but gone from the file when the answer comes.
+                try write(app, "groceries", "k", 3)
+                try await SyncClient(store: app, peer: "server", transport: MeddlingTransport(inner: FaultyTransport.sound(server), meddle: drop)).sync()
+                #expect(try app.versionVectors()["groceries"] == nil)
+            } else {
+                try drop()
+            }
+            #expect(app.replicaID == retired && beside.replicaID != retired)
+            try await client.sync()
+            #expect(try value(app, "groceries", "k") == .scalar(.int(dropDuringTheSync ? 3 : 2)))
+            #expect(try app.versionVector("groceries") == server.log.version("groceries"))
+        }
+    }
+
+    /// The claim a store refuses is of the file's replica id, which a store
+    /// on the file that has not written since another one dropped a copy
+    /// does not hold yet: an answer claiming more changes under the new id
+    /// than the file holds is refused all the same, and not recorded.
+    @Test func aClaimOfChangesUnderTheFilesNewReplicaIDIsRefusedByAStoreThatHasNotTakenIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/alice.quire"
+            let app = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            for id: DocumentID in ["n", "dropped"] {
+                try app.create(id: id)
+                try write(app, id, "k", 1)
+            }
+            try beside.discardCopy(of: "dropped", resyncingWith: "p")
+            let renewed = beside.replicaID
+            #expect(app.replicaID != renewed)
+            let liar = ScriptedPeer { request in
+                SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [renewed: 1]) })
+            }
+            await #expect(throws: SyncError.protocolViolation("it claims to hold the changes of this store (replica \(renewed)) "
+                + "to document n up to counter 1, but this store has made them only up to 0")) {
+                try await SyncClient(store: app, peer: "p", transport: FaultyTransport.sound(liar)).sync()
+            }
+            #expect(try app.acknowledgedVersions(peer: "p").isEmpty)
+        }
+    }
+
     /// Known, not fixed (`sync.md`, "Sessions"): a clash that the version
     /// this store states covers goes unseen. Stated at a version holding
     /// 1@7 (the first sync states every note; later ones a note edited

@@ -506,9 +506,9 @@ public struct SyncClient: Sendable {
         try refuseAnswerFromThisStore(response)
         let cursorReset = try takeCursorReset(response, &session)
         try applyPage(response, &session)
-        // Every document the store holds, now that the page is applied.
-        let versions = try store.versionVectors()
-        let stated = try takeStatedVersions(response, versions: versions, cursorReset: cursorReset, &session)
+        // Every document the store holds, now that the page is applied, and the id its own changes are made under.
+        let (versions, fileReplica) = try store.versionVectorsAndFileReplica()
+        let stated = try takeStatedVersions(response, versions: versions, ownReplica: fileReplica, cursorReset: cursorReset, &session)
         let cursor = storedCursorAfter(response, cursorReset: cursorReset, &session)
         try recordProgress(acknowledged: stated.acknowledged, held: stated.held, cursor: cursor, newChanges: newChanges, &session)
         if response.more {
@@ -591,8 +591,9 @@ public struct SyncClient: Sendable {
     /// Takes the versions the answer states as what the server holds;
     /// returns the ones to record as acknowledged (of documents this store
     /// holds), and the pushed changes they show held for the first time.
-    private func takeStatedVersions(_ response: SyncResponse, versions: [DocumentID: VersionVector], cursorReset: Bool,
-                                    _ session: inout Session) throws
+    /// `ownReplica`: the file's replica id, read with `versions`.
+    private func takeStatedVersions(_ response: SyncResponse, versions: [DocumentID: VersionVector], ownReplica: ReplicaID,
+                                    cursorReset: Bool, _ session: inout Session) throws
         -> (acknowledged: [DocumentID: VersionVector], held: [DocumentID: Set<OpID>]) {
         var answered = Set<DocumentID>()
         var acknowledged: [DocumentID: VersionVector] = [:]
@@ -606,9 +607,14 @@ public struct SyncClient: Sendable {
             guard session.report.notApplied[document.id] == nil else { continue }
             // Only this store makes changes under its replica id: recorded, a
             // claim of more would keep the ones it names from ever being sent.
-            let claimed = document.version[store.replicaID], made = versions[document.id]?[store.replicaID] ?? 0
+            // The file's id, not `store.replicaID`: a store on the file that
+            // dropped a document's copy retired the old one, and a server may
+            // hold more of that document's changes under it than the store
+            // now does, until a page brings them (a later one, or the next
+            // sync's when the drop came after the request was made).
+            let claimed = document.version[ownReplica], made = versions[document.id]?[ownReplica] ?? 0
             guard claimed <= made else {
-                throw SyncError.protocolViolation("it claims to hold the changes of this store (replica \(store.replicaID)) "
+                throw SyncError.protocolViolation("it claims to hold the changes of this store (replica \(ownReplica)) "
                     + "to document \(document.id) up to counter \(claimed), but this store has made them only up to \(made)")
             }
             if versions[document.id] != nil { acknowledged[document.id] = document.version }
