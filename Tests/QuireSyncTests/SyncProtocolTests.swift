@@ -1082,6 +1082,60 @@ import Testing
         }
     }
 
+    /// A sync with server B whose first round was recorded before another
+    /// process on the file took server A's copy of a note (or B's own), and
+    /// whose next request read B's cursor after, as the drop left it, stores
+    /// the cursor its pages reach: they went from the start of B's log (or
+    /// from no cursor), past nothing the drop made this store lack. So the
+    /// next sync goes on from there: one round, stating only the note edited
+    /// since. (The count of drops was read when the sync began, and no
+    /// cursor was stored: the next sync stated every note and pushed only
+    /// once an answer had stated them, in two rounds.)
+    @Test(arguments: ["a", "b"])
+    func aSyncThatReadTheCursorAfterACopyWasTakenStoresItsCursor(takenFrom: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/alice.quire"
+            var onePerPage = SyncServer.Configuration()
+            onePerPage.maxPageDocuments = 1
+            let servers = ["a": try makeServer(), "b": try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: onePerPage)]
+            let alice = try DocumentStore(path: path), beside = try DocumentStore(path: path), bob = try DocumentStore.inMemory()
+            for id: DocumentID in ["groceries", "todo"] {
+                try alice.create(id: id)
+                try write(alice, id, "k", 1)
+            }
+            func client(_ store: DocumentStore, with peer: String, through transport: (any SyncTransport)? = nil) -> SyncClient {
+                SyncClient(store: store, peer: peer, transport: transport ?? FaultyTransport.sound(servers[peer]!))
+            }
+            _ = try await client(alice, with: "a").sync()
+            _ = try await client(alice, with: "b").sync()
+            // Three notes new to alice: three pages.
+            for id: DocumentID in ["n1", "n2", "n3"] {
+                try bob.create(id: id)
+                try write(bob, id, "k", 3)
+            }
+            _ = try await client(bob, with: "b").sync()
+
+            // The other process's drop, once the first round is recorded: before the second request reads the cursor.
+            var paging = client(alice, with: "b")
+            let dropped = Mutex(false)
+            paging.progress = { line in
+                guard line.hasPrefix("round 1,"), !dropped.withLock({ done in defer { done = true }; return done }) else { return }
+                #expect(throws: Never.self) { try beside.discardCopy(of: "groceries", resyncingWith: takenFrom) }
+            }
+            let report = try await paging.sync()
+            #expect(dropped.withLock { $0 } && report.received > 0)
+            let end = SyncCursor(logID: servers["b"]!.log.logID, seq: servers["b"]!.log.lastSeq)
+            #expect(try alice.syncCursor(peer: "b") == end)
+            #expect(try value(alice, "groceries", "k") == .scalar(.int(1)) && value(alice, "n3", "k") == .scalar(.int(3)))
+
+            try write(alice, "todo", "k", 2)
+            let recorder = RecordingTransport(inner: FaultyTransport.sound(servers["b"]!))
+            let next = try await client(alice, with: "b", through: recorder).sync()
+            #expect(next.rounds == 1 && next.sent == 1)
+            #expect(recorder.requests.first?.cursor == end && recorder.requests.first?.documents.map(\.id) == ["todo"])
+        }
+    }
+
     /// A store on a file where another store on it dropped a note's copy
     /// (another process's `quire sync --take-theirs`, beside an app that
     /// has not written since and so still holds the retired replica id)

@@ -188,8 +188,8 @@ public struct SyncClient: Sendable {
     /// The rounds of a sync, until it completes (`session.report` then
     /// says what it did) or fails (it says what was done before).
     private func syncRounds(waitSeconds: Double, _ session: inout Session) async throws(SyncError) {
-        (session.serverVersions, session.refusedBefore, session.cursorRewindsAtStart) = try await storeWork { [peer] store in
-            (try store.acknowledgedVersions(peer: peer), try store.refusedDocuments(peer: peer), try store.cursorRewinds())
+        (session.serverVersions, session.refusedBefore) = try await storeWork { [peer] store in
+            (try store.acknowledgedVersions(peer: peer), try store.refusedDocuments(peer: peer))
         }
         var waitingRound = 0
         for round in 1...maxRounds {
@@ -258,12 +258,13 @@ public struct SyncClient: Sendable {
     /// What a sync knows between rounds.
     private struct Session {
         var report = Report()
-        /// The store's `cursorRewinds()` before the first request read the
-        /// stored cursor: once a `discardCopy` (another process's) has moved
-        /// the cursors back since, this sync stores none
-        /// (`DocumentStore.recordSyncProgress`), its pages having passed
-        /// rows of the dropped document.
-        var cursorRewindsAtStart: Int64 = 0
+        /// The store's `cursorRewinds()`, read with the stored cursor that
+        /// the pages whose cursor is stored next went on from: once a
+        /// `discardCopy` (another process's) has moved the cursors back
+        /// since, this sync stores none (`DocumentStore.recordSyncProgress`),
+        /// its pages having maybe passed rows of the dropped document. A
+        /// drop before that read had already moved back the cursor read.
+        var cursorRewindsAtRead: Int64 = 0
         /// Set once a cursor was not stored for such a rewind.
         var rewoundMeanwhile = false
         /// What the server is known to hold: the stored acknowledgements,
@@ -381,9 +382,13 @@ public struct SyncClient: Sendable {
     private func makeRequest(_ session: inout Session, waitMilliseconds: UInt64) throws -> SyncRequest {
         session.pushed = [:]
         let blocked = try blockedCounters()
+        // Read before the versions stated: a drop after the cursor is read
+        // then shows in the count (and the cursor is not stored), not only
+        // in versions lacking the dropped document, whose rows that cursor
+        // passed.
+        let (storedCursor, rewinds) = try store.syncCursorAndRewinds(peer: peer)
         // Read from the store's `document_versions`: no document is loaded to state it.
         let versions = try store.versionVectors()
-        let storedCursor = try store.syncCursor(peer: peer)
         // A cursor past 0 stands for every row up to it: a document at the
         // version the server is known to hold need not be named, as the
         // server sends it the rows after the cursor, which it lacks. A peer's
@@ -392,6 +397,12 @@ public struct SyncClient: Sendable {
         let coversRows = (storedCursor?.seq ?? 0) > 0
         let stated = documentsToState(versions, coversRows: coversRows, session)
         let range = rangeToState(of: stated, &session)
+        // This request starts the pages whose cursor is stored next when it
+        // pulls from the stored cursor, unless in a later range of a pass,
+        // which stores the first range's end.
+        if session.pass?.cursor == nil && session.pulledCursor == nil && session.pass?.firstEnd == nil {
+            session.cursorRewindsAtRead = rewinds
+        }
         var budget = PushBudget(changes: min(maxPushChanges, session.pushChangeLimit ?? .max), bytes: maxPushBytes)
         var documents: [SyncDocument] = []
         for id in stated where range.contains(id) {
@@ -683,11 +694,12 @@ public struct SyncClient: Sendable {
         // another sync of this store (run at the same time, pushing it too)
         // saw the server hold first is that sync's to count in `sent`.
         let (earlier, cursorStored) = try store.recordSyncProgress(
-            peer: peer, acknowledged: acknowledged, cursor: cursor, unlessRewoundSince: session.cursorRewindsAtStart,
+            peer: peer, acknowledged: acknowledged, cursor: cursor, unlessRewoundSince: session.cursorRewindsAtRead,
             earlierOf: held.filter { newChanges == nil && !$0.value.isEmpty }.keys)
         if let cursor, !cursorStored {
-            // A store on the file dropped a copy since this sync began (`quire sync --take-theirs`), moving the
-            // cursors back: the stored one stays there, and this sync goes on from where its pages got.
+            // A store on the file dropped a copy since the cursor these pages went on from was read (`quire sync
+            // --take-theirs`), moving the cursors back: the stored one stays there, and this sync goes on from where
+            // its pages got.
             session.rewoundMeanwhile = true
             session.pulledCursor = cursor
             progress("a note's copy was dropped in this store during the sync (`quire sync --take-theirs`): "
