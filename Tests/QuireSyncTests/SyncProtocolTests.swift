@@ -1028,6 +1028,24 @@ import Testing
         #expect(try value(alice, "todo", "k") == .scalar(.int(1)))
     }
 
+    /// Server A, server B answering one document a page, and alice on a
+    /// file in `directory`, holding the notes groceries and todo synced
+    /// with both; `beside` is a second store on the file (another process).
+    func storeBesideTwoServers(in directory: String) async throws
+        -> (servers: [String: SyncServer], alice: DocumentStore, beside: DocumentStore) {
+        let path = directory + "/alice.quire"
+        var onePerPage = SyncServer.Configuration()
+        onePerPage.maxPageDocuments = 1
+        let servers = ["a": try makeServer(), "b": try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: onePerPage)]
+        let alice = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+        for id: DocumentID in ["groceries", "todo"] {
+            try alice.create(id: id)
+            try write(alice, id, "k", 1)
+        }
+        for peer in ["a", "b"] { try await SyncClient(store: alice, peer: peer, transport: FaultyTransport.sound(servers[peer]!)).sync() }
+        return (servers, alice, beside)
+    }
+
     /// A sync with server B that began before another process on the file
     /// took server A's copy of a note (or B's own), and ends after, leaves
     /// B's cursor as the drop left it: at seq 0 (forgotten, for B's own
@@ -1038,20 +1056,11 @@ import Testing
     @Test(arguments: ["a", "b"])
     func aSyncRunningWhileACopyIsTakenDoesNotUndoTheRewind(takenFrom: String) async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory + "/alice.quire"
-            var onePerPage = SyncServer.Configuration()
-            onePerPage.maxPageDocuments = 1
-            let servers = ["a": try makeServer(), "b": try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: onePerPage)]
-            let alice = try DocumentStore(path: path), beside = try DocumentStore(path: path), bob = try DocumentStore.inMemory()
-            for id: DocumentID in ["groceries", "todo"] {
-                try alice.create(id: id)
-                try write(alice, id, "k", 1)
-            }
+            let (servers, alice, beside) = try await storeBesideTwoServers(in: directory)
+            let bob = try DocumentStore.inMemory()
             func sync(_ store: DocumentStore, with peer: String, through transport: (any SyncTransport)? = nil) async throws -> SyncClient.Report {
                 try await SyncClient(store: store, peer: peer, transport: transport ?? FaultyTransport.sound(servers[peer]!)).sync()
             }
-            _ = try await sync(alice, with: "a")
-            _ = try await sync(alice, with: "b")
             // bob's edit of the note reaches alice through server B only.
             _ = try await sync(bob, with: "b")
             try write(bob, "groceries", "bob", 2)
@@ -1094,20 +1103,11 @@ import Testing
     @Test(arguments: ["a", "b"])
     func aSyncThatReadTheCursorAfterACopyWasTakenStoresItsCursor(takenFrom: String) async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory + "/alice.quire"
-            var onePerPage = SyncServer.Configuration()
-            onePerPage.maxPageDocuments = 1
-            let servers = ["a": try makeServer(), "b": try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: onePerPage)]
-            let alice = try DocumentStore(path: path), beside = try DocumentStore(path: path), bob = try DocumentStore.inMemory()
-            for id: DocumentID in ["groceries", "todo"] {
-                try alice.create(id: id)
-                try write(alice, id, "k", 1)
-            }
+            let (servers, alice, beside) = try await storeBesideTwoServers(in: directory)
+            let bob = try DocumentStore.inMemory()
             func client(_ store: DocumentStore, with peer: String, through transport: (any SyncTransport)? = nil) -> SyncClient {
                 SyncClient(store: store, peer: peer, transport: transport ?? FaultyTransport.sound(servers[peer]!))
             }
-            _ = try await client(alice, with: "a").sync()
-            _ = try await client(alice, with: "b").sync()
             // Three notes new to alice: three pages.
             for id: DocumentID in ["n1", "n2", "n3"] {
                 try bob.create(id: id)
