@@ -1136,6 +1136,41 @@ import Testing
         }
     }
 
+    /// A sync stating its notes a range at a time stores, once every range
+    /// is pulled, where the first range ended: so a copy taken after the
+    /// first range's request read the cursor keeps that cursor from being
+    /// stored, though the later ranges read the cursor as the drop left it.
+    /// The next sync with server B then brings again bob's edit of the
+    /// note, which only B sent, in the first range.
+    @Test func aSyncInRangesStoresNoCursorWhenACopyIsTakenAfterItsFirstRangeBegan() async throws {
+        try await withTemporaryDirectory { directory in
+            let (servers, alice, beside) = try await storeBesideTwoServers(in: directory)
+            let bob = try DocumentStore.inMemory()
+            func sync(_ store: DocumentStore, with peer: String) async throws {
+                try await SyncClient(store: store, peer: peer, transport: FaultyTransport.sound(servers[peer]!)).sync()
+            }
+            try await sync(bob, with: "b")
+            try write(bob, "groceries", "bob", 2)
+            try await sync(bob, with: "b")
+            // Both notes edited: stated, one a range.
+            for id: DocumentID in ["groceries", "todo"] { try write(alice, id, "k", 5) }
+            var ranged = SyncClient(store: alice, peer: "b", transport: FaultyTransport.sound(servers["b"]!))
+            ranged.maxStatedDocuments = 1
+            let dropped = Mutex(false)
+            ranged.progress = { line in
+                guard line.hasPrefix("round 1,"), !dropped.withLock({ done in defer { done = true }; return done }) else { return }
+                #expect(throws: Never.self) { try beside.discardCopy(of: "groceries", resyncingWith: "a") }
+            }
+            try await ranged.sync()
+            #expect(dropped.withLock { $0 })
+            #expect(try alice.syncCursor(peer: "b")?.seq == 0)
+            try await sync(alice, with: "a")
+            try await sync(alice, with: "b")
+            #expect(try value(alice, "groceries", "bob") == .scalar(.int(2)))
+            #expect(try alice.versionVector("groceries") == servers["b"]!.log.version("groceries"))
+        }
+    }
+
     /// A store on a file where another store on it dropped a note's copy
     /// (another process's `quire sync --take-theirs`, beside an app that
     /// has not written since and so still holds the retired replica id)
