@@ -24,14 +24,27 @@ extension DocumentStore {
     /// The version vector of every document, removed ones too, as the file
     /// holds it: read from the store without loading any document.
     public func versionVectors() throws -> [DocumentID: VersionVector] {
-        try database.read { db in
-            var versions = Dictionary(uniqueKeysWithValues: try Self.listedIDs(db).map { ($0, VersionVector()) })
-            for (stored, version) in try DocumentVersions.all(db) {
-                let id = try DocumentID(stored: stored)
-                if versions[id] != nil { versions[id] = version }
-            }
-            return versions
+        try database.read { db in try Self.listedVersions(db) }
+    }
+
+    /// `versionVectors()` and the file's replica id, read in one
+    /// transaction: the id under which the store has made every change of
+    /// its own that the versions hold. It is not always `replicaID`: a
+    /// store that has not written since another store on the file (another
+    /// process) dropped a document's copy still holds the retired id
+    /// (`discardCopy`, `writeQueuedBatch`), and the versions then lack the
+    /// changes it made under that id to the dropped document.
+    public func versionVectorsAndFileReplica() throws -> (versions: [DocumentID: VersionVector], fileReplica: ReplicaID) {
+        try database.read { db in (try Self.listedVersions(db), try ReplicaIdentity.recorded(db) ?? replicaID) }
+    }
+
+    private static func listedVersions(_ db: DatabaseConnection) throws -> [DocumentID: VersionVector] {
+        var versions = Dictionary(uniqueKeysWithValues: try listedIDs(db).map { ($0, VersionVector()) })
+        for (stored, version) in try DocumentVersions.all(db) {
+            let id = try DocumentID(stored: stored)
+            if versions[id] != nil { versions[id] = version }
         }
+        return versions
     }
 
     /// The version of every document `peer` has acknowledged something of.
@@ -51,6 +64,15 @@ extension DocumentStore {
         try database.read { db in try SyncState.cursor(peer: peer, db) }
     }
 
+    /// `syncCursor(peer:)` and `cursorRewinds()`, read in one transaction:
+    /// a sync that pulls from that cursor gives the count to
+    /// `recordSyncProgress`, which then stores the cursor its pages reach
+    /// only if no rewind came after the read. One that came before had
+    /// already moved the cursor read back, and the pages went on from there.
+    public func syncCursorAndRewinds(peer: String) throws -> (cursor: SyncCursor?, rewinds: Int64) {
+        try database.read { db in (try SyncState.cursor(peer: peer, db), try DroppedDocuments.highestSeq(db)) }
+    }
+
     /// Stores this store's position in `peer`'s log, for the next sync to
     /// go on from. It never goes back within one log: of two syncs with one
     /// server ending in either order, the older cursor is not kept
@@ -60,8 +82,9 @@ extension DocumentStore {
     }
 
     /// How many times a store on this file has moved the sync cursors back
-    /// (`discardCopy`, once a drop). A sync reads it as it starts and gives
-    /// it to `recordSyncProgress`, which then stores no cursor once another
+    /// (`discardCopy`, once a drop). A sync reads it with the stored cursor
+    /// it pulls from (`syncCursorAndRewinds(peer:)`) and gives it to
+    /// `recordSyncProgress`, which then stores no cursor once another
     /// rewind has come in between.
     public func cursorRewinds() throws -> Int64 {
         try database.read { db in try DroppedDocuments.highestSeq(db) }
@@ -73,13 +96,15 @@ extension DocumentStore {
     /// writer sent it) is no longer refused.
     ///
     /// The cursor is stored only if the file's `cursorRewinds()` is still
-    /// `rewindsAtStart` (nil: whatever it is): a sync that began before a
-    /// `discardCopy` (another process's `quire sync --take-theirs`) and
-    /// ends after it would otherwise store a cursor past the rows of the
-    /// dropped document again, undoing the rewind (or the forgetting, for
-    /// the peer the copy is taken from), and those rows would never come
-    /// back. The acknowledgements are stored all the same: they say what
-    /// the peer holds.
+    /// `rewindsAtRead` (nil: whatever it is), the count read with the stored
+    /// cursor the pages reaching `cursor` went on from
+    /// (`syncCursorAndRewinds(peer:)`): pages pulled from a cursor read
+    /// before a `discardCopy` (another process's `quire sync
+    /// --take-theirs`) may have passed rows of the dropped document, and
+    /// their cursor, stored, would undo the rewind (or the forgetting, for
+    /// the peer the copy is taken from): those rows would never come back.
+    /// The acknowledgements are stored all the same: they say what the
+    /// peer holds.
     ///
     /// - Returns: `earlier`, what was recorded as acknowledged before, in
     ///   the same transaction, for the documents of `earlierOf`: a change
@@ -88,7 +113,7 @@ extension DocumentStore {
     ///   or after a rewind: the sync then goes on from it in memory).
     @discardableResult
     public func recordSyncProgress(peer: String, acknowledged: [DocumentID: VersionVector], cursor: SyncCursor?,
-                                   unlessRewoundSince rewindsAtStart: Int64? = nil, earlierOf documents: some Collection<DocumentID> = [])
+                                   unlessRewoundSince rewindsAtRead: Int64? = nil, earlierOf documents: some Collection<DocumentID> = [])
         throws -> (earlier: [DocumentID: VersionVector], cursorStored: Bool) {
         try database.write { db in
             var earlier: [DocumentID: VersionVector] = [:]
@@ -101,8 +126,8 @@ extension DocumentStore {
                       acknowledged[id]?.contains(OpID(replica: rejected.id.replica, counter: rejected.lastCounter)) == true else { continue }
                 try SyncState.forgetRejected(rejected, peer: peer, db)
             }
-            // Stored past a rewind made since the sync began, the cursor would undo it.
-            let rewoundMeanwhile = try rewindsAtStart.map { try DroppedDocuments.highestSeq(db) != $0 } ?? false
+            // Stored past a rewind made since the cursor its pages went on from was read, the cursor would undo it.
+            let rewoundMeanwhile = try rewindsAtRead.map { try DroppedDocuments.highestSeq(db) != $0 } ?? false
             guard let cursor, !rewoundMeanwhile else { return (earlier, false) }
             try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db)
             return (earlier, true)
@@ -140,9 +165,9 @@ extension DocumentStore {
     /// (`DroppedDocuments`), and that store's `.outside` event names what
     /// its own loaded copy held.
     ///
-    /// A sync with any peer that runs meanwhile (in another process) and
-    /// ends after does not store its cursor (`recordSyncProgress`), which
-    /// would undo the rewind.
+    /// A sync with any peer that runs meanwhile (in another process),
+    /// pulling from a cursor it read before, does not store the cursor its
+    /// pages reach (`recordSyncProgress`), which would undo the rewind.
     ///
     /// The document that keeps the copy is recorded with the one dropped
     /// (`replacedCopies`): the sync that brings the peer's copy, which may

@@ -1028,6 +1028,24 @@ import Testing
         #expect(try value(alice, "todo", "k") == .scalar(.int(1)))
     }
 
+    /// Server A, server B answering one document a page, and alice on a
+    /// file in `directory`, holding the notes groceries and todo synced
+    /// with both; `beside` is a second store on the file (another process).
+    func storeBesideTwoServers(in directory: String) async throws
+        -> (servers: [String: SyncServer], alice: DocumentStore, beside: DocumentStore) {
+        let path = directory + "/alice.quire"
+        var onePerPage = SyncServer.Configuration()
+        onePerPage.maxPageDocuments = 1
+        let servers = ["a": try makeServer(), "b": try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: onePerPage)]
+        let alice = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+        for id: DocumentID in ["groceries", "todo"] {
+            try alice.create(id: id)
+            try write(alice, id, "k", 1)
+        }
+        for peer in ["a", "b"] { try await SyncClient(store: alice, peer: peer, transport: FaultyTransport.sound(servers[peer]!)).sync() }
+        return (servers, alice, beside)
+    }
+
     /// A sync with server B that began before another process on the file
     /// took server A's copy of a note (or B's own), and ends after, leaves
     /// B's cursor as the drop left it: at seq 0 (forgotten, for B's own
@@ -1038,20 +1056,11 @@ import Testing
     @Test(arguments: ["a", "b"])
     func aSyncRunningWhileACopyIsTakenDoesNotUndoTheRewind(takenFrom: String) async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory + "/alice.quire"
-            var onePerPage = SyncServer.Configuration()
-            onePerPage.maxPageDocuments = 1
-            let servers = ["a": try makeServer(), "b": try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: onePerPage)]
-            let alice = try DocumentStore(path: path), beside = try DocumentStore(path: path), bob = try DocumentStore.inMemory()
-            for id: DocumentID in ["groceries", "todo"] {
-                try alice.create(id: id)
-                try write(alice, id, "k", 1)
-            }
+            let (servers, alice, beside) = try await storeBesideTwoServers(in: directory)
+            let bob = try DocumentStore.inMemory()
             func sync(_ store: DocumentStore, with peer: String, through transport: (any SyncTransport)? = nil) async throws -> SyncClient.Report {
                 try await SyncClient(store: store, peer: peer, transport: transport ?? FaultyTransport.sound(servers[peer]!)).sync()
             }
-            _ = try await sync(alice, with: "a")
-            _ = try await sync(alice, with: "b")
             // bob's edit of the note reaches alice through server B only.
             _ = try await sync(bob, with: "b")
             try write(bob, "groceries", "bob", 2)
@@ -1079,6 +1088,153 @@ import Testing
             _ = try await sync(alice, with: "b")
             #expect(try value(alice, "groceries", "bob") == .scalar(.int(2)))
             #expect(try alice.versionVector("groceries") == servers["b"]!.log.version("groceries"))
+        }
+    }
+
+    /// A sync with server B whose first round was recorded before another
+    /// process on the file took server A's copy of a note (or B's own), and
+    /// whose next request read B's cursor after, as the drop left it, stores
+    /// the cursor its pages reach: they went from the start of B's log (or
+    /// from no cursor), past nothing the drop made this store lack. So the
+    /// next sync goes on from there: one round, stating only the note edited
+    /// since. (The count of drops was read when the sync began, and no
+    /// cursor was stored: the next sync stated every note and pushed only
+    /// once an answer had stated them, in two rounds.)
+    @Test(arguments: ["a", "b"])
+    func aSyncThatReadTheCursorAfterACopyWasTakenStoresItsCursor(takenFrom: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let (servers, alice, beside) = try await storeBesideTwoServers(in: directory)
+            let bob = try DocumentStore.inMemory()
+            func client(_ store: DocumentStore, with peer: String, through transport: (any SyncTransport)? = nil) -> SyncClient {
+                SyncClient(store: store, peer: peer, transport: transport ?? FaultyTransport.sound(servers[peer]!))
+            }
+            // Three notes new to alice: three pages.
+            for id: DocumentID in ["n1", "n2", "n3"] {
+                try bob.create(id: id)
+                try write(bob, id, "k", 3)
+            }
+            _ = try await client(bob, with: "b").sync()
+
+            // The other process's drop, once the first round is recorded: before the second request reads the cursor.
+            var paging = client(alice, with: "b")
+            let dropped = Mutex(false)
+            paging.progress = { line in
+                guard line.hasPrefix("round 1,"), !dropped.withLock({ done in defer { done = true }; return done }) else { return }
+                #expect(throws: Never.self) { try beside.discardCopy(of: "groceries", resyncingWith: takenFrom) }
+            }
+            let report = try await paging.sync()
+            #expect(dropped.withLock { $0 } && report.received > 0)
+            let end = SyncCursor(logID: servers["b"]!.log.logID, seq: servers["b"]!.log.lastSeq)
+            #expect(try alice.syncCursor(peer: "b") == end)
+            #expect(try value(alice, "groceries", "k") == .scalar(.int(1)) && value(alice, "n3", "k") == .scalar(.int(3)))
+
+            try write(alice, "todo", "k", 2)
+            let recorder = RecordingTransport(inner: FaultyTransport.sound(servers["b"]!))
+            let next = try await client(alice, with: "b", through: recorder).sync()
+            #expect(next.rounds == 1 && next.sent == 1)
+            #expect(recorder.requests.first?.cursor == end && recorder.requests.first?.documents.map(\.id) == ["todo"])
+        }
+    }
+
+    /// A sync stating its notes a range at a time stores, once every range
+    /// is pulled, where the first range ended: so a copy taken after the
+    /// first range's request read the cursor keeps that cursor from being
+    /// stored, though the later ranges read the cursor as the drop left it.
+    /// The next sync with server B then brings again bob's edit of the
+    /// note, which only B sent, in the first range.
+    @Test func aSyncInRangesStoresNoCursorWhenACopyIsTakenAfterItsFirstRangeBegan() async throws {
+        try await withTemporaryDirectory { directory in
+            let (servers, alice, beside) = try await storeBesideTwoServers(in: directory)
+            let bob = try DocumentStore.inMemory()
+            func sync(_ store: DocumentStore, with peer: String) async throws {
+                try await SyncClient(store: store, peer: peer, transport: FaultyTransport.sound(servers[peer]!)).sync()
+            }
+            try await sync(bob, with: "b")
+            try write(bob, "groceries", "bob", 2)
+            try await sync(bob, with: "b")
+            // Both notes edited: stated, one a range.
+            for id: DocumentID in ["groceries", "todo"] { try write(alice, id, "k", 5) }
+            var ranged = SyncClient(store: alice, peer: "b", transport: FaultyTransport.sound(servers["b"]!))
+            ranged.maxStatedDocuments = 1
+            let dropped = Mutex(false)
+            ranged.progress = { line in
+                guard line.hasPrefix("round 1,"), !dropped.withLock({ done in defer { done = true }; return done }) else { return }
+                #expect(throws: Never.self) { try beside.discardCopy(of: "groceries", resyncingWith: "a") }
+            }
+            try await ranged.sync()
+            #expect(dropped.withLock { $0 })
+            #expect(try alice.syncCursor(peer: "b")?.seq == 0)
+            try await sync(alice, with: "a")
+            try await sync(alice, with: "b")
+            #expect(try value(alice, "groceries", "bob") == .scalar(.int(2)))
+            #expect(try alice.versionVector("groceries") == servers["b"]!.log.version("groceries"))
+        }
+    }
+
+    /// A store on a file where another store on it dropped a note's copy
+    /// (another process's `quire sync --take-theirs`, beside an app that
+    /// has not written since and so still holds the retired replica id)
+    /// syncs the note back: the server holds more of the note's changes
+    /// under the retired id than the file now does, and says so before
+    /// they have all come (a page at a time), or in the answer to a request
+    /// made before the drop (none come then: the next sync brings them).
+    /// (Taken for a claim of more of this store's own changes than it had
+    /// made, that ended the sync as a protocol violation.)
+    @Test(arguments: [false, true])
+    func aStoreThatHasNotTakenTheNewReplicaIDSyncsADroppedNoteBack(dropDuringTheSync: Bool) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/alice.quire"
+            var oneRowPerPage = SyncServer.Configuration()
+            oneRowPerPage.maxPageBytes = 1
+            let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil, configuration: oneRowPerPage)
+            let app = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            let client = SyncClient(store: app, peer: "server", transport: FaultyTransport.sound(server))
+            try app.create(id: "groceries")
+            // Two rows of the app's changes to the note in the server's log: two pages.
+            for value: Int64 in 1...2 {
+                try write(app, "groceries", "k", value)
+                try await client.sync()
+            }
+            let retired = app.replicaID
+            let drop: @Sendable () throws -> Void = { _ = try beside.discardCopy(of: "groceries", resyncingWith: "server") }
+            if dropDuringTheSync {
+                // Pushed, and stated by the answer, but gone from the file when the answer comes.
+                try write(app, "groceries", "k", 3)
+                try await SyncClient(store: app, peer: "server", transport: MeddlingTransport(inner: FaultyTransport.sound(server), meddle: drop)).sync()
+                #expect(try app.versionVectors()["groceries"] == nil)
+            } else {
+                try drop()
+            }
+            #expect(app.replicaID == retired && beside.replicaID != retired)
+            try await client.sync()
+            #expect(try value(app, "groceries", "k") == .scalar(.int(dropDuringTheSync ? 3 : 2)))
+            #expect(try app.versionVector("groceries") == server.log.version("groceries"))
+        }
+    }
+
+    /// The claim a store refuses is of the file's replica id, which a store
+    /// on the file that has not written since another one dropped a copy
+    /// does not hold yet: an answer claiming more changes under the new id
+    /// than the file holds is refused all the same, and not recorded.
+    @Test func aClaimOfChangesUnderTheFilesNewReplicaIDIsRefusedByAStoreThatHasNotTakenIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/alice.quire"
+            let app = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            for id: DocumentID in ["n", "dropped"] {
+                try app.create(id: id)
+                try write(app, id, "k", 1)
+            }
+            try beside.discardCopy(of: "dropped", resyncingWith: "p")
+            let renewed = beside.replicaID
+            #expect(app.replicaID != renewed)
+            let liar = ScriptedPeer { request in
+                SyncResponse(cursor: SyncCursor(logID: 1, seq: 0), documents: request.documents.map { SyncDocument(id: $0.id, version: [renewed: 1]) })
+            }
+            await #expect(throws: SyncError.protocolViolation("it claims to hold the changes of this store (replica \(renewed)) "
+                + "to document n up to counter 1, but this store has made them only up to 0")) {
+                try await SyncClient(store: app, peer: "p", transport: FaultyTransport.sound(liar)).sync()
+            }
+            #expect(try app.acknowledgedVersions(peer: "p").isEmpty)
         }
     }
 

@@ -188,8 +188,8 @@ public struct SyncClient: Sendable {
     /// The rounds of a sync, until it completes (`session.report` then
     /// says what it did) or fails (it says what was done before).
     private func syncRounds(waitSeconds: Double, _ session: inout Session) async throws(SyncError) {
-        (session.serverVersions, session.refusedBefore, session.cursorRewindsAtStart) = try await storeWork { [peer] store in
-            (try store.acknowledgedVersions(peer: peer), try store.refusedDocuments(peer: peer), try store.cursorRewinds())
+        (session.serverVersions, session.refusedBefore) = try await storeWork { [peer] store in
+            (try store.acknowledgedVersions(peer: peer), try store.refusedDocuments(peer: peer))
         }
         var waitingRound = 0
         for round in 1...maxRounds {
@@ -258,12 +258,13 @@ public struct SyncClient: Sendable {
     /// What a sync knows between rounds.
     private struct Session {
         var report = Report()
-        /// The store's `cursorRewinds()` before the first request read the
-        /// stored cursor: once a `discardCopy` (another process's) has moved
-        /// the cursors back since, this sync stores none
-        /// (`DocumentStore.recordSyncProgress`), its pages having passed
-        /// rows of the dropped document.
-        var cursorRewindsAtStart: Int64 = 0
+        /// The store's `cursorRewinds()`, read with the stored cursor that
+        /// the pages whose cursor is stored next went on from: once a
+        /// `discardCopy` (another process's) has moved the cursors back
+        /// since, this sync stores none (`DocumentStore.recordSyncProgress`),
+        /// its pages having maybe passed rows of the dropped document. A
+        /// drop before that read had already moved back the cursor read.
+        var cursorRewindsAtRead: Int64 = 0
         /// Set once a cursor was not stored for such a rewind.
         var rewoundMeanwhile = false
         /// What the server is known to hold: the stored acknowledgements,
@@ -381,9 +382,13 @@ public struct SyncClient: Sendable {
     private func makeRequest(_ session: inout Session, waitMilliseconds: UInt64) throws -> SyncRequest {
         session.pushed = [:]
         let blocked = try blockedCounters()
+        // Read before the versions stated: a drop after the cursor is read
+        // then shows in the count (and the cursor is not stored), not only
+        // in versions lacking the dropped document, whose rows that cursor
+        // passed.
+        let (storedCursor, rewinds) = try store.syncCursorAndRewinds(peer: peer)
         // Read from the store's `document_versions`: no document is loaded to state it.
         let versions = try store.versionVectors()
-        let storedCursor = try store.syncCursor(peer: peer)
         // A cursor past 0 stands for every row up to it: a document at the
         // version the server is known to hold need not be named, as the
         // server sends it the rows after the cursor, which it lacks. A peer's
@@ -392,6 +397,12 @@ public struct SyncClient: Sendable {
         let coversRows = (storedCursor?.seq ?? 0) > 0
         let stated = documentsToState(versions, coversRows: coversRows, session)
         let range = rangeToState(of: stated, &session)
+        // This request starts the pages whose cursor is stored next when it
+        // pulls from the stored cursor, unless in a later range of a pass,
+        // which stores the first range's end.
+        if session.pass?.cursor == nil && session.pulledCursor == nil && session.pass?.firstEnd == nil {
+            session.cursorRewindsAtRead = rewinds
+        }
         var budget = PushBudget(changes: min(maxPushChanges, session.pushChangeLimit ?? .max), bytes: maxPushBytes)
         var documents: [SyncDocument] = []
         for id in stated where range.contains(id) {
@@ -506,9 +517,9 @@ public struct SyncClient: Sendable {
         try refuseAnswerFromThisStore(response)
         let cursorReset = try takeCursorReset(response, &session)
         try applyPage(response, &session)
-        // Every document the store holds, now that the page is applied.
-        let versions = try store.versionVectors()
-        let stated = try takeStatedVersions(response, versions: versions, cursorReset: cursorReset, &session)
+        // Every document the store holds, now that the page is applied, and the id its own changes are made under.
+        let (versions, fileReplica) = try store.versionVectorsAndFileReplica()
+        let stated = try takeStatedVersions(response, versions: versions, ownReplica: fileReplica, cursorReset: cursorReset, &session)
         let cursor = storedCursorAfter(response, cursorReset: cursorReset, &session)
         try recordProgress(acknowledged: stated.acknowledged, held: stated.held, cursor: cursor, newChanges: newChanges, &session)
         if response.more {
@@ -591,8 +602,9 @@ public struct SyncClient: Sendable {
     /// Takes the versions the answer states as what the server holds;
     /// returns the ones to record as acknowledged (of documents this store
     /// holds), and the pushed changes they show held for the first time.
-    private func takeStatedVersions(_ response: SyncResponse, versions: [DocumentID: VersionVector], cursorReset: Bool,
-                                    _ session: inout Session) throws
+    /// `ownReplica`: the file's replica id, read with `versions`.
+    private func takeStatedVersions(_ response: SyncResponse, versions: [DocumentID: VersionVector], ownReplica: ReplicaID,
+                                    cursorReset: Bool, _ session: inout Session) throws
         -> (acknowledged: [DocumentID: VersionVector], held: [DocumentID: Set<OpID>]) {
         var answered = Set<DocumentID>()
         var acknowledged: [DocumentID: VersionVector] = [:]
@@ -606,9 +618,14 @@ public struct SyncClient: Sendable {
             guard session.report.notApplied[document.id] == nil else { continue }
             // Only this store makes changes under its replica id: recorded, a
             // claim of more would keep the ones it names from ever being sent.
-            let claimed = document.version[store.replicaID], made = versions[document.id]?[store.replicaID] ?? 0
+            // The file's id, not `store.replicaID`: a store on the file that
+            // dropped a document's copy retired the old one, and a server may
+            // hold more of that document's changes under it than the store
+            // now does, until a page brings them (a later one, or the next
+            // sync's when the drop came after the request was made).
+            let claimed = document.version[ownReplica], made = versions[document.id]?[ownReplica] ?? 0
             guard claimed <= made else {
-                throw SyncError.protocolViolation("it claims to hold the changes of this store (replica \(store.replicaID)) "
+                throw SyncError.protocolViolation("it claims to hold the changes of this store (replica \(ownReplica)) "
                     + "to document \(document.id) up to counter \(claimed), but this store has made them only up to \(made)")
             }
             if versions[document.id] != nil { acknowledged[document.id] = document.version }
@@ -677,11 +694,12 @@ public struct SyncClient: Sendable {
         // another sync of this store (run at the same time, pushing it too)
         // saw the server hold first is that sync's to count in `sent`.
         let (earlier, cursorStored) = try store.recordSyncProgress(
-            peer: peer, acknowledged: acknowledged, cursor: cursor, unlessRewoundSince: session.cursorRewindsAtStart,
+            peer: peer, acknowledged: acknowledged, cursor: cursor, unlessRewoundSince: session.cursorRewindsAtRead,
             earlierOf: held.filter { newChanges == nil && !$0.value.isEmpty }.keys)
         if let cursor, !cursorStored {
-            // A store on the file dropped a copy since this sync began (`quire sync --take-theirs`), moving the
-            // cursors back: the stored one stays there, and this sync goes on from where its pages got.
+            // A store on the file dropped a copy since the cursor these pages went on from was read (`quire sync
+            // --take-theirs`), moving the cursors back: the stored one stays there, and this sync goes on from where
+            // its pages got.
             session.rewoundMeanwhile = true
             session.pulledCursor = cursor
             progress("a note's copy was dropped in this store during the sync (`quire sync --take-theirs`): "
