@@ -172,7 +172,8 @@ extension DocumentStore {
     /// - Returns: the new documents' ids, in the order of `ids`, if
     ///   `keepCopies` was given; else none.
     /// - Throws: `StoreError.noSuchDocument` if the store does not list one
-    ///   of them; what `keepCopies` throws (then nothing is changed).
+    ///   of them; with `keepCopies`, what loading one of them (damaged) or
+    ///   `keepCopies` throws. Nothing is changed then.
     @discardableResult
     public func discardCopies(of ids: [DocumentID], resyncingWith peer: String,
                               keepingCopies keepCopies: ((_ id: DocumentID, _ dropped: Document, _ copy: inout Transaction) throws -> Void)? = nil)
