@@ -81,9 +81,10 @@ extension DocumentStore {
         try database.write { db in try SyncState.setCursor(cursor, peer: peer, now: Self.milliseconds(Date()), db) }
     }
 
-    /// How many times a store on this file has moved the sync cursors back
-    /// (`discardCopy`, once a drop). A sync reads it with the stored cursor
-    /// it pulls from (`syncCursorAndRewinds(peer:)`) and gives it to
+    /// How many documents stores on this file have dropped (`discardCopies`),
+    /// which moves each time they move the sync cursors back (once for the
+    /// documents one call drops). A sync reads it with the stored cursor it
+    /// pulls from (`syncCursorAndRewinds(peer:)`) and gives it to
     /// `recordSyncProgress`, which then stores no cursor once another
     /// rewind has come in between.
     public func cursorRewinds() throws -> Int64 {
@@ -141,27 +142,32 @@ extension DocumentStore {
         try database.write { db in try SyncState.forget(peer: peer, db) }
     }
 
-    /// Drops this store's copy of a document, so that the next sync with
-    /// `peer` brings the peer's copy whole: every change, parked change,
-    /// snapshot, acknowledgement (of any peer) and refusal of it goes, and
-    /// so do `peer`'s cursor and acknowledgements (`forgetSyncState`), as a
-    /// cursor stands for the rows before it, the document's among them. For
-    /// the same reason every other peer's cursor goes back to the start of
-    /// its log (`SyncState.rewindCursors`): the copy that comes may lack
-    /// changes another peer sent before its cursor. One transaction: the
-    /// document is never gone while a cursor still passes its rows. For a
-    /// copy this store refuses the peer's changes to (`RefusedChanges`):
-    /// what this copy holds that the peer's lacks is lost, unless `keepCopy`
-    /// keeps it (`quire sync --take-theirs` keeps it as a new note). Another
-    /// store on the file that has the document loaded reads it again from
-    /// the file.
+    /// Drops this store's copy of each document of `ids`, so that the next
+    /// sync with `peer` brings the peer's copy whole: every change, parked
+    /// change, snapshot, acknowledgement (of any peer) and refusal of them
+    /// goes, and so do `peer`'s cursor and acknowledgements
+    /// (`forgetSyncState`), as a cursor stands for the rows before it, the
+    /// documents' among them. For the same reason every other peer's cursor
+    /// goes back to the start of its log (`SyncState.rewindCursors`): the
+    /// copy that comes may lack changes another peer sent before its cursor.
+    /// One transaction for the whole list: no document is gone while a
+    /// cursor still passes its rows, the cursors go back once and the
+    /// replica id (below) is renewed once however many documents are
+    /// dropped, and a failure for any document drops none (`quire sync
+    /// --take-theirs` given for several notes: one drop, then one sync). For
+    /// a copy this store refuses the peer's changes to (`RefusedChanges`):
+    /// what this copy holds that the peer's lacks is lost, unless
+    /// `keepCopies` keeps it (`quire sync --take-theirs` keeps it as a new
+    /// note). Another store on the file that has a document loaded reads it
+    /// again from the file. An empty list drops nothing and changes nothing.
     ///
-    /// Observers of the document get one `.local` event with no changes and
-    /// the empty version vector, naming every object and key the dropped
-    /// copy held, as all of it may change; the peer's copy makes `.remote`
-    /// events when a sync applies it, and the kept copy a `.local` one.
-    /// Another store on the file (another process) finds the drop when it
-    /// next looks (`checkForOutsideCommits()`): the file records it
+    /// Observers of each document get one `.local` event with no changes
+    /// and the empty version vector, naming every object and key the dropped
+    /// copy held, as all of it may change, followed by the kept copy's
+    /// `.local` event, document by document in the order of `ids`; the
+    /// peer's copy makes `.remote` events when a sync applies it. Another
+    /// store on the file (another process) finds the drops when it next
+    /// looks (`checkForOutsideCommits()`): the file records each
     /// (`DroppedDocuments`), and that store's `.outside` event names what
     /// its own loaded copy held.
     ///
@@ -169,94 +175,128 @@ extension DocumentStore {
     /// pulling from a cursor it read before, does not store the cursor its
     /// pages reach (`recordSyncProgress`), which would undo the rewind.
     ///
-    /// The document that keeps the copy is recorded with the one dropped
+    /// The document that keeps each copy is recorded with the one dropped
     /// (`replacedCopies`): the sync that brings the peer's copy, which may
     /// come after the one meant to failed, names it as replaced, not new.
     ///
-    /// `keepCopy`, if given, makes a new document from the one dropped, as
-    /// the file holds it (removed, from the same time, if that one is); the
-    /// new document is written in the same
-    /// transaction, and only if no other process (or other store on the
-    /// file) wrote the dropped one meanwhile: else `keepCopy` runs again on
-    /// it as written, so no edit ends up in neither copy (as `edit`, up to
+    /// `keepCopies`, if given, makes a new document from each one dropped
+    /// (given its id), as the file holds it (removed, from the same time, if
+    /// that one is); the new documents are written in the same transaction,
+    /// and only if no other process (or other store on the file) wrote the
+    /// dropped ones meanwhile: else `keepCopies` runs again on each as
+    /// written, so no edit ends up in neither copy (as `edit`, up to
     /// `StoreError.changedElsewhere`).
     ///
     /// The same transaction gives the store a new replica id
     /// (`ReplicaIdentity.renew`), which every store on the file edits under
     /// from then on (`replicaID`): the changes dropped may have been this
     /// store's own, which a peer may hold, and under the old id the next
-    /// edits of the document would take their ids again, with other content.
+    /// edits of a document would take their ids again, with other content.
     ///
-    /// - Returns: the new document's id, if `keepCopy` was given.
-    /// - Throws: `StoreError.noSuchDocument` if the store does not list it;
-    ///   what `keepCopy` throws (then nothing is changed).
+    /// - Parameter ids: distinct documents (a precondition).
+    /// - Returns: the new documents' ids, in the order of `ids`, if
+    ///   `keepCopies` was given; else none.
+    /// - Throws: `StoreError.noSuchDocument` if the store does not list one
+    ///   of them; with `keepCopies`, what loading one of them (damaged) or
+    ///   `keepCopies` throws. Nothing is changed then.
     @discardableResult
-    public func discardCopy(of id: DocumentID, resyncingWith peer: String,
-                            keepingCopy keepCopy: ((_ dropped: Document, _ copy: inout Transaction) throws -> Void)? = nil) throws -> DocumentID? {
-        try locked { try retryingChangedElsewhere { _ in
-            // As a removal: no call works on it, and no batch holds a commit of it.
-            while busy.contains(id) || isWriting { condition.wait() }
-            // The document as the file holds it, loaded for the copy and for the event that tells its
+    public func discardCopies(of ids: [DocumentID], resyncingWith peer: String,
+                              keepingCopies keepCopies: ((_ id: DocumentID, _ dropped: Document, _ copy: inout Transaction) throws -> Void)? = nil)
+        throws -> [DocumentID] {
+        precondition(Set(ids).count == ids.count, "discardCopies(of:) was given a document twice")
+        guard !ids.isEmpty else { return [] }
+        return try locked { try retryingChangedElsewhere { _ in
+            // As a removal: no call works on them, and no batch holds a commit of one.
+            while ids.contains(where: busy.contains) || isWriting { condition.wait() }
+            // Each document as the file holds it, loaded for its copy and for the event that tells its
             // observers all of it changed; the transaction checks that the file still holds that. Without
-            // a copy to keep, one that does not load (damaged) is dropped all the same.
-            var dropped: LoadedDocument?
-            if keepCopy != nil {
-                dropped = try load(id)
-            } else if !observers.isEmpty {
-                dropped = try? load(id)
+            // copies to keep, one that does not load (damaged) is dropped all the same.
+            var dropped: [DocumentID: LoadedDocument] = [:]
+            for id in ids {
+                if keepCopies != nil {
+                    dropped[id] = try load(id)
+                } else if !observers.isEmpty {
+                    dropped[id] = try? load(id)
+                }
             }
-            var kept: QueuedCommit?
-            if let keepCopy, let dropped {
-                var copy = Document(replica: replicaID)
-                try runningClosure { try copy.transact(time: Self.milliseconds(Date())) { tx in try keepCopy(dropped.document, &tx) } }
-                kept = QueuedCommit(id: .generate(), entry: LoadedDocument(document: copy, isRemoved: dropped.isRemoved, changesSinceSnapshot: 0),
-                                    newChanges: copy.lastChange.map { [.changes([$0])] } ?? [], isLocal: true, parked: [], isNew: true)
+            // The copy kept of each document, by the document's id.
+            var kept: [DocumentID: QueuedCommit] = [:]
+            if let keepCopies {
+                for id in ids {
+                    let source = dropped[id]!
+                    var copy = Document(replica: replicaID)
+                    try runningClosure { try copy.transact(time: Self.milliseconds(Date())) { tx in try keepCopies(id, source.document, &tx) } }
+                    kept[id] = QueuedCommit(id: .generate(), entry: LoadedDocument(document: copy, isRemoved: source.isRemoved, changesSinceSnapshot: 0),
+                                            newChanges: copy.lastChange.map { [.changes([$0])] } ?? [], isLocal: true, parked: [], isNew: true)
+                }
             }
-            // The file's id, when another store on it took a new one since this store last wrote: the copy is made again under it.
+            // The file's id, when another store on it took a new one since this store last wrote: the copies are made again under it.
             var fileReplica: ReplicaID?
             let written = Result { try database.write { db in
-                guard try Self.isListed(id, db) else { throw StoreError.noSuchDocument(id.rawValue) }
-                if let dropped {
+                for id in ids {
+                    guard try Self.isListed(id, db) else { throw StoreError.noSuchDocument(id.rawValue) }
+                    guard let loaded = dropped[id] else { continue }
                     let rows = try db.query(sql: Self.localCommitCurrencyQuery, arguments: [.text(id.rawValue)])
-                    guard try Self.isCurrent(dropped, rows) else { throw StoreError.changedElsewhere(id.rawValue) }
+                    guard try Self.isCurrent(loaded, rows) else { throw StoreError.changedElsewhere(id.rawValue) }
                     let recorded = try rows[0].replica(Self.fileReplicaColumn)
                     fileReplica = recorded
                     if recorded != replicaID { throw StoreError.changedElsewhere(id.rawValue) }
                 }
                 let before = try ChangeLog.highestSeq(db)
-                try kept?.save(db)
-                // A removed document's copy is kept removed, from the same time: as it was, out of the list until restored.
-                if let copy = kept, copy.entry.isRemoved {
-                    try db.execute(sql: "UPDATE documents SET removed_at = (SELECT removed_at FROM documents WHERE id = ?) WHERE id = ?",
-                                   arguments: [.text(id.rawValue), .text(copy.id.rawValue)])
+                for id in ids {
+                    guard var copy = kept[id] else { continue }
+                    try copy.save(db)
+                    kept[id] = copy
+                    // A removed document's copy is kept removed, from the same time: as it was, out of the list until restored.
+                    if copy.entry.isRemoved {
+                        try db.execute(sql: "UPDATE documents SET removed_at = (SELECT removed_at FROM documents WHERE id = ?) WHERE id = ?",
+                                       arguments: [.text(id.rawValue), .text(copy.id.rawValue)])
+                    }
                 }
                 let logged = (before: before, after: try ChangeLog.highestSeq(db))
-                let document = [DatabaseValue.text(id.rawValue)]
-                for table in ["changes", "removal_marks"] {
-                    try db.execute(sql: "DELETE FROM \(table) WHERE document = (SELECT number FROM documents WHERE id = ?)", arguments: document)
-                }
-                for table in ["parked_changes", "snapshots", "peer_acknowledgements", "rejected_changes", "refused_documents", "document_versions",
-                              "documents"] {
-                    let column = table == "documents" ? "id" : "document_id"
-                    try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: document)
+                let dropsBefore = try DroppedDocuments.highestSeq(db)
+                var lastDrop = dropsBefore
+                for id in ids {
+                    let document = [DatabaseValue.text(id.rawValue)]
+                    for table in ["changes", "removal_marks"] {
+                        try db.execute(sql: "DELETE FROM \(table) WHERE document = (SELECT number FROM documents WHERE id = ?)", arguments: document)
+                    }
+                    for table in ["parked_changes", "snapshots", "peer_acknowledgements", "rejected_changes", "refused_documents", "document_versions",
+                                  "documents"] {
+                        let column = table == "documents" ? "id" : "document_id"
+                        try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: document)
+                    }
+                    if let copy = kept[id] {
+                        try ReplacedDocuments.record(id.rawValue, keptAs: copy.id.rawValue, db)
+                    }
+                    // For other stores' outside looks, and for syncs running meanwhile, which must not store a cursor past the rewind.
+                    lastDrop = try DroppedDocuments.record(id.rawValue, db)
                 }
                 try SyncState.forget(peer: peer, db)
-                // Every other peer's cursor stands for rows of the document too, which the copy that comes may lack.
+                // Every other peer's cursor stands for rows of the documents too, which the copies that come may lack.
                 try SyncState.rewindCursors(db)
-                if let kept { try ReplacedDocuments.record(id.rawValue, keptAs: kept.id.rawValue, db) }
-                // For other stores' outside looks, and for syncs running meanwhile, which must not store a cursor past the rewind.
-                let dropRow = (before: try DroppedDocuments.highestSeq(db), after: try DroppedDocuments.record(id.rawValue, db))
-                return (copy: kept, logged: logged, dropRow: dropRow, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
+                return (logged: logged, dropRows: (before: dropsBefore, after: lastDrop),
+                        renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
             } }
             if let fileReplica { adoptReplica(fileReplica) }
             let done = try written.get()
             outsideLogPlace.noteOwnRows(after: done.logged.before, through: done.logged.after)
-            outsideDropPlace.noteOwnRows(after: done.dropRow.before, through: done.dropRow.after)
+            outsideDropPlace.noteOwnRows(after: done.dropRows.before, through: done.dropRows.after)
             adoptReplica(done.renewed)
-            publishDropped(id, dropped)
-            if let copy = done.copy { publish(copy) }
-            return done.copy?.id
+            for id in ids {
+                publishDropped(id, dropped[id])
+                if let copy = kept[id] { publish(copy) }
+            }
+            return ids.compactMap { kept[$0]?.id }
         } }
+    }
+
+    /// `discardCopies(of:resyncingWith:keepingCopies:)` for one document:
+    /// returns the id of the document keeping its copy, if `keepCopy` was given.
+    @discardableResult
+    public func discardCopy(of id: DocumentID, resyncingWith peer: String,
+                            keepingCopy keepCopy: ((_ dropped: Document, _ copy: inout Transaction) throws -> Void)? = nil) throws -> DocumentID? {
+        try discardCopies(of: [id], resyncingWith: peer, keepingCopies: keepCopy.map { keep in { _, dropped, copy in try keep(dropped, &copy) } }).first
     }
 
     /// The documents whose copy `discardCopy` dropped, keeping it as

@@ -1,6 +1,7 @@
 import Foundation
 import QuireTestSupport
 @testable import Quire
+import QuireStore
 import QuireSync
 import Synchronization
 import Testing
@@ -933,6 +934,88 @@ import Testing
         #expect(listed.map(\.id) == [copy] && listed.first?.removedAt == removedAt)
         try alice.restore(copy)
         #expect(try alice.documents().map(\.id) == [copy] && value(alice, copy, "k") == .scalar(.int(1)))
+    }
+
+    /// Several documents' copies dropped in one call (`quire sync
+    /// --take-theirs` given for several notes): one transaction keeps each
+    /// copy, forgets the server's cursor and mints one replica id (observers
+    /// told of each drop and copy in turn), and one
+    /// sync, one pull from the start of the server's log, brings the
+    /// server's copy of every document, refusing nothing; the next sync
+    /// brings nothing more. (A call took one document: a store refusing two
+    /// took two drops, each minting an id and each followed by a sync from
+    /// the start of the log.)
+    @Test func severalCopiesDroppedInOneCallComeBackWithOneSync() async throws {
+        let server = try makeServer()
+        let alice = try DocumentStore.inMemory()
+        func sync(_ transport: any SyncTransport) async throws -> SyncClient.Report {
+            try await SyncClient(store: alice, peer: "server", transport: transport).sync()
+        }
+        try alice.create(id: "todo")
+        try write(alice, "todo", "k", 1)
+        _ = try await sync(FaultyTransport.sound(server))
+        for id: DocumentID in ["groceries", "recipes"] { try forgeAClash(of: id, in: alice, with: server) }
+        #expect(try await sync(FaultyTransport.sound(server)).notApplied.keys.sorted() == ["groceries", "recipes"])
+        func replicas() throws -> Set<ReplicaID> { try alice.database.read { db in try ReplicaIdentity.all(db) } }
+        let replicasBefore = try replicas()
+        var events = alice.allEvents().makeAsyncIterator()
+
+        var copiesMade: [DocumentID] = []
+        let kept = try alice.discardCopies(of: ["recipes", "groceries"], resyncingWith: "server") { id, dropped, copy in
+            copiesMade.append(id)
+            try copy.put(.root, key: "of", .string(id.rawValue))
+            if case .scalar(let k)? = try dropped.get(.root, key: "k") { try copy.put(.root, key: "k", k) }
+        }
+        #expect(copiesMade == ["recipes", "groceries"] && Set(kept).count == 2)
+        #expect(try kept.map { try value(alice, $0, "of") } == [.scalar(.string("recipes")), .scalar(.string("groceries"))])
+        #expect(try kept.map { try value(alice, $0, "k") } == [.scalar(.int(2)), .scalar(.int(2))])
+        #expect(try alice.replacedCopies() == ["recipes": kept[0], "groceries": kept[1]])
+        #expect(try replicas() == replicasBefore.union([alice.replicaID]) && !replicasBefore.contains(alice.replicaID))
+        #expect(try alice.syncCursor(peer: "server") == nil && alice.refusedDocuments(peer: "server").isEmpty)
+        // Observers are told as for one document, document by document: its drop (no changes), then its kept copy.
+        var told: [(document: DocumentID, hasChanges: Bool)] = []
+        for _ in 1...4 {
+            let event = try #require(await events.next())
+            told.append((event.document, !event.changeIDs.isEmpty))
+        }
+        #expect(told.map(\.document) == ["recipes", kept[0], "groceries", kept[1]] && told.map(\.hasChanges) == [false, true, false, true])
+
+        let recording = RecordingTransport(inner: FaultyTransport.sound(server))
+        let report = try await sync(recording)
+        #expect(report.notApplied.isEmpty && report.rejected.isEmpty)
+        #expect(recording.requests.filter { $0.cursor == nil }.count == 1)
+        for id: DocumentID in ["groceries", "recipes"] {
+            #expect(try value(alice, id, "k") == .scalar(.int(1)) && alice.versionVector(id) == server.log.version(id))
+        }
+        for copy in kept { #expect(try server.log.version(copy) == alice.versionVector(copy)) }
+        let next = try await sync(FaultyTransport.sound(server))
+        #expect(next.received == 0 && next.notApplied.isEmpty)
+    }
+
+    /// `discardCopies` drops every document given or none: a copy that
+    /// cannot be kept (its closure throws) or a document the store does not
+    /// list leaves each document, the cursor, the acknowledgements and the
+    /// replica id as they were, and keeps no copy.
+    @Test func severalCopiesAreDroppedAllOrNone() async throws {
+        let server = try makeServer()
+        let alice = try storeHolding(["groceries", "recipes"], "k", 1)
+        _ = try await SyncClient(store: alice, peer: "server", transport: FaultyTransport.sound(server)).sync()
+        let cursor = try alice.syncCursor(peer: "server"), acknowledged = try alice.acknowledgedVersions(peer: "server")
+        let replica = alice.replicaID, rewinds = try alice.cursorRewinds()
+        struct CannotKeepTheCopy: Error {}
+        #expect(throws: CannotKeepTheCopy.self) {
+            try alice.discardCopies(of: ["groceries", "recipes"], resyncingWith: "server") { id, _, copy in
+                if id == "recipes" { throw CannotKeepTheCopy() }
+                try copy.put(.root, key: "k", .int(2))
+            }
+        }
+        #expect(throws: StoreError.noSuchDocument("journal")) {
+            try alice.discardCopies(of: ["groceries", "journal"], resyncingWith: "server")
+        }
+        #expect(try alice.documents().map(\.id).sorted() == ["groceries", "recipes"])
+        for id: DocumentID in ["groceries", "recipes"] { #expect(try value(alice, id, "k") == .scalar(.int(1))) }
+        #expect(try alice.syncCursor(peer: "server") == cursor && alice.acknowledgedVersions(peer: "server") == acknowledged)
+        #expect(try alice.replicaID == replica && alice.cursorRewinds() == rewinds && alice.replacedCopies().isEmpty)
     }
 
     /// Taking the server's copy tells the app showing the note: the drop

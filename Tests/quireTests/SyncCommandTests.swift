@@ -219,18 +219,23 @@ import Testing
         }
     }
 
-    /// Makes note "groceries" (body "milk") at `writer`, synced through
-    /// `url`, and gives `runner`'s store, which synced note "todo" first
-    /// (its cursor then passes a row, and the next syncs name only the
-    /// notes they change), a forged copy of it (`giveAForgedCopy`): the
-    /// next sync refuses it. Returns its id.
-    private func clashingGroceries(_ runner: QuireRunner, _ url: String, _ writer: String) throws -> String {
+    /// Makes a note of each of `titles` (body "milk") at `writer`, synced
+    /// through `url`, and gives `runner`'s store, which synced note "todo"
+    /// first (its cursor then passes a row, and the next syncs name only the
+    /// notes they change), a forged copy of each (`giveAForgedCopy`): the
+    /// next sync refuses them. Returns their ids, in the order of `titles`.
+    private func clashingNotes(_ titles: [String], _ runner: QuireRunner, _ url: String, _ writer: String) throws -> [String] {
         try runner.ok(["note", "new", "--title", "todo"])
         try runner.ok(["sync", url])
-        let groceries = try runner.ok(["note", "new", "--title", "groceries", "--body", "milk"], store: writer).trimmingCharacters(in: .newlines)
+        let ids = try titles.map { try runner.ok(["note", "new", "--title", $0, "--body", "milk"], store: writer).trimmingCharacters(in: .newlines) }
         try runner.ok(["sync", url], store: writer)
-        try giveAForgedCopy(of: groceries, from: writer, to: runner.store, acknowledgedBy: url)
-        return groceries
+        for id in ids { try giveAForgedCopy(of: id, from: writer, to: runner.store, acknowledgedBy: url) }
+        return ids
+    }
+
+    /// `clashingNotes` of one note, "groceries".
+    private func clashingGroceries(_ runner: QuireRunner, _ url: String, _ writer: String) throws -> String {
+        try clashingNotes(["groceries"], runner, url, writer)[0]
     }
 
     /// The way out of a refused note, end to end: `--take-theirs` keeps
@@ -253,6 +258,9 @@ import Testing
             let json = try #require(try taken.json() as? [String: Any])
             let took = try #require(json["tookTheirs"] as? [String: Any], "\(json)")
             #expect(took["id"] as? String == groceries && took["title"] as? String == "groceries")
+            // The list of every note taken holds the same one object.
+            let listed = try #require(json["tookTheirsNotes"] as? [[String: Any]], "\(json)")
+            #expect(listed.count == 1 && NSDictionary(dictionary: listed[0]) == NSDictionary(dictionary: took), "\(listed)")
             let copy = try #require(took["copy"] as? [String: String])
             #expect((json["notAppliedNotes"] as? [Any])?.isEmpty == true)
             #expect(taken.stderr.contains("kept this store's copy of note \(groceries) as note \(copy["id"] ?? "")"), "\(taken.stderr)")
@@ -271,6 +279,125 @@ import Testing
             try runner.ok(["sync", url], store: writer)
             let titles = try #require(try runner.run(["note", "list", "--json"], store: writer).json() as? [[String: Any]]).compactMap { $0["title"] as? String }
             #expect(Set(titles) == ["todo", "groceries, edited", keptTitle])
+        }
+    }
+
+    /// The replica ids the store at `path` has ever written under
+    /// (`local_replicas`): one more for each id `--take-theirs` mints.
+    private func replicaIDsEverUsed(_ path: String) throws -> Set<ReplicaID> {
+        let database = try Database(path: path)
+        defer { database.close() }
+        return try database.read { db in try ReplicaIdentity.all(db) }
+    }
+
+    /// `--take-theirs` given once for each of several refused notes: one
+    /// run keeps this store's copy of each as a new note and takes the
+    /// server's (one replica id minted for all), and its one sync brings
+    /// every one: it exits 0, and the next sync refuses nothing and brings
+    /// nothing. `--json` lists the notes in `tookTheirsNotes`, in the order
+    /// given, with no `tookTheirs` (one note's key); standard error has a
+    /// line a note. (A second `--take-theirs` was a usage error: N notes
+    /// took N runs, each minting an id and syncing from the start of the
+    /// server's log.)
+    @Test func takingTheServersCopiesOfSeveralNotesTakesOneRun() throws {
+        try withServerAndWriter { runner, url, writer in
+            let notes = try clashingNotes(["groceries", "recipes"], runner, url, writer)
+            let refused = try runner.run(["sync", url])
+            #expect(refused.status == 1, "\(refused.stderr)")
+            #expect(refused.stderr.contains("`quire sync \(url) --take-theirs ID` (`--take-theirs` once for each note: one run takes them all)"),
+                    "\(refused.stderr)")
+            let replicasBefore = try replicaIDsEverUsed(runner.store)
+
+            // Given in the other order: the lists follow it.
+            let taken = try runner.run(["sync", url, "--take-theirs", notes[1], "--take-theirs", notes[0], "--json"])
+            #expect(taken.status == 0, "\(taken.stderr)")
+            let json = try #require(try taken.json() as? [String: Any])
+            #expect(json["tookTheirs"] == nil && (json["notAppliedNotes"] as? [Any])?.isEmpty == true, "\(json)")
+            let took = try #require(json["tookTheirsNotes"] as? [[String: Any]], "\(json)")
+            #expect(took.map { $0["id"] as? String } == [notes[1], notes[0]] && took.map { $0["title"] as? String } == ["recipes", "groceries"])
+            let copies = took.compactMap { $0["copy"] as? [String: String] }
+            #expect(copies.count == 2 && copies[0]["title"]?.hasPrefix("recipes (this machine's copy, 20") == true
+                    && copies[1]["title"]?.hasPrefix("groceries (this machine's copy, 20") == true, "\(copies)")
+            let keptLines = taken.stderr.split(separator: "\n").filter { $0.hasPrefix("kept this store's copy of note ") }
+            #expect(keptLines.count == 2, "\(taken.stderr)")
+            for (line, (note, copy)) in zip(keptLines, zip([notes[1], notes[0]], copies)) {
+                #expect(line.hasPrefix("kept this store's copy of note \(note) as note \(copy["id"] ?? "") (\(copy["title"] ?? ""))"), "\(line)")
+            }
+            #expect(try replicaIDsEverUsed(runner.store).subtracting(replicasBefore).count == 1)
+            for copy in copies {
+                #expect((try runner.run(["note", "show", copy["id"] ?? "", "--json"]).json() as? [String: Any])?["body"] as? String == "milk")
+            }
+
+            let next = try runner.run(["sync", url, "--json"])
+            #expect(next.status == 0, "\(next.stderr)")
+            let nextJSON = try #require(try next.json() as? [String: Any])
+            #expect(nextJSON["received"] as? Int == 0 && (nextJSON["notAppliedNotes"] as? [Any])?.isEmpty == true, "\(nextJSON)")
+            #expect(nextJSON["tookTheirsNotes"] == nil)
+        }
+    }
+
+    /// Notes given to `--take-theirs` are replaced all or none: one whose
+    /// copy cannot be kept (its changes here are damaged) fails the run,
+    /// naming it, before anything changes: no copy kept, no note dropped,
+    /// no replica id minted, no cursor moved. The others then taken in one
+    /// run get a text line each, in the order given.
+    @Test func notesGivenToTakeTheirsAreReplacedAllOrNone() throws {
+        try withServerAndWriter { runner, url, writer in
+            let notes = try clashingNotes(["groceries", "recipes", "trip"], runner, url, writer)
+            try runner.damageTheChanges(ofNote: notes[2])
+            func state() throws -> (documents: [DocumentID], replicas: Set<ReplicaID>, rewinds: Int64, cursor: SyncCursor?) {
+                let store = try DocumentStore(path: runner.store, readOnly: true)
+                defer { try? store.close() }
+                return (try store.documents(includeRemoved: true).map(\.id).sorted(), try replicaIDsEverUsed(runner.store),
+                        try store.cursorRewinds(), try store.syncCursor(peer: url))
+            }
+            let before = try state()
+
+            let failed = try runner.run(["sync", url, "--take-theirs", notes[0], "--take-theirs", notes[2]])
+            #expect(failed.status == 1 && failed.stderr.contains(notes[2]), "\(failed.stderr)")
+            #expect(!failed.stderr.contains("kept this store's copy"), "\(failed.stderr)")
+            let after = try state()
+            #expect(after.documents == before.documents && after.replicas == before.replicas, "\(after)")
+            #expect(after.rewinds == before.rewinds && after.cursor == before.cursor, "\(after)")
+
+            // The two that can be kept, in one run.
+            let taken = try runner.run(["sync", url, "--take-theirs", notes[1], "--take-theirs", notes[0]])
+            #expect(taken.status == 0, "\(taken.stderr)")
+            let took = taken.stdout.split(separator: "\n").filter { $0.hasPrefix("took the server's copy of note ") }
+            #expect(took.count == 2, "\(taken.stdout)")
+            for (line, (note, title)) in zip(took, [(notes[1], "recipes"), (notes[0], "groceries")]) {
+                #expect(line.hasPrefix("took the server's copy of note \(note) (\(title)); this store's copy is kept as note "), "\(line)")
+            }
+            let next = try #require(try runner.run(["sync", url, "--json"]).json() as? [String: Any])
+            let stillRefused = try #require(next["notAppliedNotes"] as? [[String: Any]], "\(next)").compactMap { $0["id"] as? String }
+            #expect(!stillRefused.contains(notes[0]) && !stillRefused.contains(notes[1]), "\(next)")
+        }
+    }
+
+    /// A note given twice to `--take-theirs` is a usage error naming it,
+    /// whether by the same text (found before the store is opened) or by
+    /// two prefixes of it; a note this store lacks among several exits 1 as
+    /// for one. None changes anything.
+    @Test func aNoteGivenTwiceToTakeTheirsIsAUsageError() throws {
+        try withRunner { runner in
+            try runner.ok(["init"])
+            let id = try runner.ok(["note", "new", "--title", "groceries"]).trimmingCharacters(in: .newlines)
+            let url = "http://127.0.0.1:9", prefix = String(id.prefix(6))
+            let replicas = try replicaIDsEverUsed(runner.store)
+
+            let same = try runner.run(["sync", url, "--take-theirs", id, "--take-theirs", id])
+            #expect(same.status == 64 && same.stderr.hasPrefix("error: --take-theirs \(id) is given twice; give each note once\n"), "\(same.stderr)")
+            let noStore = try runner.run(["sync", url, "--take-theirs", "x", "--take-theirs", "x"], store: runner.directory + "/missing.quire")
+            #expect(noStore.status == 64 && noStore.stderr.hasPrefix("error: --take-theirs x is given twice"), "\(noStore.stderr)")
+            let prefixes = try runner.run(["sync", url, "--take-theirs", prefix, "--take-theirs", id])
+            #expect(prefixes.status == 64, "\(prefixes.stderr)")
+            #expect(prefixes.stderr.hasPrefix("error: --take-theirs \(prefix) and --take-theirs \(id) name the same note, \(id); give each note once\n"),
+                    "\(prefixes.stderr)")
+            let unknown = try runner.run(["sync", url, "--take-theirs", id, "--take-theirs", "nosuchnote"])
+            #expect(unknown.status == 1 && unknown.stderr.contains("no note matches \"nosuchnote\""), "\(unknown.stderr)")
+
+            let titles = try #require(try runner.run(["note", "list", "--json"]).json() as? [[String: Any]]).compactMap { $0["title"] as? String }
+            #expect(try titles == ["groceries"] && replicaIDsEverUsed(runner.store) == replicas)
         }
     }
 
@@ -1253,12 +1380,14 @@ import Testing
 
     /// A peer refuses pushes as a server does (recorded as rejected under
     /// `via:COMMAND`), so --retry-rejected is one of --via's options too;
-    /// so is --take-theirs, a peer's copy being as good as a server's.
+    /// so is --take-theirs, a peer's copy being as good as a server's,
+    /// which may be given once for each of several notes.
     @Test func syncHelpGivesEachFormItsOptions() throws {
         try withRunner { runner in
             let help = try runner.ok(["sync", "--help"])
-            #expect(help.contains("USAGE: quire sync URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE] [--json]\n"))
-            #expect(help.contains("       quire sync --via COMMAND [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE] [--json]\n"))
+            #expect(help.contains("USAGE: quire sync URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE]... [--json]\n"))
+            #expect(help.contains("       quire sync --via COMMAND [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE]... [--json]\n"))
+            #expect(help.contains("May be repeated: every note given is replaced at once, then one sync brings them all."), "\(help)")
         }
     }
 

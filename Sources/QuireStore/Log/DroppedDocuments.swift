@@ -9,9 +9,10 @@
 /// its place.
 ///
 /// Every drop also moves the sync cursors back (`SyncState.rewindCursors`)
-/// in its transaction, so the highest `seq` ever given counts those
-/// rewinds: a sync that read it at its start and finds it changed when it
-/// stores its cursor does not store it (`Specs/sync.md`, "Commands").
+/// in its transaction (once for the documents one transaction drops), so
+/// the highest `seq` ever given moves with every rewind: a sync that read
+/// it at its start and finds it changed when it stores its cursor does not
+/// store it (`Specs/sync.md`, "Commands").
 public enum DroppedDocuments {
     /// Records that `document`'s copy is dropped, inside the transaction
     /// that drops it, and returns the row's `seq`.
@@ -21,7 +22,7 @@ public enum DroppedDocuments {
     }
 
     /// The highest `seq` ever given, 0 before the first drop: how many
-    /// drops (and cursor rewinds) the file has seen.
+    /// documents the file has seen dropped.
     public static func highestSeq(_ db: DatabaseConnection) throws -> Int64 {
         try db.highestAutoincrementedID(of: "dropped_documents")
     }

@@ -119,8 +119,8 @@ enum SyncCommands {
     static let sync = Command(
         name: "sync",
         summary: "Exchange changes with a sync server (or, with --via, a peer) until both hold the same.",
-        usage: ["URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE] [--json]",
-                "--via COMMAND [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE] [--json]"],
+        usage: ["URL [--token TOKEN] [--wait SECONDS] [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE]... [--json]",
+                "--via COMMAND [--timeout SECONDS] [--retry-rejected] [--take-theirs NOTE]... [--json]"],
         arguments: [.init(name: "URL", help: "The server, such as http://127.0.0.1:8080.")],
         options: [
             Option(name: "--token", values: ["TOKEN"], help: "The bearer token (default: $QUIRE_TOKEN)."),
@@ -129,7 +129,8 @@ enum SyncCommands {
             Option(name: "--timeout", values: ["SECONDS"], help: "Give up on an answer after that long (default 30, plus any --wait); with --via, after that long without a byte."),
             Option(name: "--retry-rejected", help: "Offer again the changes the server refused before."),
             Option(name: "--take-theirs", values: ["NOTE"], help: "Replace this store's copy of NOTE with the server's (or the peer's), "
-                + "keeping this one as a new note titled \"TITLE (this machine's copy, DATE)\": for a note whose changes from it this store refuses."),
+                + "keeping this one as a new note titled \"TITLE (this machine's copy, DATE)\": for a note whose changes from it this store refuses. "
+                + "May be repeated: every note given is replaced at once, then one sync brings them all.", repeatable: true),
             .json,
         ],
         examples: ["quire sync http://127.0.0.1:8080 --token s3cret", "quire sync --via 'ssh host quire --store notes.quire serve --stdio'",
@@ -155,12 +156,20 @@ enum SyncCommands {
                 server = (url.absoluteString, url)
             }
             let wait = try seconds("--wait", invocation) ?? 0
-            let theirsWanted = try invocation.value("--take-theirs").map(invocation.noteID)
+            let theirsWanted = try invocation.values("--take-theirs").map { try invocation.noteID($0[0]) }
+            if let twice = firstRepeated(theirsWanted) {
+                throw invocation.usageError("--take-theirs \(theirsWanted[twice.later]) is given twice; give each note once")
+            }
             // The command line is checked before the store (a usage error is
             // one whatever the store), and the store before COMMAND is run: a
             // missing store must not start an ssh session for nothing.
             let store = try context.openStore()
             let taken = try theirsWanted.map { try NoteIDs.resolve($0, in: store) }
+            // Two prefixes of one note: found only now, and as much a slip as the same text twice.
+            if let twice = firstRepeated(taken) {
+                throw invocation.usageError("--take-theirs \(theirsWanted[twice.earlier]) and --take-theirs \(theirsWanted[twice.later]) "
+                    + "name the same note, \(taken[twice.later]); give each note once")
+            }
             let peer: String
             let transport: any SyncTransport
             var stdio: StdioSyncTransport?
@@ -187,7 +196,7 @@ enum SyncCommands {
             defer { stdio?.close() }
             if invocation.flag("--retry-rejected") { try store.clearRejectedChanges(peer: peer) }
             // Once the transport is made (a command that cannot run drops nothing), and before the sync that brings theirs.
-            let keptCopy = try taken.map { id in try keepThisMachinesCopy(of: id, in: store, replacedBy: transport.otherSide, peer: peer, context.output) }
+            let keptCopies = try keepThisMachinesCopies(of: taken, in: store, replacedBy: transport.otherSide, peer: peer, context.output)
 
             var client = SyncClient(store: store, peer: peer, transport: transport)
             let output = context.output
@@ -273,8 +282,10 @@ enum SyncCommands {
             }
             let compacted = titled(report.historyCompacted), damagedThere = titled(report.damagedOnPeer)
             let notApplied = titled(report.notApplied)
-            // The other side's copy of the note taken, its title here now (nil: it sent none).
-            let takenTitle = taken.flatMap { id in try? store.read(id) { try Note(id: id, document: $0).title } }
+            // Each note whose copy was taken, in the order given, with the other side's title of it here now (nil: it sent none).
+            let tookTheirs = zip(taken, keptCopies).map { id, copy in
+                (id: id, title: try? store.read(id) { try Note(id: id, document: $0).title }, copy: copy)
+            }
             if invocation.flag("--json") {
                 var fields: [String: JSONValue] = [
                     "peer": .string(peer), "rounds": .integer(report.rounds), "sent": .integer(report.sent),
@@ -287,18 +298,21 @@ enum SyncCommands {
                     "notAppliedNotes": notesJSON(notApplied),
                     "changedNotes": changedJSON(),
                 ]
-                if let taken, let keptCopy {
-                    fields["tookTheirs"] = .object(["id": .string(taken.rawValue), "title": takenTitle.map(JSONValue.string) ?? .null,
-                                                    "copy": .object(["id": .string(keptCopy.id.rawValue), "title": .string(keptCopy.title)])])
+                let tookJSON = tookTheirs.map { took in
+                    JSONValue.object(["id": .string(took.id.rawValue), "title": took.title.map(JSONValue.string) ?? .null,
+                                      "copy": .object(["id": .string(took.copy.id.rawValue), "title": .string(took.copy.title)])])
                 }
+                // The list names every note taken; the one object stays for one note, as scripts written before the list read it.
+                if !tookJSON.isEmpty { fields["tookTheirsNotes"] = .array(tookJSON) }
+                if tookJSON.count == 1 { fields["tookTheirs"] = tookJSON[0] }
                 output.print(json: .object(fields))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
                     + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending.map { "\($0)" } ?? "unknown") pending" + statusCount())
-                if let taken, let keptCopy {
-                    let copy = "this store's copy is kept as note \(keptCopy.id) (\(keptCopy.title))"
-                    output.print(takenTitle.map { "took \(transport.otherSide)'s copy of note \(taken) (\($0)); \(copy)" }
-                        ?? "\(transport.otherSide) sent no copy of note \(taken) (it holds none, this token may not read it, or this store refuses it); \(copy)")
+                for took in tookTheirs {
+                    let copy = "this store's copy is kept as note \(took.copy.id) (\(took.copy.title))"
+                    output.print(took.title.map { "took \(transport.otherSide)'s copy of note \(took.id) (\($0)); \(copy)" }
+                        ?? "\(transport.otherSide) sent no copy of note \(took.id) (it holds none, this token may not read it, or this store refuses it); \(copy)")
                 }
                 try printChangedNotes()
                 // This sync's refusals end it with an error that lists them; earlier ones are only held back.
@@ -346,7 +360,8 @@ enum SyncCommands {
                     + "this store's copy of \(one ? "it" : "them") is untouched, and every sync with \(peer) leaves \(one ? "it" : "them") out "
                     + "until one copy is replaced: a change with the same id but other content is on each side (forged or damaged "
                     + "on its way to one of them), or \(transport.otherSide)'s copy breaks the rules; to take \(transport.otherSide)'s "
-                    + "copy of a note, keeping this store's as a new note, run `quire sync \(command.map { "--via '\($0)'" } ?? peer) --take-theirs ID`; "
+                    + "copy of a note, keeping this store's as a new note, run `quire sync \(command.map { "--via '\($0)'" } ?? peer) --take-theirs ID`"
+                    + (one ? "" : " (`--take-theirs` once for each note: one run takes them all)") + "; "
                     + "until then, the local changes of \(one ? "the note" : "the notes") that \(transport.otherSide) lacks stay pending\n\(stayPending())")
             }
             if !report.damaged.isEmpty {
@@ -371,29 +386,45 @@ extension SyncCommands {
             + "compacted with keepHistory"
     }
 
-    /// `--take-theirs`: keeps this store's copy of note `id` as a new note
-    /// (its title, body, tags and pin; titled so that a person finds it),
-    /// and drops it, in one transaction (`DocumentStore.discardCopy`), so
-    /// that the sync that follows brings `otherSide`'s copy whole. Said on
-    /// standard error before the sync, which may fail: the new note stays
-    /// either way, and the next sync with `peer` brings theirs. Returns the
-    /// new note's id and title.
-    static func keepThisMachinesCopy(of id: DocumentID, in store: DocumentStore, replacedBy otherSide: SyncOtherSide, peer: String,
-                                     _ output: Output) throws -> (id: DocumentID, title: String) {
+    /// `--take-theirs`: keeps this store's copy of each note of `ids` as a
+    /// new note (its title, body, tags and pin; titled so that a person
+    /// finds it), and drops them all, in one transaction
+    /// (`DocumentStore.discardCopies`: one rewind of the cursors, one new
+    /// replica id, every note replaced or none), so that the sync that
+    /// follows brings `otherSide`'s copy of each whole. Said on standard
+    /// error, a line a note, before the sync, which may fail: the new notes
+    /// stay either way, and the next sync with `peer` brings theirs.
+    /// Returns the new notes' ids and titles, in the order of `ids`.
+    static func keepThisMachinesCopies(of ids: [DocumentID], in store: DocumentStore, replacedBy otherSide: SyncOtherSide, peer: String,
+                                       _ output: Output) throws -> [(id: DocumentID, title: String)] {
         let date = RelativeTime.isoDate(Date()).prefix(10)
-        var title = "", isRemoved = false
+        var made: [DocumentID: (title: String, isRemoved: Bool)] = [:]
         // One transaction: an edit another process makes meanwhile is in the copy, not lost with the note.
-        let copy = try store.discardCopy(of: id, resyncingWith: peer) { dropped, copy in
+        let copies = try store.discardCopies(of: ids, resyncingWith: peer) { id, dropped, copy in
             let old = try Note(id: id, document: dropped)
-            title = [old.title, "(this machine's copy, \(date))"].filter { !$0.isEmpty }.joined(separator: " ")
+            let title = [old.title, "(this machine's copy, \(date))"].filter { !$0.isEmpty }.joined(separator: " ")
             try copy.createNote(title: title, body: old.body, tags: old.tags, pinned: old.pinned)
             // A removed note's copy stays removed, as the note was; said, or a person looks for it in `note list` in vain.
-            isRemoved = old.removed
-            if isRemoved { try copy.put(.root, key: Note.Key.removed, .bool(true)) }
-        }!
-        let removed = isRemoved ? ", removed as the note was: `quire note restore \(copy)` brings it back" : ""
-        output.progress("kept this store's copy of note \(id) as note \(copy) (\(title)\(removed)); taking \(otherSide)'s copy of it")
-        return (copy, title)
+            if old.removed { try copy.put(.root, key: Note.Key.removed, .bool(true)) }
+            made[id] = (title, old.removed)
+        }
+        return zip(ids, copies).map { id, copy in
+            let (title, isRemoved) = made[id]!
+            let removed = isRemoved ? ", removed as the note was: `quire note restore \(copy)` brings it back" : ""
+            output.progress("kept this store's copy of note \(id) as note \(copy) (\(title)\(removed)); taking \(otherSide)'s copy of it")
+            return (copy, title)
+        }
+    }
+
+    /// The first item of `items` equal to an earlier one, with that one's
+    /// index: a note given twice to `--take-theirs`.
+    private static func firstRepeated<Item: Hashable>(_ items: [Item]) -> (earlier: Int, later: Int)? {
+        var firstIndex: [Item: Int] = [:]
+        for (index, item) in items.enumerated() {
+            if let earlier = firstIndex[item] { return (earlier, index) }
+            firstIndex[item] = index
+        }
+        return nil
     }
 
     /// What to do about a failed sync, after `; `, where the error alone
