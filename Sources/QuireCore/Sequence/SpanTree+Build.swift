@@ -33,18 +33,24 @@ extension SpanTree {
             // ASCII of its own, with the widths inlined: with the call to
             // `measure` in the one loop, the compiler kept four of a run's
             // values on the stack for that call on every run, ASCII or not.
+            // The run is read through a pointer, its count before the call
+            // and the rest after it, so that none of it is kept across it.
             @inline(__always)
             func writeSpans(widths: Measure) throws(SequenceError) {
-                for run in runs {
-                    guard run.count > 0, run.count <= contentCount - start else { throw .invalidRun(run.id) }
-                    let (utf16, utf8) = widths(start, run.count)
-                    let span = try checkedSpan(NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: run.count,
-                                                      utf16: utf16, utf8: utf8), isDeleted: run.isDeleted)
-                    // The id index's load reaches each page's end unchecked: no id may be in its last page.
-                    guard span.counterEnd <= ElementIndex.counterEndLimit else { throw .invalidRun(run.id) }
-                    start += run.count
-                    buffer.initializeElement(at: count, to: span)
-                    count += 1
+                try runs.withUnsafeBufferPointer { runs throws(SequenceError) in
+                    for index in runs.indices {
+                        let length = runs[index].count
+                        guard length > 0, length <= contentCount - start else { throw .invalidRun(runs[index].id) }
+                        let (utf16, utf8) = widths(start, length)
+                        let run = runs[index]
+                        let span = try checkedSpan(NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: length,
+                                                          utf16: utf16, utf8: utf8), isDeleted: run.isDeleted)
+                        // The id index's load reaches each page's end unchecked: no id may be in its last page.
+                        guard span.counterEnd <= ElementIndex.counterEndLimit else { throw .invalidRun(run.id) }
+                        start += length
+                        buffer.initializeElement(at: count, to: span)
+                        count += 1
+                    }
                 }
             }
             if widthsAreCounts { try writeSpans { ($1, $1) } } else { try writeSpans(widths: measure) }
