@@ -455,29 +455,32 @@ extension Document {
         var highestRuns = [(end: UInt64, run: Int)](repeating: (0, 0), count: replicaTable.count)
         var scalarCount = 0
         try runs.withUnsafeMutableBufferPointer { runs throws(DecodingError) in
-            var replicaColumn = [Int](repeating: 0, count: count)
-            try replicaColumn.withUnsafeMutableBufferPointer { replicaColumn throws(DecodingError) in
+            // Each run's index in the replica table, for the highest runs in
+            // the last pass. Not filled first: the first pass writes every
+            // entry before the last reads any, and the fill was a `memset`
+            // of 8 bytes a run (2.5% of merge-k32-m10000's load).
+            let replicaColumn = UnsafeMutableBufferPointer<Int>.allocate(capacity: count)
+            defer { replicaColumn.deallocate() }
+            for i in 0..<count {
+                let index = try body.readIndex("the replica of a run", below: replicaTable.count)
+                replicaColumn[i] = index
+                runs[i].id.replica = replicaTable[index]
+            }
+            for i in 0..<count {
+                runs[i].id.counter = UInt64(bitPattern: try body.readSigned("the counter of a run"))
+            }
+            for i in 0..<count {
+                runs[i].lamport = UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
+            }
+            try highestRuns.withUnsafeMutableBufferPointer { highestRuns throws(DecodingError) in
+                var previousEnd: UInt64 = 0
                 for i in 0..<count {
-                    let index = try body.readIndex("the replica of a run", below: replicaTable.count)
-                    replicaColumn[i] = index
-                    runs[i].id.replica = replicaTable[index]
-                }
-                for i in 0..<count {
-                    runs[i].id.counter = UInt64(bitPattern: try body.readSigned("the counter of a run"))
-                }
-                for i in 0..<count {
-                    runs[i].lamport = UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
-                }
-                try highestRuns.withUnsafeMutableBufferPointer { highestRuns throws(DecodingError) in
-                    var previousEnd: UInt64 = 0
-                    for i in 0..<count {
-                        runs[i].id.counter = previousEnd &+ runs[i].id.counter
-                        runs[i].lamport = runs[i].id.counter &+ runs[i].lamport
-                        try runLengths.complete(&runs[i], try body.readVarint("a run length"))
-                        previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
-                        scalarCount += runs[i].count
-                        if previousEnd > highestRuns[replicaColumn[i]].end { highestRuns[replicaColumn[i]] = (previousEnd, i) }
-                    }
+                    runs[i].id.counter = previousEnd &+ runs[i].id.counter
+                    runs[i].lamport = runs[i].id.counter &+ runs[i].lamport
+                    try runLengths.complete(&runs[i], try body.readVarint("a run length"))
+                    previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
+                    scalarCount += runs[i].count
+                    if previousEnd > highestRuns[replicaColumn[i]].end { highestRuns[replicaColumn[i]] = (previousEnd, i) }
                 }
             }
         }

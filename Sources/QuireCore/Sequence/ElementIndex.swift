@@ -739,7 +739,12 @@ struct ElementIndex: Sendable {
         precondition(pool.isEmpty, "ElementIndex: the index has pages already")
         // Each replica's counters; its highest is known from here on.
         var counters = [LoadedCounters](repeating: LoadedCounters(), count: replicas.count)
-        for span in spans where span.length > 0 { counters[Int(span.replica)].add(span) }
+        // Through a pointer: every span's replica was interned, so it is an
+        // index of `counters`, and the array's check of it was 2 of this
+        // pass's instructions a span.
+        counters.withUnsafeMutableBufferPointer { counters in
+            for span in spans where span.length > 0 { counters[Int(span.replica)].add(span) }
+        }
         var entryOrigins = [Int?](repeating: nil, count: replicas.count)
         var someReplicaLacksPages = false
         for (r, replicaCounters) in counters.enumerated() {
@@ -781,10 +786,14 @@ struct ElementIndex: Sendable {
         var end: UInt64 = 0
         var elementCount: UInt64 = 0
 
+        /// Wrapping sums: `SpanTree(loading:)` checked that no span's
+        /// counters end past `counterEndLimit`, and the lengths of a text's
+        /// spans sum to its element count, an `Int`. (Their overflow checks
+        /// were 2 more instructions a span.)
         mutating func add(_ span: Span) {
             lowest = min(lowest, span.counter)
-            end = max(end, span.counterEnd)
-            elementCount += UInt64(span.length)
+            end = max(end, span.counter &+ UInt64(span.length))
+            elementCount &+= UInt64(span.length)
         }
 
         /// The pages from the first to the last the replica uses, if any.

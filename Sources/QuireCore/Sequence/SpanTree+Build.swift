@@ -28,17 +28,32 @@ extension SpanTree {
         let spanCount = runs.count
         var start = 0
         spans = try Arena<Span>(unsafeUninitializedCapacity: Self.slotsOfFullLeaves(holding: spanCount)) { buffer, count throws(SequenceError) in
-            for run in runs {
-                guard run.count > 0, run.count <= contentCount - start else { throw .invalidRun(run.id) }
-                let (utf16, utf8) = widthsAreCounts ? (run.count, run.count) : measure(start, run.count)
-                let span = try checkedSpan(NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: run.count,
-                                                  utf16: utf16, utf8: utf8), isDeleted: run.isDeleted)
-                // The id index's load reaches each page's end unchecked: no id may be in its last page.
-                guard span.counterEnd <= ElementIndex.counterEndLimit else { throw .invalidRun(run.id) }
-                start += run.count
-                buffer.initializeElement(at: count, to: span)
-                count += 1
+            // Writes each run's span, its widths from `widths(start, count)`
+            // once its count is checked against the content. A loop for
+            // ASCII of its own, with the widths inlined: with the call to
+            // `measure` in the one loop, the compiler kept four of a run's
+            // values on the stack for that call on every run, ASCII or not.
+            // The run is read through a pointer, its count before the call
+            // and the rest after it, so that none of it is kept across it.
+            @inline(__always)
+            func writeSpans(widths: Measure) throws(SequenceError) {
+                try runs.withUnsafeBufferPointer { runs throws(SequenceError) in
+                    for index in runs.indices {
+                        let length = runs[index].count
+                        guard length > 0, length <= contentCount - start else { throw .invalidRun(runs[index].id) }
+                        let (utf16, utf8) = widths(start, length)
+                        let run = runs[index]
+                        let span = try checkedSpan(NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: length,
+                                                          utf16: utf16, utf8: utf8), isDeleted: run.isDeleted)
+                        // The id index's load reaches each page's end unchecked: no id may be in its last page.
+                        guard span.counterEnd <= ElementIndex.counterEndLimit else { throw .invalidRun(run.id) }
+                        start += length
+                        buffer.initializeElement(at: count, to: span)
+                        count += 1
+                    }
+                }
             }
+            if widthsAreCounts { try writeSpans { ($1, $1) } } else { try writeSpans(widths: measure) }
             // Leaf l owns slots l * leafCapacity ..< (l + 1) * leafCapacity: packed
             // full, the spans are already where their leaves want them.
             count = buffer.count
@@ -71,7 +86,9 @@ extension SpanTree {
                                         lowestStamp: lowest))
             }
         }
-        leaves = builtLeaves
+        // Moved, not copied: with `builtLeaves` alive to the end of the
+        // scope, the first parent set below copied every leaf (64 bytes a leaf).
+        leaves = consume builtLeaves
 
         // Each level groups the one below by `fanout`, until one node is left.
         var level: [(node: Int32, summary: Summary)] = leaves.indices.map { (Int32($0), leaves[$0].summary) }
