@@ -82,6 +82,9 @@ struct BundleWriter: ~Copyable {
     typealias OriginMode = ChangeEncoding.OriginMode
 
     private let elidingText: Bool
+    /// The layout of the version written: `ChangeEncoding.version`, or
+    /// `elidedTextVersion` when eliding text.
+    private let layout: ChangeEncoding.Layout
     private let replicaTable: [ReplicaID]
     private let keyTable: [String]
     private let keyIndex: [MapKey: UInt64]
@@ -106,6 +109,7 @@ struct BundleWriter: ~Copyable {
     /// A writer for changes that name only what `tables` noted.
     init(_ tables: BundleTables, elidingText: Bool) {
         self.elidingText = elidingText
+        layout = ChangeEncoding.Layout(version: elidingText ? ChangeEncoding.elidedTextVersion : ChangeEncoding.version)
         replicaTable = tables.replicas.replicas
         replicaIndices = ReplicaIndexTable(replicaTable)
         keyTable = KeyOrder.sorted(tables.keys.map(\.string))
@@ -114,7 +118,7 @@ struct BundleWriter: ~Copyable {
         lastCounters = .allocate(capacity: replicaTable.count)
         lastCounters.initialize(repeating: 0, count: replicaTable.count)
         columns = .allocate(capacity: Column.allCases.count)
-        for index in Column.allCases.indices { (columns + index).initialize(to: ColumnWriter()) }
+        for index in Column.allCases.indices { (columns + index).initialize(to: ColumnWriter(form: layout.columnForm)) }
     }
 
     deinit {
@@ -187,8 +191,14 @@ struct BundleWriter: ~Copyable {
         if let parents, !(parents.count == 1 && parents[0] == previousLast) {
             put(.parentCount, UInt64(parents.count) + 1)
             for parent in parents {
-                put(.parentReplica, replicaIndex(parent.replica))
-                put(.parentCounter, parent.counter)
+                let parentReplica = replicaIndex(parent.replica)
+                put(.parentReplica, parentReplica)
+                if layout.relativeParents {
+                    // Mostly 0: a change of one writer built on what the other wrote last.
+                    put(.parentCounter, signed: Int64(bitPattern: lastCounters[Int(parentReplica)] &- parent.counter))
+                } else {
+                    put(.parentCounter, parent.counter)
+                }
             }
         } else {
             precondition(previousLast != nil, "the first change of a bundle names its parents")
@@ -393,7 +403,7 @@ struct BundleWriter: ~Copyable {
         } else {
             put(.originMode, OriginMode.explicit.rawValue)
             put(.originReplica, replicaIndex(origin.replica))
-            if elidingText {
+            if layout.relativeOrigins {
                 put(.originCounter, signed: Int64(bitPattern: id.counter &- origin.counter))
             } else {
                 put(.originCounter, origin.counter)

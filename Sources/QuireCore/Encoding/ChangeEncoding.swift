@@ -3,19 +3,37 @@
 /// `Specs/encoding.md`, "Change bundles", gives the layout byte by byte.
 public enum ChangeEncoding {
     static let magic = Array("QCHG".utf8)
-    /// The version written: columns with literal runs.
-    static let version: UInt64 = 3
+    /// The version written: columns with runs of the last repeated value,
+    /// explicit origins and parents relative to ids the reader knows.
+    static let version: UInt64 = 5
     /// The version of the bundles a snapshot keeps as its history: inserted
     /// text is left out, because the snapshot's state holds every inserted
     /// element's content, and explicit origins are written relative to the
     /// insert, which compresses better. Never sent or stored on its own.
     static let elidedTextVersion: UInt64 = 4
-    /// Versions 1 and 2, their forms before literal runs, are still read:
-    /// stores and snapshots hold them, and peers may send them.
-    static let versionsBeforeLiteralRuns: ClosedRange<UInt64> = 1...2
 
-    /// Whether a bundle of `version` (one this build reads) elides its text.
-    private static func elidesText(version: UInt64) -> Bool { version % 2 == 0 }
+    /// What a bundle's version says about its layout. Versions 1 to 3,
+    /// written by earlier builds, are still read: stores and snapshots hold
+    /// them, and peers may send them.
+    struct Layout {
+        /// The text of inserts is left to a snapshot's state (versions 2 and 4).
+        let elidesText: Bool
+        let columnForm: ColumnForm
+        /// An explicit origin's counter is the insert's first counter minus
+        /// the origin's (versions 2, 4 and 5).
+        let relativeOrigins: Bool
+        /// An explicit parent's counter is the last counter of its replica
+        /// in the changes before, minus the parent's (version 5).
+        let relativeParents: Bool
+
+        /// The layout of `version`, one this build reads (1 to 5).
+        init(version: UInt64) {
+            elidesText = version % 2 == 0
+            columnForm = version <= 2 ? .pairs : version <= 4 ? .literalRuns : .reusedRepeats
+            relativeOrigins = elidesText || version >= 5
+            relativeParents = version >= 5
+        }
+    }
 
     /// The columns, in the order they are stored.
     enum Column: Int, CaseIterable {
@@ -96,7 +114,7 @@ public enum ChangeEncoding {
     /// `elidedTextAllowed` also accepts the form a snapshot's history takes.
     public static func changeCount(of bytes: [UInt8], limits: DecodingLimits = .default,
                                    elidedTextAllowed: Bool = false) throws(DecodingError) -> Int {
-        var (body, _, _) = try open(bytes, elidedTextAllowed: elidedTextAllowed)
+        var (body, _) = try open(bytes, elidedTextAllowed: elidedTextAllowed)
         _ = try readTables(&body)
         return try readChangeCount(&body, limits: limits)
     }
@@ -110,17 +128,15 @@ public enum ChangeEncoding {
 
     /// Whether a bundle whose frame was checked already elides its text.
     static func elidesText(checked bundle: [UInt8]) -> Bool {
-        elidesText(version: UInt64(bundle[magic.count]))  // every version is a one-byte varint
+        Layout(version: UInt64(bundle[magic.count])).elidesText  // every version is a one-byte varint
     }
 
-    /// Checks a bundle's frame; returns its body, whether its text is
-    /// elided and whether its columns have literal runs.
-    static func open(_ bytes: [UInt8], elidedTextAllowed: Bool) throws(DecodingError)
-        -> (body: ByteReader, elidesText: Bool, literalRuns: Bool) {
-        let (body, found) = try Envelope.open(bytes, magic: magic, name: "a Quire change bundle", versions: 1...elidedTextVersion)
-        let elides = elidesText(version: found)
-        guard elidedTextAllowed || !elides else { throw .unsupportedVersion(found) }
-        return (body, elides, !versionsBeforeLiteralRuns.contains(found))
+    /// Checks a bundle's frame; returns its body and its layout.
+    static func open(_ bytes: [UInt8], elidedTextAllowed: Bool) throws(DecodingError) -> (body: ByteReader, layout: Layout) {
+        let (body, found) = try Envelope.open(bytes, magic: magic, name: "a Quire change bundle", versions: 1...version)
+        let layout = Layout(version: found)
+        guard elidedTextAllowed || !layout.elidesText else { throw .unsupportedVersion(found) }
+        return (body, layout)
     }
 
     static func readTables(_ body: inout ByteReader) throws(DecodingError) -> (replicas: [ReplicaID], keys: [String]) {
