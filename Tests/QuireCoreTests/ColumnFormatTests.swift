@@ -201,7 +201,7 @@ import QuireTestSupport
         #expect(throws: DecodingError.invalid("column parentCount reuses a repeated value before any repeat run")) {
             try read([2 << 2 | 2], values: 2)
         }
-        #expect(throws: DecodingError.invalid("column parentCount has an empty run")) { try read([2 << 2, 4, 0 << 2 | 2], values: 2) }
+        #expect(throws: DecodingError.invalid("column parentCount has an empty run")) { try read([2 << 2, 4, 0 << 2 | 2], values: 3) }
         // The literal a run promises after it is missing.
         #expect(throws: DecodingError.truncated("a value of column parentCount")) { try read([2 << 2, 4, 1 << 2 | 3], values: 4) }
         #expect(throws: DecodingError.invalid("column parentCount has values left over")) { try read([2 << 2, 4, 1 << 2 | 3, 7], values: 3) }
