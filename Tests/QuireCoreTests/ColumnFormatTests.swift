@@ -4,8 +4,8 @@ import QuireTestSupport
 
 /// The run-length columns of change bundles (`Specs/encoding.md`,
 /// "column"): repeats as runs, the rest as literal runs since version 3,
-/// and every run a `(length, value)` pair in versions 1 and 2, which are
-/// still read.
+/// runs of the last repeated value without it since version 5, and every
+/// run a `(length, value)` pair in versions 1 and 2, which are still read.
 @Suite struct ColumnFormatTests {
     @Test func varintSizeIsWhatWriteVarintWrites() {
         for bits in 0...64 {

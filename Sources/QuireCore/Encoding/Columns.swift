@@ -40,8 +40,8 @@ struct ColumnWriter: ~Copyable {
     /// The literal run being written, values that came once each in a
     /// row before `value`: its values are written as they come, behind a
     /// one-byte header that `closeLiterals` fills in (and widens, past 63
-    /// of them, or 31 with two kind bits). Buffering them apart and copying them over cost a
-    /// history of typing a sixth more to encode.
+    /// of them, or 31 with two kind bits). Buffering them apart and
+    /// copying them over cost a history of typing a sixth more to encode.
     private var literalCount: UInt64 = 0
     private var literalHeader = 0
     private var value: UInt64 = 0
