@@ -177,15 +177,16 @@ import QuireTestSupport
     /// A version 5 bundle of two changes of replica 7: a text made at root
     /// key "t", then "hi" typed into it with one explicit parent, whose
     /// counter is written as `parentDelta` (the replica's last counter
-    /// minus the parent's, zigzag), at an explicit origin `originDelta`
-    /// below the insert's counter, 2 (or at the head, for nil). `rawColumns`
+    /// minus the parent's, zigzag), at an explicit origin of replica 7
+    /// written as `originDistance` (the distance back from counter 1, the
+    /// one before the insert's; or at the head, for nil). `rawColumns`
     /// replaces columns' bytes.
-    static func relativeBundle(parentDelta: UInt64, originDelta: UInt64?, rawColumns: [ChangeEncoding.Column: [UInt8]] = [:]) -> [UInt8] {
+    static func relativeBundle(parentDelta: UInt64, originDistance: UInt64?, rawColumns: [ChangeEncoding.Column: [UInt8]] = [:]) -> [UInt8] {
         let values: [[UInt64]] = [
             [0, 0], [0, 0], [0, 0], [1, 2], [0], [parentDelta],  // no parent, then one explicit parent
             [0, 0], [1, 1],
             [0, 2], [0, 1], [0, 1],
-            [originDelta == nil ? 0 : 2], originDelta == nil ? [] : [0], originDelta.map { [$0] } ?? [], [2], [],
+            [originDistance == nil ? 0 : 2], originDistance == nil ? [] : [0], originDistance.map { [$0] } ?? [], [2], [],
             [], [], [],
             [0], [0], [], [], [],
         ]
@@ -207,21 +208,36 @@ import QuireTestSupport
     /// the reader knows: one that comes to counter 0 is refused, and a
     /// run of a column's last repeated value needs a repeat run before it.
     @Test func relativeIDsAndRunsOfVersion5AreChecked() throws {
-        let typed = try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 0, originDelta: nil))
+        let typed = try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 0, originDistance: nil))
         #expect(typed.map(\.parents) == [[], [OpID(replica: ReplicaID(7), counter: 1)]])
         var fresh = Document(replica: ReplicaID(2))
-        #expect(try fresh.applyEncoded(Self.relativeBundle(parentDelta: 0, originDelta: nil)) == 2)
+        #expect(try fresh.applyEncoded(Self.relativeBundle(parentDelta: 0, originDistance: nil)) == 2)
         #expect(try fresh.text(ObjectID(OpID(replica: ReplicaID(7), counter: 1))) == "hi")
 
         // The replica's last counter is 1: a delta of 1 (zigzag 2) names counter 0.
-        #expect(throws: DecodingError.invalid("an id has counter 0")) {
-            try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 2, originDelta: nil))
+        #expect(throws: DecodingError.invalid("column parentCounter names counter 0")) {
+            try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 2, originDistance: nil))
         }
-        // The insert's counter is 2: an origin 2 below it (zigzag 4) is counter 0.
-        #expect(throws: DecodingError.invalid("an id has counter 0")) {
-            try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 0, originDelta: 4))
+        // An origin of the insert's own replica is the distance back from
+        // the counter before the insert's, 2: 0 is counter 1, the text.
+        let atTheText = try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 0, originDistance: 0))
+        guard case .insert(_, let origin, _)? = atTheText[1].operations.first else {
+            Issue.record("the second change is not an insert: \(atTheText[1].operations)")
+            return
         }
-        let reuseFirst = Self.relativeBundle(parentDelta: 0, originDelta: nil, rawColumns: [.parentCount: [1 << 2 | 3, 2]])
+        #expect(origin == OpID(replica: ReplicaID(7), counter: 1))
+        // 1 back from counter 1 is counter 0; far back wraps around.
+        for distance: UInt64 in [1, .max] {
+            #expect(throws: DecodingError.invalid("column originCounter goes back past counter 1"), "\(distance)") {
+                try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 0, originDistance: distance))
+            }
+            var catchingUp = Document(replica: ReplicaID(3))
+            #expect(throws: DecodingError.invalid("column originCounter goes back past counter 1"), "\(distance)") {
+                try catchingUp.applyEncoded(Self.relativeBundle(parentDelta: 0, originDistance: distance))
+            }
+            #expect(catchingUp.changeCount == 0)
+        }
+        let reuseFirst = Self.relativeBundle(parentDelta: 0, originDistance: nil, rawColumns: [.parentCount: [1 << 2 | 3, 2]])
         #expect(throws: DecodingError.invalid("column parentCount reuses a repeated value before any repeat run")) {
             try ChangeEncoding.decode(reuseFirst)
         }

@@ -403,10 +403,13 @@ struct BundleWriter: ~Copyable {
         } else {
             put(.originMode, OriginMode.explicit.rawValue)
             put(.originReplica, replicaIndex(origin.replica))
-            if layout.relativeOrigins {
-                put(.originCounter, signed: Int64(bitPattern: id.counter &- origin.counter))
-            } else {
-                put(.originCounter, origin.counter)
+            switch layout.originCounters {
+            case .counter: put(.originCounter, origin.counter)
+            case .insertMinusOrigin: put(.originCounter, signed: Int64(bitPattern: id.counter &- origin.counter))
+            case .distanceBackOrCounter where origin.replica == id.replica:
+                precondition(origin.counter < id.counter, "an insert's origin of its own replica comes before it")
+                put(.originCounter, id.counter - 1 - origin.counter)
+            case .distanceBackOrCounter: put(.originCounter, origin.counter)
             }
         }
     }

@@ -142,7 +142,7 @@ struct ChangeDecoder: ~Copyable {
     /// `elidedText` serves only the inserts of changes with several operations.
     let leavesTextOut: Bool
     /// How explicit origins and parents are written (`ChangeEncoding.Layout`).
-    private let relativeOrigins: Bool
+    private let originCounters: ChangeEncoding.OriginCounterForm
     private let relativeParents: Bool
     private let limits: DecodingLimits
     private let replicaTable: [ReplicaID]
@@ -194,7 +194,7 @@ struct ChangeDecoder: ~Copyable {
         guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
         elidedText = opened.layout.elidesText ? insertedText : nil
         leavesTextOut = opened.layout.elidesText && insertedText != nil && leavingTextOut
-        relativeOrigins = opened.layout.relativeOrigins
+        originCounters = opened.layout.originCounters
         relativeParents = opened.layout.relativeParents
         (replicaTable, keyTable) = tables
         replicaIndices = ReplicaIndexTable(replicaTable)
@@ -291,7 +291,7 @@ struct ChangeDecoder: ~Copyable {
         // replica whose changes are being read.
         let last = index == changeReplicaIndex ? changeReplicaLast : lastCounters[index]
         let counter = last &- UInt64(bitPattern: try nextSigned(.parentCounter))
-        guard counter > 0 else { throw .invalid("an id has counter 0") }
+        guard counter > 0 else { throw .invalid("column parentCounter names counter 0") }
         return OpID(replica: replicaTable[index], counter: counter)
     }
     private mutating func nextPred() throws(DecodingError) -> [OpID] {
@@ -436,13 +436,32 @@ struct ChangeDecoder: ~Copyable {
         case .previousElement:
             guard id.counter > 1 else { throw .invalid("an insert's origin precedes counter 1") }
             return OpID(replica: id.replica, counter: id.counter - 1)
-        case .explicit where relativeOrigins:
+        case .explicit: return try nextExplicitOrigin(id: id)
+        case nil: throw .invalid("unknown origin mode \(rawMode)")
+        }
+    }
+
+    @inline(__always)
+    private mutating func nextExplicitOrigin(id: OpID) throws(DecodingError) -> OpID {
+        switch originCounters {
+        case .counter: return try nextID(.originReplica, .originCounter)
+        case .insertMinusOrigin:
             let replica = try nextReplica(.originReplica)
             let counter = id.counter &- UInt64(bitPattern: try nextSigned(.originCounter))
-            guard counter > 0 else { throw .invalid("an id has counter 0") }
+            guard counter > 0 else { throw .invalid("column originCounter names counter 0") }
             return OpID(replica: replica, counter: counter)
-        case .explicit: return try nextID(.originReplica, .originCounter)
-        case nil: throw .invalid("unknown origin mode \(rawMode)")
+        case .distanceBackOrCounter:
+            let replica = try nextReplica(.originReplica)
+            let written = try next(.originCounter)
+            guard replica == id.replica else {
+                guard written > 0 else { throw .invalid("column originCounter names counter 0") }
+                return OpID(replica: replica, counter: written)
+            }
+            // `id.counter` is at least 1: `written` must leave a counter of 1 or more.
+            guard written < id.counter - 1 else {
+                throw .invalid("column originCounter goes back past counter 1")
+            }
+            return OpID(replica: replica, counter: id.counter - 1 - written)
         }
     }
 

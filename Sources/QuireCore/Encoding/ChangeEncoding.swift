@@ -19,9 +19,7 @@ public enum ChangeEncoding {
         /// The text of inserts is left to a snapshot's state (versions 2 and 4).
         let elidesText: Bool
         let columnForm: ColumnForm
-        /// An explicit origin's counter is the insert's first counter minus
-        /// the origin's (versions 2, 4 and 5).
-        let relativeOrigins: Bool
+        let originCounters: OriginCounterForm
         /// An explicit parent's counter is the last counter of its replica
         /// in the changes before, minus the parent's (version 5).
         let relativeParents: Bool
@@ -30,9 +28,24 @@ public enum ChangeEncoding {
         init(version: UInt64) {
             elidesText = version % 2 == 0
             columnForm = version <= 2 ? .pairs : version <= 4 ? .literalRuns : .reusedRepeats
-            relativeOrigins = elidesText || version >= 5
+            originCounters = version >= 5 ? .distanceBackOrCounter : elidesText ? .insertMinusOrigin : .counter
             relativeParents = version >= 5
         }
+    }
+
+    /// How `originCounter` writes an explicit origin.
+    enum OriginCounterForm {
+        /// The origin's counter (versions 1 and 3).
+        case counter
+        /// Signed: the insert's first counter minus the origin's (versions
+        /// 2 and 4, the snapshot's history).
+        case insertMinusOrigin
+        /// An origin of the insert's own replica as the distance back from
+        /// the counter before the insert's first (`first - 1 - origin`),
+        /// another replica's as its counter (version 5). A writer's own
+        /// origins are always before the insert, and others' are not near
+        /// it: both come out smaller than a signed difference.
+        case distanceBackOrCounter
     }
 
     /// The columns, in the order they are stored.
