@@ -436,32 +436,22 @@ struct ChangeDecoder: ~Copyable {
         case .previousElement:
             guard id.counter > 1 else { throw .invalid("an insert's origin precedes counter 1") }
             return OpID(replica: id.replica, counter: id.counter - 1)
-        case .explicit: return try nextExplicitOrigin(id: id)
-        case nil: throw .invalid("unknown origin mode \(rawMode)")
-        }
-    }
-
-    @inline(__always)
-    private mutating func nextExplicitOrigin(id: OpID) throws(DecodingError) -> OpID {
-        switch originCounters {
-        case .counter: return try nextID(.originReplica, .originCounter)
-        case .insertMinusOrigin:
-            let replica = try nextReplica(.originReplica)
-            let counter = id.counter &- UInt64(bitPattern: try nextSigned(.originCounter))
-            guard counter > 0 else { throw .invalid("column originCounter names counter 0") }
-            return OpID(replica: replica, counter: counter)
-        case .distanceBackOrCounter:
+        case .explicit:
             let replica = try nextReplica(.originReplica)
             let written = try next(.originCounter)
-            guard replica == id.replica else {
-                guard written > 0 else { throw .invalid("column originCounter names counter 0") }
-                return OpID(replica: replica, counter: written)
+            let counter: UInt64
+            switch originCounters {
+            case .counter: counter = written
+            case .insertMinusOrigin: counter = id.counter &- UInt64(bitPattern: ByteReader.unzigzag(written))
+            case .distanceBackOrCounter where replica == id.replica:
+                // `id.counter` is at least 1; the origin must be at 1 or more.
+                guard written < id.counter - 1 else { throw .invalid("column originCounter goes back past counter 1") }
+                counter = id.counter - 1 - written
+            case .distanceBackOrCounter: counter = written
             }
-            // `id.counter` is at least 1: `written` must leave a counter of 1 or more.
-            guard written < id.counter - 1 else {
-                throw .invalid("column originCounter goes back past counter 1")
-            }
-            return OpID(replica: replica, counter: id.counter - 1 - written)
+            guard counter > 0 else { throw .invalid("column originCounter names counter 0") }
+            return OpID(replica: replica, counter: counter)
+        case nil: throw .invalid("unknown origin mode \(rawMode)")
         }
     }
 
