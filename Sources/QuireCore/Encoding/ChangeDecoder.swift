@@ -446,7 +446,7 @@ struct ChangeDecoder: ~Copyable {
             case .distanceBackOrCounter where replica == id.replica:
                 // `id.counter` is at least 1; the origin must be at 1 or more.
                 guard written < id.counter - 1 else { throw .invalid("column originCounter goes back past counter 1") }
-                counter = id.counter - 1 - written
+                return OpID(replica: replica, counter: id.counter - 1 - written)
             case .distanceBackOrCounter: counter = written
             }
             guard counter > 0 else { throw .invalid("column originCounter names counter 0") }
