@@ -97,13 +97,27 @@ extension DocumentStore {
     /// `peer` brings the peer's copy whole: every change, parked change,
     /// snapshot, acknowledgement (of any peer) and refusal of it goes, and
     /// so do `peer`'s cursor and acknowledgements (`forgetSyncState`), as a
-    /// cursor stands for the rows before it, the document's among them. One
-    /// transaction: the document is never gone while the cursor still
-    /// passes its rows. For a copy this store refuses the peer's changes to
-    /// (`RefusedChanges`): what this copy holds that the peer's lacks is
-    /// lost, unless `keepCopy` keeps it (`quire sync --take-theirs` keeps it
-    /// as a new note). Another store on the file that has the document
-    /// loaded reads it again from the file.
+    /// cursor stands for the rows before it, the document's among them. For
+    /// the same reason every other peer's cursor goes back to the start of
+    /// its log (`SyncState.rewindCursors`): the copy that comes may lack
+    /// changes another peer sent before its cursor. One transaction: the
+    /// document is never gone while a cursor still passes its rows. For a
+    /// copy this store refuses the peer's changes to (`RefusedChanges`):
+    /// what this copy holds that the peer's lacks is lost, unless `keepCopy`
+    /// keeps it (`quire sync --take-theirs` keeps it as a new note). Another
+    /// store on the file that has the document loaded reads it again from
+    /// the file.
+    ///
+    /// Observers of the document get one `.local` event with no changes and
+    /// the empty version vector, naming every object and key the dropped
+    /// copy held, as all of it may change; the peer's copy makes `.remote`
+    /// events when a sync applies it, and the kept copy a `.local` one.
+    /// (Another store on the file gets no event of the drop: nothing in the
+    /// file records it.)
+    ///
+    /// The document that keeps the copy is recorded with the one dropped
+    /// (`replacedCopies`): the sync that brings the peer's copy, which may
+    /// come after the one meant to failed, names it as replaced, not new.
     ///
     /// `keepCopy`, if given, makes a new document from the one dropped, as
     /// the file holds it (removed, from the same time, if that one is); the
@@ -128,22 +142,27 @@ extension DocumentStore {
         try locked { try retryingChangedElsewhere { _ in
             // As a removal: no call works on it, and no batch holds a commit of it.
             while busy.contains(id) || isWriting { condition.wait() }
-            // The copy is made from the document as the file holds it, and
-            // written only if the file still holds that (checked in the transaction).
-            var kept: (dropped: LoadedDocument, copy: QueuedCommit)?
-            if let keepCopy {
-                let dropped = try load(id)
+            // The document as the file holds it, loaded for the copy and for the event that tells its
+            // observers all of it changed; the transaction checks that the file still holds that. Without
+            // a copy to keep, one that does not load (damaged) is dropped all the same.
+            var dropped: LoadedDocument?
+            if keepCopy != nil {
+                dropped = try load(id)
+            } else if !observers.isEmpty {
+                dropped = try? load(id)
+            }
+            var kept: QueuedCommit?
+            if let keepCopy, let dropped {
                 var copy = Document(replica: replicaID)
                 try runningClosure { try copy.transact(time: Self.milliseconds(Date())) { tx in try keepCopy(dropped.document, &tx) } }
-                kept = (dropped, QueuedCommit(id: .generate(), entry: LoadedDocument(document: copy, isRemoved: dropped.isRemoved, changesSinceSnapshot: 0),
-                                              newChanges: copy.lastChange.map { [.changes([$0])] } ?? [], isLocal: true, parked: [], isNew: true))
+                kept = QueuedCommit(id: .generate(), entry: LoadedDocument(document: copy, isRemoved: dropped.isRemoved, changesSinceSnapshot: 0),
+                                    newChanges: copy.lastChange.map { [.changes([$0])] } ?? [], isLocal: true, parked: [], isNew: true)
             }
             // The file's id, when another store on it took a new one since this store last wrote: the copy is made again under it.
             var fileReplica: ReplicaID?
             let written = Result { try database.write { db in
                 guard try Self.isListed(id, db) else { throw StoreError.noSuchDocument(id.rawValue) }
-                var copy = kept?.copy
-                if let dropped = kept?.dropped {
+                if let dropped {
                     let rows = try db.query(sql: Self.localCommitCurrencyQuery, arguments: [.text(id.rawValue)])
                     guard try Self.isCurrent(dropped, rows) else { throw StoreError.changedElsewhere(id.rawValue) }
                     let recorded = try rows[0].replica(Self.fileReplicaColumn)
@@ -151,9 +170,9 @@ extension DocumentStore {
                     if recorded != replicaID { throw StoreError.changedElsewhere(id.rawValue) }
                 }
                 let before = try ChangeLog.highestSeq(db)
-                try copy?.save(db)
+                try kept?.save(db)
                 // A removed document's copy is kept removed, from the same time: as it was, out of the list until restored.
-                if let copy, copy.entry.isRemoved {
+                if let copy = kept, copy.entry.isRemoved {
                     try db.execute(sql: "UPDATE documents SET removed_at = (SELECT removed_at FROM documents WHERE id = ?) WHERE id = ?",
                                    arguments: [.text(id.rawValue), .text(copy.id.rawValue)])
                 }
@@ -168,15 +187,31 @@ extension DocumentStore {
                     try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: document)
                 }
                 try SyncState.forget(peer: peer, db)
-                return (copy: copy, logged: logged, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
+                // Every other peer's cursor stands for rows of the document too, which the copy that comes may lack.
+                try SyncState.rewindCursors(db)
+                if let kept { try ReplacedDocuments.record(id.rawValue, keptAs: kept.id.rawValue, db) }
+                return (copy: kept, logged: logged, renewed: try ReplicaIdentity.renew(db, now: Self.milliseconds(Date())))
             } }
             if let fileReplica { adoptReplica(fileReplica) }
             let done = try written.get()
             outsideLogPlace.noteOwnRows(after: done.logged.before, through: done.logged.after)
             adoptReplica(done.renewed)
+            publishDropped(id, dropped)
             if let copy = done.copy { publish(copy) }
             return done.copy?.id
         } }
+    }
+
+    /// The documents whose copy `discardCopy` dropped, keeping it as
+    /// another document, each with that one: those the store lacks still,
+    /// and those some apply has brought back since (until the next
+    /// `discardCopy` forgets them). A document made again with no version
+    /// before is one of these, not new to the person who had it.
+    public func replacedCopies() throws -> [DocumentID: DocumentID] {
+        try database.read { db in
+            Dictionary(try ReplacedDocuments.all(db).map { (try DocumentID(stored: $0.document), try DocumentID(stored: $0.keptAs)) },
+                       uniquingKeysWith: { first, _ in first })
+        }
     }
 
     /// The documents the last complete sync with `peer` left out because

@@ -631,6 +631,11 @@ public final class DocumentStore: @unchecked Sendable {
         /// process committed to it before is in this version, not counted
         /// as applied. (`quire sync` diffs from it to show what it brought.)
         public let versionBefore: VersionVector
+        /// Its version just after them, in the same transaction: what
+        /// another process commits to it after is not in this version.
+        /// (`quire sync` diffs to it, so that a later edit is not shown as
+        /// brought.)
+        public let versionAfter: VersionVector
     }
 
     /// Remote changes as they reach `apply`: decoded, or a bundle as it came.
@@ -692,7 +697,9 @@ public final class DocumentStore: @unchecked Sendable {
                         }
                         throw RefusedChanges(document: id, error) ?? error
                     }
-                    if appliedHere > 0 { applied[id] = AppliedChanges(count: appliedHere, versionBefore: versionBefore) }
+                    if appliedHere > 0 {
+                        applied[id] = AppliedChanges(count: appliedHere, versionBefore: versionBefore, versionAfter: entry.document.versionVector)
+                    }
                     commits.append(QueuedCommit(id: id, entry: entry, newChanges: logged, isLocal: false, parked: parked, isNew: isNew))
                 }
             } catch {

@@ -931,6 +931,26 @@ private func randomScalars(_ count: Int, _ rng: inout SeededGenerator) -> [Unico
         #expect(throws: SequenceError.duplicateElement(OpID(replica: a, counter: 255))) { try Text(runs: [onNearPage, onFarPage, across]) }
     }
 
+    /// A replica whose counters in the text leave more than `maxFilledGap`
+    /// index pages unused (they went to other objects), with more elements
+    /// than pages in its range, loads with a page for every counter of the
+    /// range: each id is found where it is, none in the gap, and a repeat
+    /// of an id on a page past the gap is named.
+    @Test func aReplicasCountersWithAGapOfManyPagesLoadWithEveryIdFound() throws {
+        let low = SequenceRun(id: OpID(replica: a, counter: 1), lamport: 1, isDeleted: false, elements: ArraySlice(scalars("0123456789abcdef")))
+        let high = SequenceRun(id: OpID(replica: a, counter: 3000), lamport: 3000, isDeleted: false, elements: ArraySlice(scalars("xyz")))
+        let other = SequenceRun(id: OpID(replica: b, counter: 1), lamport: 2, isDeleted: false, elements: ArraySlice(scalars("q")))
+        let text = try Text(runs: [high, other, low])
+        text.checkInvariants()
+        #expect((1...16).allSatisfy { text.contains(OpID(replica: a, counter: $0)) })
+        #expect((3000...3002).allSatisfy { text.contains(OpID(replica: a, counter: $0)) })
+        #expect(![0, 17, 1500, 2999, 3003].contains { text.contains(OpID(replica: a, counter: $0)) })
+        #expect(text.position(of: OpID(replica: a, counter: 3001))! == (1, false))
+        #expect(text.position(of: OpID(replica: a, counter: 5))! == (8, false))
+        let repeated = SequenceRun(id: OpID(replica: a, counter: 3002), lamport: 4000, isDeleted: true, elements: ArraySlice(scalars("!")))
+        #expect(throws: SequenceError.duplicateElement(OpID(replica: a, counter: 3002))) { try Text(runs: [high, other, low, repeated]) }
+    }
+
     /// Random local edits against a plain array of scalars, checking contents,
     /// offsets, ids and the invariants after every step.
     @Test(arguments: [1, 2, 3, 4] as [UInt64])

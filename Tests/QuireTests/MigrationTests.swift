@@ -19,6 +19,16 @@ import Testing
         return outbox
     }
 
+    /// A store made at `version` (`makeStore`), then opened by this
+    /// program, which upgrades it: at the latest version, its outbox kept.
+    static func upgradedStore(fromVersion version: Int, path: String) throws -> DocumentStore {
+        let outbox = try makeStore(version: version, path: path)
+        let store = try DocumentStore(path: path)
+        #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == Int64(StoreSchema.latestVersion))
+        #expect(try store.outbox(peer: "server") == outbox)
+        return store
+    }
+
     /// A store file exactly as schema version 1 writes it (made with the
     /// version 1 migration only): two documents with local changes no peer
     /// has acknowledged, and a parked remote change.
@@ -378,14 +388,22 @@ import Testing
     @Test func aVersion7StoreKeepsItsSyncStateAndRecordsRefusedDocuments() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/v7.quire"
-            let outbox = try Self.makeStore(version: 7, path: path)
-
-            let store = try DocumentStore(path: path)
-            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 8)
-            #expect(try store.outbox(peer: "server") == outbox)
+            let store = try Self.upgradedStore(fromVersion: 7, path: path)
             #expect(try store.refusedDocuments(peer: "server").isEmpty)
             try store.setRefusedDocuments(["first"], peer: "server")
             #expect(try DocumentStore(path: path).refusedDocuments(peer: "server") == ["first"])
+        }
+    }
+
+    /// Version 9 adds `replaced_documents`, empty: a version 8 store keeps
+    /// its outbox, has replaced no copy yet, and records the next one.
+    @Test func aVersion8StoreKeepsItsOutboxAndRecordsAReplacedCopy() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/v8.quire"
+            let store = try Self.upgradedStore(fromVersion: 8, path: path)
+            #expect(try store.replacedCopies().isEmpty)
+            let kept = try #require(try store.discardCopy(of: "first", resyncingWith: "server") { _, copy in try copy.put(.root, key: "k", .int(1)) })
+            #expect(try DocumentStore(path: path).replacedCopies() == ["first": kept])
         }
     }
 

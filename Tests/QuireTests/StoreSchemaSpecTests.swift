@@ -9,8 +9,8 @@ import Testing
     @Test func aNewStoreHoldsTheTablesAndColumnsOfTheSpec() throws {
         try withTemporaryDirectory { directory in
             let store = try DocumentStore(path: directory + "/notes.quire")
-            #expect(StoreSchema.latestVersion == 8)
-            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 8)
+            #expect(StoreSchema.latestVersion == 9)
+            #expect(try store.database.query(sql: "PRAGMA user_version")[0].int64(0) == 9)
             let tables = try store.database.query(
                 sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
             ).map { try $0.text(0) }
@@ -34,6 +34,7 @@ import Testing
                 "document_versions": ["document_id", "replica", "counter"],
                 "removal_marks": ["seq", "document"],
                 "refused_documents": ["peer", "document_id"],
+                "replaced_documents": ["document_id", "kept_as"],
             ])
             // `changes` is unique on (document, replica, first_counter), indexed
             // on (document, seq), with a partial index of the local changes.

@@ -95,30 +95,36 @@ import Testing
     /// `blame --deleted` after compaction: text deleted by a deleted change
     /// is still listed (the snapshot keeps every tombstone), both its
     /// changes `compacted`, as the document keeps no record of who deleted
-    /// it; text deleted since is attributed to its logged deletion.
+    /// it; text deleted since is attributed to its logged deletion. So are
+    /// removed tags (`--deleted --tags`).
     @Test func blameDeletedNamesTheDeletedChangesCompacted() throws {
         try withRunner { quire in
             try quire.ok(["init"])
-            let id = try quire.ok(["note", "new", "--title", "Plan", "--body", "one two three"]).trimmingCharacters(in: .newlines)
-            try quire.ok(["note", "edit", id, "--delete", "0", "4"])  // "one "
+            let id = try quire.ok(["note", "new", "--title", "Plan", "--body", "one two three", "--tag", "a", "--tag", "b", "--tag", "c"])
+                .trimmingCharacters(in: .newlines)
+            try quire.ok(["note", "edit", id, "--delete", "0", "4", "--untag", "a"])  // "one "
             let store = try DocumentStore(path: quire.store)
             try CompactCommandTests.append(" four", to: id, in: store)
             let note = try #require(DocumentID(rawValue: id))
             try store.acknowledge(peer: "laptop", id: note, version: store.read(note) { $0.versionVector })
             try store.close()
             try quire.ok(["compact", id, "--drop-history"])
-            try quire.ok(["note", "edit", id, "--delete", "0", "4"])  // "two "
+            try quire.ok(["note", "edit", id, "--delete", "0", "4", "--untag", "b"])  // "two "
             let deletion = try Self.jsonArray(quire, ["log", id, "--json"]).first?["id"] as? String
 
-            let pieces = try Self.jsonArray(quire, ["blame", id, "--deleted", "--json"])
-            try #require(pieces.map { $0["text"] as? String } == ["one ", "two "])
-            #expect(pieces.allSatisfy { $0["change"] is NSNull && $0["time"] is NSNull && $0["compacted"] as? Bool == true && $0["lamport"] is Int })
-            let deletedBy = pieces.map { $0["deletedBy"] as? [String: Any] ?? [:] }
-            #expect(deletedBy[0]["change"] is NSNull && deletedBy[0]["replica"] is NSNull && deletedBy[0]["lamport"] is NSNull)
-            #expect(deletedBy[0]["time"] is NSNull && deletedBy[0]["compacted"] as? Bool == true)
-            #expect(deletedBy[1]["change"] as? String == deletion && deletedBy[1]["compacted"] as? Bool == false && deletedBy[1]["lamport"] is Int)
-            let rows = try quire.ok(["blame", id, "--deleted"]).split(separator: "\n")
-            #expect(rows.count == 3 && rows[1].hasPrefix("compacted ") && rows[1].split(separator: " ").filter { $0 == "compacted" }.count == 2, "\(rows)")
+            // Text and tags alike: the first deleted by a deleted change, the second by the logged one.
+            for (options, deleted) in [(["--deleted"], ["one ", "two "]), (["--deleted", "--tags"], ["a", "b"])] {
+                let entries = try Self.jsonArray(quire, ["blame", id] + options + ["--json"])
+                try #require(entries.map { ($0["text"] ?? $0["tag"]) as? String } == deleted)
+                #expect(entries.allSatisfy { $0["change"] is NSNull && $0["time"] is NSNull && $0["compacted"] as? Bool == true && $0["lamport"] is Int })
+                let deletedBy = entries.map { $0["deletedBy"] as? [String: Any] ?? [:] }
+                #expect(deletedBy[0]["change"] is NSNull && deletedBy[0]["replica"] is NSNull && deletedBy[0]["lamport"] is NSNull)
+                #expect(deletedBy[0]["time"] is NSNull && deletedBy[0]["compacted"] as? Bool == true)
+                #expect(deletedBy[1]["change"] as? String == deletion && deletedBy[1]["compacted"] as? Bool == false && deletedBy[1]["lamport"] is Int)
+                let rows = try quire.ok(["blame", id] + options).split(separator: "\n")
+                #expect(rows.count == 3 && rows[1].hasPrefix("compacted ") && rows[1].split(separator: " ").filter { $0 == "compacted" }.count == 2,
+                        "\(options): \(rows)")
+            }
         }
     }
 
@@ -148,7 +154,8 @@ import Testing
 
     /// Two later snapshots prune the compaction's own: the point is still
     /// known (from the log), and versions from the oldest snapshot left on
-    /// are rebuilt; those between fail, naming that snapshot's version.
+    /// are rebuilt; those between fail, naming that snapshot's version,
+    /// which the text of `log`, listing them, says too.
     @Test func laterSnapshotsLeaveTheVersionsFromTheOldestOn() throws {
         try withRunner { quire in
             let id = try Self.compactedJournal(quire)
@@ -167,6 +174,9 @@ import Testing
             let shown = try #require(try JSONSerialization.jsonObject(with: Data(quire.ok(["show", id, "--at", oldest, "--json"]).utf8)) as? [String: Any])
             #expect((shown["body"] as? String)?.hasPrefix("start day 1 ") == true && shown["version"] as? String == oldest)
             #expect(try quire.ok(["diff", id, "--from", oldest]).contains("+\" day 27\""))
+            let text = try quire.ok(["log", id])
+            #expect(text.hasSuffix("\nVersions from before \(oldest) can no longer be shown: the store's later snapshots replaced the one at the compaction point "
+                + "(`quire show --at` and `quire diff` rebuild versions from \(oldest) on).\n"), "\(text)")
         }
     }
 

@@ -154,7 +154,12 @@ import Testing
     }
 
     /// `quire merge` killed at random: it commits all the other store's
-    /// notes or none, and a merge run again takes them all.
+    /// notes or none, and a merge run again takes them all. A kill at
+    /// random all but never lands between two commits of one merge, were
+    /// it to commit note by note (they are a few milliseconds of a run of
+    /// hundreds), so first a merge into a copy of the store meets a write
+    /// that fails at its second new note, where such a kill would stop it:
+    /// it must leave the copy as it was.
     @Test func aMergeKilledAtRandomIsAllOrNothing() throws {
         for seed in 1...Self.seeds {
             try withRunner { quire in
@@ -162,6 +167,13 @@ import Testing
                 let (laptop, phone) = (quire.directory + "/laptop.quire", quire.directory + "/phone.quire")
                 let expected = try writeNotes(laptop: laptop, phone: phone, quire, &rng)
                 let before = try notes(in: phone, quire)
+
+                let failing = try copyFailingAtItsSecondNewNote(phone, quire)
+                let failed = try quire.run(["merge", laptop], store: failing)
+                #expect(failed.status == 1 && failed.stderr.contains(Self.secondNoteFailure), "seed \(seed): \(failed.stderr)")
+                let afterFailure = try notes(in: failing, quire)
+                #expect(afterFailure == before, "seed \(seed): a merge that failed at its second note kept \(afterFailure.keys.sorted())")
+
                 try runKilled(quire, ["merge", laptop], store: phone, within: 800_000, &rng)
                 let after = try notes(in: phone, quire)
                 let allOrNothing = after == before || after.mapValues(\.body) == expected
@@ -175,6 +187,26 @@ import Testing
     }
 
     // MARK: - Stores and their notes
+
+    static let secondNoteFailure = "a write failing at the second new note"
+
+    /// A copy of `store` (closed, so its file holds it all) whose notes
+    /// table refuses a row once it holds one more than now, failing the
+    /// write with `secondNoteFailure`.
+    func copyFailingAtItsSecondNewNote(_ store: String, _ quire: QuireRunner) throws -> String {
+        let copy = quire.directory + "/failing-copy.quire"
+        try FileManager.default.copyItem(atPath: store, toPath: copy)
+        let database = try Database(path: copy)
+        defer { database.close() }
+        try database.write { db in
+            let count = try db.query(sql: "SELECT count(*) FROM documents")[0].int64(0)
+            try db.execute(sql: """
+                CREATE TRIGGER fail_at_second_new_note BEFORE INSERT ON documents WHEN (SELECT count(*) FROM documents) > \(count)
+                BEGIN SELECT RAISE(ABORT, '\(Self.secondNoteFailure)'); END
+                """)
+        }
+        return copy
+    }
 
     /// What `note list --all --json` says of a note.
     struct ListedNote: Equatable {

@@ -255,6 +255,14 @@ import Testing
             #expect(log.first?["replica"] as? String == phoneReplica)  // the phone's older edit, merged in last, comes first
             let help = try quire.ok(["log", "--help"])
             #expect(!help.contains("newest first") && help.contains("the last this store applied first"))
+            // VERSION is this store's, with the laptop's edit merged before the phone's: the writer's view is CHANGE.
+            #expect(help.contains("`quire show ID --at VERSION`") && help.contains("`quire show ID --at CHANGE` shows the note as the change's writer left it"))
+            let version = try #require(log.first?["version"] as? String), change = try #require(log.first?["id"] as? String)
+            func body(at version: String) throws -> String? {
+                try #require(try quire.run(["show", id, "--at", version, "--json"], store: laptop).json() as? [String: Any])["body"] as? String
+            }
+            #expect(try body(at: version).map { $0.contains("made last") && $0.contains("made first") } == true)
+            #expect(try body(at: change) == "made first")
         }
     }
 
@@ -534,15 +542,66 @@ import Testing
             #expect(title.map { $0["text"] as? String } == [" list"] && title.first?["offset"] as? Int == 9)
             #expect(title.first?["change"] as? String == retitles.last && (title.first?["deletedBy"] as? [String: Any])?["change"] as? String == retitles.first)
 
-            let tags = try quire.run(["blame", id, "--deleted", "--tags"], store: laptop)
-            #expect(tags.status == 64 && tags.stderr.hasPrefix("error: --deleted and --tags exclude each other"), "\(tags.stderr)")
             #expect(try quire.ok(["blame", "--help"]).contains("--deleted"))
+        }
+    }
+
+    /// `blame --deleted --tags`: the tags removed from the note, in list
+    /// order, each with the change that added it and the one that removed
+    /// it, in `blame --deleted`'s columns and keys. Both stores untag "food"
+    /// at once (the lower stamp names the removal, the same in both stores);
+    /// both tag "urgent" at once, and one `--untag` removes the two.
+    @Test func blameDeletedTagsNamesWhoAddedAndWhoRemovedEachTag() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id, l, p) = (stores.laptop, stores.phone, stores.id, stores.laptopReplica, stores.phoneReplica)
+            #expect(try quire.ok(["blame", id, "--deleted", "--tags"], store: laptop) == "The note has no removed tags.\n")
+            try quire.ok(["note", "edit", id, "--tag", "home", "--tag", "food", "--tag", "old"], store: laptop)
+            try quire.ok(["merge", laptop], store: phone)
+            #expect(try quire.ok(["blame", id, "--deleted", "--tags", "--json"], store: laptop) == "[]\n")
+            try stores.editBothAndMerge(laptop: ["--untag", "food", "--tag", "urgent"], phone: ["--untag", "food", "--untag", "old", "--tag", "urgent"])
+            try quire.ok(["note", "edit", id, "--untag", "urgent"], store: laptop)
+            try quire.ok(["merge", laptop], store: phone)
+
+            let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
+            func change(_ replica: String, _ index: Int) -> String? {
+                log.filter { $0["replica"] as? String == replica }.reversed().compactMap { $0["id"] as? String }.dropFirst(index).first
+            }
+            let (tagged, laptopUntag, untagUrgent, phoneUntag) = (change(l, 1), change(l, 2), change(l, 3), change(p, 0))
+            let removed = try #require(try quire.run(["blame", id, "--deleted", "--tags", "--json"], store: laptop).json() as? [[String: Any]])
+            try #require(removed.map { $0["tag"] as? String } == ["food", "old", "urgent", "urgent"])
+            #expect(removed.allSatisfy { Set($0.keys) == ["tag", "change", "replica", "lamport", "time", "compacted", "deletedBy"] })
+            #expect(removed.prefix(2).allSatisfy { $0["change"] as? String == tagged && $0["replica"] as? String == l })
+            #expect(Set(removed.suffix(2).compactMap { $0["replica"] as? String }) == [l, p])
+            #expect(removed.allSatisfy { $0["compacted"] as? Bool == false && $0["time"] is String && $0["lamport"] is Int })
+            let removedBy = removed.map { $0["deletedBy"] as? [String: Any] ?? [:] }
+            #expect(removedBy.allSatisfy { Set($0.keys) == ["change", "replica", "lamport", "time", "compacted"] })
+            // "food", untagged on both at one Lamport value: the lower replica id's removal.
+            let foodRemoval = l < p ? (laptopUntag, l) : (phoneUntag, p)
+            #expect(removedBy.map { $0["change"] as? String } == [foodRemoval.0, phoneUntag, untagUrgent, untagUrgent])
+            #expect(removedBy.map { $0["replica"] as? String } == [foodRemoval.1, p, l, l])
+            #expect(removedBy.allSatisfy { $0["compacted"] as? Bool == false && $0["time"] is String && $0["lamport"] is Int })
+            #expect(try quire.ok(["blame", id, "--deleted", "--tags", "--json"], store: phone)
+                == quire.ok(["blame", id, "--deleted", "--tags", "--json"], store: laptop))
+
+            let rows = try quire.ok(["blame", id, "--deleted", "--tags"], store: laptop).split(separator: "\n")
+                .map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+            #expect(rows.first == ["CHANGE", "LAMPORT", "TIME", "DELETED_BY", "DELETED_TIME", "TAG"])
+            #expect(rows.count == 5 && rows[2].first == tagged && rows[2].contains(phoneUntag ?? "?") && rows[2].last == "old", "\(rows)")
+            // The visible tags' blame is as it was.
+            let visible = try #require(try quire.run(["blame", id, "--tags", "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(visible.map { $0["tag"] as? String } == ["home"] && visible.allSatisfy { $0["deletedBy"] == nil })
+            let clash = try quire.run(["blame", id, "--deleted", "--tags", "--title"], store: laptop)
+            #expect(clash.status == 64 && clash.stderr.contains("--title and --tags exclude each other"), "\(clash.stderr)")
+            #expect(try quire.ok(["blame", "--help"]).contains("--deleted [--title | --tags]"))
         }
     }
 
     /// `conflicts --at VERSION`: the conflicts as they stood then. Both
     /// stores pin the note at once; the laptop then unpins it, a write that
-    /// saw both, which ends the conflict: at the merge's version it is still listed.
+    /// saw both, which ends the conflict: at the merge's version it is still
+    /// listed. The text first names the version shown, as `show --at` does
+    /// (heads given stand for their version vector); the JSON stays an array.
     @Test func conflictsAtAVersionAreThoseOfThatVersion() throws {
         try withRunner { quire in
             let stores = try MergeStoryTests.TwoStores(quire)
@@ -556,12 +615,16 @@ import Testing
             try quire.ok(["note", "edit", id, "--unpin"], store: laptop)
             #expect(try quire.ok(["conflicts", id], store: laptop) == "No conflicts.\n")
 
-            #expect(try quire.ok(["conflicts", id, "--at", merged], store: laptop) == conflictsThen)
+            #expect(try quire.ok(["conflicts", id, "--at", merged], store: laptop) == "version  \(merged)\n\n" + conflictsThen)
             #expect(try quire.ok(["conflicts", id, "--at", merged, "--json"], store: laptop) == jsonThen)
-            #expect(try quire.ok(["conflicts", id, "--at", before], store: laptop) == "No conflicts.\n")
+            #expect(try quire.ok(["conflicts", id, "--at", before], store: laptop) == "version  \(before)\n\nNo conflicts.\n")
             #expect(try quire.ok(["conflicts", id, "--at", before, "--json"], store: laptop) == "[]\n")
             let now = try quire.ok(["heads", id], store: laptop).trimmingCharacters(in: .newlines)
+            let vector = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            #expect(try quire.ok(["conflicts", id, "--at", now], store: laptop) == "version  \(vector)\n\nNo conflicts.\n")
             #expect(try quire.ok(["conflicts", id, "--at", now, "--json"], store: laptop) == quire.ok(["conflicts", id, "--json"], store: laptop))
+            // The line is the one `show --at` prints among its fields.
+            #expect(try quire.ok(["show", id, "--at", now], store: laptop).split(separator: "\n").contains("version  \(vector)"))
 
             // A version this store has not reached: the phone's next change.
             try quire.ok(["note", "edit", id, "--append", "!"], store: phone)
@@ -587,7 +650,7 @@ import Testing
             try quire.ok(["note", "edit", id, "--title", "My Groceries"], store: stores.phone)
             try quire.ok(["merge", stores.phone], store: laptop)
             #expect(try quire.ok(["conflicts", id], store: laptop).contains("title: not a conflict"))
-            #expect(try quire.ok(["conflicts", id, "--at", laptopOnly], store: laptop) == "No conflicts.\n")
+            #expect(try quire.ok(["conflicts", id, "--at", laptopOnly], store: laptop) == "version  \(laptopOnly)\n\nNo conflicts.\n")
         }
     }
 }

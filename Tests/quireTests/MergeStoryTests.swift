@@ -157,8 +157,9 @@ import Testing
     }
 
     /// What a merge brought into a note is a diff from the note's version
-    /// before it, which only the merge knew: it prints the command (JSON:
-    /// `versionBefore`), for the notes it changed, not for new ones.
+    /// before it to its version right after it, which only the merge knew:
+    /// it prints the command (JSON: `versionBefore`, `versionAfter`), for
+    /// the notes it changed, not for new ones.
     @Test func aMergeNamesTheVersionToDiffFromToSeeWhatItBrought() throws {
         try withRunner { quire in
             let stores = try TwoStores(quire)
@@ -173,23 +174,28 @@ import Testing
             #expect(planned.first { $0["id"] as? String == id }?["versionBefore"] as? String == before)
             #expect(planned.first { $0["id"] as? String == other }?["versionBefore"] is NSNull)
             // The keys `sync --json` shares in `changedNotes`, and merge's own.
-            #expect(planned.allSatisfy { Set($0.keys) == ["id", "title", "new", "removed", "incoming", "versionBefore", "outgoing", "conflicts"] })
+            #expect(planned.allSatisfy {
+                Set($0.keys) == ["id", "title", "new", "removed", "incoming", "versionBefore", "versionAfter", "outgoing", "conflicts"]
+            })
             // A dry run changes nothing to diff.
             #expect(!(try quire.ok(["merge", phone, "--dry-run"], store: laptop).contains("quire diff")))
 
             let merged = try quire.ok(["merge", phone], store: laptop)
+            let after = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
             #expect(merged.contains("\nMerged 2 changes into 2 notes (1 new).\nWhat the merge brought into each note"), "\(merged)")
             // Each note abbreviated as in the table, in id order, titled; the new one is shown whole.
             let listed = try #require(broughtNotes(in: merged, by: "merge"), "\(merged)")
             #expect(listed.more == nil)
             let changed = try #require(listed.notes.first { $0.comment == "Groceries" }, "\(merged)")
             let command = changed.arguments
-            #expect(command.count == 4 && command[0] == "diff" && id.hasPrefix(command[1]) && command[2] == "--from" && command[3] == before,
-                    "\(merged)")
+            #expect(command.count == 6 && command[0] == "diff" && id.hasPrefix(command[1]) && command[2] == "--from" && command[3] == before
+                    && command[4] == "--to" && command[5] == after, "\(merged)")
             let new = try #require(listed.notes.first { $0.comment == "Trip (new)" }, "\(merged)")
             #expect(new.arguments.count == 2 && new.arguments[0] == "show" && other.hasPrefix(new.arguments[1]), "\(merged)")
             #expect(listed.notes.count == 2 && listed.notes.map(\.arguments[1]) == listed.notes.map(\.arguments[1]).sorted(), "\(merged)")
-            // The command shows the phone's edit, and not the laptop's own.
+            // The command shows the phone's edit, and not the laptop's own,
+            // made before the merge or after it (it showed the later one).
+            try quire.ok(["note", "edit", id, "--append", " later"], store: laptop)
             let diff = try quire.ok(command, store: laptop)
             #expect(diff.hasSuffix("\n\nbody @0 +\"Buy \"\n"), "\(diff)")
         }

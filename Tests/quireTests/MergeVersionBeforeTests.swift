@@ -24,4 +24,29 @@ import Testing
             #expect(plan.versionBefore.description == edited, "\(plan.versionBefore) is not \(edited), the version after the other edit")
         }
     }
+
+    /// Changes another process merged between the plan and the write are
+    /// not listed as brought: the note its write applied nothing to is
+    /// left out (it was listed, with the plan's count), and the others
+    /// count what it applied. (`tablet` holds the phone's edit of the note,
+    /// not its new note, and is merged in by that other process.)
+    @Test func changesAnotherProcessMergedAfterPlanningAreNotListedAsBrought() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            let tablet = quire.directory + "/tablet.quire"
+            try quire.ok(["note", "edit", id, "--append", " eggs"], store: phone)
+            try quire.ok(["init"], store: tablet)
+            try quire.ok(["merge", phone], store: tablet)
+            let trip = try quire.ok(["note", "new", "--title", "Trip"], store: phone).trimmingCharacters(in: .newlines)
+            let store = try Context.open(laptop, readOnly: false, missingAdvice: "")
+            let other = try Context.open(phone, readOnly: true, missingAdvice: "")
+            var merge = try StoreMerge(into: store, from: other)
+            #expect(merge.incomingCount == 2)
+            try quire.ok(["merge", tablet], store: laptop)
+            try merge.apply(to: store)
+            #expect(merge.documents.map(\.id.rawValue) == [trip] && merge.incomingCount == 1, "\(merge.documents.map(\.id))")
+            #expect(merge.documents.first?.isNew == true)
+        }
+    }
 }

@@ -317,6 +317,39 @@ import Testing
         }
     }
 
+    /// A `--take-theirs` sync that fails before the other side's copy
+    /// comes has dropped this store's copy all the same; the next sync,
+    /// or a merge, that brings it lists the note as replaced (with the note
+    /// keeping the dropped copy), not as new: the person had it. (It said
+    /// `(new)`: only the run that dropped the copy knew it was replaced.)
+    @Test(arguments: ["sync", "merge"])
+    func aNoteAFailedTakeTheirsSyncDroppedIsListedAsReplacedByTheNextSync(bringer: String) throws {
+        try withRunner { runner in
+            let laptop = runner.directory + "/laptop.quire", down = runner.directory + "/down"
+            try runner.ok(["init"], store: laptop)
+            let id = try runner.ok(["note", "new", "--title", "Groceries", "--body", "milk"], store: laptop).trimmingCharacters(in: .newlines)
+            // One peer command (one peer name), which fails while `down` exists.
+            let peer = "test ! -e '\(down)' && '\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"
+            try runner.ok(["init"])
+            try runner.ok(["sync", "--via", peer])
+            #expect(FileManager.default.createFile(atPath: down, contents: nil))
+            let failed = try runner.run(["sync", "--via", peer, "--take-theirs", id])
+            #expect(failed.status == 1 && failed.stderr.contains("could not reach the peer"), "\(failed.stderr)")
+            let keptPrefix = "kept this store's copy of note \(id) as note "
+            let kept = try #require(failed.stderr.range(of: keptPrefix).map { String(failed.stderr[$0.upperBound...].prefix { $0 != " " }) },
+                                    "\(failed.stderr)")
+            try FileManager.default.removeItem(atPath: down)
+
+            let next = try runner.ok(bringer == "sync" ? ["sync", "--via", peer] : ["merge", laptop])
+            let listed = try #require(broughtNotes(in: next, by: bringer), "\(next)")
+            let line = try #require(listed.notes.first { $0.arguments.count == 2 && id.hasPrefix($0.arguments[1]) }, "\(next)")
+            let replaced = "Groceries (this store's copy replaced, kept as note "
+            #expect(line.arguments[0] == "show" && line.comment.hasPrefix(replaced) && line.comment.hasSuffix(")"), "\(next)")
+            #expect(kept.hasPrefix(line.comment.dropFirst(replaced.count).dropLast()), "\(next)")
+            #expect(try runner.ok(["note", "show", kept]).contains("milk"))
+        }
+    }
+
     /// `note new --request-id` run again after `--take-theirs` gave the
     /// store a new replica id finds the note the first run made, under
     /// the old id (the store's own still): it made a second note.
@@ -708,9 +741,10 @@ import Testing
     }
 
     /// A sync names each note it changed, as `merge` does: the `quire diff
-    /// ID --from VERSION` that shows what it brought (the note's version
-    /// here before the sync, which only the sync knew), or for a note new
-    /// here `quire show ID`; `--json` in `changedNotes`, with `merge`'s keys.
+    /// ID --from VERSION --to VERSION` that shows what it brought (the
+    /// note's versions here before and right after the sync, which only the
+    /// sync knew), or for a note new here `quire show ID`; `--json` in
+    /// `changedNotes`, with `merge`'s keys.
     @Test func aSyncNamesEachNoteItChangedWithTheVersionToDiffFrom() throws {
         try withRunner { runner in
             let (server, port) = try startServer(runner)
@@ -741,11 +775,13 @@ import Testing
             try runner.ok(["note", "edit", groceries, "--insert", "0", "Buy "])
             let before = try runner.ok(["vv", groceries]).trimmingCharacters(in: .newlines)
             let second = try runner.ok(["sync", url])
+            let after = try runner.ok(["vv", groceries]).trimmingCharacters(in: .newlines)
             let listed = try #require(broughtNotes(in: second, by: "sync"), "\(second)")
             #expect(listed.notes.count == 2 && listed.more == nil, "\(second)")
             let diffGroceries = try #require(listed.notes.first { $0.comment == "Groceries" }, "\(second)").arguments
-            #expect(diffGroceries.count == 4 && diffGroceries[0] == "diff" && groceries.hasPrefix(diffGroceries[1])
-                    && diffGroceries[2] == "--from" && diffGroceries[3] == before, "\(second)")
+            #expect(diffGroceries.count == 6 && diffGroceries[0] == "diff" && groceries.hasPrefix(diffGroceries[1])
+                    && diffGroceries[2] == "--from" && diffGroceries[3] == before && diffGroceries[4] == "--to" && diffGroceries[5] == after,
+                    "\(second)")
             #expect(listed.notes.contains { $0.comment == "Later (new)" && $0.arguments.first == "show" && later.hasPrefix($0.arguments[1]) },
                     "\(second)")
             // Exactly what the laptop wrote, not this store's own edit.
@@ -760,13 +796,47 @@ import Testing
             try runner.ok(["sync", url], store: laptop)
             let tripBefore = try runner.ok(["vv", trip]).trimmingCharacters(in: .newlines)
             let json = try #require(try runner.run(["sync", url, "--json"]).json() as? [String: Any])
+            let tripAfter = try runner.ok(["vv", trip]).trimmingCharacters(in: .newlines)
             #expect(json["received"] as? Int == 1 && json["sent"] as? Int == 0)
             let notes = try #require(json["changedNotes"] as? [[String: Any]])
-            #expect(notes.count == 1 && notes.allSatisfy { Set($0.keys) == ["id", "title", "new", "removed", "incoming", "versionBefore"] },
-                    "\(notes)")
+            #expect(notes.count == 1 && notes.allSatisfy {
+                Set($0.keys) == ["id", "title", "new", "removed", "incoming", "versionBefore", "versionAfter"]
+            }, "\(notes)")
             #expect(notes.first?["id"] as? String == trip && notes.first?["title"] as? String == "Trip to Rome"
                     && notes.first?["new"] as? Bool == false && notes.first?["removed"] as? Bool == false
-                    && notes.first?["incoming"] as? Int == 1 && notes.first?["versionBefore"] as? String == tripBefore, "\(notes)")
+                    && notes.first?["incoming"] as? Int == 1 && notes.first?["versionBefore"] as? String == tripBefore
+                    && notes.first?["versionAfter"] as? String == tripAfter && tripAfter != tripBefore, "\(notes)")
+        }
+    }
+
+    /// The `quire diff` a sync lists for a note goes to the note's version
+    /// right after the sync's changes, so that an edit made here after the
+    /// sync is not shown as brought (it went to the current version);
+    /// `--json`'s `versionAfter` is that version.
+    @Test func theListedDiffShowsWhatTheSyncBroughtNotAnEditMadeAfter() throws {
+        try withRunner { runner in
+            let laptop = runner.directory + "/laptop.quire"
+            try runner.ok(["init"], store: laptop)
+            let id = try runner.ok(["note", "new", "--title", "Groceries", "--body", "milk"], store: laptop).trimmingCharacters(in: .newlines)
+            let peer = "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"
+            try runner.ok(["init"])
+            try runner.ok(["sync", "--via", peer])
+            try runner.ok(["note", "edit", id, "--append", " and eggs"], store: laptop)
+            let synced = try runner.ok(["sync", "--via", peer])
+            let after = try runner.ok(["vv", id]).trimmingCharacters(in: .newlines)
+            try runner.ok(["note", "edit", id, "--insert", "0", "Buy "])
+            let listed = try #require(broughtNotes(in: synced, by: "sync"), "\(synced)")
+            let command = try #require(listed.notes.first, "\(synced)").arguments
+            #expect(listed.notes.count == 1 && command.count == 6 && command[4] == "--to" && command[5] == after, "\(synced)")
+            let diff = try runner.ok(command)
+            #expect(diff.hasSuffix("\n\nbody @4 +\" and eggs\"\n"), "\(diff)")
+
+            try runner.ok(["note", "edit", id, "--append", " and bread"], store: laptop)
+            let json = try #require(try runner.run(["sync", "--via", peer, "--json"]).json() as? [String: Any])
+            let version = try runner.ok(["vv", id]).trimmingCharacters(in: .newlines)
+            try runner.ok(["note", "edit", id, "--append", "!"])
+            let note = try #require((json["changedNotes"] as? [[String: Any]])?.first, "\(json)")
+            #expect(note["versionAfter"] as? String == version, "\(note)")
         }
     }
 
@@ -1372,6 +1442,30 @@ import Testing
             #expect(mistyped.stderr.hasSuffix("\n2 local changes not acknowledged by the peer stay pending "
                 + "(`quire status` counts 0: those not acknowledged by any peer)\n"), "\(mistyped.stderr)")
             #expect(try runner.ok(["status"]).contains("0 local changes not acknowledged by any peer\n"))
+        }
+    }
+
+    /// A sync that ends well gives `quire status`'s pending count too when
+    /// that one counts against another peer and differs, as a failed
+    /// sync's pending line does: synced through a peer, after a server
+    /// that lacks a note. (It said `0 pending` where status said 1.)
+    @Test func aSyncThatEndsWellSaysWhatStatusCountsWhenItDiffers() throws {
+        try withRunner { runner in
+            let (server, port) = try startServer(runner)
+            defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+            let url = "http://127.0.0.1:\(port)"
+            let other = runner.directory + "/other.quire"
+            for store in [runner.store, other] { try runner.ok(["init"], store: store) }
+            try runner.ok(["note", "new", "--title", "one"])
+            try runner.ok(["sync", url])
+            try runner.ok(["note", "new", "--title", "two"])
+            let synced = try runner.ok(["sync", "--via", "'\(QuireRunner.binaryURL.path)' --store '\(other)' serve --stdio"])
+            let line = try #require(synced.split(separator: "\n").first, "\(synced)")
+            #expect(line.hasPrefix("synced with via:") && line.hasSuffix("; 0 pending (`quire status` counts 1: those not acknowledged by the server \(url))"),
+                    "\(synced)")
+            #expect(try runner.ok(["status"]).contains("1 local change not acknowledged by the server \(url)"))
+            // Counted alike, it says nothing more.
+            #expect(try runner.ok(["sync", url]).split(separator: "\n").first?.hasSuffix("; 0 pending") == true)
         }
     }
 

@@ -21,10 +21,14 @@ extension Transaction {
     ///   among its values) is a map keyed by each key's JSON text;
     /// - an array is a list: kept elements stay, elements that differ are
     ///   deleted and inserted, and a changed struct or string inside it is
-    ///   updated in place. A list has no move: an array written in another
-    ///   order keeps the longest run of elements in order where they are,
-    ///   and each other element is deleted and inserted anew at its new
-    ///   place, a new object holding the value written. Another replica's
+    ///   updated in place (a struct of an `Identifiable` type that encodes
+    ///   its `id`, only into the item with that `id`: without one, an item
+    ///   written in place of a deleted one may be taken for an edit of it,
+    ///   by what they share or by position). A list has no move: an array
+    ///   written in another order keeps the longest run of elements in
+    ///   order where they are, and each other element is deleted and
+    ///   inserted anew at its new place, a new object holding the value
+    ///   written. Another replica's
     ///   concurrent edit of a moved element is made to the deleted one and
     ///   is not read (it stays in the log), and two replicas moving the same
     ///   element make two of it;
@@ -100,7 +104,7 @@ extension Transaction {
     /// The fields of a value written into a map.
     private static func fields(of value: some Encodable) throws -> [String: DocumentNode] {
         switch try NodeEncoder.encoded(value, codingPath: []).node {
-        case .map(let fields)?:
+        case .map(let fields)?, .identified(let fields)?:
             return fields
         case .atomic?:
             throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription:
@@ -144,7 +148,7 @@ extension Transaction {
         switch (kind, node) {
         case (.text, .text(let string)):
             try setText(object, to: string, editedFrom: base.reading(object))
-        case (.map, .map(let fields)):
+        case (.map, .map(let fields)), (.map, .identified(let fields)):
             try update(object, to: fields, editedFrom: base)
         case (.list, .list(let items)):
             return try updateList(object, to: items, editedFrom: base)
@@ -186,7 +190,7 @@ extension Transaction {
     private mutating func updateContents(of object: ObjectID, to node: DocumentNode) throws {
         switch node {
         case .text(let string): try setText(object, to: string)
-        case .map(let fields), .atomic(let fields): try update(object, to: fields)
+        case .map(let fields), .atomic(let fields), .identified(let fields): try update(object, to: fields)
         case .list(let items): try updateList(object, to: items)
         case .set(let elements): try updateList(object, to: elements, isSet: true)
         case .scalar: preconditionFailure("a scalar is not an object")
@@ -262,8 +266,8 @@ extension Transaction {
                     steps.append((now.index, .max, .delete))
                 }
                 // Replaced, or brought back where it was: the edit may be all
-                // that is left of an item new in `items` (`pairing` tells an
-                // edit from a new item only by what they share).
+                // that is left of an item new in `items` (without ids,
+                // `pairing` tells an edit from a new item only by what they share).
                 steps.append((now.index, item, .insert(item..<(item + 1))))
             case let .insert(inserted, before):
                 var index = 0
@@ -393,22 +397,28 @@ extension Transaction {
     /// For each of `items`, the offset of the element of `replaced` it is
     /// taken for an edit of, if any: pairs in order that share the most
     /// (`DocumentNode.resemblance`), and of those the most pairs, earliest
-    /// first. So a struct deleted before one edited is not updated into
-    /// it, and elements that share nothing pair by position.
+    /// first, an item of an `Identifiable` type only with the element of
+    /// its id (`DocumentNode.mayBeEdited(into:)`). So a struct deleted
+    /// before one edited is not updated into it, elements that share
+    /// nothing pair by position, and items with ids pair by them alone.
     static func pairing(_ replaced: [DocumentNode], _ items: [DocumentNode]) -> [Int?] {
         let (n, m) = (replaced.count, items.count)
-        guard n * m <= pairingLimit else { return items.indices.map { $0 < n ? $0 : nil } }
-        // A pair's score: what it shares, above the one pair it adds (pairs <= m).
-        func paired(_ i: Int, _ j: Int) -> Int { replaced[i].resemblance(to: items[j]) * (m + 1) + 1 }
+        guard n * m <= pairingLimit else { return items.indices.map { $0 < n && replaced[$0].mayBeEdited(into: items[$0]) ? $0 : nil } }
+        // A pair's score: what it shares, above the one pair it adds (pairs <= m); nil if the pair may not be.
+        func paired(_ i: Int, _ j: Int) -> Int? {
+            replaced[i].mayBeEdited(into: items[j]) ? replaced[i].resemblance(to: items[j]) * (m + 1) + 1 : nil
+        }
         // best[i][j]: the greatest total score between replaced[i...] and items[j...].
         var best = [[Int]](repeating: [Int](repeating: 0, count: m + 1), count: n + 1)
         for i in (0..<n).reversed() {
-            for j in (0..<m).reversed() { best[i][j] = max(paired(i, j) + best[i + 1][j + 1], best[i + 1][j], best[i][j + 1]) }
+            for j in (0..<m).reversed() {
+                best[i][j] = max(paired(i, j).map { $0 + best[i + 1][j + 1] } ?? 0, best[i + 1][j], best[i][j + 1])
+            }
         }
         var pairs = [Int?](repeating: nil, count: m)
         var (i, j) = (0, 0)
         while i < n && j < m {
-            if best[i][j] == paired(i, j) + best[i + 1][j + 1] {
+            if let score = paired(i, j), best[i][j] == score + best[i + 1][j + 1] {
                 pairs[j] = i
                 (i, j) = (i + 1, j + 1)
             } else if best[i][j] == best[i + 1][j] {

@@ -12,6 +12,10 @@ indirect enum DocumentNode: Hashable {
     /// replaced whole when it changes (`Transaction.updateInPlace`). Only
     /// written: a map reads as `map`.
     case atomic([String: DocumentNode])
+    /// A struct of an `Identifiable` type that encodes its `id` as the
+    /// field `id`: a map whose `id` says which element of a list it is
+    /// (`mayBeEdited(into:)`). Only written: a map reads as `map`.
+    case identified([String: DocumentNode])
     case list([DocumentNode])
     /// A set's elements, to be stored as a list whose order means nothing
     /// (`Transaction.updateList`). Only written: a list reads as `list`.
@@ -22,21 +26,28 @@ indirect enum DocumentNode: Hashable {
         switch self {
         case .scalar: nil
         case .text: .text
-        case .map, .atomic: .map
+        case .map, .atomic, .identified: .map
         case .list, .set: .list
         }
     }
 
-    /// `atomic` and `set` say how to write a map or a list, not what it
-    /// holds: a written node equals the one reading it back gives. Texts
-    /// compare by their scalars, as `ScalarValue` strings do.
+    /// The fields of a map, however it is to be written; `nil` for any other node.
+    var fields: [String: DocumentNode]? {
+        switch self {
+        case .map(let fields), .atomic(let fields), .identified(let fields): fields
+        default: nil
+        }
+    }
+
+    /// `atomic`, `identified` and `set` say how to write a map or a list,
+    /// not what it holds: a written node equals the one reading it back
+    /// gives. Texts compare by their scalars, as `ScalarValue` strings do.
     static func == (a: DocumentNode, b: DocumentNode) -> Bool {
         switch (a, b) {
         case let (.scalar(x), .scalar(y)): x == y
         case let (.text(x), .text(y)): x.hasSameBytes(as: y)
-        case let (.map(x), .map(y)), let (.map(x), .atomic(y)), let (.atomic(x), .map(y)), let (.atomic(x), .atomic(y)): x == y
         case let (.list(x), .list(y)), let (.list(x), .set(y)), let (.set(x), .list(y)), let (.set(x), .set(y)): x == y
-        default: false
+        default: a.fields != nil && a.fields == b.fields
         }
     }
 
@@ -44,7 +55,7 @@ indirect enum DocumentNode: Hashable {
         switch self {
         case .scalar(let scalar): hasher.combine(scalar)
         case .text(let string): hasher.combine(string)
-        case .map(let fields), .atomic(let fields): hasher.combine(fields)
+        case .map(let fields), .atomic(let fields), .identified(let fields): hasher.combine(fields)
         case .list(let items), .set(let items): hasher.combine(items)
         }
     }
@@ -60,7 +71,8 @@ indirect enum DocumentNode: Hashable {
                 && Dictionary(items.map { ($0, 1) }, uniquingKeysWith: +) == Dictionary(elements.map { ($0, 1) }, uniquingKeysWith: +)
         case let (.list(items), .list(writtenItems)):
             return items.count == writtenItems.count && zip(items, writtenItems).allSatisfy { $0.holds($1) }
-        case let (.map(fields), .map(writtenFields)), let (.map(fields), .atomic(writtenFields)):
+        case let (.map(fields), .map(writtenFields)), let (.map(fields), .atomic(writtenFields)),
+             let (.map(fields), .identified(writtenFields)):
             return fields.count == writtenFields.count && writtenFields.allSatisfy { key, node in fields[key]?.holds(node) ?? false }
         default:
             return self == written
@@ -77,7 +89,7 @@ indirect enum DocumentNode: Hashable {
     /// and "item 11", would otherwise outweigh the one equal.)
     func resemblance(to written: DocumentNode) -> Int {
         switch (self, written) {
-        case let (.map(fields), .map(writtenFields)):
+        case let (.map(fields), .map(writtenFields)), let (.map(fields), .identified(writtenFields)):
             return writtenFields.reduce(0) { sum, field in
                 sum + (fields[field.key]?.holds(field.value) == true ? field.value.size : 0)
             }
@@ -90,13 +102,25 @@ indirect enum DocumentNode: Hashable {
         }
     }
 
+    /// Whether the written node `written` may be taken for an edit of this
+    /// one, read from a list: a struct of an `Identifiable` type
+    /// (`identified`) only if this one holds its `id`, or holds no `id` at
+    /// all (written before the type had one), so that an item never takes
+    /// another's place, and the edits others make to it, by resembling it;
+    /// any other node may, as much as it resembles this one.
+    func mayBeEdited(into written: DocumentNode) -> Bool {
+        guard case .identified(let writtenFields) = written, let id = writtenFields["id"],
+              case .map(let fields) = self, let readID = fields["id"] else { return true }
+        return readID.holds(id)
+    }
+
     /// How much the node holds, as `resemblance` weighs it: one for the
     /// node, plus a text's scalars, plus the sizes of what a map or list holds.
     var size: Int {
         switch self {
         case .scalar: 1
         case .text(let string): 1 + string.unicodeScalars.count
-        case .map(let fields), .atomic(let fields): fields.values.reduce(1) { $0 + $1.size }
+        case .map(let fields), .atomic(let fields), .identified(let fields): fields.values.reduce(1) { $0 + $1.size }
         case .list(let items), .set(let items): items.reduce(1) { $0 + $1.size }
         }
     }
@@ -138,7 +162,7 @@ indirect enum DocumentNode: Hashable {
         switch self {
         case .scalar(let scalar): "the value \(scalar)"
         case .text: "a text"
-        case .map, .atomic: "a map"
+        case .map, .atomic, .identified: "a map"
         case .list, .set: "a list"
         }
     }

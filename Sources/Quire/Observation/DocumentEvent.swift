@@ -11,7 +11,9 @@
 public struct DocumentEvent: Sendable, Equatable {
     /// Where the changes came from.
     public enum Origin: Sendable, Equatable {
-        /// `DocumentStore.edit`, `remove` or `restore` on this store.
+        /// `DocumentStore.edit`, `remove` or `restore` on this store, or
+        /// `discardCopy` dropping the document's copy (no changes, every
+        /// object and key it held, the empty version vector).
         case local
         /// `DocumentStore.apply`: changes from another replica.
         case remote

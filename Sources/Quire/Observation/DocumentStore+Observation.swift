@@ -56,6 +56,18 @@ extension DocumentStore {
         return observers.stream(of: nil)
     }
 
+    /// Tells the observers of a document whose copy `discardCopy` dropped
+    /// (`dropped`, as loaded; nil if it was not, or did not load) that all
+    /// of it may have changed: it holds nothing now, and a sync brings the
+    /// peer's copy. Lock held.
+    func publishDropped(_ id: DocumentID, _ dropped: LoadedDocument?) {
+        guard !observers.isEmpty else { return }
+        // A copy that did not load names its root at least.
+        let (objects, keys) = dropped.map { Self.everything(in: $0.document) } ?? ([.root], [:])
+        observers.publish(DocumentEvent(document: id, origin: .local, changeIDs: [], versionVector: VersionVector(),
+                                        changedObjects: objects, changedKeys: keys))
+    }
+
     /// Tells the observers about a commit that is on disk. Lock held, so
     /// events go out in commit order.
     func publish(_ commit: QueuedCommit) {

@@ -182,8 +182,9 @@ extension DocumentStore {
     }
 
     /// Every object reachable from the root and every key of each map: what
-    /// changes that could not be read may have touched.
-    private static func everything(in document: Document) -> (objects: Set<ObjectID>, keys: [ObjectID: Set<String>]) {
+    /// changes that could not be read may have touched (or what a dropped
+    /// copy held, `publishDropped`).
+    static func everything(in document: Document) -> (objects: Set<ObjectID>, keys: [ObjectID: Set<String>]) {
         var objects: Set<ObjectID> = [.root], keys: [ObjectID: Set<String>] = [:]
         var unvisited: [(ObjectKind, ObjectID)] = [(.map, .root)]
         while let (kind, object) = unvisited.popLast() {

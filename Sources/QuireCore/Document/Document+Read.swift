@@ -85,7 +85,7 @@ extension Document {
     public func elementIDs(_ list: ObjectID) throws(DocumentError) -> [OpID] {
         var ids: [OpID] = []
         for run in try listRuns(list) where !run.isDeleted {
-            ids += (0..<UInt64(run.count)).map(run.id.advanced(by:))
+            ids += (0..<UInt64(run.elements.count)).map(run.id.advanced(by:))
         }
         return ids
     }

@@ -10,11 +10,14 @@ extension Document {
         return runs
     }
 
-    /// Every run of a list in document order, tombstones included: each
-    /// run's elements were inserted by consecutive operations of one
+    /// Every run of a list in document order, tombstones included with
+    /// their values (`quire blame --deleted --tags` lists removed tags):
+    /// each run's elements were inserted by consecutive operations of one
     /// replica, at consecutive Lamport values.
-    public func listRuns(_ list: ObjectID) throws(DocumentError) -> [RunHeader] {
-        objects.lists[try objects.slot(list, .list)].tree.runs().runs.map(\.header)
+    public func listRuns(_ list: ObjectID) throws(DocumentError) -> [SequenceRun<Value>] {
+        var runs: [SequenceRun<Value>] = []
+        objects.lists[try objects.slot(list, .list)].forEachRun { runs.append($0) }
+        return runs
     }
 
     /// The number of tombstones the document keeps: deleted elements of its

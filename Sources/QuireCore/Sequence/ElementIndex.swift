@@ -34,8 +34,9 @@ struct ElementIndex: Sendable {
     static let pageSize = 1 << pageBits
     /// Where the counters of a span given to `load` must end at the latest
     /// (checked as `SpanTree(loading:)` makes it): the start of the last
-    /// page, whose end, 2^64, a `UInt64` cannot hold, and which `load`'s
-    /// unchecked page arithmetic would take for page 0. Counters come one by
+    /// page, whose end, 2^64, a `UInt64` cannot hold, and which the page
+    /// loops (`setLeaf`, `first`, through which `load` records some
+    /// replicas) would take for page 0. Counters come one by
     /// one from 1, and a snapshot's lie below its Lamport values (< 2^62):
     /// only made-up runs come near it.
     static let counterEndLimit = UInt64.max - UInt64(pageSize - 1)
@@ -415,23 +416,59 @@ struct ElementIndex: Sendable {
 
     /// Records that the elements of `spans`, all recorded already, now live
     /// in `leaf`: the spans a leaf split moves. The index ends as
-    /// `setLeaf(_:replica:counters:)` span by span leaves it, but a span
-    /// inside one page is written without that call's checks for new
-    /// counters, whole pages and pages stored as runs. (Span by span, the
-    /// index took about 1,400 instructions of a leaf split in rustcode's
-    /// merge; this way, 1,100.)
+    /// `setLeaf(_:replica:counters:)` span by span leaves it, but the spans
+    /// inside one page held whole are written straight into `pool`
+    /// (`writeInPlace`): without that call's checks for new counters, whole
+    /// pages and pages stored as runs, and under one uniqueness check of
+    /// the pool for the split, not one a span.
     mutating func setLeaf(_ leaf: Int32, ofMoved spans: UnsafeBufferPointer<Span>) {
-        for span in spans {
-            let offset = Int(span.counter & UInt64(Self.pageSize - 1))
-            let end = offset + Int(span.length)
-            // A span that reaches its page's end may make the page one leaf,
-            // and pages stored as runs have their runs edited: `setLeaf` does both.
-            guard end < Self.pageSize && !hasRunPages else {
-                setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
-                continue
+        var next = 0
+        while next < spans.count {
+            // Pages stored as runs have their runs edited: `setLeaf` does that.
+            if !hasRunPages {
+                next = Self.writeInPlace(leaf, spans, from: next, into: &pool, segments: segments,
+                                         pageNumbers: pageNumbers, pageSlots: pageSlots)
+                guard next < spans.count else { return }
             }
-            let start = writableSlot(span.replica, span.counter >> Self.pageBits, reaching: end).start
-            pool.update(start + offset..<start + end, repeating: leaf)
+            let span = spans[next]
+            setLeaf(leaf, replica: span.replica, counters: span.counter..<span.counterEnd)
+            next += 1
+        }
+    }
+
+    /// Writes `leaf` into the entries of `spans` from `first` on, straight
+    /// into `pool`, while each span lies inside one page held whole, and
+    /// returns the first that does not (or `spans.count`). Such a span
+    /// changes no page's form, so the pool stays where it is for the whole
+    /// loop. The others go through `setLeaf`: a span reaching its page's
+    /// end may make the page one leaf or cover it whole, and a page not held
+    /// whole is unpacked first.
+    ///
+    /// Static, taking what it reads, so that the page table can be read
+    /// while the pool is written through one pointer. The page found last
+    /// is tried first: a leaf's spans are often in one page.
+    private static func writeInPlace(_ leaf: Int32, _ spans: UnsafeBufferPointer<Span>, from first: Int,
+                                     into pool: inout Arena<Int32>, segments: [Segment],
+                                     pageNumbers: [UInt64], pageSlots: [PageSlot]) -> Int {
+        pool.withUnsafeMutableBufferPointer { pool in
+            var found = (replica: UInt32.max, page: UInt64.max, slot: PageSlot(start: 0, length: 0))
+            for index in first..<spans.count {
+                let span = spans[index]
+                let offset = Int(truncatingIfNeeded: span.counter & UInt64(pageSize - 1))
+                let end = offset + Int(span.length)
+                guard end < pageSize else { return index }
+                let page = span.counter >> pageBits
+                if span.replica != found.replica || page != found.page {
+                    guard let pageIndex = pageIndex(page, in: segments[Int(span.replica)], of: pageNumbers),
+                          pageSlots[pageIndex].isWhole else { return index }
+                    found = (span.replica, page, pageSlots[pageIndex])
+                    precondition(found.slot.start + found.slot.length <= pool.count, "ElementIndex: page out of the pool")
+                }
+                // The span's elements are recorded, so they lie within the page's length.
+                precondition(end <= found.slot.length, "ElementIndex: a moved span lies past its page's length")
+                (pool.baseAddress.unsafelyUnwrapped + found.slot.start + offset).update(repeating: leaf, count: Int(span.length))
+            }
+            return spans.count
         }
     }
 
@@ -687,70 +724,48 @@ struct ElementIndex: Sendable {
     /// slots from `l * leafCapacity` (empty fillers included). Returns an
     /// element that two spans hold, if there is one.
     ///
-    /// Each replica's pages are added in one step, only those its spans
-    /// touch (and short gaps, as `addPage` fills them), and a table from page
-    /// to start in `pool` replaces the page lookup per span: recording the
-    /// spans one by one with `setLeaf` cost several times more.
+    /// A replica's pages are laid out whole, one after another in `pool`,
+    /// from its lowest counter's to its highest's, so that the entry of its
+    /// counter `c` is at `entryOrigins[r] + c`: each span is written at its
+    /// place, with no page lookup, noting which pages it writes. Then the
+    /// pages that hold nothing are dropped, but for gaps of at most
+    /// `maxFilledGap` pages, as `addPage` fills them: the index has the
+    /// pages it had when a pass over the spans found them first and a table
+    /// gave each span's page its room. A replica with more pages in that
+    /// range than elements (counters spread over many objects, or hostile
+    /// ones) gets none here and goes through `setLeaf`, so that the pool
+    /// takes at most a page per element loaded.
     mutating func load(_ spans: UnsafeBufferPointer<Span>, leafCapacity: Int) -> (replica: UInt32, counter: UInt64)? {
         precondition(pool.isEmpty, "ElementIndex: the index has pages already")
         // Each replica's counters; its highest is known from here on.
         var counters = [LoadedCounters](repeating: LoadedCounters(), count: replicas.count)
         for span in spans where span.length > 0 { counters[Int(span.replica)].add(span) }
-        for (r, replicaCounters) in counters.enumerated() where replicaCounters.elementCount > 0 {
-            segments[r].highestCounter = max(segments[r].highestCounter, replicaCounters.end - 1)
-        }
-        // Per replica, where page 0 of its range would be in `pageTable`
-        // (page p is at `tableOrigins[r] + p`), which holds the pool start
-        // of each page in the range, -1 where it has none. A replica with more
-        // pages in its range than elements (counters spread over many objects,
-        // or hostile ones) gets no table and goes through `setLeaf`: the
-        // tables take at most a word per element loaded.
-        var tableOrigins = [Int?](repeating: nil, count: replicas.count)
-        var pageTable: [Int] = []
-        var someReplicaLacksTable = false
-        for (r, replicaCounters) in counters.enumerated() {
-            guard let pages = replicaCounters.pages else { continue }
-            guard pages.upperBound - pages.lowerBound < replicaCounters.elementCount else {
-                someReplicaLacksTable = true
-                continue
-            }
-            tableOrigins[r] = pageTable.count - Int(pages.lowerBound)
-            pageTable.append(contentsOf: repeatElement(-1, count: Int(pages.upperBound - pages.lowerBound) + 1))
-        }
-        let touched = Int.max
-        pageTable.withUnsafeMutableBufferPointer { pageTable in
-            for span in spans where span.length > 0 {
-                guard let origin = tableOrigins[Int(span.replica)] else { continue }
-                // Wrapping arithmetic: the span's counters were checked to end
-                // by `counterEndLimit` when it was loaded, and its pages are in the table.
-                for page in Self.pages(of: span) { pageTable[origin &+ page] = touched }
-            }
-        }
-        // The touched pages, replica after replica as `segments` orders them,
-        // each page's entries `pageSize` after the previous page's.
+        var entryOrigins = [Int?](repeating: nil, count: replicas.count)
+        var someReplicaLacksPages = false
         for (r, replicaCounters) in counters.enumerated() {
             segments[r].start = pageNumbers.count
-            guard let range = replicaCounters.pages, let origin = tableOrigins[r] else { continue }
-            var lastAdded: UInt64?
-            for page in range where pageTable[origin + Int(page)] == touched {
-                let first = lastAdded.map { page - $0 <= Self.maxFilledGap ? $0 + 1 : page } ?? page
-                for added in first...page {
-                    pageTable[origin + Int(added)] = pageNumbers.count * Self.pageSize
-                    pageNumbers.append(added)
-                }
-                lastAdded = page
+            guard let pages = replicaCounters.pages else { continue }
+            segments[r].highestCounter = max(segments[r].highestCounter, replicaCounters.end - 1)
+            guard pages.upperBound - pages.lowerBound < replicaCounters.elementCount else {
+                someReplicaLacksPages = true
+                continue
             }
+            // Wrapping: only the sum with a counter of the range is an entry.
+            entryOrigins[r] = pageNumbers.count * Self.pageSize &- Int(truncatingIfNeeded: pages.lowerBound << Self.pageBits)
+            pageNumbers.append(contentsOf: pages)
             segments[r].count = pageNumbers.count - segments[r].start
         }
         pageSlots = pageNumbers.indices.map { PageSlot(start: $0 * Self.pageSize, length: Self.pageSize) }
         pool = Arena(repeating: -1, count: pageNumbers.count * Self.pageSize)
-        if let duplicate = Self.fill(&pool, loading: spans, leafCapacity: leafCapacity,
-                                     pageTable: pageTable, tableOrigins: tableOrigins) {
+        var written = [Bool](repeating: false, count: pageNumbers.count)
+        if let duplicate = Self.fill(&pool, loading: spans, leafCapacity: leafCapacity, entryOrigins: entryOrigins,
+                                     writtenPages: &written) {
             return duplicate
         }
+        keepPages(writtenOrInShortGaps: written)
         // Mostly none: a pass over every span only when some replica needs it.
-        guard someReplicaLacksTable else { return nil }
-        for (slot, span) in spans.enumerated() where span.length > 0 && tableOrigins[Int(span.replica)] == nil {
+        guard someReplicaLacksPages else { return nil }
+        for (slot, span) in spans.enumerated() where span.length > 0 && entryOrigins[Int(span.replica)] == nil {
             if let present = first(present: true, replica: span.replica, counters: span.counter..<span.counterEnd) {
                 return (span.replica, present)
             }
@@ -778,56 +793,75 @@ struct ElementIndex: Sendable {
         }
     }
 
-    /// The pages `span` (not empty) touches, for `load`.
-    @inline(__always)
-    private static func pages(of span: Span) -> ClosedRange<Int> {
-        let last = (span.counter &+ UInt64(truncatingIfNeeded: span.length) &- 1) &>> pageBits
-        return Int(truncatingIfNeeded: span.counter &>> pageBits)...Int(truncatingIfNeeded: last)
-    }
-
-    /// Writes the leaf of each of `spans`' elements whose replica has a page
-    /// table into `pool`, for `load`. Stops at the first span, in document
-    /// order, that holds an element an earlier span wrote, and returns the
-    /// first such element.
-    private static func fill(_ pool: inout Arena<Int32>, loading spans: UnsafeBufferPointer<Span>, leafCapacity: Int, pageTable: [Int],
-                             tableOrigins: [Int?]) -> (replica: UInt32, counter: UInt64)? {
+    /// Writes the leaf of each of `spans`' elements whose replica has an
+    /// entry origin into `pool`, for `load`. Stops at the first span, in
+    /// document order, that holds an element an earlier span wrote, and
+    /// returns the first such element.
+    private static func fill(_ pool: inout Arena<Int32>, loading spans: UnsafeBufferPointer<Span>, leafCapacity: Int,
+                             entryOrigins: [Int?], writtenPages: inout [Bool]) -> (replica: UInt32, counter: UInt64)? {
         pool.withUnsafeMutableBufferPointer { pool in
-            pageTable.withUnsafeBufferPointer { pageTable in
-                // Leaf by leaf, its slots inside: a slot's leaf computed as
-                // slot / leafCapacity was a division per span, the largest
-                // single line of a load with many short spans.
-                for (leaf, leafStart) in stride(from: 0, to: spans.count, by: leafCapacity).enumerated() {
-                    let leaf = Int32(leaf)
-                    for slot in leafStart..<min(leafStart + leafCapacity, spans.count) {
-                        let span = spans[slot]
-                        guard span.length > 0, let origin = tableOrigins[Int(span.replica)] else { continue }
-                        // The sign bits of the entries replaced, ANDed: set while all were empty (-1).
-                        var replaced: Int32 = -1
-                        // Page by page, mostly one (a merge of many writers
-                        // loads spans of an element or two). Wrapping
-                        // arithmetic: the span's counters were checked to end
-                        // by `counterEndLimit` when it was loaded (so no page
-                        // end wraps), and `load` gave each of its pages a
-                        // table entry and whole room in the pool.
-                        let end = span.counter &+ UInt64(truncatingIfNeeded: span.length)
-                        var c = span.counter
-                        repeat {
-                            let pageEnd = min((c | UInt64(pageSize - 1)) &+ 1, end)
-                            let first = pageTable[origin &+ Int(truncatingIfNeeded: c &>> pageBits)]
-                                &+ Int(truncatingIfNeeded: c & UInt64(pageSize - 1))
-                            // Checking and writing in one pass: this runs for every element loaded.
-                            for entry in first..<first &+ Int(truncatingIfNeeded: pageEnd &- c) {
+            writtenPages.withUnsafeMutableBufferPointer { writtenPages in
+                entryOrigins.withUnsafeBufferPointer { entryOrigins in
+                    // Leaf by leaf, its slots inside: a slot's leaf computed as
+                    // slot / leafCapacity was a division per span, the largest
+                    // single line of a load with many short spans.
+                    for (leaf, leafStart) in stride(from: 0, to: spans.count, by: leafCapacity).enumerated() {
+                        let leaf = Int32(leaf)
+                        for slot in leafStart..<min(leafStart + leafCapacity, spans.count) {
+                            let span = spans[slot]
+                            guard span.length > 0, let origin = entryOrigins[Int(span.replica)] else { continue }
+                            // Wrapping: `load` gave every counter of the replica's
+                            // range its entry, so the sum lies in the pool.
+                            let first = origin &+ Int(truncatingIfNeeded: span.counter)
+                            // The sign bits of the entries replaced, ANDed: set
+                            // while all were empty (-1). Checking and writing in
+                            // one pass: this runs for every element loaded.
+                            var replaced: Int32 = -1
+                            let end = first &+ Int(span.length)
+                            for entry in first..<end {
                                 replaced &= pool[entry]
                                 pool[entry] = leaf
                             }
-                            c = pageEnd
-                        } while c < end
-                        if replaced >= 0 { return (span.replica, earliestRepeated(of: slot, in: spans)) }
+                            if replaced >= 0 { return (span.replica, earliestRepeated(of: slot, in: spans)) }
+                            // The pages of its first and last elements (pages
+                            // lie `pageSize` entries apart from the pool's
+                            // start); one between them it fills whole. (A loop
+                            // over its pages became a call to memset per span.)
+                            writtenPages[first &>> pageBits] = true
+                            writtenPages[(end &- 1) &>> pageBits] = true
+                        }
                     }
+                    return nil
                 }
-                return nil
             }
         }
+    }
+
+    /// Drops the pages `load` laid out that no span wrote, but for gaps of
+    /// at most `maxFilledGap` pages between a replica's written pages, which
+    /// `addPage` would fill too. A page was written if `fill` marked it in
+    /// `written` (by index in `pageNumbers`), as a span's first or last, or
+    /// holds its first entry, as one that a span covers whole. Their room in
+    /// `pool` is left behind, empty, for `compact`.
+    private mutating func keepPages(writtenOrInShortGaps written: [Bool]) {
+        var kept = 0
+        for r in segments.indices {
+            let segment = segments[r]
+            segments[r].start = kept
+            var previous: Int?
+            for index in segment.start..<segment.start + segment.count where written[index] || pool[pageSlots[index].start] >= 0 {
+                let first = previous.map { index - $0 <= Int(Self.maxFilledGap) ? $0 + 1 : index } ?? index
+                for page in first...index {
+                    pageNumbers[kept] = pageNumbers[page]
+                    pageSlots[kept] = pageSlots[page]
+                    kept += 1
+                }
+                previous = index
+            }
+            segments[r].count = kept - segments[r].start
+        }
+        pageNumbers.removeLast(pageNumbers.count - kept)
+        pageSlots.removeLast(pageSlots.count - kept)
     }
 
     /// The first element of `spans[slot]` that an earlier span also holds,

@@ -397,20 +397,28 @@ struct SpanTree: Sendable {
     /// A split at the end of a leaf (appending) leaves the full leaf alone
     /// and starts an empty one after it, so text written front to back packs
     /// leaves full; a split for new spans before the first (prepending)
-    /// starts the empty leaf before it. Otherwise the leaf splits in half
-    /// and the half with fewer elements moves to the new leaf, because every
-    /// moved element costs an id-index update.
+    /// starts the empty leaf before it. Otherwise the leaf is cut at the
+    /// edit, but no nearer its ends than a quarter of it, and the side with
+    /// fewer spans moves to the new leaf (the side with fewer elements when
+    /// both hold as many): every moved span costs an id-index write. A cut
+    /// in the middle moved half the leaf's spans at every split; a cut at
+    /// the edit itself left one side nearly full, to be split again soon.
     @inline(never)
     private mutating func splitLeaf(_ leaf: Int32, _ slot: Int, isGap: Bool) -> (leaf: Int32, slot: Int) {
         let count = Int(leaves[Int(leaf)].count)
         cursor = nil
         editPoint = nil
         let isPrepending = isGap && slot == 0
-        let mid = slot == count ? count : isPrepending ? 0 : count / 2
+        let mid = slot == count ? count : isPrepending ? 0 : min(max(slot, count / 4), count - count / 4)
         let base = Int(leaf) * Self.leafCapacity
-        var leftElements = 0
-        for i in 0..<mid { leftElements += Int(spans[base + i].length) }
-        let moveLeft = isPrepending || 2 * leftElements < leaves[Int(leaf)].summary.total
+        let moveLeft: Bool
+        if isPrepending || 2 * mid != count {
+            moveLeft = 2 * mid < count
+        } else {
+            var leftElements = 0
+            for i in 0..<mid { leftElements += Int(spans[base + i].length) }
+            moveLeft = 2 * leftElements < leaves[Int(leaf)].summary.total
+        }
         let moved = moveLeft ? 0..<mid : mid..<count
         let newLeaf = allocateLeaf()
         let newBase = Int(newLeaf) * Self.leafCapacity

@@ -47,6 +47,15 @@ public enum SyncState {
         }
     }
 
+    /// Moves every peer's cursor back to the start of its log (seq 0, the
+    /// same log id), keeping its acknowledgements: the next sync with it
+    /// states every document and is sent every row their versions do not
+    /// cover, as after a `cursor reset`. For when the store dropped rows
+    /// a cursor stands for (`DocumentStore.discardCopy`).
+    public static func rewindCursors(_ db: DatabaseConnection) throws {
+        try db.execute(sql: "UPDATE sync_cursors SET seq = 0")
+    }
+
     /// The documents the last sync with `peer` left out because this store
     /// refuses `peer`'s changes to them (schema version 8).
     public static func refusedDocuments(peer: String, _ db: DatabaseConnection) throws -> [String] {

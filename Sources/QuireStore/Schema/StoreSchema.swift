@@ -13,7 +13,8 @@ public enum StoreSchema {
 
     /// Every migration in order: migration `n` makes version `n + 1`.
     private static let migrations: [DatabaseMigrator.Migration] = [createVersion1, addSyncState, changeRuns, addDocumentVersions, numberDocuments,
-                                                                      compressedBundles, addRemovalMarks, addRefusedDocuments]
+                                                                      compressedBundles, addRemovalMarks, addRefusedDocuments,
+                                                                      addReplacedDocuments]
 
     /// The migrations up to `version` only: how a test makes a file exactly
     /// as an older release wrote it.
@@ -259,6 +260,21 @@ public enum StoreSchema {
                 peer TEXT NOT NULL,
                 document_id TEXT NOT NULL,
                 PRIMARY KEY (peer, document_id)
+            ) WITHOUT ROWID;
+            """)
+    }
+
+    /// Version 9: the documents whose copy `discardCopy` dropped (`quire
+    /// sync --take-theirs`), each with the document that keeps the dropped
+    /// copy (`ReplacedDocuments`): the sync that brings the other side's
+    /// copy may be a later one, after the one that dropped it failed, and
+    /// still names it as replaced rather than as new. No foreign key: the
+    /// document is missing until that sync.
+    @Sendable static func addReplacedDocuments(_ db: DatabaseConnection) throws {
+        try db.executeScript("""
+            CREATE TABLE replaced_documents(
+                document_id TEXT PRIMARY KEY,
+                kept_as TEXT NOT NULL
             ) WITHOUT ROWID;
             """)
     }

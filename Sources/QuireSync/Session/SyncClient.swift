@@ -122,8 +122,9 @@ public struct SyncClient: Sendable {
         /// store's copy is dealt with, rather than leave it behind in silence.
         public var notApplied: [DocumentID: RefusedChanges] = [:]
         /// The documents this sync applied changes to, each with how many
-        /// and its version in the store before the first of them: `quire
-        /// diff ID --from` that version shows what the sync brought.
+        /// and its version in the store before the first of them and after
+        /// the last: `quire diff ID --from` the one `--to` the other shows
+        /// what the sync brought.
         public var changedDocuments: [DocumentID: ChangedDocument] = [:]
     }
 
@@ -136,8 +137,17 @@ public struct SyncClient: Sendable {
         /// a document the store lacked, which the sync made (or whose copy
         /// `DocumentStore.discardCopy` dropped).
         public var versionBefore: VersionVector
+        /// Its version in the store just after the sync applied the last of
+        /// them, read in the same transaction, so that an edit committed
+        /// after it (by this process or another) is not taken for one the
+        /// sync brought.
+        public var versionAfter: VersionVector
         /// How many changes the sync applied to it.
         public var received: Int
+        /// Whether something else was committed to it between two pages
+        /// that changed it (another process's edit): the two versions then
+        /// hold that too, and a diff between them shows it as brought.
+        public var isInterleaved = false
     }
 
     /// Syncs until neither side lacks anything the other may give it.
@@ -305,8 +315,10 @@ public struct SyncClient: Sendable {
         /// `refusedBefore` among them.
         var pulledPastStoredCursor = false
         /// Whether a request leaves document `id` unstated, whatever it holds:
-        /// refused by the last sync, its rows after the stored cursor must
-        /// come so that the store sees whether it still refuses them. Stated
+        /// refused by the last sync, its rows after the stored cursor (from
+        /// the start of the log, for one at seq 0: a peer's, or one
+        /// `discardCopy` rewound) must come so that the store sees whether
+        /// it still refuses them. Stated
         /// at this store's version, which holds the clashing change's id, the
         /// server would leave them out, and take the local changes pushed
         /// onto its own copy: the refusal would end in silence, the copies
@@ -396,7 +408,7 @@ public struct SyncClient: Sendable {
     /// The documents a request states (all of them, or those of its range), sorted by id.
     private func documentsToState(_ versions: [DocumentID: VersionVector], coversRows: Bool, _ session: Session) -> [DocumentID] {
         versions.filter { id, mine in
-            !mine.isEmpty && !(coversRows && session.awaitsRefusedRows(id))
+            !mine.isEmpty && !session.awaitsRefusedRows(id)
                 && (!coversRows || session.statesAnyway(id) || mine != session.serverVersions[id])
         }.keys.sorted()
     }
@@ -555,9 +567,14 @@ public struct SyncClient: Sendable {
         }
         for (id, changes) in applied {
             session.report.received += changes.count
-            // The first page to change a document gives its version before the sync.
-            session.report.changedDocuments[id, default: ChangedDocument(versionBefore: changes.versionBefore, received: 0)].received
-                += changes.count
+            // The first page to change a document gives its version before the sync, the last its version after.
+            var changed = session.report.changedDocuments[id]
+                ?? ChangedDocument(versionBefore: changes.versionBefore, versionAfter: changes.versionBefore, received: 0)
+            // Not where the page before left it: something else was committed to it in between.
+            if changed.versionAfter != changes.versionBefore { changed.isInterleaved = true }
+            changed.versionAfter = changes.versionAfter
+            changed.received += changes.count
+            session.report.changedDocuments[id] = changed
         }
         if !applied.isEmpty { session.receivedUnstated.formUnion(incoming.map(\.0).filter { !session.isLeftOutHere($0) }) }
     }

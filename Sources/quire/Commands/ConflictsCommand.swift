@@ -17,18 +17,24 @@ enum ConflictsCommand {
             let (store, id) = try invocation.openStoreAndNote()
             let history = try DocumentHistory(id, in: store)
             let conflicts: [Conflict]
+            var shownVersion: VersionVector?
             if let at {
                 // The note replayed to that version, asked only of the changes it holds.
                 let version = try history.version(at)
                 conflicts = try Conflict.report(in: history.document(at: version), history: history.upTo(version))
+                shownVersion = version
             } else {
                 conflicts = try store.read(id) { try Conflict.report(in: $0, history: history) }
             }
             if invocation.flag("--json") {
+                // An array, as without --at: scripts read that shape.
                 output.print(json: .array(conflicts.map(\.json)))
                 return
             }
-            output.print(text(conflicts, output))
+            // The version shown first, as `show --at` names it among its
+            // fields (heads given stand for their version vector).
+            let version = shownVersion.map { Table(rows: [["version", $0.description]]).render() + "\n\n" } ?? ""
+            output.print(version + text(conflicts, output))
         })
 
     /// The text form: per key, `KEY: why the winner won`, then the entries, winner

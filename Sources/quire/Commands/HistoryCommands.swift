@@ -6,7 +6,9 @@ import Quire
 enum HistoryCommands {
     static let log = Command(
         name: "log",
-        summary: "List a note's changes, the last this store applied first (a change synced in today may be a week old), with the version right after each here; `quire diff ID --change CHANGE` shows what one did.",
+        summary: "List a note's changes, the last this store applied first (a change synced in today may be a week old), with the version right after each here "
+            + "(what this store held then, edits merged before it included: `quire show ID --at VERSION`, `quire diff ID --from VERSION`); "
+            + "`quire show ID --at CHANGE` shows the note as the change's writer left it, `quire diff ID --change CHANGE` what it did.",
         usage: ["ID [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [.json],
@@ -45,6 +47,14 @@ enum HistoryCommands {
             if let compaction = history.compaction {
                 context.output.print("Changes before version \(compaction.version) were deleted by `quire compact --drop-history`"
                     + (compaction.keptCount > 0 ? "; those with version - are from before it, still logged: local changes a peer lacks, or the note's newest then." : "."))
+                // The store's own snapshots prune the compaction's after two
+                // more: versions listed from before the oldest left would
+                // fail `show --at` and `diff`, which the list above invites.
+                let oldest = compaction.snapshot.versionVector
+                if oldest != compaction.version {
+                    context.output.print("Versions from before \(oldest) can no longer be shown: the store's later snapshots replaced the one at the compaction point "
+                        + "(`quire show --at` and `quire diff` rebuild versions from \(oldest) on).")
+                }
             }
         })
 
@@ -133,23 +143,22 @@ enum HistoryCommands {
     static let blame = Command(
         name: "blame",
         summary: "Show a note's body (or title) with each run of characters attributed to the change that inserted it, and its Lamport stamps, which order insertions made at one place at once; "
-            + "with --deleted, the text deleted from it and the change that deleted each piece; or its tags, each with the change that added it.",
-        usage: ["ID [--title | --tags] [--json]", "ID --deleted [--title] [--json]"],
+            + "with --deleted, the text deleted from it and the change that deleted each piece; or its tags, each with the change that added it "
+            + "(with --deleted, the tags removed, each also with the change that removed it).",
+        usage: ["ID [--title | --tags] [--json]", "ID --deleted [--title | --tags] [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [Option(name: "--title", help: "Blame the title instead of the body: concurrent retitles merge character by character."),
                   Option(name: "--tags", help: "Blame the tags: which change added each (a tag two replicas added at once is listed twice)."),
                   Option(name: "--deleted", help: "The text typed into the body (title) and deleted since, in document order: each piece with the change that typed it "
-                      + "(CHANGE, LAMPORT, TIME), the change that deleted it (DELETED_BY) and when (DELETED_TIME), and OFFSET, where it stood in the visible text."),
+                      + "(CHANGE, LAMPORT, TIME), the change that deleted it (DELETED_BY) and when (DELETED_TIME), and OFFSET, where it stood in the visible text. "
+                      + "With --tags, the tags removed since, in list order: each with the change that added it and the one that removed it."),
                   .json],
-        examples: ["quire blame 0190f1c2", "quire blame 0190f1c2 --title", "quire blame 0190f1c2 --tags", "quire blame 0190f1c2 --deleted"],
+        examples: ["quire blame 0190f1c2", "quire blame 0190f1c2 --title", "quire blame 0190f1c2 --tags", "quire blame 0190f1c2 --deleted",
+                   "quire blame 0190f1c2 --deleted --tags"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             if invocation.flag("--title") && invocation.flag("--tags") { throw invocation.usageError("--title and --tags exclude each other") }
-            if invocation.flag("--deleted") && invocation.flag("--tags") {
-                throw invocation.usageError("--deleted and --tags exclude each other: --deleted shows deleted text of the body or title; "
-                    + "`quire diff ID --change CHANGE` shows which change removed a tag")
-            }
-            if invocation.flag("--tags") { return try blameTags(invocation) }
+            if invocation.flag("--tags") { return try invocation.flag("--deleted") ? blameRemovedTags(invocation) : blameTags(invocation) }
             let key = invocation.flag("--title") ? Note.Key.title : Note.Key.body
             if invocation.flag("--deleted") { return try blameDeleted(invocation, key: key) }
             let (store, id) = try invocation.openStoreAndNote()
@@ -169,18 +178,25 @@ enum HistoryCommands {
         let output = invocation.context.output
         printBlame(pieces, invocation, ifNone: "The \(key) has no deleted text.",
                    header: ["CHANGE", "LAMPORT", "TIME", "DELETED_BY", "DELETED_TIME", "OFFSET", "TEXT"],
-                   json: { deleted in
-                       let deletedBy = deleted.deletedBy.jsonFields.merging([
-                           "replica": deleted.deletedBy.change.map { JSONValue.string($0.replica.description) } ?? .null,
-                           "lamport": deleted.deletionLamport.map { JSONValue.integer($0) } ?? .null,
-                       ]) { $1 }
-                       return .object(jsonFields(deleted.piece).merging(["deletedBy": .object(deletedBy)]) { $1 })
-                   },
+                   json: { deleted in .object(jsonFields(deleted.piece).merging(["deletedBy": json(deleted.deletedBy)]) { $1 }) },
                    row: { deleted in
-                       typedColumns(deleted.piece, output)
-                           + [deleted.deletedBy.text(output), RelativeTime.describe(deleted.deletedBy.change?.date),
-                              "\(deleted.piece.offset)", JSONValue.quoted(deleted.piece.text)]
+                       typedColumns(deleted.piece, output) + deletedColumns(deleted.deletedBy, output)
+                           + ["\(deleted.piece.offset)", JSONValue.quoted(deleted.piece.text)]
                    })
+    }
+
+    /// `deletedBy` in `blame --deleted --json`: the change's keys as
+    /// `blame` gives them, its replica, and the deleting operation's stamp.
+    private static func json(_ deletedBy: Blame.DeletedBy) -> JSONValue {
+        .object(deletedBy.attribution.jsonFields.merging([
+            "replica": deletedBy.attribution.change.map { JSONValue.string($0.replica.description) } ?? .null,
+            "lamport": deletedBy.lamport.map { JSONValue.integer($0) } ?? .null,
+        ]) { $1 })
+    }
+
+    /// The columns that say who deleted: DELETED_BY, DELETED_TIME.
+    private static func deletedColumns(_ deletedBy: Blame.DeletedBy, _ output: Output) -> [String] {
+        [deletedBy.attribution.text(output), RelativeTime.describe(deletedBy.attribution.change?.date)]
     }
 
     /// A piece's JSON keys, as `blame` and `blame --deleted` give them.
@@ -203,14 +219,30 @@ enum HistoryCommands {
         let tags = try store.read(history.id) { try Blame.tags(of: $0, history: history) }
         let output = invocation.context.output
         printBlame(tags, invocation, ifNone: "The note has no tags.", header: ["CHANGE", "LAMPORT", "TIME", "TAG"],
-                   json: { tag in
-                       .object(tag.attribution.jsonFields.merging([
-                           "tag": .string(tag.tag), "replica": .string(tag.id.replica.description), "lamport": .integer(tag.lamport),
-                       ]) { $1 })
-                   },
-                   row: { tag in
-                       [tag.attribution.text(output), "\(tag.lamport)", RelativeTime.describe(tag.attribution.change?.date), tag.tag]
-                   })
+                   json: { .object(jsonFields($0)) }, row: { addedColumns($0, output) + [$0.tag] })
+    }
+
+    /// `blame --deleted --tags`: the removed tags, each with who added it and who removed it.
+    private static func blameRemovedTags(_ invocation: Invocation) throws {
+        let (store, id) = try invocation.openStoreAndNote()
+        let history = try DocumentHistory(id, in: store)
+        let tags = try store.read(history.id) { try Blame.removedTags(of: $0, history: history) }
+        let output = invocation.context.output
+        printBlame(tags, invocation, ifNone: "The note has no removed tags.", header: ["CHANGE", "LAMPORT", "TIME", "DELETED_BY", "DELETED_TIME", "TAG"],
+                   json: { removed in .object(jsonFields(removed.tag).merging(["deletedBy": json(removed.removedBy)]) { $1 }) },
+                   row: { removed in addedColumns(removed.tag, output) + deletedColumns(removed.removedBy, output) + [removed.tag.tag] })
+    }
+
+    /// A tag's JSON keys, as `blame --tags` and `blame --deleted --tags` give them.
+    private static func jsonFields(_ tag: Blame.Tag) -> [String: JSONValue] {
+        tag.attribution.jsonFields.merging([
+            "tag": .string(tag.tag), "replica": .string(tag.id.replica.description), "lamport": .integer(tag.lamport),
+        ]) { $1 }
+    }
+
+    /// The columns that say who added a tag: CHANGE, LAMPORT, TIME.
+    private static func addedColumns(_ tag: Blame.Tag, _ output: Output) -> [String] {
+        [tag.attribution.text(output), "\(tag.lamport)", RelativeTime.describe(tag.attribution.change?.date)]
     }
 
     /// What `blame` prints of its entries: JSON with `--json`, else a

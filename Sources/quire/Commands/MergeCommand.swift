@@ -73,8 +73,8 @@ enum MergeCommand {
             ]))
             return
         }
-        let newCount = merge.documents.filter { $0.isNew && !$0.incoming.isEmpty }.count
-        let touched = merge.documents.filter { !$0.incoming.isEmpty }.count
+        let newCount = merge.documents.filter { $0.isNew && $0.incomingCount > 0 }.count
+        let touched = merge.documents.filter { $0.incomingCount > 0 }.count
         let brought = "\(merge.incomingCount) change\(merge.incomingCount == 1 ? "" : "s") into \(touched) note\(touched == 1 ? "" : "s") (\(newCount) new)"
         let summary = dryRun ? "Dry run: merging would bring \(brought); nothing was written." : "Merged \(brought)."
         guard !merge.documents.isEmpty else {
@@ -86,12 +86,12 @@ enum MergeCommand {
             // Marked as `note list --all` marks it: a removal merged in takes the note out of `note list`.
             let marks = [plan.isNew ? "new" : nil, plan.isRemoved ? "removed" : nil].compactMap { $0 }
             return [String(plan.id.rawValue.prefix(idLength)), plan.title + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))"),
-                    "\(plan.incoming.count)", plan.outgoing.map { "\($0)" } ?? "?", plan.newConflicts.joined(separator: ", ")]
+                    "\(plan.incomingCount)", plan.outgoing.map { "\($0)" } ?? "?", plan.newConflicts.joined(separator: ", ")]
         }
         output.print(Table(header: ["NOTE", "TITLE", "INCOMING", "OUTGOING", "NEW CONFLICTS"], rows: rows).render() + "\n" + summary)
         // The table counts what came in; a person asking what it changed in
         // a note needs the version to diff from, which only this run knows.
-        let changed = merge.documents.filter { !$0.incoming.isEmpty }
+        let changed = merge.documents.filter { $0.incomingCount > 0 }
         if !dryRun && !changed.isEmpty {
             output.print(BroughtChanges.listing(changed.map(broughtChanges), by: "merge", idLength: idLength))
         }
@@ -99,8 +99,8 @@ enum MergeCommand {
 
     /// What merging brings into a note, as `sync` names what it brought too.
     private static func broughtChanges(_ plan: StoreMerge.DocumentPlan) -> BroughtChanges {
-        BroughtChanges(id: plan.id, title: plan.title, isNew: plan.isNew, versionBefore: plan.versionBefore, isRemoved: plan.isRemoved,
-                       incoming: plan.incoming.count)
+        BroughtChanges(id: plan.id, title: plan.title, isNew: plan.isNew, versionBefore: plan.versionBefore, versionAfter: plan.versionAfter,
+                       isRemoved: plan.isRemoved, incoming: plan.incomingCount, replacedCopyKeptAs: plan.replacedCopyKeptAs)
     }
 
     /// A count, or null when it cannot be known.

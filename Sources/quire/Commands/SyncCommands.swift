@@ -196,30 +196,37 @@ enum SyncCommands {
             let (report, failure) = try runBlocking { await configured.syncKeepingReport(waitSeconds: wait) }
             let pending = try? store.pendingCount(peer: peer).get()
             let pendingText = pending.map { "\($0)" } ?? "an unknown number of (one is damaged)"
-            // The line a failed sync ends with. It counts against this peer,
-            // where `quire status` counts against the server synced with last
-            // (or any peer): with another count there, it is given too, or a
-            // mistyped --via command said 2 changes pending where status said 0.
-            func stayPending() -> String {
-                let line = "\(pendingText) local change\(pending == 1 ? "" : "s") not acknowledged by \(transport.otherSide) "
-                    + "stay\(pending == 1 ? "s" : "") pending"
+            // `pending` counts against this peer, where `quire status` counts
+            // against the server synced with last (or any peer): with another
+            // count there, both lines that give it (success or failure) give
+            // that one too, or a mistyped --via command said 2 changes pending
+            // where status said 0.
+            func statusCount() -> String {
                 let statusPeer = context.serverPeer
                 guard statusPeer != peer, let pending, let counted = try? store.pendingCount(peer: statusPeer).get(), counted != pending else {
-                    return line
+                    return ""
                 }
-                return line + " (`quire status` counts \(counted): those not acknowledged by \(Context.pendingCountedAgainst(statusPeer)))"
+                return " (`quire status` counts \(counted): those not acknowledged by \(Context.pendingCountedAgainst(statusPeer)))"
+            }
+            // The line a failed sync ends with.
+            func stayPending() -> String {
+                "\(pendingText) local change\(pending == 1 ? "" : "s") not acknowledged by \(transport.otherSide) "
+                    + "stay\(pending == 1 ? "s" : "") pending" + statusCount()
             }
             let pendingJSON = pending.map { JSONValue.integer(Int64($0)) } ?? .null
             // The notes this sync changed, as `merge` names them: with the
-            // version to diff from, which only this run knows, or the copy
-            // kept of the one whose copy --take-theirs replaced. Read as each
-            // is taken: the text takes a few of thousands.
+            // versions to diff, which only this run knows, or the copy kept
+            // of one whose copy --take-theirs replaced (this run's, or an
+            // earlier one's that failed before the note came back). Read as
+            // each is taken: the text takes a few of thousands. Not read, a
+            // replaced note is listed as new, and the sync's own error stays.
+            let replaced = report.changedDocuments.values.contains { $0.versionBefore.isEmpty } ? (try? store.replacedCopies()) ?? [:] : [:]
             let changed = report.changedDocuments.sorted { $0.key < $1.key }.lazy.map { id, change in
                 let note = try? store.read(id) { try Note(id: id, document: $0) }
-                let keptAs = id == taken ? keptCopy?.id : nil
+                let keptAs = change.versionBefore.isEmpty ? replaced[id] : nil
                 return BroughtChanges(id: id, title: note?.title, isNew: change.versionBefore.isEmpty && keptAs == nil,
-                                      versionBefore: change.versionBefore, isRemoved: note?.removed ?? false, incoming: change.received,
-                                      replacedCopyKeptAs: keptAs)
+                                      versionBefore: change.versionBefore, versionAfter: change.versionAfter, isRemoved: note?.removed ?? false,
+                                      incoming: change.received, replacedCopyKeptAs: keptAs, isInterleaved: change.isInterleaved)
             }
             let changedJSON = { JSONValue.array(changed.map { .object($0.jsonMembers) }) }
             func printChangedNotes() throws {
@@ -288,7 +295,7 @@ enum SyncCommands {
                 output.print(json: .object(fields))
             } else {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
-                    + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending.map { "\($0)" } ?? "unknown") pending")
+                    + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending.map { "\($0)" } ?? "unknown") pending" + statusCount())
                 if let taken, let keptCopy {
                     let copy = "this store's copy is kept as note \(keptCopy.id) (\(keptCopy.title))"
                     output.print(takenTitle.map { "took \(transport.otherSide)'s copy of note \(taken) (\($0)); \(copy)" }

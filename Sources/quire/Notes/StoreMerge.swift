@@ -9,18 +9,33 @@ struct StoreMerge {
         let id: DocumentID
         /// The note's title once merged.
         let title: String
-        /// Only in the other store: merging creates it here.
-        let isNew: Bool
+        /// Only in the other store: merging creates it here. After `apply`,
+        /// whether its write made it (another process may have since the plan).
+        fileprivate(set) var isNew: Bool
         /// This store's version of the note before the merge (empty for a
-        /// new one): `quire diff ID --from` it shows what the merge brought.
-        /// Planned as read; `apply` sets it as the transaction that wrote
-        /// the changes found it, so that an edit another process committed
-        /// meanwhile is not shown as brought.
+        /// new one): `quire diff ID --from` it `--to` `versionAfter` shows
+        /// what the merge brought. Planned as read; `apply` sets it as the
+        /// transaction that wrote the changes found it, so that an edit
+        /// another process committed meanwhile is not shown as brought.
         fileprivate(set) var versionBefore: VersionVector
+        /// This store's version of the note once merged: planned as the
+        /// merge in memory makes it; `apply` sets it as the transaction that
+        /// wrote the changes left it, so that an edit made after is not
+        /// shown as brought.
+        fileprivate(set) var versionAfter: VersionVector
+        /// For a note whose copy here `sync --take-theirs` dropped (a sync
+        /// that failed before the other side's copy came), which the merge
+        /// brings back: the note keeping the dropped copy. Set by `apply`;
+        /// such a note is not new (`isNew` false): the person had it.
+        fileprivate(set) var replacedCopyKeptAs: DocumentID? = nil
         /// Removed once merged (`note list` leaves it out then).
         let isRemoved: Bool
         /// The other store's changes this one lacks, in a causal order.
         let incoming: [Change]
+        /// How many changes the merge brings into the note: all of
+        /// `incoming` as planned; after `apply`, those its write applied
+        /// (another process may have applied some since the plan).
+        fileprivate(set) var incomingCount: Int
         /// How many of this store's changes the other lacks; nil when this
         /// store compacted some of them away: it cannot count them, and
         /// merging it into the other cannot bring them.
@@ -115,8 +130,8 @@ struct StoreMerge {
                 let before = Set(try Conflict.all(in: current, history: myLog.map { DocumentHistory(id, changes: $0, replica: store.replicaID) }).map(\.key))
                 let after = try Conflict.all(in: merged, history: myLog.map { DocumentHistory(id, changes: $0 + incoming, replica: store.replicaID) })
                 plans.append(DocumentPlan(
-                    id: id, title: title, isNew: !isMine, versionBefore: myVersion, isRemoved: isRemoved,
-                    incoming: incoming, outgoing: outgoing,
+                    id: id, title: title, isNew: !isMine, versionBefore: myVersion, versionAfter: merged.versionVector, isRemoved: isRemoved,
+                    incoming: incoming, incomingCount: incoming.count, outgoing: outgoing,
                     newConflicts: after.map(\.key).filter { !before.contains($0) }))
             } catch var damage as DamagedDocument {
                 let whole = damage.isMine ? (isTheirs ? other : nil) : (isMine ? store : nil)
@@ -152,19 +167,40 @@ struct StoreMerge {
     /// lacks, in one commit: a merge that fails saves nothing. A note whose
     /// changes this store refuses is left as it was (`applyEach`), moved
     /// from `documents` to `refused`, and the others are saved. Without
-    /// decoding limits, as the other store's changes were read.
+    /// decoding limits, as the other store's changes were read. Each
+    /// document then tells what the write did, not what the plan meant it
+    /// to: changes another process applied since the plan are not counted,
+    /// and a note it brought everything to, whose changes the other store
+    /// holds too, is no longer listed. A note it makes whose copy a
+    /// `--take-theirs` sync dropped is not new, but replaced.
     mutating func apply(to store: DocumentStore) throws {
         let (applied, refusals) = try store.applyEach(
             bundles: documents.filter { !$0.incoming.isEmpty }.map { ($0.id, [ChangeEncoding.encode($0.incoming)]) }, limits: .unlimited)
         let reasons = Dictionary(refusals.map { ($0.id, "\($0.error)") }, uniquingKeysWith: { first, _ in first })
         refused += documents.compactMap { plan in reasons[plan.id].map { RefusedDocument(id: plan.id, title: plan.title, reason: $0) } }
         documents.removeAll { reasons[$0.id] != nil }
-        for index in documents.indices {
-            if let written = applied[documents[index].id] { documents[index].versionBefore = written.versionBefore }
+        for index in documents.indices where !documents[index].incoming.isEmpty {
+            let id = documents[index].id
+            if let written = applied[id] {
+                documents[index].versionBefore = written.versionBefore
+                documents[index].versionAfter = written.versionAfter
+            } else {
+                // Nothing of it was new to the write: the note did not change.
+                let current = try store.read(id) { $0.versionVector }
+                (documents[index].versionBefore, documents[index].versionAfter) = (current, current)
+            }
+            documents[index].incomingCount = applied[id]?.count ?? 0
+            documents[index].isNew = documents[index].isNew && applied[id]?.versionBefore.isEmpty == true
+        }
+        documents.removeAll { $0.incomingCount == 0 && $0.outgoing == 0 }
+        let replaced = try documents.contains(where: \.isNew) ? store.replacedCopies() : [:]
+        for index in documents.indices where documents[index].isNew {
+            documents[index].replacedCopyKeptAs = replaced[documents[index].id]
+            documents[index].isNew = documents[index].replacedCopyKeptAs == nil
         }
     }
 
-    var incomingCount: Int { documents.reduce(0) { $0 + $1.incoming.count } }
+    var incomingCount: Int { documents.reduce(0) { $0 + $1.incomingCount } }
     /// Nil when some document's outgoing changes cannot be counted.
     var outgoingCount: Int? {
         documents.reduce(0) { total, plan in total.flatMap { total in plan.outgoing.map { total + $0 } } }
