@@ -195,7 +195,7 @@ import QuireTestSupport
         body.writeVarint(1); body.writeString("t")
         body.writeVarint(2)
         for column in ChangeEncoding.Column.allCases {
-            var writer = ColumnWriter(form: .reusedRepeats)
+            var writer = ColumnWriter<ChangeEncoding.Sent>()
             for value in values[column.rawValue] { writer.append(value) }
             body.writeData(rawColumns[column] ?? writer.finish())
         }

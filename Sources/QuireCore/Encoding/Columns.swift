@@ -32,8 +32,9 @@ enum ColumnForm {
 /// The bytes are kept in memory the writer owns (it is not copyable): a
 /// history writes a dozen values a change, and appending each varint to an
 /// array, with the array's uniqueness and capacity checks a byte, was a
-/// quarter of encoding a snapshot's history.
-struct ColumnWriter: ~Copyable {
+/// quarter of encoding a snapshot's history. It writes the column form of
+/// `Version`, settled when compiling (`ChangeEncoding.WrittenVersion`).
+struct ColumnWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     private var bytes: UnsafeMutablePointer<UInt8>
     private var count = 0
     private var capacity = 32
@@ -46,10 +47,10 @@ struct ColumnWriter: ~Copyable {
     private var literalHeader = 0
     private var value: UInt64 = 0
     private var run: UInt64 = 0
-    private let headerShift: UInt64
+    private static var headerShift: UInt64 { Version.layout.columnForm.headerShift }
     /// Whether runs of the last repeated value are written without it
     /// (`ColumnForm.reusedRepeats`).
-    private let reusesRepeats: Bool
+    private static var reusesRepeats: Bool { Version.layout.columnForm == .reusedRepeats }
     /// Whether a run of `lastRepeated` may be written without it: in
     /// `.reusedRepeats`, once a repeat run was written with its value.
     private var reuseAllowed = false
@@ -58,18 +59,14 @@ struct ColumnWriter: ~Copyable {
     /// Where the header of a run of `lastRepeated` written just before
     /// starts, if nothing came after it yet: a single value right after it
     /// rides in that header, whose kind 2 becomes 3 (the low bit of its
-    /// first byte). Checked only where a literal run would start, and set
-    /// and cleared only in `.reusedRepeats`: the writer of `.literalRuns`
-    /// (a snapshot's history, local records) pays nothing per value for
-    /// it. Holding the run back until the next one came instead cost every
-    /// value a check, and encoding 0.5-0.8% more instructions.
+    /// first byte). Checked only where a literal run would start, in
+    /// `.reusedRepeats` alone. Holding the run back until the next one
+    /// came instead cost every value a check, and encoding 0.5-0.8% more
+    /// instructions.
     private var openReuseHeader: Int?
 
-    /// A writer of `form`, one of the forms written (not `.pairs`).
-    init(form: ColumnForm = .literalRuns) {
-        precondition(form != .pairs, "columns of (run length, value) pairs are only read")
-        headerShift = form.headerShift
-        reusesRepeats = form == .reusedRepeats
+    init() {
+        precondition(Version.layout.columnForm != .pairs, "columns of (run length, value) pairs are only read")
         bytes = .allocate(capacity: capacity)
     }
 
@@ -100,7 +97,7 @@ struct ColumnWriter: ~Copyable {
     private mutating func endRun() {
         if run == 1 {
             if literalCount == 0 {
-                if let reuseHeader = openReuseHeader {
+                if Self.reusesRepeats, let reuseHeader = openReuseHeader {
                     bytes[reuseHeader] |= 1
                     writeVarint(value)
                     openReuseHeader = nil
@@ -116,13 +113,13 @@ struct ColumnWriter: ~Copyable {
             literalCount += 1
         } else if run > 1 {
             closeLiterals()
-            if reuseAllowed && value == lastRepeated {
+            if Self.reusesRepeats && reuseAllowed && value == lastRepeated {
                 openReuseHeader = count
                 writeVarint(run << 2 | 2)
             } else {
-                writeVarint(run << headerShift)
+                writeVarint(run << Self.headerShift)
                 writeVarint(value)
-                if reusesRepeats {
+                if Self.reusesRepeats {
                     lastRepeated = value
                     reuseAllowed = true
                     openReuseHeader = nil
@@ -134,7 +131,7 @@ struct ColumnWriter: ~Copyable {
 
     private mutating func closeLiterals() {
         guard literalCount > 0 else { return }
-        let header = literalCount << headerShift | 1
+        let header = literalCount << Self.headerShift | 1
         let size = ByteWriter.varintSize(header)
         if size > 1 {
             // Past 63 literals (31 in `.reusedRepeats`): the values move up to make room.
