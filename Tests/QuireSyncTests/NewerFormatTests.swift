@@ -17,14 +17,14 @@ import Testing
     @Test func aNewerBundleFromTheServerLeavesItsDocumentOutAndLosesNothing() async throws {
         let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
         let writer = try DocumentStore.inMemory(), reader = try DocumentStore.inMemory()
-        for id: DocumentID in ["newer", "other"] {
-            try writer.create(id: id)
-            try write(writer, id, "k", 1)
+        /// Sets key "k" of both documents at `writer` to `value`, then syncs `stores` in turn.
+        func writeBoth(_ value: Int64, thenSyncing stores: [DocumentStore]) async throws {
+            for id: DocumentID in ["newer", "other"] { try write(writer, id, "k", value) }
+            for store in stores { try await SyncClient(store: store, peer: "s", transport: FaultyTransport.sound(server)).sync() }
         }
-        try await SyncClient(store: writer, peer: "s", transport: FaultyTransport.sound(server)).sync()
-        try await SyncClient(store: reader, peer: "s", transport: FaultyTransport.sound(server)).sync()
-        for id: DocumentID in ["newer", "other"] { try write(writer, id, "k", 2) }
-        try await SyncClient(store: writer, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        for id: DocumentID in ["newer", "other"] { try writer.create(id: id) }
+        try await writeBoth(1, thenSyncing: [writer, reader])
+        try await writeBoth(2, thenSyncing: [writer])
 
         let lines = Mutex<[String]>([])
         var older = SyncClient(store: reader, peer: "s", transport: NewerFormatTransport(server, document: "newer", inAnswers: true))
