@@ -179,11 +179,15 @@ import QuireTestSupport
     /// counter is written as `parentDelta` (the replica's last counter
     /// minus the parent's, zigzag), at an explicit origin of replica 7
     /// written as `originDistance` (the distance back from counter 1, the
-    /// one before the insert's; or at the head, for nil). `rawColumns`
-    /// replaces columns' bytes.
-    static func relativeBundle(parentDelta: UInt64, originDistance: UInt64?, rawColumns: [ChangeEncoding.Column: [UInt8]] = [:]) -> [UInt8] {
+    /// one before the insert's; or at the head, for nil). `parentCounts`
+    /// are the two changes' `parentCount` values: by default none, then
+    /// one explicit parent, which is written only if the second's says so.
+    /// `rawColumns` replaces columns' bytes.
+    static func relativeBundle(parentDelta: UInt64, originDistance: UInt64?, parentCounts: [UInt64] = [1, 3],
+                               rawColumns: [ChangeEncoding.Column: [UInt8]] = [:]) -> [UInt8] {
+        let explicitParent = (parentCounts[1] - 1) >> 1 == 1
         let values: [[UInt64]] = [
-            [0, 0], [0, 0], [0, 0], [1, 2], [0], [parentDelta],  // no parent, then one explicit parent
+            [0, 0], [0, 0], [0, 0], parentCounts, explicitParent ? [0] : [], explicitParent ? [parentDelta] : [],
             [0, 0], [1, 1],
             [0, 2], [0, 1], [0, 1],
             [originDistance == nil ? 0 : 2], originDistance == nil ? [] : [0], originDistance.map { [$0] } ?? [], [2], [],
@@ -245,6 +249,49 @@ import QuireTestSupport
         var catchingUp = Document(replica: ReplicaID(3))
         #expect(throws: DecodingError.self) { try catchingUp.applyEncoded(reuseFirst) }
         #expect(catchingUp.changeCount == 0)
+    }
+
+    /// Version 5 implies a change's own replica's last change as a parent
+    /// (`parentCount`'s low bit): it comes back as that change's last id,
+    /// and a change with no change of its replica before it in the bundle
+    /// (the first change here) cannot imply one: refused by both paths.
+    @Test func anImpliedParentIsTheOwnReplicasLastChange() throws {
+        let implied = Self.relativeBundle(parentDelta: 0, originDistance: nil, parentCounts: [1, 2])
+        #expect(try ChangeEncoding.decode(implied).map(\.parents) == [[], [OpID(replica: ReplicaID(7), counter: 1)]])
+        var fresh = Document(replica: ReplicaID(2))
+        #expect(try fresh.applyEncoded(implied) == 2)
+        #expect(try fresh.text(ObjectID(OpID(replica: ReplicaID(7), counter: 1))) == "hi")
+
+        let noneBefore = Self.relativeBundle(parentDelta: 0, originDistance: nil, parentCounts: [2, 3])
+        let refusal = DecodingError.invalid(
+            "column parentCount implies a parent of the change's own replica, which has no change before it in the bundle")
+        #expect(throws: refusal) { try ChangeEncoding.decode(noneBefore) }
+        var catchingUp = Document(replica: ReplicaID(3))
+        #expect(throws: refusal) { try catchingUp.applyEncoded(noneBefore) }
+        #expect(catchingUp.changeCount == 0)
+    }
+
+    /// The implied parent goes back where it sorts among the explicit
+    /// ones, before, between or after them; parents out of order (which
+    /// `crdt.md` refuses, but a bundle may carry) are written out whole.
+    @Test func parentsComeBackInTheirOrderWithTheOwnOneImplied() throws {
+        let text = ObjectID(OpID(replica: ReplicaID(5), counter: 1))
+        func change(_ replica: UInt64, _ counter: UInt64, lamport: UInt64, parents: [OpID]) -> Change {
+            let origin = counter == 1 ? nil : OpID(replica: ReplicaID(replica), counter: counter - 1)
+            return Change(id: OpID(replica: ReplicaID(replica), counter: counter), lamport: lamport, parents: parents, time: 0,
+                          operations: replica == 5 && counter == 1 ? [.put(object: .root, key: "t", value: .object(.text), pred: [])]
+                              : [.insert(object: text, origin: origin, content: .text("x"))])
+        }
+        let own = OpID(replica: ReplicaID(5), counter: 2)
+        let (low, high) = (OpID(replica: ReplicaID(3), counter: 1), OpID(replica: ReplicaID(9), counter: 1))
+        for parents in [[low, own, high], [own, high], [low, own], [high, own]] {
+            let changes = [
+                change(5, 1, lamport: 1, parents: []), change(5, 2, lamport: 2, parents: [OpID(replica: ReplicaID(5), counter: 1)]),
+                change(3, 1, lamport: 3, parents: [own]), change(9, 1, lamport: 4, parents: [low]),
+                change(5, 3, lamport: 5, parents: parents),
+            ]
+            #expect(try ChangeEncoding.decode(ChangeEncoding.encode(changes)) == changes, "\(parents)")
+        }
     }
 
     /// Well-framed bodies (valid checksum) whose content lies.

@@ -187,14 +187,12 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
         put(.changeCounter, signed: Int64(bitPattern: id.counter &- (lastCounters[Int(replica)] &+ 1)))
         put(.changeLamport, signed: Int64(bitPattern: lamport &- (previousLastLamport &+ 1)))
         if let parents, !(parents.count == 1 && parents[0] == previousLast) {
-            put(.parentCount, UInt64(parents.count) + 1)
-            for parent in parents {
-                let parentReplica = replicaIndex(parent.replica)
-                put(.parentReplica, parentReplica)
-                if Version.layout.relativeParents {
-                    // Mostly 0: a change of one writer built on what the other wrote last.
-                    put(.parentCounter, signed: Int64(bitPattern: lastCounters[Int(parentReplica)] &- parent.counter))
-                } else {
+            if Version.layout.relativeParents {
+                putRelativeParents(parents, of: id, replica: replica)
+            } else {
+                put(.parentCount, UInt64(parents.count) + 1)
+                for parent in parents {
+                    put(.parentReplica, replicaIndex(parent.replica))
                     put(.parentCounter, parent.counter)
                 }
             }
@@ -205,6 +203,31 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
         put(.changeTime, signed: time &- previousTime)
         put(.operationCount, UInt64(operationCount))
         return replica
+    }
+
+    /// Writes the explicit parents of the change `id` (of the replica at
+    /// `replica` in the table) relative to their replicas' last counters,
+    /// leaving out the change's own replica's last change when it is one
+    /// of them: then `parentCount`'s low bit says it is implied. A merge of
+    /// two writers taking turns names the writer's own last change and the
+    /// other's (friendsforever: 2,258 of its 2,405 changes with explicit
+    /// parents; 9.5% of its bundle). Only for parents sorted and distinct,
+    /// as `crdt.md` requires, so that the reader puts it back where it sorts.
+    private mutating func putRelativeParents(_ parents: UnsafeBufferPointer<OpID>, of id: OpID, replica: UInt64) {
+        let ownLast = lastCounters[Int(replica)]
+        var implied: Int?
+        if ownLast > 0, let index = parents.firstIndex(of: OpID(replica: id.replica, counter: ownLast)),
+           zip(parents, parents.dropFirst()).allSatisfy({ $0 < $1 }) {
+            implied = index
+        }
+        let explicitCount = UInt64(parents.count - (implied == nil ? 0 : 1))
+        put(.parentCount, 1 + (explicitCount << 1 | (implied == nil ? 0 : 1)))
+        for index in parents.indices where index != implied {
+            let parentReplica = replicaIndex(parents[index].replica)
+            put(.parentReplica, parentReplica)
+            // Mostly 0: a change of one writer built on what the other wrote last.
+            put(.parentCounter, signed: Int64(bitPattern: lastCounters[Int(parentReplica)] &- parents[index].counter))
+        }
     }
 
     /// Notes the change just written as the one the next follows on.

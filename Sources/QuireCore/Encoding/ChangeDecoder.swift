@@ -285,7 +285,6 @@ struct ChangeDecoder: ~Copyable {
     /// in `replicaTable`, whose last counter before the change is `changeReplicaLast`.
     @inline(__always)
     private mutating func nextParent(changeReplicaIndex: Int, changeReplicaLast: UInt64) throws(DecodingError) -> OpID {
-        guard relativeParents else { return try nextID(.parentReplica, .parentCounter) }
         let index = try columns[Column.parentReplica.rawValue].nextIndex(below: replicaTable.count)
         // `lastCounters` holds every replica's last counter but that of the
         // replica whose changes are being read.
@@ -294,6 +293,43 @@ struct ChangeDecoder: ~Copyable {
         guard counter > 0 else { throw .invalid("column parentCounter names counter 0") }
         return OpID(replica: replicaTable[index], counter: counter)
     }
+    /// Reads into `parents` those of a version 5 change of the replica at
+    /// `replicaIndex` in `replicaTable`, whose last counter before the
+    /// change is `ownLast` (0 for none). `coded` is `parentCount - 1`: the
+    /// explicit parents' count shifted left by one, the low bit set when
+    /// that last change is a parent too, not written out
+    /// (`BundleWriter.putRelativeParents`); it goes back before the first
+    /// explicit parent above it, where it sorts.
+    private mutating func readRelativeParents(coded: UInt64, replicaIndex: Int, ownLast: UInt64,
+                                              into parents: inout [OpID]) throws(DecodingError) {
+        let explicitCount = coded >> 1
+        guard explicitCount <= 4096 else { throw .invalid("a change has \(explicitCount) explicit parents") }
+        var implied: OpID?
+        if coded & 1 != 0 {
+            guard ownLast > 0 else {
+                throw .invalid("column parentCount implies a parent of the change's own replica, which has no change before it in the bundle")
+            }
+            implied = OpID(replica: replicaTable[replicaIndex], counter: ownLast)
+        }
+        // Overwritten in place: two writers taking turns (friendsforever)
+        // name two parents at every turn.
+        parents.resize(to: Int(explicitCount) + (implied == nil ? 0 : 1), padding: OpID(replica: ReplicaID(0), counter: 0))
+        try parents.withUnsafeMutableBufferPointer { parents throws(DecodingError) in
+            var slot = 0
+            for _ in 0..<explicitCount {
+                let parent = try nextParent(changeReplicaIndex: replicaIndex, changeReplicaLast: ownLast)
+                if let own = implied, own < parent {
+                    parents[slot] = own
+                    slot += 1
+                    implied = nil
+                }
+                parents[slot] = parent
+                slot += 1
+            }
+            if let implied { parents[slot] = implied }
+        }
+    }
+
     private mutating func nextPred() throws(DecodingError) -> [OpID] {
         let count = try next(.predCount)
         guard count <= 1024 else { throw .invalid("a write replaces \(count) values") }
@@ -330,15 +366,15 @@ struct ChangeDecoder: ~Copyable {
             // Most changes build on the one before alone: one parent, overwritten in place.
             current.parents.resize(to: 1, padding: previousLast)
             current.parents[0] = previousLast
+        } else if relativeParents {
+            try readRelativeParents(coded: parentCount - 1, replicaIndex: replicaIndex, ownLast: lastCounter, into: &current.parents)
         } else {
             guard parentCount - 1 <= 4096 else { throw .invalid("a change has \(parentCount - 1) parents") }
             // Overwritten in place too: two writers taking turns
             // (friendsforever) name two parents at every turn.
             current.parents.resize(to: Int(parentCount - 1), padding: current.id)
             try current.parents.withUnsafeMutableBufferPointer { parents throws(DecodingError) in
-                for index in parents.indices {
-                    parents[index] = try nextParent(changeReplicaIndex: replicaIndex, changeReplicaLast: lastCounter)
-                }
+                for index in parents.indices { parents[index] = try nextID(.parentReplica, .parentCounter) }
             }
         }
         let time = previousTime &+ (try nextSigned(.changeTime))

@@ -21,7 +21,9 @@ public enum ChangeEncoding {
         let columnForm: ColumnForm
         let originCounters: OriginCounterForm
         /// An explicit parent's counter is the last counter of its replica
-        /// in the changes before, minus the parent's (version 5).
+        /// in the changes before, minus the parent's, and `parentCount`
+        /// says whether the change's own replica's last change before it
+        /// is a parent, not written out (version 5).
         let relativeParents: Bool
 
         /// The layout of `version`, one this build reads (1 to 5).
