@@ -280,6 +280,10 @@ import QuireTestSupport
         #expect(written == [pinned, pinned, pinned])
         let version3 = try SnapshotVersionTests.bytes(Self.smallHistoryBytesVersion3)
         #expect(try ChangeEncoding.decode(version3) == ChangeEncoding.decode(try doc.encodeChanges()))
+        // What a sync answers a client of a build before version 5 with is
+        // what those builds wrote.
+        let forOlderReaders = ChangeEncoding.encode(try doc.allChanges().groupedByReplica(), version: ChangeEncoding.olderReadersVersion)
+        #expect(hex(forOlderReaders) == Self.smallHistoryBytesVersion3)
     }
 
     /// A snapshot's history may hold a caught-up bundle with its text, and

@@ -62,6 +62,86 @@ import Testing
         #expect(retried.sent == 1 && retried.rejected.isEmpty)
         #expect(server.log.version("n") == (try newer.versionVector("n")))
     }
+
+    /// The server answers in the newest version the client reads: a
+    /// request that says nothing (an older client, which reads versions 1
+    /// and 3) gets version 3, the stored version 5 rows and the rest of a
+    /// run alike written again, decoding to the same changes; one that
+    /// states this build's versions gets version 5.
+    @Test func theServerAnswersInTheNewestVersionTheClientReads() async throws {
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        let changes = try Self.twoWritersTakingTurns()
+        let pushed = SyncDocument(id: "n", version: VersionVector(), changes: changes)
+        #expect(pushed.bundles.map(Self.version) == [5])
+        _ = try await server.respond(to: SyncRequest(cursor: nil, documents: [pushed]), access: .unrestricted)
+        let sent = try ChangeEncoding.decode(pushed.bundles[0])
+        var first = VersionVector()
+        first[ReplicaID(1)] = 1
+        for (reads, version) in [([], 3), (Set(ChangeEncoding.readVersions), 5), ([1, 3], 3)] as [(Set<UInt64>, UInt64)] {
+            for holding in [VersionVector(), first] {
+                let request = SyncRequest(cursor: nil, documents: [SyncDocument(id: "n", version: holding)], readsBundleVersions: reads)
+                let bundles = try await server.respond(to: request, access: .unrestricted).documents.flatMap(\.bundles)
+                #expect(bundles.count > 1 && bundles.allSatisfy { Self.version($0) == version }, "\(reads) \(holding)")
+                let answered = try bundles.flatMap { try ChangeEncoding.decode($0) }
+                #expect(answered == sent.filter { !holding.contains($0.lastID) }, "\(reads) \(holding)")
+            }
+        }
+    }
+
+    /// Over HTTP, `HTTPSyncTransport` states the versions this build reads
+    /// in the `Quire-Bundle-Versions` header and gets version 5; a client
+    /// before it, which sends no such header, gets version 3; a header that
+    /// lists no versions is refused, naming it.
+    @Test func theBundleVersionsHeaderChoosesTheAnswersVersion() async throws {
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        let http = HTTPServer(port: 0, handler: server.handle)
+        try http.start()
+        defer { http.stop() }
+        let url = URL(string: "http://127.0.0.1:\(http.port)")!
+        let pull = SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded()
+        let push = SyncMessage.request(SyncRequest(cursor: nil, documents: [
+            SyncDocument(id: "n", version: VersionVector(), changes: try Self.twoWritersTakingTurns()),
+        ])).encoded()
+        let transport = HTTPSyncTransport(server: url, token: nil)
+        _ = try await transport.exchange(push, longPollSeconds: 0)
+
+        func versions(of answer: [UInt8]) throws -> [UInt64] {
+            guard case .response(let response) = try SyncMessage.decode(answer) else { return [] }
+            return response.documents.flatMap(\.bundles).map(Self.version)
+        }
+        let newer = try versions(of: try await transport.exchange(pull, longPollSeconds: 0))
+        #expect(!newer.isEmpty && newer.allSatisfy { $0 == 5 }, "\(newer)")
+        let client = HTTPClient(bearerToken: nil, defaultTimeout: 30, retryPolicy: .never)
+        let endpoint = url.appendingPathComponent("v1/sync")
+        let older = try versions(of: try await client.send(.init(method: "POST", url: endpoint, body: pull)).body)
+        #expect(!older.isEmpty && older.allSatisfy { $0 == 3 }, "\(older)")
+        do {
+            _ = try await client.send(.init(method: "POST", url: endpoint,
+                                            headers: HTTPHeaders([(HTTPSyncTransport.bundleVersionsHeader, "3,five")]), body: pull))
+            Issue.record("a header listing no versions was taken")
+        } catch .permanent(let status, let message) {
+            #expect(status == 400 && message.contains("Quire-Bundle-Versions") && message.contains("3,five"), "\(status) \(message)")
+        }
+    }
+
+    /// A bundle's format version, the byte after its magic.
+    static func version(_ bundle: [UInt8]) -> UInt64 { UInt64(bundle[4]) }
+
+    /// Two writers typing into one text at once, taking turns: each turn
+    /// after the first is a merge of the writer's own last change and the
+    /// other's, the parent version 5 implies.
+    static func twoWritersTakingTurns() throws -> [Change] {
+        var first = Document(replica: ReplicaID(1)), second = Document(replica: ReplicaID(2))
+        let text = try first.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        try second.apply(try first.allChanges())
+        for turn in 0..<6 {
+            try first.transact { tx in try tx.insertText(text, at: 0, "a\(turn)") }
+            try second.transact { tx in try tx.insertText(text, at: 0, "b\(turn)") }
+            try second.apply(try first.changes(since: second.versionVector))
+            try first.apply(try second.changes(since: first.versionVector))
+        }
+        return try first.allChanges()
+    }
 }
 
 /// Passes a client's requests to `service` and its answers back, with the

@@ -54,6 +54,30 @@ public enum ChangeEncoding {
         static var version: UInt64 { ChangeEncoding.elidedTextVersion }
     }
 
+    /// `olderReadersVersion`: the bundles a sync answers a client before version 5 with.
+    enum ForOlderReaders: WrittenVersion {
+        static var version: UInt64 { ChangeEncoding.olderReadersVersion }
+    }
+
+    /// The version every build reads (builds before version 5 read 1 and
+    /// 3 alone): a server answers in it a client that does not say it
+    /// reads `version` (`Specs/sync.md`, "Mixed versions of Quire").
+    public static let olderReadersVersion: UInt64 = 3
+
+    /// The versions of a bundle on its own that this build reads.
+    public static let readVersions: [UInt64] = [1, olderReadersVersion, version]
+
+    /// The version to write a bundle in for a reader that reads
+    /// `versions`: `version` if it is among them, else `olderReadersVersion`.
+    public static func version(forReaderOf versions: Set<UInt64>) -> UInt64 {
+        versions.contains(version) ? version : olderReadersVersion
+    }
+
+    /// The version of a bundle whose frame was checked already.
+    static func version(checked bundle: [UInt8]) -> UInt64 {
+        UInt64(bundle[magic.count])  // every version is a one-byte varint
+    }
+
     /// How `originCounter` writes an explicit origin.
     enum OriginCounterForm {
         /// The origin's counter (versions 1 and 3).
@@ -123,14 +147,35 @@ public enum ChangeEncoding {
     /// the receiver to apply them without waiting). With `elidingText`, in
     /// the form a snapshot's history takes (`elidedTextVersion`).
     public static func encode(_ changes: some Collection<Change>, elidingText: Bool = false) -> [UInt8] {
-        // The changes reach the writer through a closure, not as the
-        // collection: a function generic over both would stay unspecialized
-        // when called from another module, and there every use of
-        // `BundleWriter<Version>` and its columns looked up their type's
-        // metadata (friendsforever's replay, 4,892 small bundles: 40 M
-        // instructions more).
-        let forEachChange: ((Change) -> Void) -> Void = { body in for change in changes { body(change) } }
-        return elidingText ? encode(as: ElidedText.self, forEachChange) : encode(as: Sent.self, forEachChange)
+        elidingText ? encode(as: ElidedText.self, visiting(changes)) : encode(as: Sent.self, visiting(changes))
+    }
+
+    /// Encodes changes as `encode(_:)` does, in `version`: `version` or
+    /// `olderReadersVersion`, for a reader that reads no newer.
+    public static func encode(_ changes: some Collection<Change>, version: UInt64) -> [UInt8] {
+        switch version {
+        case Self.version: encode(as: Sent.self, visiting(changes))
+        case olderReadersVersion: encode(as: ForOlderReaders.self, visiting(changes))
+        default: preconditionFailure("bundles on their own are written in version \(Self.version) or \(olderReadersVersion), not \(version)")
+        }
+    }
+
+    /// `bundle`, whose frame was checked, for a reader that reads no
+    /// version above `version` (`olderReadersVersion` or `version`): as it
+    /// is, or its changes written again in `version` if its own is newer.
+    public static func readable(_ bundle: [UInt8], upTo version: UInt64) throws(DecodingError) -> [UInt8] {
+        self.version(checked: bundle) <= version ? bundle : encode(try decode(bundle), version: version)
+    }
+
+    /// `changes` as the closure that hands each to the writer. The changes
+    /// reach the writer so, not as the collection: a function generic over
+    /// both would stay unspecialized when called from another module, and
+    /// there every use of `BundleWriter<Version>` and its columns looked up
+    /// their type's metadata (friendsforever's replay, 4,892 small
+    /// bundles: 40 M instructions more).
+    @inline(__always)
+    private static func visiting(_ changes: some Collection<Change>) -> ((Change) -> Void) -> Void {
+        { body in for change in changes { body(change) } }
     }
 
     private static func encode<Version: WrittenVersion>(as _: Version.Type, _ forEachChange: ((Change) -> Void) -> Void) -> [UInt8] {
@@ -173,7 +218,7 @@ public enum ChangeEncoding {
 
     /// Whether a bundle whose frame was checked already elides its text.
     static func elidesText(checked bundle: [UInt8]) -> Bool {
-        Layout(version: UInt64(bundle[magic.count])).elidesText  // every version is a one-byte varint
+        Layout(version: version(checked: bundle)).elidesText
     }
 
     /// Checks a bundle's frame; returns its body and its layout.
