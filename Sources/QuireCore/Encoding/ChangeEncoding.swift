@@ -5,7 +5,7 @@ public enum ChangeEncoding {
     static let magic = Array("QCHG".utf8)
     /// The version written: columns with runs of the last repeated value,
     /// explicit origins and parents relative to ids the reader knows.
-    static let version: UInt64 = 5
+    public static let version: UInt64 = 5
     /// The version of the bundles a snapshot keeps as its history: inserted
     /// text is left out, because the snapshot's state holds every inserted
     /// element's content, and explicit origins are written relative to the
@@ -69,7 +69,7 @@ public enum ChangeEncoding {
 
     /// The version to write a bundle in for a reader that reads
     /// `versions`: `version` if it is among them, else `olderReadersVersion`.
-    public static func version(forReaderOf versions: Set<UInt64>) -> UInt64 {
+    public static func writtenVersion(forReaderOf versions: Set<UInt64>) -> UInt64 {
         versions.contains(version) ? version : olderReadersVersion
     }
 

@@ -88,7 +88,7 @@ public struct SyncRequest: Hashable, Sendable {
     }
 
     /// The version the answer's bundles are written in (`readsBundleVersions`).
-    public var answerBundleVersion: UInt64 { ChangeEncoding.version(forReaderOf: readsBundleVersions) }
+    public var answerBundleVersion: UInt64 { ChangeEncoding.writtenVersion(forReaderOf: readsBundleVersions) }
 }
 
 /// The documents whose ids (compared as bytes) come after `after` and up
