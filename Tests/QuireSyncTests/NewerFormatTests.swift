@@ -119,7 +119,11 @@ import Testing
             _ = try await client.send(.init(method: "POST", url: endpoint,
                                             headers: HTTPHeaders([(HTTPSyncTransport.bundleVersionsHeader, "3,five")]), body: pull))
             Issue.record("a header listing no versions was taken")
-        } catch .permanent(let status, let message) {
+        } catch {
+            guard case .permanent(let status, let message) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(status == 400 && message.contains("Quire-Bundle-Versions") && message.contains("3,five"), "\(status) \(message)")
         }
     }

@@ -304,29 +304,28 @@ struct ChangeDecoder: ~Copyable {
                                               into parents: inout [OpID]) throws(DecodingError) {
         let explicitCount = coded >> 1
         guard explicitCount <= 4096 else { throw .invalid("a change has \(explicitCount) explicit parents") }
-        var implied: OpID?
-        if coded & 1 != 0 {
-            guard ownLast > 0 else {
-                throw .invalid("column parentCount implies a parent of the change's own replica, which has no change before it in the bundle")
-            }
-            implied = OpID(replica: replicaTable[replicaIndex], counter: ownLast)
+        let implies = coded & 1 != 0
+        guard !implies || ownLast > 0 else {
+            throw .invalid("column parentCount implies a parent of the change's own replica, which has no change before it in the bundle")
         }
         // Overwritten in place: two writers taking turns (friendsforever)
         // name two parents at every turn.
-        parents.resize(to: Int(explicitCount) + (implied == nil ? 0 : 1), padding: OpID(replica: ReplicaID(0), counter: 0))
+        let own = OpID(replica: replicaTable[replicaIndex], counter: ownLast)
+        parents.resize(to: Int(explicitCount) + (implies ? 1 : 0), padding: own)
         try parents.withUnsafeMutableBufferPointer { parents throws(DecodingError) in
             var slot = 0
+            var ownLeft = implies
             for _ in 0..<explicitCount {
                 let parent = try nextParent(changeReplicaIndex: replicaIndex, changeReplicaLast: ownLast)
-                if let own = implied, own < parent {
+                if ownLeft && own < parent {
                     parents[slot] = own
                     slot += 1
-                    implied = nil
+                    ownLeft = false
                 }
                 parents[slot] = parent
                 slot += 1
             }
-            if let implied { parents[slot] = implied }
+            if ownLeft { parents[slot] = own }
         }
     }
 
