@@ -92,7 +92,8 @@ let package = Package(
         ),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         // End-to-end tests that run the built `quire` binary.
-        .testTarget(name: "quireTests", dependencies: ["quire", "Quire", "QuireCore", "CarrylessCRC32", "QuireStore", "QuireTestSupport"]),
+        // QuireSync: a sync answer built by hand, served raw (`RawAnswerServer`).
+        .testTarget(name: "quireTests", dependencies: ["quire", "Quire", "QuireCore", "CarrylessCRC32", "QuireStore", "QuireSync", "QuireTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

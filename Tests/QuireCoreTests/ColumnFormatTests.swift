@@ -4,8 +4,8 @@ import QuireTestSupport
 
 /// The run-length columns of change bundles (`Specs/encoding.md`,
 /// "column"): repeats as runs, the rest as literal runs since version 3,
-/// and every run a `(length, value)` pair in versions 1 and 2, which are
-/// still read.
+/// runs of the last repeated value without it since version 5, and every
+/// run a `(length, value)` pair in versions 1 and 2, which are still read.
 @Suite struct ColumnFormatTests {
     @Test func varintSizeIsWhatWriteVarintWrites() {
         for bits in 0...64 {
@@ -77,7 +77,7 @@ import QuireTestSupport
     }
 
     @Test func repeatsAreRunsAndValuesThatComeOnceAreLiteralRuns() throws {
-        var writer = ColumnWriter()
+        var writer = ColumnWriter<ChangeEncoding.ElidedText>()
         for value: UInt64 in [5, 5, 5, 1, 2, 3, 3, 9, 300] { writer.append(value) }
         writer.append(7, count: 4)
         // A header is the run's length shifted left, its low bit set for a literal run.
@@ -90,23 +90,30 @@ import QuireTestSupport
         ]
         #expect(writer.finish() == expected.flatMap { $0 })
 
-        var long = ColumnWriter()
+        var long = ColumnWriter<ChangeEncoding.ElidedText>()
         for value: UInt64 in 0..<64 { long.append(value) }
         long.append(99, count: 2)
         #expect(long.finish() == [0x81, 0x01] + (0..<64).map { UInt8($0) } + [2 << 1, 99])
     }
 
     @Test func whatTheWriterWritesReadsBackValueByValue() throws {
+        try writtenColumnsReadBack(ChangeEncoding.ElidedText.self)
+        try writtenColumnsReadBack(ChangeEncoding.Sent.self)
+    }
+
+    /// Random columns written in the form of `Version` read back value by value.
+    func writtenColumnsReadBack<Version: ChangeEncoding.WrittenVersion>(_: Version.Type) throws {
+        let form = Version.layout.columnForm
         var rng = SeededGenerator(seed: 11)
         for _ in 0..<200 {
             // Short alphabets make runs, long ones literals; both mixed.
             let alphabet = UInt64.random(in: 1...4, using: &rng) == 1 ? UInt64(1) << 40 : UInt64.random(in: 1...6, using: &rng)
             // Up to 200: a literal run of 64 or more needs a header of two bytes.
             let values = (0..<Int.random(in: 0...200, using: &rng)).map { _ in UInt64.random(in: 0..<alphabet, using: &rng) }
-            var writer = ColumnWriter()
+            var writer = ColumnWriter<Version>()
             for value in values { writer.append(value) }
             let bytes = writer.finish()
-            var reader = ColumnReader(ByteReader(bytes), name: "test", literalRuns: true)
+            var reader = ColumnReader(ByteReader(bytes), name: "test", form: form)
             var read: [UInt64] = []
             while read.count < values.count {
                 // Peeking reports a run it does not consume; a literal is a run of one.
@@ -123,9 +130,9 @@ import QuireTestSupport
     }
 
     @Test func aColumnsRemainingSumSaturates() throws {
-        var writer = ColumnWriter()
+        var writer = ColumnWriter<ChangeEncoding.ElidedText>()
         for value in [1, UInt64.max, 2, 2] { writer.append(value) }
-        var reader = ColumnReader(ByteReader(writer.finish()), name: "test", literalRuns: true)
+        var reader = ColumnReader(ByteReader(writer.finish()), name: "test", form: .literalRuns)
         #expect(try reader.remainingSum() == .max)
         _ = try reader.next()
         #expect(try reader.remainingSum() == .max)
@@ -135,8 +142,8 @@ import QuireTestSupport
 
     /// The same two changes (replica 7 makes a text at key "t", then types
     /// "hi" into it), hand-written in each column form.
-    @Test(arguments: [UInt64(1), 3])
-    func aBundleReadsTheSameInEitherColumnForm(_ version: UInt64) throws {
+    @Test(arguments: [UInt64(1), 3, 5])
+    func aBundleReadsTheSameInEveryColumnForm(_ version: UInt64) throws {
         // One value list per column, in `Column` order: see `Specs/encoding.md`.
         let columns: [[UInt64]] = [
             [0, 0], [0, 0], [0, 0], [1, 0], [], [],  // replica 7, counters 1 and 2, Lamport 1 and 2; no parent, then the previous
@@ -154,8 +161,9 @@ import QuireTestSupport
             var column = ByteWriter()
             for value in values {
                 // Before literal runs every value was a run of its own length;
-                // since, this is a literal run of one.
-                column.writeVarint(version == 1 ? 1 : 1 << 1 | 1)
+                // since, this is a literal run of one, behind one kind bit
+                // (version 3) or two (version 5).
+                column.writeVarint(version == 1 ? 1 : version == 3 ? 1 << 1 | 1 : 1 << 2 | 1)
                 column.writeVarint(value)
             }
             body.writeData(column.bytes)
@@ -175,15 +183,34 @@ import QuireTestSupport
         #expect(try ChangeEncoding.decode(reencoded) == ChangeEncoding.decode(bundle))
     }
 
-    @Test func damagedLiteralRunsAreErrorsNamingTheColumn() throws {
+    @Test(arguments: [ColumnForm.literalRuns, .reusedRepeats])
+    func damagedLiteralRunsAreErrorsNamingTheColumn(form: ColumnForm) throws {
         func read(_ bytes: [UInt8], values: Int) throws(DecodingError) {
-            var reader = ColumnReader(ByteReader(bytes), name: "originCounter", literalRuns: true)
+            var reader = ColumnReader(ByteReader(bytes), name: "originCounter", form: form)
             for _ in 0..<values { _ = try reader.next() }
             try reader.checkFinished()
         }
-        #expect(throws: DecodingError.invalid("column originCounter has an empty run")) { try read([0 << 1 | 1, 4], values: 1) }
-        #expect(throws: DecodingError.truncated("a value of column originCounter")) { try read([3 << 1 | 1, 4, 5], values: 3) }
-        #expect(throws: DecodingError.invalid("column originCounter has values left over")) { try read([3 << 1 | 1, 4, 5, 6], values: 2) }
-        try read([3 << 1 | 1, 4, 5, 6], values: 3)
+        // A literal run's header: its length past the kind bits, the literal bit set.
+        func header(_ count: UInt64) -> UInt8 { UInt8(count << form.headerShift | 1) }
+        #expect(throws: DecodingError.invalid("column originCounter has an empty run")) { try read([header(0), 4], values: 1) }
+        #expect(throws: DecodingError.truncated("a value of column originCounter")) { try read([header(3), 4, 5], values: 3) }
+        #expect(throws: DecodingError.invalid("column originCounter has values left over")) { try read([header(3), 4, 5, 6], values: 2) }
+        try read([header(3), 4, 5, 6], values: 3)
+    }
+
+    @Test func damagedRunsOfTheLastRepeatedValueAreErrorsNamingTheColumn() throws {
+        func read(_ bytes: [UInt8], values: Int) throws(DecodingError) {
+            var reader = ColumnReader(ByteReader(bytes), name: "parentCount", form: .reusedRepeats)
+            for _ in 0..<values { _ = try reader.next() }
+            try reader.checkFinished()
+        }
+        #expect(throws: DecodingError.invalid("column parentCount reuses a repeated value before any repeat run")) {
+            try read([2 << 2 | 2], values: 2)
+        }
+        #expect(throws: DecodingError.invalid("column parentCount has an empty run")) { try read([2 << 2, 4, 0 << 2 | 2], values: 3) }
+        // The literal a run promises after it is missing.
+        #expect(throws: DecodingError.truncated("a value of column parentCount")) { try read([2 << 2, 4, 1 << 2 | 3], values: 4) }
+        #expect(throws: DecodingError.invalid("column parentCount has values left over")) { try read([2 << 2, 4, 1 << 2 | 3, 7], values: 3) }
+        try read([2 << 2, 4, 1 << 2 | 3, 7], values: 4)
     }
 }

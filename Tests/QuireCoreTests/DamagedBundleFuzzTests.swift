@@ -126,13 +126,30 @@ struct BundleBody {
         for name in ChangeEncoding.Column.names {
             var column = ByteReader(bytes, range: try reader.readData(name).indices)
             var runs: [(run: UInt64, value: UInt64, valueBytes: Range<Int>)] = []
-            // A repeat run is one entry; a literal run, one entry of run 1 per value.
+            // Written as `ChangeEncoding.version` writes columns (two kind
+            // bits): a repeat run is one entry; a literal run, one entry of
+            // run 1 per value; a run of the last repeated value, one entry
+            // whose value takes no bytes (and then one literal, for kind 3).
+            var lastRepeated: UInt64 = 0
             while !column.isAtEnd {
                 let header = try column.readVarint("a run header")
-                let isLiteral = header & 1 == 1
-                for _ in 0..<(isLiteral ? header >> 1 : 1) {
+                let length = header >> 2
+                switch header & 3 {
+                case 0:
                     let valueStart = column.offset
-                    runs.append((isLiteral ? 1 : header >> 1, try column.readVarint("a value"), valueStart..<column.offset))
+                    lastRepeated = try column.readVarint("a value")
+                    runs.append((length, lastRepeated, valueStart..<column.offset))
+                case 1:
+                    for _ in 0..<length {
+                        let valueStart = column.offset
+                        runs.append((1, try column.readVarint("a value"), valueStart..<column.offset))
+                    }
+                default:
+                    runs.append((length, lastRepeated, column.offset..<column.offset))
+                    if header & 3 == 3 {
+                        let valueStart = column.offset
+                        runs.append((1, try column.readVarint("a value"), valueStart..<column.offset))
+                    }
                 }
             }
             columns.append(runs)
@@ -170,7 +187,7 @@ struct BundleBody {
         var written = ByteWriter()
         written.writeBytes(bytes[..<columnsStart])
         for (index, runs) in columns.enumerated() {
-            var column = ColumnWriter()
+            var column = ColumnWriter<ChangeEncoding.Sent>()
             for (position, (run: length, value: value, valueBytes: _)) in runs.enumerated() {
                 guard index == damaged && position == run else {
                     column.append(value, count: length)

@@ -247,8 +247,9 @@ import QuireTestSupport
         return doc
     }
 
-    /// `smallHistory()`'s `encodeChanges()` as the code of e32494d wrote it.
-    static let smallHistoryBytes = """
+    /// `smallHistory()`'s `encodeChanges()` as the code of e32494d wrote it,
+    /// in `QCHG` version 3: still read, as the same changes.
+    static let smallHistoryBytesVersion3 = """
         5143484703ec01020a000000000000000b000000000000000305636f756e74046c69737404746578740f06040003011800021e00060400\
         030318000709010002031600040400030104071113040d060003d00f0a0007500050060006030704021801120700020004030700050204\
         040e02040408020a070001000401030022010d07000100040d090010010d1c010c0400030106020a010302060102080005090c03071506\
@@ -256,16 +257,34 @@ import QuireTestSupport
         70696e67696e20c39f0d080208010402060374776f08030b1d952b
         """
 
+    /// `smallHistory()`'s `encodeChanges()` in `QCHG` version 5 (review177,
+    /// origins as review177's follow-up writes them, the own replica's
+    /// parent implied as review190 does).
+    static let smallHistoryBytes = """
+        5143484705e401020a000000000000000b000000000000000305636f756e74046c69737404746578740f050800050132023c0005080005\
+        03320711010003042c0003090001030904000b0c0005d00f17500900500e06050708023001120d00020008030d00050208041c020804\
+        1002090d00010008010500460d0d000100080d110010010d38010b080005010c02140105020e021000051105030c0606050d2c01050202\
+        080102100005111c132a21050901030801040d020100020c0000000205061a68c3a96c6c6f2077c3b6726c642159747970696e67696e20\
+        c39f0d080208010402060374776f080383920553
+        """
+
     /// The bytes a history is written in are the format's, not only the
     /// same whichever way the history is held: pinned for a small one.
     @Test func aSmallHistorysBytesAreThoseWrittenBefore() throws {
         let doc = try Self.smallHistory()
         #expect(doc.history.bundles.count > 1 && doc.history.hasRecords)
-        let pinned = try SnapshotVersionTests.bytes(Self.smallHistoryBytes)
-        #expect(try doc.encodeChanges() == pinned)
-        #expect(try Self.encodedFromChanges(doc) == pinned)
+        // Compared as hex, so that a failure shows the bytes written.
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
+        let pinned = Self.smallHistoryBytes
         let loaded = try Document(snapshot: doc.encodeSnapshot(), replica: ReplicaID(0xC))
-        #expect(try loaded.encodeChanges() == pinned)
+        let written = [try doc.encodeChanges(), try Self.encodedFromChanges(doc), try loaded.encodeChanges()].map(hex)
+        #expect(written == [pinned, pinned, pinned])
+        let version3 = try SnapshotVersionTests.bytes(Self.smallHistoryBytesVersion3)
+        #expect(try ChangeEncoding.decode(version3) == ChangeEncoding.decode(try doc.encodeChanges()))
+        // What a sync answers a client of a build before version 5 with is
+        // what those builds wrote.
+        let forOlderReaders = ChangeEncoding.encode(try doc.allChanges().groupedByReplica(), version: ChangeEncoding.olderReadersVersion)
+        #expect(hex(forOlderReaders) == Self.smallHistoryBytesVersion3)
     }
 
     /// A snapshot's history may hold a caught-up bundle with its text, and

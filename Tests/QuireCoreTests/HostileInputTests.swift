@@ -174,6 +174,126 @@ import QuireTestSupport
         }
     }
 
+    /// A version 5 bundle of two changes of replica 7: a text made at root
+    /// key "t", then "hi" typed into it with one explicit parent, whose
+    /// counter is written as `parentDelta` (the replica's last counter
+    /// minus the parent's, zigzag), at an explicit origin of replica 7
+    /// written as `originDistance` (the distance back from counter 1, the
+    /// one before the insert's; or at the head, for nil). `parentCounts`
+    /// are the two changes' `parentCount` values: by default none, then
+    /// one explicit parent, which is written only if the second's says so.
+    /// `rawColumns` replaces columns' bytes.
+    static func relativeBundle(parentDelta: UInt64, originDistance: UInt64?, parentCounts: [UInt64] = [1, 3],
+                               rawColumns: [ChangeEncoding.Column: [UInt8]] = [:]) -> [UInt8] {
+        let explicitParent = (parentCounts[1] - 1) >> 1 == 1
+        let values: [[UInt64]] = [
+            [0, 0], [0, 0], [0, 0], parentCounts, explicitParent ? [0] : [], explicitParent ? [parentDelta] : [],
+            [0, 0], [1, 1],
+            [0, 2], [0, 1], [0, 1],
+            [originDistance == nil ? 0 : 2], originDistance == nil ? [] : [0], originDistance.map { [$0] } ?? [], [2], [],
+            [], [], [],
+            [0], [0], [], [], [],
+        ]
+        var body = ByteWriter()
+        body.writeVarint(1); body.writeUInt64(7)
+        body.writeVarint(1); body.writeString("t")
+        body.writeVarint(2)
+        for column in ChangeEncoding.Column.allCases {
+            var writer = ColumnWriter<ChangeEncoding.Sent>()
+            for value in values[column.rawValue] { writer.append(value) }
+            body.writeData(rawColumns[column] ?? writer.finish())
+        }
+        body.writeData(Array("hi".utf8))
+        body.writeData([8, ObjectKind.text.rawValue])
+        return Envelope.seal(magic: ChangeEncoding.magic, version: 5, body: body.bytes)
+    }
+
+    /// Version 5 writes explicit parents and origins relative to counters
+    /// the reader knows: one that comes to counter 0 is refused, and a
+    /// run of a column's last repeated value needs a repeat run before it.
+    @Test func relativeIDsAndRunsOfVersion5AreChecked() throws {
+        let typed = try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 0, originDistance: nil))
+        #expect(typed.map(\.parents) == [[], [OpID(replica: ReplicaID(7), counter: 1)]])
+        var fresh = Document(replica: ReplicaID(2))
+        #expect(try fresh.applyEncoded(Self.relativeBundle(parentDelta: 0, originDistance: nil)) == 2)
+        #expect(try fresh.text(ObjectID(OpID(replica: ReplicaID(7), counter: 1))) == "hi")
+
+        // The replica's last counter is 1: a delta of 1 (zigzag 2) names counter 0.
+        #expect(throws: DecodingError.invalid("column parentCounter names counter 0")) {
+            try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 2, originDistance: nil))
+        }
+        // An origin of the insert's own replica is the distance back from
+        // the counter before the insert's, 2: 0 is counter 1, the text.
+        let atTheText = try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 0, originDistance: 0))
+        guard case .insert(_, let origin, _)? = atTheText[1].operations.first else {
+            Issue.record("the second change is not an insert: \(atTheText[1].operations)")
+            return
+        }
+        #expect(origin == OpID(replica: ReplicaID(7), counter: 1))
+        // 1 back from counter 1 is counter 0; far back wraps around.
+        for distance: UInt64 in [1, .max] {
+            #expect(throws: DecodingError.invalid("column originCounter goes back past counter 1"), "\(distance)") {
+                try ChangeEncoding.decode(Self.relativeBundle(parentDelta: 0, originDistance: distance))
+            }
+            var catchingUp = Document(replica: ReplicaID(3))
+            #expect(throws: DecodingError.invalid("column originCounter goes back past counter 1"), "\(distance)") {
+                try catchingUp.applyEncoded(Self.relativeBundle(parentDelta: 0, originDistance: distance))
+            }
+            // The change before the damaged one, which made the text, stays applied.
+            #expect(catchingUp.changeCount == 1 && catchingUp.kind(of: ObjectID(OpID(replica: ReplicaID(7), counter: 1))) == .text)
+        }
+        let reuseFirst = Self.relativeBundle(parentDelta: 0, originDistance: nil, rawColumns: [.parentCount: [1 << 2 | 3, 2]])
+        #expect(throws: DecodingError.invalid("column parentCount reuses a repeated value before any repeat run")) {
+            try ChangeEncoding.decode(reuseFirst)
+        }
+        var catchingUp = Document(replica: ReplicaID(3))
+        #expect(throws: DecodingError.self) { try catchingUp.applyEncoded(reuseFirst) }
+        #expect(catchingUp.changeCount == 0)
+    }
+
+    /// Version 5 implies a change's own replica's last change as a parent
+    /// (`parentCount`'s low bit): it comes back as that change's last id,
+    /// and a change with no change of its replica before it in the bundle
+    /// (the first change here) cannot imply one: refused by both paths.
+    @Test func anImpliedParentIsTheOwnReplicasLastChange() throws {
+        let implied = Self.relativeBundle(parentDelta: 0, originDistance: nil, parentCounts: [1, 2])
+        #expect(try ChangeEncoding.decode(implied).map(\.parents) == [[], [OpID(replica: ReplicaID(7), counter: 1)]])
+        var fresh = Document(replica: ReplicaID(2))
+        #expect(try fresh.applyEncoded(implied) == 2)
+        #expect(try fresh.text(ObjectID(OpID(replica: ReplicaID(7), counter: 1))) == "hi")
+
+        let noneBefore = Self.relativeBundle(parentDelta: 0, originDistance: nil, parentCounts: [2, 3])
+        let refusal = DecodingError.invalid(
+            "column parentCount implies a parent of the change's own replica, which has no change before it in the bundle")
+        #expect(throws: refusal) { try ChangeEncoding.decode(noneBefore) }
+        var catchingUp = Document(replica: ReplicaID(3))
+        #expect(throws: refusal) { try catchingUp.applyEncoded(noneBefore) }
+        #expect(catchingUp.changeCount == 0)
+    }
+
+    /// The implied parent goes back where it sorts among the explicit
+    /// ones, before, between or after them; parents out of order (which
+    /// `crdt.md` refuses, but a bundle may carry) are written out whole.
+    @Test func parentsComeBackInTheirOrderWithTheOwnOneImplied() throws {
+        let text = ObjectID(OpID(replica: ReplicaID(5), counter: 1))
+        func change(_ replica: UInt64, _ counter: UInt64, lamport: UInt64, parents: [OpID]) -> Change {
+            let origin = counter == 1 ? nil : OpID(replica: ReplicaID(replica), counter: counter - 1)
+            return Change(id: OpID(replica: ReplicaID(replica), counter: counter), lamport: lamport, parents: parents, time: 0,
+                          operations: replica == 5 && counter == 1 ? [.put(object: .root, key: "t", value: .object(.text), pred: [])]
+                              : [.insert(object: text, origin: origin, content: .text("x"))])
+        }
+        let own = OpID(replica: ReplicaID(5), counter: 2)
+        let (low, high) = (OpID(replica: ReplicaID(3), counter: 1), OpID(replica: ReplicaID(9), counter: 1))
+        for parents in [[low, own, high], [own, high], [low, own], [high, own]] {
+            let changes = [
+                change(5, 1, lamport: 1, parents: []), change(5, 2, lamport: 2, parents: [OpID(replica: ReplicaID(5), counter: 1)]),
+                change(3, 1, lamport: 3, parents: [own]), change(9, 1, lamport: 4, parents: [low]),
+                change(5, 3, lamport: 5, parents: parents),
+            ]
+            #expect(try ChangeEncoding.decode(ChangeEncoding.encode(changes)) == changes, "\(parents)")
+        }
+    }
+
     /// Well-framed bodies (valid checksum) whose content lies.
     @Test(arguments: ["a replica count of 2^62", "a varint longer than 64 bits", "2^63 changes", "a key length beyond the input"])
     func liesInABundleBodyAreCaught(_ lie: String) {
@@ -283,9 +403,9 @@ import QuireTestSupport
         body.writeVarint(1)                             // one change
         for column in ChangeEncoding.Column.allCases {
             // One run of one 0 in each column (its length shifted past the
-            // literal bit), but an empty one in changeLamport.
+            // two kind bits), but an empty one in changeLamport.
             var bytes = ByteWriter()
-            bytes.writeVarint(column == .changeLamport ? 0 : 1 << 1); bytes.writeVarint(0)
+            bytes.writeVarint(column == .changeLamport ? 0 : 1 << 2); bytes.writeVarint(0)
             body.writeData(bytes.bytes)
         }
         body.writeData([]); body.writeData([])
@@ -302,7 +422,7 @@ import QuireTestSupport
         body.writeVarint(UInt64(1) << 40)               // 2^40 changes
         for _ in ChangeEncoding.Column.allCases {
             var column = ByteWriter()
-            column.writeVarint(UInt64(1) << 41); column.writeVarint(0)  // a run of 2^40
+            column.writeVarint(UInt64(1) << 42); column.writeVarint(0)  // a run of 2^40
             body.writeData(column.bytes)
         }
         body.writeData([]); body.writeData([])

@@ -12,29 +12,29 @@ import Testing
         0x01, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // replica table
         0x01, 0x01, 0x74,  // key table: "t"
         0x01,  // one change
-        0x02, 0x03, 0x00,  //  0 changeReplica: index 0
-        0x02, 0x03, 0x00,  //  1 changeCounter: 1 - (1 + 0)
-        0x02, 0x03, 0x00,  //  2 changeLamport: 1 - (1 + 0)
-        0x02, 0x03, 0x01,  //  3 parentCount: no explicit parent
+        0x02, 0x05, 0x00,  //  0 changeReplica: index 0
+        0x02, 0x05, 0x00,  //  1 changeCounter: 1 - (1 + 0)
+        0x02, 0x05, 0x00,  //  2 changeLamport: 1 - (1 + 0)
+        0x02, 0x05, 0x01,  //  3 parentCount: no explicit parent
         0x00, 0x00,  //  4, 5 parentReplica, parentCounter
-        0x03, 0x03, 0xD0, 0x0F,  //  6 changeTime: 1000, zigzag 2000
-        0x02, 0x03, 0x02,  //  7 operationCount
-        0x03, 0x05, 0x00, 0x02,  //  8 operationKind: put, insert text
-        0x03, 0x05, 0x00, 0x01,  //  9 objectReplica: the root, replica index 0 + 1
-        0x03, 0x05, 0x00, 0x01,  // 10 objectCounter
-        0x02, 0x03, 0x00,  // 11 originMode: head
+        0x03, 0x05, 0xD0, 0x0F,  //  6 changeTime: 1000, zigzag 2000
+        0x02, 0x05, 0x02,  //  7 operationCount
+        0x03, 0x09, 0x00, 0x02,  //  8 operationKind: put, insert text
+        0x03, 0x09, 0x00, 0x01,  //  9 objectReplica: the root, replica index 0 + 1
+        0x03, 0x09, 0x00, 0x01,  // 10 objectCounter
+        0x02, 0x05, 0x00,  // 11 originMode: head
         0x00, 0x00,  // 12, 13 originReplica, originCounter
-        0x02, 0x03, 0x02,  // 14 textLength
+        0x02, 0x05, 0x02,  // 14 textLength
         0x00, 0x00, 0x00, 0x00,  // 15-18 valueCount, deleteReplica, deleteCounter, deleteLength
-        0x02, 0x03, 0x00,  // 19 key: "t"
-        0x02, 0x03, 0x00,  // 20 predCount
+        0x02, 0x05, 0x00,  // 19 key: "t"
+        0x02, 0x05, 0x00,  // 20 predCount
         0x00, 0x00, 0x00,  // 21-23 predReplica, predCounter, incrementDelta
         0x02, 0x68, 0x69,  // text content: "hi"
         0x02, 0x08, 0x02,  // values: a new text
     ]
 
     static func framed(_ body: [UInt8]) -> [UInt8] {
-        let front = Array("QCHG".utf8) + [0x03, UInt8(body.count)] + body
+        let front = Array("QCHG".utf8) + [0x05, UInt8(body.count)] + body
         let crc = CRC32.checksum(front)
         return front + (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * $0)) }
     }

@@ -19,7 +19,7 @@ extension ChangeHistory {
                 units.add(record, parents: parents, operations: operations)
             }
             try units.dropChanges(in: from)
-            var writer = BundleWriter(units.tables, elidingText: false)
+            var writer = BundleWriter<ChangeEncoding.Sent>(units.tables)
             if let order = units.groupedOrder {
                 for index in order { try units.write(index, to: &writer) }
             } else {
@@ -69,7 +69,7 @@ private struct HistoryUnits {
 
     struct Run {
         var count: Int
-        var edit: BundleWriter.RepeatedEdit
+        var edit: RepeatedEdit
         var timeStep: Int64
         /// The counters each change takes, when they are the same for all
         /// (nil for typing read with its text whose changes each insert as
@@ -179,7 +179,7 @@ private struct HistoryUnits {
                           content: .change(operations: Int32(operationsStart)..<Int32(self.operations.count))))
         guard record.keystrokes > 0 else { return }
         let count = Int(record.keystrokes)
-        guard let edit = BundleWriter.RepeatedEdit(keystrokesRepeating: operations[0], deletingForward: record.deletesForward) else {
+        guard let edit = RepeatedEdit(keystrokesRepeating: operations[0], deletingForward: record.deletesForward) else {
             preconditionFailure("record \(record.id) holds keystrokes of no run")
         }
         var run = Run(count: count, edit: edit, timeStep: 0, changeWidth: 1)
@@ -274,7 +274,7 @@ private struct HistoryUnits {
     }
 
     /// Writes unit `index`; a run right after the unit before it of its replica.
-    mutating func write(_ index: Int, to writer: inout BundleWriter) throws(DecodingError) {
+    mutating func write(_ index: Int, to writer: inout BundleWriter<ChangeEncoding.Sent>) throws(DecodingError) {
         let unit = units[index]
         let run: Run
         switch unit.content {
@@ -306,7 +306,7 @@ private struct HistoryUnits {
     }
 
     /// Writes `unit`, a change whose one operation is `edit`, with the text it inserts read from the state.
-    private mutating func write(_ unit: Unit, _ edit: ChangeDecoder.Edit, to writer: inout BundleWriter) throws(DecodingError) {
+    private mutating func write(_ unit: Unit, _ edit: ChangeDecoder.Edit, to writer: inout BundleWriter<ChangeEncoding.Sent>) throws(DecodingError) {
         func append(_ utf8: UnsafeBufferPointer<UInt8>?) {
             parents.withUnsafeBufferPointer { parents in
                 writer.append(id: unit.id, lamport: unit.lamport, width: unit.width, time: unit.time,

@@ -310,7 +310,7 @@ struct ChangeHistory: Sendable {
             if let parents { for parent in parents { tables.note(parent.replica) } }
             tables.note(operations)
         }
-        var writer = BundleWriter(tables, elidingText: true)
+        var writer = BundleWriter<ChangeEncoding.ElidedText>(tables)
         forEachRecord(upTo: end) { record, parents, operations in
             writer.append(id: record.id, lamport: record.lamport, width: record.firstWidth, time: record.time,
                           parents: parents, operations: operations)

@@ -58,7 +58,7 @@ struct BundleTables {
     }
 
     /// Notes what the changes of a run name besides their replica.
-    mutating func note(_ edit: BundleWriter.RepeatedEdit) {
+    mutating func note(_ edit: RepeatedEdit) {
         switch edit {
         case .typing(let object, _):
             note(object)
@@ -76,16 +76,19 @@ struct BundleTables {
 /// A history is encoded as it grows, a few dozen column values per
 /// keystroke, so the columns live in memory the writer owns (it is not
 /// copyable): no copy-on-write check per value.
-struct BundleWriter: ~Copyable {
+///
+/// It writes `Version`: `ChangeEncoding.Sent` (with the text) or
+/// `ChangeEncoding.ElidedText` (without, for a snapshot's history).
+struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     typealias Column = ChangeEncoding.Column
     typealias Kind = ChangeEncoding.Kind
     typealias OriginMode = ChangeEncoding.OriginMode
 
-    private let elidingText: Bool
+    private static var elidingText: Bool { Version.layout.elidesText }
     private let replicaTable: [ReplicaID]
     private let keyTable: [String]
     private let keyIndex: [MapKey: UInt64]
-    private let columns: UnsafeMutablePointer<ColumnWriter>
+    private let columns: UnsafeMutablePointer<ColumnWriter<Version>>
     private var text = ByteWriter()
     private var values: ByteWriter
     private var changeCount = 0
@@ -104,8 +107,7 @@ struct BundleWriter: ~Copyable {
     private var lastLookup = (replica: ReplicaID(0), index: UInt64.max)
 
     /// A writer for changes that name only what `tables` noted.
-    init(_ tables: BundleTables, elidingText: Bool) {
-        self.elidingText = elidingText
+    init(_ tables: BundleTables) {
         replicaTable = tables.replicas.replicas
         replicaIndices = ReplicaIndexTable(replicaTable)
         keyTable = KeyOrder.sorted(tables.keys.map(\.string))
@@ -158,7 +160,7 @@ struct BundleWriter: ~Copyable {
         let replica = putChange(id: id, time: time, lamport: lamport, parents: parents, operationCount: 1)
         switch edit {
         case let .insertText(object, origin):
-            if let utf8, !elidingText {
+            if let utf8, !Self.elidingText {
                 putText(utf8)
             } else {
                 put(.textLength, width)
@@ -185,10 +187,14 @@ struct BundleWriter: ~Copyable {
         put(.changeCounter, signed: Int64(bitPattern: id.counter &- (lastCounters[Int(replica)] &+ 1)))
         put(.changeLamport, signed: Int64(bitPattern: lamport &- (previousLastLamport &+ 1)))
         if let parents, !(parents.count == 1 && parents[0] == previousLast) {
-            put(.parentCount, UInt64(parents.count) + 1)
-            for parent in parents {
-                put(.parentReplica, replicaIndex(parent.replica))
-                put(.parentCounter, parent.counter)
+            if Version.layout.relativeParents {
+                putRelativeParents(parents, of: id, replica: replica)
+            } else {
+                put(.parentCount, UInt64(parents.count) + 1)
+                for parent in parents {
+                    put(.parentReplica, replicaIndex(parent.replica))
+                    put(.parentCounter, parent.counter)
+                }
             }
         } else {
             precondition(previousLast != nil, "the first change of a bundle names its parents")
@@ -197,6 +203,31 @@ struct BundleWriter: ~Copyable {
         put(.changeTime, signed: time &- previousTime)
         put(.operationCount, UInt64(operationCount))
         return replica
+    }
+
+    /// Writes the explicit parents of the change `id` (of the replica at
+    /// `replica` in the table) relative to their replicas' last counters,
+    /// leaving out the change's own replica's last change when it is one
+    /// of them: then `parentCount`'s low bit says it is implied. A merge of
+    /// two writers taking turns names the writer's own last change and the
+    /// other's (friendsforever: 2,258 of its 2,405 changes with explicit
+    /// parents; 9.5% of its bundle). Only for parents sorted and distinct,
+    /// as `crdt.md` requires, so that the reader puts it back where it sorts.
+    private mutating func putRelativeParents(_ parents: UnsafeBufferPointer<OpID>, of id: OpID, replica: UInt64) {
+        let ownLast = lastCounters[Int(replica)]
+        var implied: Int?
+        if ownLast > 0, let index = parents.firstIndex(of: OpID(replica: id.replica, counter: ownLast)),
+           zip(parents, parents.dropFirst()).allSatisfy({ $0 < $1 }) {
+            implied = index
+        }
+        let explicitCount = UInt64(parents.count - (implied == nil ? 0 : 1))
+        put(.parentCount, 1 + (explicitCount << 1 | (implied == nil ? 0 : 1)))
+        for index in parents.indices where index != implied {
+            let parentReplica = replicaIndex(parents[index].replica)
+            put(.parentReplica, parentReplica)
+            // Mostly 0: a change of one writer built on what the other wrote last.
+            put(.parentCounter, signed: Int64(bitPattern: lastCounters[Int(parentReplica)] &- parents[index].counter))
+        }
     }
 
     /// Notes the change just written as the one the next follows on.
@@ -221,36 +252,6 @@ struct BundleWriter: ~Copyable {
         appendRepeats(count, edit, width: UInt64(count), timeStep: 0, utf8: nil)
     }
 
-    /// What each change of a run (`appendRepeats`) does, one operation
-    /// carrying on from the change before's.
-    enum RepeatedEdit {
-        /// Types into `object` right after the element before, as many
-        /// scalars, or bytes of UTF-8, as each of the others.
-        case typing(object: ObjectID, each: TypedLength)
-        /// Deletes `length` elements of `replica`, `step` counters on from
-        /// the first the delete before deleted.
-        case deleting(object: ObjectID, replica: ReplicaID, step: Int64, length: UInt64)
-
-        /// What each keystroke after a change whose one operation is
-        /// `first` does (`ChangeHistory.Record.keystrokes`); nil if such a
-        /// change starts no run.
-        init?(keystrokesRepeating first: Operation, deletingForward: Bool) {
-            switch first {
-            case .insert(let object, _, .text):
-                self = .typing(object: object, each: .scalars(1))
-            case .delete(let object, let target):
-                self = .deleting(object: object, replica: target.start.replica, step: deletingForward ? 1 : -1, length: 1)
-            default:
-                return nil
-            }
-        }
-    }
-
-    enum TypedLength {
-        case scalars(UInt64)
-        case utf8Bytes(UInt64)
-    }
-
     /// Appends `count` changes after the last one appended, each doing
     /// `edit`, built on the change before alone, with the next counters and
     /// Lamport values and a time `timeStep` after its; together they take
@@ -273,7 +274,7 @@ struct BundleWriter: ~Copyable {
         case let .typing(object, each):
             put(object, .insertText, count: repeats)
             put(.originMode, OriginMode.previousElement.rawValue, count: repeats)
-            switch (elidingText, each, utf8) {
+            switch (Self.elidingText, each, utf8) {
             case (true, .scalars(let scalars), _):
                 put(.textLength, scalars, count: repeats)
             case (false, .utf8Bytes(let bytes), let utf8?):
@@ -335,7 +336,7 @@ struct BundleWriter: ~Copyable {
             put(.key, keyIndex[MapKey(key)]!)
             putPred(pred)
         case let .insert(object, origin, .text(string)):
-            if !elidingText {
+            if !Self.elidingText {
                 putText(string.utf8)
                 width = UInt64(string.unicodeScalarCount)
             } else if let widthIfLast {
@@ -393,10 +394,13 @@ struct BundleWriter: ~Copyable {
         } else {
             put(.originMode, OriginMode.explicit.rawValue)
             put(.originReplica, replicaIndex(origin.replica))
-            if elidingText {
-                put(.originCounter, signed: Int64(bitPattern: id.counter &- origin.counter))
-            } else {
-                put(.originCounter, origin.counter)
+            switch Version.layout.originCounters {
+            case .counter: put(.originCounter, origin.counter)
+            case .insertMinusOrigin: put(.originCounter, signed: Int64(bitPattern: id.counter &- origin.counter))
+            case .distanceBackOrCounter where origin.replica == id.replica:
+                precondition(origin.counter < id.counter, "an insert's origin of its own replica comes before it")
+                put(.originCounter, id.counter - 1 - origin.counter)
+            case .distanceBackOrCounter: put(.originCounter, origin.counter)
             }
         }
     }
@@ -416,9 +420,39 @@ struct BundleWriter: ~Copyable {
     mutating func finished() -> FinishedBundle {
         var finishedColumns: [[UInt8]] = []
         for index in Column.allCases.indices { finishedColumns.append(columns[index].finish()) }
-        return FinishedBundle(version: elidingText ? ChangeEncoding.elidedTextVersion : ChangeEncoding.version,
+        return FinishedBundle(version: Version.version,
                               replicaTable: replicaTable, keyTable: keyTable, changeCount: changeCount,
                               columns: finishedColumns, text: text.bytes, values: values.bytes)
+    }
+}
+
+/// What each change of a run (`BundleWriter.appendRepeats`) does, one
+/// operation carrying on from the change before's.
+enum RepeatedEdit {
+    /// Types into `object` right after the element before, as many
+    /// scalars, or bytes of UTF-8, as each of the others.
+    case typing(object: ObjectID, each: TypedLength)
+    /// Deletes `length` elements of `replica`, `step` counters on from
+    /// the first the delete before deleted.
+    case deleting(object: ObjectID, replica: ReplicaID, step: Int64, length: UInt64)
+
+    /// What each keystroke after a change whose one operation is
+    /// `first` does (`ChangeHistory.Record.keystrokes`); nil if such a
+    /// change starts no run.
+    init?(keystrokesRepeating first: Operation, deletingForward: Bool) {
+        switch first {
+        case .insert(let object, _, .text):
+            self = .typing(object: object, each: .scalars(1))
+        case .delete(let object, let target):
+            self = .deleting(object: object, replica: target.start.replica, step: deletingForward ? 1 : -1, length: 1)
+        default:
+            return nil
+        }
+    }
+
+    enum TypedLength {
+        case scalars(UInt64)
+        case utf8Bytes(UInt64)
     }
 }
 

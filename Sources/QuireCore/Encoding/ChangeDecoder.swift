@@ -141,6 +141,9 @@ struct ChangeDecoder: ~Copyable {
     /// them (`readContinuation`), is read as an edit without its text, and
     /// `elidedText` serves only the inserts of changes with several operations.
     let leavesTextOut: Bool
+    /// How explicit origins and parents are written (`ChangeEncoding.Layout`).
+    private let originCounters: ChangeEncoding.OriginCounterForm
+    private let relativeParents: Bool
     private let limits: DecodingLimits
     private let replicaTable: [ReplicaID]
     /// Each replica's index in `replicaTable`, for `readContinuation`.
@@ -184,13 +187,15 @@ struct ChangeDecoder: ~Copyable {
         readers.reserveCapacity(Column.names.count)
         for name in Column.names {
             let data = try body.readData("column " + name)
-            readers.append(ColumnReader(ByteReader(body.bytes, range: data.indices), name: name, literalRuns: opened.literalRuns))
+            readers.append(ColumnReader(ByteReader(body.bytes, range: data.indices), name: name, form: opened.layout.columnForm))
         }
         let textBytes = try body.readData("the text content")
         let values = ByteReader(body.bytes, range: try body.readData("the values").indices)
         guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
-        elidedText = opened.elidesText ? insertedText : nil
-        leavesTextOut = opened.elidesText && insertedText != nil && leavingTextOut
+        elidedText = opened.layout.elidesText ? insertedText : nil
+        leavesTextOut = opened.layout.elidesText && insertedText != nil && leavingTextOut
+        originCounters = opened.layout.originCounters
+        relativeParents = opened.layout.relativeParents
         (replicaTable, keyTable) = tables
         replicaIndices = ReplicaIndexTable(replicaTable)
         lastCounters = Array(repeating: 0, count: replicaTable.count)
@@ -276,6 +281,54 @@ struct ChangeDecoder: ~Copyable {
         guard id.counter > 0 else { throw .invalid("an id has counter 0") }
         return id
     }
+    /// An explicit parent of a change of the replica at `changeReplicaIndex`
+    /// in `replicaTable`, whose last counter before the change is `changeReplicaLast`.
+    @inline(__always)
+    private mutating func nextParent(changeReplicaIndex: Int, changeReplicaLast: UInt64) throws(DecodingError) -> OpID {
+        let index = try columns[Column.parentReplica.rawValue].nextIndex(below: replicaTable.count)
+        // `lastCounters` holds every replica's last counter but that of the
+        // replica whose changes are being read.
+        let last = index == changeReplicaIndex ? changeReplicaLast : lastCounters[index]
+        let counter = last &- UInt64(bitPattern: try nextSigned(.parentCounter))
+        guard counter > 0 else { throw .invalid("column parentCounter names counter 0") }
+        return OpID(replica: replicaTable[index], counter: counter)
+    }
+    /// Reads into `parents` those of a version 5 change of the replica at
+    /// `replicaIndex` in `replicaTable`, whose last counter before the
+    /// change is `ownLast` (0 for none). `coded` is `parentCount - 1`: the
+    /// explicit parents' count shifted left by one, the low bit set when
+    /// that last change is a parent too, not written out
+    /// (`BundleWriter.putRelativeParents`); it goes back before the first
+    /// explicit parent above it, where it sorts.
+    private mutating func readRelativeParents(coded: UInt64, replicaIndex: Int, ownLast: UInt64,
+                                              into parents: inout [OpID]) throws(DecodingError) {
+        let explicitCount = coded >> 1
+        guard explicitCount <= 4096 else { throw .invalid("a change has \(explicitCount) explicit parents") }
+        let implies = coded & 1 != 0
+        guard !implies || ownLast > 0 else {
+            throw .invalid("column parentCount implies a parent of the change's own replica, which has no change before it in the bundle")
+        }
+        // Overwritten in place: two writers taking turns (friendsforever)
+        // name two parents at every turn.
+        let own = OpID(replica: replicaTable[replicaIndex], counter: ownLast)
+        parents.resize(to: Int(explicitCount) + (implies ? 1 : 0), padding: own)
+        try parents.withUnsafeMutableBufferPointer { parents throws(DecodingError) in
+            var slot = 0
+            var ownLeft = implies
+            for _ in 0..<explicitCount {
+                let parent = try nextParent(changeReplicaIndex: replicaIndex, changeReplicaLast: ownLast)
+                if ownLeft && own < parent {
+                    parents[slot] = own
+                    slot += 1
+                    ownLeft = false
+                }
+                parents[slot] = parent
+                slot += 1
+            }
+            if ownLeft { parents[slot] = own }
+        }
+    }
+
     private mutating func nextPred() throws(DecodingError) -> [OpID] {
         let count = try next(.predCount)
         guard count <= 1024 else { throw .invalid("a write replaces \(count) values") }
@@ -312,6 +365,8 @@ struct ChangeDecoder: ~Copyable {
             // Most changes build on the one before alone: one parent, overwritten in place.
             current.parents.resize(to: 1, padding: previousLast)
             current.parents[0] = previousLast
+        } else if relativeParents {
+            try readRelativeParents(coded: parentCount - 1, replicaIndex: replicaIndex, ownLast: lastCounter, into: &current.parents)
         } else {
             guard parentCount - 1 <= 4096 else { throw .invalid("a change has \(parentCount - 1) parents") }
             // Overwritten in place too: two writers taking turns
@@ -416,12 +471,21 @@ struct ChangeDecoder: ~Copyable {
         case .previousElement:
             guard id.counter > 1 else { throw .invalid("an insert's origin precedes counter 1") }
             return OpID(replica: id.replica, counter: id.counter - 1)
-        case .explicit where elidedText != nil:
+        case .explicit:
             let replica = try nextReplica(.originReplica)
-            let counter = id.counter &- UInt64(bitPattern: try nextSigned(.originCounter))
-            guard counter > 0 else { throw .invalid("an id has counter 0") }
+            let written = try next(.originCounter)
+            let counter: UInt64
+            switch originCounters {
+            case .counter: counter = written
+            case .insertMinusOrigin: counter = id.counter &- UInt64(bitPattern: ByteReader.unzigzag(written))
+            case .distanceBackOrCounter where replica == id.replica:
+                // `id.counter` is at least 1; the origin must be at 1 or more.
+                guard written < id.counter - 1 else { throw .invalid("column originCounter goes back past counter 1") }
+                return OpID(replica: replica, counter: id.counter - 1 - written)
+            case .distanceBackOrCounter: counter = written
+            }
+            guard counter > 0 else { throw .invalid("column originCounter names counter 0") }
             return OpID(replica: replica, counter: counter)
-        case .explicit: return try nextID(.originReplica, .originCounter)
         case nil: throw .invalid("unknown origin mode \(rawMode)")
         }
     }

@@ -1,3 +1,27 @@
+/// How a column's runs are written, by bundle version (`Specs/encoding.md`, "column").
+enum ColumnForm {
+    /// Versions 1 and 2: every run a `(run length, value)` pair.
+    case pairs
+    /// Versions 3 and 4: a header bit tells a repeat run from a literal run.
+    case literalRuns
+    /// Version 5: two header bits, adding runs of the value the column's
+    /// last repeat run repeated, written without it, alone or followed by
+    /// one literal. A field that keeps one value but at a change here and
+    /// there (a change's parents and Lamport value where two writers
+    /// overlap, an insert's origin mode where typing moves) then costs two
+    /// bytes an exception instead of four.
+    case reusedRepeats
+
+    /// How far a run header's length is shifted past its kind bits.
+    var headerShift: UInt64 {
+        switch self {
+        case .pairs: 0
+        case .literalRuns: 1
+        case .reusedRepeats: 2
+        }
+    }
+}
+
 /// A column of unsigned integers in runs: a value repeated, or values that
 /// each come once ("literals"), each run behind a varint header
 /// (`Specs/encoding.md`, "column"). Columns are why a history of ordinary
@@ -8,22 +32,41 @@
 /// The bytes are kept in memory the writer owns (it is not copyable): a
 /// history writes a dozen values a change, and appending each varint to an
 /// array, with the array's uniqueness and capacity checks a byte, was a
-/// quarter of encoding a snapshot's history.
-struct ColumnWriter: ~Copyable {
+/// quarter of encoding a snapshot's history. It writes the column form of
+/// `Version`, settled when compiling (`ChangeEncoding.WrittenVersion`).
+struct ColumnWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     private var bytes: UnsafeMutablePointer<UInt8>
     private var count = 0
     private var capacity = 32
     /// The literal run being written, values that came once each in a
     /// row before `value`: its values are written as they come, behind a
     /// one-byte header that `closeLiterals` fills in (and widens, past 63
-    /// of them). Buffering them apart and copying them over cost a
-    /// history of typing a sixth more to encode.
+    /// of them, or 31 with two kind bits). Buffering them apart and
+    /// copying them over cost a history of typing a sixth more to encode.
     private var literalCount: UInt64 = 0
     private var literalHeader = 0
     private var value: UInt64 = 0
     private var run: UInt64 = 0
+    private static var headerShift: UInt64 { Version.layout.columnForm.headerShift }
+    /// Whether runs of the last repeated value are written without it
+    /// (`ColumnForm.reusedRepeats`).
+    private static var reusesRepeats: Bool { Version.layout.columnForm == .reusedRepeats }
+    /// Whether a run of `lastRepeated` may be written without it: in
+    /// `.reusedRepeats`, once a repeat run was written with its value.
+    private var reuseAllowed = false
+    /// The value of the last repeat run written with its value.
+    private var lastRepeated: UInt64 = 0
+    /// Where the header of a run of `lastRepeated` written just before
+    /// starts, if nothing came after it yet: a single value right after it
+    /// rides in that header, whose kind 2 becomes 3 (the low bit of its
+    /// first byte). Checked only where a literal run would start, in
+    /// `.reusedRepeats` alone. Holding the run back until the next one
+    /// came instead cost every value a check, and encoding 0.5-0.8% more
+    /// instructions.
+    private var openReuseHeader: Int?
 
     init() {
+        precondition(Version.layout.columnForm != .pairs, "columns of (run length, value) pairs are only read")
         bytes = .allocate(capacity: capacity)
     }
 
@@ -48,11 +91,19 @@ struct ColumnWriter: ~Copyable {
     @inline(__always)
     mutating func append(signed next: Int64, count: UInt64 = 1) { append(ByteWriter.zigzag(next), count: count) }
 
-    /// Ends the run of `value`: once, it joins the literals; repeated, it
-    /// is written after them.
+    /// Ends the run of `value`: once, it joins the literals (or the run of
+    /// the last repeated value just before it); repeated, it is written
+    /// after them.
     private mutating func endRun() {
         if run == 1 {
             if literalCount == 0 {
+                if Self.reusesRepeats, let reuseHeader = openReuseHeader {
+                    bytes[reuseHeader] |= 1
+                    writeVarint(value)
+                    openReuseHeader = nil
+                    run = 0
+                    return
+                }
                 reserve(1)
                 literalHeader = count
                 bytes[count] = 0
@@ -62,18 +113,28 @@ struct ColumnWriter: ~Copyable {
             literalCount += 1
         } else if run > 1 {
             closeLiterals()
-            writeVarint(run << 1)
-            writeVarint(value)
+            if Self.reusesRepeats && reuseAllowed && value == lastRepeated {
+                openReuseHeader = count
+                writeVarint(run << 2 | 2)
+            } else {
+                writeVarint(run << Self.headerShift)
+                writeVarint(value)
+                if Self.reusesRepeats {
+                    lastRepeated = value
+                    reuseAllowed = true
+                    openReuseHeader = nil
+                }
+            }
         }
         run = 0
     }
 
     private mutating func closeLiterals() {
         guard literalCount > 0 else { return }
-        let header = literalCount << 1 | 1
+        let header = literalCount << Self.headerShift | 1
         let size = ByteWriter.varintSize(header)
         if size > 1 {
-            // Past 63 literals: the values move up to make room.
+            // Past 63 literals (31 in `.reusedRepeats`): the values move up to make room.
             reserve(size - 1)
             let values = literalHeader + 1
             (bytes + values + size - 1).update(from: bytes + values, count: count - values)
@@ -128,28 +189,35 @@ struct ColumnWriter: ~Copyable {
     }
 }
 
-/// Reads a column written by `ColumnWriter`, or, with `literalRuns` off, a
-/// column of bundles written before literal runs (versions 1 and 2), whose
-/// runs are all `(length, value)` pairs.
+/// Reads a column written by `ColumnWriter`, in any `ColumnForm`.
 struct ColumnReader {
     private var reader: ByteReader
     private let name: String
-    /// How a run header reads: with literal runs (1), its low bit marks a
-    /// literal run and the header shifted right by one is the length;
-    /// before them (0), the header is the length. A mask and a shift, not
-    /// a flag, so that reading a header takes no extra branch (and `&>>`,
-    /// a shift by 0 or 1 needing no check for shifts past 63).
+    /// How a run header reads, by `ColumnForm`: its length is the header
+    /// shifted right by `headerShift`; the `literalBit` (none in
+    /// `.pairs`) marks a literal run, or with the `reuseBit` (only in
+    /// `.reusedRepeats`) a run of the last repeated value followed by one
+    /// literal; the `reuseBit` alone, that run without a literal. Masks and
+    /// a shift, not a switch over the form, so that reading a header costs
+    /// no branch for it (and `&>>`, a shift needing no check for shifts
+    /// past 63).
+    private let headerShift: UInt64
     private let literalBit: UInt64
+    private let reuseBit: UInt64
     private var value: UInt64 = 0
     /// The values of `value`'s run not read yet (1 for a literal).
     private var run: UInt64 = 0
     /// The literals after `value` in its literal run.
     private var literalsLeft: UInt64 = 0
+    /// The value of the last repeat run that wrote its value, if any.
+    private var lastRepeated: UInt64?
 
-    init(_ reader: ByteReader, name: String, literalRuns: Bool) {
+    init(_ reader: ByteReader, name: String, form: ColumnForm) {
         self.reader = reader
         self.name = name
-        literalBit = literalRuns ? 1 : 0
+        headerShift = form.headerShift
+        literalBit = form == .pairs ? 0 : 1
+        reuseBit = form == .reusedRepeats ? 2 : 0
     }
 
     /// Inlined: a change reads a dozen values, most from a run already started.
@@ -166,16 +234,26 @@ struct ColumnReader {
     private mutating func startRun() throws(DecodingError) {
         if literalsLeft == 0 {
             let header = try reader.readVarint("the run header of column \(name)")
-            run = header &>> literalBit
+            run = header &>> headerShift
             guard run > 0 else { try Self.emptyRun(in: name) }
+            if header & reuseBit != 0 {
+                guard let lastRepeated else { try Self.reuseBeforeRepeat(in: name) }
+                value = lastRepeated
+                if header & literalBit != 0 { literalsLeft = 1 }
+                return
+            }
             if header & literalBit != 0 {
                 literalsLeft = run - 1
                 run = 1
+                value = try reader.readVarint("a value of column \(name)")
+                return
             }
-        } else {
-            literalsLeft -= 1
-            run = 1
+            value = try reader.readVarint("a value of column \(name)")
+            lastRepeated = value
+            return
         }
+        literalsLeft -= 1
+        run = 1
         value = try reader.readVarint("a value of column \(name)")
     }
 
@@ -240,6 +318,12 @@ struct ColumnReader {
     @inline(never)
     private static func emptyRun(in name: String) throws(DecodingError) -> Never {
         throw .invalid("column \(name) has an empty run")
+    }
+
+    /// Throws that column `name` has a run of the last repeated value before any repeat run.
+    @inline(never)
+    private static func reuseBeforeRepeat(in name: String) throws(DecodingError) -> Never {
+        throw .invalid("column \(name) reuses a repeated value before any repeat run")
     }
 
     @inline(never)

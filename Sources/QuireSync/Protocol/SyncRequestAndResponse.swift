@@ -19,11 +19,14 @@ public struct SyncDocument: Hashable, Sendable {
     }
 
     /// One document carrying `changes`, a causal order, as one bundle (none
-    /// when empty). The bundle keeps each replica's changes together as far
-    /// as causality allows (`groupedByReplica`), as `encodeChanges` does,
-    /// so that the receiver applies longer runs of typing at once.
-    public init(id: DocumentID, version: VersionVector, changes: [Change]) {
-        self.init(id: id, version: version, bundles: changes.isEmpty ? [] : [ChangeEncoding.encode(changes.groupedByReplica())])
+    /// when empty) of format version `bundleVersion` (`ChangeEncoding.version`,
+    /// or `olderReadersVersion` for a reader of older builds). The bundle
+    /// keeps each replica's changes together as far as causality allows
+    /// (`groupedByReplica`), as `encodeChanges` does, so that the receiver
+    /// applies longer runs of typing at once.
+    public init(id: DocumentID, version: VersionVector, changes: [Change], bundleVersion: UInt64 = ChangeEncoding.version) {
+        self.init(id: id, version: version,
+                  bundles: changes.isEmpty ? [] : [ChangeEncoding.encode(changes.groupedByReplica(), version: bundleVersion)])
     }
 
     /// The changes of every bundle, in order, at most `limits.maxChanges`
@@ -65,13 +68,27 @@ public struct SyncRequest: Hashable, Sendable {
     /// A client with more documents than a message holds states them a
     /// range at a time.
     public var range: DocumentRange
+    /// The `QCHG` versions the client reads; none when the request does
+    /// not say (a client before review190, or one over stdio): the answer's
+    /// bundles are then in `ChangeEncoding.olderReadersVersion`, which every
+    /// build reads, and in `ChangeEncoding.version` only when it is here
+    /// (`Specs/sync.md`, "Mixed versions of Quire"). Not in the message,
+    /// after which a server before it refuses any byte: over HTTP it is
+    /// the `Quire-Bundle-Versions` header (`HTTPSyncTransport`), which a
+    /// server before it ignores.
+    public var readsBundleVersions: Set<UInt64>
 
-    public init(cursor: SyncCursor?, waitMilliseconds: UInt64 = 0, documents: [SyncDocument], range: DocumentRange = .all) {
+    public init(cursor: SyncCursor?, waitMilliseconds: UInt64 = 0, documents: [SyncDocument], range: DocumentRange = .all,
+                readsBundleVersions: Set<UInt64> = []) {
         self.cursor = cursor
         self.waitMilliseconds = waitMilliseconds
         self.documents = documents
         self.range = range
+        self.readsBundleVersions = readsBundleVersions
     }
+
+    /// The version the answer's bundles are written in (`readsBundleVersions`).
+    public var answerBundleVersion: UInt64 { ChangeEncoding.writtenVersion(forReaderOf: readsBundleVersions) }
 }
 
 /// The documents whose ids (compared as bytes) come after `after` and up

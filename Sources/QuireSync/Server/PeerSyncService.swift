@@ -95,14 +95,14 @@ public struct PeerSyncService: SyncService {
                     // message limits is refused), but a page holds a change at least.
                     var size = 0
                     if let cut = changes.indices.first(where: { index in
-                        size += ChangeEncoding.encode([changes[index]]).count
+                        size += ChangeEncoding.encode([changes[index]], version: request.answerBundleVersion).count
                         return bytes + size > maxPageBytes && (bytes > 0 || index > 0)
                     }) {
                         changes = Array(changes[..<cut])
                         response.more = true
                     }
                     bytes += size
-                    document = SyncDocument(id: info.id, version: mine, changes: changes)
+                    document = SyncDocument(id: info.id, version: mine, changes: changes, bundleVersion: request.answerBundleVersion)
                 }
                 if known[info.id] != nil || !document.bundles.isEmpty { response.documents.append(document) }
             }

@@ -634,9 +634,13 @@ public final class ServerLog: Sendable {
     /// One page of the log after `seq`: the changes of documents in `range`
     /// that `access` may read and `known` (the client's versions) lacks, in
     /// `seq` order, grouped by document, at most about `maxBytes` of
-    /// bundles and `maxDocuments` documents (it holds one at least).
+    /// bundles and `maxDocuments` documents (it holds one at least). The
+    /// bundles are those pushed, as they came, but for those of a version
+    /// above `bundleVersion` (a client that reads no newer) and the rest of
+    /// a run whose start the client holds: their changes are written again
+    /// in `bundleVersion`.
     public func page(after seq: UInt64, access: Access, known: [DocumentID: VersionVector], in range: DocumentRange = .all,
-                     maxBytes: Int, maxDocuments: Int = .max) throws -> LogPage {
+                     maxBytes: Int, maxDocuments: Int = .max, bundleVersion: UInt64 = ChangeEncoding.version) throws -> LogPage {
         // Only the rows of finished pushes: a push commits, then updates
         // `state`. A row in between would make the page's cursor lie past
         // `lastSeq` (the next request would be answered `cursor reset`) and
@@ -670,10 +674,11 @@ public final class ServerLog: Sendable {
                     let data = try Self.readLogRow(row, of: id) { bundle in
                         if try row.unsigned(4) <= seen {
                             // The client holds the start of the run: send only the rest.
-                            return ChangeEncoding.encode(try ChangeEncoding.decode(bundle).filter { $0.lastID.counter > seen })
+                            return ChangeEncoding.encode(try ChangeEncoding.decode(bundle).filter { $0.lastID.counter > seen },
+                                                         version: bundleVersion)
                         }
                         try ChangeEncoding.checkFrame(of: bundle)
-                        return bundle
+                        return try ChangeEncoding.readable(bundle, upTo: bundleVersion)
                     }
                     if bytes > 0 && (bytes + data.count > maxBytes || index[id] == nil && page.documents.count >= maxDocuments) {
                         page.more = true

@@ -97,7 +97,14 @@ public final class SyncServer: SyncService {
             do { message = try SyncMessage.decode(frame, limits: configuration.message) } catch {
                 throw SyncFailure(decoding: error)
             }
-            guard case .request(let syncRequest) = message else { throw SyncFailure(status: 400, "expected a sync request") }
+            guard case .request(var syncRequest) = message else { throw SyncFailure(status: 400, "expected a sync request") }
+            if let stated = request.headers[HTTPSyncTransport.bundleVersionsHeader] {
+                guard let versions = HTTPSyncTransport.bundleVersions(stated: stated) else {
+                    throw SyncFailure(status: 400, "the \(HTTPSyncTransport.bundleVersionsHeader) header must list change bundle "
+                        + "format versions, whole numbers separated by commas, not \"\(stated.prefix(100))\"")
+                }
+                syncRequest.readsBundleVersions = versions
+            }
             let (response, newChanges) = try await answer(syncRequest, access: access)
             // A header, not a field of the message: clients before it refuse
             // bytes after a response, and ignore a header they do not know.
@@ -186,7 +193,7 @@ public final class SyncServer: SyncService {
         let readPage = { (seq: UInt64) throws(SyncFailure) in
             try self.log.failing {
                 try self.log.page(after: seq, access: access, known: known, in: request.range, maxBytes: self.configuration.maxPageBytes,
-                                  maxDocuments: maxDocuments)
+                                  maxDocuments: maxDocuments, bundleVersion: request.answerBundleVersion)
             }
         }
         var page = try readPage(from)

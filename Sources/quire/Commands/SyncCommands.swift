@@ -352,17 +352,28 @@ enum SyncCommands {
                     + "\(damagedThere.count == 1 ? "the note" : "the notes") holds \(damagedThere.count == 1 ? "its" : "their") changes meanwhile\n\(stayPending())")
             }
             if !notApplied.isEmpty {
-                // The others synced; these meet the same refusal at every sync until one copy is replaced.
+                // The others synced; these meet the same refusal at every sync until one copy is
+                // replaced, or, for changes a newer Quire wrote, until this one is upgraded.
                 let one = notApplied.count == 1
+                let inNewerFormat = notApplied.filter { note in
+                    if case .undecodable(.unsupportedVersion) = note.failure.reason { true } else { false }
+                }
+                let replaceCopy = "until one copy is replaced: a change with the same id but other content is on each side (forged or damaged "
+                    + "on its way to one of them), or \(transport.otherSide)'s copy breaks the rules; to take \(transport.otherSide)'s "
+                    + "copy of a note, keeping this store's as a new note, run `quire sync \(command.map { "--via '\($0)'" } ?? peer) --take-theirs ID`"
+                    + (notApplied.count - inNewerFormat.count > 1 ? " (`--take-theirs` once for each note: one run takes them all)" : "")
+                // Taking the other side's copy would not help there: this store cannot read it.
+                let upgrade = "until quire is upgraded on this machine: \(transport.otherSide) sent changes in a format that a newer "
+                    + "version of Quire writes, which the first sync after the upgrade takes"
+                let until = inNewerFormat.isEmpty ? replaceCopy
+                    : inNewerFormat.count == notApplied.count ? upgrade
+                    : replaceCopy + " (a note whose format version is not supported waits instead \(upgrade))"
                 throw CLIError.failure("sync with \(peer) left out \(notApplied.count) note(s) whose changes from \(transport.otherSide) "
                     + "this store refuses, nothing of them taken; the other notes synced:\n"
                     + lines(notApplied) { "\($0.reason)" } + "\n"
                     + "this store's copy of \(one ? "it" : "them") is untouched, and every sync with \(peer) leaves \(one ? "it" : "them") out "
-                    + "until one copy is replaced: a change with the same id but other content is on each side (forged or damaged "
-                    + "on its way to one of them), or \(transport.otherSide)'s copy breaks the rules; to take \(transport.otherSide)'s "
-                    + "copy of a note, keeping this store's as a new note, run `quire sync \(command.map { "--via '\($0)'" } ?? peer) --take-theirs ID`"
-                    + (one ? "" : " (`--take-theirs` once for each note: one run takes them all)") + "; "
-                    + "until then, the local changes of \(one ? "the note" : "the notes") that \(transport.otherSide) lacks stay pending\n\(stayPending())")
+                    + "\(until); until then, the local changes of \(one ? "the note" : "the notes") that \(transport.otherSide) lacks "
+                    + "stay pending\n\(stayPending())")
             }
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }

@@ -1,0 +1,199 @@
+import Foundation
+import Quire
+import QuireCore
+import QuireSync
+import QuireTestSupport
+import Synchronization
+import Testing
+
+/// What this build does with change bundles of a format newer than it
+/// reads, as a newer Quire writes them (`Specs/sync.md`, "Mixed
+/// versions"): version 6, sealed by hand around bundles this build wrote.
+@Suite struct NewerFormatTests {
+    /// Changes relayed by the server in a newer format: the document is
+    /// left out, named with the version, its copy here as it was, the other
+    /// documents synced; once the bundles come in a format this store reads
+    /// (after an upgrade), the next sync takes what was refused.
+    @Test func aNewerBundleFromTheServerLeavesItsDocumentOutAndLosesNothing() async throws {
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        let writer = try DocumentStore.inMemory(), reader = try DocumentStore.inMemory()
+        /// Sets key "k" of both documents at `writer` to `value`, then syncs `stores` in turn.
+        func writeBoth(_ value: Int64, thenSyncing stores: [DocumentStore]) async throws {
+            for id: DocumentID in ["newer", "other"] { try write(writer, id, "k", value) }
+            for store in stores { try await SyncClient(store: store, peer: "s", transport: FaultyTransport.sound(server)).sync() }
+        }
+        for id: DocumentID in ["newer", "other"] { try writer.create(id: id) }
+        try await writeBoth(1, thenSyncing: [writer, reader])
+        try await writeBoth(2, thenSyncing: [writer])
+
+        let lines = Mutex<[String]>([])
+        var older = SyncClient(store: reader, peer: "s", transport: NewerFormatTransport(server, document: "newer", inAnswers: true))
+        older.progress = { line in lines.withLock { $0.append(line) } }
+        let report = try await older.sync()
+        #expect(report.notApplied["newer"]?.reason == .undecodable(.unsupportedVersion(6)))
+        let said = lines.withLock { $0 }
+        #expect(said.contains { $0.hasPrefix("the server sent changes to document newer that this store refuses "
+            + "(format version 6 is not supported by this version of Quire)") }, "\(said)")
+        #expect(try value(reader, "newer", "k") == .scalar(.int(1)))
+        #expect(try value(reader, "other", "k") == .scalar(.int(2)))
+
+        let upgraded = try await SyncClient(store: reader, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        #expect(upgraded.notApplied.isEmpty)
+        #expect(try value(reader, "newer", "k") == .scalar(.int(2)))
+    }
+
+    /// A newer client's push: the server refuses it (400) naming the
+    /// version, and the client keeps the changes as rejected, to offer
+    /// again once the server reads them (`quire sync --retry-rejected`).
+    @Test func aNewerBundlePushedToTheServerIsRefusedAndKeptForARetry() async throws {
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        let newer = try DocumentStore.inMemory()
+        try newer.create(id: "n")
+        try write(newer, "n", "k", 1)
+        let report = try await SyncClient(store: newer, peer: "s", transport: NewerFormatTransport(server, document: "n", inAnswers: false)).sync()
+        #expect(report.rejected.count == 1)
+        #expect(report.rejected.first?.status == 400)
+        #expect(report.rejected.first?.reason == "the changes of document n do not decode: format version 6 is not supported by this version of Quire")
+        #expect(server.log.version("n").isEmpty)
+        #expect(try value(newer, "n", "k") == .scalar(.int(1)))
+
+        try newer.clearRejectedChanges(peer: "s")
+        let retried = try await SyncClient(store: newer, peer: "s", transport: FaultyTransport.sound(server)).sync()
+        #expect(retried.sent == 1 && retried.rejected.isEmpty)
+        #expect(server.log.version("n") == (try newer.versionVector("n")))
+    }
+
+    /// The server answers in the newest version the client reads: a
+    /// request that says nothing (an older client, which reads versions 1
+    /// and 3) gets version 3, the stored version 5 rows and the rest of a
+    /// run alike written again, decoding to the same changes; one that
+    /// states this build's versions gets version 5.
+    @Test func theServerAnswersInTheNewestVersionTheClientReads() async throws {
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        let changes = try Self.twoWritersTakingTurns()
+        let pushed = SyncDocument(id: "n", version: VersionVector(), changes: changes)
+        #expect(pushed.bundles.map(Self.version) == [5])
+        _ = try await server.respond(to: SyncRequest(cursor: nil, documents: [pushed]), access: .unrestricted)
+        let sent = try ChangeEncoding.decode(pushed.bundles[0])
+        var first = VersionVector()
+        first[ReplicaID(1)] = 1
+        for (reads, version) in [([], 3), (Set(ChangeEncoding.readVersions), 5), ([1, 3], 3)] as [(Set<UInt64>, UInt64)] {
+            for holding in [VersionVector(), first] {
+                let request = SyncRequest(cursor: nil, documents: [SyncDocument(id: "n", version: holding)], readsBundleVersions: reads)
+                let bundles = try await server.respond(to: request, access: .unrestricted).documents.flatMap(\.bundles)
+                #expect(bundles.count > 1 && bundles.allSatisfy { Self.version($0) == version }, "\(reads) \(holding)")
+                let answered = try bundles.flatMap { try ChangeEncoding.decode($0) }
+                #expect(answered == sent.filter { !holding.contains($0.lastID) }, "\(reads) \(holding)")
+            }
+        }
+    }
+
+    /// Over HTTP, `HTTPSyncTransport` states the versions this build reads
+    /// in the `Quire-Bundle-Versions` header and gets version 5; a client
+    /// before it, which sends no such header, gets version 3; a header that
+    /// lists no versions is refused, naming it.
+    @Test func theBundleVersionsHeaderChoosesTheAnswersVersion() async throws {
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        let http = HTTPServer(port: 0, handler: server.handle)
+        try http.start()
+        defer { http.stop() }
+        let url = URL(string: "http://127.0.0.1:\(http.port)")!
+        let pull = SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded()
+        let push = SyncMessage.request(SyncRequest(cursor: nil, documents: [
+            SyncDocument(id: "n", version: VersionVector(), changes: try Self.twoWritersTakingTurns()),
+        ])).encoded()
+        let transport = HTTPSyncTransport(server: url, token: nil)
+        _ = try await transport.exchange(push, longPollSeconds: 0)
+
+        func versions(of answer: [UInt8]) throws -> [UInt64] {
+            guard case .response(let response) = try SyncMessage.decode(answer) else { return [] }
+            return response.documents.flatMap(\.bundles).map(Self.version)
+        }
+        let newer = try versions(of: try await transport.exchange(pull, longPollSeconds: 0))
+        #expect(!newer.isEmpty && newer.allSatisfy { $0 == 5 }, "\(newer)")
+        let client = HTTPClient(bearerToken: nil, defaultTimeout: 30, retryPolicy: .never)
+        let endpoint = url.appendingPathComponent("v1/sync")
+        let older = try versions(of: try await client.send(.init(method: "POST", url: endpoint, body: pull)).body)
+        #expect(!older.isEmpty && older.allSatisfy { $0 == 3 }, "\(older)")
+        do {
+            _ = try await client.send(.init(method: "POST", url: endpoint,
+                                            headers: HTTPHeaders([(HTTPSyncTransport.bundleVersionsHeader, "3,five")]), body: pull))
+            Issue.record("a header listing no versions was taken")
+        } catch {
+            guard case .permanent(let status, let message) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(status == 400 && message.contains("Quire-Bundle-Versions") && message.contains("3,five"), "\(status) \(message)")
+        }
+    }
+
+    /// A bundle's format version, the byte after its magic.
+    static func version(_ bundle: [UInt8]) -> UInt64 { UInt64(bundle[4]) }
+
+    /// Two writers typing into one text at once, taking turns: each turn
+    /// after the first is a merge of the writer's own last change and the
+    /// other's, the parent version 5 implies.
+    static func twoWritersTakingTurns() throws -> [Change] {
+        var first = Document(replica: ReplicaID(1)), second = Document(replica: ReplicaID(2))
+        let text = try first.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
+        try second.apply(try first.allChanges())
+        for turn in 0..<6 {
+            try first.transact { tx in try tx.insertText(text, at: 0, "a\(turn)") }
+            try second.transact { tx in try tx.insertText(text, at: 0, "b\(turn)") }
+            try second.apply(try first.changes(since: second.versionVector))
+            try first.apply(try second.changes(since: first.versionVector))
+        }
+        return try first.allChanges()
+    }
+}
+
+/// Passes a client's requests to `service` and its answers back, with the
+/// change bundles of `document` sealed as format version 6 on the way: in
+/// the answers (a newer server relaying a newer writer's changes) or in
+/// the requests (a newer client pushing).
+final class NewerFormatTransport: SyncTransport {
+    let service: any SyncService
+    let document: DocumentID
+    let inAnswers: Bool
+
+    init(_ service: any SyncService, document: DocumentID, inAnswers: Bool) {
+        self.service = service
+        self.document = document
+        self.inAnswers = inAnswers
+    }
+
+    func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8] {
+        let answer = await service.respond(toMessage: inAnswers ? request : resealed(request), access: .unrestricted)
+        return inAnswers ? resealed(answer) : answer
+    }
+
+    private func resealed(_ message: [UInt8]) -> [UInt8] {
+        switch try? SyncMessage.decode(message) {
+        case .request(var request)?:
+            request.documents = request.documents.map(resealed)
+            return SyncMessage.request(request).encoded()
+        case .response(var response)?:
+            response.documents = response.documents.map(resealed)
+            return SyncMessage.response(response).encoded()
+        default:
+            return message
+        }
+    }
+
+    private func resealed(_ document: SyncDocument) -> SyncDocument {
+        guard document.id == self.document else { return document }
+        var resealed = document
+        resealed.bundles = document.bundles.map(Self.asVersion6)
+        return resealed
+    }
+
+    /// A bundle this build wrote, sealed again as format version 6.
+    static func asVersion6(_ bundle: [UInt8]) -> [UInt8] {
+        let magic = Array("QCHG".utf8)
+        guard let opened = try? Envelope.open(bundle, magic: magic, name: "a change bundle", versions: 1...5) else {
+            preconditionFailure("not a change bundle this build wrote")
+        }
+        return Envelope.seal(magic: magic, version: 6, body: Array(opened.body.remainingBytes))
+    }
+}
