@@ -88,6 +88,9 @@ public struct Document: Sendable {
     }
 
     /// Notes that the operations of `replica` up to `counter` are applied.
+    /// (Inlined: as a call, about 20 of its 57 instructions were the call's
+    /// own, at every change noted and every local commit.)
+    @inline(__always)
     mutating func setLastCounter(_ counter: UInt64, of replica: ReplicaID) {
         versionVector[replica] = counter
         if replica == self.replica { localCounter = counter }
