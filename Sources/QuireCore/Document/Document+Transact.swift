@@ -99,7 +99,7 @@ extension Document {
         maxLamport = max(maxLamport, lastLamport)
         // The replica's own head goes, whether its parents name it or not:
         // the change builds on it. Other replicas' heads go if named.
-        for parent in parents where parent.replica != id.replica { dropHead(parent) }
+        dropHeads(namedIn: parents, besides: id.replica)
         setHead(last, lastLamport: lastLamport)
     }
 

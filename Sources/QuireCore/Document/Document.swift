@@ -88,6 +88,9 @@ public struct Document: Sendable {
     }
 
     /// Notes that the operations of `replica` up to `counter` are applied.
+    /// (Inlined: as a call, about 20 of its 57 instructions were the call's
+    /// own, at every change noted and every local commit.)
+    @inline(__always)
     mutating func setLastCounter(_ counter: UInt64, of replica: ReplicaID) {
         versionVector[replica] = counter
         if replica == self.replica { localCounter = counter }
@@ -138,6 +141,20 @@ public struct Document: Sendable {
         }
         localClock = ReplicaClock(lastLamport: lastLamport, headCounter: head.counter)
         lastHead = head
+    }
+
+    /// Drops the heads that `parents` name, but for `replica`'s. While one
+    /// head is left alone it is `lastHead` (see there), so only that one can
+    /// go and no clock is read: a merge of two writers taking turns names
+    /// the other writer's changes at most turns, and reading a clock for
+    /// each parent named cost friendsforever's merge 4,892 reads to drop 992 heads.
+    @inline(__always)
+    mutating func dropHeads(namedIn parents: [OpID], besides replica: ReplicaID) {
+        if let soleHead {
+            if soleHead.replica != replica, parents.contains(soleHead) { dropHead(soleHead) }
+            return
+        }
+        for parent in parents where parent.replica != replica { dropHead(parent) }
     }
 
     /// Drops `id` from the heads, if it is one.
