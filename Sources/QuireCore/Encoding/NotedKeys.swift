@@ -3,9 +3,9 @@
 ///
 /// Most bundles name a few keys (an object's fields) in every operation,
 /// which are found by comparing them in turn: hashed into a `Set` when
-/// noted and again into the writer's index, the keys of a snapshot of
-/// 1,540 writers' objects (crdt-benchmarks B3.2) took about a tenth of its
-/// encode. Past `scannedKeys`, a dictionary finds them.
+/// noted and again into the writer's index, they cost a snapshot of 1,540
+/// writers' objects (crdt-benchmarks B3.2) 7% more instructions. Past
+/// `scannedKeys`, a dictionary finds them.
 struct NotedKeys {
     /// The keys, in the order noted: a key's number is its index here.
     private(set) var keys: [MapKey] = []
