@@ -231,6 +231,40 @@ import QuireTestSupport
         #expect(try ChangeEncoding.decode(ChangeEncoding.encode(changes)).map(\.parents) == changes.map(\.parents))
     }
 
+    /// A bundle finds each operation's key by comparing the few it names,
+    /// or through a dictionary past `NotedKeys`' eight: keys noted before
+    /// and after the ninth, spelled apart but canonically equivalent
+    /// ("é" as one scalar and as two) among them, read back as written.
+    @Test func everyKeyOfABundleReadsBackWhetherFewOrMany() throws {
+        let keys = ["z", "\u{E9}", "e\u{301}", "a"] + (1...16).map { "key\($0)" }
+        for keyCount in [1, 3, 8, 9, 20] {
+            let named = Array(keys.prefix(keyCount))
+            var changes: [Change] = []
+            for index in 0..<3 * keyCount {
+                // Each key is put, then removed, then put again, in an order that jumps about.
+                let key = named[(index * 7) % keyCount]
+                let id = OpID(replica: ReplicaID(1), counter: UInt64(1 + index))
+                let operation: Operation = index % 3 == 1
+                    ? .remove(object: .root, key: key, pred: [])
+                    : .put(object: .root, key: key, value: .scalar(.int(Int64(index))), pred: [])
+                changes.append(Change(id: id, lamport: UInt64(1 + index), parents: changes.last.map { [$0.id] } ?? [],
+                                      operations: [operation]))
+            }
+            let decoded = try ChangeEncoding.decode(ChangeEncoding.encode(changes))
+            #expect(decoded.map(\.operations) == changes.map(\.operations), "\(keyCount) keys")
+            // By their bytes: `String`'s == takes the two spellings of "é" for one.
+            func keyBytes(_ changes: [Change]) -> [[UInt8]] {
+                changes.flatMap(\.operations).map { operation in
+                    switch operation {
+                    case .put(_, let key, _, _), .remove(_, let key, _): Array(key.utf8)
+                    default: []
+                    }
+                }
+            }
+            #expect(keyBytes(decoded) == keyBytes(changes), "\(keyCount) keys")
+        }
+    }
+
     /// Two writers' edits (`SnapshotVersionTests.sample()`), then one
     /// writer's typing, backspacing and typing inside what it typed, held
     /// in bundles of four changes and in records.

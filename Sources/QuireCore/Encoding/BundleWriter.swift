@@ -2,7 +2,7 @@
 /// pass over the changes notes them, and `BundleWriter` writes the tables.
 struct BundleTables {
     fileprivate var replicas = ReplicaTable()
-    fileprivate var keys = Set<MapKey>()
+    fileprivate var keys = NotedKeys()
     /// At most the bytes the noted puts' values take, for the values'
     /// buffer's room: grown by doubling, the 1,540 5 kB strings of
     /// crdt-benchmarks B3.3 were copied about once more on every snapshot.
@@ -28,7 +28,7 @@ struct BundleTables {
             switch operations[index] {
             case .put(let object, let key, _, let pred), .remove(let object, let key, let pred):
                 note(object)
-                keys.insert(MapKey(key))
+                keys.note(key)
                 for id in pred { note(id.replica) }
                 if case .put(_, _, let value, _) = operations[index] { valueBytes += ByteWriter.writtenSizeBound(of: value) }
             case .insert(let object, let origin, _):
@@ -87,7 +87,9 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     private static var elidingText: Bool { Version.layout.elidesText }
     private let replicaTable: [ReplicaID]
     private let keyTable: [String]
-    private let keyIndex: [MapKey: UInt64]
+    private let notedKeys: NotedKeys
+    /// Each noted key's index in `keyTable`, by its number in `notedKeys`.
+    private let keyIndices: [UInt64]
     private let columns: UnsafeMutablePointer<ColumnWriter<Version>>
     private var text = ByteWriter()
     private var values: ByteWriter
@@ -110,8 +112,13 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     init(_ tables: BundleTables) {
         replicaTable = tables.replicas.replicas
         replicaIndices = ReplicaIndexTable(replicaTable)
-        keyTable = KeyOrder.sorted(tables.keys.map(\.string))
-        keyIndex = Dictionary(uniqueKeysWithValues: keyTable.enumerated().map { (MapKey($1), UInt64($0)) })
+        notedKeys = tables.keys
+        let keys = tables.keys.keys.map(\.string)
+        let keyNumbers = KeyOrder.sortedIndices(of: keys)
+        keyTable = keyNumbers.map { keys[$0] }
+        var keyIndices = [UInt64](repeating: 0, count: keyNumbers.count)
+        for (index, number) in keyNumbers.enumerated() { keyIndices[number] = UInt64(index) }
+        self.keyIndices = keyIndices
         values = ByteWriter(reservingCapacity: tables.valueBytes)
         lastCounters = .allocate(capacity: replicaTable.count)
         lastCounters.initialize(repeating: 0, count: replicaTable.count)
@@ -328,12 +335,12 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
         switch operations[index] {
         case let .put(object, key, value, pred):
             put(object, .put)
-            put(.key, keyIndex[MapKey(key)]!)
+            put(.key, keyIndices[notedKeys.number(of: key)!])
             putPred(pred)
             values.writeValue(value)
         case let .remove(object, key, pred):
             put(object, .remove)
-            put(.key, keyIndex[MapKey(key)]!)
+            put(.key, keyIndices[notedKeys.number(of: key)!])
             putPred(pred)
         case let .insert(object, origin, .text(string)):
             if !Self.elidingText {
