@@ -253,9 +253,9 @@ import QuireTestSupport
     /// A replica that already holds a note whose body is still empty (made
     /// elsewhere, synced before anyone typed in it) takes the typing as a
     /// bundle and keeps none of the room the body was sized with from the
-    /// bundle's bound: before review195 only a fresh replica's room was
-    /// given back (`applyEncodedRun`), so when this one reserved it kept
-    /// all of it (2.6-2.9 times the slots its leaves took).
+    /// bundle's bound. (When only a fresh replica's room was given back
+    /// after a bundle, such a replica that reserved kept all of it: 2.6-2.9
+    /// times the slots its leaves took.)
     @Test(arguments: [1, 2, 3] as [UInt64])
     func aReplicaHoldingAnEmptyTextKeepsNoBundleSizedSpanRoom(seed: UInt64) throws {
         var rng = SeededGenerator(seed: seed)
