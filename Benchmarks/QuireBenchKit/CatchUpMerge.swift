@@ -29,7 +29,7 @@ public struct CatchUpMeasurement: Sendable {
 
     /// One JSON object on one line; a figure not measured is null.
     public var jsonLine: String {
-        func ms(_ value: Double?) -> JSONValue { value.map { .double(($0 * 1000).rounded() / 1000) } ?? .null }
+        let ms = jsonMilliseconds
         return JSONValue.orderedObject([
             ("trace", .string(trace)),
             ("heldChanges", .integer(heldChanges)),

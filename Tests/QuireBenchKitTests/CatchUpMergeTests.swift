@@ -8,12 +8,7 @@ import Testing
     }
 
     @Test func aReplicaHoldingHalfASequentialHistoryCatchesUpOnTheRest() throws {
-        let result = try measure(#"""
-            {"startContent": "", "endContent": "héllo wörld", "txns": [
-              {"patches": [[0, 0, "hello"]]},
-              {"patches": [[1, 1, "é"], [5, 0, " world"]]},
-              {"patches": [[7, 1, "ö"]]}]}
-            """#)
+        let result = try measure(TraceReplayTests.sequentialTrace)
         #expect(result.failures == [])
         // The text's creation and one change a transaction.
         #expect(result.heldChanges == 2 && result.mergedChanges == 2)
@@ -21,13 +16,7 @@ import Testing
     }
 
     @Test func aReplicaHoldingHalfAConcurrentHistoryCatchesUpOnTheRest() throws {
-        let result = try measure(#"""
-            {"kind": "concurrent", "endContent": "Hello world!", "numAgents": 2, "txns": [
-              {"parents": [], "agent": 0, "patches": [[0, 0, "hello"]]},
-              {"parents": [0], "agent": 1, "patches": [[5, 0, " world"]]},
-              {"parents": [0], "agent": 0, "patches": [[0, 1, "H"]]},
-              {"parents": [1, 2], "agent": 1, "patches": [[11, 0, "!"]]}]}
-            """#)
+        let result = try measure(TraceReplayTests.concurrentTrace)
         #expect(result.failures == [])
         #expect(result.heldChanges + result.mergedChanges == 5 && result.mergedChanges > 0)
     }
