@@ -40,10 +40,13 @@ public struct TraceTable {
     }
 }
 
+/// A time in ms for a JSON line, to the microsecond; null when not measured.
+func jsonMilliseconds(_ value: Double?) -> JSONValue { value.map { .double(($0 * 1000).rounded() / 1000) } ?? .null }
+
 extension TraceMeasurement {
     /// One JSON object on one line; a figure not measured (a failed replay) is null.
     public var jsonLine: String {
-        func ms(_ value: Double?) -> JSONValue { value.map { .double(($0 * 1000).rounded() / 1000) } ?? .null }
+        let ms = jsonMilliseconds
         return JSONValue.orderedObject([
             ("trace", .string(trace)),
             ("kind", .string(kind)),

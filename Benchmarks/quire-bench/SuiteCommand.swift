@@ -355,10 +355,16 @@ private func runPeers(_ workload: SuiteWorkload, command: String, path: String, 
 /// `MergeTurns`), and puts those times in place of each library's merge
 /// figure. On failure the figures measured one library after the other
 /// stay, and it returns why.
+///
+/// Quire merges the history one more replay encoded (`ReplayResult.history`,
+/// the bytes its own merge applied), not a second encoding of that replay's
+/// document. The history the measured runs made is not handed down from
+/// them: kept, it would stay allocated through the snapshot loads and the
+/// memory replay timed and measured in between (`LibraryFigures.quire`).
 private func measureMergesInTurns(_ workload: SuiteWorkload, command: String, path: String,
                                   replayOnce: () throws -> ReplayResult, rounds: Int, figures: inout [LibraryFigures]) -> String? {
     do {
-        let encoded = try replayOnce().document.encodeChanges()
+        let encoded = try replayOnce().history
         var turns = try MergeTurns(runner: peersRunner, command: command, path: path)
         defer { turns.finish() }
         let spreads = try turns.measure(rounds: rounds) { try TraceReplay.merge(encoded).nanoseconds }

@@ -10,9 +10,7 @@ func runTrace(files: [String], runs: Int, json: Bool) -> Int32 {
     if !json { printLine(table.header) }
     var allOK = true
     for (path, name) in zip(files, names) {
-        let trace: EditingTrace
-        do { trace = try EditingTrace.load(path: path) } catch {
-            printError("error: \(error)")
+        guard let trace = loadedTrace(path) else {
             allOK = false
             continue
         }
@@ -22,6 +20,14 @@ func runTrace(files: [String], runs: Int, json: Bool) -> Int32 {
         allOK = allOK && measurement.ok
     }
     return allOK ? 0 : 1
+}
+
+/// The trace at `path`, or nil, having said why, when it cannot be loaded.
+func loadedTrace(_ path: String) -> EditingTrace? {
+    do { return try EditingTrace.load(path: path) } catch {
+        printError("error: \(error)")
+        return nil
+    }
 }
 
 /// Writes straight to the file descriptor, so that rows appear as each trace

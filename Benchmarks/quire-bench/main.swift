@@ -64,6 +64,25 @@ let subcommands = [
             return runSyncBenchmark(tracePath: parsed.positional[0], runs: runs, json: parsed.flags.contains("--json"))
         }
     ),
+    Subcommand(
+        name: "catch-up",
+        usage: """
+            catch-up FILE... [--runs N] [--json]
+                A replica that holds the first half of each trace's history (merged into a fresh
+                replica, saved as a snapshot and loaded) merging the rest as one bundle, as a store
+                whose copy is behind takes a sync: the merge's CPU time (median of --runs N, default
+                5, after one warm-up) and the heap bytes the replica gains by it ("memory B").
+                --json    one JSON object per line and trace, with the keys `trace`, `heldChanges`,
+                          `mergedChanges`, `bundleBytes`, `ok`, `runs`, `mergeMs`, `mergeMsMin`,
+                          `mergeMsMax`, `memoryBytes` and `failures`
+            """,
+        run: { arguments throws(UsageError) in
+            let parsed = try parse(arguments, flags: ["--json"], options: ["--runs"])
+            guard !parsed.positional.isEmpty else { throw UsageError(message: "catch-up needs at least one FILE") }
+            let runs = try parsed.positiveInteger("--runs", default: 5)
+            return runCatchUp(files: parsed.positional, runs: runs, json: parsed.flags.contains("--json"))
+        }
+    ),
     storeSubcommand,
     writersSubcommand,
     notesStoreSubcommand,

@@ -7,13 +7,25 @@ import Testing
         TraceMeasurement.measure(trace: try EditingTrace.parse(json: Array(json.utf8)), named: "t.json", runs: 2)
     }
 
+    /// Three transactions typed, replaced and deleted in, one by one.
+    static let sequentialTrace = #"""
+        {"startContent": "", "endContent": "héllo wörld", "txns": [
+          {"patches": [[0, 0, "hello"]]},
+          {"patches": [[1, 1, "é"], [5, 0, " world"]]},
+          {"patches": [[7, 1, "ö"]]}]}
+        """#
+
+    /// Agent 1 appends while agent 0 capitalises, concurrently; then agent 1 sees both.
+    static let concurrentTrace = #"""
+        {"kind": "concurrent", "endContent": "Hello world!", "numAgents": 2, "txns": [
+          {"parents": [], "agent": 0, "patches": [[0, 0, "hello"]]},
+          {"parents": [0], "agent": 1, "patches": [[5, 0, " world"]]},
+          {"parents": [0], "agent": 0, "patches": [[0, 1, "H"]]},
+          {"parents": [1, 2], "agent": 1, "patches": [[11, 0, "!"]]}]}
+        """#
+
     @Test func sequentialTraceReproducesItsEndContent() throws {
-        let result = try measure(#"""
-            {"startContent": "", "endContent": "héllo wörld", "txns": [
-              {"patches": [[0, 0, "hello"]]},
-              {"patches": [[1, 1, "é"], [5, 0, " world"]]},
-              {"patches": [[7, 1, "ö"]]}]}
-            """#)
+        let result = try measure(Self.sequentialTrace)
         #expect(result.failures == [])
         #expect(result.runs == 2 && result.local != nil && result.merge != nil)
         #expect((result.encodedBytes ?? 0) > 0)
@@ -22,14 +34,7 @@ import Testing
     }
 
     @Test func concurrentTraceMergesToItsEndContent() throws {
-        // Agent 1 appends while agent 0 capitalises, concurrently; then agent 1 sees both.
-        let result = try measure(#"""
-            {"kind": "concurrent", "endContent": "Hello world!", "numAgents": 2, "txns": [
-              {"parents": [], "agent": 0, "patches": [[0, 0, "hello"]]},
-              {"parents": [0], "agent": 1, "patches": [[5, 0, " world"]]},
-              {"parents": [0], "agent": 0, "patches": [[0, 1, "H"]]},
-              {"parents": [1, 2], "agent": 1, "patches": [[11, 0, "!"]]}]}
-            """#)
+        let result = try measure(Self.concurrentTrace)
         #expect(result.failures == [])
         #expect(result.kind == "concurrent" && result.runs == 2)
     }
