@@ -416,31 +416,22 @@ extension ObjectTable {
                                                             contentsOf: scalars, range, checkingOriginStamp: true)
     }
 
-    /// Makes room in the text `object` for what a bundle inserts
-    /// (`ChangeDecoder.textBounds(including:)`), as
-    /// `RGASequence.reserveCapacity(_:ids:spans:)` says: a replica catching
-    /// up on a large bundle otherwise grows the text's content, id index
-    /// and spans step by step, copying them each time. The spans' room is a
-    /// bound, given back by `giveBackSpareSpanRoom(ofEveryText:)` once the
-    /// bundle is applied (`applyEncodedRun`).
+    /// Makes room in the text `object`, if it is empty, for what a bundle
+    /// inserts (`ChangeDecoder.textBounds(including:)`): a fresh replica
+    /// catching up otherwise grows the text's content, id index and spans
+    /// step by step, copying them each time. The spans' room is a bound,
+    /// given back by `giveBackSpareSpanRoom()` once the bundle is applied,
+    /// which `applyEncodedRun` does for a fresh replica only, so only a
+    /// fresh replica reserves.
     mutating func reserveCapacity(in object: ObjectID, for bounds: (scalars: Int, ids: Int, spans: Int)) {
-        guard let slot = find(object), slot.kind == .text else { return }
-        if texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids, spans: bounds.spans) {
-            textWithSpanRoom = slot.index
-        }
+        guard let slot = find(object), slot.kind == .text, texts[slot.index].isEmptyOfElements else { return }
+        texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids, spans: bounds.spans)
     }
 
-    /// Gives back the room past the spans of the text
-    /// `reserveCapacity(in:for:)` sized, after a bundle; with `everyText`,
-    /// of every text (after a fresh replica's first bundle, which made them
-    /// all, the others grown step by step).
-    mutating func giveBackSpareSpanRoom(ofEveryText everyText: Bool) {
-        if everyText {
-            for index in texts.indices { texts[index].giveBackSpareSpanRoom() }
-        } else if let textWithSpanRoom {
-            texts[textWithSpanRoom].giveBackSpareSpanRoom()
-        }
-        textWithSpanRoom = nil
+    /// Gives back the room past the texts' spans, after a bundle applied to
+    /// a fresh replica (whose first text was sized by `reserveCapacity(in:for:)`).
+    mutating func giveBackSpareSpanRoom() {
+        for index in texts.indices { texts[index].giveBackSpareSpanRoom() }
     }
 
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does

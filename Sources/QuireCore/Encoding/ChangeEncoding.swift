@@ -305,14 +305,13 @@ extension Document {
     /// bytes as they came without decoding them again.
     public mutating func applyEncodedRun(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> (applied: Int, run: RunBounds?) {
         guard history.canAppendBundle, pending.isEmpty else { return (try apply(ChangeEncoding.decode(bytes, limits: limits)), nil) }
-        // The first text the bundle inserts into reserves its spans from a
-        // bound on the bundle, if the bundle is large against what it holds
-        // (`applyBundleInOrder`); what its leaves did not take is given back
-        // here, outside that loop: given back there (a `defer`), the loop's
-        // code grew slower, +4% of friendsforever's merge. A fresh replica
-        // gives back the room of every text, all made by the bundle.
+        // A fresh replica's text, and only a fresh one's, reserves its spans
+        // from a bound on the bundle (`applyBundleInOrder`); what its leaves
+        // did not take is given back here, outside that loop: given back
+        // there (a `defer`), the loop's code grew slower, +4% of
+        // friendsforever's merge.
         let isFresh = versionVector.isEmpty
-        defer { objects.giveBackSpareSpanRoom(ofEveryText: isFresh) }
+        defer { if isFresh { objects.giveBackSpareSpanRoom() } }
         return try applyBundleInOrder(bytes, limits: limits)
     }
 }

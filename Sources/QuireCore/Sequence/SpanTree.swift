@@ -110,30 +110,21 @@ struct SpanTree: Sendable {
             + children.capacity * 4 + inners.capacity * MemoryLayout<Inner>.stride + ids.byteCount
     }
 
-    /// Makes room in the span arena for the leaves of `count` more spans
-    /// half full, as a leaf split in the middle leaves them, when they may
-    /// take at least the slots the tree holds (an empty tree holds one
-    /// leaf): grown leaf by leaf, the arena would copy its leaves at each
-    /// step, and for a bundle that large more than once. A smaller bundle
-    /// makes no room, so that a text synced a few changes at a time is not
-    /// grown and given back again at each. `count` is a bound from a
-    /// bundle's operations (`ChangeDecoder.textBounds(including:)`), often
-    /// well above the spans the text gains: the room is touched only as
-    /// leaves are added, and what they do not take is given back after the
-    /// bundle (`RGASequence.giveBackSpareSpanRoom()`).
-    ///
-    /// - Returns: whether it made room.
-    mutating func reserveCapacity(spans count: Int) -> Bool {
-        let added = Self.slotsReserved(forSpans: count, besides: 0)
-        guard added >= spans.count else { return false }
-        spans.reserveCapacity(spans.count + added)
-        return true
+    /// Makes room in the span arena, while the tree is empty, for the
+    /// leaves of `count` spans half full, as a leaf split in the middle
+    /// leaves them. `count` is a bound from a bundle's operations
+    /// (`ChangeDecoder.textBounds(including:)`), often well above the spans
+    /// the text ends with: the room is touched only as leaves are added, and
+    /// what they do not take is given back after the bundle
+    /// (`RGASequence.giveBackSpareSpanRoom()`).
+    mutating func reserveCapacity(spans count: Int) {
+        guard leaves.count == 1, leaves[0].count == 0 else { return }
+        spans.reserveCapacity(Self.slotsReserved(forSpans: count))
     }
 
-    /// The arena's slots for the `held` it holds and `count` more spans in
-    /// half-full leaves.
-    static func slotsReserved(forSpans count: Int, besides held: Int) -> Int {
-        held + count / (leafCapacity / 2) * leafCapacity
+    /// The arena's slots for `count` spans in half-full leaves.
+    static func slotsReserved(forSpans count: Int) -> Int {
+        (1 + count / (leafCapacity / 2)) * leafCapacity
     }
 
     /// Releases the arrays' spare capacity (after loading a snapshot).
