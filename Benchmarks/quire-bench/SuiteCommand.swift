@@ -11,7 +11,8 @@ let suiteUsage = """
         a run replaces the workloads it measures and keeps the others, and rewrites the JSON,
         DATE.md and one SVG chart per family after every workload. A DATE.json that is not
         a report is moved to DATE.damaged.json. A full run (no --only) also puts its
-        report in Benchmarks/RESULTS.md, between marks that keep the rest of that file.
+        report in Benchmarks/RESULTS.md, between marks that keep the rest of that file,
+        unless ../shared/traces holds no trace (a warning then says the traces are left out).
         Run it from the package root. DATE.json's keys: `command`, `date`, `machine`, `commit`,
         `swift` (the last run's), and `workloads`, each with `name`, `family`, `description`,
         `command` (the run that measured it), `ops`, `mergeTurnsFailure`, `mergeTimedAfterUntimed`
@@ -54,12 +55,20 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
         }
         return rewriteReport(of: date)
     }
+    let sharedTraceFiles = sharedTraceFiles()
+    // Run from elsewhere, a full run measured no trace and then replaced
+    // RESULTS.md's table with one that had lost its trace rows, unannounced.
+    let isFullRun = parsed.options["--only"] == nil && !sharedTraceFiles.isEmpty
+    if parsed.options["--only"] == nil && sharedTraceFiles.isEmpty {
+        printError("warning: no traces in \(sharedTraces) (the suite reads them from beside the package): "
+                   + "the trace workloads are left out and Benchmarks/RESULTS.md is not replaced")
+    }
     // A TRACE that is not there fails now, not after the workloads before it.
     if let missing = parsed.positional.first(where: { !FileManager.default.fileExists(atPath: $0) }) {
         printError("error: \(missing): no such file")
         return 1
     }
-    let (allWorkloads, workloads) = try suiteWorkloads(traces: parsed.positional, only: parsed.options["--only"])
+    let (allWorkloads, workloads) = try suiteWorkloads(traces: sharedTraceFiles + parsed.positional, only: parsed.options["--only"])
 
     let date = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
     let command = (["quire-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
@@ -94,7 +103,7 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     }
     progress("")
 
-    if parsed.options["--only"] == nil {
+    if isFullRun {
         guard writeResultsSection(report) else { return 1 }
     }
     guard measured > 0 else {
@@ -110,14 +119,20 @@ func runSuiteCommand(_ arguments: [String]) throws(UsageError) -> Int32 {
     return measured == workloads.count && allOK ? 0 : 1
 }
 
-/// Every workload of the suite (the shared traces, then `traces`, then the
-/// generated ones), and those of them `only` selects.
+/// Where the suite finds the shared editing traces: beside the package, as in CI.
+private let sharedTraces = "../shared/traces"
+
+/// The trace files in `sharedTraces`, sorted; none when it is not there.
+private func sharedTraceFiles() -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: sharedTraces)) ?? [])
+        .filter { $0.hasSuffix(".json.gz") || $0.hasSuffix(".json") }.sorted().map { sharedTraces + "/" + $0 }
+}
+
+/// Every workload of the suite (the trace files, then the generated ones),
+/// and those of them `only` selects.
 private func suiteWorkloads(traces: [String], only: String?) throws(UsageError)
     -> (all: [SuiteWorkload], selected: [SuiteWorkload]) {
-    let sharedTraces = "../shared/traces"
-    let traceFiles = ((try? FileManager.default.contentsOfDirectory(atPath: sharedTraces)) ?? [])
-        .filter { $0.hasSuffix(".json.gz") || $0.hasSuffix(".json") }.sorted().map { sharedTraces + "/" + $0 }
-    let allWorkloads = SuiteWorkload.all(traceFiles: traceFiles + traces, cacheDirectory: workloadCache)
+    let allWorkloads = SuiteWorkload.all(traceFiles: traces, cacheDirectory: workloadCache)
     let sharedNames = SuiteWorkload.sharedNames(allWorkloads)
     guard sharedNames.isEmpty else {
         throw UsageError(message: "more than one workload would be named \(sharedNames.joined(separator: ", ")), and the report keeps "

@@ -71,6 +71,20 @@ import Testing
         }
     }
 
+    /// A full run where ../shared/traces is not says so before anything
+    /// runs: from there it once replaced RESULTS.md's table with one that
+    /// had lost the traces' rows. (The missing TRACE ends it before it
+    /// measures; a scratch package root, so that nothing is written here.)
+    @Test func aFullRunWithoutTheSharedTracesWarnsThatTheyAreLeftOut() throws {
+        try withPackageRoot(peersScript: "exit 1") { root in
+            let result = try run(["suite", "missing.json", "--runs", "1"], in: root)
+            #expect(result.status == 1)
+            #expect(result.stderr == "warning: no traces in ../shared/traces (the suite reads them from beside the package): "
+                                    + "the trace workloads are left out and Benchmarks/RESULTS.md is not replaced\n"
+                                    + "error: missing.json: no such file\n")
+        }
+    }
+
     @Test func anOnlyPatternThatMatchesNothingListsTheWorkloads() throws {
         // (Run from the package root, as `suite` must be; nothing is measured.)
         let result = try run(["suite", "--only", "no-such-workload"])
