@@ -1321,6 +1321,40 @@ import Testing
         }
     }
 
+    /// A store served to others (`PeerSyncService`) that has not written
+    /// since another store on its file dropped a copy answers under the
+    /// file's new replica id: its client takes it for the new log it is
+    /// and forgets what it knew the store held before the drop, so the
+    /// dropped note's changes it sends back count in `sent`. (Answered
+    /// under the retired id, the client kept its acknowledgements, which
+    /// still claimed the note's changes held: `sent` 0 for the two that
+    /// went, and the cursor kept naming the retired id.)
+    @Test func aServedStoreAnswersUnderItsFilesNewReplicaIDBeforeItWrites() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/hub.quire"
+            let hub = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            let phone = try DocumentStore.inMemory()
+            func sync() async throws -> SyncClient.Report {
+                try await SyncClient(store: phone, peer: "via:hub", transport: FaultyTransport.sound(PeerSyncService(store: hub))).sync()
+            }
+            try phone.create(id: "n")
+            try write(phone, "n", "k", 1)
+            _ = try await sync()
+            try write(hub, "n", "j", 2)
+            _ = try await sync()
+            #expect(try phone.versionVector("n") == hub.versionVector("n"))
+            let retired = hub.replicaID
+            #expect(try phone.syncCursor(peer: "via:hub")?.logID == retired.rawValue)
+
+            try beside.discardCopy(of: "n", resyncingWith: "elsewhere")
+            #expect(hub.replicaID == retired && beside.replicaID != retired)
+            let report = try await sync()
+            #expect(report.sent == 2)
+            #expect(try phone.syncCursor(peer: "via:hub")?.logID == beside.replicaID.rawValue)
+            #expect(try hub.versionVector("n") == phone.versionVector("n"))
+        }
+    }
+
     /// Known, not fixed (`sync.md`, "Sessions"): a clash that the version
     /// this store states covers goes unseen. Stated at a version holding
     /// 1@7 (the first sync states every note; later ones a note edited
