@@ -1321,6 +1321,37 @@ import Testing
         }
     }
 
+    /// A sync whose peer serves this very file is refused as one, before
+    /// anything of the answer is applied or recorded, also when one of the
+    /// two stores on the file has not taken the new replica id another one
+    /// minted dropping a copy (`--take-theirs` in another process): the
+    /// client (checked against the file's id too), or the served store
+    /// (which answers under the file's). Either way the sync used to end
+    /// as a success, every note acknowledged for the peer and the clients,
+    /// so that `quire status` counted nothing pending.
+    @Test(arguments: ["client", "served"])
+    func aSyncWithThisFileItselfIsRefusedWhenOneSideHasNotTakenItsNewReplicaID(notTaken: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/alice.quire"
+            let app = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            for id: DocumentID in ["n", "dropped"] {
+                try app.create(id: id)
+                try write(app, id, "k", 1)
+            }
+            try beside.discardCopy(of: "dropped", resyncingWith: "elsewhere")
+            let opened = try DocumentStore(path: path)
+            let (client, served) = notTaken == "client" ? (app, opened) : (opened, app)
+            #expect(app.replicaID != beside.replicaID && opened.replicaID == beside.replicaID)
+            await #expect(throws: SyncError.unreachable("it answered from this store itself (replica \(beside.replicaID)), not another: "
+                + "nothing was synced; run `quire serve --stdio` on the other store")) {
+                try await SyncClient(store: client, peer: "via:self", transport: FaultyTransport.sound(PeerSyncService(store: served))).sync()
+            }
+            #expect(try client.syncCursor(peer: "via:self") == nil)
+            #expect(try client.acknowledgedVersions(peer: "via:self").isEmpty)
+            #expect(try client.acknowledgedVersions(peer: PeerSyncService.clientsPeer).isEmpty)
+        }
+    }
+
     /// A store served to others (`PeerSyncService`) that has not written
     /// since another store on its file dropped a copy answers under the
     /// file's new replica id: its client takes it for the new log it is
