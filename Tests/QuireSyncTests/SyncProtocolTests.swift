@@ -1295,19 +1295,26 @@ import Testing
         }
     }
 
+    /// A store on the file at `path` that has written notes "n" and
+    /// "dropped", and has not taken the replica id another store on the
+    /// file (`beside`) minted dropping "dropped" since.
+    func storeThatHasNotTakenItsFilesNewReplicaID(at path: String) throws -> (app: DocumentStore, beside: DocumentStore) {
+        let app = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+        for id: DocumentID in ["n", "dropped"] {
+            try app.create(id: id)
+            try write(app, id, "k", 1)
+        }
+        try beside.discardCopy(of: "dropped", resyncingWith: "elsewhere")
+        return (app, beside)
+    }
+
     /// The claim a store refuses is of the file's replica id, which a store
     /// on the file that has not written since another one dropped a copy
     /// does not hold yet: an answer claiming more changes under the new id
     /// than the file holds is refused all the same, and not recorded.
     @Test func aClaimOfChangesUnderTheFilesNewReplicaIDIsRefusedByAStoreThatHasNotTakenIt() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory + "/alice.quire"
-            let app = try DocumentStore(path: path), beside = try DocumentStore(path: path)
-            for id: DocumentID in ["n", "dropped"] {
-                try app.create(id: id)
-                try write(app, id, "k", 1)
-            }
-            try beside.discardCopy(of: "dropped", resyncingWith: "p")
+            let (app, beside) = try storeThatHasNotTakenItsFilesNewReplicaID(at: directory + "/alice.quire")
             let renewed = beside.replicaID
             #expect(app.replicaID != renewed)
             let liar = ScriptedPeer { request in
@@ -1333,12 +1340,7 @@ import Testing
     func aSyncWithThisFileItselfIsRefusedWhenOneSideHasNotTakenItsNewReplicaID(notTaken: String) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/alice.quire"
-            let app = try DocumentStore(path: path), beside = try DocumentStore(path: path)
-            for id: DocumentID in ["n", "dropped"] {
-                try app.create(id: id)
-                try write(app, id, "k", 1)
-            }
-            try beside.discardCopy(of: "dropped", resyncingWith: "elsewhere")
+            let (app, beside) = try storeThatHasNotTakenItsFilesNewReplicaID(at: path)
             let opened = try DocumentStore(path: path)
             let (client, served) = notTaken == "client" ? (app, opened) : (opened, app)
             #expect(app.replicaID != beside.replicaID && opened.replicaID == beside.replicaID)
