@@ -35,7 +35,18 @@ extension DocumentStore {
     /// (`discardCopy`, `writeQueuedBatch`), and the versions then lack the
     /// changes it made under that id to the dropped document.
     public func versionVectorsAndFileReplica() throws -> (versions: [DocumentID: VersionVector], fileReplica: ReplicaID) {
-        try database.read { db in (try Self.listedVersions(db), try ReplicaIdentity.recorded(db) ?? replicaID) }
+        try database.read { db in (try Self.listedVersions(db), try fileReplica(db)) }
+    }
+
+    /// The file's replica id, under which every store on the file makes its
+    /// changes from its next write: not always `replicaID`
+    /// (`versionVectorsAndFileReplica()`).
+    public func fileReplica() throws -> ReplicaID {
+        try database.read { db in try fileReplica(db) }
+    }
+
+    private func fileReplica(_ db: DatabaseConnection) throws -> ReplicaID {
+        try ReplicaIdentity.recorded(db) ?? replicaID
     }
 
     private static func listedVersions(_ db: DatabaseConnection) throws -> [DocumentID: VersionVector] {

@@ -1295,19 +1295,26 @@ import Testing
         }
     }
 
+    /// A store on the file at `path` that has written notes "n" and
+    /// "dropped", and has not taken the replica id another store on the
+    /// file (`beside`) minted dropping "dropped" since.
+    func storeThatHasNotTakenItsFilesNewReplicaID(at path: String) throws -> (app: DocumentStore, beside: DocumentStore) {
+        let app = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+        for id: DocumentID in ["n", "dropped"] {
+            try app.create(id: id)
+            try write(app, id, "k", 1)
+        }
+        try beside.discardCopy(of: "dropped", resyncingWith: "elsewhere")
+        return (app, beside)
+    }
+
     /// The claim a store refuses is of the file's replica id, which a store
     /// on the file that has not written since another one dropped a copy
     /// does not hold yet: an answer claiming more changes under the new id
     /// than the file holds is refused all the same, and not recorded.
     @Test func aClaimOfChangesUnderTheFilesNewReplicaIDIsRefusedByAStoreThatHasNotTakenIt() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory + "/alice.quire"
-            let app = try DocumentStore(path: path), beside = try DocumentStore(path: path)
-            for id: DocumentID in ["n", "dropped"] {
-                try app.create(id: id)
-                try write(app, id, "k", 1)
-            }
-            try beside.discardCopy(of: "dropped", resyncingWith: "p")
+            let (app, beside) = try storeThatHasNotTakenItsFilesNewReplicaID(at: directory + "/alice.quire")
             let renewed = beside.replicaID
             #expect(app.replicaID != renewed)
             let liar = ScriptedPeer { request in
@@ -1318,6 +1325,66 @@ import Testing
                 try await SyncClient(store: app, peer: "p", transport: FaultyTransport.sound(liar)).sync()
             }
             #expect(try app.acknowledgedVersions(peer: "p").isEmpty)
+        }
+    }
+
+    /// A sync whose peer serves this very file is refused as one, before
+    /// anything of the answer is applied or recorded, also when one of the
+    /// two stores on the file has not taken the new replica id another one
+    /// minted dropping a copy (`--take-theirs` in another process): the
+    /// client (checked against the file's id too), or the served store
+    /// (which answers under the file's). Either way the sync used to end
+    /// as a success, every note acknowledged for the peer and the clients,
+    /// so that `quire status` counted nothing pending.
+    @Test(arguments: ["client", "served"])
+    func aSyncWithThisFileItselfIsRefusedWhenOneSideHasNotTakenItsNewReplicaID(notTaken: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/alice.quire"
+            let (app, beside) = try storeThatHasNotTakenItsFilesNewReplicaID(at: path)
+            let opened = try DocumentStore(path: path)
+            let (client, served) = notTaken == "client" ? (app, opened) : (opened, app)
+            #expect(app.replicaID != beside.replicaID && opened.replicaID == beside.replicaID)
+            await #expect(throws: SyncError.unreachable("it answered from this store itself (replica \(beside.replicaID)), not another: "
+                + "nothing was synced; run `quire serve --stdio` on the other store")) {
+                try await SyncClient(store: client, peer: "via:self", transport: FaultyTransport.sound(PeerSyncService(store: served))).sync()
+            }
+            #expect(try client.syncCursor(peer: "via:self") == nil)
+            #expect(try client.acknowledgedVersions(peer: "via:self").isEmpty)
+            #expect(try client.acknowledgedVersions(peer: PeerSyncService.clientsPeer).isEmpty)
+        }
+    }
+
+    /// A store served to others (`PeerSyncService`) that has not written
+    /// since another store on its file dropped a copy answers under the
+    /// file's new replica id: its client takes it for the new log it is
+    /// and forgets what it knew the store held before the drop, so the
+    /// dropped note's changes it sends back count in `sent`. (Answered
+    /// under the retired id, the client kept its acknowledgements, which
+    /// still claimed the note's changes held: `sent` 0 for the two that
+    /// went, and the cursor kept naming the retired id.)
+    @Test func aServedStoreAnswersUnderItsFilesNewReplicaIDBeforeItWrites() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/hub.quire"
+            let hub = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            let phone = try DocumentStore.inMemory()
+            func sync() async throws -> SyncClient.Report {
+                try await SyncClient(store: phone, peer: "via:hub", transport: FaultyTransport.sound(PeerSyncService(store: hub))).sync()
+            }
+            try phone.create(id: "n")
+            try write(phone, "n", "k", 1)
+            _ = try await sync()
+            try write(hub, "n", "j", 2)
+            _ = try await sync()
+            #expect(try phone.versionVector("n") == hub.versionVector("n"))
+            let retired = hub.replicaID
+            #expect(try phone.syncCursor(peer: "via:hub")?.logID == retired.rawValue)
+
+            try beside.discardCopy(of: "n", resyncingWith: "elsewhere")
+            #expect(hub.replicaID == retired && beside.replicaID != retired)
+            let report = try await sync()
+            #expect(report.sent == 2)
+            #expect(try phone.syncCursor(peer: "via:hub")?.logID == beside.replicaID.rawValue)
+            #expect(try hub.versionVector("n") == phone.versionVector("n"))
         }
     }
 

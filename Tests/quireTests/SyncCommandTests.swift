@@ -373,35 +373,54 @@ import Testing
     }
 
     /// Notes given to `--take-theirs` are replaced all or none: one whose
-    /// copy cannot be kept (its changes here are damaged) fails the run,
-    /// naming it, before anything changes: no copy kept, no note dropped,
-    /// no replica id minted, no cursor moved. The others then taken in one
-    /// run get a text line each, in the order given.
+    /// copy cannot be kept (its changes here are damaged) fails the run
+    /// before anything changes: no copy kept, no note dropped, no version,
+    /// replica id, cursor, acknowledgement or refusal changed. The error
+    /// says what to do (since review203; it gave the store's error and how
+    /// to get a damaged note back, not that the others can be taken): the
+    /// command that takes the others without it, then how to get it back;
+    /// given alone, the latter. The others then taken in that command get
+    /// a text line each, in the order given.
     @Test func notesGivenToTakeTheirsAreReplacedAllOrNone() throws {
         try withServerAndWriter { runner, url, writer in
             let notes = try clashingNotes(["groceries", "recipes", "trip"], runner, url, writer)
             try runner.damageTheChanges(ofNote: notes[2])
-            func state() throws -> (documents: [DocumentID], replicas: Set<ReplicaID>, rewinds: Int64, cursor: SyncCursor?) {
+            struct State: Equatable {
+                var versions: [DocumentID: VersionVector], replicas: Set<ReplicaID>, rewinds: Int64, cursor: SyncCursor?
+                var acknowledged: [DocumentID: VersionVector], refused: Set<DocumentID>, replaced: [DocumentID: DocumentID]
+            }
+            func state() throws -> State {
                 let store = try DocumentStore(path: runner.store, readOnly: true)
                 defer { try? store.close() }
-                return (try store.documents(includeRemoved: true).map(\.id).sorted(), try replicaIDsEverUsed(runner.store),
-                        try store.cursorRewinds(), try store.syncCursor(peer: url))
+                return State(versions: try store.versionVectors(), replicas: try replicaIDsEverUsed(runner.store), rewinds: try store.cursorRewinds(),
+                             cursor: try store.syncCursor(peer: url), acknowledged: try store.acknowledgedVersions(peer: url),
+                             refused: try store.refusedDocuments(peer: url), replaced: try store.replacedCopies())
             }
+            // Refused by a sync first, as a person meets them.
+            #expect(try runner.run(["sync", url]).status == 1)
             let before = try state()
+            #expect(before.refused == Set(notes[0...1].map { DocumentID(rawValue: $0)! }), "\(before)")
+            let advice = "for the note that cannot be read, `quire inspect \(runner.store)` reports the damage; "
 
-            let failed = try runner.run(["sync", url, "--take-theirs", notes[0], "--take-theirs", notes[2]])
-            #expect(failed.status == 1 && failed.stderr.contains(notes[2]), "\(failed.stderr)")
-            #expect(!failed.stderr.contains("kept this store's copy"), "\(failed.stderr)")
-            let after = try state()
-            #expect(after.documents == before.documents && after.replicas == before.replicas, "\(after)")
-            #expect(after.rewinds == before.rewinds && after.cursor == before.cursor, "\(after)")
+            let failed = try runner.run(["sync", url, "--take-theirs", notes[0], "--take-theirs", notes[2], "--take-theirs", notes[1]])
+            #expect(failed.status == 1 && failed.stderr.hasPrefix("error: change ") && failed.stderr.contains(" of document \(notes[2]) is corrupt: "),
+                    "\(failed.stderr)")
+            #expect(failed.stderr.contains("; nothing was written: none of the 3 notes given to --take-theirs was replaced, as this store cannot "
+                + "read note \(notes[2]) to keep its copy as a new note; to take the others, run `quire sync \(url) --take-theirs \(notes[0]) "
+                + "--take-theirs \(notes[1])` (without it); " + advice), "\(failed.stderr)")
+            #expect(!failed.stderr.contains("kept this store's copy") && failed.stdout.isEmpty, "\(failed.stderr)")
+            #expect(try state() == before)
+            let alone = try runner.run(["sync", url, "--take-theirs", notes[2]])
+            #expect(alone.status == 1 && alone.stderr.contains("; nothing was written: the note was not replaced, as this store cannot read "
+                + "note \(notes[2]) to keep its copy as a new note; " + advice), "\(alone.stderr)")
+            #expect(try state() == before)
 
-            // The two that can be kept, in one run.
-            let taken = try runner.run(["sync", url, "--take-theirs", notes[1], "--take-theirs", notes[0]])
+            // The two that can be kept, in one run: the command the error gave.
+            let taken = try runner.run(["sync", url, "--take-theirs", notes[0], "--take-theirs", notes[1]])
             #expect(taken.status == 0, "\(taken.stderr)")
             let took = taken.stdout.split(separator: "\n").filter { $0.hasPrefix("took the server's copy of note ") }
             #expect(took.count == 2, "\(taken.stdout)")
-            for (line, (note, title)) in zip(took, [(notes[1], "recipes"), (notes[0], "groceries")]) {
+            for (line, (note, title)) in zip(took, [(notes[0], "groceries"), (notes[1], "recipes")]) {
                 #expect(line.hasPrefix("took the server's copy of note \(note) (\(title)); this store's copy is kept as note "), "\(line)")
             }
             let next = try #require(try runner.run(["sync", url, "--json"]).json() as? [String: Any])

@@ -4,8 +4,8 @@ import Quire
 /// without a server (`quire serve --stdio`).
 ///
 /// A store has no server log, so there is no cursor to serve: every answer
-/// goes by the version vectors the client states (its cursor is this
-/// store's replica id and seq 0, and is never trusted). The client states
+/// goes by the version vectors the client states (its cursor is the
+/// file's replica id and seq 0, and is never trusted). The client states
 /// every document it has, so what it lacks is exactly, per document of
 /// this store, the changes beyond its version.
 ///
@@ -71,11 +71,15 @@ public struct PeerSyncService: SyncService {
             if let refusal { throw refusal }
             var known: [DocumentID: VersionVector] = [:]
             for document in request.documents { known[document.id] = document.version }
-            var response = SyncResponse(cursor: SyncCursor(logID: store.replicaID.rawValue, seq: 0), documents: [])
+            // Under the file's replica id, read with the versions answered: a
+            // store that has not written since another store on the file took
+            // a new one (`discardCopy`) still holds the retired id, under which
+            // its clients would take it for the store they knew before the drop.
+            let (versions, fileReplica) = try store.versionVectorsAndFileReplica()
+            var response = SyncResponse(cursor: SyncCursor(logID: fileReplica.rawValue, seq: 0), documents: [])
             var bytes = 0
             // The documents the page may still carry changes of; the answer names those of the request too.
             var pageDocuments = min(maxPageDocuments, maxDocuments - request.documents.count)
-            let versions = try store.versionVectors()
             recordHeld(request, versions: versions)
             for info in try store.documents(includeRemoved: true) where access.mayRead(info.id) && request.range.contains(info.id) {
                 let theirs = known[info.id] ?? VersionVector()

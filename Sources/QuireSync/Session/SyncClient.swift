@@ -534,18 +534,23 @@ public struct SyncClient: Sendable {
         return try isComplete(response, versions: versions, &session)
     }
 
-    /// Ends the sync when the answer came from this very store.
+    /// Ends the sync when the answer came from this very store, before
+    /// anything of it is applied or recorded.
     private func refuseAnswerFromThisStore(_ response: SyncResponse) throws {
         // A peer's cursor names its store: this one means the command served
-        // this very store (a path mistyped), and a sync would call every local
-        // change held elsewhere. The served side has already recorded them as
-        // a client's (`clientsPeer`): forgotten, real clients' next requests
-        // state them again.
-        if response.cursor.logID == store.replicaID.rawValue {
-            try store.forgetSyncState(peer: PeerSyncService.clientsPeer)
-            throw SyncError.unreachable("it answered from this store itself (replica \(store.replicaID)), not another: "
-                + "nothing was synced; run `quire serve --stdio` on the other store")
-        }
+        // this very file (a path mistyped), and a sync would call every local
+        // change held elsewhere. A store serving the file answers under the
+        // file's id (`PeerSyncService`), which this store does not hold when
+        // it has not written since another store on the file took a new one
+        // (`discardCopy`, another process's `--take-theirs`). Only a store
+        // answers at seq 0 (it has no log): a server's pages past it cost no read.
+        let logID = response.cursor.logID
+        guard try logID == store.replicaID.rawValue || response.cursor.seq == 0 && logID == store.fileReplica().rawValue else { return }
+        // The served side has already recorded them as a client's
+        // (`clientsPeer`): forgotten, real clients' next requests state them again.
+        try store.forgetSyncState(peer: PeerSyncService.clientsPeer)
+        throw SyncError.unreachable("it answered from this store itself (replica \(ReplicaID(logID))), not another: "
+            + "nothing was synced; run `quire serve --stdio` on the other store")
     }
 
     /// Whether the answer comes from another log than the one this store

@@ -196,7 +196,14 @@ enum SyncCommands {
             defer { stdio?.close() }
             if invocation.flag("--retry-rejected") { try store.clearRejectedChanges(peer: peer) }
             // Once the transport is made (a command that cannot run drops nothing), and before the sync that brings theirs.
-            let keptCopies = try keepThisMachinesCopies(of: taken, in: store, replacedBy: transport.otherSide, peer: peer, context.output)
+            let keptCopies: [(id: DocumentID, title: String)]
+            do {
+                keptCopies = try keepThisMachinesCopies(of: taken, in: store, replacedBy: transport.otherSide, peer: peer, context.output)
+            } catch let error as StoreError {
+                guard let damaged = error.damagedDocument.flatMap(DocumentID.init(rawValue:)), taken.contains(damaged) else { throw error }
+                throw CLIError.failure(unreadableNotesFailure(error, of: damaged, taken: taken, in: store, sync: syncCommand(peer, via: command),
+                                                              storePath: context.storePath))
+            }
 
             var client = SyncClient(store: store, peer: peer, transport: transport)
             let output = context.output
@@ -360,7 +367,7 @@ enum SyncCommands {
                 }
                 let replaceCopy = "until one copy is replaced: a change with the same id but other content is on each side (forged or damaged "
                     + "on its way to one of them), or \(transport.otherSide)'s copy breaks the rules; to take \(transport.otherSide)'s "
-                    + "copy of a note, keeping this store's as a new note, run `quire sync \(command.map { "--via '\($0)'" } ?? peer) --take-theirs ID`"
+                    + "copy of a note, keeping this store's as a new note, run `\(syncCommand(peer, via: command)) --take-theirs ID`"
                     + (notApplied.count - inNewerFormat.count > 1 ? " (`--take-theirs` once for each note: one run takes them all)" : "")
                 // Taking the other side's copy would not help there: this store cannot read it.
                 let upgrade = "until quire is upgraded on this machine: \(transport.otherSide) sent changes in a format that a newer "
@@ -425,6 +432,36 @@ extension SyncCommands {
             output.progress("kept this store's copy of note \(id) as note \(copy) (\(title)\(removed)); taking \(otherSide)'s copy of it")
             return (copy, title)
         }
+    }
+
+    /// Why a `--take-theirs` run replaced none of the notes `taken`
+    /// (`discardCopies`: all or none) when this store cannot read note
+    /// `damaged` (`error`) to keep its copy, and what to do: the command
+    /// that takes the others, leaving out every note given that cannot be
+    /// read (named one at a time, they would fail run after run), and how
+    /// to get those back. `sync`: the command that syncs with the peer.
+    private static func unreadableNotesFailure(_ error: StoreError, of damaged: DocumentID, taken: [DocumentID], in store: DocumentStore,
+                                       sync: String, storePath: String) -> String {
+        let unreadable = taken.filter { id in
+            guard id != damaged else { return true }
+            do { try store.read(id) { _ in } } catch let readError { return readError.isDamage(ofDocument: id.rawValue) }
+            return false
+        }
+        let others = taken.filter { !unreadable.contains($0) }
+        let one = unreadable.count == 1
+        let notes = unreadable.map { "note \($0)" }.joined(separator: ", ")
+        let what = taken.count == 1 ? "the note was not replaced" : "none of the \(taken.count) notes given to --take-theirs was replaced"
+        let takeOthers = others.isEmpty ? ""
+            : "to take the others, run `\(sync)\(others.map { " --take-theirs \($0)" }.joined())` (without \(one ? "it" : "them")); "
+        return "\(error); nothing was written: \(what), as this store cannot read \(notes) to keep \(one ? "its copy" : "their copies") "
+            + "as \(one ? "a new note" : "new notes"); \(takeOthers)for \(one ? "the note" : "the notes") that cannot be read, "
+            + Context.damagedNoteAdvice(path: storePath)
+    }
+
+    /// The command that syncs with `peer`, as a person gives it: the
+    /// server's URL, or `--via` and the peer's command (`command`).
+    private static func syncCommand(_ peer: String, via command: String?) -> String {
+        "quire sync " + (command.map { "--via '\($0)'" } ?? peer)
     }
 
     /// The first item of `items` equal to an earlier one, with that one's
