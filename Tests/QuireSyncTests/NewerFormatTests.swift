@@ -128,6 +128,83 @@ import Testing
         }
     }
 
+    /// Over stdio, which has no header, a client states the versions it
+    /// reads in a message of its own, which the peer answers with its own,
+    /// and the session's requests after it are answered in version 5. A
+    /// pull as a client before review202 writes it (no statement) gets
+    /// version 3; a statement that lists no versions, is too long, or has
+    /// bytes after it is refused (400) naming what is wrong, and changes
+    /// nothing: the session goes on, a push after it is stored and still
+    /// answered in version 3.
+    @Test func aPipeClientsStatementOfTheVersionsItReadsChoosesTheAnswersVersion() async throws {
+        let peer = try DocumentStore.inMemory()
+        let written = SyncDocument(id: "n", version: VersionVector(), changes: try Self.twoWritersTakingTurns())
+        #expect(try peer.applyEach(bundles: [("n", written.bundles)]).refused.isEmpty)
+        let sent = try ChangeEncoding.decode(written.bundles[0])
+        #expect(sent.count > 1)
+        let magic = Array("QSYN".utf8)
+        // A pull as a client before review202 writes it: the cursor (no log, seq 0), no wait, no document, no range.
+        var pullPayload = ByteWriter()
+        pullPayload.writeUInt64(0)
+        for _ in 0..<3 { pullPayload.writeVarint(0) }
+        let olderPull = Envelope.seal(magic: magic, version: 1, body: [1, 0] + pullPayload.bytes)
+        /// A statement (message kind 4) of `text`, and `trailing` bytes after it.
+        func statement(_ text: String, trailing: [UInt8] = []) -> [UInt8] {
+            var payload = ByteWriter()
+            payload.writeString(text)
+            return Envelope.seal(magic: magic, version: 1, body: [4, 0] + payload.bytes + trailing)
+        }
+        let writer = try storeHolding(["p"], "k", 1)
+        let push = SyncMessage.request(SyncRequest(cursor: nil, documents: [
+            SyncDocument(id: "p", version: VersionVector(), changes: try writer.changes("p")),
+        ])).encoded()
+        let tooLong = String(repeating: "5,", count: 128) + "5"
+        let answers = try await Self.answers(to: [
+            olderPull, statement("3,five"), statement(tooLong), statement("1,3,5", trailing: [0]), push,
+            SyncMessage.bundleVersions(Set(ChangeEncoding.readVersions)).encoded(), olderPull,
+        ], servedBy: PeerSyncService(store: peer))
+        #expect(answers.count == 7)
+        guard answers.count == 7 else { return }
+
+        /// The format versions of the bundles of a response, each checked to carry `sent`.
+        func versions(_ answer: SyncMessage) throws -> Set<UInt64> {
+            guard case .response(let response) = answer else { Issue.record("not a response: \(answer)"); return [] }
+            let bundles = response.documents.filter { $0.id == "n" }.flatMap(\.bundles)
+            #expect(Set(try bundles.flatMap { try ChangeEncoding.decode($0) }) == Set(sent))
+            return Set(response.documents.flatMap(\.bundles).map(Self.version))
+        }
+        #expect(try versions(answers[0]) == [3])
+        let refusals: [(Int, String)] = [
+            (1, #"the bundle versions must list change bundle format versions, whole numbers separated by commas (256 bytes at most), not "3,five""#),
+            (2, #"(256 bytes at most), not "\#(tooLong.prefix(100))""#), (3, "1 bytes follow the message"),
+        ]
+        for (index, text) in refusals {
+            guard case .failure(let failure) = answers[index] else { Issue.record("\(index): \(answers[index])"); continue }
+            #expect(failure.status == 400 && failure.message.hasPrefix("malformed sync message: invalid data: ") && failure.message.hasSuffix(text),
+                    "\(index): \(failure)")
+        }
+        #expect(try versions(answers[4]) == [3])
+        #expect(try peer.versionVector("p") == writer.versionVector("p"))
+        #expect(answers[5] == .bundleVersions(Set(ChangeEncoding.readVersions)))
+        #expect(try versions(answers[6]) == [5])
+    }
+
+    /// The answers `StdioFraming.serve` gives `frames` in one session
+    /// through pipes, each frame sent once the one before is answered.
+    static func answers(to frames: [[UInt8]], servedBy service: some SyncService) async throws -> [SyncMessage] {
+        let requests = Pipe(), answers = Pipe()
+        // The client's side on a thread of its own: serving blocks one of the tasks' threads, which may be all there are.
+        let client = Task { try await onThread { () throws -> [SyncMessage] in
+            defer { try? requests.fileHandleForWriting.close() }
+            return try frames.map { frame in
+                try StdioFraming.write(frame, to: requests.fileHandleForWriting)
+                return try SyncMessage.decode(StdioFraming.read(from: answers.fileHandleForReading) ?? [])
+            }
+        } }
+        try await StdioFraming.serve(service, input: requests.fileHandleForReading, output: answers.fileHandleForWriting)
+        return try await client.value
+    }
+
     /// A bundle's format version, the byte after its magic.
     static func version(_ bundle: [UInt8]) -> UInt64 { UInt64(bundle[4]) }
 

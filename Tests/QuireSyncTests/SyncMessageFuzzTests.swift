@@ -54,6 +54,7 @@ import Testing
                 #expect(Self.refusals.contains(failure.status), "\(context): \(failure)")
                 #expect(!failure.message.isEmpty, "\(context): a refusal without a reason")
             case .request: Issue.record("\(context): the peer answered with a request")
+            case .bundleVersions: break  // a request damaged into a statement of versions, answered as one
             }
         }
     }
@@ -505,6 +506,8 @@ enum SyncMessageMutator {
             failure.status = [200, 204, 410, 500, 999].randomElement(using: &rng)!
             failure.retryAfterSeconds = Bool.random(using: &rng) ? .max : nil
             return (.failure(failure), "a refusal with status \(failure.status)")
+        case .bundleVersions:
+            return nil
         }
     }
 

@@ -55,6 +55,20 @@ import Testing
                 == .failure(SyncFailure(status: 413, "x", retryAfterSeconds: Int.max)))
     }
 
+    /// `kind 4 | flags 0 | versions (string)`, decimal, in order, separated
+    /// by commas (stdio's statement of the bundle versions a side reads); a
+    /// space around a number is taken. A kind past 4 is refused as unknown,
+    /// as peers before kind 4 refuse it.
+    @Test func aStatementOfBundleVersionsIsLaidOutAsTheSpecSays() throws {
+        let statement: [UInt8] = [4, 0, 5] + Array("1,3,5".utf8)
+        #expect(SyncMessage.bundleVersions([5, 1, 3]).encoded() == Self.sealed(statement))
+        #expect(try SyncMessage.decode(Self.sealed(statement)) == .bundleVersions([1, 3, 5]))
+        #expect(try SyncMessage.decode(Self.sealed([4, 0, 6] + Array(" 3 , 5".utf8))) == .bundleVersions([3, 5]))
+        #expect(throws: SyncMessage.DecodeError.malformed("invalid data: unknown message kind")) {
+            try SyncMessage.decode(Self.sealed([5, 0]))
+        }
+    }
+
     /// Flag bit 0: the payload is one zstd frame, used from 1 KiB of
     /// payload when it compresses smaller; a smaller payload goes as it is.
     @Test func aPayloadOfOneKiBOrMoreIsCompressedWhenThatIsSmaller() throws {

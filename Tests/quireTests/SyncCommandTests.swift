@@ -582,10 +582,12 @@ import Testing
                 let trip = try runner.ok(["note", "new", "--title", "Trip", "--body", "Rome"], store: laptop).trimmingCharacters(in: .newlines)
                 try runner.ok(["init"], store: store)
                 try runner.ok(["note", "new", "--title", "here"], store: store)
-                // The laptop's store served for one answer: its frame (a 4-byte little-endian length, then the message) passes, then the pipe ends.
+                // The laptop's store served for one answer, after that to the statement of the bundle versions
+                // this build reads: their frames (a 4-byte little-endian length, then the message) pass, then the pipe ends.
                 let length = runner.directory + "/frame-length"
-                let oneAnswer = "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio 2>/dev/null | { dd bs=1 count=4 of='\(length)' 2>/dev/null; "
-                    + "cat '\(length)'; set -- $(od -An -tu1 '\(length)'); head -c $(($1 + $2 * 256 + $3 * 65536 + $4 * 16777216)); }"
+                let oneAnswer = "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio 2>/dev/null | for frame in statement answer; do "
+                    + "dd bs=1 count=4 of='\(length)' 2>/dev/null; cat '\(length)'; set -- $(od -An -tu1 '\(length)'); "
+                    + "head -c $(($1 + $2 * 256 + $3 * 65536 + $4 * 16777216)); done"
                 let result = try runner.run(["sync", "--via", oneAnswer] + (json ? ["--json"] : []), store: store)
                 #expect(result.status == 1)
                 #expect(result.stderr.contains("error: sync with via:\(oneAnswer) failed: could not reach the peer: "), "\(result.stderr)")
@@ -1532,6 +1534,48 @@ import Testing
 
                 """))
             #expect(try runner.run(["sync", "--via", "true", "--timeout", "0"]).status == 64)
+        }
+    }
+
+    /// Through a pipe, a peer answers in the newest change bundle version
+    /// both sides read. This build's client states the versions it reads
+    /// before its first request, and this build's peer states its own and
+    /// answers in version 5. A peer before review202 refuses the statement
+    /// as a message of a kind it does not know, with the very answer every
+    /// peer before gives (played here by one that reads the statement and
+    /// answers so, then serves as this build does a client that states
+    /// nothing), and answers in version 3: the sync goes as before.
+    @Test func syncViaAPeerAnswersInTheNewestBundleVersionBothRead() throws {
+        try withRunner { runner in
+            let laptop = runner.directory + "/laptop.quire"
+            try runner.ok(["init"], store: laptop)
+            let trip = try runner.ok(["note", "new", "--title", "Trip", "--body", "Rome"], store: laptop).trimmingCharacters(in: .newlines)
+            let serve = "'\(QuireRunner.binaryURL.path)' --store '\(laptop)' serve --stdio"
+            let refusal = SyncMessage.failure(SyncFailure(status: 400, "malformed sync message: invalid data: unknown message kind")).encoded()
+            let refusalFile = runner.directory + "/refusal", length = runner.directory + "/frame-length"
+            try Data([UInt8(refusal.count), 0, 0, 0] + refusal).write(to: URL(fileURLWithPath: refusalFile))
+            let refused = try SyncMessage.decode(refusal)
+            let older = "{ dd bs=1 count=4 of='\(length)' 2>/dev/null; set -- $(od -An -tu1 '\(length)'); "
+                + "head -c $(($1 + $2 * 256 + $3 * 65536 + $4 * 16777216)) >/dev/null; cat '\(refusalFile)'; exec \(serve); }"
+            for (peer, stated, version) in [(serve, true, 5), (older, false, 3)] as [(String, Bool, UInt64)] {
+                let store = runner.directory + "/here-\(version).quire", answers = runner.directory + "/answers-\(version)"
+                try runner.ok(["init"], store: store)
+                try runner.ok(["sync", "--via", "\(peer) | tee '\(answers)'"], store: store)
+                #expect(try runner.ok(["note", "show", trip], store: store).contains("Rome"))
+
+                // The answers as they came: a 4-byte little-endian length, then the message, each.
+                var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: answers)))[...]
+                var messages: [SyncMessage] = []
+                while bytes.count >= 4 {
+                    let count = bytes.prefix(4).reversed().reduce(0) { $0 << 8 | Int($1) }
+                    messages.append(try SyncMessage.decode(Array(bytes.dropFirst(4).prefix(count))))
+                    bytes = bytes.dropFirst(4 + count)
+                }
+                #expect(messages.first == (stated ? .bundleVersions(Set(ChangeEncoding.readVersions)) : refused), "\(messages)")
+                guard messages.count > 1, case .response(let response) = messages[1] else { Issue.record("\(messages)"); continue }
+                let versions = response.documents.flatMap(\.bundles).map { UInt64($0[4]) }
+                #expect(!versions.isEmpty && versions.allSatisfy { $0 == version }, "\(version): \(versions)")
+            }
         }
     }
 

@@ -194,6 +194,10 @@ public enum StdioFraming {
     /// `timeout`: once begun, a request must come, and its answer go, within
     /// `timeout` as `read` and `write` say. A request over `maxFrameBytes` is
     /// read and dropped and answered with a 413 failure, as the HTTP server does.
+    /// The versions of change bundles a client states it reads (at the start
+    /// of its session: `SyncMessage.bundleVersions`) hold for its requests
+    /// after; a client that states none is answered in
+    /// `ChangeEncoding.olderReadersVersion`, as one before them.
     @discardableResult
     public static func serve(_ service: some SyncService, access: Access = .unrestricted,
                              input: FileHandle = .standardInput, output: FileHandle = .standardOutput,
@@ -201,12 +205,13 @@ public enum StdioFraming {
         // A client that closed its end would otherwise kill the process with
         // SIGPIPE at the next answer; the write fails with EPIPE instead, said as such.
         signal(SIGPIPE, SIG_IGN)
+        var readsBundleVersions = Set<UInt64>()
         while true {
             if let idleTimeout, try !inputArrives(on: input, within: idleTimeout) { return .idle(seconds: idleTimeout) }
             let answer: [UInt8]
             do {
                 guard let request = try read(from: input, timeout: timeout, dropOversized: true) else { return .inputEnded }
-                answer = await service.respond(toMessage: request, access: access)
+                answer = await service.respond(toMessage: request, access: access, readsBundleVersions: &readsBundleVersions)
             } catch let failure as SyncFailure where failure.status == 413 {
                 // Only an oversized frame is refused with 413 here, once its bytes are dropped: the next frame is in step.
                 answer = SyncMessage.failure(failure).encoded()

@@ -3,7 +3,8 @@ import Quire
 /// The binary form of sync messages (`Specs/sync.md`, "Messages"): an
 /// `Envelope` with magic `QSYN`, version 1, whose body is
 /// `kind (byte) | flags (byte) | payload`, the payload zstd-compressed when
-/// flag bit 0 is set.
+/// flag bit 0 is set. Kind 4, `bundleVersions`, is stdio's alone, since
+/// review202: a peer before it refuses it (400, `unknown message kind`).
 ///
 ///     let bytes = SyncMessage.request(request).encoded()
 ///     guard case .request(let received) = try SyncMessage.decode(bytes, limits: .init()) else { ... }
@@ -11,6 +12,10 @@ public enum SyncMessage: Hashable, Sendable {
     case request(SyncRequest)
     case response(SyncResponse)
     case failure(SyncFailure)
+    /// The `QCHG` versions the sender reads: over stdio, which carries no
+    /// header, a client's statement for the requests after it
+    /// (`SyncRequest.readsBundleVersions`), and a peer's answer to it.
+    case bundleVersions(Set<UInt64>)
 
     static let magic = Array("QSYN".utf8)
     static let version: UInt64 = 1
@@ -18,7 +23,7 @@ public enum SyncMessage: Hashable, Sendable {
     /// saves too little to pay for the work.
     static let compressionThreshold = 1024
 
-    fileprivate enum Kind: UInt8 { case request = 1, response = 2, failure = 3 }
+    fileprivate enum Kind: UInt8 { case request = 1, response = 2, failure = 3, bundleVersions = 4 }
     private static let compressedFlag: UInt8 = 1
     private static let moreFlag: UInt8 = 1, cursorResetFlag: UInt8 = 2
 
@@ -76,6 +81,9 @@ public enum SyncMessage: Hashable, Sendable {
             payload.writeString(failure.message)
             // Clamped as `decode` clamps: a delay a peer sent, of any size, encodes again.
             payload.writeVarint(failure.retryAfterSeconds.map { UInt64(clamping: $0) + 1 } ?? 0)
+        case .bundleVersions(let versions):
+            kind = .bundleVersions
+            payload.writeString(SyncRequest.statement(ofBundleVersions: versions))
         }
         var body = [kind.rawValue, 0]
         if payload.bytes.count >= Self.compressionThreshold,
@@ -153,6 +161,12 @@ public enum SyncMessage: Hashable, Sendable {
                 let retryAfter = try reader.readVarint("the retry delay")
                 message = .failure(SyncFailure(status: status, text,
                                                retryAfterSeconds: retryAfter == 0 ? nil : Int(clamping: retryAfter - 1)))
+            case .bundleVersions:
+                let stated = try reader.readString("the bundle versions")
+                guard let versions = SyncRequest.bundleVersions(stated: stated) else {
+                    throw DecodingError.invalid(SyncRequest.refusal(ofBundleVersions: stated, in: "the bundle versions"))
+                }
+                message = .bundleVersions(versions)
             }
             guard reader.isAtEnd else { throw DecodingError.invalid("\(reader.remaining) bytes follow the message") }
             return message

@@ -1,3 +1,4 @@
+import Foundation
 import Quire
 
 /// One document in a sync message: a version vector and changes.
@@ -68,14 +69,16 @@ public struct SyncRequest: Hashable, Sendable {
     /// A client with more documents than a message holds states them a
     /// range at a time.
     public var range: DocumentRange
-    /// The `QCHG` versions the client reads; none when the request does
-    /// not say (a client before review190, or one over stdio): the answer's
-    /// bundles are then in `ChangeEncoding.olderReadersVersion`, which every
-    /// build reads, and in `ChangeEncoding.version` only when it is here
-    /// (`Specs/sync.md`, "Mixed versions of Quire"). Not in the message,
-    /// after which a server before it refuses any byte: over HTTP it is
-    /// the `Quire-Bundle-Versions` header (`HTTPSyncTransport`), which a
-    /// server before it ignores.
+    /// The `QCHG` versions the client reads; none when the client does
+    /// not say (one before review190, or over stdio before review202): the
+    /// answer's bundles are then in `ChangeEncoding.olderReadersVersion`,
+    /// which every build reads, and in `ChangeEncoding.version` only when
+    /// it is here (`Specs/sync.md`, "Mixed versions of Quire"). Not in the
+    /// message, after which a server before it refuses any byte: over HTTP
+    /// it is the `Quire-Bundle-Versions` header (`HTTPSyncTransport`), which
+    /// a server before it ignores; over stdio a message of its own at the
+    /// start of the session (`SyncMessage.bundleVersions`), which a peer
+    /// before it refuses as a kind it does not know, and goes on.
     public var readsBundleVersions: Set<UInt64>
 
     public init(cursor: SyncCursor?, waitMilliseconds: UInt64 = 0, documents: [SyncDocument], range: DocumentRange = .all,
@@ -89,6 +92,36 @@ public struct SyncRequest: Hashable, Sendable {
 
     /// The version the answer's bundles are written in (`readsBundleVersions`).
     public var answerBundleVersion: UInt64 { ChangeEncoding.writtenVersion(forReaderOf: readsBundleVersions) }
+
+    /// The longest statement of versions taken, far above any real list:
+    /// one of megabytes (a stdio frame may hold 64 MiB) would take 16 times
+    /// its size in memory, split at its commas, before it is refused.
+    public static let maxBundleVersionsStatementBytes = 256
+
+    /// `versions` as a client states them: decimal numbers separated by
+    /// commas, in order (`1,3,5` from this build).
+    public static func statement(ofBundleVersions versions: some Sequence<UInt64>) -> String {
+        versions.sorted().map(String.init).joined(separator: ",")
+    }
+
+    /// The versions a statement lists (`statement(ofBundleVersions:)`; a
+    /// space around a number is taken); nil when it is not a list of
+    /// versions, or is longer than `maxBundleVersionsStatementBytes`.
+    public static func bundleVersions(stated value: String) -> Set<UInt64>? {
+        guard value.utf8.count <= maxBundleVersionsStatementBytes else { return nil }
+        var versions = Set<UInt64>()
+        for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let version = UInt64(item.trimmingCharacters(in: .whitespaces)) else { return nil }
+            versions.insert(version)
+        }
+        return versions
+    }
+
+    /// Why a statement of versions (`stated`, in `place`) is refused.
+    static func refusal(ofBundleVersions stated: String, in place: String) -> String {
+        "\(place) must list change bundle format versions, whole numbers separated by commas "
+            + "(\(maxBundleVersionsStatementBytes) bytes at most), not \"\(stated.prefix(100))\""
+    }
 }
 
 /// The documents whose ids (compared as bytes) come after `after` and up

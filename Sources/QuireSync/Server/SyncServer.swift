@@ -99,9 +99,8 @@ public final class SyncServer: SyncService {
             }
             guard case .request(var syncRequest) = message else { throw SyncFailure(status: 400, "expected a sync request") }
             if let stated = request.headers[HTTPSyncTransport.bundleVersionsHeader] {
-                guard let versions = HTTPSyncTransport.bundleVersions(stated: stated) else {
-                    throw SyncFailure(status: 400, "the \(HTTPSyncTransport.bundleVersionsHeader) header must list change bundle "
-                        + "format versions, whole numbers separated by commas, not \"\(stated.prefix(100))\"")
+                guard let versions = SyncRequest.bundleVersions(stated: stated) else {
+                    throw SyncFailure(status: 400, SyncRequest.refusal(ofBundleVersions: stated, in: "the \(HTTPSyncTransport.bundleVersionsHeader) header"))
                 }
                 syncRequest.readsBundleVersions = versions
             }

@@ -12,13 +12,25 @@ public protocol SyncService: Sendable {
 extension SyncService {
     /// Decodes a request, answers it and encodes the answer (a failure
     /// message for a refusal): the whole exchange as bytes, for transports
-    /// that carry no status of their own (stdio, tests).
-    public func respond(toMessage bytes: [UInt8], access: Access, limits: SyncMessage.Limits = .init()) async -> [UInt8] {
+    /// that carry no status of their own (stdio, tests). The request is
+    /// answered for a client that reads `readsBundleVersions`, which a
+    /// statement of them (`SyncMessage.bundleVersions`, stdio's
+    /// `Quire-Bundle-Versions` header) sets for the requests after it; the
+    /// statement is answered with the versions this build reads. A
+    /// statement that lists no versions is refused (400) and changes nothing.
+    public func respond(toMessage bytes: [UInt8], access: Access, limits: SyncMessage.Limits = .init(),
+                        readsBundleVersions: inout Set<UInt64>) async -> [UInt8] {
         do {
-            guard case .request(let request) = try SyncMessage.decode(bytes, limits: limits) else {
+            switch try SyncMessage.decode(bytes, limits: limits) {
+            case .request(var request):
+                request.readsBundleVersions = readsBundleVersions
+                return SyncMessage.response(try await respond(to: request, access: access)).encoded()
+            case .bundleVersions(let versions):
+                readsBundleVersions = versions
+                return SyncMessage.bundleVersions(Set(ChangeEncoding.readVersions)).encoded()
+            case .response, .failure:
                 return SyncMessage.failure(SyncFailure(status: 400, "expected a sync request")).encoded()
             }
-            return SyncMessage.response(try await respond(to: request, access: access)).encoded()
         } catch let error as SyncMessage.DecodeError {
             return SyncMessage.failure(SyncFailure(decoding: error)).encoded()
         } catch let failure as SyncFailure {
@@ -26,6 +38,14 @@ extension SyncService {
         } catch {
             return SyncMessage.failure(SyncFailure(status: 500, "\(error)")).encoded()
         }
+    }
+
+    /// `respond(toMessage:access:limits:readsBundleVersions:)` for a client
+    /// that has stated no versions: a request is answered in
+    /// `ChangeEncoding.olderReadersVersion`.
+    public func respond(toMessage bytes: [UInt8], access: Access, limits: SyncMessage.Limits = .init()) async -> [UInt8] {
+        var statedNone = Set<UInt64>()
+        return await respond(toMessage: bytes, access: access, limits: limits, readsBundleVersions: &statedNone)
     }
 }
 

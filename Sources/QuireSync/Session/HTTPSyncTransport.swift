@@ -22,22 +22,11 @@ public struct HTTPSyncTransport: SyncTransport {
     /// changes were new to it (`SyncAnswer.newChanges`), a decimal count.
     public static let newChangesHeader = "Quire-New-Changes"
     /// The request header in which a client states the `QCHG` versions it
-    /// reads (`SyncRequest.readsBundleVersions`), decimal numbers separated
-    /// by commas: `1,3,5` from this build. A header, not a field of the
-    /// request: a server before it refuses bytes after the message, and
-    /// ignores a header it does not know.
+    /// reads (`SyncRequest.readsBundleVersions`), as
+    /// `SyncRequest.statement(ofBundleVersions:)` writes them: `1,3,5` from
+    /// this build. A header, not a field of the request: a server before it
+    /// refuses bytes after the message, and ignores a header it does not know.
     public static let bundleVersionsHeader = "Quire-Bundle-Versions"
-
-    /// The versions a `bundleVersionsHeader` value states; nil when it is
-    /// not a list of versions.
-    public static func bundleVersions(stated value: String) -> Set<UInt64>? {
-        var versions = Set<UInt64>()
-        for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let version = UInt64(item.trimmingCharacters(in: .whitespaces)) else { return nil }
-            versions.insert(version)
-        }
-        return versions
-    }
 
     /// A transport to the server at `server` (its base URL, as `quire
     /// serve` prints it), sending `token` as a bearer token (nil for a
@@ -59,7 +48,7 @@ public struct HTTPSyncTransport: SyncTransport {
     public func exchangeCountingNew(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> SyncAnswer {
         let response: HTTPClient.Response
         do {
-            let readVersions = ChangeEncoding.readVersions.map(String.init).joined(separator: ",")
+            let readVersions = SyncRequest.statement(ofBundleVersions: ChangeEncoding.readVersions)
             let headers = HTTPHeaders([(Self.bundleVersionsHeader, readVersions)] + (replica.map { [("Quire-Replica", $0.description)] } ?? []))
             response = try await client.send(.init(method: "POST", url: endpoint, headers: headers, body: request,
                                                    timeout: timeout + longPollSeconds))

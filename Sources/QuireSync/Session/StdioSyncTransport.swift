@@ -1,4 +1,5 @@
 import Foundation
+import QuireCore
 import Synchronization
 import TerminalSafety
 
@@ -11,7 +12,9 @@ import TerminalSafety
 /// its exit status, say in the error why a command ended without answering. A command that goes silent for `timeout`
 /// seconds while an answer is due (or takes no input for that long), or
 /// that trickles a frame slower than `StdioFraming` allows, fails the
-/// exchange and is stopped.
+/// exchange and is stopped. The session's first request follows a
+/// statement of the change bundle versions this build reads, so that a
+/// peer answers in the newest (`Specs/sync.md`, "Peer to peer").
 ///
 ///     let transport = try StdioSyncTransport(command: "quire --store other.quire serve --stdio")
 ///     defer { transport.close() }
@@ -29,8 +32,15 @@ public final class StdioSyncTransport: SyncTransport {
     /// Written to by `close()`, to end an exchange's wait at once.
     private let interrupt: Pipe
     private let isClosed = Atomic(false)
+    /// Set once the session's first request went, after the statement of
+    /// the change bundle versions this build reads.
+    private let isStated = Atomic(false)
     private let errorOutput = CommandErrorOutput()
     public var otherSide: SyncOtherSide { .peer }
+
+    /// The first frame of a session: the versions this build reads
+    /// (`SyncMessage.bundleVersions`), so that a peer answers in the newest.
+    private static let statement = SyncMessage.bundleVersions(Set(ChangeEncoding.readVersions)).encoded()
 
     /// Starts `command` now; it runs until `close()`. Throws what
     /// `Process.run()` throws when `/bin/sh` cannot be started; a command
@@ -65,15 +75,33 @@ public final class StdioSyncTransport: SyncTransport {
             guard !isClosed.load(ordering: .sequentiallyConsistent) else { return .failure(StdioFraming.StreamError.interrupted) }
             guard let running = process else { return .success(nil) }
             let interrupt = interrupt.fileHandleForReading.fileDescriptor
+            // The session's first request goes right after a statement of the
+            // versions this build reads, as HTTP's header states them: the
+            // peer answers it before it reads the request, so it costs no round trip.
+            let stating = !isStated.exchange(true, ordering: .sequentiallyConsistent)
             do {
                 do {
+                    if stating { try StdioFraming.write(Self.statement, to: toPeer, timeout: timeout, interrupt: interrupt) }
                     try StdioFraming.write(request, to: toPeer, timeout: timeout, interrupt: interrupt)
                 } catch StdioFraming.StreamError.system(_, EPIPE) {
                     // The command stopped reading (it ended, say): what it
                     // wrote before, if anything, is still to be read and tells why.
                 }
-                let answer = try StdioFraming.read(from: fromPeer, timeout: timeout, firstByteWithin: timeout + longPollSeconds,
-                                                   interrupt: interrupt)
+                func readAnswer() throws -> [UInt8]? {
+                    try StdioFraming.read(from: fromPeer, timeout: timeout, firstByteWithin: timeout + longPollSeconds, interrupt: interrupt)
+                }
+                // A peer states what it reads; one before review202 refuses the
+                // kind of message it does not know (400), stores nothing and
+                // goes on, answering in version 3, which this build reads.
+                if stating, let stated = try readAnswer() {
+                    switch try? SyncMessage.decode(stated) {
+                    case .bundleVersions?, .failure?: break
+                    default:
+                        return .failure(SyncError.protocolViolation("the command \"\(command)\" answered the statement of the change bundle "
+                            + "versions this build reads with neither its own nor a refusal", otherSide: .peer))
+                    }
+                }
+                let answer = try readAnswer()
                 if answer == nil { ending = describeEnding(of: running) }
                 return .success(answer)
             } catch {
@@ -92,6 +120,7 @@ public final class StdioSyncTransport: SyncTransport {
         case .success(nil): throw .unreachable("the command \"\(command)\" ended without answering\(ending)", otherSide: .peer)
         case .failure(StdioFraming.StreamError.interrupted):
             throw .unreachable("the transport to the command \"\(command)\" was closed during the sync", otherSide: .peer)
+        case .failure(let violation as SyncError): throw violation
         // Bytes came, but not in frames: a shell's greeting, a program that is not `quire serve --stdio`.
         case .failure(let failure as SyncFailure):
             throw .protocolViolation("the command \"\(command)\" answered with something that is not a sync message (\(failure.message))\(ending)", otherSide: .peer)

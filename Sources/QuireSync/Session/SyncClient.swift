@@ -227,6 +227,8 @@ public struct SyncClient: Sendable {
                 try await storeWork(&session) { session in try handleRefusal(failure, &session) }
             case .request:
                 throw .protocolViolation("it answered with a request")
+            case .bundleVersions:
+                throw .protocolViolation("it answered a request with a statement of the change bundle versions it reads")
             case .response(let response):
                 let done = try await storeWork(&session) { session in try apply(response, newChanges: newChanges, &session) }
                 // Totals, said to be: `round 2: sent 1, received 9` read as 9 more.
