@@ -5,8 +5,8 @@ import Testing
 /// these check that copies stay apart and that growing keeps every element.
 @Suite struct ArenaTests {
     @Test func growingPastTheThirdsThresholdKeepsEveryElement() {
-        // 4 MiB of 8-byte elements is 524,288: past it the arena grows by a
-        // third at a time, through several moves of its block.
+        // 512 KiB of 8-byte elements is 65,536: past it the arena grows in
+        // steps of about a tenth, through many moves of its block.
         var arena = Arena<UInt64>()
         var model: [UInt64] = []
         for value in 0..<UInt64(1_500_000) {
@@ -18,18 +18,30 @@ import Testing
         #expect(arena.withUnsafeBufferPointer { Array($0) } == model)
     }
 
-    @Test func anArenaDoublesBelow512KiBAndGrowsByAThirdFromIt() {
+    @Test func anArenaDoublesBelow512KiBAndFromItStepsThroughEveryThird() {
         // Its spare room counts in a document's memory: B2.4's span arena,
-        // doubled from 2 MB, held 3.9 MB for 2.0 MB of leaves.
+        // doubled from 2 MB, held 3.9 MB for 2.0 MB of leaves; grown by
+        // whole thirds, merge-k32-m10000's held 327,298 slots for 261,984.
         var arena = Arena<Int32>()
         arena.append(repeating: 1, count: 65_536)  // 256 KiB, full
         #expect(arena.capacity == 65_536)
         arena.append(2)
         #expect(arena.capacity == 131_072)  // 512 KiB
-        arena.append(repeating: 3, count: 131_072 - arena.count)
-        arena.append(4)
-        #expect(arena.capacity == 131_072 + 131_072 / 3)
-        #expect(arena.count == 131_073 && arena[65_536] == 2 && arena[131_071] == 3 && arena[131_072] == 4)
+        var capacities: [Int] = []
+        for value in Int32(3)...8 {
+            arena.append(repeating: value, count: arena.capacity - arena.count)
+            arena.append(value)
+            capacities.append(arena.capacity)
+        }
+        // Three steps to 131,072 + 131,072 / 3, then three to 174,762 + 174,762 / 3.
+        #expect(capacities == [145_636, 160_200, 174_762, 194_180, 213_598, 233_016])
+        #expect(arena.count == 213_599 && arena[65_536] == 2 && arena[131_072] == 3 && arena[194_180] == 7 && arena[213_598] == 8)
+
+        // A capacity reserved starts a new third from itself.
+        var reserved = Arena<Int32>()
+        reserved.reserveCapacity(300_000)
+        reserved.append(repeating: 1, count: 300_001)
+        #expect(reserved.capacity == 333_334)
     }
 
     @Test func aCopyKeepsItsElementsWhenTheOriginalChanges() {

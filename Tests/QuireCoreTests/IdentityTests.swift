@@ -32,6 +32,15 @@ import CarrylessCRC32
         }
     }
 
+    /// The readiness check of a change's parents, in both apply paths.
+    @Test func aVersionVectorContainsAllParentsOnlyWhenItContainsEach() {
+        let vector: VersionVector = [ReplicaID(1): 5, ReplicaID(2): 3]
+        let held = [OpID(replica: ReplicaID(1), counter: 5), OpID(replica: ReplicaID(2), counter: 1)]
+        #expect(vector.containsAll([]) && vector.containsAll(held))
+        #expect(!vector.containsAll(held + [OpID(replica: ReplicaID(2), counter: 4)]))
+        #expect(!vector.containsAll([OpID(replica: ReplicaID(3), counter: 1)] + held))
+    }
+
     @Test func stampsOrderByLamportThenReplica() {
         let a = Stamp(lamport: 5, replica: ReplicaID(9))
         let b = Stamp(lamport: 6, replica: ReplicaID(1))

@@ -27,6 +27,9 @@ struct Arena<Element: BitwiseCopyable> {
         private(set) var base: UnsafeMutablePointer<Element>
         var count = 0
         private(set) var capacity: Int
+        /// The capacity the arena's current step of a third started from
+        /// (`grownCapacity(stride:)`).
+        private var thirdStart = 0
 
         init(capacity: Int) {
             base = Self.reallocate(nil, capacity: capacity)
@@ -47,6 +50,19 @@ struct Arena<Element: BitwiseCopyable> {
             guard capacity != self.capacity else { return }
             base = Self.reallocate(base, capacity: capacity)
             self.capacity = capacity
+        }
+
+        /// The room after `capacity` when the arena is full: double below
+        /// `growsInThirdsFrom`; from there, every capacity that growing by a
+        /// third at a time reaches, and between each two `stepsInAThird - 1`
+        /// more, evenly spaced. A new step starts from a capacity that is not
+        /// inside the current one (the first past the threshold, or one that
+        /// `reserveCapacity` or a copy made).
+        func grownCapacity(stride: Int) -> Int {
+            guard capacity * stride >= Arena.growsInThirdsFrom else { return 2 * capacity }
+            if capacity >= thirdStart + thirdStart / 3 || capacity < thirdStart { thirdStart = capacity }
+            let third = thirdStart / 3
+            return Swift.min(thirdStart + third, capacity + (third + Arena.stepsInAThird - 1) / Arena.stepsInAThird)
         }
 
         private static func reallocate(_ base: UnsafeMutablePointer<Element>?, capacity: Int) -> UnsafeMutablePointer<Element> {
@@ -173,25 +189,30 @@ struct Arena<Element: BitwiseCopyable> {
         base = storage.base
     }
 
-    /// Where an arena starts growing by a third rather than doubling:
+    /// Where an arena starts growing by thirds rather than doubling:
     /// 512 KiB, not the 4 MiB of arrays. The arenas hold most of a
     /// document's memory, and their spare room counts in it: a doubling step
     /// at 2 MB left B2.4's span arena half empty (3.9 MB for 2.0 MB of
     /// leaves) once its text passed 2,048 leaves. Below 512 KiB (546 leaves,
     /// 512 pages of the id index) they double as before and make the same
-    /// copies; past it, growing a third at a time copies about three times
-    /// the final size instead of once where `realloc` cannot remap (glibc
-    /// remaps only blocks it mmapped, and raises its mmap threshold to
-    /// 32 MiB as a process frees large blocks).
-    private static var growsByAThirdFrom: Int { 512 << 10 }
+    /// copies; past it, growing in small steps copies several times the final
+    /// size instead of once where `realloc` cannot remap (glibc remaps only
+    /// blocks it mmapped, and raises its mmap threshold to 32 MiB as a
+    /// process frees large blocks).
+    fileprivate static var growsInThirdsFrom: Int { 512 << 10 }
 
-    /// Room for `added` more elements, grown as `grownCapacity` says.
+    /// How many steps a growth by a third takes. Whole thirds left an arena
+    /// that just passed a step a quarter empty: merge-k32-m10000's 261,984
+    /// span slots in 327,298. The steps between keep every capacity the
+    /// thirds reach, so no arena ends larger than whole thirds would leave it.
+    fileprivate static var stepsInAThird: Int { 3 }
+
+    /// Room for `added` more elements, grown as `Storage.grownCapacity` says.
     private mutating func growIfNeeded(adding added: Int) {
         makeUnique()
         let needed = storage.count + added
         guard needed > storage.capacity else { return }
-        let grown = grownCapacity(storage.capacity, stride: MemoryLayout<Element>.stride, byAThirdFrom: Self.growsByAThirdFrom)
-        storage.resize(to: Swift.max(needed, grown, 16))
+        storage.resize(to: Swift.max(needed, storage.grownCapacity(stride: MemoryLayout<Element>.stride), 16))
         base = storage.base
     }
 

@@ -61,7 +61,7 @@ extension Document {
             return .duplicate
         }
         if change.id.counter <= seen { throw .conflictingChange(change.id) }
-        let isReady = change.id.counter == seen + 1 && change.parents.allSatisfy(versionVector.contains)
+        let isReady = change.id.counter == seen + 1 && versionVector.containsAll(change.parents)
         // This replica's next local operations take the counters after `seen`:
         // a change of its own left waiting would clash with them.
         guard isReady || change.replica != replica else {

@@ -84,7 +84,7 @@ extension Document {
                 // (A change that continues `unnoted` names its last change alone.)
                 let isReady = unnoted.isEmpty
                     ? current.id.counter == versionVector[current.id.replica] + 1
-                        && Self.areSortedAndDistinct(current.parents) && current.parents.allSatisfy(versionVector.contains)
+                        && Self.areSortedAndDistinct(current.parents) && versionVector.containsAll(current.parents)
                     : current.id.counter == unnoted.lastID.counter + 1
                 guard isReady else { inOrder = false; break reading }
                 // A change of one edit that no later change can carry on (most

@@ -577,15 +577,15 @@ extension Array {
     }
 }
 
-/// The room a full array (or `Arena`) of `capacity` elements of `stride`
-/// bytes makes: double while small, as `append` does, but a third more once
-/// it holds `threshold` bytes (4 MiB unless the caller says). The arrays
-/// that hold most of a large document then keep at most a quarter of their
-/// memory spare instead of half, for two more copies of each element in
-/// all; many small copies would cost more than they save.
+/// The room a full array of `capacity` elements of `stride` bytes makes:
+/// double while small, as `append` does, but a third more once it holds
+/// 4 MiB. The arrays that hold most of a large document then keep at most a
+/// quarter of their memory spare instead of half, for two more copies of
+/// each element in all; many small copies would cost more than they save.
+/// (`Arena` grows in its own steps.)
 @usableFromInline
-func grownCapacity(_ capacity: Int, stride: Int, byAThirdFrom threshold: Int = 4 << 20) -> Int {
-    capacity * stride >= threshold ? capacity + capacity / 3 : 2 * capacity
+func grownCapacity(_ capacity: Int, stride: Int) -> Int {
+    capacity * stride >= 4 << 20 ? capacity + capacity / 3 : 2 * capacity
 }
 
 /// Whether room for `capacity` elements holding `count` is worth giving
