@@ -134,44 +134,4 @@ import QuireTestSupport
         let loaded = try Document(snapshot: snapshot, replica: ReplicaID(99))
         #expect(try loaded.allChanges() == doc.allChanges())
     }
-
-    /// The records' bundle sizes its values while writing the columns and
-    /// writes them when sealed, straight into its bytes (`BundleWriter`'s
-    /// `writeValuesAtSealing`): values of every kind and size, put and
-    /// inserted into a list (several in one insert too), read back as they
-    /// were, from the records' bundle alone and through a snapshot, with
-    /// the history held as records alone and bundled every few changes.
-    @Test(arguments: [1 << 14, 5])
-    func recordedValuesOfEveryKindAndSizeReadBack(bundleSize: Int) throws {
-        let values: [ScalarValue] = [
-            .null, .bool(false), .bool(true), .int(0), .int(-1), .int(63), .int(-64), .int(64), .int(1 << 40), .int(.max), .int(.min),
-            .double(0), .double(-1.5), .double(.infinity), .string(""), .string("é"), .string(String(repeating: "ab", count: 100)),
-            .string(String(repeating: "x", count: 20_000)), .bytes([]), .bytes([0, 255]), .bytes([UInt8](repeating: 7, count: 300)),
-        ]
-        var doc = Document(replica: ReplicaID(1))
-        doc.history.bundleSize = bundleSize
-        let list = try doc.transact { tx in try tx.putObject(.root, key: "list", kind: .list) }
-        for (index, value) in values.enumerated() {
-            try doc.transact { tx in
-                try tx.put(.root, key: "k\(index % 4)", value)
-                try tx.insert(list, at: 0, value)
-            }
-        }
-        try doc.transact { tx in
-            try tx.remove(.root, key: "k0")
-            _ = try tx.putObject(.root, key: "map", kind: .map)
-        }
-        let insert = Operation.insert(object: list, origin: nil, content: .values(values.map { .scalar($0) }))
-        try doc.apply(Change(id: OpID(replica: ReplicaID(2), counter: 1), lamport: doc.maxLamport + 1, parents: doc.heads, operations: [insert]))
-        #expect(doc.history.hasRecords)
-        #expect(doc.history.bundles.isEmpty == (bundleSize > 100))
-
-        let changes = try doc.allChanges()
-        if doc.history.bundles.isEmpty {
-            #expect(try ChangeEncoding.decode(doc.history.encodedRecords(), limits: .unlimited, insertedText: doc.objects.insertedText) == changes)
-        }
-        let loaded = try Document(snapshot: doc.encodeSnapshot(), replica: ReplicaID(9))
-        #expect(try loaded.allChanges() == changes)
-        #expect(loaded.encodeSnapshot(includeHistory: false) == doc.encodeSnapshot(includeHistory: false))
-    }
 }

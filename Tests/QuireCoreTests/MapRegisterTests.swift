@@ -74,24 +74,4 @@ import QuireTestSupport
             if let some = model.randomElement(using: &rng) { #expect(register.lamport(of: some.id) == some.lamport) }
         }
     }
-
-    /// A register shares its losing entries with its copies until one of
-    /// them is written: writing one (an entry dropped, the winner
-    /// replaced, the rest indexed, a new loser) leaves the other as it was.
-    @Test func aCopyKeepsItsEntriesWhileTheRegisterIsWritten() {
-        var register = MapRegister()
-        for counter in 1...UInt64(MapRegister.indexedLosers + 8) {
-            let entry = RegisterEntry(id: OpID(replica: ReplicaID(counter), counter: 1), lamport: counter % 7, value: .scalar(.int(Int64(counter))))
-            register.write(entry, replacing: [])
-        }
-        let copy = register
-        let entries = Array(copy)
-        register.write(RegisterEntry(id: OpID(replica: ReplicaID(100), counter: 1), lamport: 99, value: nil),
-                       replacing: [entries[0].id, entries[5].id])
-        register.indexIfLarge()
-        register.write(RegisterEntry(id: OpID(replica: ReplicaID(101), counter: 1), lamport: 0, value: nil), replacing: [])
-        #expect(Array(copy) == entries && copy.count == entries.count)
-        #expect(copy.lamport(of: entries[5].id) == entries[5].lamport)
-        #expect(register.count == entries.count && register.lamport(of: entries[5].id) == nil && register != copy)
-    }
 }

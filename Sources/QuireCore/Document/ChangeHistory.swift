@@ -310,8 +310,7 @@ struct ChangeHistory: Sendable {
             if let parents { for parent in parents { tables.note(parent.replica) } }
             tables.note(operations)
         }
-        let recorded = operations[..<(end == 0 ? 0 : Int(records[end - 1].operationsEnd))]
-        var writer = BundleWriter<ChangeEncoding.ElidedText>(tables, writeValuesAtSealing: { Self.writeValues(of: recorded, to: &$0) })
+        var writer = BundleWriter<ChangeEncoding.ElidedText>(tables)
         forEachRecord(upTo: end) { record, parents, operations in
             writer.append(id: record.id, lamport: record.lamport, width: record.firstWidth, time: record.time,
                           parents: parents, operations: operations)
@@ -320,22 +319,6 @@ struct ChangeHistory: Sendable {
             }
         }
         return writer.finished()
-    }
-
-    /// The values of `operations`' puts and value inserts, in order: a
-    /// bundle's values section, written by the records' bundle at sealing.
-    /// (Keystrokes carry no values.)
-    private static func writeValues(of operations: ArraySlice<Operation>, to body: inout ByteWriter) {
-        operations.withUnsafeBufferPointer { operations in
-            // Matched in place, as `BundleWriter` does.
-            for index in operations.indices {
-                switch operations[index] {
-                case .put(_, _, let value, _): body.writeValue(value)
-                case .insert(_, _, .values(let list)): for value in list { body.writeValue(value) }
-                default: break
-                }
-            }
-        }
     }
 
     /// Calls `body` with each of the first `end` records, its parents (nil

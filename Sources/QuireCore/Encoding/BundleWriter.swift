@@ -93,12 +93,6 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     private let columns: UnsafeMutablePointer<ColumnWriter<Version>>
     private var text = ByteWriter()
     private var values: ByteWriter
-    /// Writes the values of the changes appended, in order, when the
-    /// bundle is sealed, straight into the sealed bytes; nil if they are
-    /// written into `values` as they come. With it, the values are only
-    /// sized here (`valuesSize`).
-    private let writeValuesAtSealing: ((inout ByteWriter) -> Void)?
-    private var valuesSize = 0
     private var changeCount = 0
 
     /// The last counter of each replica so far, by index in `replicaTable`
@@ -114,13 +108,8 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     /// names one replica, which this finds in fewer instructions than a hash.
     private var lastLookup = (replica: ReplicaID(0), index: UInt64.max)
 
-    /// A writer for changes that name only what `tables` noted. Given
-    /// `writeValuesAtSealing`, which writes the changes' values as the
-    /// values section holds them, the writer sizes the values and writes
-    /// none: copied into the sealed bytes from a buffer of their own, the
-    /// 1,540 5 kB strings of crdt-benchmarks B3.3 were 7.7 MB written
-    /// twice each snapshot.
-    init(_ tables: BundleTables, writeValuesAtSealing: ((inout ByteWriter) -> Void)? = nil) {
+    /// A writer for changes that name only what `tables` noted.
+    init(_ tables: BundleTables) {
         replicaTable = tables.replicas.replicas
         replicaIndices = ReplicaIndexTable(replicaTable)
         notedKeys = tables.keys
@@ -130,8 +119,7 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
         var keyIndices = [UInt64](repeating: 0, count: keyNumbers.count)
         for (index, number) in keyNumbers.enumerated() { keyIndices[number] = UInt64(index) }
         self.keyIndices = keyIndices
-        self.writeValuesAtSealing = writeValuesAtSealing
-        values = ByteWriter(reservingCapacity: writeValuesAtSealing == nil ? tables.valueBytes : 0)
+        values = ByteWriter(reservingCapacity: tables.valueBytes)
         lastCounters = .allocate(capacity: replicaTable.count)
         lastCounters.initialize(repeating: 0, count: replicaTable.count)
         columns = .allocate(capacity: Column.allCases.count)
@@ -349,7 +337,7 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
             put(object, .put)
             put(.key, keyIndices[notedKeys.number(of: key)!])
             putPred(pred)
-            putValue(value)
+            values.writeValue(value)
         case let .remove(object, key, pred):
             put(object, .remove)
             put(.key, keyIndices[notedKeys.number(of: key)!])
@@ -376,7 +364,7 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
             putOrigin(origin, of: id)
             width = UInt64(list.count)
             put(.valueCount, width)
-            for value in list { putValue(value) }
+            for value in list { values.writeValue(value) }
         case let .delete(object, target):
             put(object, .delete)
             put(.deleteReplica, replicaIndex(target.start.replica))
@@ -424,12 +412,6 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
         }
     }
 
-    /// A put's or a value insert's value, into the values, or only sized.
-    @inline(__always)
-    private mutating func putValue(_ value: NewValue) {
-        if writeValuesAtSealing == nil { values.writeValue(value) } else { valuesSize += ByteWriter.writtenSize(of: value) }
-    }
-
     private mutating func putPred(_ pred: [OpID]) {
         put(.predCount, UInt64(pred.count))
         for id in pred {
@@ -447,8 +429,7 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
         for index in Column.allCases.indices { finishedColumns.append(columns[index].finish()) }
         return FinishedBundle(version: Version.version,
                               replicaTable: replicaTable, keyTable: keyTable, changeCount: changeCount,
-                              columns: finishedColumns, text: text.bytes,
-                              values: writeValuesAtSealing.map { .writtenAtSealing(size: valuesSize, write: $0) } ?? .written(values.bytes))
+                              columns: finishedColumns, text: text.bytes, values: values.bytes)
     }
 }
 
@@ -495,21 +476,7 @@ struct FinishedBundle {
     let changeCount: Int
     let columns: [[UInt8]]
     let text: [UInt8]
-    let values: Values
-
-    /// The values section's contents.
-    enum Values {
-        case written([UInt8])
-        /// `size` bytes, which `write` appends when the bundle is sealed.
-        case writtenAtSealing(size: Int, write: (inout ByteWriter) -> Void)
-
-        var size: Int {
-            switch self {
-            case .written(let bytes): bytes.count
-            case .writtenAtSealing(let size, _): size
-            }
-        }
-    }
+    let values: [UInt8]
 
     /// The body's exact size: a bundle kept in a history carries no
     /// slack, and the body is not moved once written.
@@ -517,7 +484,7 @@ struct FinishedBundle {
         func counted(_ count: Int) -> Int { ByteWriter.varintSize(UInt64(count)) + count }
         var size = ByteWriter.varintSize(UInt64(replicaTable.count)) + replicaTable.count * 8
             + ByteWriter.varintSize(UInt64(keyTable.count)) + ByteWriter.varintSize(UInt64(changeCount))
-            + counted(text.count) + counted(values.size)
+            + counted(text.count) + counted(values.count)
         for key in keyTable { size += counted(key.utf8.count) }
         for column in columns { size += counted(column.count) }
         return size
@@ -543,17 +510,7 @@ struct FinishedBundle {
             body.writeVarint(changeCount)
             for column in columns { body.writeData(column) }
             body.writeData(text)
-            switch values {
-            case .written(let bytes):
-                body.writeData(bytes)
-            case .writtenAtSealing(let size, let write):
-                body.writeVarint(size)
-                // None to write: no pass over a text's operations for them.
-                guard size > 0 else { break }
-                let start = body.bytes.count
-                write(&body)
-                precondition(body.bytes.count - start == size, "the values written at sealing are not the size counted")
-            }
+            body.writeData(values)
             return []
         }
     }

@@ -353,19 +353,6 @@ extension ByteWriter {
         }
     }
 
-    /// The bytes `writeValue(value)` writes: a tag, then a varint, eight
-    /// bytes, a kind, or a length and the contents.
-    static func writtenSize(of value: NewValue) -> Int {
-        switch value {
-        case .scalar(.null), .scalar(.bool): 1
-        case .scalar(.int(let x)): 1 + varintSize(zigzag(x))
-        case .scalar(.double): 1 + 8
-        case .scalar(.string(let string)): 1 + varintSize(UInt64(string.utf8.count)) + string.utf8.count
-        case .scalar(.bytes(let bytes)): 1 + varintSize(UInt64(bytes.count)) + bytes.count
-        case .object: 2
-        }
-    }
-
     /// The most bytes `writeValue(value)` writes: a tag, then a varint,
     /// eight bytes, a kind, or a length and the contents.
     static func writtenSizeBound(of value: NewValue) -> Int {

@@ -5,15 +5,6 @@ extension String {
     /// combining accent), which Quire keeps apart: document ids, map keys
     /// (`MapKey`), string values and texts compare this way.
     public func hasSameBytes(as other: String) -> Bool {
-        // One string value bit for bit, a small string's bytes in place or
-        // one shared storage, holds the same bytes: the check `==` starts
-        // with. Equal map keys mostly are (small strings): compared through
-        // the closures below, each key a bundle's writer looked up cost
-        // about 200 instructions (crdt-benchmarks B3.2's snapshot).
-        if MemoryLayout<String>.size == MemoryLayout<(UInt64, UInt64)>.size,
-           unsafeBitCast(self, to: (UInt64, UInt64).self) == unsafeBitCast(other, to: (UInt64, UInt64).self) {
-            return true
-        }
         let x = utf8, y = other.utf8
         guard x.count == y.count else { return false }
         // Native strings hold their UTF-8 contiguously: compared as buffers,
