@@ -113,7 +113,7 @@ import QuireTestSupport
             var writer = ColumnWriter<Version>()
             for value in values { writer.append(value) }
             let bytes = writer.finish()
-            var reader = ColumnReader(ByteReader(bytes), name: "test", form: form)
+            var reader = ColumnReader(ByteReader(bytes), column: .changeReplica, form: form)
             var read: [UInt64] = []
             while read.count < values.count {
                 // Peeking reports a run it does not consume; a literal is a run of one.
@@ -132,7 +132,7 @@ import QuireTestSupport
     @Test func aColumnsRemainingSumSaturates() throws {
         var writer = ColumnWriter<ChangeEncoding.ElidedText>()
         for value in [1, UInt64.max, 2, 2] { writer.append(value) }
-        var reader = ColumnReader(ByteReader(writer.finish()), name: "test", form: .literalRuns)
+        var reader = ColumnReader(ByteReader(writer.finish()), column: .changeReplica, form: .literalRuns)
         #expect(try reader.remainingSum() == .max)
         _ = try reader.next()
         #expect(try reader.remainingSum() == .max)
@@ -186,7 +186,7 @@ import QuireTestSupport
     @Test(arguments: [ColumnForm.literalRuns, .reusedRepeats])
     func damagedLiteralRunsAreErrorsNamingTheColumn(form: ColumnForm) throws {
         func read(_ bytes: [UInt8], values: Int) throws(DecodingError) {
-            var reader = ColumnReader(ByteReader(bytes), name: "originCounter", form: form)
+            var reader = ColumnReader(ByteReader(bytes), column: .originCounter, form: form)
             for _ in 0..<values { _ = try reader.next() }
             try reader.checkFinished()
         }
@@ -200,7 +200,7 @@ import QuireTestSupport
 
     @Test func damagedRunsOfTheLastRepeatedValueAreErrorsNamingTheColumn() throws {
         func read(_ bytes: [UInt8], values: Int) throws(DecodingError) {
-            var reader = ColumnReader(ByteReader(bytes), name: "parentCount", form: .reusedRepeats)
+            var reader = ColumnReader(ByteReader(bytes), column: .parentCount, form: .reusedRepeats)
             for _ in 0..<values { _ = try reader.next() }
             try reader.checkFinished()
         }

@@ -114,6 +114,9 @@ public enum ChangeEncoding {
             "deleteReplica", "deleteCounter", "deleteLength",
             "key", "predCount", "predReplica", "predCounter", "incrementDelta",
         ]
+
+        /// The column's name, for error messages.
+        var name: String { Self.names[rawValue] }
     }
 
     enum Kind: UInt64 {
