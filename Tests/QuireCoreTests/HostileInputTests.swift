@@ -199,7 +199,7 @@ import QuireTestSupport
         body.writeVarint(1); body.writeString("t")
         body.writeVarint(2)
         for column in ChangeEncoding.Column.allCases {
-            var writer = ColumnWriter<ChangeEncoding.Sent>()
+            var writer = ColumnWriter<ReusedRepeatColumns>()
             for value in values[column.rawValue] { writer.append(value) }
             body.writeData(rawColumns[column] ?? writer.finish())
         }

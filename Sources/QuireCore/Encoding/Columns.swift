@@ -22,6 +22,26 @@ enum ColumnForm {
     }
 }
 
+/// A `ColumnForm` that `ColumnWriter` writes, as a type: the writer is
+/// compiled for each form written, which settles the form when compiling.
+/// (Compiled for each bundle version instead, it made two copies of one
+/// code for versions 3 and 4, which share their form; the compiler merged
+/// them behind thunks, and a history's version 4 records then reached each
+/// column's `endRun` through a function pointer and two thunks.)
+protocol WrittenColumnForm {
+    static var form: ColumnForm { get }
+}
+
+/// `ColumnForm.literalRuns`, as a type (versions 3 and 4).
+enum LiteralRunColumns: WrittenColumnForm {
+    static var form: ColumnForm { .literalRuns }
+}
+
+/// `ColumnForm.reusedRepeats`, as a type (version 5).
+enum ReusedRepeatColumns: WrittenColumnForm {
+    static var form: ColumnForm { .reusedRepeats }
+}
+
 /// A column of unsigned integers in runs: a value repeated, or values that
 /// each come once ("literals"), each run behind a varint header
 /// (`Specs/encoding.md`, "column"). Columns are why a history of ordinary
@@ -32,9 +52,9 @@ enum ColumnForm {
 /// The bytes are kept in memory the writer owns (it is not copyable): a
 /// history writes a dozen values a change, and appending each varint to an
 /// array, with the array's uniqueness and capacity checks a byte, was a
-/// quarter of encoding a snapshot's history. It writes the column form of
-/// `Version`, settled when compiling (`ChangeEncoding.WrittenVersion`).
-struct ColumnWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
+/// quarter of encoding a snapshot's history. It writes the column form
+/// `Form`, settled when compiling.
+struct ColumnWriter<Form: WrittenColumnForm>: ~Copyable {
     private var bytes: UnsafeMutablePointer<UInt8>
     private var count = 0
     private var capacity = 32
@@ -47,10 +67,10 @@ struct ColumnWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     private var literalHeader = 0
     private var value: UInt64 = 0
     private var run: UInt64 = 0
-    private static var headerShift: UInt64 { Version.layout.columnForm.headerShift }
+    private static var headerShift: UInt64 { Form.form.headerShift }
     /// Whether runs of the last repeated value are written without it
     /// (`ColumnForm.reusedRepeats`).
-    private static var reusesRepeats: Bool { Version.layout.columnForm == .reusedRepeats }
+    private static var reusesRepeats: Bool { Form.form == .reusedRepeats }
     /// Whether a run of `lastRepeated` may be written without it: in
     /// `.reusedRepeats`, once a repeat run was written with its value.
     private var reuseAllowed = false
@@ -66,7 +86,7 @@ struct ColumnWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     private var openReuseHeader: Int?
 
     init() {
-        precondition(Version.layout.columnForm != .pairs, "columns of (run length, value) pairs are only read")
+        precondition(Form.form != .pairs, "columns of (run length, value) pairs are only read")
         bytes = .allocate(capacity: capacity)
     }
 
