@@ -77,7 +77,7 @@ import QuireTestSupport
     }
 
     @Test func repeatsAreRunsAndValuesThatComeOnceAreLiteralRuns() throws {
-        var writer = ColumnWriter<ChangeEncoding.ElidedText>()
+        var writer = ColumnWriter<LiteralRunColumns>()
         for value: UInt64 in [5, 5, 5, 1, 2, 3, 3, 9, 300] { writer.append(value) }
         writer.append(7, count: 4)
         // A header is the run's length shifted left, its low bit set for a literal run.
@@ -90,10 +90,18 @@ import QuireTestSupport
         ]
         #expect(writer.finish() == expected.flatMap { $0 })
 
-        var long = ColumnWriter<ChangeEncoding.ElidedText>()
+        var long = ColumnWriter<LiteralRunColumns>()
         for value: UInt64 in 0..<64 { long.append(value) }
         long.append(99, count: 2)
         #expect(long.finish() == [0x81, 0x01] + (0..<64).map { UInt8($0) } + [2 << 1, 99])
+    }
+
+    /// A version's writer writes the column form its layout says: each
+    /// names that form as a type, for its `ColumnWriter`s.
+    @Test func eachWrittenVersionNamesTheColumnFormOfItsLayout() {
+        #expect(ChangeEncoding.Sent.Columns.form == ChangeEncoding.Sent.layout.columnForm)
+        #expect(ChangeEncoding.ElidedText.Columns.form == ChangeEncoding.ElidedText.layout.columnForm)
+        #expect(ChangeEncoding.ForOlderReaders.Columns.form == ChangeEncoding.ForOlderReaders.layout.columnForm)
     }
 
     @Test func whatTheWriterWritesReadsBackValueByValue() throws {
@@ -110,10 +118,10 @@ import QuireTestSupport
             let alphabet = UInt64.random(in: 1...4, using: &rng) == 1 ? UInt64(1) << 40 : UInt64.random(in: 1...6, using: &rng)
             // Up to 200: a literal run of 64 or more needs a header of two bytes.
             let values = (0..<Int.random(in: 0...200, using: &rng)).map { _ in UInt64.random(in: 0..<alphabet, using: &rng) }
-            var writer = ColumnWriter<Version>()
+            var writer = ColumnWriter<Version.Columns>()
             for value in values { writer.append(value) }
             let bytes = writer.finish()
-            var reader = ColumnReader(ByteReader(bytes), name: "test", form: form)
+            var reader = ColumnReader(ByteReader(bytes), column: .changeReplica, form: form)
             var read: [UInt64] = []
             while read.count < values.count {
                 // Peeking reports a run it does not consume; a literal is a run of one.
@@ -130,9 +138,9 @@ import QuireTestSupport
     }
 
     @Test func aColumnsRemainingSumSaturates() throws {
-        var writer = ColumnWriter<ChangeEncoding.ElidedText>()
+        var writer = ColumnWriter<LiteralRunColumns>()
         for value in [1, UInt64.max, 2, 2] { writer.append(value) }
-        var reader = ColumnReader(ByteReader(writer.finish()), name: "test", form: .literalRuns)
+        var reader = ColumnReader(ByteReader(writer.finish()), column: .changeReplica, form: .literalRuns)
         #expect(try reader.remainingSum() == .max)
         _ = try reader.next()
         #expect(try reader.remainingSum() == .max)
@@ -186,7 +194,7 @@ import QuireTestSupport
     @Test(arguments: [ColumnForm.literalRuns, .reusedRepeats])
     func damagedLiteralRunsAreErrorsNamingTheColumn(form: ColumnForm) throws {
         func read(_ bytes: [UInt8], values: Int) throws(DecodingError) {
-            var reader = ColumnReader(ByteReader(bytes), name: "originCounter", form: form)
+            var reader = ColumnReader(ByteReader(bytes), column: .originCounter, form: form)
             for _ in 0..<values { _ = try reader.next() }
             try reader.checkFinished()
         }
@@ -200,7 +208,7 @@ import QuireTestSupport
 
     @Test func damagedRunsOfTheLastRepeatedValueAreErrorsNamingTheColumn() throws {
         func read(_ bytes: [UInt8], values: Int) throws(DecodingError) {
-            var reader = ColumnReader(ByteReader(bytes), name: "parentCount", form: .reusedRepeats)
+            var reader = ColumnReader(ByteReader(bytes), column: .parentCount, form: .reusedRepeats)
             for _ in 0..<values { _ = try reader.next() }
             try reader.checkFinished()
         }

@@ -187,7 +187,7 @@ struct BundleBody {
         var written = ByteWriter()
         written.writeBytes(bytes[..<columnsStart])
         for (index, runs) in columns.enumerated() {
-            var column = ColumnWriter<ChangeEncoding.Sent>()
+            var column = ColumnWriter<ReusedRepeatColumns>()
             for (position, (run: length, value: value, valueBytes: _)) in runs.enumerated() {
                 guard index == damaged && position == run else {
                     column.append(value, count: length)

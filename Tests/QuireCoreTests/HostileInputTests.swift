@@ -199,7 +199,7 @@ import QuireTestSupport
         body.writeVarint(1); body.writeString("t")
         body.writeVarint(2)
         for column in ChangeEncoding.Column.allCases {
-            var writer = ColumnWriter<ChangeEncoding.Sent>()
+            var writer = ColumnWriter<ReusedRepeatColumns>()
             for value in values[column.rawValue] { writer.append(value) }
             body.writeData(rawColumns[column] ?? writer.finish())
         }
@@ -411,6 +411,29 @@ import QuireTestSupport
         body.writeData([]); body.writeData([])
         let bytes = Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version, body: body.bytes)
         #expect(throws: DecodingError.invalid("column changeLamport has an empty run")) { try ChangeEncoding.decode(bytes) }
+    }
+
+    /// A body that ends before one of its columns, or before its text, is
+    /// refused naming what is missing, however many column readers the
+    /// decoder had made for what came before (they are given back).
+    @Test func aBodyEndingBeforeAColumnNamesIt() throws {
+        func bundle(columns: Int) -> [UInt8] {
+            var body = ByteWriter()
+            body.writeVarint(1); body.writeUInt64(7)        // one replica
+            body.writeVarint(0)                             // no keys
+            body.writeVarint(1)                             // one change
+            for _ in 0..<columns { body.writeData([1 << 2, 0]) }  // a run of one 0
+            return Envelope.seal(magic: ChangeEncoding.magic, version: ChangeEncoding.version, body: body.bytes)
+        }
+        for missing in ChangeEncoding.Column.allCases {
+            #expect(throws: DecodingError.truncated("the number of bytes of column \(missing.name)")) {
+                try ChangeEncoding.decode(bundle(columns: missing.rawValue))
+            }
+        }
+        #expect(throws: DecodingError.truncated("the number of bytes of the text content")) {
+            var catchingUp = Document(replica: ReplicaID(2))
+            try catchingUp.applyEncoded(bundle(columns: ChangeEncoding.Column.allCases.count))
+        }
     }
 
     /// A run-length column can claim billions of values in a few bytes; the

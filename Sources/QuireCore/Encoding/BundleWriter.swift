@@ -90,7 +90,7 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     private let notedKeys: NotedKeys
     /// Each noted key's index in `keyTable`, by its number in `notedKeys`.
     private let keyIndices: [UInt64]
-    private let columns: UnsafeMutablePointer<ColumnWriter<Version>>
+    private let columns: UnsafeMutablePointer<ColumnWriter<Version.Columns>>
     private var text = ByteWriter()
     private var values: ByteWriter
     private var changeCount = 0
@@ -110,6 +110,7 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
 
     /// A writer for changes that name only what `tables` noted.
     init(_ tables: BundleTables) {
+        precondition(Version.Columns.form == Version.layout.columnForm, "version \(Version.version) written in another column form")
         replicaTable = tables.replicas.replicas
         replicaIndices = ReplicaIndexTable(replicaTable)
         notedKeys = tables.keys

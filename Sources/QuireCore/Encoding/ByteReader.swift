@@ -141,8 +141,17 @@ public struct ByteReader: Sendable {
 
     /// A length-prefixed byte string.
     public mutating func readData(_ what: @autoclosure () -> String) throws(DecodingError) -> ArraySlice<UInt8> {
+        bytes[try readDataRange(what())]
+    }
+
+    /// Where in `bytes` a length-prefixed byte string lies, read past
+    /// without slicing it out: a reader over it (a bundle's 24 columns)
+    /// then retains the buffer once, not once more for a slice.
+    mutating func readDataRange(_ what: @autoclosure () -> String) throws(DecodingError) -> Range<Int> {
+        // At most `remaining` bytes: `readCount` checks it.
         let count = try readCount("bytes of \(what())")
-        return try readBytes(count, what())
+        offset += count
+        return (offset - count)..<offset
     }
 
     /// A length-prefixed UTF-8 string; invalid UTF-8 is an error.

@@ -146,8 +146,6 @@ struct ChangeDecoder: ~Copyable {
     private let relativeParents: Bool
     private let limits: DecodingLimits
     private let replicaTable: [ReplicaID]
-    /// Each replica's index in `replicaTable`, for `readContinuation`.
-    private let replicaIndices: ReplicaIndexTable
     private let keyTable: [String]
     /// The column readers, in `Column` order. Behind a pointer, not in an
     /// array: each value read mutates its reader, and through an array each
@@ -175,41 +173,55 @@ struct ChangeDecoder: ~Copyable {
     /// `leavingTextOut`, left to the reader: see `leavesTextOut`).
     init(_ bytes: [UInt8], limits: DecodingLimits, insertedText: ChangeEncoding.InsertedText? = nil,
          leavingTextOut: Bool = false) throws(DecodingError) {
-        // Everything that can throw first: a value that cannot be copied is
-        // either wholly made or not at all.
+        // Everything that can throw first, or undone when it throws: a value
+        // that cannot be copied is either wholly made or not at all.
         let opened = try ChangeEncoding.open(bytes, elidedTextAllowed: insertedText != nil)
         var body = opened.body
         let tables = try ChangeEncoding.readTables(&body)
         let changeCount = try ChangeEncoding.readChangeCount(&body, limits: limits)
-        // Readers over the body's own buffer: copying out 24 columns costs a
-        // small bundle (a sync of one change) more than decoding it.
-        var readers: [ColumnReader] = []
-        readers.reserveCapacity(Column.names.count)
-        for name in Column.names {
-            let data = try body.readData("column " + name)
-            readers.append(ColumnReader(ByteReader(body.bytes, range: data.indices), name: name, form: opened.layout.columnForm))
+        // Readers over the body's own buffer (copying out 24 columns cost a
+        // small bundle, a sync of one change, more than decoding it), made
+        // where they stay: made in an array first, its allocation (2.5 kB,
+        // past malloc's per-thread cache), its copy through the runtime's
+        // generic `swift_arrayInitWithCopy` and its release took half of
+        // the setup of friendsforever's 4,904 decoders (48 M instructions).
+        let columns = UnsafeMutableBufferPointer<ColumnReader>.allocate(capacity: Column.allCases.count)
+        var made = 0
+        let textRange: Range<Int>, valuesRange: Range<Int>
+        do throws(DecodingError) {
+            for column in Column.allCases {
+                let range = try body.readDataRange("column " + column.name)
+                (columns.baseAddress! + made).initialize(to: ColumnReader(ByteReader(body.bytes, range: range), column: column,
+                                                                         form: opened.layout.columnForm))
+                made += 1
+            }
+            textRange = try body.readDataRange("the text content")
+            valuesRange = try body.readDataRange("the values")
+            guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
+        } catch {
+            columns.baseAddress!.deinitialize(count: made)
+            columns.deallocate()
+            throw error
         }
-        let textBytes = try body.readData("the text content")
-        let values = ByteReader(body.bytes, range: try body.readData("the values").indices)
-        guard body.isAtEnd else { throw .invalid("bytes follow the last column") }
+        self.columns = columns
         elidedText = opened.layout.elidesText ? insertedText : nil
         leavesTextOut = opened.layout.elidesText && insertedText != nil && leavingTextOut
         originCounters = opened.layout.originCounters
         relativeParents = opened.layout.relativeParents
         (replicaTable, keyTable) = tables
-        replicaIndices = ReplicaIndexTable(replicaTable)
         lastCounters = Array(repeating: 0, count: replicaTable.count)
         self.changeCount = changeCount
         self.limits = limits
-        self.textBytes = textBytes
-        textOffset = textBytes.startIndex
-        self.values = values
-        columns = .allocate(capacity: readers.count)
-        _ = columns.initialize(from: readers)
+        textBytes = body.bytes[textRange]
+        textOffset = textRange.lowerBound
+        values = ByteReader(body.bytes, range: valuesRange)
     }
 
     deinit {
-        columns.deinitialize()
+        // Each reader taken out and dropped: `deinitialize()` destroyed
+        // them through the runtime's generic `swift_arrayDestroy`, which
+        // calls the type's destroy function for each.
+        for index in columns.indices { _ = (columns.baseAddress! + index).move() }
         columns.deallocate()
     }
 
@@ -722,19 +734,21 @@ extension ChangeDecoder {
         case .delete(_, let target):
             guard try sameValue(.deleteCounter, narrowing: &count) != nil, try sameValue(.deleteLength, narrowing: &count) != nil,
                   try sameValue(.operationKind, ChangeEncoding.Kind.delete.rawValue, narrowing: &count) != nil,
-                  try sameValue(.deleteReplica, UInt64(replicaIndex(target.start.replica)), narrowing: &count) != nil
+                  try sameReplica(.deleteReplica, target.start.replica, narrowing: &count)
             else { return nil }
         }
-        let object = edit.object.creator
-        let objectReplica = object.map { UInt64(replicaIndex($0.replica)) + 1 } ?? 0
-        let objectCounter = object?.counter ?? 0
         guard try sameValue(.parentCount, 0, narrowing: &count) != nil,
-              try sameValue(.changeReplica, UInt64(replicaIndex(lastID.replica)), narrowing: &count) != nil,
+              try sameReplica(.changeReplica, lastID.replica, narrowing: &count),
               try sameValue(.changeCounter, 0, narrowing: &count) != nil, try sameValue(.changeLamport, 0, narrowing: &count) != nil,
-              let timeDelta = try sameValue(.changeTime, narrowing: &count), try sameValue(.operationCount, 1, narrowing: &count) != nil,
-              try sameValue(.objectReplica, objectReplica, narrowing: &count) != nil,
-              try sameValue(.objectCounter, objectCounter, narrowing: &count) != nil
+              let timeDelta = try sameValue(.changeTime, narrowing: &count), try sameValue(.operationCount, 1, narrowing: &count) != nil
         else { return nil }
+        if let object = edit.object.creator {
+            guard try sameReplica(.objectReplica, object.replica, codedFrom: 1, narrowing: &count),
+                  try sameValue(.objectCounter, object.counter, narrowing: &count) != nil else { return nil }
+        } else {
+            guard try sameValue(.objectReplica, 0, narrowing: &count) != nil,
+                  try sameValue(.objectCounter, 0, narrowing: &count) != nil else { return nil }
+        }
         return (count, timeDelta)
     }
 
@@ -747,6 +761,21 @@ extension ChangeDecoder {
         guard let (value, run) = try columns[column.rawValue].peekRun(), expected.map({ $0 == value }) ?? true else { return nil }
         count = min(count, run)
         return value
+    }
+
+    /// Whether the next value of `column` codes `replica`, as its index in
+    /// `replicaTable` plus `codedFrom` (the object column codes the root as
+    /// 0); narrows `count` to the changes that share it. The replica is
+    /// compared in the table, which names each replica once (it is
+    /// sorted): not looked up in an index of the table, two arrays that
+    /// every decoder made for its continuations alone.
+    @inline(__always)
+    private mutating func sameReplica(_ column: Column, _ replica: ReplicaID, codedFrom first: UInt64 = 0,
+                                      narrowing count: inout UInt64) throws(DecodingError) -> Bool {
+        guard let (value, run) = try columns[column.rawValue].peekRun(), value &- first < UInt64(replicaTable.count),
+              replicaTable[Int(value &- first)] == replica else { return false }
+        count = min(count, run)
+        return true
     }
 
     /// What the run of at most `count` changes like `edit` does (a typing
@@ -820,9 +849,6 @@ extension ChangeDecoder {
         previousLastLamport = continuation.lastLamport + continuation.lastWidth - 1
         previousTime = previousTime &+ continuation.timeStep &* Int64(count)
     }
-
-    @inline(__always)
-    private func replicaIndex(_ replica: ReplicaID) -> Int { replicaIndices.index(of: replica) }
 }
 
 extension Array {

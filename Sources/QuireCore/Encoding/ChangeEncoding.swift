@@ -42,21 +42,26 @@ public enum ChangeEncoding {
     /// history's records up to 0.3% more instructions to write.
     protocol WrittenVersion {
         static var version: UInt64 { get }
+        /// The form of the version's columns, `layout.columnForm`, as a type.
+        associatedtype Columns: WrittenColumnForm
     }
 
     /// `version`: the bundles sent, and stored on their own.
     enum Sent: WrittenVersion {
         static var version: UInt64 { ChangeEncoding.version }
+        typealias Columns = ReusedRepeatColumns
     }
 
     /// `elidedTextVersion`: a snapshot's history, a history's records.
     enum ElidedText: WrittenVersion {
         static var version: UInt64 { ChangeEncoding.elidedTextVersion }
+        typealias Columns = LiteralRunColumns
     }
 
     /// `olderReadersVersion`: the bundles a sync answers a client before version 5 with.
     enum ForOlderReaders: WrittenVersion {
         static var version: UInt64 { ChangeEncoding.olderReadersVersion }
+        typealias Columns = LiteralRunColumns
     }
 
     /// The version every build reads (builds before version 5 read 1 and
@@ -114,6 +119,9 @@ public enum ChangeEncoding {
             "deleteReplica", "deleteCounter", "deleteLength",
             "key", "predCount", "predReplica", "predCounter", "incrementDelta",
         ]
+
+        /// The column's name, for error messages.
+        var name: String { Self.names[rawValue] }
     }
 
     enum Kind: UInt64 {

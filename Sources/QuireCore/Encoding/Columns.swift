@@ -22,6 +22,26 @@ enum ColumnForm {
     }
 }
 
+/// A `ColumnForm` that `ColumnWriter` writes, as a type: the writer is
+/// compiled for each form written, which settles the form when compiling.
+/// (Compiled for each bundle version instead, it made two copies of one
+/// code for versions 3 and 4, which share their form; the compiler merged
+/// them behind thunks, and a history's version 4 records then reached each
+/// column's `endRun` through a function pointer and two thunks.)
+protocol WrittenColumnForm {
+    static var form: ColumnForm { get }
+}
+
+/// `ColumnForm.literalRuns`, as a type (versions 3 and 4).
+enum LiteralRunColumns: WrittenColumnForm {
+    static var form: ColumnForm { .literalRuns }
+}
+
+/// `ColumnForm.reusedRepeats`, as a type (version 5).
+enum ReusedRepeatColumns: WrittenColumnForm {
+    static var form: ColumnForm { .reusedRepeats }
+}
+
 /// A column of unsigned integers in runs: a value repeated, or values that
 /// each come once ("literals"), each run behind a varint header
 /// (`Specs/encoding.md`, "column"). Columns are why a history of ordinary
@@ -32,9 +52,9 @@ enum ColumnForm {
 /// The bytes are kept in memory the writer owns (it is not copyable): a
 /// history writes a dozen values a change, and appending each varint to an
 /// array, with the array's uniqueness and capacity checks a byte, was a
-/// quarter of encoding a snapshot's history. It writes the column form of
-/// `Version`, settled when compiling (`ChangeEncoding.WrittenVersion`).
-struct ColumnWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
+/// quarter of encoding a snapshot's history. It writes the column form
+/// `Form`, settled when compiling.
+struct ColumnWriter<Form: WrittenColumnForm>: ~Copyable {
     private var bytes: UnsafeMutablePointer<UInt8>
     private var count = 0
     private var capacity = 32
@@ -47,10 +67,10 @@ struct ColumnWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     private var literalHeader = 0
     private var value: UInt64 = 0
     private var run: UInt64 = 0
-    private static var headerShift: UInt64 { Version.layout.columnForm.headerShift }
+    private static var headerShift: UInt64 { Form.form.headerShift }
     /// Whether runs of the last repeated value are written without it
     /// (`ColumnForm.reusedRepeats`).
-    private static var reusesRepeats: Bool { Version.layout.columnForm == .reusedRepeats }
+    private static var reusesRepeats: Bool { Form.form == .reusedRepeats }
     /// Whether a run of `lastRepeated` may be written without it: in
     /// `.reusedRepeats`, once a repeat run was written with its value.
     private var reuseAllowed = false
@@ -66,7 +86,7 @@ struct ColumnWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     private var openReuseHeader: Int?
 
     init() {
-        precondition(Version.layout.columnForm != .pairs, "columns of (run length, value) pairs are only read")
+        precondition(Form.form != .pairs, "columns of (run length, value) pairs are only read")
         bytes = .allocate(capacity: capacity)
     }
 
@@ -192,7 +212,9 @@ struct ColumnWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
 /// Reads a column written by `ColumnWriter`, in any `ColumnForm`.
 struct ColumnReader {
     private var reader: ByteReader
-    private let name: String
+    /// The column read, named in errors. (Not its name: a string, retained
+    /// and released with each of a bundle's 24 readers.)
+    private let column: ChangeEncoding.Column
     /// How a run header reads, by `ColumnForm`: its length is the header
     /// shifted right by `headerShift`; the `literalBit` (none in
     /// `.pairs`) marks a literal run, or with the `reuseBit` (only in
@@ -212,9 +234,9 @@ struct ColumnReader {
     /// The value of the last repeat run that wrote its value, if any.
     private var lastRepeated: UInt64?
 
-    init(_ reader: ByteReader, name: String, form: ColumnForm) {
+    init(_ reader: ByteReader, column: ChangeEncoding.Column, form: ColumnForm) {
         self.reader = reader
-        self.name = name
+        self.column = column
         headerShift = form.headerShift
         literalBit = form == .pairs ? 0 : 1
         reuseBit = form == .reusedRepeats ? 2 : 0
@@ -233,11 +255,11 @@ struct ColumnReader {
     @inline(never)
     private mutating func startRun() throws(DecodingError) {
         if literalsLeft == 0 {
-            let header = try reader.readVarint("the run header of column \(name)")
+            let header = try reader.readVarint("the run header of column \(column.name)")
             run = header &>> headerShift
-            guard run > 0 else { try Self.emptyRun(in: name) }
+            guard run > 0 else { try Self.emptyRun(in: column) }
             if header & reuseBit != 0 {
-                guard let lastRepeated else { try Self.reuseBeforeRepeat(in: name) }
+                guard let lastRepeated else { try Self.reuseBeforeRepeat(in: column) }
                 value = lastRepeated
                 if header & literalBit != 0 { literalsLeft = 1 }
                 return
@@ -245,16 +267,16 @@ struct ColumnReader {
             if header & literalBit != 0 {
                 literalsLeft = run - 1
                 run = 1
-                value = try reader.readVarint("a value of column \(name)")
+                value = try reader.readVarint("a value of column \(column.name)")
                 return
             }
-            value = try reader.readVarint("a value of column \(name)")
+            value = try reader.readVarint("a value of column \(column.name)")
             lastRepeated = value
             return
         }
         literalsLeft -= 1
         run = 1
-        value = try reader.readVarint("a value of column \(name)")
+        value = try reader.readVarint("a value of column \(column.name)")
     }
 
     /// The next value and how many times in a row it comes (at least 1),
@@ -312,28 +334,28 @@ struct ColumnReader {
         return Int(value)
     }
 
-    /// Throws that column `name` has an empty run. Apart from `startRun`,
+    /// Throws that `column` has an empty run. Apart from `startRun`,
     /// the throw included: in it, the message and the error kept across the
     /// throw's call made every run start save and restore three registers.
     @inline(never)
-    private static func emptyRun(in name: String) throws(DecodingError) -> Never {
-        throw .invalid("column \(name) has an empty run")
+    private static func emptyRun(in column: ChangeEncoding.Column) throws(DecodingError) -> Never {
+        throw .invalid("column \(column.name) has an empty run")
     }
 
-    /// Throws that column `name` has a run of the last repeated value before any repeat run.
+    /// Throws that `column` has a run of the last repeated value before any repeat run.
     @inline(never)
-    private static func reuseBeforeRepeat(in name: String) throws(DecodingError) -> Never {
-        throw .invalid("column \(name) reuses a repeated value before any repeat run")
+    private static func reuseBeforeRepeat(in column: ChangeEncoding.Column) throws(DecodingError) -> Never {
+        throw .invalid("column \(column.name) reuses a repeated value before any repeat run")
     }
 
     @inline(never)
     private func outOfRange(_ value: UInt64, _ limit: Int) -> DecodingError {
-        .invalid("column \(name) holds \(value), out of range 0..<\(limit)")
+        .invalid("column \(column.name) holds \(value), out of range 0..<\(limit)")
     }
 
     /// Every value was read: no run is left half used and no bytes remain.
     func checkFinished() throws(DecodingError) {
-        guard run == 0, literalsLeft == 0, reader.isAtEnd else { throw .invalid("column \(name) has values left over") }
+        guard run == 0, literalsLeft == 0, reader.isAtEnd else { throw .invalid("column \(column.name) has values left over") }
     }
 }
 
