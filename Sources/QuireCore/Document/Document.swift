@@ -160,6 +160,9 @@ public struct Document: Sendable {
         for parent in parents where parent.replica != replica { dropHead(parent) }
     }
 
+    /// Whether `id` names a head.
+    func isHead(_ id: OpID) -> Bool { clock(of: id.replica).headCounter == id.counter }
+
     /// Drops `id` from the heads, if it is one.
     mutating func dropHead(_ id: OpID) {
         let current = clock(of: id.replica)
