@@ -594,6 +594,40 @@ import QuireTestSupport
         try Self.expectBulkApplyMatchesChangeByChange(of: hub)
     }
 
+    /// A writer ahead in Lamport values types, merges the other's first
+    /// keystroke, types, merges the other's later two and types again:
+    /// one run of typing, whose first merge names a change that is no head
+    /// by the time the run applies (the other typed on), and whose second
+    /// names the other's head. The heads must lose the head alone, as
+    /// change by change.
+    @Test func aRunMergingAChangeThatIsNoLongerAHeadMovesTheHeadsAsChangeByChange() throws {
+        var hub = Document(replica: ReplicaID(3))
+        let text = try hub.transact { tx in
+            let text = try tx.putObject(.root, key: "text", kind: .text)
+            try tx.insertText(text, at: 0, "|")
+            return text
+        }
+        var (typist, other) = (Document(replica: ReplicaID(1)), Document(replica: ReplicaID(2)))
+        try other.apply(hub.allChanges())
+        try typist.apply(hub.allChanges())
+        for index in 1...3 { try other.transact { tx in try tx.insertText(text, at: index, "x") } }
+        let othersKeystrokes = try other.changes(since: typist.versionVector)
+        try hub.apply(othersKeystrokes)
+        for (index, letter) in "abcde".enumerated() { try typist.transact { tx in try tx.insertText(text, at: index, String(letter)) } }
+        try typist.apply([othersKeystrokes[0]])
+        try typist.transact { tx in try tx.insertText(text, at: 5, "f") }
+        try typist.apply(Array(othersKeystrokes.dropFirst()))
+        try typist.transact { tx in try tx.insertText(text, at: 6, "g") }
+        try hub.apply(try typist.changes(since: hub.versionVector))
+
+        let typed = try hub.allChanges().filter { $0.replica == ReplicaID(1) }
+        #expect(typed.count == 7 && typed[5].parents == [typed[4].lastID, othersKeystrokes[0].lastID]
+            && typed[6].parents == [typed[5].lastID, othersKeystrokes[2].lastID])
+        #expect(zip(typed, typed.dropFirst()).allSatisfy { $1.lamport == $0.lastLamport + 1 }, "one run of Lamport values")
+        #expect(try hub.text(text) == "abcdefg|xxx" && hub.heads == [typed[6].lastID])
+        try Self.expectBulkApplyMatchesChangeByChange(of: hub)
+    }
+
     /// Expects `grouped` to be `changes` in a causal order with each
     /// replica's changes in their order, and no more switches from one
     /// replica to another than `changes` make.
