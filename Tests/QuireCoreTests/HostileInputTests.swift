@@ -478,6 +478,42 @@ import QuireTestSupport
         }
     }
 
+    /// With runs of two replicas past the version vector, the run named is
+    /// the one that ends highest of the first of them in the replica table:
+    /// B's "y" (2@B), not C's "pq" (1@C) nor B's "x" (1@B).
+    @Test func runsOfTwoReplicasPastTheVersionVectorNameTheFirstReplicasHighest() throws {
+        var a = Document(replica: ReplicaID(1))
+        let text = try a.transact { tx in
+            let text = try tx.putObject(.root, key: "t", kind: .text)
+            try tx.insertText(text, at: 0, "abc")
+            return text
+        }
+        var (b, c) = (Document(replica: ReplicaID(2)), Document(replica: ReplicaID(3)))
+        try b.apply(try a.allChanges())
+        try c.apply(try a.allChanges())
+        try b.transact { tx in try tx.insertText(text, at: 0, "x") }
+        try b.transact { tx in try tx.insertText(text, at: 0, "y") }
+        try c.transact { tx in try tx.insertText(text, at: 3, "pq") }
+        try a.apply(try b.changes(since: a.versionVector))
+        try a.apply(try c.changes(since: a.versionVector))
+        // A edits after, so that the head is A's and B's and C's changes are only in the text.
+        try a.transact { tx in try tx.insertText(text, at: 0, "!") }
+        var body = Array(try Envelope.open(a.encodeSnapshot(includeHistory: false), magic: SnapshotEncoding.magic,
+                                           name: "sample", version: SnapshotEncoding.version).remainingBytes)
+        // Three replicas (1 + 24 bytes), the Lamport clock, then the version
+        // vector's count and its entries of (replica index, counter, last
+        // Lamport): B's and C's are the second and third. Each one lowered.
+        #expect(Array(body[30...31]) == [1, 2] && Array(body[33...34]) == [2, 2])
+        body[31] = 1
+        body[34] = 1
+        let forged = Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: body)
+        #expect {
+            try Document(snapshot: forged, replica: ReplicaID(4))
+        } throws: { error in
+            "\(error)".contains("run 2@") && "\(error)".contains("is not in the version vector")
+        }
+    }
+
     /// A snapshot of replica A's text "abc" after replica B's `editsOfB`
     /// (each its own change) and one more edit of A's, whose version
     /// vector gives B one counter fewer than B used.
