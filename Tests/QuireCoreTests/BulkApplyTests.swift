@@ -520,6 +520,18 @@ import QuireTestSupport
         return docs[0]
     }
 
+    /// Replica 3 holding a text "|": the typist's and the other's edits go
+    /// on either side of it.
+    static func hubHoldingABar() throws -> (Document, ObjectID) {
+        var hub = Document(replica: ReplicaID(3))
+        let text = try hub.transact { tx in
+            let text = try tx.putObject(.root, key: "text", kind: .text)
+            try tx.insertText(text, at: 0, "|")
+            return text
+        }
+        return (hub, text)
+    }
+
     /// Expects a fresh replica applying `source`'s encoded history in one
     /// call to end as one applying its changes one by one, and as `source`:
     /// state, heads, version vector, clock and history. The history is
@@ -569,12 +581,8 @@ import QuireTestSupport
     /// change too, and still joins the run of typing. The heads must lose
     /// what it merged, as change by change.
     @Test func typingOnAfterAMergeJoinsTheRunAndMovesTheHeads() throws {
-        var hub = Document(replica: ReplicaID(3))
-        let text = try hub.transact { tx in
-            let text = try tx.putObject(.root, key: "text", kind: .text)
-            try tx.insertText(text, at: 0, "|")
-            return text
-        }
+        let (start, text) = try Self.hubHoldingABar()
+        var hub = start
         // The other types after "|", the typist before it.
         var (typist, other) = (Document(replica: ReplicaID(1)), Document(replica: ReplicaID(2)))
         try other.apply(hub.allChanges())
@@ -601,12 +609,8 @@ import QuireTestSupport
     /// names the other's head. The heads must lose the head alone, as
     /// change by change.
     @Test func aRunMergingAChangeThatIsNoLongerAHeadMovesTheHeadsAsChangeByChange() throws {
-        var hub = Document(replica: ReplicaID(3))
-        let text = try hub.transact { tx in
-            let text = try tx.putObject(.root, key: "text", kind: .text)
-            try tx.insertText(text, at: 0, "|")
-            return text
-        }
+        let (start, text) = try Self.hubHoldingABar()
+        var hub = start
         var (typist, other) = (Document(replica: ReplicaID(1)), Document(replica: ReplicaID(2)))
         try other.apply(hub.allChanges())
         try typist.apply(hub.allChanges())
