@@ -185,13 +185,19 @@ struct Arena<Element: BitwiseCopyable> {
     /// 32 MiB as a process frees large blocks).
     private static var growsByAThirdFrom: Int { 512 << 10 }
 
-    /// Room for `added` more elements, grown as `grownCapacity` says.
+    /// The capacity the arena grows to when an append finds it full (as
+    /// `grownCapacity` says), for one that needs no more than that: what a
+    /// caller weighs a reservation against.
+    var nextCapacity: Int {
+        Swift.max(grownCapacity(storage.capacity, stride: MemoryLayout<Element>.stride, byAThirdFrom: Self.growsByAThirdFrom), 16)
+    }
+
+    /// Room for `added` more elements, grown as `nextCapacity` says.
     private mutating func growIfNeeded(adding added: Int) {
         makeUnique()
         let needed = storage.count + added
         guard needed > storage.capacity else { return }
-        let grown = grownCapacity(storage.capacity, stride: MemoryLayout<Element>.stride, byAThirdFrom: Self.growsByAThirdFrom)
-        storage.resize(to: Swift.max(needed, grown, 16))
+        storage.resize(to: Swift.max(needed, nextCapacity))
         base = storage.base
     }
 
