@@ -731,7 +731,9 @@ public final class DocumentStore: @unchecked Sendable {
             let count: Int, changes: [Change]
             switch piece {
             case .bundle(let bytes):
-                let (bundleCount, run) = try entry.document.applyEncodedRun(bytes, limits: limits)
+                // The room a bundle makes in a text is kept for the next (a
+                // sync's pages come in a row), given back after the last.
+                let (bundleCount, run) = try entry.document.applyEncodedRun(bytes, limits: limits, keepingSpanRoom: true)
                 // Taken whole, every change new and in order: nothing waits, and
                 // one replica's Lamport values only grow, so its last is the
                 // highest: within the lead, all are. Else each is measured.
@@ -767,6 +769,7 @@ public final class DocumentStore: @unchecked Sendable {
                 logged.append(.changes(try entry.document.changes(since: before)))
             }
         }
+        entry.document.giveBackSpareSpanRoom()
         let after = entry.document.versionVector
         return (logged, decoded.filter { !after.contains($0.lastID) })
     }

@@ -207,12 +207,21 @@ struct Arena<Element: BitwiseCopyable> {
     /// thirds reach, so no arena ends larger than whole thirds would leave it.
     fileprivate static var stepsInAThird: Int { 3 }
 
-    /// Room for `added` more elements, grown as `Storage.grownCapacity` says.
+    /// The capacity the arena grows to when an append finds it full (as
+    /// `Storage.grownCapacity` says), for one that needs no more than that:
+    /// what a caller weighs a reservation against. (Asking twice at one
+    /// capacity gives the same answer: the step it starts is the one the
+    /// growth would start.)
+    var nextCapacity: Int {
+        Swift.max(storage.grownCapacity(stride: MemoryLayout<Element>.stride), 16)
+    }
+
+    /// Room for `added` more elements, grown as `nextCapacity` says.
     private mutating func growIfNeeded(adding added: Int) {
         makeUnique()
         let needed = storage.count + added
         guard needed > storage.capacity else { return }
-        storage.resize(to: Swift.max(needed, storage.grownCapacity(stride: MemoryLayout<Element>.stride), 16))
+        storage.resize(to: Swift.max(needed, nextCapacity))
         base = storage.base
     }
 

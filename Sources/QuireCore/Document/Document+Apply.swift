@@ -416,22 +416,33 @@ extension ObjectTable {
                                                             contentsOf: scalars, range, checkingOriginStamp: true)
     }
 
-    /// Makes room in the text `object`, if it is empty, for what a bundle
-    /// inserts (`ChangeDecoder.textBounds(including:)`): a fresh replica
-    /// catching up otherwise grows the text's content, id index and spans
-    /// step by step, copying them each time. The spans' room is a bound,
-    /// given back by `giveBackSpareSpanRoom()` once the bundle is applied,
-    /// which `applyEncodedRun` does for a fresh replica only, so only a
-    /// fresh replica reserves.
+    /// Makes room in the text `object` for what a bundle inserts
+    /// (`ChangeDecoder.textBounds(including:)`), as
+    /// `RGASequence.reserveCapacity(_:ids:spans:)` says: a replica catching
+    /// up on a large bundle otherwise grows the text's content, id index
+    /// and spans step by step, copying them each time. The spans' room is a
+    /// bound, given back by `giveBackSpareSpanRoom(ofEveryText:)` after the
+    /// bundle, or after the last of several (`Document.applyEncodedRun`);
+    /// a text noted before, of an earlier bundle, gets its room given back
+    /// here, so that only one is noted.
     mutating func reserveCapacity(in object: ObjectID, for bounds: (scalars: Int, ids: Int, spans: Int)) {
-        guard let slot = find(object), slot.kind == .text, texts[slot.index].isEmptyOfElements else { return }
-        texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids, spans: bounds.spans)
+        guard let slot = find(object), slot.kind == .text,
+              texts[slot.index].reserveCapacity(bounds.scalars, ids: bounds.ids, spans: bounds.spans) else { return }
+        if let textWithSpanRoom, textWithSpanRoom != slot.index { texts[textWithSpanRoom].giveBackSpareSpanRoom() }
+        textWithSpanRoom = slot.index
     }
 
-    /// Gives back the room past the texts' spans, after a bundle applied to
-    /// a fresh replica (whose first text was sized by `reserveCapacity(in:for:)`).
-    mutating func giveBackSpareSpanRoom() {
-        for index in texts.indices { texts[index].giveBackSpareSpanRoom() }
+    /// Gives back the room past the spans of the text
+    /// `reserveCapacity(in:for:)` made room in; with `everyText`, of every
+    /// text (after a fresh replica's first bundle, which made them all, the
+    /// others grown step by step).
+    mutating func giveBackSpareSpanRoom(ofEveryText everyText: Bool) {
+        if everyText {
+            for index in texts.indices { texts[index].giveBackSpareSpanRoom() }
+        } else if let textWithSpanRoom {
+            texts[textWithSpanRoom].giveBackSpareSpanRoom()
+        }
+        textWithSpanRoom = nil
     }
 
     /// Applies a remote delete from a text or list, checking it as `apply(_:id:lamport:)` does

@@ -57,11 +57,11 @@ extension Document {
         var first: Change?
         // Chains keep to one replica, so only the changes read one at a time can leave it.
         var isOneReplica = true
-        // A fresh replica makes room for the bundle's text in the first text
-        // it inserts into; `applyEncodedRun` gives back what it did not use,
-        // on the same condition. (A replica holding something does not: its
-        // room, a bound often several times what the text takes, was kept.)
-        var sizesText = versionVector.isEmpty
+        // Room for the bundle's spans is made in the first text it inserts
+        // into, if they may need more than a step of its span arena's growth
+        // (`ObjectTable.reserveCapacity(in:for:)`); `applyEncodedRun` gives
+        // back what the text did not use.
+        var sizesText = true
         do {
             reading: while try decoder.next(into: &current) {
                 if sizesText, let object = current.firstTextInsertedInto {

@@ -221,6 +221,13 @@ struct ObjectTable: Sendable {
     /// comparing ids is cheaper than hashing them.
     private var lastFound: (object: ObjectID, slot: Slot)?
 
+    /// The text whose spans `reserveCapacity(in:for:)` made room in for a
+    /// bundle, the room to give back after it, or after the last of several
+    /// (`giveBackSpareSpanRoom(ofEveryText:)`). Kept here rather than
+    /// returned: the merge loop that reserves is slower for every state it
+    /// carries past its body (HISTORY.md, review152).
+    var textWithSpanRoom: Int?
+
     func slot(_ object: ObjectID, _ kind: ObjectKind) throws(DocumentError) -> Int {
         try Self.check(object, slots[object], kind)
     }

@@ -311,15 +311,32 @@ extension Document {
     /// (every change new and applied in the order given) and
     /// is one run: then `run` holds its bounds, so that a store can log the
     /// bytes as they came without decoding them again.
-    public mutating func applyEncodedRun(_ bytes: [UInt8], limits: DecodingLimits = .default) throws -> (applied: Int, run: RunBounds?) {
+    ///
+    /// A large bundle makes room up front for what it adds to a text, from
+    /// a bound often several times what it takes; the room left is given
+    /// back after it. With `keepingSpanRoom`, for a caller applying several
+    /// bundles in a row (a sync's pages, a log's rows), a replica that
+    /// held something keeps that room for the bundles after this one, which
+    /// then need not grow the text again (a copy of its storage each time):
+    /// call `giveBackSpareSpanRoom()` after the last.
+    public mutating func applyEncodedRun(_ bytes: [UInt8], limits: DecodingLimits = .default,
+                                         keepingSpanRoom: Bool = false) throws -> (applied: Int, run: RunBounds?) {
         guard history.canAppendBundle, pending.isEmpty else { return (try apply(ChangeEncoding.decode(bytes, limits: limits)), nil) }
-        // A fresh replica's text, and only a fresh one's, reserves its spans
-        // from a bound on the bundle (`applyBundleInOrder`); what its leaves
-        // did not take is given back here, outside that loop: given back
-        // there (a `defer`), the loop's code grew slower, +4% of
-        // friendsforever's merge.
+        // The first text the bundle inserts into reserves its spans from a
+        // bound on the bundle, if it is large against the room the text has
+        // (`applyBundleInOrder`); what its leaves did not take is given back
+        // here, outside that loop: given back there (a `defer`), the loop's
+        // code grew slower, +4% of friendsforever's merge. A fresh replica
+        // gives back every text's room, with `keepingSpanRoom` too: its
+        // texts were all made by the bundle, the others grown step by step.
         let isFresh = versionVector.isEmpty
-        defer { if isFresh { objects.giveBackSpareSpanRoom() } }
+        defer { if isFresh || !keepingSpanRoom { objects.giveBackSpareSpanRoom(ofEveryText: isFresh) } }
         return try applyBundleInOrder(bytes, limits: limits)
+    }
+
+    /// Gives back the room past a text's spans that bundles applied with
+    /// `applyEncodedRun(_:limits:keepingSpanRoom:)` kept, after the last.
+    public mutating func giveBackSpareSpanRoom() {
+        objects.giveBackSpareSpanRoom(ofEveryText: false)
     }
 }

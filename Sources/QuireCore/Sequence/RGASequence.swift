@@ -219,13 +219,24 @@ extension RGASequence<Unicode.Scalar> {
     /// Whether no element was ever inserted (tombstones count).
     var isEmptyOfElements: Bool { tree.summary.total == 0 }
 
-    /// Makes room, while the sequence is empty, for `count` scalars (if
-    /// they are narrow), about `ids` element ids in its index and at most
-    /// `spans` spans.
-    mutating func reserveCapacity(_ count: Int, ids: Int, spans: Int) {
-        content.reserveCapacity(count)
-        tree.ids.reserveCapacity(ids)
-        tree.reserveCapacity(spans: spans)
+    /// Makes room for what a bundle inserts: while the sequence is empty,
+    /// for `count` scalars (if they are narrow) and about `ids` element ids
+    /// in its index; and for at most `spans` more spans, if they may need
+    /// more than a step of the span arena's growth
+    /// (`SpanTree.reserveCapacity(spans:)`). A sequence that holds some gets
+    /// no room for scalars and ids: only the spans' room is given back
+    /// after the bundle, and the ids' bound counts the bundle's deletes, so
+    /// that room would be kept, above what the bundle takes, until a local
+    /// commit compacts the index (`ElementIndex.compactIfGrown()`).
+    ///
+    /// - Returns: whether it made span room, for `giveBackSpareSpanRoom()`
+    ///   to give back.
+    mutating func reserveCapacity(_ count: Int, ids: Int, spans: Int) -> Bool {
+        if isEmptyOfElements {
+            content.reserveCapacity(count)
+            tree.ids.reserveCapacity(ids)
+        }
+        return tree.reserveCapacity(spans: spans)
     }
 
     /// Gives back the span arena's room past its leaves (after

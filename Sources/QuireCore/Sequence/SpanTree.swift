@@ -110,21 +110,33 @@ struct SpanTree: Sendable {
             + children.capacity * 4 + inners.capacity * MemoryLayout<Inner>.stride + ids.byteCount
     }
 
-    /// Makes room in the span arena, while the tree is empty, for the
-    /// leaves of `count` spans half full, as a leaf split in the middle
-    /// leaves them. `count` is a bound from a bundle's operations
-    /// (`ChangeDecoder.textBounds(including:)`), often well above the spans
-    /// the text ends with: the room is touched only as leaves are added, and
-    /// what they do not take is given back after the bundle
-    /// (`RGASequence.giveBackSpareSpanRoom()`).
-    mutating func reserveCapacity(spans count: Int) {
-        guard leaves.count == 1, leaves[0].count == 0 else { return }
-        spans.reserveCapacity(Self.slotsReserved(forSpans: count))
+    /// Makes room in the span arena, on top of the slots its leaves hold,
+    /// for the leaves of `count` more spans half full, as a leaf split in
+    /// the middle leaves them, when those may need more than the arena's
+    /// next growth step (`Arena.nextCapacity`): grown leaf by leaf, it would
+    /// copy its leaves at each step. An empty tree (one leaf, whose next
+    /// step is a second) reserves for a bound of two leaves or more; a
+    /// bundle that the room left, or one step, may hold reserves nothing,
+    /// so that a text synced a few changes at a time is not grown and given
+    /// back again at each. `count` is a bound from a bundle's operations
+    /// (`ChangeDecoder.textBounds(including:)`), often several times the
+    /// spans the text gains: the room is touched only as leaves are added,
+    /// and what they do not take is given back after the bundle, or after
+    /// the last of several applied in a row
+    /// (`Document.applyEncodedRun(_:limits:keepingSpanRoom:)`).
+    ///
+    /// - Returns: whether it made room.
+    mutating func reserveCapacity(spans count: Int) -> Bool {
+        let slots = Self.slotsReserved(forSpans: count, besides: spans.count)
+        guard slots > spans.nextCapacity else { return false }
+        spans.reserveCapacity(slots)
+        return true
     }
 
-    /// The arena's slots for `count` spans in half-full leaves.
-    static func slotsReserved(forSpans count: Int) -> Int {
-        (1 + count / (leafCapacity / 2)) * leafCapacity
+    /// The arena's slots for the `held` it holds and `count` more spans in
+    /// half-full leaves.
+    static func slotsReserved(forSpans count: Int, besides held: Int) -> Int {
+        held + count / (leafCapacity / 2) * leafCapacity
     }
 
     /// Releases the arrays' spare capacity (after loading a snapshot).

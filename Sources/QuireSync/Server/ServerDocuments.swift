@@ -50,8 +50,11 @@ struct ServerDocuments {
         var document = Document(replica: ReplicaID(0))
         let rows = try db.query(sql: "SELECT seq, data FROM log WHERE document_id = ? ORDER BY seq", arguments: [.text(id.rawValue)])
         do {
-            // A bundle that does not decompress or decode is damage, not a change that does not apply.
-            for row in rows { _ = try ServerLog.readLogRow(row, of: id) { try document.applyEncoded($0) } }
+            // A bundle that does not decompress or decode is damage, not a
+            // change that does not apply. The room one makes in a text is
+            // kept for the rows after it, given back after the last.
+            for row in rows { _ = try ServerLog.readLogRow(row, of: id) { try document.applyEncodedRun($0, keepingSpanRoom: true) } }
+            document.giveBackSpareSpanRoom()
         } catch let failure as SyncFailure {
             throw failure
         } catch {
