@@ -451,12 +451,40 @@ import QuireTestSupport
         #expect(Transaction.pairing([read("b1"), read("b2", true)], [written("b2")]) == [1])
         // An element written before its type had an id pairs as any other does.
         #expect(Transaction.pairing([.map(["done": .scalar(.bool(false))])], [written("f1")]) == [0])
-        // Past `pairingLimit`, by position where the ids are equal.
+        // Past `pairingLimit`, by id too: an item put in place of another,
+        // or before all the others, pairs with none.
         let replaced = (0...100).map { read("b\($0)") }
         var items = (0..<100).map { written("b\($0)", true) }
         items[50] = written("new")
         #expect(replaced.count * items.count > Transaction.pairingLimit)
         #expect(Transaction.pairing(replaced, items) == items.indices.map { $0 == 50 ? nil : $0 })
+        let newFirst = [written("new")] + (0...100).map { written("b\($0)", true) }
+        #expect(Transaction.pairing(replaced, newFirst) == [nil] + Array(0...100))
+        // An item whose element comes before the last pair (moved) pairs with none.
+        let afterAMove = [read("b0"), read("x"), read("b0"), read("b1")] + (0..<3000).map { read("c\($0)") }
+        #expect(Transaction.pairing(afterAMove, [written("b1"), written("b0"), written("x")] + (0..<3000).map { written("c\($0)") })
+                == [3, nil, nil] + Array(4..<3004))
+    }
+
+    struct Errand: Codable, Equatable, Identifiable {
+        var id: String
+        var done: Bool
+        var note: String
+    }
+
+    /// Ticking every item of a long list (past `pairingLimit`) and adding
+    /// one before them replaced all of them by position: ids apart, each was
+    /// deleted and written again, and another replica's concurrent edit of
+    /// one was made to a deleted element. Items now pair by id.
+    @Test func aLongListRewrittenWithAnItemAddedFirstKeepsConcurrentEdits() throws {
+        let base = (0..<120).map { Errand(id: "errand \($0)", done: false, note: "") }
+        var onLaptop = base.map { Errand(id: $0.id, done: true, note: $0.note) }
+        onLaptop.insert(Errand(id: "first", done: false, note: ""), at: 0)
+        var onPhone = base
+        onPhone[70].note = "call back"
+        var expected = onLaptop
+        expected[71].note = "call back"
+        #expect(try merged(["tasks": base], ["tasks": onLaptop], ["tasks": onPhone]) == ["tasks": expected])
     }
 
     struct Label: Codable, Hashable {

@@ -391,7 +391,8 @@ extension Transaction {
     }
 
     /// Past this many comparisons (100 elements replaced by 100), items pair
-    /// with replaced elements by position: the time `pairing` takes stays bounded.
+    /// by id or by position (`pairingByIDOrPosition`): the time `pairing`
+    /// takes stays bounded.
     static let pairingLimit = 10_000
 
     /// For each of `items`, the offset of the element of `replaced` it is
@@ -403,7 +404,7 @@ extension Transaction {
     /// nothing pair by position, and items with ids pair by them alone.
     static func pairing(_ replaced: [DocumentNode], _ items: [DocumentNode]) -> [Int?] {
         let (n, m) = (replaced.count, items.count)
-        guard n * m <= pairingLimit else { return items.indices.map { $0 < n && replaced[$0].mayBeEdited(into: items[$0]) ? $0 : nil } }
+        guard n * m <= pairingLimit else { return pairingByIDOrPosition(replaced, items) }
         // A pair's score: what it shares, above the one pair it adds (pairs <= m); nil if the pair may not be.
         func paired(_ i: Int, _ j: Int) -> Int? {
             replaced[i].mayBeEdited(into: items[j]) ? replaced[i].resemblance(to: items[j]) * (m + 1) + 1 : nil
@@ -428,6 +429,32 @@ extension Transaction {
             }
         }
         return pairs
+    }
+
+    /// `pairing` past `pairingLimit`, in one pass: an item of an
+    /// `Identifiable` type pairs with the first element after the last pair
+    /// that holds its id, found in a table, so that a long list with an item
+    /// inserted before others, all rewritten, keeps every one's identity and
+    /// the edits others make to it; any other item, or one whose id no such
+    /// element holds, with the element just after the last pair, if it may
+    /// be edited into it.
+    private static func pairingByIDOrPosition(_ replaced: [DocumentNode], _ items: [DocumentNode]) -> [Int?] {
+        // Each id's elements, last first, so that the first is popped off the end.
+        var elementsOfID: [DocumentNode: [Int]] = [:]
+        for (offset, element) in replaced.enumerated().reversed() {
+            if case .map(let fields) = element, let id = fields["id"] { elementsOfID[id, default: []].append(offset) }
+        }
+        var next = 0  // the first element after the last pair
+        return items.map { item in
+            var pair: Int?
+            if case .identified(let fields) = item, let id = fields["id"] {
+                while let first = elementsOfID[id]?.last, first < next { elementsOfID[id]!.removeLast() }
+                pair = elementsOfID[id]?.popLast()
+            }
+            if pair == nil, next < replaced.count, replaced[next].mayBeEdited(into: item) { pair = next }
+            if let pair { next = pair + 1 }
+            return pair
+        }
     }
 
     private mutating func insertItem(_ list: ObjectID, at index: Int, _ item: DocumentNode) throws {
