@@ -42,9 +42,10 @@ import Testing
         #expect(try value(reader, "newer", "k") == .scalar(.int(2)))
     }
 
-    /// A newer client's push: the server refuses it (400) naming the
-    /// version, and the client keeps the changes as rejected, to offer
-    /// again once the server reads them (`quire sync --retry-rejected`).
+    /// A push refused for a format version the client did not write (6,
+    /// sealed on the way: a broken push, not an older server's refusal of
+    /// version 5): the client keeps the changes as rejected, named with
+    /// the refusal, to offer again (`quire sync --retry-rejected`).
     @Test func aNewerBundlePushedToTheServerIsRefusedAndKeptForARetry() async throws {
         let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
         let newer = try DocumentStore.inMemory()
@@ -61,6 +62,101 @@ import Testing
         let retried = try await SyncClient(store: newer, peer: "s", transport: FaultyTransport.sound(server)).sync()
         #expect(retried.sent == 1 && retried.rejected.isEmpty)
         #expect(server.log.version("n") == (try newer.versionVector("n")))
+    }
+
+    /// A newer client and a server before review177, over HTTP: the server
+    /// refuses a push of version 5 as of a format it does not know, and the
+    /// client pushes the same changes again in version 3, which it reads,
+    /// rejecting nothing; a sync learns it anew, one refused round each.
+    /// A server that reads 5 gets 5.
+    @Test(arguments: [PlayedQuire.Build.beforeReview177, .thisOne])
+    func aNewerClientPushesToAnOlderServerInAVersionItReads(_ build: PlayedQuire.Build) async throws {
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        let played = PlayedQuire(build)
+        let http = HTTPServer(port: 0) { request in
+            if case .failure(let refusal)? = played.answer(to: request.body) { return .text(refusal.status, refusal.message) }
+            // A server before review190 knows no such header: it answers in version 3.
+            var request = request
+            if build != .thisOne { request.headers[HTTPSyncTransport.bundleVersionsHeader] = nil }
+            return await server.handle(request)
+        }
+        try http.start()
+        defer { http.stop() }
+        let store = try storeHolding(["n"], "k", 1)
+        let client = SyncClient(store: store, peer: "s", transport: HTTPSyncTransport(server: URL(string: "http://127.0.0.1:\(http.port)")!, token: nil))
+        // A first sync (it pushes once the server has stated the note), then one from a cursor past seq 0 (it pushes at once).
+        for written in [1, 2] as [Int64] {
+            if written > 1 { try write(store, "n", "k", written) }
+            let report = try await client.sync()
+            #expect(report.rejected.isEmpty && report.sent == 1, "\(report)")
+            #expect(server.log.version("n") == (try store.versionVector("n")))
+        }
+        #expect(try store.rejectedChanges(peer: "s").isEmpty)
+        #expect(played.pushedVersions == (build == .thisOne ? [5, 5] : [5, 3, 5, 3]))
+    }
+
+    /// A newer client and a peer of each build, over stdio (a real
+    /// `StdioSyncTransport`, two syncs in one session): a peer before
+    /// review177 refuses the statement of versions and a push of version 5,
+    /// which then goes again in version 3, nothing rejected; one before
+    /// review202 refuses the statement but reads 5, and gets 5, as this
+    /// build's does; one stating that it reads 1 and 3 alone (what this
+    /// build's statement is to a later one writing a version 6) is pushed
+    /// version 3 from the first push.
+    @Test(arguments: [PlayedQuire.Build.beforeReview177, .beforeReview202, .statingVersions1And3, .thisOne])
+    func aPipeClientPushesInAVersionThePeerReads(_ build: PlayedQuire.Build) async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try storeHolding(["n"], "k", 1), peer = try DocumentStore.inMemory()
+            let played = PlayedQuire(build)
+            let (command, served) = try Self.servingThroughNamedPipes(PeerSyncService(store: peer), as: played, in: directory)
+            let transport = try StdioSyncTransport(command: command, timeout: 120)
+            for written in [1, 2] as [Int64] {
+                if written > 1 { try write(store, "n", "k", written) }
+                let report = try await SyncClient(store: store, peer: "via", transport: transport).sync()
+                #expect(report.rejected.isEmpty && report.sent == 1, "\(build) \(report)")
+                #expect(try value(peer, "n", "k") == .scalar(.int(written)), "\(build)")
+            }
+            transport.close()
+            _ = await finishing(within: 60) { try? await served.value }
+            #expect(try store.rejectedChanges(peer: "via").isEmpty)
+            #expect(try peer.versionVector("n") == store.versionVector("n"))
+            let expected: [UInt64] = switch build {
+            case .beforeReview177: [5, 3, 5, 3]
+            case .statingVersions1And3: [3, 3]
+            case .beforeReview202, .thisOne: [5, 5]
+            }
+            #expect(played.pushedVersions == expected, "\(build)")
+        }
+    }
+
+    /// Serves `service`, with `played` answering what its build answers
+    /// otherwise, to the command returned: it passes its standard input to
+    /// one named pipe made in `directory` and the other to its standard
+    /// output, so that a `StdioSyncTransport` running it syncs as with
+    /// `quire serve --stdio` of that build. The task ends with that input.
+    static func servingThroughNamedPipes(_ service: PeerSyncService, as played: PlayedQuire,
+                                         in directory: String) throws -> (command: String, served: Task<Void, any Error>) {
+        let requests = directory + "/requests", answers = directory + "/answers"
+        for path in [requests, answers] where mkfifo(path, 0o600) != 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        // On a thread of its own, as a process of its own would be: it waits
+        // in opens and reads, and a client's exchange holds a thread that runs
+        // tasks until the answer comes (with several at once, all of them).
+        let served = Task(executorPreference: SerialQueueExecutor()) {
+            // Each open waits for the command to open the other end.
+            guard let input = FileHandle(forReadingAtPath: requests), let output = FileHandle(forWritingAtPath: answers) else {
+                throw POSIXError(.EIO)
+            }
+            defer { try? output.close(); try? input.close() }
+            var readsBundleVersions = Set<UInt64>()
+            while let frame = try StdioFraming.read(from: input) {
+                let answer: [UInt8]
+                if let own = played.answer(to: frame) { answer = own.encoded() } else {
+                    answer = await service.respond(toMessage: frame, access: .unrestricted, readsBundleVersions: &readsBundleVersions)
+                }
+                try StdioFraming.write(answer, to: output)
+            }
+        }
+        return ("cat '\(answers)' & exec cat >'\(requests)'", served)
     }
 
     /// The server answers in the newest version the client reads: a
@@ -272,5 +368,72 @@ final class NewerFormatTransport: SyncTransport {
             preconditionFailure("not a change bundle this build wrote")
         }
         return Envelope.seal(magic: magic, version: 6, body: Array(opened.body.remainingBytes))
+    }
+}
+
+/// A server or peer of another build, played over this build's service:
+/// what it answers itself (a refusal this build would not make, a
+/// statement of other versions), and the format version of each bundle
+/// pushed to it.
+final class PlayedQuire: Sendable {
+    enum Build: Sendable {
+        /// Reads `QCHG` versions 1 and 3 alone: refuses a pushed bundle of 5
+        /// as of any unknown version, and a statement of versions (stdio's
+        /// message kind 4) as a message of a kind it does not know.
+        case beforeReview177
+        /// Reads 5 as well; refuses a statement alike.
+        case beforeReview202
+        /// Answers a statement saying that it reads versions 1 and 3 alone.
+        case statingVersions1And3
+        /// This build as it is.
+        case thisOne
+    }
+
+    let build: Build
+    private let pushed = Mutex<[UInt64]>([])
+    /// The format versions of the bundles pushed to it, in order, those it refused too.
+    var pushedVersions: [UInt64] { pushed.withLock { $0 } }
+
+    init(_ build: Build) {
+        self.build = build
+    }
+
+    /// Its own answer to `message`, in the words of its build; nil where
+    /// it answers as this build does.
+    func answer(to message: [UInt8]) -> SyncMessage? {
+        switch try? SyncMessage.decode(message) {
+        case .bundleVersions?:
+            switch build {
+            case .beforeReview177, .beforeReview202: return .failure(SyncFailure(status: 400, "malformed sync message: invalid data: unknown message kind"))
+            case .statingVersions1And3: return .bundleVersions([1, 3])
+            case .thisOne: return nil
+            }
+        case .request(let request)?:
+            for document in request.documents {
+                for bundle in document.bundles {
+                    let version = NewerFormatTests.version(bundle)
+                    pushed.withLock { $0.append(version) }
+                    if build == .beforeReview177 && version > 3 {
+                        return .failure(SyncFailure(status: 400, "the changes of document \(document.id) do not decode: "
+                            + "format version \(version) is not supported by this version of Quire"))
+                    }
+                }
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+}
+
+/// Runs the jobs of the tasks that prefer it on a serial dispatch queue,
+/// which dispatch gives a thread of its own, not on the few that run tasks:
+/// for a task that blocks in reads.
+final class SerialQueueExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "SerialQueueExecutor")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job), executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }

@@ -63,6 +63,15 @@ extension SyncFailure {
         self.init(status: 400, "the changes of document \(document) do not decode: \(error)")
     }
 
+    /// Whether this is the refusal of `document`'s pushed bundles as of
+    /// format `version`, which the other side does not read: no verdict on
+    /// the changes. Known by its text, which every build has sent (over
+    /// HTTP the body, over stdio the failure message).
+    func refusesBundleVersion(_ version: UInt64, of document: DocumentID) -> Bool {
+        let refusal = SyncFailure(undecodable: .unsupportedVersion(version), in: document)
+        return status == refusal.status && message == refusal.message
+    }
+
     /// A pushed change of `document` that the document refused: 400 when
     /// it breaks the rules of `Specs/crdt.md`, 409 when it reuses the id
     /// of another change, 413 when too many would wait for dependencies.

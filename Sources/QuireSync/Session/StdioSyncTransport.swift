@@ -14,7 +14,8 @@ import TerminalSafety
 /// that trickles a frame slower than `StdioFraming` allows, fails the
 /// exchange and is stopped. The session's first request follows a
 /// statement of the change bundle versions this build reads, so that a
-/// peer answers in the newest (`Specs/sync.md`, "Peer to peer").
+/// peer answers in the newest; the peer's own statement, in answer, says
+/// what the client pushes in (`Specs/sync.md`, "Peer to peer").
 ///
 ///     let transport = try StdioSyncTransport(command: "quire --store other.quire serve --stdio")
 ///     defer { transport.close() }
@@ -35,6 +36,9 @@ public final class StdioSyncTransport: SyncTransport {
     /// Set once the session's first request went, after the statement of
     /// the change bundle versions this build reads.
     private let isStated = Atomic(false)
+    /// The versions the peer stated it reads, in answer to that statement;
+    /// nil until then, and for a peer before review202, which refuses it.
+    private let peerReadsBundleVersions = Mutex<Set<UInt64>?>(nil)
     private let errorOutput = CommandErrorOutput()
     public var otherSide: SyncOtherSide { .peer }
 
@@ -95,7 +99,8 @@ public final class StdioSyncTransport: SyncTransport {
                 // goes on, answering in version 3, which this build reads.
                 if stating, let stated = try readAnswer() {
                     switch try? SyncMessage.decode(stated) {
-                    case .bundleVersions?, .failure?: break
+                    case .bundleVersions(let versions)?: peerReadsBundleVersions.withLock { $0 = versions }
+                    case .failure?: break
                     default:
                         return .failure(SyncError.protocolViolation("the command \"\(command)\" answered the statement of the change bundle "
                             + "versions this build reads with neither its own nor a refusal", otherSide: .peer))
@@ -126,6 +131,13 @@ public final class StdioSyncTransport: SyncTransport {
             throw .protocolViolation("the command \"\(command)\" answered with something that is not a sync message (\(failure.message))\(ending)", otherSide: .peer)
         case .failure(let error): throw .unreachable("the command \"\(command)\" failed: \(error)\(ending)", otherSide: .peer)
         }
+    }
+
+    /// `exchange`, with the versions the peer stated it reads (once it has
+    /// answered the statement of this build's), for `SyncClient` to push in.
+    public func exchangeCountingNew(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> SyncAnswer {
+        let bytes = try await exchange(request, longPollSeconds: longPollSeconds)
+        return SyncAnswer(bytes: bytes, newChanges: nil, readsBundleVersions: peerReadsBundleVersions.withLock { $0 })
     }
 
     /// How `running` ended, for an error, once its output ended: its exit

@@ -212,6 +212,9 @@ public struct SyncClient: Sendable {
                 let answerBytes = try await transport.exchangeCountingNew(bytes, longPollSeconds: wait)
                 session.report.bytesReceived += answerBytes.bytes.count
                 newChanges = answerBytes.newChanges
+                if let reads = answerBytes.readsBundleVersions {
+                    session.pushBundleVersion = min(session.pushBundleVersion, ChangeEncoding.writtenVersion(forReaderOf: reads))
+                }
                 do { answer = try SyncMessage.decode(answerBytes.bytes, limits: messageLimits) } catch {
                     throw SyncError.protocolViolation("\(error)")
                 }
@@ -274,6 +277,12 @@ public struct SyncClient: Sendable {
         var serverVersions: [DocumentID: VersionVector] = [:]
         /// The changes the current request pushes.
         var pushed: [DocumentID: [Change]] = [:]
+        /// The `QCHG` version pushes are written in: `ChangeEncoding.version`
+        /// until the other side states that it does not read it (a peer's
+        /// statement) or refuses a push for it (a Quire before review177):
+        /// then `olderReadersVersion`, which every Quire reads. It only goes
+        /// down, so that a statement cannot undo what a refusal showed.
+        var pushBundleVersion = ChangeEncoding.version
         /// The changes pushed in this sync that no answer has shown the
         /// server holding yet, by the id of their last operation: each is
         /// counted in `sent` when one does, once, though pushed again (a
@@ -415,7 +424,7 @@ public struct SyncClient: Sendable {
                 session.pushed[id] = push
                 session.unconfirmed[id, default: []].formUnion(push.map(\.lastID))
             }
-            documents.append(SyncDocument(id: id, version: mine, changes: push))
+            documents.append(SyncDocument(id: id, version: mine, changes: push, bundleVersion: session.pushBundleVersion))
         }
         return SyncRequest(cursor: session.pass?.cursor ?? session.pulledCursor ?? storedCursor, waitMilliseconds: waitMilliseconds,
                            documents: documents, range: range)
@@ -762,7 +771,9 @@ public struct SyncClient: Sendable {
     }
 
     /// A refused request: a refused push parks its changes as rejected (one
-    /// document at a time, so that only the guilty ones are); a request too
+    /// document at a time, so that only the guilty ones are), but one refused
+    /// for its bundles' format version goes again in one the other side
+    /// reads; a request too
     /// large for the other side is split; a token that may not write pulls
     /// without pushing, its changes pending; a document outside the token's
     /// documents is left out, its changes pending; a document the other side
@@ -803,6 +814,16 @@ public struct SyncClient: Sendable {
             let what = failure.isHistoryCompacted ? "no longer holds changes of document \(refused) that this store lacks"
                 : "cannot read document \(refused) in its own store"
             progress("\(transport.otherSide) \(what) (\(failure.message)): syncing the other documents without it")
+            return
+        }
+        // A Quire before version 5 refuses a push of it as an unknown format
+        // (a peer before review202 may or may not read it: it states nothing):
+        // the same changes go again in the version every Quire reads.
+        let version = session.pushBundleVersion
+        if version != ChangeEncoding.olderReadersVersion, session.pushed.keys.contains(where: { failure.refusesBundleVersion(version, of: $0) }) {
+            session.pushBundleVersion = ChangeEncoding.olderReadersVersion
+            progress("\(transport.otherSide) does not read change bundles of format version \(version) (\(failure.message)): "
+                + "pushing them in version \(ChangeEncoding.olderReadersVersion), which every version of Quire reads")
             return
         }
         guard !session.pushed.isEmpty, failure.refusesPush else { throw SyncError.refused(failure) }

@@ -17,8 +17,9 @@ public protocol SyncTransport: Sendable {
     func exchange(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> [UInt8]
 
     /// `exchange`, with what the other side says besides its answer: how
-    /// many of the pushed changes were new to it. `SyncClient` calls this
-    /// one; the default says nothing besides (`exchange`'s answer alone).
+    /// many of the pushed changes were new to it, which change bundle
+    /// versions it reads. `SyncClient` calls this one; the default says
+    /// nothing besides (`exchange`'s answer alone).
     func exchangeCountingNew(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> SyncAnswer
 
     /// What the other side is, for messages: a server (the default) or a
@@ -44,10 +45,17 @@ public struct SyncAnswer: Sendable {
     /// a server before it, a transport that does not carry it): the client
     /// then counts the pushed changes its answers first show held.
     public var newChanges: Int?
+    /// The `QCHG` versions the other side stated it reads: a peer's answer
+    /// to the statement of this build's (`StdioSyncTransport`, since
+    /// review202), nil when it did not say (a server, a peer before it).
+    /// `SyncClient` pushes in the newest of them it writes
+    /// (`ChangeEncoding.writtenVersion(forReaderOf:)`).
+    public var readsBundleVersions: Set<UInt64>?
 
-    public init(bytes: [UInt8], newChanges: Int?) {
+    public init(bytes: [UInt8], newChanges: Int?, readsBundleVersions: Set<UInt64>? = nil) {
         self.bytes = bytes
         self.newChanges = newChanges
+        self.readsBundleVersions = readsBundleVersions
     }
 }
 
