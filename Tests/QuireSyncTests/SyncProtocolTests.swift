@@ -1547,6 +1547,32 @@ import Testing
         #expect(refusingSteps.version("n") == [ReplicaID(7): 1] && refusingOnePush.version("n").isEmpty)
     }
 
+    /// A change whose insert names as its origin an element of its own
+    /// replica not before it (which a bundle of version 3 can say), and
+    /// that waits for its replica's first change: the server refuses the
+    /// push as changes that do not decode, storing nothing, and a store
+    /// given it refuses it too. (Both parked it, writing it in version 5,
+    /// which cannot say such an origin: the process trapped.)
+    @Test func aChangeWhoseOriginIsNotBeforeItIsRefusedNotParked() async throws {
+        let replica = ReplicaID(7)
+        let insert = OpID(replica: replica, counter: 2)
+        let early = Change(id: insert, lamport: 2, parents: [OpID(replica: replica, counter: 1)],
+                           operations: [.insert(object: ObjectID(OpID(replica: replica, counter: 1)), origin: insert, content: .text("x"))])
+        let bundle = ChangeEncoding.encode([early], version: ChangeEncoding.olderReadersVersion)
+        let reason = "invalid data: the insert at \(insert) names \(insert) as its origin, of its own replica but not before it"
+
+        let server = try makeServer()
+        let push = SyncRequest(cursor: nil, documents: [SyncDocument(id: "n", version: [replica: 2], bundles: [bundle])])
+        let answer = try SyncMessage.decode(await server.respond(toMessage: SyncMessage.request(push).encoded(), access: .unrestricted))
+        #expect(answer == .failure(SyncFailure(status: 400, "the changes of document n do not decode: \(reason)")))
+        #expect(server.log.version("n").isEmpty)
+
+        let store = try DocumentStore.inMemory()
+        let refused = try store.applyEach(bundles: [("n", [bundle])]).refused
+        #expect(refused.map { "\($0.id): \($0.error)" } == ["n: \(reason)"])
+        #expect(try store.versionVectors().isEmpty)
+    }
+
     /// A change the server parks counts for the pushes after it as within
     /// one push, also after the log is opened again, so a history sent
     /// before what it depends on is taken alike in steps. (The second push

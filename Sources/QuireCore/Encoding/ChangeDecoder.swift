@@ -488,8 +488,16 @@ struct ChangeDecoder: ~Copyable {
             let written = try next(.originCounter)
             let counter: UInt64
             switch originCounters {
-            case .counter: counter = written
-            case .insertMinusOrigin: counter = id.counter &- UInt64(bitPattern: ByteReader.unzigzag(written))
+            case .counter, .insertMinusOrigin:
+                counter = originCounters == .counter ? written : id.counter &- UInt64(bitPattern: ByteReader.unzigzag(written))
+                // No element of the insert's own replica at or past its id
+                // exists when it applies, and version 5 cannot write such an
+                // origin (a distance back): read, a store or the sync server
+                // parking the change would write it so, and trap.
+                guard replica != id.replica || counter < id.counter else {
+                    throw .invalid("the insert at \(id) names \(OpID(replica: replica, counter: counter)) as its origin, "
+                        + "of its own replica but not before it")
+                }
             case .distanceBackOrCounter where replica == id.replica:
                 // `id.counter` is at least 1; the origin must be at 1 or more.
                 guard written < id.counter - 1 else { throw .invalid("column originCounter goes back past counter 1") }
