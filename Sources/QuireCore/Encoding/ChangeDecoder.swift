@@ -315,15 +315,19 @@ struct ChangeDecoder: ~Copyable {
     private mutating func readRelativeParents(coded: UInt64, replicaIndex: Int, ownLast: UInt64,
                                               into parents: inout [OpID]) throws(DecodingError) {
         let explicitCount = coded >> 1
-        guard explicitCount <= 4096 else { throw .invalid("a change has \(explicitCount) explicit parents") }
         let implies = coded & 1 != 0
+        // The implied one counted, as versions before 5 count it (explicit
+        // there): a change read is written again in those, for a client of
+        // an older build and in a snapshot's history, whose readers refuse more.
+        let count = explicitCount + (implies ? 1 : 0)
+        guard count <= 4096 else { throw .invalid("a change has \(count) parents") }
         guard !implies || ownLast > 0 else {
             throw .invalid("column parentCount implies a parent of the change's own replica, which has no change before it in the bundle")
         }
         // Overwritten in place: two writers taking turns (friendsforever)
         // name two parents at every turn.
         let own = OpID(replica: replicaTable[replicaIndex], counter: ownLast)
-        parents.resize(to: Int(explicitCount) + (implies ? 1 : 0), padding: own)
+        parents.resize(to: Int(count), padding: own)
         try parents.withUnsafeMutableBufferPointer { parents throws(DecodingError) in
             var slot = 0
             var ownLeft = implies
