@@ -348,7 +348,8 @@ public struct SyncClient: Sendable {
         /// The stored cursor stays where it was: past the rows of a document
         /// left out as damaged on the server, or of one whose changes this
         /// store refused, those rows would never come again; past a rewind
-        /// made since the sync began, the rows of the dropped document.
+        /// made since the stored cursor its pages went on from was read
+        /// (`rewoundMeanwhile`), the rows of the dropped document.
         var cursorStaysBehind: Bool { leftOutAsDamaged || !report.notApplied.isEmpty || rewoundMeanwhile }
         /// Whether this store left the document out of the sync: damaged
         /// here, or its changes from the server refused.
