@@ -39,10 +39,14 @@ extension DocumentStore {
     }
 
     /// The file's replica id, under which every store on the file makes its
-    /// changes from its next write: not always `replicaID`
-    /// (`versionVectorsAndFileReplica()`).
-    public func fileReplica() throws -> ReplicaID {
-        try database.read { db in try fileReplica(db) }
+    /// changes from its next write (not always `replicaID`:
+    /// `versionVectorsAndFileReplica()`), and every id stores on the file
+    /// have written under (`local_replicas`, the copied file's among them),
+    /// read in one transaction. An id in a later read that an earlier one
+    /// lacks was the file's in between: minted for it (a drop of a copy,
+    /// `discardCopy`, in another process), never used elsewhere.
+    public func fileReplicas() throws -> (current: ReplicaID, all: Set<ReplicaID>) {
+        try database.read { db in (try fileReplica(db), try ReplicaIdentity.all(db)) }
     }
 
     private func fileReplica(_ db: DatabaseConnection) throws -> ReplicaID {

@@ -294,6 +294,61 @@ import QuireTestSupport
         }
     }
 
+    /// A change of 4,097 parents, its own replica's last change among them
+    /// (implied in version 5, 4,096 written out), is refused in version 5
+    /// as in version 3, which writes all of them: every version holds at
+    /// most 4,096. (Version 5 read it, and it was then written again in
+    /// version 3 for a client of an older build, and in version 4 in a
+    /// snapshot's history, as bundles their readers refuse.)
+    @Test func aChangeOfMoreThan4096ParentsIsRefusedInEveryVersion() throws {
+        let own = OpID(replica: ReplicaID(5), counter: 1)
+        let others = (1...4096).map { OpID(replica: ReplicaID(9), counter: UInt64($0)) }
+        func change(_ counter: UInt64, parents: [OpID]) -> Change {
+            Change(id: OpID(replica: ReplicaID(5), counter: counter), lamport: counter, parents: parents, time: 0,
+                   operations: [.put(object: .root, key: "k", value: .scalar(.int(Int64(counter))), pred: [])])
+        }
+        let changes = [change(1, parents: []), change(2, parents: (others + [own]).sorted())]
+        let refusal = DecodingError.invalid("a change has 4097 parents")
+        for version in [ChangeEncoding.version, ChangeEncoding.olderReadersVersion] {
+            #expect(throws: refusal, "version \(version)") {
+                try ChangeEncoding.decode(ChangeEncoding.encode(changes, version: version)).map(\.parents.count)
+            }
+        }
+        // 4,096 with the implied one are read.
+        let most = [change(1, parents: []), change(2, parents: (others.dropLast() + [own]).sorted())]
+        #expect(try ChangeEncoding.decode(ChangeEncoding.encode(most)) == most)
+    }
+
+    /// An insert whose explicit origin is of its own replica but at or past
+    /// its own id names no element that can exist when it applies, and
+    /// version 5 cannot write it (such an origin is a distance back): a
+    /// bundle of version 3 holding one is refused when read, naming it, so
+    /// that every change read can be written again in version 5. (It was
+    /// read, and a store or the sync server that parked the change, writing
+    /// it so, trapped.)
+    @Test(arguments: [UInt64(0), 1, 1 << 40])
+    func anInsertsOriginOfItsOwnReplicaNotBeforeItIsRefused(pastTheInsert: UInt64) throws {
+        let replica = ReplicaID(7)
+        let text = ObjectID(OpID(replica: replica, counter: 1))
+        let insert = OpID(replica: replica, counter: 2), origin = OpID(replica: replica, counter: 2 + pastTheInsert)
+        let changes = [
+            Change(id: OpID(replica: replica, counter: 1), lamport: 1, parents: [], time: 0,
+                   operations: [.put(object: .root, key: "t", value: .object(.text), pred: [])]),
+            Change(id: insert, lamport: 2, parents: [OpID(replica: replica, counter: 1)], time: 0,
+                   operations: [.insert(object: text, origin: origin, content: .text("x"))]),
+        ]
+        let refusal = DecodingError.invalid("the insert at \(insert) names \(origin) as its origin, of its own replica but not before it")
+        let bundle = ChangeEncoding.encode(changes, version: ChangeEncoding.olderReadersVersion)
+        #expect(throws: refusal) { try ChangeEncoding.decode(bundle) }
+        var catchingUp = Document(replica: ReplicaID(3))
+        #expect(throws: refusal) { try catchingUp.applyEncoded(bundle) }
+        // One before it is read as it was.
+        var before = changes
+        before[1] = Change(id: insert, lamport: 2, parents: [OpID(replica: replica, counter: 1)], time: 0,
+                           operations: [.insert(object: text, origin: OpID(replica: replica, counter: 1), content: .text("x"))])
+        #expect(try ChangeEncoding.decode(ChangeEncoding.encode(before, version: ChangeEncoding.olderReadersVersion)) == before)
+    }
+
     /// Well-framed bodies (valid checksum) whose content lies.
     @Test(arguments: ["a replica count of 2^62", "a varint longer than 64 bits", "2^63 changes", "a key length beyond the input"])
     func liesInABundleBodyAreCaught(_ lie: String) {

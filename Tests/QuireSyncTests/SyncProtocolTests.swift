@@ -1354,6 +1354,47 @@ import Testing
         }
     }
 
+    /// A sync whose peer serves this very file is refused also when another
+    /// store on the file drops a copy (`--take-theirs` in another process)
+    /// after the served store read the file's replica id for its answer and
+    /// before the answer comes, and the client takes the new id meanwhile
+    /// (it writes): the answer names the id just retired, which neither the
+    /// client nor the file holds any more, but the file held as the request
+    /// was made. (Left open by review203: the answer was taken for another
+    /// store's, applied and its versions recorded as the peer's
+    /// acknowledgements; only the next round's answer, under the new id,
+    /// ended the sync.)
+    @Test func aSyncWithThisFileItselfIsRefusedWhenTheFileTakesANewReplicaIDBeforeTheAnswerComes() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/alice.quire"
+            let app = try DocumentStore(path: path), served = try DocumentStore(path: path), beside = try DocumentStore(path: path)
+            for id: DocumentID in ["n", "dropped"] {
+                try app.create(id: id)
+                try write(app, id, "k", 1)
+            }
+            let retired = app.replicaID
+            let service = FaultyTransport.sound(PeerSyncService(store: served))
+            let dropAfterTheAnswer = Mutex(true)
+            let dropping = ScriptedTransport { request throws(SyncError) in
+                let answer = try await service.exchange(request, longPollSeconds: 0)
+                guard dropAfterTheAnswer.withLock({ drop in defer { drop = false }; return drop }) else { return answer }
+                do {
+                    try beside.discardCopy(of: "dropped", resyncingWith: "elsewhere")
+                    try write(app, "n", "k", 2)
+                } catch { throw .store("\(error)") }
+                return answer
+            }
+            await #expect(throws: SyncError.unreachable("it answered from this store itself (replica \(retired)), not another: "
+                + "nothing was synced; run `quire serve --stdio` on the other store")) {
+                try await SyncClient(store: app, peer: "via:self", transport: dropping).sync()
+            }
+            #expect(app.replicaID == beside.replicaID && app.replicaID != retired)
+            #expect(try app.syncCursor(peer: "via:self") == nil)
+            #expect(try app.acknowledgedVersions(peer: "via:self").isEmpty)
+            #expect(try app.acknowledgedVersions(peer: PeerSyncService.clientsPeer).isEmpty)
+        }
+    }
+
     /// A store served to others (`PeerSyncService`) that has not written
     /// since another store on its file dropped a copy answers under the
     /// file's new replica id: its client takes it for the new log it is
@@ -1545,6 +1586,32 @@ import Testing
         #expect(throws: refusal) { try push([tooSteep[1]], to: refusingSteps) }
         #expect(throws: refusal) { try push(tooSteep, to: refusingOnePush) }
         #expect(refusingSteps.version("n") == [ReplicaID(7): 1] && refusingOnePush.version("n").isEmpty)
+    }
+
+    /// A change whose insert names as its origin an element of its own
+    /// replica not before it (which a bundle of version 3 can say), and
+    /// that waits for its replica's first change: the server refuses the
+    /// push as changes that do not decode, storing nothing, and a store
+    /// given it refuses it too. (Both parked it, writing it in version 5,
+    /// which cannot say such an origin: the process trapped.)
+    @Test func aChangeWhoseOriginIsNotBeforeItIsRefusedNotParked() async throws {
+        let replica = ReplicaID(7)
+        let insert = OpID(replica: replica, counter: 2)
+        let early = Change(id: insert, lamport: 2, parents: [OpID(replica: replica, counter: 1)],
+                           operations: [.insert(object: ObjectID(OpID(replica: replica, counter: 1)), origin: insert, content: .text("x"))])
+        let bundle = ChangeEncoding.encode([early], version: ChangeEncoding.olderReadersVersion)
+        let reason = "invalid data: the insert at \(insert) names \(insert) as its origin, of its own replica but not before it"
+
+        let server = try makeServer()
+        let push = SyncRequest(cursor: nil, documents: [SyncDocument(id: "n", version: [replica: 2], bundles: [bundle])])
+        let answer = try SyncMessage.decode(await server.respond(toMessage: SyncMessage.request(push).encoded(), access: .unrestricted))
+        #expect(answer == .failure(SyncFailure(status: 400, "the changes of document n do not decode: \(reason)")))
+        #expect(server.log.version("n").isEmpty)
+
+        let store = try DocumentStore.inMemory()
+        let refused = try store.applyEach(bundles: [("n", [bundle])]).refused
+        #expect(refused.map { "\($0.id): \($0.error)" } == ["n: \(reason)"])
+        #expect(try store.versionVectors().isEmpty)
     }
 
     /// A change the server parks counts for the pushes after it as within

@@ -315,15 +315,19 @@ struct ChangeDecoder: ~Copyable {
     private mutating func readRelativeParents(coded: UInt64, replicaIndex: Int, ownLast: UInt64,
                                               into parents: inout [OpID]) throws(DecodingError) {
         let explicitCount = coded >> 1
-        guard explicitCount <= 4096 else { throw .invalid("a change has \(explicitCount) explicit parents") }
         let implies = coded & 1 != 0
+        // The implied one counted, as versions before 5 count it (explicit
+        // there): a change read is written again in those, for a client of
+        // an older build and in a snapshot's history, whose readers refuse more.
+        let count = explicitCount + (implies ? 1 : 0)
+        guard count <= 4096 else { throw .invalid("a change has \(count) parents") }
         guard !implies || ownLast > 0 else {
             throw .invalid("column parentCount implies a parent of the change's own replica, which has no change before it in the bundle")
         }
         // Overwritten in place: two writers taking turns (friendsforever)
         // name two parents at every turn.
         let own = OpID(replica: replicaTable[replicaIndex], counter: ownLast)
-        parents.resize(to: Int(explicitCount) + (implies ? 1 : 0), padding: own)
+        parents.resize(to: Int(count), padding: own)
         try parents.withUnsafeMutableBufferPointer { parents throws(DecodingError) in
             var slot = 0
             var ownLeft = implies
@@ -488,8 +492,16 @@ struct ChangeDecoder: ~Copyable {
             let written = try next(.originCounter)
             let counter: UInt64
             switch originCounters {
-            case .counter: counter = written
-            case .insertMinusOrigin: counter = id.counter &- UInt64(bitPattern: ByteReader.unzigzag(written))
+            case .counter, .insertMinusOrigin:
+                counter = originCounters == .counter ? written : id.counter &- UInt64(bitPattern: ByteReader.unzigzag(written))
+                // No element of the insert's own replica at or past its id
+                // exists when it applies, and version 5 cannot write such an
+                // origin (a distance back): read, a store or the sync server
+                // parking the change would write it so, and trap.
+                guard replica != id.replica || counter < id.counter else {
+                    throw .invalid("the insert at \(id) names \(OpID(replica: replica, counter: counter)) as its origin, "
+                        + "of its own replica but not before it")
+                }
             case .distanceBackOrCounter where replica == id.replica:
                 // `id.counter` is at least 1; the origin must be at 1 or more.
                 guard written < id.counter - 1 else { throw .invalid("column originCounter goes back past counter 1") }

@@ -11,8 +11,9 @@
 /// Every drop also moves the sync cursors back (`SyncState.rewindCursors`)
 /// in its transaction (once for the documents one transaction drops), so
 /// the highest `seq` ever given moves with every rewind: a sync that read
-/// it at its start and finds it changed when it stores its cursor does not
-/// store it (`Specs/sync.md`, "Commands").
+/// it with the stored cursor its pages went on from and finds it changed
+/// when it stores the cursor they reached does not store it
+/// (`DocumentStore.syncCursorAndRewinds(peer:)`, `Specs/sync.md`, "Commands").
 public enum DroppedDocuments {
     /// Records that `document`'s copy is dropped, inside the transaction
     /// that drops it, and returns the row's `seq`.

@@ -260,6 +260,9 @@ public struct SyncClient: Sendable {
         throw .protocolViolation("the sync did not end after \(maxRounds) rounds")
     }
 
+    /// The file's replica id and every id it has held (`DocumentStore.fileReplicas()`).
+    private typealias FileReplicas = (current: ReplicaID, all: Set<ReplicaID>)
+
     /// What a sync knows between rounds.
     private struct Session {
         var report = Report()
@@ -272,6 +275,11 @@ public struct SyncClient: Sendable {
         var cursorRewindsAtRead: Int64 = 0
         /// Set once a cursor was not stored for such a rewind.
         var rewoundMeanwhile = false
+        /// The file's replica ids as the current request was made
+        /// (`DocumentStore.fileReplicas()`; set by every request before its
+        /// answer comes): an answer at seq 0 under the id then, or under one
+        /// minted since, comes from a store serving this very file.
+        var fileReplicasAtRequest: FileReplicas = (ReplicaID(0), [])
         /// What the server is known to hold: the stored acknowledgements,
         /// then its answers in this sync.
         var serverVersions: [DocumentID: VersionVector] = [:]
@@ -349,7 +357,8 @@ public struct SyncClient: Sendable {
         /// The stored cursor stays where it was: past the rows of a document
         /// left out as damaged on the server, or of one whose changes this
         /// store refused, those rows would never come again; past a rewind
-        /// made since the sync began, the rows of the dropped document.
+        /// made since the stored cursor its pages went on from was read
+        /// (`rewoundMeanwhile`), the rows of the dropped document.
         var cursorStaysBehind: Bool { leftOutAsDamaged || !report.notApplied.isEmpty || rewoundMeanwhile }
         /// Whether this store left the document out of the sync: damaged
         /// here, or its changes from the server refused.
@@ -398,6 +407,8 @@ public struct SyncClient: Sendable {
         // in versions lacking the dropped document, whose rows that cursor
         // passed.
         let (storedCursor, rewinds) = try store.syncCursorAndRewinds(peer: peer)
+        // Before the request goes: a store serving this file answers under the file's id as it finds it then or later.
+        session.fileReplicasAtRequest = try store.fileReplicas()
         // Read from the store's `document_versions`: no document is loaded to state it.
         let versions = try store.versionVectors()
         // A cursor past 0 stands for every row up to it: a document at the
@@ -525,7 +536,7 @@ public struct SyncClient: Sendable {
         if let newChanges, newChanges > pushedCount {
             throw SyncError.protocolViolation("it says \(newChanges) of the \(pushedCount) changes pushed were new to it")
         }
-        try refuseAnswerFromThisStore(response)
+        try refuseAnswerFromThisStore(response, fileReplicasAtRequest: session.fileReplicasAtRequest)
         let cursorReset = try takeCursorReset(response, &session)
         try applyPage(response, &session)
         // Every document the store holds, now that the page is applied, and the id its own changes are made under.
@@ -546,22 +557,35 @@ public struct SyncClient: Sendable {
     }
 
     /// Ends the sync when the answer came from this very store, before
-    /// anything of it is applied or recorded.
-    private func refuseAnswerFromThisStore(_ response: SyncResponse) throws {
+    /// anything of it is applied or recorded. `fileReplicasAtRequest`: the
+    /// file's replica ids as the request answered was made.
+    private func refuseAnswerFromThisStore(_ response: SyncResponse,
+                                           fileReplicasAtRequest atRequest: FileReplicas) throws {
         // A peer's cursor names its store: this one means the command served
         // this very file (a path mistyped), and a sync would call every local
         // change held elsewhere. A store serving the file answers under the
-        // file's id (`PeerSyncService`), which this store does not hold when
-        // it has not written since another store on the file took a new one
-        // (`discardCopy`, another process's `--take-theirs`). Only a store
-        // answers at seq 0 (it has no log): a server's pages past it cost no read.
-        let logID = response.cursor.logID
-        guard try logID == store.replicaID.rawValue || response.cursor.seq == 0 && logID == store.fileReplica().rawValue else { return }
+        // file's id as it reads it for the answer (`PeerSyncService`), which
+        // this store does not hold when it has not written since another
+        // store on the file took a new one (`discardCopy`, another process's
+        // `--take-theirs`), nor the file when another took one after that
+        // read: the id the file held as the request was made, or one minted
+        // since. Only a store answers at seq 0 (it has no log): a server's
+        // pages past it cost no read.
+        let logID = ReplicaID(response.cursor.logID)
+        guard try logID == store.replicaID || response.cursor.seq == 0 && wasFileReplica(logID, since: atRequest) else { return }
         // The served side has already recorded them as a client's
         // (`clientsPeer`): forgotten, real clients' next requests state them again.
         try store.forgetSyncState(peer: PeerSyncService.clientsPeer)
-        throw SyncError.unreachable("it answered from this store itself (replica \(ReplicaID(logID))), not another: "
+        throw SyncError.unreachable("it answered from this store itself (replica \(logID)), not another: "
             + "nothing was synced; run `quire serve --stdio` on the other store")
+    }
+
+    /// Whether `id` was the file's replica id at some time since
+    /// `atRequest` was read (`DocumentStore.fileReplicas()`): the id then,
+    /// or one minted for the file since.
+    private func wasFileReplica(_ id: ReplicaID, since atRequest: FileReplicas) throws -> Bool {
+        guard id != atRequest.current else { return true }
+        return try store.fileReplicas().all.contains(id) && !atRequest.all.contains(id)
     }
 
     /// Whether the answer comes from another log than the one this store
