@@ -45,6 +45,41 @@ import QuireTestSupport
         #expect(column.bytes == oneByOne.bytes)
     }
 
+    @Test func gatheredWritesAreTheBytesWrittenStraight() {
+        // Small writes, byte strings short and long (long ones go to the
+        // writer whole) and a sequence that is not contiguous, past several
+        // of the chunks `writeGathered` fills; the writer used in between.
+        let values: [NewValue?] = [
+            nil, .scalar(.null), .scalar(.bool(true)), .scalar(.int(-300)), .scalar(.double(2.5)), .scalar(.string("name")),
+            .scalar(.string(String(repeating: "é", count: 2_100))), .scalar(.bytes([1, 2, 3])), .object(.list),
+        ]
+        func write(step: Int, to sink: inout some ByteSink) {
+            sink.writeVarint(UInt64(1) << UInt64(step % 64) &- UInt64(step % 3))
+            sink.writeByte(UInt8(truncatingIfNeeded: step))
+            sink.writeSigned(Int64(step) - 500)
+            sink.writeString(String(repeating: step % 2 == 0 ? "é" : "a", count: step % 300))
+            sink.writeValue(values[step % values.count])
+            sink.writeData([UInt8](repeating: UInt8(truncatingIfNeeded: step), count: step * 37 % 5_000))
+            sink.writeBytes((0..<step % 20).lazy.map { UInt8($0) })
+            sink.writeUInt64(UInt64(step) &* 0x9E37_79B9_7F4A_7C15)
+        }
+        var straight = ByteWriter(), gathered = ByteWriter()
+        straight.writeByte(9)
+        gathered.writeByte(9)
+        for step in 0..<2_000 {
+            write(step: step, to: &straight)
+            if step % 500 == 0 { straight.writeByte(0xEE) }
+        }
+        gathered.writeGathered { sink in
+            for step in 0..<2_000 {
+                write(step: step, to: &sink)
+                if step % 500 == 0 { sink.withWriter { $0.writeByte(0xEE) } }
+            }
+        }
+        #expect(gathered.bytes.count == straight.bytes.count)
+        #expect(gathered.bytes == straight.bytes)
+    }
+
     @Test(arguments: [0, 1, 127, 128, 16_383, 16_384, 70_000])
     func aBodyWrittenInPlaceIsSealedAsOneGivenWhole(size: Int) throws {
         // The length goes into room left for the estimate's, and the body

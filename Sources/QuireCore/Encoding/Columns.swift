@@ -160,31 +160,14 @@ struct ColumnWriter<Form: WrittenColumnForm>: ~Copyable {
             (bytes + values + size - 1).update(from: bytes + values, count: count - values)
             count += size - 1
         }
-        _ = Self.writeVarint(header, at: bytes + literalHeader)
+        _ = ByteWriter.writeVarint(header, at: bytes + literalHeader)
         literalCount = 0
     }
 
     @inline(__always)
     private mutating func writeVarint(_ value: UInt64) {
         reserve(10)  // a UInt64's 64 bits, 7 a byte
-        count += Self.writeVarint(value, at: bytes + count)
-    }
-
-    /// Writes `value` as `ByteWriter.writeVarint` does, at `destination`;
-    /// returns how many bytes it wrote. (`ByteWriter` keeps its own loop:
-    /// written through this and a buffer on the stack, a snapshot's state
-    /// took 45 M instructions more on B2.4.)
-    @inline(__always)
-    private static func writeVarint(_ value: UInt64, at destination: UnsafeMutablePointer<UInt8>) -> Int {
-        var value = value
-        var size = 0
-        while value >= 0x80 {
-            destination[size] = UInt8(truncatingIfNeeded: value) | 0x80
-            value >>= 7
-            size += 1
-        }
-        destination[size] = UInt8(value)
-        return size + 1
+        count += ByteWriter.writeVarint(value, at: bytes + count)
     }
 
     @inline(__always)
@@ -359,7 +342,7 @@ struct ColumnReader {
     }
 }
 
-extension ByteWriter {
+extension ByteSink {
     /// A value of a map register or list element; see `Specs/encoding.md`, "Values".
     mutating func writeValue(_ value: NewValue?) {
         switch value {
@@ -374,7 +357,9 @@ extension ByteWriter {
         case .object(let kind): writeByte(8); writeByte(kind.rawValue)
         }
     }
+}
 
+extension ByteWriter {
     /// The most bytes `writeValue(value)` writes: a tag, then a varint,
     /// eight bytes, a kind, or a length and the contents.
     static func writtenSizeBound(of value: NewValue) -> Int {

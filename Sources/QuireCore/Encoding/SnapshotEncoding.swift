@@ -49,18 +49,22 @@ extension Document {
             }
         }
         return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, bodySize: .about(capacity)) { body in
-            body.writeVarint(replicaTable.count)
-            for replica in replicaTable { body.writeUInt64(replica.rawValue) }
-            writeClockAndVersionVector(versions, to: &body, replicaIndex)
-            body.writeVarint(heads.count)
-            for head in heads { body.writeID(head, replicaIndex) }
-            writeObjects(nested, to: &body, replicaIndex)
-            for slot in [ObjectTable.rootSlot] + nested.map(\.slot) {
-                switch slot.kind {
-                case .map: writeMap(slot, to: &body, replicaIndex)
-                case .text: writeText(slot, to: &body, replicaIndex)
-                case .list: writeList(slot, to: &body, replicaIndex)
-                case .counter: body.writeSigned(objects.counters[slot.index])
+            // The state is mostly small writes (ids, lengths, keys, short
+            // values): gathered, and appended a chunk at a time.
+            body.writeGathered { body in
+                body.writeVarint(replicaTable.count)
+                for replica in replicaTable { body.writeUInt64(replica.rawValue) }
+                writeClockAndVersionVector(versions, to: &body, replicaIndex)
+                body.writeVarint(heads.count)
+                for head in heads { body.writeID(head, replicaIndex) }
+                writeObjects(nested, to: &body, replicaIndex)
+                for slot in [ObjectTable.rootSlot] + nested.map(\.slot) {
+                    switch slot.kind {
+                    case .map: writeMap(slot, to: &body, replicaIndex)
+                    case .text: body.withWriter { writeText(slot, to: &$0, replicaIndex) }
+                    case .list: writeList(slot, to: &body, replicaIndex)
+                    case .counter: body.writeSigned(objects.counters[slot.index])
+                    }
                 }
             }
             return Self.writeHistory(snapshotHistory, to: &body)
@@ -108,7 +112,7 @@ extension Document {
 
     /// The Lamport clock, then the version vector: each replica's highest
     /// id and last Lamport value.
-    private func writeClockAndVersionVector(_ versions: [(replica: ReplicaID, value: UInt64)], to body: inout ByteWriter,
+    private func writeClockAndVersionVector(_ versions: [(replica: ReplicaID, value: UInt64)], to body: inout GatheringWriter,
                                             _ replicaIndex: ReplicaIndexTable) {
         body.writeVarint(maxLamport)
         body.writeVarint(versions.count)
@@ -126,7 +130,7 @@ extension Document {
 
     /// The objects other than the root, in id order: each one's id, kind,
     /// parent and key.
-    private func writeObjects(_ nested: [(id: OpID, slot: ObjectTable.Slot)], to body: inout ByteWriter,
+    private func writeObjects(_ nested: [(id: OpID, slot: ObjectTable.Slot)], to body: inout GatheringWriter,
                               _ replicaIndex: ReplicaIndexTable) {
         body.writeVarint(nested.count)
         for (creator, slot) in nested {
@@ -144,7 +148,7 @@ extension Document {
     }
 
     /// A map's keys, sorted, each with its register's entries.
-    private func writeMap(_ slot: ObjectTable.Slot, to body: inout ByteWriter, _ replicaIndex: ReplicaIndexTable) {
+    private func writeMap(_ slot: ObjectTable.Slot, to body: inout GatheringWriter, _ replicaIndex: ReplicaIndexTable) {
         // Read where they are, in key order through their positions in the
         // dictionary: copied into an array first (keys and registers, each
         // retained and released), an object of two fields took about 6,000
@@ -194,7 +198,7 @@ extension Document {
     }
 
     /// A list's runs, each header followed by its values.
-    private func writeList(_ slot: ObjectTable.Slot, to body: inout ByteWriter, _ replicaIndex: ReplicaIndexTable) {
+    private func writeList(_ slot: ObjectTable.Slot, to body: inout GatheringWriter, _ replicaIndex: ReplicaIndexTable) {
         var runs: [SequenceRun<Value>] = []
         objects.lists[slot.index].forEachRun { runs.append($0) }
         body.writeVarint(runs.count)
@@ -232,7 +236,7 @@ extension Document {
     }
 }
 
-private extension ByteWriter {
+private extension ByteSink {
     /// An id in a snapshot: its replica's index in the replica table, then its counter.
     mutating func writeID(_ id: OpID, _ replicaIndex: ReplicaIndexTable) {
         writeVarint(replicaIndex.index(of: id.replica))
