@@ -70,7 +70,7 @@ extension Document {
                 }
                 if let first { isOneReplica = isOneReplica && current.id.replica == first.replica } else { first = current.change }
                 if chain.continues(with: current, known: versionVector) {
-                    chain.extend(with: current, headsOf: self)
+                    chain.extend(with: current, isHead: { isHead($0) })
                     try takeContinuation(after: current.edit, into: &chain, from: &decoder)
                     continue
                 }
@@ -509,14 +509,17 @@ private struct Chain {
     }
 
     /// Adds a change that `continues(with:known:)` accepted, and of the
-    /// other replicas' changes it merged, those that are heads of
-    /// `document`. The others need not be kept: the heads change only when
-    /// a run is noted, after the chain, and noting drops heads alone. (Kept,
-    /// friendsforever's merge appended, moved and looked up 1,978 parents
-    /// a merge pair to drop a few.)
-    mutating func extend(with change: ChangeDecoder.Current, headsOf document: borrowing Document) {
+    /// other replicas' changes it merged, those that are heads, as `isHead`
+    /// (`Document.isHead`) says. The others need not be kept: the heads
+    /// change only when a run is noted, after the chain, and noting drops
+    /// heads alone. (Kept, friendsforever's merge appended, moved and looked
+    /// up 1,978 parents a merge pair to drop a few.) Given a closure, not
+    /// the document: as an argument of this call, it was copied (409 bytes,
+    /// a `memcpy`) at each call, every chain's change of sveltecomponent's
+    /// merge read alone.
+    mutating func extend(with change: ChangeDecoder.Current, isHead: (OpID) -> Bool) {
         if change.parents.count > 1 {
-            for parent in change.parents where parent != lastID && document.isHead(parent) { mergedParents.append(parent) }
+            for parent in change.parents where parent != lastID && isHead(parent) { mergedParents.append(parent) }
         }
         switch change.edit {
         case .insertText:
