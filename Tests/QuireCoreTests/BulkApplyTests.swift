@@ -136,6 +136,15 @@ import QuireTestSupport
             damaged[position] = 0xC3   // a lead byte its ASCII neighbour does not continue
             #expect(decode(damaged) == nil, "0xC3 at \(position)")
         }
+        // Past ASCII, a long text is validated whole: taken as written, and
+        // refused for one bad sequence anywhere in it.
+        let wide = String(repeating: "0123456789é😀", count: 50)
+        #expect(decode(Array(wide.utf8)) == wide)
+        for position in [0, 1, 12, 300, wide.utf8.count - 1] {
+            var damaged = Array(wide.utf8)
+            damaged[position] = 0xFF
+            #expect(decode(damaged) == nil, "0xFF at \(position)")
+        }
     }
 
     @Test func scalarsAreCountedAppendedAndJoinedThroughTheirUTF8() {

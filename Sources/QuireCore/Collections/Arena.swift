@@ -88,7 +88,11 @@ struct Arena<Element: BitwiseCopyable> {
 
     /// An arena with room for `capacity` elements, of which `initializer`
     /// writes the first ones and says how many, as `Array`'s initializer of
-    /// the same name does.
+    /// the same name does. Inlined by rule: a snapshot's spans are written
+    /// in its closure, and left to the inliner's budget, such a loop may
+    /// become a function of its own with its captures in memory (HISTORY.md,
+    /// review205).
+    @inline(__always)
     init<Failure: Error>(unsafeUninitializedCapacity capacity: Int,
                          initializingWith initializer: (UnsafeMutableBufferPointer<Element>, inout Int) throws(Failure) -> Void) throws(Failure) {
         self.init()

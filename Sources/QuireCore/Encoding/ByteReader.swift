@@ -175,22 +175,34 @@ public struct ByteReader: Sendable {
 extension String {
     /// The text `bytes` hold, or nil if they are not valid UTF-8.
     ///
-    /// Decoders call this for every inserted text and every snapshot, and
-    /// `String(validating:as:)` runs unspecialised generic code (type
-    /// metadata lookups, about 1,500 instructions for a short text). Decoding
-    /// is specialised for UTF-8 and repairs invalid bytes into U+FFFD, so the
-    /// bytes were valid exactly when the text reads back as the same bytes.
+    /// Decoders call this for every inserted text and every snapshot.
     /// ASCII bytes are valid as they are, and the check that they are reads
-    /// them once in a loop that vectorises, where the comparison reads both
-    /// copies (9% of B3.3's snapshot load, strings of kilobytes).
+    /// them once in a loop that vectorises; the string is then copied from
+    /// them without another validation (`UTF8Span(unchecked:)`), and other
+    /// bytes are validated once (`UTF8Span(validating:)`). Validating in
+    /// `String(decoding:)` as well cost B3.3's snapshot load (strings of
+    /// kilobytes) a second pass over every string (`HISTORY.md`, review210).
     init?(validatingUTF8Bytes bytes: ArraySlice<UInt8>) {
-        let valid: String? = bytes.withUnsafeBufferPointer { buffer in
-            var string = String(decoding: buffer, as: UTF8.self)
-            if buffer.isASCII { return string }
-            let same = string.withUTF8 { $0.count == buffer.count && sameBytes($0, buffer) }
-            return same ? string : nil
+        if #available(macOS 26, iOS 26, watchOS 26, tvOS 26, visionOS 26, *) {
+            if bytes.withUnsafeBufferPointer({ $0.isASCII }) {
+                self = String(copying: UTF8Span(unchecked: bytes.span, isKnownASCII: true))
+                return
+            }
+            do { self = String(copying: try UTF8Span(validating: bytes.span)) } catch { return nil }
+        } else {
+            // `String(validating:as:)` runs unspecialised generic code
+            // (about 1,500 instructions for a short text). Decoding is
+            // specialised for UTF-8 and repairs invalid bytes into U+FFFD,
+            // so the bytes were valid exactly when the text reads back as
+            // the same bytes.
+            let valid: String? = bytes.withUnsafeBufferPointer { buffer in
+                var string = String(decoding: buffer, as: UTF8.self)
+                if buffer.isASCII { return string }
+                let same = string.withUTF8 { $0.count == buffer.count && sameBytes($0, buffer) }
+                return same ? string : nil
+            }
+            guard let valid else { return nil }
+            self = valid
         }
-        guard let valid else { return nil }
-        self = valid
     }
 }

@@ -424,11 +424,33 @@ extension Document {
     }
 
     private func readText(_ object: ObjectID, from snapshot: inout SnapshotReader) throws(DecodingError) -> RGASequence<Unicode.Scalar> {
-        let (content, utf8Count, runs) = switch snapshot.version {
-        case 1: try readTextRunsVersion1(from: &snapshot)
-        case 2: try readTextRunsVersion2(from: &snapshot)
-        default: try readTextRuns(from: &snapshot)
+        switch snapshot.version {
+        case 1, 2:
+            let (content, utf8Count, runs) = if snapshot.version == 1 {
+                try readTextRunsVersion1(from: &snapshot)
+            } else {
+                try readTextRunsVersion2(from: &snapshot)
+            }
+            return try runs.withUnsafeBufferPointer { runs throws(DecodingError) in
+                try Self.loadedText(object, content: content, utf8Count: utf8Count, runs: runs)
+            }
+        default:
+            // The runs are read into room made once at their full count (at
+            // most a quarter of the bytes left, as `readCount` checks) and
+            // given to the tree as they are: no array to fill first, and no
+            // closure around the columns' loops for the inliner to keep or
+            // leave (review205's per-run check lost 8% when it left one).
+            let count = try snapshot.body.readCount("text runs", minimumItemSize: 4)
+            let runs = UnsafeMutableBufferPointer<RunHeader>.allocate(capacity: count)
+            defer { runs.deallocate() }
+            let (content, utf8Count) = try readTextRuns(into: runs, from: &snapshot)
+            return try Self.loadedText(object, content: content, utf8Count: utf8Count, runs: UnsafeBufferPointer(runs))
         }
+    }
+
+    /// The text of `runs` over `content`, whose UTF-8 is `utf8Count` bytes.
+    private static func loadedText(_ object: ObjectID, content: ScalarStorage, utf8Count: Int,
+                                   runs: UnsafeBufferPointer<RunHeader>) throws(DecodingError) -> RGASequence<Unicode.Scalar> {
         // Mostly ASCII, which is when the UTF-8 has a byte per scalar:
         // then the runs' widths are their counts, not measured run by run.
         let isASCII = content.count == utf8Count
@@ -436,62 +458,64 @@ extension Document {
         catch { throw .invalid("text \(object): \(error)") }
     }
 
-    /// Version 3: the run headers as four columns, then all the content as one UTF-8 string.
+    /// Version 3: the run headers as four columns, then all the content as
+    /// one UTF-8 string. Fills `runs`, one per run the snapshot counts.
     ///
-    /// A column is a pass over the runs. The runs are made once at their
-    /// full count (at most a quarter of the bytes left, as `readCount`
-    /// checks) and each pass writes them through buffer pointers:
-    /// appending and the arrays' bounds and uniqueness checks cost nearly
-    /// as much as the varints (merge-k8-m1000's runs took about 96
-    /// instructions each, 68 this way). The passes read through a local
-    /// copy of the reader, put back after them, so that the closures
-    /// capture it and not the whole `SnapshotReader`.
-    private func readTextRuns(from snapshot: inout SnapshotReader) throws(DecodingError) -> (ScalarStorage, utf8Count: Int, [RunHeader]) {
-        let count = try snapshot.body.readCount("text runs", minimumItemSize: 4)
-        let (replicaTable, runLengths) = (snapshot.replicaTable, RunLengthLimit(snapshot.limits))
+    /// A column is a pass over the runs, each writing its own fields of
+    /// every run through the pointer (`RunHeader` is trivial, so the room
+    /// needs no initializing first): appending and the arrays' bounds and
+    /// uniqueness checks cost nearly as much as the varints (merge-k8-m1000's
+    /// runs took about 96 instructions each, 68 this way). The passes are
+    /// plain loops in this function, reading through a local copy of the
+    /// reader, put back after them, and the replica table through a copy of
+    /// its own: the table's index is checked as it is read, and the array
+    /// checked it again.
+    private func readTextRuns(into runs: UnsafeMutableBufferPointer<RunHeader>,
+                              from snapshot: inout SnapshotReader) throws(DecodingError) -> (ScalarStorage, utf8Count: Int) {
+        let count = runs.count
+        let runLengths = RunLengthLimit(snapshot.limits)
+        let replicaCount = snapshot.replicaTable.count
         var body = snapshot.body
-        var runs = [RunHeader](repeating: RunHeader(id: OpID(replica: ReplicaID(0), counter: 0), lamport: 0, isDeleted: false, count: 0),
-                               count: count)
+        let replicaTable = UnsafeMutableBufferPointer<ReplicaID>.allocate(capacity: replicaCount)
+        defer { replicaTable.deallocate() }
+        _ = replicaTable.initialize(fromContentsOf: snapshot.replicaTable)
         // Per replica, the run that ends highest (an end of 0: none yet, as
         // every run ends above its first counter, which is at least 1): if
         // it is in the version vector, they all are, and one check each is
         // enough.
-        var highestRuns = [(end: UInt64, run: Int)](repeating: (0, 0), count: replicaTable.count)
+        let highestRuns = UnsafeMutableBufferPointer<(end: UInt64, run: Int)>.allocate(capacity: replicaCount)
+        defer { highestRuns.deallocate() }
+        highestRuns.initialize(repeating: (0, 0))
+        // Each run's index in the replica table, for the highest runs in
+        // the last pass. Not filled first: the first pass writes every
+        // entry before the last reads any, and the fill was a `memset`
+        // of 8 bytes a run (2.5% of merge-k32-m10000's load).
+        let replicaColumn = UnsafeMutableBufferPointer<Int>.allocate(capacity: count)
+        defer { replicaColumn.deallocate() }
+        for i in 0..<count {
+            let index = try body.readIndex("the replica of a run", below: replicaCount)
+            replicaColumn[i] = index
+            runs[i].id.replica = replicaTable[index]
+        }
+        for i in 0..<count {
+            runs[i].id.counter = UInt64(bitPattern: try body.readSigned("the counter of a run"))
+        }
+        for i in 0..<count {
+            runs[i].lamport = UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
+        }
+        var previousEnd: UInt64 = 0
         var scalarCount = 0
-        try runs.withUnsafeMutableBufferPointer { runs throws(DecodingError) in
-            // Each run's index in the replica table, for the highest runs in
-            // the last pass. Not filled first: the first pass writes every
-            // entry before the last reads any, and the fill was a `memset`
-            // of 8 bytes a run (2.5% of merge-k32-m10000's load).
-            let replicaColumn = UnsafeMutableBufferPointer<Int>.allocate(capacity: count)
-            defer { replicaColumn.deallocate() }
-            for i in 0..<count {
-                let index = try body.readIndex("the replica of a run", below: replicaTable.count)
-                replicaColumn[i] = index
-                runs[i].id.replica = replicaTable[index]
-            }
-            for i in 0..<count {
-                runs[i].id.counter = UInt64(bitPattern: try body.readSigned("the counter of a run"))
-            }
-            for i in 0..<count {
-                runs[i].lamport = UInt64(bitPattern: try body.readSigned("a run's Lamport value"))
-            }
-            try highestRuns.withUnsafeMutableBufferPointer { highestRuns throws(DecodingError) in
-                var previousEnd: UInt64 = 0
-                for i in 0..<count {
-                    runs[i].id.counter = previousEnd &+ runs[i].id.counter
-                    runs[i].lamport = runs[i].id.counter &+ runs[i].lamport
-                    try runLengths.complete(&runs[i], try body.readVarint("a run length"))
-                    previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
-                    scalarCount += runs[i].count
-                    if previousEnd > highestRuns[replicaColumn[i]].end { highestRuns[replicaColumn[i]] = (previousEnd, i) }
-                }
-            }
+        for i in 0..<count {
+            runs[i].id.counter = previousEnd &+ runs[i].id.counter
+            runs[i].lamport = runs[i].id.counter &+ runs[i].lamport
+            try runLengths.complete(&runs[i], try body.readVarint("a run length"))
+            previousEnd = runs[i].id.counter &+ UInt64(runs[i].count)
+            scalarCount += runs[i].count
+            if previousEnd > highestRuns[replicaColumn[i]].end { highestRuns[replicaColumn[i]] = (previousEnd, i) }
         }
         snapshot.body = body
         for highest in highestRuns where highest.end > 0 { try checkInVersionVector(runs[highest.run]) }
-        let (content, utf8Count) = try snapshot.readTextContent(scalarCount: scalarCount)
-        return (content, utf8Count, runs)
+        return try snapshot.readTextContent(scalarCount: scalarCount)
     }
 
     /// Version 2: each run's header, delta-coded as in version 3, in turn;

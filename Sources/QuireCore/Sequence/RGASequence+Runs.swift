@@ -87,13 +87,18 @@ extension RGASequence {
     @inlinable
     public init(content: [Element], runs: [RunHeader], widthsAreCounts: Bool = false) throws(SequenceError) {
         // A loaded document is mostly read and edited a little: no slack.
-        try self.init(storage: Element.Storage(compacting: content), runs: runs, widthsAreCounts: widthsAreCounts)
+        let storage = Element.Storage(compacting: content)
+        self = try runs.withUnsafeBufferPointer { runs throws(SequenceError) in
+            try Self(storage: storage, runs: runs, widthsAreCounts: widthsAreCounts)
+        }
     }
 
     /// `init(content:runs:widthsAreCounts:)` with the content already in
-    /// its storage (a text's UTF-8 that is ASCII is one, as it is).
+    /// its storage (a text's UTF-8 that is ASCII is one, as it is), and the
+    /// runs where the caller read them (a snapshot's text runs, in room of
+    /// their own).
     @usableFromInline
-    init(storage: Element.Storage, runs: [RunHeader], widthsAreCounts: Bool) throws(SequenceError) {
+    init(storage: Element.Storage, runs: UnsafeBufferPointer<RunHeader>, widthsAreCounts: Bool) throws(SequenceError) {
         tree = try storage.withUnsafeView { view throws(SequenceError) in
             try SpanTree(loading: runs, contentCount: storage.count, widthsAreCounts: widthsAreCounts) {
                 Element.Storage.widths(view, $0, $1)

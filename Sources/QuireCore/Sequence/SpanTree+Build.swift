@@ -22,7 +22,7 @@ extension SpanTree {
     /// `forEachRun` reports them as one run again. Joining them here cost
     /// a test per run on every load for input no writer makes.
     @usableFromInline
-    init(loading runs: [RunHeader], contentCount: Int, widthsAreCounts: Bool, measure: Measure) throws(SequenceError) {
+    init(loading runs: UnsafeBufferPointer<RunHeader>, contentCount: Int, widthsAreCounts: Bool, measure: Measure) throws(SequenceError) {
         // Spans are written straight into room for every run, padded to
         // whole leaves, so no append checks room or uniqueness.
         let spanCount = runs.count
@@ -33,24 +33,22 @@ extension SpanTree {
             // ASCII of its own, with the widths inlined: with the call to
             // `measure` in the one loop, the compiler kept four of a run's
             // values on the stack for that call on every run, ASCII or not.
-            // The run is read through a pointer, its count before the call
+            // The run is read through the pointer, its count before the call
             // and the rest after it, so that none of it is kept across it.
             @inline(__always)
             func writeSpans(widths: Measure) throws(SequenceError) {
-                try runs.withUnsafeBufferPointer { runs throws(SequenceError) in
-                    for index in runs.indices {
-                        let length = runs[index].count
-                        guard length > 0, length <= contentCount - start else { throw .invalidRun(runs[index].id) }
-                        let (utf16, utf8) = widths(start, length)
-                        let run = runs[index]
-                        let span = try checkedSpan(NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: length,
-                                                          utf16: utf16, utf8: utf8), isDeleted: run.isDeleted)
-                        // The id index's load reaches each page's end unchecked: no id may be in its last page.
-                        guard span.counterEnd <= ElementIndex.counterEndLimit else { throw .invalidRun(run.id) }
-                        start += length
-                        buffer.initializeElement(at: count, to: span)
-                        count += 1
-                    }
+                for index in runs.indices {
+                    let length = runs[index].count
+                    guard length > 0, length <= contentCount - start else { throw .invalidRun(runs[index].id) }
+                    let (utf16, utf8) = widths(start, length)
+                    let run = runs[index]
+                    let span = try checkedSpan(NewRun(id: run.id, lamport: run.lamport, contentStart: start, length: length,
+                                                      utf16: utf16, utf8: utf8), isDeleted: run.isDeleted)
+                    // The id index's load reaches each page's end unchecked: no id may be in its last page.
+                    guard span.counterEnd <= ElementIndex.counterEndLimit else { throw .invalidRun(run.id) }
+                    start += length
+                    buffer.initializeElement(at: count, to: span)
+                    count += 1
                 }
             }
             if widthsAreCounts { try writeSpans { ($1, $1) } } else { try writeSpans(widths: measure) }
