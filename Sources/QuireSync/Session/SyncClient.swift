@@ -797,13 +797,13 @@ public struct SyncClient: Sendable {
     /// A refused request: a refused push parks its changes as rejected (one
     /// document at a time, so that only the guilty ones are), but one refused
     /// for its bundles' format version goes again in one the other side
-    /// reads; a request too
-    /// large for the other side is split; a token that may not write pulls
-    /// without pushing, its changes pending; a document outside the token's
-    /// documents is left out, its changes pending; a document the other side
-    /// compacted past what this store lacks, or damaged in its store, is
-    /// left out, the others synced in ranges around it; anything else (no push, or a
-    /// refusal that is not about it) ends the sync. Both transports'
+    /// reads; a request too large for the other side is split; a token that
+    /// may not write pulls without pushing, its changes pending; a document
+    /// outside the token's documents is left out, its changes pending; a
+    /// document the other side compacted past what this store lacks, or
+    /// damaged in its store, is left out, the others synced in ranges around
+    /// it; anything else (no push, or a refusal that is not about it) ends
+    /// the sync. Both transports'
     /// refusals come here: an HTTP status, a peer's failure message.
     private func handleRefusal(_ failure: SyncFailure, _ session: inout Session) throws {
         if failure.isTooLarge && (!session.pushed.isEmpty || statedDocuments(session) > 1) {
