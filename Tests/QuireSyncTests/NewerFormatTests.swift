@@ -67,19 +67,14 @@ import Testing
     /// A newer client and a server before review177, over HTTP: the server
     /// refuses a push of version 5 as of a format it does not know, and the
     /// client pushes the same changes again in version 3, which it reads,
-    /// rejecting nothing; a sync learns it anew, one refused round each.
-    /// A server that reads 5 gets 5.
+    /// rejecting nothing; a sync learns it anew, one refused round each, as
+    /// the server states nothing of what it reads. A server that reads 5
+    /// gets 5.
     @Test(arguments: [PlayedQuire.Build.beforeReview177, .thisOne])
     func aNewerClientPushesToAnOlderServerInAVersionItReads(_ build: PlayedQuire.Build) async throws {
         let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
         let played = PlayedQuire(build)
-        let http = HTTPServer(port: 0) { request in
-            if case .failure(let refusal)? = played.answer(to: request.body) { return .text(refusal.status, refusal.message) }
-            // A server before review190 knows no such header: it answers in version 3.
-            var request = request
-            if build != .thisOne { request.headers[HTTPSyncTransport.bundleVersionsHeader] = nil }
-            return await server.handle(request)
-        }
+        let http = Self.servingOverHTTP(server, as: played, stating: nil)
         try http.start()
         defer { http.stop() }
         let store = try storeHolding(["n"], "k", 1)
@@ -93,6 +88,99 @@ import Testing
         }
         #expect(try store.rejectedChanges(peer: "s").isEmpty)
         #expect(played.pushedVersions == (build == .thisOne ? [5, 5] : [5, 3, 5, 3]))
+    }
+
+    /// A server stating that it reads versions 1 and 3 alone (what this
+    /// build's server, stating 1, 3 and 5, is to a later client writing a
+    /// version 6) is pushed version 3 from the first push, none refused: a
+    /// first sync pushes once an answer has stated the note, and states it
+    /// in its header; a later sync through the same transport, from a cursor
+    /// past seq 0, pushes in its first request, as the last answer stated.
+    /// A new transport (a new `quire sync` process) has had no answer when
+    /// its first request pushes: that push goes in version 5 and is refused,
+    /// as by a server stating nothing, then in 3.
+    @Test func aServerStatingTheVersionsItReadsIsPushedOneOfThemWithoutARefusal() async throws {
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        // It refuses version 5 as a server before review177 does: a push of it would show.
+        let played = PlayedQuire(.beforeReview177)
+        let http = Self.servingOverHTTP(server, as: played, stating: "1, 3")
+        try http.start()
+        defer { http.stop() }
+        let url = URL(string: "http://127.0.0.1:\(http.port)")!
+        let store = try storeHolding(["n"], "k", 1)
+        let transport = HTTPSyncTransport(server: url, token: nil)
+        for written in [1, 2] as [Int64] {
+            if written > 1 { try write(store, "n", "k", written) }
+            let report = try await SyncClient(store: store, peer: "s", transport: transport).sync()
+            #expect(report.rejected.isEmpty && report.sent == 1, "\(report)")
+            #expect(server.log.version("n") == (try store.versionVector("n")))
+        }
+        #expect(played.pushedVersions == [3, 3])
+
+        try write(store, "n", "k", 3)
+        let anew = try await SyncClient(store: store, peer: "s", transport: HTTPSyncTransport(server: url, token: nil)).sync()
+        #expect(anew.rejected.isEmpty && anew.sent == 1, "\(anew)")
+        #expect(played.pushedVersions == [3, 3, 5, 3])
+        #expect(server.log.version("n") == (try store.versionVector("n")))
+        #expect(try store.rejectedChanges(peer: "s").isEmpty)
+    }
+
+    /// A server stating what is no list of versions (words, a number past
+    /// 64 bits, over 256 bytes, empty) or a list of none that this build
+    /// writes is taken as stating nothing: a push goes in version 5 and,
+    /// once refused, in 3, as to a server before review214; nothing is
+    /// rejected or lost.
+    @Test(arguments: ["3,five", "18446744073709551616", String(repeating: "3,", count: 200) + "3", "", ",", "7,9", "1"])
+    func aServerStatingNoVersionThisBuildCanUseIsPushedAsOneStatingNothing(_ statement: String) async throws {
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        let played = PlayedQuire(.beforeReview177)
+        let http = Self.servingOverHTTP(server, as: played, stating: statement)
+        try http.start()
+        defer { http.stop() }
+        let store = try storeHolding(["n"], "k", 1)
+        let report = try await SyncClient(store: store, peer: "s", transport: HTTPSyncTransport(server: url(http, ""), token: nil)).sync()
+        #expect(report.rejected.isEmpty && report.sent == 1, "\(report)")
+        #expect(played.pushedVersions == [5, 3])
+        #expect(server.log.version("n") == (try store.versionVector("n")))
+        #expect(try store.rejectedChanges(peer: "s").isEmpty)
+    }
+
+    /// This build's server states the versions it reads on every answer,
+    /// a sync's and a refusal's alike, in the header a client states its
+    /// own in.
+    @Test func everyAnswerOfTheServerStatesTheVersionsItReads() async throws {
+        let server = try SyncServer(log: ServerLog(path: ":memory:"), tokens: nil)
+        let http = HTTPServer(port: 0, handler: server.handle)
+        try http.start()
+        defer { http.stop() }
+        let pull = SyncMessage.request(SyncRequest(cursor: nil, documents: [])).encoded()
+        let answer = try await onceClient.send(.init(method: "POST", url: url(http, "/v1/sync"), body: pull))
+        #expect(answer.headers[HTTPSyncTransport.bundleVersionsHeader] == "1,3,5")
+        for (path, body) in [("/v1/sync", [0x51, 0x53]), ("/v1/sync", pull), ("/elsewhere", pull)] as [(String, [UInt8])] {
+            let headers = HTTPHeaders(path == "/v1/sync" && body == pull ? [(HTTPSyncTransport.bundleVersionsHeader, "3,five")] : [])
+            let refusal = await server.handle(HTTPRequest(method: "POST", path: path, headers: headers, body: body))
+            #expect(refusal.status >= 400 && refusal.headers[HTTPSyncTransport.bundleVersionsHeader] == "1,3,5", "\(refusal.status) \(path)")
+        }
+    }
+
+    /// An HTTP server answering as `server` does, and as `played`'s build
+    /// where that differs. A played build before this one ignores the
+    /// client's `Quire-Bundle-Versions` header (a server before review190
+    /// answers in version 3) and states `readVersions` in its answers'
+    /// (nil: nothing, as a server before review214); this build's states
+    /// its own.
+    static func servingOverHTTP(_ server: SyncServer, as played: PlayedQuire, stating readVersions: String?) -> HTTPServer {
+        HTTPServer(port: 0) { request in
+            if case .failure(let refusal)? = played.answer(to: request.body) {
+                return .text(refusal.status, refusal.message, headers: HTTPHeaders(readVersions.map { [(HTTPSyncTransport.bundleVersionsHeader, $0)] } ?? []))
+            }
+            guard played.build != .thisOne else { return await server.handle(request) }
+            var request = request
+            request.headers[HTTPSyncTransport.bundleVersionsHeader] = nil
+            var response = await server.handle(request)
+            response.headers[HTTPSyncTransport.bundleVersionsHeader] = readVersions
+            return response
+        }
     }
 
     /// A newer client and a peer of each build, over stdio (a real

@@ -222,3 +222,29 @@ func broughtNotes(in output: String, by event: String) -> (notes: [BroughtNote],
     }
     return (notes, more)
 }
+
+/// The words `/bin/sh` reads from `line`, a command line as quire prints
+/// it for a person to paste: what the command it stands for would be given.
+/// Throws when the shell cannot read it (an unmatched quote).
+func shellWords(_ line: String) throws -> [String] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    // Each word ends with a NUL byte, which no word can hold.
+    process.arguments = ["-c", "printf '%s\\0' " + line]
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let words = output.fileHandleForReading.readDataToEndOfFile()
+    let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw UnreadableByShell(line: line, said: said) }
+    return words.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// A line `/bin/sh` cannot read as words, with what it said.
+struct UnreadableByShell: Error, CustomStringConvertible {
+    let line: String
+    let said: String
+    var description: String { "sh cannot read \(line): \(said)" }
+}

@@ -1494,6 +1494,28 @@ import Testing
         }
     }
 
+    /// The commands `sync` advises for a file given as the URL, whose path
+    /// holds an apostrophe, double quotes, a space, `$` and a backslash:
+    /// read back by a shell, each is the words it stands for, the `--via`
+    /// command's own words too. (The `--via` command was put in single
+    /// quotes as it was, so the apostrophe ended them: the line did not run.)
+    @Test func theCommandsSyncAdvisesReadBackThroughAShellAsTheyStand() throws {
+        try withRunner { runner in
+            let other = runner.directory + "/it's the \"desk\" $HOME \\ top.quire"
+            #expect(FileManager.default.createFile(atPath: other, contents: nil))
+            let result = try runner.run(["sync", other], store: runner.directory + "/missing.quire")
+            #expect(result.status == 64, "\(result.stderr)")
+            let advice = result.stderr.components(separatedBy: " is a file: `").dropFirst().first ?? ""
+            let sync = advice.components(separatedBy: "` syncs with the store there, or `")
+            #expect(sync.count == 2, "\(result.stderr)")
+            let words = try shellWords(sync[0])
+            #expect(words.count == 4 && words.prefix(3) == ["quire", "sync", "--via"], "\(words)")
+            #expect(try shellWords(words.last ?? "") == ["quire", "--store", other, "serve", "--stdio"], "\(result.stderr)")
+            let merge = sync.last?.components(separatedBy: "` merges it in").first ?? ""
+            #expect(try shellWords(merge) == ["quire", "merge", other], "\(result.stderr)")
+        }
+    }
+
     /// Seconds past what the clocks they go to can count (nanoseconds in 64
     /// bits) crashed the tool, and so did a rate whose burst (twice it)
     /// overflowed; a rate of 0 was taken for 1 a second. The seconds and

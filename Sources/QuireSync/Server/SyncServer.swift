@@ -65,6 +65,16 @@ public final class SyncServer: SyncService {
 
     /// The HTTP endpoint: `POST /v1/sync` with a sync request as the body.
     @Sendable public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        var response = await answer(http: request)
+        // Every answer, a refusal too, states what this build reads, so that
+        // a client pushes in a version it reads without a refused round
+        // (since review214). A header: clients before it ignore it.
+        response.headers[HTTPSyncTransport.bundleVersionsHeader] = HTTPSyncTransport.bundleVersionsStatement
+        return response
+    }
+
+    /// `handle`'s answer, before the statement of the versions it reads.
+    private func answer(http request: HTTPRequest) async -> HTTPResponse {
         guard request.path == "/v1/sync" else { return .text(404, "no such endpoint; sync is POST /v1/sync") }
         guard request.method == "POST" else {
             return .text(405, "use POST", headers: HTTPHeaders([("Allow", "POST")]))

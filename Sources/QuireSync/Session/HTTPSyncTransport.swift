@@ -1,5 +1,6 @@
 import Foundation
 import QuireCore
+import Synchronization
 
 /// Sync over HTTP: `POST URL/v1/sync` through `HTTPClient`, which puts a
 /// timeout on every request and retries transient failures with backoff.
@@ -26,7 +27,14 @@ public struct HTTPSyncTransport: SyncTransport {
     /// `SyncRequest.statement(ofBundleVersions:)` writes them: `1,3,5` from
     /// this build. A header, not a field of the request: a server before it
     /// refuses bytes after the message, and ignores a header it does not know.
+    /// Since review214 a server states what it reads in the same header on
+    /// every answer (`SyncServer.handle`), which clients before it ignore.
     public static let bundleVersionsHeader = "Quire-Bundle-Versions"
+    /// The value of `bundleVersionsHeader` from this build, either way.
+    static let bundleVersionsStatement = SyncRequest.statement(ofBundleVersions: ChangeEncoding.readVersions)
+    /// What the server stated in its last answer through this transport (or
+    /// a copy of it), for the first push of the next sync.
+    private let lastStatement = StatedBundleVersions()
 
     /// A transport to the server at `server` (its base URL, as `quire
     /// serve` prints it), sending `token` as a bearer token (nil for a
@@ -45,11 +53,15 @@ public struct HTTPSyncTransport: SyncTransport {
         try await exchangeCountingNew(request, longPollSeconds: longPollSeconds).bytes
     }
 
+    /// The versions the server stated it reads in its last answer through
+    /// this transport: nil before one came, and when it stated none.
+    public var readsBundleVersions: Set<UInt64>? { lastStatement.versions.withLock { $0 } }
+
     public func exchangeCountingNew(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> SyncAnswer {
         let response: HTTPClient.Response
         do {
-            let readVersions = SyncRequest.statement(ofBundleVersions: ChangeEncoding.readVersions)
-            let headers = HTTPHeaders([(Self.bundleVersionsHeader, readVersions)] + (replica.map { [("Quire-Replica", $0.description)] } ?? []))
+            let headers = HTTPHeaders([(Self.bundleVersionsHeader, Self.bundleVersionsStatement)]
+                + (replica.map { [("Quire-Replica", $0.description)] } ?? []))
             response = try await client.send(.init(method: "POST", url: endpoint, headers: headers, body: request,
                                                    timeout: timeout + longPollSeconds))
         } catch {
@@ -60,11 +72,25 @@ public struct HTTPSyncTransport: SyncTransport {
             case .cancelled: throw .cancelled()
             }
         }
+        // A server before review214 states nothing. A statement that is no
+        // list of versions (or over 256 bytes) is taken as none, not as a
+        // violation: the header only advises, and a later build may write it
+        // otherwise.
+        let reads = response.headers[Self.bundleVersionsHeader].flatMap(SyncRequest.bundleVersions(stated:))
+        lastStatement.versions.withLock { $0 = reads }
         // A server before it sends none.
-        guard let stated = response.headers[Self.newChangesHeader] else { return SyncAnswer(bytes: response.body, newChanges: nil) }
+        guard let stated = response.headers[Self.newChangesHeader] else {
+            return SyncAnswer(bytes: response.body, newChanges: nil, readsBundleVersions: reads)
+        }
         guard let newChanges = Int(stated), newChanges >= 0 else {
             throw .protocolViolation("its \(Self.newChangesHeader) header is \"\(stated.prefix(100))\", not a count of changes")
         }
-        return SyncAnswer(bytes: response.body, newChanges: newChanges)
+        return SyncAnswer(bytes: response.body, newChanges: newChanges, readsBundleVersions: reads)
     }
+}
+
+/// The versions a server last stated it reads, shared by the copies of an
+/// `HTTPSyncTransport` (a struct) and set from any task.
+private final class StatedBundleVersions: Sendable {
+    let versions = Mutex<Set<UInt64>?>(nil)
 }

@@ -191,6 +191,8 @@ public struct SyncClient: Sendable {
         (session.serverVersions, session.refusedBefore) = try await storeWork { [peer] store in
             (try store.acknowledgedVersions(peer: peer), try store.refusedDocuments(peer: peer))
         }
+        // What the last answer through this transport stated: a first request pushing at once (a cursor past seq 0) follows it.
+        session.follow(statement: transport.readsBundleVersions)
         var waitingRound = 0
         for round in 1...maxRounds {
             session.report.rounds = round
@@ -212,9 +214,7 @@ public struct SyncClient: Sendable {
                 let answerBytes = try await transport.exchangeCountingNew(bytes, longPollSeconds: wait)
                 session.report.bytesReceived += answerBytes.bytes.count
                 newChanges = answerBytes.newChanges
-                if let reads = answerBytes.readsBundleVersions {
-                    session.pushBundleVersion = min(session.pushBundleVersion, ChangeEncoding.writtenVersion(forReaderOf: reads))
-                }
+                session.follow(statement: answerBytes.readsBundleVersions)
                 do { answer = try SyncMessage.decode(answerBytes.bytes, limits: messageLimits) } catch {
                     throw SyncError.protocolViolation("\(error)")
                 }
@@ -286,11 +286,24 @@ public struct SyncClient: Sendable {
         /// The changes the current request pushes.
         var pushed: [DocumentID: [Change]] = [:]
         /// The `QCHG` version pushes are written in: `ChangeEncoding.version`
-        /// until the other side states that it does not read it (a peer's
-        /// statement) or refuses a push for it (a Quire before review177):
-        /// then `olderReadersVersion`, which every Quire reads. It only goes
+        /// until the other side states that it does not read it (`follow`)
+        /// or refuses a push for it (a Quire before review177): then
+        /// `olderReadersVersion`, which every Quire reads. It only goes
         /// down, so that a statement cannot undo what a refusal showed.
         var pushBundleVersion = ChangeEncoding.version
+
+        /// Pushes from now on in the newest version this build writes of
+        /// those the other side stated it reads (nil: it stated none). A
+        /// statement listing neither says nothing this build can act on
+        /// (hostile, or of a far newer build): it is taken as none, so that
+        /// pushes go as to a side stating nothing (5, then 3 once refused).
+        mutating func follow(statement: Set<UInt64>?) {
+            guard let statement, statement.contains(ChangeEncoding.version) || statement.contains(ChangeEncoding.olderReadersVersion) else {
+                return
+            }
+            pushBundleVersion = min(pushBundleVersion, ChangeEncoding.writtenVersion(forReaderOf: statement))
+        }
+
         /// The changes pushed in this sync that no answer has shown the
         /// server holding yet, by the id of their last operation: each is
         /// counted in `sent` when one does, once, though pushed again (a

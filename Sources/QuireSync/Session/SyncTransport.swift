@@ -25,10 +25,20 @@ public protocol SyncTransport: Sendable {
     /// What the other side is, for messages: a server (the default) or a
     /// peer (a store run by a command).
     var otherSide: SyncOtherSide { get }
+
+    /// The `QCHG` versions the other side stated it reads in its last
+    /// answer through this transport, nil when it stated none (or none came
+    /// yet; the default): `SyncClient` pushes in the newest of them it
+    /// writes from a sync's first request on, before that sync's first
+    /// answer (since review214). An answer's own statement is
+    /// `SyncAnswer.readsBundleVersions`.
+    var readsBundleVersions: Set<UInt64>? { get }
 }
 
 extension SyncTransport {
     public var otherSide: SyncOtherSide { .server }
+
+    public var readsBundleVersions: Set<UInt64>? { nil }
 
     public func exchangeCountingNew(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> SyncAnswer {
         SyncAnswer(bytes: try await exchange(request, longPollSeconds: longPollSeconds), newChanges: nil)
@@ -47,9 +57,10 @@ public struct SyncAnswer: Sendable {
     public var newChanges: Int?
     /// The `QCHG` versions the other side stated it reads: a peer's answer
     /// to the statement of this build's (`StdioSyncTransport`, since
-    /// review202), nil when it did not say (a server, a peer before it).
-    /// `SyncClient` pushes in the newest of them it writes
-    /// (`ChangeEncoding.writtenVersion(forReaderOf:)`).
+    /// review202), a server's `Quire-Bundle-Versions` header
+    /// (`HTTPSyncTransport`, since review214); nil when it did not say (a
+    /// server or peer before it). `SyncClient` pushes in the newest of them
+    /// it writes (`ChangeEncoding.writtenVersion(forReaderOf:)`).
     public var readsBundleVersions: Set<UInt64>?
 
     public init(bytes: [UInt8], newChanges: Int?, readsBundleVersions: Set<UInt64>? = nil) {

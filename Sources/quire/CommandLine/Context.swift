@@ -50,13 +50,13 @@ struct Context {
             if case let .unsupportedSchema(found, expected) = error, found < expected, found > 0 {
                 throw CLIError.failure("cannot read the store \(path): an older version of Quire wrote it (store schema \(found); this one reads \(expected)), "
                     + "and it is only read here, which cannot upgrade it: open it once with this version "
-                    + "(`quire --store \(path) status`), which upgrades it for good (older versions of Quire cannot open it then), and try again")
+                    + "(`\(ShellWords.command("quire", "--store", path, "status"))`), which upgrades it for good (older versions of Quire cannot open it then), and try again")
             }
             // A schema this program does not read: the file is sound, and
             // the error says what it needs, which `inspect` cannot add to.
             throw CLIError.failure("cannot open the store \(path): \(error)")
         } catch {
-            throw CLIError.failure("cannot open the store \(path): \(error); `quire inspect \(path)` reports what is wrong with the file")
+            throw CLIError.failure("cannot open the store \(path): \(error); `\(ShellWords.command("quire", "inspect", path))` reports what is wrong with the file")
         }
     }
 
@@ -64,8 +64,8 @@ struct Context {
     /// (`StoreError.damagedDocument`), which the other notes are not:
     /// `Specs/storage.md`, "Damaged stores".
     static func damagedNoteAdvice(path: String) -> String {
-        "`quire inspect \(path)` reports the damage; a backup or a peer's store holding the note whole can give it back: "
-            + "`quire --store NEW init`, `quire --store NEW merge BACKUP`, then `quire --store NEW merge \(path)` (its other notes), and use NEW"
+        "`\(ShellWords.command("quire", "inspect", path))` reports the damage; a backup or a peer's store holding the note whole can give it back: "
+            + "`quire --store NEW init`, `quire --store NEW merge BACKUP`, then `\(ShellWords.command("quire", "--store", "NEW", "merge", path))` (its other notes), and use NEW"
     }
 
     /// SQLite's failure on the store file at `path`, said so that whoever
@@ -74,7 +74,7 @@ struct Context {
     static func storeFailureMessage(_ error: DatabaseError, path: String) -> String {
         let plainly = switch error.fileProblem {
         case .damaged:
-            "the store \(path) is damaged; `quire inspect \(path)` reports what is wrong with the file"
+            "the store \(path) is damaged; `\(ShellWords.command("quire", "inspect", path))` reports what is wrong with the file"
         case .readOnly:
             "the store \(path) is read-only, nothing was saved; check that you may write to the file and to its directory, and that its disk is not mounted read-only"
         case .diskFull:
@@ -82,7 +82,7 @@ struct Context {
         case .busy:
             "the store \(path) is busy: another process kept it locked for \(Database.busyTimeout / 1000) s, nothing was saved; try again once it is done"
         case nil:
-            "cannot use the store \(path); try again, and if it fails again, `quire inspect \(path)` reports whether the file is damaged"
+            "cannot use the store \(path); try again, and if it fails again, `\(ShellWords.command("quire", "inspect", path))` reports whether the file is damaged"
         }
         return plainly + "\nSQLite's report: \(error)"
     }
@@ -98,7 +98,7 @@ extension Context {
         let header = try? handle.read(upToCount: 16)
         try? handle.close()
         guard header == Data("SQLite format 3\0".utf8) else {
-            return "not a Quire store: it does not start as every SQLite database does (another kind of file, or a store whose first bytes are damaged: `quire inspect \(path)` tells)"
+            return "not a Quire store: it does not start as every SQLite database does (another kind of file, or a store whose first bytes are damaged: `\(ShellWords.command("quire", "inspect", path))` tells)"
         }
         return nil
     }

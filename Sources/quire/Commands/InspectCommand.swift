@@ -120,7 +120,7 @@ struct FileReport {
             // Not damage: SQLite's own recovery, which inspect, only reading, cannot run.
             throw CLIError.failure("\(path) was left in the middle of a write by a process that stopped; its journal \(path)-journal "
                 + "undoes that write, which a read-only open cannot do: any other quire command on the store does it "
-                + "(`quire --store \(path) status`), then inspect it again\nSQLite's report: \(error)")
+                + "(`\(ShellWords.command("quire", "--store", path, "status"))`), then inspect it again\nSQLite's report: \(error)")
         } catch let error as DatabaseError {
             throw CLIError.failure("\(path) is a damaged SQLite store: \(error)" + (error.fileProblem == .damaged ? "; " + Self.readableNotes(path) : ""))
         }
@@ -137,10 +137,10 @@ struct FileReport {
                 do { return try store.read(id) { _ in nil } } catch { return "\(id): \(error)" }
             }
             guard !unreadable.isEmpty else {
-                return "every one of its \(ids.count) notes can be read: `quire --store NEW merge \(path)` copies them into a new store NEW"
+                return "every one of its \(ids.count) notes can be read: `\(ShellWords.command("quire", "--store", "NEW", "merge", path))` copies them into a new store NEW"
             }
             return "of its \(ids.count) notes, \(unreadable.count) cannot be read (below); "
-                + "`quire --store NEW merge \(path)` copies the others into a new store NEW, and a backup or a peer's store holding those "
+                + "`\(ShellWords.command("quire", "--store", "NEW", "merge", path))` copies the others into a new store NEW, and a backup or a peer's store holding those "
                 + "notes can give them back:\n" + unreadable.map { "  " + $0 }.joined(separator: "\n")
         } catch {
             // What SQLite said is already in the error this ends.

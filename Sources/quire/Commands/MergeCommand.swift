@@ -41,12 +41,13 @@ enum MergeCommand {
                 let notes = merge.compacted.map { "note \($0.id) (\($0.title))" }.joined(separator: ", ")
                 failures.append("\(otherPath) compacted away changes of \(notes) that this store lacks: " + leftOut(merge.compacted.count == 1)
                     + "; merge from a store that still holds those changes (the one that wrote them), or copy \(otherPath) and "
-                    + "merge this store into the copy (quire --store COPY merge \(context.storePath)), which keeps the changes of both")
+                    + "merge this store into the copy (\(ShellWords.command("quire", "--store", "COPY", "merge", context.storePath))), "
+                    + "which keeps the changes of both")
             }
             for damage in merge.damaged {
                 let path = damage.isMine ? context.storePath : otherPath
                 failures.append("note \(damage.id)\(damage.title.map { " (\($0))" } ?? "") is damaged in \(damage.isMine ? "this store, " : "")\(path) "
-                    + "(\(damage.reason)): " + leftOut(true) + "; `quire inspect \(path)` reports the damage"
+                    + "(\(damage.reason)): " + leftOut(true) + "; `\(ShellWords.command("quire", "inspect", path))` reports the damage"
                     + (damage.isMine ? "" : "; merge the note from a backup or another store that holds it whole"))
             }
             for refusal in merge.refused {

@@ -182,7 +182,7 @@ enum NoteCommands {
              inEditor ? try document.noteTextReading(Note.Key.title) : nil, inEditor ? try document.noteTextReading(Note.Key.body) : nil)
         }
         guard !current.removed else {
-            throw CLIError.failure("note \(id) is removed; `quire note restore \(id)` brings it back")
+            throw CLIError.failure("note \(id) is removed; `\(ShellWords.command("quire", "note", "restore", "\(id)"))` brings it back")
         }
         // `--untag` values the note does not have: most likely mistyped (tags
         // compare exactly, case and accents too), which a silent success hides.
@@ -226,12 +226,12 @@ enum NoteCommands {
             let quoted = absentTags.map { "\"\($0)\"" }.joined(separator: ", ")
             invocation.context.output.progress(
                 "warning: note \(id) had no tag\(absentTags.count == 1 ? "" : "s") \(quoted) to remove (tags compare exactly: case and accents count); "
-                + "`quire note show \(id)` lists its tags")
+                + "`\(ShellWords.command("quire", "note", "show", "\(id)"))` lists its tags")
         }
         if removedMeanwhile {
             invocation.context.output.progress(
                 "warning: note \(id) was removed while it was being edited (by a sync or another process); "
-                + "the edit is saved, and `quire note restore \(id)` brings the note back")
+                + "the edit is saved, and `\(ShellWords.command("quire", "note", "restore", "\(id)"))` brings the note back")
         }
     }
 
@@ -310,7 +310,7 @@ enum NoteCommands {
         }
         let output = invocation.context.output
         switch (removed, changed) {
-        case (true, true): output.print("Removed note \(id); `quire note restore \(id)` brings it back.")
+        case (true, true): output.print("Removed note \(id); `\(ShellWords.command("quire", "note", "restore", "\(id)"))` brings it back.")
         case (true, false): output.print("Note \(id) is already removed; nothing changed.")
         case (false, true): output.print("Restored note \(id).")
         case (false, false): output.print("Note \(id) is not removed; nothing changed.")

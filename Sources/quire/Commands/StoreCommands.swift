@@ -107,8 +107,9 @@ enum StoreCommands {
             } catch let error as DatabaseError where error.fileProblem == .damaged {
                 // A copy of a damaged file would be as damaged: the user wants the notes still readable, which `merge` copies.
                 throw CLIError.failure("cannot back up \(context.storePath), nothing was written to \(destination) nor changed in the store: "
-                    + "a page of it is damaged, so no whole copy can be made. `quire inspect \(context.storePath)` names the notes "
-                    + "that cannot be read; `quire --store \(destination) init`, then `quire --store \(destination) merge \(context.storePath)` "
+                    + "a page of it is damaged, so no whole copy can be made. `\(ShellWords.command("quire", "inspect", context.storePath))` names the notes "
+                    + "that cannot be read; `\(ShellWords.command("quire", "--store", destination, "init"))`, then "
+                    + "`\(ShellWords.command("quire", "--store", destination, "merge", context.storePath))` "
                     + "copies every other note into a new store (`cp` copies the damaged file as it is, while no process has it open)"
                     + "\nSQLite's report: \(error)")
             } catch {

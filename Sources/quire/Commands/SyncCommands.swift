@@ -385,7 +385,7 @@ enum SyncCommands {
             if !report.damaged.isEmpty {
                 let lines = report.damaged.sorted { $0.key.rawValue < $1.key.rawValue }.map { "  \($0.key): \($0.value)" }
                 throw CLIError.failure("\(report.damaged.count) note(s) cannot be read and were left out; the others synced "
-                    + "(`quire inspect \(context.storePath)` reports the damage):\n" + lines.joined(separator: "\n"))
+                    + "(`\(ShellWords.command("quire", "inspect", context.storePath))` reports the damage):\n" + lines.joined(separator: "\n"))
             }
             if !report.rejected.isEmpty {
                 let lines = report.rejected.map { "  \($0.document) \($0.id): \($0.status) \($0.reason)" }
@@ -428,7 +428,7 @@ extension SyncCommands {
         }
         return zip(ids, copies).map { id, copy in
             let (title, isRemoved) = made[id]!
-            let removed = isRemoved ? ", removed as the note was: `quire note restore \(copy)` brings it back" : ""
+            let removed = isRemoved ? ", removed as the note was: `\(ShellWords.command("quire", "note", "restore", copy.rawValue))` brings it back" : ""
             output.progress("kept this store's copy of note \(id) as note \(copy) (\(title)\(removed)); taking \(otherSide)'s copy of it")
             return (copy, title)
         }
@@ -452,7 +452,7 @@ extension SyncCommands {
         let notes = unreadable.map { "note \($0)" }.joined(separator: ", ")
         let what = taken.count == 1 ? "the note was not replaced" : "none of the \(taken.count) notes given to --take-theirs was replaced"
         let takeOthers = others.isEmpty ? ""
-            : "to take the others, run `\(sync)\(others.map { " --take-theirs \($0)" }.joined())` (without \(one ? "it" : "them")); "
+            : "to take the others, run `\(sync)\(others.map { " --take-theirs " + ShellWords.quoted($0.rawValue) }.joined())` (without \(one ? "it" : "them")); "
         return "\(error); nothing was written: \(what), as this store cannot read \(notes) to keep \(one ? "its copy" : "their copies") "
             + "as \(one ? "a new note" : "new notes"); \(takeOthers)for \(one ? "the note" : "the notes") that cannot be read, "
             + Context.damagedNoteAdvice(path: storePath)
@@ -461,7 +461,7 @@ extension SyncCommands {
     /// The command that syncs with `peer`, as a person gives it: the
     /// server's URL, or `--via` and the peer's command (`command`).
     private static func syncCommand(_ peer: String, via command: String?) -> String {
-        "quire sync " + (command.map { "--via '\($0)'" } ?? peer)
+        command.map { ShellWords.command("quire", "sync", "--via", $0) } ?? ShellWords.command("quire", "sync", peer)
     }
 
     /// The first item of `items` equal to an earlier one, with that one's
@@ -489,9 +489,11 @@ extension SyncCommands {
     /// a peer command or merges.
     private static func whatWasMeant(byURL text: String) -> String {
         if FileManager.default.fileExists(atPath: text) {
-            return "; \(text) is a file: `quire sync --via 'quire --store \(text) serve --stdio'` syncs with the store there, or `quire merge \(text)` merges it in"
+            let serving = ShellWords.command("quire", "--store", text, "serve", "--stdio")
+            return "; \(text) is a file: `\(ShellWords.command("quire", "sync", "--via", serving))` syncs with the store there, "
+                + "or `\(ShellWords.command("quire", "merge", text))` merges it in"
         }
-        return text.contains("://") ? "" : "; a server's URL starts with its scheme: `quire sync http://\(text)`"
+        return text.contains("://") ? "" : "; a server's URL starts with its scheme: `\(ShellWords.command("quire", "sync", "http://" + text))`"
     }
 
     /// The sync server `url` names, spelled one way, which names it as a

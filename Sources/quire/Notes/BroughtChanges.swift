@@ -60,8 +60,8 @@ struct BroughtChanges {
         let lines = notes.prefix(listedAtMost).map { note in
             let id = note.id.rawValue.prefix(idLength)
             let isShown = note.isNew || note.replacedCopyKeptAs != nil
-            let command = isShown ? "quire show \(id) --at \(note.versionAfter)"
-                : "quire diff \(id) --from \(note.versionBefore) --to \(note.versionAfter)"
+            let command = isShown ? ShellWords.command("quire", "show", String(id), "--at", "\(note.versionAfter)")
+                : ShellWords.command("quire", "diff", String(id), "--from", "\(note.versionBefore)", "--to", "\(note.versionAfter)")
             let replaced = note.replacedCopyKeptAs.map { "this store's copy replaced, kept as note \($0.rawValue.prefix(idLength))" }
             let interleaved = note.isInterleaved ? "the \(isShown ? "note shown also holds" : "diff also shows") edits committed here during the \(event)" : nil
             let marks = [note.isNew ? "new" : nil, replaced, note.isRemoved ? "removed" : nil, interleaved].compactMap { $0 }

@@ -59,7 +59,7 @@ struct Conflict {
             let typed = try Blame.pieces(of: document, key: key, history: history).compactMap(\.attribution.change)
             let replicas = concurrency.replicasEditingConcurrently(among: typed)
             guard replicas.count > 1, let entry = try document.entries(.root, key: key).first else { continue }
-            let mergedText = (replicas: replicas.sorted(), blame: "quire blame\(blameOption) \(history.id)")
+            let mergedText = (replicas: replicas.sorted(), blame: "quire blame\(blameOption) " + ShellWords.quoted("\(history.id)"))
             // Concurrent writes to the key itself (the note made on two machines
             // with one request id) are a conflict already: it says both.
             if let index = conflicts.firstIndex(where: { $0.key == key }) {

@@ -207,7 +207,7 @@ struct DocumentHistory {
             // Checked first: a version past the note's may also seem to
             // hold a change without its parents, but what is wrong is the excess.
             guard current.includes(vector) else {
-                throw CLIError.failure("version \(version.text) names operations note \(id) does not have; `quire log \(id)` lists its versions"
+                throw CLIError.failure("version \(version.text) names operations note \(id) does not have; `\(ShellWords.command("quire", "log", "\(id)"))` lists its versions"
                     + Self.fromAnotherStore)
             }
             _ = try rebuildable(vector, version.text)
@@ -215,10 +215,10 @@ struct DocumentHistory {
             // parents it lacks, so such a version would show a note that never was.
             for change in changes where vector.contains(change.id) {
                 guard vector.contains(change.lastID) else {
-                    throw CLIError.failure("version \(version.text) holds part of change \(change.id) (counters \(change.id.counter)-\(change.lastID.counter)), which applies whole; `quire log \(id)` lists the note's versions")
+                    throw CLIError.failure("version \(version.text) holds part of change \(change.id) (counters \(change.id.counter)-\(change.lastID.counter)), which applies whole; `\(ShellWords.command("quire", "log", "\(id)"))` lists the note's versions")
                 }
                 if let parent = change.parents.first(where: { !vector.contains($0) }) {
-                    throw CLIError.failure("version \(version.text) holds change \(change.id) but not \(parent), which it builds on; `quire log \(id)` lists the note's versions")
+                    throw CLIError.failure("version \(version.text) holds change \(change.id) but not \(parent), which it builds on; `\(ShellWords.command("quire", "log", "\(id)"))` lists the note's versions")
                 }
             }
             return vector
@@ -246,7 +246,7 @@ struct DocumentHistory {
     private func notRebuildable(_ text: String) -> CLIError {
         let oldest = compaction?.snapshot.versionVector ?? VersionVector()
         return CLIError.failure("version \(text) is from before what `quire compact --drop-history` left of note \(id): "
-            + "the oldest version it can show is \(oldest); `quire log \(id)` lists the versions since")
+            + "the oldest version it can show is \(oldest); `\(ShellWords.command("quire", "log", "\(id)"))` lists the versions since")
     }
 
     /// The versions either side of the change holding operation `id`, which
@@ -259,7 +259,7 @@ struct DocumentHistory {
         // version from before the compaction, not naming the deletion.
         if wasCompacted(id) {
             throw CLIError.failure("the change holding \(id) was deleted by `quire compact --drop-history`, so what it did can no longer be shown; "
-                + "`quire log \(self.id)` lists the changes still logged")
+                + "`\(ShellWords.command("quire", "log", "\(self.id)"))` lists the changes still logged")
         }
         let after = try version(VersionArgument(text: id.description, form: .heads([id])))
         // The version names a logged change: one the note lacks has failed.
@@ -289,7 +289,7 @@ struct DocumentHistory {
                     reachedCompacted = true
                     continue
                 }
-                throw CLIError.failure("note \(id) has no operation \(head); `quire log \(id)` lists its changes" + Self.fromAnotherStore)
+                throw CLIError.failure("note \(id) has no operation \(head); `\(ShellWords.command("quire", "log", "\(id)"))` lists its changes" + Self.fromAnotherStore)
             }
             let change = ofReplica[index]
             guard visited.insert(change.id).inserted else { continue }

@@ -76,7 +76,8 @@ struct EditorSession {
         if (text.isEmpty || text == "\n") && !(title.isEmpty && body.isEmpty) {
             throw CLIError.failure("the editor (\(editor)) left the file empty; the note is unchanged (an empty file cancels the edit): "
                 + "to empty the note, blank its lines but keep them (the title's and the empty one after it); "
-                + "to empty its body, `quire note edit \(noteID) --body ''`; to remove the note, `quire note rm \(noteID)`")
+                + "to empty its body, `\(ShellWords.command("quire", "note", "edit", noteID, "--body", ""))`; "
+                + "to remove the note, `\(ShellWords.command("quire", "note", "rm", noteID))`")
         }
         let (newTitle, newBody) = Self.titleAndBody(text)
         do { try save(newTitle, newBody) } catch {
