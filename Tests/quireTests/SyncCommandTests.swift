@@ -429,6 +429,56 @@ import Testing
         }
     }
 
+    /// A damaged page of the store met by `--take-theirs` (review215) gave
+    /// the error of any store file SQLite fails on (`the store PATH is
+    /// damaged; quire inspect ...`), which said neither that nothing was
+    /// written nor what to do about the notes. Now, as for a note whose
+    /// changes do not decode, nothing is written (the file is as it was)
+    /// and the error names the damaged page, then: with a note given whose
+    /// rows the page holds, the command that takes the others and how to
+    /// get that one back; with the notes reading whole, and the page one
+    /// that dropping them writes through (the log's last, where the copies
+    /// kept go), how to take them in a new store of the notes that read,
+    /// which works. SQLite's report ends it, on a line of its own.
+    @Test func aDamagedPageMetByTakeTheirsChangesNothingAndSaysWhatToDo() throws {
+        try withRunner { runner in
+            try runner.storeOfTwentyNotes()
+            let notes = try #require(try runner.run(["note", "list", "--json"]).json() as? [[String: Any]]).compactMap { $0["id"] as? String }
+            try zeroLeafPage(of: "changes", in: runner.store, last: true)
+            let store = try DocumentStore(path: runner.store, readOnly: true)
+            let unreadable = Set(notes.filter { id in (try? store.read(DocumentID(rawValue: id)!) { _ in }) == nil })
+            try store.close()
+            let damaged = try #require(unreadable.first), whole = try #require(notes.first { !unreadable.contains($0) })
+            func file() throws -> Data { try Data(contentsOf: URL(fileURLWithPath: runner.store)) }
+            let before = try file()
+            let damage = "error: the store \(runner.store) has a damaged page; nothing was written: "
+            let report = "\nSQLite's report: the database file is corrupt"
+
+            let both = try runner.run(["sync", "--via", "true", "--take-theirs", damaged, "--take-theirs", whole])
+            #expect(both.status == 1 && both.stderr.hasPrefix(damage + "none of the 2 notes given to --take-theirs was replaced, as this "
+                + "store cannot read note \(damaged) to keep its copy as a new note; to take the others, run `quire sync --via 'true' "
+                + "--take-theirs \(whole)` (without it); for the note that cannot be read, `quire inspect \(runner.store)` reports the damage; "),
+                "\(both.stderr)")
+            #expect(both.stderr.contains(report) && !both.stderr.contains("kept this store's copy"), "\(both.stderr)")
+            #expect(try file() == before)
+
+            let alone = try runner.run(["sync", "--via", "true", "--take-theirs", whole])
+            #expect(alone.status == 1 && alone.stderr.hasPrefix(damage + "the note was not replaced: this store can read it, but dropping "
+                + "its copy meets the damage; `quire inspect \(runner.store)` reports what is wrong with the file; to take the peer's copy, "
+                + "copy the notes that can be read into a new store NEW and take it there: `quire --store NEW init`, `quire --store NEW "
+                + "merge \(runner.store)`, then `quire --store NEW sync --via 'true' --take-theirs \(whole)`, and use NEW" + report),
+                "\(alone.stderr)")
+            #expect(try file() == before)
+
+            // The way out: a new store of the notes that read keeps its copy and drops it (the peer, `true`, then sends nothing).
+            let new = runner.directory + "/new.quire"
+            try runner.ok(["init"], store: new)
+            #expect(try runner.run(["merge", runner.store], store: new).status == 1)
+            let taken = try runner.run(["sync", "--via", "true", "--take-theirs", whole], store: new)
+            #expect(taken.stderr.contains("kept this store's copy of note \(whole) as note "), "\(taken.stderr)")
+        }
+    }
+
     /// A note given twice to `--take-theirs` is a usage error naming it,
     /// whether by the same text (found before the store is opened) or by
     /// two prefixes of it; a note this store lacks among several exits 1 as

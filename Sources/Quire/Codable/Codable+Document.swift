@@ -21,10 +21,10 @@ extension Transaction {
     ///   among its values) is a map keyed by each key's JSON text;
     /// - an array is a list: kept elements stay, elements that differ are
     ///   deleted and inserted, and a changed struct or string inside it is
-    ///   updated in place (a struct of an `Identifiable` type that encodes
-    ///   its `id`, only into the item with that `id`: without one, an item
-    ///   written in place of a deleted one may be taken for an edit of it,
-    ///   by what they share or by position). A list has no move: an array
+    ///   updated in place (a struct of an `Identifiable` type only into the
+    ///   item of its `id`, however the type stores or computes it: without
+    ///   one, an item written in place of a deleted one may be taken for an
+    ///   edit of it, by what they share or by position). A list has no move: an array
     ///   written in another order keeps the longest run of elements in
     ///   order where they are, and each other element is deleted and
     ///   inserted anew at its new place, a new object holding the value
@@ -104,7 +104,7 @@ extension Transaction {
     /// The fields of a value written into a map.
     private static func fields(of value: some Encodable) throws -> [String: DocumentNode] {
         switch try NodeEncoder.encoded(value, codingPath: []).node {
-        case .map(let fields)?, .identified(let fields)?:
+        case .map(let fields)?, .identified(let fields, _)?:
             return fields
         case .atomic?:
             throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription:
@@ -148,7 +148,7 @@ extension Transaction {
         switch (kind, node) {
         case (.text, .text(let string)):
             try setText(object, to: string, editedFrom: base.reading(object))
-        case (.map, .map(let fields)), (.map, .identified(let fields)):
+        case (.map, .map(let fields)), (.map, .identified(let fields, _)):
             try update(object, to: fields, editedFrom: base)
         case (.list, .list(let items)):
             return try updateList(object, to: items, editedFrom: base)
@@ -190,7 +190,7 @@ extension Transaction {
     private mutating func updateContents(of object: ObjectID, to node: DocumentNode) throws {
         switch node {
         case .text(let string): try setText(object, to: string)
-        case .map(let fields), .atomic(let fields), .identified(let fields): try update(object, to: fields)
+        case .map(let fields), .atomic(let fields), .identified(let fields, _): try update(object, to: fields)
         case .list(let items): try updateList(object, to: items)
         case .set(let elements): try updateList(object, to: elements, isSet: true)
         case .scalar: preconditionFailure("a scalar is not an object")
@@ -399,15 +399,16 @@ extension Transaction {
     /// taken for an edit of, if any: pairs in order that share the most
     /// (`DocumentNode.resemblance`), and of those the most pairs, earliest
     /// first, an item of an `Identifiable` type only with the element of
-    /// its id (`DocumentNode.mayBeEdited(into:)`). So a struct deleted
-    /// before one edited is not updated into it, elements that share
-    /// nothing pair by position, and items with ids pair by them alone.
+    /// its id (`ItemIDs`). So a struct deleted before one edited is not
+    /// updated into it, elements that share nothing pair by position, and
+    /// items with ids pair by them alone.
     static func pairing(_ replaced: [DocumentNode], _ items: [DocumentNode]) -> [Int?] {
         let (n, m) = (replaced.count, items.count)
-        guard n * m <= pairingLimit else { return pairingByIDOrPosition(replaced, items) }
+        let ids = ItemIDs(replaced, items)
+        guard n * m <= pairingLimit else { return pairingByIDOrPosition(replaced, items, ids) }
         // A pair's score: what it shares, above the one pair it adds (pairs <= m); nil if the pair may not be.
         func paired(_ i: Int, _ j: Int) -> Int? {
-            replaced[i].mayBeEdited(into: items[j]) ? replaced[i].resemblance(to: items[j]) * (m + 1) + 1 : nil
+            ids.mayPair(element: i, item: j) ? replaced[i].resemblance(to: items[j]) * (m + 1) + 1 : nil
         }
         // best[i][j]: the greatest total score between replaced[i...] and items[j...].
         var best = [[Int]](repeating: [Int](repeating: 0, count: m + 1), count: n + 1)
@@ -438,22 +439,54 @@ extension Transaction {
     /// the edits others make to it; any other item, or one whose id no such
     /// element holds, with the element just after the last pair, if it may
     /// be edited into it.
-    private static func pairingByIDOrPosition(_ replaced: [DocumentNode], _ items: [DocumentNode]) -> [Int?] {
-        // Each id's elements, last first, so that the first is popped off the end.
-        var elementsOfID: [DocumentNode: [Int]] = [:]
-        for (offset, element) in replaced.enumerated().reversed() {
-            if case .map(let fields) = element, let id = fields["id"] { elementsOfID[id, default: []].append(offset) }
-        }
+    private static func pairingByIDOrPosition(_ replaced: [DocumentNode], _ items: [DocumentNode], _ ids: ItemIDs) -> [Int?] {
+        // For each type of item, each id's elements, last first, so that
+        // the first is popped off the end (in place, through the subscripts).
+        var elementsOfID: [ObjectIdentifier: [AnyHashable: [Int]]] = [:]
         var next = 0  // the first element after the last pair
-        return items.map { item in
+        return items.indices.map { item in
             var pair: Int?
-            if case .identified(let fields) = item, let id = fields["id"] {
-                while let first = elementsOfID[id]?.last, first < next { elementsOfID[id]!.removeLast() }
-                pair = elementsOfID[id]?.popLast()
+            if let identified = ids.ofItems[item] {
+                let (type, id, elementIDs) = identified
+                if elementsOfID[type] == nil {
+                    elementsOfID[type] = Dictionary(grouping: replaced.indices.reversed().filter { elementIDs[$0] != nil }) { elementIDs[$0]! }
+                }
+                while let first = elementsOfID[type]![id]?.last, first < next { elementsOfID[type]![id]!.removeLast() }
+                pair = elementsOfID[type]![id]?.popLast()
             }
-            if pair == nil, next < replaced.count, replaced[next].mayBeEdited(into: item) { pair = next }
+            if pair == nil, next < replaced.count, ids.mayPair(element: next, item: item) { pair = next }
             if let pair { next = pair + 1 }
             return pair
+        }
+    }
+
+    /// The ids `pairing` tells items of `Identifiable` types apart by: each
+    /// item's, and each replaced element's as the item's type reads it
+    /// (`ItemIdentity`), read once for each type. Only looked up, never
+    /// iterated: the pairing is the same on every replica.
+    struct ItemIDs {
+        /// For each item, its type, its id and the replaced elements' ids
+        /// as that type reads them; nil for an item of no id.
+        let ofItems: [(type: ObjectIdentifier, id: AnyHashable, elements: [AnyHashable?])?]
+
+        init(_ replaced: [DocumentNode], _ items: [DocumentNode]) {
+            var elementIDs: [ObjectIdentifier: [AnyHashable?]] = [:]
+            ofItems = items.map { item in
+                guard case .identified(_, let identity) = item, let id = identity.id(item) else { return nil }
+                let elements = elementIDs[identity.type] ?? replaced.map(identity.id)
+                elementIDs[identity.type] = elements
+                return (identity.type, id, elements)
+            }
+        }
+
+        /// Whether item `item` may be taken for an edit of replaced element
+        /// `element`: one of an `Identifiable` type only if the element has
+        /// its id, or none (it does not read as the type: written before
+        /// the type had its `id`), so that an item never takes another's
+        /// place, and the edits others make to it, by resembling it.
+        func mayPair(element: Int, item: Int) -> Bool {
+            guard let identified = ofItems[item], let elementID = identified.elements[element] else { return true }
+            return elementID == identified.id
         }
     }
 

@@ -12,10 +12,10 @@ indirect enum DocumentNode: Hashable {
     /// replaced whole when it changes (`Transaction.updateInPlace`). Only
     /// written: a map reads as `map`.
     case atomic([String: DocumentNode])
-    /// A struct of an `Identifiable` type that encodes its `id` as the
-    /// field `id`: a map whose `id` says which element of a list it is
-    /// (`mayBeEdited(into:)`). Only written: a map reads as `map`.
-    case identified([String: DocumentNode])
+    /// A struct of an `Identifiable` type: a map whose `id`, as its
+    /// `ItemIdentity` reads it, says which element of a list it is
+    /// (`Transaction.pairing`). Only written: a map reads as `map`.
+    case identified([String: DocumentNode], ItemIdentity)
     case list([DocumentNode])
     /// A set's elements, to be stored as a list whose order means nothing
     /// (`Transaction.updateList`). Only written: a list reads as `list`.
@@ -34,7 +34,7 @@ indirect enum DocumentNode: Hashable {
     /// The fields of a map, however it is to be written; `nil` for any other node.
     var fields: [String: DocumentNode]? {
         switch self {
-        case .map(let fields), .atomic(let fields), .identified(let fields): fields
+        case .map(let fields), .atomic(let fields), .identified(let fields, _): fields
         default: nil
         }
     }
@@ -55,7 +55,7 @@ indirect enum DocumentNode: Hashable {
         switch self {
         case .scalar(let scalar): hasher.combine(scalar)
         case .text(let string): hasher.combine(string)
-        case .map(let fields), .atomic(let fields), .identified(let fields): hasher.combine(fields)
+        case .map(let fields), .atomic(let fields), .identified(let fields, _): hasher.combine(fields)
         case .list(let items), .set(let items): hasher.combine(items)
         }
     }
@@ -72,7 +72,7 @@ indirect enum DocumentNode: Hashable {
         case let (.list(items), .list(writtenItems)):
             return items.count == writtenItems.count && zip(items, writtenItems).allSatisfy { $0.holds($1) }
         case let (.map(fields), .map(writtenFields)), let (.map(fields), .atomic(writtenFields)),
-             let (.map(fields), .identified(writtenFields)):
+             let (.map(fields), .identified(writtenFields, _)):
             return fields.count == writtenFields.count && writtenFields.allSatisfy { key, node in fields[key]?.holds(node) ?? false }
         default:
             return self == written
@@ -89,7 +89,7 @@ indirect enum DocumentNode: Hashable {
     /// and "item 11", would otherwise outweigh the one equal.)
     func resemblance(to written: DocumentNode) -> Int {
         switch (self, written) {
-        case let (.map(fields), .map(writtenFields)), let (.map(fields), .identified(writtenFields)):
+        case let (.map(fields), .map(writtenFields)), let (.map(fields), .identified(writtenFields, _)):
             return writtenFields.reduce(0) { sum, field in
                 sum + (fields[field.key]?.holds(field.value) == true ? field.value.size : 0)
             }
@@ -102,25 +102,13 @@ indirect enum DocumentNode: Hashable {
         }
     }
 
-    /// Whether the written node `written` may be taken for an edit of this
-    /// one, read from a list: a struct of an `Identifiable` type
-    /// (`identified`) only if this one holds its `id`, or holds no `id` at
-    /// all (written before the type had one), so that an item never takes
-    /// another's place, and the edits others make to it, by resembling it;
-    /// any other node may, as much as it resembles this one.
-    func mayBeEdited(into written: DocumentNode) -> Bool {
-        guard case .identified(let writtenFields) = written, let id = writtenFields["id"],
-              case .map(let fields) = self, let readID = fields["id"] else { return true }
-        return readID.holds(id)
-    }
-
     /// How much the node holds, as `resemblance` weighs it: one for the
     /// node, plus a text's scalars, plus the sizes of what a map or list holds.
     var size: Int {
         switch self {
         case .scalar: 1
         case .text(let string): 1 + string.unicodeScalars.count
-        case .map(let fields), .atomic(let fields), .identified(let fields): fields.values.reduce(1) { $0 + $1.size }
+        case .map(let fields), .atomic(let fields), .identified(let fields, _): fields.values.reduce(1) { $0 + $1.size }
         case .list(let items), .set(let items): items.reduce(1) { $0 + $1.size }
         }
     }
@@ -164,6 +152,46 @@ indirect enum DocumentNode: Hashable {
         case .text: "a text"
         case .map, .atomic, .identified: "a map"
         case .list, .set: "a list"
+        }
+    }
+}
+
+/// How the items of an `Identifiable` type are told apart in a list: by
+/// the `id` of the value each node reads back as, the type's own
+/// `Identifiable.id` (a stored property under whatever coding key, or one
+/// computed from others), so that nothing is stored for it. An item and an
+/// element are read alike, decoded as the item's type, so that an `id`
+/// that does not read back exactly as written (a `Date`'s) still compares.
+struct ItemIdentity {
+    /// The item's type: an element's `id` is read as that type reads it.
+    let type: ObjectIdentifier
+    /// The `id` of the value `node` reads back as; nil if it reads as none
+    /// (it does not decode as the type: written before the type had its
+    /// `id`, say).
+    let id: (DocumentNode) -> AnyHashable?
+
+    /// The identity of the items of `value`'s type, if it is `Identifiable`
+    /// and encodes as `fields`: read by decoding, or, for a type that
+    /// cannot be decoded, from its field `id`, as the synthesized
+    /// `Encodable` writes a stored `id`.
+    init?(of value: some Encodable, encodedAs fields: [String: EncodedValue]) {
+        if let decodable = value as? any Identifiable & Decodable {
+            self = Self.decoding(decodable)
+        } else if value is any Identifiable, fields["id"] != nil {
+            self = ItemIdentity(type: ObjectIdentifier(Swift.type(of: value))) { node in node.fields?["id"].map { AnyHashable($0) } }
+        } else {
+            return nil
+        }
+    }
+
+    private init(type: ObjectIdentifier, id: @escaping (DocumentNode) -> AnyHashable?) {
+        self.type = type
+        self.id = id
+    }
+
+    private static func decoding<T: Identifiable & Decodable>(_: T) -> ItemIdentity {
+        ItemIdentity(type: ObjectIdentifier(T.self)) { node in
+            (try? NodeDecoder.decode(T.self, from: node, codingPath: [])).map { AnyHashable($0.id) }
         }
     }
 }

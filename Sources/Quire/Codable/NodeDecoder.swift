@@ -2,7 +2,9 @@ import Foundation
 
 /// Reads a `Decodable` value out of a `DocumentNode`, throwing a
 /// `DecodingError` with the coding path for a missing key or a value of
-/// the wrong shape.
+/// the wrong shape. A node as written (an `identified` or `atomic` map, a
+/// `set`) reads as the one read back from the document would:
+/// `ItemIdentity` reads an item's `id` from it.
 struct NodeDecoder: Decoder {
     let node: DocumentNode
     let codingPath: [any CodingKey]
@@ -12,7 +14,7 @@ struct NodeDecoder: Decoder {
     /// what `NodeEncoder` writes for them; such a dictionary stored as a
     /// list of keys and values (as before) reads as Swift's Codable does.
     static func decode<T: Decodable>(_ type: T.Type, from node: DocumentNode, codingPath: [any CodingKey]) throws -> T {
-        if let dictionary = T.self as? any DecodableByKeyTexts.Type, dictionary.listsKeys, case .map(let fields) = node {
+        if let dictionary = T.self as? any DecodableByKeyTexts.Type, dictionary.listsKeys, let fields = node.fields {
             return try dictionary.init(valuesByKeyText: fields, codingPath: codingPath) as! T
         }
         if T.self == Data.self {
@@ -33,13 +35,15 @@ struct NodeDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard case .map(let fields) = node else { throw Self.mismatch([String: Any].self, "a map", node, codingPath) }
+        guard let fields = node.fields else { throw Self.mismatch([String: Any].self, "a map", node, codingPath) }
         return KeyedDecodingContainer(KeyedNodeDecoder(fields: fields, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        guard case .list(let items) = node else { throw Self.mismatch([Any].self, "a list", node, codingPath) }
-        return UnkeyedNodeDecoder(items: items, codingPath: codingPath)
+        switch node {
+        case .list(let items), .set(let items): return UnkeyedNodeDecoder(items: items, codingPath: codingPath)
+        default: throw Self.mismatch([Any].self, "a list", node, codingPath)
+        }
     }
 
     func singleValueContainer() -> any SingleValueDecodingContainer {

@@ -35,9 +35,9 @@ struct NodeEncoder: Encoder {
             }
             if target.fields != nil, value is URL || value is Decimal || Mirror(reflecting: value).displayStyle == .enum {
                 target.isAtomic = true
-            } else if target.fields?["id"] != nil, value is any Identifiable {
+            } else if let fields = target.fields {
                 // Its `id` says which element of a list it is, whatever else changes.
-                target.isIdentified = true
+                target.identity = ItemIdentity(of: value, encodedAs: fields)
             }
             // A set lists its elements in no order of its own: an equal set may list them in another.
             if target.items != nil, value is any SetAlgebra { target.isSet = true }
@@ -75,14 +75,14 @@ final class EncodedValue {
     var isSet = false
     /// `fields` are one value or another, replaced whole when they change.
     var isAtomic = false
-    /// `fields` are an `Identifiable` struct's, its `id` among them.
-    var isIdentified = false
+    /// `fields` are an `Identifiable` struct's, told from others by this.
+    var identity: ItemIdentity?
 
     /// `nil` when nothing was encoded.
     var node: DocumentNode? {
         if let fields {
             let nodes = fields.compactMapValues(\.node)
-            return isAtomic ? .atomic(nodes) : isIdentified ? .identified(nodes) : .map(nodes)
+            return isAtomic ? .atomic(nodes) : identity.map { DocumentNode.identified(nodes, $0) } ?? .map(nodes)
         }
         if let items {
             let elements = items.map { $0.node ?? .scalar(.null) }

@@ -199,10 +199,9 @@ enum SyncCommands {
             let keptCopies: [(id: DocumentID, title: String)]
             do {
                 keptCopies = try keepThisMachinesCopies(of: taken, in: store, replacedBy: transport.otherSide, peer: peer, context.output)
-            } catch let error as StoreError {
-                guard let damaged = error.damagedDocument.flatMap(DocumentID.init(rawValue:)), taken.contains(damaged) else { throw error }
-                throw CLIError.failure(unreadableNotesFailure(error, of: damaged, taken: taken, in: store, sync: syncCommand(peer, via: command),
-                                                              storePath: context.storePath))
+            } catch where taken.contains(where: { error.isDamage(ofDocument: $0.rawValue) }) {
+                throw CLIError.failure(damageFailure(error, taken: taken, in: store, peer: peer, via: command, otherSide: transport.otherSide,
+                                                     storePath: context.storePath))
             }
 
             var client = SyncClient(store: store, peer: peer, transport: transport)
@@ -435,33 +434,53 @@ extension SyncCommands {
     }
 
     /// Why a `--take-theirs` run replaced none of the notes `taken`
-    /// (`discardCopies`: all or none) when this store cannot read note
-    /// `damaged` (`error`) to keep its copy, and what to do: the command
-    /// that takes the others, leaving out every note given that cannot be
-    /// read (named one at a time, they would fail run after run), and how
-    /// to get those back. `sync`: the command that syncs with the peer.
-    private static func unreadableNotesFailure(_ error: StoreError, of damaged: DocumentID, taken: [DocumentID], in store: DocumentStore,
-                                       sync: String, storePath: String) -> String {
+    /// (`discardCopies`: all or none, its transaction rolled back) when it
+    /// met damage (`error`), and what to do. Either this store cannot read
+    /// a note of them to keep its copy (a change or snapshot of it fails
+    /// its checks, or a damaged page of the file holds its rows): then the
+    /// command that takes the others, leaving out every note given that
+    /// cannot be read (named one at a time, they would fail run after run),
+    /// and how to get those back. Or the notes read whole, and dropping
+    /// them met a damaged page elsewhere (one a table or index they are in
+    /// is written through): then how to take the copies in a new store of
+    /// the notes still readable. A damaged page is named as SQLite failures
+    /// on a store file are (`cli.md`, "Exit codes"): the file, what to do,
+    /// then SQLite's report on a line of its own.
+    private static func damageFailure(_ error: any Error, taken: [DocumentID], in store: DocumentStore, peer: String, via command: String?,
+                                      otherSide: SyncOtherSide, storePath: String) -> String {
         let unreadable = taken.filter { id in
-            guard id != damaged else { return true }
+            if (error as? StoreError)?.damagedDocument == id.rawValue { return true }
             do { try store.read(id) { _ in } } catch let readError { return readError.isDamage(ofDocument: id.rawValue) }
             return false
+        }
+        let (damage, report) = error.isDamagedPage ? ("the store \(storePath) has a damaged page", "\nSQLite's report: \(error)") : ("\(error)", "")
+        let what = taken.count == 1 ? "the note was not replaced" : "none of the \(taken.count) notes given to --take-theirs was replaced"
+        let sync = syncCommand(peer, via: command)
+        guard !unreadable.isEmpty else {
+            let one = taken.count == 1
+            return "\(damage); nothing was written: \(what): this store can read \(one ? "it" : "them"), but dropping "
+                + "\(one ? "its copy" : "their copies") meets the damage; `\(ShellWords.command("quire", "inspect", storePath))` reports what is wrong with the file; "
+                + "to take \(otherSide)'s \(one ? "copy" : "copies"), copy the notes that can be read into a new store NEW and take "
+                + "\(one ? "it" : "them") there: `quire --store NEW init`, `\(ShellWords.command("quire", "--store", "NEW", "merge", storePath))`, then "
+                + "`\(syncCommand(peer, via: command, store: "NEW"))\(taken.map { " --take-theirs " + ShellWords.quoted($0.rawValue) }.joined())`, and use NEW" + report
         }
         let others = taken.filter { !unreadable.contains($0) }
         let one = unreadable.count == 1
         let notes = unreadable.map { "note \($0)" }.joined(separator: ", ")
-        let what = taken.count == 1 ? "the note was not replaced" : "none of the \(taken.count) notes given to --take-theirs was replaced"
         let takeOthers = others.isEmpty ? ""
             : "to take the others, run `\(sync)\(others.map { " --take-theirs " + ShellWords.quoted($0.rawValue) }.joined())` (without \(one ? "it" : "them")); "
-        return "\(error); nothing was written: \(what), as this store cannot read \(notes) to keep \(one ? "its copy" : "their copies") "
+        return "\(damage); nothing was written: \(what), as this store cannot read \(notes) to keep \(one ? "its copy" : "their copies") "
             + "as \(one ? "a new note" : "new notes"); \(takeOthers)for \(one ? "the note" : "the notes") that cannot be read, "
-            + Context.damagedNoteAdvice(path: storePath)
+            + Context.damagedNoteAdvice(path: storePath) + report
     }
 
     /// The command that syncs with `peer`, as a person gives it: the
-    /// server's URL, or `--via` and the peer's command (`command`).
-    private static func syncCommand(_ peer: String, via command: String?) -> String {
-        command.map { ShellWords.command("quire", "sync", "--via", $0) } ?? ShellWords.command("quire", "sync", peer)
+    /// server's URL, or `--via` and the peer's command (`command`); with
+    /// `store`, that of the store at that path.
+    private static func syncCommand(_ peer: String, via command: String?, store: String? = nil) -> String {
+        let storeWords = store.map { ["--store", $0] } ?? []
+        let peerWords = command.map { ["--via", $0] } ?? [peer]
+        return (["quire"] + storeWords + ["sync"] + peerWords).map(ShellWords.quoted).joined(separator: " ")
     }
 
     /// The first item of `items` equal to an earlier one, with that one's
