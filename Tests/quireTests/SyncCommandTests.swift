@@ -444,6 +444,11 @@ import Testing
         try withRunner { runner in
             try runner.storeOfTwentyNotes()
             let notes = try #require(try runner.run(["note", "list", "--json"]).json() as? [[String: Any]]).compactMap { $0["id"] as? String }
+            // A change the peer refused, which --retry-rejected forgets: only once nothing else fails.
+            let writer = try DocumentStore(path: runner.store)
+            let first = try #require(notes.first.flatMap(DocumentID.init(rawValue:)))
+            try writer.rejectChanges(writer.changes(first), of: first, peer: "via:true", status: 403, reason: "read-only")
+            try writer.close()
             try zeroLeafPage(of: "changes", in: runner.store, last: true)
             let store = try DocumentStore(path: runner.store, readOnly: true)
             let unreadable = Set(notes.filter { id in (try? store.read(DocumentID(rawValue: id)!) { _ in }) == nil })
@@ -454,9 +459,9 @@ import Testing
             let damage = "error: the store \(runner.store) has a damaged page; nothing was written: "
             let report = "\nSQLite's report: the database file is corrupt"
 
-            let both = try runner.run(["sync", "--via", "true", "--take-theirs", damaged, "--take-theirs", whole])
+            let both = try runner.run(["sync", "--via", "true", "--retry-rejected", "--take-theirs", damaged, "--take-theirs", whole])
             #expect(both.status == 1 && both.stderr.hasPrefix(damage + "none of the 2 notes given to --take-theirs was replaced, as this "
-                + "store cannot read note \(damaged) to keep its copy as a new note; to take the others, run `quire sync --via 'true' "
+                + "store cannot read note \(damaged) to keep its copy as a new note; to take the others, run `quire sync --via true "
                 + "--take-theirs \(whole)` (without it); for the note that cannot be read, `quire inspect \(runner.store)` reports the damage; "),
                 "\(both.stderr)")
             #expect(both.stderr.contains(report) && !both.stderr.contains("kept this store's copy"), "\(both.stderr)")
@@ -466,7 +471,7 @@ import Testing
             #expect(alone.status == 1 && alone.stderr.hasPrefix(damage + "the note was not replaced: this store can read it, but dropping "
                 + "its copy meets the damage; `quire inspect \(runner.store)` reports what is wrong with the file; to take the peer's copy, "
                 + "copy the notes that can be read into a new store NEW and take it there: `quire --store NEW init`, `quire --store NEW "
-                + "merge \(runner.store)`, then `quire --store NEW sync --via 'true' --take-theirs \(whole)`, and use NEW" + report),
+                + "merge \(runner.store)`, then `quire --store NEW sync --via true --take-theirs \(whole)`, and use NEW" + report),
                 "\(alone.stderr)")
             #expect(try file() == before)
 

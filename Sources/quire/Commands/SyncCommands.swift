@@ -194,7 +194,6 @@ enum SyncCommands {
                 }
             }
             defer { stdio?.close() }
-            if invocation.flag("--retry-rejected") { try store.clearRejectedChanges(peer: peer) }
             // Once the transport is made (a command that cannot run drops nothing), and before the sync that brings theirs.
             let keptCopies: [(id: DocumentID, title: String)]
             do {
@@ -203,6 +202,8 @@ enum SyncCommands {
                 throw CLIError.failure(damageFailure(error, taken: taken, in: store, peer: peer, via: command, otherSide: transport.otherSide,
                                                      storePath: context.storePath))
             }
+            // After the drop, whose failure writes nothing (damageFailure says so), and before the sync that offers them.
+            if invocation.flag("--retry-rejected") { try store.clearRejectedChanges(peer: peer) }
 
             var client = SyncClient(store: store, peer: peer, transport: transport)
             let output = context.output
