@@ -123,12 +123,14 @@ import QuireTestSupport
             [2 << 1 | 1, 9, 0xAC, 0x02],  // 9, 300 once each
             [4 << 1, 7],                  // 7 four times
         ]
-        #expect(writer.finish() == expected.flatMap { $0 })
+        writer.finish()
+        #expect(Array(writer.written) == expected.flatMap { $0 })
 
         var long = ColumnWriter<LiteralRunColumns>()
         for value: UInt64 in 0..<64 { long.append(value) }
         long.append(99, count: 2)
-        #expect(long.finish() == [0x81, 0x01] + (0..<64).map { UInt8($0) } + [2 << 1, 99])
+        long.finish()
+        #expect(Array(long.written) == [0x81, 0x01] + (0..<64).map { UInt8($0) } + [2 << 1, 99])
     }
 
     /// A version's writer writes the column form its layout says: each
@@ -155,7 +157,19 @@ import QuireTestSupport
             let values = (0..<Int.random(in: 0...200, using: &rng)).map { _ in UInt64.random(in: 0..<alphabet, using: &rng) }
             var writer = ColumnWriter<Version.Columns>()
             for value in values { writer.append(value) }
-            let bytes = writer.finish()
+            writer.finish()
+            let bytes = Array(writer.written)
+            // The same values written from room lent to the writer, which
+            // it outgrows or not: the same bytes.
+            let roomSize = 1 + values.count % 40
+            let room = UnsafeMutablePointer<UInt8>.allocate(capacity: roomSize)
+            do {
+                var lent = ColumnWriter<Version.Columns>(room: room, capacity: roomSize)
+                for value in values { lent.append(value) }
+                lent.finish()
+                #expect(Array(lent.written) == bytes)
+            }
+            room.deallocate()
             var reader = ColumnReader(ByteReader(bytes), column: .changeReplica, form: form)
             var read: [UInt64] = []
             while read.count < values.count {
@@ -175,7 +189,8 @@ import QuireTestSupport
     @Test func aColumnsRemainingSumSaturates() throws {
         var writer = ColumnWriter<LiteralRunColumns>()
         for value in [1, UInt64.max, 2, 2] { writer.append(value) }
-        var reader = ColumnReader(ByteReader(writer.finish()), column: .changeReplica, form: .literalRuns)
+        writer.finish()
+        var reader = ColumnReader(ByteReader(Array(writer.written)), column: .changeReplica, form: .literalRuns)
         #expect(try reader.remainingSum() == .max)
         _ = try reader.next()
         #expect(try reader.remainingSum() == .max)

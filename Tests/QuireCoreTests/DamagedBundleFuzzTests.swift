@@ -197,7 +197,8 @@ struct BundleBody {
                 column.append(replacement)
                 column.append(value, count: length - at - 1)
             }
-            written.writeData(column.finish())
+            column.finish()
+            written.writeData(column.written)
         }
         written.writeBytes(bytes[columnsEnd...])  // the text and the values, as they were
         return written.bytes

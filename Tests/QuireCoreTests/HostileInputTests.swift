@@ -201,7 +201,8 @@ import QuireTestSupport
         for column in ChangeEncoding.Column.allCases {
             var writer = ColumnWriter<ReusedRepeatColumns>()
             for value in values[column.rawValue] { writer.append(value) }
-            body.writeData(rawColumns[column] ?? writer.finish())
+            writer.finish()
+            body.writeData(rawColumns[column] ?? Array(writer.written))
         }
         body.writeData(Array("hi".utf8))
         body.writeData([8, ObjectKind.text.rawValue])

@@ -92,7 +92,17 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
     private let keyIndices: [UInt64]
     private let columns: UnsafeMutablePointer<ColumnWriter<Version.Columns>>
     private var text = ByteWriter()
-    private var values: ByteWriter
+    /// The puts' and list inserts' values, gathered in the first
+    /// `GatheringWriter.chunkSize` bytes of `room`: appended to an array
+    /// one write at a time, each write paid the array's uniqueness and
+    /// capacity checks, 188 instructions a put of a short string (the
+    /// records of crdt-benchmarks B3.2).
+    private var values: GatheringWriter
+    /// The room the writer starts in, one allocation: the values' chunk,
+    /// then each column's first `columnRoom` bytes. Each column allocating
+    /// its own was 24 of a writer's 26 allocations, most of its setup.
+    private let room: UnsafeMutablePointer<UInt8>
+    private static var columnRoom: Int { 32 }
     private var changeCount = 0
 
     /// The last counter of each replica so far, by index in `replicaTable`
@@ -120,17 +130,22 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
         var keyIndices = [UInt64](repeating: 0, count: keyNumbers.count)
         for (index, number) in keyNumbers.enumerated() { keyIndices[number] = UInt64(index) }
         self.keyIndices = keyIndices
-        values = ByteWriter(reservingCapacity: tables.valueBytes)
+        room = .allocate(capacity: GatheringWriter.chunkSize + Column.allCases.count * Self.columnRoom)
+        values = GatheringWriter(writer: ByteWriter(reservingCapacity: tables.valueBytes), chunk: room)
         lastCounters = .allocate(capacity: replicaTable.count)
         lastCounters.initialize(repeating: 0, count: replicaTable.count)
         columns = .allocate(capacity: Column.allCases.count)
-        for index in Column.allCases.indices { (columns + index).initialize(to: ColumnWriter()) }
+        for index in Column.allCases.indices {
+            let columnRoom = room + GatheringWriter.chunkSize + index * Self.columnRoom
+            (columns + index).initialize(to: ColumnWriter(room: columnRoom, capacity: Self.columnRoom))
+        }
     }
 
     deinit {
         columns.deinitialize(count: Column.allCases.count)
         columns.deallocate()
         lastCounters.deallocate()
+        room.deallocate()
     }
 
     @inline(__always)
@@ -335,14 +350,21 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
         var width: UInt64 = 1
         switch operations[index] {
         case let .put(object, key, value, pred):
-            put(object, .put)
-            put(.key, keyIndices[notedKeys.number(of: key)!])
-            putPred(pred)
+            // The value and the pred first, the key found before them: put
+            // after the object's columns, they had the compiler copy the
+            // whole operation out and destroy the copy, about 100
+            // instructions more a put. (Each column and the values are
+            // streams of their own: the order of writes to them is free.)
+            let keyIndex = keyIndices[notedKeys.number(of: key)!]
             values.writeValue(value)
-        case let .remove(object, key, pred):
-            put(object, .remove)
-            put(.key, keyIndices[notedKeys.number(of: key)!])
             putPred(pred)
+            put(object, .put)
+            put(.key, keyIndex)
+        case let .remove(object, key, pred):
+            let keyIndex = keyIndices[notedKeys.number(of: key)!]
+            putPred(pred)
+            put(object, .remove)
+            put(.key, keyIndex)
         case let .insert(object, origin, .text(string)):
             if !Self.elidingText {
                 putText(string.utf8)
@@ -426,11 +448,32 @@ struct BundleWriter<Version: ChangeEncoding.WrittenVersion>: ~Copyable {
 
     /// The bundle's parts, written, for sealing where the caller wants it.
     mutating func finished() -> FinishedBundle {
-        var finishedColumns: [[UInt8]] = []
-        for index in Column.allCases.indices { finishedColumns.append(columns[index].finish()) }
-        return FinishedBundle(version: Version.version,
-                              replicaTable: replicaTable, keyTable: keyTable, changeCount: changeCount,
-                              columns: finishedColumns, text: text.bytes, values: values.bytes)
+        FinishedBundle(version: Version.version,
+                       replicaTable: replicaTable, keyTable: keyTable, changeCount: changeCount,
+                       columns: finishedColumns(), text: text.bytes, values: values.writtenBytes())
+    }
+
+    /// Every column, each behind its length as the bundle holds them, in
+    /// one array: an array for each was 24 allocations a bundle, and 24
+    /// writes again when sealed.
+    private mutating func finishedColumns() -> [UInt8] {
+        let columns = self.columns
+        var size = 0
+        for index in Column.allCases.indices {
+            columns[index].finish()
+            let count = columns[index].written.count
+            size += ByteWriter.varintSize(UInt64(count)) + count
+        }
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var end = buffer.baseAddress!
+            for index in Column.allCases.indices {
+                let column = columns[index].written
+                end += ByteWriter.writeVarint(UInt64(column.count), at: end)
+                if let start = column.baseAddress { end.initialize(from: start, count: column.count) }
+                end += column.count
+            }
+            initialized = end - buffer.baseAddress!
+        }
     }
 }
 
@@ -475,7 +518,8 @@ struct FinishedBundle {
     let replicaTable: [ReplicaID]
     let keyTable: [String]
     let changeCount: Int
-    let columns: [[UInt8]]
+    /// The columns, each behind its length, as the body holds them.
+    let columns: [UInt8]
     let text: [UInt8]
     let values: [UInt8]
 
@@ -485,9 +529,8 @@ struct FinishedBundle {
         func counted(_ count: Int) -> Int { ByteWriter.varintSize(UInt64(count)) + count }
         var size = ByteWriter.varintSize(UInt64(replicaTable.count)) + replicaTable.count * 8
             + ByteWriter.varintSize(UInt64(keyTable.count)) + ByteWriter.varintSize(UInt64(changeCount))
-            + counted(text.count) + counted(values.count)
+            + columns.count + counted(text.count) + counted(values.count)
         for key in keyTable { size += counted(key.utf8.count) }
-        for column in columns { size += counted(column.count) }
         return size
     }
 
@@ -504,12 +547,16 @@ struct FinishedBundle {
     /// Appends the sealed bundle to `writer`.
     func seal(into writer: inout ByteWriter) {
         Envelope.seal(magic: ChangeEncoding.magic, version: version, bodySize: .exactly(bodySize), into: &writer) { body in
-            body.writeVarint(replicaTable.count)
-            for replica in replicaTable { body.writeUInt64(replica.rawValue) }
-            body.writeVarint(keyTable.count)
-            for key in keyTable { body.writeString(key) }
-            body.writeVarint(changeCount)
-            for column in columns { body.writeData(column) }
+            // The tables are small writes (eight bytes a replica, 1,541
+            // replicas in crdt-benchmarks B3.2's records): gathered.
+            body.writeGathered { tables in
+                tables.writeVarint(replicaTable.count)
+                for replica in replicaTable { tables.writeUInt64(replica.rawValue) }
+                tables.writeVarint(keyTable.count)
+                for key in keyTable { tables.writeString(key) }
+                tables.writeVarint(changeCount)
+            }
+            body.writeBytes(columns)
             body.writeData(text)
             body.writeData(values)
             return []

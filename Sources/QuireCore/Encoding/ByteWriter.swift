@@ -13,6 +13,10 @@ public protocol ByteSink {
 }
 
 extension ByteSink {
+    /// Inlined: with the bundles' values and tables gathered too, the
+    /// compiler called it from a snapshot's ids (13 instructions more an
+    /// id, crdt-benchmarks B3.2's maps).
+    @inline(__always)
     public mutating func writeVarint(_ value: Int) { writeVarint(UInt64(value)) }
 
     public mutating func writeSigned(_ value: Int64) { writeVarint(ByteWriter.zigzag(value)) }
@@ -165,7 +169,7 @@ public struct ByteWriter: ByteSink, Sendable {
 /// short string. Long byte strings go to the writer whole, not copied
 /// through the chunk.
 struct GatheringWriter: ByteSink {
-    fileprivate static let chunkSize = 4096
+    static let chunkSize = 4096
     /// Byte strings longer than this go to the writer whole.
     private static let longestGathered = 256
 
@@ -174,7 +178,11 @@ struct GatheringWriter: ByteSink {
     private let chunk: UnsafeMutablePointer<UInt8>
     private var used = 0
 
-    fileprivate init(writer: ByteWriter, chunk: UnsafeMutablePointer<UInt8>) {
+    /// Gathers writes for `writer` in `chunk`, `chunkSize` bytes that the
+    /// caller keeps while this writes: on the stack
+    /// (`ByteWriter.writeGathered`), or for writes spread over many calls
+    /// (a bundle's values) on the heap.
+    init(writer: ByteWriter, chunk: UnsafeMutablePointer<UInt8>) {
         self.writer = writer
         self.chunk = chunk
     }
@@ -216,6 +224,13 @@ struct GatheringWriter: ByteSink {
         guard used > 0 else { return }
         writer.writeBytes(UnsafeBufferPointer(start: chunk, count: used))
         used = 0
+    }
+
+    /// The bytes written, once they are all written: the writer's,
+    /// with those gathered so far appended.
+    mutating func writtenBytes() -> [UInt8] {
+        flush()
+        return writer.bytes
     }
 
     /// Calls `body` with the writer itself, after the bytes gathered so

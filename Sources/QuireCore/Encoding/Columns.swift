@@ -57,7 +57,10 @@ enum ReusedRepeatColumns: WrittenColumnForm {
 struct ColumnWriter<Form: WrittenColumnForm>: ~Copyable {
     private var bytes: UnsafeMutablePointer<UInt8>
     private var count = 0
-    private var capacity = 32
+    private var capacity: Int
+    /// Whether `bytes` is this writer's own allocation, rather than room
+    /// lent by its owner (`init(room:capacity:)`) until it outgrows it.
+    private var ownsBytes: Bool
     /// The literal run being written, values that came once each in a
     /// row before `value`: its values are written as they come, behind a
     /// one-byte header that `closeLiterals` fills in (and widens, past 63
@@ -85,13 +88,27 @@ struct ColumnWriter<Form: WrittenColumnForm>: ~Copyable {
     /// instructions.
     private var openReuseHeader: Int?
 
+    /// A writer with room of its own.
     init() {
+        self.init(bytes: .allocate(capacity: 32), capacity: 32, owned: true)
+    }
+
+    /// A writer that starts in `room`, `capacity` bytes its caller owns
+    /// and keeps while the writer lives: a bundle's columns start in one
+    /// allocation (`BundleWriter`).
+    init(room: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.init(bytes: room, capacity: capacity, owned: false)
+    }
+
+    private init(bytes: UnsafeMutablePointer<UInt8>, capacity: Int, owned: Bool) {
         precondition(Form.form != .pairs, "columns of (run length, value) pairs are only read")
-        bytes = .allocate(capacity: capacity)
+        self.bytes = bytes
+        self.capacity = capacity
+        ownsBytes = owned
     }
 
     deinit {
-        bytes.deallocate()
+        if ownsBytes { bytes.deallocate() }
     }
 
     /// Appends `next` `count` times.
@@ -180,16 +197,20 @@ struct ColumnWriter<Form: WrittenColumnForm>: ~Copyable {
         capacity = max(needed, capacity * 2)
         let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
         grown.moveInitialize(from: bytes, count: count)
-        bytes.deallocate()
+        if ownsBytes { bytes.deallocate() }
         bytes = grown
+        ownsBytes = true
     }
 
-    /// The encoded column.
-    mutating func finish() -> [UInt8] {
+    /// Ends the column: `written` then holds it whole.
+    mutating func finish() {
         endRun()
         closeLiterals()
-        return Array(UnsafeBufferPointer(start: bytes, count: count))
     }
+
+    /// The bytes written: the encoded column once `finish()` ends it.
+    /// Valid while the writer lives and writes nothing more.
+    var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: bytes, count: count) }
 }
 
 /// Reads a column written by `ColumnWriter`, in any `ColumnForm`.

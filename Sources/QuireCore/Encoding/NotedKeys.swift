@@ -28,8 +28,12 @@ struct NotedKeys {
 
     /// The number of `key`, or nil if it was not noted.
     func number(of key: String) -> Int? {
-        let wanted = MapKey(key)
-        guard keys.count <= Self.scannedKeys else { return numbers[wanted] }
-        return keys.firstIndex(of: wanted)
+        guard keys.count <= Self.scannedKeys else { return numbers[MapKey(key)] }
+        // Mostly `key` is the very string value noted (a small string, or
+        // the storage the operations share): found by its two words before
+        // any bytes are compared. The keys are distinct by their bytes, so
+        // the one found so is the one the bytes would find.
+        if let number = keys.firstIndex(where: { $0.string.hasSameBits(as: key) }) { return number }
+        return keys.firstIndex(of: MapKey(key))
     }
 }
