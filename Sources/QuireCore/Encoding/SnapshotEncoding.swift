@@ -255,6 +255,28 @@ extension Document {
     /// read, so damage inside it surfaces as a `DecodingError` from the
     /// methods that read it.
     public init(snapshot bytes: [UInt8], replica: ReplicaID, limits: DecodingLimits = .default) throws(DecodingError) {
+        try self.init(snapshot: bytes, replica: replica, limits: limits, checksum: .compared)
+    }
+
+    /// Whether loading a snapshot compares its own CRC-32
+    /// (`Specs/storage.md`, "Which check covers a snapshot").
+    package enum SnapshotChecksum: Sendable {
+        /// Compared: bytes a caller hands in, read from a file or sent by a peer.
+        case compared
+        /// Not compared: bytes every one of which a check has covered
+        /// already, the CRC-32 of the store snapshot frame whose payload
+        /// they were decompressed from (`SnapshotFrame.document(in:replica:limits:)`)
+        /// or this document's own load (`rebuiltWithoutUncommittedEdits`).
+        /// The history's bundles are still checked each: they are kept,
+        /// and written again as sealed pieces whose checksum a writer
+        /// does not read (`CRC32.checksum(_:selfChecked:)`).
+        case covered
+    }
+
+    /// `init(snapshot:replica:limits:)`, comparing the snapshot's own
+    /// CRC-32 or not (`SnapshotChecksum`); its other checks are the same.
+    package init(snapshot bytes: [UInt8], replica: ReplicaID, limits: DecodingLimits,
+                 checksum: SnapshotChecksum) throws(DecodingError) {
         let frame = try Envelope.openLeavingChecksum(bytes, magic: SnapshotEncoding.magic, name: "a Quire document snapshot",
                                                      versions: 1...SnapshotEncoding.version)
         // The snapshot's checksum is compared last, so that it need not
@@ -265,10 +287,10 @@ extension Document {
                           checkedBundles: &checkedBundles)
         } catch {
             // Damage the checksum shows is reported as such, as if it had been checked first.
-            try frame.checkChecksum()
+            if checksum == .compared { try frame.checkChecksum() }
             throw error
         }
-        try frame.checkChecksum(selfChecked: checkedBundles)
+        if checksum == .compared { try frame.checkChecksum(selfChecked: checkedBundles) }
     }
 
     /// Reads a snapshot's body, whose checksum the caller compares after;
