@@ -59,9 +59,11 @@ public struct SnapshotLoad: Sendable {
     }
 
     /// A separate function, so that the decompressed bytes are freed when it
-    /// returns unless the document keeps them.
+    /// returns unless the document keeps them. Opened as the store opens
+    /// its snapshots (`SnapshotStore.decode`), the frame's CRC-32 standing
+    /// for the encoding's own.
     private static func open(_ frame: [UInt8]) throws -> Document {
-        try Document(snapshot: SnapshotFrame.open(frame).encoding, replica: ReplicaID(2))
+        try SnapshotFrame.document(in: frame, replica: ReplicaID(2), limits: .default)
     }
 
 }

@@ -449,6 +449,84 @@ import QuireTestSupport
         }
     }
 
+    /// A snapshot of three replicas' concurrent changes (three heads, a
+    /// version vector of three entries), its body, and where each version
+    /// vector entry and each head lies in the body.
+    private func threeWritersSnapshot() throws -> (document: Document, body: [UInt8], entries: [Range<Int>], heads: [Range<Int>]) {
+        var document = Document(replica: ReplicaID(9))
+        for writer in UInt64(1)...3 {
+            var other = Document(replica: ReplicaID(writer))
+            try other.transact { tx in try tx.put(.root, key: "k\(writer)", .int(Int64(writer))) }
+            try document.apply(other.allChanges())
+        }
+        #expect(document.heads.count == 3)
+        let body = Array(try Envelope.open(document.encodeSnapshot(includeHistory: false), magic: SnapshotEncoding.magic,
+                                           name: "sample", version: SnapshotEncoding.version).remainingBytes)
+        var reader = ByteReader(body)
+        for _ in 0..<(try reader.readCount("replicas")) { _ = try reader.readUInt64("a replica") }
+        _ = try reader.readVarint("the clock")
+        func fields(_ count: Int) throws -> Range<Int> {
+            let start = reader.offset
+            for _ in 0..<count { _ = try reader.readVarint() }
+            return start..<reader.offset
+        }
+        // An entry: replica index, counter, last Lamport value; a head: replica index, counter.
+        let entries = try (0..<(try reader.readCount("entries"))).map { _ in try fields(3) }
+        let heads = try (0..<(try reader.readCount("heads"))).map { _ in try fields(2) }
+        return (document, body, entries, heads)
+    }
+
+    /// `encoding.md`: a reader does not check the canonical order of the
+    /// version vector's entries (a state written otherwise loads as the
+    /// same state), but refuses one that names a replica twice, heads out
+    /// of order, and a head past the version vector. The loader reads the
+    /// entries and heads in one walk, sorting entries found out of order.
+    @Test func versionVectorEntriesInAnyOrderLoadAndHeadsAreChecked() throws {
+        let (document, body, entries, heads) = try threeWritersSnapshot()
+        func snapshot(entriesIn order: [Int], heads headOrder: [Int] = [0, 1, 2], lastHeadCounter: UInt8? = nil) -> [UInt8] {
+            // Each count is one byte, just before the first entry or head.
+            var patched = Array(body[..<(entries[0].lowerBound - 1)])
+            patched.append(UInt8(order.count))
+            for index in order { patched += body[entries[index]] }
+            patched.append(UInt8(headOrder.count))
+            for index in headOrder { patched += body[heads[index]] }
+            if let lastHeadCounter { patched[patched.count - 1] = lastHeadCounter }
+            patched += body[heads[2].upperBound...]
+            return Envelope.seal(magic: SnapshotEncoding.magic, version: SnapshotEncoding.version, body: patched)
+        }
+        #expect(body[entries[0].lowerBound - 1] == 3 && body[heads[0].lowerBound - 1] == 3)
+        #expect(snapshot(entriesIn: [0, 1, 2]) == document.encodeSnapshot(includeHistory: false))
+        for order in [[2, 0, 1], [1, 0, 2], [2, 1, 0]] {
+            var loaded = try Document(snapshot: snapshot(entriesIn: order), replica: ReplicaID(9))
+            #expect(loaded.encodeSnapshot(includeHistory: false) == document.encodeSnapshot(includeHistory: false), "\(order)")
+            #expect(loaded.heads == document.heads && loaded.versionVector == document.versionVector, "\(order)")
+            // Its clocks are the document's: an edit made on both writes the same state.
+            var edited = document
+            try loaded.transact { tx in try tx.put(.root, key: "after", .int(1)) }
+            try edited.transact { tx in try tx.put(.root, key: "after", .int(1)) }
+            #expect(loaded.encodeSnapshot(includeHistory: false) == edited.encodeSnapshot(includeHistory: false), "\(order)")
+        }
+        let first = ReplicaID(1), second = ReplicaID(2)
+        #expect(throws: DecodingError.invalid("the version vector names \(first) twice")) {
+            try Document(snapshot: snapshot(entriesIn: [0, 1, 0], heads: [0, 1]), replica: ReplicaID(9))
+        }
+        #expect(throws: DecodingError.invalid("the version vector names \(second) twice")) {
+            try Document(snapshot: snapshot(entriesIn: [1, 1, 2], heads: [1, 2]), replica: ReplicaID(9))
+        }
+        #expect(throws: DecodingError.invalid("the heads are not sorted, one per replica")) {
+            try Document(snapshot: snapshot(entriesIn: [0, 1, 2], heads: [0, 2, 1]), replica: ReplicaID(9))
+        }
+        #expect(throws: DecodingError.invalid("the heads are not sorted, one per replica")) {
+            try Document(snapshot: snapshot(entriesIn: [0, 1, 2], heads: [0, 0]), replica: ReplicaID(9))
+        }
+        #expect(throws: DecodingError.invalid("head \(OpID(replica: ReplicaID(3), counter: 2)) is not in the version vector")) {
+            try Document(snapshot: snapshot(entriesIn: [0, 1, 2], lastHeadCounter: 2), replica: ReplicaID(9))
+        }
+        #expect(throws: DecodingError.invalid("head \(OpID(replica: ReplicaID(3), counter: 1)) is not in the version vector")) {
+            try Document(snapshot: snapshot(entriesIn: [0, 1], heads: [0, 2]), replica: ReplicaID(9))
+        }
+    }
+
     /// Errors name the column at fault by its case name; the names are
     /// written out (reflection is slow), so they must follow the cases.
     @Test func aDamagedColumnIsNamedInTheError() throws {

@@ -54,6 +54,40 @@ import Testing
         #expect(throws: SnapshotFrame.Error.self) { try SnapshotFrame.open(frame + [0]) }
     }
 
+    /// `Specs/storage.md`, "Which check covers a snapshot": `document(in:)`,
+    /// the store's way in, refuses a frame damaged anywhere, header or
+    /// payload, with the frame's error, before the encoding is read: the
+    /// frame's CRC-32 is the check there (a history's bundles included).
+    @Test func aFrameDamagedAnywhereIsRefusedWithTheFramesError() throws {
+        let frame = try SnapshotFrame.seal(Self.sampleDocument().encodeSnapshot(includeHistory: true), changeCount: 2)
+        for index in frame.indices {
+            for bit in [0, 5] {
+                var damaged = frame
+                damaged[index] ^= 1 << bit
+                #expect(throws: SnapshotFrame.Error.self, "byte \(index)") {
+                    try SnapshotFrame.document(in: damaged, replica: ReplicaID(4), limits: .default)
+                }
+            }
+        }
+        #expect(throws: SnapshotFrame.Error.self) {
+            try SnapshotFrame.document(in: Array(frame.dropLast()), replica: ReplicaID(4), limits: .default)
+        }
+    }
+
+    /// The frame's CRC-32, over the payload the encoding is decompressed
+    /// from, covers every byte of it, so the encoding's own is not compared
+    /// again: one sealed in a frame with its own checksum wrong loads
+    /// through the frame, while the same encoding handed in alone is refused.
+    @Test func theFramesChecksumStandsForTheEncodingsOwn() throws {
+        let document = try Self.sampleDocument()
+        var encoding = document.encodeSnapshot(includeHistory: false)
+        encoding[encoding.count - 1] ^= 0x01
+        #expect(throws: DecodingError.checksumMismatch) { try Document(snapshot: encoding, replica: ReplicaID(4)) }
+        let frame = try SnapshotFrame.seal(encoding, changeCount: 2)
+        let loaded = try SnapshotFrame.document(in: frame, replica: ReplicaID(4), limits: .default)
+        #expect(loaded.encodeSnapshot(includeHistory: false) == document.encodeSnapshot(includeHistory: false))
+    }
+
     /// Text-like bytes: words of a small vocabulary in a pseudo-random
     /// order, which zstd's levels compress differently (random bytes would
     /// be stored raw at every level).

@@ -67,8 +67,9 @@ import Testing
     }
 
     /// Damages the newest snapshot in `damage` ways; loading must skip it
-    /// with a warning and still produce the right document.
-    @Test(arguments: ["flip", "truncate", "empty", "garbage", "text"])
+    /// with a warning that names the frame's check (`storage.md`, "Which
+    /// check covers a snapshot") and still produce the right document.
+    @Test(arguments: ["flip", "truncate", "empty", "garbage", "text", "size", "checksum", "payload"])
     func aDamagedSnapshotIsSkippedWithAWarning(damage: String) throws {
         try withTemporaryDirectory { directory in
             let (path, id) = try randomDocument(seed: 7, directory: directory)
@@ -81,6 +82,9 @@ import Testing
             case "truncate": frame.removeLast(frame.count / 3)
             case "empty": frame = []
             case "text": frame[frame.count / 2] ^= 0x01  // and stored as TEXT, as `x || y` in `sqlite3` does
+            case "size": frame[14] ^= 0x01  // the header's declared size
+            case "checksum": frame[22] ^= 0x01  // the header's CRC-32
+            case "payload": frame[frame.count - 1] ^= 0x01  // the last byte of the zstd frame
             default: frame = Array(repeating: 0xAB, count: 64)
             }
             let value = damage == "text" ? "CAST(? AS TEXT)" : "?"
@@ -91,7 +95,32 @@ import Testing
             let store = try DocumentStore(path: path, onWarning: warnings.handler)
             #expect(try store.state(id) == expected)
             #expect(warnings.all.count == 1)
-            #expect(warnings.all.first?.contains("damaged") == true)
+            #expect(warnings.all.first?.contains("is damaged and was skipped: invalid snapshot frame: ") == true)
+        }
+    }
+
+    /// `storage.md`, "Which check covers a snapshot": a stored frame's
+    /// CRC-32 covers the `QDOC` encoding inside, whose own is not compared
+    /// again. A frame sealed around an encoding whose own checksum is
+    /// wrong (damage no disk can do under a good frame checksum) loads
+    /// without a warning; before, it was skipped and the log replayed.
+    @Test func aStoredFramesChecksumStandsForTheEncodingsOwn() throws {
+        try withTemporaryDirectory { directory in
+            let (path, id) = try randomDocument(seed: 7, directory: directory)
+            let expected = try DocumentStore(path: path).state(id)
+            let database = try Database(path: path)
+            let newest = try database.query(sql: "SELECT id, frame FROM snapshots ORDER BY id DESC LIMIT 1")[0]
+            let opened = try SnapshotFrame.open(try newest.blob(1))
+            var encoding = opened.encoding
+            encoding[encoding.count - 1] ^= 0x01
+            let resealed = try SnapshotFrame.seal(encoding, changeCount: opened.changeCount)
+            try database.execute(sql: "UPDATE snapshots SET frame = ? WHERE id = ?", arguments: [.blob(resealed), newest[0]])
+            database.close()
+
+            let warnings = WarningLog()
+            let store = try DocumentStore(path: path, onWarning: warnings.handler)
+            #expect(try store.state(id) == expected)
+            #expect(warnings.all.isEmpty)
         }
     }
 

@@ -108,7 +108,8 @@ extension Document {
     func rebuiltWithoutUncommittedEdits() -> Document? {
         var rebuilt = Document(replica: replica)
         do {
-            if let base { rebuilt = try Document(snapshot: base, replica: replica) }
+            // The snapshot's checksum is not compared again: loading this document checked these bytes.
+            if let base { rebuilt = try Document(snapshot: base, replica: replica, limits: .default, checksum: .covered) }
             rebuilt.pendingLimit = pendingLimit
             rebuilt.history.bundleSize = history.bundleSize
             for change in try history.all(objects) { try rebuilt.integrate(change) }

@@ -130,6 +130,33 @@ public struct Document: Sendable {
         lastHead = head
     }
 
+    /// Sets the version vector, the clocks and the heads of a document
+    /// being loaded, which has none yet, from `replicas`: sorted by
+    /// replica, one each. In one pass: set one by one, through
+    /// `setLastCounter`, `setClock` and `setHead`, each head cost three
+    /// binary searches of maps of every replica (B3.3: 1,540 heads, 12% of
+    /// its load).
+    mutating func setLoadedClocks(_ replicas: [LoadedReplica]) {
+        var counters: [(replica: ReplicaID, value: UInt64)] = []
+        var clocks: [(replica: ReplicaID, value: ReplicaClock)] = []
+        counters.reserveCapacity(replicas.count)
+        clocks.reserveCapacity(replicas.count)
+        for loaded in replicas {
+            counters.append((loaded.replica, loaded.counter))
+            if loaded.replica == replica {
+                (localCounter, localClock) = (loaded.counter, loaded.clock)
+            } else {
+                clocks.append((loaded.replica, loaded.clock))
+            }
+            if loaded.clock.headCounter != 0 {
+                headCount += 1
+                lastHead = OpID(replica: loaded.replica, counter: loaded.clock.headCounter)
+            }
+        }
+        versionVector = VersionVector(sortedEntries: counters)
+        replicaClocks = ReplicaMap(sorted: clocks)
+    }
+
     /// Makes the local change whose last id is `head`, with `lastLamport`
     /// its last Lamport value, the only head: a local change builds on
     /// every head. While the local replica's head is the only one, that is
@@ -182,6 +209,10 @@ public struct Document: Sendable {
     /// The kind of an object, or `nil` if the document has no such object.
     public func kind(of object: ObjectID) -> ObjectKind? { objects.slots[object]?.kind }
 }
+
+/// One replica as a snapshot gives it: its version vector entry's
+/// counter and its clock (`Document.setLoadedClocks`).
+typealias LoadedReplica = (replica: ReplicaID, counter: UInt64, clock: ReplicaClock)
 
 /// What a document keeps of one replica besides its version vector's entry.
 struct ReplicaClock: Sendable {

@@ -5,8 +5,9 @@ import CarrylessCRC32
 /// CRC-32 (IEEE 802.3, the checksum of zlib and PNG), which every Quire
 /// binary format ends with to detect damage.
 ///
-/// Snapshots are checked every time a document loads and sealed every time
-/// one is saved, so the checksum is on both paths. On an x86-64 processor
+/// A store's snapshots are sealed (the encoding, then its frame) every time
+/// one is saved and their frames checked every time a document loads, so
+/// the checksum is on both paths. On an x86-64 processor
 /// with PCLMULQDQ the whole 16-byte blocks of an input of 64 bytes or more
 /// are folded with the carry-less multiply (`CarrylessCRC32`, about half
 /// an instruction a byte); elsewhere, and for the bytes left, tables:

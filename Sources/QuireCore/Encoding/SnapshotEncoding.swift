@@ -255,6 +255,28 @@ extension Document {
     /// read, so damage inside it surfaces as a `DecodingError` from the
     /// methods that read it.
     public init(snapshot bytes: [UInt8], replica: ReplicaID, limits: DecodingLimits = .default) throws(DecodingError) {
+        try self.init(snapshot: bytes, replica: replica, limits: limits, checksum: .compared)
+    }
+
+    /// Whether loading a snapshot compares its own CRC-32
+    /// (`Specs/storage.md`, "Which check covers a snapshot").
+    package enum SnapshotChecksum: Sendable {
+        /// Compared: bytes a caller hands in, read from a file or sent by a peer.
+        case compared
+        /// Not compared: bytes every one of which a check has covered
+        /// already, the CRC-32 of the store snapshot frame whose payload
+        /// they were decompressed from (`SnapshotFrame.document(in:replica:limits:)`)
+        /// or this document's own load (`rebuiltWithoutUncommittedEdits`).
+        /// The history's bundles are still checked each: they are kept,
+        /// and written again as sealed pieces whose checksum a writer
+        /// does not read (`CRC32.checksum(_:selfChecked:)`).
+        case covered
+    }
+
+    /// `init(snapshot:replica:limits:)`, comparing the snapshot's own
+    /// CRC-32 or not (`SnapshotChecksum`); its other checks are the same.
+    package init(snapshot bytes: [UInt8], replica: ReplicaID, limits: DecodingLimits,
+                 checksum: SnapshotChecksum) throws(DecodingError) {
         let frame = try Envelope.openLeavingChecksum(bytes, magic: SnapshotEncoding.magic, name: "a Quire document snapshot",
                                                      versions: 1...SnapshotEncoding.version)
         // The snapshot's checksum is compared last, so that it need not
@@ -265,10 +287,10 @@ extension Document {
                           checkedBundles: &checkedBundles)
         } catch {
             // Damage the checksum shows is reported as such, as if it had been checked first.
-            try frame.checkChecksum()
+            if checksum == .compared { try frame.checkChecksum() }
             throw error
         }
-        try frame.checkChecksum(selfChecked: checkedBundles)
+        if checksum == .compared { try frame.checkChecksum(selfChecked: checkedBundles) }
     }
 
     /// Reads a snapshot's body, whose checksum the caller compares after;
@@ -279,8 +301,7 @@ extension Document {
                  limits: DecodingLimits, checkedBundles: inout [Range<Int>]) throws(DecodingError) {
         self.init(replica: replica)
         var snapshot = try SnapshotReader(body: body, version: version, limits: limits)
-        try readClockAndVersionVector(from: &snapshot)
-        try readHeads(from: &snapshot)
+        try readClocksAndHeads(from: &snapshot)
         let order = try readObjects(from: &snapshot)
         try checkObjectTree(order)
         for (object, _, slot) in order {
@@ -298,32 +319,48 @@ extension Document {
     /// An object of the snapshot with its parent and slot.
     private typealias PlacedObject = (object: ObjectID, parent: ObjectID, slot: ObjectTable.Slot)
 
-    /// The Lamport clock, then the version vector with each replica's last Lamport value.
-    private mutating func readClockAndVersionVector(from snapshot: inout SnapshotReader) throws(DecodingError) {
+    /// The Lamport clock, the version vector with each replica's last
+    /// Lamport value, then the heads, set once all are read
+    /// (`setLoadedClocks`). The heads and the entries are both sorted by
+    /// replica, so one walk finds each head's entry.
+    private mutating func readClocksAndHeads(from snapshot: inout SnapshotReader) throws(DecodingError) {
         maxLamport = try snapshot.body.readVarint("the Lamport clock")
         guard maxLamport < Document.lamportLimit else { throw .invalid("the Lamport clock \(maxLamport) reaches 2^62") }
-        for _ in 0..<(try snapshot.body.readCount("version vector entries", minimumItemSize: 2)) {
+        let entryCount = try snapshot.body.readCount("version vector entries", minimumItemSize: 2)
+        var replicas: [LoadedReplica] = []
+        // Room up front up to a bound, as for the objects.
+        replicas.reserveCapacity(min(entryCount, 1 << 16))
+        var inOrder = true
+        for _ in 0..<entryCount {
             let entry = try snapshot.readID("a version vector entry")
-            guard versionVector[entry.replica] == 0 else { throw .invalid("the version vector names \(entry.replica) twice") }
-            setLastCounter(entry.counter, of: entry.replica)
             let lamport = try snapshot.body.readVarint("a replica's last Lamport value")
             guard lamport >= entry.counter, lamport <= maxLamport else { throw .invalid("replica \(entry.replica)'s last Lamport value \(lamport) is out of range") }
-            setClock(ReplicaClock(lastLamport: lamport), of: entry.replica)
+            if let last = replicas.last, last.replica >= entry.replica { inOrder = false }
+            replicas.append((entry.replica, entry.counter, ReplicaClock(lastLamport: lamport)))
         }
-    }
-
-    private mutating func readHeads(from snapshot: inout SnapshotReader) throws(DecodingError) {
+        if !inOrder {
+            // Entries a writer put out of the canonical order load as the
+            // same state (`Specs/encoding.md`); a replica named twice does not.
+            replicas.sort { $0.replica < $1.replica }
+            for index in replicas.indices.dropFirst() where replicas[index - 1].replica == replicas[index].replica {
+                throw .invalid("the version vector names \(replicas[index].replica) twice")
+            }
+        }
         var previousHead: OpID?
+        var next = 0  // the first entry the next head may be of
         for _ in 0..<(try snapshot.body.readCount("heads", minimumItemSize: 2)) {
             let head = try snapshot.readID("a head")
-            guard versionVector.contains(head) else { throw .invalid("head \(head) is not in the version vector") }
             guard previousHead.map({ $0.replica < head.replica }) ?? true else {
                 throw .invalid("the heads are not sorted, one per replica")
             }
-            // Its replica's last Lamport value was read with the version vector.
-            setHead(head, lastLamport: lastLamport(of: head.replica))
+            while next < replicas.count, replicas[next].replica < head.replica { next += 1 }
+            guard next < replicas.count, replicas[next].replica == head.replica, head.counter <= replicas[next].counter else {
+                throw .invalid("head \(head) is not in the version vector")
+            }
+            replicas[next].clock.headCounter = head.counter
             previousHead = head
         }
+        setLoadedClocks(replicas)
     }
 
     /// Creates the objects the snapshot lists, and returns them after the

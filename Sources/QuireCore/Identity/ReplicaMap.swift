@@ -237,6 +237,15 @@ struct ReplicaMap<Value> {
 
 extension ReplicaMap: Sendable where Value: Sendable {}
 
+extension ReplicaMap {
+    /// A map of `entries`, sorted by replica, one each: a snapshot's
+    /// clocks, set at once rather than entry by entry (`Document.setLoadedClocks`).
+    init(sorted entries: [Entry]) {
+        self.init()
+        sorted = entries
+    }
+}
+
 extension Array {
     /// Where `replica` is, or would be inserted, in these entries sorted by replica.
     @inline(__always)

@@ -26,6 +26,12 @@ public struct VersionVector: Hashable, Sendable, ExpressibleByDictionaryLiteral,
         for (replica, counter) in counters { self[replica] = counter }
     }
 
+    /// The vector of `entries`, sorted by replica, one each, every counter
+    /// above 0: a snapshot's, set at once (`Document.setLoadedClocks`).
+    init(sortedEntries entries: [(replica: ReplicaID, value: UInt64)]) {
+        self.entries = ReplicaMap(sorted: entries)
+    }
+
     public static func == (a: VersionVector, b: VersionVector) -> Bool {
         a.entries.entries.elementsEqual(b.entries.entries) { $0.replica == $1.replica && $0.value == $1.value }
     }

@@ -75,6 +75,16 @@ public enum SnapshotFrame {
         CRC32.checksum(frame[headerSize...], continuing: CRC32.checksum(frame[..<checksumOffset]))
     }
 
+    /// The document a frame holds, to be edited as `replica`: the encoding
+    /// `open` gives, decoded without comparing its own CRC-32, which the
+    /// frame's, over the payload it was decompressed from, covers
+    /// (`Specs/storage.md`, "Which check covers a snapshot"). Throws `Error`
+    /// for a frame that fails its checks, the decoder's `DecodingError`
+    /// for an encoding that fails its.
+    public static func document(in frame: [UInt8], replica: ReplicaID, limits: DecodingLimits) throws -> Document {
+        try Document(snapshot: open(frame).encoding, replica: replica, limits: limits, checksum: .covered)
+    }
+
     /// The document encoding inside a frame, after checking the magic, the
     /// version, the checksum and the declared size, and decompressing with
     /// that size as the bound.

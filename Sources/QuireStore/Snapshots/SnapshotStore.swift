@@ -41,12 +41,13 @@ public enum SnapshotStore {
         ).map { row in Stored(id: try row.int64(0), coversSeq: try row.int64(1), frame: try row.blob(2)) }
     }
 
-    /// Decodes a stored snapshot into a document editing as `replica`.
-    /// Without decoding limits (the frame's size is bounded): the document
-    /// it holds may have runs longer than a peer may send in one operation.
+    /// Decodes a stored snapshot into a document editing as `replica`,
+    /// the frame's CRC-32 standing for the encoding's own
+    /// (`SnapshotFrame.document(in:replica:limits:)`). Without decoding
+    /// limits (the frame's size is bounded): the document it holds may
+    /// have runs longer than a peer may send in one operation.
     public static func decode(_ stored: Stored, replica: ReplicaID) throws -> Document {
-        let (encoding, _) = try SnapshotFrame.open(stored.frame)
-        return try Document(snapshot: encoding, replica: replica, limits: .unlimited)
+        try SnapshotFrame.document(in: stored.frame, replica: replica, limits: .unlimited)
     }
 
     /// Deletes all but the `count` newest snapshots of a document and,
