@@ -18,7 +18,7 @@ struct ChangeDecoder: ~Copyable {
         /// all are text inserts or deletes (a replacement, a paste over a
         /// selection): `operations` is empty then, and each insert's text is
         /// the next `width` scalars of `text`.
-        var edits = ReusedArray<(edit: Edit, width: UInt64)>()
+        var edits: [(edit: Edit, width: UInt64)] = []
         var text = ReusedText()
         var operations: [Operation] = []
         var width: UInt64 = 0
@@ -63,7 +63,7 @@ struct ChangeDecoder: ~Copyable {
         mutating func moveEditsToOperations() {
             guard !edits.isEmpty else { return }
             operations = editOperations
-            edits.removeAll()
+            edits.removeAllOneByOne()
         }
 
         /// Where each of `edits` starts, counted from `id`: `isInserted`
@@ -403,7 +403,7 @@ struct ChangeDecoder: ~Copyable {
         // edit 30 instructions.
         if !current.operations.isEmpty { current.operations.removeAllOneByOne() }
         current.edit = nil
-        current.edits.removeAll()
+        if !current.edits.isEmpty { current.edits.removeAllKeepingCapacity() }
         current.text.removeAll()
         var id = OpID(replica: replica, counter: counter)
         for _ in 0..<operationCount {
