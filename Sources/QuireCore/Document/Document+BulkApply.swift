@@ -83,15 +83,14 @@ extension Document {
                 if !unnoted.isContinued(by: current) { note(&unnoted) }
                 // (A change that continues `unnoted` names its last change alone.)
                 let isReady = unnoted.isEmpty
-                    ? current.id.counter == versionVector[current.id.replica] + 1
-                        && Self.areSortedAndDistinct(current.parents) && versionVector.containsAll(current.parents)
+                    ? Self.isReadyToStartARun(current.id, parents: current.parents, in: versionVector)
                     : current.id.counter == unnoted.lastID.counter + 1
                 guard isReady else { inOrder = false; break reading }
                 // A change of one edit that no later change can carry on (most
                 // edits at random places) applies alone, not as a chain of one
                 // kept until the next change is read.
                 if let edit = current.edit, try !decoder.mayBeContinued(after: edit) {
-                    guard apply(edit, id: current.id, lamport: current.lamport, text: current.scalars, after: unnoted)
+                    guard apply(edit, id: current.id, lamport: current.lamport, text: current.text, after: unnoted)
                     else { inOrder = false; break reading }
                     unnoted.add(current)
                     applied += 1
@@ -163,10 +162,22 @@ extension Document {
         // The deleted range by value: a closure over `chain` would copy it.
         let (low, high) = (chain.low, chain.high)
         guard let run = try decoder.readContinuation(after: edit, lastID: chain.lastID, lastLamport: chain.lastElementLamport,
-                                                     mayBeContinued: mayBeContinued, appendingTextTo: &chain.scalars,
+                                                     mayBeContinued: mayBeContinued, appendingTextTo: &chain.text.buffer,
                                                      if: { Chain.keepsRangeWhole($0, low: low, high: high) })
         else { return }
         chain.extend(with: run)
+    }
+
+    /// Whether a change with first id `id` and `parents`, which continues no
+    /// run not yet noted, is ready: its replica's next, built on changes
+    /// that `versionVector` names, given in order. Out of line, so that the
+    /// version vector's lookups do not take the merge loop's registers
+    /// (inlined, they cost it about 12 instructions a change, review206);
+    /// static, given the version vector: as a method of the document, it
+    /// copied the document at each call.
+    @inline(never)
+    private static func isReadyToStartARun(_ id: OpID, parents: [OpID], in versionVector: VersionVector) -> Bool {
+        id.counter == versionVector[id.replica] + 1 && areSortedAndDistinct(parents) && versionVector.containsAll(parents)
     }
 
     /// Records the first `applied` changes of a bundle, already applied, in
@@ -192,7 +203,7 @@ extension Document {
     /// as it is: passed by value, its 160 bytes were copied at every call,
     /// once a chain.)
     private mutating func apply(_ chain: inout Chain, after unnoted: UnnotedRun) -> Bool {
-        apply(chain.edit, id: chain.firstID, lamport: chain.firstLamport, text: chain.scalars,
+        apply(chain.edit, id: chain.firstID, lamport: chain.firstLamport, text: chain.text,
               deleting: (chain.low, chain.high), after: unnoted)
     }
 
@@ -200,13 +211,13 @@ extension Document {
     /// `apply(_:after:)` applies a chain's: an insert of `text`, or a
     /// delete of the counters `deleting` of its target's replica (its
     /// target, if nil).
-    private mutating func apply(_ edit: ChangeDecoder.Edit, id: OpID, lamport: UInt64, text: ScalarStorage,
+    private mutating func apply(_ edit: ChangeDecoder.Edit, id: OpID, lamport: UInt64, text: ReusedText,
                                 deleting counters: (low: UInt64, high: UInt64)? = nil, after unnoted: UnnotedRun) -> Bool {
         let previous = unnoted.isEmpty ? lastLamport(of: id.replica) : unnoted.lastElementLamport
         if previous > 0, lamport <= previous { return false }
         switch edit {
         case let .insertText(object, origin):
-            guard (try? objects.insertText(object, origin: origin, id: id, lamport: lamport, contentsOf: text, 0..<text.count)) != nil
+            guard (try? objects.insertText(object, origin: origin, id: id, lamport: lamport, contentsOf: text.buffer, text.range)) != nil
             else { return false }
         case let .delete(object, target):
             let run = counters.map { IDRun(start: OpID(replica: target.start.replica, counter: $0.low), length: Int($0.high - $0.low + 1)) }
@@ -239,14 +250,14 @@ extension Document {
             }
         }
         var id = change.id
-        var scalarStart = 0
+        var scalarStart = change.text.start
         for (index, (edit, width)) in change.edits.enumerated() {
             let lamport = change.lamport + (id.counter - change.id.counter)
             do {
                 switch edit {
                 case let .insertText(object, origin):
                     try objects.insertText(object, origin: origin, id: id, lamport: lamport,
-                                           contentsOf: change.scalars, scalarStart..<(scalarStart + Int(width)))
+                                           contentsOf: change.text.buffer, scalarStart..<(scalarStart + Int(width)))
                     scalarStart += Int(width)
                 case let .delete(object, target):
                     try objects.delete(target, from: object, isNextEdit: index > 0)
@@ -366,7 +377,7 @@ private struct UnnotedRun {
 /// One chain is reused from one run to the next, keeping its buffers.
 private struct Chain {
     /// The first change: its id, Lamport value, parents and only operation
-    /// (an insert's text is in `scalars`). The parents' and the text's
+    /// (an insert's text is in `text`). The parents' and the text's
     /// buffers are swapped with the decoder's: sharing them would make the
     /// decoder copy them when it reads the next change, and copying costs
     /// more than swapping.
@@ -380,8 +391,8 @@ private struct Chain {
     /// chain, that noting it drops from the heads.
     private(set) var mergedParents: [OpID] = []
     /// The text inserted by an insert chain. (Runs of typing are decoded
-    /// straight into it.)
-    fileprivate(set) var scalars = ScalarStorage()
+    /// straight into its buffer.)
+    fileprivate(set) var text = ReusedText()
     /// The counters deleted by a delete chain.
     private(set) var low: UInt64 = 0, high: UInt64 = 0
     /// The last change's id, Lamport value and width.
@@ -395,7 +406,7 @@ private struct Chain {
     /// its buffers for the next one.
     mutating func removeAll() {
         count = 0
-        scalars.removeAllKeepingCapacity()
+        text.removeAll()
     }
 
     var lastID: OpID { lastStart.advanced(by: lastWidth - 1) }
@@ -420,7 +431,7 @@ private struct Chain {
         guard let edit = change.edit else { return false }
         switch edit {
         case .insertText:
-            swap(&scalars, &change.scalars)
+            swap(&text, &change.text)
         case .delete(_, let target):
             low = target.start.counter
             high = target.start.counter + UInt64(target.length) - 1
@@ -495,7 +506,7 @@ private struct Chain {
     }
 
     /// Adds a run that `keepsRangeWhole` accepted (and whose text, if it
-    /// is typing, is in `scalars` already).
+    /// is typing, is in `text` already).
     mutating func extend(with run: ChangeDecoder.Continuation) {
         if !run.isTyping {
             let (low, high) = Self.range(of: run)
@@ -523,7 +534,7 @@ private struct Chain {
         }
         switch change.edit {
         case .insertText:
-            scalars.append(contentsOf: change.scalars)
+            text.buffer.append(contentsOf: change.text.buffer, change.text.range)
         case .delete(_, let target):
             low = min(low, target.start.counter)
             high = max(high, target.start.counter + UInt64(target.length) - 1)

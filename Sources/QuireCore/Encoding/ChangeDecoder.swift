@@ -12,14 +12,14 @@ struct ChangeDecoder: ~Copyable {
         var time: Int64 = 0
         /// The change's only operation when it is a text insert or a delete,
         /// the operations typing makes, read without building an `Operation`:
-        /// `operations` is empty then, and an insert's text is in `scalars`.
+        /// `operations` is empty then, and an insert's text is `text`.
         var edit: Edit?
         /// The change's operations, read as `edit` is, when it has several and
         /// all are text inserts or deletes (a replacement, a paste over a
         /// selection): `operations` is empty then, and each insert's text is
-        /// the next `width` scalars of `scalars`.
+        /// the next `width` scalars of `text`.
         var edits: [(edit: Edit, width: UInt64)] = []
-        var scalars = ScalarStorage()
+        var text = ReusedText()
         var operations: [Operation] = []
         var width: UInt64 = 0
 
@@ -32,16 +32,16 @@ struct ChangeDecoder: ~Copyable {
         /// The change's operations, however they were read. (From a decoder
         /// that `leavesTextOut`, a text insert read as `edit` has no text.)
         var allOperations: [Operation] {
-            edit.map { [$0.operation(inserting: scalars[...])] } ?? (edits.isEmpty ? operations : editOperations)
+            edit.map { [$0.operation(inserting: text.buffer[text.range])] } ?? (edits.isEmpty ? operations : editOperations)
         }
 
         /// `edits` as operations.
         private var editOperations: [Operation] {
-            var scalarStart = 0
+            var scalarStart = text.start
             return edits.map { edit, width in
                 let scalarEnd = if case .insertText = edit { scalarStart + Int(width) } else { scalarStart }
                 defer { scalarStart = scalarEnd }
-                return edit.operation(inserting: scalars[scalarStart..<scalarEnd])
+                return edit.operation(inserting: text.buffer[scalarStart..<scalarEnd])
             }
         }
 
@@ -399,12 +399,12 @@ struct ChangeDecoder: ~Copyable {
             throw .invalid("it holds more operations than the limit of \(limits.maxOperations)")
         }
         operationTotal += Int(operationCount)
-        // Most are empty already (a merge swaps the text out): a call each
-        // to find that out cost a single edit 30 instructions.
+        // Most are empty already: a call each to find that out cost a single
+        // edit 30 instructions.
         if !current.operations.isEmpty { current.operations.removeAllOneByOne() }
         current.edit = nil
         if !current.edits.isEmpty { current.edits.removeAllKeepingCapacity() }
-        if !current.scalars.isEmpty { current.scalars.removeAllKeepingCapacity() }
+        current.text.removeAll()
         var id = OpID(replica: replica, counter: counter)
         for _ in 0..<operationCount {
             let width = try nextOperation(id: id, only: operationCount == 1, into: &current)
@@ -438,14 +438,14 @@ struct ChangeDecoder: ~Copyable {
             if text.count == 1, case let byte = textBytes[text.lowerBound], byte < 0x80 {
                 // A keystroke, most inserts: appended as it is, without the
                 // slice (retained and released) and the call of the general case.
-                current.scalars.append(Unicode.Scalar(byte))
+                current.text.buffer.append(Unicode.Scalar(byte))
                 width = 1
             } else {
-                let scalarStart = current.scalars.count
-                guard appendText(text, textLength: text.count, to: &current.scalars) != nil else {
+                let scalarStart = current.text.buffer.count
+                guard appendText(text, textLength: text.count, to: &current.text.buffer) != nil else {
                     throw .invalid("inserted text is not valid UTF-8")
                 }
-                width = UInt64(current.scalars.count - scalarStart)
+                width = UInt64(current.text.buffer.count - scalarStart)
             }
             current.add(.insertText(object: object, origin: origin), width: width, only: only)
             return width
