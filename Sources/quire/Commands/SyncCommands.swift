@@ -456,20 +456,19 @@ extension SyncCommands {
         }
         let (damage, report) = error.isDamagedPage ? ("the store \(storePath) has a damaged page", "\nSQLite's report: \(error)") : ("\(error)", "")
         let what = taken.count == 1 ? "the note was not replaced" : "none of the \(taken.count) notes given to --take-theirs was replaced"
-        let sync = syncCommand(peer, via: command)
         guard !unreadable.isEmpty else {
             let one = taken.count == 1
             return "\(damage); nothing was written: \(what): this store can read \(one ? "it" : "them"), but dropping "
                 + "\(one ? "its copy" : "their copies") meets the damage; `\(ShellWords.command("quire", "inspect", storePath))` reports what is wrong with the file; "
                 + "to take \(otherSide)'s \(one ? "copy" : "copies"), copy the notes that can be read into a new store NEW and take "
                 + "\(one ? "it" : "them") there: `quire --store NEW init`, `\(ShellWords.command("quire", "--store", "NEW", "merge", storePath))`, then "
-                + "`\(syncCommand(peer, via: command, store: "NEW"))\(taken.map { " --take-theirs " + ShellWords.quoted($0.rawValue) }.joined())`, and use NEW" + report
+                + "`\(syncCommand(peer, via: command, store: "NEW", takingTheirs: taken))`, and use NEW" + report
         }
         let others = taken.filter { !unreadable.contains($0) }
         let one = unreadable.count == 1
         let notes = unreadable.map { "note \($0)" }.joined(separator: ", ")
         let takeOthers = others.isEmpty ? ""
-            : "to take the others, run `\(sync)\(others.map { " --take-theirs " + ShellWords.quoted($0.rawValue) }.joined())` (without \(one ? "it" : "them")); "
+            : "to take the others, run `\(syncCommand(peer, via: command, takingTheirs: others))` (without \(one ? "it" : "them")); "
         return "\(damage); nothing was written: \(what), as this store cannot read \(notes) to keep \(one ? "its copy" : "their copies") "
             + "as \(one ? "a new note" : "new notes"); \(takeOthers)for \(one ? "the note" : "the notes") that cannot be read, "
             + Context.damagedNoteAdvice(path: storePath) + report
@@ -477,11 +476,12 @@ extension SyncCommands {
 
     /// The command that syncs with `peer`, as a person gives it: the
     /// server's URL, or `--via` and the peer's command (`command`); with
-    /// `store`, that of the store at that path.
-    private static func syncCommand(_ peer: String, via command: String?, store: String? = nil) -> String {
+    /// `store`, that of the store at that path; taking the peer's copies of
+    /// `notes`.
+    private static func syncCommand(_ peer: String, via command: String?, store: String? = nil, takingTheirs notes: [DocumentID] = []) -> String {
         let storeWords = store.map { ["--store", $0] } ?? []
         let peerWords = command.map { ["--via", $0] } ?? [peer]
-        return (["quire"] + storeWords + ["sync"] + peerWords).map(ShellWords.quoted).joined(separator: " ")
+        return ShellWords.command(["quire"] + storeWords + ["sync"] + peerWords + notes.flatMap { ["--take-theirs", $0.rawValue] })
     }
 
     /// The first item of `items` equal to an earlier one, with that one's

@@ -6,6 +6,10 @@
 enum ShellWords {
     /// The words, each `quoted`, separated by spaces.
     static func command(_ words: String...) -> String {
+        command(words)
+    }
+
+    static func command(_ words: [String]) -> String {
         words.map(quoted).joined(separator: " ")
     }
 
