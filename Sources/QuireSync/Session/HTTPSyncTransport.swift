@@ -79,13 +79,11 @@ public struct HTTPSyncTransport: SyncTransport {
         let reads = response.headers[Self.bundleVersionsHeader].flatMap(SyncRequest.bundleVersions(stated:))
         lastStatement.versions.withLock { $0 = reads }
         // A server before it sends none.
-        guard let stated = response.headers[Self.newChangesHeader] else {
-            return SyncAnswer(bytes: response.body, newChanges: nil, readsBundleVersions: reads)
-        }
+        guard let stated = response.headers[Self.newChangesHeader] else { return SyncAnswer(bytes: response.body, newChanges: nil) }
         guard let newChanges = Int(stated), newChanges >= 0 else {
             throw .protocolViolation("its \(Self.newChangesHeader) header is \"\(stated.prefix(100))\", not a count of changes")
         }
-        return SyncAnswer(bytes: response.body, newChanges: newChanges, readsBundleVersions: reads)
+        return SyncAnswer(bytes: response.body, newChanges: newChanges)
     }
 }
 

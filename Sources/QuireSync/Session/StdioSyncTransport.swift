@@ -137,13 +137,6 @@ public final class StdioSyncTransport: SyncTransport {
     /// statement of this build's: the same for the whole session.
     public var readsBundleVersions: Set<UInt64>? { peerReadsBundleVersions.withLock { $0 } }
 
-    /// `exchange`, with the versions the peer stated it reads (once it has
-    /// answered the statement of this build's), for `SyncClient` to push in.
-    public func exchangeCountingNew(_ request: [UInt8], longPollSeconds: TimeInterval) async throws(SyncError) -> SyncAnswer {
-        let bytes = try await exchange(request, longPollSeconds: longPollSeconds)
-        return SyncAnswer(bytes: bytes, newChanges: nil, readsBundleVersions: readsBundleVersions)
-    }
-
     /// How `running` ended, for an error, once its output ended: its exit
     /// status (or signal), waited for a second at most, and the last lines
     /// of its standard error, as " (exit status 1); its standard error ended with:\n  LINE".

@@ -214,7 +214,7 @@ public struct SyncClient: Sendable {
                 let answerBytes = try await transport.exchangeCountingNew(bytes, longPollSeconds: wait)
                 session.report.bytesReceived += answerBytes.bytes.count
                 newChanges = answerBytes.newChanges
-                session.follow(statement: answerBytes.readsBundleVersions)
+                session.follow(statement: transport.readsBundleVersions)
                 do { answer = try SyncMessage.decode(answerBytes.bytes, limits: messageLimits) } catch {
                     throw SyncError.protocolViolation("\(error)")
                 }

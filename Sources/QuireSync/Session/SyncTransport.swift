@@ -30,8 +30,7 @@ public protocol SyncTransport: Sendable {
     /// answer through this transport, nil when it stated none (or none came
     /// yet; the default): `SyncClient` pushes in the newest of them it
     /// writes from a sync's first request on, before that sync's first
-    /// answer (since review214). An answer's own statement is
-    /// `SyncAnswer.readsBundleVersions`.
+    /// answer (since review214), and after each answer.
     var readsBundleVersions: Set<UInt64>? { get }
 }
 
@@ -55,18 +54,10 @@ public struct SyncAnswer: Sendable {
     /// a server before it, a transport that does not carry it): the client
     /// then counts the pushed changes its answers first show held.
     public var newChanges: Int?
-    /// The `QCHG` versions the other side stated it reads: a peer's answer
-    /// to the statement of this build's (`StdioSyncTransport`, since
-    /// review202), a server's `Quire-Bundle-Versions` header
-    /// (`HTTPSyncTransport`, since review214); nil when it did not say (a
-    /// server or peer before it). `SyncClient` pushes in the newest of them
-    /// it writes (`ChangeEncoding.writtenVersion(forReaderOf:)`).
-    public var readsBundleVersions: Set<UInt64>?
 
-    public init(bytes: [UInt8], newChanges: Int?, readsBundleVersions: Set<UInt64>? = nil) {
+    public init(bytes: [UInt8], newChanges: Int?) {
         self.bytes = bytes
         self.newChanges = newChanges
-        self.readsBundleVersions = readsBundleVersions
     }
 }
 
