@@ -156,6 +156,33 @@ import Testing
         }
     }
 
+    /// A title another program wrote on two lines (the library takes any
+    /// text; `quire` refuses one) is quoted on one line, its line feed shown
+    /// as `^J` as in a table's cell: in the commands a merge lists to paste,
+    /// its second line stood on a line of its own, which a shell pasted
+    /// into ran as a command; so it did among the notes `compact` names.
+    @Test func aTitleOnTwoLinesStaysOnTheLineThatQuotesIt() throws {
+        try withRunner { quire in
+            let laptop = quire.directory + "/laptop.quire"
+            try quire.ok(["init"], store: laptop)
+            try quire.ok(["init"])
+            let store = try DocumentStore(path: laptop)
+            let id = try store.createDocument { tx in
+                try tx.insertText(tx.putObject(.root, key: "title", kind: .text), at: 0, "Trip\nrm -rf ~")
+            }
+            try store.close()
+            let merged = try quire.ok(["merge", laptop])
+            let listed = try #require(broughtNotes(in: merged, by: "merge")?.notes)
+            #expect(listed.count == 1 && listed[0].isShow(of: id.rawValue), "\(merged)")
+            #expect(listed.first?.comment == "Trip^Jrm -rf ~ (new)", "\(merged)")
+            let compacted = try quire.ok(["compact", "--all", "--drop-history"])
+            #expect(compacted.contains("  \(id.rawValue.prefix(8)) Trip^Jrm -rf ~\n"), "\(compacted)")
+            for output in [merged, compacted] {
+                #expect(!output.split(separator: "\n").contains { $0.hasPrefix("rm") }, "\(output)")
+            }
+        }
+    }
+
     /// What a merge brought into a note is a diff from the note's version
     /// before it to its version right after it, which only the merge knew:
     /// it prints the command (JSON: `versionBefore`, `versionAfter`), for

@@ -145,7 +145,7 @@ enum CompactCommand {
             let count = notes.count == 1 ? "1 note" : "\(notes.count) notes"
             if historyDropped {
                 output.print("Compacted \(count), dropping \(notes.count == 1 ? "its" : "their") history:")
-                for note in notes { output.print("  \(note.id.rawValue.prefix(idLength)) \(note.title)") }
+                for note in notes { output.print("  \(note.id.rawValue.prefix(idLength)) \(TerminalText.inLine(note.title))") }
                 output.print("\(changesBefore - changesAfter) of \(Self.loggedChangesText(changesBefore)) deleted; \(changesAfter) \(changesAfter == 1 ? "stays" : "stay"): local changes "
                     + "a peer lacks (all of a note's, until a peer has acknowledged some: sync first), and each note's newest.")
                 if changesAfter < changesBefore {

@@ -28,7 +28,7 @@ enum MergeCommand {
             // and an id counted twice would never be unique.
             let ids = Set(try store.documents(includeRemoved: true).map(\.id) + merge.documents.filter(\.isNew).map(\.id))
             report(merge, dryRun: dryRun, json: invocation.flag("--json"), idLength: NoteIDs.abbreviationLength(Array(ids)), output: context.output)
-            let uncounted = merge.documents.filter { $0.outgoing == nil }.map { "note \($0.id) (\($0.title))" }
+            let uncounted = merge.documents.filter { $0.outgoing == nil }.map { "note \($0.id) (\(TerminalText.inLine($0.title)))" }
             if !uncounted.isEmpty {
                 context.output.progress("warning: this store compacted away changes of \(uncounted.joined(separator: ", ")) that \(otherPath) "
                     + "lacks: OUTGOING cannot count them, and merging this store into \(otherPath) cannot bring them; "
@@ -38,7 +38,7 @@ enum MergeCommand {
             var failures: [String] = []
             let leftOut = { (one: Bool) in dryRun ? "merging would leave \(one ? "it" : "them") out" : "\(one ? "it was" : "they were") not merged (the rest was)" }
             if !merge.compacted.isEmpty {
-                let notes = merge.compacted.map { "note \($0.id) (\($0.title))" }.joined(separator: ", ")
+                let notes = merge.compacted.map { "note \($0.id) (\(TerminalText.inLine($0.title)))" }.joined(separator: ", ")
                 failures.append("\(otherPath) compacted away changes of \(notes) that this store lacks: " + leftOut(merge.compacted.count == 1)
                     + "; merge from a store that still holds those changes (the one that wrote them), or copy \(otherPath) and "
                     + "merge this store into the copy (\(ShellWords.command("quire", "--store", "COPY", "merge", context.storePath))), "
@@ -46,12 +46,12 @@ enum MergeCommand {
             }
             for damage in merge.damaged {
                 let path = damage.isMine ? context.storePath : otherPath
-                failures.append("note \(damage.id)\(damage.title.map { " (\($0))" } ?? "") is damaged in \(damage.isMine ? "this store, " : "")\(path) "
+                failures.append("note \(damage.id)\(damage.title.map { " (\(TerminalText.inLine($0)))" } ?? "") is damaged in \(damage.isMine ? "this store, " : "")\(path) "
                     + "(\(damage.reason)): " + leftOut(true) + "; `\(ShellWords.command("quire", "inspect", path))` reports the damage"
                     + (damage.isMine ? "" : "; merge the note from a backup or another store that holds it whole"))
             }
             for refusal in merge.refused {
-                failures.append("this store refuses the changes of note \(refusal.id) (\(refusal.title)) in \(otherPath) (\(refusal.reason)): "
+                failures.append("this store refuses the changes of note \(refusal.id) (\(TerminalText.inLine(refusal.title))) in \(otherPath) (\(refusal.reason)): "
                     + leftOut(true))
             }
             if !failures.isEmpty { throw CLIError.failure(failures.joined(separator: "\nerror: ")) }

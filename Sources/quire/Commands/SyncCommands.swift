@@ -282,7 +282,7 @@ enum SyncCommands {
             }
             // One line a note, its failure said by `reason` (by default, as the other side's refusal).
             func lines<Why>(_ notes: [(id: DocumentID, title: String?, failure: Why)], reason: (Why) -> String) -> String {
-                notes.map { "  note \($0.id) (\($0.title ?? "not in this store")): \(reason($0.failure))" }.joined(separator: "\n")
+                notes.map { "  note \($0.id) (\($0.title.map(TerminalText.inLine) ?? "not in this store")): \(reason($0.failure))" }.joined(separator: "\n")
             }
             func lines(_ notes: [(id: DocumentID, title: String?, failure: SyncFailure)]) -> String {
                 lines(notes) { SyncError.refused($0).description(otherSide: transport.otherSide) }
@@ -317,8 +317,8 @@ enum SyncCommands {
                 output.print("synced with \(peer): sent \(report.sent), received \(report.received) change\(report.received == 1 ? "" : "s") "
                     + "in \(report.rounds) round trip\(report.rounds == 1 ? "" : "s"); \(pending.map { "\($0)" } ?? "unknown") pending" + statusCount())
                 for took in tookTheirs {
-                    let copy = "this store's copy is kept as note \(took.copy.id) (\(took.copy.title))"
-                    output.print(took.title.map { "took \(transport.otherSide)'s copy of note \(took.id) (\($0)); \(copy)" }
+                    let copy = "this store's copy is kept as note \(took.copy.id) (\(TerminalText.inLine(took.copy.title)))"
+                    output.print(took.title.map { "took \(transport.otherSide)'s copy of note \(took.id) (\(TerminalText.inLine($0))); \(copy)" }
                         ?? "\(transport.otherSide) sent no copy of note \(took.id) (it holds none, this token may not read it, or this store refuses it); \(copy)")
                 }
                 try printChangedNotes()
@@ -429,7 +429,7 @@ extension SyncCommands {
         return zip(ids, copies).map { id, copy in
             let (title, isRemoved) = made[id]!
             let removed = isRemoved ? ", removed as the note was: `\(ShellWords.command("quire", "note", "restore", copy.rawValue))` brings it back" : ""
-            output.progress("kept this store's copy of note \(id) as note \(copy) (\(title)\(removed)); taking \(otherSide)'s copy of it")
+            output.progress("kept this store's copy of note \(id) as note \(copy) (\(TerminalText.inLine(title))\(removed)); taking \(otherSide)'s copy of it")
             return (copy, title)
         }
     }

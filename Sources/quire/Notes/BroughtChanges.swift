@@ -65,7 +65,7 @@ struct BroughtChanges {
             let replaced = note.replacedCopyKeptAs.map { "this store's copy replaced, kept as note \($0.rawValue.prefix(idLength))" }
             let interleaved = note.isInterleaved ? "the \(isShown ? "note shown also holds" : "diff also shows") edits committed here during the \(event)" : nil
             let marks = [note.isNew ? "new" : nil, replaced, note.isRemoved ? "removed" : nil, interleaved].compactMap { $0 }
-            return "  \(command)  # \(note.title ?? "(cannot be read)")" + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))")
+            return "  \(command)  # \(note.title.map(TerminalText.inLine) ?? "(cannot be read)")" + (marks.isEmpty ? "" : " (\(marks.joined(separator: ", ")))")
         }
         let more = notes.count - lines.count
         return "What the \(event) brought into each note, against the note's version here before the \(event) (of a new note, all of it):\n"

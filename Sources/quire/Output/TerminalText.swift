@@ -29,6 +29,14 @@ enum TerminalText {
         UntrustedText.safe(text, asOneLine: asOneLine)
     }
 
+    /// A title (text others wrote) quoted inside a line of quire's own: its
+    /// line breaks and tabs shown as a table's cell shows them, so that it
+    /// cannot start a line of its own, which a person pasting a listed
+    /// command (`quire diff ID ...  # TITLE`) would run as one.
+    static func inLine(_ text: String) -> String {
+        safe(text, asOneLine: true)
+    }
+
     /// `text` between style marks.
     static func marked(_ text: String, code: String) -> String {
         "\(styleOpen)\(markKey)\(code)\(styleClose)\(text)\(styleOpen)\(markKey)0\(styleClose)"
