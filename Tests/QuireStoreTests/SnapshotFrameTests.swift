@@ -115,9 +115,10 @@ import Testing
 
     /// An encoding of at most 16 KiB is compressed with a hash table of
     /// 2^13 entries, not level 2's 2^15; a larger one with its level's own.
-    /// The frames open to the encoding either way.
+    /// The frames open to the encoding either way. (Up to 4 KiB zstd
+    /// shrinks the table to 2^13 or less by itself: the same frame.)
     @Test func smallEncodingsAreCompressedWithASmallerHashTable() throws {
-        for count in [2_000, 6_000, 16 << 10, (16 << 10) + 1] {
+        for count in [6_000, 16 << 10, (16 << 10) + 1] {
             let encoding = Self.wordSoup(count: count, seed: UInt64(count))
             let frame = try SnapshotFrame.seal(encoding, changeCount: 1)
             let payload = Array(frame[SnapshotFrame.headerSize...])
