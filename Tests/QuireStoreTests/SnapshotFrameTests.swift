@@ -113,6 +113,24 @@ import Testing
         }
     }
 
+    /// An encoding of at most 16 KiB is compressed with a hash table of
+    /// 2^13 entries, not level 2's 2^15; a larger one with its level's own.
+    /// The frames open to the encoding either way. (Up to 4 KiB zstd
+    /// shrinks the table to 2^13 or less by itself: the same frame.)
+    @Test func smallEncodingsAreCompressedWithASmallerHashTable() throws {
+        for count in [6_000, 16 << 10, (16 << 10) + 1] {
+            let encoding = Self.wordSoup(count: count, seed: UInt64(count))
+            let frame = try SnapshotFrame.seal(encoding, changeCount: 1)
+            let payload = Array(frame[SnapshotFrame.headerSize...])
+            let hashLog = count <= 16 << 10 ? 13 : nil
+            #expect(payload == (try Zstd.compress(encoding, level: 2, hashLog: hashLog, contentChecksum: false)), "\(count) bytes")
+            if hashLog != nil {
+                #expect(payload != (try Zstd.compress(encoding, level: 2, contentChecksum: false)), "\(count) bytes")
+            }
+            #expect(try SnapshotFrame.open(frame).encoding == encoding)
+        }
+    }
+
     /// Frames written before the level followed the size (level 3 for every
     /// snapshot) still open, as do frames of any other level.
     @Test func framesOfEveryLevelOpen() throws {

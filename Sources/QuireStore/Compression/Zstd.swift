@@ -29,7 +29,10 @@ public enum Zstd {
     /// checksum covers the frame. The frame comes after `prefix`, written
     /// in place: a caller that puts a header before the frame (a snapshot
     /// frame) does not copy the compressed bytes into an array of its own.
-    public static func compress(_ bytes: [UInt8], level: Int = 3, contentChecksum: Bool = true, after prefix: [UInt8] = []) throws -> [UInt8] {
+    /// `hashLog`, if given, replaces the level's size of the match finder's
+    /// hash table (2^`hashLog` entries); the frame reads the same either way.
+    public static func compress(_ bytes: [UInt8], level: Int = 3, hashLog: Int? = nil, contentChecksum: Bool = true,
+                                after prefix: [UInt8] = []) throws -> [UInt8] {
         guard (Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel())).contains(level) else {
             throw CompressionError.invalidLevel(level)
         }
@@ -37,6 +40,7 @@ public enum Zstd {
             // A kept context still holds the last call's parameters.
             try check(ZSTD_CCtx_reset(context, ZSTD_reset_session_and_parameters))
             try check(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, Int32(level)))
+            if let hashLog { try check(ZSTD_CCtx_setParameter(context, ZSTD_c_hashLog, Int32(hashLog))) }
             // The declared size is what lets `decompress` bound its allocation.
             try check(ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 1))
             // A checksum of the content catches damage that still decodes.
