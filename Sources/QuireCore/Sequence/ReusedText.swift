@@ -27,12 +27,21 @@ struct ReusedText {
     /// Where the text is in `buffer`.
     var range: Range<Int> { start..<buffer.count }
 
+    /// Inlined, the rare emptying for real left out of line: as a call,
+    /// the merge loop's emptying of a change's text cost 6 instructions a
+    /// change (108 K over two merges of sveltecomponent, review211).
+    @inline(__always)
     mutating func removeAll() {
         if buffer.form == .oneByte && buffer.bytes.count < Self.reusedBytes {
             storedStart = UInt32(truncatingIfNeeded: buffer.bytes.count)
         } else {
-            buffer.removeAllKeepingCapacity()
-            storedStart = 0
+            emptyBuffer()
         }
+    }
+
+    @inline(never)
+    private mutating func emptyBuffer() {
+        buffer.removeAllKeepingCapacity()
+        storedStart = 0
     }
 }
