@@ -936,42 +936,6 @@ import QuireTestSupport
         #expect(bulk.encodeSnapshot(includeHistory: true) == oneByOne.encodeSnapshot(includeHistory: true))
     }
 
-    /// A change's edits are read into slots kept from one change to the
-    /// next and emptied by a count: a change of fewer edits than the one
-    /// before it holds its own alone, a change of edits and a write holds
-    /// them as operations, and a copy of a change read keeps its edits
-    /// while the decoder reads on into the slots.
-    @Test func aChangeReadHoldsItsOwnEditsAloneAndACopyKeepsThem() throws {
-        var source = Document(replica: ReplicaID(1))
-        let text = try source.transact { tx in try tx.putObject(.root, key: "t", kind: .text) }
-        try source.transact { tx in
-            try tx.insertText(text, at: 0, "abc")
-            try tx.insertText(text, at: 1, "x")
-            try tx.deleteText(text, at: 3, count: 1)
-        }
-        try source.transact { tx in
-            try tx.deleteText(text, at: 0, count: 1)
-            try tx.insertText(text, at: 1, "yz")
-        }
-        try source.transact { tx in
-            try tx.insertText(text, at: 0, "w")
-            try tx.put(.root, key: "k", .int(1))
-        }
-        try source.transact { tx in try tx.replaceText(text, range: 0..<1, with: "v") }
-        let changes = try source.allChanges()
-        let bytes = ChangeEncoding.encode(changes)
-        var decoder = try ChangeDecoder(bytes, limits: .default)
-        var current = ChangeDecoder.Current()
-        var read: [ChangeDecoder.Current] = []
-        while try decoder.next(into: &current) { read.append(current) }
-        #expect(read.map(\.edits.count) == [0, 3, 2, 0, 2])
-        #expect(read.map(\.change) == changes)
-        var bulk = Document(replica: ReplicaID(9))
-        #expect(try bulk.applyEncoded(bytes) == changes.count)
-        #expect(try bulk.text(text) == source.text(text))
-        #expect(try bulk.text(text) == "vxyzb")
-    }
-
     /// A change that starts a run of typing but names its parents out of
     /// order (or one twice) is refused in a bundle as change by change:
     /// the heads are kept sorted, and a run notes its first change's parents as they come.

@@ -590,22 +590,6 @@ import QuireTestSupport
         }
     }
 
-    /// A change's edits are counted in 32 bits: a change claiming 2^32
-    /// operations is refused by name, even where the limits are lifted
-    /// (a stored snapshot's history is read so), before any is read.
-    @Test func aChangeOf2To32OperationsIsRefusedWithoutLimits() throws {
-        var operationCounts = ColumnWriter<ReusedRepeatColumns>()
-        for count in [1, UInt64(1) << 32] { operationCounts.append(count) }
-        operationCounts.finish()
-        let bytes = Self.relativeBundle(parentDelta: 0, originDistance: nil, rawColumns: [.operationCount: Array(operationCounts.written)])
-        #expect(throws: DecodingError.invalid("a change holds 4294967296 operations, more than 2^32 - 1")) {
-            try ChangeEncoding.decode(bytes, limits: .unlimited)
-        }
-        var catchingUp = Document(replica: ReplicaID(3))
-        #expect(throws: DecodingError.self) { try catchingUp.applyEncoded(bytes, limits: .unlimited) }
-        #expect(catchingUp.changeCount == 1)
-    }
-
     /// Text runs are checked against the version vector once per replica,
     /// with the run that ends highest: a run past it is still refused.
     @Test func aTextRunPastTheVersionVectorIsRefused() throws {

@@ -100,7 +100,7 @@ extension Document {
                     try takeContinuation(after: current.edit, into: &chain, from: &decoder, mayBeContinued: true)
                     continue
                 }
-                if current.editCount == 0 {
+                if current.edits.isEmpty {
                     note(&unnoted)
                     try integrate(current.change, recordingHistory: false)
                 } else {

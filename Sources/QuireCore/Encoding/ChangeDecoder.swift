@@ -18,17 +18,8 @@ struct ChangeDecoder: ~Copyable {
         /// all are text inserts or deletes (a replacement, a paste over a
         /// selection): `operations` is empty then, and each insert's text is
         /// the next `width` scalars of `text`.
-        var edits: ArraySlice<(edit: Edit, width: UInt64)> { editSlots[..<Int(editCount)] }
-        /// `edits`, then edits of earlier changes: a change's edits overwrite
-        /// the slots, and emptying them is a store of 0 in `editCount`.
-        /// (Emptied for real, an array's elements are removed one at a time
-        /// or through the general `replaceSubrange`: 55 instructions a
-        /// change of edits, 180 K of two merges of sveltecomponent.)
-        private var editSlots: [(edit: Edit, width: UInt64)] = []
+        var edits: [(edit: Edit, width: UInt64)] = []
         var text = ReusedText()
-        /// How many of `editSlots` are the change's `edits`. (After `text`,
-        /// in the room its 12 bytes leave: the change stays within 128 bytes.)
-        private(set) var editCount: UInt32 = 0
         var operations: [Operation] = []
         var width: UInt64 = 0
 
@@ -62,32 +53,17 @@ struct ChangeDecoder: ~Copyable {
             return nil
         }
 
-        /// Adds an edit read, as the `only` operation of the change or one of
-        /// its `edits` (whose count the decoder keeps below 2^32: see `next(into:)`).
-        /// Inlined: a call cost each edit 40 instructions (review211).
-        @inline(__always)
+        /// Adds an edit read, as the `only` operation of the change or one of its `edits`.
         mutating func add(_ edit: Edit, width: UInt64, only: Bool) {
-            if only {
-                self.edit = edit
-                return
-            }
-            if Int(editCount) < editSlots.count {
-                editSlots[Int(editCount)] = (edit, width)
-            } else {
-                editSlots.append((edit, width))
-            }
-            editCount += 1
+            if only { self.edit = edit } else { edits.append((edit, width)) }
         }
-
-        /// Empties `edits`, keeping the slots for the next change's.
-        mutating func removeEdits() { editCount = 0 }
 
         /// Turns the edits read so far into operations, when the change turns
         /// out to hold another kind of operation too.
         mutating func moveEditsToOperations() {
-            guard editCount > 0 else { return }
+            guard !edits.isEmpty else { return }
             operations = editOperations
-            removeEdits()
+            edits.removeAllOneByOne()
         }
 
         /// Where each of `edits` starts, counted from `id`: `isInserted`
@@ -422,16 +398,12 @@ struct ChangeDecoder: ~Copyable {
         guard operationCount <= UInt64(limits.maxOperations - operationTotal) else {
             throw .invalid("it holds more operations than the limit of \(limits.maxOperations)")
         }
-        // `Current.editCount` counts them in 32 bits (limits may be unlimited).
-        guard operationCount <= UInt64(UInt32.max) else {
-            throw .invalid("a change holds \(operationCount) operations, more than 2^32 - 1")
-        }
         operationTotal += Int(operationCount)
         // Most are empty already: a call each to find that out cost a single
         // edit 30 instructions.
         if !current.operations.isEmpty { current.operations.removeAllOneByOne() }
         current.edit = nil
-        current.removeEdits()
+        if !current.edits.isEmpty { current.edits.removeAllKeepingCapacity() }
         current.text.removeAll()
         var id = OpID(replica: replica, counter: counter)
         for _ in 0..<operationCount {

@@ -15,11 +15,11 @@ struct ReusedText {
     /// The text after what is left of earlier ones. Appended to in place
     /// (by the decoder); the scalars before `start` must stay.
     var buffer = ScalarStorage()
-    /// Below `reusedBytes`. (16 bits: the struct is 12 bytes, which leaves
-    /// the decoder's change room for its count of edits within 128 bytes,
-    /// which LLVM copies without a `memcpy` call: 8 bytes more made the
-    /// merge loop call `memcpy` at every change read alone, 230 K instructions.)
-    private var storedStart: UInt16 = 0
+    /// Below `reusedBytes`. (32 bits: the struct stays as large as a
+    /// `ScalarStorage`, and the decoder's change 128 bytes, which LLVM
+    /// copies without a `memcpy` call: 8 bytes more made the merge loop
+    /// call `memcpy` at every change read alone, 230 K instructions.)
+    private var storedStart: UInt32 = 0
 
     static let reusedBytes = 1024
 
@@ -27,21 +27,12 @@ struct ReusedText {
     /// Where the text is in `buffer`.
     var range: Range<Int> { start..<buffer.count }
 
-    /// Inlined, the rare emptying for real left out of line: as a call,
-    /// the merge loop's emptying of a change's text cost 6 instructions a
-    /// change (108 K over two merges of sveltecomponent, review211).
-    @inline(__always)
     mutating func removeAll() {
         if buffer.form == .oneByte && buffer.bytes.count < Self.reusedBytes {
-            storedStart = UInt16(truncatingIfNeeded: buffer.bytes.count)
+            storedStart = UInt32(truncatingIfNeeded: buffer.bytes.count)
         } else {
-            emptyBuffer()
+            buffer.removeAllKeepingCapacity()
+            storedStart = 0
         }
-    }
-
-    @inline(never)
-    private mutating func emptyBuffer() {
-        buffer.removeAllKeepingCapacity()
-        storedStart = 0
     }
 }
