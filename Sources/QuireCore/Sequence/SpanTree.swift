@@ -581,10 +581,18 @@ struct SpanTree: Sendable {
 extension Array {
     /// Makes room for `extra` more elements, as `grownCapacity` says: for
     /// the arrays that grow with a large document (text content, the tree's
-    /// leaves).
-    @inlinable
+    /// leaves). The test for room is inlined, the growth a call: as a call
+    /// itself, the test cost a merge's one-letter insert 22 instructions
+    /// (merge-k2-m1000, HISTORY.md, review217).
+    @inlinable @inline(__always)
     mutating func reserveGrowingByAThird(adding extra: Int) {
         guard count + extra > capacity else { return }
+        growByAThird(adding: extra)
+    }
+
+    /// `reserveGrowingByAThird(adding:)` once the array is found full.
+    @inlinable @inline(never)
+    mutating func growByAThird(adding extra: Int) {
         reserveCapacity(Swift.max(count + extra, grownCapacity(capacity, stride: MemoryLayout<Element>.stride)))
     }
 }
