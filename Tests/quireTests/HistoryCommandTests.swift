@@ -597,6 +597,39 @@ import Testing
         }
     }
 
+    /// `blame --at VERSION`: who typed each piece of the note as it was
+    /// then, and (`--deleted`) who had deleted what by then: a deletion made
+    /// after the version is not named. The text first names the version
+    /// shown, as `conflicts --at` does; the JSON stays an array.
+    @Test func blameAtAVersionIsTheBlameOfThatVersion() throws {
+        try withRunner { quire in
+            let stores = try MergeStoryTests.TwoStores(quire)
+            let (laptop, phone, id) = (stores.laptop, stores.phone, stores.id)
+            try quire.ok(["note", "edit", id, "--append", " eggs bread"], store: laptop)
+            try quire.ok(["merge", laptop], store: phone)
+            let before = try quire.ok(["vv", id], store: laptop).trimmingCharacters(in: .newlines)
+            let blameThen = try quire.ok(["blame", id, "--json"], store: laptop)
+            try stores.editBothAndMerge(laptop: ["--delete", "0", "3"], phone: ["--delete", "2", "7"])
+            #expect(try quire.ok(["blame", id, "--json"], store: laptop) != blameThen)
+
+            #expect(try quire.ok(["blame", id, "--at", before, "--json"], store: laptop) == blameThen)
+            #expect(try quire.ok(["blame", id, "--at", before, "--deleted", "--json"], store: laptop) == "[]\n")
+            #expect(try quire.ok(["blame", id, "--at", before, "--deleted"], store: laptop) == "version  \(before)\n\nThe body has no deleted text.\n")
+            #expect(try quire.ok(["blame", id, "--at", before], store: laptop).hasPrefix("version  \(before)\n\nCHANGE "))
+
+            // At the laptop's deletion, before it met the phone's: only "mil" is deleted, by it.
+            let log = try #require(try quire.run(["log", id, "--json"], store: laptop).json() as? [[String: Any]])
+            let laptopDelete = try #require(log.first { $0["replica"] as? String == stores.laptopReplica }?["id"] as? String)
+            let deleted = try #require(try quire.run(["blame", id, "--at", laptopDelete, "--deleted", "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(deleted.map { $0["text"] as? String } == ["mil"])
+            #expect(deleted.map { ($0["deletedBy"] as? [String: Any])?["change"] as? String } == [laptopDelete])
+            let visible = try #require(try quire.run(["blame", id, "--at", laptopDelete, "--json"], store: laptop).json() as? [[String: Any]])
+            #expect(visible.compactMap { $0["text"] as? String }.joined() == "k eggs bread")
+            #expect(try quire.ok(["blame", id, "--at", laptopDelete, "--tags", "--json"], store: laptop) == quire.ok(["blame", id, "--tags", "--json"], store: laptop))
+            #expect(try quire.ok(["blame", "--help"]).contains("[--at VERSION]"))
+        }
+    }
+
     /// `conflicts --at VERSION`: the conflicts as they stood then. Both
     /// stores pin the note at once; the laptop then unpins it, a write that
     /// saw both, which ends the conflict: at the merge's version it is still

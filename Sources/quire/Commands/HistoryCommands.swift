@@ -147,39 +147,35 @@ enum HistoryCommands {
         name: "blame",
         summary: "Show a note's body (or title) with each run of characters attributed to the change that inserted it, and its Lamport stamps, which order insertions made at one place at once; "
             + "with --deleted, the text deleted from it and the change that deleted each piece; or its tags, each with the change that added it "
-            + "(with --deleted, the tags removed, each also with the change that removed it).",
-        usage: ["ID [--title | --tags] [--json]", "ID --deleted [--title | --tags] [--json]"],
+            + "(with --deleted, the tags removed, each also with the change that removed it). With --at, as it was at a version.",
+        usage: ["ID [--title | --tags] [--at VERSION] [--json]", "ID --deleted [--title | --tags] [--at VERSION] [--json]"],
         arguments: [NoteCommands.noteArgument],
         options: [Option(name: "--title", help: "Blame the title instead of the body: concurrent retitles merge character by character."),
                   Option(name: "--tags", help: "Blame the tags: which change added each (a tag two replicas added at once is listed twice)."),
                   Option(name: "--deleted", help: "The text typed into the body (title) and deleted since, in document order: each piece with the change that typed it "
                       + "(CHANGE, LAMPORT, TIME), the change that deleted it (DELETED_BY) and when (DELETED_TIME), and OFFSET, where it stood in the visible text. "
                       + "With --tags, the tags removed since, in list order: each with the change that added it and the one that removed it."),
-                  .json],
+                  .at, .json],
         examples: ["quire blame 0190f1c2", "quire blame 0190f1c2 --title", "quire blame 0190f1c2 --tags", "quire blame 0190f1c2 --deleted",
-                   "quire blame 0190f1c2 --deleted --tags"],
+                   "quire blame 0190f1c2 --deleted --tags", "quire blame 0190f1c2 --at 7c0c5e135634e4e8:18,9a41d0c2e8b7f613:4"],
         run: { invocation in
             try invocation.expectArguments(atMost: 1)
             if invocation.flag("--title") && invocation.flag("--tags") { throw invocation.usageError("--title and --tags exclude each other") }
             if invocation.flag("--tags") { return try invocation.flag("--deleted") ? blameRemovedTags(invocation) : blameTags(invocation) }
             let key = invocation.flag("--title") ? Note.Key.title : Note.Key.body
             if invocation.flag("--deleted") { return try blameDeleted(invocation, key: key) }
-            let (store, id) = try invocation.openStoreAndNote()
-            let history = try DocumentHistory(id, in: store)
-            let pieces = try store.read(history.id) { try Blame.pieces(of: $0, key: key, history: history) }
+            let (pieces, version) = try blamed(invocation) { try Blame.pieces(of: $0, key: key, history: $1) }
             let output = invocation.context.output
-            printBlame(pieces, invocation, ifNone: "The \(key) is empty.", header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"],
+            printBlame(pieces, at: version, invocation, ifNone: "The \(key) is empty.", header: ["CHANGE", "LAMPORT", "TIME", "OFFSET", "TEXT"],
                        json: { .object(jsonFields($0)) },
                        row: { piece in typedColumns(piece, output) + ["\(piece.offset)", JSONValue.quoted(piece.text)] })
         })
 
     /// `blame --deleted`: the deleted text, each piece with who typed it and who deleted it.
     private static func blameDeleted(_ invocation: Invocation, key: String) throws {
-        let (store, id) = try invocation.openStoreAndNote()
-        let history = try DocumentHistory(id, in: store)
-        let pieces = try store.read(history.id) { try Blame.deletedPieces(of: $0, key: key, history: history) }
+        let (pieces, version) = try blamed(invocation) { try Blame.deletedPieces(of: $0, key: key, history: $1) }
         let output = invocation.context.output
-        printBlame(pieces, invocation, ifNone: "The \(key) has no deleted text.",
+        printBlame(pieces, at: version, invocation, ifNone: "The \(key) has no deleted text.",
                    header: ["CHANGE", "LAMPORT", "TIME", "DELETED_BY", "DELETED_TIME", "OFFSET", "TEXT"],
                    json: { deleted in .object(jsonFields(deleted.piece).merging(["deletedBy": json(deleted.deletedBy)]) { $1 }) },
                    row: { deleted in
@@ -217,21 +213,17 @@ enum HistoryCommands {
     }
 
     private static func blameTags(_ invocation: Invocation) throws {
-        let (store, id) = try invocation.openStoreAndNote()
-        let history = try DocumentHistory(id, in: store)
-        let tags = try store.read(history.id) { try Blame.tags(of: $0, history: history) }
+        let (tags, version) = try blamed(invocation) { try Blame.tags(of: $0, history: $1) }
         let output = invocation.context.output
-        printBlame(tags, invocation, ifNone: "The note has no tags.", header: ["CHANGE", "LAMPORT", "TIME", "TAG"],
+        printBlame(tags, at: version, invocation, ifNone: "The note has no tags.", header: ["CHANGE", "LAMPORT", "TIME", "TAG"],
                    json: { .object(jsonFields($0)) }, row: { addedColumns($0, output) + [$0.tag] })
     }
 
     /// `blame --deleted --tags`: the removed tags, each with who added it and who removed it.
     private static func blameRemovedTags(_ invocation: Invocation) throws {
-        let (store, id) = try invocation.openStoreAndNote()
-        let history = try DocumentHistory(id, in: store)
-        let tags = try store.read(history.id) { try Blame.removedTags(of: $0, history: history) }
+        let (tags, version) = try blamed(invocation) { try Blame.removedTags(of: $0, history: $1) }
         let output = invocation.context.output
-        printBlame(tags, invocation, ifNone: "The note has no removed tags.", header: ["CHANGE", "LAMPORT", "TIME", "DELETED_BY", "DELETED_TIME", "TAG"],
+        printBlame(tags, at: version, invocation, ifNone: "The note has no removed tags.", header: ["CHANGE", "LAMPORT", "TIME", "DELETED_BY", "DELETED_TIME", "TAG"],
                    json: { removed in .object(jsonFields(removed.tag).merging(["deletedBy": json(removed.removedBy)]) { $1 }) },
                    row: { removed in addedColumns(removed.tag, output) + deletedColumns(removed.removedBy, output) + [removed.tag.tag] })
     }
@@ -248,14 +240,31 @@ enum HistoryCommands {
         [tag.attribution.text(output), "\(tag.lamport)", RelativeTime.describe(tag.attribution.change?.date)]
     }
 
+    /// What `blame` reads: the note as it is, or with `--at` as it was at
+    /// that version (then also returned), with the history up to it, so
+    /// that a deletion or removal made after it is not named.
+    private static func blamed<Entries>(_ invocation: Invocation,
+                                        _ entries: (Document, DocumentHistory) throws -> Entries) throws -> (Entries, VersionVector?) {
+        let at = try invocation.version("--at")
+        let (store, id) = try invocation.openStoreAndNote()
+        let history = try DocumentHistory(id, in: store)
+        guard let at else { return (try store.read(id) { try entries($0, history) }, nil) }
+        let version = try history.version(at)
+        return (try entries(history.document(at: version), history.upTo(version)), version)
+    }
+
     /// What `blame` prints of its entries: JSON with `--json`, else a
-    /// table, or `ifNone` when there are none.
-    private static func printBlame<Entry>(_ entries: [Entry], _ invocation: Invocation, ifNone: String, header: [String],
-                                          json: (Entry) -> JSONValue, row: (Entry) -> [String]) {
+    /// table, or `ifNone` when there are none, after the version shown
+    /// when `--at` gave one (as `conflicts --at` names it).
+    private static func printBlame<Entry>(_ entries: [Entry], at version: VersionVector?, _ invocation: Invocation, ifNone: String,
+                                          header: [String], json: (Entry) -> JSONValue, row: (Entry) -> [String]) {
         let output = invocation.context.output
         if invocation.flag("--json") {
             output.print(jsonArray: entries.lazy.map(json))
-        } else if entries.isEmpty {
+            return
+        }
+        if let version { output.print(Table(rows: [["version", version.description]]).render() + "\n") }
+        if entries.isEmpty {
             output.print(ifNone)
         } else {
             output.print(Table(header: header, rows: entries.map(row)))
